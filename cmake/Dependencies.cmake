@@ -1,0 +1,47 @@
+# Finds warpscope's fixed dependencies: protobuf, abseil, GoogleTest, Google Benchmark and the
+# CUDA 13.0 toolkit (CUPTI, NVTX headers, the driver stub for linking).
+
+find_package(Threads REQUIRED)
+
+if(WARPSCOPE_STATIC_DEPS)
+  set(Protobuf_USE_STATIC_LIBS ON)
+endif()
+find_package(Protobuf REQUIRED)
+find_package(absl REQUIRED)
+find_package(GTest REQUIRED)
+
+# Debian's abseil targets name the shared objects; point them at the static archives that sit
+# beside them so that executables carry abseil with them.
+if(WARPSCOPE_STATIC_DEPS)
+  get_property(_absl_targets DIRECTORY PROPERTY IMPORTED_TARGETS)
+  foreach(_t IN LISTS _absl_targets)
+    if(_t MATCHES "^absl::")
+      get_target_property(_type ${_t} TYPE)
+      if(_type STREQUAL "SHARED_LIBRARY")
+        get_target_property(_loc ${_t} IMPORTED_LOCATION_NONE)
+        string(REGEX REPLACE "\\.so(\\.[0-9.]+)?$" ".a" _static "${_loc}")
+        if(EXISTS "${_static}")
+          set_target_properties(${_t} PROPERTIES IMPORTED_LOCATION_NONE "${_static}"
+                                                 IMPORTED_LOCATION "${_static}")
+        endif()
+      endif()
+    endif()
+  endforeach()
+endif()
+
+find_package(CUDAToolkit REQUIRED)
+set(WARPSCOPE_CUDA_INCLUDE_DIRS ${CUDAToolkit_INCLUDE_DIRS})
+find_library(WARPSCOPE_CUPTI_LIBRARY NAMES cupti
+             HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/lib64
+             REQUIRED)
+find_path(WARPSCOPE_CUPTI_INCLUDE_DIR cupti.h
+          HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/include
+          REQUIRED)
+find_path(WARPSCOPE_NVTX_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${CUDAToolkit_INCLUDE_DIRS} REQUIRED)
+
+# Static C++ runtime for executables that must run on other distributions.
+function(warpscope_portable_executable target)
+  if(WARPSCOPE_STATIC_DEPS)
+    target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
+  endif()
+endfunction()
