@@ -1,0 +1,49 @@
+// Entry point of the `warpscope` CLI: dispatches to a subcommand (commands.h).
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "analyzers/cli/commands.h"
+
+namespace warpscope {
+namespace {
+
+// Add new subcommands here, in the order `warpscope help` should list them.
+const CommandInfo kCommands[] = {
+    {"info", "header, devices, event counts, time span, drops and truncation of a trace",
+     RunInfoCommand},
+};
+
+void PrintUsage(FILE* out) {
+  std::fprintf(out,
+               "warpscope %s: a CUDA profiler (trace with `record`, analyze the .wst file)\n\n"
+               "usage: warpscope COMMAND [flags] ...\n\ncommands:\n",
+               WARPSCOPE_VERSION);
+  for (const CommandInfo& cmd : kCommands) std::fprintf(out, "  %-11s %s\n", cmd.name, cmd.summary);
+  std::fprintf(out, "\n`warpscope COMMAND --help` describes a command's flags.\n");
+}
+
+}  // namespace
+}  // namespace warpscope
+
+int main(int argc, char** argv) {
+  using warpscope::kCommands;
+  if (argc < 2 || std::strcmp(argv[1], "help") == 0 || std::strcmp(argv[1], "--help") == 0 ||
+      std::strcmp(argv[1], "-h") == 0) {
+    warpscope::PrintUsage(stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0) {
+    std::printf("warpscope %s\n", WARPSCOPE_VERSION);
+    return 0;
+  }
+  for (const warpscope::CommandInfo& cmd : kCommands) {
+    if (std::strcmp(argv[1], cmd.name) == 0) {
+      return cmd.run(std::vector<std::string>(argv + 2, argv + argc));
+    }
+  }
+  std::fprintf(stderr, "warpscope: unknown command '%s'; run `warpscope help` for the list\n",
+               argv[1]);
+  return 2;
+}
