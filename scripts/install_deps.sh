@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what building and testing warpscope needs on Debian 12 / Ubuntu (run as root or
+# with sudo). The CUDA 13.0 toolkit (nvcc, CUPTI, NVTX headers) is expected to be installed
+# already; this script says so and stops if it is not.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+pkgs=(cmake ninja-build g++ ccache pkg-config
+      libprotobuf-dev protobuf-compiler libabsl-dev
+      libgtest-dev libgmock-dev libbenchmark-dev
+      python3-protobuf python3-pandas python3-pytest)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "warpscope: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The Python package's own dependencies, for the python3 on PATH (when it is not Debian's).
+if [ "$(command -v python3)" != /usr/bin/python3 ]; then
+  python3 -m pip install -q --disable-pip-version-check -e "python[test]"
+fi
+
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "warpscope: the CUDA 13.0 toolkit (nvcc, CUPTI) is not installed; install it first" >&2
+  exit 1
+fi
