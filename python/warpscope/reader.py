@@ -16,6 +16,7 @@ import builtins
 import functools
 import mmap
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
@@ -25,6 +26,21 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 _PACKET_TAG = 0x0A  # field 1 (Trace.packet), wire type 2 (length-delimited)
 _MAX_VARINT_BYTES = 10
+
+
+def _backend_warns_on_corrupt_input() -> bool:
+    try:
+        from google.protobuf.internal import api_implementation
+        return bool(api_implementation.Type() == "cpp")
+    except Exception:  # an internal module; if it moves, pay for catch_warnings everywhere
+        return True
+
+
+_WARNS_ON_CORRUPT_INPUT = _backend_warns_on_corrupt_input()
+# Packet kinds that TraceFile keeps (the rest are events, for to_dataframes).
+_METADATA_KINDS = frozenset([
+    "interned_string", "launch_config", "thread", "device", "context", "pm_metric_set",
+    "pc_stall_reasons", "stats", "notice", "end_of_trace"])
 
 
 class TraceError(Exception):
@@ -68,7 +84,7 @@ def enum_label(enum_name: str, number: int) -> str:
         return f"<unknown:{number}>"
     prefix = os.path.commonprefix([v.name for v in enum.values]) if len(enum.values) > 1 else ""
     prefix = prefix[:prefix.rfind("_") + 1]
-    label = value.name[len(prefix):]
+    label = str(value.name)[len(prefix):]
     if enum_name == "CopyKind" and len(label) == 4 and label[1:3] == "TO":
         return f"{label[0]}to{label[3]}"  # CUPTI's spelling: HtoD, DtoH, PtoP
     return label.lower()
@@ -91,12 +107,17 @@ class TraceFile:
                 if size > 0:
                     self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except OSError as e:
-            raise TraceError(f"warpscope: cannot open trace {self.path!r}: {e.strerror or e}",
-                             path=self.path) from e
-        self.truncated = False
-        self.truncation_offset: Optional[int] = None
+            raise TraceError(f"warpscope: {self.path}: cannot open the trace: "
+                             f"{e.strerror or e}", path=self.path) from e
+        self._closed = False
+        self._truncated = False
+        self._truncation_offset: Optional[int] = None
         self.issues: Dict[str, int] = {}
-        self.header: Any = self._read_header()
+        try:
+            self.header: Any = self._read_header()
+        except TraceError:
+            self.close()
+            raise
         self._reset_index()
 
     def _reset_index(self) -> None:
@@ -121,6 +142,7 @@ class TraceFile:
         if isinstance(self._data, mmap.mmap):
             self._data.close()
         self._data = b""
+        self._closed = True
 
     def __enter__(self) -> "TraceFile":
         return self
@@ -170,18 +192,34 @@ class TraceFile:
             pos = cursor + length
 
     def _mark_truncated(self, offset: int) -> None:
-        self.truncated = True
-        self.truncation_offset = offset
+        self._truncated = True
+        self._truncation_offset = offset
 
     def _parse(self, offset: int, start: int, end: int) -> Any:
+        """Parses one packet; every way the bytes can be wrong becomes a TraceError.
+
+        MergeFromString rather than FromString because it returns how much it consumed:
+        protobuf 3.x's C++ backend stops at a stray end-group tag with only a RuntimeWarning,
+        which here is turned into an error so that no backend accepts half a packet.
+        """
+        packet = schema.TracePacket()
         try:
-            return schema.TracePacket.FromString(bytes(self._data[start:end]))
-        except Exception as e:  # DecodeError, or RuntimeError from some runtimes
+            if _WARNS_ON_CORRUPT_INPUT:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    consumed = packet.MergeFromString(bytes(self._data[start:end]))
+            else:
+                consumed = packet.MergeFromString(bytes(self._data[start:end]))
+        except Exception as e:  # DecodeError, or what a backend's warning turned into
             raise self._fail(f"packet of {end - start} bytes does not parse ({e})", offset) from e
+        if consumed is not None and consumed != end - start:
+            raise self._fail(f"packet of {end - start} bytes does not parse (parsing stopped "
+                             f"after {consumed} bytes)", offset)
+        return packet
 
     def packets_with_offsets(self) -> Iterator[Tuple[int, Any]]:
         """Yields (byte offset, TracePacket) for every whole packet, the header included."""
-        if isinstance(self._data, mmap.mmap) and self._data.closed:
+        if self._closed:
             raise TraceError(f"warpscope: {self.path}: file is closed", path=self.path)
         for offset, start, end in self._frames():
             yield offset, self._parse(offset, start, end)
@@ -201,8 +239,9 @@ class TraceFile:
         try:
             first = next(iter(self._frames()), None)
         except TraceError as e:
-            raise TraceError(f"{not_trace} (first byte is 0x{self._data[0]:02x}, a trace "
-                             "starts with 0x0a)", path=self.path, offset=0) from e
+            why = (f"first byte is 0x{self._data[0]:02x}, a trace starts with 0x0a"
+                   if self._data[0] != _PACKET_TAG else "its first packet has no valid length")
+            raise TraceError(f"{not_trace} ({why})", path=self.path, offset=0) from e
         if first is None:
             raise TraceError(f"{not_trace}, or it was cut short inside its header: it ends at "
                              f"byte {size} before the first packet is whole",
@@ -226,8 +265,6 @@ class TraceFile:
                 f"{header.format_minor} is newer than this reader (format "
                 f"{schema.FORMAT_MAJOR}.x, package warpscope); upgrade the warpscope Python "
                 "package to read it", path=self.path, offset=0)
-        self.truncated = False  # reset: _frames above stopped after one packet
-        self.truncation_offset = None
         return header
 
     # -- metadata -------------------------------------------------------------------------
@@ -260,14 +297,15 @@ class TraceFile:
                 continue
             msg = getattr(packet, kind)
             if index:
+                if self._end_of_trace is not None:
+                    self.count_issue("packets_after_end_of_trace")
                 if kind == "header":
                     headers_seen += 1
                     if headers_seen > 1:
                         self.count_issue("extra_headers")
                     continue
-                if self._end_of_trace is not None:
-                    self.count_issue("packets_after_end_of_trace")
-                self._record(kind, msg)
+                if kind in _METADATA_KINDS:
+                    self._record(kind, msg)
             if kind != "header":
                 yield kind, msg
         self._indexed = True
@@ -307,6 +345,18 @@ class TraceFile:
                                         msg.source, msg.message))
         elif kind == "end_of_trace":
             self._end_of_trace = msg
+
+    @property
+    def truncated(self) -> bool:
+        """True when the file ends inside a packet (the writer was killed mid-write)."""
+        self._ensure_indexed()
+        return self._truncated
+
+    @property
+    def truncation_offset(self) -> Optional[int]:
+        """Byte offset of the incomplete last packet when ``truncated``, else None."""
+        self._ensure_indexed()
+        return self._truncation_offset
 
     @property
     def strings(self) -> Dict[int, str]:
@@ -406,8 +456,9 @@ class TraceFile:
         elif not self.complete:
             lines.append("the file has no EndOfTrace packet: the writer did not finish it")
         for name, value in sorted(self.stats.items()):
-            if value and self.stats_severity.get(name) == "data_loss":
-                lines.append(f"{name} = {value} (data loss)")
+            severity = self.stats_severity.get(name)
+            if value and severity in ("data_loss", "error"):
+                lines.append(f"{name} = {value} ({severity.replace('_', ' ')})")
         for name, value in sorted(self.issues.items()):
             lines.append(f"reader: {name} = {value}")
         return lines

@@ -21,7 +21,7 @@ DESCRIPTOR_PATH = Path(__file__).with_name("trace.desc")
 PACKAGE = "warpscope.v1"
 
 
-def _message_class(descriptor: Any) -> type:
+def _message_class(descriptor: Any) -> Any:
     """Returns the class for a message descriptor on old and new protobuf runtimes.
 
     ``GetMessageClass`` appeared in protobuf 4.x and ``MessageFactory.GetPrototype`` was
@@ -54,12 +54,13 @@ def _load() -> Dict[str, Any]:
     return names
 
 
-# Declared for type checkers; the values come from the descriptor just below.
-Trace: Any
-TracePacket: Any
-Header: Any
-
 globals().update(_load())
+
+
+def __getattr__(name: str) -> Any:
+    """Only reached for names trace.desc lacks; declared so type checkers accept the rest."""
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # The format version this reader understands: it refuses files with a newer major.
 FORMAT_MAJOR = 1

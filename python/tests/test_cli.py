@@ -1,0 +1,26 @@
+"""``python -m warpscope info``."""
+
+from __future__ import annotations
+
+import tracebuilder as tb
+from warpscope.__main__ import main
+
+
+def test_info(tmp_path, capsys):
+    path = tb.write(tmp_path / "t.wst", tb.every_kind())
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "format 1.0" in out and "rank 3" in out
+    assert "device 0: NVIDIA H200 (sm_90, 132 SMs)" in out
+    assert "kernel 1" in out and "complete (end: exit)" in out
+    assert "notice [error] pm_sampling: insufficient privileges" in out
+
+
+def test_info_reports_truncation_and_bad_files(tmp_path, capsys):
+    data = tb.encode(tb.every_kind())
+    (tmp_path / "cut.wst").write_bytes(data[:-2])
+    (tmp_path / "junk.wst").write_bytes(b"junk")
+    assert main(["info", str(tmp_path / "cut.wst"), str(tmp_path / "junk.wst")]) == 1
+    captured = capsys.readouterr()
+    assert "warning: the file was cut short" in captured.out
+    assert "junk.wst: not a warpscope trace" in captured.err

@@ -1,0 +1,63 @@
+"""``python -m warpscope info FILE...``: a short summary of traces, for a first look.
+
+The C++ ``warpscope`` CLI does the analyses; this exists so that a Python-only install can
+check what a file holds and whether it is whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+from typing import List, Optional, TextIO
+
+from .reader import TraceError, TraceFile, enum_label
+
+
+def print_info(trace: TraceFile, out: TextIO) -> None:
+    """Writes the header, devices, packet counts, completeness and problems of a trace."""
+    counts = collections.Counter(kind for kind, _ in trace.scan())
+    h = trace.header
+    print(f"{trace.path}: {os.path.getsize(trace.path)} bytes, format "
+          f"{h.format_major}.{h.format_minor}, producer {h.producer or '?'} "
+          f"{h.tool_version}".rstrip(), file=out)
+    print(f"  process {h.pid} on {h.hostname or '?'}: {' '.join(h.command_line) or '?'}",
+          file=out)
+    rank = "" if trace.rank is None else f", rank {trace.rank}"
+    print(f"  clock {enum_label('ClockDomain', h.clock_domain)}, time base "
+          f"{h.time_base_ns} ns{rank}", file=out)
+    for device in sorted(trace.devices.values(), key=lambda d: d.id):
+        print(f"  device {device.id}: {device.name} (sm_{device.compute_capability_major}"
+              f"{device.compute_capability_minor}, {device.sm_count} SMs)", file=out)
+    print("  packets: " + (", ".join(f"{k} {n}" for k, n in sorted(counts.items())) or "none"),
+          file=out)
+    if trace.complete:
+        print(f"  complete (end: {enum_label('EndReason', trace.end_of_trace.reason)})",
+              file=out)
+    for line in trace.problems():
+        print(f"  warning: {line}", file=out)
+    for notice in trace.notices:
+        print(f"  notice [{notice.severity}] {notice.source}: {notice.message}", file=out)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m warpscope",
+                                     description="Summarize warpscope .wst traces.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    info = sub.add_parser("info", help="header, devices, packet counts, completeness")
+    info.add_argument("files", nargs="+")
+    args = parser.parse_args(argv)
+    status = 0
+    for path in args.files:
+        try:
+            with TraceFile(path) as trace:
+                print_info(trace, sys.stdout)
+        except TraceError as e:
+            print(e, file=sys.stderr)
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
