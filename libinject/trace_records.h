@@ -11,6 +11,11 @@
 
 namespace warpscope {
 
+// The format version the writer puts in Header.format_major/minor. Readers refuse a file whose
+// major is greater than the kFormatMajor they were built with and accept any minor.
+inline constexpr uint32_t kFormatMajor = 1;
+inline constexpr uint32_t kFormatMinor = 0;
+
 // Enum values equal the proto enums of the same name (a test checks it).
 enum class ClockDomain : uint32_t {
   kUnspecified = 0, kRealtime = 1, kMonotonic = 2, kMonotonicRaw = 3, kSynthetic = 4

@@ -22,18 +22,47 @@ namespace warpscope {
 struct TraceWriterOptions {
   std::string path;                       // Final file name (already expanded).
   bool force_overwrite = false;           // Else an existing file is an error.
-  size_t chunk_bytes = 1 << 20;           // Size of one buffer chunk.
-  size_t max_buffered_bytes = 64 << 20;   // Memory bound for all chunks together.
-  uint32_t flush_interval_ms = 500;       // Partial chunks reach the file at least this often.
+  // Size of one buffer chunk; at least kMinChunkBytes, and grown to hold the Header packet.
+  // No packet is larger than a chunk (PcSampleBatch packets are split to fit).
+  size_t chunk_bytes = 1 << 20;
+  size_t max_buffered_bytes = 64 << 20;   // Memory bound for all chunks (at least 2 chunks).
+  uint32_t flush_interval_ms = 500;       // Partial chunks reach the file at least this often
+                                          // (clamped to [10, 1000]; 0 = 500).
   uint32_t stats_interval_ms = 1000;      // Periodic Stats packets (0 = only the final one).
+  // Close gives up (one stderr line, the trace may be incomplete) when the writer thread has
+  // written nothing for this long, so that a write(2) that never returns cannot hang the
+  // program at exit.
+  uint32_t close_timeout_ms = 10000;
 };
 
-// Counters every trace carries (names as written in Stats packets; docs/format.md).
+inline constexpr size_t kMinChunkBytes = 4096;
+
+// Counters every trace carries (names as written in Stats packets; docs/format.md). The first
+// five are in every Stats packet, the others only once they are non-zero.
+// events_written: packets other than Header, Stats and EndOfTrace (interned strings count);
+//   per kind as "writer.events_written.<oneof field name>", e.g. ".kernel".
+// bytes_written: in a Stats packet, the bytes of the file before that packet; from Counter(),
+//   the bytes the writer thread has written so far.
+// buffer_high_water_bytes: most bytes encoded but not yet written, seen at chunk hand-over.
 inline constexpr std::string_view kStatEventsWritten = "writer.events_written";
 inline constexpr std::string_view kStatBytesWritten = "writer.bytes_written";
 inline constexpr std::string_view kStatDroppedBufferFull = "writer.events_dropped.buffer_full";
 inline constexpr std::string_view kStatDroppedWriteError = "writer.events_dropped.write_error";
 inline constexpr std::string_view kStatBufferHighWater = "writer.buffer_high_water_bytes";
+// A packet larger than a chunk (one PcSampleRecord, a huge string) was dropped.
+inline constexpr std::string_view kStatDroppedTooLarge = "writer.events_dropped.too_large";
+// Written after Close(): never reach the file, visible through Counter() only.
+inline constexpr std::string_view kStatDroppedAfterClose = "writer.events_dropped.after_close";
+// An end before its start, or a time before Header.time_base_ns: written as 0.
+inline constexpr std::string_view kStatTimestampsClamped = "writer.timestamps_clamped";
+// Interning could not remember a string/config (out of memory): it is re-emitted on next use.
+inline constexpr std::string_view kStatInternFailed = "writer.intern_failed";
+// The intern tables reached their memory bound: new values are emitted on every use.
+inline constexpr std::string_view kStatInternTableFull = "writer.intern_table_full";
+// PcSampleBatch records spread over several packets to fit a chunk.
+inline constexpr std::string_view kStatPcBatchesSplit = "writer.pc_sample_batches_split";
+// write(2)/close(2) failed; writing stopped (1 at most).
+inline constexpr std::string_view kStatWriteErrors = "writer.write_errors";
 
 class TraceWriter {
  public:
@@ -47,7 +76,16 @@ class TraceWriter {
 
   // A Batch holds the writer's lock while a collector writes many records (one CUPTI buffer,
   // one PM decode); all record methods are also available one at a time on TraceWriter.
-  // Every Write* returns false when the record was dropped (and counted).
+  // Every Write* returns false when the record was dropped (and counted). While a Batch is
+  // alive, its thread may call the counter methods below but no other TraceWriter method.
+  //
+  // Timestamps: records carry absolute ns; events get `start - Header.time_base_ns` and
+  // `end - start` (negatives become 0 and count under writer.timestamps_clamped).
+  // InternString("") is 0 ("no string") and writes nothing. InternThread keys on
+  // cupti_thread_id (os_tid when that is 0); the first name given wins.
+  // A PcSampleBatch too large for one chunk becomes several packets with the same device,
+  // context and timestamp; the totals (total/dropped/non-user samples, buffer full) are only
+  // in the first, so that summing over packets stays right.
   class Batch {
    public:
     explicit Batch(TraceWriter& writer);
@@ -81,6 +119,7 @@ class TraceWriter {
 
    private:
     TraceWriter& writer_;
+    bool locked_ = false;  // False after AbandonAfterFork: every call is then a no-op.
   };
 
   uint64_t InternString(std::string_view value);
@@ -96,7 +135,9 @@ class TraceWriter {
                    uint64_t timestamp_ns);
 
   // Adds to a named counter that goes into every Stats packet (collectors' own counters:
-  // "cupti.dropped_records", "collector_errors.pm_sampling", ...). Thread-safe.
+  // "cupti.dropped_records", "collector_errors.pm_sampling", ...). Thread-safe, and does not
+  // take the writer's lock (callable inside a Batch). A name equal to a writer counter adds to
+  // it.
   void AddToCounter(std::string_view name, uint64_t delta, Severity severity);
   // Sets a counter to an absolute value (high-water marks).
   void SetCounter(std::string_view name, uint64_t value, Severity severity);
@@ -107,11 +148,14 @@ class TraceWriter {
   void Flush();
 
   // Writes final stats and the EndOfTrace packet, flushes, stops the writer thread and
-  // closes the file. Idempotent; later writes are dropped and counted.
+  // closes the file. Idempotent; later writes are dropped and counted. Never blocks longer
+  // than close_timeout_ms without the writer thread making progress.
   void Close(EndReason reason, uint64_t timestamp_ns);
 
   // In a child process after fork(): the writer thread does not exist there and the file
-  // belongs to the parent. Marks this object dead without touching the file or joining.
+  // belongs to the parent. Marks this object dead without touching the file, the locks (a
+  // parent thread may have held them at fork) or the thread; the destructor then leaks the
+  // internals on purpose (destroying a condition variable that had waiters can block).
   void AbandonAfterFork();
 
   // False once an I/O error stopped writing.
@@ -127,8 +171,11 @@ class TraceWriter {
 
 // Expands an output name pattern: %p pid, %h host name, %q{VAR} environment variable (empty
 // when unset), %n the smallest sequence number >= 1 that names no existing file, %% a '%'.
-// Appends ".wst" when the result has no extension. Returns false and sets *error (one line)
-// for an unknown escape or an unterminated %q{.
+// Appends ".wst" when the result has no extension: when the last path component has no '.'
+// written literally in the pattern after its first character (a '.' from %h or %q{} does not
+// count, so "trace_%h" on host "node1.cluster" still gets ".wst"). Returns false and sets
+// *error (one line starting with "warpscope:") for an unknown escape, a lone trailing '%', an
+// unterminated or empty %q{}, or when %n finds no free number up to 1000000.
 bool ExpandOutputPattern(std::string_view pattern, uint32_t pid, std::string_view hostname,
                          const std::function<const char*(const char*)>& getenv_fn,
                          const std::function<bool(const std::string&)>& file_exists,

@@ -19,6 +19,10 @@ struct CommandInfo {
 
 // Defined in cli/<name>_command.cc and listed in kCommands (main.cc).
 int RunInfoCommand(const CommandArgs& args);
+int RunRecordCommand(const CommandArgs& args);
+int RunSummaryCommand(const CommandArgs& args);
+int RunOccupancyCommand(const CommandArgs& args);
+int RunTailCommand(const CommandArgs& args);
 
 }  // namespace warpscope
 

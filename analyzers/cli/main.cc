@@ -11,8 +11,12 @@ namespace {
 
 // Add new subcommands here, in the order `warpscope help` should list them.
 const CommandInfo kCommands[] = {
+    {"record", "run a program with warpscope injected and write a .wst trace", RunRecordCommand},
     {"info", "header, devices, event counts, time span, drops and truncation of a trace",
      RunInfoCommand},
+    {"summary", "kernel, API, memory and NVTX statistics; GPU idle time", RunSummaryCommand},
+    {"occupancy", "theoretical vs achieved occupancy, limiter, advice", RunOccupancyCommand},
+    {"tail", "active-warp curves (PM samples): long tails ranked by cost", RunTailCommand},
 };
 
 void PrintUsage(FILE* out) {

@@ -15,7 +15,7 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(std::string_view name) {
   if (name == "csv") return OutputFormat::kCsv;
   if (name == "json") return OutputFormat::kJson;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown output format '", name, "': use table, csv or json"));
+      absl::StrCat("unknown output format '", std::string(name), "': use table, csv or json"));
 }
 
 std::string CellText(const Cell& cell) {

@@ -1,0 +1,53 @@
+// `warpscope info TRACE`: prints what a trace holds (analyzers/lib/trace_info.h).
+#include <cstdio>
+#include <string>
+
+#include "analyzers/cli/commands.h"
+#include "analyzers/lib/flags.h"
+#include "analyzers/lib/output.h"
+#include "analyzers/lib/trace_info.h"
+#include "analyzers/lib/trace_model.h"
+
+namespace warpscope {
+
+int RunInfoCommand(const CommandArgs& args) {
+  FlagSet flags("info", "TRACE.wst [--format text|json]",
+                {{"format", "f", true, "FORMAT", "text or json", "text"}});
+  if (absl::Status status = flags.Parse(args); !status.ok()) {
+    std::fprintf(stderr, "warpscope: %s\n", std::string(status.message()).c_str());
+    return 2;
+  }
+  if (flags.help_requested()) {
+    std::fputs(flags.HelpText().c_str(), stdout);
+    return 0;
+  }
+  if (flags.positionals().size() != 1) {
+    std::fprintf(stderr,
+                 "warpscope: info takes exactly one trace file (got %zu); see warpscope "
+                 "info --help\n",
+                 flags.positionals().size());
+    return 2;
+  }
+  absl::StatusOr<std::string> format_name = flags.GetChoice("format", {"text", "table", "json"});
+  if (!format_name.ok()) {
+    std::fprintf(stderr, "warpscope: %s\n", std::string(format_name.status().message()).c_str());
+    return 2;
+  }
+  const std::string& path = flags.positionals()[0];
+  absl::StatusOr<TraceModel> model = TraceModel::Load(path);
+  if (!model.ok()) {
+    std::fprintf(stderr, "warpscope: %s\n", std::string(model.status().message()).c_str());
+    return 1;
+  }
+  const OutputFormat format = *format_name == "json" ? OutputFormat::kJson : OutputFormat::kTable;
+  std::fputs(RenderTraceInfo(*model, format).c_str(), stdout);
+  if (model->truncation.truncated()) {
+    std::fprintf(stderr,
+                 "warpscope: %s was cut short: %s; it was read up to its last whole "
+                 "packet\n",
+                 path.c_str(), model->truncation.Describe().c_str());
+  }
+  return 0;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,182 @@
+// `warpscope record [flags] [--] COMMAND ARGS...`: runs COMMAND with warpscope injected,
+// forwards termination signals to it, returns its exit status and says where the trace is.
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analyzers/cli/commands.h"
+#include "analyzers/lib/flags.h"
+#include "analyzers/lib/record.h"
+
+extern char** environ;
+
+namespace warpscope {
+namespace {
+
+volatile sig_atomic_t g_child = 0;
+
+// Forwards a signal to the child unless the terminal already sent it to the whole process
+// group (then the child has it too, and a second copy would cut its clean shutdown short).
+void Forward(int sig, siginfo_t* info, void*) {
+  if (g_child <= 0) return;
+  if (info != nullptr && info->si_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT)) return;
+  if (info != nullptr && info->si_pid == g_child) return;
+  kill(g_child, sig);
+}
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string Hostname() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+}  // namespace
+
+int RunRecordCommand(const CommandArgs& args) {
+  FlagSet flags(
+      "record", "[flags] [--] COMMAND [ARGS...]",
+      {{"output", "o", true, "PATTERN",
+        "trace file; %p pid, %h host, %n sequence number, %q{VAR} environment variable",
+        "warpscope_%p.wst"},
+       {"force-overwrite", "f", false, "", "overwrite an existing trace file", ""},
+       {"delay", "y", true, "SECONDS", "open no capture window before this (from launch)", "0"},
+       {"duration", "d", true, "SECONDS", "close each capture window after this long; 0 = never", "0"},
+       {"capture-range", "c", true, "RANGE",
+        "none | cudaProfilerApi | nvtx | signal: what opens and closes capture windows", "none"},
+       {"nvtx-capture", "p", true, "RANGE[@DOMAIN]", "the NVTX push/pop range that is the window", ""},
+       {"capture-range-end", "", true, "stop|repeat|repeat:N",
+        "after a window closes: stop capturing, or wait for the next (N windows at most)", "stop"},
+       {"trace", "t", true, "KINDS",
+        "cuda,kernel,memory,runtime,driver,nvtx,sync,overhead,graph (cuda = kernel,memory,runtime)",
+        "cuda,nvtx,sync"},
+       {"capture-signal", "", true, "SIGNAL", "the signal that toggles the window for -c signal",
+        "SIGUSR2"},
+       {"flush-interval-ms", "", true, "MS", "periodic flush of CUPTI buffers and the file", "500"},
+       {"buffer-size-mb", "", true, "MB", "size of one CUPTI activity buffer", "8"},
+       {"device-buffer-mb", "", true, "MB", "CUPTI device-side activity buffer", "8"},
+       {"log-level", "", true, "LEVEL", "error | warning | info | debug (library messages)", "warning"},
+       {"quiet", "q", false, "", "library prints errors only; record prints no summary", ""}});
+  if (absl::Status status = flags.Parse(args, /*stop_at_first_positional=*/true); !status.ok()) {
+    std::fprintf(stderr, "warpscope: %s\n", std::string(status.message()).c_str());
+    return 2;
+  }
+  if (flags.help_requested()) {
+    std::fputs(flags.HelpText().c_str(), stdout);
+    return 0;
+  }
+  RecordRequest req;
+  req.output = flags.Get("output");
+  req.force_overwrite = flags.Has("force-overwrite");
+  auto opt = [&flags](const char* name, std::optional<std::string>* out) {
+    if (flags.Has(name)) *out = flags.Get(name);
+  };
+  opt("delay", &req.delay);
+  opt("duration", &req.duration);
+  opt("capture-range", &req.capture_range);
+  opt("nvtx-capture", &req.nvtx_capture);
+  opt("capture-range-end", &req.capture_range_end);
+  opt("trace", &req.trace);
+  opt("capture-signal", &req.capture_signal);
+  opt("flush-interval-ms", &req.flush_interval_ms);
+  opt("buffer-size-mb", &req.buffer_size_mb);
+  opt("device-buffer-mb", &req.device_buffer_mb);
+  opt("log-level", &req.log_level);
+  req.quiet = flags.Has("quiet");
+  req.command = flags.positionals();
+  req.command.insert(req.command.end(), flags.rest().begin(), flags.rest().end());
+
+  char self[4096] = {0};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) std::snprintf(self, sizeof self, "warpscope");
+  absl::StatusOr<std::string> shim = FindShim(self, std::getenv("WARPSCOPE_SHIM"));
+  if (!shim.ok()) {
+    std::fprintf(stderr, "warpscope: %s\n", std::string(shim.status().message()).c_str());
+    return 2;
+  }
+  std::map<std::string, std::string> current;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (eq) current[std::string(*e, static_cast<size_t>(eq - *e))] = eq + 1;
+  }
+  uint64_t start_ns = MonotonicNs();
+  absl::StatusOr<RecordPlan> plan =
+      BuildRecordPlan(req, current, *shim, static_cast<uint32_t>(getpid()), start_ns);
+  if (!plan.ok()) {
+    std::fprintf(stderr, "warpscope: %s\n", std::string(plan.status().message()).c_str());
+    return 2;
+  }
+  for (const std::string& w : plan->warnings) std::fprintf(stderr, "%s\n", w.c_str());
+
+  // Forward termination and user signals to the child.
+  struct sigaction sa = {};
+  sa.sa_sigaction = &Forward;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaction(sig, &sa, nullptr);
+
+  std::string hostname = Hostname();
+  std::fflush(nullptr);
+  pid_t child = fork();
+  if (child < 0) {
+    std::fprintf(stderr, "warpscope: fork failed: %s\n", std::strerror(errno));
+    return 1;
+  }
+  if (child == 0) {
+    // The trace name is fixed here, with this (the program's) pid, so that the launcher can
+    // find it; %p left in it would expand the same way in the library.
+    absl::StatusOr<std::string> path = ExpectedTracePath(req.output, getpid(), hostname);
+    for (const auto& [k, v] : plan->env) setenv(k.c_str(), v.c_str(), 1);
+    if (path.ok()) setenv("WARPSCOPE_OUTPUT", path->c_str(), 1);
+    struct sigaction dfl = {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaction(sig, &dfl, nullptr);
+    std::vector<char*> argv;
+    for (const std::string& a : req.command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "warpscope: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  g_child = child;
+  absl::StatusOr<std::string> path = ExpectedTracePath(req.output, static_cast<uint32_t>(child), hostname);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) {
+      status = 1 << 8;
+      break;
+    }
+  }
+  int code = ChildExitCode(status);
+  if (!req.quiet) {
+    if (path.ok() && access(path->c_str(), F_OK) == 0) {
+      std::fprintf(stderr, "warpscope: trace %s: %s\n", path->c_str(), DescribeTrace(*path).c_str());
+    } else {
+      std::fprintf(stderr,
+                   "warpscope: no trace at %s (the program did not initialize CUDA, or warpscope "
+                   "stepped aside; see the messages above)\n",
+                   path.ok() ? path->c_str() : req.output.c_str());
+    }
+    if (WIFSIGNALED(status)) {
+      std::fprintf(stderr, "warpscope: %s was killed by signal %d\n", req.command[0].c_str(),
+                   WTERMSIG(status));
+    }
+  }
+  return code;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,82 @@
+// `warpscope summary TRACE...`: kernel, API, memory and NVTX statistics and GPU idle time
+// (analyzers/lib/summary.h).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "analyzers/cli/commands.h"
+#include "analyzers/lib/flags.h"
+#include "analyzers/lib/output.h"
+#include "analyzers/lib/summary.h"
+#include "analyzers/lib/trace_model.h"
+
+namespace warpscope {
+namespace {
+
+int UsageError(const absl::Status& status) {
+  std::fprintf(stderr, "warpscope: %s\n", std::string(status.message()).c_str());
+  return 2;
+}
+
+}  // namespace
+
+int RunSummaryCommand(const CommandArgs& args) {
+  FlagSet flags(
+      "summary", "TRACE.wst... [flags]",
+      {{"format", "f", true, "FORMAT", "table, csv or json", "table"},
+       {"sort", "s", true, "KEY", "order rows by total, count, avg, max or name", "total"},
+       {"top", "n", true, "N", "keep the first N rows of each table (0 = all)", "0"},
+       {"report", "r", true, "LIST", "comma-separated reports: kernels, api, memory, nvtx, idle",
+        "kernels,api,memory,nvtx,idle"}});
+  if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
+  if (flags.help_requested()) {
+    std::fputs(flags.HelpText().c_str(), stdout);
+    std::fputs(
+        "\nWith several traces (one per rank), each gets its own section and a combined "
+        "view (file \"*\")\nsums kernels, memory operations, API calls and NVTX ranges "
+        "over all of them.\n",
+        stdout);
+    return 0;
+  }
+  if (flags.positionals().empty()) {
+    return UsageError(absl::InvalidArgumentError(
+        "summary needs at least one trace file; see warpscope summary --help"));
+  }
+  absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
+  if (!format.ok()) return UsageError(format.status());
+  SummaryOptions options;
+  if (absl::Status s = ParseSummarySort(flags.Get("sort"), &options); !s.ok()) return UsageError(s);
+  if (absl::Status s = ParseSummaryReports(flags.Get("report"), &options); !s.ok()) {
+    return UsageError(s);
+  }
+  absl::StatusOr<int64_t> top = flags.GetInt("top");
+  if (!top.ok()) return UsageError(top.status());
+  if (*top < 0) {
+    return UsageError(absl::InvalidArgumentError("flag --top must be 0 or more"));
+  }
+  options.top = static_cast<size_t>(*top);
+
+  std::vector<TraceModel> models;
+  for (const std::string& path : flags.positionals()) {
+    absl::StatusOr<TraceModel> model = TraceModel::Load(path);
+    if (!model.ok()) {
+      std::fprintf(stderr, "warpscope: %s\n", std::string(model.status().message()).c_str());
+      return 1;
+    }
+    if (model->truncation.truncated()) {
+      std::fprintf(stderr, "warpscope: %s was cut short: %s; figures cover what was written\n",
+                   path.c_str(), model->truncation.Describe().c_str());
+    }
+    models.push_back(std::move(*model));
+  }
+  std::vector<const TraceModel*> pointers;
+  pointers.reserve(models.size());
+  for (const TraceModel& m : models) pointers.push_back(&m);
+  std::fputs(
+      RenderSummary(SummarizeTraces(pointers, flags.positionals(), options), *format, options)
+          .c_str(),
+      stdout);
+  return 0;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,247 @@
+// Builds and renders the occupancy report (see occupancy_report.h and docs/occupancy.md).
+#include "analyzers/lib/occupancy_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <regex>
+#include <tuple>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace warpscope {
+namespace {
+
+std::string Dims(uint32_t x, uint32_t y, uint32_t z) {
+  if (y <= 1 && z <= 1) return absl::StrCat(x);
+  return absl::StrCat(x, "x", y, "x", z);
+}
+
+// Percent (or percentage points) with one decimal in tables; rounded to 0.01 in CSV/JSON so
+// goldens stay stable.
+// Kernel names in text tables: C++ template names run to hundreds of characters.
+std::string ShortName(const std::string& name, bool text) {
+  constexpr size_t kMax = 80;
+  if (!text || name.size() <= kMax) return name;
+  return name.substr(0, kMax - 3) + "...";
+}
+
+Cell PercentCell(double fraction) {
+  if (std::isnan(fraction)) return Cell();
+  return Cell(std::round(fraction * 10000.0) / 100.0, 1);
+}
+
+}  // namespace
+
+absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
+                                                     const OccupancyReportOptions& options) {
+  std::optional<std::regex> re;
+  if (!options.kernel_regex.empty()) {
+    try {
+      re.emplace(options.kernel_regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--kernel '", options.kernel_regex, "' is not a valid regex: ", e.what()));
+    }
+  }
+  OccupancyReport report;
+  const ActiveWarpSamples samples = ExtractActiveWarpSamples(in);
+  report.has_pm_samples = !samples.samples.empty();
+  const PmAttribution attribution = AttributeSamples(in.kernels, samples);
+
+  struct Acc {
+    double weight = 0, weighted = 0, shared_ns = 0, sampled_ns = 0;
+    uint64_t longest_without = 0;
+  };
+  using Key = std::tuple<std::string_view, uint64_t, uint32_t>;
+  std::map<Key, size_t> index;
+  std::vector<Acc> acc;
+  for (size_t k = 0; k < in.kernels.size(); ++k) {
+    const KernelEvent& kernel = in.kernels[k];
+    if (re && !std::regex_search(kernel.name.begin(), kernel.name.end(), *re)) continue;
+    ++report.kernels_matched;
+    const uint64_t launch_id = kernel.launch ? kernel.launch->id : 0;
+    auto [it, inserted] =
+        index.emplace(Key{kernel.name, launch_id, kernel.device_id}, report.rows.size());
+    if (inserted) {
+      OccupancyRow row;
+      row.name = std::string(kernel.name);
+      row.device_id = kernel.device_id;
+      if (kernel.launch) {
+        row.launch = *kernel.launch;
+        row.launch_known = true;
+      }
+      report.rows.push_back(std::move(row));
+      acc.emplace_back();
+    }
+    OccupancyRow& row = report.rows[it->second];
+    Acc& a = acc[it->second];
+    ++row.launches;
+    row.total_ns += kernel.duration_ns;
+    const DeviceInfo* device = nullptr;
+    for (const DeviceInfo& d : in.devices) {
+      if (d.id == kernel.device_id) device = &d;
+    }
+    const uint32_t max_warps = device && device->max_warps_per_sm ? device->max_warps_per_sm : 64;
+    AchievedOccupancy ach = ComputeAchievedOccupancy(kernel, attribution.kernel_samples[k], samples,
+                                                     attribution, max_warps);
+    row.samples += ach.samples;
+    if (!std::isnan(ach.achieved)) {
+      ++row.achieved_launches;
+      a.weight += ach.weight;
+      a.weighted += ach.weight * ach.achieved;
+      a.shared_ns += ach.shared_time_fraction * kernel.duration_ns;
+      a.sampled_ns += kernel.duration_ns;
+    } else if (kernel.duration_ns >= a.longest_without) {
+      a.longest_without = kernel.duration_ns;
+      row.achieved_reason = ach.reason;
+    }
+  }
+
+  for (size_t i = 0; i < report.rows.size(); ++i) {
+    OccupancyRow& row = report.rows[i];
+    const Acc& a = acc[i];
+    if (a.weight > 0) {
+      row.achieved = a.weighted / a.weight;
+      row.shared_time_fraction = a.sampled_ns > 0 ? a.shared_ns / a.sampled_ns : 0;
+      if (row.achieved_launches < row.launches) {
+        row.achieved_reason = absl::StrCat("from ", row.achieved_launches, " of ", row.launches,
+                                           " launches; others: ", row.achieved_reason);
+      } else {
+        row.achieved_reason.clear();
+      }
+      if (row.shared_time_fraction > 0.1) {
+        if (!row.achieved_reason.empty()) absl::StrAppend(&row.achieved_reason, "; ");
+        absl::StrAppend(&row.achieved_reason,
+                        absl::StrFormat("%.0f%% of its sampled time overlaps other kernels: the "
+                                        "achieved figure includes them",
+                                        row.shared_time_fraction * 100));
+      }
+    }
+    const DeviceInfo* device = nullptr;
+    for (const DeviceInfo& d : in.devices) {
+      if (d.id == row.device_id) device = &d;
+    }
+    if (!row.launch_known) {
+      row.theoretical_error = "launch configuration not in the trace";
+    } else if (device == nullptr) {
+      row.theoretical_error = absl::StrCat("device ", row.device_id, " not described in the trace");
+    } else {
+      auto t = ComputeTheoreticalOccupancy(*device, row.launch);
+      if (t.ok()) {
+        row.theoretical = *t;
+        row.advice = AdviseOccupancy(*device, row.launch, *t);
+      } else {
+        row.theoretical_error = std::string(t.status().message());
+      }
+    }
+  }
+  std::stable_sort(
+      report.rows.begin(), report.rows.end(),
+      [](const OccupancyRow& a, const OccupancyRow& b) { return a.total_ns > b.total_ns; });
+  if (options.top > 0 && report.rows.size() > static_cast<size_t>(options.top)) {
+    report.rows.resize(options.top);
+  }
+  return report;
+}
+
+std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat format) {
+  const bool text = format == OutputFormat::kTable;
+  std::vector<Table::Column> columns = {{"kernel"},
+                                        {"device", true},
+                                        {"grid", true},
+                                        {"block", true},
+                                        {"regs", true},
+                                        {"smem_per_block", true},
+                                        {"launches", true},
+                                        {text ? "total_time" : "total_ns", true},
+                                        {"theoretical_pct", true},
+                                        {"blocks_per_sm", true},
+                                        {"limiter"},
+                                        {"achieved_pct", true},
+                                        {"gap_pts", true},
+                                        {"samples", true},
+                                        {"shared_pct", true}};
+  if (!text) {
+    columns.push_back({"note"});
+    columns.push_back({"advice"});
+  } else {
+    columns.push_back({"see"});
+  }
+  Table table(columns);
+  std::vector<std::string> footnotes;
+  for (const OccupancyRow& row : report.rows) {
+    std::vector<Cell> cells;
+    cells.push_back(ShortName(row.name, text));
+    cells.push_back(row.device_id);
+    if (row.launch_known) {
+      cells.push_back(Dims(row.launch.grid_x, row.launch.grid_y, row.launch.grid_z));
+      cells.push_back(Dims(row.launch.block_x, row.launch.block_y, row.launch.block_z));
+      cells.push_back(row.launch.registers_per_thread);
+      cells.push_back(text ? Cell(FormatBytes(row.launch.shared_memory_per_block()))
+                           : Cell(row.launch.shared_memory_per_block()));
+    } else {
+      for (int i = 0; i < 4; ++i) cells.push_back(Cell());
+    }
+    cells.push_back(row.launches);
+    cells.push_back(text ? Cell(FormatDuration(row.total_ns)) : Cell(row.total_ns));
+    if (row.theoretical) {
+      cells.push_back(PercentCell(row.theoretical->occupancy));
+      cells.push_back(row.theoretical->blocks_per_sm);
+      cells.push_back(LimiterNames(row.theoretical->limiters & ~kLimitBarriers));
+    } else {
+      cells.push_back(text ? Cell("n/a") : Cell());
+      cells.push_back(Cell());
+      cells.push_back(Cell());
+    }
+    if (std::isnan(row.achieved)) {
+      cells.push_back(text ? Cell("n/a") : Cell());
+      cells.push_back(Cell());
+    } else {
+      cells.push_back(PercentCell(row.achieved));
+      cells.push_back(row.theoretical ? PercentCell(row.theoretical->occupancy - row.achieved)
+                                      : Cell());
+    }
+    cells.push_back(row.samples);
+    cells.push_back(std::isnan(row.achieved) ? Cell() : PercentCell(row.shared_time_fraction));
+    std::vector<std::string> notes;
+    if (!row.theoretical_error.empty()) notes.push_back(row.theoretical_error);
+    if (!row.achieved_reason.empty()) notes.push_back(row.achieved_reason);
+    std::vector<std::string> advice;
+    for (const OccupancyAdvice& a : row.advice) advice.push_back(a.text);
+    if (text) {
+      std::vector<std::string> refs;
+      for (const std::string& n : notes) {
+        footnotes.push_back(n);
+        refs.push_back(absl::StrCat("[", footnotes.size(), "]"));
+      }
+      for (const std::string& n : advice) {
+        footnotes.push_back(n);
+        refs.push_back(absl::StrCat("[", footnotes.size(), "]"));
+      }
+      cells.push_back(absl::StrJoin(refs, ""));
+    } else {
+      cells.push_back(absl::StrJoin(notes, " | "));
+      cells.push_back(absl::StrJoin(advice, " | "));
+    }
+    table.AddRow(std::move(cells));
+  }
+  if (!text) return table.Render(format);
+  std::string out;
+  if (report.rows.empty()) return "warpscope: no kernels match\n";
+  out = table.RenderText();
+  if (!report.has_pm_samples) {
+    absl::StrAppend(&out,
+                    "\nachieved occupancy needs PM samples: record with WARPSCOPE_PM_SAMPLING=1\n");
+  }
+  if (!footnotes.empty()) out += "\n";
+  for (size_t i = 0; i < footnotes.size(); ++i) {
+    absl::StrAppend(&out, "[", i + 1, "] ", footnotes[i], "\n");
+  }
+  return out;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,107 @@
+// Attribution of PM samples (per device, no kernel id) to kernel instances by time overlap,
+// and the achieved occupancy per kernel that follows from it. Pure: plain model structs in.
+#ifndef WARPSCOPE_ANALYZERS_LIB_PM_ATTRIBUTION_H_
+#define WARPSCOPE_ANALYZERS_LIB_PM_ATTRIBUTION_H_
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analyzers/lib/trace_model.h"
+
+namespace warpscope {
+
+// PM sampling metric names warpscope reads (CUPTI names, without NCU's "pmsampling:" prefix).
+inline constexpr char kMetricWarpsPerSmActive[] = "sm__warps_active.avg.per_cycle_active";
+inline constexpr char kMetricGpuWarpsElapsed[] = "sm__warps_active.sum.per_cycle_elapsed";
+inline constexpr char kMetricSmCyclesActive[] = "sm__cycles_active.avg";
+inline constexpr char kMetricCyclesElapsed[] = "gr__cycles_elapsed.max";
+
+// The tables the PM analyses read; a TraceModel provides them (PmInputsOf), tests build them.
+struct PmInputs {
+  std::span<const KernelEvent> kernels;
+  std::span<const PmSample> samples;
+  std::span<const PmMetricSet> metric_sets;
+  std::span<const DeviceInfo> devices;
+};
+PmInputs PmInputsOf(const TraceModel& model);
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// One PM sample with the active-warp metrics pulled out (NaN where the set lacks them).
+struct ActiveWarpSample {
+  uint32_t device_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t interval_ns = 0;        // the set's requested interval
+  double warps_per_sm = kNaN;      // sm__warps_active.avg.per_cycle_active
+  double sm_active_cycles = kNaN;  // sm__cycles_active.avg (cycles per SM in the sample)
+  // Warps resident on the whole GPU per elapsed cycle: sm__warps_active.sum.per_cycle_elapsed,
+  // else warps_per_sm * sm_count * sm__cycles_active.avg / gr__cycles_elapsed.max.
+  double gpu_warps = kNaN;
+};
+
+// Samples in time order per device (stable across devices), with metrics resolved. Samples
+// whose set is unknown or whose value count does not match are skipped and counted.
+struct ActiveWarpSamples {
+  std::vector<ActiveWarpSample> samples;
+  uint64_t skipped = 0;
+  bool has_warps_per_sm = false;  // some set carries sm__warps_active.avg.per_cycle_active
+  bool has_gpu_warps = false;     // some sample has a GPU-wide active-warp value
+  std::vector<std::pair<uint32_t, uint64_t>> intervals;  // (device id, interval ns)
+  uint64_t IntervalOnDevice(uint32_t device_id) const;   // 0 when the device has no set
+};
+ActiveWarpSamples ExtractActiveWarpSamples(const PmInputs& in);
+
+// A sample's share in one kernel.
+struct SampleOverlap {
+  uint32_t sample = 0;      // index into ActiveWarpSamples::samples
+  uint64_t overlap_ns = 0;  // |kernel ∩ sample|, > 0
+};
+
+// Which samples touch which kernels (same device, positive overlap).
+struct PmAttribution {
+  std::vector<std::vector<SampleOverlap>> kernel_samples;  // by kernel index, in time order
+  std::vector<uint32_t> sample_kernel_count;  // kernels overlapping each sample (>1: shared)
+  std::vector<uint64_t> sample_busy_ns;       // union of kernel time inside each sample
+  std::vector<uint64_t> device_sample_count;  // not indexed by id: see SamplesOnDevice
+  std::vector<uint32_t> device_ids;
+  uint64_t SamplesOnDevice(uint32_t device_id) const;
+};
+PmAttribution AttributeSamples(std::span<const KernelEvent> kernels,
+                               const ActiveWarpSamples& samples);
+
+// Achieved occupancy of one kernel instance from its samples.
+//   mean warps/SM = Σ w_s · warps_per_sm_s / Σ w_s,  w_s = C_s · o_s / B_s
+// where C_s is the sample's active SM cycles (sm__cycles_active.avg; the sample duration when
+// absent), o_s the kernel's overlap with the sample and B_s the union of all kernels' time in
+// the sample. A sample that only this kernel touches thus counts with all its active cycles
+// (idle time inside it has no active cycles); a shared one is split by overlap. This is
+// Nsight Compute's "warps per active cycle" estimator restricted to the kernel's samples.
+struct AchievedOccupancy {
+  uint32_t samples = 0;
+  uint32_t shared_samples = 0;  // samples that also overlap another kernel
+  double mean_warps_per_sm = kNaN;
+  double achieved = kNaN;           // mean_warps_per_sm / max warps per SM, 0..1
+  double coverage = 0;              // share of the kernel's time inside some sample
+  double shared_time_fraction = 0;  // share of its time inside shared samples
+  double weight = 0;                // Σ w_s, for aggregation over launches
+  std::string reason;               // why achieved is NaN
+};
+AchievedOccupancy ComputeAchievedOccupancy(const KernelEvent& kernel,
+                                           std::span<const SampleOverlap> overlaps,
+                                           const ActiveWarpSamples& samples,
+                                           const PmAttribution& attribution,
+                                           uint32_t max_warps_per_sm);
+
+// "12.5 us" style formatting used in reasons.
+std::string MicrosText(double ns);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_LIB_PM_ATTRIBUTION_H_

@@ -1,0 +1,58 @@
+// `warpscope record`: turns record flags into the environment of the profiled program
+// (WARPSCOPE_* variables, LD_PRELOAD, CUDA/NVTX injection paths) and describes the trace it
+// left. Pure functions here; the fork/exec/wait lives in analyzers/cli/record_command.cc.
+#ifndef WARPSCOPE_ANALYZERS_LIB_RECORD_H_
+#define WARPSCOPE_ANALYZERS_LIB_RECORD_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace warpscope {
+
+struct RecordRequest {
+  std::string output = "warpscope_%p.wst";
+  bool force_overwrite = false;
+  std::optional<std::string> delay, duration, capture_range, nvtx_capture, capture_range_end,
+      trace, capture_signal, flush_interval_ms, buffer_size_mb, device_buffer_mb, log_level;
+  bool quiet = false;
+  std::vector<std::string> command;  // program and its arguments
+};
+
+struct RecordPlan {
+  // Variables to set in the child (values are final; LD_PRELOAD already merged).
+  std::map<std::string, std::string> env;
+  std::vector<std::string> warnings;  // one line each, printed before the launch
+};
+
+// Validates the request (same parsers as the injected library, so an error here is the error
+// the library would give) and builds the child's environment. `current_env` is the
+// launcher's environment; `shim_path` the absolute path of libwarpscope.so.
+absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& request,
+                                           const std::map<std::string, std::string>& current_env,
+                                           const std::string& shim_path, uint32_t launcher_pid,
+                                           uint64_t start_ns);
+
+// Where the shim is: $WARPSCOPE_SHIM if set, else <dir of the CLI>/../lib/libwarpscope.so.
+// Fails with a message that says how to fix it when the file (or the core beside it) is
+// missing.
+absl::StatusOr<std::string> FindShim(const std::string& cli_path, const char* env_override);
+
+// The trace file the child will write: the output pattern expanded with the child's pid.
+absl::StatusOr<std::string> ExpectedTracePath(const std::string& pattern, uint32_t child_pid,
+                                              const std::string& hostname);
+
+// One line about a finished trace ("1200 kernels, 3400 API calls, 2.31 s, 0 dropped"), or
+// the reason it could not be read.
+std::string DescribeTrace(const std::string& path);
+
+// Exit status of `warpscope record`: the child's code, or 128 + signal when it was killed.
+int ChildExitCode(int wait_status);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_LIB_RECORD_H_

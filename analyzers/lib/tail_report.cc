@@ -1,0 +1,203 @@
+// Builds and renders the tail report (see tail_report.h and docs/tail.md).
+#include "analyzers/lib/tail_report.h"
+
+#include <cmath>
+#include <optional>
+#include <regex>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "analyzers/lib/svg.h"
+
+namespace warpscope {
+namespace {
+
+// Percent with one decimal in tables; rounded to 0.01 in CSV/JSON so goldens stay stable.
+Cell Pct(double fraction) { return Cell(std::round(fraction * 10000.0) / 100.0, 1); }
+
+// Kernel names in text tables: C++ template names run to hundreds of characters.
+std::string ShortName(std::string_view name, bool text) {
+  constexpr size_t kMax = 80;
+  if (!text || name.size() <= kMax) return std::string(name);
+  return std::string(name.substr(0, kMax - 3)) + "...";
+}
+
+// Text tables show durations for people; CSV and JSON carry plain nanoseconds.
+Cell Duration(double ns, bool text) {
+  return text ? Cell(FormatDuration(ns)) : Cell(static_cast<int64_t>(std::llround(ns)));
+}
+
+Table SummaryTable(const TailReport& report, bool text) {
+  Table t({{"rank", true},
+           {"kernel"},
+           {"launches", true},
+           {"with_curve", true},
+           {text ? "total_time" : "total_ns", true},
+           {text ? "tail_cost" : "tail_cost_ns", true},
+           {"tail_cost_pct", true},
+           {"tail_pct", true},
+           {"below_50_pct", true},
+           {"below_25_pct", true},
+           {"steady_warps", true},
+           {"peak_warps", true},
+           {"verdict"}});
+  int rank = 0;
+  for (const KernelTailSummary& s : report.summaries) {
+    const bool has = s.launches_with_curve > 0;
+    std::string verdict = s.verdict;
+    if (text) verdict = s.verdict.empty() ? (has ? "-" : "n/a") : absl::StrCat("[", rank + 1, "]");
+    t.AddRow({++rank, ShortName(s.name, text), s.launches, s.launches_with_curve, Duration(s.total_ns, text),
+              has ? Duration(s.total_tail_cost_ns, text) : Cell(),
+              has ? Pct(s.tail_cost_fraction) : Cell(), has ? Pct(s.tail_fraction) : Cell(),
+              has ? Pct(s.below_50) : Cell(), has ? Pct(s.below_25) : Cell(),
+              has ? Cell(std::round(s.steady), 0) : Cell(),
+              has ? Cell(std::round(s.peak), 0) : Cell(), verdict});
+  }
+  return t;
+}
+
+Table InstanceTable(const TailReport& report, const PmInputs& in, bool text) {
+  Table t({{"kernel"},
+           {text ? "start_us" : "start_ns", true},
+           {text ? "duration" : "duration_ns", true},
+           {"samples", true},
+           {"steady_warps", true},
+           {"peak_warps", true},
+           {"mean_warps", true},
+           {"tail_pct", true},
+           {"below_50_pct", true},
+           {"below_25_pct", true},
+           {text ? "drain" : "drain_ns", true},
+           {text ? "tail_cost" : "tail_cost_ns", true},
+           {text ? "tail" : "verdict"},
+           {"note"}});
+  for (const ActiveWarpCurve& c : report.curves) {
+    const bool has = c.has_tail_metrics;
+    const bool any = !c.segments.empty();
+    Cell verdict = c.verdict;
+    if (text) verdict = c.verdict.empty() ? "-" : "material";
+    t.AddRow({ShortName(in.kernels[c.kernel_index].name, text),
+              text ? Cell(c.start_ns / 1e3, 3) : Cell(c.start_ns), Duration(c.duration_ns, text),
+              c.samples, has ? Cell(std::round(c.steady), 0) : Cell(),
+              any ? Cell(std::round(c.peak), 0) : Cell(),
+              any ? Cell(std::round(c.mean), 0) : Cell(), has ? Pct(c.tail_fraction) : Cell(),
+              has ? Pct(c.below_50) : Cell(), has ? Pct(c.below_25) : Cell(),
+              has ? Duration(c.drain_ns, text) : Cell(),
+              has ? Duration(c.tail_cost_ns, text) : Cell(), verdict, c.note});
+  }
+  return t;
+}
+
+}  // namespace
+
+absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
+                                                   const TailReportOptions& options) {
+  if (options.tail.points < 2 || options.tail.points > 10000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--points ", options.tail.points, " is out of range: use 2..10000"));
+  }
+  if (options.kernel_regex.empty()) return BuildTailReport(in, options.tail);
+  std::optional<std::regex> re;
+  try {
+    re.emplace(options.kernel_regex, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--kernel '", options.kernel_regex, "' is not a valid regex: ", e.what()));
+  }
+  return BuildTailReport(in, options.tail, [&](std::string_view name) {
+    return std::regex_search(name.begin(), name.end(), *re);
+  });
+}
+
+std::string RenderTailReport(const TailReport& report, const PmInputs& in,
+                             const TailReportOptions& options, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kCsv:
+      return options.instances ? InstanceTable(report, in, false).RenderCsv()
+                               : SummaryTable(report, false).RenderCsv();
+    case OutputFormat::kJson: {
+      JsonWriter json;
+      json.BeginObject();
+      if (!report.problem.empty()) json.Key("problem").String(report.problem);
+      std::string kernels = SummaryTable(report, false).RenderJson();
+      while (!kernels.empty() && (kernels.back() == '\n' || kernels.back() == ' '))
+        kernels.pop_back();
+      json.Key("kernels").Raw(kernels);
+      if (options.instances) {
+        json.Key("instances").BeginArray();
+        for (const ActiveWarpCurve& c : report.curves) {
+          json.BeginObject();
+          json.Key("kernel").String(in.kernels[c.kernel_index].name);
+          json.Key("start_ns").Uint(c.start_ns);
+          json.Key("duration_ns").Uint(c.duration_ns);
+          json.Key("samples").Uint(c.samples);
+          json.Key("coverage").Double(c.coverage);
+          json.Key("shared_fraction").Double(c.shared_fraction);
+          json.Key("has_tail_metrics").Bool(c.has_tail_metrics);
+          if (!c.segments.empty()) {
+            json.Key("peak_warps").Double(c.peak);
+            json.Key("mean_warps").Double(c.mean);
+          }
+          if (c.has_tail_metrics) {
+            json.Key("steady_warps").Double(c.steady);
+            json.Key("tail_fraction").Double(c.tail_fraction);
+            json.Key("below_50").Double(c.below_50);
+            json.Key("below_25").Double(c.below_25);
+            json.Key("drain_ns").Double(c.drain_ns);
+            json.Key("tail_cost_ns").Double(c.tail_cost_ns);
+          }
+          json.Key("verdict").String(c.verdict);
+          json.Key("note").String(c.note);
+          json.Key("curve").BeginArray();
+          for (double p : c.points) json.Double(p);
+          json.EndArray();
+          json.EndObject();
+        }
+        json.EndArray();
+      }
+      json.EndObject();
+      return json.str() + "\n";
+    }
+    case OutputFormat::kTable:
+      break;
+  }
+  std::string out;
+  if (!report.problem.empty()) absl::StrAppend(&out, "warpscope: ", report.problem, "\n\n");
+  if (report.summaries.empty()) return out + "warpscope: no kernels match\n";
+  out += SummaryTable(report, true).RenderText();
+  std::string notes;
+  int rank = 0;
+  for (const KernelTailSummary& s : report.summaries) {
+    ++rank;
+    if (!s.verdict.empty()) absl::StrAppend(&notes, "[", rank, "] ", s.name, ": ", s.verdict, "\n");
+  }
+  rank = 0;
+  for (const KernelTailSummary& s : report.summaries) {
+    ++rank;
+    if (!s.note.empty()) absl::StrAppend(&notes, "(", rank, ") ", s.name, ": ", s.note, "\n");
+  }
+  if (!notes.empty()) absl::StrAppend(&out, "\n", notes);
+  if (options.instances) absl::StrAppend(&out, "\n", InstanceTable(report, in, true).RenderText());
+  return out;
+}
+
+const ActiveWarpCurve* CurveToDraw(const TailReport& report) {
+  for (const KernelTailSummary& s : report.summaries) {
+    if (s.launches_with_curve > 0) return &report.curves[s.worst_instance];
+  }
+  for (const ActiveWarpCurve& c : report.curves) {
+    if (!c.segments.empty()) return &c;
+  }
+  return nullptr;
+}
+
+std::string TailSvg(const ActiveWarpCurve& curve, const PmInputs& in) {
+  const KernelEvent& k = in.kernels[curve.kernel_index];
+  double capacity = 0;
+  for (const DeviceInfo& d : in.devices) {
+    if (d.id == k.device_id) capacity = static_cast<double>(d.sm_count) * d.max_warps_per_sm;
+  }
+  return RenderActiveWarpSvg(curve, k.name, capacity);
+}
+
+}  // namespace warpscope

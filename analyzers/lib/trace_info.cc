@@ -1,0 +1,349 @@
+// Renders `warpscope info` (see trace_info.h).
+#include "analyzers/lib/trace_info.h"
+
+#include <ctime>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace warpscope {
+namespace {
+
+std::string Sv(std::string_view s) { return std::string(s); }
+
+std::string Relative(uint64_t ns) { return absl::StrCat("+", FormatDuration(ns)); }
+
+std::string FormatDriverVersion(uint32_t v) {
+  // The driver encodes its version as major*1000 + minor*10 (13000 -> 13.0).
+  if (v == 0) return "unknown";
+  return absl::StrFormat("%u (%u.%u)", v, v / 1000, (v % 1000) / 10);
+}
+
+std::string JoinKeyValues(const std::vector<std::pair<std::string, std::string>>& kvs) {
+  return absl::StrJoin(kvs, " ", [](std::string* out, const auto& kv) {
+    absl::StrAppend(out, kv.first, "=", kv.second);
+  });
+}
+
+// Counters worth a warning: data loss or errors with a non-zero value.
+bool Alarming(const StatCounter& c) { return c.value != 0 && c.severity != v1::SEVERITY_INFO; }
+
+std::string RenderText(const TraceModel& m, const std::string& name) {
+  std::string out;
+  auto line = [&](const std::string& key, const std::string& value) {
+    absl::StrAppend(&out, absl::StrFormat("%-14s", key), value, "\n");
+  };
+  const TraceHeader& h = m.header;
+  line("trace",
+       absl::StrCat(name, " (", FormatBytes(m.file_size), ", ", m.packet_count, " packets)"));
+  line("format", absl::StrCat(h.format_major, ".", h.format_minor));
+  line("producer", absl::StrCat(h.producer.empty() ? "unknown" : h.producer,
+                                h.tool_version.empty() ? "" : " " + h.tool_version));
+  line("process", absl::StrCat("pid ", h.pid, " (parent ", h.ppid, ") on ",
+                               h.hostname.empty() ? "unknown host" : h.hostname));
+  line("command", h.command_line.empty() ? "unknown" : absl::StrJoin(h.command_line, " "));
+  if (!h.rank_env.empty()) line("rank", JoinKeyValues(h.rank_env));
+  line("clock",
+       absl::StrCat(Sv(ClockDomainName(h.clock_domain)), ", time base ", h.time_base_ns, " ns"));
+  line("cuda",
+       absl::StrCat("driver ", FormatDriverVersion(h.cuda_driver_version), ", CUPTI ",
+                    h.cupti_version == 0 ? std::string("unknown") : absl::StrCat(h.cupti_version)));
+  if (m.span.empty) {
+    line("span", "no timed events");
+  } else {
+    line("span", absl::StrCat(FormatDuration(m.span.duration_ns()), " (from ",
+                              Relative(m.span.begin_ns), " to ", Relative(m.span.end_ns), ")"));
+    if (h.unix_time_base_ns != 0) {
+      line("started", FormatUtcTimestamp(h.unix_time_base_ns + m.span.begin_ns));
+    }
+  }
+  if (m.end_of_trace.has_value()) {
+    line("ended", absl::StrCat(Sv(EndReasonName(m.end_of_trace->reason)), " at ",
+                               Relative(m.end_of_trace->timestamp_ns)));
+  } else {
+    line("ended", "no end-of-trace marker");
+  }
+  for (size_t i = 0; i < h.config.size(); ++i) {
+    line(i == 0 ? "config" : "", absl::StrCat(h.config[i].first, "=", h.config[i].second));
+  }
+
+  out += "\ndevices\n";
+  if (m.devices.empty()) {
+    out += "  (none described)\n";
+  } else {
+    Table t({{"ID", true},
+             {"Name", false},
+             {"CC", false},
+             {"SMs", true},
+             {"Warps/SM", true},
+             {"Regs/SM", true},
+             {"Shared/SM", true},
+             {"Memory", true},
+             {"Clock", true}});
+    for (const DeviceInfo& d : m.devices) {
+      t.AddRow({d.id, d.name,
+                absl::StrCat(d.compute_capability_major, ".", d.compute_capability_minor),
+                d.sm_count, d.max_warps_per_sm, d.max_registers_per_sm,
+                FormatBytes(d.max_shared_memory_per_sm), FormatBytes(d.global_memory_bytes),
+                absl::StrFormat("%.0f MHz", d.core_clock_khz / 1000.0)});
+    }
+    out += t.RenderText();
+  }
+
+  out += "\nevents\n";
+  {
+    Table t({{"Kind", false}, {"Count", true}});
+    for (const auto& [kind, count] : CountEventsByKind(m)) t.AddRow({kind, count});
+    out += t.RenderText();
+  }
+
+  if (!m.capture_windows.empty()) {
+    out += "\ncapture windows\n";
+    Table t({{"ID", true}, {"Begin", true}, {"By", false}, {"End", true}, {"By", false}});
+    for (const CaptureWindowRange& w : m.capture_windows) {
+      t.AddRow({w.id, Relative(w.begin_ns), Sv(CaptureTriggerName(w.begin_trigger)),
+                w.end_ns.has_value() ? Relative(*w.end_ns) : std::string("open"),
+                w.end_ns.has_value() ? Sv(CaptureTriggerName(w.end_trigger)) : std::string()});
+    }
+    out += t.RenderText();
+  }
+
+  absl::StrAppend(&out, "\nstats",
+                  m.stats_packets == 0 ? " (no stats packet)"
+                  : m.stats_final      ? " (final)"
+                                       : " (last periodic; no final stats)",
+                  "\n");
+  if (!m.stats.empty()) {
+    Table t({{"Counter", false}, {"Value", true}, {"Severity", false}});
+    for (const StatCounter& c : m.stats) {
+      // Upper case makes data loss stand out in a column of "info".
+      std::string severity = Sv(SeverityName(c.severity));
+      if (Alarming(c)) severity = absl::AsciiStrToUpper(severity) + " !";
+      t.AddRow({c.name, c.value, severity});
+    }
+    out += t.RenderText();
+  }
+
+  if (!m.import_counters.empty()) {
+    out += "\nimport problems\n";
+    Table t({{"Counter", false}, {"Value", true}, {"Severity", false}, {"Meaning", false}});
+    for (const StatCounter& c : m.import_counters) {
+      t.AddRow({c.name, c.value, Sv(SeverityName(c.severity)), c.description});
+    }
+    out += t.RenderText();
+  }
+
+  if (!m.notices.empty()) {
+    out += "\nnotices\n";
+    for (const Notice& n : m.notices) {
+      absl::StrAppend(&out, "  [", Sv(SeverityName(n.severity)), "] ", Relative(n.timestamp_ns),
+                      " ", n.source, ": ", n.message, "\n");
+    }
+  }
+
+  std::vector<std::string> warnings;
+  for (const StatCounter& c : m.stats) {
+    if (Alarming(c)) {
+      warnings.push_back(
+          absl::StrCat(c.name, " = ", c.value, " (", Sv(SeverityName(c.severity)), ")"));
+    }
+  }
+  if (!warnings.empty()) {
+    absl::StrAppend(&out,
+                    "\nWARNING: the writer or collectors lost data or failed; figures may "
+                    "be incomplete: ",
+                    absl::StrJoin(warnings, ", "), "\n");
+  }
+  if (m.truncation.truncated()) {
+    absl::StrAppend(&out, "\nTRUNCATED: ", m.truncation.Describe(), "\n");
+  }
+  return out;
+}
+
+std::string RenderJson(const TraceModel& m, const std::string& name) {
+  const TraceHeader& h = m.header;
+  JsonWriter j;
+  j.BeginObject();
+  j.Key("trace").String(name);
+  j.Key("file_size_bytes").Uint(m.file_size);
+  j.Key("packets").Uint(m.packet_count);
+  j.Key("header").BeginObject();
+  j.Key("format_major").Uint(h.format_major);
+  j.Key("format_minor").Uint(h.format_minor);
+  j.Key("tool_version").String(h.tool_version);
+  j.Key("producer").String(h.producer);
+  j.Key("pid").Uint(h.pid);
+  j.Key("ppid").Uint(h.ppid);
+  j.Key("hostname").String(h.hostname);
+  j.Key("command_line").BeginArray();
+  for (const std::string& arg : h.command_line) j.String(arg);
+  j.EndArray();
+  j.Key("rank_env").BeginObject();
+  for (const auto& [k, v] : h.rank_env) j.Key(k).String(v);
+  j.EndObject();
+  j.Key("clock_domain").String(ClockDomainName(h.clock_domain));
+  j.Key("time_base_ns").Uint(h.time_base_ns);
+  j.Key("unix_time_base_ns").Uint(h.unix_time_base_ns);
+  j.Key("config").BeginObject();
+  for (const auto& [k, v] : h.config) j.Key(k).String(v);
+  j.EndObject();
+  j.Key("cupti_version").Uint(h.cupti_version);
+  j.Key("cuda_driver_version").Uint(h.cuda_driver_version);
+  j.EndObject();
+
+  j.Key("devices").BeginArray();
+  for (const DeviceInfo& d : m.devices) {
+    j.BeginObject();
+    j.Key("id").Uint(d.id);
+    j.Key("name").String(d.name);
+    j.Key("compute_capability")
+        .String(absl::StrCat(d.compute_capability_major, ".", d.compute_capability_minor));
+    j.Key("sm_count").Uint(d.sm_count);
+    j.Key("max_warps_per_sm").Uint(d.max_warps_per_sm);
+    j.Key("max_blocks_per_sm").Uint(d.max_blocks_per_sm);
+    j.Key("max_threads_per_block").Uint(d.max_threads_per_block);
+    j.Key("max_registers_per_sm").Uint(d.max_registers_per_sm);
+    j.Key("max_registers_per_block").Uint(d.max_registers_per_block);
+    j.Key("max_shared_memory_per_sm").Uint(d.max_shared_memory_per_sm);
+    j.Key("max_shared_memory_per_block").Uint(d.max_shared_memory_per_block);
+    j.Key("max_shared_memory_per_block_optin").Uint(d.max_shared_memory_per_block_optin);
+    j.Key("threads_per_warp").Uint(d.threads_per_warp);
+    j.Key("core_clock_khz").Uint(d.core_clock_khz);
+    j.Key("global_memory_bytes").Uint(d.global_memory_bytes);
+    j.Key("l2_cache_bytes").Uint(d.l2_cache_bytes);
+    j.Key("uuid").String(d.uuid);
+    j.Key("pci_bus_id").Uint(d.pci_bus_id);
+    j.EndObject();
+  }
+  j.EndArray();
+
+  j.Key("event_counts").BeginObject();
+  for (const auto& [kind, count] : CountEventsByKind(m)) j.Key(kind).Uint(count);
+  j.EndObject();
+
+  j.Key("span");
+  if (m.span.empty) {
+    j.Null();
+  } else {
+    j.BeginObject();
+    j.Key("begin_ns").Uint(m.span.begin_ns);
+    j.Key("end_ns").Uint(m.span.end_ns);
+    j.Key("duration_ns").Uint(m.span.duration_ns());
+    if (h.unix_time_base_ns != 0) {
+      j.Key("wall_clock_begin_unix_ns").Uint(h.unix_time_base_ns + m.span.begin_ns);
+      j.Key("wall_clock_begin").String(FormatUtcTimestamp(h.unix_time_base_ns + m.span.begin_ns));
+    }
+    j.EndObject();
+  }
+
+  j.Key("capture_windows").BeginArray();
+  for (const CaptureWindowRange& w : m.capture_windows) {
+    j.BeginObject();
+    j.Key("id").Uint(w.id);
+    j.Key("begin_ns").Uint(w.begin_ns);
+    j.Key("begin_trigger").String(CaptureTriggerName(w.begin_trigger));
+    j.Key("end_ns");
+    if (w.end_ns.has_value()) {
+      j.Uint(*w.end_ns);
+    } else {
+      j.Null();
+    }
+    j.Key("end_trigger");
+    if (w.end_ns.has_value()) {
+      j.String(CaptureTriggerName(w.end_trigger));
+    } else {
+      j.Null();
+    }
+    j.EndObject();
+  }
+  j.EndArray();
+
+  auto counters = [&](const std::vector<StatCounter>& list, bool with_description) {
+    j.BeginArray();
+    for (const StatCounter& c : list) {
+      j.BeginObject();
+      j.Key("name").String(c.name);
+      j.Key("value").Uint(c.value);
+      j.Key("severity").String(SeverityName(c.severity));
+      if (with_description) j.Key("description").String(c.description);
+      j.EndObject();
+    }
+    j.EndArray();
+  };
+  j.Key("stats").BeginObject();
+  j.Key("packets").Uint(m.stats_packets);
+  j.Key("final").Bool(m.stats_final);
+  j.Key("counters");
+  counters(m.stats, false);
+  j.EndObject();
+  j.Key("import_counters");
+  counters(m.import_counters, true);
+
+  j.Key("notices").BeginArray();
+  for (const Notice& n : m.notices) {
+    j.BeginObject();
+    j.Key("timestamp_ns").Uint(n.timestamp_ns);
+    j.Key("severity").String(SeverityName(n.severity));
+    j.Key("source").String(n.source);
+    j.Key("message").String(n.message);
+    j.EndObject();
+  }
+  j.EndArray();
+
+  j.Key("end_of_trace");
+  if (m.end_of_trace.has_value()) {
+    j.BeginObject();
+    j.Key("timestamp_ns").Uint(m.end_of_trace->timestamp_ns);
+    j.Key("reason").String(EndReasonName(m.end_of_trace->reason));
+    j.EndObject();
+  } else {
+    j.Null();
+  }
+  j.Key("truncation").BeginObject();
+  j.Key("truncated").Bool(m.truncation.truncated());
+  j.Key("partial_packet").Bool(m.truncation.partial_packet);
+  j.Key("partial_packet_offset").Uint(m.truncation.partial_offset);
+  j.Key("bytes_lost").Uint(m.truncation.bytes_lost);
+  j.Key("message").String(m.truncation.Describe());
+  j.EndObject();
+  j.Key("worst_severity").String(SeverityName(m.WorstSeverity()));
+  j.EndObject();
+  return j.str() + "\n";
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, uint64_t>> CountEventsByKind(const TraceModel& m) {
+  uint64_t window_edges = 0;
+  for (const CaptureWindowRange& w : m.capture_windows)
+    window_edges += w.end_ns.has_value() ? 2 : 1;
+  return {
+      {"kernel", m.kernels.size()},       {"memcpy", m.memcpys.size()},
+      {"memset", m.memsets.size()},       {"synchronization", m.syncs.size()},
+      {"api_call", m.api_calls.size()},   {"nvtx_range", m.nvtx_ranges.size()},
+      {"nvtx_mark", m.nvtx_marks.size()}, {"graph_launch", m.graph_launches.size()},
+      {"pm_sample", m.pm_samples.size()}, {"pc_samples", m.pc_sample_batches.size()},
+      {"capture_window", window_edges},   {"overhead", m.overheads.size()},
+      {"notice", m.notices.size()},
+  };
+}
+
+std::string FormatUtcTimestamp(uint64_t unix_ns) {
+  if (unix_ns == 0) return "";
+  const time_t seconds = static_cast<time_t>(unix_ns / 1000000000);
+  struct tm tm {};
+  gmtime_r(&seconds, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%S", &tm);
+  return absl::StrFormat("%s.%09uZ", buffer, unix_ns % 1000000000);
+}
+
+std::string RenderTraceInfo(const TraceModel& model, OutputFormat format,
+                            const TraceInfoOptions& options) {
+  const std::string name = options.display_name.empty() ? model.source_name : options.display_name;
+  return format == OutputFormat::kTable ? RenderText(model, name) : RenderJson(model, name);
+}
+
+}  // namespace warpscope

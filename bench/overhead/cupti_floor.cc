@@ -1,0 +1,60 @@
+// libws_cupti_floor.so: the overhead benchmark's CUPTI floor. An injection library
+// (CUDA_INJECTION64_PATH) that enables the same activity kinds as warpscope's default
+// tracing with the same buffer size, and only counts the records it gets: CUPTI's own cost,
+// which no CUPTI-based tracer can go below. WS_FLOOR_TIMESTAMP_CALLBACK=1 also registers a
+// CLOCK_MONOTONIC timestamp callback like warpscope does (to measure what that costs).
+#include <cupti.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+std::atomic<unsigned long long> g_records{0};
+constexpr size_t kBufferBytes = 8 << 20;
+
+uint64_t CUPTIAPI Monotonic() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void CUPTIAPI Request(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = kBufferBytes;
+  *max_records = 0;
+}
+
+void CUPTIAPI Complete(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  CUpti_Activity* record = nullptr;
+  unsigned long long n = 0;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) ++n;
+  g_records += n;
+  std::free(buffer);
+}
+
+void AtExit() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (std::getenv("WS_FLOOR_QUIET") == nullptr) {
+    std::fprintf(stderr, "ws_cupti_floor: %llu records\n", g_records.load());
+  }
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+  const char* ts = std::getenv("WS_FLOOR_TIMESTAMP_CALLBACK");
+  if (ts && ts[0] == '1') cuptiActivityRegisterTimestampCallback(&Monotonic);
+  cuptiActivityRegisterCallbacks(&Request, &Complete);
+  const CUpti_ActivityKind kinds[] = {
+      CUPTI_ACTIVITY_KIND_CONTEXT,         CUPTI_ACTIVITY_KIND_DEVICE,
+      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+      CUPTI_ACTIVITY_KIND_MEMCPY2,         CUPTI_ACTIVITY_KIND_MEMSET,
+      CUPTI_ACTIVITY_KIND_RUNTIME,         CUPTI_ACTIVITY_KIND_MARKER,
+      CUPTI_ACTIVITY_KIND_MARKER_DATA,     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+  for (CUpti_ActivityKind k : kinds) cuptiActivityEnable(k);
+  std::atexit(&AtExit);
+  return 1;
+}

@@ -1,0 +1,155 @@
+"""warpscope overhead benchmark driver (run on the GPU machine by scripts/gpu_suite.sh).
+
+For each workload (launch-bound loop with 1 and 4 host threads; ResNet-18 training) it runs
+every mode -- plain, CUPTI floor (bench/overhead/cupti_floor.cc: same activity kinds, only
+counts records), warpscope default tracing (LD_PRELOAD shim), torch.profiler where it
+applies -- interleaved in shuffled order, R times, and reports the median time of each mode
+and its ratio to plain (and to the floor), the median peak RSS added, and trace sizes
+(bytes per event; warpscope vs torch.profiler JSON for the same training steps).
+Writes bench.txt and bench.json to --out.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--build", required=True, help="dir with bin/ and lib/ (staged .gpu or build)")
+ap.add_argument("--out", required=True)
+ap.add_argument("--runs", type=int, default=5)
+ap.add_argument("--quick", action="store_true")
+args = ap.parse_args()
+here = os.path.dirname(os.path.abspath(__file__))
+B = os.path.abspath(args.build)
+shim = f"{B}/lib/libwarpscope.so"
+floor = f"{B}/lib/libws_cupti_floor.so"
+loop = f"{B}/bin/ws_launch_loop"
+check = f"{B}/bin/ws_trace_check"
+tmp = tempfile.mkdtemp(prefix="ws_bench")
+runs = 3 if args.quick else args.runs
+
+
+def run(cmd, env_extra):
+    env = dict(os.environ)
+    env.update(env_extra)
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = "", ""
+    # os.wait4 gives this child's own peak RSS.
+    _, status, ru = os.wait4(p.pid, 0)
+    out = p.stdout.read()
+    err = p.stderr.read()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    result = None
+    for line in out.splitlines():
+        if line.startswith("{"):
+            result = json.loads(line)
+    if p.returncode != 0 or result is None:
+        print(f"run failed rc={p.returncode}: {' '.join(cmd)}\n{err[-2000:]}", file=sys.stderr)
+        return None
+    result["maxrss_kb"] = ru.ru_maxrss
+    return result
+
+
+def mode_env(mode, tag):
+    if mode == "plain":
+        return {}
+    if mode == "floor":
+        return {"CUDA_INJECTION64_PATH": floor, "WS_FLOOR_QUIET": "1"}
+    if mode == "floor_ts":
+        return {"CUDA_INJECTION64_PATH": floor, "WS_FLOOR_QUIET": "1",
+                "WS_FLOOR_TIMESTAMP_CALLBACK": "1"}
+    if mode == "warpscope":
+        return {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": f"{tmp}/{tag}.wst",
+                "WARPSCOPE_FORCE_OVERWRITE": "1", "WARPSCOPE_QUIET": "1"}
+    return {}
+
+
+def packets(path):
+    out = subprocess.run([check, path], capture_output=True, text=True).stdout
+    m = re.search(r"packets=(\d+)", out)
+    return int(m.group(1)) if m else 0
+
+
+workloads = {
+    "launch_1thread": {"cmd": [loop, "1", "100000"], "modes": ["plain", "floor", "floor_ts", "warpscope"]},
+    "launch_4threads": {"cmd": [loop, "4", "50000"], "modes": ["plain", "floor", "warpscope"]},
+    "resnet18_train": {
+        "cmd": [sys.executable, f"{here}/train_resnet.py", "--steps", "40" if args.quick else "60"],
+        "modes": ["plain", "floor", "warpscope", "torch_profiler"]},
+}
+report = {"runs": runs, "workloads": {}}
+lines = []
+for name, w in workloads.items():
+    samples = {m: [] for m in w["modes"]}
+    rss = {m: [] for m in w["modes"]}
+    trace_sizes = []
+    for r in range(runs):
+        order = list(w["modes"])
+        random.shuffle(order)
+        for mode in order:
+            cmd = list(w["cmd"])
+            if mode == "torch_profiler":
+                cmd += ["--mode", "torch_profiler"]
+            res = run(cmd, mode_env(mode, f"{name}_{r}"))
+            if res is None:
+                continue
+            samples[mode].append(res["seconds"])
+            rss[mode].append(res["maxrss_kb"])
+            if mode == "warpscope":
+                path = f"{tmp}/{name}_{r}.wst"
+                if os.path.exists(path):
+                    trace_sizes.append((os.path.getsize(path), packets(path)))
+    med = {m: statistics.median(v) for m, v in samples.items() if v}
+    rss_med = {m: statistics.median(v) for m, v in rss.items() if v}
+    entry = {"median_seconds": med, "samples": samples, "median_maxrss_kb": rss_med}
+    base = med.get("plain")
+    if base:
+        entry["ratio_to_plain"] = {m: v / base for m, v in med.items()}
+        entry["rss_added_mb"] = {m: (v - rss_med["plain"]) / 1024 for m, v in rss_med.items()}
+    if med.get("floor"):
+        entry["ratio_to_floor"] = {m: v / med["floor"] for m, v in med.items()}
+    if trace_sizes:
+        size, pk = trace_sizes[-1]
+        entry["trace_bytes"] = size
+        entry["trace_packets"] = pk
+        entry["bytes_per_packet"] = size / pk if pk else None
+    report["workloads"][name] = entry
+    lines.append(f"{name}: runs={runs} " + " ".join(
+        f"{m}={med[m]:.4f}s(x{entry.get('ratio_to_plain', {}).get(m, 0):.3f} plain"
+        + (f", x{entry['ratio_to_floor'][m]:.3f} floor" if 'ratio_to_floor' in entry else "")
+        + f", +{entry.get('rss_added_mb', {}).get(m, 0):.0f}MB rss)" for m in med))
+    if trace_sizes:
+        lines.append(f"  warpscope trace: {entry['trace_bytes']} bytes, {entry['trace_packets']} "
+                     f"packets, {entry['bytes_per_packet']:.1f} bytes/packet")
+    print(lines[-1] if not trace_sizes else lines[-2] + "\n" + lines[-1], flush=True)
+
+# Trace size for the same training steps: warpscope (cudaProfilerApi window around the measured
+# steps) vs torch.profiler's Chrome JSON.
+steps = "40" if args.quick else "60"
+train = [sys.executable, f"{here}/train_resnet.py", "--steps", steps]
+ws_path = f"{tmp}/size.wst"
+env = {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": ws_path, "WARPSCOPE_FORCE_OVERWRITE": "1",
+       "WARPSCOPE_QUIET": "1", "WARPSCOPE_CAPTURE_RANGE": "cudaProfilerApi"}
+res_ws = run(train + ["--profiler-api"], env)
+json_path = f"{tmp}/torch_trace.json"
+res_tp = run(train + ["--mode", "torch_profiler", "--trace-out", json_path], {})
+if res_ws and res_tp and os.path.exists(ws_path):
+    ws_size = os.path.getsize(ws_path)
+    pk = packets(ws_path)
+    tp_size = res_tp["trace_bytes"]
+    report["size_comparison"] = {"steps": int(steps), "warpscope_bytes": ws_size,
+                                 "warpscope_packets": pk, "torch_profiler_json_bytes": tp_size,
+                                 "ratio": tp_size / ws_size if ws_size else None}
+    lines.append(f"size for {steps} training steps: warpscope {ws_size} bytes ({pk} packets, "
+                 f"{ws_size / max(pk, 1):.1f} B/packet) vs torch.profiler JSON {tp_size} bytes: "
+                 f"{tp_size / ws_size:.1f}x smaller")
+    print(lines[-1], flush=True)
+with open(f"{args.out}/bench.json", "w") as f:
+    json.dump(report, f, indent=1)
+with open(f"{args.out}/bench.txt", "w") as f:
+    f.write("\n".join(lines) + "\n")

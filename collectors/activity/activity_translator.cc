@@ -1,0 +1,295 @@
+// Translation of CUPTI 13.0 activity records into warpscope records (see header).
+#include "collectors/activity/activity_translator.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace warpscope {
+
+CopyKind ToCopyKind(uint8_t k) {
+  return k <= CUPTI_ACTIVITY_MEMCPY_KIND_PTOP ? static_cast<CopyKind>(k) : CopyKind::kUnknown;
+}
+MemoryKind ToMemoryKind(uint32_t k) {
+  return k <= CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC ? static_cast<MemoryKind>(k)
+                                                         : MemoryKind::kUnknown;
+}
+SyncKind ToSyncKind(uint32_t t) {
+  return t <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE ? static_cast<SyncKind>(t)
+                                                                       : SyncKind::kUnknown;
+}
+
+namespace {
+uint32_t U32(int32_t v) { return v < 0 ? 0 : static_cast<uint32_t>(v); }
+
+std::string UuidHex(const CUuuid& uuid) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 16; ++i) {
+    auto b = static_cast<uint8_t>(uuid.bytes[i]);
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+}  // namespace
+
+uint64_t ActivityTranslator::ApiName(bool runtime, uint32_t cbid, RecordSink& sink) {
+  uint64_t key = (static_cast<uint64_t>(runtime) << 32) | cbid;
+  auto it = api_names_.find(key);
+  if (it != api_names_.end()) return it->second;
+  const char* name = api_name_ ? api_name_(runtime, cbid) : nullptr;
+  char fallback[48];
+  if (name == nullptr) {
+    std::snprintf(fallback, sizeof fallback, "%s_cbid_%u", runtime ? "runtime" : "driver", cbid);
+    name = fallback;
+  }
+  uint64_t id = sink.InternString(name);
+  if (id != 0) api_names_.emplace(key, id);
+  return id;
+}
+
+void ActivityTranslator::Kernel(const CUpti_ActivityKernel10& k, RecordSink& sink) {
+  ++counters_.kernels;
+  if (k.start == 0 && k.end == 0) ++counters_.zero_timestamps;
+  KernelNameCache::Ids ids = names_.Lookup(k.name, sink);
+  LaunchConfigRecord c;
+  c.grid_x = U32(k.gridX);
+  c.grid_y = U32(k.gridY);
+  c.grid_z = U32(k.gridZ);
+  c.block_x = U32(k.blockX);
+  c.block_y = U32(k.blockY);
+  c.block_z = U32(k.blockZ);
+  c.cluster_x = k.clusterX;
+  c.cluster_y = k.clusterY;
+  c.cluster_z = k.clusterZ;
+  c.registers_per_thread = k.registersPerThread;
+  c.static_shared_memory = U32(k.staticSharedMemory);
+  c.dynamic_shared_memory = U32(k.dynamicSharedMemory);
+  c.local_memory_per_thread = k.localMemoryPerThread;
+  c.shared_memory_executed = k.sharedMemoryExecuted;
+  c.shared_memory_config = k.sharedMemoryConfig;
+  c.shared_memory_carveout_requested =
+      k.isSharedMemoryCarveoutRequested ? k.sharedMemoryCarveoutRequested : 0;
+  c.shmem_limit_config = static_cast<uint32_t>(k.shmemLimitConfig);
+  KernelRecord r;
+  r.name_id = ids.name_id;
+  r.mangled_name_id = ids.mangled_name_id;
+  r.launch_config_id = sink.InternLaunchConfig(c);
+  r.start_ns = k.start;
+  r.end_ns = k.end;
+  r.device_id = k.deviceId;
+  r.context_id = k.contextId;
+  r.stream_id = k.streamId;
+  r.correlation_id = k.correlationId;
+  r.graph_id = k.graphId;
+  r.graph_node_id = static_cast<uint32_t>(k.graphNodeId);
+  r.grid_id = static_cast<uint64_t>(k.gridId);
+  if (!sink.Write(r)) ++counters_.write_failures;
+}
+
+void ActivityTranslator::Translate(const CUpti_Activity* record, RecordSink& sink) {
+  bool ok = true;
+  switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+      Kernel(*reinterpret_cast<const CUpti_ActivityKernel10*>(record), sink);
+      return;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      ++counters_.memcpys;
+      if (m.start == 0 && m.end == 0) ++counters_.zero_timestamps;
+      MemcpyRecord r;
+      r.copy_kind = ToCopyKind(m.copyKind);
+      r.src_kind = ToMemoryKind(m.srcKind);
+      r.dst_kind = ToMemoryKind(m.dstKind);
+      r.bytes = m.bytes;
+      r.start_ns = m.start;
+      r.end_ns = m.end;
+      r.device_id = m.deviceId;
+      r.context_id = m.contextId;
+      r.stream_id = m.streamId;
+      r.correlation_id = m.correlationId;
+      r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+      r.graph_node_id = static_cast<uint32_t>(m.graphNodeId);
+      ok = sink.Write(r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+      const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+      ++counters_.memcpys;
+      MemcpyRecord r;
+      r.copy_kind = CopyKind::kPtoP;
+      r.src_kind = ToMemoryKind(m.srcKind);
+      r.dst_kind = ToMemoryKind(m.dstKind);
+      r.bytes = m.bytes;
+      r.start_ns = m.start;
+      r.end_ns = m.end;
+      r.device_id = m.deviceId;
+      r.context_id = m.contextId;
+      r.stream_id = m.streamId;
+      r.correlation_id = m.correlationId;
+      r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+      r.src_device_id = m.srcDeviceId;
+      r.dst_device_id = m.dstDeviceId;
+      r.graph_node_id = static_cast<uint32_t>(m.graphNodeId);
+      ok = sink.Write(r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      ++counters_.memsets;
+      if (m.start == 0 && m.end == 0) ++counters_.zero_timestamps;
+      MemsetRecord r;
+      r.value = m.value;
+      r.bytes = m.bytes;
+      r.memory_kind = ToMemoryKind(m.memoryKind);
+      r.start_ns = m.start;
+      r.end_ns = m.end;
+      r.device_id = m.deviceId;
+      r.context_id = m.contextId;
+      r.stream_id = m.streamId;
+      r.correlation_id = m.correlationId;
+      r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) != 0;
+      ok = sink.Write(r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+      const auto& s = *reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+      ++counters_.syncs;
+      SyncRecord r;
+      r.kind = ToSyncKind(s.type);
+      r.start_ns = s.start;
+      r.end_ns = s.end;
+      r.context_id = s.contextId;
+      r.stream_id = s.streamId == 0xffffffffu ? 0 : s.streamId;
+      r.cuda_event_id = s.cudaEventId == 0xffffffffu ? 0 : s.cudaEventId;
+      r.correlation_id = s.correlationId;
+      ok = sink.Write(r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+      const auto& a = *reinterpret_cast<const CUpti_ActivityAPI*>(record);
+      bool runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+      ++counters_.api_calls;
+      ApiCallRecord r;
+      r.domain = runtime ? ApiDomain::kRuntime : ApiDomain::kDriver;
+      r.name_id = ApiName(runtime, a.cbid, sink);
+      r.start_ns = a.start;
+      r.end_ns = a.end;
+      r.thread_id = sink.InternThread(a.threadId, a.threadId);
+      r.correlation_id = a.correlationId;
+      r.result = a.returnValue;
+      r.callback_id = a.cbid;
+      ok = sink.Write(r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MARKER: {
+      const auto& m = *reinterpret_cast<const CUpti_ActivityMarker2*>(record);
+      ++counters_.nvtx;
+      MarkerEvent e;
+      if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+        e.kind = MarkerEvent::Kind::kStart;
+      } else if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+        e.kind = MarkerEvent::Kind::kEnd;
+      } else {
+        e.kind = MarkerEvent::Kind::kInstant;
+      }
+      e.id = m.id;
+      e.timestamp_ns = m.timestamp;
+      e.os_tid = m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ||
+                         m.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS
+                     ? m.objectId.pt.threadId
+                     : 0;
+      e.name = m.name;
+      e.domain = m.domain;
+      nvtx_.OnMarker(e, sink);
+      return;
+    }
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA: {
+      const auto& d = *reinterpret_cast<const CUpti_ActivityMarkerData2*>(record);
+      uint32_t color = (d.flags & CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB) ? d.color : 0;
+      nvtx_.OnMarkerData(d.id, color, d.category, sink);
+      return;
+    }
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+      const auto& o = *reinterpret_cast<const CUpti_ActivityOverhead3*>(record);
+      ++counters_.overheads;
+      const char* kind = "OTHER";
+      switch (o.overheadKind) {
+        case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: kind = "DRIVER_COMPILER"; break;
+        case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: kind = "CUPTI_BUFFER_FLUSH"; break;
+        case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: kind = "CUPTI_INSTRUMENTATION"; break;
+        case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: kind = "CUPTI_RESOURCE"; break;
+        default: break;
+      }
+      OverheadRecord r;
+      r.kind_id = sink.InternString(kind);
+      r.start_ns = o.start;
+      r.end_ns = o.end;
+      if (o.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) {
+        r.thread_id = sink.InternThread(o.objectId.pt.threadId, o.objectId.pt.threadId);
+      }
+      ok = sink.Write(r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+      const auto& d = *reinterpret_cast<const CUpti_ActivityDevice5*>(record);
+      ++counters_.devices;
+      if (!devices_seen_.insert(d.id).second) return;
+      DeviceRecord r;
+      r.id = d.id;
+      r.name = d.name ? d.name : "";
+      r.compute_capability_major = d.computeCapabilityMajor;
+      r.compute_capability_minor = d.computeCapabilityMinor;
+      r.sm_count = d.numMultiprocessors;
+      r.max_warps_per_sm = d.maxWarpsPerMultiprocessor;
+      r.max_blocks_per_sm = d.maxBlocksPerMultiprocessor;
+      r.max_threads_per_block = d.maxThreadsPerBlock;
+      r.max_registers_per_sm = d.maxRegistersPerMultiprocessor;
+      r.max_registers_per_block = d.maxRegistersPerBlock;
+      r.max_shared_memory_per_sm = d.maxSharedMemoryPerMultiprocessor;
+      r.max_shared_memory_per_block = d.maxSharedMemoryPerBlock;
+      r.threads_per_warp = d.numThreadsPerWarp;
+      r.core_clock_khz = d.coreClockRate;
+      r.global_memory_bytes = d.globalMemorySize;
+      r.global_memory_bandwidth_kbps = d.globalMemoryBandwidth;
+      r.l2_cache_bytes = d.l2CacheSize;
+      r.uuid = UuidHex(d.uuid);
+      if (device_fixup_) device_fixup_(&r);
+      ok = sink.Write(r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_CONTEXT: {
+      const auto& c = *reinterpret_cast<const CUpti_ActivityContext3*>(record);
+      ++counters_.contexts;
+      ContextRecord r;
+      r.id = c.contextId;
+      r.device_id = c.deviceId;
+      r.is_green = c.isGreenContext != 0;
+      r.sm_count = c.isGreenContext ? c.numMultiprocessors : 0;
+      ok = sink.Write(r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
+      const auto& g = *reinterpret_cast<const CUpti_ActivityGraphTrace2*>(record);
+      ++counters_.graph_launches;
+      GraphLaunchRecord r;
+      r.graph_id = g.graphId;
+      r.start_ns = g.start;
+      r.end_ns = g.end;
+      r.device_id = g.deviceId;
+      r.context_id = g.contextId;
+      r.stream_id = g.streamId;
+      r.correlation_id = g.correlationId;
+      ok = sink.Write(r);
+      break;
+    }
+    default:
+      ++counters_.unknown_kinds;
+      return;
+  }
+  if (!ok) ++counters_.write_failures;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,73 @@
+// ActivityTranslator: turns CUPTI activity records (CUDA 13.0 layouts: Kernel10, Memcpy6,
+// MemcpyPtoP4, Memset4, Synchronization2, API, Marker2, MarkerData2, Overhead3, Device5,
+// Context3, GraphTrace2) into warpscope records. Pure: it reads the structs only, so unit
+// tests feed it synthetic records on a machine without a GPU. Not thread-safe.
+#ifndef WARPSCOPE_COLLECTORS_ACTIVITY_ACTIVITY_TRANSLATOR_H_
+#define WARPSCOPE_COLLECTORS_ACTIVITY_ACTIVITY_TRANSLATOR_H_
+
+#include <cupti_activity.h>
+
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "collectors/activity/kernel_names.h"
+#include "collectors/common/record_sink.h"
+#include "collectors/nvtx/nvtx_range_builder.h"
+
+namespace warpscope {
+
+struct TranslatorCounters {
+  uint64_t kernels = 0;
+  uint64_t memcpys = 0;
+  uint64_t memsets = 0;
+  uint64_t syncs = 0;
+  uint64_t api_calls = 0;
+  uint64_t nvtx = 0;
+  uint64_t overheads = 0;
+  uint64_t graph_launches = 0;
+  uint64_t devices = 0;
+  uint64_t contexts = 0;
+  uint64_t zero_timestamps = 0;  // start == end == 0: CUPTI ran out of device buffers
+  uint64_t unknown_kinds = 0;
+  uint64_t write_failures = 0;   // the writer dropped the record (its own counters say why)
+};
+
+class ActivityTranslator {
+ public:
+  // Names an API callback id ("cudaLaunchKernel"); the real one asks cuptiGetCallbackName.
+  using ApiNameFn = std::function<const char*(bool runtime, uint32_t cbid)>;
+  // Fills fields CUPTI's Device5 lacks (opt-in/reserved shared memory per block).
+  using DeviceFixupFn = std::function<void(DeviceRecord*)>;
+
+  ActivityTranslator(ApiNameFn api_name, DeviceFixupFn device_fixup)
+      : api_name_(std::move(api_name)), device_fixup_(std::move(device_fixup)) {}
+
+  void Translate(const CUpti_Activity* record, RecordSink& sink);
+
+  const TranslatorCounters& counters() const { return counters_; }
+  NvtxRangeBuilder& nvtx() { return nvtx_; }
+  const KernelNameCache& names() const { return names_; }
+
+ private:
+  void Kernel(const CUpti_ActivityKernel10& k, RecordSink& sink);
+  uint64_t ApiName(bool runtime, uint32_t cbid, RecordSink& sink);
+
+  ApiNameFn api_name_;
+  DeviceFixupFn device_fixup_;
+  KernelNameCache names_;
+  NvtxRangeBuilder nvtx_;
+  TranslatorCounters counters_;
+  std::unordered_map<uint64_t, uint64_t> api_names_;  // (runtime << 32 | cbid) -> string id
+  std::unordered_set<uint32_t> devices_seen_;
+};
+
+// Enum conversions shared with tests.
+CopyKind ToCopyKind(uint8_t cupti_copy_kind);
+MemoryKind ToMemoryKind(uint32_t cupti_memory_kind);
+SyncKind ToSyncKind(uint32_t cupti_sync_type);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_COLLECTORS_ACTIVITY_ACTIVITY_TRANSLATOR_H_

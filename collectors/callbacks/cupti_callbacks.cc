@@ -1,0 +1,204 @@
+// The single CUPTI subscriber (see cupti_callbacks.h).
+//
+// Lifecycle: cuptiSubscribe_v2 (first CUPTI call; on MULTIPLE_SUBSCRIBERS step aside) →
+// enable RESOURCE callbacks (contexts, modules) → cuProfilerStart/Stop callbacks when the
+// capture range is cudaProfilerApi → NVTX push/pop callbacks when it is nvtx → at shutdown
+// cuptiUnsubscribe. Callbacks never throw and do no CUDA calls; they only forward.
+#include "collectors/callbacks/cupti_callbacks.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <generated_nvtx_meta.h>
+#include <nvtx3/nvToolsExt.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+
+#include "collectors/common/cupti_util.h"
+
+namespace warpscope {
+namespace {
+
+CUpti_SubscriberHandle g_subscriber = nullptr;
+CallbackHandler* g_handler = nullptr;
+std::atomic<bool> g_live{false};
+std::mutex g_domain_mu;
+std::unordered_map<const void*, std::string>* g_domains = nullptr;  // nvtxDomainHandle_t -> name
+
+uint32_t OsTid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
+
+std::string DomainName(const void* handle) {
+  if (handle == nullptr) return {};
+  std::lock_guard<std::mutex> lock(g_domain_mu);
+  auto it = g_domains->find(handle);
+  return it == g_domains->end() ? std::string("<unnamed domain>") : it->second;
+}
+
+const char* AttribMessage(const nvtxEventAttributes_t* a) {
+  if (a == nullptr || a->messageType != NVTX_MESSAGE_TYPE_ASCII) return nullptr;
+  return a->message.ascii;
+}
+
+void HandleNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* d) {
+  if (d == nullptr) return;
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA: {
+      auto* p = static_cast<const nvtxRangePushA_params*>(d->functionParams);
+      g_handler->OnNvtxPush(OsTid(), p && p->message ? p->message : "", "");
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePushEx: {
+      auto* p = static_cast<const nvtxRangePushEx_params*>(d->functionParams);
+      const char* m = p ? AttribMessage(p->eventAttrib) : nullptr;
+      g_handler->OnNvtxPush(OsTid(), m ? m : "", "");
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePushW:
+      g_handler->OnNvtxPush(OsTid(), "", "");  // wide names never match; keep depth right
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+      g_handler->OnNvtxPop(OsTid(), "");
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      auto* p = static_cast<const nvtxDomainRangePushEx_params*>(d->functionParams);
+      if (p == nullptr) break;
+      const char* m = AttribMessage(p->core.eventAttrib);
+      g_handler->OnNvtxPush(OsTid(), m ? m : "", DomainName(p->domain));
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop: {
+      auto* p = static_cast<const nvtxDomainRangePop_params*>(d->functionParams);
+      g_handler->OnNvtxPop(OsTid(), p ? DomainName(p->domain) : "");
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
+      auto* p = static_cast<const nvtxDomainCreateA_params*>(d->functionParams);
+      auto* ret = static_cast<const nvtxDomainHandle_t*>(d->functionReturnValue);
+      if (p && p->name && ret && *ret) {
+        std::lock_guard<std::mutex> lock(g_domain_mu);
+        (*g_domains)[*ret] = p->name;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void CUPTIAPI Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                       const void* data) {
+  if (!g_live.load(std::memory_order_acquire) || g_handler == nullptr) return;
+  try {
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+      auto* r = static_cast<const CUpti_ResourceData*>(data);
+      if (r == nullptr) return;
+      uint32_t context_id = 0, device_id = 0;
+      if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+        cuptiGetContextId(r->context, &context_id);
+        cuptiGetDeviceId(r->context, &device_id);
+        g_handler->OnContextCreated(r->context, context_id, device_id);
+      } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+        cuptiGetContextId(r->context, &context_id);
+        g_handler->OnContextDestroying(r->context, context_id);
+      } else if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+        auto* m = static_cast<const CUpti_ModuleResourceData*>(r->resourceDescriptor);
+        if (m != nullptr) g_handler->OnModuleLoaded(r->context, m->moduleId, m->pCubin, m->cubinSize);
+      }
+      // Never flush in STREAM_DESTROY_STARTING (deadlocks, CUPTI docs): not subscribed.
+    } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+      auto* c = static_cast<const CUpti_CallbackData*>(data);
+      if (c == nullptr) return;
+      // Open after cuProfilerStart returns, close before cuProfilerStop runs, so the window
+      // holds exactly the work between the two calls.
+      if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart && c->callbackSite == CUPTI_API_EXIT) {
+        g_handler->OnProfilerApi(true);
+      } else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop &&
+                 c->callbackSite == CUPTI_API_ENTER) {
+        g_handler->OnProfilerApi(false);
+      }
+    } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
+      HandleNvtx(cbid, static_cast<const CUpti_NvtxData*>(data));
+    }
+  } catch (...) {
+    // Swallowed: nothing may unwind into the driver.
+  }
+}
+
+}  // namespace
+
+bool CuptiCallbacks::Subscribe(CallbackHandler* handler, const CallbackOptions& options,
+                               std::string* error) {
+  g_handler = handler;
+  if (g_domains == nullptr) g_domains = new std::unordered_map<const void*, std::string>();
+  char old_name[256] = {0};
+  CUpti_SubscriberParams params = {};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "warpscope";
+  params.oldSubscriberName = old_name;
+  params.oldSubscriberSize = sizeof old_name;
+  CUptiResult r = cuptiSubscribe_v2(&g_subscriber, &Callback, nullptr, &params);
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    *error = std::string("warpscope: another CUPTI client is already attached (") +
+             (old_name[0] ? old_name : "unnamed; Nsight Systems/Compute, cuda-gdb or a profiler "
+                                       "in the program") +
+             "); warpscope steps aside and this run is not profiled";
+    return false;
+  }
+  if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+    *error = "warpscope: CUPTI refused access (insufficient privileges); running without "
+             "profiling";
+    return false;
+  }
+  if (r != CUPTI_SUCCESS) {
+    *error = "warpscope: cuptiSubscribe failed: " + CuptiErrorText(r) +
+             "; running without profiling";
+    return false;
+  }
+  cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                      CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
+  if (options.profiler_api) {
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  }
+  if (options.nvtx) {
+    const CUpti_CallbackId ids[] = {
+        CUPTI_CBID_NVTX_nvtxRangePushA,        CUPTI_CBID_NVTX_nvtxRangePushW,
+        CUPTI_CBID_NVTX_nvtxRangePushEx,       CUPTI_CBID_NVTX_nvtxRangePop,
+        CUPTI_CBID_NVTX_nvtxDomainRangePushEx, CUPTI_CBID_NVTX_nvtxDomainRangePop,
+        CUPTI_CBID_NVTX_nvtxDomainCreateA};
+    for (CUpti_CallbackId id : ids) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_NVTX, id);
+  }
+  g_live.store(true, std::memory_order_release);
+  return true;
+}
+
+void CuptiCallbacks::Unsubscribe() {
+  if (!g_live.exchange(false)) return;
+  cuptiUnsubscribe(g_subscriber);
+  g_subscriber = nullptr;
+}
+
+void CuptiCallbacks::AbandonAfterFork() { g_live.store(false); }
+
+uint32_t CuptiCallbacks::CuptiVersion() {
+  uint32_t v = 0;
+  return cuptiGetVersion(&v) == CUPTI_SUCCESS ? v : 0;
+}
+
+uint32_t CuptiCallbacks::DriverVersion() {
+  using Fn = int (*)(int*);
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  auto fn = cuda ? reinterpret_cast<Fn>(dlsym(cuda, "cuDriverGetVersion")) : nullptr;
+  int v = 0;
+  if (fn == nullptr || fn(&v) != 0) return 0;
+  return static_cast<uint32_t>(v);
+}
+
+}  // namespace warpscope

@@ -1,0 +1,39 @@
+# Collectors: the pure translation parts (unit-tested without a GPU) and the CUPTI-facing
+# parts linked into libwarpscope_core.so. Optional collectors owned elsewhere
+# (pm_sampling/, pc_sampling/) bring their own *.cmake; a target they define named
+# warpscope_pm_sampling / warpscope_pc_sampling is linked whole into the core, so its
+# static RegisterCollector(...) runs (libinject/collector_interface.h).
+
+add_library(warpscope_collectors_pure STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/activity/activity_translator.cc
+  ${CMAKE_CURRENT_LIST_DIR}/activity/kernel_names.cc
+  ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_range_builder.cc)
+target_include_directories(warpscope_collectors_pure PUBLIC ${PROJECT_SOURCE_DIR}
+                           ${WARPSCOPE_CUPTI_INCLUDE_DIR} ${WARPSCOPE_CUDA_INCLUDE_DIRS})
+set_target_properties(warpscope_collectors_pure PROPERTIES CXX_VISIBILITY_PRESET hidden
+                      VISIBILITY_INLINES_HIDDEN ON)
+target_link_libraries(warpscope_collectors_pure PUBLIC warpscope_writer)
+
+add_library(warpscope_collectors_cupti STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/activity/cupti_activity.cc
+  ${CMAKE_CURRENT_LIST_DIR}/callbacks/cupti_callbacks.cc
+  ${CMAKE_CURRENT_LIST_DIR}/nvtx/cupti_nvtx_injection.cc
+  ${CMAKE_CURRENT_LIST_DIR}/common/cupti_util.cc)
+target_include_directories(warpscope_collectors_cupti PUBLIC ${PROJECT_SOURCE_DIR}
+                           ${WARPSCOPE_CUPTI_INCLUDE_DIR} ${WARPSCOPE_CUDA_INCLUDE_DIRS})
+set_target_properties(warpscope_collectors_cupti PROPERTIES CXX_VISIBILITY_PRESET hidden
+                      VISIBILITY_INLINES_HIDDEN ON)
+target_link_libraries(warpscope_collectors_cupti PUBLIC warpscope_collectors_pure
+                      warpscope_session_pure warpscope_writer)
+
+# Collectors owned by other folders.
+file(GLOB _warpscope_optional_collectors CONFIGURE_DEPENDS
+     ${CMAKE_CURRENT_LIST_DIR}/pm_sampling/*.cmake ${CMAKE_CURRENT_LIST_DIR}/pc_sampling/*.cmake)
+foreach(_f IN LISTS _warpscope_optional_collectors)
+  include(${_f})
+endforeach()
+foreach(_c warpscope_pm_sampling warpscope_pc_sampling)
+  if(TARGET ${_c})
+    target_link_libraries(warpscope_core PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${_c}>")
+  endif()
+endforeach()

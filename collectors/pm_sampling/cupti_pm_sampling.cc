@@ -1,0 +1,353 @@
+// CUPTI PM sampling wrapper and the collector's registration. Call sequence (CUPTI_NOTES §3):
+//   cuptiProfilerInitialize -> cuptiDeviceGetChipName -> GetCounterAvailability (size, fill)
+//   -> cuptiProfilerHostInitialize(PM_SAMPLING) -> ConfigAddMetrics -> GetConfigImage(Size)
+//   -> GetNumOfPasses (the controller refuses != 1) -> cuptiPmSamplingEnable -> SetConfig
+//   (GPU_TIME_INTERVAL, KEEP_LATEST) -> GetCounterDataSize + CounterDataImageInitialize
+//   -> Start -> [DecodeData -> GetCounterDataInfo -> per sample GetSampleInfo +
+//   EvaluateToGpuValues -> image reset]* -> Stop -> final decode -> Disable
+//   -> cuptiProfilerHostDeinitialize -> cuptiProfilerDeInitialize.
+#include "collectors/pm_sampling/cupti_pm_sampling.h"
+
+#include <cupti.h>
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "collectors/pm_sampling/pm_sampling_collector.h"
+
+namespace warpscope {
+
+struct CuptiPmSampling::DeviceState {
+  uint32_t device_index = 0;
+  std::string chip;
+  std::vector<std::string> metric_storage;
+  std::vector<const char*> metric_names;
+  uint64_t interval_ns = 0;
+  uint64_t hardware_buffer_bytes = 0;
+  uint32_t max_samples = 0;
+  std::vector<uint8_t> availability;
+  std::vector<uint8_t> config_image;
+  std::vector<uint8_t> counter_data;
+  std::vector<double> values;
+  CUpti_Profiler_Host_Object* host = nullptr;
+  CUpti_PmSampling_Object* sampler = nullptr;
+};
+
+namespace {
+
+// A zeroed CUPTI params struct with its structSize set.
+template <typename T>
+T Params(size_t struct_size) {
+  T params;
+  std::memset(&params, 0, sizeof(params));
+  params.structSize = struct_size;
+  return params;
+}
+
+PmResult Check(CUptiResult status, const char* call) {
+  if (status == CUPTI_SUCCESS) return PmResult::Ok();
+  const char* text = nullptr;
+  cuptiGetResultString(status, &text);
+  PmResult r;
+  r.message = std::string(call) + ": " + (text ? text : "unknown CUPTI error") + " (" +
+              std::to_string(static_cast<int>(status)) + ")";
+  switch (status) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+      r.kind = PmErrorKind::kInsufficientPrivileges;
+      break;
+    case CUPTI_ERROR_HARDWARE_BUSY:
+      r.kind = PmErrorKind::kHardwareBusy;
+      break;
+    case CUPTI_ERROR_NOT_SUPPORTED:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_INVALID_METRIC_NAME:
+    case CUPTI_ERROR_INVALID_CHIP_NAME:
+    case CUPTI_ERROR_INVALID_DEVICE:
+      r.kind = PmErrorKind::kUnsupported;
+      break;
+    case CUPTI_ERROR_OUT_OF_MEMORY:
+      r.kind = PmErrorKind::kOutOfMemory;
+      break;
+    default:
+      r.kind = PmErrorKind::kOther;
+      break;
+  }
+  return r;
+}
+
+PmResult NotPrepared(uint32_t device) {
+  PmResult r;
+  r.kind = PmErrorKind::kOther;
+  r.message = "device " + std::to_string(device) + " was not prepared";
+  return r;
+}
+
+PmResult ResetCounterData(CuptiPmSampling::DeviceState& d) {
+  auto p = Params<CUpti_PmSampling_CounterDataImage_Initialize_Params>(
+      CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+  p.pPmSamplingObject = d.sampler;
+  p.counterDataSize = d.counter_data.size();
+  p.pCounterData = d.counter_data.data();
+  return Check(cuptiPmSamplingCounterDataImageInitialize(&p),
+               "cuptiPmSamplingCounterDataImageInitialize");
+}
+
+}  // namespace
+
+CuptiPmSampling::CuptiPmSampling() = default;
+CuptiPmSampling::~CuptiPmSampling() {
+  for (auto& [device, state] : devices_) DisableDevice(device);
+}
+
+PmResult CuptiPmSampling::Initialize() {
+  auto p = Params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+  return Check(cuptiProfilerInitialize(&p), "cuptiProfilerInitialize");
+}
+
+PmResult CuptiPmSampling::PrepareDevice(const PmDeviceSettings& settings, std::string* chip_name,
+                                        size_t* num_passes) {
+  auto state = std::make_unique<DeviceState>();
+  DeviceState& d = *state;
+  d.device_index = settings.device_index;
+  d.metric_storage = settings.metrics;
+  for (const std::string& m : d.metric_storage) d.metric_names.push_back(m.c_str());
+  d.values.resize(d.metric_names.size());
+  d.interval_ns = settings.interval_ns;
+  d.hardware_buffer_bytes = settings.hardware_buffer_bytes;
+  d.max_samples = settings.max_samples_per_decode;
+  devices_[settings.device_index] = std::move(state);
+
+  auto chip = Params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+  chip.deviceIndex = d.device_index;
+  if (PmResult r = Check(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName"); !r.ok()) {
+    return r;
+  }
+  d.chip = chip.pChipName ? chip.pChipName : "";
+  *chip_name = d.chip;
+
+  auto avail = Params<CUpti_PmSampling_GetCounterAvailability_Params>(
+      CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE);
+  avail.deviceIndex = d.device_index;
+  if (PmResult r = Check(cuptiPmSamplingGetCounterAvailability(&avail),
+                         "cuptiPmSamplingGetCounterAvailability");
+      !r.ok()) {
+    return r;
+  }
+  d.availability.resize(avail.counterAvailabilityImageSize);
+  avail.pCounterAvailabilityImage = d.availability.data();
+  if (PmResult r = Check(cuptiPmSamplingGetCounterAvailability(&avail),
+                         "cuptiPmSamplingGetCounterAvailability");
+      !r.ok()) {
+    return r;
+  }
+
+  auto host = Params<CUpti_Profiler_Host_Initialize_Params>(
+      CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  host.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
+  host.pChipName = d.chip.c_str();
+  host.pCounterAvailabilityImage = d.availability.data();
+  if (PmResult r = Check(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
+      !r.ok()) {
+    return r;
+  }
+  d.host = host.pHostObject;
+
+  auto add = Params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+      CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  add.pHostObject = d.host;
+  add.ppMetricNames = d.metric_names.data();
+  add.numMetrics = d.metric_names.size();
+  if (PmResult r =
+          Check(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
+      !r.ok()) {
+    return r;
+  }
+  auto size = Params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  size.pHostObject = d.host;
+  if (PmResult r =
+          Check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+      !r.ok()) {
+    return r;
+  }
+  d.config_image.resize(size.configImageSize);
+  auto image = Params<CUpti_Profiler_Host_GetConfigImage_Params>(
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  image.pHostObject = d.host;
+  image.configImageSize = d.config_image.size();
+  image.pConfigImage = d.config_image.data();
+  if (PmResult r =
+          Check(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
+      !r.ok()) {
+    return r;
+  }
+  auto passes = Params<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  passes.configImageSize = d.config_image.size();
+  passes.pConfigImage = d.config_image.data();
+  if (PmResult r =
+          Check(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
+      !r.ok()) {
+    return r;
+  }
+  *num_passes = passes.numOfPasses;
+  return PmResult::Ok();
+}
+
+PmResult CuptiPmSampling::EnableDevice(uint32_t device_index) {
+  auto it = devices_.find(device_index);
+  if (it == devices_.end()) return NotPrepared(device_index);
+  DeviceState& d = *it->second;
+  auto enable = Params<CUpti_PmSampling_Enable_Params>(CUpti_PmSampling_Enable_Params_STRUCT_SIZE);
+  enable.deviceIndex = d.device_index;
+  if (PmResult r = Check(cuptiPmSamplingEnable(&enable), "cuptiPmSamplingEnable"); !r.ok()) {
+    return r;
+  }
+  d.sampler = enable.pPmSamplingObject;
+
+  auto config =
+      Params<CUpti_PmSampling_SetConfig_Params>(CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE);
+  config.pPmSamplingObject = d.sampler;
+  config.configSize = d.config_image.size();
+  config.pConfig = d.config_image.data();
+  config.hardwareBufferSize = d.hardware_buffer_bytes;
+  config.samplingInterval = d.interval_ns;
+  config.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+  // KEEP_LATEST keeps sampling through an overflow (the decoder reports `overflow`) instead
+  // of stopping with OUT_OF_MEMORY; kineto makes the same choice.
+  config.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+  if (PmResult r = Check(cuptiPmSamplingSetConfig(&config), "cuptiPmSamplingSetConfig"); !r.ok()) {
+    return r;
+  }
+
+  auto size = Params<CUpti_PmSampling_GetCounterDataSize_Params>(
+      CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE);
+  size.pPmSamplingObject = d.sampler;
+  size.pMetricNames = d.metric_names.data();
+  size.numMetrics = d.metric_names.size();
+  size.maxSamples = d.max_samples;
+  if (PmResult r =
+          Check(cuptiPmSamplingGetCounterDataSize(&size), "cuptiPmSamplingGetCounterDataSize");
+      !r.ok()) {
+    return r;
+  }
+  d.counter_data.resize(size.counterDataSize);
+  return ResetCounterData(d);
+}
+
+PmResult CuptiPmSampling::Start(uint32_t device_index) {
+  auto it = devices_.find(device_index);
+  if (it == devices_.end() || it->second->sampler == nullptr) return NotPrepared(device_index);
+  auto p = Params<CUpti_PmSampling_Start_Params>(CUpti_PmSampling_Start_Params_STRUCT_SIZE);
+  p.pPmSamplingObject = it->second->sampler;
+  return Check(cuptiPmSamplingStart(&p), "cuptiPmSamplingStart");
+}
+
+PmResult CuptiPmSampling::Stop(uint32_t device_index) {
+  auto it = devices_.find(device_index);
+  if (it == devices_.end() || it->second->sampler == nullptr) return NotPrepared(device_index);
+  auto p = Params<CUpti_PmSampling_Stop_Params>(CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
+  p.pPmSamplingObject = it->second->sampler;
+  return Check(cuptiPmSamplingStop(&p), "cuptiPmSamplingStop");
+}
+
+PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& visitor,
+                                 PmDecodeResult* result) {
+  auto it = devices_.find(device_index);
+  if (it == devices_.end() || it->second->sampler == nullptr) return NotPrepared(device_index);
+  DeviceState& d = *it->second;
+  auto decode =
+      Params<CUpti_PmSampling_DecodeData_Params>(CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE);
+  decode.pPmSamplingObject = d.sampler;
+  decode.pCounterDataImage = d.counter_data.data();
+  decode.counterDataImageSize = d.counter_data.size();
+  PmResult decoded = Check(cuptiPmSamplingDecodeData(&decode), "cuptiPmSamplingDecodeData");
+  result->overflow = decode.overflow != 0;
+  if (!decoded.ok() && decoded.kind != PmErrorKind::kOutOfMemory) return decoded;
+  result->more = decode.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
+
+  auto info = Params<CUpti_PmSampling_GetCounterDataInfo_Params>(
+      CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE);
+  info.pCounterDataImage = d.counter_data.data();
+  info.counterDataImageSize = d.counter_data.size();
+  if (PmResult r =
+          Check(cuptiPmSamplingGetCounterDataInfo(&info), "cuptiPmSamplingGetCounterDataInfo");
+      !r.ok()) {
+    return r;
+  }
+  for (size_t i = 0; i < info.numCompletedSamples; ++i) {
+    auto sample = Params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
+        CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
+    sample.pPmSamplingObject = d.sampler;
+    sample.pCounterDataImage = d.counter_data.data();
+    sample.counterDataImageSize = d.counter_data.size();
+    sample.sampleIndex = i;
+    if (PmResult r = Check(cuptiPmSamplingCounterDataGetSampleInfo(&sample),
+                           "cuptiPmSamplingCounterDataGetSampleInfo");
+        !r.ok()) {
+      return r;
+    }
+    auto eval = Params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+    eval.pHostObject = d.host;
+    eval.pCounterDataImage = d.counter_data.data();
+    eval.counterDataImageSize = d.counter_data.size();
+    eval.rangeIndex = i;
+    eval.ppMetricNames = d.metric_names.data();
+    eval.numMetrics = d.metric_names.size();
+    eval.pMetricValues = d.values.data();
+    if (PmResult r = Check(cuptiProfilerHostEvaluateToGpuValues(&eval),
+                           "cuptiProfilerHostEvaluateToGpuValues");
+        !r.ok()) {
+      return r;
+    }
+    visitor(sample.startTimestamp, sample.endTimestamp, d.values.data(), d.values.size());
+    ++result->samples;
+  }
+  if (PmResult r = ResetCounterData(d); !r.ok()) return r;
+  return decoded;
+}
+
+void CuptiPmSampling::DisableDevice(uint32_t device_index) {
+  auto it = devices_.find(device_index);
+  if (it == devices_.end()) return;
+  DeviceState& d = *it->second;
+  if (d.sampler != nullptr) {
+    auto p = Params<CUpti_PmSampling_Disable_Params>(CUpti_PmSampling_Disable_Params_STRUCT_SIZE);
+    p.pPmSamplingObject = d.sampler;
+    cuptiPmSamplingDisable(&p);
+    d.sampler = nullptr;
+  }
+  if (d.host != nullptr) {
+    auto p = Params<CUpti_Profiler_Host_Deinitialize_Params>(
+        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    p.pHostObject = d.host;
+    cuptiProfilerHostDeinitialize(&p);
+    d.host = nullptr;
+  }
+}
+
+void CuptiPmSampling::Deinitialize() {
+  auto p =
+      Params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
+  cuptiProfilerDeInitialize(&p);
+}
+
+namespace {
+
+std::unique_ptr<PmSamplingApi> MakeCuptiPmSampling() { return std::make_unique<CuptiPmSampling>(); }
+
+std::unique_ptr<SessionListener> MakePmSamplingCollector() {
+  return std::make_unique<PmSamplingCollector>(&MakeCuptiPmSampling);
+}
+
+[[maybe_unused]] const bool kRegistered =
+    RegisterCollector({"pm_sampling", "WARPSCOPE_PM_SAMPLING", &MakePmSamplingCollector});
+
+}  // namespace
+}  // namespace warpscope

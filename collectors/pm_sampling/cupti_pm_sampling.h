@@ -1,0 +1,39 @@
+// CuptiPmSampling: the only code that calls CUPTI's PM sampling and profiler host APIs
+// (cupti_pmsampling.h, cupti_profiler_host.h, cupti_target.h). CUPTI types stay in the .cc.
+#ifndef WARPSCOPE_COLLECTORS_PM_SAMPLING_CUPTI_PM_SAMPLING_H_
+#define WARPSCOPE_COLLECTORS_PM_SAMPLING_CUPTI_PM_SAMPLING_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "collectors/pm_sampling/pm_sampling_api.h"
+
+namespace warpscope {
+
+class CuptiPmSampling final : public PmSamplingApi {
+ public:
+  CuptiPmSampling();
+  ~CuptiPmSampling() override;
+
+  PmResult Initialize() override;
+  PmResult PrepareDevice(const PmDeviceSettings& settings, std::string* chip_name,
+                         size_t* num_passes) override;
+  PmResult EnableDevice(uint32_t device_index) override;
+  PmResult Start(uint32_t device_index) override;
+  PmResult Stop(uint32_t device_index) override;
+  PmResult Decode(uint32_t device_index, const PmSampleVisitor& visitor,
+                  PmDecodeResult* result) override;
+  void DisableDevice(uint32_t device_index) override;
+  void Deinitialize() override;
+
+  struct DeviceState;  // CUPTI objects and images of one device (defined in the .cc)
+
+ private:
+  std::map<uint32_t, std::unique_ptr<DeviceState>> devices_;
+};
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_COLLECTORS_PM_SAMPLING_CUPTI_PM_SAMPLING_H_

@@ -1,0 +1,70 @@
+// Session listener for PM sampling: configuration, capture window edges, writer output.
+#include "collectors/pm_sampling/pm_sampling_collector.h"
+
+#include <string>
+#include <utility>
+
+#include "libinject/trace_writer.h"
+
+namespace warpscope {
+
+PmSamplingCollector::~PmSamplingCollector() { OnShutdown(); }
+
+bool PmSamplingCollector::OnSessionStart(SessionServices& services) {
+  services_ = &services;
+  PmSamplingConfig config;
+  std::string error;
+  if (!LoadPmSamplingConfig([&services](std::string_view name) { return services.GetConfig(name); },
+                            &config, &error)) {
+    Report(Severity::kError, error);
+    return false;
+  }
+  api_ = factory_();
+  if (api_ == nullptr) return false;
+  PmRecordSink& sink = *this;
+  controller_ = std::make_unique<PmSamplingController>(
+      *api_, sink, std::move(config), [this] { return ReadSystemClocks(services_->NowNs()); });
+  return true;
+}
+
+void PmSamplingCollector::OnContextCreated(void* /*cu_context*/, uint32_t /*context_id*/,
+                                           uint32_t device_id) {
+  if (controller_) controller_->OnDevice(device_id);
+}
+
+void PmSamplingCollector::OnCaptureStart(uint32_t /*window_id*/, uint64_t /*timestamp_ns*/) {
+  if (controller_) controller_->StartCapture();
+}
+
+void PmSamplingCollector::OnCaptureStop(uint32_t /*window_id*/, uint64_t /*timestamp_ns*/) {
+  if (controller_) controller_->StopCapture();
+}
+
+void PmSamplingCollector::OnShutdown() {
+  if (controller_) controller_->Shutdown();
+  controller_.reset();
+  api_.reset();
+}
+
+bool PmSamplingCollector::Write(const PmMetricSetRecord& record) {
+  return services_->writer().Write(record);
+}
+
+bool PmSamplingCollector::Write(const PmSampleRecord& record) {
+  return services_->writer().Write(record);
+}
+
+void PmSamplingCollector::AddToCounter(std::string_view name, uint64_t delta, Severity severity) {
+  services_->writer().AddToCounter(name, delta, severity);
+}
+
+void PmSamplingCollector::Report(Severity severity, std::string_view message) {
+  // SessionServices::Report logs the message as given: every stderr line starts with
+  // "warpscope: " (the controller's messages come without it).
+  constexpr std::string_view kPrefix = "warpscope: ";
+  std::string line(message);
+  if (line.compare(0, kPrefix.size(), kPrefix) != 0) line.insert(0, kPrefix);
+  if (services_ != nullptr) services_->Report(severity, "pm_sampling", line);
+}
+
+}  // namespace warpscope

@@ -1,0 +1,137 @@
+// Parsing of the WARPSCOPE_PM_* settings (see pm_sampling_config.h).
+#include "collectors/pm_sampling/pm_sampling_config.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace warpscope {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Splits "12.5us" into 12.5 and "us". False when there is no leading number.
+bool SplitNumber(std::string_view text, double* value, std::string_view* unit) {
+  text = Trim(text);
+  const std::string s(text);
+  if (s.empty() || s[0] == '-' || s[0] == '+') return false;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || errno != 0 || !std::isfinite(v)) return false;
+  *value = v;
+  *unit = Trim(text.substr(end - s.c_str()));
+  return true;
+}
+
+}  // namespace
+
+bool ParsePmInterval(std::string_view text, uint64_t* ns, std::string* error) {
+  double v = 0;
+  std::string_view unit;
+  if (!SplitNumber(text, &v, &unit)) {
+    *error = "expected a duration such as 100us, 20us or 250000 (ns)";
+    return false;
+  }
+  double scale = 0;
+  if (unit.empty() || unit == "ns")
+    scale = 1;
+  else if (unit == "us" || unit == "\xC2\xB5s")
+    scale = 1e3;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "s")
+    scale = 1e9;
+  if (scale == 0) {
+    *error = "unknown unit '" + std::string(unit) + "': use ns, us, ms or s";
+    return false;
+  }
+  const double value = v * scale;
+  if (value < kMinPmIntervalNs || value > kMaxPmIntervalNs) {
+    *error = "out of range: use 1us .. 1s";
+    return false;
+  }
+  *ns = static_cast<uint64_t>(std::llround(value));
+  return true;
+}
+
+bool ParsePmBytes(std::string_view text, uint64_t* bytes, std::string* error) {
+  double v = 0;
+  std::string_view unit;
+  if (!SplitNumber(text, &v, &unit)) {
+    *error = "expected a size such as 64M, 512MiB or 67108864";
+    return false;
+  }
+  double scale = 0;
+  if (unit.empty() || unit == "B")
+    scale = 1;
+  else if (unit == "K" || unit == "KiB" || unit == "k")
+    scale = 1024.0;
+  else if (unit == "M" || unit == "MiB")
+    scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB")
+    scale = 1024.0 * 1024 * 1024;
+  if (scale == 0) {
+    *error = "unknown unit '" + std::string(unit) + "': use K, M or G (binary)";
+    return false;
+  }
+  const double value = v * scale;
+  if (value < kMinPmBufferBytes || value > kMaxPmBufferBytes) {
+    *error = "out of range: use 1M .. 4G";
+    return false;
+  }
+  *bytes = static_cast<uint64_t>(value);
+  return true;
+}
+
+bool ParsePmMetrics(std::string_view text, std::vector<std::string>* metrics, std::string* error) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string_view::npos) comma = text.size();
+    std::string_view name = Trim(text.substr(pos, comma - pos));
+    constexpr std::string_view kNcuPrefix = "pmsampling:";
+    if (name.substr(0, kNcuPrefix.size()) == kNcuPrefix) name.remove_prefix(kNcuPrefix.size());
+    if (name.empty()) {
+      *error = "empty metric name in the list";
+      return false;
+    }
+    out.emplace_back(name);
+    pos = comma + 1;
+  }
+  *metrics = std::move(out);
+  return true;
+}
+
+bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
+                          PmSamplingConfig* config, std::string* error) {
+  std::string problem;
+  if (std::string v = get_env("WARPSCOPE_PM_INTERVAL"); !v.empty()) {
+    if (!ParsePmInterval(v, &config->interval_ns, &problem)) {
+      *error =
+          "warpscope: WARPSCOPE_PM_INTERVAL='" + v + "': " + problem + "; PM sampling stays off";
+      return false;
+    }
+  }
+  if (std::string v = get_env("WARPSCOPE_PM_BUFFER"); !v.empty()) {
+    if (!ParsePmBytes(v, &config->hardware_buffer_bytes, &problem)) {
+      *error = "warpscope: WARPSCOPE_PM_BUFFER='" + v + "': " + problem + "; PM sampling stays off";
+      return false;
+    }
+  }
+  if (std::string v = get_env("WARPSCOPE_PM_METRICS"); !v.empty()) {
+    if (!ParsePmMetrics(v, &config->metrics, &problem)) {
+      *error =
+          "warpscope: WARPSCOPE_PM_METRICS='" + v + "': " + problem + "; PM sampling stays off";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,59 @@
+// WARPSCOPE_PM_* environment settings for the PM sampling collector, parsed and checked
+// (pure; unit-tested). See docs/pm_sampling.md.
+#ifndef WARPSCOPE_COLLECTORS_PM_SAMPLING_PM_SAMPLING_CONFIG_H_
+#define WARPSCOPE_COLLECTORS_PM_SAMPLING_PM_SAMPLING_CONFIG_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace warpscope {
+
+// Verified single-pass set A on GH100 (CUPTI_NOTES §3): active warps per SM and GPU-wide,
+// active and elapsed cycles, SM, DRAM and tensor pipe throughput.
+inline const std::vector<std::string>& DefaultPmMetrics() {
+  static const std::vector<std::string> kMetrics = {
+      "sm__warps_active.avg.per_cycle_active",
+      "sm__warps_active.sum.per_cycle_elapsed",
+      "sm__cycles_active.avg",
+      "gr__cycles_elapsed.max",
+      "TriageCompute.sm__throughput.avg.pct_of_peak_sustained_elapsed",
+      "FBSP.TriageCompute.dramc__throughput.avg.pct_of_peak_sustained_elapsed",
+      "TPC.TriageCompute.sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
+  };
+  return kMetrics;
+}
+
+struct PmSamplingConfig {
+  // 100 us: 10k samples/s per GPU, about 1 MB/s of trace and a few % of one core to decode,
+  // enough for 10+ samples in any kernel of 1 ms or more. Lower it for shorter kernels.
+  uint64_t interval_ns = 100000;
+  uint64_t hardware_buffer_bytes = 64ull << 20;  // 64 MiB: > 6 s of samples at 100 us
+  std::vector<std::string> metrics = DefaultPmMetrics();
+  uint32_t poll_interval_ms = 10;  // decode thread period
+  uint32_t max_samples_per_decode = 4096;
+};
+
+inline constexpr uint64_t kMinPmIntervalNs = 1000;        // ~ Hopper's practical floor
+inline constexpr uint64_t kMaxPmIntervalNs = 1000000000;  // 1 s
+inline constexpr uint64_t kMinPmBufferBytes = 1ull << 20;
+inline constexpr uint64_t kMaxPmBufferBytes = 4ull << 30;
+
+// Parses "250", "250ns", "50us", "50µs", "0.5ms", "1s" into ns. False with *error on junk.
+bool ParsePmInterval(std::string_view text, uint64_t* ns, std::string* error);
+// Parses "67108864", "64M", "64MiB", "512K", "1G" into bytes.
+bool ParsePmBytes(std::string_view text, uint64_t* bytes, std::string* error);
+// Splits a comma list, trims blanks, drops NCU's "pmsampling:" prefix, refuses empty names.
+bool ParsePmMetrics(std::string_view text, std::vector<std::string>* metrics, std::string* error);
+
+// Reads WARPSCOPE_PM_INTERVAL, WARPSCOPE_PM_BUFFER and WARPSCOPE_PM_METRICS through
+// `get_env` ("" = unset). On a bad value returns false and sets *error to one line that
+// starts with "warpscope:" and says what to do.
+bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
+                          PmSamplingConfig* config, std::string* error);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_COLLECTORS_PM_SAMPLING_PM_SAMPLING_CONFIG_H_

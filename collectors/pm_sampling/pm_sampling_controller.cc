@@ -1,0 +1,335 @@
+// PM sampling controller. Lifecycle per device (CUPTI_NOTES §3):
+//   OnDevice: queued; then on the worker thread (or at capture start):
+//     Initialize (once) -> PrepareDevice (chip, availability, host object, config image,
+//     pass count: refuse != 1) -> EnableDevice (enable, time-based trigger, counter data
+//     image) -> PmMetricSetRecord
+//   StartCapture: Start on each enabled device; the worker decodes every poll_interval_ms
+//   StopCapture: Stop -> final decode
+//   Shutdown: StopCapture -> join the worker -> DisableDevice (disable, host deinit)
+//     -> Deinitialize
+// Every failure is one `warpscope:` line plus a pm_sampling.* counter; tracing goes on.
+#include "collectors/pm_sampling/pm_sampling_controller.h"
+
+#include <time.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace warpscope {
+namespace {
+
+constexpr int64_t kSameClockWindowNs = 60'000'000'000;  // 60 s
+
+int64_t AbsDiff(uint64_t a, uint64_t b) {
+  return a > b ? static_cast<int64_t>(a - b) : static_cast<int64_t>(b - a);
+}
+
+uint64_t ReadClock(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+PmClockReadings ReadSystemClocks(uint64_t trace_now_ns) {
+  PmClockReadings r;
+  r.trace_ns = trace_now_ns;
+  r.realtime_ns = ReadClock(CLOCK_REALTIME);
+  r.monotonic_ns = ReadClock(CLOCK_MONOTONIC);
+  return r;
+}
+
+PmSamplingController::PmSamplingController(PmSamplingApi& api, PmRecordSink& sink,
+                                           PmSamplingConfig config, PmClockReader clocks,
+                                           bool worker_thread)
+    : api_(api),
+      sink_(sink),
+      config_(std::move(config)),
+      clocks_(std::move(clocks)),
+      worker_thread_(worker_thread) {}
+
+PmSamplingController::~PmSamplingController() { Shutdown(); }
+
+bool PmSamplingController::sampling(uint32_t device) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = devices_.find(device);
+  return it != devices_.end() && it->second.state == DeviceState::kSampling;
+}
+
+void PmSamplingController::Fail(uint32_t device, const PmResult& result, std::string_view step) {
+  const char* counter = kPmStatOtherError;
+  std::string advice;
+  switch (result.kind) {
+    case PmErrorKind::kInsufficientPrivileges:
+      counter = kPmStatPrivileges;
+      advice =
+          "GPU performance counters are restricted to admin users; load the driver with "
+          "NVreg_RestrictProfilingToAdminUsers=0 or run as root";
+      break;
+    case PmErrorKind::kHardwareBusy:
+      counter = kPmStatHardwareBusy;
+      advice =
+          "another profiler (DCGM profiling, Nsight) holds the counters; pause it or run "
+          "without WARPSCOPE_PM_SAMPLING";
+      break;
+    case PmErrorKind::kUnsupported:
+      counter = kPmStatUnsupported;
+      advice =
+          "this device or configuration does not support PM sampling (vGPU, MIG, "
+          "confidential computing, or a metric unknown on this chip)";
+      break;
+    default:
+      advice = "see the CUPTI error";
+      break;
+  }
+  sink_.AddToCounter(counter, 1, Severity::kError);
+  std::string line = "PM sampling off on device " + std::to_string(device) + ": " +
+                     std::string(step) + " failed (" + result.message + "); " + advice +
+                     "; tracing goes on";
+  sink_.Report(Severity::kError, line);
+}
+
+void PmSamplingController::OnDevice(uint32_t device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (process_disabled_ || shut_down_ || devices_.count(device) != 0) return;
+  for (uint32_t p : pending_) {
+    if (p == device) return;
+  }
+  pending_.push_back(device);
+  StartThreadLocked();
+}
+
+void PmSamplingController::SetupPendingLocked() {
+  std::vector<uint32_t> pending;
+  pending.swap(pending_);
+  for (uint32_t device : pending) SetupLocked(device);
+}
+
+void PmSamplingController::SetupLocked(uint32_t device) {
+  if (process_disabled_ || shut_down_ || devices_.count(device) != 0) return;
+  Device& d = devices_[device];
+  d.state = DeviceState::kFailed;
+  if (!initialized_) {
+    PmResult r = api_.Initialize();
+    if (!r.ok()) {
+      Fail(device, r, "cuptiProfilerInitialize");
+      process_disabled_ = true;
+      return;
+    }
+    initialized_ = true;
+  }
+  PmDeviceSettings settings;
+  settings.device_index = device;
+  settings.metrics = config_.metrics;
+  settings.interval_ns = config_.interval_ns;
+  settings.hardware_buffer_bytes = config_.hardware_buffer_bytes;
+  settings.max_samples_per_decode = config_.max_samples_per_decode;
+  std::string chip;
+  size_t passes = 0;
+  PmResult r = api_.PrepareDevice(settings, &chip, &passes);
+  if (!r.ok()) {
+    Fail(device, r, "configuring the metric set");
+    api_.DisableDevice(device);
+    return;
+  }
+  if (passes != 1) {
+    sink_.AddToCounter(kPmStatMultiplePasses, 1, Severity::kError);
+    sink_.Report(Severity::kError,
+                 "PM sampling off on device " + std::to_string(device) + ": the metric set needs " +
+                     std::to_string(passes) + " passes on " + chip +
+                     " and PM sampling can only collect one-pass sets; use the default set or "
+                     "fewer metrics in WARPSCOPE_PM_METRICS; tracing goes on");
+    api_.DisableDevice(device);
+    return;
+  }
+  r = api_.EnableDevice(device);
+  if (!r.ok()) {
+    Fail(device, r, "cuptiPmSamplingEnable/SetConfig");
+    api_.DisableDevice(device);
+    return;
+  }
+  d.state = DeviceState::kEnabled;
+  d.metric_set_id = device + 1;
+  PmMetricSetRecord set;
+  set.id = d.metric_set_id;
+  set.device_id = device;
+  set.metric_names = config_.metrics;
+  set.interval_ns = config_.interval_ns;
+  sink_.Write(set);
+  if (capture_active_) {
+    r = api_.Start(device);
+    if (!r.ok()) {
+      Fail(device, r, "cuptiPmSamplingStart");
+      d.state = DeviceState::kFailed;
+      api_.DisableDevice(device);
+      return;
+    }
+    d.state = DeviceState::kSampling;
+  }
+}
+
+void PmSamplingController::StartCapture() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shut_down_ || capture_active_) return;
+  capture_active_ = true;
+  SetupPendingLocked();  // devices that are set up here start in the loop below
+  for (auto& [device, d] : devices_) {
+    if (d.state != DeviceState::kEnabled) continue;
+    PmResult r = api_.Start(device);
+    if (!r.ok()) {
+      Fail(device, r, "cuptiPmSamplingStart");
+      d.state = DeviceState::kFailed;
+      api_.DisableDevice(device);
+      continue;
+    }
+    d.state = DeviceState::kSampling;
+  }
+  StartThreadLocked();
+}
+
+void PmSamplingController::StopCapture() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!capture_active_) return;
+  capture_active_ = false;
+  for (auto& [device, d] : devices_) {
+    if (d.state != DeviceState::kSampling) continue;
+    PmResult r = api_.Stop(device);
+    if (!r.ok()) {
+      sink_.AddToCounter(kPmStatDecodeErrors, 1, Severity::kError);
+      sink_.Report(Severity::kError, "PM sampling: cuptiPmSamplingStop failed on device " +
+                                         std::to_string(device) + " (" + r.message + ")");
+    }
+  }
+  DecodeLocked();  // what the hardware buffer still holds
+  for (auto& [device, d] : devices_) {
+    if (d.state == DeviceState::kSampling) d.state = DeviceState::kEnabled;
+  }
+}
+
+void PmSamplingController::Shutdown() {
+  StopCapture();
+  StopThread();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shut_down_) return;
+  shut_down_ = true;
+  for (auto& [device, d] : devices_) {
+    if (d.state != DeviceState::kFailed) api_.DisableDevice(device);
+    d.state = DeviceState::kFailed;
+  }
+  if (initialized_) api_.Deinitialize();
+  initialized_ = false;
+}
+
+void PmSamplingController::Poll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  SetupPendingLocked();
+  DecodeLocked();
+}
+
+void PmSamplingController::DecodeLocked() {
+  uint64_t total = 0;
+  for (auto& [device, d] : devices_) {
+    if (d.state != DeviceState::kSampling) continue;
+    Device* dev = &d;
+    const PmSampleVisitor visitor = [this, dev](uint64_t start, uint64_t end, const double* v,
+                                                size_t n) { HandleSample(*dev, start, end, v, n); };
+    // Drain: the counter data image holds max_samples_per_decode samples at a time.
+    for (int round = 0; round < 1024; ++round) {
+      PmDecodeResult result;
+      PmResult r = api_.Decode(device, visitor, &result);
+      total += result.samples;
+      if (result.overflow || r.kind == PmErrorKind::kOutOfMemory) {
+        sink_.AddToCounter(kPmStatOverflows, 1, Severity::kDataLoss);
+        if (!d.overflow_reported) {
+          d.overflow_reported = true;
+          sink_.Report(Severity::kDataLoss,
+                       "PM sampling: the hardware buffer overflowed on device " +
+                           std::to_string(device) +
+                           "; samples were lost (raise WARPSCOPE_PM_BUFFER or "
+                           "WARPSCOPE_PM_INTERVAL)");
+        }
+      }
+      if (!r.ok() && r.kind != PmErrorKind::kOutOfMemory) {
+        sink_.AddToCounter(kPmStatDecodeErrors, 1, Severity::kError);
+        if (!d.error_reported) {
+          d.error_reported = true;
+          sink_.Report(Severity::kError, "PM sampling: decoding failed on device " +
+                                             std::to_string(device) + " (" + r.message +
+                                             "); later samples may be missing");
+        }
+        break;
+      }
+      if (!result.more) break;
+    }
+  }
+  if (total > 0) sink_.AddToCounter(kPmStatSamples, total, Severity::kInfo);
+}
+
+void PmSamplingController::HandleSample(Device& d, uint64_t start, uint64_t end,
+                                        const double* values, size_t count) {
+  if (count != config_.metrics.size() || end <= start) {
+    sink_.AddToCounter(kPmStatSamplesInvalid, 1, Severity::kDataLoss);
+    return;
+  }
+  if (!clock_decided_) {
+    clock_decided_ = true;
+    const PmClockReadings now = clocks_ ? clocks_() : PmClockReadings{};
+    if (AbsDiff(start, now.trace_ns) > kSameClockWindowNs) {
+      const char* name = nullptr;
+      if (AbsDiff(start, now.realtime_ns) <= kSameClockWindowNs) {
+        clock_offset_ns_ =
+            static_cast<int64_t>(now.trace_ns) - static_cast<int64_t>(now.realtime_ns);
+        name = "CLOCK_REALTIME";
+      } else if (AbsDiff(start, now.monotonic_ns) <= kSameClockWindowNs) {
+        clock_offset_ns_ =
+            static_cast<int64_t>(now.trace_ns) - static_cast<int64_t>(now.monotonic_ns);
+        name = "CLOCK_MONOTONIC";
+      }
+      if (name != nullptr) {
+        sink_.AddToCounter(kPmStatClockRemapped, 1, Severity::kInfo);
+        sink_.Report(Severity::kInfo, std::string("PM sample timestamps are in ") + name +
+                                          ", not the trace clock; mapped onto it");
+      } else {
+        sink_.Report(Severity::kError,
+                     "PM sample timestamps match no known clock; written as CUPTI "
+                     "reports them, so sample-to-kernel attribution may be wrong");
+      }
+    }
+  }
+  scratch_.metric_set_id = d.metric_set_id;
+  scratch_.start_ns = static_cast<uint64_t>(static_cast<int64_t>(start) + clock_offset_ns_);
+  scratch_.end_ns = static_cast<uint64_t>(static_cast<int64_t>(end) + clock_offset_ns_);
+  scratch_.values.assign(values, values + count);
+  if (!sink_.Write(scratch_)) sink_.AddToCounter(kPmStatSamplesDropped, 1, Severity::kDataLoss);
+}
+
+void PmSamplingController::StartThreadLocked() {
+  if (!worker_thread_ || thread_.joinable() || shut_down_) return;
+  stop_thread_ = false;
+  thread_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_thread_) {
+      wake_.wait_for(lock, std::chrono::milliseconds(config_.poll_interval_ms),
+                     [this] { return stop_thread_; });
+      if (stop_thread_) break;
+      SetupPendingLocked();
+      DecodeLocked();
+    }
+  });
+}
+
+void PmSamplingController::StopThread() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_thread_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace warpscope

@@ -1,0 +1,127 @@
+// PmSamplingController: the PM sampling state machine per device (prepare, one-pass check,
+// enable, start/stop with the capture window), the decode thread, and the translation of
+// decoded samples into PmMetricSetRecord/PmSampleRecord. CUPTI-free: it drives a
+// PmSamplingApi, so unit tests run it against a fake.
+#ifndef WARPSCOPE_COLLECTORS_PM_SAMPLING_PM_SAMPLING_CONTROLLER_H_
+#define WARPSCOPE_COLLECTORS_PM_SAMPLING_PM_SAMPLING_CONTROLLER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "collectors/pm_sampling/pm_sampling_api.h"
+#include "collectors/pm_sampling/pm_sampling_config.h"
+#include "libinject/trace_records.h"
+
+namespace warpscope {
+
+// Counter names (Stats packets; docs/pm_sampling.md).
+inline constexpr char kPmStatSamples[] = "pm_sampling.samples";
+inline constexpr char kPmStatSamplesDropped[] = "pm_sampling.samples_dropped";
+inline constexpr char kPmStatSamplesInvalid[] = "pm_sampling.samples_invalid";
+inline constexpr char kPmStatOverflows[] = "pm_sampling.overflows";
+inline constexpr char kPmStatDecodeErrors[] = "pm_sampling.decode_errors";
+inline constexpr char kPmStatPrivileges[] = "pm_sampling.disabled.insufficient_privileges";
+inline constexpr char kPmStatHardwareBusy[] = "pm_sampling.disabled.hardware_busy";
+inline constexpr char kPmStatUnsupported[] = "pm_sampling.disabled.unsupported_device";
+inline constexpr char kPmStatMultiplePasses[] = "pm_sampling.disabled.multiple_passes";
+inline constexpr char kPmStatOtherError[] = "pm_sampling.disabled.error";
+inline constexpr char kPmStatClockRemapped[] = "pm_sampling.clock_remapped";
+
+// Where the controller's output goes: the session's TraceWriter in libwarpscope, a fake in
+// tests.
+class PmRecordSink {
+ public:
+  virtual ~PmRecordSink() = default;
+  virtual bool Write(const PmMetricSetRecord& record) = 0;
+  virtual bool Write(const PmSampleRecord& record) = 0;
+  virtual void AddToCounter(std::string_view name, uint64_t delta, Severity severity) = 0;
+  // One line on stderr plus a Notice in the trace. Messages come without the "warpscope: "
+  // prefix; the sink adds it.
+  virtual void Report(Severity severity, std::string_view message) = 0;
+};
+
+// The trace clock and the two clocks CUPTI may use, read at (nearly) the same instant.
+struct PmClockReadings {
+  uint64_t trace_ns = 0;
+  uint64_t realtime_ns = 0;
+  uint64_t monotonic_ns = 0;
+};
+using PmClockReader = std::function<PmClockReadings()>;
+PmClockReadings ReadSystemClocks(uint64_t trace_now_ns);
+
+class PmSamplingController {
+ public:
+  // With `worker_thread`, device setup and decoding run on the controller's own thread
+  // (every poll_interval_ms); without it, only when Poll() is called (tests).
+  PmSamplingController(PmSamplingApi& api, PmRecordSink& sink, PmSamplingConfig config,
+                       PmClockReader clocks, bool worker_thread = true);
+  ~PmSamplingController();  // Shutdown()
+  PmSamplingController(const PmSamplingController&) = delete;
+  PmSamplingController& operator=(const PmSamplingController&) = delete;
+
+  // A context was created on `device`. Its setup (prepare, one-pass check, enable, and start
+  // when a capture window is open) runs on the worker thread, not inside the CUPTI callback
+  // that reported the context, and at the latest when a capture starts.
+  void OnDevice(uint32_t device);
+  // Capture window edges.
+  void StartCapture();
+  void StopCapture();  // stop, final decode, join the decode thread
+  // Process end: stop, final decode, disable every device, deinitialize. Idempotent.
+  void Shutdown();
+  // Sets up pending devices and decodes the sampling ones (the worker thread's body).
+  void Poll();
+
+  bool sampling(uint32_t device) const;
+  bool disabled() const { return process_disabled_; }
+
+ private:
+  enum class DeviceState { kFailed, kEnabled, kSampling };
+  struct Device {
+    DeviceState state = DeviceState::kFailed;
+    uint32_t metric_set_id = 0;
+    bool overflow_reported = false;
+    bool error_reported = false;
+  };
+
+  void Fail(uint32_t device, const PmResult& result, std::string_view step);  // mu_ held
+  void SetupPendingLocked();                                                  // mu_ held
+  void SetupLocked(uint32_t device);                                          // mu_ held
+  void DecodeLocked();                                                        // mu_ held
+  void HandleSample(Device& d, uint64_t start, uint64_t end, const double* v, size_t n);
+  void StartThreadLocked();
+  void StopThread();  // mu_ not held
+
+  PmSamplingApi& api_;
+  PmRecordSink& sink_;
+  const PmSamplingConfig config_;
+  PmClockReader clocks_;
+
+  mutable std::mutex mu_;
+  std::map<uint32_t, Device> devices_;
+  std::vector<uint32_t> pending_;  // devices seen but not set up yet
+  const bool worker_thread_;
+  bool initialized_ = false;
+  bool process_disabled_ = false;  // Initialize failed: nothing more to do
+  bool capture_active_ = false;
+  bool shut_down_ = false;
+
+  // Timestamp mapping, decided on the first sample: 0 when CUPTI already uses the trace clock.
+  bool clock_decided_ = false;
+  int64_t clock_offset_ns_ = 0;
+  PmSampleRecord scratch_;
+
+  std::thread thread_;
+  std::condition_variable wake_;
+  bool stop_thread_ = false;
+};
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_COLLECTORS_PM_SAMPLING_PM_SAMPLING_CONTROLLER_H_

@@ -1,0 +1,347 @@
+// Parsing and validation of the WARPSCOPE_* environment variables (see config.h).
+#include "libinject/config.h"
+
+#include <signal.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace warpscope {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool ParseUint(std::string_view text, uint64_t min, uint64_t max, uint32_t* out) {
+  text = Trim(text);
+  if (text.empty() || text.size() > 10) return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (v < min || v > max) return false;
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
+struct SignalName {
+  const char* name;
+  int number;
+};
+constexpr SignalName kSignals[] = {
+    {"hup", SIGHUP},   {"int", SIGINT},   {"quit", SIGQUIT}, {"usr1", SIGUSR1},
+    {"usr2", SIGUSR2}, {"term", SIGTERM}, {"alrm", SIGALRM}, {"cont", SIGCONT},
+    {"winch", SIGWINCH}, {"pwr", SIGPWR}, {"urg", SIGURG},   {"prof", SIGPROF},
+};
+
+}  // namespace
+
+bool ParseSeconds(std::string_view text, double* out, std::string* what) {
+  std::string s(Trim(text));
+  // Accept an optional unit suffix: s, ms, m.
+  double scale = 1;
+  if (s.size() > 2 && s.ends_with("ms")) {
+    scale = 1e-3;
+    s.resize(s.size() - 2);
+  } else if (s.size() > 1 && s.back() == 's') {
+    s.pop_back();
+  } else if (s.size() > 1 && s.back() == 'm') {
+    scale = 60;
+    s.pop_back();
+  }
+  char* end = nullptr;
+  errno = 0;
+  double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+  if (s.empty() || errno != 0 || end == nullptr || *end != '\0' || !std::isfinite(v) || v < 0 ||
+      v > 1e7) {
+    *what = "a number of seconds";
+    return false;
+  }
+  *out = v * scale;
+  return true;
+}
+
+bool ParseBool(std::string_view text, bool* out, std::string* what) {
+  std::string s = Lower(Trim(text));
+  if (s == "1" || s == "true" || s == "yes" || s == "on") {
+    *out = true;
+  } else if (s == "0" || s == "false" || s == "no" || s == "off" || s.empty()) {
+    *out = false;
+  } else {
+    *what = "a boolean (1/0, true/false, yes/no, on/off)";
+    return false;
+  }
+  return true;
+}
+
+bool ParseCaptureRange(std::string_view text, CaptureRange* out, std::string* what) {
+  std::string s = Lower(Trim(text));
+  if (s == "none" || s.empty()) {
+    *out = CaptureRange::kNone;
+  } else if (s == "cudaprofilerapi") {
+    *out = CaptureRange::kProfilerApi;
+  } else if (s == "nvtx") {
+    *out = CaptureRange::kNvtx;
+  } else if (s == "signal") {
+    *out = CaptureRange::kSignal;
+  } else {
+    *what = "a capture range (none, cudaProfilerApi, nvtx, signal)";
+    return false;
+  }
+  return true;
+}
+
+bool ParseCaptureRangeEnd(std::string_view text, CaptureRangeEnd* end, uint32_t* max_windows,
+                          std::string* what) {
+  std::string s = Lower(Trim(text));
+  *what = "a capture range end (stop, repeat, repeat:N with N >= 1)";
+  if (s == "stop" || s.empty()) {
+    *end = CaptureRangeEnd::kStop;
+    *max_windows = 1;
+    return true;
+  }
+  if (s == "repeat") {
+    *end = CaptureRangeEnd::kRepeat;
+    *max_windows = 0;
+    return true;
+  }
+  if (s.starts_with("repeat:")) {
+    uint32_t n = 0;
+    if (!ParseUint(std::string_view(s).substr(7), 1, 1000000, &n)) return false;
+    *end = CaptureRangeEnd::kRepeat;
+    *max_windows = n;
+    return true;
+  }
+  return false;
+}
+
+bool ParseTraceKinds(std::string_view text, TraceKinds* out, std::string* what) {
+  TraceKinds k;
+  k.kernel = k.memory = k.runtime = k.driver = k.nvtx = k.sync = k.overhead = k.graph = false;
+  std::string s = Lower(text);
+  size_t pos = 0;
+  bool any = false;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    if (comma == std::string::npos) comma = s.size();
+    std::string_view item = Trim(std::string_view(s).substr(pos, comma - pos));
+    pos = comma + 1;
+    if (item.empty()) continue;
+    any = true;
+    if (item == "cuda") {
+      k.kernel = k.memory = k.runtime = true;
+    } else if (item == "kernel") {
+      k.kernel = true;
+    } else if (item == "memory") {
+      k.memory = true;
+    } else if (item == "runtime") {
+      k.runtime = true;
+    } else if (item == "driver") {
+      k.driver = true;
+    } else if (item == "nvtx") {
+      k.nvtx = true;
+    } else if (item == "sync") {
+      k.sync = true;
+    } else if (item == "overhead") {
+      k.overhead = true;
+    } else if (item == "graph") {
+      k.graph = true;
+    } else if (item == "none") {
+    } else {
+      *what = "a list of trace kinds (cuda, kernel, memory, runtime, driver, nvtx, sync, "
+              "overhead, graph, none)";
+      return false;
+    }
+  }
+  if (!any) {
+    *what = "a list of trace kinds (cuda, kernel, memory, runtime, driver, nvtx, sync, "
+            "overhead, graph, none)";
+    return false;
+  }
+  *out = k;
+  return true;
+}
+
+bool ParseNvtxCapture(std::string_view text, std::string* name, std::string* domain,
+                      std::string* what) {
+  // RANGE[@DOMAIN]; the last '@' separates, so names may contain '@' when a domain is given.
+  std::string_view t = Trim(text);
+  size_t at = t.rfind('@');
+  std::string_view n = at == std::string_view::npos ? t : t.substr(0, at);
+  std::string_view d = at == std::string_view::npos ? std::string_view() : t.substr(at + 1);
+  if (n.empty() || (at != std::string_view::npos && d.empty())) {
+    *what = "an NVTX range name (RANGE or RANGE@DOMAIN)";
+    return false;
+  }
+  *name = std::string(n);
+  *domain = std::string(d);
+  return true;
+}
+
+bool ParseSignal(std::string_view text, int* out, std::string* what) {
+  *what = "a signal (a name like SIGUSR2 or USR2, or a number)";
+  std::string s = Lower(Trim(text));
+  if (s.starts_with("sig")) s = s.substr(3);
+  int sig = 0;
+  uint32_t n = 0;
+  if (ParseUint(s, 1, 64, &n)) {
+    sig = static_cast<int>(n);
+  } else {
+    for (const SignalName& entry : kSignals) {
+      if (s == entry.name) sig = entry.number;
+    }
+    if (s.starts_with("rtmin+")) {
+      if (ParseUint(std::string_view(s).substr(6), 0, 30, &n)) sig = SIGRTMIN + static_cast<int>(n);
+    }
+  }
+  if (sig <= 0 || sig >= NSIG) return false;
+  if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE ||
+      sig == SIGILL || sig == SIGABRT || sig == SIGCHLD || sig == SIGPIPE) {
+    *what = "a signal that can be used for capture (not KILL, STOP, SEGV, BUS, FPE, ILL, ABRT, "
+            "CHLD, PIPE)";
+    return false;
+  }
+  *out = sig;
+  return true;
+}
+
+bool ParseLogLevel(std::string_view text, LogLevel* out, std::string* what) {
+  std::string s = Lower(Trim(text));
+  if (s == "error") {
+    *out = LogLevel::kError;
+  } else if (s == "warning" || s == "warn" || s.empty()) {
+    *out = LogLevel::kWarning;
+  } else if (s == "info") {
+    *out = LogLevel::kInfo;
+  } else if (s == "debug") {
+    *out = LogLevel::kDebug;
+  } else {
+    *what = "a log level (error, warning, info, debug)";
+    return false;
+  }
+  return true;
+}
+
+std::string_view CaptureRangeName(CaptureRange range) {
+  switch (range) {
+    case CaptureRange::kNone: return "none";
+    case CaptureRange::kProfilerApi: return "cudaProfilerApi";
+    case CaptureRange::kNvtx: return "nvtx";
+    case CaptureRange::kSignal: return "signal";
+  }
+  return "none";
+}
+
+std::string TraceKindsString(const TraceKinds& k) {
+  std::string out;
+  auto add = [&out](bool on, const char* name) {
+    if (!on) return;
+    if (!out.empty()) out += ',';
+    out += name;
+  };
+  add(k.kernel, "kernel");
+  add(k.memory, "memory");
+  add(k.runtime, "runtime");
+  add(k.driver, "driver");
+  add(k.nvtx, "nvtx");
+  add(k.sync, "sync");
+  add(k.overhead, "overhead");
+  add(k.graph, "graph");
+  return out.empty() ? "none" : out;
+}
+
+bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, std::string* error) {
+  Config c;
+  c.capture_signal = SIGUSR2;
+  std::string what;
+  bool ok = true;
+  std::string bad_name, bad_value;
+  // Each entry: variable name, parser. The first failure wins.
+  auto check = [&](const char* name, auto&& parse) {
+    if (!ok) return;
+    const char* v = getenv_fn(name);
+    if (v == nullptr) return;
+    c.raw.emplace_back(name, v);
+    if (!parse(std::string_view(v))) {
+      ok = false;
+      bad_name = name;
+      bad_value = v;
+    }
+  };
+  auto mb = [&](uint32_t* field, uint32_t lo, uint32_t hi, const char* phrase) {
+    return [=, &what](std::string_view v) {
+      if (ParseUint(v, lo, hi, field)) return true;
+      what = phrase;
+      return false;
+    };
+  };
+  check("WARPSCOPE_OUTPUT", [&](std::string_view v) {
+    if (Trim(v).empty()) {
+      what = "an output file name pattern";
+      return false;
+    }
+    c.output_pattern = std::string(Trim(v));
+    return true;
+  });
+  check("WARPSCOPE_FORCE_OVERWRITE", [&](std::string_view v) { return ParseBool(v, &c.force_overwrite, &what); });
+  check("WARPSCOPE_DELAY", [&](std::string_view v) { return ParseSeconds(v, &c.delay_s, &what); });
+  check("WARPSCOPE_DURATION", [&](std::string_view v) { return ParseSeconds(v, &c.duration_s, &what); });
+  check("WARPSCOPE_CAPTURE_RANGE", [&](std::string_view v) { return ParseCaptureRange(v, &c.capture_range, &what); });
+  check("WARPSCOPE_NVTX_CAPTURE", [&](std::string_view v) {
+    return ParseNvtxCapture(v, &c.nvtx_range_name, &c.nvtx_range_domain, &what);
+  });
+  check("WARPSCOPE_CAPTURE_RANGE_END", [&](std::string_view v) {
+    return ParseCaptureRangeEnd(v, &c.capture_range_end, &c.max_windows, &what);
+  });
+  check("WARPSCOPE_TRACE", [&](std::string_view v) { return ParseTraceKinds(v, &c.trace, &what); });
+  check("WARPSCOPE_BUFFER_SIZE_MB", mb(&c.buffer_size_mb, 1, 256, "a buffer size in MiB (1-256)"));
+  check("WARPSCOPE_DEVICE_BUFFER_MB", mb(&c.device_buffer_mb, 1, 1024, "a device buffer size in MiB (1-1024)"));
+  check("WARPSCOPE_DEVICE_BUFFER_POOL", mb(&c.device_buffer_pool, 1, 100000, "a buffer count (1-100000)"));
+  check("WARPSCOPE_WRITER_MEMORY_MB", mb(&c.writer_memory_mb, 4, 65536, "a memory size in MiB (4-65536)"));
+  check("WARPSCOPE_FLUSH_INTERVAL_MS", mb(&c.flush_interval_ms, 10, 600000, "a flush interval in ms (10-600000)"));
+  check("WARPSCOPE_CAPTURE_SIGNAL", [&](std::string_view v) { return ParseSignal(v, &c.capture_signal, &what); });
+  check("WARPSCOPE_HANDLE_SIGNALS", [&](std::string_view v) { return ParseBool(v, &c.handle_signals, &what); });
+  check("WARPSCOPE_LOG_LEVEL", [&](std::string_view v) { return ParseLogLevel(v, &c.log_level, &what); });
+  check("WARPSCOPE_QUIET", [&](std::string_view v) { return ParseBool(v, &c.quiet, &what); });
+  if (!ok) {
+    *error = "warpscope: " + bad_name + "='" + bad_value + "' is not " + what +
+             "; running without profiling";
+    return false;
+  }
+  // Cross-field checks.
+  if (c.capture_range == CaptureRange::kNvtx && c.nvtx_range_name.empty()) {
+    *error = "warpscope: WARPSCOPE_CAPTURE_RANGE=nvtx needs WARPSCOPE_NVTX_CAPTURE=RANGE[@DOMAIN]; "
+             "running without profiling";
+    return false;
+  }
+  if (c.capture_range == CaptureRange::kNone && c.capture_range_end == CaptureRangeEnd::kRepeat) {
+    *error = "warpscope: WARPSCOPE_CAPTURE_RANGE_END=repeat needs a capture range "
+             "(cudaProfilerApi, nvtx, signal); running without profiling";
+    return false;
+  }
+  if (c.capture_range == CaptureRange::kSignal && c.handle_signals &&
+      (c.capture_signal == SIGINT || c.capture_signal == SIGTERM || c.capture_signal == SIGHUP)) {
+    *error = "warpscope: WARPSCOPE_CAPTURE_SIGNAL=" + std::to_string(c.capture_signal) +
+             " is also a termination signal warpscope handles; pick another (default SIGUSR2); "
+             "running without profiling";
+    return false;
+  }
+  *config = std::move(c);
+  return true;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,82 @@
+// The session configuration read from WARPSCOPE_* environment variables: parsing and
+// validation only (pure code, unit-tested). docs/configuration.md lists every variable.
+#ifndef WARPSCOPE_LIBINJECT_CONFIG_H_
+#define WARPSCOPE_LIBINJECT_CONFIG_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace warpscope {
+
+enum class CaptureRange { kNone, kProfilerApi, kNvtx, kSignal };
+enum class CaptureRangeEnd { kStop, kRepeat };
+enum class LogLevel { kError = 0, kWarning = 1, kInfo = 2, kDebug = 3 };
+
+// Which activity the tracer records (WARPSCOPE_TRACE, `record -t`).
+struct TraceKinds {
+  bool kernel = true;     // CONCURRENT_KERNEL
+  bool memory = true;     // MEMCPY, MEMCPY2 (peer), MEMSET
+  bool runtime = true;    // RUNTIME API records
+  bool driver = false;    // DRIVER API records (many; off by default)
+  bool nvtx = true;       // MARKER + MARKER_DATA
+  bool sync = true;       // SYNCHRONIZATION
+  bool overhead = false;  // OVERHEAD (CUPTI's own)
+  bool graph = false;     // GRAPH_TRACE: one record per graph launch *instead of* its kernels
+  bool operator==(const TraceKinds&) const = default;
+};
+
+struct Config {
+  std::string output_pattern = "warpscope_%p.wst";
+  bool force_overwrite = false;
+  double delay_s = 0;        // no window opens before this many seconds after injection
+  double duration_s = 0;     // a window closes after this long; 0 = no limit
+  CaptureRange capture_range = CaptureRange::kNone;
+  std::string nvtx_range_name;    // for kNvtx
+  std::string nvtx_range_domain;  // empty = the default domain
+  CaptureRangeEnd capture_range_end = CaptureRangeEnd::kStop;
+  uint32_t max_windows = 1;       // repeat:N -> N; repeat -> 0 (no limit); stop -> 1
+  TraceKinds trace;
+  uint32_t buffer_size_mb = 8;          // CUPTI host activity buffer size
+  uint32_t device_buffer_mb = 8;        // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE
+  uint32_t device_buffer_pool = 0;      // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, 0 = CUPTI's
+  uint32_t writer_memory_mb = 64;       // TraceWriter memory bound
+  uint32_t flush_interval_ms = 500;     // periodic CUPTI + writer flush
+  int capture_signal = 0;               // 0 = SIGUSR2, set by ParseConfig
+  bool handle_signals = true;           // flush on SIGINT/SIGTERM/SIGHUP, then re-raise
+  LogLevel log_level = LogLevel::kWarning;
+  bool quiet = false;                   // only errors on stderr
+
+  // The variables as given, for the trace header (WARPSCOPE_* only).
+  std::vector<std::pair<std::string, std::string>> raw;
+};
+
+using GetEnvFn = std::function<const char*(const char*)>;
+
+// Reads every WARPSCOPE_* variable through `getenv_fn`. On the first invalid value returns
+// false and sets *error to one line, e.g.
+//   warpscope: WARPSCOPE_DELAY='abc' is not a number of seconds; running without profiling
+bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, std::string* error);
+
+// Value parsers shared with `warpscope record` (they return false on a bad value and set
+// *what to the phrase that follows "is not ", e.g. "a number of seconds").
+bool ParseSeconds(std::string_view text, double* out, std::string* what);
+bool ParseBool(std::string_view text, bool* out, std::string* what);
+bool ParseCaptureRange(std::string_view text, CaptureRange* out, std::string* what);
+bool ParseCaptureRangeEnd(std::string_view text, CaptureRangeEnd* end, uint32_t* max_windows,
+                          std::string* what);
+bool ParseTraceKinds(std::string_view text, TraceKinds* out, std::string* what);
+bool ParseNvtxCapture(std::string_view text, std::string* name, std::string* domain,
+                      std::string* what);
+bool ParseSignal(std::string_view text, int* out, std::string* what);
+bool ParseLogLevel(std::string_view text, LogLevel* out, std::string* what);
+
+std::string_view CaptureRangeName(CaptureRange range);
+std::string TraceKindsString(const TraceKinds& kinds);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_LIBINJECT_CONFIG_H_

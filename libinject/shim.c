@@ -1,0 +1,108 @@
+/* libwarpscope.so: the tiny LD_PRELOAD shim. It has no CUPTI or C++ dependency, so leaking
+ * into shells, compilers and data-loader workers costs nothing: its constructor only points
+ * CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH at itself; the CUDA driver then calls
+ * InitializeInjection (inside cuInit) and NVTX calls InitializeInjectionNvtx*, which load
+ * libwarpscope_core.so from this directory and forward. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WS_EXPORT __attribute__((visibility("default")))
+
+static char g_self_path[4096];
+static pid_t g_ctor_pid;
+static void* g_core;
+static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int Quiet(void) {
+  const char* q = getenv("WARPSCOPE_QUIET");
+  return q != NULL && (q[0] == '1' || q[0] == 't' || q[0] == 'y' || q[0] == 'T' || q[0] == 'Y');
+}
+
+static void FindSelf(void) {
+  Dl_info info;
+  if (g_self_path[0] != '\0') return;
+  if (dladdr((void*)&FindSelf, &info) == 0 || info.dli_fname == NULL) return;
+  if (info.dli_fname[0] != '/') {
+    /* Relative path (LD_PRELOAD=build/lib/...): make it absolute for the driver's dlopen. */
+    char cwd[2048];
+    if (getcwd(cwd, sizeof cwd) == NULL) return;
+    snprintf(g_self_path, sizeof g_self_path, "%s/%s", cwd, info.dli_fname);
+  } else {
+    snprintf(g_self_path, sizeof g_self_path, "%s", info.dli_fname);
+  }
+}
+
+__attribute__((constructor)) static void WarpscopeShimInit(void) {
+  const char* disable = getenv("WARPSCOPE_DISABLE");
+  if (disable != NULL && disable[0] == '1') return;
+  g_ctor_pid = getpid();
+  FindSelf();
+  if (g_self_path[0] == '\0') return;
+  setenv("CUDA_INJECTION64_PATH", g_self_path, 0);
+  setenv("NVTX_INJECTION64_PATH", g_self_path, 0);
+}
+
+/* Loads the core from the shim's directory once; NULL (with one line) when it cannot. */
+static void* Core(void) {
+  void* core;
+  pthread_mutex_lock(&g_load_lock);
+  if (g_core == NULL) {
+    char path[4096];
+    const char* override = getenv("WARPSCOPE_CORE_PATH");
+    FindSelf();
+    if (override != NULL && override[0] != '\0') {
+      snprintf(path, sizeof path, "%s", override);
+    } else {
+      const char* slash = strrchr(g_self_path, '/');
+      int dir_len = slash ? (int)(slash - g_self_path) : 0;
+      snprintf(path, sizeof path, "%.*s%slibwarpscope_core.so", dir_len, g_self_path,
+               dir_len ? "/" : "");
+    }
+    g_core = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (g_core == NULL && !Quiet()) {
+      const char* err = dlerror();
+      fprintf(stderr, "warpscope: cannot load %s (%s); running without profiling\n", path,
+              err ? err : "unknown error");
+    }
+  }
+  core = g_core;
+  pthread_mutex_unlock(&g_load_lock);
+  return core;
+}
+
+typedef int (*InitFn)(void);
+typedef int (*NvtxInitFn)(void*);
+
+WS_EXPORT int InitializeInjection(void) {
+  void* core = Core();
+  InitFn fn;
+  if (core == NULL) return 1; /* 1: the driver carries on; we simply do nothing. */
+  fn = (InitFn)dlsym(core, "warpscope_core_initialize_injection");
+  return fn ? fn() : 1;
+}
+
+static int ForwardNvtx(const char* symbol, void* arg) {
+  void* core = Core();
+  NvtxInitFn fn;
+  if (core == NULL) return 0;
+  fn = (NvtxInitFn)dlsym(core, symbol);
+  return fn ? fn(arg) : 0;
+}
+
+WS_EXPORT int InitializeInjectionNvtx2(void* get_export_table) {
+  return ForwardNvtx("warpscope_core_initialize_nvtx2", get_export_table);
+}
+WS_EXPORT int InitializeInjectionNvtx(void* get_export_table) {
+  return ForwardNvtx("warpscope_core_initialize_nvtx", get_export_table);
+}
+WS_EXPORT int InitializeInjectionNvtxExtension(void* ext_info) {
+  return ForwardNvtx("warpscope_core_initialize_nvtx_extension", ext_info);
+}
+
+/* The pid the constructor ran in (tests; forks inherit it, so differs from getpid()). */
+WS_EXPORT int warpscope_shim_constructor_pid(void) { return (int)g_ctor_pid; }

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# GPU test suite and overhead benchmark for warpscope's injection, in one go.
+#
+#   scripts/gpu_suite.sh [--tests-only|--bench-only] [--quick]
+#
+# Needs a build (or a staged copy) with bin/{warpscope,ws_repro,ws_trace_check,ws_launch_loop}
+# and lib/{libwarpscope.so,libwarpscope_core.so,libws_cupti_floor.so}: WS_BUILD points at it
+# (default: .gpu if present, else build-inject). Results go to $OUT (or WS_OUT, default
+# ./gpu_suite_out): suite.log (every command and check), results.txt (one line per test),
+# bench.txt/bench.json (overhead figures). Exit status: number of failed tests (max 100).
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+WS_BUILD=${WS_BUILD:-$([[ -d $here/.gpu/bin ]] && echo "$here/.gpu" || echo "$here/build-inject")}
+WS_BUILD=$(cd "$WS_BUILD" && pwd)
+OUTDIR=${WS_OUT:-${OUT:-$PWD/gpu_suite_out}}
+mkdir -p "$OUTDIR"
+work=$(mktemp -d /tmp/ws_suite.XXXXXX)
+mode=all; quick=0
+for a in "$@"; do
+  case $a in
+    --tests-only) mode=tests ;;
+    --bench-only) mode=bench ;;
+    --quick) quick=1 ;;
+  esac
+done
+BIN=$WS_BUILD/bin; LIB=$WS_BUILD/lib
+SHIM=$LIB/libwarpscope.so
+CHECK=$BIN/ws_trace_check
+REPRO=$BIN/ws_repro
+WS=$BIN/warpscope
+log=$OUTDIR/suite.log; results=$OUTDIR/results.txt
+: >"$results"
+pass=0; failed=0
+say() { echo "$*" | tee -a "$log"; }
+
+# CUPTI: the core finds libcupti.so.13 through its RUNPATH (/usr/local/cuda/lib64,
+# extras/CUPTI/lib64); add the pip wheel's copy when the toolkit has none.
+if ! ldd "$LIB/libwarpscope_core.so" | grep -q 'libcupti.so.13 => /'; then
+  for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64 \
+           $(python3 -c 'import nvidia.cuda_cupti, os; print(os.path.dirname(nvidia.cuda_cupti.__file__)+"/lib")' 2>/dev/null); do
+    if [[ -e $d/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; break; fi
+  done
+fi
+
+result() {  # name status detail
+  if [[ $2 == 0 ]]; then pass=$((pass+1)); echo "PASS $1 $3" >>"$results"; say "PASS $1 $3";
+  else failed=$((failed+1)); echo "FAIL $1 $3" >>"$results"; say "FAIL $1 $3"; fi
+}
+run() {  # logs and runs a command; returns its status
+  echo "+ $*" >>"$log"; "$@" >>"$log" 2>&1; local rc=$?; echo "  rc=$rc" >>"$log"; return $rc
+}
+check() {  # name trace checks...
+  local name=$1; shift
+  echo "+ ws_trace_check $*" >>"$log"
+  local out; out=$("$CHECK" "$@" 2>&1); local rc=$?
+  echo "$out" >>"$log"
+  result "$name" $rc "$(echo "$out" | head -1 | sed 's/^trace [^:]*: //' | cut -c1-200)"
+}
+preload() { env LD_PRELOAD="$SHIM" WARPSCOPE_FORCE_OVERWRITE=1 "$@"; }
+
+probe() {
+  say "== probe $(date -u +%FT%TZ)"
+  run nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  run bash -c 'ls -l /usr/local/cuda/lib64/libcupti* /usr/local/cuda/extras/CUPTI/lib64/libcupti* 2>&1; ldconfig -p | grep -i cupti; python3 -c "import torch,os; print(torch.__version__, torch.version.cuda)"; python3 -c "import nvidia.cuda_cupti,os; d=os.path.dirname(nvidia.cuda_cupti.__file__); print(d); print(os.listdir(d+\"/lib\"))"'
+  run ldd "$LIB/libwarpscope_core.so"
+  run cat /proc/driver/nvidia/params
+}
+
+tests() {
+  local T=$work
+  say "== tests $(date -u +%FT%TZ)"
+  # 1. LD_PRELOAD: N launches -> exactly N kernel events, device described.
+  run preload WARPSCOPE_OUTPUT=$T/basic.wst "$REPRO" launches 1000
+  check preload_1000_launches $T/basic.wst --complete --kernels ws_tiny=1000 --devices-min 1 --drops 0 --dump
+  # 2. CUDA_INJECTION64_PATH alone (no LD_PRELOAD), naming the shim and the core.
+  run env CUDA_INJECTION64_PATH=$SHIM WARPSCOPE_OUTPUT=$T/inj.wst WARPSCOPE_FORCE_OVERWRITE=1 "$REPRO" launches 100
+  check injection_path_shim $T/inj.wst --complete --kernels ws_tiny=100
+  run env CUDA_INJECTION64_PATH=$LIB/libwarpscope_core.so WARPSCOPE_OUTPUT=$T/inj2.wst WARPSCOPE_FORCE_OVERWRITE=1 "$REPRO" nvtx
+  check injection_path_core_nvtx $T/inj2.wst --complete --nvtx phase_inner=3 --nvtx worker_inner=1
+  # 3. warpscope record, exit code passthrough.
+  run "$WS" record -f -o $T/rec.wst -- "$REPRO" launches 500; rc=$?
+  result record_exit_code $rc "rc=$rc"
+  check record_500 $T/rec.wst --complete --kernels ws_tiny=500 --end-reason exit
+  run "$WS" record -f -o $T/bad.wst -- sh -c 'exit 7'; rc=$?
+  [[ $rc == 7 ]]; result record_child_exit_7 $? "rc=$rc"
+  run "$WS" record --delay abc -- true; rc=$?
+  [[ $rc == 2 ]]; result record_bad_flag_exit_2 $? "rc=$rc"
+  out=$(env LD_PRELOAD=$SHIM WARPSCOPE_DELAY=abc WARPSCOPE_OUTPUT=$T/x.wst "$REPRO" launches 10 2>&1); rc=$?
+  echo "$out" >>"$log"
+  [[ $rc == 0 && $out == *"WARPSCOPE_DELAY='abc' is not a number of seconds; running without profiling"* && ! -e $T/x.wst ]]
+  result bad_env_runs_unprofiled $? "rc=$rc"
+  # 4. Durations against CUDA events.
+  env LD_PRELOAD=$SHIM WARPSCOPE_OUTPUT=$T/timed.wst WARPSCOPE_FORCE_OVERWRITE=1 "$REPRO" timed 40 >$T/events.txt 2>>"$log"
+  check durations_vs_cuda_events $T/timed.wst --complete --kernels ws_spin=41 --event-times $T/events.txt
+  # 5. Memory copies and sets.
+  run preload WARPSCOPE_OUTPUT=$T/mem.wst "$REPRO" memory
+  check memcpy_kinds_bytes $T/mem.wst --complete --memcpy htod:1048576 --memcpy htod:4194304 --memcpy dtoh:2097152 --memcpy dtod:8388608 --memset 3145728 --dump
+  # 6. NVTX names, nesting, threads, domains.
+  run preload WARPSCOPE_OUTPUT=$T/nvtx.wst "$REPRO" nvtx
+  check nvtx_nesting_threads $T/nvtx.wst --complete --nvtx phase_outer=1 --nvtx phase_inner=3 --nvtx-depth phase_inner=1 --nvtx worker_range=1 --nvtx worker_inner=1 --nvtx-depth worker_inner=1 --nvtx domain_range=1 --nvtx-depth domain_range=1 --nvtx-threads 2 --dump
+  run preload WARPSCOPE_OUTPUT=$T/tmpl.wst "$REPRO" templated
+  check templated_names $T/tmpl.wst --kernels "void ws_templated<float>(float*, float)=1" --kernels "void ws_templated<int>(int*, int)=1"
+  # 7. Windows: delay + duration.
+  run "$WS" record -f -o $T/delay.wst -y 1 -d 1 -- "$REPRO" paced 3 10
+  check window_delay_duration $T/delay.wst --complete --windows 1 --window-length 1:0.05 --kernels-in-windows --kernels-min ws_tiny=60 --kernels-max ws_tiny=101 --dump
+  # cudaProfilerStart/Stop: exactly the kernels between them.
+  run "$WS" record -f -o $T/prof.wst -c cudaProfilerApi -- "$REPRO" profiler_api
+  check window_profiler_api $T/prof.wst --complete --windows 1 --kernels ws_inside=100 --no-kernel ws_outside --kernels-in-windows
+  # NVTX range as the window.
+  run "$WS" record -f -o $T/nvcap.wst -c nvtx -p capture_me -- "$REPRO" nvtx_capture
+  check window_nvtx $T/nvcap.wst --complete --windows 1 --kernels ws_inside=20 --no-kernel ws_outside --nvtx inner=1 --nvtx capture_me=1 --no-nvtx warmup --no-nvtx after --kernels-in-windows --dump
+  # Signal toggles (sent to `record`, which forwards SIGUSR2), two windows.
+  "$WS" record -f -o $T/sig.wst -c signal --capture-range-end repeat:2 -- "$REPRO" paced 4 5 >>"$log" 2>&1 &
+  rp=$!; sleep 1; for s in 0.5 0.5 0.5 0.5; do kill -USR2 $rp; sleep $s; done; wait $rp; rc=$?
+  result signal_record_exit $rc "rc=$rc"
+  check window_signal $T/sig.wst --complete --windows 2 --kernels-in-windows --kernels-min ws_tiny=50 --dump
+  # 8. fork: a child without CUDA, a child that execs a CUDA program (own file, %p).
+  rm -f $T/fork_*.wst
+  (cd $T && env LD_PRELOAD=$SHIM WARPSCOPE_OUTPUT=$T/fork_%p.wst "$REPRO" fork >>"$log" 2>&1); rc=$?
+  files=$(ls $T/fork_*.wst 2>/dev/null | wc -l)
+  [[ $rc == 0 && $files == 2 ]]; result fork_files $? "rc=$rc files=$files"
+  for f in $T/fork_*.wst; do
+    if "$CHECK" "$f" --kernels ws_tiny=20 >/dev/null 2>&1; then check fork_parent "$f" --complete --kernels ws_tiny=20;
+    else check fork_exec_child "$f" --complete --kernels ws_tiny=7; fi
+  done
+  # 9. SIGTERM: complete trace, exit status 143 through record.
+  "$WS" record -f -o $T/term.wst -- "$REPRO" paced 30 5 >>"$log" 2>&1 &
+  rp=$!; sleep 2.5; kill -TERM $rp; wait $rp; rc=$?
+  [[ $rc == 143 ]]; result sigterm_exit_143 $? "rc=$rc"
+  check sigterm_complete $T/term.wst --complete --end-reason signal --kernels-min ws_tiny=100
+  # SIGINT to the program directly (its handler chain: default -> dies after the flush).
+  env LD_PRELOAD=$SHIM WARPSCOPE_OUTPUT=$T/int.wst WARPSCOPE_FORCE_OVERWRITE=1 "$REPRO" paced 30 5 >>"$log" 2>&1 &
+  rp=$!; sleep 2; kill -INT $rp; wait $rp; rc=$?
+  [[ $rc == 130 ]]; result sigint_exit_130 $? "rc=$rc"
+  check sigint_complete $T/int.wst --complete --end-reason signal --kernels-min ws_tiny=100
+  # 10. kill -9: readable up to the last flush (500 ms).
+  env LD_PRELOAD=$SHIM WARPSCOPE_OUTPUT=$T/k9.wst WARPSCOPE_FORCE_OVERWRITE=1 "$REPRO" paced 30 5 >$T/k9.out 2>>"$log" &
+  rp=$!; sleep 3; kill -9 $rp; wait $rp 2>/dev/null
+  launched=$(tail -1 $T/k9.out | awk '{print $2}')
+  traced=$("$CHECK" $T/k9.wst | sed -n 's/.* kernels=\([0-9]*\).*/\1/p')
+  say "kill -9 after 3 s: $launched kernels launched (and completed), $traced in the trace, $((launched - traced)) lost (one launch per ~5.1 ms; flush interval 500 ms)"
+  check kill9_readable $T/k9.wst --truncated-ok --kernels-min ws_tiny=$((launched - 200)) --dump
+  # 11. Several threads and streams at once; exit() from another thread.
+  run preload WARPSCOPE_OUTPUT=$T/thr.wst "$REPRO" threads 8 5000
+  check threads_8x5000 $T/thr.wst --complete --kernels ws_tiny=40000 --drops 0
+  run preload WARPSCOPE_OUTPUT=$T/exit.wst timeout 60 "$REPRO" exit_thread
+  check exit_from_thread $T/exit.wst --complete --end-reason exit --kernels ws_inside=5
+  # 12. 200,000 launches: no drops.
+  run preload WARPSCOPE_OUTPUT=$T/many.wst "$REPRO" many 200000
+  check many_200k_no_drops $T/many.wst --complete --kernels ws_tiny=200000 --drops 0
+  ls -l $T/many.wst >>"$log"
+  # 13. PyTorch: torch.cuda.nvtx ranges reach the trace.
+  run "$WS" record -f -o $T/torch.wst -- python3 "$here/tests/gpu/torch_nvtx.py" 5
+  check torch_nvtx $T/torch.wst --complete --nvtx train_step=5 --nvtx forward=5 --nvtx backward=5 --nvtx optimizer=5 --nvtx-depth forward=1 --kernels-min gemm=1 --dump
+  run "$WS" record -f -o $T/torchcap.wst -c nvtx -p train_step --capture-range-end repeat:2 -- python3 "$here/tests/gpu/torch_nvtx.py" 5
+  check torch_nvtx_capture $T/torchcap.wst --complete --windows 2 --nvtx train_step=2 --nvtx forward=2 --kernels-in-windows
+  # torch.profiler inside a warpscope run (two CUPTI clients): informational.
+  run "$WS" record -f -o $T/tp.wst -- python3 "$here/bench/overhead/train_resnet.py" --steps 3 --warmup 1 --mode torch_profiler --trace-out $T/tp.json; rc=$?
+  say "torch.profiler under warpscope: rc=$rc torch json bytes=$(stat -c %s $T/tp.json 2>/dev/null) gpu events in torch json=$(grep -c '"cat": "kernel"' $T/tp.json 2>/dev/null); warpscope: $("$CHECK" $T/tp.wst 2>&1 | head -1)"
+  cp $T/nvtx.wst $T/nvcap.wst "$OUTDIR"/ 2>/dev/null
+}
+
+bench() {
+  say "== bench $(date -u +%FT%TZ)"
+  local q=""; [[ $quick == 1 ]] && q="--quick"
+  python3 "$here/bench/overhead/overhead.py" --build "$WS_BUILD" --out "$OUTDIR" $q 2>&1 | tee -a "$log"
+}
+
+probe
+[[ $mode != bench ]] && tests
+[[ $mode != tests ]] && bench
+say "== done: $pass passed, $failed failed"
+rm -rf "$work"
+exit $(( failed > 100 ? 100 : failed ))

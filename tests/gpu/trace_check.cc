@@ -1,0 +1,318 @@
+// ws_trace_check: reads a .wst trace packet by packet (also one cut short) and checks
+// expectations given on the command line; exits 1 with one line per failed check.
+// Used by scripts/gpu_suite.sh on the GPU machine.
+//
+//   ws_trace_check FILE [--dump] [--complete|--truncated-ok] [--kernels NAME=N]
+//     [--kernels-min NAME=N] [--kernels-max NAME=N] [--no-kernel NAME] [--nvtx NAME=N]
+//     [--nvtx-depth NAME=D] [--nvtx-threads N] [--windows N] [--drops 0]
+//     [--kernels-in-windows] [--memcpy KIND:BYTES] [--memset BYTES] [--event-times FILE]
+//     [--end-reason exit|signal] [--devices-min N] [--window-near BEGIN_S:END_S:TOL_S]
+//     [--window-length SECONDS:TOL_S]
+#include <google/protobuf/io/coded_stream.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "trace.pb.h"
+
+namespace {
+
+namespace pb = warpscope::v1;
+
+struct Loaded {
+  std::vector<pb::TracePacket> packets;
+  bool partial = false;
+  std::map<uint64_t, std::string> strings;
+  std::map<uint64_t, uint64_t> thread_os;  // ThreadInfo id -> os tid
+};
+
+bool Load(const std::string& path, Loaded* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  google::protobuf::io::CodedInputStream cis(reinterpret_cast<const uint8_t*>(data.data()),
+                                             static_cast<int>(data.size()));
+  cis.SetTotalBytesLimit(INT32_MAX);
+  while (true) {
+    uint32_t tag = cis.ReadTag();
+    if (tag == 0) break;
+    uint32_t len = 0;
+    if (tag != 0x0A || !cis.ReadVarint32(&len)) {
+      out->partial = true;
+      break;
+    }
+    std::string bytes;
+    if (!cis.ReadString(&bytes, static_cast<int>(len))) {
+      out->partial = true;
+      break;
+    }
+    pb::TracePacket p;
+    if (!p.ParseFromString(bytes)) {
+      out->partial = true;
+      break;
+    }
+    if (p.has_interned_string()) out->strings[p.interned_string().id()] = p.interned_string().value();
+    if (p.has_thread()) out->thread_os[p.thread().id()] = p.thread().os_tid();
+    out->packets.push_back(std::move(p));
+  }
+  return true;
+}
+
+int g_failures = 0;
+void Fail(const std::string& what) {
+  std::fprintf(stderr, "CHECK FAILED: %s\n", what.c_str());
+  ++g_failures;
+}
+
+std::pair<std::string, long> KeyVal(const std::string& s) {
+  size_t eq = s.rfind('=');
+  if (eq == std::string::npos) return {s, 0};
+  return {s.substr(0, eq), std::atol(s.c_str() + eq + 1)};
+}
+
+const char* CopyKindName(int k) {
+  static const char* names[] = {"unknown", "htod", "dtoh", "htoa", "atoh", "atoa",
+                                "atod",    "dtoa", "dtod", "htoh", "ptop"};
+  return k >= 0 && k <= 10 ? names[k] : "?";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: ws_trace_check FILE [checks...]\n");
+    return 2;
+  }
+  Loaded t;
+  if (!Load(argv[1], &t)) {
+    std::fprintf(stderr, "ws_trace_check: cannot read %s\n", argv[1]);
+    return 1;
+  }
+  auto str = [&](uint64_t id) {
+    auto it = t.strings.find(id);
+    return it == t.strings.end() ? std::string("<undefined>") : it->second;
+  };
+  // Aggregate.
+  std::map<std::string, long> kernels, nvtx, nvtx_depth;
+  std::set<uint64_t> nvtx_threads;
+  std::vector<std::pair<uint64_t, uint64_t>> windows;  // [begin, end) in trace ns
+  std::vector<std::pair<uint64_t, std::string>> kernel_starts;
+  std::vector<uint64_t> spin_durations;
+  std::map<std::string, long> memcpys;  // "htod:1048576" -> count
+  std::map<uint64_t, long> memsets;
+  std::map<std::string, uint64_t> counters;
+  long api_calls = 0, devices = 0, contexts = 0, syncs = 0, marks = 0;
+  bool header = false, end = false;
+  int end_reason = 0;
+  uint64_t open_begin = 0;
+  bool open = false;
+  uint64_t min_ts = UINT64_MAX, max_ts = 0;
+  for (const auto& p : t.packets) {
+    if (p.has_header()) header = true;
+    if (p.has_device()) ++devices;
+    if (p.has_context()) ++contexts;
+    if (p.has_kernel()) {
+      std::string name = str(p.kernel().name_id());
+      ++kernels[name];
+      kernel_starts.emplace_back(p.kernel().start_ns(), name);
+      if (name.find("ws_spin") != std::string::npos) spin_durations.push_back(p.kernel().duration_ns());
+      min_ts = std::min<uint64_t>(min_ts, p.kernel().start_ns());
+      max_ts = std::max<uint64_t>(max_ts, p.kernel().start_ns() + p.kernel().duration_ns());
+    }
+    if (p.has_api_call()) ++api_calls;
+    if (p.has_synchronization()) ++syncs;
+    if (p.has_nvtx_mark()) ++marks;
+    if (p.has_memcpy()) {
+      ++memcpys[std::string(CopyKindName(p.memcpy().copy_kind())) + ":" +
+                std::to_string(p.memcpy().bytes())];
+    }
+    if (p.has_memset()) ++memsets[p.memset().bytes()];
+    if (p.has_nvtx_range()) {
+      std::string name = str(p.nvtx_range().name_id());
+      ++nvtx[name];
+      nvtx_depth[name] = p.nvtx_range().depth();
+      nvtx_threads.insert(p.nvtx_range().thread_id());
+    }
+    if (p.has_capture_window()) {
+      if (p.capture_window().begin()) {
+        open = true;
+        open_begin = p.capture_window().timestamp_ns();
+      } else if (open) {
+        windows.emplace_back(open_begin, p.capture_window().timestamp_ns());
+        open = false;
+      }
+    }
+    if (p.has_stats()) {
+      for (const auto& c : p.stats().counters()) counters[c.name()] = c.value();
+    }
+    if (p.has_end_of_trace()) {
+      end = true;
+      end_reason = p.end_of_trace().reason();
+    }
+  }
+  if (open) windows.emplace_back(open_begin, UINT64_MAX);
+  uint64_t drops = counters["cupti.dropped_records"] + counters["writer.events_dropped.buffer_full"];
+
+  bool dump = false;
+  for (int i = 2; i < argc; ++i) dump |= std::string(argv[i]) == "--dump";
+  std::printf("trace %s: packets=%zu partial=%d header=%d end=%d reason=%d kernels=%zu "
+              "api_calls=%ld syncs=%ld devices=%ld contexts=%ld nvtx_ranges=%zu marks=%ld "
+              "windows=%zu drops=%llu span_ms=%.3f\n",
+              argv[1], t.packets.size(), t.partial, header, end, end_reason, kernel_starts.size(),
+              api_calls, syncs, devices, contexts, nvtx.size(), marks, windows.size(),
+              static_cast<unsigned long long>(drops),
+              max_ts > min_ts ? (max_ts - min_ts) / 1e6 : 0.0);
+  if (dump) {
+    for (auto& [k, v] : kernels) std::printf("  kernel %-50s %ld\n", k.c_str(), v);
+    for (auto& [k, v] : nvtx) std::printf("  nvtx %-30s %ld depth=%ld\n", k.c_str(), v, nvtx_depth[k]);
+    for (auto& [k, v] : memcpys) std::printf("  memcpy %s x%ld\n", k.c_str(), v);
+    for (auto& [k, v] : memsets) std::printf("  memset %llu x%ld\n", (unsigned long long)k, v);
+    for (auto& w : windows) std::printf("  window %.3f s .. %.3f s\n", w.first / 1e9, w.second == UINT64_MAX ? -1.0 : w.second / 1e9);
+    for (auto& [k, v] : counters) std::printf("  counter %s = %llu\n", k.c_str(), (unsigned long long)v);
+    for (const auto& p : t.packets) {
+      if (p.has_device()) {
+        std::printf("  device %u %s sm=%u warps/sm=%u smem/sm=%llu optin=%llu reserved=%llu\n",
+                    p.device().id(), p.device().name().c_str(), p.device().sm_count(),
+                    p.device().max_warps_per_sm(),
+                    (unsigned long long)p.device().max_shared_memory_per_sm(),
+                    (unsigned long long)p.device().max_shared_memory_per_block_optin(),
+                    (unsigned long long)p.device().reserved_shared_memory_per_block());
+      }
+      if (p.has_header()) {
+        std::printf("  header pid=%u clock=%d cupti=%u\n", p.header().pid(),
+                    p.header().clock_domain(), p.header().cupti_version());
+      }
+      if (p.has_notice()) std::printf("  notice %s\n", p.notice().message().c_str());
+    }
+  }
+
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    std::string v = i + 1 < argc ? argv[i + 1] : "";
+    auto take = [&]() { ++i; return v; };
+    if (a == "--dump") {
+    } else if (a == "--complete") {
+      if (!end) Fail("no EndOfTrace packet (trace not complete)");
+      if (t.partial) Fail("file ends inside a packet");
+    } else if (a == "--truncated-ok") {
+      if (!header) Fail("no header");
+    } else if (a == "--kernels" || a == "--kernels-min" || a == "--kernels-max") {
+      auto [name, n] = KeyVal(take());
+      long got = 0;
+      for (auto& [k, c] : kernels) if (k.find(name) != std::string::npos) got += c;
+      bool ok = a == "--kernels" ? got == n : a == "--kernels-min" ? got >= n : got <= n;
+      if (!ok) Fail(a + " " + name + ": expected " + std::to_string(n) + ", got " + std::to_string(got));
+    } else if (a == "--no-kernel") {
+      std::string name = take();
+      for (auto& [k, c] : kernels) {
+        if (k.find(name) != std::string::npos) Fail("kernel " + k + " present " + std::to_string(c) + "x");
+      }
+    } else if (a == "--nvtx") {
+      auto [name, n] = KeyVal(take());
+      if (nvtx[name] != n) Fail("nvtx " + name + ": expected " + std::to_string(n) + ", got " + std::to_string(nvtx[name]));
+    } else if (a == "--no-nvtx") {
+      std::string name = take();
+      if (nvtx.count(name) && nvtx[name] > 0) Fail("nvtx range " + name + " present");
+    } else if (a == "--nvtx-depth") {
+      auto [name, d] = KeyVal(take());
+      if (!nvtx.count(name) || nvtx_depth[name] != d) Fail("nvtx " + name + ": depth expected " + std::to_string(d) + ", got " + std::to_string(nvtx_depth[name]));
+    } else if (a == "--nvtx-threads") {
+      long n = std::atol(take().c_str());
+      if (static_cast<long>(nvtx_threads.size()) != n) Fail("nvtx threads: expected " + std::to_string(n) + ", got " + std::to_string(nvtx_threads.size()));
+    } else if (a == "--windows") {
+      long n = std::atol(take().c_str());
+      if (static_cast<long>(windows.size()) != n) Fail("windows: expected " + std::to_string(n) + ", got " + std::to_string(windows.size()));
+    } else if (a == "--drops") {
+      long n = std::atol(take().c_str());
+      if (static_cast<long>(drops) != n) Fail("drops: expected " + std::to_string(n) + ", got " + std::to_string(drops));
+    } else if (a == "--kernels-in-windows") {
+      // Kernels are kept when launched inside a window: they start after it opened and
+      // before it closed (a kernel may end after the close).
+      long outside = 0;
+      for (auto& [ts, name] : kernel_starts) {
+        bool in = false;
+        for (auto& w : windows) in |= ts >= w.first && ts <= w.second;
+        if (!in) ++outside;
+      }
+      if (outside) Fail(std::to_string(outside) + " kernels start outside every window");
+    } else if (a == "--memcpy") {
+      std::string key = take();
+      if (memcpys[key] < 1) Fail("no memcpy " + key);
+    } else if (a == "--memset") {
+      uint64_t b = std::strtoull(take().c_str(), nullptr, 10);
+      if (memsets[b] < 1) Fail("no memset of " + std::to_string(b) + " bytes");
+    } else if (a == "--end-reason") {
+      std::string r = take();
+      int want = r == "exit" ? 1 : r == "signal" ? 2 : 0;
+      if (end_reason != want) Fail("end reason: expected " + r + ", got " + std::to_string(end_reason));
+    } else if (a == "--devices-min") {
+      long n = std::atol(take().c_str());
+      if (devices < n) Fail("devices: expected >= " + std::to_string(n) + ", got " + std::to_string(devices));
+    } else if (a == "--window-near") {
+      // BEGIN_S:END_S:TOL_S, relative to trace time 0 (header time base).
+      double b = 0, e = 0, tol = 0;
+      std::sscanf(take().c_str(), "%lf:%lf:%lf", &b, &e, &tol);
+      if (windows.empty()) {
+        Fail("no window");
+      } else {
+        double wb = windows[0].first / 1e9, we = windows[0].second / 1e9;
+        if (std::fabs(wb - b) > tol || std::fabs(we - e) > tol) {
+          char buf[200];
+          std::snprintf(buf, sizeof buf, "window [%.3f, %.3f] s, expected [%.3f, %.3f] +- %.3f", wb, we, b, e, tol);
+          Fail(buf);
+        }
+      }
+    } else if (a == "--window-length") {
+      // SECONDS:TOL_S for the first window.
+      double len = 0, tol = 0;
+      std::sscanf(take().c_str(), "%lf:%lf", &len, &tol);
+      if (windows.empty() || windows[0].second == UINT64_MAX) {
+        Fail("no closed window");
+      } else {
+        double got = (windows[0].second - windows[0].first) / 1e9;
+        if (std::fabs(got - len) > tol) Fail("window length " + std::to_string(got) + " s, expected " + std::to_string(len));
+      }
+    } else if (a == "--event-times") {
+      // Durations of ws_spin kernels against CUDA-event times printed by `ws_repro timed`.
+      std::ifstream in(take());
+      std::vector<double> ev;
+      std::string word;
+      double ns;
+      while (in >> word >> ns) if (word == "event_ns") ev.push_back(ns);
+      // Leading ws_spin kernels without an event line are warm-ups.
+      if (spin_durations.size() > ev.size()) {
+        spin_durations.erase(spin_durations.begin(),
+                             spin_durations.end() - static_cast<long>(ev.size()));
+      }
+      if (ev.size() != spin_durations.size()) {
+        Fail("ws_spin kernels " + std::to_string(spin_durations.size()) + " vs events " + std::to_string(ev.size()));
+      } else {
+        double worst = 0;
+        for (size_t k = 0; k < ev.size(); ++k) {
+          // The event pair brackets the kernel: event time >= kernel time, by launch latency.
+          double diff = ev[k] - static_cast<double>(spin_durations[k]);
+          worst = std::max(worst, std::fabs(diff) / ev[k]);
+          if (diff < -2000 || diff > 0.05 * ev[k] + 10000) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "kernel %zu: trace %.0f ns vs cuda events %.0f ns", k, (double)spin_durations[k], ev[k]);
+            Fail(buf);
+          }
+        }
+        std::printf("  duration agreement: worst relative difference %.4f over %zu kernels\n", worst, ev.size());
+      }
+    } else {
+      std::fprintf(stderr, "ws_trace_check: unknown check %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (g_failures) std::fprintf(stderr, "ws_trace_check: %d check(s) failed for %s\n", g_failures, argv[1]);
+  return g_failures ? 1 : 0;
+}

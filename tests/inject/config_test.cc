@@ -1,0 +1,136 @@
+// Tests for WARPSCOPE_* parsing and validation (libinject/config.h).
+#include "libinject/config.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <map>
+#include <string>
+
+namespace warpscope {
+namespace {
+
+struct Env {
+  std::map<std::string, std::string> vars;
+  GetEnvFn fn() {
+    return [this](const char* n) -> const char* {
+      auto it = vars.find(n);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    };
+  }
+};
+
+TEST(ConfigTest, DefaultsWhenNothingIsSet) {
+  Env env;
+  Config c;
+  std::string error;
+  ASSERT_TRUE(ParseConfig(env.fn(), &c, &error)) << error;
+  EXPECT_EQ(c.output_pattern, "warpscope_%p.wst");
+  EXPECT_EQ(c.capture_range, CaptureRange::kNone);
+  EXPECT_EQ(c.capture_signal, SIGUSR2);
+  EXPECT_TRUE(c.trace.kernel && c.trace.memory && c.trace.runtime && c.trace.nvtx && c.trace.sync);
+  EXPECT_FALSE(c.trace.driver || c.trace.graph || c.trace.overhead);
+  EXPECT_EQ(c.max_windows, 1u);
+  EXPECT_EQ(c.flush_interval_ms, 500u);
+}
+
+TEST(ConfigTest, BadDelayGivesTheOneLineMessage) {
+  Env env;
+  env.vars["WARPSCOPE_DELAY"] = "abc";
+  Config c;
+  std::string error;
+  EXPECT_FALSE(ParseConfig(env.fn(), &c, &error));
+  EXPECT_EQ(error,
+            "warpscope: WARPSCOPE_DELAY='abc' is not a number of seconds; running without "
+            "profiling");
+}
+
+TEST(ConfigTest, ParsesEveryVariable) {
+  Env env;
+  env.vars = {{"WARPSCOPE_OUTPUT", "run_%p.wst"},   {"WARPSCOPE_FORCE_OVERWRITE", "yes"},
+              {"WARPSCOPE_DELAY", "1.5"},            {"WARPSCOPE_DURATION", "250ms"},
+              {"WARPSCOPE_CAPTURE_RANGE", "NVTX"},   {"WARPSCOPE_NVTX_CAPTURE", "train@my.domain"},
+              {"WARPSCOPE_CAPTURE_RANGE_END", "repeat:3"}, {"WARPSCOPE_TRACE", "kernel,driver"},
+              {"WARPSCOPE_BUFFER_SIZE_MB", "4"},     {"WARPSCOPE_FLUSH_INTERVAL_MS", "200"},
+              {"WARPSCOPE_CAPTURE_SIGNAL", "SIGUSR1"}, {"WARPSCOPE_LOG_LEVEL", "debug"},
+              {"WARPSCOPE_QUIET", "0"}};
+  Config c;
+  std::string error;
+  ASSERT_TRUE(ParseConfig(env.fn(), &c, &error)) << error;
+  EXPECT_EQ(c.output_pattern, "run_%p.wst");
+  EXPECT_TRUE(c.force_overwrite);
+  EXPECT_DOUBLE_EQ(c.delay_s, 1.5);
+  EXPECT_DOUBLE_EQ(c.duration_s, 0.25);
+  EXPECT_EQ(c.capture_range, CaptureRange::kNvtx);
+  EXPECT_EQ(c.nvtx_range_name, "train");
+  EXPECT_EQ(c.nvtx_range_domain, "my.domain");
+  EXPECT_EQ(c.capture_range_end, CaptureRangeEnd::kRepeat);
+  EXPECT_EQ(c.max_windows, 3u);
+  EXPECT_TRUE(c.trace.kernel && c.trace.driver);
+  EXPECT_FALSE(c.trace.memory || c.trace.nvtx || c.trace.runtime);
+  EXPECT_EQ(c.buffer_size_mb, 4u);
+  EXPECT_EQ(c.flush_interval_ms, 200u);
+  EXPECT_EQ(c.capture_signal, SIGUSR1);
+  EXPECT_EQ(c.log_level, LogLevel::kDebug);
+  EXPECT_EQ(c.raw.size(), 13u);
+}
+
+TEST(ConfigTest, RejectsBadValuesWithTheirName) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"WARPSCOPE_DURATION", "-1"},        {"WARPSCOPE_CAPTURE_RANGE", "cupti"},
+      {"WARPSCOPE_CAPTURE_RANGE_END", "repeat:0"}, {"WARPSCOPE_TRACE", "cuda,osrt"},
+      {"WARPSCOPE_BUFFER_SIZE_MB", "0"},   {"WARPSCOPE_CAPTURE_SIGNAL", "KILL"},
+      {"WARPSCOPE_FORCE_OVERWRITE", "maybe"}, {"WARPSCOPE_NVTX_CAPTURE", "@dom"},
+      {"WARPSCOPE_FLUSH_INTERVAL_MS", "5"}, {"WARPSCOPE_LOG_LEVEL", "loud"},
+      {"WARPSCOPE_DELAY", "nan"},          {"WARPSCOPE_DELAY", ""}};
+  for (const auto& [name, value] : cases) {
+    Env env;
+    env.vars[name] = value;
+    Config c;
+    std::string error;
+    EXPECT_FALSE(ParseConfig(env.fn(), &c, &error)) << name << "=" << value;
+    EXPECT_NE(error.find(std::string(name) + "='" + value + "' is not "), std::string::npos) << error;
+    EXPECT_NE(error.find("; running without profiling"), std::string::npos) << error;
+  }
+}
+
+TEST(ConfigTest, CrossFieldChecks) {
+  Config c;
+  std::string error;
+  Env nvtx_without_name;
+  nvtx_without_name.vars["WARPSCOPE_CAPTURE_RANGE"] = "nvtx";
+  EXPECT_FALSE(ParseConfig(nvtx_without_name.fn(), &c, &error));
+  EXPECT_NE(error.find("WARPSCOPE_NVTX_CAPTURE"), std::string::npos);
+  Env repeat_without_range;
+  repeat_without_range.vars["WARPSCOPE_CAPTURE_RANGE_END"] = "repeat";
+  EXPECT_FALSE(ParseConfig(repeat_without_range.fn(), &c, &error));
+  Env signal_clash;
+  signal_clash.vars = {{"WARPSCOPE_CAPTURE_RANGE", "signal"}, {"WARPSCOPE_CAPTURE_SIGNAL", "TERM"}};
+  EXPECT_FALSE(ParseConfig(signal_clash.fn(), &c, &error));
+}
+
+TEST(ConfigTest, SignalNames) {
+  int sig = 0;
+  std::string what;
+  EXPECT_TRUE(ParseSignal("usr2", &sig, &what));
+  EXPECT_EQ(sig, SIGUSR2);
+  EXPECT_TRUE(ParseSignal("10", &sig, &what));
+  EXPECT_EQ(sig, 10);
+  EXPECT_TRUE(ParseSignal("SIGRTMIN+2", &sig, &what));
+  EXPECT_EQ(sig, SIGRTMIN + 2);
+  EXPECT_FALSE(ParseSignal("SIGSEGV", &sig, &what));
+  EXPECT_FALSE(ParseSignal("99", &sig, &what));
+}
+
+TEST(ConfigTest, TraceKindsRoundTrip) {
+  TraceKinds k;
+  std::string what;
+  ASSERT_TRUE(ParseTraceKinds("cuda, nvtx", &k, &what));
+  EXPECT_EQ(TraceKindsString(k), "kernel,memory,runtime,nvtx");
+  ASSERT_TRUE(ParseTraceKinds("none", &k, &what));
+  EXPECT_EQ(TraceKindsString(k), "none");
+  EXPECT_FALSE(ParseTraceKinds(",,", &k, &what));
+}
+
+}  // namespace
+}  // namespace warpscope

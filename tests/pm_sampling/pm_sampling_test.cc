@@ -1,0 +1,349 @@
+// PM sampling collector without a GPU: WARPSCOPE_PM_* parsing, and the controller's state
+// machine, one-pass check, error handling, decode and translation against a fake API.
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectors/pm_sampling/pm_sampling_config.h"
+#include "collectors/pm_sampling/pm_sampling_controller.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace warpscope {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(PmSamplingConfigTest, Intervals) {
+  uint64_t ns = 0;
+  std::string error;
+  ASSERT_TRUE(ParsePmInterval("250000", &ns, &error));
+  EXPECT_EQ(ns, 250000u);
+  ASSERT_TRUE(ParsePmInterval("50us", &ns, &error));
+  EXPECT_EQ(ns, 50000u);
+  ASSERT_TRUE(ParsePmInterval(" 20 \xC2\xB5s", &ns, &error));
+  EXPECT_EQ(ns, 20000u);
+  ASSERT_TRUE(ParsePmInterval("0.5ms", &ns, &error));
+  EXPECT_EQ(ns, 500000u);
+  ASSERT_TRUE(ParsePmInterval("1s", &ns, &error));
+  EXPECT_FALSE(ParsePmInterval("100", &ns, &error));  // 100 ns: below 1 us
+  EXPECT_FALSE(ParsePmInterval("10min", &ns, &error));
+  EXPECT_THAT(error, HasSubstr("unknown unit"));
+  EXPECT_FALSE(ParsePmInterval("fast", &ns, &error));
+  EXPECT_FALSE(ParsePmInterval("-5us", &ns, &error));
+}
+
+TEST(PmSamplingConfigTest, BufferSizes) {
+  uint64_t bytes = 0;
+  std::string error;
+  ASSERT_TRUE(ParsePmBytes("64M", &bytes, &error));
+  EXPECT_EQ(bytes, 64u << 20);
+  ASSERT_TRUE(ParsePmBytes("512MiB", &bytes, &error));
+  EXPECT_EQ(bytes, 512u << 20);
+  ASSERT_TRUE(ParsePmBytes("1G", &bytes, &error));
+  ASSERT_TRUE(ParsePmBytes("2097152", &bytes, &error));
+  EXPECT_FALSE(ParsePmBytes("1K", &bytes, &error));  // below 1 MiB
+  EXPECT_FALSE(ParsePmBytes("8G", &bytes, &error));
+  EXPECT_FALSE(ParsePmBytes("lots", &bytes, &error));
+}
+
+TEST(PmSamplingConfigTest, MetricsAndEnvironment) {
+  std::vector<std::string> metrics;
+  std::string error;
+  ASSERT_TRUE(
+      ParsePmMetrics("pmsampling:sm__warps_active.avg.per_cycle_active, gr__cycles_elapsed.max",
+                     &metrics, &error));
+  EXPECT_THAT(metrics,
+              ElementsAre("sm__warps_active.avg.per_cycle_active", "gr__cycles_elapsed.max"));
+  EXPECT_FALSE(ParsePmMetrics("a,,b", &metrics, &error));
+
+  std::map<std::string, std::string> env = {{"WARPSCOPE_PM_INTERVAL", "20us"},
+                                            {"WARPSCOPE_PM_BUFFER", "128M"}};
+  auto get = [&](std::string_view name) {
+    auto it = env.find(std::string(name));
+    return it == env.end() ? std::string() : it->second;
+  };
+  PmSamplingConfig config;
+  ASSERT_TRUE(LoadPmSamplingConfig(get, &config, &error)) << error;
+  EXPECT_EQ(config.interval_ns, 20000u);
+  EXPECT_EQ(config.hardware_buffer_bytes, 128u << 20);
+  EXPECT_EQ(config.metrics, DefaultPmMetrics());
+  EXPECT_EQ(config.metrics.size(), 7u);
+  env["WARPSCOPE_PM_INTERVAL"] = "often";
+  EXPECT_FALSE(LoadPmSamplingConfig(get, &config, &error));
+  EXPECT_THAT(error, HasSubstr("warpscope: WARPSCOPE_PM_INTERVAL='often'"));
+  EXPECT_THAT(error, HasSubstr("PM sampling stays off"));
+}
+
+// A fake CUPTI: devices with a pass count and failures to inject, samples queued per device.
+class FakePmApi : public PmSamplingApi {
+ public:
+  struct Sample {
+    uint64_t start, end;
+    std::vector<double> values;
+  };
+  PmResult init_result, prepare_result, enable_result, start_result;
+  size_t passes = 1;
+  std::map<uint32_t, std::vector<Sample>> queued;
+  bool overflow_next = false;
+  size_t per_decode = 1000;
+  std::vector<std::string> calls;
+
+  PmResult Initialize() override {
+    calls.push_back("init");
+    return init_result;
+  }
+  PmResult PrepareDevice(const PmDeviceSettings& s, std::string* chip,
+                         size_t* num_passes) override {
+    calls.push_back("prepare " + std::to_string(s.device_index));
+    settings = s;
+    *chip = "GH100";
+    *num_passes = passes;
+    return prepare_result;
+  }
+  PmResult EnableDevice(uint32_t d) override {
+    calls.push_back("enable " + std::to_string(d));
+    return enable_result;
+  }
+  PmResult Start(uint32_t d) override {
+    calls.push_back("start " + std::to_string(d));
+    return start_result;
+  }
+  PmResult Stop(uint32_t d) override {
+    calls.push_back("stop " + std::to_string(d));
+    return {};
+  }
+  PmResult Decode(uint32_t d, const PmSampleVisitor& visitor, PmDecodeResult* result) override {
+    calls.push_back("decode " + std::to_string(d));
+    auto& q = queued[d];
+    size_t n = std::min(per_decode, q.size());
+    for (size_t i = 0; i < n; ++i)
+      visitor(q[i].start, q[i].end, q[i].values.data(), q[i].values.size());
+    q.erase(q.begin(), q.begin() + n);
+    result->samples = n;
+    result->more = !q.empty();
+    result->overflow = overflow_next;
+    overflow_next = false;
+    return {};
+  }
+  void DisableDevice(uint32_t d) override { calls.push_back("disable " + std::to_string(d)); }
+  void Deinitialize() override { calls.push_back("deinit"); }
+
+  PmDeviceSettings settings;
+};
+
+class FakeSink : public PmRecordSink {
+ public:
+  std::vector<PmMetricSetRecord> sets;
+  std::vector<PmSampleRecord> samples;
+  std::map<std::string, uint64_t> counters;
+  std::vector<std::string> reports;
+  bool Write(const PmMetricSetRecord& r) override {
+    sets.push_back(r);
+    return true;
+  }
+  bool Write(const PmSampleRecord& r) override {
+    samples.push_back(r);
+    return true;
+  }
+  void AddToCounter(std::string_view name, uint64_t delta, Severity) override {
+    counters[std::string(name)] += delta;
+  }
+  void Report(Severity, std::string_view message) override { reports.emplace_back(message); }
+};
+
+constexpr uint64_t kTraceNow = 5'000'000'000;
+
+PmClockReadings Clocks() { return {kTraceNow, 1'763'000'000'000'000'000ull, 9'000'000'000'000}; }
+
+std::vector<double> Values(double v) { return std::vector<double>(DefaultPmMetrics().size(), v); }
+
+struct Harness {
+  FakePmApi api;
+  FakeSink sink;
+  PmSamplingConfig config;
+  std::unique_ptr<PmSamplingController> controller;
+  void Make() {
+    controller = std::make_unique<PmSamplingController>(api, sink, config, &Clocks,
+                                                        /*worker_thread=*/false);
+  }
+};
+
+TEST(PmSamplingControllerTest, FullLifecycleWritesSetAndSamples) {
+  Harness h;
+  h.config.interval_ns = 20000;
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->OnDevice(0);  // a second context on the same device: nothing new
+  h.controller->StartCapture();
+  EXPECT_TRUE(h.controller->sampling(0));
+  ASSERT_EQ(h.sink.sets.size(), 1u);
+  EXPECT_EQ(h.sink.sets[0].id, 1u);
+  EXPECT_EQ(h.sink.sets[0].interval_ns, 20000u);
+  EXPECT_EQ(h.sink.sets[0].metric_names, DefaultPmMetrics());
+  EXPECT_EQ(h.api.settings.hardware_buffer_bytes, 64u << 20);
+  h.api.queued[0] = {{kTraceNow + 1000, kTraceNow + 21000, Values(3)},
+                     {kTraceNow + 21000, kTraceNow + 41000, Values(4)}};
+  h.controller->Poll();
+  ASSERT_EQ(h.sink.samples.size(), 2u);
+  EXPECT_EQ(h.sink.samples[1].start_ns, kTraceNow + 21000);  // same clock: unchanged
+  EXPECT_EQ(h.sink.samples[1].end_ns, kTraceNow + 41000);
+  EXPECT_EQ(h.sink.samples[1].metric_set_id, 1u);
+  EXPECT_EQ(h.sink.samples[1].values, Values(4));
+  h.api.queued[0] = {{kTraceNow + 41000, kTraceNow + 61000, Values(5)}};
+  h.controller->StopCapture();  // final decode after Stop
+  EXPECT_EQ(h.sink.samples.size(), 3u);
+  EXPECT_FALSE(h.controller->sampling(0));
+  h.controller->Shutdown();
+  h.controller->Shutdown();
+  EXPECT_THAT(h.api.calls, ElementsAre("init", "prepare 0", "enable 0", "start 0", "decode 0",
+                                       "stop 0", "decode 0", "disable 0", "deinit"));
+  EXPECT_EQ(h.sink.counters[kPmStatSamples], 3u);
+  EXPECT_TRUE(h.sink.reports.empty());
+}
+
+TEST(PmSamplingControllerTest, DrainsAFullCounterDataImage) {
+  Harness h;
+  h.api.per_decode = 2;
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->StartCapture();
+  for (int i = 0; i < 5; ++i) {
+    h.api.queued[0].push_back({kTraceNow + i * 100u, kTraceNow + (i + 1) * 100u, Values(i)});
+  }
+  h.controller->Poll();
+  EXPECT_EQ(h.sink.samples.size(), 5u);
+}
+
+TEST(PmSamplingControllerTest, RefusesMultiPassMetricSets) {
+  Harness h;
+  h.api.passes = 2;
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->StartCapture();
+  EXPECT_FALSE(h.controller->sampling(0));
+  EXPECT_EQ(h.sink.counters[kPmStatMultiplePasses], 1u);
+  ASSERT_EQ(h.sink.reports.size(), 1u);
+  EXPECT_THAT(h.sink.reports[0], HasSubstr("needs 2 passes on GH100"));
+  EXPECT_THAT(h.sink.reports[0], HasSubstr("tracing goes on"));
+  EXPECT_TRUE(h.sink.sets.empty());
+  EXPECT_THAT(h.api.calls, ElementsAre("init", "prepare 0", "disable 0"));
+}
+
+TEST(PmSamplingControllerTest, PrivilegesAndBusyHardwareAreOneLineEach) {
+  for (PmErrorKind kind : {PmErrorKind::kInsufficientPrivileges, PmErrorKind::kHardwareBusy,
+                           PmErrorKind::kUnsupported}) {
+    Harness h;
+    h.api.enable_result = {kind, "cuptiPmSamplingEnable: CUPTI_ERROR_X (35)"};
+    h.Make();
+    h.controller->OnDevice(0);
+    h.controller->OnDevice(1);
+    h.controller->StartCapture();
+    EXPECT_FALSE(h.controller->sampling(0));
+    ASSERT_EQ(h.sink.reports.size(), 2u);  // one per device
+    const char* counter = kind == PmErrorKind::kInsufficientPrivileges ? kPmStatPrivileges
+                          : kind == PmErrorKind::kHardwareBusy         ? kPmStatHardwareBusy
+                                                                       : kPmStatUnsupported;
+    EXPECT_EQ(h.sink.counters[counter], 2u);
+    EXPECT_THAT(h.sink.reports[0], HasSubstr("PM sampling off on device 0"));
+    EXPECT_THAT(h.sink.reports[0], HasSubstr("tracing goes on"));
+    if (kind == PmErrorKind::kInsufficientPrivileges) {
+      EXPECT_THAT(h.sink.reports[0], HasSubstr("NVreg_RestrictProfilingToAdminUsers=0"));
+    }
+  }
+}
+
+TEST(PmSamplingControllerTest, InitializeFailureDisablesEverything) {
+  Harness h;
+  h.api.init_result = {PmErrorKind::kOther, "cuptiProfilerInitialize: CUPTI_ERROR_UNKNOWN (999)"};
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->StartCapture();
+  h.controller->OnDevice(1);
+  EXPECT_TRUE(h.controller->disabled());
+  EXPECT_EQ(h.sink.reports.size(), 1u);
+  h.controller->Shutdown();
+  EXPECT_THAT(h.api.calls, ElementsAre("init"));
+}
+
+TEST(PmSamplingControllerTest, OverflowIsCountedAndReportedOnce) {
+  Harness h;
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->StartCapture();
+  h.api.overflow_next = true;
+  h.controller->Poll();
+  h.api.overflow_next = true;
+  h.controller->Poll();
+  EXPECT_EQ(h.sink.counters[kPmStatOverflows], 2u);
+  ASSERT_EQ(h.sink.reports.size(), 1u);
+  EXPECT_THAT(h.sink.reports[0], HasSubstr("raise WARPSCOPE_PM_BUFFER"));
+}
+
+TEST(PmSamplingControllerTest, InvalidSamplesAreCountedNotWritten) {
+  Harness h;
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->StartCapture();
+  h.api.queued[0] = {{kTraceNow + 10, kTraceNow + 10, Values(1)},
+                     {kTraceNow + 10, kTraceNow + 20, std::vector<double>{1, 2}}};
+  h.controller->Poll();
+  EXPECT_TRUE(h.sink.samples.empty());
+  EXPECT_EQ(h.sink.counters[kPmStatSamplesInvalid], 2u);
+}
+
+TEST(PmSamplingControllerTest, RealtimeTimestampsAreMappedOntoTheTraceClock) {
+  Harness h;
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->StartCapture();
+  const uint64_t realtime = Clocks().realtime_ns;
+  h.api.queued[0] = {{realtime - 30000, realtime - 10000, Values(1)}};
+  h.controller->Poll();
+  ASSERT_EQ(h.sink.samples.size(), 1u);
+  EXPECT_EQ(h.sink.samples[0].start_ns, kTraceNow - 30000);
+  EXPECT_EQ(h.sink.samples[0].end_ns, kTraceNow - 10000);
+  EXPECT_EQ(h.sink.counters[kPmStatClockRemapped], 1u);
+  EXPECT_THAT(h.sink.reports[0], HasSubstr("CLOCK_REALTIME"));
+}
+
+TEST(PmSamplingControllerTest, CaptureWindowsRestartSampling) {
+  Harness h;
+  h.Make();
+  h.controller->StartCapture();  // window open before any context
+  h.controller->OnDevice(0);
+  h.controller->Poll();  // the worker sets the device up and starts it
+  EXPECT_TRUE(h.controller->sampling(0));
+  h.controller->StopCapture();
+  EXPECT_FALSE(h.controller->sampling(0));
+  h.controller->StartCapture();
+  EXPECT_TRUE(h.controller->sampling(0));
+  h.controller->Shutdown();
+  EXPECT_THAT(h.api.calls,
+              ElementsAre("init", "prepare 0", "enable 0", "start 0", "decode 0", "stop 0",
+                          "decode 0", "start 0", "stop 0", "decode 0", "disable 0", "deinit"));
+}
+
+TEST(PmSamplingControllerTest, WorkerThreadSetsUpAndDecodes) {
+  FakePmApi api;
+  FakeSink sink;
+  PmSamplingConfig config;
+  config.poll_interval_ms = 1;
+  {
+    PmSamplingController controller(api, sink, config, &Clocks);
+    controller.StartCapture();
+    api.queued[0] = {{kTraceNow, kTraceNow + 100, Values(1)}};
+    controller.OnDevice(0);
+    for (int i = 0; i < 2000 && !controller.sampling(0); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_TRUE(controller.sampling(0));
+  }  // destructor: Shutdown joins the worker and drains
+  EXPECT_EQ(sink.samples.size(), 1u);
+}
+
+}  // namespace
+}  // namespace warpscope

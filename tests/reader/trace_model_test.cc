@@ -1,0 +1,171 @@
+// TraceModel: names and launch configs resolved, tables filled, span, stats, capture
+// windows, import counters for truncated and inconsistent traces.
+#include "analyzers/lib/trace_model.h"
+
+#include <string>
+#include <utility>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/reader/trace_test_util.h"
+
+namespace warpscope {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::warpscope::testing::FixtureWire;
+using ::warpscope::testing::TextprotoToWire;
+using ::warpscope::testing::WriteTempFile;
+
+TraceModel LoadWire(const std::string& wire) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(WriteTempFile(wire));
+  EXPECT_TRUE(model.ok()) << model.status();
+  return std::move(*model);
+}
+
+const StatCounter* FindCounter(const std::vector<StatCounter>& list, const std::string& name) {
+  for (const StatCounter& c : list) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+TEST(TraceModelTest, LoadsTheBasicFixture) {
+  TraceModel m = LoadWire(FixtureWire("synthetic/basic.textproto"));
+  EXPECT_EQ(m.header.producer, "fixture:basic");
+  EXPECT_EQ(m.header.pid, 4242u);
+  EXPECT_THAT(m.header.command_line, ElementsAre("python", "train.py", "--epochs=1"));
+  ASSERT_EQ(m.devices.size(), 1u);
+  EXPECT_EQ(m.devices[0].name, "NVIDIA H200");
+  EXPECT_EQ(m.devices[0].sm_count, 132u);
+  ASSERT_EQ(m.kernels.size(), 5u);
+  EXPECT_EQ(m.kernels[0].name, "gemm_kernel(float const*, float const*, float*, int)");
+  EXPECT_EQ(m.kernels[0].mangled_name, "_Z11gemm_kernelPKfS0_Pfi");
+  ASSERT_NE(m.kernels[0].launch, nullptr);
+  EXPECT_EQ(m.kernels[0].launch->threads_per_block(), 256u);
+  EXPECT_EQ(m.kernels[0].launch->blocks(), 264u);
+  EXPECT_EQ(m.kernels[0].launch, m.kernels[2].launch);  // one table entry per config
+  EXPECT_EQ(m.memcpys.size(), 2u);
+  EXPECT_EQ(m.memsets.size(), 1u);
+  EXPECT_EQ(m.syncs.size(), 1u);
+  EXPECT_EQ(m.api_calls.size(), 9u);
+  EXPECT_EQ(m.api_calls[0].name, "cudaMemcpyAsync");
+  ASSERT_EQ(m.nvtx_ranges.size(), 2u);
+  EXPECT_EQ(m.nvtx_ranges[1].name, "forward");
+  EXPECT_EQ(m.nvtx_ranges[1].depth, 1u);
+  ASSERT_EQ(m.nvtx_marks.size(), 1u);
+  EXPECT_EQ(m.nvtx_marks[0].name, "checkpoint");
+  ASSERT_NE(m.FindThread(1), nullptr);
+  EXPECT_EQ(m.DeviceOfContext(1), 0u);
+  EXPECT_EQ(m.DeviceOfContext(9), std::nullopt);
+  EXPECT_EQ(m.span.begin_ns, 1000u);
+  EXPECT_EQ(m.span.end_ns, 99000u);
+  EXPECT_TRUE(m.stats_final);
+  EXPECT_EQ(m.stats.size(), 5u);
+  ASSERT_TRUE(m.end_of_trace.has_value());
+  EXPECT_EQ(m.end_of_trace->reason, v1::END_REASON_EXIT);
+  EXPECT_FALSE(m.truncation.truncated());
+  EXPECT_TRUE(m.import_counters.empty());
+  EXPECT_EQ(m.WorstSeverity(), v1::SEVERITY_INFO);
+}
+
+TEST(TraceModelTest, ViewsSurviveMovingTheModel) {
+  TraceModel m = LoadWire(FixtureWire("synthetic/basic.textproto"));
+  TraceModel moved = std::move(m);
+  std::vector<TraceModel> many;
+  many.push_back(std::move(moved));
+  many.push_back(LoadWire(FixtureWire("synthetic/killed.textproto")));
+  EXPECT_EQ(many[0].kernels[1].name, "relu_kernel(float*, int)");
+  EXPECT_EQ(many[0].kernels[1].launch->block_x, 128u);
+}
+
+TEST(TraceModelTest, LoadsSamplingCaptureAndBookkeeping) {
+  TraceModel m = LoadWire(FixtureWire("synthetic/two_gpus.textproto"));
+  EXPECT_THAT(m.DeviceIds(), ElementsAre(0u, 1u));
+  ASSERT_EQ(m.capture_windows.size(), 1u);
+  EXPECT_EQ(m.capture_windows[0].begin_ns, 500u);
+  EXPECT_EQ(m.capture_windows[0].end_ns, 145500u);
+  EXPECT_EQ(m.capture_windows[0].end_trigger, v1::CAPTURE_TRIGGER_NVTX);
+  ASSERT_EQ(m.pm_samples.size(), 2u);
+  const PmMetricSet* set = m.FindPmMetricSet(m.pm_samples[0].metric_set_id);
+  ASSERT_NE(set, nullptr);
+  EXPECT_EQ(set->metric_names[0], "sm__warps_active.avg.per_cycle_active");
+  EXPECT_DOUBLE_EQ(m.pm_samples[1].values[0], 12.25);
+  ASSERT_EQ(m.pc_sample_batches.size(), 1u);
+  ASSERT_EQ(m.pc_sample_batches[0].records.size(), 1u);
+  EXPECT_EQ(m.pc_sample_batches[0].records[0].function_name, "_Z7stencilPdPKd");
+  EXPECT_THAT(
+      m.pc_sample_batches[0].records[0].stall_samples,
+      ElementsAre(std::pair<uint32_t, uint64_t>{3, 80}, std::pair<uint32_t, uint64_t>{7, 36}));
+  ASSERT_NE(m.FindPcStallReasons(0), nullptr);
+  EXPECT_EQ(m.FindPcStallReasons(0)->name_by_index.at(7),
+            "smsp__pcsamp_warps_issue_stalled_barrier");
+  ASSERT_EQ(m.overheads.size(), 1u);
+  EXPECT_EQ(m.overheads[0].kind, "CUPTI_BUFFER_FLUSH");
+  EXPECT_EQ(m.graph_launches.size(), 1u);
+  EXPECT_EQ(m.nvtx_ranges[0].domain, "solver");
+  ASSERT_EQ(m.notices.size(), 1u);
+  EXPECT_EQ(m.notices[0].source, "pm_sampling");
+  EXPECT_FALSE(m.stats_final);
+  EXPECT_EQ(m.kernels[3].name, "<unknown:77>");
+  const StatCounter* undefined = FindCounter(m.import_counters, "reader.undefined_string_refs");
+  ASSERT_NE(undefined, nullptr);
+  EXPECT_EQ(undefined->value, 1u);
+  EXPECT_EQ(undefined->severity, v1::SEVERITY_ERROR);
+  EXPECT_EQ(m.WorstSeverity(), v1::SEVERITY_ERROR);
+
+  TraceModelOptions options;
+  options.keep_pc_sample_records = false;
+  absl::StatusOr<TraceModel> lean =
+      TraceModel::Load(WriteTempFile(FixtureWire("synthetic/two_gpus.textproto")), options);
+  ASSERT_TRUE(lean.ok());
+  EXPECT_TRUE(lean->pc_sample_batches[0].records.empty());
+  EXPECT_EQ(lean->pc_sample_batches[0].total_samples, 120u);
+}
+
+TEST(TraceModelTest, TruncatedTraceLoadsWithDataLossCounters) {
+  std::string wire = FixtureWire("synthetic/killed.textproto");
+  wire.resize(wire.size() - 3);  // kill -9 in the middle of the last packet
+  TraceModel m = LoadWire(wire);
+  EXPECT_EQ(m.kernels.size(), 2u);  // the third kernel packet was cut
+  EXPECT_TRUE(m.truncation.partial_packet);
+  EXPECT_FALSE(m.end_of_trace.has_value());
+  const StatCounter* lost = FindCounter(m.import_counters, "reader.truncated_bytes");
+  ASSERT_NE(lost, nullptr);
+  EXPECT_EQ(lost->severity, v1::SEVERITY_DATA_LOSS);
+  EXPECT_EQ(lost->value, m.truncation.bytes_lost);
+  ASSERT_NE(FindCounter(m.import_counters, "reader.missing_end_of_trace"), nullptr);
+  EXPECT_EQ(m.WorstSeverity(), v1::SEVERITY_DATA_LOSS);
+}
+
+TEST(TraceModelTest, CountsInconsistencies) {
+  TraceModel m = LoadWire(TextprotoToWire(R"(
+    packet { header { format_major: 1 format_minor: 3 } }
+    packet { pm_sample { metric_set_id: 4 values: 1 } }
+    packet { pm_metric_set { id: 4 metric_names: "a" metric_names: "b" } }
+    packet { pm_sample { metric_set_id: 4 values: 1 } }
+    packet { capture_window { window_id: 2 begin: false } }
+    packet { capture_window { window_id: 3 begin: true timestamp_ns: 10 } }
+    packet { kernel { start_ns: 18446744073709551000 duration_ns: 1000 } }
+    packet { end_of_trace {} }
+  )"));
+  EXPECT_EQ(FindCounter(m.import_counters, "model.pm_samples_without_metric_set")->value, 1u);
+  EXPECT_EQ(FindCounter(m.import_counters, "model.pm_sample_value_count_mismatch")->value, 1u);
+  EXPECT_EQ(FindCounter(m.import_counters, "model.unmatched_capture_window_ends")->value, 1u);
+  EXPECT_EQ(FindCounter(m.import_counters, "model.events_with_overflowing_end")->value, 1u);
+  EXPECT_EQ(FindCounter(m.import_counters, "reader.newer_format_minor")->value, 1u);
+  ASSERT_EQ(m.capture_windows.size(), 1u);
+  EXPECT_FALSE(m.capture_windows[0].end_ns.has_value());
+}
+
+TEST(TraceModelTest, CorruptTraceFailsToLoad) {
+  std::string wire = FixtureWire("synthetic/basic.textproto");
+  wire += std::string("\x0a\x02\x3f\x00", 4);  // a packet with an invalid wire type
+  absl::StatusOr<TraceModel> m = TraceModel::Load(WriteTempFile(wire));
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(m.status().message(), HasSubstr("corrupt data at byte offset"));
+}
+
+}  // namespace
+}  // namespace warpscope

@@ -1,0 +1,119 @@
+// Diff tests for `warpscope tail`: the synthetic PM scenario (tests/tail/pm_scenario.h)
+// written as a .wst file, loaded by the reader, rendered as text, CSV, JSON and SVG and
+// compared with tests/tail/golden (WARPSCOPE_UPDATE_GOLDEN=1 rewrites them).
+#include "analyzers/lib/tail_report.h"
+
+#include <string>
+
+#include "analyzers/lib/svg.h"
+#include "analyzers/lib/trace_model.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/reader/trace_test_util.h"
+#include "tests/tail/pm_scenario.h"
+
+namespace warpscope {
+namespace {
+
+using ::testing::HasSubstr;
+using ::warpscope::testing::CompareWithGolden;
+using ::warpscope::testing::ScenarioWire;
+using ::warpscope::testing::WriteTempFile;
+
+TraceModel LoadScenario(bool with_pm = true) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(WriteTempFile(ScenarioWire(with_pm)));
+  EXPECT_TRUE(model.ok()) << model.status();
+  return std::move(*model);
+}
+
+void ExpectGolden(const std::string& name, const std::string& actual) {
+  const std::string problem = CompareWithGolden("tail/golden/" + name, actual);
+  EXPECT_EQ(problem, "") << problem;
+}
+
+TEST(TailReportTest, ScenarioMatchesGolden) {
+  TraceModel model = LoadScenario();
+  const PmInputs in = PmInputsOf(model);
+  TailReportOptions options;
+  auto report = BuildTailReportFiltered(in, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_FALSE(report->summaries.empty());
+  EXPECT_EQ(report->summaries[0].name, "reduce_imbalanced(float const*, int)");
+  EXPECT_NEAR(report->summaries[0].tail_fraction, 0.6, 0.1);
+  EXPECT_THAT(report->summaries[0].verdict, HasSubstr("load imbalance"));
+  for (const KernelTailSummary& s : report->summaries) {
+    if (s.name == "gemm_balanced(float*)") {
+      EXPECT_EQ(s.verdict, "");
+    }
+  }
+  ExpectGolden("scenario.txt", RenderTailReport(*report, in, options, OutputFormat::kTable));
+  ExpectGolden("scenario.csv", RenderTailReport(*report, in, options, OutputFormat::kCsv));
+  ExpectGolden("scenario.json", RenderTailReport(*report, in, options, OutputFormat::kJson));
+  options.instances = true;
+  options.tail.points = 10;
+  report = BuildTailReportFiltered(in, options);
+  ASSERT_TRUE(report.ok());
+  ExpectGolden("scenario_instances.txt",
+               RenderTailReport(*report, in, options, OutputFormat::kTable));
+  ExpectGolden("scenario_instances.csv",
+               RenderTailReport(*report, in, options, OutputFormat::kCsv));
+  ExpectGolden("scenario_instances.json",
+               RenderTailReport(*report, in, options, OutputFormat::kJson));
+  const ActiveWarpCurve* curve = CurveToDraw(*report);
+  ASSERT_NE(curve, nullptr);
+  EXPECT_EQ(in.kernels[curve->kernel_index].name, "reduce_imbalanced(float const*, int)");
+  ExpectGolden("scenario_worst.svg", TailSvg(*curve, in));
+}
+
+TEST(TailReportTest, KernelFilterAndBalancedSvg) {
+  TraceModel model = LoadScenario();
+  const PmInputs in = PmInputsOf(model);
+  TailReportOptions options;
+  options.kernel_regex = "^gemm";
+  auto report = BuildTailReportFiltered(in, options);
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->summaries.size(), 1u);
+  EXPECT_EQ(report->summaries[0].launches, 2u);
+  const ActiveWarpCurve* curve = CurveToDraw(*report);
+  ASSERT_NE(curve, nullptr);
+  const std::string svg = TailSvg(*curve, in);
+  EXPECT_THAT(svg, HasSubstr("no material tail (balanced)"));
+  ExpectGolden("scenario_balanced.svg", svg);
+}
+
+TEST(TailReportTest, SvgEscapesTemplateNames) {
+  EXPECT_EQ(SvgEscape("void k<float, 4>(T const&) \"x\" 'y'"),
+            "void k&lt;float, 4&gt;(T const&amp;) &quot;x&quot; &apos;y&apos;");
+  ActiveWarpCurve curve;
+  curve.duration_ns = 1000;
+  curve.segments = {{0, 1000, 10, false}};
+  curve.peak = curve.steady = 10;
+  curve.has_tail_metrics = true;
+  const std::string svg = RenderActiveWarpSvg(curve, "gemm<half, 128>", 0);
+  EXPECT_THAT(svg, HasSubstr("gemm&lt;half, 128&gt;"));
+  EXPECT_THAT(svg, ::testing::Not(HasSubstr("<half")));
+}
+
+TEST(TailReportTest, BadFlagsAreErrors) {
+  TraceModel model = LoadScenario();
+  TailReportOptions options;
+  options.kernel_regex = "(";
+  EXPECT_FALSE(BuildTailReportFiltered(PmInputsOf(model), options).ok());
+  options.kernel_regex = "";
+  options.tail.points = 1;
+  EXPECT_FALSE(BuildTailReportFiltered(PmInputsOf(model), options).ok());
+}
+
+TEST(TailReportTest, TraceWithoutPmSamplesSaysHowToGetThem) {
+  TraceModel model = LoadScenario(/*with_pm=*/false);
+  const PmInputs in = PmInputsOf(model);
+  TailReportOptions options;
+  auto report = BuildTailReportFiltered(in, options);
+  ASSERT_TRUE(report.ok());
+  EXPECT_THAT(RenderTailReport(*report, in, options, OutputFormat::kTable),
+              HasSubstr("record with WARPSCOPE_PM_SAMPLING=1"));
+  EXPECT_EQ(CurveToDraw(*report), nullptr);
+}
+
+}  // namespace
+}  // namespace warpscope

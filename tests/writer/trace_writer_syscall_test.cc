@@ -1,0 +1,221 @@
+// Tests that watch the TraceWriter's write(2) calls through an interposed `write` defined in
+// this executable: every write ends on a packet boundary, EINTR and short writes are retried,
+// and injected errors (EIO, EBADF) stop writing with one line instead of hurting the program.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "libinject/trace_writer.h"
+#include "tests/writer/packet_stream.h"
+
+namespace {
+
+// What the interposed write does to descriptors >= 3 while armed.
+struct WriteSpy {
+  std::atomic<bool> armed{false};
+  std::atomic<int> mode{0};           // See Mode.
+  std::atomic<uint64_t> fail_after{0};  // kFailAfter: bytes let through before failing.
+  std::atomic<int> fail_errno{EIO};
+  std::atomic<uint64_t> passed{0};
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> eintr_returned{0};
+  std::atomic<uint64_t> short_returned{0};
+  // Sizes the kernel accepted, in order (the writer thread is the only caller).
+  std::array<std::atomic<uint64_t>, 1 << 16> sizes{};
+  std::atomic<size_t> count{0};
+};
+enum Mode { kPassThrough = 0, kEintrAndShort = 1, kFailAfter = 2 };
+WriteSpy g_spy;
+
+}  // namespace
+
+extern "C" ssize_t write(int fd, const void* buf, size_t size) {
+  auto real = [&](size_t n) { return static_cast<ssize_t>(syscall(SYS_write, fd, buf, n)); };
+  if (fd < 3 || !g_spy.armed.load()) return real(size);
+  const uint64_t call = g_spy.calls.fetch_add(1);
+  switch (g_spy.mode.load()) {
+    case kEintrAndShort:
+      if (call % 3 == 0) {
+        g_spy.eintr_returned.fetch_add(1);
+        errno = EINTR;
+        return -1;
+      }
+      if (call % 3 == 1 && size > 1) {
+        g_spy.short_returned.fetch_add(1);
+        size = size / 2;
+      }
+      break;
+    case kFailAfter:
+      if (g_spy.passed.load() >= g_spy.fail_after.load()) {
+        errno = g_spy.fail_errno.load();
+        return -1;
+      }
+      break;
+    default:
+      break;
+  }
+  const ssize_t n = real(size);
+  if (n > 0) {
+    g_spy.passed.fetch_add(static_cast<uint64_t>(n));
+    const size_t i = g_spy.count.fetch_add(1);
+    if (i < g_spy.sizes.size()) g_spy.sizes[i].store(static_cast<uint64_t>(n));
+  }
+  return n;
+}
+
+namespace warpscope {
+namespace {
+
+using ::testing::StartsWith;
+using testing::ParsePacketFile;
+using testing::TempDir;
+using namespace std::chrono_literals;
+
+constexpr uint64_t kBase = 1000;
+
+class SpyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_spy.mode = kPassThrough;
+    g_spy.passed = 0;
+    g_spy.calls = 0;
+    g_spy.count = 0;
+    g_spy.eintr_returned = 0;
+    g_spy.short_returned = 0;
+    g_spy.armed = true;
+  }
+  void TearDown() override { g_spy.armed = false; }
+
+  std::unique_ptr<TraceWriter> Open(const std::string& path, uint32_t flush_ms = 10) {
+    TraceWriterOptions options;
+    options.path = path;
+    options.chunk_bytes = kMinChunkBytes;
+    options.flush_interval_ms = flush_ms;
+    options.stats_interval_ms = 7;
+    HeaderRecord header;
+    header.time_base_ns = kBase;
+    header.producer = "spy";
+    std::string error;
+    auto writer = TraceWriter::Open(options, header, &error);
+    EXPECT_NE(writer, nullptr) << error;
+    return writer;
+  }
+
+  // Writes events in bursts with pauses, so that chunk hand-overs, periodic flushes of partial
+  // chunks and periodic stats all happen.
+  static void WriteBursts(TraceWriter& writer, uint32_t bursts) {
+    uint32_t correlation = 0;
+    for (uint32_t b = 0; b < bursts; ++b) {
+      for (uint32_t i = 0; i < 200 + 37 * b; ++i, ++correlation) {
+        TraceWriter::Batch batch(writer);
+        const uint64_t name = batch.InternString("kernel_" + std::string(correlation % 97, 'k'));
+        batch.Write(KernelRecord{.name_id = name, .start_ns = kBase + correlation,
+                                 .end_ns = kBase + correlation + 5,
+                                 .correlation_id = correlation});
+      }
+      std::this_thread::sleep_for(3ms);
+    }
+  }
+};
+
+TEST_F(SpyTest, EveryWriteEndsOnAPacketBoundary) {
+  TempDir dir;
+  const std::string path = dir.File("boundaries.wst");
+  auto writer = Open(path);
+  ASSERT_NE(writer, nullptr);
+  WriteBursts(*writer, 40);
+  writer->Close(EndReason::kExit, kBase);
+  g_spy.armed = false;
+
+  const testing::PacketStream stream = ParsePacketFile(path);
+  ASSERT_FALSE(stream.malformed);
+  ASSERT_FALSE(stream.truncated);
+  std::set<uint64_t> boundaries = {0};
+  for (const auto& p : stream.packets) boundaries.insert(p.offset + p.size);
+  const size_t writes = g_spy.count.load();
+  ASSERT_LT(writes, g_spy.sizes.size());
+  EXPECT_GT(writes, 40u);  // Partial flushes happened, not one write at Close.
+  uint64_t offset = 0;
+  size_t partial_chunk_writes = 0;
+  for (size_t i = 0; i < writes; ++i) {
+    const uint64_t size = g_spy.sizes[i].load();
+    EXPECT_LE(size, kMinChunkBytes);
+    partial_chunk_writes += size < kMinChunkBytes - 200 ? 1 : 0;
+    offset += size;
+    EXPECT_TRUE(boundaries.count(offset)) << "write " << i << " ends inside a packet at " << offset;
+  }
+  EXPECT_EQ(offset, stream.consumed);
+  EXPECT_GT(partial_chunk_writes, 10u);
+}
+
+TEST_F(SpyTest, InterruptedAndShortWritesAreRetried) {
+  TempDir dir;
+  const std::string path = dir.File("eintr.wst");
+  g_spy.mode = kEintrAndShort;
+  ::testing::internal::CaptureStderr();
+  auto writer = Open(path);
+  ASSERT_NE(writer, nullptr);
+  WriteBursts(*writer, 20);
+  writer->Close(EndReason::kExit, kBase);
+  g_spy.armed = false;
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_TRUE(writer->healthy());
+  EXPECT_GT(g_spy.eintr_returned.load(), 10u);
+  EXPECT_GT(g_spy.short_returned.load(), 10u);
+
+  const testing::PacketStream stream = ParsePacketFile(path);
+  ASSERT_FALSE(stream.malformed);
+  ASSERT_FALSE(stream.truncated);
+  uint32_t next = 0;
+  for (const auto& p : stream.packets) {
+    if (p.packet.has_kernel()) {
+      EXPECT_EQ(p.packet.kernel().correlation_id(), next++);
+    }
+  }
+  EXPECT_EQ(next, 20 * 200 + 37 * (19 * 20 / 2));
+  EXPECT_TRUE(stream.packets.back().packet.has_end_of_trace());
+}
+
+class SpyErrorTest : public SpyTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(SpyErrorTest, ErrorStopsWritingWithOneLine) {
+  TempDir dir;
+  const std::string path = dir.File("error.wst");
+  g_spy.mode = kFailAfter;
+  g_spy.fail_after = 20000;
+  g_spy.fail_errno = GetParam();
+  ::testing::internal::CaptureStderr();
+  auto writer = Open(path);
+  ASSERT_NE(writer, nullptr);
+  WriteBursts(*writer, 30);
+  writer->Flush();
+  EXPECT_FALSE(writer->healthy());
+  EXPECT_FALSE(writer->Write(KernelRecord{}));
+  EXPECT_GT(writer->Counter(kStatDroppedWriteError), 0u);
+  writer->Close(EndReason::kExit, kBase);
+  g_spy.armed = false;
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err, "warpscope: cannot write trace " + path + ": " + strerror(GetParam()) +
+                     "; tracing stopped, the program continues\n");
+  const testing::PacketStream stream = ParsePacketFile(path);
+  EXPECT_FALSE(stream.malformed);
+  EXPECT_FALSE(stream.truncated);  // Failed writes wrote nothing, so the cut is clean.
+  EXPECT_GE(stream.consumed, 20000u - kMinChunkBytes);
+  EXPECT_LE(stream.consumed, 20000u + kMinChunkBytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Errnos, SpyErrorTest, ::testing::Values(EIO, EBADF, ENOSPC, EPIPE));
+
+}  // namespace
+}  // namespace warpscope
