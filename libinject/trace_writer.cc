@@ -1272,6 +1272,8 @@ bool TraceWriter::Batch::Write(const PcSampleBatchRecord& r) {
       s.Uint(5, r.dropped_samples);
       s.Uint(6, r.non_user_kernel_samples);
       s.Bool(7, r.hardware_buffer_full);
+    } else {
+      s.Bool(9, true);  // continuation
     }
   };
   auto encode_part = [&](bool first, size_t begin, size_t end) {

@@ -783,6 +783,7 @@ TEST(TraceWriterRoundTrip, LargePcSampleBatchIsSplitAcrossPackets) {
     EXPECT_EQ(part.timestamp_ns(), 9u);
     // Totals only in the first part, so that sums over packets stay right.
     EXPECT_EQ(part.hardware_buffer_full(), parts == 0);
+    EXPECT_EQ(part.continuation(), parts != 0);
     total_samples += part.total_samples();
     for (const auto& r : part.records()) records.push_back(r);
     ++parts;
