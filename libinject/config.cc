@@ -236,6 +236,19 @@ bool ParseLogLevel(std::string_view text, LogLevel* out, std::string* what) {
   return true;
 }
 
+bool ParseClock(std::string_view text, bool* monotonic, std::string* what) {
+  std::string s = Lower(Trim(text));
+  if (s == "cupti" || s == "realtime" || s.empty()) {
+    *monotonic = false;
+  } else if (s == "monotonic") {
+    *monotonic = true;
+  } else {
+    *what = "a clock (cupti, monotonic)";
+    return false;
+  }
+  return true;
+}
+
 std::string_view CaptureRangeName(CaptureRange range) {
   switch (range) {
     case CaptureRange::kNone: return "none";
@@ -315,6 +328,8 @@ bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, std::string* error) 
   check("WARPSCOPE_FLUSH_INTERVAL_MS", mb(&c.flush_interval_ms, 10, 600000, "a flush interval in ms (10-600000)"));
   check("WARPSCOPE_CAPTURE_SIGNAL", [&](std::string_view v) { return ParseSignal(v, &c.capture_signal, &what); });
   check("WARPSCOPE_HANDLE_SIGNALS", [&](std::string_view v) { return ParseBool(v, &c.handle_signals, &what); });
+  check("WARPSCOPE_CLOCK", [&](std::string_view v) { return ParseClock(v, &c.monotonic_clock, &what); });
+  check("WARPSCOPE_API_FILTER", [&](std::string_view v) { return ParseBool(v, &c.api_filter, &what); });
   check("WARPSCOPE_LOG_LEVEL", [&](std::string_view v) { return ParseLogLevel(v, &c.log_level, &what); });
   check("WARPSCOPE_QUIET", [&](std::string_view v) { return ParseBool(v, &c.quiet, &what); });
   if (!ok) {

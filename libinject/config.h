@@ -44,7 +44,9 @@ struct Config {
   uint32_t device_buffer_mb = 8;        // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE
   uint32_t device_buffer_pool = 0;      // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, 0 = CUPTI's
   uint32_t writer_memory_mb = 64;       // TraceWriter memory bound
-  uint32_t flush_interval_ms = 500;     // periodic CUPTI + writer flush
+  uint32_t flush_interval_ms = 250;     // periodic CUPTI + writer flush
+  bool monotonic_clock = false;         // WARPSCOPE_CLOCK=monotonic: CUPTI timestamp callback
+  bool api_filter = true;               // drop trivial runtime queries (cudaGetDevice, ...)
   int capture_signal = 0;               // 0 = SIGUSR2, set by ParseConfig
   bool handle_signals = true;           // flush on SIGINT/SIGTERM/SIGHUP, then re-raise
   LogLevel log_level = LogLevel::kWarning;
@@ -73,6 +75,7 @@ bool ParseNvtxCapture(std::string_view text, std::string* name, std::string* dom
                       std::string* what);
 bool ParseSignal(std::string_view text, int* out, std::string* what);
 bool ParseLogLevel(std::string_view text, LogLevel* out, std::string* what);
+bool ParseClock(std::string_view text, bool* monotonic, std::string* what);
 
 std::string_view CaptureRangeName(CaptureRange range);
 std::string TraceKindsString(const TraceKinds& kinds);

@@ -179,6 +179,7 @@ void Session::Start() {
     return;
   }
   SetLogLevel(config_.log_level, config_.quiet);
+  SetTraceClock(config_.monotonic_clock);
 
   // 1. Subscribe first: if another CUPTI client owns the process, step aside before
   //    creating any file.
@@ -202,7 +203,7 @@ void Session::Start() {
                            "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "CUDA_VISIBLE_DEVICES"}) {
     if (const char* v = std::getenv(name)) header.rank_env.emplace_back(name, v);
   }
-  header.clock_domain = ClockDomain::kMonotonic;
+  header.clock_domain = config_.monotonic_clock ? ClockDomain::kMonotonic : ClockDomain::kRealtime;
   uint64_t now = TraceClockNs();
   header.time_base_ns = now;
   header.unix_time_base_ns = RealtimeNs();
@@ -244,6 +245,8 @@ void Session::Start() {
   ao.buffer_bytes = static_cast<size_t>(config_.buffer_size_mb) << 20;
   ao.device_buffer_bytes = static_cast<size_t>(config_.device_buffer_mb) << 20;
   ao.device_buffer_pool = config_.device_buffer_pool;
+  ao.monotonic_clock = config_.monotonic_clock;
+  ao.filter_trivial_api = config_.api_filter;
   if (config_.capture_range == CaptureRange::kNvtx) {
     ao.suppress_nvtx_name = config_.nvtx_range_name;
     ao.suppress_nvtx_domain = config_.nvtx_range_domain;
@@ -290,9 +293,13 @@ void Session::Start() {
   });
   uint64_t start_ns = now;
   if (const char* launch = std::getenv("WARPSCOPE_START_NS")) {
-    // `warpscope record` passes its launch time so --delay counts from program start.
+    // `warpscope record` passes its launch time (CLOCK_MONOTONIC) so that --delay counts
+    // from program start: move it into the trace clock by the time elapsed since.
     uint64_t v = std::strtoull(launch, nullptr, 10);
-    if (v != 0 && v <= now) start_ns = v;
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t mono = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+    if (v != 0 && v <= mono && mono - v < now) start_ns = now - (mono - v);
   }
   {
     std::lock_guard<std::mutex> lock(window_mu_);

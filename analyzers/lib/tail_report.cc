@@ -46,8 +46,8 @@ Table SummaryTable(const TailReport& report, bool text) {
     const bool has = s.launches_with_curve > 0;
     std::string verdict = s.verdict;
     if (text) verdict = s.verdict.empty() ? (has ? "-" : "n/a") : absl::StrCat("[", rank + 1, "]");
-    t.AddRow({++rank, ShortName(s.name, text), s.launches, s.launches_with_curve, Duration(s.total_ns, text),
-              has ? Duration(s.total_tail_cost_ns, text) : Cell(),
+    t.AddRow({++rank, ShortName(s.name, text), s.launches, s.launches_with_curve,
+              Duration(s.total_ns, text), has ? Duration(s.total_tail_cost_ns, text) : Cell(),
               has ? Pct(s.tail_cost_fraction) : Cell(), has ? Pct(s.tail_fraction) : Cell(),
               has ? Pct(s.below_50) : Cell(), has ? Pct(s.below_25) : Cell(),
               has ? Cell(std::round(s.steady), 0) : Cell(),

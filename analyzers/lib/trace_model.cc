@@ -38,6 +38,7 @@ class TraceModelBuilder {
   }
   std::string_view Str(uint64_t id) const { return model_.strings_->Get(id); }
   const LaunchConfig* Launch(uint64_t id);
+  void AddPcRecords(const v1::PcSampleBatch& b, PcSampleBatch& o);
   void Count(const std::string& name, uint64_t value, v1::Severity severity,
              std::string description) {
     if (value == 0) return;
@@ -50,10 +51,26 @@ class TraceModelBuilder {
   std::unordered_map<uint64_t, const LaunchConfig*> launch_by_id_;
   std::unordered_map<uint32_t, size_t> window_by_id_;
   uint64_t unmatched_window_ends_ = 0;
+  uint64_t orphan_pc_continuations_ = 0;
   uint64_t samples_without_set_ = 0;
   uint64_t sample_value_mismatches_ = 0;
   uint64_t overflowing_end_events_ = 0;
 };
+
+void TraceModelBuilder::AddPcRecords(const v1::PcSampleBatch& b, PcSampleBatch& o) {
+  if (!options_.keep_pc_sample_records) return;
+  o.records.reserve(o.records.size() + b.records_size());
+  for (const v1::PcSampleRecord& r : b.records()) {
+    PcRecord& rec = o.records.emplace_back();
+    rec.cubin_crc = r.cubin_crc();
+    rec.function_name = Str(r.function_name_id());
+    rec.pc_offset = r.pc_offset();
+    rec.correlation_id = r.correlation_id();
+    for (int i = 0; i < r.stall_reason_index_size() && i < r.samples_size(); ++i) {
+      rec.stall_samples.emplace_back(r.stall_reason_index(i), r.samples(i));
+    }
+  }
+}
 
 const LaunchConfig* TraceModelBuilder::Launch(uint64_t id) {
   if (id == 0) return nullptr;
@@ -255,7 +272,18 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
     }
     case v1::TracePacket::kPcSamples: {
       const v1::PcSampleBatch& b = p.pc_samples();
-      PcSampleBatch& o = m.pc_sample_batches.emplace_back();
+      // A batch the writer split to fit its chunks continues in packets that only add
+      // records: append them to the batch they belong to.
+      const bool continues = b.continuation() && !m.pc_sample_batches.empty() &&
+                             m.pc_sample_batches.back().device_id == b.device_id() &&
+                             m.pc_sample_batches.back().context_id == b.context_id();
+      if (b.continuation() && !continues) ++orphan_pc_continuations_;
+      PcSampleBatch& o =
+          continues ? m.pc_sample_batches.back() : m.pc_sample_batches.emplace_back();
+      if (continues) {
+        AddPcRecords(b, o);
+        break;
+      }
       o.device_id = b.device_id();
       o.context_id = b.context_id();
       o.timestamp_ns = b.timestamp_ns();
@@ -263,19 +291,7 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
       o.dropped_samples = b.dropped_samples();
       o.non_user_kernel_samples = b.non_user_kernel_samples();
       o.hardware_buffer_full = b.hardware_buffer_full();
-      if (options_.keep_pc_sample_records) {
-        o.records.reserve(b.records_size());
-        for (const v1::PcSampleRecord& r : b.records()) {
-          PcRecord& rec = o.records.emplace_back();
-          rec.cubin_crc = r.cubin_crc();
-          rec.function_name = Str(r.function_name_id());
-          rec.pc_offset = r.pc_offset();
-          rec.correlation_id = r.correlation_id();
-          for (int i = 0; i < r.stall_reason_index_size() && i < r.samples_size(); ++i) {
-            rec.stall_samples.emplace_back(r.stall_reason_index(i), r.samples(i));
-          }
-        }
-      }
+      AddPcRecords(b, o);
       Extend(b.timestamp_ns(), b.timestamp_ns());
       break;
     }
@@ -383,6 +399,9 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
         "PM samples whose metric set was not defined before them");
   Count("model.pm_sample_value_count_mismatch", sample_value_mismatches_, SEVERITY_ERROR,
         "PM samples whose value count differs from their metric set's metric count");
+  Count("model.orphan_pc_sample_continuations", orphan_pc_continuations_, SEVERITY_ERROR,
+        "PC sample continuation packets with no batch of the same device and context before "
+        "them (kept as batches of their own)");
   Count("model.unmatched_capture_window_ends", unmatched_window_ends_, SEVERITY_ERROR,
         "capture-window end edges without a matching begin");
   Count("model.events_with_overflowing_end", overflowing_end_events_, SEVERITY_ERROR,

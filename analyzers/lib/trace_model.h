@@ -261,6 +261,8 @@ struct PcRecord {
   uint32_t correlation_id = 0;
 };
 
+// One read of the PC sampling buffer. A batch the writer split over several packets
+// (PcSampleBatch.continuation) is one PcSampleBatch here, with all its records.
 struct PcSampleBatch {
   uint32_t device_id = 0;
   uint32_t context_id = 0;

@@ -1,6 +1,8 @@
 // Translation of CUPTI 13.0 activity records into warpscope records (see header).
 #include "collectors/activity/activity_translator.h"
 
+#include <cupti_runtime_cbid.h>
+
 #include <cstdio>
 #include <cstring>
 
@@ -16,6 +18,49 @@ MemoryKind ToMemoryKind(uint32_t k) {
 SyncKind ToSyncKind(uint32_t t) {
   return t <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE ? static_cast<SyncKind>(t)
                                                                        : SyncKind::kUnknown;
+}
+
+bool IsTrivialRuntimeApi(uint32_t cbid) {
+  switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v12000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetStreamPriorityRange_v5050:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_ptsz_v10000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v10010:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v10010:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_v11030:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_ptsz_v11030:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v12030:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v12030:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaPointerGetAttributes_v4000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaFuncGetAttributes_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGetFuncBySymbol_v11000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetDevice_v12080:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetDevice_ptsz_v12080:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGetSymbolAddress_v3020:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string ApiDisplayName(const char* name) {
+  std::string s(name);
+  size_t v = s.rfind("_v");
+  if (v != std::string::npos && v + 2 < s.size() &&
+      s.find_first_not_of("0123456789", v + 2) == std::string::npos) {
+    s.resize(v);
+  }
+  return s;
 }
 
 namespace {
@@ -43,7 +88,7 @@ uint64_t ActivityTranslator::ApiName(bool runtime, uint32_t cbid, RecordSink& si
     std::snprintf(fallback, sizeof fallback, "%s_cbid_%u", runtime ? "runtime" : "driver", cbid);
     name = fallback;
   }
-  uint64_t id = sink.InternString(name);
+  uint64_t id = sink.InternString(ApiDisplayName(name));
   if (id != 0) api_names_.emplace(key, id);
   return id;
 }
@@ -171,6 +216,10 @@ void ActivityTranslator::Translate(const CUpti_Activity* record, RecordSink& sin
     case CUPTI_ACTIVITY_KIND_DRIVER: {
       const auto& a = *reinterpret_cast<const CUpti_ActivityAPI*>(record);
       bool runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+      if (runtime && filter_trivial_api_ && IsTrivialRuntimeApi(a.cbid)) {
+        ++counters_.api_calls_filtered;
+        return;
+      }
       ++counters_.api_calls;
       ApiCallRecord r;
       r.domain = runtime ? ApiDomain::kRuntime : ApiDomain::kDriver;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -32,7 +33,16 @@ struct TranslatorCounters {
   uint64_t zero_timestamps = 0;  // start == end == 0: CUPTI ran out of device buffers
   uint64_t unknown_kinds = 0;
   uint64_t write_failures = 0;   // the writer dropped the record (its own counters say why)
+  uint64_t api_calls_filtered = 0;  // trivial runtime queries not written (IsTrivialRuntimeApi)
 };
+
+// Runtime API calls that PyTorch and other frameworks make around every launch and that
+// say nothing about performance (cudaGetDevice, cudaGetLastError, cudaStreamIsCapturing,
+// ...). With the filter on (the default) they are counted, not written.
+bool IsTrivialRuntimeApi(uint32_t cbid);
+
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel" (CUPTI's names carry the API version).
+std::string ApiDisplayName(const char* cupti_name);
 
 class ActivityTranslator {
  public:
@@ -45,6 +55,7 @@ class ActivityTranslator {
       : api_name_(std::move(api_name)), device_fixup_(std::move(device_fixup)) {}
 
   void Translate(const CUpti_Activity* record, RecordSink& sink);
+  void set_filter_trivial_api(bool on) { filter_trivial_api_ = on; }
 
   const TranslatorCounters& counters() const { return counters_; }
   NvtxRangeBuilder& nvtx() { return nvtx_; }
@@ -61,6 +72,7 @@ class ActivityTranslator {
   TranslatorCounters counters_;
   std::unordered_map<uint64_t, uint64_t> api_names_;  // (runtime << 32 | cbid) -> string id
   std::unordered_set<uint32_t> devices_seen_;
+  bool filter_trivial_api_ = true;
 };
 
 // Enum conversions shared with tests.

@@ -24,9 +24,15 @@ struct ActivityOptions {
   uint32_t device_buffer_pool = 0;  // 0 = CUPTI's default
   std::string suppress_nvtx_name;   // the NVTX capture range (session writes it itself)
   std::string suppress_nvtx_domain;
+  bool monotonic_clock = false;     // register a CLOCK_MONOTONIC timestamp callback
+  bool filter_trivial_api = true;
 };
 
-// The clock every record uses: CLOCK_MONOTONIC in ns (registered with CUPTI).
+// Chooses the clock every record and every session timestamp uses; call before anything
+// reads TraceClockNs. false: CUPTI's own (cuptiGetTimestamp; CLOCK_REALTIME on Linux);
+// true: CLOCK_MONOTONIC, registered with CUPTI as its timestamp callback in Init.
+void SetTraceClock(bool monotonic);
+// Now, in the trace clock (ns).
 uint64_t TraceClockNs();
 
 class CuptiActivity {

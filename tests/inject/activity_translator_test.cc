@@ -2,6 +2,7 @@
 // synthetic CUDA 13.0 records (no GPU needed).
 #include "collectors/activity/activity_translator.h"
 
+#include <cupti_runtime_cbid.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -312,6 +313,26 @@ TEST(ActivityTranslatorTest, SuppressedCaptureRange) {
   t.Translate(AsActivity(&a), sink);
   t.Translate(AsActivity(&b), sink);
   EXPECT_TRUE(sink.ranges.empty());
+}
+
+TEST(ActivityTranslatorTest, TrivialRuntimeCallsAreFilteredAndCounted) {
+  FakeSink sink;
+  ActivityTranslator t = MakeTranslator();
+  CUpti_ActivityAPI a;
+  std::memset(&a, 0, sizeof a);
+  a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020;
+  t.Translate(AsActivity(&a), sink);
+  a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000;
+  t.Translate(AsActivity(&a), sink);
+  EXPECT_TRUE(sink.apis.empty());
+  EXPECT_EQ(t.counters().api_calls_filtered, 2u);
+  t.set_filter_trivial_api(false);
+  t.Translate(AsActivity(&a), sink);
+  EXPECT_EQ(sink.apis.size(), 1u);
+  EXPECT_EQ(ApiDisplayName("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+  EXPECT_EQ(ApiDisplayName("cudaStreamIsCapturing_ptsz_v10000"), "cudaStreamIsCapturing_ptsz");
+  EXPECT_EQ(ApiDisplayName("cuLaunchKernel"), "cuLaunchKernel");
 }
 
 TEST(KernelNamesTest, Demangle) {

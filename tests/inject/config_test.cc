@@ -31,7 +31,9 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   EXPECT_TRUE(c.trace.kernel && c.trace.memory && c.trace.runtime && c.trace.nvtx && c.trace.sync);
   EXPECT_FALSE(c.trace.driver || c.trace.graph || c.trace.overhead);
   EXPECT_EQ(c.max_windows, 1u);
-  EXPECT_EQ(c.flush_interval_ms, 500u);
+  EXPECT_EQ(c.flush_interval_ms, 250u);
+  EXPECT_FALSE(c.monotonic_clock);
+  EXPECT_TRUE(c.api_filter);
 }
 
 TEST(ConfigTest, BadDelayGivesTheOneLineMessage) {

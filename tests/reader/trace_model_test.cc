@@ -159,6 +159,27 @@ TEST(TraceModelTest, CountsInconsistencies) {
   EXPECT_FALSE(m.capture_windows[0].end_ns.has_value());
 }
 
+TEST(TraceModelTest, JoinsSplitPcSampleBatches) {
+  TraceModel m = LoadWire(TextprotoToWire(R"(
+    packet { header { format_major: 1 } }
+    packet { interned_string { id: 1 value: "_Z1fv" } }
+    packet { pc_samples { device_id: 0 context_id: 1 timestamp_ns: 5 total_samples: 30
+                          records { function_name_id: 1 pc_offset: 16 } } }
+    packet { pc_samples { device_id: 0 context_id: 1 timestamp_ns: 5 continuation: true
+                          records { function_name_id: 1 pc_offset: 32 }
+                          records { function_name_id: 1 pc_offset: 48 } } }
+    packet { pc_samples { device_id: 1 context_id: 2 continuation: true
+                          records { function_name_id: 1 pc_offset: 64 } } }
+    packet { end_of_trace {} }
+  )"));
+  ASSERT_EQ(m.pc_sample_batches.size(), 2u);
+  EXPECT_EQ(m.pc_sample_batches[0].total_samples, 30u);
+  ASSERT_EQ(m.pc_sample_batches[0].records.size(), 3u);
+  EXPECT_EQ(m.pc_sample_batches[0].records[2].pc_offset, 48u);
+  EXPECT_EQ(m.pc_sample_batches[1].records.size(), 1u);
+  EXPECT_EQ(FindCounter(m.import_counters, "model.orphan_pc_sample_continuations")->value, 1u);
+}
+
 TEST(TraceModelTest, CorruptTraceFailsToLoad) {
   std::string wire = FixtureWire("synthetic/basic.textproto");
   wire += std::string("\x0a\x02\x3f\x00", 4);  // a packet with an invalid wire type

@@ -54,6 +54,18 @@ std::string FixtureWire(const std::string& relative) {
   return TextprotoToWire(ReadFileOrDie(SourceDir() + "/tests/data/" + relative));
 }
 
+// Files made by WriteTempFile, removed when the test binary exits.
+std::vector<std::string>& TempFiles() {
+  static auto* files = [] {
+    auto* list = new std::vector<std::string>();
+    std::atexit([] {
+      for (const std::string& path : TempFiles()) std::remove(path.c_str());
+    });
+    return list;
+  }();
+  return *files;
+}
+
 std::string WriteTempFile(std::string_view contents, const std::string& name) {
   static std::atomic<int> counter{0};
   const char* tmp = std::getenv("TEST_TMPDIR");
@@ -61,6 +73,7 @@ std::string WriteTempFile(std::string_view contents, const std::string& name) {
   const std::string path =
       absl::StrCat(dir, "/warpscope_test_", getpid(), "_", counter.fetch_add(1), "_", name);
   WriteFileOrDie(path, contents);
+  TempFiles().push_back(path);
   return path;
 }
 

@@ -25,7 +25,8 @@ std::string TextprotoToWire(std::string_view textproto);
 // Reads tests/data/<relative> (a textproto) and returns its wire form.
 std::string FixtureWire(const std::string& relative);
 
-// Writes `contents` to a fresh file under the test temp dir and returns its path.
+// Writes `contents` to a fresh file under the test temp dir ($TEST_TMPDIR or /tmp) and
+// returns its path; the file is removed when the test binary exits.
 std::string WriteTempFile(std::string_view contents, const std::string& name = "trace.wst");
 
 // Byte offsets where each packet of a wire-form trace starts, plus the total size at the end.
