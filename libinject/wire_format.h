@@ -57,6 +57,39 @@ constexpr size_t LengthDelimitedSize(uint32_t field, size_t payload) {
   return VarintSize(MakeTag(field, kLengthDelimited)) + VarintSize(payload) + payload;
 }
 
+// Replaces each byte that does not belong to a well-formed UTF-8 sequence (overlong forms,
+// surrogates and code points above U+10FFFF included) with '?', in place.
+inline void ReplaceInvalidUtf8(uint8_t* p, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    const uint8_t c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    uint8_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
+    bool ok = len != 0 && i + len <= n && p[i + 1] >= lo && p[i + 1] <= hi;
+    for (size_t k = 2; ok && k < len; ++k) ok = (p[i + k] & 0xC0) == 0x80;
+    if (ok) {
+      i += len;
+    } else {
+      p[i++] = '?';
+    }
+  }
+}
+
 // The two sinks below share one interface so that each message is encoded by one template
 // function that can either measure (SizeSink) or write (BufferSink). Singular scalar fields
 // follow proto3: zero, false and empty are not written. Repeated elements always are.
@@ -83,9 +116,12 @@ class BufferSink {
   void String(uint32_t field, std::string_view value) {
     if (!value.empty()) RepeatedString(field, value);
   }
+  // Protobuf readers refuse a `string` field that is not valid UTF-8, so every invalid byte
+  // (kernel names, argv and NVTX text are arbitrary bytes) becomes '?'; the length is kept.
   void RepeatedString(uint32_t field, std::string_view value) {
     LengthDelimitedHeader(field, value.size());
     if (!value.empty()) std::memcpy(out_, value.data(), value.size());
+    ReplaceInvalidUtf8(out_, value.size());
     out_ += value.size();
   }
   template <typename T>

@@ -635,6 +635,33 @@ TEST(TraceWriterRoundTrip, TimestampsRelativeToBaseAndNegativesClamped) {
   }
 }
 
+TEST(TraceWriterRoundTrip, InvalidUtf8BecomesQuestionMarksSoThePacketStillParses) {
+  TempDir dir;
+  const std::string path = dir.File("utf8.wst");
+  HeaderRecord header = TestHeader();
+  header.command_line = {"./app", std::string("bad\xff\xfe" "arg"), "caf\xc3\xa9"};
+  auto writer = OpenOrDie(Options(path), header);
+  ASSERT_NE(writer, nullptr);
+  // Truncated sequence, overlong '/', surrogate, above U+10FFFF, then valid 4-byte emoji.
+  const std::string names[] = {std::string("k\xe2\x82"), std::string("\xc0\xaf"),
+                               std::string("\xed\xa0\x80"), std::string("\xf4\x90\x80\x80"),
+                               std::string("ok\xf0\x9f\x98\x80")};
+  for (const std::string& name : names) {
+    ASSERT_NE(writer->InternString(name), 0u);
+  }
+  writer->Close(EndReason::kExit, kBase + 1);
+
+  const pb::Trace trace = ParseWholeFile(path);  // Fails on any invalid UTF-8 string.
+  EXPECT_EQ(trace.packet(0).header().command_line(1), "bad??arg");
+  EXPECT_EQ(trace.packet(0).header().command_line(2), "caf\xc3\xa9");
+  std::vector<std::string> interned;
+  for (const auto& p : trace.packet()) {
+    if (p.has_interned_string()) interned.push_back(p.interned_string().value());
+  }
+  EXPECT_THAT(interned, ::testing::ElementsAre("k??", "??", "???", "????",
+                                             "ok\xf0\x9f\x98\x80"));
+}
+
 TEST(TraceWriterRoundTrip, InterningEmitsEachValueOnceBeforeFirstUse) {
   TempDir dir;
   const std::string path = dir.File("intern.wst");
