@@ -48,6 +48,8 @@ class SessionListener {
   virtual void OnContextCreated(void* /*cu_context*/, uint32_t /*context_id*/,
                                 uint32_t /*device_id*/) {}
   virtual void OnContextDestroying(void* /*cu_context*/, uint32_t /*context_id*/) {}
+  // Module callbacks are enabled only when at least one collector started (they may cost
+  // host memory in programs that load many modules).
   virtual void OnModuleLoaded(void* /*cu_context*/, uint64_t /*module_id*/,
                               const void* /*cubin*/, size_t /*cubin_size*/) {}
 

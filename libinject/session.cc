@@ -282,6 +282,8 @@ void Session::Start() {
     }
   }
 
+  if (!listeners_.empty()) CuptiCallbacks::EnableModuleCallbacks();
+
   // 5. Lifecycle plumbing, then the first window edge.
   if (pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) == 0) g_pipe_write.store(pipe_[1]);
   InstallSignalHandlers();

@@ -2,6 +2,11 @@
 # GPU test suite and overhead benchmark for warpscope's injection, in one go.
 #
 #   scripts/gpu_suite.sh [--tests-only|--bench-only] [--quick]
+#   scripts/gpu_suite.sh --stage BUILD_DIR   # copy (stripped) what a GPU run needs into .gpu/
+#
+# Typical use from the workstation: build the targets warpscope_inject warpscope_cli ws_repro
+# ws_trace_check ws_launch_loop ws_cupti_floor in build-inject, `--stage build-inject`, then
+# run `WS_BUILD=.gpu scripts/gpu_suite.sh` on the GPU machine with .gpu carried along.
 #
 # Needs a build (or a staged copy) with bin/{warpscope,ws_repro,ws_trace_check,ws_launch_loop}
 # and lib/{libwarpscope.so,libwarpscope_core.so,libws_cupti_floor.so}: WS_BUILD points at it
@@ -16,6 +21,13 @@ OUTDIR=${WS_OUT:-${OUT:-$PWD/gpu_suite_out}}
 mkdir -p "$OUTDIR"
 work=$(mktemp -d /tmp/ws_suite.XXXXXX)
 mode=all; quick=0
+if [[ ${1:-} == --stage ]]; then
+  src=$(cd "${2:?--stage needs the build directory}" && pwd); dst=$here/.gpu
+  rm -rf "$dst"; mkdir -p "$dst/bin" "$dst/lib"
+  for f in warpscope ws_repro ws_trace_check ws_launch_loop; do strip -o "$dst/bin/$f" "$src/bin/$f"; done
+  for f in libwarpscope.so libwarpscope_core.so libws_cupti_floor.so; do strip --strip-debug -o "$dst/lib/$f" "$src/lib/$f"; done
+  du -sh "$dst"; exit 0
+fi
 for a in "$@"; do
   case $a in
     --tests-only) mode=tests ;;
@@ -138,7 +150,7 @@ tests() {
   rp=$!; sleep 3; kill -9 $rp; wait $rp 2>/dev/null
   launched=$(tail -1 $T/k9.out | awk '{print $2}')
   traced=$("$CHECK" $T/k9.wst | sed -n 's/.* kernels=\([0-9]*\).*/\1/p')
-  say "kill -9 after 3 s: $launched kernels launched (and completed), $traced in the trace, $((launched - traced)) lost (one launch per ~5.1 ms; flush interval 500 ms)"
+  say "kill -9 after 3 s: $launched kernels launched (and completed), $traced in the trace, $((launched - traced)) lost (one launch per ~5.1 ms; flush interval 250 ms)"
   check kill9_readable $T/k9.wst --truncated-ok --kernels-min ws_tiny=$((launched - 200)) --dump
   # 11. Several threads and streams at once; exit() from another thread.
   run preload WARPSCOPE_OUTPUT=$T/thr.wst "$REPRO" threads 8 5000

@@ -66,9 +66,9 @@ int RunRecordCommand(const CommandArgs& args) {
         "cuda,nvtx,sync"},
        {"capture-signal", "", true, "SIGNAL", "the signal that toggles the window for -c signal",
         "SIGUSR2"},
-       {"flush-interval-ms", "", true, "MS", "periodic flush of CUPTI buffers and the file", "500"},
+       {"flush-interval-ms", "", true, "MS", "periodic flush of CUPTI buffers and the file", "250"},
        {"buffer-size-mb", "", true, "MB", "size of one CUPTI activity buffer", "8"},
-       {"device-buffer-mb", "", true, "MB", "CUPTI device-side activity buffer", "8"},
+       {"device-buffer-mb", "", true, "MB", "CUPTI device-side activity buffer (default: CUPTI's 3.2 MB)", ""},
        {"log-level", "", true, "LEVEL", "error | warning | info | debug (library messages)", "warning"},
        {"quiet", "q", false, "", "library prints errors only; record prints no summary", ""}});
   if (absl::Status status = flags.Parse(args, /*stop_at_first_positional=*/true); !status.ok()) {

@@ -21,7 +21,9 @@ import tempfile
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True, help="dir with bin/ and lib/ (staged .gpu or build)")
 ap.add_argument("--out", required=True)
-ap.add_argument("--runs", type=int, default=5)
+ap.add_argument("--runs", type=int, default=7)
+ap.add_argument("--train-runs", type=int, default=5)
+ap.add_argument("--train-steps", type=int, default=120)
 ap.add_argument("--quick", action="store_true")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
@@ -59,10 +61,11 @@ def mode_env(mode, tag):
     if mode == "plain":
         return {}
     if mode == "floor":
-        return {"CUDA_INJECTION64_PATH": floor, "WS_FLOOR_QUIET": "1"}
+        return {"CUDA_INJECTION64_PATH": floor, "NVTX_INJECTION64_PATH": floor,
+                "WS_FLOOR_QUIET": "1"}
     if mode == "floor_ts":
-        return {"CUDA_INJECTION64_PATH": floor, "WS_FLOOR_QUIET": "1",
-                "WS_FLOOR_TIMESTAMP_CALLBACK": "1"}
+        return {"CUDA_INJECTION64_PATH": floor, "NVTX_INJECTION64_PATH": floor,
+                "WS_FLOOR_QUIET": "1", "WS_FLOOR_TIMESTAMP_CALLBACK": "1"}
     if mode == "warpscope":
         return {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": f"{tmp}/{tag}.wst",
                 "WARPSCOPE_FORCE_OVERWRITE": "1", "WARPSCOPE_QUIET": "1"}
@@ -75,12 +78,14 @@ def packets(path):
     return int(m.group(1)) if m else 0
 
 
+steps = "40" if args.quick else str(args.train_steps)
 workloads = {
-    "launch_1thread": {"cmd": [loop, "1", "100000"], "modes": ["plain", "floor", "floor_ts", "warpscope"]},
+    "launch_1thread": {"cmd": [loop, "1", "200000"], "modes": ["plain", "floor", "floor_ts", "warpscope"]},
     "launch_4threads": {"cmd": [loop, "4", "50000"], "modes": ["plain", "floor", "warpscope"]},
     "resnet18_train": {
-        "cmd": [sys.executable, f"{here}/train_resnet.py", "--steps", "40" if args.quick else "60"],
-        "modes": ["plain", "floor", "warpscope", "torch_profiler"]},
+        "cmd": [sys.executable, f"{here}/train_resnet.py", "--steps", steps],
+        "modes": ["plain", "floor", "warpscope", "torch_profiler"],
+        "runs": 3 if args.quick else args.train_runs},
 }
 report = {"runs": runs, "workloads": {}}
 lines = []
@@ -88,7 +93,7 @@ for name, w in workloads.items():
     samples = {m: [] for m in w["modes"]}
     rss = {m: [] for m in w["modes"]}
     trace_sizes = []
-    for r in range(runs):
+    for r in range(w.get("runs", runs)):
         order = list(w["modes"])
         random.shuffle(order)
         for mode in order:
@@ -119,7 +124,7 @@ for name, w in workloads.items():
         entry["trace_packets"] = pk
         entry["bytes_per_packet"] = size / pk if pk else None
     report["workloads"][name] = entry
-    lines.append(f"{name}: runs={runs} " + " ".join(
+    lines.append(f"{name}: runs={w.get('runs', runs)} " + " ".join(
         f"{m}={med[m]:.4f}s(x{entry.get('ratio_to_plain', {}).get(m, 0):.3f} plain"
         + (f", x{entry['ratio_to_floor'][m]:.3f} floor" if 'ratio_to_floor' in entry else "")
         + f", +{entry.get('rss_added_mb', {}).get(m, 0):.0f}MB rss)" for m in med))
@@ -130,7 +135,6 @@ for name, w in workloads.items():
 
 # Trace size for the same training steps: warpscope (cudaProfilerApi window around the measured
 # steps) vs torch.profiler's Chrome JSON.
-steps = "40" if args.quick else "60"
 train = [sys.executable, f"{here}/train_resnet.py", "--steps", steps]
 ws_path = f"{tmp}/size.wst"
 env = {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": ws_path, "WARPSCOPE_FORCE_OVERWRITE": "1",
@@ -148,6 +152,22 @@ if res_ws and res_tp and os.path.exists(ws_path):
     lines.append(f"size for {steps} training steps: warpscope {ws_size} bytes ({pk} packets, "
                  f"{ws_size / max(pk, 1):.1f} B/packet) vs torch.profiler JSON {tp_size} bytes: "
                  f"{tp_size / ws_size:.1f}x smaller")
+    print(lines[-1], flush=True)
+# Where warpscope's extra peak RSS in the training run comes from: one run per variant.
+rss_probe = {}
+for label, extra in [("default", {}), ("buffer_2mb", {"WARPSCOPE_BUFFER_SIZE_MB": "2"}),
+                     ("no_periodic_flush", {"WARPSCOPE_FLUSH_INTERVAL_MS": "600000"}),
+                     ("no_nvtx", {"WARPSCOPE_TRACE": "cuda,sync"})]:
+    env = mode_env("warpscope", f"rss_{label}")
+    env.update(extra)
+    res = run(train, env)
+    if res:
+        rss_probe[label] = res["maxrss_kb"]
+if rss_probe:
+    plain_rss = report["workloads"].get("resnet18_train", {}).get("median_maxrss_kb", {}).get("plain", 0)
+    report["rss_probe_kb"] = rss_probe
+    lines.append("training peak RSS added by warpscope variants (one run each, MB): " + ", ".join(
+        f"{k}=+{(v - plain_rss) / 1024:.0f}" for k, v in rss_probe.items()))
     print(lines[-1], flush=True)
 with open(f"{args.out}/bench.json", "w") as f:
     json.dump(report, f, indent=1)

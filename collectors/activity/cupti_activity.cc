@@ -200,7 +200,9 @@ bool CuptiActivity::Init(const ActivityOptions& options, TraceWriter* writer,
   }
   size_t device_bytes = options.device_buffer_bytes;
   size_t value_size = sizeof(device_bytes);
-  r = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &value_size, &device_bytes);
+  if (device_bytes != 0) {
+    r = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &value_size, &device_bytes);
+  }
   if (r != CUPTI_SUCCESS) {
     std::fprintf(stderr, "warpscope: cannot set the CUPTI device buffer size: %s\n",
                  CuptiErrorText(r).c_str());

@@ -160,7 +160,6 @@ bool CuptiCallbacks::Subscribe(CallbackHandler* handler, const CallbackOptions& 
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                       CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-  cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
   if (options.profiler_api) {
     cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
                         CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
@@ -177,6 +176,12 @@ bool CuptiCallbacks::Subscribe(CallbackHandler* handler, const CallbackOptions& 
   }
   g_live.store(true, std::memory_order_release);
   return true;
+}
+
+void CuptiCallbacks::EnableModuleCallbacks() {
+  if (g_subscriber != nullptr) {
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
+  }
 }
 
 void CuptiCallbacks::Unsubscribe() {

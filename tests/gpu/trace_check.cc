@@ -296,17 +296,23 @@ int main(int argc, char** argv) {
         Fail("ws_spin kernels " + std::to_string(spin_durations.size()) + " vs events " + std::to_string(ev.size()));
       } else {
         double worst = 0;
+        std::vector<double> diffs;
         for (size_t k = 0; k < ev.size(); ++k) {
-          // The event pair brackets the kernel: event time >= kernel time, by launch latency.
+          // The event pair brackets the kernel: the event interval is the kernel plus the
+          // GPU-side gaps between the events and the kernel (seen up to ~20 us on the H200).
           double diff = ev[k] - static_cast<double>(spin_durations[k]);
+          diffs.push_back(diff);
           worst = std::max(worst, std::fabs(diff) / ev[k]);
-          if (diff < -2000 || diff > 0.05 * ev[k] + 10000) {
+          if (diff < -2000 || diff > 0.10 * ev[k] + 25000) {
             char buf[160];
             std::snprintf(buf, sizeof buf, "kernel %zu: trace %.0f ns vs cuda events %.0f ns", k, (double)spin_durations[k], ev[k]);
             Fail(buf);
           }
         }
-        std::printf("  duration agreement: worst relative difference %.4f over %zu kernels\n", worst, ev.size());
+        std::sort(diffs.begin(), diffs.end());
+        std::printf("  duration agreement over %zu kernels (50-200 us): event - trace median %.0f ns, "
+                    "min %.0f ns, max %.0f ns, worst relative %.4f\n", ev.size(),
+                    diffs[diffs.size() / 2], diffs.front(), diffs.back(), worst);
       }
     } else {
       std::fprintf(stderr, "ws_trace_check: unknown check %s\n", a.c_str());
