@@ -70,7 +70,11 @@ int RunRecordCommand(const CommandArgs& args) {
        {"buffer-size-mb", "", true, "MB", "size of one CUPTI activity buffer", "8"},
        {"device-buffer-mb", "", true, "MB", "CUPTI device-side activity buffer (default: CUPTI's 3.2 MB)", ""},
        {"log-level", "", true, "LEVEL", "error | warning | info | debug (library messages)", "warning"},
-       {"quiet", "q", false, "", "library prints errors only; record prints no summary", ""}});
+       {"quiet", "q", false, "", "library prints errors only; record prints no summary", ""},
+       {"pm-sampling", "", false, "", "sample GPU performance counters (active warps, SM and DRAM throughput) for occupancy and tail analysis", ""},
+       {"pm-interval", "", true, "TIME", "PM sampling interval, e.g. 100us, 20us, 1ms", "100us"},
+       {"pm-metrics", "", true, "LIST", "comma-separated PM metrics replacing the default set (must be one pass)", ""},
+       {"pm-buffer", "", true, "BYTES", "PM sampling hardware buffer, e.g. 64M", ""}});
   if (absl::Status status = flags.Parse(args, /*stop_at_first_positional=*/true); !status.ok()) {
     std::fprintf(stderr, "warpscope: %s\n", std::string(status.message()).c_str());
     return 2;
@@ -97,6 +101,10 @@ int RunRecordCommand(const CommandArgs& args) {
   opt("device-buffer-mb", &req.device_buffer_mb);
   opt("log-level", &req.log_level);
   req.quiet = flags.Has("quiet");
+  req.pm_sampling = flags.Has("pm-sampling");
+  opt("pm-interval", &req.pm_interval);
+  opt("pm-metrics", &req.pm_metrics);
+  opt("pm-buffer", &req.pm_buffer);
   req.command = flags.positionals();
   req.command.insert(req.command.end(), flags.rest().begin(), flags.rest().end());
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/lib/trace_model.h"
+#include "collectors/pm_sampling/pm_sampling_config.h"
 #include "libinject/config.h"
 #include "libinject/trace_writer.h"
 
@@ -109,6 +110,31 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
   if (r.device_buffer_mb) env["WARPSCOPE_DEVICE_BUFFER_MB"] = *r.device_buffer_mb;
   if (r.log_level) env["WARPSCOPE_LOG_LEVEL"] = *r.log_level;
   if (r.quiet) env["WARPSCOPE_QUIET"] = "1";
+  if ((r.pm_interval || r.pm_metrics || r.pm_buffer) && !r.pm_sampling) {
+    return absl::InvalidArgumentError(
+        "--pm-interval, --pm-metrics and --pm-buffer need --pm-sampling");
+  }
+  if (r.pm_sampling) {
+    env["WARPSCOPE_PM_SAMPLING"] = "1";
+    if (r.pm_interval) env["WARPSCOPE_PM_INTERVAL"] = *r.pm_interval;
+    if (r.pm_metrics) env["WARPSCOPE_PM_METRICS"] = *r.pm_metrics;
+    if (r.pm_buffer) env["WARPSCOPE_PM_BUFFER"] = *r.pm_buffer;
+    // Same parser as the collector, so the launcher refuses what the library would.
+    PmSamplingConfig pm;
+    std::string pm_error;
+    auto pm_env = [&env](std::string_view name) -> std::string {
+      auto it = env.find(std::string(name));
+      return it == env.end() ? std::string() : it->second;
+    };
+    if (!LoadPmSamplingConfig(pm_env, &pm, &pm_error)) {
+      std::string msg = pm_error;
+      if (msg.rfind("warpscope: ", 0) == 0) msg = msg.substr(11);
+      if (size_t tail = msg.rfind("; PM sampling stays off"); tail != std::string::npos) {
+        msg.resize(tail);
+      }
+      return absl::InvalidArgumentError(msg);
+    }
+  }
 
   // Whole-configuration check with the library's parser: the child sees exactly these
   // values (plus any WARPSCOPE_* the user exported, which the flags override).

@@ -20,6 +20,8 @@ struct RecordRequest {
   std::optional<std::string> delay, duration, capture_range, nvtx_capture, capture_range_end,
       trace, capture_signal, flush_interval_ms, buffer_size_mb, device_buffer_mb, log_level;
   bool quiet = false;
+  bool pm_sampling = false;  // --pm-sampling: PM sampling collector on
+  std::optional<std::string> pm_interval, pm_metrics, pm_buffer;
   std::vector<std::string> command;  // program and its arguments
 };
 

@@ -14,13 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-// proto/CMakeLists.txt generates the header without its package path today (trace.pb.h);
-// accept both until the build puts it under warpscope/v1/.
-#if __has_include("warpscope/v1/trace.pb.h")
 #include "warpscope/v1/trace.pb.h"
-#else
-#include "trace.pb.h"
-#endif
 
 namespace google::protobuf {
 class Arena;

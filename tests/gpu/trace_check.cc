@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "trace.pb.h"
+#include "warpscope/v1/trace.pb.h"
 
 namespace {
 

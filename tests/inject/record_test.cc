@@ -31,6 +31,19 @@ TEST(RecordTest, BuildsEnvironmentAndKeepsUserPreload) {
   EXPECT_TRUE(plan->warnings.empty());
 }
 
+TEST(RecordTest, PmSamplingFlagsBecomeEnvironment) {
+  RecordRequest r = Req();
+  r.pm_sampling = true;
+  r.pm_interval = "20us";
+  r.pm_buffer = "64M";
+  auto plan = BuildRecordPlan(r, {}, "/s.so", 1, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->env["WARPSCOPE_PM_SAMPLING"], "1");
+  EXPECT_EQ(plan->env["WARPSCOPE_PM_INTERVAL"], "20us");
+  EXPECT_EQ(plan->env["WARPSCOPE_PM_BUFFER"], "64M");
+  EXPECT_EQ(plan->env.count("WARPSCOPE_PM_METRICS"), 0u);
+}
+
 TEST(RecordTest, NvtxCaptureImpliesNvtxRange) {
   RecordRequest r = Req();
   r.nvtx_capture = "train@dom";
@@ -53,6 +66,17 @@ TEST(RecordTest, ClearErrors) {
       {[](RecordRequest& r) { r.capture_signal = "KILL"; }, "--capture-signal 'KILL'"},
       {[](RecordRequest& r) { r.flush_interval_ms = "abc"; }, "WARPSCOPE_FLUSH_INTERVAL_MS='abc'"},
       {[](RecordRequest& r) { r.command.clear(); }, "needs a command"},
+      {[](RecordRequest& r) { r.pm_interval = "20us"; }, "need --pm-sampling"},
+      {[](RecordRequest& r) {
+         r.pm_sampling = true;
+         r.pm_interval = "5xs";
+       },
+       "WARPSCOPE_PM_INTERVAL='5xs': unknown unit 'xs'"},
+      {[](RecordRequest& r) {
+         r.pm_sampling = true;
+         r.pm_metrics = "a,,b";
+       },
+       "WARPSCOPE_PM_METRICS"},
       {[](RecordRequest& r) {
          r.capture_range = "signal";
          r.nvtx_capture = "x";

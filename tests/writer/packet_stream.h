@@ -15,12 +15,7 @@
 #include <string>
 #include <vector>
 
-// proto/CMakeLists.txt generates the header as trace.pb.h today; accept the package path too.
-#if __has_include("warpscope/v1/trace.pb.h")
 #include "warpscope/v1/trace.pb.h"
-#else
-#include "trace.pb.h"
-#endif
 
 namespace warpscope::testing {
 

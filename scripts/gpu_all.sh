@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The whole GPU proof in one call on the GPU machine: the tracing suite (tests, and the
+# overhead benchmark unless --no-bench), the PM sampling / occupancy / tail suite, and a
+# recording of the example pipeline (the trace bundled in examples/traces/).
+#
+#   scripts/gpu_suite.sh --stage build      # here: copy what the GPU run needs into .gpu/
+#   scripts/gpu_all.sh [--no-bench] [--no-pm] [--no-trace]   # there, with .gpu carried
+#
+# The device tool returns at most 8 files, so everything is packed into
+# $OUT/gpu_results.tgz; the check lists are also copied to $OUT as plain text.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+OUTDIR=${OUT:-$PWD/gpu_all_out}
+mkdir -p "$OUTDIR"
+res=$(mktemp -d /tmp/ws_all.XXXXXX)
+bench=1; pm=1; trace=1
+for a in "$@"; do
+  case $a in
+    --no-bench) bench=0 ;;
+    --no-pm) pm=0 ;;
+    --no-trace) trace=0 ;;
+  esac
+done
+BIN=$here/.gpu/bin
+failed=0
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$res/gpu.txt" 2>&1
+
+echo "== example pipeline (PM sampling on)"
+mkdir -p "$res/example"
+timeout 120 "$BIN/warpscope" record -f -o "$res/example/pipeline.wst" --pm-sampling \
+    -- "$BIN/ws_example_pipeline" 20 >"$res/example/record.log" 2>&1 || failed=$((failed+1))
+tail -3 "$res/example/record.log"
+for cmd in summary occupancy tail; do
+  timeout 60 "$BIN/warpscope" "$cmd" "$res/example/pipeline.wst" >"$res/example/$cmd.txt" 2>&1
+done
+timeout 60 "$BIN/warpscope" tail "$res/example/pipeline.wst" --svg "$res/example/tail.svg" >/dev/null 2>&1
+
+if [[ $pm == 1 ]]; then
+  echo "== PM sampling suite"
+  WS_OUT=$res/pm timeout 280 bash "$here/scripts/gpu_pm_suite.sh" --no-torch
+  failed=$((failed + $?))
+  cp "$res/pm/pm_checks.txt" "$OUTDIR/" 2>/dev/null
+fi
+if [[ $trace == 1 ]]; then
+  echo "== tracing suite"
+  args=(--tests-only)
+  [[ $bench == 1 ]] && args=()
+  WS_OUT=$res/trace timeout 260 bash "$here/scripts/gpu_suite.sh" "${args[@]}"
+  failed=$((failed + $?))
+  cp "$res/trace/results.txt" "$OUTDIR/" 2>/dev/null
+  cp "$res/trace/bench.txt" "$OUTDIR/" 2>/dev/null
+fi
+tar czf "$OUTDIR/gpu_results.tgz" -C "$res" .
+echo "gpu_all: $failed failed"
+exit $((failed > 100 ? 100 : failed))
