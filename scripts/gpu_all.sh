@@ -27,7 +27,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$
 
 echo "== example pipeline (PM sampling on)"
 mkdir -p "$res/example"
-timeout 120 "$BIN/warpscope" record -f -o "$res/example/pipeline.wst" --pm-sampling \
+timeout 120 "$BIN/warpscope" record -f -o "$res/example/pipeline.wst" --pm-sampling --pm-interval 20us \
     -- "$BIN/ws_example_pipeline" 20 >"$res/example/record.log" 2>&1 || failed=$((failed+1))
 tail -3 "$res/example/record.log"
 for cmd in summary occupancy tail; do

@@ -51,11 +51,6 @@ if ! ldd "$LIB/libwarpscope_core.so" | grep -q 'libcupti.so.13 => /'; then
     if [[ -e $d/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; break; fi
   done
 fi
-record() {  # trace-file command...: runs a command under warpscope with PM sampling
-  local out=$1; shift
-  env LD_PRELOAD="$SHIM" WARPSCOPE_OUTPUT="$out" WARPSCOPE_FORCE_OVERWRITE=1 \
-      WARPSCOPE_PM_SAMPLING=1 WARPSCOPE_PM_INTERVAL="$INTERVAL" "$@"
-}
 
 say "== probe $(date -u +%FT%TZ) build=$WS_BUILD interval=$INTERVAL"
 run 20 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
@@ -66,7 +61,9 @@ run 5 bash -c 'grep -i RmProfilingAdminOnly /proc/driver/nvidia/params; id -u'
 for mode in balanced imbalanced reglimited smemlimited; do
   say "== $mode $(date -u +%T)"
   trace=$OUTDIR/$mode.wst
-  run 90 record "$trace" "$REPRO" $mode --launches 3 --ms 20 --json "$OUTDIR/$mode.json"
+  run 90 env LD_PRELOAD="$SHIM" WARPSCOPE_OUTPUT="$trace" WARPSCOPE_FORCE_OVERWRITE=1 \
+      WARPSCOPE_PM_SAMPLING=1 WARPSCOPE_PM_INTERVAL="$INTERVAL" \
+      "$REPRO" $mode --launches 3 --ms 20 --json "$OUTDIR/$mode.json"
   run 30 "$CHECK" --trace "$trace" --counts
   ncu_args=()
   if [[ $use_ncu == 1 && -s $OUTDIR/$mode.json ]]; then
@@ -97,9 +94,9 @@ say "== coexistence $(date -u +%T)"
       timeout 90 "$REPRO" balanced --launches 2 --ms 20 --json "$T/coexist.json" 2>&1
   echo "rc=$?"
   "$CHECK" --trace "$T/coexist.wst" --counts 2>&1
-  echo "# PM sampling alone (tracing collectors as configured) with WARPSCOPE_PM_INTERVAL=10us"
+  echo "# PM sampling with WARPSCOPE_PM_INTERVAL=20us on the imbalanced kernel"
   env LD_PRELOAD="$SHIM" WARPSCOPE_OUTPUT="$T/pm10.wst" WARPSCOPE_FORCE_OVERWRITE=1 \
-      WARPSCOPE_PM_SAMPLING=1 WARPSCOPE_PM_INTERVAL=10us \
+      WARPSCOPE_PM_SAMPLING=1 WARPSCOPE_PM_INTERVAL=20us \
       timeout 90 "$REPRO" imbalanced --launches 2 --ms 20 --json "$T/pm10.json" 2>&1
   echo "rc=$?"
   "$CHECK" --trace "$T/pm10.wst" --counts 2>&1
@@ -153,7 +150,7 @@ overhead_run() {  # label interval(or "") -> one CSV row
 }
 overhead_run plain ""
 overhead_run trace ""
-for iv in 1000us 100us 20us 5us 2us; do overhead_run "pm_$iv" "$iv"; done
+for iv in 1000us 100us 20us 10us 5us; do overhead_run "pm_$iv" "$iv"; done
 [[ $have_torch == 0 ]] && echo "# no torch: the loop is ws_pm_repro balanced (ms/launch)" >>"$OUTDIR/pm_overhead.csv"
 
 # 4. Final table.
@@ -161,12 +158,12 @@ failed=$(grep -c '^FAIL' "$checks")
 passed=$(grep -c '^PASS' "$checks")
 say ""
 say "== results ($passed passed, $failed failed; $(( $(date +%s) - started )) s)"
-column -s, -t <"$rows" | tee -a "$log"
+tr , "\t" <"$rows" | tee -a "$log"
 say ""
 grep -E '^(FAIL|SKIP)' "$checks" | tee -a "$log"
 say ""
 say "PM interval vs overhead:"
-column -s, -t <"$OUTDIR/pm_overhead.csv" | tee -a "$log"
+tr , "\t" <"$OUTDIR/pm_overhead.csv" | tee -a "$log"
 say ""
 say "coexistence (see coexistence.txt):"
 grep -E '^(#|kernels=|counter|notice|rc=|PASS|FAIL)' "$OUTDIR/coexistence.txt" | tee -a "$log"

@@ -29,7 +29,10 @@ bool PmSamplingCollector::OnSessionStart(SessionServices& services) {
 
 void PmSamplingCollector::OnContextCreated(void* /*cu_context*/, uint32_t /*context_id*/,
                                            uint32_t device_id) {
-  if (controller_) controller_->OnDevice(device_id);
+  if (controller_) {
+    controller_->OnDevice(device_id);
+    controller_->WaitForSetup(device_id);
+  }
 }
 
 void PmSamplingCollector::OnCaptureStart(uint32_t /*window_id*/, uint64_t /*timestamp_ns*/) {

@@ -104,6 +104,22 @@ void PmSamplingController::OnDevice(uint32_t device) {
   StartThreadLocked();
 }
 
+void PmSamplingController::WaitForSetup(uint32_t device) {
+  if (!worker_thread_) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  auto is_pending = [this, device] {
+    for (uint32_t p : pending_) {
+      if (p == device) return true;
+    }
+    return false;
+  };
+  wake_.notify_all();
+  if (!setup_done_.wait_for(lock, std::chrono::milliseconds(config_.setup_wait_ms),
+                            [&] { return !is_pending() || shut_down_; })) {
+    sink_.AddToCounter(kPmStatSetupWaitTimedOut, 1, Severity::kInfo);
+  }
+}
+
 void PmSamplingController::SetupPendingLocked() {
   std::vector<uint32_t> pending;
   pending.swap(pending_);
@@ -217,6 +233,7 @@ void PmSamplingController::Shutdown() {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return;
   shut_down_ = true;
+  setup_done_.notify_all();
   for (auto& [device, d] : devices_) {
     if (d.state != DeviceState::kFailed) api_.DisableDevice(device);
     d.state = DeviceState::kFailed;
@@ -276,6 +293,10 @@ void PmSamplingController::HandleSample(Device& d, uint64_t start, uint64_t end,
     sink_.AddToCounter(kPmStatSamplesInvalid, 1, Severity::kDataLoss);
     return;
   }
+  if (end - start > 4 * config_.interval_ns) {
+    sink_.AddToCounter(kPmStatSamplesTooLong, 1, Severity::kInfo);
+    return;
+  }
   if (!clock_decided_) {
     clock_decided_ = true;
     const PmClockReadings now = clocks_ ? clocks_() : PmClockReadings{};
@@ -315,9 +336,12 @@ void PmSamplingController::StartThreadLocked() {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_thread_) {
       wake_.wait_for(lock, std::chrono::milliseconds(config_.poll_interval_ms),
-                     [this] { return stop_thread_; });
+                     [this] { return stop_thread_ || !pending_.empty(); });
       if (stop_thread_) break;
-      SetupPendingLocked();
+      if (!pending_.empty()) {
+        SetupPendingLocked();
+        setup_done_.notify_all();
+      }
       DecodeLocked();
     }
   });

@@ -71,11 +71,11 @@ int main(int argc, char** argv) {
     CHECK(cudaMemcpyAsync(x, host.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream));
     nvtxRangePop();
     nvtxRangePushA("forward");
-    scale_balanced<<<grid, block, 0, stream>>>(x, n, 200);
+    scale_balanced<<<grid, block, 0, stream>>>(x, n, 4000);
     mix_register_heavy<<<grid, block, 0, stream>>>(x, n);
     nvtxRangePop();
     nvtxRangePushA("backward");
-    reduce_imbalanced<<<grid, block, 0, stream>>>(x, out, n, 100);
+    reduce_imbalanced<<<grid, block, 0, stream>>>(x, out, n, 2000);
     nvtxRangePop();
     nvtxRangePushA("optimizer");
     CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));

@@ -295,6 +295,38 @@ TEST(PmSamplingControllerTest, InvalidSamplesAreCountedNotWritten) {
   EXPECT_EQ(h.sink.counters[kPmStatSamplesInvalid], 2u);
 }
 
+TEST(PmSamplingControllerTest, SamplesMuchLongerThanTheIntervalAreDiscarded) {
+  Harness h;
+  h.config.interval_ns = 20000;
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->StartCapture();
+  // The first sample after start spans the time before the counters ran (seen on the H200:
+  // 725 ms of zeros); a regular one follows.
+  h.api.queued[0] = {{kTraceNow - 725'000'000, kTraceNow, Values(0)},
+                     {kTraceNow, kTraceNow + 20000, Values(7)}};
+  h.controller->Poll();
+  ASSERT_EQ(h.sink.samples.size(), 1u);
+  EXPECT_EQ(h.sink.samples[0].values, Values(7));
+  EXPECT_EQ(h.sink.counters[kPmStatSamplesTooLong], 1u);
+}
+
+TEST(PmSamplingControllerTest, WaitForSetupReturnsWithTheDeviceSampling) {
+  FakePmApi api;
+  FakeSink sink;
+  PmSamplingConfig config;
+  config.poll_interval_ms = 60'000;  // the worker must be woken, not polled
+  PmSamplingController controller(api, sink, config, &Clocks);
+  controller.StartCapture();
+  controller.OnDevice(0);
+  const auto begin = std::chrono::steady_clock::now();
+  controller.WaitForSetup(0);
+  EXPECT_TRUE(controller.sampling(0));
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(2));
+  EXPECT_EQ(sink.counters[kPmStatSetupWaitTimedOut], 0u);
+  controller.Shutdown();
+}
+
 TEST(PmSamplingControllerTest, RealtimeTimestampsAreMappedOntoTheTraceClock) {
   Harness h;
   h.Make();
