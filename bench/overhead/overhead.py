@@ -69,6 +69,10 @@ def mode_env(mode, tag):
     if mode == "warpscope":
         return {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": f"{tmp}/{tag}.wst",
                 "WARPSCOPE_FORCE_OVERWRITE": "1", "WARPSCOPE_QUIET": "1"}
+    if mode == "warpscope_pm":  # default tracing plus PM sampling at the default interval
+        return {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": f"{tmp}/{tag}_pm.wst",
+                "WARPSCOPE_FORCE_OVERWRITE": "1", "WARPSCOPE_QUIET": "1",
+                "WARPSCOPE_PM_SAMPLING": "1"}
     return {}
 
 
@@ -84,7 +88,7 @@ workloads = {
     "launch_4threads": {"cmd": [loop, "4", "50000"], "modes": ["plain", "floor", "warpscope"]},
     "resnet18_train": {
         "cmd": [sys.executable, f"{here}/train_resnet.py", "--steps", steps],
-        "modes": ["plain", "floor", "warpscope", "torch_profiler"],
+        "modes": ["plain", "floor", "warpscope", "warpscope_pm", "torch_profiler"],
         "runs": 3 if args.quick else args.train_runs},
 }
 report = {"runs": runs, "workloads": {}}
