@@ -4,7 +4,7 @@
 # recording of the example pipeline (the trace bundled in examples/traces/).
 #
 #   scripts/gpu_suite.sh --stage build      # here: copy what the GPU run needs into .gpu/
-#   scripts/gpu_all.sh [--no-bench] [--no-pm] [--no-trace]   # there, with .gpu carried
+#   scripts/gpu_all.sh [--no-bench] [--no-tests] [--no-pm] [--no-example]   # there, .gpu carried
 #
 # The device tool returns at most 8 files, so everything is packed into
 # $OUT/gpu_results.tgz; the check lists are also copied to $OUT as plain text.
@@ -13,18 +13,20 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 OUTDIR=${OUT:-$PWD/gpu_all_out}
 mkdir -p "$OUTDIR"
 res=$(mktemp -d /tmp/ws_all.XXXXXX)
-bench=1; pm=1; trace=1
+bench=1; pm=1; tests=1; example=1
 for a in "$@"; do
   case $a in
     --no-bench) bench=0 ;;
+    --no-tests) tests=0 ;;
     --no-pm) pm=0 ;;
-    --no-trace) trace=0 ;;
+    --no-example) example=0 ;;
   esac
 done
 BIN=$here/.gpu/bin
 failed=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$res/gpu.txt" 2>&1
 
+if [[ $example == 1 ]]; then
 echo "== example pipeline (PM sampling on)"
 mkdir -p "$res/example"
 timeout 120 "$BIN/warpscope" record -f -o "$res/example/pipeline.wst" --pm-sampling --pm-interval 20us \
@@ -34,6 +36,8 @@ for cmd in summary occupancy tail; do
   timeout 60 "$BIN/warpscope" "$cmd" "$res/example/pipeline.wst" >"$res/example/$cmd.txt" 2>&1
 done
 timeout 60 "$BIN/warpscope" tail "$res/example/pipeline.wst" --svg "$res/example/tail.svg" >/dev/null 2>&1
+cat "$res/example/occupancy.txt" "$res/example/tail.txt"
+fi
 
 if [[ $pm == 1 ]]; then
   echo "== PM sampling suite"
@@ -41,10 +45,11 @@ if [[ $pm == 1 ]]; then
   failed=$((failed + $?))
   cp "$res/pm/pm_checks.txt" "$OUTDIR/" 2>/dev/null
 fi
-if [[ $trace == 1 ]]; then
+if [[ $tests == 1 || $bench == 1 ]]; then
   echo "== tracing suite"
-  args=(--tests-only)
-  [[ $bench == 1 ]] && args=()
+  args=()
+  [[ $bench == 0 ]] && args=(--tests-only)
+  [[ $tests == 0 ]] && args=(--bench-only)
   WS_OUT=$res/trace timeout 260 bash "$here/scripts/gpu_suite.sh" "${args[@]}"
   failed=$((failed + $?))
   cp "$res/trace/results.txt" "$OUTDIR/" 2>/dev/null
