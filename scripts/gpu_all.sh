@@ -30,7 +30,7 @@ if [[ $example == 1 ]]; then
 echo "== example pipeline (PM sampling on)"
 mkdir -p "$res/example"
 timeout 120 "$BIN/warpscope" record -f -o "$res/example/pipeline.wst" --pm-sampling --pm-interval 20us \
-    -- "$BIN/ws_example_pipeline" 20 >"$res/example/record.log" 2>&1 || failed=$((failed+1))
+    -- "$BIN/ws_example_pipeline" 300 >"$res/example/record.log" 2>&1 || failed=$((failed+1))
 tail -3 "$res/example/record.log"
 for cmd in summary occupancy tail; do
   timeout 60 "$BIN/warpscope" "$cmd" "$res/example/pipeline.wst" >"$res/example/$cmd.txt" 2>&1

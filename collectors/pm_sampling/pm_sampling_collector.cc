@@ -27,12 +27,28 @@ bool PmSamplingCollector::OnSessionStart(SessionServices& services) {
   return true;
 }
 
-void PmSamplingCollector::OnContextCreated(void* /*cu_context*/, uint32_t /*context_id*/,
+void PmSamplingCollector::OnContextCreated(void* /*cu_context*/, uint32_t context_id,
                                            uint32_t device_id) {
-  if (controller_) {
-    controller_->OnDevice(device_id);
-    controller_->WaitForSetup(device_id);
+  {
+    std::lock_guard<std::mutex> lock(contexts_mu_);
+    context_device_[context_id] = device_id;
   }
+  if (controller_) controller_->OnDevice(device_id);
+}
+
+void PmSamplingCollector::OnContextDestroying(void* /*cu_context*/, uint32_t context_id) {
+  uint32_t device = 0;
+  {
+    std::lock_guard<std::mutex> lock(contexts_mu_);
+    auto it = context_device_.find(context_id);
+    if (it == context_device_.end()) return;
+    device = it->second;
+    context_device_.erase(it);
+    for (const auto& [ctx, dev] : context_device_) {
+      if (dev == device) return;  // another context still uses the device
+    }
+  }
+  if (controller_) controller_->OnDeviceGone(device);
 }
 
 void PmSamplingCollector::OnCaptureStart(uint32_t /*window_id*/, uint64_t /*timestamp_ns*/) {

@@ -5,7 +5,9 @@
 #ifndef WARPSCOPE_COLLECTORS_PM_SAMPLING_PM_SAMPLING_COLLECTOR_H_
 #define WARPSCOPE_COLLECTORS_PM_SAMPLING_PM_SAMPLING_COLLECTOR_H_
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string_view>
 
 #include "collectors/pm_sampling/pm_sampling_api.h"
@@ -23,6 +25,7 @@ class PmSamplingCollector final : public SessionListener, private PmRecordSink {
   std::string_view name() const override { return "pm_sampling"; }
   bool OnSessionStart(SessionServices& services) override;
   void OnContextCreated(void* cu_context, uint32_t context_id, uint32_t device_id) override;
+  void OnContextDestroying(void* cu_context, uint32_t context_id) override;
   void OnCaptureStart(uint32_t window_id, uint64_t timestamp_ns) override;
   void OnCaptureStop(uint32_t window_id, uint64_t timestamp_ns) override;
   void OnShutdown() override;
@@ -37,6 +40,8 @@ class PmSamplingCollector final : public SessionListener, private PmRecordSink {
   SessionServices* services_ = nullptr;
   std::unique_ptr<PmSamplingApi> api_;
   std::unique_ptr<PmSamplingController> controller_;
+  std::mutex contexts_mu_;
+  std::map<uint32_t, uint32_t> context_device_;  // live context id -> device
 };
 
 }  // namespace warpscope

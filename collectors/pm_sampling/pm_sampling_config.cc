@@ -3,7 +3,6 @@
 
 #include <cerrno>
 #include <cmath>
-#include <cstdlib>
 
 namespace warpscope {
 namespace {

@@ -33,9 +33,6 @@ struct PmSamplingConfig {
   uint64_t hardware_buffer_bytes = 64ull << 20;  // 64 MiB: > 6 s of samples at 100 us
   std::vector<std::string> metrics = DefaultPmMetrics();
   uint32_t poll_interval_ms = 10;  // decode thread period
-  // How long a new context's creation waits for PM sampling to be running on its device, so
-  // that the program's first kernels are sampled too (setup takes ~0.5 s on an H200).
-  uint32_t setup_wait_ms = 3000;
   uint32_t max_samples_per_decode = 4096;
 };
 

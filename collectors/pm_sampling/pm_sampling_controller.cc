@@ -10,6 +10,8 @@
 // Every failure is one `warpscope:` line plus a pm_sampling.* counter; tracing goes on.
 #include "collectors/pm_sampling/pm_sampling_controller.h"
 
+#include <algorithm>
+
 #include <time.h>
 
 #include <chrono>
@@ -104,22 +106,6 @@ void PmSamplingController::OnDevice(uint32_t device) {
   StartThreadLocked();
 }
 
-void PmSamplingController::WaitForSetup(uint32_t device) {
-  if (!worker_thread_) return;
-  std::unique_lock<std::mutex> lock(mu_);
-  auto is_pending = [this, device] {
-    for (uint32_t p : pending_) {
-      if (p == device) return true;
-    }
-    return false;
-  };
-  wake_.notify_all();
-  if (!setup_done_.wait_for(lock, std::chrono::milliseconds(config_.setup_wait_ms),
-                            [&] { return !is_pending() || shut_down_; })) {
-    sink_.AddToCounter(kPmStatSetupWaitTimedOut, 1, Severity::kInfo);
-  }
-}
-
 void PmSamplingController::SetupPendingLocked() {
   std::vector<uint32_t> pending;
   pending.swap(pending_);
@@ -189,6 +175,20 @@ void PmSamplingController::SetupLocked(uint32_t device) {
   }
 }
 
+void PmSamplingController::OnDeviceGone(uint32_t device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_.erase(std::remove(pending_.begin(), pending_.end(), device), pending_.end());
+  auto it = devices_.find(device);
+  if (it == devices_.end()) return;
+  if (it->second.state == DeviceState::kSampling) {
+    PmResult r = api_.Stop(device);
+    if (!r.ok()) sink_.AddToCounter(kPmStatDecodeErrors, 1, Severity::kError);
+    DecodeLocked();  // this device's last samples (others are drained as usual)
+  }
+  if (it->second.state != DeviceState::kFailed) api_.DisableDevice(device);
+  devices_.erase(it);  // a later context on the device is set up afresh
+}
+
 void PmSamplingController::StartCapture() {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_ || capture_active_) return;
@@ -233,7 +233,6 @@ void PmSamplingController::Shutdown() {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return;
   shut_down_ = true;
-  setup_done_.notify_all();
   for (auto& [device, d] : devices_) {
     if (d.state != DeviceState::kFailed) api_.DisableDevice(device);
     d.state = DeviceState::kFailed;
@@ -335,13 +334,12 @@ void PmSamplingController::StartThreadLocked() {
   thread_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_thread_) {
+      // Setup waits for the next tick on purpose: run while the context-created callback is
+      // still in progress, it corrupted the heap at process exit on the H200.
       wake_.wait_for(lock, std::chrono::milliseconds(config_.poll_interval_ms),
-                     [this] { return stop_thread_ || !pending_.empty(); });
+                     [this] { return stop_thread_; });
       if (stop_thread_) break;
-      if (!pending_.empty()) {
-        SetupPendingLocked();
-        setup_done_.notify_all();
-      }
+      SetupPendingLocked();
       DecodeLocked();
     }
   });

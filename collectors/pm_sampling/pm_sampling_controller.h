@@ -36,7 +36,6 @@ inline constexpr char kPmStatClockRemapped[] = "pm_sampling.clock_remapped";
 // Samples much longer than the interval (the first one after start spans the time before
 // the counters ran and reads zero) would smear zeros over kernels: dropped and counted.
 inline constexpr char kPmStatSamplesTooLong[] = "pm_sampling.samples_discarded_too_long";
-inline constexpr char kPmStatSetupWaitTimedOut[] = "pm_sampling.setup_wait_timed_out";
 
 // Where the controller's output goes: the session's TraceWriter in libwarpscope, a fake in
 // tests.
@@ -74,10 +73,10 @@ class PmSamplingController {
   // when a capture window is open) runs on the worker thread, not inside the CUPTI callback
   // that reported the context, and at the latest when a capture starts.
   void OnDevice(uint32_t device);
-  // Blocks (at most config.setup_wait_ms) until the worker has set `device` up, so that
-  // sampling runs before the context's first kernel. Called by the collector right after
-  // OnDevice; returns at once without a worker thread (tests drive Poll() instead).
-  void WaitForSetup(uint32_t device);
+  // The last context on `device` is being destroyed (the CUDA runtime's teardown runs before
+  // our atexit handler): stop, final decode and disable while the context still exists;
+  // sampling on a device whose context is gone crashed the process on the H200.
+  void OnDeviceGone(uint32_t device);
   // Capture window edges.
   void StartCapture();
   void StopCapture();  // stop, final decode, join the decode thread
@@ -127,7 +126,6 @@ class PmSamplingController {
 
   std::thread thread_;
   std::condition_variable wake_;
-  std::condition_variable setup_done_;  // pending_ emptied by the worker
   bool stop_thread_ = false;
 };
 

@@ -311,20 +311,19 @@ TEST(PmSamplingControllerTest, SamplesMuchLongerThanTheIntervalAreDiscarded) {
   EXPECT_EQ(h.sink.counters[kPmStatSamplesTooLong], 1u);
 }
 
-TEST(PmSamplingControllerTest, WaitForSetupReturnsWithTheDeviceSampling) {
-  FakePmApi api;
-  FakeSink sink;
-  PmSamplingConfig config;
-  config.poll_interval_ms = 60'000;  // the worker must be woken, not polled
-  PmSamplingController controller(api, sink, config, &Clocks);
-  controller.StartCapture();
-  controller.OnDevice(0);
-  const auto begin = std::chrono::steady_clock::now();
-  controller.WaitForSetup(0);
-  EXPECT_TRUE(controller.sampling(0));
-  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(2));
-  EXPECT_EQ(sink.counters[kPmStatSetupWaitTimedOut], 0u);
-  controller.Shutdown();
+TEST(PmSamplingControllerTest, DeviceGoneStopsDrainsAndDisablesWhileTheContextExists) {
+  Harness h;
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->StartCapture();
+  ASSERT_TRUE(h.controller->sampling(0));
+  h.api.queued[0] = {{kTraceNow, kTraceNow + 100, Values(2)}};
+  h.controller->OnDeviceGone(0);
+  EXPECT_FALSE(h.controller->sampling(0));
+  EXPECT_EQ(h.sink.samples.size(), 1u);  // drained before the disable
+  h.controller->Shutdown();              // nothing left to stop or disable for device 0
+  EXPECT_THAT(h.api.calls, ElementsAre("init", "prepare 0", "enable 0", "start 0", "stop 0",
+                                       "decode 0", "disable 0", "deinit"));
 }
 
 TEST(PmSamplingControllerTest, RealtimeTimestampsAreMappedOntoTheTraceClock) {

@@ -1,0 +1,318 @@
+// CUPTI PC sampling wrapper and the collector's registration. Call sequence per context
+// (CUPTI_NOTES §4, CUDA 13.0 cupti_pcsampling.h):
+//   cuptiPCSamplingEnable -> GetNumStallReasons -> GetStallReasons (char[128] names)
+//   -> SetConfigurationAttribute(STALL_REASON=all, SAMPLING_PERIOD, SCRATCH_BUFFER_SIZE,
+//      HARDWARE_BUFFER_SIZE, COLLECTION_MODE=CONTINUOUS, ENABLE_START_STOP_CONTROL=1,
+//      OUTPUT_DATA_FORMAT=PARSED, SAMPLING_DATA_BUFFER=our preallocated CUpti_PCSamplingData)
+//   -> [Start -> GetData* (while remainingNumPcs > 0) -> Stop -> GetData*]* -> Disable.
+// GetData's functionName strings are malloc'ed by CUPTI and ours to free() (CUPTI sample).
+#include "collectors/pc_sampling/cupti_pc_sampling.h"
+
+#include <cuda.h>
+#include <cupti.h>
+#include <cupti_pcsampling.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "collectors/pc_sampling/pc_sampling_collector.h"
+
+namespace warpscope {
+
+struct CuptiPcSampling::ContextBuffers {
+  CUpti_PCSamplingData data;
+  std::vector<CUpti_PCSamplingPCData> pcs;
+  std::vector<CUpti_PCSamplingStallReason> reasons;  // max_pcs x num_reasons
+  std::vector<uint32_t> reason_indices;              // kept alive for CUPTI
+  size_t num_reasons = 0;
+  std::vector<char*> freed;  // functionName pointers freed in the current round
+};
+
+namespace {
+
+CUcontext Ctx(PcContext ctx) { return static_cast<CUcontext>(ctx); }
+
+PcResult Check(CUptiResult status, const char* call) {
+  if (status == CUPTI_SUCCESS) return PcResult::Ok();
+  const char* text = nullptr;
+  cuptiGetResultString(status, &text);
+  PcResult r;
+  r.message = std::string(call) + ": " + (text ? text : "unknown CUPTI error") + " (" +
+              std::to_string(static_cast<int>(status)) + ")";
+  switch (status) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+      r.kind = PcErrorKind::kInsufficientPrivileges;
+      break;
+    case CUPTI_ERROR_NOT_SUPPORTED:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_INVALID_DEVICE:
+      r.kind = PcErrorKind::kUnsupported;
+      break;
+    case CUPTI_ERROR_OUT_OF_MEMORY:
+      r.kind = PcErrorKind::kOutOfMemory;
+      break;
+    default:
+      r.kind = PcErrorKind::kOther;
+      break;
+  }
+  return r;
+}
+
+PcResult NotConfigured() {
+  PcResult r;
+  r.kind = PcErrorKind::kOther;
+  r.message = "the context was not configured for PC sampling";
+  return r;
+}
+
+const char* AttributeName(CUpti_PCSamplingConfigurationAttributeType type) {
+  switch (type) {
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD:
+      return "SAMPLING_PERIOD";
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON:
+      return "STALL_REASON";
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE:
+      return "SCRATCH_BUFFER_SIZE";
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE:
+      return "HARDWARE_BUFFER_SIZE";
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE:
+      return "COLLECTION_MODE";
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL:
+      return "ENABLE_START_STOP_CONTROL";
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT:
+      return "OUTPUT_DATA_FORMAT";
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER:
+      return "SAMPLING_DATA_BUFFER";
+    default:
+      return "?";
+  }
+}
+
+CUpti_PCSamplingConfigurationInfo Attribute(CUpti_PCSamplingConfigurationAttributeType type) {
+  CUpti_PCSamplingConfigurationInfo info;
+  std::memset(&info, 0, sizeof(info));
+  info.attributeType = type;
+  return info;
+}
+
+}  // namespace
+
+CuptiPcSampling::CuptiPcSampling() = default;
+
+CuptiPcSampling::~CuptiPcSampling() {
+  while (!contexts_.empty()) Disable(contexts_.begin()->first);
+}
+
+PcResult CuptiPcSampling::Enable(PcContext ctx) {
+  CUpti_PCSamplingEnableParams p;
+  std::memset(&p, 0, sizeof(p));
+  p.size = CUpti_PCSamplingEnableParamsSize;  // NOLINT(bugprone-sizeof-expression)
+  p.ctx = Ctx(ctx);
+  return Check(cuptiPCSamplingEnable(&p), "cuptiPCSamplingEnable");
+}
+
+PcResult CuptiPcSampling::GetStallReasons(PcContext ctx, std::vector<PcStallReason>* reasons) {
+  size_t count = 0;
+  CUpti_PCSamplingGetNumStallReasonsParams n;
+  std::memset(&n, 0, sizeof(n));
+  n.size = CUpti_PCSamplingGetNumStallReasonsParamsSize;
+  n.ctx = Ctx(ctx);
+  n.numStallReasons = &count;
+  if (PcResult r =
+          Check(cuptiPCSamplingGetNumStallReasons(&n), "cuptiPCSamplingGetNumStallReasons");
+      !r.ok()) {
+    return r;
+  }
+  std::vector<uint32_t> index(count);
+  std::vector<std::vector<char>> names(count, std::vector<char>(CUPTI_STALL_REASON_STRING_SIZE));
+  std::vector<char*> name_ptrs(count);
+  for (size_t i = 0; i < count; ++i) name_ptrs[i] = names[i].data();
+  CUpti_PCSamplingGetStallReasonsParams s;
+  std::memset(&s, 0, sizeof(s));
+  s.size = CUpti_PCSamplingGetStallReasonsParamsSize;
+  s.ctx = Ctx(ctx);
+  s.numStallReasons = count;
+  s.stallReasonIndex = index.data();
+  s.stallReasons = name_ptrs.data();
+  if (PcResult r = Check(cuptiPCSamplingGetStallReasons(&s), "cuptiPCSamplingGetStallReasons");
+      !r.ok()) {
+    return r;
+  }
+  reasons->clear();
+  reasons->reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    names[i].back() = '\0';
+    reasons->push_back({index[i], std::string(names[i].data())});
+  }
+  return PcResult::Ok();
+}
+
+PcResult CuptiPcSampling::Configure(PcContext ctx, const PcContextSettings& settings) {
+  auto buffers = std::make_unique<ContextBuffers>();
+  ContextBuffers& b = *buffers;
+  b.num_reasons = settings.stall_reason_indices.size();
+  b.reason_indices = settings.stall_reason_indices;
+  const size_t max_pcs = std::max<size_t>(settings.max_pcs_per_read, 1);
+  b.pcs.resize(max_pcs);
+  b.reasons.resize(max_pcs * std::max<size_t>(b.num_reasons, 1));
+  std::memset(b.pcs.data(), 0, b.pcs.size() * sizeof(CUpti_PCSamplingPCData));
+  for (size_t i = 0; i < max_pcs; ++i) {
+    b.pcs[i].size = sizeof(CUpti_PCSamplingPCData);
+    b.pcs[i].stallReason = &b.reasons[i * std::max<size_t>(b.num_reasons, 1)];
+  }
+  std::memset(&b.data, 0, sizeof(b.data));
+  b.data.size = sizeof(CUpti_PCSamplingData);
+  b.data.collectNumPcs = max_pcs;
+  b.data.pPcData = b.pcs.data();
+
+  std::vector<CUpti_PCSamplingConfigurationInfo> infos;
+  auto info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON);
+  info.attributeData.stallReasonData.stallReasonCount = b.num_reasons;
+  info.attributeData.stallReasonData.pStallReasonIndex = b.reason_indices.data();
+  infos.push_back(info);
+  info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD);
+  info.attributeData.samplingPeriodData.samplingPeriod = settings.period_exponent;
+  infos.push_back(info);
+  info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE);
+  info.attributeData.scratchBufferSizeData.scratchBufferSize = settings.scratch_buffer_bytes;
+  infos.push_back(info);
+  info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE);
+  info.attributeData.hardwareBufferSizeData.hardwareBufferSize = settings.hardware_buffer_bytes;
+  infos.push_back(info);
+  info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE);
+  info.attributeData.collectionModeData.collectionMode =
+      CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
+  infos.push_back(info);
+  info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL);
+  info.attributeData.enableStartStopControlData.enableStartStopControl = 1;
+  infos.push_back(info);
+  info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT);
+  info.attributeData.outputDataFormatData.outputDataFormat =
+      CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
+  infos.push_back(info);
+  info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER);
+  info.attributeData.samplingDataBufferData.samplingDataBuffer = &b.data;
+  infos.push_back(info);
+
+  CUpti_PCSamplingConfigurationInfoParams p;
+  std::memset(&p, 0, sizeof(p));
+  p.size = CUpti_PCSamplingConfigurationInfoParamsSize;  // NOLINT(bugprone-sizeof-expression)
+  p.ctx = Ctx(ctx);
+  p.numAttributes = infos.size();
+  p.pPCSamplingConfigurationInfo = infos.data();
+  PcResult r = Check(cuptiPCSamplingSetConfigurationAttribute(&p),
+                     "cuptiPCSamplingSetConfigurationAttribute");
+  if (!r.ok()) {
+    for (const auto& i : infos) {
+      if (i.attributeStatus != CUPTI_SUCCESS) {
+        r.message += std::string("; attribute ") + AttributeName(i.attributeType) + " status " +
+                     std::to_string(static_cast<int>(i.attributeStatus));
+        break;
+      }
+    }
+    return r;
+  }
+  contexts_[ctx] = std::move(buffers);
+  return PcResult::Ok();
+}
+
+PcResult CuptiPcSampling::Start(PcContext ctx) {
+  CUpti_PCSamplingStartParams p;
+  std::memset(&p, 0, sizeof(p));
+  p.size = CUpti_PCSamplingStartParamsSize;  // NOLINT(bugprone-sizeof-expression)
+  p.ctx = Ctx(ctx);
+  return Check(cuptiPCSamplingStart(&p), "cuptiPCSamplingStart");
+}
+
+PcResult CuptiPcSampling::Stop(PcContext ctx) {
+  CUpti_PCSamplingStopParams p;
+  std::memset(&p, 0, sizeof(p));
+  p.size = CUpti_PCSamplingStopParamsSize;  // NOLINT(bugprone-sizeof-expression)
+  p.ctx = Ctx(ctx);
+  return Check(cuptiPCSamplingStop(&p), "cuptiPCSamplingStop");
+}
+
+PcResult CuptiPcSampling::GetData(PcContext ctx, PcRawBatch* batch) {
+  batch->Clear();
+  auto it = contexts_.find(ctx);
+  if (it == contexts_.end()) return NotConfigured();
+  ContextBuffers& b = *it->second;
+  // CUPTI writes these; zeroing them first means a failed call cannot hand back the
+  // previous round's PCs.
+  b.data.totalNumPcs = 0;
+  b.data.remainingNumPcs = 0;
+  b.data.totalSamples = 0;
+  b.data.droppedSamples = 0;
+  b.data.nonUsrKernelsTotalSamples = 0;
+  b.data.hardwareBufferFull = 0;
+  CUpti_PCSamplingGetDataParams p;
+  std::memset(&p, 0, sizeof(p));
+  p.size = CUpti_PCSamplingGetDataParamsSize;  // NOLINT(bugprone-sizeof-expression)
+  p.ctx = Ctx(ctx);
+  p.pcSamplingData = &b.data;
+  PcResult r = Check(cuptiPCSamplingGetData(&p), "cuptiPCSamplingGetData");
+  batch->total_samples = b.data.totalSamples;
+  batch->dropped_samples = b.data.droppedSamples;
+  batch->non_user_kernel_samples = b.data.nonUsrKernelsTotalSamples;
+  batch->remaining_num_pcs = b.data.remainingNumPcs;
+  batch->hardware_buffer_full = b.data.hardwareBufferFull != 0;
+  if (!r.ok() && r.kind != PcErrorKind::kOutOfMemory) return r;
+  const size_t n = std::min(b.data.totalNumPcs, b.pcs.size());
+  batch->pcs.resize(n);
+  b.freed.clear();
+  for (size_t i = 0; i < n; ++i) {
+    CUpti_PCSamplingPCData& src = b.pcs[i];
+    PcRawPc& dst = batch->pcs[i];
+    dst.cubin_crc = src.cubinCrc;
+    dst.pc_offset = src.pcOffset;
+    dst.correlation_id = src.correlationId;
+    dst.function_name.assign(src.functionName != nullptr ? src.functionName : "");
+    const size_t reasons = std::min(src.stallReasonCount, std::max<size_t>(b.num_reasons, 1));
+    dst.stall_samples.resize(reasons);
+    for (size_t k = 0; k < reasons; ++k) {
+      const uint32_t index = src.stallReason[k].pcSamplingStallReasonIndex;  // packed struct
+      const uint32_t samples = src.stallReason[k].samples;
+      dst.stall_samples[k] = {index, samples};
+    }
+    // Free each name once even if CUPTI ever hands the same pointer to several PCs.
+    if (src.functionName != nullptr &&
+        std::find(b.freed.begin(), b.freed.end(), src.functionName) == b.freed.end()) {
+      b.freed.push_back(src.functionName);
+    }
+    src.functionName = nullptr;
+    src.stallReasonCount = 0;
+  }
+  for (char* name : b.freed) std::free(name);
+  return r;
+}
+
+void CuptiPcSampling::Disable(PcContext ctx) {
+  CUpti_PCSamplingDisableParams p;
+  std::memset(&p, 0, sizeof(p));
+  p.size = CUpti_PCSamplingDisableParamsSize;  // NOLINT(bugprone-sizeof-expression)
+  p.ctx = Ctx(ctx);
+  cuptiPCSamplingDisable(&p);  // may fail on a context never enabled: nothing to undo
+  contexts_.erase(ctx);
+}
+
+namespace {
+
+std::unique_ptr<PcSamplingApi> MakeCuptiPcSampling() { return std::make_unique<CuptiPcSampling>(); }
+
+std::unique_ptr<SessionListener> MakePcSamplingCollector() {
+  return std::make_unique<PcSamplingCollector>(&MakeCuptiPcSampling);
+}
+
+[[maybe_unused]] const bool kRegistered =
+    RegisterCollector({"pc_sampling", "WARPSCOPE_PC_SAMPLING", &MakePcSamplingCollector});
+
+}  // namespace
+}  // namespace warpscope

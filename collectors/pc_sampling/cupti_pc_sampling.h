@@ -1,0 +1,35 @@
+// CuptiPcSampling: the only code that calls CUPTI's PC sampling API (cupti_pcsampling.h).
+// CUPTI types stay in the .cc. Not thread-safe: PcSamplingController serializes all calls.
+#ifndef WARPSCOPE_COLLECTORS_PC_SAMPLING_CUPTI_PC_SAMPLING_H_
+#define WARPSCOPE_COLLECTORS_PC_SAMPLING_CUPTI_PC_SAMPLING_H_
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "collectors/pc_sampling/pc_sampling_api.h"
+
+namespace warpscope {
+
+class CuptiPcSampling final : public PcSamplingApi {
+ public:
+  CuptiPcSampling();
+  ~CuptiPcSampling() override;
+
+  PcResult Enable(PcContext ctx) override;
+  PcResult GetStallReasons(PcContext ctx, std::vector<PcStallReason>* reasons) override;
+  PcResult Configure(PcContext ctx, const PcContextSettings& settings) override;
+  PcResult Start(PcContext ctx) override;
+  PcResult Stop(PcContext ctx) override;
+  PcResult GetData(PcContext ctx, PcRawBatch* batch) override;
+  void Disable(PcContext ctx) override;
+
+  struct ContextBuffers;  // the CUpti_PCSamplingData of one context (defined in the .cc)
+
+ private:
+  std::map<PcContext, std::unique_ptr<ContextBuffers>> contexts_;
+};
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_COLLECTORS_PC_SAMPLING_CUPTI_PC_SAMPLING_H_

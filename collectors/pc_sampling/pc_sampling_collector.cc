@@ -1,0 +1,84 @@
+// Session listener for PC sampling: configuration, context and module events, capture window
+// edges, writer output.
+#include "collectors/pc_sampling/pc_sampling_collector.h"
+
+#include <string>
+
+#include "libinject/trace_writer.h"
+
+namespace warpscope {
+
+PcSamplingCollector::~PcSamplingCollector() { OnShutdown(); }
+
+bool PcSamplingCollector::OnSessionStart(SessionServices& services) {
+  services_ = &services;
+  PcSamplingConfig config;
+  std::string error;
+  if (!LoadPcSamplingConfig([&services](std::string_view name) { return services.GetConfig(name); },
+                            &config, &error)) {
+    Report(Severity::kError, error);
+    return false;
+  }
+  api_ = factory_();
+  if (api_ == nullptr) return false;
+  PcRecordSink& sink = *this;
+  controller_ = std::make_unique<PcSamplingController>(*api_, sink, config);
+  return true;
+}
+
+void PcSamplingCollector::OnContextCreated(void* cu_context, uint32_t context_id,
+                                           uint32_t device_id) {
+  if (controller_) controller_->OnContextCreated(cu_context, context_id, device_id);
+}
+
+void PcSamplingCollector::OnContextDestroying(void* cu_context, uint32_t /*context_id*/) {
+  if (controller_) controller_->OnContextDestroying(cu_context);
+}
+
+void PcSamplingCollector::OnModuleLoaded(void* cu_context, uint64_t /*module_id*/,
+                                         const void* /*cubin*/, size_t /*cubin_size*/) {
+  if (controller_) controller_->OnModuleLoaded(cu_context);
+}
+
+void PcSamplingCollector::OnCaptureStart(uint32_t /*window_id*/, uint64_t /*timestamp_ns*/) {
+  if (controller_) controller_->StartCapture();
+}
+
+void PcSamplingCollector::OnCaptureStop(uint32_t /*window_id*/, uint64_t /*timestamp_ns*/) {
+  if (controller_) controller_->StopCapture();
+}
+
+void PcSamplingCollector::OnShutdown() {
+  if (controller_) controller_->Shutdown();
+  controller_.reset();
+  api_.reset();
+}
+
+bool PcSamplingCollector::Write(const PcStallReasonsRecord& record) {
+  return services_->writer().Write(record);
+}
+
+bool PcSamplingCollector::Write(const PcSampleBatchRecord& record) {
+  return services_->writer().Write(record);
+}
+
+uint64_t PcSamplingCollector::InternString(std::string_view value) {
+  return services_->writer().InternString(value);
+}
+
+void PcSamplingCollector::AddToCounter(std::string_view name, uint64_t delta, Severity severity) {
+  services_->writer().AddToCounter(name, delta, severity);
+}
+
+void PcSamplingCollector::Report(Severity severity, std::string_view message) {
+  // SessionServices::Report logs the message as given; every stderr line starts with
+  // "warpscope: " (the controller's messages come without it).
+  constexpr std::string_view kPrefix = "warpscope: ";
+  std::string line(message);
+  if (line.compare(0, kPrefix.size(), kPrefix) != 0) line.insert(0, kPrefix);
+  if (services_ != nullptr) services_->Report(severity, "pc_sampling", line);
+}
+
+uint64_t PcSamplingCollector::NowNs() { return services_->NowNs(); }
+
+}  // namespace warpscope

@@ -1,0 +1,45 @@
+// WARPSCOPE_PC_* environment settings for the PC sampling collector, parsed and checked
+// (pure; unit-tested). See docs/pc_sampling.md.
+#ifndef WARPSCOPE_COLLECTORS_PC_SAMPLING_PC_SAMPLING_CONFIG_H_
+#define WARPSCOPE_COLLECTORS_PC_SAMPLING_PC_SAMPLING_CONFIG_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace warpscope {
+
+inline constexpr uint32_t kMinPcPeriodExponent = 5;   // CUPTI's range: 2^5 ..
+inline constexpr uint32_t kMaxPcPeriodExponent = 31;  // .. 2^31 cycles
+inline constexpr uint64_t kMinPcBufferMiB = 1;
+inline constexpr uint64_t kMaxPcBufferMiB = 4096;
+
+struct PcSamplingConfig {
+  // 2^15 cycles (~17 us at 1.98 GHz): per SM about 60k samples/s, ~8M/s on a 132-SM H200,
+  // thousands of samples for any kernel of a millisecond, and 8x less hardware-buffer
+  // traffic and CUPTI decode work than 2^12, so it can stay on for a long job. Lower it
+  // (WARPSCOPE_PC_PERIOD=12) for short captures of short kernels.
+  uint32_t period_exponent = 15;
+  // 64 MiB per context instead of CUPTI's 512 MB: on an 8-GPU training node 512 MB each is
+  // 4 GB of HBM taken from the job. At 2^15 and ~32 B per sample (unverified) the buffer
+  // fills at ~256 MB/s, so 64 MiB is ~2.5x what CUPTI's 100 ms worker drains at a time;
+  // overflow is reported (pc_sampling.hardware_buffer_full), never silent.
+  uint64_t hardware_buffer_bytes = 64ull << 20;
+  // CUPTI's host-side buffer of decoded PCs: 1 MB holds ~5500 PCs; 4 MiB ~22k, so a drain
+  // interval with many distinct PCs (large programs) does not overflow it.
+  uint64_t scratch_buffer_bytes = 4ull << 20;
+  uint32_t max_pcs_per_read = 4096;      // our CUpti_PCSamplingData: ~1.5 MB with ~40 reasons
+  uint32_t drain_interval_ms = 50;       // worker thread's GetData period
+  uint32_t max_rounds_per_drain = 4096;  // bounds a drain if CUPTI keeps reporting more
+};
+
+// Reads WARPSCOPE_PC_PERIOD (exponent N, 5..31) and WARPSCOPE_PC_BUFFER_MB (1..4096) through
+// `get_env` ("" = unset). On a bad value returns false and sets *error to one line that
+// starts with "warpscope:" and says what to do.
+bool LoadPcSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
+                          PcSamplingConfig* config, std::string* error);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_COLLECTORS_PC_SAMPLING_PC_SAMPLING_CONFIG_H_

@@ -1,0 +1,117 @@
+// PcSamplingController: PC sampling state per CUDA context (enable, stall reason table,
+// configure, start/stop with the capture window), the drain thread, and the stats. CUPTI-free:
+// it drives a PcSamplingApi, so unit tests run it against a fake.
+#ifndef WARPSCOPE_COLLECTORS_PC_SAMPLING_PC_SAMPLING_CONTROLLER_H_
+#define WARPSCOPE_COLLECTORS_PC_SAMPLING_PC_SAMPLING_CONTROLLER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string_view>
+#include <thread>
+
+#include "collectors/pc_sampling/pc_sampling_api.h"
+#include "collectors/pc_sampling/pc_sampling_config.h"
+#include "libinject/trace_records.h"
+
+namespace warpscope {
+
+// Counter names (Stats packets; docs/pc_sampling.md).
+inline constexpr char kPcStatBatches[] = "pc_sampling.batches";
+inline constexpr char kPcStatPcs[] = "pc_sampling.pc_records";
+inline constexpr char kPcStatSamples[] = "pc_sampling.samples";
+inline constexpr char kPcStatSamplesDropped[] = "pc_sampling.samples_dropped";
+inline constexpr char kPcStatHardwareBufferFull[] = "pc_sampling.hardware_buffer_full";
+inline constexpr char kPcStatBatchesDropped[] = "pc_sampling.batches_dropped";
+inline constexpr char kPcStatGetDataErrors[] = "pc_sampling.get_data_errors";
+inline constexpr char kPcStatDrainCapped[] = "pc_sampling.drain_rounds_capped";
+inline constexpr char kPcStatStartStopErrors[] = "pc_sampling.start_stop_errors";
+inline constexpr char kPcStatContextsSampled[] = "pc_sampling.contexts_sampled";
+inline constexpr char kPcStatContextRefused[] = "pc_sampling.contexts_refused_same_device";
+inline constexpr char kPcStatPrivileges[] = "pc_sampling.disabled.insufficient_privileges";
+inline constexpr char kPcStatUnsupported[] = "pc_sampling.disabled.unsupported";
+inline constexpr char kPcStatOtherError[] = "pc_sampling.disabled.error";
+
+// Where the controller's output goes: the session's TraceWriter in libwarpscope, a fake in
+// tests.
+class PcRecordSink {
+ public:
+  virtual ~PcRecordSink() = default;
+  virtual bool Write(const PcStallReasonsRecord& record) = 0;
+  virtual bool Write(const PcSampleBatchRecord& record) = 0;
+  virtual uint64_t InternString(std::string_view value) = 0;
+  virtual void AddToCounter(std::string_view name, uint64_t delta, Severity severity) = 0;
+  // One line on stderr plus a Notice. Messages come without "warpscope: "; the sink adds it.
+  virtual void Report(Severity severity, std::string_view message) = 0;
+  virtual uint64_t NowNs() = 0;  // trace clock
+};
+
+class PcSamplingController {
+ public:
+  // With `worker_thread`, sampling contexts are drained every config.drain_interval_ms on the
+  // controller's own thread; without it only by Poll() and the events below (tests).
+  PcSamplingController(PcSamplingApi& api, PcRecordSink& sink, PcSamplingConfig config,
+                       bool worker_thread = true);
+  ~PcSamplingController();  // Shutdown()
+  PcSamplingController(const PcSamplingController&) = delete;
+  PcSamplingController& operator=(const PcSamplingController&) = delete;
+
+  // From the CONTEXT_CREATED callback: enable, stall reasons, configure, and start when a
+  // capture window is open. One context per device; a second is refused (one line, counter).
+  void OnContextCreated(PcContext ctx, uint32_t context_id, uint32_t device_id);
+  // CONTEXT_DESTROY_STARTING: stop, drain, disable; frees the device for another context.
+  void OnContextDestroying(PcContext ctx);
+  // Continuous mode needs a drain after a module load-unload-load to keep PCs unique.
+  void OnModuleLoaded(PcContext ctx);
+  void StartCapture();
+  void StopCapture();  // stop and drain every sampling context
+  // Process end: stop, drain, join the thread, disable every context. Idempotent.
+  void Shutdown();
+  // Drains every sampling context (the worker thread's body).
+  void Poll();
+
+  bool sampling(PcContext ctx) const;
+  bool enabled(PcContext ctx) const;  // set up (sampling or waiting for a capture window)
+
+ private:
+  struct Context {
+    uint32_t context_id = 0;
+    uint32_t device_id = 0;
+    bool sampling = false;
+    bool buffer_full_reported = false;
+    bool error_reported = false;
+  };
+
+  void FailLocked(PcContext ctx, uint32_t device, const PcResult& result, std::string_view step);
+  bool StartLocked(PcContext ctx, Context& c);
+  void StopLocked(PcContext ctx, Context& c);
+  void DrainLocked(PcContext ctx, Context& c);
+  void StartThreadLocked();
+  void WorkerLoop();
+  void StopThread();  // mu_ not held
+
+  PcSamplingApi& api_;
+  PcRecordSink& sink_;
+  const PcSamplingConfig config_;
+  const bool worker_thread_;
+
+  mutable std::mutex mu_;
+  std::map<PcContext, Context> contexts_;
+  std::map<uint32_t, PcContext> device_owner_;
+  std::set<uint32_t> reasons_written_;  // devices whose stall reason table is in the trace
+  bool process_disabled_ = false;       // insufficient privileges: no context will work
+  bool capture_active_ = false;
+  bool shut_down_ = false;
+  PcRawBatch raw_;              // reused by every drain
+  PcSampleBatchRecord record_;  // reused by every drain
+
+  std::thread thread_;
+  std::condition_variable wake_;
+  bool stop_thread_ = false;
+};
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_COLLECTORS_PC_SAMPLING_PC_SAMPLING_CONTROLLER_H_
