@@ -41,7 +41,7 @@ fi
 
 if [[ $pm == 1 ]]; then
   echo "== PM sampling suite"
-  WS_OUT=$res/pm timeout 280 bash "$here/scripts/gpu_pm_suite.sh" --no-torch
+  WS_OUT=$res/pm timeout 200 bash "$here/scripts/gpu_pm_suite.sh" --no-torch
   failed=$((failed + $?))
   cp "$res/pm/pm_checks.txt" "$OUTDIR/" 2>/dev/null
 fi
@@ -50,7 +50,7 @@ if [[ $tests == 1 || $bench == 1 ]]; then
   args=()
   [[ $bench == 0 ]] && args=(--tests-only)
   [[ $tests == 0 ]] && args=(--bench-only)
-  WS_OUT=$res/trace timeout 260 bash "$here/scripts/gpu_suite.sh" "${args[@]}"
+  WS_OUT=$res/trace timeout 330 bash "$here/scripts/gpu_suite.sh" "${args[@]}"
   failed=$((failed + $?))
   cp "$res/trace/results.txt" "$OUTDIR/" 2>/dev/null
   cp "$res/trace/bench.txt" "$OUTDIR/" 2>/dev/null

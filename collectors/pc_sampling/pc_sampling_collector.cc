@@ -12,6 +12,14 @@ PcSamplingCollector::~PcSamplingCollector() { OnShutdown(); }
 
 bool PcSamplingCollector::OnSessionStart(SessionServices& services) {
   services_ = &services;
+  // Seen on the H200 (CUDA 13.0, driver 580): with PM sampling running, cuptiPCSamplingStart
+  // fails with CUPTI_ERROR_HARDWARE_BUSY and the process later crashed; refuse the pair.
+  if (const std::string pm = services.GetConfig("WARPSCOPE_PM_SAMPLING"); !pm.empty() && pm != "0") {
+    Report(Severity::kError,
+           "warpscope: PC sampling and PM sampling cannot run together (the GPU reports its "
+           "counters busy); PC sampling stays off, PM sampling and tracing go on");
+    return false;
+  }
   PcSamplingConfig config;
   std::string error;
   if (!LoadPcSamplingConfig([&services](std::string_view name) { return services.GetConfig(name); },
