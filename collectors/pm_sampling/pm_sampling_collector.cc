@@ -27,17 +27,16 @@ bool PmSamplingCollector::OnSessionStart(SessionServices& services) {
   return true;
 }
 
-void PmSamplingCollector::OnContextCreated(void* cu_context, uint32_t context_id,
+void PmSamplingCollector::OnContextCreated(void* /*cu_context*/, uint32_t context_id,
                                            uint32_t device_id) {
   {
     std::lock_guard<std::mutex> lock(contexts_mu_);
     context_device_[context_id] = device_id;
-    waiting_contexts_[cu_context] = device_id;
   }
   if (controller_) controller_->OnDevice(device_id);
 }
 
-void PmSamplingCollector::OnContextDestroying(void* cu_context, uint32_t context_id) {
+void PmSamplingCollector::OnContextDestroying(void* /*cu_context*/, uint32_t context_id) {
   uint32_t device = 0;
   {
     std::lock_guard<std::mutex> lock(contexts_mu_);
@@ -45,28 +44,11 @@ void PmSamplingCollector::OnContextDestroying(void* cu_context, uint32_t context
     if (it == context_device_.end()) return;
     device = it->second;
     context_device_.erase(it);
-    waiting_contexts_.erase(cu_context);
     for (const auto& [ctx, dev] : context_device_) {
       if (dev == device) return;  // another context still uses the device
     }
   }
   if (controller_) controller_->OnDeviceGone(device);
-}
-
-void PmSamplingCollector::OnModuleLoaded(void* cu_context, uint64_t /*module_id*/,
-                                         const void* /*cubin*/, size_t /*size*/) {
-  uint32_t device = 0;
-  {
-    std::lock_guard<std::mutex> lock(contexts_mu_);
-    auto it = waiting_contexts_.find(cu_context);
-    if (it == waiting_contexts_.end()) return;
-    device = it->second;
-    waiting_contexts_.erase(it);
-  }
-  // The first kernel of this context follows this load: have sampling running by then.
-  if (controller_ && !controller_->WaitForSetup(device, kSetupWaitMs)) {
-    AddToCounter("pm_sampling.setup_wait_timed_out", 1, Severity::kInfo);
-  }
 }
 
 void PmSamplingCollector::OnCaptureStart(uint32_t /*window_id*/, uint64_t /*timestamp_ns*/) {

@@ -22,16 +22,10 @@ class PmSamplingCollector final : public SessionListener, private PmRecordSink {
   explicit PmSamplingCollector(ApiFactory factory) : factory_(factory) {}
   ~PmSamplingCollector() override;
 
-  // How long the first module load of a context waits for PM sampling to run (setup took
-  // about 0.5 s on the H200).
-  static constexpr uint32_t kSetupWaitMs = 5000;
-
   std::string_view name() const override { return "pm_sampling"; }
   bool OnSessionStart(SessionServices& services) override;
   void OnContextCreated(void* cu_context, uint32_t context_id, uint32_t device_id) override;
   void OnContextDestroying(void* cu_context, uint32_t context_id) override;
-  void OnModuleLoaded(void* cu_context, uint64_t module_id, const void* cubin,
-                      size_t size) override;
   void OnCaptureStart(uint32_t window_id, uint64_t timestamp_ns) override;
   void OnCaptureStop(uint32_t window_id, uint64_t timestamp_ns) override;
   void OnShutdown() override;
@@ -48,7 +42,6 @@ class PmSamplingCollector final : public SessionListener, private PmRecordSink {
   std::unique_ptr<PmSamplingController> controller_;
   std::mutex contexts_mu_;
   std::map<uint32_t, uint32_t> context_device_;  // live context id -> device
-  std::map<void*, uint32_t> waiting_contexts_;    // CUcontext -> device, until its first module
 };
 
 }  // namespace warpscope

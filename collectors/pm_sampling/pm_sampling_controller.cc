@@ -175,19 +175,6 @@ void PmSamplingController::SetupLocked(uint32_t device) {
   }
 }
 
-bool PmSamplingController::WaitForSetup(uint32_t device, uint32_t timeout_ms) {
-  if (!worker_thread_) return true;
-  std::unique_lock<std::mutex> lock(mu_);
-  auto pending = [this, device] {
-    return std::find(pending_.begin(), pending_.end(), device) != pending_.end();
-  };
-  if (!pending()) return true;
-  setup_requested_ = true;
-  wake_.notify_all();
-  return setup_done_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                              [&] { return !pending() || shut_down_ || process_disabled_; });
-}
-
 void PmSamplingController::OnDeviceGone(uint32_t device) {
   std::lock_guard<std::mutex> lock(mu_);
   pending_.erase(std::remove(pending_.begin(), pending_.end(), device), pending_.end());
@@ -246,7 +233,6 @@ void PmSamplingController::Shutdown() {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return;
   shut_down_ = true;
-  setup_done_.notify_all();
   for (auto& [device, d] : devices_) {
     if (d.state != DeviceState::kFailed) api_.DisableDevice(device);
     d.state = DeviceState::kFailed;
@@ -351,11 +337,9 @@ void PmSamplingController::StartThreadLocked() {
       // Setup waits for the next tick on purpose: run while the context-created callback is
       // still in progress, it corrupted the heap at process exit on the H200.
       wake_.wait_for(lock, std::chrono::milliseconds(config_.poll_interval_ms),
-                     [this] { return stop_thread_ || setup_requested_; });
+                     [this] { return stop_thread_; });
       if (stop_thread_) break;
-      setup_requested_ = false;
       SetupPendingLocked();
-      setup_done_.notify_all();
       DecodeLocked();
     }
   });

@@ -73,13 +73,6 @@ class PmSamplingController {
   // when a capture window is open) runs on the worker thread, not inside the CUPTI callback
   // that reported the context, and at the latest when a capture starts.
   void OnDevice(uint32_t device);
-  // Blocks (at most `timeout_ms`) until the worker has set `device` up, waking it at once.
-  // The collector calls it from the first module load on the device, which lazy loading puts
-  // right before the first kernel: so the program's first kernels are sampled too. Never
-  // call it inside the context-created callback: set up while the context was still being
-  // created, PM sampling corrupted the heap at exit on the H200. Returns at once without a
-  // worker thread (tests drive Poll() instead). False when it timed out.
-  bool WaitForSetup(uint32_t device, uint32_t timeout_ms);
   // The last context on `device` is being destroyed (the CUDA runtime's teardown runs before
   // our atexit handler): stop, final decode and disable while the context still exists;
   // sampling on a device whose context is gone crashed the process on the H200.
@@ -133,8 +126,6 @@ class PmSamplingController {
 
   std::thread thread_;
   std::condition_variable wake_;
-  std::condition_variable setup_done_;  // the worker set pending devices up
-  bool setup_requested_ = false;
   bool stop_thread_ = false;
 };
 

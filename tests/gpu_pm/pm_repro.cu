@@ -1,7 +1,11 @@
 // GPU repro kernels with a designed occupancy and active-warp profile, for checking
 // warpscope's occupancy and tail analyses against CUDA's occupancy API and Nsight Compute.
 //
-//   ws_pm_repro MODE [--launches N] [--ms T] [--iters I] [--json FILE]
+//   ws_pm_repro MODE [--launches N] [--ms T] [--iters I] [--warmup-ms W] [--json FILE]
+//
+// --warmup-ms (default 1500): the program idles this long after creating its context, like
+// a job that has been running a while, because PM sampling starts about 0.5 s after the
+// context is created (docs/pm_sampling.md).
 //   MODE: balanced | imbalanced | reglimited | smemlimited
 //
 // Each mode launches its kernel N times (default 3) and writes what the CUDA occupancy API
@@ -11,7 +15,9 @@
 // iteration count is launched N times with no calibration launches.
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -119,7 +125,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: ws_pm_repro balanced|imbalanced|reglimited|smemlimited "
-                 "[--launches N] [--ms T] [--iters I] [--json FILE]\n");
+                 "[--launches N] [--ms T] [--iters I] [--warmup-ms W] [--json FILE]\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -127,6 +133,7 @@ int main(int argc, char** argv) {
   double target_ms = 20;
   std::string json = mode + ".json";
   long long fixed_iters = 0;
+  double warmup_ms = 1500;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--launches"))
       launches = std::atoi(argv[i + 1]);
@@ -136,9 +143,13 @@ int main(int argc, char** argv) {
       json = argv[i + 1];
     else if (!std::strcmp(argv[i], "--iters"))
       fixed_iters = std::atoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--warmup-ms"))
+      warmup_ms = std::atof(argv[i + 1]);
   }
   int device = 0;
   CHECK_CUDA(cudaSetDevice(device));
+  CHECK_CUDA(cudaFree(nullptr));  // creates the context
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(warmup_ms));
   cudaDeviceProp prop;
   CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
 

@@ -311,20 +311,6 @@ TEST(PmSamplingControllerTest, SamplesMuchLongerThanTheIntervalAreDiscarded) {
   EXPECT_EQ(h.sink.counters[kPmStatSamplesTooLong], 1u);
 }
 
-TEST(PmSamplingControllerTest, WaitForSetupWakesTheWorkerAndReturnsWithTheDeviceSampling) {
-  FakePmApi api;
-  FakeSink sink;
-  PmSamplingConfig config;
-  config.poll_interval_ms = 60'000;  // a poll would take a minute: the wait must wake it
-  PmSamplingController controller(api, sink, config, &Clocks);
-  controller.StartCapture();
-  controller.OnDevice(0);
-  EXPECT_TRUE(controller.WaitForSetup(0, 10'000));
-  EXPECT_TRUE(controller.sampling(0));
-  EXPECT_TRUE(controller.WaitForSetup(0, 10'000));  // already set up: returns at once
-  controller.Shutdown();
-}
-
 TEST(PmSamplingControllerTest, DeviceGoneStopsDrainsAndDisablesWhileTheContextExists) {
   Harness h;
   h.Make();
