@@ -175,19 +175,23 @@ std::string RenderActiveWarpSvg(const ActiveWarpCurve& curve, std::string_view k
   }
 
   // Reference lines.
-  auto hline = [&](double v, const char* color, const char* dash, const std::string& label) {
+  auto hline = [&](double v, const char* color, const char* dash, const std::string& label,
+                   double label_dy = -4) {
     if (v <= 0 || v > y_max) return;
     absl::StrAppendFormat(&s,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                           "stroke-width=\"1.3\" stroke-dasharray=\"%s\"/>"
                           "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"%s\">%s</text>\n",
                           kLeft, Y(v), kLeft + plot_w, Y(v), color, dash, kLeft + plot_w - 4,
-                          Y(v) - 4, color, SvgEscape(label));
+                          Y(v) + label_dy, color, SvgEscape(label));
   };
   if (gpu_max_warps > 0)
     hline(gpu_max_warps, "#777", "2,3", absl::StrCat("GPU capacity ", Num(gpu_max_warps)));
   if (curve.steady > 0) {
-    hline(curve.steady, "#1a7f37", "7,4", absl::StrCat("steady ", Num(curve.steady)));
+    // A steady level close to the GPU's capacity would print over its label: put it below.
+    const bool crowded = gpu_max_warps > 0 && std::fabs(Y(gpu_max_warps) - Y(curve.steady)) < 14;
+    hline(curve.steady, "#1a7f37", "7,4", absl::StrCat("steady ", Num(curve.steady)),
+          crowded ? 13 : -4);
     hline(0.5 * curve.steady, "#9a6700", "4,4", "50% of steady");
     hline(0.25 * curve.steady, "#cf222e", "4,4", "25% of steady");
   }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The main job, from a fresh checkout: install build dependencies, build, then
+#  - on a machine with an NVIDIA GPU: record the example pipeline (tracing + PM sampling) and
+#    analyze that trace;
+#  - without a GPU: analyze the bundled trace recorded on an H200
+#    (examples/traces/cuda13.0_sm90/pipeline_pm.wst).
+# Prints the summary, occupancy and tail tables and writes the tail curve as SVG.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install_deps.sh
+scripts/build.sh
+ws=build/bin/warpscope
+out=build/quickstart
+mkdir -p "$out"
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 &&
+   [ -x build/bin/ws_example_pipeline ]; then
+  trace=$out/pipeline_pm.wst
+  echo "== recording build/bin/ws_example_pipeline on $(nvidia-smi -L | head -1)"
+  "$ws" record -f -o "$trace" --pm-sampling --pm-interval 20us -- build/bin/ws_example_pipeline 300
+else
+  trace=examples/traces/cuda13.0_sm90/pipeline_pm.wst
+  echo "== no GPU here: analyzing $trace (recorded on an NVIDIA H200)"
+fi
+echo
+echo "== warpscope summary $trace --top 5"
+"$ws" summary "$trace" --top 5
+echo
+echo "== warpscope occupancy $trace"
+"$ws" occupancy "$trace"
+echo
+echo "== warpscope tail $trace --svg $out/tail.svg"
+"$ws" tail "$trace" --svg "$out/tail.svg"
