@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "analyzers/lib/trace_model.h"
+
 namespace warpscope {
 
 using CommandArgs = std::vector<std::string>;
@@ -16,6 +20,16 @@ struct CommandInfo {
   const char* summary;  // one line for `warpscope help`
   int (*run)(const CommandArgs& args);
 };
+
+// Prints `warpscope: <message>` on stderr and returns `exit_code` (2 for usage errors, 1 for
+// inputs that cannot be used), so every command reports errors the same way.
+int ReportError(const absl::Status& status, int exit_code);
+inline int UsageError(const absl::Status& status) { return ReportError(status, 2); }
+inline int InputError(const absl::Status& status) { return ReportError(status, 1); }
+
+// Loads a trace for an analysis command; a trace that was cut short is read up to its last
+// whole packet with a one-line notice on stderr. Errors are printed (exit code 1 to return).
+absl::StatusOr<TraceModel> LoadTraceForCommand(const std::string& path);
 
 // Defined in cli/<name>_command.cc and listed in kCommands (main.cc).
 int RunInfoCommand(const CommandArgs& args);

@@ -11,15 +11,6 @@
 #include "analyzers/lib/trace_model.h"
 
 namespace warpscope {
-namespace {
-
-int UsageError(const absl::Status& status) {
-  std::fprintf(stderr, "warpscope: %s\n", std::string(status.message()).c_str());
-  return 2;
-}
-
-}  // namespace
-
 int RunSummaryCommand(const CommandArgs& args) {
   FlagSet flags(
       "summary", "TRACE.wst... [flags]",
@@ -58,15 +49,8 @@ int RunSummaryCommand(const CommandArgs& args) {
 
   std::vector<TraceModel> models;
   for (const std::string& path : flags.positionals()) {
-    absl::StatusOr<TraceModel> model = TraceModel::Load(path);
-    if (!model.ok()) {
-      std::fprintf(stderr, "warpscope: %s\n", std::string(model.status().message()).c_str());
-      return 1;
-    }
-    if (model->truncation.truncated()) {
-      std::fprintf(stderr, "warpscope: %s was cut short: %s; figures cover what was written\n",
-                   path.c_str(), model->truncation.Describe().c_str());
-    }
+    absl::StatusOr<TraceModel> model = LoadTraceForCommand(path);
+    if (!model.ok()) return 1;
     models.push_back(std::move(*model));
   }
   std::vector<const TraceModel*> pointers;

@@ -12,15 +12,6 @@
 #include "analyzers/lib/trace_model.h"
 
 namespace warpscope {
-namespace {
-
-int TailUsageError(const absl::Status& status) {
-  std::fprintf(stderr, "warpscope: %s\n", std::string(status.message()).c_str());
-  return 2;
-}
-
-}  // namespace
-
 int RunTailCommand(const CommandArgs& args) {
   FlagSet flags(
       "tail", "TRACE.wst [flags]",
@@ -30,42 +21,35 @@ int RunTailCommand(const CommandArgs& args) {
        {"instances", "i", false, "", "also list every launch", ""},
        {"svg", "", true, "FILE",
         "draw the worst launch of the top kernel (or of --kernel's) as SVG", ""}});
-  if (absl::Status status = flags.Parse(args); !status.ok()) return TailUsageError(status);
+  if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
   if (flags.help_requested()) {
     std::fputs(flags.HelpText().c_str(), stdout);
     std::fputs(
-        "\nNeeds PM samples (record with WARPSCOPE_PM_SAMPLING=1). Tail cost = time lost "
+        "\nNeeds PM samples (record with --pm-sampling). Tail cost = time lost "
         "against running\nat the steady level throughout; see docs/tail.md for every "
         "definition and threshold.\n",
         stdout);
     return 0;
   }
   if (flags.positionals().size() != 1) {
-    return TailUsageError(
+    return UsageError(
         absl::InvalidArgumentError("tail needs exactly one trace file; see warpscope tail --help"));
   }
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
-  if (!format.ok()) return TailUsageError(format.status());
+  if (!format.ok()) return UsageError(format.status());
   absl::StatusOr<int64_t> points = flags.GetInt("points");
-  if (!points.ok()) return TailUsageError(points.status());
+  if (!points.ok()) return UsageError(points.status());
   TailReportOptions options;
   options.kernel_regex = flags.Get("kernel");
   options.instances = flags.Has("instances");
   options.tail.points = static_cast<int>(std::min<int64_t>(*points, 1 << 20));
 
   const std::string& path = flags.positionals()[0];
-  absl::StatusOr<TraceModel> model = TraceModel::Load(path);
-  if (!model.ok()) {
-    std::fprintf(stderr, "warpscope: %s\n", std::string(model.status().message()).c_str());
-    return 1;
-  }
-  if (model->truncation.truncated()) {
-    std::fprintf(stderr, "warpscope: %s was cut short: %s; figures cover what was written\n",
-                 path.c_str(), model->truncation.Describe().c_str());
-  }
+  absl::StatusOr<TraceModel> model = LoadTraceForCommand(path);
+  if (!model.ok()) return 1;
   const PmInputs in = PmInputsOf(*model);
   absl::StatusOr<TailReport> report = BuildTailReportFiltered(in, options);
-  if (!report.ok()) return TailUsageError(report.status());
+  if (!report.ok()) return UsageError(report.status());
   std::fputs(RenderTailReport(*report, in, options, *format).c_str(), stdout);
   if (flags.Has("svg")) {
     const ActiveWarpCurve* curve = CurveToDraw(*report);

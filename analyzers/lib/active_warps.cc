@@ -202,7 +202,7 @@ TailReport BuildTailReport(const PmInputs& in, const TailOptions& options,
   const ActiveWarpSamples samples = ExtractActiveWarpSamples(in);
   if (samples.samples.empty()) {
     report.problem =
-        "the trace has no PM samples: record with WARPSCOPE_PM_SAMPLING=1 to get active-warp "
+        "the trace has no PM samples: record with `warpscope record --pm-sampling` to get active-warp "
         "curves";
   } else if (!samples.has_gpu_warps) {
     report.problem =

@@ -235,7 +235,7 @@ std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat fo
   out = table.RenderText();
   if (!report.has_pm_samples) {
     absl::StrAppend(&out,
-                    "\nachieved occupancy needs PM samples: record with WARPSCOPE_PM_SAMPLING=1\n");
+                    "\nachieved occupancy needs PM samples: record with `warpscope record --pm-sampling`\n");
   }
   if (!footnotes.empty()) out += "\n";
   for (size_t i = 0; i < footnotes.size(); ++i) {

@@ -230,7 +230,7 @@ TEST(ActiveWarpsTest, NoSamplesIsAProblemNotACrash) {
   Trace t(10000);
   t.Kernel("k", 0, 1000);
   TailReport r = t.Report();
-  EXPECT_THAT(r.problem, HasSubstr("WARPSCOPE_PM_SAMPLING=1"));
+  EXPECT_THAT(r.problem, HasSubstr("warpscope record --pm-sampling"));
   EXPECT_EQ(r.curves.size(), 1u);
 }
 

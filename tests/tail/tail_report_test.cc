@@ -111,7 +111,7 @@ TEST(TailReportTest, TraceWithoutPmSamplesSaysHowToGetThem) {
   auto report = BuildTailReportFiltered(in, options);
   ASSERT_TRUE(report.ok());
   EXPECT_THAT(RenderTailReport(*report, in, options, OutputFormat::kTable),
-              HasSubstr("record with WARPSCOPE_PM_SAMPLING=1"));
+              HasSubstr("record with `warpscope record --pm-sampling`"));
   EXPECT_EQ(CurveToDraw(*report), nullptr);
 }
 
