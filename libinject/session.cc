@@ -208,6 +208,17 @@ void Session::Start() {
   header.time_base_ns = now;
   header.unix_time_base_ns = RealtimeNs();
   header.config = config_.raw;
+  // Collectors' own variables (WARPSCOPE_PM_*, WARPSCOPE_PC_*) are not in the session's
+  // table: record every WARPSCOPE_* variable so the header says how the trace was taken.
+  for (char** env = environ; env != nullptr && *env != nullptr; ++env) {
+    std::string_view entry(*env);
+    const size_t eq = entry.find('=');
+    if (entry.rfind("WARPSCOPE_", 0) != 0 || eq == std::string_view::npos) continue;
+    std::string name(entry.substr(0, eq));
+    bool known = false;
+    for (const auto& [k, v] : header.config) known = known || k == name;
+    if (!known) header.config.emplace_back(std::move(name), std::string(entry.substr(eq + 1)));
+  }
   header.config.emplace_back("effective.trace", TraceKindsString(config_.trace));
   header.config.emplace_back("effective.capture_range",
                              std::string(CaptureRangeName(config_.capture_range)));
