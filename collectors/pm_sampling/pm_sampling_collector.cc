@@ -1,12 +1,31 @@
 // Session listener for PM sampling: configuration, capture window edges, writer output.
 #include "collectors/pm_sampling/pm_sampling_collector.h"
 
+#include <link.h>
+
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "libinject/trace_writer.h"
 
 namespace warpscope {
+namespace {
+
+std::vector<std::string> LoadedLibraries() {
+  std::vector<std::string> out;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') {
+          static_cast<std::vector<std::string>*>(data)->emplace_back(info->dlpi_name);
+        }
+        return 0;
+      },
+      &out);
+  return out;
+}
+
+}  // namespace
 
 PmSamplingCollector::~PmSamplingCollector() { OnShutdown(); }
 
@@ -17,6 +36,13 @@ bool PmSamplingCollector::OnSessionStart(SessionServices& services) {
   if (!LoadPmSamplingConfig([&services](std::string_view name) { return services.GetConfig(name); },
                             &config, &error)) {
     Report(Severity::kError, error);
+    return false;
+  }
+  if (services.GetConfig("WARPSCOPE_PM_ALLOW_PYTORCH") != "1" &&
+      IsPyTorchProcess(LoadedLibraries())) {
+    Report(Severity::kError,
+           "warpscope: PM sampling is off in PyTorch programs for now: they crashed at exit "
+           "with it (docs/status.md); tracing goes on");
     return false;
   }
   api_ = factory_();

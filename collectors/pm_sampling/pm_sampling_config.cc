@@ -133,4 +133,14 @@ bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& ge
   return true;
 }
 
+bool IsPyTorchProcess(const std::vector<std::string>& loaded_libraries) {
+  for (const std::string& path : loaded_libraries) {
+    const size_t slash = path.rfind('/');
+    const std::string_view base =
+        std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1);
+    if (base.rfind("libtorch_cuda.so", 0) == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace warpscope

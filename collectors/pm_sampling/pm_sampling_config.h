@@ -54,6 +54,11 @@ bool ParsePmMetrics(std::string_view text, std::vector<std::string>* metrics, st
 bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
                           PmSamplingConfig* config, std::string* error);
 
+// True when one of the loaded libraries is PyTorch's CUDA library. PM sampling is refused
+// there by default: PyTorch programs with PM sampling crashed at exit on the H200
+// (docs/status.md); WARPSCOPE_PM_ALLOW_PYTORCH=1 overrides, for whoever debugs it.
+bool IsPyTorchProcess(const std::vector<std::string>& loaded_libraries);
+
 }  // namespace warpscope
 
 #endif  // WARPSCOPE_COLLECTORS_PM_SAMPLING_PM_SAMPLING_CONFIG_H_

@@ -172,6 +172,14 @@ struct Harness {
   }
 };
 
+TEST(PmSamplingConfigTest, RecognizesPyTorchProcesses) {
+  EXPECT_TRUE(IsPyTorchProcess(
+      {"/usr/lib/libc.so.6",
+       "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so"}));
+  EXPECT_FALSE(IsPyTorchProcess({"/usr/lib/libc.so.6", "/opt/app/libmy_torch_cuda.so"}));
+  EXPECT_FALSE(IsPyTorchProcess({}));
+}
+
 TEST(PmSamplingControllerTest, FullLifecycleWritesSetAndSamples) {
   Harness h;
   h.config.interval_ns = 20000;
