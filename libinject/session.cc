@@ -48,7 +48,7 @@ namespace {
 constexpr unsigned char kWakeCapture = 100;
 constexpr unsigned char kWakeDevice = 101;
 constexpr unsigned char kWakeQuit = 102;
-constexpr int kTerminationSignals[] = {SIGINT, SIGTERM};
+constexpr int kTerminationSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 std::atomic<int> g_pipe_write{-1};
 
@@ -163,8 +163,10 @@ void Session::ForEachListener(Fn&& fn) {
     try {
       fn(*l);
     } catch (...) {
-      Log(LogLevel::kWarning, "warpscope: collector '" + std::string(l->name()) +
-                                  "' failed and was disabled");
+      Report(Severity::kError, l->name(),
+             "warpscope: collector '" + std::string(l->name()) + "' failed and was disabled");
+      if (writer_) writer_->AddToCounter("collector_errors." + std::string(l->name()), 1,
+                                         Severity::kError);
       l.reset();
     }
   }
@@ -288,16 +290,24 @@ void Session::Start() {
       std::unique_ptr<SessionListener> l = regs[i].factory();
       if (l && l->OnSessionStart(*this)) listeners_.push_back(std::move(l));
     } catch (...) {
-      Log(LogLevel::kWarning, std::string("warpscope: collector '") + regs[i].name +
-                                  "' failed to start and was disabled");
+      Report(Severity::kError, regs[i].name,
+             std::string("warpscope: collector '") + regs[i].name +
+                 "' failed to start and was disabled");
+      writer_->AddToCounter(std::string("collector_errors.") + regs[i].name, 1,
+                            Severity::kError);
     }
   }
 
   if (!listeners_.empty()) CuptiCallbacks::EnableModuleCallbacks();
 
   // 5. Lifecycle plumbing, then the first window edge.
-  if (pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) == 0) g_pipe_write.store(pipe_[1]);
-  InstallSignalHandlers();
+  // Handlers only write to the pipe and the watcher acts on it: without both, installing
+  // them would swallow SIGINT/SIGTERM.
+  const bool have_pipe = pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) == 0;
+  if (have_pipe) {
+    g_pipe_write.store(pipe_[1]);
+    InstallSignalHandlers();
+  }
   pthread_atfork(nullptr, nullptr, [] {
     if (g_session) g_session->OnForkChild();
   });
@@ -324,8 +334,10 @@ void Session::Start() {
     watcher_ = std::thread([this] { WatcherLoop(); });
     watcher_id_ = watcher_.get_id();
   } catch (...) {
-    Log(LogLevel::kWarning, "warpscope: cannot start the flush thread; the trace is written at "
-                            "exit only");
+    RestoreSignalHandlers();
+    Report(Severity::kError, "session",
+           "warpscope: cannot start the flush thread; the trace is written at exit only");
+    writer_->AddToCounter("collector_errors.session", 1, Severity::kError);
   }
   Log(LogLevel::kInfo, "warpscope: tracing to " + writer_->path());
 }
@@ -461,14 +473,8 @@ void Session::Shutdown(EndReason reason) {
   if (forked_child_.load() || getpid() != pid_ || writer_ == nullptr) return;
   if (shut_down_.exchange(true)) return;
   try {
-    uint64_t now = TraceClockNs();
-    {
-      std::lock_guard<std::mutex> lock(window_mu_);
-      ApplyEdge(window_->Finish(now));
-    }
-    CuptiActivity::Shutdown();  // forced flush, counters
-    ForEachListener([](SessionListener& l) { l.OnShutdown(); });
-    writer_->Close(reason, TraceClockNs());
+    // Stop the watcher first: a periodic flush still running after Close would lose its
+    // records to the closed writer, where no counter reaches the file.
     if (watcher_.joinable()) {
       if (std::this_thread::get_id() == watcher_id_) {
         watcher_.detach();
@@ -477,7 +483,17 @@ void Session::Shutdown(EndReason reason) {
         watcher_.join();
       }
     }
-    if (reason == EndReason::kExit) RestoreSignalHandlers();
+    uint64_t now = TraceClockNs();
+    {
+      std::lock_guard<std::mutex> lock(window_mu_);
+      ApplyEdge(window_->Finish(now));
+    }
+    CuptiActivity::Shutdown();  // forced flush, counters
+    ForEachListener([](SessionListener& l) { l.OnShutdown(); });
+    writer_->Close(reason, TraceClockNs());
+    // Every handler goes back (not only the one of the signal being handled): the watcher
+    // is gone, so a handler of ours left in place would swallow a later SIGTERM.
+    RestoreSignalHandlers();
     Log(LogLevel::kInfo, "warpscope: trace written to " + writer_->path());
   } catch (...) {
     Log(LogLevel::kError, "warpscope: error while closing the trace");

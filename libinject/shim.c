@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define WS_EXPORT __attribute__((visibility("default")))
@@ -37,9 +38,16 @@ static void FindSelf(void) {
   }
 }
 
+/* WARPSCOPE_DISABLE=1/true/yes/on: do nothing at all, also when an inherited
+ * CUDA_INJECTION64_PATH still names this library (checked again in every entry point). */
+static int Disabled(void) {
+  const char* v = getenv("WARPSCOPE_DISABLE");
+  return v != NULL && (v[0] == '1' || v[0] == 't' || v[0] == 'T' || v[0] == 'y' ||
+                       v[0] == 'Y' || strcasecmp(v, "on") == 0);
+}
+
 __attribute__((constructor)) static void WarpscopeShimInit(void) {
-  const char* disable = getenv("WARPSCOPE_DISABLE");
-  if (disable != NULL && disable[0] == '1') return;
+  if (Disabled()) return;
   g_ctor_pid = getpid();
   FindSelf();
   if (g_self_path[0] == '\0') return;
@@ -79,16 +87,20 @@ typedef int (*InitFn)(void);
 typedef int (*NvtxInitFn)(void*);
 
 WS_EXPORT int InitializeInjection(void) {
-  void* core = Core();
+  void* core;
   InitFn fn;
+  if (Disabled()) return 1;
+  core = Core();
   if (core == NULL) return 1; /* 1: the driver carries on; we simply do nothing. */
   fn = (InitFn)dlsym(core, "warpscope_core_initialize_injection");
   return fn ? fn() : 1;
 }
 
 static int ForwardNvtx(const char* symbol, void* arg) {
-  void* core = Core();
+  void* core;
   NvtxInitFn fn;
+  if (Disabled()) return 0;
+  core = Core();
   if (core == NULL) return 0;
   fn = (NvtxInitFn)dlsym(core, symbol);
   return fn ? fn(arg) : 0;

@@ -86,9 +86,9 @@ void PmSamplingCollector::OnCaptureStop(uint32_t /*window_id*/, uint64_t /*times
 }
 
 void PmSamplingCollector::OnShutdown() {
+  // The controller and the API object stay alive: a CUPTI callback on another thread may
+  // still be inside this collector, and the controller ignores calls once shut down.
   if (controller_) controller_->Shutdown();
-  controller_.reset();
-  api_.reset();
 }
 
 bool PmSamplingCollector::Write(const PmMetricSetRecord& record) {
