@@ -5,10 +5,11 @@
 #   scripts/gpu_suite.sh --stage BUILD_DIR   # copy (stripped) what a GPU run needs into .gpu/
 #
 # Typical use from the workstation: build the targets warpscope_inject warpscope_cli ws_repro
-# ws_trace_check ws_launch_loop ws_cupti_floor in build-inject, `--stage build-inject`, then
+# ws_trace_check ws_other_subscriber ws_launch_loop ws_cupti_floor in build-inject, `--stage build-inject`, then
 # run `WS_BUILD=.gpu scripts/gpu_suite.sh` on the GPU machine with .gpu carried along.
 #
-# Needs a build (or a staged copy) with bin/{warpscope,ws_repro,ws_trace_check,ws_launch_loop}
+# Needs a build (or a staged copy) with
+# bin/{warpscope,ws_repro,ws_trace_check,ws_other_subscriber,ws_launch_loop}
 # and lib/{libwarpscope.so,libwarpscope_core.so,libws_cupti_floor.so}: WS_BUILD points at it
 # (default: .gpu if present, else build-inject). Results go to $OUT (or WS_OUT, default
 # ./gpu_suite_out): suite.log (every command and check), results.txt (one line per test),
@@ -24,7 +25,7 @@ mode=all; quick=0
 if [[ ${1:-} == --stage ]]; then
   src=$(cd "${2:?--stage needs the build directory}" && pwd); dst=$here/.gpu
   rm -rf "$dst"; mkdir -p "$dst/bin" "$dst/lib"
-  for f in warpscope ws_repro ws_trace_check ws_launch_loop ws_pm_repro ws_gpu_pm_check ws_example_pipeline; do strip -o "$dst/bin/$f" "$src/bin/$f"; done
+  for f in warpscope ws_repro ws_trace_check ws_other_subscriber ws_launch_loop ws_pm_repro ws_gpu_pm_check ws_example_pipeline; do strip -o "$dst/bin/$f" "$src/bin/$f"; done
   for f in libwarpscope.so libwarpscope_core.so libws_cupti_floor.so; do strip --strip-debug -o "$dst/lib/$f" "$src/lib/$f"; done
   du -sh "$dst"; exit 0
 fi
@@ -40,6 +41,7 @@ SHIM=$LIB/libwarpscope.so
 CHECK=$BIN/ws_trace_check
 REPRO=$BIN/ws_repro
 WS=$BIN/warpscope
+OTHER=$BIN/ws_other_subscriber
 log=$OUTDIR/suite.log; results=$OUTDIR/results.txt
 : >"$results"
 pass=0; failed=0
@@ -165,7 +167,69 @@ tests() {
   run preload WARPSCOPE_OUTPUT=$T/many.wst "$REPRO" many 200000
   check many_200k_no_drops $T/many.wst --complete --kernels ws_tiny=200000 --drops 0
   ls -l $T/many.wst >>"$log"
-  # 13. PyTorch: torch.cuda.nvtx ranges reach the trace.
+  # 13. Several contexts at once: 4 threads, each its own context (cuCtxCreate), 2000
+  #     kernels of its own name (ws_ctx_kernel<i>); one context per name, none shared.
+  run preload WARPSCOPE_OUTPUT=$T/ctx.wst timeout 120 "$REPRO" contexts 4 2000
+  check contexts_4x2000 $T/ctx.wst --complete --drops 0 --kernels ws_ctx_kernel=8000 \
+    --kernels "ws_ctx_kernel<0>=2000" --kernels "ws_ctx_kernel<1>=2000" \
+    --kernels "ws_ctx_kernel<2>=2000" --kernels "ws_ctx_kernel<3>=2000" \
+    --distinct-contexts "ws_ctx_kernel<0>,ws_ctx_kernel<1>,ws_ctx_kernel<2>,ws_ctx_kernel<3>" --dump
+  # Two GPUs: thread i on device i % 2 -> distinct contexts and distinct devices.
+  ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  if [[ $ngpu =~ ^[0-9]+$ && $ngpu -ge 2 ]]; then
+    run preload WARPSCOPE_OUTPUT=$T/ctx2.wst timeout 120 "$REPRO" contexts 2 2000
+    check contexts_2gpu $T/ctx2.wst --complete --drops 0 --devices-min 2 --kernels ws_ctx_kernel=4000 \
+      --kernels "ws_ctx_kernel<0>=2000" --kernels "ws_ctx_kernel<1>=2000" \
+      --distinct-contexts "ws_ctx_kernel<0>,ws_ctx_kernel<1>" \
+      --distinct-devices "ws_ctx_kernel<0>,ws_ctx_kernel<1>" --dump
+  else
+    echo "SKIP contexts_2gpu (nvidia-smi -L lists '${ngpu:-?}' GPUs; needs 2)" >>"$results"
+    say "SKIP contexts_2gpu (nvidia-smi -L lists '${ngpu:-?}' GPUs; needs 2)"
+  fi
+  # 14. CUDA graphs: 8 kernels captured into a graph, launched 50 times, plus 3 plain kernels.
+  #     Default kinds: every node kernel is recorded (400) with a graph id; no graph launches.
+  run preload WARPSCOPE_OUTPUT=$T/graph.wst timeout 60 "$REPRO" graph 8 50
+  check graph_8x50_node_kernels $T/graph.wst --complete --drops 0 --kernels ws_graph_node=400 \
+    --in-graph ws_graph_node --kernels ws_tiny=3 --not-in-graph ws_tiny --graph-launches 0 --dump
+  #     -t graph (docs/configuration.md): one GraphLaunchEvent per launch (50, graph id set) and
+  #     no per-kernel records inside graphs; kernels outside graphs are still recorded.
+  run preload WARPSCOPE_OUTPUT=$T/graphtr.wst WARPSCOPE_TRACE=cuda,graph timeout 60 "$REPRO" graph 8 50
+  check graph_trace_launches $T/graphtr.wst --complete --drops 0 --graph-launches 50 --kernels ws_tiny=3 --dump
+  check graph_trace_no_node_kernels $T/graphtr.wst --complete --kernels ws_tiny=3 --no-kernel ws_graph_node
+  # 15. Another CUPTI subscriber first (the program subscribes before its first CUDA call):
+  #     the program runs as without warpscope (exit 0, its kernels ran), warpscope says so in
+  #     exactly one stderr line and steps aside before creating the trace file.
+  if [[ -x $OTHER ]]; then
+    rm -f $T/other.wst
+    env LD_PRELOAD=$SHIM WARPSCOPE_OUTPUT=$T/other.wst WARPSCOPE_FORCE_OVERWRITE=1 timeout 60 "$OTHER" 20 \
+      >$T/other.out 2>$T/other.err; rc=$?
+    { echo "+ LD_PRELOAD=$SHIM ws_other_subscriber 20 (rc=$rc)"; cat $T/other.out $T/other.err; } >>"$log"
+    wlines=$(grep -c '^warpscope:' $T/other.err 2>/dev/null)
+    aside=$(grep -c '^warpscope: another CUPTI client is already attached (.*); warpscope steps aside and this run is not profiled$' $T/other.err 2>/dev/null)
+    ran=$(grep -c '^ws_other_subscriber: launched 20 counter 20 ' $T/other.out 2>/dev/null)
+    [[ -e $T/other.wst ]] && file=yes || file=no
+    [[ $rc == 0 && $wlines == 1 && $aside == 1 && $ran == 1 && $file == no ]]
+    result other_subscriber_steps_aside $? "rc=$rc warpscope_lines=${wlines:-?} step_aside_line=${aside:-?} program_ran=${ran:-?} trace_file=$file: $(grep -m1 '^warpscope:' $T/other.err | cut -c1-160)"
+    # Through `warpscope record`: exit status 0 passes through, the step-aside line and
+    # record's "no trace at" line are printed, no file.
+    rm -f $T/other_rec.wst
+    timeout 60 "$WS" record -f -o $T/other_rec.wst -- "$OTHER" 5 >$T/other_rec.out 2>$T/other_rec.err; rc=$?
+    { echo "+ warpscope record -- ws_other_subscriber 5 (rc=$rc)"; cat $T/other_rec.out $T/other_rec.err; } >>"$log"
+    aside=$(grep -c '^warpscope: another CUPTI client is already attached (.*); warpscope steps aside' $T/other_rec.err 2>/dev/null)
+    notrace=$(grep -c '^warpscope: no trace at ' $T/other_rec.err 2>/dev/null)
+    [[ -e $T/other_rec.wst ]] && file=yes || file=no
+    [[ $rc == 0 && $aside == 1 && $notrace == 1 && $file == no ]]
+    result other_subscriber_record $? "rc=$rc step_aside_line=${aside:-?} no_trace_line=${notrace:-?} trace_file=$file"
+  else
+    result other_subscriber_steps_aside 1 "$OTHER missing (not built or not staged)"
+  fi
+  # 16. A ~200 ms kernel launched inside a cudaProfilerApi window and still running when the
+  #     window closes (cudaProfilerStop 20 ms after its launch): kept whole (docs/record.md,
+  #     "Events that straddle an edge"); nothing launched outside the window.
+  run timeout 60 "$WS" record -f -o $T/straddle.wst -c cudaProfilerApi -- "$REPRO" profiler_straddle
+  check window_straddling_kernel $T/straddle.wst --complete --windows 1 --kernels ws_inside=10 \
+    --kernels ws_spin=1 --no-kernel ws_outside --kernels-in-windows --straddles ws_spin=190 --dump
+  # 17. PyTorch: torch.cuda.nvtx ranges reach the trace.
   run "$WS" record -f -o $T/torch.wst -- python3 "$here/tests/gpu/torch_nvtx.py" 5
   check torch_nvtx $T/torch.wst --complete --nvtx train_step=5 --nvtx forward=5 --nvtx backward=5 --nvtx optimizer=5 --nvtx-depth forward=1 --kernels-min gemm=1 --dump
   run "$WS" record -f -o $T/torchcap.wst -c nvtx -p train_step --capture-range-end repeat:2 -- python3 "$here/tests/gpu/torch_nvtx.py" 5

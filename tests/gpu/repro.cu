@@ -1,6 +1,7 @@
 // ws_repro: small CUDA programs with a known structure for the GPU checks
 // (scripts/gpu_suite.sh runs them under warpscope, tests/gpu/trace_check.cc verifies).
 // usage: ws_repro MODE [N] ; see Usage() for the modes.
+#include <cuda.h>
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
@@ -26,6 +27,42 @@
     }                                                                             \
   } while (0)
 
+// Driver API through cudart's entry-point query, so that ws_repro keeps its dependencies
+// (static cudart, no libcuda.so link) for the other checks.
+struct DriverApi {
+  decltype(&::cuDeviceGet) DeviceGet = nullptr;
+  decltype(&::cuCtxCreate) CtxCreate = nullptr;  // cuCtxCreate_v4 in CUDA 13
+  decltype(&::cuCtxSynchronize) CtxSynchronize = nullptr;
+  decltype(&::cuCtxDestroy) CtxDestroy = nullptr;
+  decltype(&::cuCtxGetId) CtxGetId = nullptr;
+  decltype(&::cuGetErrorString) GetErrorString = nullptr;
+};
+DriverApi g_cu;
+
+#define CU_CHECK(x)                                                               \
+  do {                                                                            \
+    CUresult e = (x);                                                             \
+    if (e != CUDA_SUCCESS) {                                                      \
+      const char* s = nullptr;                                                    \
+      if (g_cu.GetErrorString) g_cu.GetErrorString(e, &s);                        \
+      std::fprintf(stderr, "ws_repro: %s failed: %d %s\n", #x, (int)e, s ? s : "?"); \
+      std::exit(3);                                                               \
+    }                                                                             \
+  } while (0)
+
+template <typename Fn>
+void LoadDriverFn(const char* name, Fn* fn) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+  cudaError_t e = cudaGetDriverEntryPointByVersion(name, &p, 13000, cudaEnableDefault, &status);
+  if (e != cudaSuccess || status != cudaDriverEntryPointSuccess || p == nullptr) {
+    std::fprintf(stderr, "ws_repro: driver entry point %s not found (%s, status %d)\n", name,
+                 cudaGetErrorString(e), static_cast<int>(status));
+    std::exit(3);
+  }
+  *fn = reinterpret_cast<Fn>(p);
+}
+
 __global__ void ws_tiny(int* p) {
   if (p && threadIdx.x == 0 && blockIdx.x == 0) atomicAdd(p, 1);
 }
@@ -41,6 +78,15 @@ __global__ void ws_spin(unsigned long long ns) {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
   unsigned long long now = start;
   while (now - start < ns) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+}
+// One kernel name per host thread in `contexts` mode: "void ws_ctx_kernel<I>(int*)".
+template <int I>
+__global__ void ws_ctx_kernel(int* p) {
+  if (p && threadIdx.x == 0 && blockIdx.x == 0) atomicAdd(p, 1);
+}
+// The nodes of the CUDA graph in `graph` mode.
+__global__ void ws_graph_node(int* p) {
+  if (p && threadIdx.x == 0 && blockIdx.x == 0) atomicAdd(p, 1);
 }
 template <typename T>
 __global__ void ws_templated(T* out, T v) {
@@ -249,12 +295,125 @@ void Templated() {
   CHECK(cudaFree(out));
 }
 
+constexpr int kMaxContextThreads = 8;
+
+template <int I>
+void LaunchCtxKernels(int k) {
+  // The pointer of the primary context (g_counter) is not valid in another context: nullptr.
+  for (int j = 0; j < k; ++j) ws_ctx_kernel<I><<<1, 32>>>(nullptr);
+}
+
+void LaunchCtxKernelsOf(int which, int k) {
+  switch (which) {
+    case 0: LaunchCtxKernels<0>(k); break;
+    case 1: LaunchCtxKernels<1>(k); break;
+    case 2: LaunchCtxKernels<2>(k); break;
+    case 3: LaunchCtxKernels<3>(k); break;
+    case 4: LaunchCtxKernels<4>(k); break;
+    case 5: LaunchCtxKernels<5>(k); break;
+    case 6: LaunchCtxKernels<6>(k); break;
+    case 7: LaunchCtxKernels<7>(k); break;
+    default: break;
+  }
+}
+
+// N host threads, each with its own context (cuCtxCreate on device i % deviceCount),
+// launching K kernels named ws_ctx_kernel<i> through the runtime API (which uses the
+// thread's current context), then destroying the context. Prints one line per thread.
+void Contexts(int n, int k) {
+  if (n < 1 || n > kMaxContextThreads || k < 1) {
+    std::fprintf(stderr, "ws_repro: contexts N K needs 1 <= N <= %d, K >= 1\n", kMaxContextThreads);
+    std::exit(2);
+  }
+  LoadDriverFn("cuDeviceGet", &g_cu.DeviceGet);
+  LoadDriverFn("cuCtxCreate", &g_cu.CtxCreate);
+  LoadDriverFn("cuCtxSynchronize", &g_cu.CtxSynchronize);
+  LoadDriverFn("cuCtxDestroy", &g_cu.CtxDestroy);
+  LoadDriverFn("cuCtxGetId", &g_cu.CtxGetId);
+  LoadDriverFn("cuGetErrorString", &g_cu.GetErrorString);
+  int count = 0;
+  CHECK(cudaGetDeviceCount(&count));
+  if (count < 1) {
+    std::fprintf(stderr, "ws_repro: no CUDA device\n");
+    std::exit(3);
+  }
+  std::atomic<int> ready{0};
+  std::vector<std::thread> pool;
+  for (int i = 0; i < n; ++i) {
+    pool.emplace_back([i, n, k, count, &ready] {
+      CUdevice dev;
+      CU_CHECK(g_cu.DeviceGet(&dev, i % count));
+      CUctxCreateParams params = {};
+      CUcontext ctx = nullptr;
+      CU_CHECK(g_cu.CtxCreate(&ctx, &params, 0, dev));
+      // All contexts exist before any thread launches: the contexts are alive together.
+      ready.fetch_add(1);
+      while (ready.load() < n) std::this_thread::yield();
+      LaunchCtxKernelsOf(i, k);
+      CHECK(cudaGetLastError());
+      CU_CHECK(g_cu.CtxSynchronize());
+      unsigned long long id = 0;
+      CU_CHECK(g_cu.CtxGetId(ctx, &id));
+      std::printf("context thread %d device %d ctx_id %llu kernels %d\n", i, i % count, id, k);
+      CU_CHECK(g_cu.CtxDestroy(ctx));
+    });
+  }
+  for (auto& t : pool) t.join();
+}
+
+// Captures N ws_graph_node kernels into a graph (stream capture), instantiates it and
+// launches it M times; 3 ws_tiny kernels are launched before, outside any graph.
+void Graph(int n, int m) {
+  Launches(3, "tiny");
+  CHECK(cudaDeviceSynchronize());
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < n; ++i) ws_graph_node<<<1, 32, 0, s>>>(g_counter);
+  CHECK(cudaStreamEndCapture(s, &graph));
+  size_t nodes = 0;
+  CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int j = 0; j < m; ++j) CHECK(cudaGraphLaunch(exec, s));
+  CHECK(cudaStreamSynchronize(s));
+  int counter = 0;
+  CHECK(cudaMemcpy(&counter, g_counter, sizeof counter, cudaMemcpyDeviceToHost));
+  std::printf("graph nodes %zu launches %d counter %d\n", nodes, m, counter);
+  CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaGraphDestroy(graph));
+  CHECK(cudaStreamDestroy(s));
+}
+
+// -c cudaProfilerApi with a ~200 ms kernel still running when the window closes: 20
+// ws_outside before, 10 ws_inside + one ws_spin(200 ms) inside, cudaProfilerStop 20 ms after
+// the spin kernel was launched (it is running then), 20 ws_outside after.
+void ProfilerStraddle() {
+  Launches(20, "outside");
+  CHECK(cudaDeviceSynchronize());
+  CHECK(cudaProfilerStart());
+  Launches(10, "inside");
+  ws_spin<<<1, 32>>>(200ull * 1000 * 1000);
+  CHECK(cudaGetLastError());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK(cudaProfilerStop());
+  double stop_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  cudaError_t running = cudaStreamQuery(0);  // cudaErrorNotReady: the spin kernel still runs
+  CHECK(cudaDeviceSynchronize());
+  Launches(20, "outside");
+  CHECK(cudaDeviceSynchronize());
+  std::printf("straddle cudaProfilerStop took %.3f ms; spin kernel %s after it\n", stop_ms,
+              running == cudaErrorNotReady ? "still running" : "already finished");
+}
+
 int Usage() {
   std::fprintf(stderr,
                "usage: ws_repro MODE [ARGS]\n"
                "  launches N | timed N | memory | nvtx | profiler_api | nvtx_capture |\n"
                "  paced SECONDS PERIOD_MS | threads T N | many N | fork | exit_thread |\n"
-               "  templated\n");
+               "  templated | contexts N K | graph N M | profiler_straddle\n");
   return 2;
 }
 
@@ -294,6 +453,12 @@ int main(int argc, char** argv) {
     ExitFromThread();
   } else if (mode == "templated") {
     Templated();
+  } else if (mode == "contexts") {
+    Contexts(static_cast<int>(arg(2, 4)), static_cast<int>(arg(3, 1000)));
+  } else if (mode == "graph") {
+    Graph(static_cast<int>(arg(2, 8)), static_cast<int>(arg(3, 50)));
+  } else if (mode == "profiler_straddle") {
+    ProfilerStraddle();
   } else {
     return Usage();
   }

@@ -7,7 +7,9 @@
 //     [--nvtx-depth NAME=D] [--nvtx-threads N] [--windows N] [--drops 0]
 //     [--kernels-in-windows] [--memcpy KIND:BYTES] [--memset BYTES] [--event-times FILE]
 //     [--end-reason exit|signal] [--devices-min N] [--window-near BEGIN_S:END_S:TOL_S]
-//     [--window-length SECONDS:TOL_S]
+//     [--window-length SECONDS:TOL_S] [--distinct-contexts NAME1,NAME2,...]
+//     [--distinct-devices NAME1,NAME2,...] [--graph-launches N] [--in-graph NAME]
+//     [--not-in-graph NAME] [--straddles NAME=MIN_MS]
 #include <google/protobuf/io/coded_stream.h>
 
 #include <algorithm>
@@ -106,6 +108,14 @@ int main(int argc, char** argv) {
   std::vector<std::pair<uint64_t, uint64_t>> windows;  // [begin, end) in trace ns
   std::vector<std::pair<uint64_t, std::string>> kernel_starts;
   std::vector<uint64_t> spin_durations;
+  struct KernelInfo {
+    std::string name;
+    uint64_t start, end;
+    uint32_t device, context, graph;
+  };
+  std::vector<KernelInfo> kernel_info;
+  std::vector<uint32_t> graph_launch_ids;
+  std::map<uint32_t, uint32_t> context_devices;  // ContextInfo: id -> device
   std::map<std::string, long> memcpys;  // "htod:1048576" -> count
   std::map<uint64_t, long> memsets;
   std::map<std::string, uint64_t> counters;
@@ -118,12 +128,18 @@ int main(int argc, char** argv) {
   for (const auto& p : t.packets) {
     if (p.has_header()) header = true;
     if (p.has_device()) ++devices;
-    if (p.has_context()) ++contexts;
+    if (p.has_context()) {
+      ++contexts;
+      context_devices[p.context().id()] = p.context().device_id();
+    }
+    if (p.has_graph_launch()) graph_launch_ids.push_back(p.graph_launch().graph_id());
     if (p.has_kernel()) {
       std::string name = str(p.kernel().name_id());
       ++kernels[name];
       kernel_starts.emplace_back(p.kernel().start_ns(), name);
       if (name.find("ws_spin") != std::string::npos) spin_durations.push_back(p.kernel().duration_ns());
+      kernel_info.push_back({name, p.kernel().start_ns(), p.kernel().start_ns() + p.kernel().duration_ns(),
+                             p.kernel().device_id(), p.kernel().context_id(), p.kernel().graph_id()});
       min_ts = std::min<uint64_t>(min_ts, p.kernel().start_ns());
       max_ts = std::max<uint64_t>(max_ts, p.kernel().start_ns() + p.kernel().duration_ns());
     }
@@ -165,10 +181,10 @@ int main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) dump |= std::string(argv[i]) == "--dump";
   std::printf("trace %s: packets=%zu partial=%d header=%d end=%d reason=%d kernels=%zu "
               "api_calls=%ld syncs=%ld devices=%ld contexts=%ld nvtx_ranges=%zu marks=%ld "
-              "windows=%zu drops=%llu span_ms=%.3f\n",
+              "windows=%zu drops=%llu graph_launches=%zu span_ms=%.3f\n",
               argv[1], t.packets.size(), t.partial, header, end, end_reason, kernel_starts.size(),
               api_calls, syncs, devices, contexts, nvtx.size(), marks, windows.size(),
-              static_cast<unsigned long long>(drops),
+              static_cast<unsigned long long>(drops), graph_launch_ids.size(),
               max_ts > min_ts ? (max_ts - min_ts) / 1e6 : 0.0);
   if (dump) {
     for (auto& [k, v] : kernels) std::printf("  kernel %-50s %ld\n", k.c_str(), v);
@@ -177,6 +193,25 @@ int main(int argc, char** argv) {
     for (auto& [k, v] : memsets) std::printf("  memset %llu x%ld\n", (unsigned long long)k, v);
     for (auto& w : windows) std::printf("  window %.3f s .. %.3f s\n", w.first / 1e9, w.second == UINT64_MAX ? -1.0 : w.second / 1e9);
     for (auto& [k, v] : counters) std::printf("  counter %s = %llu\n", k.c_str(), (unsigned long long)v);
+    // Per kernel name: the (device, context) pairs and graph ids it ran with.
+    std::map<std::string, std::map<std::pair<uint32_t, uint32_t>, long>> where;
+    std::map<std::string, std::set<uint32_t>> graphs;
+    for (const auto& k : kernel_info) {
+      ++where[k.name][{k.device, k.context}];
+      if (k.graph) graphs[k.name].insert(k.graph);
+    }
+    for (auto& [name, m] : where) {
+      for (auto& [dc, c] : m) std::printf("  kernel-context %s device=%u context=%u x%ld\n", name.c_str(), dc.first, dc.second, c);
+      if (graphs.count(name)) {
+        std::printf("  kernel-graphs %s", name.c_str());
+        for (uint32_t g : graphs[name]) std::printf(" %u", g);
+        std::printf("\n");
+      }
+    }
+    for (auto& [id, dev] : context_devices) std::printf("  context %u device=%u\n", id, dev);
+    std::map<uint32_t, long> gl;
+    for (uint32_t g : graph_launch_ids) ++gl[g];
+    for (auto& [g, c] : gl) std::printf("  graph-launch graph=%u x%ld\n", g, c);
     for (const auto& p : t.packets) {
       if (p.has_device()) {
         std::printf("  device %u %s sm=%u warps/sm=%u smem/sm=%llu optin=%llu reserved=%llu\n",
@@ -313,6 +348,89 @@ int main(int argc, char** argv) {
         std::printf("  duration agreement over %zu kernels (50-200 us): event - trace median %.0f ns, "
                     "min %.0f ns, max %.0f ns, worst relative %.4f\n", ev.size(),
                     diffs[diffs.size() / 2], diffs.front(), diffs.back(), worst);
+      }
+    } else if (a == "--distinct-contexts" || a == "--distinct-devices") {
+      // Comma list of name substrings. Each name: at least one kernel, all of its kernels in
+      // one context (one device) with a non-zero context id; two names never share a
+      // context (device).
+      const bool by_device = a == "--distinct-devices";
+      const char* what = by_device ? "device" : "context";
+      std::vector<std::string> names;
+      std::stringstream ss(take());
+      for (std::string n; std::getline(ss, n, ',');) if (!n.empty()) names.push_back(n);
+      if (names.size() < 2) Fail(a + " needs at least two names");
+      std::map<uint32_t, std::string> owner;
+      for (const auto& n : names) {
+        std::set<uint32_t> ids;
+        long count = 0;
+        for (const auto& k : kernel_info) {
+          if (k.name.find(n) == std::string::npos) continue;
+          ++count;
+          ids.insert(by_device ? k.device : k.context);
+        }
+        if (count == 0) { Fail(a + " " + n + ": no kernel"); continue; }
+        if (ids.size() != 1) {
+          std::string list;
+          for (uint32_t id : ids) list += " " + std::to_string(id);
+          Fail(a + " " + n + ": kernels in " + std::to_string(ids.size()) + " " + what + "s:" + list);
+          continue;
+        }
+        uint32_t id = *ids.begin();
+        if (!by_device && id == 0) Fail(a + " " + n + ": context id 0");
+        auto [it, fresh] = owner.emplace(id, n);
+        if (!fresh) Fail(a + ": " + n + " and " + it->second + " share " + what + " " + std::to_string(id));
+      }
+    } else if (a == "--graph-launches") {
+      long n = std::atol(take().c_str());
+      if (static_cast<long>(graph_launch_ids.size()) != n) {
+        Fail("graph launches: expected " + std::to_string(n) + ", got " + std::to_string(graph_launch_ids.size()));
+      }
+      long zero = std::count(graph_launch_ids.begin(), graph_launch_ids.end(), 0u);
+      if (zero) Fail(std::to_string(zero) + " graph launches with graph id 0");
+    } else if (a == "--in-graph" || a == "--not-in-graph") {
+      // Every kernel matching NAME (at least one) has a non-zero (--in-graph) or zero graph id.
+      std::string name = take();
+      long count = 0, wrong = 0;
+      for (const auto& k : kernel_info) {
+        if (k.name.find(name) == std::string::npos) continue;
+        ++count;
+        if ((k.graph != 0) != (a == "--in-graph")) ++wrong;
+      }
+      if (count == 0) Fail(a + " " + name + ": no kernel");
+      if (wrong) Fail(a + " " + name + ": " + std::to_string(wrong) + " of " + std::to_string(count) +
+                      (a == "--in-graph" ? " kernels have graph id 0" : " kernels have a graph id"));
+    } else if (a == "--straddles") {
+      // NAME=MIN_MS: exactly one kernel matching NAME; it starts inside a closed window, ends
+      // after that window closed, and its duration is at least MIN_MS (kept whole).
+      auto [name, min_ms] = KeyVal(take());
+      std::vector<const KernelInfo*> ks;
+      for (const auto& k : kernel_info) if (k.name.find(name) != std::string::npos) ks.push_back(&k);
+      if (ks.size() != 1) {
+        Fail("--straddles " + name + ": expected 1 kernel, got " + std::to_string(ks.size()));
+      } else {
+        const KernelInfo& k = *ks[0];
+        const std::pair<uint64_t, uint64_t>* w = nullptr;
+        for (auto& win : windows) if (k.start >= win.first && k.start <= win.second) w = &win;
+        char buf[300];
+        if (w == nullptr) {
+          std::snprintf(buf, sizeof buf, "--straddles %s: the kernel starts outside every window", name.c_str());
+          Fail(buf);
+        } else if (w->second == UINT64_MAX) {
+          Fail("--straddles " + name + ": its window never closed");
+        } else {
+          double dur_ms = (k.end - k.start) / 1e6;
+          double after_ms = (static_cast<double>(k.end) - static_cast<double>(w->second)) / 1e6;
+          std::printf("  straddle %s: starts %.3f ms after the window opened, ends %.3f ms after it "
+                      "closed, duration %.3f ms\n", name.c_str(), (k.start - w->first) / 1e6, after_ms, dur_ms);
+          if (k.end <= w->second) {
+            std::snprintf(buf, sizeof buf, "--straddles %s: ends %.3f ms before the window closed (no straddle)", name.c_str(), -after_ms);
+            Fail(buf);
+          }
+          if (dur_ms < static_cast<double>(min_ms)) {
+            std::snprintf(buf, sizeof buf, "--straddles %s: duration %.3f ms < %ld ms (not whole)", name.c_str(), dur_ms, min_ms);
+            Fail(buf);
+          }
+        }
       }
     } else {
       std::fprintf(stderr, "ws_trace_check: unknown check %s\n", a.c_str());
