@@ -66,6 +66,25 @@ std::string ApiDisplayName(const char* name) {
 namespace {
 uint32_t U32(int32_t v) { return v < 0 ? 0 : static_cast<uint32_t>(v); }
 
+// The fields CUPTI's host/device copy record (Memcpy6) and peer copy record (MemcpyPtoP4)
+// share; callers add what differs (copy kind, peer devices).
+template <typename CuptiMemcpy>
+MemcpyRecord MemcpyCommon(const CuptiMemcpy& m) {
+  MemcpyRecord r;
+  r.src_kind = ToMemoryKind(m.srcKind);
+  r.dst_kind = ToMemoryKind(m.dstKind);
+  r.bytes = m.bytes;
+  r.start_ns = m.start;
+  r.end_ns = m.end;
+  r.device_id = m.deviceId;
+  r.context_id = m.contextId;
+  r.stream_id = m.streamId;
+  r.correlation_id = m.correlationId;
+  r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+  r.graph_node_id = static_cast<uint32_t>(m.graphNodeId);
+  return r;
+}
+
 std::string UuidHex(const CUuuid& uuid) {
   static const char kHex[] = "0123456789abcdef";
   std::string out;
@@ -143,40 +162,18 @@ void ActivityTranslator::Translate(const CUpti_Activity* record, RecordSink& sin
       const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
       ++counters_.memcpys;
       if (m.start == 0 && m.end == 0) ++counters_.zero_timestamps;
-      MemcpyRecord r;
+      MemcpyRecord r = MemcpyCommon(m);
       r.copy_kind = ToCopyKind(m.copyKind);
-      r.src_kind = ToMemoryKind(m.srcKind);
-      r.dst_kind = ToMemoryKind(m.dstKind);
-      r.bytes = m.bytes;
-      r.start_ns = m.start;
-      r.end_ns = m.end;
-      r.device_id = m.deviceId;
-      r.context_id = m.contextId;
-      r.stream_id = m.streamId;
-      r.correlation_id = m.correlationId;
-      r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
-      r.graph_node_id = static_cast<uint32_t>(m.graphNodeId);
       ok = sink.Write(r);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
       ++counters_.memcpys;
-      MemcpyRecord r;
+      MemcpyRecord r = MemcpyCommon(m);
       r.copy_kind = CopyKind::kPtoP;
-      r.src_kind = ToMemoryKind(m.srcKind);
-      r.dst_kind = ToMemoryKind(m.dstKind);
-      r.bytes = m.bytes;
-      r.start_ns = m.start;
-      r.end_ns = m.end;
-      r.device_id = m.deviceId;
-      r.context_id = m.contextId;
-      r.stream_id = m.streamId;
-      r.correlation_id = m.correlationId;
-      r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
       r.src_device_id = m.srcDeviceId;
       r.dst_device_id = m.dstDeviceId;
-      r.graph_node_id = static_cast<uint32_t>(m.graphNodeId);
       ok = sink.Write(r);
       break;
     }
