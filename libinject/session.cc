@@ -331,7 +331,10 @@ void Session::Start() {
     ApplyEdge(window_->Tick(now));
   }
   try {
-    watcher_ = std::thread([this] { WatcherLoop(); });
+    watcher_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "ws-watcher");  // names show in gdb, top -H, ps -L
+      WatcherLoop();
+    });
     watcher_id_ = watcher_.get_id();
   } catch (...) {
     RestoreSignalHandlers();

@@ -771,7 +771,10 @@ std::unique_ptr<TraceWriter> TraceWriter::Open(const TraceWriterOptions& options
   pthread_sigmask(SIG_SETMASK, &all, &saved);
   try {
     Impl* raw = impl.get();
-    impl->thread = std::make_unique<std::thread>([raw] { raw->WriterMain(); });
+    impl->thread = std::make_unique<std::thread>([raw] {
+      pthread_setname_np(pthread_self(), "ws-writer");
+      raw->WriterMain();
+    });
   } catch (...) {
     pthread_sigmask(SIG_SETMASK, &saved, nullptr);
     return fail("warpscope: cannot start the trace writer thread; tracing is off");

@@ -70,11 +70,9 @@ def mode_env(mode, tag):
         return {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": f"{tmp}/{tag}.wst",
                 "WARPSCOPE_FORCE_OVERWRITE": "1", "WARPSCOPE_QUIET": "1"}
     if mode == "warpscope_pm":  # default tracing plus PM sampling at the default interval
-        # PM sampling is refused in PyTorch processes until their exit crash is fixed
-        # (docs/status.md); the benchmark measures it anyway, and a crash shows as a failed run.
         return {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": f"{tmp}/{tag}_pm.wst",
                 "WARPSCOPE_FORCE_OVERWRITE": "1", "WARPSCOPE_QUIET": "1",
-                "WARPSCOPE_PM_SAMPLING": "1", "WARPSCOPE_PM_ALLOW_PYTORCH": "1"}
+                "WARPSCOPE_PM_SAMPLING": "1"}
     return {}
 
 

@@ -11,6 +11,8 @@
 // Every failure is one `warpscope:` line plus a pc_sampling.* counter; tracing goes on.
 #include "collectors/pc_sampling/pc_sampling_controller.h"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -234,7 +236,10 @@ void PcSamplingController::StartThreadLocked() {
   if (!worker_thread_ || thread_.joinable() || shut_down_) return;
   stop_thread_ = false;
   try {
-    thread_ = std::thread([this] { WorkerLoop(); });
+    thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "ws-pc-sampling");
+      WorkerLoop();
+    });
   } catch (...) {
     sink_.Report(Severity::kDataLoss,
                  "PC sampling: cannot start the drain thread; samples are read only when a "

@@ -10,7 +10,7 @@ if(NOT TARGET warpscope_pm_sampling_pure)
   target_include_directories(warpscope_pm_sampling_pure PUBLIC ${PROJECT_SOURCE_DIR})
   set_target_properties(warpscope_pm_sampling_pure PROPERTIES CXX_VISIBILITY_PRESET hidden
                         VISIBILITY_INLINES_HIDDEN ON)
-  target_link_libraries(warpscope_pm_sampling_pure PUBLIC warpscope_writer Threads::Threads)
+  target_link_libraries(warpscope_pm_sampling_pure PUBLIC warpscope_writer Threads::Threads ${CMAKE_DL_LIBS})
 endif()
 
 if(NOT TARGET warpscope_pm_sampling AND TARGET warpscope_core)

@@ -1,7 +1,11 @@
 // Session listener for PM sampling: configuration, capture window edges, writer output.
 #include "collectors/pm_sampling/pm_sampling_collector.h"
 
+#include <dlfcn.h>
 #include <link.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include <string>
 #include <utility>
@@ -25,6 +29,28 @@ std::vector<std::string> LoadedLibraries() {
   return out;
 }
 
+// Loads the libnvperf_host.so that belongs to the libcupti in use before CUPTI looks for one
+// (see PlanPerfHostLibrary). Returns "" or the line that explains why PM sampling is off.
+std::string LoadMatchingPerfHostLibrary() {
+  std::vector<std::string> loaded = LoadedLibraries();
+  for (std::string& path : loaded) {
+    if (char* real = realpath(path.c_str(), nullptr); real != nullptr) {
+      path = real;
+      free(real);
+    }
+  }
+  const PerfHostPlan plan = PlanPerfHostLibrary(
+      loaded, [](const std::string& path) { return access(path.c_str(), R_OK) == 0; });
+  if (!plan.error.empty() || plan.load.empty()) return plan.error;
+  if (dlopen(plan.load.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
+    const char* why = dlerror();
+    return "warpscope: PM sampling off: cannot load " + plan.load + " (" +
+           (why != nullptr ? why : "dlopen failed") +
+           "), and another copy may not match libcupti; tracing goes on";
+  }
+  return "";
+}
+
 }  // namespace
 
 PmSamplingCollector::~PmSamplingCollector() { OnShutdown(); }
@@ -38,11 +64,9 @@ bool PmSamplingCollector::OnSessionStart(SessionServices& services) {
     Report(Severity::kError, error);
     return false;
   }
-  if (services.GetConfig("WARPSCOPE_PM_ALLOW_PYTORCH") != "1" &&
-      IsPyTorchProcess(LoadedLibraries())) {
-    Report(Severity::kError,
-           "warpscope: PM sampling is off in PyTorch programs for now: they crashed at exit "
-           "with it (docs/status.md); tracing goes on");
+  if (std::string error = LoadMatchingPerfHostLibrary(); !error.empty()) {
+    services.writer().AddToCounter(kPmStatLibraryMismatch, 1, Severity::kError);
+    Report(Severity::kError, error);
     return false;
   }
   api_ = factory_();

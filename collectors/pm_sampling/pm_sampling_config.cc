@@ -133,14 +133,45 @@ bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& ge
   return true;
 }
 
-bool IsPyTorchProcess(const std::vector<std::string>& loaded_libraries) {
-  for (const std::string& path : loaded_libraries) {
-    const size_t slash = path.rfind('/');
-    const std::string_view base =
-        std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1);
-    if (base.rfind("libtorch_cuda.so", 0) == 0) return true;
+namespace {
+
+std::string_view Dirname(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+}
+
+std::string_view Basename(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+PerfHostPlan PlanPerfHostLibrary(const std::vector<std::string>& loaded,
+                                 const std::function<bool(const std::string&)>& exists) {
+  constexpr std::string_view kPerfHost = "libnvperf_host.so";
+  PerfHostPlan plan;
+  std::string_view cupti;
+  std::string_view perf_host;
+  for (const std::string& path : loaded) {
+    const std::string_view base = Basename(path);
+    if (cupti.empty() && base.rfind("libcupti.so", 0) == 0) cupti = path;
+    if (perf_host.empty() && base.rfind(kPerfHost, 0) == 0) perf_host = path;
   }
-  return false;
+  if (cupti.empty()) return plan;  // CUPTI resolves it itself; nothing to match against
+  const std::string wanted = std::string(Dirname(cupti)) + "/" + std::string(kPerfHost);
+  if (!exists(wanted)) return plan;  // no copy beside libcupti: leave the search to CUPTI
+  if (perf_host.empty()) {
+    plan.load = wanted;
+  } else if (Dirname(perf_host) != Dirname(cupti)) {
+    plan.error = "warpscope: PM sampling off: libcupti comes from " + std::string(Dirname(cupti)) +
+                 " but libnvperf_host.so was already loaded from " +
+                 std::string(Dirname(perf_host)) +
+                 "; mixing CUPTI components of different releases corrupts memory. Put " +
+                 std::string(Dirname(cupti)) +
+                 " first in LD_LIBRARY_PATH to sample; tracing goes on";
+  }
+  return plan;
 }
 
 }  // namespace warpscope

@@ -54,10 +54,22 @@ bool ParsePmMetrics(std::string_view text, std::vector<std::string>* metrics, st
 bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
                           PmSamplingConfig* config, std::string* error);
 
-// True when one of the loaded libraries is PyTorch's CUDA library. PM sampling is refused
-// there by default: PyTorch programs with PM sampling crashed at exit on the H200
-// (docs/status.md); WARPSCOPE_PM_ALLOW_PYTORCH=1 overrides, for whoever debugs it.
-bool IsPyTorchProcess(const std::vector<std::string>& loaded_libraries);
+// CUPTI's profiling APIs (PM sampling) dlopen "libnvperf_host.so" by bare name, so the
+// dynamic loader picks the first copy on its search path, which need not be the one shipped
+// with the libcupti in use. In a PyTorch process on the H200 the wheel's libcupti got the CUDA
+// toolkit's libnvperf_host (found through ld.so.cache): a mismatched pair that corrupted the
+// heap and crashed the process at exit. The plan below makes CUPTI use the copy that sits
+// next to the loaded libcupti: loaded first by full path, it satisfies CUPTI's dlopen by its
+// SONAME.
+struct PerfHostPlan {
+  std::string load;   // full path to dlopen before CUPTI does; "" = nothing to do
+  std::string error;  // non-empty: a mismatched copy is already loaded; PM sampling must stay off
+};
+
+// `loaded` are the canonical (symlink-free) paths of the loaded libraries; `exists` says
+// whether a file is there.
+PerfHostPlan PlanPerfHostLibrary(const std::vector<std::string>& loaded,
+                                 const std::function<bool(const std::string&)>& exists);
 
 }  // namespace warpscope
 

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 
+#include <pthread.h>
 #include <time.h>
 
 #include <chrono>
@@ -332,6 +333,7 @@ void PmSamplingController::StartThreadLocked() {
   if (!worker_thread_ || thread_.joinable() || shut_down_) return;
   stop_thread_ = false;
   thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "ws-pm-sampling");
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_thread_) {
       // Setup waits for the next tick on purpose: run while the context-created callback is

@@ -32,6 +32,7 @@ inline constexpr char kPmStatHardwareBusy[] = "pm_sampling.disabled.hardware_bus
 inline constexpr char kPmStatUnsupported[] = "pm_sampling.disabled.unsupported_device";
 inline constexpr char kPmStatMultiplePasses[] = "pm_sampling.disabled.multiple_passes";
 inline constexpr char kPmStatOtherError[] = "pm_sampling.disabled.error";
+inline constexpr char kPmStatLibraryMismatch[] = "pm_sampling.disabled.library_mismatch";
 inline constexpr char kPmStatClockRemapped[] = "pm_sampling.clock_remapped";
 // Samples much longer than the interval (the first one after start spans the time before
 // the counters ran and reads zero) would smear zeros over kernels: dropped and counted.

@@ -32,7 +32,8 @@
 struct DriverApi {
   decltype(&::cuDeviceGet) DeviceGet = nullptr;
   decltype(&::cuCtxCreate) CtxCreate = nullptr;  // cuCtxCreate_v4 in CUDA 13
-  decltype(&::cuCtxSynchronize) CtxSynchronize = nullptr;
+  // Version 13000 of "cuCtxSynchronize" is cuCtxSynchronize_v2, which takes the context.
+  decltype(&::cuCtxSynchronize_v2) CtxSynchronize = nullptr;
   decltype(&::cuCtxDestroy) CtxDestroy = nullptr;
   decltype(&::cuCtxGetId) CtxGetId = nullptr;
   decltype(&::cuGetErrorString) GetErrorString = nullptr;
@@ -351,11 +352,13 @@ void Contexts(int n, int k) {
       while (ready.load() < n) std::this_thread::yield();
       LaunchCtxKernelsOf(i, k);
       CHECK(cudaGetLastError());
-      CU_CHECK(g_cu.CtxSynchronize());
+      CU_CHECK(g_cu.CtxSynchronize(ctx));
       unsigned long long id = 0;
       CU_CHECK(g_cu.CtxGetId(ctx, &id));
       std::printf("context thread %d device %d ctx_id %llu kernels %d\n", i, i % count, id, k);
-      CU_CHECK(g_cu.CtxDestroy(ctx));
+      // WS_REPRO_LEAK_CONTEXTS: leave the contexts alive at exit (the exit path with user
+      // contexts that still exist).
+      if (std::getenv("WS_REPRO_LEAK_CONTEXTS") == nullptr) CU_CHECK(g_cu.CtxDestroy(ctx));
     });
   }
   for (auto& t : pool) t.join();

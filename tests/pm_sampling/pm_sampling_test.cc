@@ -1,6 +1,8 @@
 // PM sampling collector without a GPU: WARPSCOPE_PM_* parsing, and the controller's state
 // machine, one-pass check, error handling, decode and translation against a fake API.
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -172,12 +174,64 @@ struct Harness {
   }
 };
 
-TEST(PmSamplingConfigTest, RecognizesPyTorchProcesses) {
-  EXPECT_TRUE(IsPyTorchProcess(
-      {"/usr/lib/libc.so.6",
-       "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so"}));
-  EXPECT_FALSE(IsPyTorchProcess({"/usr/lib/libc.so.6", "/opt/app/libmy_torch_cuda.so"}));
-  EXPECT_FALSE(IsPyTorchProcess({}));
+// The layout seen on the H200 machine: PyTorch's wheel brings libcupti and libnvperf_host in
+// one folder, the CUDA toolkit has another pair that ld.so.cache finds first.
+constexpr char kWheel[] = "/opt/venv/lib/python3.12/site-packages/nvidia/cu13/lib";
+constexpr char kToolkit[] = "/usr/local/cuda-13.0/targets/x86_64-linux/lib";
+
+std::function<bool(const std::string&)> FilesAt(std::vector<std::string> files) {
+  return [files = std::move(files)](const std::string& path) {
+    return std::find(files.begin(), files.end(), path) != files.end();
+  };
+}
+
+TEST(PerfHostPlanTest, LoadsTheCopyBesideTheWheelsCupti) {
+  const std::string wheel = kWheel;
+  const PerfHostPlan plan = PlanPerfHostLibrary(
+      {"/usr/lib/x86_64-linux-gnu/libc.so.6", wheel + "/libcupti.so.13",
+       "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so"},
+      FilesAt({wheel + "/libnvperf_host.so", std::string(kToolkit) + "/libnvperf_host.so"}));
+  EXPECT_EQ(plan.load, wheel + "/libnvperf_host.so");
+  EXPECT_EQ(plan.error, "");
+}
+
+TEST(PerfHostPlanTest, LoadsTheToolkitsCopyForTheToolkitsCupti) {
+  const std::string toolkit = kToolkit;
+  const PerfHostPlan plan = PlanPerfHostLibrary({toolkit + "/libcupti.so.2025.3.1"},
+                                                FilesAt({toolkit + "/libnvperf_host.so"}));
+  EXPECT_EQ(plan.load, toolkit + "/libnvperf_host.so");
+  EXPECT_EQ(plan.error, "");
+}
+
+TEST(PerfHostPlanTest, NothingToDoWhenTheMatchingCopyIsAlreadyLoaded) {
+  const std::string wheel = kWheel;
+  const PerfHostPlan plan =
+      PlanPerfHostLibrary({wheel + "/libcupti.so.13", wheel + "/libnvperf_host.so"},
+                          FilesAt({wheel + "/libnvperf_host.so"}));
+  EXPECT_EQ(plan.load, "");
+  EXPECT_EQ(plan.error, "");
+}
+
+TEST(PerfHostPlanTest, RefusesWhenAMismatchedCopyIsAlreadyLoaded) {
+  const std::string wheel = kWheel;
+  const std::string toolkit = kToolkit;
+  const PerfHostPlan plan =
+      PlanPerfHostLibrary({wheel + "/libcupti.so.13", toolkit + "/libnvperf_host.so"},
+                          FilesAt({wheel + "/libnvperf_host.so", toolkit + "/libnvperf_host.so"}));
+  EXPECT_EQ(plan.load, "");
+  EXPECT_THAT(plan.error, HasSubstr("warpscope: PM sampling off"));
+  EXPECT_THAT(plan.error, HasSubstr(wheel));
+  EXPECT_THAT(plan.error, HasSubstr(toolkit));
+  EXPECT_THAT(plan.error, HasSubstr("LD_LIBRARY_PATH"));
+}
+
+TEST(PerfHostPlanTest, LeavesTheSearchToCuptiWithoutACopyBesideIt) {
+  const std::string wheel = kWheel;
+  EXPECT_EQ(PlanPerfHostLibrary({wheel + "/libcupti.so.13"}, FilesAt({})).load, "");
+  // Nothing loaded at all (a unit test process): nothing to do.
+  const PerfHostPlan none = PlanPerfHostLibrary({}, FilesAt({wheel + "/libnvperf_host.so"}));
+  EXPECT_EQ(none.load, "");
+  EXPECT_EQ(none.error, "");
 }
 
 TEST(PmSamplingControllerTest, FullLifecycleWritesSetAndSamples) {

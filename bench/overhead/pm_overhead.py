@@ -1,0 +1,124 @@
+"""PM sampling overhead on the PyTorch training loop (run on the GPU machine).
+
+Runs bench/overhead/train_resnet.py (ResNet-18, synthetic data, NVTX phases) plain, with
+warpscope default tracing, and with tracing plus PM sampling at several intervals, all modes
+interleaved in shuffled order, R times. Reports per mode the median time of the measured
+steps, its ratio to tracing alone (the issue's target: <= 1.02x at the default interval) and
+to plain, and, read back from each PM trace, the samples written and the samples lost
+(hardware buffer overflows, decode errors, samples dropped by the writer or discarded as
+overlong). Writes pm_overhead.txt and pm_overhead.json to --out.
+
+usage: pm_overhead.py --build DIR --out DIR [--runs 5] [--steps 120]
+                      [--intervals default,1ms,20us,10us]
+"""
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--build", required=True, help="dir with bin/ and lib/ (staged .gpu or build)")
+ap.add_argument("--out", required=True)
+ap.add_argument("--runs", type=int, default=5)
+ap.add_argument("--steps", type=int, default=120)
+ap.add_argument("--intervals", default="default,1ms,20us,10us")
+args = ap.parse_args()
+here = os.path.dirname(os.path.abspath(__file__))
+B = os.path.abspath(args.build)
+shim = f"{B}/lib/libwarpscope.so"
+pm_check = f"{B}/bin/ws_gpu_pm_check"
+tmp = tempfile.mkdtemp(prefix="ws_pm_bench")
+os.makedirs(args.out, exist_ok=True)
+cmd = [sys.executable, f"{here}/train_resnet.py", "--steps", str(args.steps)]
+
+modes = ["plain", "trace"] + [f"pm_{iv}" for iv in args.intervals.split(",") if iv]
+
+
+def env_for(mode, tag):
+    if mode == "plain":
+        return {}
+    env = {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": f"{tmp}/{tag}.wst",
+           "WARPSCOPE_FORCE_OVERWRITE": "1", "WARPSCOPE_QUIET": "1"}
+    if mode.startswith("pm_"):
+        env["WARPSCOPE_PM_SAMPLING"] = "1"
+        interval = mode[3:]
+        if interval != "default":
+            env["WARPSCOPE_PM_INTERVAL"] = interval
+    return env
+
+
+def counts(path):
+    """pm_samples and the pm_sampling.* counters of one trace."""
+    out = subprocess.run([pm_check, "--trace", path, "--counts"], capture_output=True,
+                         text=True).stdout
+    res = {}
+    m = re.search(r"kernels=(\d+) pm_samples=(\d+)", out)
+    if m:
+        res["kernels"], res["pm_samples"] = int(m.group(1)), int(m.group(2))
+    for name, value in re.findall(r"^counter (pm_sampling\.[\w.]+)=(\d+)$", out, re.M):
+        res[name] = int(value)
+    return res
+
+
+times = {m: [] for m in modes}
+trace_counts = {m: [] for m in modes}
+failures = {m: [] for m in modes}
+for r in range(args.runs):
+    order = list(modes)
+    random.shuffle(order)
+    for mode in order:
+        tag = f"{mode}_{r}"
+        env = dict(os.environ)
+        env.update(env_for(mode, tag))
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        result = None
+        for line in p.stdout.splitlines():
+            if line.startswith("{"):
+                result = json.loads(line)
+        if p.returncode != 0 or result is None:
+            failures[mode].append(f"rc={p.returncode}: {p.stderr[-300:]}")
+            print(f"{tag}: failed rc={p.returncode} {p.stderr[-300:]}", file=sys.stderr, flush=True)
+            continue
+        times[mode].append(result["seconds"])
+        if mode != "plain":
+            trace_counts[mode].append(counts(f"{tmp}/{tag}.wst"))
+            os.remove(f"{tmp}/{tag}.wst")
+        print(f"{tag}: {result['seconds']:.4f} s", flush=True)
+
+med = {m: statistics.median(v) for m, v in times.items() if v}
+lost_keys = ("pm_sampling.overflows", "pm_sampling.decode_errors", "pm_sampling.samples_dropped",
+             "pm_sampling.samples_invalid", "pm_sampling.samples_discarded_too_long")
+rows = []
+for m in modes:
+    c = trace_counts[m]
+    samples = statistics.median([x.get("pm_samples", 0) for x in c]) if c else 0
+    lost = {k: max(x.get(k, 0) for x in c) if c else 0 for k in lost_keys}
+    rows.append({
+        "mode": m, "runs_ok": len(times[m]), "runs_failed": len(failures[m]),
+        "median_s": med.get(m), "x_plain": med[m] / med["plain"] if m in med and "plain" in med else None,
+        "x_trace": med[m] / med["trace"] if m in med and "trace" in med else None,
+        "median_pm_samples": samples, "max_lost": lost, "failures": failures[m][:3]})
+
+lines = [f"ResNet-18 training, {args.steps} measured steps, {args.runs} interleaved runs per mode",
+         f"{'mode':<14}{'ok/fail':>8}{'median s':>10}{'x plain':>9}{'x trace':>9}"
+         f"{'samples':>9}  lost (max per run: overflows, decode errors, dropped, invalid, overlong)"]
+for row in rows:
+    def f(v, spec):
+        return format(v, spec) if v is not None else "-"
+    lost = row["max_lost"]
+    lines.append(f"{row['mode']:<14}{row['runs_ok']:>5}/{row['runs_failed']:<2}"
+                 f"{f(row['median_s'], '.4f'):>10}{f(row['x_plain'], '.3f'):>9}"
+                 f"{f(row['x_trace'], '.3f'):>9}{int(row['median_pm_samples']):>9}  "
+                 + ", ".join(str(lost[k]) for k in lost_keys))
+text = "\n".join(lines)
+print(text)
+with open(os.path.join(args.out, "pm_overhead.txt"), "w") as fh:
+    fh.write(text + "\n")
+with open(os.path.join(args.out, "pm_overhead.json"), "w") as fh:
+    json.dump({"steps": args.steps, "runs": args.runs, "rows": rows, "samples": times}, fh, indent=1)
+sys.exit(1 if any(failures.values()) else 0)
