@@ -30,7 +30,7 @@ SHIM=$LIB/libwarpscope.so
 REPRO=$BIN/ws_pm_repro
 CHECK=$BIN/ws_gpu_pm_check
 WS=$BIN/warpscope
-INTERVAL=${WS_PM_INTERVAL:-100us}
+INTERVAL=${WS_PM_INTERVAL:-200us}
 log=$OUTDIR/pm_suite.log; checks=$OUTDIR/pm_checks.txt; rows=$OUTDIR/pm_results.csv
 : >"$log"; : >"$checks"
 echo "mode,kernel,api_blocks_per_sm,warpscope_blocks_per_sm,warpscope_theoretical_pct,ncu_theoretical_pct,warpscope_achieved_pct,ncu_achieved_pct,tail_fraction,designed_tail,sample_coverage,tail_verdict,failed_checks" >"$rows"
@@ -94,13 +94,22 @@ say "== coexistence $(date -u +%T)"
       timeout 90 "$REPRO" balanced --launches 2 --ms 20 --json "$T/coexist.json" 2>&1
   echo "rc=$?"
   "$CHECK" --trace "$T/coexist.wst" --counts 2>&1
-  echo "# PM sampling with WARPSCOPE_PM_INTERVAL=20us on the imbalanced kernel"
+  echo "# PM sampling at 20 us: faster than the decode thread, so the hardware buffer fills;"
+  echo "# expected: one overflow line, counters, a complete trace, and the program unharmed"
   env LD_PRELOAD="$SHIM" WARPSCOPE_OUTPUT="$T/pm10.wst" WARPSCOPE_FORCE_OVERWRITE=1 \
       WARPSCOPE_PM_SAMPLING=1 WARPSCOPE_PM_INTERVAL=20us \
       timeout 90 "$REPRO" imbalanced --launches 2 --ms 20 --json "$T/pm10.json" 2>&1
-  echo "rc=$?"
-  "$CHECK" --trace "$T/pm10.wst" --counts 2>&1
-  "$CHECK" --trace "$T/pm10.wst" --expect "$T/pm10.json" 2>&1
+  rc=$?
+  echo "rc=$rc"
+  counts=$("$CHECK" --trace "$T/pm10.wst" --counts 2>&1)
+  echo "$counts"
+  if [[ $rc == 0 ]] && grep -q 'truncated=0' <<<"$counts" &&
+     grep -q '^counter pm_sampling.overflows=' <<<"$counts" &&
+     grep -q '^notice \[pm_sampling\].*overflowed' <<<"$counts"; then
+    echo "PASS overflow/reported_program_unharmed rc=$rc, overflow counted and reported" | tee -a "$checks"
+  else
+    echo "FAIL overflow/reported_program_unharmed rc=$rc; expected rc=0, a complete trace, pm_sampling.overflows and an overflow notice" | tee -a "$checks"
+  fi
   echo "# Bad settings: one line, the program runs unprofiled by PM sampling"
   env LD_PRELOAD="$SHIM" WARPSCOPE_OUTPUT="$T/bad.wst" WARPSCOPE_FORCE_OVERWRITE=1 \
       WARPSCOPE_PM_SAMPLING=1 WARPSCOPE_PM_INTERVAL=often \

@@ -72,9 +72,9 @@ int RunRecordCommand(const CommandArgs& args) {
        {"log-level", "", true, "LEVEL", "error | warning | info | debug (library messages)", "warning"},
        {"quiet", "q", false, "", "library prints errors only; record prints no summary", ""},
        {"pm-sampling", "", false, "", "sample GPU performance counters (active warps, SM and DRAM throughput) for occupancy and tail analysis", ""},
-       {"pm-interval", "", true, "TIME", "PM sampling interval, e.g. 100us, 20us, 1ms", "100us"},
+       {"pm-interval", "", true, "TIME", "PM sampling interval, e.g. 200us, 100us, 1ms", "200us"},
        {"pm-metrics", "", true, "LIST", "comma-separated PM metrics replacing the default set (must be one pass)", ""},
-       {"pm-buffer", "", true, "BYTES", "PM sampling hardware buffer, e.g. 64M", ""}});
+       {"pm-buffer", "", true, "BYTES", "PM sampling hardware buffer (default 128M)", ""}});
   if (absl::Status status = flags.Parse(args, /*stop_at_first_positional=*/true); !status.ok()) {
     std::fprintf(stderr, "warpscope: %s\n", std::string(status.message()).c_str());
     return 2;

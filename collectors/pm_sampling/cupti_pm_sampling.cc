@@ -2,7 +2,7 @@
 //   cuptiProfilerInitialize -> cuptiDeviceGetChipName -> GetCounterAvailability (size, fill)
 //   -> cuptiProfilerHostInitialize(PM_SAMPLING) -> ConfigAddMetrics -> GetConfigImage(Size)
 //   -> GetNumOfPasses (the controller refuses != 1) -> cuptiPmSamplingEnable -> SetConfig
-//   (GPU_TIME_INTERVAL, KEEP_LATEST) -> GetCounterDataSize + CounterDataImageInitialize
+//   (GPU_TIME_INTERVAL, KEEP_OLDEST) -> GetCounterDataSize + CounterDataImageInitialize
 //   -> Start -> [DecodeData -> GetCounterDataInfo -> per sample GetSampleInfo +
 //   EvaluateToGpuValues -> image reset]* -> Stop -> final decode. Disable, host and profiler
 //   deinitialization are skipped at teardown: they crashed sampled processes at exit on
@@ -15,6 +15,7 @@
 #include <cupti_profiler_target.h>
 #include <cupti_target.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -219,9 +220,12 @@ PmResult CuptiPmSampling::EnableDevice(uint32_t device_index) {
   config.hardwareBufferSize = d.hardware_buffer_bytes;
   config.samplingInterval = d.interval_ns;
   config.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
-  // KEEP_LATEST keeps sampling through an overflow (the decoder reports `overflow`) instead
-  // of stopping with OUT_OF_MEMORY; kineto makes the same choice.
-  config.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+  // KEEP_OLDEST: a full buffer takes no new records until the decoder frees room, and the
+  // decoder reports `overflow`. KEEP_LATEST overwrote records while the decoder was reading
+  // them whenever it fell behind (intervals <= 50 us on the H200): decode failures with
+  // CUPTI_ERROR_UNKNOWN, and in 2 of 11 runs at 20 us a SIGFPE inside libnvperf_host that
+  // killed the program.
+  config.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
   if (PmResult r = Check(cuptiPmSamplingSetConfig(&config), "cuptiPmSamplingSetConfig"); !r.ok()) {
     return r;
   }
@@ -267,7 +271,11 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
   decode.pPmSamplingObject = d.sampler;
   decode.pCounterDataImage = d.counter_data.data();
   decode.counterDataImageSize = d.counter_data.size();
+  const auto t0 = std::chrono::steady_clock::now();
   PmResult decoded = Check(cuptiPmSamplingDecodeData(&decode), "cuptiPmSamplingDecodeData");
+  const auto t1 = std::chrono::steady_clock::now();
+  result->decode_ns +=
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
   result->overflow = decode.overflow != 0;
   if (!decoded.ok() && decoded.kind != PmErrorKind::kOutOfMemory) return decoded;
   result->more = decode.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
@@ -310,6 +318,9 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
     visitor(sample.startTimestamp, sample.endTimestamp, d.values.data(), d.values.size());
     ++result->samples;
   }
+  result->evaluate_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now() - t1)
+                             .count();
   if (PmResult r = ResetCounterData(d); !r.ok()) return r;
   return decoded;
 }

@@ -1,6 +1,7 @@
 // Parsing of the WARPSCOPE_PM_* settings (see pm_sampling_config.h).
 #include "collectors/pm_sampling/pm_sampling_config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 

@@ -27,13 +27,18 @@ inline const std::vector<std::string>& DefaultPmMetrics() {
 }
 
 struct PmSamplingConfig {
-  // 100 us: 10k samples/s per GPU, about 1 MB/s of trace and a few % of one core to decode,
-  // enough for 10+ samples in any kernel of 1 ms or more. Lower it for shorter kernels.
-  uint64_t interval_ns = 100000;
-  uint64_t hardware_buffer_bytes = 64ull << 20;  // 64 MiB: > 6 s of samples at 100 us
+  // 200 us: 5k samples/s per GPU, about 0.5 MB/s of trace, 10+ samples in any kernel of
+  // 2 ms or more. Decoding and evaluating a sample of the default set costs ~100 us of one
+  // CPU core on the H200 machine (CUPTI's decode ~50 us, metric evaluation ~50 us), so this
+  // keeps the decode thread about half busy; at 100 us it ran near saturation.
+  uint64_t interval_ns = 200000;
+  // Hardware buffer (device memory). A default-set sample takes about 10 KB on the H200
+  // (132 SMs), so 128 MiB hold about 1.3 s of samples at 100 us and 0.27 s at 20 us: room for
+  // the decode thread to fall behind for a while without losing samples.
+  uint64_t hardware_buffer_bytes = 128ull << 20;
   std::vector<std::string> metrics = DefaultPmMetrics();
   uint32_t poll_interval_ms = 10;  // decode thread period
-  uint32_t max_samples_per_decode = 4096;
+  uint32_t max_samples_per_decode = 4096;  // counter data image capacity
 };
 
 inline constexpr uint64_t kMinPmIntervalNs = 1000;        // ~ Hopper's practical floor

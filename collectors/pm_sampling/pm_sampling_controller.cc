@@ -157,6 +157,7 @@ void PmSamplingController::SetupLocked(uint32_t device) {
     return;
   }
   d.state = DeviceState::kEnabled;
+  d.device = device;
   d.metric_set_id = device + 1;
   PmMetricSetRecord set;
   set.id = d.metric_set_id;
@@ -173,6 +174,7 @@ void PmSamplingController::SetupLocked(uint32_t device) {
       return;
     }
     d.state = DeviceState::kSampling;
+    d.last_end = 0;
   }
 }
 
@@ -205,6 +207,7 @@ void PmSamplingController::StartCapture() {
       continue;
     }
     d.state = DeviceState::kSampling;
+    d.last_end = 0;
   }
   StartThreadLocked();
 }
@@ -250,17 +253,23 @@ void PmSamplingController::Poll() {
 
 void PmSamplingController::DecodeLocked() {
   uint64_t total = 0;
+  uint64_t decode_ns = 0;
+  uint64_t evaluate_ns = 0;
   for (auto& [device, d] : devices_) {
     if (d.state != DeviceState::kSampling) continue;
     Device* dev = &d;
     const PmSampleVisitor visitor = [this, dev](uint64_t start, uint64_t end, const double* v,
                                                 size_t n) { HandleSample(*dev, start, end, v, n); };
     // Drain: the counter data image holds max_samples_per_decode samples at a time.
+    bool overflowed = false;
     for (int round = 0; round < 1024; ++round) {
       PmDecodeResult result;
       PmResult r = api_.Decode(device, visitor, &result);
       total += result.samples;
+      decode_ns += result.decode_ns;
+      evaluate_ns += result.evaluate_ns;
       if (result.overflow || r.kind == PmErrorKind::kOutOfMemory) {
+        overflowed = true;
         sink_.AddToCounter(kPmStatOverflows, 1, Severity::kDataLoss);
         if (!d.overflow_reported) {
           d.overflow_reported = true;
@@ -283,8 +292,27 @@ void PmSamplingController::DecodeLocked() {
       }
       if (!result.more) break;
     }
+    if (overflowed && d.state == DeviceState::kSampling) RestartLocked(d);
   }
   if (total > 0) sink_.AddToCounter(kPmStatSamples, total, Severity::kInfo);
+  if (decode_ns >= 1000) sink_.AddToCounter(kPmStatDecodeDataUs, decode_ns / 1000, Severity::kInfo);
+  if (evaluate_ns >= 1000) sink_.AddToCounter(kPmStatEvaluateUs, evaluate_ns / 1000, Severity::kInfo);
+}
+
+void PmSamplingController::RestartLocked(Device& d) {
+  // The samples already in the image were drained above; stop and start again so the
+  // hardware buffer takes records again. last_end is kept: the next sample's start shows the
+  // time lost as a gap (the first sample after a start spans the pause and is discarded as
+  // overlong, so the gap is counted on the one after it).
+  PmResult r = api_.Stop(d.device);
+  if (r.ok()) r = api_.Start(d.device);
+  if (!r.ok()) {
+    Fail(d.device, r, "restarting after an overflow");
+    d.state = DeviceState::kFailed;
+    api_.DisableDevice(d.device);
+    return;
+  }
+  sink_.AddToCounter(kPmStatRestarts, 1, Severity::kDataLoss);
 }
 
 void PmSamplingController::HandleSample(Device& d, uint64_t start, uint64_t end,
@@ -293,7 +321,29 @@ void PmSamplingController::HandleSample(Device& d, uint64_t start, uint64_t end,
     sink_.AddToCounter(kPmStatSamplesInvalid, 1, Severity::kDataLoss);
     return;
   }
-  if (end - start > 4 * config_.interval_ns) {
+  // Time without usable samples since the previous one: a late start, plus, after a restart,
+  // the overlong first sample that spans the pause (it is discarded below).
+  const bool too_long = end - start > 4 * config_.interval_ns;
+  uint64_t lost = 0;
+  if (d.last_end != 0) {
+    if (start > d.last_end + config_.interval_ns / 2) lost += start - d.last_end;
+    if (too_long) lost += end - std::max(start, d.last_end);
+  }
+  if (lost > 0) {
+    sink_.AddToCounter(kPmStatGaps, 1, Severity::kDataLoss);
+    sink_.AddToCounter(kPmStatGapNs, lost, Severity::kDataLoss);
+    if (!d.gap_reported) {
+      d.gap_reported = true;
+      sink_.Report(Severity::kDataLoss,
+                   "PM sampling fell behind on device " + std::to_string(d.device) + ": " +
+                       std::to_string(lost / 1000) +
+                       " us without samples (the decoder fell behind the hardware buffer; "
+                       "raise WARPSCOPE_PM_INTERVAL or WARPSCOPE_PM_BUFFER); pm_sampling.gap_ns "
+                       "counts the time lost");
+    }
+  }
+  if (end > d.last_end) d.last_end = end;
+  if (too_long) {
     sink_.AddToCounter(kPmStatSamplesTooLong, 1, Severity::kInfo);
     return;
   }
@@ -342,7 +392,14 @@ void PmSamplingController::StartThreadLocked() {
                      [this] { return stop_thread_; });
       if (stop_thread_) break;
       SetupPendingLocked();
+      const auto t0 = std::chrono::steady_clock::now();
       DecodeLocked();
+      const auto busy = std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::steady_clock::now() - t0);
+      if (busy.count() > 0) {
+        sink_.AddToCounter(kPmStatDecodeBusyUs, static_cast<uint64_t>(busy.count()),
+                           Severity::kInfo);
+      }
     }
   });
 }

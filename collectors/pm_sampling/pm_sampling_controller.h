@@ -37,6 +37,20 @@ inline constexpr char kPmStatClockRemapped[] = "pm_sampling.clock_remapped";
 // Samples much longer than the interval (the first one after start spans the time before
 // the counters ran and reads zero) would smear zeros over kernels: dropped and counted.
 inline constexpr char kPmStatSamplesTooLong[] = "pm_sampling.samples_discarded_too_long";
+// While sampling, each sample starts where the previous one ended. A later start means the
+// hardware buffer had no room for them (the decoder fell behind; with KEEP_OLDEST CUPTI also
+// sets `overflow`) or, in the KEEP_LATEST mode used before, that they were overwritten
+// unflagged: counted as one gap and its length, as data loss.
+inline constexpr char kPmStatGaps[] = "pm_sampling.gaps";
+inline constexpr char kPmStatGapNs[] = "pm_sampling.gap_ns";
+// Time the worker spent decoding and evaluating samples (its CPU cost, roughly), and the two
+// parts of it: CUPTI's decode of the raw records, and the per-sample metric evaluation.
+inline constexpr char kPmStatDecodeBusyUs[] = "pm_sampling.decode_busy_us";
+inline constexpr char kPmStatDecodeDataUs[] = "pm_sampling.decode_data_us";
+inline constexpr char kPmStatEvaluateUs[] = "pm_sampling.evaluate_us";
+// A full hardware buffer (KEEP_OLDEST) takes no more records until sampling is restarted:
+// the controller stops and starts it again after draining; the time between is a gap.
+inline constexpr char kPmStatRestarts[] = "pm_sampling.restarts_after_overflow";
 
 // Where the controller's output goes: the session's TraceWriter in libwarpscope, a fake in
 // tests.
@@ -93,15 +107,19 @@ class PmSamplingController {
   enum class DeviceState { kFailed, kEnabled, kSampling };
   struct Device {
     DeviceState state = DeviceState::kFailed;
+    uint32_t device = 0;
     uint32_t metric_set_id = 0;
     bool overflow_reported = false;
     bool error_reported = false;
+    bool gap_reported = false;
+    uint64_t last_end = 0;  // CUPTI time of the previous sample's end; 0 after a start
   };
 
   void Fail(uint32_t device, const PmResult& result, std::string_view step);  // mu_ held
   void SetupPendingLocked();                                                  // mu_ held
   void SetupLocked(uint32_t device);                                          // mu_ held
   void DecodeLocked();                                                        // mu_ held
+  void RestartLocked(Device& d);                                              // mu_ held
   void HandleSample(Device& d, uint64_t start, uint64_t end, const double* v, size_t n);
   void StartThreadLocked();
   void StopThread();  // mu_ not held

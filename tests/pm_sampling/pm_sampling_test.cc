@@ -63,7 +63,7 @@ TEST(PmSamplingConfigTest, MetricsAndEnvironment) {
   EXPECT_FALSE(ParsePmMetrics("a,,b", &metrics, &error));
 
   std::map<std::string, std::string> env = {{"WARPSCOPE_PM_INTERVAL", "20us"},
-                                            {"WARPSCOPE_PM_BUFFER", "128M"}};
+                                            {"WARPSCOPE_PM_BUFFER", "256M"}};
   auto get = [&](std::string_view name) {
     auto it = env.find(std::string(name));
     return it == env.end() ? std::string() : it->second;
@@ -71,7 +71,7 @@ TEST(PmSamplingConfigTest, MetricsAndEnvironment) {
   PmSamplingConfig config;
   ASSERT_TRUE(LoadPmSamplingConfig(get, &config, &error)) << error;
   EXPECT_EQ(config.interval_ns, 20000u);
-  EXPECT_EQ(config.hardware_buffer_bytes, 128u << 20);
+  EXPECT_EQ(config.hardware_buffer_bytes, 256u << 20);
   EXPECT_EQ(config.metrics, DefaultPmMetrics());
   EXPECT_EQ(config.metrics.size(), 7u);
   env["WARPSCOPE_PM_INTERVAL"] = "often";
@@ -246,7 +246,8 @@ TEST(PmSamplingControllerTest, FullLifecycleWritesSetAndSamples) {
   EXPECT_EQ(h.sink.sets[0].id, 1u);
   EXPECT_EQ(h.sink.sets[0].interval_ns, 20000u);
   EXPECT_EQ(h.sink.sets[0].metric_names, DefaultPmMetrics());
-  EXPECT_EQ(h.api.settings.hardware_buffer_bytes, 64u << 20);
+  EXPECT_EQ(h.api.settings.hardware_buffer_bytes, 128u << 20);
+  EXPECT_EQ(h.api.settings.max_samples_per_decode, 4096u);
   h.api.queued[0] = {{kTraceNow + 1000, kTraceNow + 21000, Values(3)},
                      {kTraceNow + 21000, kTraceNow + 41000, Values(4)}};
   h.controller->Poll();
@@ -371,6 +372,61 @@ TEST(PmSamplingControllerTest, SamplesMuchLongerThanTheIntervalAreDiscarded) {
   ASSERT_EQ(h.sink.samples.size(), 1u);
   EXPECT_EQ(h.sink.samples[0].values, Values(7));
   EXPECT_EQ(h.sink.counters[kPmStatSamplesTooLong], 1u);
+}
+
+TEST(PmSamplingControllerTest, GapsBetweenSamplesAreCountedAsLostTime) {
+  Harness h;
+  h.config.interval_ns = 10000;
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->StartCapture();
+  // Two contiguous samples, then 66.8 ms missing (seen on the H200 at 10 us: the decoder
+  // fell behind a 64 MiB buffer), then contiguous again; a 3 us jitter is no gap.
+  const uint64_t t = kTraceNow;
+  h.api.queued[0] = {{t, t + 10000, Values(1)},
+                     {t + 10000, t + 20000, Values(1)},
+                     {t + 66'820'000, t + 66'830'000, Values(1)},
+                     {t + 66'833'000, t + 66'843'000, Values(1)}};
+  h.controller->Poll();
+  EXPECT_EQ(h.sink.samples.size(), 4u);
+  EXPECT_EQ(h.sink.counters[kPmStatGaps], 1u);
+  EXPECT_EQ(h.sink.counters[kPmStatGapNs], 66'800'000u);
+  ASSERT_EQ(h.sink.reports.size(), 1u);
+  EXPECT_THAT(h.sink.reports[0], HasSubstr("fell behind on device 0: 66800 us"));
+  EXPECT_THAT(h.sink.reports[0], HasSubstr("WARPSCOPE_PM_INTERVAL"));
+  // A new capture window starts afresh: the time between windows is not a gap.
+  h.controller->StopCapture();
+  h.controller->StartCapture();
+  h.api.queued[0] = {{t + 900'000'000, t + 900'010'000, Values(1)}};
+  h.controller->Poll();
+  EXPECT_EQ(h.sink.counters[kPmStatGaps], 1u);
+  EXPECT_EQ(h.sink.reports.size(), 1u);  // reported once per device
+}
+
+TEST(PmSamplingControllerTest, AFullHardwareBufferIsDrainedAndSamplingRestarted) {
+  Harness h;
+  h.config.interval_ns = 20000;
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->StartCapture();
+  const uint64_t t = kTraceNow;
+  h.api.queued[0] = {{t, t + 20000, Values(1)}, {t + 20000, t + 40000, Values(1)}};
+  h.api.overflow_next = true;
+  h.api.calls.clear();
+  h.controller->Poll();
+  EXPECT_THAT(h.api.calls, ElementsAre("decode 0", "stop 0", "start 0"));
+  EXPECT_EQ(h.sink.counters[kPmStatOverflows], 1u);
+  EXPECT_EQ(h.sink.counters[kPmStatRestarts], 1u);
+  EXPECT_TRUE(h.controller->sampling(0));
+  // After the restart: the first sample spans the pause (discarded as overlong), then regular
+  // ones. The time from the last sample before the overflow to the first regular one is lost.
+  h.api.queued[0] = {{t + 10'000'000, t + 30'000'000, Values(0)},
+                     {t + 30'000'000, t + 30'020'000, Values(2)}};
+  h.controller->Poll();
+  EXPECT_EQ(h.sink.samples.size(), 3u);
+  EXPECT_EQ(h.sink.counters[kPmStatSamplesTooLong], 1u);
+  EXPECT_EQ(h.sink.counters[kPmStatGaps], 1u);
+  EXPECT_EQ(h.sink.counters[kPmStatGapNs], 30'000'000u - 40'000u);
 }
 
 TEST(PmSamplingControllerTest, DeviceGoneStopsDrainsAndDisablesWhileTheContextExists) {
