@@ -42,6 +42,9 @@ int RunOccupancyCommand(const CommandArgs& args) {
   const std::string& path = flags.positionals()[0];
   absl::StatusOr<TraceModel> model = LoadTraceForCommand(path);
   if (!model.ok()) return 1;
+  if (std::string loss = PmDataLossNote(model->stats); !loss.empty()) {
+    std::fprintf(stderr, "warpscope: %s\n", loss.c_str());
+  }
   absl::StatusOr<OccupancyReport> report = BuildOccupancyReport(PmInputsOf(*model), options);
   if (!report.ok()) return UsageError(report.status());
   std::fputs(RenderOccupancyReport(*report, *format).c_str(), stdout);

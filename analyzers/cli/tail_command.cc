@@ -48,6 +48,9 @@ int RunTailCommand(const CommandArgs& args) {
   absl::StatusOr<TraceModel> model = LoadTraceForCommand(path);
   if (!model.ok()) return 1;
   const PmInputs in = PmInputsOf(*model);
+  if (std::string loss = PmDataLossNote(model->stats); !loss.empty()) {
+    std::fprintf(stderr, "warpscope: %s\n", loss.c_str());
+  }
   absl::StatusOr<TailReport> report = BuildTailReportFiltered(in, options);
   if (!report.ok()) return UsageError(report.status());
   std::fputs(RenderTailReport(*report, in, options, *format).c_str(), stdout);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace warpscope {
 namespace {
@@ -26,6 +27,27 @@ struct SetLayout {
 };
 
 }  // namespace
+
+std::string PmDataLossNote(std::span<const StatCounter> stats) {
+  std::vector<std::string> parts;
+  for (const StatCounter& c : stats) {
+    if (c.value == 0 || c.name.rfind("pm_sampling.", 0) != 0) continue;
+    if (c.name == "pm_sampling.gap_ns") {
+      parts.push_back(absl::StrFormat("%.1f ms without samples", c.value / 1e6));
+    } else if (c.name == "pm_sampling.overflows") {
+      parts.push_back(absl::StrCat(c.value, " hardware buffer overflow(s)"));
+    } else if (c.name == "pm_sampling.decode_errors") {
+      parts.push_back(absl::StrCat(c.value, " decode error(s)"));
+    } else if (c.name == "pm_sampling.samples_dropped") {
+      parts.push_back(absl::StrCat(c.value, " sample(s) dropped by the writer"));
+    } else if (c.name == "pm_sampling.samples_invalid") {
+      parts.push_back(absl::StrCat(c.value, " invalid sample(s)"));
+    }
+  }
+  if (parts.empty()) return "";
+  return absl::StrCat("PM samples are incomplete in this trace (", absl::StrJoin(parts, ", "),
+                      "): kernels that ran in those stretches have fewer samples or none");
+}
 
 PmInputs PmInputsOf(const TraceModel& model) {
   return PmInputs{model.kernels, model.pm_samples, model.pm_metric_sets, model.devices};

@@ -31,6 +31,12 @@ struct PmInputs {
 };
 PmInputs PmInputsOf(const TraceModel& model);
 
+// One sentence when the trace's pm_sampling.* data-loss counters are non-zero (time without
+// samples, hardware buffer overflows, decode errors, samples dropped or invalid): achieved
+// occupancy and curves of kernels in the affected stretches rest on fewer samples or none.
+// "" when nothing was lost.
+std::string PmDataLossNote(std::span<const StatCounter> stats);
+
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // One PM sample with the active-warp metrics pulled out (NaN where the set lacks them).

@@ -169,12 +169,28 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
   int rank = 0;
   for (const KernelTailSummary& s : report.summaries) {
     ++rank;
-    if (!s.verdict.empty()) absl::StrAppend(&notes, "[", rank, "] ", s.name, ": ", s.verdict, "\n");
+    if (!s.verdict.empty()) {
+      absl::StrAppend(&notes, "[", rank, "] ", ShortName(s.name, true), ": ", s.verdict, "\n");
+    }
   }
+  // Notes say why a kernel has no tail metrics; a PyTorch trace has a hundred such kernels,
+  // so the text table shows the first few (CSV and JSON carry every one).
+  constexpr int kMaxNotes = 12;
+  int shown = 0, hidden = 0;
   rank = 0;
   for (const KernelTailSummary& s : report.summaries) {
     ++rank;
-    if (!s.note.empty()) absl::StrAppend(&notes, "(", rank, ") ", s.name, ": ", s.note, "\n");
+    if (s.note.empty()) continue;
+    if (shown == kMaxNotes) {
+      ++hidden;
+      continue;
+    }
+    ++shown;
+    absl::StrAppend(&notes, "(", rank, ") ", ShortName(s.name, true), ": ", s.note, "\n");
+  }
+  if (hidden > 0) {
+    absl::StrAppend(&notes, "... and ", hidden,
+                    " more kernels without tail metrics (each launch's reason: --instances)\n");
   }
   if (!notes.empty()) absl::StrAppend(&out, "\n", notes);
   if (options.instances) absl::StrAppend(&out, "\n", InstanceTable(report, in, true).RenderText());

@@ -11,6 +11,7 @@ namespace warpscope {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 KernelEvent Kernel(uint64_t start, uint64_t end, uint32_t device = 0) {
   KernelEvent k;
@@ -195,6 +196,30 @@ TEST(PmAttributionTest, MalformedSamplesAreSkippedAndCounted) {
   ActiveWarpSamples x = ExtractActiveWarpSamples(f.inputs());
   EXPECT_EQ(x.samples.size(), 0u);
   EXPECT_EQ(x.skipped, 2u);
+}
+
+}  // namespace
+}  // namespace warpscope
+
+namespace warpscope {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(PmDataLossNoteTest, NamesWhatWasLostAndNothingWhenNothingWas) {
+  std::vector<StatCounter> stats;
+  stats.push_back({"pm_sampling.samples", 29504, v1::SEVERITY_INFO, ""});
+  stats.push_back({"pm_sampling.samples_discarded_too_long", 1, v1::SEVERITY_INFO, ""});
+  EXPECT_EQ(PmDataLossNote(stats), "");
+  stats.push_back({"pm_sampling.gap_ns", 646199867, v1::SEVERITY_DATA_LOSS, ""});
+  stats.push_back({"pm_sampling.overflows", 2, v1::SEVERITY_DATA_LOSS, ""});
+  stats.push_back({"pm_sampling.decode_errors", 0, v1::SEVERITY_ERROR, ""});
+  const std::string note = PmDataLossNote(stats);
+  EXPECT_THAT(note, HasSubstr("PM samples are incomplete"));
+  EXPECT_THAT(note, HasSubstr("646.2 ms without samples"));
+  EXPECT_THAT(note, HasSubstr("2 hardware buffer overflow(s)"));
+  EXPECT_THAT(note, Not(HasSubstr("decode error")));  // zero counters say nothing
 }
 
 }  // namespace

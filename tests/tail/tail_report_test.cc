@@ -16,6 +16,7 @@ namespace warpscope {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::warpscope::testing::CompareWithGolden;
 using ::warpscope::testing::ScenarioWire;
 using ::warpscope::testing::WriteTempFile;
@@ -113,6 +114,27 @@ TEST(TailReportTest, TraceWithoutPmSamplesSaysHowToGetThem) {
   EXPECT_THAT(RenderTailReport(*report, in, options, OutputFormat::kTable),
               HasSubstr("record with `warpscope record --pm-sampling`"));
   EXPECT_EQ(CurveToDraw(*report), nullptr);
+}
+
+TEST(TailReportTest, TextNotesUseShortNamesAndStopAfterTwelve) {
+  // A PyTorch trace: a hundred kernels too short for the interval, with names of hundreds of
+  // characters. The text table's notes stay readable; every reason is in --instances.
+  TailReport report;
+  const std::string long_name = "void at::native::elementwise_kernel<" + std::string(300, 'x') + ">";
+  for (int i = 0; i < 15; ++i) {
+    KernelTailSummary s;
+    s.name = long_name + std::to_string(i);
+    s.launches = 1;
+    s.note = "no PM samples overlap this kernel";
+    report.summaries.push_back(s);
+  }
+  TraceModel model = LoadScenario(/*with_pm=*/true);
+  const std::string text =
+      RenderTailReport(report, PmInputsOf(model), TailReportOptions{}, OutputFormat::kTable);
+  EXPECT_THAT(text, HasSubstr("(12) void at::native::elementwise_kernel<xxx"));
+  EXPECT_THAT(text, Not(HasSubstr("(13) ")));
+  EXPECT_THAT(text, HasSubstr("... and 3 more kernels without tail metrics"));
+  EXPECT_THAT(text, Not(HasSubstr(std::string(100, 'x'))));  // names cut at 80 characters
 }
 
 }  // namespace
