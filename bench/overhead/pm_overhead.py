@@ -80,7 +80,12 @@ for r in range(args.runs):
         tag = f"{mode}_{r}"
         env = dict(os.environ)
         env.update(env_for(mode, tag))
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        try:
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:
+            failures[mode].append("timed out after 300 s")
+            print(f"{tag}: timed out", file=sys.stderr, flush=True)
+            continue
         result = None
         for line in p.stdout.splitlines():
             if line.startswith("{"):
@@ -90,9 +95,10 @@ for r in range(args.runs):
             print(f"{tag}: failed rc={p.returncode} {p.stderr[-300:]}", file=sys.stderr, flush=True)
             continue
         times[mode].append(result["seconds"])
-        if mode != "plain":
-            trace_counts[mode].append(counts(f"{tmp}/{tag}.wst"))
-            os.remove(f"{tmp}/{tag}.wst")
+        trace = f"{tmp}/{tag}.wst"
+        if mode != "plain" and os.path.exists(trace):
+            trace_counts[mode].append(counts(trace))
+            os.remove(trace)
         print(f"{tag}: {result['seconds']:.4f} s", flush=True)
 
 med = {m: statistics.median(v) for m, v in times.items() if v}
@@ -104,7 +110,7 @@ lost_keys = ("pm_sampling.overflows", "pm_sampling.decode_errors", "pm_sampling.
 def interval_ns(mode):
     text = mode[3:]
     if text == "default":
-        return 100_000
+        return 200_000  # collectors/pm_sampling/pm_sampling_config.h
     for unit, scale in (("us", 1_000), ("ms", 1_000_000), ("ns", 1), ("s", 1_000_000_000)):
         if text.endswith(unit):
             return int(float(text[: -len(unit)]) * scale)

@@ -310,17 +310,17 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
     eval.ppMetricNames = d.metric_names.data();
     eval.numMetrics = d.metric_names.size();
     eval.pMetricValues = d.values.data();
-    if (PmResult r = Check(cuptiProfilerHostEvaluateToGpuValues(&eval),
-                           "cuptiProfilerHostEvaluateToGpuValues");
-        !r.ok()) {
+    const auto e0 = std::chrono::steady_clock::now();
+    const CUptiResult evaluated = cuptiProfilerHostEvaluateToGpuValues(&eval);
+    result->evaluate_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now() - e0)
+                               .count();
+    if (PmResult r = Check(evaluated, "cuptiProfilerHostEvaluateToGpuValues"); !r.ok()) {
       return r;
     }
     visitor(sample.startTimestamp, sample.endTimestamp, d.values.data(), d.values.size());
     ++result->samples;
   }
-  result->evaluate_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::steady_clock::now() - t1)
-                             .count();
   if (PmResult r = ResetCounterData(d); !r.ok()) return r;
   return decoded;
 }

@@ -45,7 +45,7 @@ struct PmDecodeResult {
   bool overflow = false;  // the hardware buffer overflowed since the last decode
   bool more = false;      // the counter data image filled up: decode again right away
   uint64_t decode_ns = 0;    // time in cuptiPmSamplingDecodeData (raw records -> image)
-  uint64_t evaluate_ns = 0;  // time turning the image's samples into metric values
+  uint64_t evaluate_ns = 0;  // time in cuptiProfilerHostEvaluateToGpuValues
 };
 
 class PmSamplingApi {

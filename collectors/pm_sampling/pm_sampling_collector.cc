@@ -29,26 +29,33 @@ std::vector<std::string> LoadedLibraries() {
   return out;
 }
 
+std::string Canonical(const std::string& path) {
+  char* real = realpath(path.c_str(), nullptr);
+  if (real == nullptr) return path;
+  std::string out = real;
+  free(real);
+  return out;
+}
+
 // Loads the libnvperf_host.so that belongs to the libcupti in use before CUPTI looks for one
-// (see PlanPerfHostLibrary). Returns "" or the line that explains why PM sampling is off.
-std::string LoadMatchingPerfHostLibrary() {
+// (see PlanPerfHostLibrary). Returns "" or the line that explains why PM sampling is off,
+// with the counter that records it.
+std::pair<std::string, const char*> LoadMatchingPerfHostLibrary() {
   std::vector<std::string> loaded = LoadedLibraries();
-  for (std::string& path : loaded) {
-    if (char* real = realpath(path.c_str(), nullptr); real != nullptr) {
-      path = real;
-      free(real);
-    }
-  }
+  for (std::string& path : loaded) path = Canonical(path);
   const PerfHostPlan plan = PlanPerfHostLibrary(
-      loaded, [](const std::string& path) { return access(path.c_str(), R_OK) == 0; });
-  if (!plan.error.empty() || plan.load.empty()) return plan.error;
+      loaded, [](const std::string& path) { return access(path.c_str(), R_OK) == 0; },
+      &Canonical);
+  if (!plan.error.empty()) return {plan.error, kPmStatLibraryMismatch};
+  if (plan.load.empty()) return {"", nullptr};
   if (dlopen(plan.load.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
     const char* why = dlerror();
-    return "warpscope: PM sampling off: cannot load " + plan.load + " (" +
-           (why != nullptr ? why : "dlopen failed") +
-           "), and another copy may not match libcupti; tracing goes on";
+    return {"warpscope: PM sampling off: cannot load " + plan.load + " (" +
+                (why != nullptr ? why : "dlopen failed") +
+                "), and another copy may not match libcupti; tracing goes on",
+            kPmStatOtherError};
   }
-  return "";
+  return {"", nullptr};
 }
 
 }  // namespace
@@ -64,8 +71,8 @@ bool PmSamplingCollector::OnSessionStart(SessionServices& services) {
     Report(Severity::kError, error);
     return false;
   }
-  if (std::string error = LoadMatchingPerfHostLibrary(); !error.empty()) {
-    services.writer().AddToCounter(kPmStatLibraryMismatch, 1, Severity::kError);
+  if (auto [error, counter] = LoadMatchingPerfHostLibrary(); !error.empty()) {
+    services.writer().AddToCounter(counter, 1, Severity::kError);
     Report(Severity::kError, error);
     return false;
   }

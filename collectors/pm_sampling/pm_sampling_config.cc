@@ -149,7 +149,8 @@ std::string_view Basename(std::string_view path) {
 }  // namespace
 
 PerfHostPlan PlanPerfHostLibrary(const std::vector<std::string>& loaded,
-                                 const std::function<bool(const std::string&)>& exists) {
+                                 const std::function<bool(const std::string&)>& exists,
+                                 const std::function<std::string(const std::string&)>& canonical) {
   constexpr std::string_view kPerfHost = "libnvperf_host.so";
   PerfHostPlan plan;
   std::string_view cupti;
@@ -164,7 +165,7 @@ PerfHostPlan PlanPerfHostLibrary(const std::vector<std::string>& loaded,
   if (!exists(wanted)) return plan;  // no copy beside libcupti: leave the search to CUPTI
   if (perf_host.empty()) {
     plan.load = wanted;
-  } else if (Dirname(perf_host) != Dirname(cupti)) {
+  } else if (perf_host != canonical(wanted)) {
     plan.error = "warpscope: PM sampling off: libcupti comes from " + std::string(Dirname(cupti)) +
                  " but libnvperf_host.so was already loaded from " +
                  std::string(Dirname(perf_host)) +

@@ -72,9 +72,11 @@ struct PerfHostPlan {
 };
 
 // `loaded` are the canonical (symlink-free) paths of the loaded libraries; `exists` says
-// whether a file is there.
+// whether a file is there; `canonical` resolves a path's symlinks (the copy beside libcupti
+// may be a link into another folder).
 PerfHostPlan PlanPerfHostLibrary(const std::vector<std::string>& loaded,
-                                 const std::function<bool(const std::string&)>& exists);
+                                 const std::function<bool(const std::string&)>& exists,
+                                 const std::function<std::string(const std::string&)>& canonical);
 
 }  // namespace warpscope
 

@@ -186,7 +186,7 @@ void PmSamplingController::OnDeviceGone(uint32_t device) {
   if (it->second.state == DeviceState::kSampling) {
     PmResult r = api_.Stop(device);
     if (!r.ok()) sink_.AddToCounter(kPmStatDecodeErrors, 1, Severity::kError);
-    DecodeLocked();  // this device's last samples (others are drained as usual)
+    DecodeLocked(/*allow_restart=*/false);  // this device's last samples (others as usual)
   }
   if (it->second.state != DeviceState::kFailed) api_.DisableDevice(device);
   devices_.erase(it);  // a later context on the device is set up afresh
@@ -225,7 +225,7 @@ void PmSamplingController::StopCapture() {
                                          std::to_string(device) + " (" + r.message + ")");
     }
   }
-  DecodeLocked();  // what the hardware buffer still holds
+  DecodeLocked(/*allow_restart=*/false);  // what the hardware buffer still holds
   for (auto& [device, d] : devices_) {
     if (d.state == DeviceState::kSampling) d.state = DeviceState::kEnabled;
   }
@@ -248,10 +248,10 @@ void PmSamplingController::Shutdown() {
 void PmSamplingController::Poll() {
   std::lock_guard<std::mutex> lock(mu_);
   SetupPendingLocked();
-  DecodeLocked();
+  DecodeLocked(/*allow_restart=*/true);
 }
 
-void PmSamplingController::DecodeLocked() {
+void PmSamplingController::DecodeLocked(bool allow_restart) {
   uint64_t total = 0;
   uint64_t decode_ns = 0;
   uint64_t evaluate_ns = 0;
@@ -292,7 +292,11 @@ void PmSamplingController::DecodeLocked() {
       }
       if (!result.more) break;
     }
-    if (overflowed && d.state == DeviceState::kSampling) RestartLocked(d);
+    // Only while a window is open: the final drains after Stop (window closed, device gone)
+    // must not start sampling again.
+    if (overflowed && allow_restart && capture_active_ && d.state == DeviceState::kSampling) {
+      RestartLocked(d);
+    }
   }
   if (total > 0) sink_.AddToCounter(kPmStatSamples, total, Severity::kInfo);
   if (decode_ns >= 1000) sink_.AddToCounter(kPmStatDecodeDataUs, decode_ns / 1000, Severity::kInfo);
@@ -301,9 +305,9 @@ void PmSamplingController::DecodeLocked() {
 
 void PmSamplingController::RestartLocked(Device& d) {
   // The samples already in the image were drained above; stop and start again so the
-  // hardware buffer takes records again. last_end is kept: the next sample's start shows the
-  // time lost as a gap (the first sample after a start spans the pause and is discarded as
-  // overlong, so the gap is counted on the one after it).
+  // hardware buffer takes records again. last_end is kept, so the time lost shows as a gap
+  // on the first sample after the restart (which spans the pause and is then discarded as
+  // overlong).
   PmResult r = api_.Stop(d.device);
   if (r.ok()) r = api_.Start(d.device);
   if (!r.ok()) {
@@ -327,7 +331,8 @@ void PmSamplingController::HandleSample(Device& d, uint64_t start, uint64_t end,
   uint64_t lost = 0;
   if (d.last_end != 0) {
     if (start > d.last_end + config_.interval_ns / 2) lost += start - d.last_end;
-    if (too_long) lost += end - std::max(start, d.last_end);
+    const uint64_t from = std::max(start, d.last_end);
+    if (too_long && end > from) lost += end - from;
   }
   if (lost > 0) {
     sink_.AddToCounter(kPmStatGaps, 1, Severity::kDataLoss);
@@ -393,7 +398,7 @@ void PmSamplingController::StartThreadLocked() {
       if (stop_thread_) break;
       SetupPendingLocked();
       const auto t0 = std::chrono::steady_clock::now();
-      DecodeLocked();
+      DecodeLocked(/*allow_restart=*/true);
       const auto busy = std::chrono::duration_cast<std::chrono::microseconds>(
           std::chrono::steady_clock::now() - t0);
       if (busy.count() > 0) {

@@ -44,7 +44,8 @@ inline constexpr char kPmStatSamplesTooLong[] = "pm_sampling.samples_discarded_t
 inline constexpr char kPmStatGaps[] = "pm_sampling.gaps";
 inline constexpr char kPmStatGapNs[] = "pm_sampling.gap_ns";
 // Time the worker spent decoding and evaluating samples (its CPU cost, roughly), and the two
-// parts of it: CUPTI's decode of the raw records, and the per-sample metric evaluation.
+// parts of it: CUPTI's decode of the raw records (cuptiPmSamplingDecodeData), and the
+// metric evaluation (cuptiProfilerHostEvaluateToGpuValues calls only).
 inline constexpr char kPmStatDecodeBusyUs[] = "pm_sampling.decode_busy_us";
 inline constexpr char kPmStatDecodeDataUs[] = "pm_sampling.decode_data_us";
 inline constexpr char kPmStatEvaluateUs[] = "pm_sampling.evaluate_us";
@@ -118,7 +119,9 @@ class PmSamplingController {
   void Fail(uint32_t device, const PmResult& result, std::string_view step);  // mu_ held
   void SetupPendingLocked();                                                  // mu_ held
   void SetupLocked(uint32_t device);                                          // mu_ held
-  void DecodeLocked();                                                        // mu_ held
+  // Drains every sampling device; after an overflow restarts sampling only when
+  // `allow_restart` (the periodic poll) and a window is open.
+  void DecodeLocked(bool allow_restart);                                      // mu_ held
   void RestartLocked(Device& d);                                              // mu_ held
   void HandleSample(Device& d, uint64_t start, uint64_t end, const double* v, size_t n);
   void StartThreadLocked();

@@ -172,6 +172,13 @@ struct Harness {
     controller = std::make_unique<PmSamplingController>(api, sink, config, &Clocks,
                                                         /*worker_thread=*/false);
   }
+  // Device 0 set up and sampling inside an open window.
+  void StartSampling(uint64_t interval_ns) {
+    config.interval_ns = interval_ns;
+    Make();
+    controller->OnDevice(0);
+    controller->StartCapture();
+  }
 };
 
 // The layout seen on the H200 machine: PyTorch's wheel brings libcupti and libnvperf_host in
@@ -185,12 +192,15 @@ std::function<bool(const std::string&)> FilesAt(std::vector<std::string> files) 
   };
 }
 
+std::string Same(const std::string& path) { return path; }
+
 TEST(PerfHostPlanTest, LoadsTheCopyBesideTheWheelsCupti) {
   const std::string wheel = kWheel;
   const PerfHostPlan plan = PlanPerfHostLibrary(
       {"/usr/lib/x86_64-linux-gnu/libc.so.6", wheel + "/libcupti.so.13",
        "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so"},
-      FilesAt({wheel + "/libnvperf_host.so", std::string(kToolkit) + "/libnvperf_host.so"}));
+      FilesAt({wheel + "/libnvperf_host.so", std::string(kToolkit) + "/libnvperf_host.so"}),
+      Same);
   EXPECT_EQ(plan.load, wheel + "/libnvperf_host.so");
   EXPECT_EQ(plan.error, "");
 }
@@ -198,7 +208,7 @@ TEST(PerfHostPlanTest, LoadsTheCopyBesideTheWheelsCupti) {
 TEST(PerfHostPlanTest, LoadsTheToolkitsCopyForTheToolkitsCupti) {
   const std::string toolkit = kToolkit;
   const PerfHostPlan plan = PlanPerfHostLibrary({toolkit + "/libcupti.so.2025.3.1"},
-                                                FilesAt({toolkit + "/libnvperf_host.so"}));
+                                                FilesAt({toolkit + "/libnvperf_host.so"}), Same);
   EXPECT_EQ(plan.load, toolkit + "/libnvperf_host.so");
   EXPECT_EQ(plan.error, "");
 }
@@ -207,7 +217,7 @@ TEST(PerfHostPlanTest, NothingToDoWhenTheMatchingCopyIsAlreadyLoaded) {
   const std::string wheel = kWheel;
   const PerfHostPlan plan =
       PlanPerfHostLibrary({wheel + "/libcupti.so.13", wheel + "/libnvperf_host.so"},
-                          FilesAt({wheel + "/libnvperf_host.so"}));
+                          FilesAt({wheel + "/libnvperf_host.so"}), Same);
   EXPECT_EQ(plan.load, "");
   EXPECT_EQ(plan.error, "");
 }
@@ -217,7 +227,7 @@ TEST(PerfHostPlanTest, RefusesWhenAMismatchedCopyIsAlreadyLoaded) {
   const std::string toolkit = kToolkit;
   const PerfHostPlan plan =
       PlanPerfHostLibrary({wheel + "/libcupti.so.13", toolkit + "/libnvperf_host.so"},
-                          FilesAt({wheel + "/libnvperf_host.so", toolkit + "/libnvperf_host.so"}));
+                          FilesAt({wheel + "/libnvperf_host.so", toolkit + "/libnvperf_host.so"}), Same);
   EXPECT_EQ(plan.load, "");
   EXPECT_THAT(plan.error, HasSubstr("warpscope: PM sampling off"));
   EXPECT_THAT(plan.error, HasSubstr(wheel));
@@ -225,11 +235,25 @@ TEST(PerfHostPlanTest, RefusesWhenAMismatchedCopyIsAlreadyLoaded) {
   EXPECT_THAT(plan.error, HasSubstr("LD_LIBRARY_PATH"));
 }
 
+TEST(PerfHostPlanTest, ACopyBesideCuptiThatLinksElsewhereMatchesItsTarget) {
+  // libcupti's folder holds a symlink to the real libnvperf_host in a sibling folder; the
+  // loaded copy (canonical path) is that target: the right pair, not a mismatch.
+  const std::string dir = "/opt/cuda/lib";
+  const std::string target = "/opt/cuda/real/libnvperf_host.so.2025.3.1";
+  const PerfHostPlan plan = PlanPerfHostLibrary(
+      {dir + "/libcupti.so.13", target}, FilesAt({dir + "/libnvperf_host.so"}),
+      [&](const std::string& path) {
+        return path == dir + "/libnvperf_host.so" ? target : path;
+      });
+  EXPECT_EQ(plan.error, "");
+  EXPECT_EQ(plan.load, "");
+}
+
 TEST(PerfHostPlanTest, LeavesTheSearchToCuptiWithoutACopyBesideIt) {
   const std::string wheel = kWheel;
-  EXPECT_EQ(PlanPerfHostLibrary({wheel + "/libcupti.so.13"}, FilesAt({})).load, "");
+  EXPECT_EQ(PlanPerfHostLibrary({wheel + "/libcupti.so.13"}, FilesAt({}), Same).load, "");
   // Nothing loaded at all (a unit test process): nothing to do.
-  const PerfHostPlan none = PlanPerfHostLibrary({}, FilesAt({wheel + "/libnvperf_host.so"}));
+  const PerfHostPlan none = PlanPerfHostLibrary({}, FilesAt({wheel + "/libnvperf_host.so"}), Same);
   EXPECT_EQ(none.load, "");
   EXPECT_EQ(none.error, "");
 }
@@ -360,10 +384,7 @@ TEST(PmSamplingControllerTest, InvalidSamplesAreCountedNotWritten) {
 
 TEST(PmSamplingControllerTest, SamplesMuchLongerThanTheIntervalAreDiscarded) {
   Harness h;
-  h.config.interval_ns = 20000;
-  h.Make();
-  h.controller->OnDevice(0);
-  h.controller->StartCapture();
+  h.StartSampling(20000);
   // The first sample after start spans the time before the counters ran (seen on the H200:
   // 725 ms of zeros); a regular one follows.
   h.api.queued[0] = {{kTraceNow - 725'000'000, kTraceNow, Values(0)},
@@ -376,10 +397,7 @@ TEST(PmSamplingControllerTest, SamplesMuchLongerThanTheIntervalAreDiscarded) {
 
 TEST(PmSamplingControllerTest, GapsBetweenSamplesAreCountedAsLostTime) {
   Harness h;
-  h.config.interval_ns = 10000;
-  h.Make();
-  h.controller->OnDevice(0);
-  h.controller->StartCapture();
+  h.StartSampling(10000);
   // Two contiguous samples, then 66.8 ms missing (seen on the H200 at 10 us: the decoder
   // fell behind a 64 MiB buffer), then contiguous again; a 3 us jitter is no gap.
   const uint64_t t = kTraceNow;
@@ -405,10 +423,7 @@ TEST(PmSamplingControllerTest, GapsBetweenSamplesAreCountedAsLostTime) {
 
 TEST(PmSamplingControllerTest, AFullHardwareBufferIsDrainedAndSamplingRestarted) {
   Harness h;
-  h.config.interval_ns = 20000;
-  h.Make();
-  h.controller->OnDevice(0);
-  h.controller->StartCapture();
+  h.StartSampling(20000);
   const uint64_t t = kTraceNow;
   h.api.queued[0] = {{t, t + 20000, Values(1)}, {t + 20000, t + 40000, Values(1)}};
   h.api.overflow_next = true;
@@ -427,6 +442,39 @@ TEST(PmSamplingControllerTest, AFullHardwareBufferIsDrainedAndSamplingRestarted)
   EXPECT_EQ(h.sink.counters[kPmStatSamplesTooLong], 1u);
   EXPECT_EQ(h.sink.counters[kPmStatGaps], 1u);
   EXPECT_EQ(h.sink.counters[kPmStatGapNs], 30'000'000u - 40'000u);
+}
+
+TEST(PmSamplingControllerTest, NoRestartWhenTheFinalDrainAfterStopOverflows) {
+  for (const bool device_gone : {false, true}) {
+    Harness h;
+    h.StartSampling(20000);
+    h.api.queued[0] = {{kTraceNow, kTraceNow + 20000, Values(1)}};
+    h.api.overflow_next = true;
+    h.api.calls.clear();
+    if (device_gone) {
+      h.controller->OnDeviceGone(0);
+      EXPECT_THAT(h.api.calls, ElementsAre("stop 0", "decode 0", "disable 0"));
+    } else {
+      h.controller->StopCapture();
+      EXPECT_THAT(h.api.calls, ElementsAre("stop 0", "decode 0"));
+      EXPECT_FALSE(h.controller->sampling(0));
+    }
+    EXPECT_EQ(h.sink.counters[kPmStatOverflows], 1u);
+    EXPECT_EQ(h.sink.counters[kPmStatRestarts], 0u);
+  }
+}
+
+TEST(PmSamplingControllerTest, AnOverlongSampleEndingBeforeThePreviousOneIsNoGap) {
+  Harness h;
+  h.StartSampling(20000);
+  const uint64_t t = kTraceNow;
+  h.api.queued[0] = {{t, t + 200000, Values(1)},  // overlong first sample: discarded
+                     {t + 200000, t + 220000, Values(1)},
+                     {t - 500000, t + 100000, Values(1)}};  // overlong, ends before the last
+  h.controller->Poll();
+  EXPECT_EQ(h.sink.counters[kPmStatGapNs], 0u);
+  EXPECT_EQ(h.sink.counters[kPmStatGaps], 0u);
+  EXPECT_EQ(h.sink.counters[kPmStatSamplesTooLong], 2u);
 }
 
 TEST(PmSamplingControllerTest, DeviceGoneStopsDrainsAndDisablesWhileTheContextExists) {
