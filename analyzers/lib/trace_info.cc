@@ -27,6 +27,35 @@ std::string JoinKeyValues(const std::vector<std::pair<std::string, std::string>>
   });
 }
 
+// One metric set's samples, for the "pm sampling" lines.
+struct PmSetSummary {
+  const PmMetricSet* set = nullptr;
+  uint64_t samples = 0;
+  uint64_t sampled_ns = 0;  // sum of the samples' durations
+};
+
+std::vector<PmSetSummary> SummarizePm(const TraceModel& m) {
+  std::vector<PmSetSummary> out;
+  for (const PmMetricSet& s : m.pm_metric_sets) out.push_back({&s});
+  for (const PmSample& p : m.pm_samples) {
+    for (PmSetSummary& s : out) {
+      if (s.set->id == p.metric_set_id) {
+        ++s.samples;
+        s.sampled_ns += p.duration_ns;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+uint64_t CounterValue(const TraceModel& m, std::string_view name) {
+  for (const StatCounter& c : m.stats) {
+    if (c.name == name) return c.value;
+  }
+  return 0;
+}
+
 // Counters worth a warning: data loss or errors with a non-zero value.
 bool Alarming(const StatCounter& c) { return c.value != 0 && c.severity != v1::SEVERITY_INFO; }
 
@@ -108,6 +137,25 @@ std::string RenderText(const TraceModel& m, const std::string& name) {
                 w.end_ns.has_value() ? Sv(CaptureTriggerName(w.end_trigger)) : std::string()});
     }
     out += t.RenderText();
+  }
+
+  if (!m.pm_metric_sets.empty()) {
+    out += "\npm sampling\n";
+    for (const PmSetSummary& s : SummarizePm(m)) {
+      absl::StrAppend(&out, "  device ", s.set->device_id, ": ", s.samples, " samples every ",
+                      FormatDuration(s.set->interval_ns), " (", s.set->metric_names.size(),
+                      " metrics), covering ", FormatDuration(s.sampled_ns), "\n");
+    }
+    const uint64_t gap_ns = CounterValue(m, "pm_sampling.gap_ns");
+    const uint64_t overflows = CounterValue(m, "pm_sampling.overflows");
+    absl::StrAppend(&out, "  without samples while sampling: ", FormatDuration(gap_ns),
+                    "; hardware buffer overflows: ", overflows, "\n");
+    if (const uint64_t busy = CounterValue(m, "pm_sampling.decode_busy_us"); busy != 0) {
+      absl::StrAppend(&out, "  decode thread CPU: ", FormatDuration(busy * 1e3), " (CUPTI decode ",
+                      FormatDuration(CounterValue(m, "pm_sampling.decode_data_us") * 1e3),
+                      ", metric evaluation ",
+                      FormatDuration(CounterValue(m, "pm_sampling.evaluate_us") * 1e3), ")\n");
+    }
   }
 
   absl::StrAppend(&out, "\nstats",
@@ -259,6 +307,26 @@ std::string RenderJson(const TraceModel& m, const std::string& name) {
     j.EndObject();
   }
   j.EndArray();
+
+  if (!m.pm_metric_sets.empty()) {
+    j.Key("pm_sampling").BeginObject();
+    j.Key("metric_sets").BeginArray();
+    for (const PmSetSummary& s : SummarizePm(m)) {
+      j.BeginObject();
+      j.Key("id").Uint(s.set->id);
+      j.Key("device_id").Uint(s.set->device_id);
+      j.Key("interval_ns").Uint(s.set->interval_ns);
+      j.Key("metrics").Uint(s.set->metric_names.size());
+      j.Key("samples").Uint(s.samples);
+      j.Key("sampled_ns").Uint(s.sampled_ns);
+      j.EndObject();
+    }
+    j.EndArray();
+    j.Key("gap_ns").Uint(CounterValue(m, "pm_sampling.gap_ns"));
+    j.Key("overflows").Uint(CounterValue(m, "pm_sampling.overflows"));
+    j.Key("decode_busy_us").Uint(CounterValue(m, "pm_sampling.decode_busy_us"));
+    j.EndObject();
+  }
 
   auto counters = [&](const std::vector<StatCounter>& list, bool with_description) {
     j.BeginArray();

@@ -2,6 +2,7 @@
 // written as a .wst file, loaded by the reader, rendered as text, CSV, JSON and SVG and
 // compared with tests/tail/golden (WARPSCOPE_UPDATE_GOLDEN=1 rewrites them).
 #include "analyzers/lib/tail_report.h"
+#include "analyzers/lib/trace_info.h"
 
 #include <string>
 
@@ -135,6 +136,21 @@ TEST(TailReportTest, TextNotesUseShortNamesAndStopAfterTwelve) {
   EXPECT_THAT(text, Not(HasSubstr("(13) ")));
   EXPECT_THAT(text, HasSubstr("... and 3 more kernels without tail metrics"));
   EXPECT_THAT(text, Not(HasSubstr(std::string(100, 'x'))));  // names cut at 80 characters
+}
+
+TEST(TraceInfoPmTest, InfoSummarizesPmSampling) {
+  TraceModel model = LoadScenario(/*with_pm=*/true);
+  const std::string text = RenderTraceInfo(model, OutputFormat::kTable);
+  // The scenario samples every 10 us from 0 to 5.5 ms: 550 samples with 4 metrics.
+  EXPECT_THAT(text, HasSubstr("pm sampling\n  device 0: 550 samples every 10.00 us (4 metrics), "
+                              "covering 5.50 ms\n"));
+  EXPECT_THAT(text, HasSubstr("without samples while sampling: 0 ns; hardware buffer overflows: 0"));
+  const std::string json = RenderTraceInfo(model, OutputFormat::kJson);
+  EXPECT_THAT(json, HasSubstr("\"pm_sampling\""));
+  EXPECT_THAT(json, HasSubstr("\"samples\":550,"));
+  TraceModel without = LoadScenario(/*with_pm=*/false);
+  EXPECT_THAT(RenderTraceInfo(without, OutputFormat::kTable), Not(HasSubstr("pm sampling")));
+  EXPECT_THAT(RenderTraceInfo(without, OutputFormat::kJson), Not(HasSubstr("pm_sampling")));
 }
 
 }  // namespace
