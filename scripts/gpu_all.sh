@@ -29,7 +29,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$
 if [[ $example == 1 ]]; then
 echo "== example pipeline (PM sampling on)"
 mkdir -p "$res/example"
-timeout 120 "$BIN/warpscope" record -f -o "$res/example/pipeline.wst" --pm-sampling \
+timeout 120 "$BIN/warpscope" record -f -o "$res/example/pipeline.wst" --pm-sampling --pm-interval 20us --pm-buffer 512M \
     -- "$BIN/ws_example_pipeline" 300 >"$res/example/record.log" 2>&1 || failed=$((failed+1))
 tail -3 "$res/example/record.log"
 for cmd in summary occupancy tail; do

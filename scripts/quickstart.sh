@@ -16,7 +16,9 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 &&
    [ -x build/bin/ws_example_pipeline ]; then
   trace=$out/pipeline_pm.wst
   echo "== recording build/bin/ws_example_pipeline on $(nvidia-smi -L | head -1)"
-  "$ws" record -f -o "$trace" --pm-sampling --pm-interval 20us -- build/bin/ws_example_pipeline 300
+  # 20 us for kernels of 0.2-0.6 ms: faster than the decode thread keeps up with, so a 512 MiB
+  # hardware buffer holds what it falls behind during the short run (docs/pm_sampling.md).
+  "$ws" record -f -o "$trace" --pm-sampling --pm-interval 20us --pm-buffer 512M -- build/bin/ws_example_pipeline 300
 else
   trace=examples/traces/cuda13.0_sm90/pipeline_pm.wst
   echo "== no GPU here: analyzing $trace (recorded on an NVIDIA H200)"
