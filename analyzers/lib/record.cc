@@ -132,6 +132,13 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
       if (size_t tail = msg.rfind("; PM sampling stays off"); tail != std::string::npos) {
         msg.resize(tail);
       }
+      // Name the flag the user typed, not the variable it became: --pm-buffer '9G': ...
+      using VarFlag = std::pair<std::string_view, std::string_view>;
+      for (const auto& [var, flag] : {VarFlag{"WARPSCOPE_PM_INTERVAL=", "--pm-interval "},
+                                      VarFlag{"WARPSCOPE_PM_METRICS=", "--pm-metrics "},
+                                      VarFlag{"WARPSCOPE_PM_BUFFER=", "--pm-buffer "}}) {
+        if (msg.rfind(var, 0) == 0) msg = std::string(flag) + msg.substr(var.size());
+      }
       return absl::InvalidArgumentError(msg);
     }
   }

@@ -299,8 +299,12 @@ void PmSamplingController::DecodeLocked(bool allow_restart) {
     }
   }
   if (total > 0) sink_.AddToCounter(kPmStatSamples, total, Severity::kInfo);
-  if (decode_ns >= 1000) sink_.AddToCounter(kPmStatDecodeDataUs, decode_ns / 1000, Severity::kInfo);
-  if (evaluate_ns >= 1000) sink_.AddToCounter(kPmStatEvaluateUs, evaluate_ns / 1000, Severity::kInfo);
+  if (decode_ns >= 1000) {
+    sink_.AddToCounter(kPmStatDecodeDataUs, decode_ns / 1000, Severity::kInfo);
+  }
+  if (evaluate_ns >= 1000) {
+    sink_.AddToCounter(kPmStatEvaluateUs, evaluate_ns / 1000, Severity::kInfo);
+  }
 }
 
 void PmSamplingController::RestartLocked(Device& d) {

@@ -71,12 +71,17 @@ TEST(RecordTest, ClearErrors) {
          r.pm_sampling = true;
          r.pm_interval = "5xs";
        },
-       "WARPSCOPE_PM_INTERVAL='5xs': unknown unit 'xs'"},
+       "--pm-interval '5xs': unknown unit 'xs'"},
+      {[](RecordRequest& r) {
+         r.pm_sampling = true;
+         r.pm_buffer = "9G";
+       },
+       "--pm-buffer '9G': out of range"},
       {[](RecordRequest& r) {
          r.pm_sampling = true;
          r.pm_metrics = "a,,b";
        },
-       "WARPSCOPE_PM_METRICS"},
+       "--pm-metrics 'a,,b'"},
       {[](RecordRequest& r) {
          r.capture_range = "signal";
          r.nvtx_capture = "x";
