@@ -139,6 +139,7 @@ class Session final : public CallbackHandler, public SessionServices {
   std::vector<std::unique_ptr<SessionListener>> listeners_;
   std::atomic<bool> started_{false};
   std::atomic<bool> shut_down_{false};
+  std::atomic<bool> nvtx_live_{false};  // window_->wants_nvtx(), readable without window_mu_
   std::atomic<bool> forked_child_{false};
   std::thread watcher_;
   std::thread::id watcher_id_;
@@ -346,6 +347,9 @@ void Session::Start() {
 }
 
 void Session::ApplyEdge(const CaptureWindow::Edge& edge) {
+  // Every change of the window goes through here (under window_mu_): publish whether NVTX
+  // events can still matter, so the NVTX callbacks skip the lock once they cannot.
+  nvtx_live_.store(window_ != nullptr && window_->wants_nvtx(), std::memory_order_relaxed);
   if (!edge) return;
   std::string error;
   if (edge->begin) {
@@ -489,7 +493,7 @@ void Session::Shutdown(EndReason reason) {
     uint64_t now = TraceClockNs();
     {
       std::lock_guard<std::mutex> lock(window_mu_);
-      ApplyEdge(window_->Finish(now));
+      if (window_ != nullptr) ApplyEdge(window_->Finish(now));
     }
     CuptiActivity::Shutdown();  // forced flush, counters
     ForEachListener([](SessionListener& l) { l.OnShutdown(); });
@@ -539,11 +543,13 @@ void Session::OnModuleLoaded(void* ctx, uint64_t module_id, const void* cubin, s
 void Session::OnProfilerApi(bool start) {
   if (forked_child_.load() || shut_down_.load()) return;
   std::lock_guard<std::mutex> lock(window_mu_);
+  if (window_ == nullptr) return;  // CUPTI is subscribed before the window exists
   uint64_t now = TraceClockNs();
   ApplyEdge(start ? window_->ProfilerStart(now) : window_->ProfilerStop(now));
 }
 
 void Session::OnNvtxPush(uint32_t os_tid, std::string_view name, std::string_view domain) {
+  if (!nvtx_live_.load(std::memory_order_relaxed)) return;
   if (forked_child_.load() || shut_down_.load()) return;
   std::lock_guard<std::mutex> lock(window_mu_);
   if (!window_->wants_nvtx()) return;
@@ -551,6 +557,7 @@ void Session::OnNvtxPush(uint32_t os_tid, std::string_view name, std::string_vie
 }
 
 void Session::OnNvtxPop(uint32_t os_tid, std::string_view domain) {
+  if (!nvtx_live_.load(std::memory_order_relaxed)) return;
   if (forked_child_.load() || shut_down_.load()) return;
   std::lock_guard<std::mutex> lock(window_mu_);
   ApplyEdge(window_->NvtxPop(os_tid, domain, TraceClockNs()));

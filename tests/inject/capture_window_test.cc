@@ -103,8 +103,12 @@ TEST(CaptureWindowTest, NvtxOutermostNamedRangeOnItsThread) {
   EXPECT_FALSE(w.NvtxPop(2, "", kT0 + 6));
   EXPECT_FALSE(w.NvtxPop(1, "", kT0 + 7));            // pops the inner "train"
   EXPECT_FALSE(w.NvtxPop(1, "other.domain", kT0 + 8));  // other domain: not ours
+  EXPECT_TRUE(w.wants_nvtx());                           // the window is still open
   ExpectEdge(w.NvtxPop(1, "", kT0 + 9), 1, false, kT0 + 9, CaptureTrigger::kNvtx);
   EXPECT_FALSE(w.NvtxPush(1, "train", "", kT0 + 10));  // stop mode
+  // After the last window NVTX no longer matters: the session skips its lock then.
+  EXPECT_FALSE(w.wants_nvtx());
+  EXPECT_FALSE(CaptureWindow(Opts(CaptureRange::kProfilerApi), kT0).wants_nvtx());
 }
 
 TEST(CaptureWindowTest, NvtxNestedInsideOtherRangesAndDomain) {
