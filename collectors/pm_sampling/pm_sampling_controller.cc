@@ -116,6 +116,7 @@ void PmSamplingController::SetupPendingLocked() {
 void PmSamplingController::SetupLocked(uint32_t device) {
   if (process_disabled_ || shut_down_ || devices_.count(device) != 0) return;
   Device& d = devices_[device];
+  d.device = device;
   d.state = DeviceState::kFailed;
   if (!initialized_) {
     PmResult r = api_.Initialize();
@@ -157,7 +158,6 @@ void PmSamplingController::SetupLocked(uint32_t device) {
     return;
   }
   d.state = DeviceState::kEnabled;
-  d.device = device;
   d.metric_set_id = device + 1;
   PmMetricSetRecord set;
   set.id = d.metric_set_id;
@@ -165,17 +165,23 @@ void PmSamplingController::SetupLocked(uint32_t device) {
   set.metric_names = config_.metrics;
   set.interval_ns = config_.interval_ns;
   sink_.Write(set);
-  if (capture_active_) {
-    r = api_.Start(device);
-    if (!r.ok()) {
-      Fail(device, r, "cuptiPmSamplingStart");
-      d.state = DeviceState::kFailed;
-      api_.DisableDevice(device);
-      return;
-    }
-    d.state = DeviceState::kSampling;
-    d.last_end = 0;
+  if (capture_active_) StartSamplingLocked(d);
+}
+
+void PmSamplingController::StartSamplingLocked(Device& d) {
+  PmResult r = api_.Start(d.device);
+  if (!r.ok()) {
+    FailDeviceLocked(d, r, "cuptiPmSamplingStart");
+    return;
   }
+  d.state = DeviceState::kSampling;
+  d.last_end = 0;
+}
+
+void PmSamplingController::FailDeviceLocked(Device& d, const PmResult& r, std::string_view step) {
+  Fail(d.device, r, step);
+  d.state = DeviceState::kFailed;
+  api_.DisableDevice(d.device);
 }
 
 void PmSamplingController::OnDeviceGone(uint32_t device) {
@@ -198,16 +204,7 @@ void PmSamplingController::StartCapture() {
   capture_active_ = true;
   SetupPendingLocked();  // devices that are set up here start in the loop below
   for (auto& [device, d] : devices_) {
-    if (d.state != DeviceState::kEnabled) continue;
-    PmResult r = api_.Start(device);
-    if (!r.ok()) {
-      Fail(device, r, "cuptiPmSamplingStart");
-      d.state = DeviceState::kFailed;
-      api_.DisableDevice(device);
-      continue;
-    }
-    d.state = DeviceState::kSampling;
-    d.last_end = 0;
+    if (d.state == DeviceState::kEnabled) StartSamplingLocked(d);
   }
   StartThreadLocked();
 }
@@ -315,9 +312,7 @@ void PmSamplingController::RestartLocked(Device& d) {
   PmResult r = api_.Stop(d.device);
   if (r.ok()) r = api_.Start(d.device);
   if (!r.ok()) {
-    Fail(d.device, r, "restarting after an overflow");
-    d.state = DeviceState::kFailed;
-    api_.DisableDevice(d.device);
+    FailDeviceLocked(d, r, "restarting after an overflow");
     return;
   }
   sink_.AddToCounter(kPmStatRestarts, 1, Severity::kDataLoss);

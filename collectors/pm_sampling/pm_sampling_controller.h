@@ -119,6 +119,9 @@ class PmSamplingController {
   void Fail(uint32_t device, const PmResult& result, std::string_view step);  // mu_ held
   void SetupPendingLocked();                                                  // mu_ held
   void SetupLocked(uint32_t device);                                          // mu_ held
+  void StartSamplingLocked(Device& d);  // Start; on failure FailDeviceLocked   mu_ held
+  // One line and a counter (Fail), then the device is off for good.             mu_ held
+  void FailDeviceLocked(Device& d, const PmResult& r, std::string_view step);
   // Drains every sampling device; after an overflow restarts sampling only when
   // `allow_restart` (the periodic poll) and a window is open.
   void DecodeLocked(bool allow_restart);                                      // mu_ held

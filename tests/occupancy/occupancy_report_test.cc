@@ -16,14 +16,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::warpscope::testing::CompareWithGolden;
-using ::warpscope::testing::ScenarioWire;
-using ::warpscope::testing::WriteTempFile;
-
-TraceModel LoadScenario(bool with_pm = true) {
-  absl::StatusOr<TraceModel> model = TraceModel::Load(WriteTempFile(ScenarioWire(with_pm)));
-  EXPECT_TRUE(model.ok()) << model.status();
-  return std::move(*model);
-}
+using ::warpscope::testing::LoadScenario;
 
 void ExpectGolden(const std::string& name, const std::string& actual) {
   const std::string problem = CompareWithGolden("occupancy/golden/" + name, actual);

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "analyzers/lib/trace_model.h"  // brings the generated v1:: classes
+#include "gtest/gtest.h"
+#include "tests/reader/trace_test_util.h"
 
 namespace warpscope::testing {
 
@@ -144,6 +146,13 @@ inline std::string ScenarioWire(bool with_pm = true) {
   }
   trace.add_packet()->mutable_end_of_trace()->set_reason(v1::END_REASON_EXIT);
   return trace.SerializeAsString();
+}
+
+// The scenario written to a temporary file and loaded as the analyzers load a trace.
+inline TraceModel LoadScenario(bool with_pm = true) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(WriteTempFile(ScenarioWire(with_pm)));
+  EXPECT_TRUE(model.ok()) << model.status();
+  return std::move(*model);
 }
 
 }  // namespace warpscope::testing
