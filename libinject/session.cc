@@ -96,11 +96,24 @@ std::string PatternForThisProcess(const std::string& pattern) {
   return pattern.substr(0, dot) + "_%p" + pattern.substr(dot);
 }
 
+// Lifecycle steps at WARPSCOPE_LOG_LEVEL=debug, with the time since the session started:
+// the order of context teardown, atexit and collector work is what exit-time problems hinge on.
+uint64_t g_debug_base_ns = 0;
+void Debug(std::string_view what) {
+  char prefix[48];
+  std::snprintf(prefix, sizeof prefix, "warpscope: [%+.3f ms] ",
+                (TraceClockNs() - g_debug_base_ns) / 1e6);
+  Log(LogLevel::kDebug, std::string(prefix) + std::string(what));
+}
+
 class Session final : public CallbackHandler, public SessionServices {
  public:
   void Start();
   void Shutdown(EndReason reason);
   void OnForkChild();
+  bool running() const {
+    return running_.load() && !forked_child_.load() && !shut_down_.load() && getpid() == pid_;
+  }
 
   // CallbackHandler
   void OnContextCreated(void* ctx, uint32_t context_id, uint32_t device_id) override;
@@ -138,6 +151,7 @@ class Session final : public CallbackHandler, public SessionServices {
   std::unique_ptr<CaptureWindow> window_;
   std::vector<std::unique_ptr<SessionListener>> listeners_;
   std::atomic<bool> started_{false};
+  std::atomic<bool> running_{false};  // Start() completed: subscribed, trace open
   std::atomic<bool> shut_down_{false};
   std::atomic<bool> nvtx_live_{false};  // window_->wants_nvtx(), readable without window_mu_
   std::atomic<bool> forked_child_{false};
@@ -183,6 +197,8 @@ void Session::Start() {
   }
   SetLogLevel(config_.log_level, config_.quiet);
   SetTraceClock(config_.monotonic_clock);
+  g_debug_base_ns = TraceClockNs();
+  Debug("session starting");
 
   // 1. Subscribe first: if another CUPTI client owns the process, step aside before
   //    creating any file.
@@ -343,6 +359,7 @@ void Session::Start() {
            "warpscope: cannot start the flush thread; the trace is written at exit only");
     writer_->AddToCounter("collector_errors.session", 1, Severity::kError);
   }
+  running_.store(true);
   Log(LogLevel::kInfo, "warpscope: tracing to " + writer_->path());
 }
 
@@ -479,6 +496,7 @@ void Session::WatcherLoop() {
 void Session::Shutdown(EndReason reason) {
   if (forked_child_.load() || getpid() != pid_ || writer_ == nullptr) return;
   if (shut_down_.exchange(true)) return;
+  Debug("shutdown begins");
   try {
     // Stop the watcher first: a periodic flush still running after Close would lose its
     // records to the closed writer, where no counter reaches the file.
@@ -501,6 +519,7 @@ void Session::Shutdown(EndReason reason) {
     // Every handler goes back (not only the one of the signal being handled): the watcher
     // is gone, so a handler of ours left in place would swallow a later SIGTERM.
     RestoreSignalHandlers();
+    Debug("shutdown done");
     Log(LogLevel::kInfo, "warpscope: trace written to " + writer_->path());
   } catch (...) {
     Log(LogLevel::kError, "warpscope: error while closing the trace");
@@ -519,6 +538,8 @@ void Session::OnForkChild() {
 
 void Session::OnContextCreated(void* ctx, uint32_t context_id, uint32_t device_id) {
   if (forked_child_.load() || shut_down_.load()) return;
+  Debug("context " + std::to_string(context_id) + " created on device " +
+        std::to_string(device_id));
   {
     std::lock_guard<std::mutex> lock(devices_mu_);
     if (known_devices_.insert(device_id).second) pending_devices_.insert(device_id);
@@ -529,7 +550,9 @@ void Session::OnContextCreated(void* ctx, uint32_t context_id, uint32_t device_i
 
 void Session::OnContextDestroying(void* ctx, uint32_t context_id) {
   if (forked_child_.load() || shut_down_.load()) return;
+  Debug("context " + std::to_string(context_id) + " being destroyed");
   ForEachListener([&](SessionListener& l) { l.OnContextDestroying(ctx, context_id); });
+  Debug("context " + std::to_string(context_id) + ": collectors done");
   // cudart's teardown may destroy the context before our atexit handler runs: get the
   // context's records out while it still exists.
   CuptiActivity::Flush(true);
@@ -566,12 +589,23 @@ void Session::OnNvtxPop(uint32_t os_tid, std::string_view domain) {
 }  // namespace
 
 void StartSession() {
+  // Set while this thread is inside Start(): CUPTI may initialise CUDA underneath, and the
+  // driver then calls InitializeInjection on the same thread.
+  static thread_local bool starting = false;
+  static std::once_flag once;
+  if (starting) return;
+  starting = true;
   try {
-    if (g_session == nullptr) g_session = new Session();
-    g_session->Start();
+    std::call_once(once, [] {
+      g_session = new Session();
+      g_session->Start();
+    });
   } catch (...) {
     Log(LogLevel::kError, "warpscope: internal error while starting; running without profiling");
   }
+  starting = false;
 }
+
+bool SessionRunning() { return g_session != nullptr && g_session->running(); }
 
 }  // namespace warpscope

@@ -6,9 +6,16 @@
 
 namespace warpscope {
 
-// Called from InitializeInjection (inside cuInit, on the application's thread). Never throws,
-// never exits; on any problem logs one line and leaves the program unprofiled.
+// Called from InitializeInjection (inside cuInit, on the application's thread) and from
+// NVTX's first call when that comes first. Never throws, never exits; on any problem logs
+// one line and leaves the program unprofiled. Only the first call starts the session;
+// concurrent callers on other threads wait until it has started, a call made again on the
+// starting thread (CUPTI initialising CUDA underneath) returns at once.
 void StartSession();
+
+// True when the session subscribed to CUPTI, opened its trace and runs in this process (not
+// in a forked child, not after shutdown).
+bool SessionRunning();
 
 }  // namespace warpscope
 

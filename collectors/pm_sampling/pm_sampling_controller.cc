@@ -1,8 +1,8 @@
 // PM sampling controller. Lifecycle per device (CUPTI_NOTES §3):
-//   OnDevice: queued; then on the worker thread (or at capture start):
+//   OnDevice (inside the context-created callback, on the thread creating the context):
 //     Initialize (once) -> PrepareDevice (chip, availability, host object, config image,
 //     pass count: refuse != 1) -> EnableDevice (enable, time-based trigger, counter data
-//     image) -> PmMetricSetRecord
+//     image) -> PmMetricSetRecord -> Start when a capture window is open
 //   StartCapture: Start on each enabled device; the worker decodes every poll_interval_ms
 //   StopCapture: Stop -> final decode
 //   Shutdown: StopCapture -> join the worker -> DisableDevice (disable, host deinit)
@@ -29,6 +29,12 @@ constexpr int64_t kSameClockWindowNs = 60'000'000'000;  // 60 s
 
 int64_t AbsDiff(uint64_t a, uint64_t b) {
   return a > b ? static_cast<int64_t>(a - b) : static_cast<int64_t>(b - a);
+}
+
+uint64_t MicrosecondsSince(std::chrono::steady_clock::time_point t0) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now() - t0)
+                                   .count());
 }
 
 uint64_t ReadClock(clockid_t id) {
@@ -99,22 +105,18 @@ void PmSamplingController::Fail(uint32_t device, const PmResult& result, std::st
 
 void PmSamplingController::OnDevice(uint32_t device) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (process_disabled_ || shut_down_ || devices_.count(device) != 0) return;
-  for (uint32_t p : pending_) {
-    if (p == device) return;
-  }
-  pending_.push_back(device);
+  SetupLocked(device);
   StartThreadLocked();
-}
-
-void PmSamplingController::SetupPendingLocked() {
-  std::vector<uint32_t> pending;
-  pending.swap(pending_);
-  for (uint32_t device : pending) SetupLocked(device);
 }
 
 void PmSamplingController::SetupLocked(uint32_t device) {
   if (process_disabled_ || shut_down_ || devices_.count(device) != 0) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  SetupDeviceLocked(device);
+  sink_.AddToCounter(kPmStatSetupUs, MicrosecondsSince(t0), Severity::kInfo);
+}
+
+void PmSamplingController::SetupDeviceLocked(uint32_t device) {
   Device& d = devices_[device];
   d.device = device;
   d.state = DeviceState::kFailed;
@@ -135,7 +137,9 @@ void PmSamplingController::SetupLocked(uint32_t device) {
   settings.max_samples_per_decode = config_.max_samples_per_decode;
   std::string chip;
   size_t passes = 0;
+  auto t0 = std::chrono::steady_clock::now();
   PmResult r = api_.PrepareDevice(settings, &chip, &passes);
+  sink_.AddToCounter(kPmStatSetupPrepareUs, MicrosecondsSince(t0), Severity::kInfo);
   if (!r.ok()) {
     Fail(device, r, "configuring the metric set");
     api_.DisableDevice(device);
@@ -151,7 +155,9 @@ void PmSamplingController::SetupLocked(uint32_t device) {
     api_.DisableDevice(device);
     return;
   }
+  t0 = std::chrono::steady_clock::now();
   r = api_.EnableDevice(device);
+  sink_.AddToCounter(kPmStatSetupEnableUs, MicrosecondsSince(t0), Severity::kInfo);
   if (!r.ok()) {
     Fail(device, r, "cuptiPmSamplingEnable/SetConfig");
     api_.DisableDevice(device);
@@ -186,7 +192,6 @@ void PmSamplingController::FailDeviceLocked(Device& d, const PmResult& r, std::s
 
 void PmSamplingController::OnDeviceGone(uint32_t device) {
   std::lock_guard<std::mutex> lock(mu_);
-  pending_.erase(std::remove(pending_.begin(), pending_.end(), device), pending_.end());
   auto it = devices_.find(device);
   if (it == devices_.end()) return;
   if (it->second.state == DeviceState::kSampling) {
@@ -202,7 +207,6 @@ void PmSamplingController::StartCapture() {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_ || capture_active_) return;
   capture_active_ = true;
-  SetupPendingLocked();  // devices that are set up here start in the loop below
   for (auto& [device, d] : devices_) {
     if (d.state == DeviceState::kEnabled) StartSamplingLocked(d);
   }
@@ -244,7 +248,6 @@ void PmSamplingController::Shutdown() {
 
 void PmSamplingController::Poll() {
   std::lock_guard<std::mutex> lock(mu_);
-  SetupPendingLocked();
   DecodeLocked(/*allow_restart=*/true);
 }
 
@@ -390,19 +393,13 @@ void PmSamplingController::StartThreadLocked() {
     pthread_setname_np(pthread_self(), "ws-pm-sampling");
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_thread_) {
-      // Setup waits for the next tick on purpose: run while the context-created callback is
-      // still in progress, it corrupted the heap at process exit on the H200.
       wake_.wait_for(lock, std::chrono::milliseconds(config_.poll_interval_ms),
                      [this] { return stop_thread_; });
       if (stop_thread_) break;
-      SetupPendingLocked();
       const auto t0 = std::chrono::steady_clock::now();
       DecodeLocked(/*allow_restart=*/true);
-      const auto busy = std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::steady_clock::now() - t0);
-      if (busy.count() > 0) {
-        sink_.AddToCounter(kPmStatDecodeBusyUs, static_cast<uint64_t>(busy.count()),
-                           Severity::kInfo);
+      if (const uint64_t busy = MicrosecondsSince(t0); busy > 0) {
+        sink_.AddToCounter(kPmStatDecodeBusyUs, busy, Severity::kInfo);
       }
     }
   });

@@ -52,6 +52,13 @@ inline constexpr char kPmStatEvaluateUs[] = "pm_sampling.evaluate_us";
 // A full hardware buffer (KEEP_OLDEST) takes no more records until sampling is restarted:
 // the controller stops and starts it again after draining; the time between is a gap.
 inline constexpr char kPmStatRestarts[] = "pm_sampling.restarts_after_overflow";
+// Time spent setting devices up, in µs: in all (initialize, prepare, enable, start), and
+// the two parts that dominate it: PrepareDevice (chip, counter availability, host object,
+// configuration image, pass count) and EnableDevice (enable, SetConfig, counter data image).
+// Setup runs on the thread that created the context, so this is time added to that thread.
+inline constexpr char kPmStatSetupUs[] = "pm_sampling.setup_us";
+inline constexpr char kPmStatSetupPrepareUs[] = "pm_sampling.setup_prepare_us";
+inline constexpr char kPmStatSetupEnableUs[] = "pm_sampling.setup_enable_us";
 
 // Where the controller's output goes: the session's TraceWriter in libwarpscope, a fake in
 // tests.
@@ -77,17 +84,20 @@ PmClockReadings ReadSystemClocks(uint64_t trace_now_ns);
 
 class PmSamplingController {
  public:
-  // With `worker_thread`, device setup and decoding run on the controller's own thread
-  // (every poll_interval_ms); without it, only when Poll() is called (tests).
+  // With `worker_thread`, decoding runs on the controller's own thread (every
+  // poll_interval_ms); without it, only when Poll() is called (tests).
   PmSamplingController(PmSamplingApi& api, PmRecordSink& sink, PmSamplingConfig config,
                        PmClockReader clocks, bool worker_thread = true);
   ~PmSamplingController();  // Shutdown()
   PmSamplingController(const PmSamplingController&) = delete;
   PmSamplingController& operator=(const PmSamplingController&) = delete;
 
-  // A context was created on `device`. Its setup (prepare, one-pass check, enable, and start
-  // when a capture window is open) runs on the worker thread, not inside the CUPTI callback
-  // that reported the context, and at the latest when a capture starts.
+  // A context was created on `device` (called from CUPTI's context-created callback, on the
+  // thread that creates the context, before it can launch anything). The device is set up
+  // here and now (prepare, one-pass check, enable, and start when a capture window is open),
+  // so sampling covers the first kernel. Setting up on the decode thread instead raced with
+  // the program: a program that ended while that setup ran was killed by SIGSEGV inside
+  // libnvperf_host (seen on the H200 in every run of a short program).
   void OnDevice(uint32_t device);
   // The last context on `device` is being destroyed (the CUDA runtime's teardown runs before
   // our atexit handler): stop, final decode and disable while the context still exists;
@@ -98,7 +108,7 @@ class PmSamplingController {
   void StopCapture();  // stop, final decode, join the decode thread
   // Process end: stop, final decode, disable every device, deinitialize. Idempotent.
   void Shutdown();
-  // Sets up pending devices and decodes the sampling ones (the worker thread's body).
+  // Decodes the sampling devices (the worker thread's body).
   void Poll();
 
   bool sampling(uint32_t device) const;
@@ -117,8 +127,8 @@ class PmSamplingController {
   };
 
   void Fail(uint32_t device, const PmResult& result, std::string_view step);  // mu_ held
-  void SetupPendingLocked();                                                  // mu_ held
-  void SetupLocked(uint32_t device);                                          // mu_ held
+  void SetupLocked(uint32_t device);        // SetupDeviceLocked, timed      mu_ held
+  void SetupDeviceLocked(uint32_t device);                                    // mu_ held
   void StartSamplingLocked(Device& d);  // Start; on failure FailDeviceLocked   mu_ held
   // One line and a counter (Fail), then the device is off for good.             mu_ held
   void FailDeviceLocked(Device& d, const PmResult& r, std::string_view step);
@@ -137,7 +147,6 @@ class PmSamplingController {
 
   mutable std::mutex mu_;
   std::map<uint32_t, Device> devices_;
-  std::vector<uint32_t> pending_;  // devices seen but not set up yet
   const bool worker_thread_;
   bool initialized_ = false;
   bool process_disabled_ = false;  // Initialize failed: nothing more to do

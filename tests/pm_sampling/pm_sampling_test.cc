@@ -1,6 +1,7 @@
 // PM sampling collector without a GPU: WARPSCOPE_PM_* parsing, and the controller's state
 // machine, one-pass check, error handling, decode and translation against a fake API.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -93,6 +94,7 @@ class FakePmApi : public PmSamplingApi {
   bool overflow_next = false;
   size_t per_decode = 1000;
   std::vector<std::string> calls;
+  std::atomic<int> decodes{0};  // readable while the worker thread runs
 
   PmResult Initialize() override {
     calls.push_back("init");
@@ -129,6 +131,7 @@ class FakePmApi : public PmSamplingApi {
     result->more = !q.empty();
     result->overflow = overflow_next;
     overflow_next = false;
+    ++decodes;
     return {};
   }
   void DisableDevice(uint32_t d) override { calls.push_back("disable " + std::to_string(d)); }
@@ -511,9 +514,9 @@ TEST(PmSamplingControllerTest, CaptureWindowsRestartSampling) {
   Harness h;
   h.Make();
   h.controller->StartCapture();  // window open before any context
-  h.controller->OnDevice(0);
-  h.controller->Poll();  // the worker sets the device up and starts it
+  h.controller->OnDevice(0);     // set up and started inside the context-created callback
   EXPECT_TRUE(h.controller->sampling(0));
+  h.controller->Poll();
   h.controller->StopCapture();
   EXPECT_FALSE(h.controller->sampling(0));
   h.controller->StartCapture();
@@ -524,20 +527,34 @@ TEST(PmSamplingControllerTest, CaptureWindowsRestartSampling) {
                           "decode 0", "start 0", "stop 0", "decode 0", "disable 0", "deinit"));
 }
 
-TEST(PmSamplingControllerTest, WorkerThreadSetsUpAndDecodes) {
+TEST(PmSamplingControllerTest, DeviceIsSamplingWhenTheContextCallbackReturns) {
+  // The first kernel of a context can only be launched after the context-created callback
+  // returns: sampling must already run then, with the setup time counted.
+  Harness h;
+  h.Make();
+  h.controller->StartCapture();
+  h.controller->OnDevice(0);
+  EXPECT_TRUE(h.controller->sampling(0));
+  EXPECT_THAT(h.api.calls, ElementsAre("init", "prepare 0", "enable 0", "start 0"));
+  EXPECT_EQ(h.sink.counters.count(kPmStatSetupUs), 1u);
+  EXPECT_EQ(h.sink.counters.count(kPmStatSetupPrepareUs), 1u);
+  EXPECT_EQ(h.sink.counters.count(kPmStatSetupEnableUs), 1u);
+}
+
+TEST(PmSamplingControllerTest, WorkerThreadDecodes) {
   FakePmApi api;
   FakeSink sink;
   PmSamplingConfig config;
   config.poll_interval_ms = 1;
+  api.queued[0] = {{kTraceNow, kTraceNow + 100, Values(1)}};
   {
     PmSamplingController controller(api, sink, config, &Clocks);
     controller.StartCapture();
-    api.queued[0] = {{kTraceNow, kTraceNow + 100, Values(1)}};
-    controller.OnDevice(0);
-    for (int i = 0; i < 2000 && !controller.sampling(0); ++i) {
+    controller.OnDevice(0);  // starts the worker
+    for (int i = 0; i < 5000 && api.decodes.load() == 0; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    EXPECT_TRUE(controller.sampling(0));
+    EXPECT_GT(api.decodes.load(), 0);  // decoded by the worker, before any Stop
   }  // destructor: Shutdown joins the worker and drains
   EXPECT_EQ(sink.samples.size(), 1u);
 }
