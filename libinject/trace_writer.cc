@@ -301,6 +301,17 @@ struct TraceWriter::Impl {
   std::atomic<bool> abandoned{false};
   std::atomic<bool> healthy{true};
 
+  // Disk-full handling. Before each write the writer thread allocates the blocks for it plus
+  // kTailReserveBytes beyond (fallocate, FALLOC_FL_KEEP_SIZE: the file size is unchanged).
+  // On a full disk that allocation fails before any write is cut short, recording stops, and
+  // Close writes the final Stats and EndOfTrace into the blocks still reserved, so the trace
+  // ends whole and says how many events it lost. Where fallocate is not supported (some
+  // network file systems) writes go ahead unreserved.
+  static constexpr size_t kTailReserveBytes = 256 << 10;
+  bool reserve_supported = true;  // writer thread only
+  uint64_t file_pos = 0;          // bytes in the file; writer thread, then Close after join
+  bool disk_full = false;         // guarded by mu
+
   std::mutex mu;
   // Guarded by mu.
   bool accepting = true;      // False once Close began or writing failed.
@@ -530,9 +541,9 @@ struct TraceWriter::Impl {
     }};
   }
 
-  // With mu held. Periodic stats are dropped when the buffer is full; final ones wait.
-  bool EmitStats(bool final, uint64_t timestamp_rel, std::unique_lock<std::mutex>* wait_lock) {
-    buffer_high_water.Max(bytes_committed - bytes_done);
+  // The encoder of a Stats packet preceded by `bytes_before` bytes: the counters as they stand
+  // now, copied, so that the measure and write passes encode the same thing.
+  auto StatsEncoder(bool final, uint64_t timestamp_rel, uint64_t bytes_before) {
     // A copy of the collectors' counters: counters_mu must not be held while Close waits for
     // buffer space, or a thread in a Batch calling AddToCounter would deadlock with it.
     std::vector<std::pair<std::string, NamedCounter>> named_copy;
@@ -542,16 +553,16 @@ struct TraceWriter::Impl {
     } catch (...) {
       named_copy.clear();  // Out of memory: the writer's own counters still go out.
     }
-    auto named_value = [&](std::string_view name) -> uint64_t {
-      for (const auto& [n, c] : named_copy) {
-        if (n == name) return c.value;
-      }
-      return 0;
-    };
-    // The Stats packet says how many bytes precede it, which is bytes_committed when it is
-    // measured; its encoder must be deterministic across the measure and write passes.
-    const auto builtins = Builtins(bytes_committed);
-    auto encode = [&](auto& s) {
+    std::array<uint64_t, kNumPacketFields> packet_counts;
+    for (size_t f = 0; f < kNumPacketFields; ++f) packet_counts[f] = packets[f].Get();
+    return [this, final, timestamp_rel, builtins = Builtins(bytes_before),
+            named_copy = std::move(named_copy), packet_counts](auto& s) {
+      auto named_value = [&](std::string_view name) -> uint64_t {
+        for (const auto& [n, c] : named_copy) {
+          if (n == name) return c.value;
+        }
+        return 0;
+      };
       s.Uint(1, timestamp_rel);
       s.Bool(2, final);
       auto counter = [&](std::string_view name, uint64_t value, Severity severity) {
@@ -566,7 +577,7 @@ struct TraceWriter::Impl {
         if (value != 0 || b.always) counter(b.name, value, b.severity);
       }
       for (size_t f = 0; f < kNumPacketFields; ++f) {
-        const uint64_t n = packets[f].Get();
+        const uint64_t n = packet_counts[f];
         if (!kKindCounterNames[f].empty() && n != 0) counter(kKindCounterNames[f], n, Severity::kInfo);
       }
       for (const auto& [name, c] : named_copy) {
@@ -574,7 +585,14 @@ struct TraceWriter::Impl {
         counter(name, c.value, c.severity);
       }
     };
-    return EmitSized(kStats, encode, wait_lock);
+  }
+
+  // With mu held. Periodic stats are dropped when the buffer is full; final ones wait.
+  bool EmitStats(bool final, uint64_t timestamp_rel, std::unique_lock<std::mutex>* wait_lock) {
+    buffer_high_water.Max(bytes_committed - bytes_done);
+    // The Stats packet says how many bytes precede it, which is bytes_committed when it is
+    // measured.
+    return EmitSized(kStats, StatsEncoder(final, timestamp_rel, bytes_committed), wait_lock);
   }
 
   bool IsBuiltin(std::string_view name) const {
@@ -608,6 +626,61 @@ struct TraceWriter::Impl {
     healthy.store(false, std::memory_order_relaxed);
     PrintLine("warpscope: cannot write trace " + path + ": " + ErrnoText(err) +
               "; tracing stopped, the program continues");
+  }
+
+  void ReportNoSpace(int err) {
+    write_errors.Max(1);
+    healthy.store(false, std::memory_order_relaxed);
+    PrintLine("warpscope: no space left for trace " + path + " (" + ErrnoText(err) + ") after " +
+              std::to_string(file_pos >> 10) +
+              " KiB; recording stopped there and the trace ends with its statistics; the "
+              "program continues");
+  }
+
+  // Writer thread: makes sure the next `size` bytes and the tail reserve have blocks. False
+  // with *err set when the file system is full.
+  bool ReserveBlocks(size_t size, int* err) {
+    if (!reserve_supported) return true;
+    if (::fallocate(fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(file_pos),
+                    static_cast<off_t>(size + kTailReserveBytes)) == 0) {
+      return true;
+    }
+    *err = errno;
+    if (*err == ENOSPC || *err == EDQUOT || *err == EFBIG) return false;
+    reserve_supported = false;  // EOPNOTSUPP, ENODEV and the like: write unreserved
+    return true;
+  }
+
+  // Close, after the writer thread ended on a full disk: the final Stats and EndOfTrace go
+  // into the reserved blocks (where the reservation could be made, they fit).
+  void WriteTailAfterDiskFull(EndReason reason, uint64_t ts) {
+    std::vector<uint8_t> tail;
+    AppendPacket(&tail, kStats, StatsEncoder(/*final=*/true, ts, file_pos));
+    AppendPacket(&tail, kEndOfTrace, [&](auto& s) {
+      s.Uint(1, ts);
+      s.EnumValue(2, reason);
+    });
+    int err = 0;
+    if (::lseek(fd, static_cast<off_t>(file_pos), SEEK_SET) < 0 ||
+        !WriteAll(tail.data(), tail.size(), &err)) {
+      // No room after all (no reservation on this file system): no half packet either.
+      if (::ftruncate(fd, static_cast<off_t>(file_pos)) != 0) {
+      }
+      return;
+    }
+    file_pos += tail.size();
+  }
+
+  // Encodes one TracePacket into `out` (Close only; no chunk involved).
+  template <typename EncodeFn>
+  static void AppendPacket(std::vector<uint8_t>* out, uint32_t field, EncodeFn&& encode) {
+    SizeSink measure;
+    encode(measure);
+    const size_t body_size = measure.size();
+    const size_t at = out->size();
+    out->resize(at + PacketSize(field, body_size));
+    BufferSink sink(WriteFrame(out->data() + at, field, body_size));
+    encode(sink);
   }
 };
 
@@ -648,15 +721,26 @@ void TraceWriter::Impl::WriterMain() {
     // Producers only append past `used`, so the ranges written here do not change under us.
     uint64_t processed = 0;
     uint64_t discarded_events = 0;
+    bool ran_out_of_space = false;
     auto write_out = [&](Chunk* c, size_t end, uint64_t events) {
       const size_t size = end - c->flushed;
       if (!write_failed) {
         int err = 0;
-        if (WriteAll(c->data.get() + c->flushed, size, &err)) {
+        if (ReserveBlocks(size, &err) && WriteAll(c->data.get() + c->flushed, size, &err)) {
           bytes_written.Add(size);
+          file_pos += size;
         } else {
           write_failed = true;
-          ReportWriteError(err);
+          ran_out_of_space = err == ENOSPC || err == EDQUOT || err == EFBIG;
+          // A write cut short leaves part of a packet: cut the file back to the last whole one.
+          if (::ftruncate(fd, static_cast<off_t>(file_pos)) != 0) {
+            // Not a regular file (a pipe, /dev/full): nothing to cut.
+          }
+          if (ran_out_of_space) {
+            ReportNoSpace(err);
+          } else {
+            ReportWriteError(err);
+          }
         }
       }
       if (write_failed) discarded_events += events - c->events_flushed;
@@ -678,6 +762,7 @@ void TraceWriter::Impl::WriterMain() {
     if (write_failed && !failed) {
       failed = true;
       accepting = false;
+      disk_full = ran_out_of_space;
     }
     dropped_write_error.Add(discarded_events);
     progress.notify_all();
@@ -840,6 +925,14 @@ void TraceWriter::Close(EndReason reason, uint64_t timestamp_ns) {
   if (w.thread != nullptr) {
     w.thread->join();
     w.thread.reset();
+  }
+  if (w.fd >= 0 && w.disk_full && w.file_pos > 0) {
+    w.WriteTailAfterDiskFull(reason, w.RelTime(timestamp_ns));
+  }
+  if (w.fd >= 0 && w.reserve_supported) {
+    // Give the reserved blocks past the end back (KEEP_SIZE allocations outlive the close).
+    ::fallocate(w.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(w.file_pos),
+                static_cast<off_t>(Impl::kTailReserveBytes));
   }
   if (w.fd >= 0) {
     const bool had_error = !w.healthy.load(std::memory_order_relaxed);

@@ -157,14 +157,18 @@ TEST(TraceWriterErrors, DiskFullPrintsOneLineStopsAndCounts) {
   writer->Close(EndReason::kExit, kBase);
   writer.reset();
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(err, "warpscope: cannot write trace /dev/full: No space left on device; tracing "
-                 "stopped, the program continues\n");
+  EXPECT_EQ(err, "warpscope: no space left for trace /dev/full (No space left on device) after "
+                 "0 KiB; recording stopped there and the trace ends with its statistics; the "
+                 "program continues\n");
 }
 
+// A full file system (here: RLIMIT_FSIZE, which the kernel enforces like a full disk) cuts
+// the trace at a packet boundary and, when there is room for them, ends it with the final
+// statistics, so a reader sees a whole trace that counts what it lost.
 TEST(TraceWriterErrors, FileSizeLimitLeavesWholePacketsBeforeTheCut) {
   TempDir dir;
   const std::string path = dir.File("limited.wst");
-  constexpr rlim_t kLimit = 64 * 1024;
+  constexpr rlim_t kLimit = 72 * 1024;  // 4.5 chunks: the fifth is cut back, its room ends the trace
   rlimit saved{};
   ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
   struct sigaction ignore {}, saved_action {};
@@ -192,15 +196,25 @@ TEST(TraceWriterErrors, FileSizeLimitLeavesWholePacketsBeforeTheCut) {
   ASSERT_NE(writer, nullptr) << error;
 
   EXPECT_EQ(CountLines(err), 1u) << err;
-  EXPECT_THAT(err, StartsWith("warpscope: cannot write trace " + path + ": File too large;"));
+  EXPECT_THAT(err, StartsWith("warpscope: no space left for trace " + path + " (File too large)"));
   EXPECT_GT(writer->Counter(kStatDroppedWriteError), 0u);
   const std::string bytes = ReadFileBytes(path);
   EXPECT_LE(bytes.size(), kLimit);
   const testing::PacketStream stream = ParsePacketStream(bytes);
   EXPECT_FALSE(stream.malformed);
-  ASSERT_FALSE(stream.packets.empty());
+  ASSERT_GE(stream.packets.size(), 3u);
   EXPECT_TRUE(stream.packets[0].packet.has_header());
-  EXPECT_FALSE(stream.packets.back().packet.has_end_of_trace());
+  // The last chunk did not fit whole: the file was cut back to the chunk before it, which
+  // left room for the final Stats and EndOfTrace.
+  ASSERT_TRUE(stream.packets.back().packet.has_end_of_trace());
+  const auto& stats = stream.packets[stream.packets.size() - 2].packet;
+  ASSERT_TRUE(stats.has_stats());
+  EXPECT_TRUE(stats.stats().final());
+  uint64_t dropped_in_file = 0;
+  for (const auto& c : stats.stats().counters()) {
+    if (c.name() == kStatDroppedWriteError) dropped_in_file = c.value();
+  }
+  EXPECT_GT(dropped_in_file, 0u);
   size_t kernels = 0;
   for (const auto& p : stream.packets) kernels += p.packet.has_kernel() ? 1 : 0;
   EXPECT_GT(kernels, 1000u);

@@ -1,14 +1,18 @@
 // Tests that watch the TraceWriter's write(2) calls through an interposed `write` defined in
 // this executable: every write ends on a packet boundary, EINTR and short writes are retried,
-// and injected errors (EIO, EBADF) stop writing with one line instead of hurting the program.
+// and injected errors (EIO, EBADF) stop writing with one line instead of hurting the program;
+// an interposed `fallocate` plays a full disk.
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -34,6 +38,9 @@ struct WriteSpy {
   // Sizes the kernel accepted, in order (the writer thread is the only caller).
   std::array<std::atomic<uint64_t>, 1 << 16> sizes{};
   std::atomic<size_t> count{0};
+  // fallocate: ranges ending past this offset fail with ENOSPC while armed (0: no limit).
+  std::atomic<uint64_t> space_limit{0};
+  std::atomic<uint64_t> fallocate_calls{0};
 };
 enum Mode { kPassThrough = 0, kEintrAndShort = 1, kFailAfter = 2 };
 WriteSpy g_spy;
@@ -74,6 +81,19 @@ extern "C" ssize_t write(int fd, const void* buf, size_t size) {
   return n;
 }
 
+extern "C" int fallocate(int fd, int mode, off_t offset, off_t len) {
+  if (fd >= 3 && g_spy.armed.load()) {
+    g_spy.fallocate_calls.fetch_add(1);
+    const uint64_t limit = g_spy.space_limit.load();
+    if (limit != 0 && (mode & FALLOC_FL_PUNCH_HOLE) == 0 &&
+        static_cast<uint64_t>(offset + len) > limit) {
+      errno = ENOSPC;
+      return -1;
+    }
+  }
+  return static_cast<int>(syscall(SYS_fallocate, fd, mode, offset, len));
+}
+
 namespace warpscope {
 namespace {
 
@@ -93,6 +113,8 @@ class SpyTest : public ::testing::Test {
     g_spy.count = 0;
     g_spy.eintr_returned = 0;
     g_spy.short_returned = 0;
+    g_spy.space_limit = 0;
+    g_spy.fallocate_calls = 0;
     g_spy.armed = true;
   }
   void TearDown() override { g_spy.armed = false; }
@@ -206,13 +228,57 @@ TEST_P(SpyErrorTest, ErrorStopsWritingWithOneLine) {
   writer->Close(EndReason::kExit, kBase);
   g_spy.armed = false;
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(err, "warpscope: cannot write trace " + path + ": " + strerror(GetParam()) +
-                     "; tracing stopped, the program continues\n");
+  if (GetParam() == ENOSPC) {
+    EXPECT_THAT(err, StartsWith("warpscope: no space left for trace " + path +
+                                " (No space left on device) after "));
+  } else {
+    EXPECT_EQ(err, "warpscope: cannot write trace " + path + ": " + strerror(GetParam()) +
+                       "; tracing stopped, the program continues\n");
+  }
   const testing::PacketStream stream = ParsePacketFile(path);
   EXPECT_FALSE(stream.malformed);
   EXPECT_FALSE(stream.truncated);  // Failed writes wrote nothing, so the cut is clean.
   EXPECT_GE(stream.consumed, 20000u - kMinChunkBytes);
   EXPECT_LE(stream.consumed, 20000u + kMinChunkBytes);
+}
+
+// The blocks for each write and a tail reserve are allocated before writing: when that
+// allocation fails the disk is full, nothing more is written, and Close ends the trace in the
+// reserve with the final statistics (which count what was lost) and EndOfTrace.
+TEST_F(SpyTest, FullDiskEndsTheTraceWithItsStatisticsInTheReserve) {
+  TempDir dir;
+  const std::string path = dir.File("full.wst");
+  g_spy.space_limit = 300 << 10;  // 300 KiB: the 256 KiB reserve leaves ~44 KiB of events
+  ::testing::internal::CaptureStderr();
+  auto writer = Open(path);
+  ASSERT_NE(writer, nullptr);
+  WriteBursts(*writer, 30);
+  writer->Flush();
+  EXPECT_FALSE(writer->healthy());
+  writer->Close(EndReason::kExit, kBase);
+  g_spy.armed = false;
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, StartsWith("warpscope: no space left for trace " + path +
+                              " (No space left on device) after "));
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1);
+  EXPECT_GT(g_spy.fallocate_calls.load(), 2u);
+
+  const testing::PacketStream stream = ParsePacketFile(path);
+  ASSERT_FALSE(stream.malformed);
+  ASSERT_FALSE(stream.truncated);
+  EXPECT_LE(stream.consumed, 300u << 10);
+  ASSERT_GE(stream.packets.size(), 3u);
+  EXPECT_TRUE(stream.packets.front().packet.has_header());
+  ASSERT_TRUE(stream.packets.back().packet.has_end_of_trace());
+  const auto& stats = stream.packets[stream.packets.size() - 2].packet;
+  ASSERT_TRUE(stats.has_stats());
+  EXPECT_TRUE(stats.stats().final());
+  std::map<std::string, uint64_t> counters;
+  for (const auto& c : stats.stats().counters()) counters[c.name()] = c.value();
+  EXPECT_GT(counters[std::string(kStatDroppedWriteError)], 0u);
+  EXPECT_EQ(counters[std::string(kStatWriteErrors)], 1u);
+  // The Stats packet says how many bytes precede it: exactly what the file holds before it.
+  EXPECT_EQ(counters[std::string(kStatBytesWritten)], stream.packets[stream.packets.size() - 2].offset);
 }
 
 INSTANTIATE_TEST_SUITE_P(Errnos, SpyErrorTest, ::testing::Values(EIO, EBADF, ENOSPC, EPIPE));
