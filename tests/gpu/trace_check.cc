@@ -6,7 +6,8 @@
 //     [--kernels-min NAME=N] [--kernels-max NAME=N] [--no-kernel NAME] [--nvtx NAME=N]
 //     [--nvtx-depth NAME=D] [--nvtx-threads N] [--windows N] [--drops 0]
 //     [--kernels-in-windows] [--memcpy KIND:BYTES] [--memset BYTES] [--event-times FILE]
-//     [--end-reason exit|signal] [--devices-min N] [--window-near BEGIN_S:END_S:TOL_S]
+//     [--end-reason exit|signal] [--counter-min NAME=N] [--first-kernel-sampled NAME]
+//     [--devices-min N] [--window-near BEGIN_S:END_S:TOL_S]
 //     [--window-length SECONDS:TOL_S] [--distinct-contexts NAME1,NAME2,...]
 //     [--distinct-devices NAME1,NAME2,...] [--graph-launches N] [--in-graph NAME]
 //     [--not-in-graph NAME] [--straddles NAME=MIN_MS]
@@ -119,6 +120,7 @@ int main(int argc, char** argv) {
   std::map<std::string, long> memcpys;  // "htod:1048576" -> count
   std::map<uint64_t, long> memsets;
   std::map<std::string, uint64_t> counters;
+  std::vector<std::pair<uint64_t, uint64_t>> pm_samples;  // [start, end] in trace ns
   long api_calls = 0, devices = 0, contexts = 0, syncs = 0, marks = 0;
   bool header = false, end = false;
   int end_reason = 0;
@@ -165,6 +167,10 @@ int main(int argc, char** argv) {
         windows.emplace_back(open_begin, p.capture_window().timestamp_ns());
         open = false;
       }
+    }
+    if (p.has_pm_sample()) {
+      pm_samples.emplace_back(p.pm_sample().start_ns(),
+                              p.pm_sample().start_ns() + p.pm_sample().duration_ns());
     }
     if (p.has_stats()) {
       for (const auto& c : p.stats().counters()) counters[c.name()] = c.value();
@@ -284,6 +290,31 @@ int main(int argc, char** argv) {
     } else if (a == "--memset") {
       uint64_t b = std::strtoull(take().c_str(), nullptr, 10);
       if (memsets[b] < 1) Fail("no memset of " + std::to_string(b) + " bytes");
+    } else if (a == "--first-kernel-sampled") {
+      // The first kernel NAME launched (by start time) overlaps at least one PM sample.
+      std::string name = take();
+      const KernelInfo* first = nullptr;
+      for (const auto& k : kernel_info) {
+        if (k.name.find(name) != std::string::npos && (first == nullptr || k.start < first->start)) {
+          first = &k;
+        }
+      }
+      if (first == nullptr) {
+        Fail("--first-kernel-sampled " + name + ": no such kernel");
+      } else {
+        long overlapping = 0;
+        for (const auto& [b, e] : pm_samples) overlapping += b < first->end && e > first->start;
+        if (overlapping == 0) {
+          Fail("--first-kernel-sampled " + name + ": no PM sample overlaps the first launch (" +
+               std::to_string(pm_samples.size()) + " samples in the trace)");
+        }
+      }
+    } else if (a == "--counter-min") {
+      auto [name, n] = KeyVal(take());
+      if (static_cast<long>(counters[name]) < n) {
+        Fail("counter " + name + ": expected >= " + std::to_string(n) + ", got " +
+             std::to_string(counters[name]));
+      }
     } else if (a == "--end-reason") {
       std::string r = take();
       int want = r == "exit" ? 1 : r == "signal" ? 2 : 0;
