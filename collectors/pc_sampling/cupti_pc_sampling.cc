@@ -6,6 +6,8 @@
 //      OUTPUT_DATA_FORMAT=PARSED, SAMPLING_DATA_BUFFER=our preallocated CUpti_PCSamplingData)
 //   -> [Start -> GetData* (while remainingNumPcs > 0) -> Stop -> GetData*]* -> Disable.
 // GetData's functionName strings are malloc'ed by CUPTI and ours to free() (CUPTI sample).
+// GetData reads into a buffer of ours; the configured SAMPLING_DATA_BUFFER is CUPTI's until
+// Disable, and read then (see ContextBuffers).
 #include "collectors/pc_sampling/cupti_pc_sampling.h"
 
 #include <cuda.h>
@@ -22,13 +24,87 @@
 
 namespace warpscope {
 
-struct CuptiPcSampling::ContextBuffers {
+namespace {
+
+// One CUpti_PCSamplingData with room for max_pcs PCs of num_reasons stall reasons each.
+struct PcDataBuffer {
   CUpti_PCSamplingData data;
   std::vector<CUpti_PCSamplingPCData> pcs;
   std::vector<CUpti_PCSamplingStallReason> reasons;  // max_pcs x num_reasons
-  std::vector<uint32_t> reason_indices;              // kept alive for CUPTI
+
+  void Allocate(size_t max_pcs, size_t num_reasons) {
+    const size_t per_pc = std::max<size_t>(num_reasons, 1);
+    pcs.resize(max_pcs);
+    reasons.resize(max_pcs * per_pc);
+    std::memset(pcs.data(), 0, pcs.size() * sizeof(CUpti_PCSamplingPCData));
+    for (size_t i = 0; i < max_pcs; ++i) {
+      pcs[i].size = sizeof(CUpti_PCSamplingPCData);
+      pcs[i].stallReason = &reasons[i * per_pc];
+    }
+    std::memset(&data, 0, sizeof(data));
+    data.size = sizeof(CUpti_PCSamplingData);
+    data.collectNumPcs = max_pcs;
+    data.pPcData = pcs.data();
+  }
+
+  // Zeroes what CUPTI writes, so that a failed call cannot hand back an earlier round's PCs.
+  void ResetCounts() {
+    data.totalNumPcs = 0;
+    data.remainingNumPcs = 0;
+    data.totalSamples = 0;
+    data.droppedSamples = 0;
+    data.nonUsrKernelsTotalSamples = 0;
+    data.hardwareBufferFull = 0;
+  }
+
+  // Copies what CUPTI put here into *batch and frees the function names CUPTI malloc'ed.
+  void CopyOut(size_t num_reasons, PcRawBatch* batch) {
+    batch->total_samples = data.totalSamples;
+    batch->dropped_samples = data.droppedSamples;
+    batch->non_user_kernel_samples = data.nonUsrKernelsTotalSamples;
+    batch->remaining_num_pcs = data.remainingNumPcs;
+    batch->hardware_buffer_full = data.hardwareBufferFull != 0;
+    const size_t n = std::min(data.totalNumPcs, pcs.size());
+    batch->pcs.resize(n);
+    std::vector<char*> names;  // each freed once, even if CUPTI shares a pointer
+    for (size_t i = 0; i < n; ++i) {
+      CUpti_PCSamplingPCData& src = pcs[i];
+      PcRawPc& dst = batch->pcs[i];
+      dst.cubin_crc = src.cubinCrc;
+      dst.pc_offset = src.pcOffset;
+      dst.correlation_id = src.correlationId;
+      dst.function_name.assign(src.functionName != nullptr ? src.functionName : "");
+      const size_t count = std::min(src.stallReasonCount, std::max<size_t>(num_reasons, 1));
+      dst.stall_samples.resize(count);
+      for (size_t k = 0; k < count; ++k) {
+        const uint32_t index = src.stallReason[k].pcSamplingStallReasonIndex;  // packed struct
+        const uint32_t samples = src.stallReason[k].samples;
+        dst.stall_samples[k] = {index, samples};
+      }
+      if (src.functionName != nullptr &&
+          std::find(names.begin(), names.end(), src.functionName) == names.end()) {
+        names.push_back(src.functionName);
+      }
+      src.functionName = nullptr;
+      src.stallReasonCount = 0;
+    }
+    for (char* name : names) std::free(name);
+    data.totalNumPcs = 0;
+  }
+};
+
+}  // namespace
+
+// Two buffers per context. `configured` is the SAMPLING_DATA_BUFFER attribute: CUPTI fills
+// it on its own (at cuptiPCSamplingDisable, with what was not read yet), so it is read only
+// after Disable. GetData gets `read`, a buffer CUPTI does not hold. Passing the configured
+// buffer to GetData too let CUPTI and the reader write the same PCs and names: heap
+// corruption (malloc_consolidate aborts, double frees) in sampled programs on the H200.
+struct CuptiPcSampling::ContextBuffers {
+  PcDataBuffer configured;
+  PcDataBuffer read;
+  std::vector<uint32_t> reason_indices;  // kept alive for CUPTI
   size_t num_reasons = 0;
-  std::vector<char*> freed;  // functionName pointers freed in the current round
 };
 
 namespace {
@@ -108,7 +184,8 @@ CUpti_PCSamplingConfigurationInfo Attribute(CUpti_PCSamplingConfigurationAttribu
 CuptiPcSampling::CuptiPcSampling() = default;
 
 CuptiPcSampling::~CuptiPcSampling() {
-  while (!contexts_.empty()) Disable(contexts_.begin()->first);
+  PcRawBatch ignored;
+  while (!contexts_.empty()) Disable(contexts_.begin()->first, &ignored);
 }
 
 PcResult CuptiPcSampling::Enable(PcContext ctx) {
@@ -161,17 +238,8 @@ PcResult CuptiPcSampling::Configure(PcContext ctx, const PcContextSettings& sett
   b.num_reasons = settings.stall_reason_indices.size();
   b.reason_indices = settings.stall_reason_indices;
   const size_t max_pcs = std::max<size_t>(settings.max_pcs_per_read, 1);
-  b.pcs.resize(max_pcs);
-  b.reasons.resize(max_pcs * std::max<size_t>(b.num_reasons, 1));
-  std::memset(b.pcs.data(), 0, b.pcs.size() * sizeof(CUpti_PCSamplingPCData));
-  for (size_t i = 0; i < max_pcs; ++i) {
-    b.pcs[i].size = sizeof(CUpti_PCSamplingPCData);
-    b.pcs[i].stallReason = &b.reasons[i * std::max<size_t>(b.num_reasons, 1)];
-  }
-  std::memset(&b.data, 0, sizeof(b.data));
-  b.data.size = sizeof(CUpti_PCSamplingData);
-  b.data.collectNumPcs = max_pcs;
-  b.data.pPcData = b.pcs.data();
+  b.configured.Allocate(max_pcs, b.num_reasons);
+  b.read.Allocate(max_pcs, b.num_reasons);
 
   std::vector<CUpti_PCSamplingConfigurationInfo> infos;
   auto info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON);
@@ -199,7 +267,7 @@ PcResult CuptiPcSampling::Configure(PcContext ctx, const PcContextSettings& sett
       CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
   infos.push_back(info);
   info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER);
-  info.attributeData.samplingDataBufferData.samplingDataBuffer = &b.data;
+  info.attributeData.samplingDataBufferData.samplingDataBuffer = &b.configured.data;
   infos.push_back(info);
 
   CUpti_PCSamplingConfigurationInfoParams p;
@@ -245,62 +313,33 @@ PcResult CuptiPcSampling::GetData(PcContext ctx, PcRawBatch* batch) {
   auto it = contexts_.find(ctx);
   if (it == contexts_.end()) return NotConfigured();
   ContextBuffers& b = *it->second;
-  // CUPTI writes these; zeroing them first means a failed call cannot hand back the
-  // previous round's PCs.
-  b.data.totalNumPcs = 0;
-  b.data.remainingNumPcs = 0;
-  b.data.totalSamples = 0;
-  b.data.droppedSamples = 0;
-  b.data.nonUsrKernelsTotalSamples = 0;
-  b.data.hardwareBufferFull = 0;
+  b.read.ResetCounts();
   CUpti_PCSamplingGetDataParams p;
   std::memset(&p, 0, sizeof(p));
   p.size = CUpti_PCSamplingGetDataParamsSize;  // NOLINT(bugprone-sizeof-expression)
   p.ctx = Ctx(ctx);
-  p.pcSamplingData = &b.data;
+  p.pcSamplingData = &b.read.data;
   PcResult r = Check(cuptiPCSamplingGetData(&p), "cuptiPCSamplingGetData");
-  batch->total_samples = b.data.totalSamples;
-  batch->dropped_samples = b.data.droppedSamples;
-  batch->non_user_kernel_samples = b.data.nonUsrKernelsTotalSamples;
-  batch->remaining_num_pcs = b.data.remainingNumPcs;
-  batch->hardware_buffer_full = b.data.hardwareBufferFull != 0;
-  if (!r.ok() && r.kind != PcErrorKind::kOutOfMemory) return r;
-  const size_t n = std::min(b.data.totalNumPcs, b.pcs.size());
-  batch->pcs.resize(n);
-  b.freed.clear();
-  for (size_t i = 0; i < n; ++i) {
-    CUpti_PCSamplingPCData& src = b.pcs[i];
-    PcRawPc& dst = batch->pcs[i];
-    dst.cubin_crc = src.cubinCrc;
-    dst.pc_offset = src.pcOffset;
-    dst.correlation_id = src.correlationId;
-    dst.function_name.assign(src.functionName != nullptr ? src.functionName : "");
-    const size_t reasons = std::min(src.stallReasonCount, std::max<size_t>(b.num_reasons, 1));
-    dst.stall_samples.resize(reasons);
-    for (size_t k = 0; k < reasons; ++k) {
-      const uint32_t index = src.stallReason[k].pcSamplingStallReasonIndex;  // packed struct
-      const uint32_t samples = src.stallReason[k].samples;
-      dst.stall_samples[k] = {index, samples};
-    }
-    // Free each name once even if CUPTI ever hands the same pointer to several PCs.
-    if (src.functionName != nullptr &&
-        std::find(b.freed.begin(), b.freed.end(), src.functionName) == b.freed.end()) {
-      b.freed.push_back(src.functionName);
-    }
-    src.functionName = nullptr;
-    src.stallReasonCount = 0;
+  if (!r.ok() && r.kind != PcErrorKind::kOutOfMemory) {
+    batch->hardware_buffer_full = b.read.data.hardwareBufferFull != 0;
+    return r;
   }
-  for (char* name : b.freed) std::free(name);
+  b.read.CopyOut(b.num_reasons, batch);
   return r;
 }
 
-void CuptiPcSampling::Disable(PcContext ctx) {
+void CuptiPcSampling::Disable(PcContext ctx, PcRawBatch* leftover) {
+  leftover->Clear();
   CUpti_PCSamplingDisableParams p;
   std::memset(&p, 0, sizeof(p));
   p.size = CUpti_PCSamplingDisableParamsSize;  // NOLINT(bugprone-sizeof-expression)
   p.ctx = Ctx(ctx);
-  cuptiPCSamplingDisable(&p);  // may fail on a context never enabled: nothing to undo
-  contexts_.erase(ctx);
+  auto it = contexts_.find(ctx);
+  if (it != contexts_.end()) it->second->configured.ResetCounts();
+  const CUptiResult r = cuptiPCSamplingDisable(&p);  // fails on a context never enabled
+  if (it == contexts_.end()) return;
+  if (r == CUPTI_SUCCESS) it->second->configured.CopyOut(it->second->num_reasons, leftover);
+  contexts_.erase(it);
 }
 
 namespace {

@@ -22,7 +22,7 @@ class CuptiPcSampling final : public PcSamplingApi {
   PcResult Start(PcContext ctx) override;
   PcResult Stop(PcContext ctx) override;
   PcResult GetData(PcContext ctx, PcRawBatch* batch) override;
-  void Disable(PcContext ctx) override;
+  void Disable(PcContext ctx, PcRawBatch* leftover) override;
 
   struct ContextBuffers;  // the CUpti_PCSamplingData of one context (defined in the .cc)
 

@@ -84,8 +84,10 @@ class PcSamplingApi {
   // One cuptiPCSamplingGetData round into *batch (cleared first). On a full hardware buffer
   // returns kOutOfMemory with batch->hardware_buffer_full set and whatever CUPTI gave.
   virtual PcResult GetData(PcContext ctx, PcRawBatch* batch) = 0;
-  // cuptiPCSamplingDisable and the buffer's release; safe on a context never enabled.
-  virtual void Disable(PcContext ctx) = 0;
+  // cuptiPCSamplingDisable and the buffers' release; safe on a context never enabled.
+  // *leftover (cleared first) gets what CUPTI put in the configured buffer at Disable: PCs
+  // that no GetData had returned.
+  virtual void Disable(PcContext ctx, PcRawBatch* leftover) = 0;
 };
 
 }  // namespace warpscope

@@ -6,8 +6,8 @@
 //   capture start: Start; the worker drains (GetData while remainingNumPcs > 0) every
 //     drain_interval_ms, and module loads drain too
 //   capture stop: Stop -> drain
-//   OnContextDestroying: Stop -> drain -> Disable
-//   Shutdown: capture stop -> join the worker -> Disable what is left
+//   OnContextDestroying: Stop -> drain -> Disable -> what CUPTI left in the configured buffer
+//   Shutdown: capture stop -> join the worker -> Disable what is left (and write its data)
 // Every failure is one `warpscope:` line plus a pc_sampling.* counter; tracing goes on.
 #include "collectors/pc_sampling/pc_sampling_controller.h"
 
@@ -58,7 +58,7 @@ void PcSamplingController::FailLocked(PcContext ctx, uint32_t device, const PcRe
       advice = "see the CUPTI error";
       break;
   }
-  api_.Disable(ctx);
+  api_.Disable(ctx, &raw_);  // nothing sampled yet
   sink_.AddToCounter(counter, 1, Severity::kError);
   sink_.Report(Severity::kError, "PC sampling off on device " + std::to_string(device) + ": " +
                                      std::string(step) + " failed (" + result.message + "); " +
@@ -139,7 +139,7 @@ void PcSamplingController::OnContextDestroying(PcContext ctx) {
   auto it = contexts_.find(ctx);
   if (it == contexts_.end()) return;
   StopLocked(ctx, it->second);
-  api_.Disable(ctx);
+  DisableLocked(ctx, it->second);
   device_owner_.erase(it->second.device_id);
   contexts_.erase(it);
 }
@@ -173,7 +173,7 @@ void PcSamplingController::Shutdown() {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return;
   shut_down_ = true;
-  for (auto& [ctx, c] : contexts_) api_.Disable(ctx);
+  for (auto& [ctx, c] : contexts_) DisableLocked(ctx, c);
   contexts_.clear();
   device_owner_.clear();
 }
@@ -211,25 +211,36 @@ void PcSamplingController::DrainLocked(PcContext ctx, Context& c) {
                          "WARPSCOPE_PC_PERIOD");
       }
     }
-    if (!raw_.pcs.empty() || raw_.total_samples != 0 || raw_.dropped_samples != 0 || buffer_full) {
-      const PcBatchIdentity identity{c.device_id, c.context_id, sink_.NowNs()};
-      const uint64_t samples = TranslatePcBatch(
-          raw_, identity, [this](std::string_view s) { return sink_.InternString(s); }, &record_);
-      if (sink_.Write(record_)) {
-        sink_.AddToCounter(kPcStatBatches, 1, Severity::kInfo);
-        sink_.AddToCounter(kPcStatPcs, record_.records.size(), Severity::kInfo);
-        sink_.AddToCounter(kPcStatSamples, samples, Severity::kInfo);
-      } else {
-        sink_.AddToCounter(kPcStatBatchesDropped, 1, Severity::kDataLoss);
-      }
-      if (raw_.dropped_samples != 0) {
-        sink_.AddToCounter(kPcStatSamplesDropped, raw_.dropped_samples, Severity::kDataLoss);
-      }
-    }
+    WriteBatchLocked(c);
     // A full buffer yields no PC data; asking again at once would spin.
     if (raw_.remaining_num_pcs == 0 || buffer_full) return;
   }
   sink_.AddToCounter(kPcStatDrainCapped, 1, Severity::kInfo);
+}
+
+void PcSamplingController::DisableLocked(PcContext ctx, Context& c) {
+  api_.Disable(ctx, &raw_);
+  WriteBatchLocked(c);  // what CUPTI still held for the context
+}
+
+void PcSamplingController::WriteBatchLocked(Context& c) {
+  if (raw_.pcs.empty() && raw_.total_samples == 0 && raw_.dropped_samples == 0 &&
+      !raw_.hardware_buffer_full) {
+    return;
+  }
+  const PcBatchIdentity identity{c.device_id, c.context_id, sink_.NowNs()};
+  const uint64_t samples = TranslatePcBatch(
+      raw_, identity, [this](std::string_view s) { return sink_.InternString(s); }, &record_);
+  if (sink_.Write(record_)) {
+    sink_.AddToCounter(kPcStatBatches, 1, Severity::kInfo);
+    sink_.AddToCounter(kPcStatPcs, record_.records.size(), Severity::kInfo);
+    sink_.AddToCounter(kPcStatSamples, samples, Severity::kInfo);
+  } else {
+    sink_.AddToCounter(kPcStatBatchesDropped, 1, Severity::kDataLoss);
+  }
+  if (raw_.dropped_samples != 0) {
+    sink_.AddToCounter(kPcStatSamplesDropped, raw_.dropped_samples, Severity::kDataLoss);
+  }
 }
 
 void PcSamplingController::StartThreadLocked() {

@@ -88,6 +88,8 @@ class PcSamplingController {
   bool StartLocked(PcContext ctx, Context& c);
   void StopLocked(PcContext ctx, Context& c);
   void DrainLocked(PcContext ctx, Context& c);
+  void DisableLocked(PcContext ctx, Context& c);  // Disable, then write the leftover PCs
+  void WriteBatchLocked(Context& c);              // raw_ -> one PcSampleBatch
   void StartThreadLocked();
   void WorkerLoop();
   void StopThread();  // mu_ not held

@@ -149,7 +149,18 @@ class FakePcApi : public PcSamplingApi {
     *batch = std::move(r.batch);
     return r.result;
   }
-  void Disable(PcContext ctx) override { Log("disable", ctx, {}); }
+  void Disable(PcContext ctx, PcRawBatch* leftover) override {
+    Log("disable", ctx, {});
+    std::lock_guard<std::mutex> lock(mu);
+    leftover->Clear();
+    auto it = at_disable.find(ctx);
+    if (it != at_disable.end()) {
+      *leftover = std::move(it->second);
+      at_disable.erase(it);
+    }
+  }
+  // What CUPTI leaves in the configured buffer at Disable, per context.
+  std::map<PcContext, PcRawBatch> at_disable;
 
   void Queue(PcContext ctx, PcResult result, PcRawBatch batch) {
     std::lock_guard<std::mutex> lock(mu);
@@ -426,6 +437,24 @@ TEST_F(PcSamplingControllerTest, DestroyedContextIsDrainedDisabledAndFreesTheDev
   EXPECT_EQ(sink_.reasons.size(), 1u);  // table already in the trace
   c.Shutdown();
   EXPECT_EQ(api_.CountCalls("disable 2"), 1u);
+}
+
+// CUPTI puts the PCs no GetData returned into the configured buffer at Disable: they are
+// written like any drained batch, at context teardown and at shutdown.
+TEST_F(PcSamplingControllerTest, PcsLeftInTheConfiguredBufferAtDisableAreWritten) {
+  PcSamplingController& c = Make();
+  c.OnContextCreated(Context(1), 1, 0);
+  c.OnContextCreated(Context(2), 2, 1);
+  c.StartCapture();
+  api_.at_disable[Context(1)] = Batch(3, 0, {Pc("left_a", 1, {{4, 3}})});
+  api_.at_disable[Context(2)] = Batch(5, 0, {Pc("left_b", 2, {{8, 5}})});
+  c.OnContextDestroying(Context(1));
+  ASSERT_EQ(sink_.batches.size(), 1u);
+  EXPECT_EQ(sink_.batches[0].device_id, 0u);
+  c.Shutdown();
+  ASSERT_EQ(sink_.batches.size(), 2u);
+  EXPECT_EQ(sink_.batches[1].device_id, 1u);
+  EXPECT_EQ(sink_.counters[kPcStatSamples], 8u);
 }
 
 TEST_F(PcSamplingControllerTest, ModuleLoadDrainsOnlyWhileSampling) {
