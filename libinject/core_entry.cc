@@ -47,6 +47,10 @@ WS_EXPORT int warpscope_core_initialize_nvtx_extension(void* ext_info) {
   return InitializeNvtx(warpscope::NvtxInjectionEntry::kExtension, ext_info);
 }
 
+// Called by the shim's _exit/_Exit before the process ends without atexit handlers: closes
+// the trace (bounded wait; async-signal-safe on the calling thread).
+WS_EXPORT void warpscope_core_before_exit() { warpscope::CloseBeforeQuickExit(); }
+
 // The same entry points under the names the driver and NVTX look for, for
 // CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH naming the core itself.
 WS_EXPORT int InitializeInjection() { return warpscope_core_initialize_injection(); }

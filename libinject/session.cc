@@ -48,6 +48,10 @@ namespace {
 constexpr unsigned char kWakeCapture = 100;
 constexpr unsigned char kWakeDevice = 101;
 constexpr unsigned char kWakeQuit = 102;
+constexpr unsigned char kWakeQuickExit = 103;  // _exit is about to end the process
+// How long _exit waits for the trace to close (a stuck file system or a lock held by the
+// thread that called _exit from a signal handler must not keep the process alive).
+constexpr int kQuickExitWaitMs = 5000;
 constexpr int kTerminationSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 std::atomic<int> g_pipe_write{-1};
@@ -111,6 +115,7 @@ class Session final : public CallbackHandler, public SessionServices {
   void Start();
   void Shutdown(EndReason reason);
   void OnForkChild();
+  void CloseBeforeQuickExit();  // async-signal-safe on the calling thread
   bool running() const {
     return running_.load() && !forked_child_.load() && !shut_down_.load() && getpid() == pid_;
   }
@@ -158,6 +163,9 @@ class Session final : public CallbackHandler, public SessionServices {
   std::thread watcher_;
   std::thread::id watcher_id_;
   int pipe_[2] = {-1, -1};
+  int closed_pipe_[2] = {-1, -1};  // the watcher writes one byte once a quick exit closed the trace
+  std::atomic<bool> watcher_running_{false};
+  pthread_t watcher_pthread_{};  // set by the watcher itself, before it reads the pipe
   struct sigaction old_actions_[65] = {};
   bool installed_[65] = {};
   std::mutex devices_mu_;
@@ -321,6 +329,7 @@ void Session::Start() {
   // Handlers only write to the pipe and the watcher acts on it: without both, installing
   // them would swallow SIGINT/SIGTERM.
   const bool have_pipe = pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) == 0;
+  if (pipe2(closed_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) closed_pipe_[0] = closed_pipe_[1] = -1;
   if (have_pipe) {
     g_pipe_write.store(pipe_[1]);
     InstallSignalHandlers();
@@ -350,9 +359,12 @@ void Session::Start() {
   try {
     watcher_ = std::thread([this] {
       pthread_setname_np(pthread_self(), "ws-watcher");  // names show in gdb, top -H, ps -L
+      watcher_pthread_ = pthread_self();
       WatcherLoop();
+      watcher_running_.store(false);
     });
     watcher_id_ = watcher_.get_id();
+    watcher_running_.store(have_pipe);
   } catch (...) {
     RestoreSignalHandlers();
     Report(Severity::kError, "session",
@@ -461,6 +473,15 @@ void Session::WatcherLoop() {
       for (ssize_t i = 0; i < got; ++i) {
         unsigned char b = bytes[i];
         if (b == kWakeQuit) return;
+        if (b == kWakeQuickExit) {
+          Debug("_exit: closing the trace");
+          Shutdown(EndReason::kExit);
+          const unsigned char done = 1;
+          if (closed_pipe_[1] >= 0 && ::write(closed_pipe_[1], &done, 1) < 0) {
+            // The caller's wait times out instead.
+          }
+          return;
+        }
         if (b == kWakeCapture) {
           std::lock_guard<std::mutex> lock(window_mu_);
           ApplyEdge(window_->Signal(TraceClockNs()));
@@ -523,6 +544,21 @@ void Session::Shutdown(EndReason reason) {
     Log(LogLevel::kInfo, "warpscope: trace written to " + writer_->path());
   } catch (...) {
     Log(LogLevel::kError, "warpscope: error while closing the trace");
+  }
+}
+
+void Session::CloseBeforeQuickExit() {
+  // Only atomics, getpid, pthread_self, write and poll here: _exit may run in a signal handler.
+  if (!running() || !watcher_running_.load() || closed_pipe_[0] < 0) return;
+  if (pthread_equal(pthread_self(), watcher_pthread_)) return;
+  SignalToPipe(kWakeQuickExit);
+  pollfd done = {closed_pipe_[0], POLLIN, 0};
+  int waited_ms = 0;
+  while (waited_ms < kQuickExitWaitMs) {
+    const int r = poll(&done, 1, 100);
+    if (r > 0) return;
+    if (r < 0 && errno != EINTR) return;
+    waited_ms += 100;
   }
 }
 
@@ -607,5 +643,10 @@ void StartSession() {
 }
 
 bool SessionRunning() { return g_session != nullptr && g_session->running(); }
+
+void CloseBeforeQuickExit() {
+  Session* session = g_session;
+  if (session != nullptr) session->CloseBeforeQuickExit();
+}
 
 }  // namespace warpscope

@@ -17,6 +17,12 @@ void StartSession();
 // in a forked child, not after shutdown).
 bool SessionRunning();
 
+// The process is about to end through _exit/_Exit, which skips atexit: asks the session's own
+// thread to close the trace as at exit and waits for it, at most a few seconds. Only
+// async-signal-safe calls on the calling thread; returns at once where there is nothing to do
+// (no session, a forked child, already closed, or called on the session's thread).
+void CloseBeforeQuickExit();
+
 }  // namespace warpscope
 
 #endif  // WARPSCOPE_LIBINJECT_SESSION_H_

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define WS_EXPORT __attribute__((visibility("default")))
@@ -18,6 +19,11 @@ static char g_self_path[4096];
 static pid_t g_ctor_pid;
 static void* g_core;
 static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The core's warpscope_core_before_exit, once the core is loaded (read by _exit, which may
+ * run in a signal handler: a plain atomic load, nothing else). */
+typedef void (*BeforeExitFn)(void);
+static BeforeExitFn g_before_exit;
 
 static int Quiet(void) {
   const char* q = getenv("WARPSCOPE_QUIET");
@@ -72,6 +78,10 @@ static void* Core(void) {
                dir_len ? "/" : "");
     }
     g_core = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (g_core != NULL) {
+      __atomic_store_n(&g_before_exit, (BeforeExitFn)dlsym(g_core, "warpscope_core_before_exit"),
+                       __ATOMIC_RELEASE);
+    }
     if (g_core == NULL && !Quiet()) {
       const char* err = dlerror();
       fprintf(stderr, "warpscope: cannot load %s (%s); running without profiling\n", path,
@@ -115,6 +125,18 @@ WS_EXPORT int InitializeInjectionNvtx(void* get_export_table) {
 WS_EXPORT int InitializeInjectionNvtxExtension(void* ext_info) {
   return ForwardNvtx("warpscope_core_initialize_nvtx_extension", ext_info);
 }
+
+/* _exit and _Exit skip atexit handlers, so a program that ends with them (Python's
+ * os._exit, a fast exit after a job is done) would leave its trace without its last events
+ * and ending. The core closes the trace first, on its own thread, and this waits a bounded
+ * time (async-signal-safe here: _exit may be called from a signal handler). Forked children,
+ * processes without a session and calls after the trace is closed return at once. */
+WS_EXPORT __attribute__((noreturn)) void _exit(int status) {
+  BeforeExitFn before_exit = __atomic_load_n(&g_before_exit, __ATOMIC_ACQUIRE);
+  if (before_exit != NULL) before_exit();
+  for (;;) syscall(SYS_exit_group, status);
+}
+WS_EXPORT __attribute__((noreturn)) void _Exit(int status) { _exit(status); }
 
 /* The pid the constructor ran in (tests; forks inherit it, so differs from getpid()). */
 WS_EXPORT int warpscope_shim_constructor_pid(void) { return (int)g_ctor_pid; }

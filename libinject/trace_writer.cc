@@ -847,6 +847,19 @@ std::unique_ptr<TraceWriter> TraceWriter::Open(const TraceWriterOptions& options
     if (!impl->EmitSized(kHeader, [&](auto& s) { EncodeHeader(s, header); })) {
       return fail("warpscope: out of memory for the trace buffer; tracing is off");
     }
+    // The header goes to the file now, not with the first flush: a program that ends at
+    // once with _exit or is killed still leaves a file that says what it is.
+    Chunk* c = impl->current;
+    int err = 0;
+    if (!impl->ReserveBlocks(c->used, &err) || !impl->WriteAll(c->data.get(), c->used, &err)) {
+      return fail("warpscope: cannot write trace " + options.path + ": " + ErrnoText(err) +
+                  "; tracing is off");
+    }
+    impl->bytes_written.Add(c->used);
+    impl->file_pos = c->used;
+    impl->bytes_done = c->used;
+    c->flushed = c->used;
+    c->events_flushed = c->events;
   }
 
   // The writer thread blocks every signal: the host program's handlers must not run on it, and

@@ -6,7 +6,7 @@
 # LD_PRELOAD and through `warpscope record`, in C++ (tests/gpu/hostile.cu) and in PyTorch
 # (tests/gpu/hostile.py). Every run must keep the program's own output and exit status, leave
 # no crash, and leave a trace that is complete, or cut short where the ending allows nothing
-# else (_exit, SIGKILL), or none where warpscope must step aside.
+# else (SIGKILL), or none where warpscope must step aside.
 #
 #   scripts/gpu_hostile.sh [--part cpp|torch|all] [--repeat N] [--modes trace,pm,pc]
 #
@@ -146,7 +146,9 @@ cpp_matrix() {
     --kernels $K=800 -- "$HOSTILE" --threads 4 --kernels 200
   run_case ${p}_exit_thread $launch $mode 3 complete "$W" "ws_hostile: done" "" \
     --kernels $K=20 -- "$HOSTILE" --end thread_exit --status 3
-  run_case ${p}__exit $launch $mode 5 cut "$W" "ws_hostile: done" "" -- "$HOSTILE" --end _exit --status 5
+  # _exit skips atexit; the shim's _exit has the trace closed first.
+  run_case ${p}__exit $launch $mode 5 complete "$W" "ws_hostile: done" "" \
+    --kernels $K=20 -- "$HOSTILE" --end _exit --status 5
   run_case ${p}_sigterm $launch $mode 143 complete "$W" "ws_hostile: done" "" \
     --kernels $K=20 --end-reason signal -- "$HOSTILE" --end sigterm
   run_case ${p}_sigkill $launch $mode 137 cut "$W" "ws_hostile: done" "" -- "$HOSTILE" --run-ms 800 --end sigkill
@@ -184,7 +186,8 @@ torch_matrix() {
     --nvtx hostile_setup=1 --nvtx hostile_step=5 -- python3 "$PYPROG" --nvtx-first
   run_case ${p}_status $launch $mode 3 complete "$W" "ws_hostile: done" "" \
     --nvtx hostile_step=3 -- python3 "$PYPROG" --steps 3 --end exit --status 3
-  run_case ${p}__exit $launch $mode 4 cut "$W" "ws_hostile: done" "" -- python3 "$PYPROG" --end _exit --status 4
+  run_case ${p}__exit $launch $mode 4 complete "$W" "ws_hostile: done" "" \
+    --nvtx hostile_step=5 -- python3 "$PYPROG" --end _exit --status 4
   run_case ${p}_sigterm $launch $mode 143 complete "$W" "ws_hostile: done" "" \
     --end-reason signal -- python3 "$PYPROG" --end sigterm
   run_case ${p}_sigkill $launch $mode 137 cut "$W" "ws_hostile: done" "" -- python3 "$PYPROG" --end sigkill

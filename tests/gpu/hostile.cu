@@ -86,9 +86,10 @@ int Launch(const Options& o, std::chrono::steady_clock::time_point t0) {
     pause();
   }
   if (o.end == "thread_exit") {
-    // exit() from another thread while main still runs CUDA calls.
+    // exit() from another thread while the main thread waits (it must not use CUDA then:
+    // exit() tears the CUDA runtime down under it, a crash of the program's own making).
     std::thread([&o] { std::exit(o.status); }).detach();
-    for (;;) cudaDeviceSynchronize();
+    for (;;) pause();
   }
   std::exit(o.status);
 }

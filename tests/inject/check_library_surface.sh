@@ -28,13 +28,18 @@ check_exports() {  # lib allowed-regex
 }
 check_needed "$shim" '^(libc\.so\.6|libdl\.so\.2|libpthread\.so\.0)$'
 check_needed "$core" '^(libc\.so\.6|libdl\.so\.2|libpthread\.so\.0|libm\.so\.6|librt\.so\.1|ld-linux-x86-64\.so\.2|libcupti\.so\.13)$'
-check_exports "$shim" '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtx|InitializeInjectionNvtxExtension|warpscope_shim_constructor_pid)$'
-check_exports "$core" '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtx|InitializeInjectionNvtxExtension|warpscope_core_initialize_injection|warpscope_core_initialize_nvtx2|warpscope_core_initialize_nvtx|warpscope_core_initialize_nvtx_extension)$'
+check_exports "$shim" '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtx|InitializeInjectionNvtxExtension|_exit|_Exit|warpscope_shim_constructor_pid)$'
+check_exports "$core" '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtx|InitializeInjectionNvtxExtension|warpscope_core_initialize_injection|warpscope_core_initialize_nvtx2|warpscope_core_initialize_nvtx|warpscope_core_initialize_nvtx_extension|warpscope_core_before_exit)$'
 if nm -D "$core" | grep -qiE 'protobuf|absl'; then echo "FAIL: core references protobuf/abseil"; fail=1; fi
 # The shim in a program without CUDA: no output, same exit code, env set for children.
 out=$(LD_PRELOAD=$shim sh -c 'echo "$CUDA_INJECTION64_PATH"' 2>&1)
 if [[ $out != "$(realpath "$shim")" && $out != "$shim" ]]; then echo "FAIL: shim did not set CUDA_INJECTION64_PATH ($out)"; fail=1; fi
 if ! LD_PRELOAD=$shim true; then echo "FAIL: shim breaks /bin/true"; fail=1; fi
+# _exit/_Exit go through the shim (it closes a trace first, where there is one) and keep
+# the status; without a session they end the process at once.
+LD_PRELOAD=$shim python3 -c 'import os; os._exit(7)' 2>/dev/null
+rc=$?
+if [[ $rc != 7 ]]; then echo "FAIL: os._exit(7) under the shim ended with $rc"; fail=1; fi
 # ...and says nothing there.
 out=$(LD_PRELOAD=$shim sh -c 'echo hello' 2>&1)
 if [[ $out != hello ]]; then echo "FAIL: shim printed in a program without CUDA: $out"; fail=1; fi
