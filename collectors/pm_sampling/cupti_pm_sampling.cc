@@ -321,7 +321,12 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
     visitor(sample.startTimestamp, sample.endTimestamp, d.values.data(), d.values.size());
     ++result->samples;
   }
-  if (PmResult r = ResetCounterData(d); !r.ok()) return r;
+  const auto r0 = std::chrono::steady_clock::now();
+  PmResult reset = ResetCounterData(d);
+  result->reset_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now() - r0)
+                          .count();
+  if (!reset.ok()) return reset;
   return decoded;
 }
 

@@ -46,6 +46,7 @@ struct PmDecodeResult {
   bool more = false;      // the counter data image filled up: decode again right away
   uint64_t decode_ns = 0;    // time in cuptiPmSamplingDecodeData (raw records -> image)
   uint64_t evaluate_ns = 0;  // time in cuptiProfilerHostEvaluateToGpuValues
+  uint64_t reset_ns = 0;     // time re-initialising the counter data image for the next decode
 };
 
 class PmSamplingApi {

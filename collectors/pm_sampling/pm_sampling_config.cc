@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 
 namespace warpscope {
 namespace {
@@ -123,6 +124,16 @@ bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& ge
       *error = "warpscope: WARPSCOPE_PM_BUFFER='" + v + "': " + problem + "; PM sampling stays off";
       return false;
     }
+  }
+  if (std::string v = get_env("WARPSCOPE_PM_DECODE_BATCH"); !v.empty()) {
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+    if (end == v.c_str() || *end != '\0' || n < 16 || n > 65536) {
+      *error = "warpscope: WARPSCOPE_PM_DECODE_BATCH='" + v +
+               "' is not a sample count from 16 to 65536; PM sampling stays off";
+      return false;
+    }
+    config->max_samples_per_decode = static_cast<uint32_t>(n);
   }
   if (std::string v = get_env("WARPSCOPE_PM_METRICS"); !v.empty()) {
     if (!ParsePmMetrics(v, &config->metrics, &problem)) {

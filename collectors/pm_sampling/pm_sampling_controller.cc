@@ -255,6 +255,7 @@ void PmSamplingController::DecodeLocked(bool allow_restart) {
   uint64_t total = 0;
   uint64_t decode_ns = 0;
   uint64_t evaluate_ns = 0;
+  uint64_t reset_ns = 0;
   for (auto& [device, d] : devices_) {
     if (d.state != DeviceState::kSampling) continue;
     Device* dev = &d;
@@ -268,6 +269,7 @@ void PmSamplingController::DecodeLocked(bool allow_restart) {
       total += result.samples;
       decode_ns += result.decode_ns;
       evaluate_ns += result.evaluate_ns;
+      reset_ns += result.reset_ns;
       if (result.overflow || r.kind == PmErrorKind::kOutOfMemory) {
         overflowed = true;
         sink_.AddToCounter(kPmStatOverflows, 1, Severity::kDataLoss);
@@ -304,6 +306,9 @@ void PmSamplingController::DecodeLocked(bool allow_restart) {
   }
   if (evaluate_ns >= 1000) {
     sink_.AddToCounter(kPmStatEvaluateUs, evaluate_ns / 1000, Severity::kInfo);
+  }
+  if (reset_ns >= 1000) {
+    sink_.AddToCounter(kPmStatImageResetUs, reset_ns / 1000, Severity::kInfo);
   }
 }
 

@@ -49,6 +49,9 @@ inline constexpr char kPmStatGapNs[] = "pm_sampling.gap_ns";
 inline constexpr char kPmStatDecodeBusyUs[] = "pm_sampling.decode_busy_us";
 inline constexpr char kPmStatDecodeDataUs[] = "pm_sampling.decode_data_us";
 inline constexpr char kPmStatEvaluateUs[] = "pm_sampling.evaluate_us";
+// Re-initialising the counter data image after each decode (cuptiPmSamplingCounterData-
+// ImageInitialize), which costs in proportion to the image's capacity, not to its samples.
+inline constexpr char kPmStatImageResetUs[] = "pm_sampling.image_reset_us";
 // A full hardware buffer (KEEP_OLDEST) takes no more records until sampling is restarted:
 // the controller stops and starts it again after draining; the time between is a gap.
 inline constexpr char kPmStatRestarts[] = "pm_sampling.restarts_after_overflow";

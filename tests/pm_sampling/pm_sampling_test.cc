@@ -75,6 +75,16 @@ TEST(PmSamplingConfigTest, MetricsAndEnvironment) {
   EXPECT_EQ(config.hardware_buffer_bytes, 256u << 20);
   EXPECT_EQ(config.metrics, DefaultPmMetrics());
   EXPECT_EQ(config.metrics.size(), 7u);
+  EXPECT_EQ(config.max_samples_per_decode, 4096u);
+  env["WARPSCOPE_PM_DECODE_BATCH"] = "256";
+  ASSERT_TRUE(LoadPmSamplingConfig(get, &config, &error)) << error;
+  EXPECT_EQ(config.max_samples_per_decode, 256u);
+  for (const char* bad : {"8", "100000", "64k"}) {
+    env["WARPSCOPE_PM_DECODE_BATCH"] = bad;
+    EXPECT_FALSE(LoadPmSamplingConfig(get, &config, &error)) << bad;
+    EXPECT_THAT(error, HasSubstr("WARPSCOPE_PM_DECODE_BATCH"));
+  }
+  env.erase("WARPSCOPE_PM_DECODE_BATCH");
   env["WARPSCOPE_PM_INTERVAL"] = "often";
   EXPECT_FALSE(LoadPmSamplingConfig(get, &config, &error));
   EXPECT_THAT(error, HasSubstr("warpscope: WARPSCOPE_PM_INTERVAL='often'"));
