@@ -241,21 +241,20 @@ def _holds_strings(message_type: Any, depth: int = 0) -> bool:
         for f in message_type.fields)
 
 
-def _tag_bytes(number: int) -> bytes:
-    tag, out = number << 3 | 2, bytearray()
-    while tag >= 0x80:
-        out.append(tag & 0x7F | 0x80)
-        tag >>= 7
-    return bytes(out + bytes([tag]))
+def _first_tag_byte(number: int) -> int:
+    """The first byte of the tag of length-delimited field `number`."""
+    tag = number << 3 | 2
+    return tag & 0x7F | 0x80 if tag >= 0x80 else tag
 
 
 # protobuf's C++ backend (Debian's python3-protobuf) logs a line on stderr for every string
 # that is not UTF-8 before it refuses the packet. With that backend, packets of kinds that
-# hold strings (metadata: no event does) are repaired before they are parsed, not after.
-_REPAIR_BEFORE_PARSING = tuple(
-    _tag_bytes(f.number) for f in schema.TracePacket.DESCRIPTOR.fields
+# hold strings (metadata: no event does) are repaired before they are parsed, not after;
+# they are told apart by the first byte of the packet (that byte differs for every kind).
+_REPAIR_BEFORE_PARSING = frozenset(
+    _first_tag_byte(f.number) for f in schema.TracePacket.DESCRIPTOR.fields
     if f.type == FieldDescriptor.TYPE_MESSAGE and _holds_strings(f.message_type)
-) if _WARNS_ON_CORRUPT_INPUT else ()
+) if _WARNS_ON_CORRUPT_INPUT else frozenset()
 
 
 def _file_kind(mode: int) -> Optional[str]:
@@ -430,30 +429,33 @@ class TraceFile:
         MAX_PACKET_BYTES is corruption, raised with the packet's offset.
         """
         data, size, pos = self._data, len(self._data), 0
+        packet_tag, truncated = _PACKET_TAG, _VARINT_TRUNCATED
         while pos < size:
             cursor = pos + 1
-            if data[pos] != _PACKET_TAG:  # rare: only a non-minimal varint is still a tag
+            if data[pos] != packet_tag:  # rare: only a non-minimal varint is still a tag
                 tag, cursor = _read_varint(data, pos, size)
-                if tag == _VARINT_TRUNCATED:
+                if tag == truncated:
                     break
-                if tag != _PACKET_TAG:
+                if tag != packet_tag:
                     raise self._corrupt_tag(pos, cursor, tag)
-            length = data[cursor] if cursor < size else _VARINT_TRUNCATED
-            if length < 0x80:
+            if cursor < size and data[cursor] < 0x80:  # a packet under 128 bytes
+                length = data[cursor]
                 cursor += 1
             else:
                 length, cursor = _read_varint(data, cursor, size)
-            if length == _VARINT_TRUNCATED:
+                if length == truncated:
+                    break
+                if length == _VARINT_MALFORMED:
+                    raise _CorruptData(self.path, pos, "the packet length is not a valid varint")
+                if length > MAX_PACKET_BYTES:
+                    raise _CorruptData(self.path, pos, f"the packet there claims {length} "
+                                       f"bytes, more than the {MAX_PACKET_BYTES >> 20} MiB a "
+                                       "packet can hold")
+            end = cursor + length
+            if end > size:
                 break
-            if length == _VARINT_MALFORMED:
-                raise _CorruptData(self.path, pos, "the packet length is not a valid varint")
-            if length > MAX_PACKET_BYTES:
-                raise _CorruptData(self.path, pos, f"the packet there claims {length} bytes, "
-                                   f"more than the {MAX_PACKET_BYTES >> 20} MiB a packet can hold")
-            if length > size - cursor:
-                break
-            yield pos, cursor, cursor + length
-            pos = cursor + length
+            yield pos, cursor, end
+            pos = end
         if pos < size:
             index.truncated = True
             index.truncation_offset = pos
@@ -475,7 +477,7 @@ class TraceFile:
         arbitrary bytes) are repaired as the C++ reader does: each bad byte becomes "?".
         """
         payload = self._data[start:end]
-        if _REPAIR_BEFORE_PARSING and payload.startswith(_REPAIR_BEFORE_PARSING):
+        if _REPAIR_BEFORE_PARSING and payload and payload[0] in _REPAIR_BEFORE_PARSING:
             repaired = bytearray(payload)
             changed = _repair_strings(schema.TracePacket.DESCRIPTOR, repaired, 0, len(repaired))
             if changed > 0:
