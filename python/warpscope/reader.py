@@ -266,7 +266,7 @@ def _file_kind(mode: int) -> Optional[str]:
                        (stat.S_ISSOCK, "a socket")):
         if test(mode):
             return name
-    return "not a regular file"
+    return "a special file"
 
 
 def _map_trace_file(path: str, max_bytes: int) -> Union[bytes, mmap.mmap]:
