@@ -216,3 +216,132 @@ def test_concat_dataframes_adds_rank_and_aligns_time(tmp_path):
     assert list(kernels["rank"]) == [0, 3]
     assert list(kernels["pid"]) == [1, 4242]
     assert list(kernels["start_ns"]) == [100, 1100]  # rank 3 started 1000 ns later
+
+
+def test_metric_named_like_a_fixed_column_never_replaces_it(tmp_path):
+    names = ["start_ns", "metric:start_ns", "device_id", "b"]
+    trace = warpscope.open(tb.write(tmp_path / "t.wst", [
+        tb.header(),
+        tb.packet(pm_metric_set=schema.PmMetricSet(id=1, device_id=3, metric_names=names)),
+        tb.packet(pm_sample=schema.PmSample(metric_set_id=1, start_ns=100, duration_ns=10,
+                                            values=[1.5, 2.5, 3.5, 4.5])),
+        tb.end()]))
+    pm = only_row(trace.to_dataframes()["pm_samples"])
+    assert list(pm) == ["start_ns", "end_ns", "duration_ns", "metric_set_id", "device_id",
+                        "metric:metric:start_ns", "metric:start_ns", "metric:device_id", "b"]
+    assert (pm["start_ns"], pm["end_ns"], pm["device_id"]) == (100, 110, 3)
+    assert pm["metric:metric:start_ns"] == 1.5  # the metric "start_ns"
+    assert pm["metric:start_ns"] == 2.5  # the metric "metric:start_ns" keeps its name
+    assert (pm["metric:device_id"], pm["b"]) == (3.5, 4.5)
+
+
+def test_100k_metric_names(tmp_path):
+    """Two sets that share half their names; reading them once took minutes (quadratic)."""
+    n = 100_000
+    first = [f"m{i}" for i in range(n)]
+    second = [f"m{i}" for i in range(n // 2, n + n // 2)]
+    trace = warpscope.open(tb.write(tmp_path / "t.wst", [
+        tb.header(),
+        tb.packet(pm_metric_set=schema.PmMetricSet(id=2, device_id=1, metric_names=second)),
+        tb.packet(pm_metric_set=schema.PmMetricSet(id=1, device_id=0, metric_names=first)),
+        tb.packet(pm_sample=schema.PmSample(metric_set_id=1, values=range(n))),
+        tb.packet(pm_sample=schema.PmSample(metric_set_id=2, values=range(n, 2 * n))),
+        tb.end()]))
+    pm = trace.to_dataframes()["pm_samples"]
+    assert pm.shape == (2, 5 + n + n // 2)
+    assert list(pm.columns[5:]) == first + second[n // 2:]  # by set id, then first seen
+    assert list(pm["device_id"]) == [0, 1]
+    assert (pm["m0"].iloc[0], pm[f"m{n - 1}"].iloc[0]) == (0, n - 1)
+    assert np.isnan(pm["m0"].iloc[1]) and np.isnan(pm[f"m{n}"].iloc[0])
+    assert (pm[f"m{n // 2}"].iloc[1], pm[f"m{n + n // 2 - 1}"].iloc[1]) == (n, 2 * n - 1)
+
+
+def kernel(name_id: int, launch_config_id: int = 0, start_ns: int = 0):
+    return tb.packet(kernel=schema.KernelEvent(name_id=name_id, start_ns=start_ns,
+                                               launch_config_id=launch_config_id))
+
+
+def test_redefined_ids_apply_from_where_they_are_redefined(tmp_path):
+    """As the C++ reader: a later, different definition replaces the earlier one for the
+    events after it, and is counted once as redefined_ids; the same value again is not."""
+    s = schema
+
+    def definitions_then_events(name, os_tid, grid_x, metric, t):
+        return [tb.string(1, name),
+                tb.packet(thread=s.ThreadInfo(id=1, os_tid=os_tid, name=f"t{os_tid}")),
+                tb.packet(launch_config=s.LaunchConfig(id=1, grid_x=grid_x)),
+                tb.packet(pm_metric_set=s.PmMetricSet(id=1, metric_names=[metric])),
+                kernel(1, 1, start_ns=t),
+                tb.packet(api_call=s.ApiCallEvent(name_id=1, thread_id=1, start_ns=t)),
+                tb.packet(pm_sample=s.PmSample(metric_set_id=1, start_ns=t, values=[t]))]
+
+    trace = warpscope.open(tb.write(tmp_path / "t.wst", [tb.header()]
+                                    + definitions_then_events("old", 10, 1, "a", 1)
+                                    # the writer may emit a definition again: not counted
+                                    + [tb.string(1, "old")]
+                                    + definitions_then_events("new", 20, 2, "b", 2)
+                                    + [tb.end()]))
+    with pytest.warns(warpscope.TraceWarning, match="redefined_ids = 3"):
+        frames = trace.to_dataframes()
+    assert trace.issues == {"redefined_ids": 3, "redefined_pm_metric_sets": 1}
+    assert trace.strings == {1: "new"} and trace.threads[1].os_tid == 20
+    assert trace.launch_configs[1].grid_x == 2
+    assert list(trace.pm_metric_sets[1].metric_names) == ["b"]
+    kernels = frames["kernels"]
+    assert list(kernels["name"]) == ["old", "new"] and list(kernels["grid_x"]) == [1, 2]
+    api = frames["api"]
+    assert list(api["name"]) == ["old", "new"] and list(api["os_tid"]) == [10, 20]
+    assert list(api["thread_name"]) == ["t10", "t20"]
+    pm = frames["pm_samples"]
+    assert list(pm.columns[5:]) == ["a", "b"]
+    assert pm["a"].iloc[0] == 1.0 and np.isnan(pm["b"].iloc[0])
+    assert pm["b"].iloc[1] == 2.0 and np.isnan(pm["a"].iloc[1])
+
+
+def test_many_redefinitions(tmp_path):
+    """Every kernel gets the name in force when it was read, however often ids change."""
+    packets = [tb.header()]
+    for i in range(5000):
+        packets += [tb.string(1 + i % 3, f"name{i}"), kernel(1 + i % 3), kernel(1 + (i + 1) % 3)]
+    trace = warpscope.open(tb.write(tmp_path / "t.wst", packets + [tb.end()]))
+    with pytest.warns(warpscope.TraceWarning):
+        names = list(trace.to_dataframes()["kernels"]["name"])
+    expected, in_force = [], {}
+    for i in range(5000):
+        in_force[1 + i % 3] = f"name{i}"
+        for ident in (1 + i % 3, 1 + (i + 1) % 3):
+            expected.append(in_force.get(ident, f"<unknown:{ident}>"))
+    assert names == expected
+    assert trace.issues == {"redefined_ids": 4997, "undefined_string_refs": 2}
+
+
+def test_reference_before_definition_is_undefined(tmp_path):
+    """As in C++: an id is defined for the events after its definition, not before."""
+    s = schema
+    trace = warpscope.open(tb.write(tmp_path / "t.wst", [
+        tb.header(),
+        kernel(1, 1),
+        tb.packet(nvtx_range=s.NvtxRangeEvent(name_id=1, thread_id=4, end_thread_id=4)),
+        tb.packet(nvtx_range=s.NvtxRangeEvent(name_id=1, thread_id=4, end_thread_id=5)),
+        tb.packet(pm_sample=s.PmSample(metric_set_id=1, values=[1.0])),
+        tb.string(1, "k"), tb.string(0, "no string"),
+        tb.packet(launch_config=s.LaunchConfig(id=1, grid_x=8)),
+        tb.packet(thread=s.ThreadInfo(id=4, os_tid=44)),
+        tb.packet(pm_metric_set=s.PmMetricSet(id=1, metric_names=["a"])),
+        kernel(1, 1),
+        tb.packet(nvtx_range=s.NvtxRangeEvent(name_id=1, domain_id=0, thread_id=4)),
+        tb.packet(pm_sample=s.PmSample(metric_set_id=1, values=[2.0])),
+        tb.end()]))
+    with pytest.warns(warpscope.TraceWarning):
+        frames = trace.to_dataframes()
+    # A range that ends on the thread it began on refers to one thread: counted once.
+    assert trace.issues == {"undefined_string_refs": 3, "undefined_launch_config_refs": 1,
+                            "undefined_thread_refs": 3, "undefined_pm_metric_set_refs": 1}
+    assert list(frames["kernels"]["name"]) == ["<unknown:1>", "k"]
+    assert list(frames["kernels"]["grid_x"]) == [0, 8]
+    ranges = frames["nvtx_ranges"]
+    assert list(ranges["name"]) == ["<unknown:1>", "<unknown:1>", "k"]
+    assert list(ranges["os_tid"]) == [0, 0, 44] and list(ranges["domain"]) == ["", "", ""]
+    assert list(ranges["end_thread_name"]) == ["<unknown:4>", "<unknown:5>", ""]
+    assert list(frames["pm_samples"]["a"]) == [2.0]
+    assert trace.strings == {1: "k"}  # id 0 means "no string" and cannot be defined

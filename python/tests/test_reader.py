@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import gzip
+import os
 import random
+import re
+import signal
 
 import pytest
 
@@ -97,9 +101,6 @@ def test_missing_file(tmp_path):
         warpscope.open(tmp_path / "nope.wst")
 
 
-def test_directory(tmp_path):
-    with pytest.raises(warpscope.TraceError, match="cannot open the trace: Is a directory"):
-        warpscope.open(tmp_path)
 
 
 def test_empty_file(tmp_path):
@@ -162,7 +163,8 @@ def test_corrupt_tag_in_the_middle(trace_path):
     data[offset] = 0x00
     trace_path.write_bytes(bytes(data))
     trace = warpscope.open(trace_path)
-    with pytest.raises(warpscope.TraceError, match=f"found 0x00 at byte {offset}") as error:
+    with pytest.raises(warpscope.TraceError, match=f"corrupt data at byte offset {offset}: "
+                       r"expected a packet .*, found 0x00 \(field 0") as error:
         trace.to_dataframes()
     assert error.value.offset == offset
     seen = []
@@ -189,9 +191,9 @@ def test_corrupt_payload_in_the_middle(tmp_path, bad):
 def test_extra_headers_and_packets_after_end_are_counted(tmp_path):
     trace = warpscope.open(tb.write(tmp_path / "t.wst", [
         tb.header(), tb.string(1, "a"), tb.end(), tb.header(), tb.string(1, "b")]))
-    assert trace.strings == {1: "a"}
+    assert trace.strings == {1: "b"}  # the later definition replaces it, as in C++
     assert trace.issues == {"packets_after_end_of_trace": 2, "extra_headers": 1,
-                            "conflicting_interned_string_definitions": 1}
+                            "redefined_ids": 1}
 
 
 def test_closed_file(trace_path):
@@ -213,3 +215,198 @@ def test_lost_events_are_problems(tmp_path):
                                 "cupti.dropped_records = 7 (data loss)"]
     with pytest.warns(warpscope.TraceWarning, match="dropped_records = 7"):
         trace.to_dataframes()
+
+
+# -- framing: the C++ reader's rules for truncated versus corrupt ---------------------------
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+HEADER = tb.encode([tb.header()])
+
+
+@pytest.mark.parametrize("tail,what", [
+    (b"\x0a" + _varint((256 << 20) + 1), "claims 268435457 bytes, more than the 256 MiB"),
+    (b"\x0a" + _varint((256 << 20) + 1) + b"\x08\x01", "claims 268435457 bytes"),
+    (b"\x0a" + b"\xff" * 10 + b"\x01", "the packet length is not a valid varint"),
+    (b"\x12\x00", r"found 0x12 \(field 2, wire type length-delimited\)"),
+    (b"\x8a\x80\x80\x80\x80\x80\x80\x80\x80\x80\x00", "found a malformed varint"),
+])
+def test_corrupt_framing_after_the_header(tmp_path, tail, what):
+    """A length over 256 MiB is corruption even where the file ends before it would."""
+    path = tmp_path / "t.wst"
+    path.write_bytes(HEADER + tail + tb.encode([tb.end()]))
+    trace = warpscope.open(path)
+    with pytest.raises(warpscope.TraceError,
+                       match=f"corrupt data at byte offset {len(HEADER)}: .*{what}") as error:
+        trace.truncated
+    assert error.value.offset == len(HEADER)
+    # Without the end after it, the verdict is the same.
+    path.write_bytes(HEADER + tail)
+    with pytest.raises(warpscope.TraceError, match="corrupt data"):
+        warpscope.open(path).truncated
+
+
+@pytest.mark.parametrize("tail", [
+    b"\x8a",  # the data ends inside the tag's varint
+    b"\x0a",  # ... before the length
+    b"\x0a\x80\x80",  # ... inside the length
+    b"\x0a" + _varint(256 << 20),  # ... inside a payload of exactly the largest length
+    b"\x0a\x05\x08",  # ... inside the payload
+])
+def test_truncated_framing_after_the_header(tmp_path, tail):
+    path = tmp_path / "t.wst"
+    path.write_bytes(HEADER + tail)
+    trace = warpscope.open(path)
+    assert trace.truncated and trace.truncation_offset == len(HEADER)
+    assert list(trace) == [tb.header()]
+
+
+def test_tag_written_as_a_longer_varint_is_a_packet(tmp_path):
+    """0x8a 0x00 decodes to the packet tag, as the C++ reader (a varint decoder) sees it."""
+    end = tb.encode([tb.end()])
+    path = tmp_path / "t.wst"
+    path.write_bytes(HEADER + b"\x8a\x00" + end[1:])
+    trace = warpscope.open(path)
+    assert trace.complete and not trace.truncated and trace.issues == {}
+
+
+# -- strings that are not UTF-8 -------------------------------------------------------------
+
+def _cpp_utf8_sequence_length(s: bytes, i: int) -> int:
+    """analyzers/lib/trace_reader.cc's Utf8SequenceLength, as the oracle."""
+    def cont(k: int, lo: int = 0x80, hi: int = 0xBF) -> bool:
+        return i + k < len(s) and lo <= s[i + k] <= hi
+    b0 = s[i]
+    if b0 < 0x80:
+        return 1
+    if 0xC2 <= b0 <= 0xDF:
+        return 2 if cont(1) else 0
+    if 0xE0 <= b0 <= 0xEF:
+        ok1 = cont(1, 0xA0) if b0 == 0xE0 else cont(1, 0x80, 0x9F) if b0 == 0xED else cont(1)
+        return 3 if ok1 and cont(2) else 0
+    if 0xF0 <= b0 <= 0xF4:
+        ok1 = cont(1, 0x90) if b0 == 0xF0 else cont(1, 0x80, 0x8F) if b0 == 0xF4 else cont(1)
+        return 4 if ok1 and cont(2) and cont(3) else 0
+    return 0
+
+
+def _cpp_repair(s: bytes) -> bytes:
+    out, i = bytearray(s), 0
+    while i < len(out):
+        n = _cpp_utf8_sequence_length(bytes(out), i)
+        if n == 0:
+            out[i] = ord("?")
+        i += n or 1
+    return bytes(out)
+
+
+def test_utf8_repair_matches_the_cpp_reader_byte_for_byte():
+    from warpscope.reader import _repair_utf8
+    rng = random.Random(7)
+    interesting = [0x41, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0,
+                   0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF]
+    for _ in range(20000):
+        raw = bytes(rng.choice(interesting) for _ in range(rng.randrange(1, 9)))
+        repaired = bytearray(raw)
+        changed = _repair_utf8(repaired, 0, len(repaired))
+        assert bytes(repaired) == _cpp_repair(raw), raw
+        assert changed == (bytes(repaired) != raw)
+
+
+def _with_bad_bytes(packet, good: bytes, bad: bytes) -> bytes:
+    assert len(good) == len(bad)
+    framed = tb.encode([packet])
+    assert framed.count(good) == 1
+    return framed.replace(good, bad)
+
+
+def test_invalid_utf8_in_the_header_and_events_is_repaired_and_counted(tmp_path):
+    header = _with_bad_bytes(tb.header(hostname="hostXY", command_line=["run", "argZ"]),
+                             b"hostXY", b"ho\xffst\xe2")
+    header = header.replace(b"argZ", b"a\xc0gZ")  # same length: the framing stays valid
+    string = _with_bad_bytes(tb.string(1, "kernelQQ"), b"kernelQQ", b"ker\xedel\xf0\x9f")
+    path = tmp_path / "t.wst"
+    path.write_bytes(header + string + tb.encode([
+        tb.packet(kernel=schema.KernelEvent(name_id=1, duration_ns=1)), tb.end()]))
+    trace = warpscope.open(path)
+    assert trace.header.hostname == "ho?st?"
+    assert list(trace.header.command_line) == ["run", "a?gZ"]
+    assert trace.strings == {1: "ker?el??"}
+    assert trace.issues == {"invalid_utf8_strings": 3}
+    assert trace.complete and not trace.truncated
+    with pytest.warns(warpscope.TraceWarning, match="invalid_utf8_strings = 3"):
+        assert list(trace.to_dataframes()["kernels"]["name"]) == ["ker?el??"]
+
+
+def test_bytes_that_are_not_wire_format_stay_corrupt(tmp_path):
+    """Repair is for strings only: a packet that is broken in other ways is still corrupt."""
+    path = tmp_path / "t.wst"
+    # An InternedString (field 4) that claims 127 bytes of a 5-byte packet, then bad bytes.
+    path.write_bytes(HEADER + b"\x0a\x05\x22\x7f\xff\xff\xff" + tb.encode([tb.end()]))
+    with pytest.raises(warpscope.TraceError, match="does not parse"):
+        warpscope.open(path).truncated
+
+
+# -- what can be opened ----------------------------------------------------------------------
+
+def test_directory_is_refused(tmp_path):
+    with pytest.raises(warpscope.TraceError,
+                       match=f"^warpscope: {tmp_path} is a directory, not a trace file$"):
+        warpscope.open(tmp_path)
+
+
+def test_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "pipe.wst"
+    os.mkfifo(fifo)
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("open() blocked on a FIFO"))
+    signal.alarm(10)
+    try:
+        with pytest.raises(warpscope.TraceError,
+                           match=f"^warpscope: {fifo} is a FIFO, not a trace file$"):
+            warpscope.open(fifo)
+    finally:
+        signal.alarm(0)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+def test_character_device_is_refused_before_reading_it():
+    with pytest.raises(warpscope.TraceError,
+                       match="^warpscope: /dev/zero is a character device, not a trace file$"):
+        warpscope.open("/dev/zero")
+
+
+def test_gzip_compressed_trace_says_to_decompress_it(tmp_path):
+    path = tmp_path / "t.wst.gz"
+    path.write_bytes(gzip.compress(tb.encode(tb.every_kind())))
+    with pytest.raises(warpscope.TraceError, match=re.escape(
+            f"warpscope: {path} looks gzip-compressed; decompress it first (gunzip)")):
+        warpscope.open(path)
+
+
+def test_size_cap(tmp_path):
+    path = tb.write(tmp_path / "t.wst", tb.every_kind())
+    size = path.stat().st_size
+    with pytest.raises(warpscope.TraceError, match=f"is {size} bytes, more than the "
+                       f"{size - 1} bytes"):
+        warpscope.open(path, max_bytes=size - 1)
+    assert warpscope.open(path, max_bytes=size).complete
+    assert warpscope.DEFAULT_MAX_TRACE_BYTES == 64 << 30
+
+
+def test_default_size_cap_refuses_a_larger_file(tmp_path):
+    path = tmp_path / "huge.wst"
+    try:
+        with open(path, "wb") as f:
+            f.write(HEADER)
+            f.truncate(warpscope.DEFAULT_MAX_TRACE_BYTES + 1)  # sparse: no disk used
+    except OSError as e:
+        pytest.skip(f"this file system cannot hold a sparse 64 GiB file: {e}")
+    with pytest.raises(warpscope.TraceError, match=r"more than the 68719476736 bytes \(64 GiB\)"):
+        warpscope.open(path)

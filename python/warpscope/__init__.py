@@ -13,21 +13,27 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence
 
 from . import schema
-from .reader import Notice, PathLike, TraceError, TraceFile, TraceWarning
+from .reader import (DEFAULT_MAX_TRACE_BYTES, Notice, PathLike, TraceError, TraceFile,
+                     TraceWarning)
 
 __version__ = "0.1.0"
-__all__ = ["Notice", "TraceError", "TraceFile", "TraceWarning", "concat_dataframes", "open",
-           "open_many", "schema"]
+__all__ = ["DEFAULT_MAX_TRACE_BYTES", "Notice", "TraceError", "TraceFile", "TraceWarning",
+           "concat_dataframes", "open", "open_many", "schema"]
 
 
-def open(path: PathLike) -> TraceFile:  # noqa: A001 - named like the built-in on purpose
-    """Opens a `.wst` file and checks its header; raises ``TraceError`` when it cannot."""
-    return TraceFile(path)
+def open(path: PathLike,  # noqa: A001 - named like the built-in on purpose
+         max_bytes: int = DEFAULT_MAX_TRACE_BYTES) -> TraceFile:
+    """Opens a `.wst` file and checks its header; raises ``TraceError`` when it cannot.
+
+    Only regular files are read, and none larger than `max_bytes` (64 GiB by default).
+    """
+    return TraceFile(path, max_bytes=max_bytes)
 
 
-def open_many(paths: Sequence[PathLike]) -> List[TraceFile]:
+def open_many(paths: Sequence[PathLike],
+              max_bytes: int = DEFAULT_MAX_TRACE_BYTES) -> List[TraceFile]:
     """Opens one file per rank, ordered by their RANK variable (files without one last)."""
-    traces = [TraceFile(p) for p in paths]
+    traces = [TraceFile(p, max_bytes=max_bytes) for p in paths]
     return sorted(traces, key=lambda t: (t.rank is None, t.rank or 0))
 
 

@@ -12,9 +12,10 @@ Enums become labels: ``"HtoD"``, ``"pinned"``, ``"runtime"``, ``"stream_wait_eve
 
 from __future__ import annotations
 
+import bisect
 import operator
 import warnings
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
@@ -102,19 +103,28 @@ def _strings(values: Sequence[str]) -> pd.Series:
     return pd.Series(list(values), dtype=str)
 
 
+_NEVER = np.iinfo(np.int64).max  # "defined at" of an id the file never defines
+
+
 class _Resolver:
-    """Looks ids up in the trace's tables and counts references to ids never defined."""
+    """Resolves id columns against the definitions in force when each row's event was read,
+    as the C++ reader does, and counts references to ids not defined before them.
 
-    def __init__(self, trace: TraceFile) -> None:
-        self.trace = trace
+    Columns are resolved in bulk: each distinct id is looked up once, and only rows whose id
+    was defined again with another value are looked at one by one.
+    """
+
+    def __init__(self) -> None:
         self.undefined: Dict[str, int] = {}
+        self.index: Any = None  # the pass's index, once the pass is over
 
-    def miss(self, what: str) -> None:
+    def miss(self, what: str, n: int = 1) -> None:
         key = f"undefined_{what}_refs"
-        self.undefined[key] = self.undefined.get(key, 0) + 1
+        self.undefined[key] = self.undefined.get(key, 0) + n
 
-    def string(self, ident: int) -> str:
-        value = self.trace.strings.get(ident)
+    def string_now(self, index: Any, ident: int) -> str:
+        """One string, resolved while the pass is at the packet that refers to it."""
+        value = index.strings.get(ident)
         if value is None:
             if ident == 0:
                 return ""
@@ -122,61 +132,122 @@ class _Resolver:
             return f"<unknown:{ident}>"
         return value
 
-    def strings(self, ids: Sequence[int]) -> pd.Series:
-        return _strings([self.string(i) for i in ids])
+    def _in_force(self, table: str, ids: Sequence[int], seqs: Sequence[int]) -> Tuple[
+            List[int], np.ndarray, List[Any], np.ndarray, Dict[int, Any]]:
+        """(distinct ids, each row's position among them, last value of each distinct id or
+        None, rows whose non-zero id had no definition yet, {row: value} for rows that saw
+        an earlier value than the last)."""
+        index = self.index
+        last = getattr(index, table)
+        first_defined = index.first_defined[table]
+        distinct, inverse = np.unique(np.array(ids, dtype=np.uint64), return_inverse=True)
+        inverse = inverse.reshape(-1)
+        distinct_ids = distinct.tolist()
+        values = [last.get(i) for i in distinct_ids]
+        defined_at = np.array([-1 if i == 0 else first_defined.get(i, _NEVER)
+                               for i in distinct_ids], dtype=np.int64)
+        row_seqs = np.array(seqs, dtype=np.int64)
+        undefined = row_seqs < defined_at[inverse]
+        earlier: Dict[int, Any] = {}
+        all_versions = index.versions[table]
+        if all_versions:
+            redefined = np.array([i in all_versions for i in distinct_ids], dtype=bool)
+            for row in np.flatnonzero(redefined[inverse] & ~undefined).tolist():
+                k = inverse[row]
+                versions = all_versions[distinct_ids[k]]
+                # The last definition before the row's packet (the first one came before it).
+                at = bisect.bisect_left(versions, (row_seqs[row],)) - 1
+                if versions[at][1] is not values[k]:
+                    earlier[row] = versions[at][1]
+        return distinct_ids, inverse, values, undefined, earlier
 
-    def threads(self, ids: Sequence[int]) -> Tuple[np.ndarray, pd.Series]:
-        os_tids, names = [], []
-        for ident in ids:
-            thread = self.trace.threads.get(ident)
-            if thread is None:
-                if ident != 0:
-                    self.miss("thread")
-                os_tids.append(0)
-                names.append(f"<unknown:{ident}>" if ident else "")
-            else:
-                os_tids.append(thread.os_tid)
-                names.append(thread.name)
-        return np.array(os_tids, dtype=np.int64), _strings(names)
+    def strings(self, ids: Sequence[int], seqs: Sequence[int]) -> pd.Series:
+        distinct, inverse, values, undefined, earlier = self._in_force("strings", ids, seqs)
+        names = np.array(["" if v is None else v for v in values] or [""],
+                         dtype=object)[inverse]
+        if undefined.any():
+            self.miss("string", int(np.count_nonzero(undefined)))
+            unknown = np.array([f"<unknown:{i}>" for i in distinct], dtype=object)
+            names[undefined] = unknown[inverse[undefined]]
+        for row, value in earlier.items():
+            names[row] = value
+        return _strings(names)
 
-    def launch_configs(self, ids: Sequence[int]) -> Dict[str, np.ndarray]:
-        empty = schema.LaunchConfig()
-        configs = []
-        for ident in ids:
-            config = self.trace.launch_configs.get(ident)
-            if config is None:
-                if ident != 0:
-                    self.miss("launch_config")
-                config = empty
-            configs.append(config)
-        return {name: np.array([getattr(c, name) for c in configs], dtype=np.int64)
-                for name in _LAUNCH_CONFIG_COLUMNS}
+    def threads(self, ids: Sequence[int], seqs: Sequence[int],
+                counted: Optional[np.ndarray] = None) -> Tuple[np.ndarray, pd.Series]:
+        """(os_tid, thread name) columns; `counted` masks the rows whose reference counts
+        (an NVTX range that ends on the thread it began on refers to one thread)."""
+        distinct, inverse, values, undefined, earlier = self._in_force("threads", ids, seqs)
+        os_tids = np.array([0 if v is None else v.os_tid for v in values] or [0],
+                           dtype=np.int64)[inverse]
+        names = np.array(["" if v is None else v.name for v in values] or [""],
+                         dtype=object)[inverse]
+        if undefined.any():
+            missed = undefined if counted is None else undefined & counted
+            if missed.any():
+                self.miss("thread", int(np.count_nonzero(missed)))
+            unknown = np.array([f"<unknown:{i}>" for i in distinct], dtype=object)
+            os_tids[undefined] = 0
+            names[undefined] = unknown[inverse[undefined]]
+        for row, thread in earlier.items():
+            os_tids[row], names[row] = thread.os_tid, thread.name
+        return os_tids, _strings(names)
+
+    def launch_configs(self, ids: Sequence[int], seqs: Sequence[int]) -> Dict[str, np.ndarray]:
+        _, inverse, values, undefined, earlier = self._in_force("launch_configs", ids, seqs)
+        if undefined.any():
+            self.miss("launch_config", int(np.count_nonzero(undefined)))
+        none = schema.LaunchConfig()
+        configs = [none if v is None else v for v in values] or [none]
+        columns = {}
+        for name in _LAUNCH_CONFIG_COLUMNS:
+            column = np.array([getattr(c, name) for c in configs], dtype=np.int64)[inverse]
+            column[undefined] = 0
+            for row, config in earlier.items():
+                column[row] = getattr(config, name)
+            columns[name] = column
+        return columns
+
+
+class _EventRows:
+    """The rows of one event frame (the message's scalar fields) and the packet number of
+    each, so that ids resolve to what was defined before the event."""
+
+    def __init__(self, message_name: str) -> None:
+        self.fields = _scalar_fields(message_name)
+        self.getter = operator.attrgetter(*[f.name for f in self.fields])
+        self.rows: List[Any] = []
+        self.seqs: List[int] = []
+
+    def frame(self, order: List[str], resolver: _Resolver) -> pd.DataFrame:
+        rows = self.rows if len(self.fields) > 1 else [(r,) for r in self.rows]
+        values = list(zip(*rows)) if rows else [()] * len(self.fields)
+        raw = {f.name: column for f, column in zip(self.fields, values)}
+        columns: Dict[str, Any] = {}
+        for field in self.fields:
+            name = field.name
+            if name in _STRING_ID_COLUMNS:
+                columns[_STRING_ID_COLUMNS[name]] = resolver.strings(raw[name], self.seqs)
+                continue
+            columns[name] = _typed(raw[name], field)
+            if name in _THREAD_ID_COLUMNS:
+                os_tid, thread_name = _THREAD_ID_COLUMNS[name]
+                counted = None
+                if name == "end_thread_id" and "thread_id" in raw:
+                    counted = columns[name] != _typed(raw["thread_id"], field)
+                columns[os_tid], columns[thread_name] = resolver.threads(raw[name], self.seqs,
+                                                                         counted)
+            elif name == "launch_config_id":
+                columns.update(resolver.launch_configs(raw[name], self.seqs))
+        if "start_ns" in columns and "duration_ns" in columns:
+            columns["end_ns"] = columns["start_ns"] + columns["duration_ns"]
+        return _frame(columns, order)
 
 
 def _frame(columns: Dict[str, Any], order: List[str]) -> pd.DataFrame:
-    names = [c for c in order if c in columns] + [c for c in columns if c not in order]
+    ordered = set(order)
+    names = [c for c in order if c in columns] + [c for c in columns if c not in ordered]
     return pd.DataFrame({c: columns[c] for c in names})
-
-
-def _event_frame(message_name: str, rows: List[Tuple[Any, ...]], order: List[str],
-                 resolver: _Resolver) -> pd.DataFrame:
-    fields = _scalar_fields(message_name)
-    values = list(zip(*rows)) if rows else [()] * len(fields)
-    columns: Dict[str, Any] = {}
-    for field, column in zip(fields, values):
-        name = field.name
-        if name in _STRING_ID_COLUMNS:
-            columns[_STRING_ID_COLUMNS[name]] = resolver.strings(column)
-            continue
-        columns[name] = _typed(column, field)
-        if name in _THREAD_ID_COLUMNS:
-            os_tid, thread_name = _THREAD_ID_COLUMNS[name]
-            columns[os_tid], columns[thread_name] = resolver.threads(column)
-        elif name == "launch_config_id":
-            columns.update(resolver.launch_configs(column))
-    if "start_ns" in columns and "duration_ns" in columns:
-        columns["end_ns"] = columns["start_ns"] + columns["duration_ns"]
-    return _frame(columns, order)
 
 
 def _message_frame(message_name: str, messages: List[Any]) -> pd.DataFrame:
@@ -186,46 +257,65 @@ def _message_frame(message_name: str, messages: List[Any]) -> pd.DataFrame:
                    for f in fields}, [f.name for f in fields])
 
 
-def _pm_frame(trace: TraceFile, samples: List[Any], resolver: _Resolver) -> pd.DataFrame:
-    """One row per PmSample, one float column per metric name of any metric set."""
-    metric_names: List[str] = []
-    for metric_set in sorted(trace.pm_metric_sets.values(), key=lambda s: s.id):
-        metric_names += [n for n in metric_set.metric_names if n not in metric_names]
-    metrics = {n: np.full(len(samples), np.nan) for n in metric_names}
-    rows, kept = [], []
-    for i, sample in enumerate(samples):
-        metric_set = trace.pm_metric_sets.get(sample.metric_set_id)
-        if metric_set is None:
-            resolver.miss("pm_metric_set")
-            continue
-        if len(sample.values) != len(metric_set.metric_names):
-            trace.count_issue("pm_sample_value_count_mismatch")
-        for name, value in zip(metric_set.metric_names, sample.values):
-            metrics[name][i] = value
-        rows.append((sample.start_ns, sample.duration_ns, sample.metric_set_id,
-                     metric_set.device_id))
-        kept.append(i)
-    start, duration, set_id, device = (list(c) for c in zip(*rows)) if rows else ([],) * 4
-    start_ns = np.array(start, dtype=np.uint64).astype(np.int64)
-    duration_ns = np.array(duration, dtype=np.uint64).astype(np.int64)
-    columns: Dict[str, Any] = {
-        "start_ns": start_ns, "end_ns": start_ns + duration_ns, "duration_ns": duration_ns,
-        "metric_set_id": np.array(set_id, dtype=np.int64),
-        "device_id": np.array(device, dtype=np.int64)}
+def metric_columns(metric_names: Sequence[str]) -> List[str]:
+    """The pm_samples column of each metric name: the name itself, or ``metric:NAME`` for a
+    metric named like a fixed column (``start_ns``, ...), the prefix repeated until the
+    column is taken by no fixed column and no other metric."""
+    taken = set(_PM_COLUMNS) | set(metric_names)
+    columns = []
     for name in metric_names:
-        columns[name] = metrics[name][kept]
-    return _frame(columns, _PM_COLUMNS + metric_names)
+        if name in _PM_COLUMNS:
+            name = "metric:" + name
+            while name in taken:
+                name = "metric:" + name
+            taken.add(name)
+        columns.append(name)
+    return columns
 
 
-def _pc_frame(trace: TraceFile, batches: List[Any], resolver: _Resolver) -> pd.DataFrame:
-    """One row per (batch, PC, stall reason) with the reason's name for that device."""
+def _pm_frame(trace: TraceFile, metric_sets: List[Any],
+              samples: List[Tuple[Any, Any]]) -> pd.DataFrame:
+    """One row per PmSample whose metric set was defined before it, one float column per
+    metric name of any metric set. `samples` pairs each sample with its set."""
+    ordered_sets = sorted(metric_sets, key=lambda s: s.id)  # stable: file order within an id
+    metric_names = list(dict.fromkeys(n for s in ordered_sets for n in s.metric_names))
+    column_of = {name: i for i, name in enumerate(metric_names)}
+    values = np.full((len(samples), len(metric_names)), np.nan)
+    positions: Dict[int, np.ndarray] = {}  # by id() of a set message, alive in `samples`
+    for row, (sample, metric_set) in enumerate(samples):
+        where = positions.get(id(metric_set))
+        if where is None:
+            where = np.array([column_of[n] for n in metric_set.metric_names], dtype=np.intp)
+            positions[id(metric_set)] = where
+        count = len(sample.values)
+        if count != len(where):
+            trace.count_issue("pm_sample_value_count_mismatch")
+            count = min(count, len(where))
+        if count:
+            values[row, where[:count]] = np.asarray(sample.values[:count], dtype=np.float64)
+    start_ns = np.array([s.start_ns for s, _ in samples], dtype=np.uint64).astype(np.int64)
+    duration_ns = np.array([s.duration_ns for s, _ in samples],
+                           dtype=np.uint64).astype(np.int64)
+    fixed = pd.DataFrame({
+        "start_ns": start_ns, "end_ns": start_ns + duration_ns, "duration_ns": duration_ns,
+        "metric_set_id": np.array([s.metric_set_id for s, _ in samples], dtype=np.int64),
+        "device_id": np.array([m.device_id for _, m in samples], dtype=np.int64)})
+    if not metric_names:
+        return fixed
+    metrics = pd.DataFrame(values, columns=metric_columns(metric_names))
+    return pd.concat([fixed, metrics], axis=1)
+
+
+def _pc_frame(trace: TraceFile, batches: List[Tuple[Any, List[str]]],
+              resolver: _Resolver) -> pd.DataFrame:
+    """One row per (batch, PC, stall reason) with the reason's name for that device.
+    `batches` pairs each batch with its records' function names."""
     rows = []
-    for batch in batches:
+    for batch, function_names in batches:
         reasons = trace.pc_stall_reasons.get(batch.device_id, {})
-        for record in batch.records:
+        for record, function_name in zip(batch.records, function_names):
             if len(record.stall_reason_index) != len(record.samples):
                 trace.count_issue("pc_record_length_mismatch")
-            function_name = resolver.string(record.function_name_id)
             for index, count in zip(record.stall_reason_index, record.samples):
                 reason = reasons.get(index)
                 if reason is None:
@@ -257,28 +347,38 @@ def trace_to_dataframes(trace: TraceFile) -> Dict[str, pd.DataFrame]:
     Warns (``TraceWarning``) when the trace was cut short, lost events, or had ids that
     were never defined: the figures computed from these frames are then incomplete.
     """
-    getters: Dict[str, Tuple[str, Callable[[Any], Any]]] = {
-        kind: (frame, operator.attrgetter(*[f.name for f in _scalar_fields(message)]))
-        for frame, (kind, message, _) in _EVENT_FRAMES.items()}
-    rows: Dict[str, List[Any]] = {frame: [] for frame in _EVENT_FRAMES}
-    pm_samples: List[Any] = []
-    pc_batches: List[Any] = []
-    for kind, message in trace.scan():
-        getter = getters.get(kind)
-        if getter is not None:
-            row = getter[1](message)
-            rows[getter[0]].append(row if isinstance(row, tuple) else (row,))
+    rows = {kind: (frame, _EventRows(message))
+            for frame, (kind, message, _) in _EVENT_FRAMES.items()}
+    resolver = _Resolver()
+    metric_sets: List[Any] = []
+    pm_samples: List[Tuple[Any, Any]] = []
+    pc_batches: List[Tuple[Any, List[str]]] = []
+    index = None
+    events = {kind: (event_rows.getter, event_rows.rows.append, event_rows.seqs.append)
+              for kind, (_, event_rows) in rows.items()}
+    for kind, message, index in trace._pass():
+        event = events.get(kind)
+        if event is not None:
+            event[1](event[0](message))
+            event[2](index.packets)
         if kind == "pm_sample":
-            pm_samples.append(message)
+            metric_set = index.pm_metric_sets.get(message.metric_set_id)
+            if metric_set is None:
+                resolver.miss("pm_metric_set")  # the sample is left out
+            else:
+                pm_samples.append((message, metric_set))
+        elif kind == "pm_metric_set":
+            metric_sets.append(message)
         elif kind == "pc_samples":
-            pc_batches.append(message)
+            pc_batches.append((message, [resolver.string_now(index, r.function_name_id)
+                                         for r in message.records]))
+    resolver.index = index if index is not None else trace._ensure_indexed()
 
-    resolver = _Resolver(trace)
     for name in ("pm_sample_value_count_mismatch", "pc_record_length_mismatch"):
         trace.issues.pop(name, None)  # recounted below; a second call must not double them
-    frames = {frame: _event_frame(message, rows[frame], order, resolver)
-              for frame, (_, message, order) in _EVENT_FRAMES.items()}
-    frames["pm_samples"] = _pm_frame(trace, pm_samples, resolver)
+    frames = {frame: event_rows.frame(_EVENT_FRAMES[frame][2], resolver)
+              for frame, event_rows in rows.values()}
+    frames["pm_samples"] = _pm_frame(trace, metric_sets, pm_samples)
     frames["pc_samples"] = _pc_frame(trace, pc_batches, resolver)
     frames["devices"] = _message_frame("Device", sorted(trace.devices.values(),
                                                         key=lambda d: d.id))

@@ -3,7 +3,9 @@
 A file is a run of ``Trace.packet`` fields (tag byte 0x0a, varint length, TracePacket
 bytes). The reader walks that framing itself instead of parsing one big ``Trace`` so that
 it streams (memory stays flat on multi-GB traces) and so that a file cut short still yields
-every whole packet, with the byte offset where the cut happened.
+every whole packet, with the byte offset where the cut happened. Framing, string repair and
+interned definitions follow the C++ reader (``analyzers/lib/trace_reader.cc``), so that both
+give the same verdict on the same bytes.
 
 Problems that do not stop reading (an interned id never defined, a packet kind newer than
 this reader) are *counted* in ``TraceFile.issues``, not thrown; problems that make the rest
@@ -12,13 +14,16 @@ of the file meaningless raise ``TraceError``.
 
 from __future__ import annotations
 
-import builtins
+import codecs
 import functools
 import mmap
 import os
+import stat
 import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+
+from google.protobuf.descriptor import FieldDescriptor
 
 from . import schema
 
@@ -26,6 +31,16 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 _PACKET_TAG = 0x0A  # field 1 (Trace.packet), wire type 2 (length-delimited)
 _MAX_VARINT_BYTES = 10
+_UINT64_MASK = (1 << 64) - 1
+_VARINT_TRUNCATED, _VARINT_MALFORMED = -1, -2  # _read_varint's failures (values are >= 0)
+# A declared length above this is corruption, not a packet cut short: packets must fit in
+# one writer chunk (1 MiB by default). The C++ reader's kMaxPacketBytes.
+MAX_PACKET_BYTES = 256 << 20
+# Larger files are refused unless ``open(path, max_bytes=...)`` allows them.
+DEFAULT_MAX_TRACE_BYTES = 64 << 30
+_GZIP_MAGIC = b"\x1f\x8b"
+_WIRE_TYPE_NAMES = ("varint", "64-bit", "length-delimited", "group start", "group end",
+                    "32-bit", "invalid (6)", "invalid (7)")
 
 
 def _backend_warns_on_corrupt_input() -> bool:
@@ -41,6 +56,21 @@ _WARNS_ON_CORRUPT_INPUT = _backend_warns_on_corrupt_input()
 _METADATA_KINDS = frozenset([
     "interned_string", "launch_config", "thread", "device", "context", "pm_metric_set",
     "pc_stall_reasons", "stats", "notice", "end_of_trace"])
+_NOT_EVENT_KINDS = _METADATA_KINDS | {None, "header"}  # None: a kind newer than the schema
+# Interned definitions (packet kind -> table): a later, different definition replaces the
+# earlier one from that packet on, and is counted. Strings, launch configs and threads count
+# as the C++ reader's reader.redefined_ids.
+_INTERNED_TABLES = {"interned_string": "strings", "launch_config": "launch_configs",
+                    "thread": "threads", "pm_metric_set": "pm_metric_sets"}
+_REDEFINITION_ISSUES = {"interned_string": "redefined_ids", "launch_config": "redefined_ids",
+                        "thread": "redefined_ids", "pm_metric_set": "redefined_pm_metric_sets"}
+# Described once; a different description of the same id is counted and ignored.
+_FIRST_DEFINITION_KEPT = {"device": "redefined_devices", "context": "redefined_contexts"}
+
+# Each byte that is not part of valid UTF-8 becomes "?", as in the C++ reader: the string
+# keeps its length in bytes, so the packet around it stays valid wire format.
+_UTF8_ERRORS = "warpscope.question_mark_per_byte"
+codecs.register_error(_UTF8_ERRORS, lambda e: ("?" * (e.end - e.start), e.end))
 
 
 class TraceError(Exception):
@@ -55,6 +85,16 @@ class TraceError(Exception):
         super().__init__(message)
         self.path = path
         self.offset = offset
+
+
+class _CorruptData(TraceError):
+    """Bytes that cannot be a packet; ``what`` says why without the path and offset."""
+
+    def __init__(self, path: str, offset: int, what: str) -> None:
+        super().__init__(f"warpscope: {path}: corrupt data at byte offset {offset}: {what} "
+                         "(packets before it can still be read by iterating)",
+                         path=path, offset=offset)
+        self.what = what
 
 
 class TraceWarning(UserWarning):
@@ -90,6 +130,255 @@ def enum_label(enum_name: str, number: int) -> str:
     return label.lower()
 
 
+# -- bytes --------------------------------------------------------------------------------
+
+def _read_varint(data: Any, pos: int, end: int) -> Tuple[int, int]:
+    """(value, position after it) of the varint at data[pos]; the value is
+    _VARINT_TRUNCATED when data ends inside it and _VARINT_MALFORMED past 10 bytes.
+    Bits beyond 64 are dropped, as a C++ uint64_t drops them."""
+    result = 0
+    for i in range(_MAX_VARINT_BYTES):
+        if pos >= end:
+            return _VARINT_TRUNCATED, pos
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << (7 * i)
+        if byte < 0x80:
+            return result & _UINT64_MASK, pos
+    return _VARINT_MALFORMED, pos
+
+
+def _repair_utf8(buffer: bytearray, start: int, end: int) -> bool:
+    """Replaces each byte of buffer[start:end] that is not valid UTF-8 with "?"."""
+    raw = bytes(buffer[start:end])
+    try:
+        raw.decode("utf-8")
+        return False
+    except UnicodeDecodeError:
+        buffer[start:end] = raw.decode("utf-8", _UTF8_ERRORS).encode("utf-8")
+        return True
+
+
+def _repair_strings(message_type: Any, buffer: bytearray, start: int, end: int,
+                    depth: int = 0) -> int:
+    """Repairs the string fields of the `message_type` message in buffer[start:end], nested
+    messages included. Returns how many strings changed, or -1 when the bytes are not wire
+    format at all (then the packet is corrupt for other reasons too)."""
+    if depth > 32:
+        return -1
+    pos, changed = start, 0
+    while pos < end:
+        tag, pos = _read_varint(buffer, pos, end)
+        if tag < 0:
+            return -1
+        wire_type = tag & 7
+        if wire_type == 0:
+            value, pos = _read_varint(buffer, pos, end)
+            if value < 0:
+                return -1
+        elif wire_type == 1:
+            pos += 8
+        elif wire_type == 5:
+            pos += 4
+        elif wire_type == 2:
+            length, pos = _read_varint(buffer, pos, end)
+            if length < 0 or length > end - pos:
+                return -1
+            field = message_type.fields_by_number.get(tag >> 3)
+            if field is not None and field.type == FieldDescriptor.TYPE_STRING:
+                changed += _repair_utf8(buffer, pos, pos + length)
+            elif field is not None and field.type == FieldDescriptor.TYPE_MESSAGE:
+                inner = _repair_strings(field.message_type, buffer, pos, pos + length, depth + 1)
+                if inner < 0:
+                    return -1
+                changed += inner
+            pos += length
+        else:
+            return -1
+        if pos > end:
+            return -1
+    return changed
+
+
+def _merge_checked(payload: bytes) -> Any:
+    """The packet, or None when the bytes do not parse.
+
+    MergeFromString rather than FromString because it returns how much it consumed:
+    protobuf 3.x's C++ backend stops at a stray end-group tag with only a RuntimeWarning,
+    which here is turned into an error so that no backend accepts half a packet.
+    """
+    packet = schema.TracePacket()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            consumed = packet.MergeFromString(payload)
+    except Exception:  # DecodeError, UnicodeDecodeError, or the backend's warning
+        return None
+    if consumed is not None and consumed != len(payload):
+        return None
+    return packet
+
+
+def _merge_fast(payload: bytes) -> Any:
+    """_merge_checked for backends that raise on every corrupt input."""
+    packet = schema.TracePacket()
+    try:
+        consumed = packet.MergeFromString(payload)
+    except Exception:  # DecodeError, UnicodeDecodeError
+        return None
+    if consumed is not None and consumed != len(payload):
+        return None
+    return packet
+
+
+_merge = _merge_checked if _WARNS_ON_CORRUPT_INPUT else _merge_fast
+
+
+def _holds_strings(message_type: Any, depth: int = 0) -> bool:
+    return depth < 8 and any(
+        f.type == FieldDescriptor.TYPE_STRING
+        or (f.type == FieldDescriptor.TYPE_MESSAGE and _holds_strings(f.message_type, depth + 1))
+        for f in message_type.fields)
+
+
+def _first_tag_byte(number: int) -> int:
+    """The first byte of the tag of length-delimited field `number`."""
+    tag = number << 3 | 2
+    return tag & 0x7F | 0x80 if tag >= 0x80 else tag
+
+
+# protobuf's C++ backend (Debian's python3-protobuf) logs a line on stderr for every string
+# that is not UTF-8 before it refuses the packet. With that backend, packets of kinds that
+# hold strings (metadata: no event does) are repaired before they are parsed, not after;
+# they are told apart by the first byte of the packet (that byte differs for every kind).
+_REPAIR_BEFORE_PARSING = frozenset(
+    _first_tag_byte(f.number) for f in schema.TracePacket.DESCRIPTOR.fields
+    if f.type == FieldDescriptor.TYPE_MESSAGE and _holds_strings(f.message_type)
+) if _WARNS_ON_CORRUPT_INPUT else frozenset()
+
+
+def _file_kind(mode: int) -> Optional[str]:
+    """What a path that is not a regular file is, for the error message."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def _map_trace_file(path: str, max_bytes: int) -> Union[bytes, mmap.mmap]:
+    """The bytes of a regular file, mapped; anything else is refused before reading it.
+
+    O_NONBLOCK: opening a FIFO must not wait for a writer, only to be refused.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise TraceError(f"warpscope: {path}: cannot open the trace: {e.strerror or e}",
+                         path=path) from e
+    try:
+        info = os.fstat(fd)
+        kind = _file_kind(info.st_mode)
+        if kind is not None:
+            raise TraceError(f"warpscope: {path} is {kind}, not a trace file", path=path)
+        if info.st_size > max_bytes:
+            raise TraceError(
+                f"warpscope: {path} is {info.st_size} bytes, more than the {max_bytes} bytes "
+                f"({max_bytes / 2**30:g} GiB) this reader accepts; if it is a trace, open it "
+                "with warpscope.open(path, max_bytes=...)", path=path)
+        if info.st_size == 0:
+            return b""
+        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except OSError as e:
+        raise TraceError(f"warpscope: {path}: cannot read the trace: {e.strerror or e}",
+                         path=path) from e
+    finally:
+        os.close(fd)
+
+
+# -- what one pass learns -----------------------------------------------------------------
+
+class _Index:
+    """Definitions, metadata and counted issues, as one pass over the file finds them.
+
+    Events are resolved against the definitions in force when they were read: ``packets``
+    numbers the packets of the pass, ``first_defined`` says at which packet each interned
+    id was first defined, and ``versions`` keeps every (packet, value) of the rare ids that
+    were defined again with another value. The tables hold the last value of each id.
+    """
+
+    def __init__(self) -> None:
+        self.packets = 0
+        self.first_defined: Dict[str, Dict[int, int]] = {
+            table: {} for table in _INTERNED_TABLES.values()}
+        self.versions: Dict[str, Dict[int, List[Tuple[int, Any]]]] = {
+            table: {} for table in _INTERNED_TABLES.values()}
+        self.strings: Dict[int, str] = {}
+        self.launch_configs: Dict[int, Any] = {}
+        self.threads: Dict[int, Any] = {}
+        self.devices: Dict[int, Any] = {}
+        self.contexts: Dict[int, Any] = {}
+        self.pm_metric_sets: Dict[int, Any] = {}
+        self.pc_stall_reasons: Dict[int, Dict[int, str]] = {}
+        self.stats: Dict[str, int] = {}
+        self.stats_severity: Dict[str, str] = {}
+        self.stats_final = False
+        self.notices: List[Notice] = []
+        self.end_of_trace: Any = None
+        self.truncated = False
+        self.truncation_offset: Optional[int] = None
+        self.issues: Dict[str, int] = {}
+
+    def count(self, name: str, n: int = 1) -> None:
+        self.issues[name] = self.issues.get(name, 0) + n
+
+    def record(self, kind: str, msg: Any) -> None:
+        """Keeps a metadata packet (a kind of _METADATA_KINDS)."""
+        if kind in _INTERNED_TABLES:
+            if kind == "interned_string" and msg.id == 0:
+                return  # id 0 means "no string" and cannot be defined
+            self._define(kind, msg.id, msg.value if kind == "interned_string" else msg)
+        elif kind in _FIRST_DEFINITION_KEPT:
+            table = self.devices if kind == "device" else self.contexts
+            old = table.get(msg.id)
+            if old is None:
+                table[msg.id] = msg
+            elif old != msg:
+                self.count(_FIRST_DEFINITION_KEPT[kind])
+        elif kind == "pc_stall_reasons":
+            if len(msg.index) != len(msg.name):
+                self.count("pc_stall_reasons_length_mismatch")
+            self.pc_stall_reasons.setdefault(msg.device_id, {}).update(zip(msg.index, msg.name))
+        elif kind == "stats":
+            if self.stats_final and not msg.final:
+                return  # the final stats win over periodic ones written after it
+            self.stats = {c.name: c.value for c in msg.counters}
+            self.stats_severity = {c.name: enum_label("Severity", c.severity)
+                                   for c in msg.counters}
+            self.stats_final = msg.final
+        elif kind == "notice":
+            self.notices.append(Notice(msg.timestamp_ns, enum_label("Severity", msg.severity),
+                                       msg.source, msg.message))
+        elif kind == "end_of_trace":
+            self.end_of_trace = msg
+
+    def _define(self, kind: str, ident: int, value: Any) -> None:
+        """A later, different definition replaces the earlier one from this packet on."""
+        name = _INTERNED_TABLES[kind]
+        table = getattr(self, name)
+        old = table.get(ident)
+        if old is None:
+            self.first_defined[name][ident] = self.packets
+        elif old != value:
+            self.count(_REDEFINITION_ISSUES[kind])
+            self.versions[name].setdefault(
+                ident, [(self.first_defined[name][ident], old)]).append((self.packets, value))
+        table[ident] = value
+
+
 class TraceFile:
     """An open `.wst` file. Iterating yields ``TracePacket`` messages, streaming.
 
@@ -98,42 +387,17 @@ class TraceFile:
     ``stats``, ``truncated``, ...) is gathered by one pass on first use.
     """
 
-    def __init__(self, path: PathLike) -> None:
+    def __init__(self, path: PathLike, max_bytes: int = DEFAULT_MAX_TRACE_BYTES) -> None:
         self.path = os.fspath(path)
-        self._data: Union[bytes, mmap.mmap] = b""
-        try:
-            with builtins.open(self.path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                if size > 0:
-                    self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except OSError as e:
-            raise TraceError(f"warpscope: {self.path}: cannot open the trace: "
-                             f"{e.strerror or e}", path=self.path) from e
+        self._data: Union[bytes, mmap.mmap] = _map_trace_file(self.path, max_bytes)
         self._closed = False
-        self._truncated = False
-        self._truncation_offset: Optional[int] = None
+        self._index: Optional[_Index] = None
         self.issues: Dict[str, int] = {}
         try:
             self.header: Any = self._read_header()
         except TraceError:
             self.close()
             raise
-        self._reset_index()
-
-    def _reset_index(self) -> None:
-        self._indexed = False
-        self._strings: Dict[int, str] = {}
-        self._launch_configs: Dict[int, Any] = {}
-        self._threads: Dict[int, Any] = {}
-        self._devices: Dict[int, Any] = {}
-        self._contexts: Dict[int, Any] = {}
-        self._pm_metric_sets: Dict[int, Any] = {}
-        self._pc_stall_reasons: Dict[int, Dict[int, str]] = {}
-        self._stats: Dict[str, int] = {}
-        self._stats_severity: Dict[str, str] = {}
-        self._stats_final = False
-        self._notices: List[Notice] = []
-        self._end_of_trace: Any = None
 
     # -- lifetime -------------------------------------------------------------------------
 
@@ -156,73 +420,90 @@ class TraceFile:
 
     # -- framing --------------------------------------------------------------------------
 
-    def _fail(self, what: str, offset: int) -> TraceError:
-        return TraceError(f"warpscope: {self.path}: {what} at byte {offset}; the file is "
-                          f"corrupt (packets before it can still be read by iterating)",
-                          path=self.path, offset=offset)
-
-    def _frames(self) -> Iterator[Tuple[int, int, int]]:
+    def _frames(self, index: _Index) -> Iterator[Tuple[int, int, int]]:
         """Yields (packet offset, payload start, payload end) for each whole packet.
 
-        Stops at the first incomplete packet and records it as truncation; raises on a
-        byte that cannot start a packet.
+        The C++ reader's rules: the data ending inside the tag, the length or the payload
+        is truncation (recorded in `index` with the packet's offset); a tag other than
+        field 1 / length-delimited, a varint longer than 10 bytes or a length above
+        MAX_PACKET_BYTES is corruption, raised with the packet's offset.
         """
         data, size, pos = self._data, len(self._data), 0
+        packet_tag, truncated = _PACKET_TAG, _VARINT_TRUNCATED
         while pos < size:
-            if data[pos] != _PACKET_TAG:
-                raise self._fail(f"expected a packet (tag byte 0x0a), found 0x{data[pos]:02x}",
-                                 pos)
-            length, shift, cursor = 0, 0, pos + 1
-            while True:
-                if cursor >= size:
-                    self._mark_truncated(pos)
-                    return
-                byte = data[cursor]
-                length |= (byte & 0x7F) << shift
-                cursor += 1
-                if not byte & 0x80:
+            cursor = pos + 1
+            if data[pos] != packet_tag:  # rare: only a non-minimal varint is still a tag
+                tag, cursor = _read_varint(data, pos, size)
+                if tag == truncated:
                     break
-                shift += 7
-                if cursor - pos - 1 >= _MAX_VARINT_BYTES:
-                    raise self._fail("packet length is not a valid varint", pos)
-            if cursor + length > size:
-                self._mark_truncated(pos)
-                return
-            yield pos, cursor, cursor + length
-            pos = cursor + length
-
-    def _mark_truncated(self, offset: int) -> None:
-        self._truncated = True
-        self._truncation_offset = offset
-
-    def _parse(self, offset: int, start: int, end: int) -> Any:
-        """Parses one packet; every way the bytes can be wrong becomes a TraceError.
-
-        MergeFromString rather than FromString because it returns how much it consumed:
-        protobuf 3.x's C++ backend stops at a stray end-group tag with only a RuntimeWarning,
-        which here is turned into an error so that no backend accepts half a packet.
-        """
-        packet = schema.TracePacket()
-        try:
-            if _WARNS_ON_CORRUPT_INPUT:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("error")
-                    consumed = packet.MergeFromString(bytes(self._data[start:end]))
+                if tag != packet_tag:
+                    raise self._corrupt_tag(pos, cursor, tag)
+            if cursor < size and data[cursor] < 0x80:  # a packet under 128 bytes
+                length = data[cursor]
+                cursor += 1
             else:
-                consumed = packet.MergeFromString(bytes(self._data[start:end]))
-        except Exception as e:  # DecodeError, or what a backend's warning turned into
-            raise self._fail(f"packet of {end - start} bytes does not parse ({e})", offset) from e
-        if consumed is not None and consumed != end - start:
-            raise self._fail(f"packet of {end - start} bytes does not parse (parsing stopped "
-                             f"after {consumed} bytes)", offset)
-        return packet
+                length, cursor = _read_varint(data, cursor, size)
+                if length == truncated:
+                    break
+                if length == _VARINT_MALFORMED:
+                    raise _CorruptData(self.path, pos, "the packet length is not a valid varint")
+                if length > MAX_PACKET_BYTES:
+                    raise _CorruptData(self.path, pos, f"the packet there claims {length} "
+                                       f"bytes, more than the {MAX_PACKET_BYTES >> 20} MiB a "
+                                       "packet can hold")
+            end = cursor + length
+            if end > size:
+                break
+            yield pos, cursor, end
+            pos = end
+        if pos < size:
+            index.truncated = True
+            index.truncation_offset = pos
+
+    def _corrupt_tag(self, start: int, end: int, tag: int) -> _CorruptData:
+        if tag == _VARINT_MALFORMED:
+            found = "a malformed varint"
+        else:
+            found = " ".join(f"0x{b:02x}" for b in self._data[start:end])
+            found += f" (field {tag >> 3}, wire type {_WIRE_TYPE_NAMES[tag & 7]})"
+        return _CorruptData(self.path, start, "expected a packet (field 1, length-delimited: "
+                            f"byte 0x0a), found {found}")
+
+    def _parse(self, offset: int, start: int, end: int) -> Tuple[Any, int]:
+        """Parses one packet: (TracePacket, number of strings repaired). Every way the bytes
+        can be wrong becomes a TraceError.
+
+        Strings that are not UTF-8 (proto3 refuses them; programs hand CUDA, NVTX and argv
+        arbitrary bytes) are repaired as the C++ reader does: each bad byte becomes "?".
+        """
+        payload = self._data[start:end]
+        if _REPAIR_BEFORE_PARSING and payload and payload[0] in _REPAIR_BEFORE_PARSING:
+            repaired = bytearray(payload)
+            changed = _repair_strings(schema.TracePacket.DESCRIPTOR, repaired, 0, len(repaired))
+            if changed > 0:
+                payload = bytes(repaired)
+        else:
+            changed = 0
+        packet = _merge(payload)
+        if packet is not None:
+            return packet, max(changed, 0)
+        repaired = bytearray(payload)
+        changed = _repair_strings(schema.TracePacket.DESCRIPTOR, repaired, 0, len(repaired))
+        packet = _merge(bytes(repaired)) if changed > 0 else None
+        if packet is None:
+            raise _CorruptData(self.path, offset, f"the {end - start}-byte packet there does "
+                               "not parse as a warpscope packet")
+        return packet, changed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise TraceError(f"warpscope: {self.path}: file is closed", path=self.path)
 
     def packets_with_offsets(self) -> Iterator[Tuple[int, Any]]:
         """Yields (byte offset, TracePacket) for every whole packet, the header included."""
-        if self._closed:
-            raise TraceError(f"warpscope: {self.path}: file is closed", path=self.path)
-        for offset, start, end in self._frames():
-            yield offset, self._parse(offset, start, end)
+        self._check_open()
+        for offset, start, end in self._frames(_Index()):
+            yield offset, self._parse(offset, start, end)[0]
 
     def __iter__(self) -> Iterator[Any]:
         for _, packet in self.packets_with_offsets():
@@ -235,19 +516,20 @@ class TraceFile:
             raise TraceError(f"warpscope: {self.path}: file is empty; the profiled process "
                              "probably ended before warpscope wrote anything",
                              path=self.path, offset=0)
+        if self._data[:2] == _GZIP_MAGIC:
+            raise TraceError(f"warpscope: {self.path} looks gzip-compressed; decompress it "
+                             "first (gunzip)", path=self.path, offset=0)
         not_trace = f"warpscope: {self.path}: not a warpscope trace"
         try:
-            first = next(iter(self._frames()), None)
-        except TraceError as e:
-            why = (f"first byte is 0x{self._data[0]:02x}, a trace starts with 0x0a"
-                   if self._data[0] != _PACKET_TAG else "its first packet has no valid length")
-            raise TraceError(f"{not_trace} ({why})", path=self.path, offset=0) from e
+            first = next(self._frames(_Index()), None)
+        except _CorruptData as e:
+            raise TraceError(f"{not_trace} ({e.what})", path=self.path, offset=0) from e
         if first is None:
             raise TraceError(f"{not_trace}, or it was cut short inside its header: it ends at "
                              f"byte {size} before the first packet is whole",
                              path=self.path, offset=0)
         try:
-            packet = self._parse(*first)
+            packet, _ = self._parse(*first)
         except TraceError as e:
             raise TraceError(f"{not_trace} (its first packet does not parse)",
                              path=self.path, offset=0) from e
@@ -273,10 +555,42 @@ class TraceFile:
         """Counts a problem that does not stop reading (see ``issues``)."""
         self.issues[name] = self.issues.get(name, 0) + n
 
-    def _ensure_indexed(self) -> None:
-        if not self._indexed:
-            for _ in self.scan():
+    def _ensure_indexed(self) -> _Index:
+        if self._index is None:
+            for _ in self._pass():
                 pass
+        assert self._index is not None
+        return self._index
+
+    def _pass(self) -> Iterator[Tuple[str, Any, _Index]]:
+        """Yields (kind, message, what the pass knows so far) for every packet after the
+        header; definitions are recorded before their packet is yielded, so the index
+        holds the definitions in force for each event. The first pass that completes
+        becomes the trace's metadata (``strings``, ``issues``, ...)."""
+        self._check_open()
+        index, parse = _Index(), self._parse
+        for offset, start, end in self._frames(index):
+            packet, repaired = parse(offset, start, end)
+            index.packets += 1
+            if repaired:
+                index.count("invalid_utf8_strings", repaired)
+            if index.end_of_trace is not None:
+                index.count("packets_after_end_of_trace")
+            kind = packet.WhichOneof("data")
+            if kind in _NOT_EVENT_KINDS:
+                if kind is None:
+                    index.count("unknown_packet_kinds")  # written by a newer minor
+                    continue
+                if kind == "header":
+                    if offset != 0:
+                        index.count("extra_headers")
+                    continue
+                index.record(kind, getattr(packet, kind))
+            yield kind, getattr(packet, kind), index
+        if self._index is None:
+            self._index = index
+            self.issues.clear()
+            self.issues.update(index.issues)
 
     def scan(self) -> Iterator[Tuple[str, Any]]:
         """Yields (kind, message) for every packet after the header, recording metadata.
@@ -284,151 +598,78 @@ class TraceFile:
         One pass both indexes the file and feeds ``to_dataframes``, so a multi-GB trace is
         parsed once. Kinds are the names of the ``TracePacket.data`` oneof members.
         """
-        index = not self._indexed
-        if index:
-            self._reset_index()  # a pass abandoned half way must not leave half a table
-            self.issues.clear()
-        headers_seen = 0
-        for packet in self:
-            kind = packet.WhichOneof("data")
-            if kind is None:
-                if index:
-                    self.count_issue("unknown_packet_kinds")  # written by a newer minor
-                continue
-            msg = getattr(packet, kind)
-            if index:
-                if self._end_of_trace is not None:
-                    self.count_issue("packets_after_end_of_trace")
-                if kind == "header":
-                    headers_seen += 1
-                    if headers_seen > 1:
-                        self.count_issue("extra_headers")
-                    continue
-                if kind in _METADATA_KINDS:
-                    self._record(kind, msg)
-            if kind != "header":
-                yield kind, msg
-        self._indexed = True
-
-    def _record(self, kind: str, msg: Any) -> None:
-        """Keeps metadata packets; the first definition of an id wins, conflicts are counted."""
-        tables = {
-            "interned_string": (self._strings, "id", "value"),
-            "launch_config": (self._launch_configs, "id", None),
-            "thread": (self._threads, "id", None),
-            "device": (self._devices, "id", None),
-            "context": (self._contexts, "id", None),
-            "pm_metric_set": (self._pm_metric_sets, "id", None),
-        }
-        if kind in tables:
-            table, key, field = tables[kind]
-            value = getattr(msg, field) if field else msg
-            ident = getattr(msg, key)
-            if ident in table:
-                if table[ident] != value:
-                    self.count_issue(f"conflicting_{kind}_definitions")
-            else:
-                table[ident] = value
-        elif kind == "pc_stall_reasons":
-            if len(msg.index) != len(msg.name):
-                self.count_issue("pc_stall_reasons_length_mismatch")
-            self._pc_stall_reasons.setdefault(msg.device_id, {}).update(zip(msg.index, msg.name))
-        elif kind == "stats":
-            if self._stats_final and not msg.final:
-                return  # the final stats win over periodic ones written after it
-            self._stats = {c.name: c.value for c in msg.counters}
-            self._stats_severity = {c.name: enum_label("Severity", c.severity)
-                                    for c in msg.counters}
-            self._stats_final = msg.final
-        elif kind == "notice":
-            self._notices.append(Notice(msg.timestamp_ns, enum_label("Severity", msg.severity),
-                                        msg.source, msg.message))
-        elif kind == "end_of_trace":
-            self._end_of_trace = msg
+        for kind, msg, _ in self._pass():
+            yield kind, msg
 
     @property
     def truncated(self) -> bool:
         """True when the file ends inside a packet (the writer was killed mid-write)."""
-        self._ensure_indexed()
-        return self._truncated
+        return self._ensure_indexed().truncated
 
     @property
     def truncation_offset(self) -> Optional[int]:
         """Byte offset of the incomplete last packet when ``truncated``, else None."""
-        self._ensure_indexed()
-        return self._truncation_offset
+        return self._ensure_indexed().truncation_offset
 
     @property
     def strings(self) -> Dict[int, str]:
-        """Interned strings, id -> value."""
-        self._ensure_indexed()
-        return self._strings
+        """Interned strings, id -> value (the last definition of each id)."""
+        return self._ensure_indexed().strings
 
     @property
     def devices(self) -> Dict[int, Any]:
         """``Device`` messages by CUDA device ordinal."""
-        self._ensure_indexed()
-        return self._devices
+        return self._ensure_indexed().devices
 
     @property
     def contexts(self) -> Dict[int, Any]:
         """``ContextInfo`` messages by context id."""
-        self._ensure_indexed()
-        return self._contexts
+        return self._ensure_indexed().contexts
 
     @property
     def launch_configs(self) -> Dict[int, Any]:
-        """``LaunchConfig`` messages by id."""
-        self._ensure_indexed()
-        return self._launch_configs
+        """``LaunchConfig`` messages by id (the last definition of each id)."""
+        return self._ensure_indexed().launch_configs
 
     @property
     def threads(self) -> Dict[int, Any]:
-        """``ThreadInfo`` messages by the small id events use."""
-        self._ensure_indexed()
-        return self._threads
+        """``ThreadInfo`` messages by the small id events use (the last definition)."""
+        return self._ensure_indexed().threads
 
     @property
     def pm_metric_sets(self) -> Dict[int, Any]:
-        """``PmMetricSet`` messages by id."""
-        self._ensure_indexed()
-        return self._pm_metric_sets
+        """``PmMetricSet`` messages by id (the last definition of each id)."""
+        return self._ensure_indexed().pm_metric_sets
 
     @property
     def pc_stall_reasons(self) -> Dict[int, Dict[int, str]]:
         """Stall reason names by device id, then CUPTI stall reason index."""
-        self._ensure_indexed()
-        return self._pc_stall_reasons
+        return self._ensure_indexed().pc_stall_reasons
 
     @property
     def stats(self) -> Dict[str, int]:
         """Counters of the final ``Stats`` packet, else of the last periodic one."""
-        self._ensure_indexed()
-        return self._stats
+        return self._ensure_indexed().stats
 
     @property
     def stats_severity(self) -> Dict[str, str]:
         """Severity of each counter in ``stats``: "info", "data_loss" or "error"."""
-        self._ensure_indexed()
-        return self._stats_severity
+        return self._ensure_indexed().stats_severity
 
     @property
     def stats_final(self) -> bool:
         """True when ``stats`` come from the final Stats packet (not a periodic one)."""
-        self._ensure_indexed()
-        return self._stats_final
+        return self._ensure_indexed().stats_final
 
     @property
     def notices(self) -> List[Notice]:
         """Messages the collectors left for the user, in file order."""
-        self._ensure_indexed()
-        return self._notices
+        return self._ensure_indexed().notices
 
     @property
     def end_of_trace(self) -> Any:
         """The ``EndOfTrace`` message, or None when the file was cut short."""
-        self._ensure_indexed()
-        return self._end_of_trace
+        return self._ensure_indexed().end_of_trace
 
     @property
     def complete(self) -> bool:
