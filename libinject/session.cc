@@ -35,6 +35,7 @@
 #include "libinject/collector_interface.h"
 #include "libinject/config.h"
 #include "libinject/log.h"
+#include "libinject/setting_error.h"
 #include "libinject/trace_writer.h"
 
 #ifndef WARPSCOPE_VERSION
@@ -281,8 +282,9 @@ void Session::Start() {
       const char* v = std::getenv(regs[i].enable_env);
       std::string what;
       if (v && !ParseBool(v, &on, &what)) {
-        Log(LogLevel::kError, std::string("warpscope: ") + regs[i].enable_env + "='" + v +
-                                  "' is not " + what + "; " + regs[i].name + " stays off");
+        Log(LogLevel::kError,
+            "warpscope: " + SettingError{regs[i].enable_env, v, " is not " + what}.ForVariable() +
+                "; " + regs[i].name + " stays off");
         on = false;
       }
     }
