@@ -48,9 +48,22 @@ absl::StatusOr<std::string> FindShim(const std::string& cli_path, const char* en
 absl::StatusOr<std::string> ExpectedTracePath(const std::string& pattern, uint32_t child_pid,
                                               const std::string& hostname);
 
-// One line about a finished trace ("1200 kernels, 3400 API calls, 2.31 s, 0 dropped"), or
-// the reason it could not be read.
-std::string DescribeTrace(const std::string& path);
+// Checks, before the launch, the file the run will write (`path`: the output pattern expanded
+// for the program's pid): it must be creatable (see CheckOutputPath), and a file already there
+// is refused (AlreadyExists) unless `force_overwrite`. Returns whether a file is there.
+absl::StatusOr<bool> CheckTraceDestination(const std::string& path, bool force_overwrite);
+
+// The output pattern that names exactly `path` when the library expands it again ('%'
+// doubled), so that the launcher and the library agree on the file.
+std::string LiteralOutputPattern(const std::string& path);
+
+// The line `record` prints after the program exited: "warpscope: trace PATH: 1200 kernels,
+// ..., 2.310 s span, 0 dropped", or why this run left no trace. A file at `path` that this run
+// did not write (its header lacks this launch's WARPSCOPE_LAUNCHER_PID and WARPSCOPE_START_NS,
+// e.g. an older trace kept because the program never initialized CUDA) is never described as
+// this run's. `existed_before`: a file was at `path` before the launch.
+std::string RecordOutcome(const std::string& path, bool existed_before, uint32_t launcher_pid,
+                          uint64_t start_ns);
 
 // Exit status of `warpscope record`: the child's code, or 128 + signal when it was killed.
 int ChildExitCode(int wait_status);
