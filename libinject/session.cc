@@ -88,7 +88,7 @@ uint64_t RealtimeNs() {
 // Gives processes other than the one `warpscope record` launched their own file when the
 // pattern has no %p (LD_PRELOAD reaches every descendant).
 std::string PatternForThisProcess(const std::string& pattern) {
-  if (pattern.find("%p") != std::string::npos) return pattern;
+  if (OutputPatternHasPid(pattern)) return pattern;
   const char* launcher = std::getenv("WARPSCOPE_LAUNCHER_PID");
   if (launcher == nullptr || std::atoi(launcher) == static_cast<int>(getppid())) return pattern;
   size_t slash = pattern.rfind('/');

@@ -86,11 +86,11 @@ int RunRecordCommand(const CommandArgs& args) {
     return 0;
   }
   RecordRequest req;
-  req.output = flags.Get("output");
-  req.force_overwrite = flags.Has("force-overwrite");
   auto opt = [&flags](const char* name, std::optional<std::string>* out) {
     if (flags.Has(name)) *out = flags.Get(name);
   };
+  opt("output", &req.output);
+  req.force_overwrite = flags.Has("force-overwrite");
   opt("delay", &req.delay);
   opt("duration", &req.duration);
   opt("capture-range", &req.capture_range);
@@ -186,9 +186,10 @@ int RunRecordCommand(const CommandArgs& args) {
     return status;
   };
   absl::StatusOr<std::string> path =
-      ExpectedTracePath(req.output, static_cast<uint32_t>(child), hostname);
+      ExpectedTracePath(plan->output_pattern, static_cast<uint32_t>(child), hostname);
   absl::StatusOr<bool> existed_before =
-      path.ok() ? CheckTraceDestination(*path, req.force_overwrite) : path.status();
+      path.ok() ? CheckTraceDestination(*path, plan->force_overwrite, plan->output_name)
+                : path.status();
   if (!existed_before.ok()) {
     close(go[1]);
     close(exec_status[0]);

@@ -47,7 +47,7 @@ struct RecordFlagVariable {
   std::optional<std::string> RecordRequest::*value;
 };
 constexpr RecordFlagVariable kRecordFlagVariables[] = {
-    {"-o/--output", "WARPSCOPE_OUTPUT", nullptr},
+    {"-o/--output", "WARPSCOPE_OUTPUT", &RecordRequest::output},
     {"-c/--capture-range", "WARPSCOPE_CAPTURE_RANGE", nullptr},
     {"-y/--delay", "WARPSCOPE_DELAY", &RecordRequest::delay},
     {"-d/--duration", "WARPSCOPE_DURATION", &RecordRequest::duration},
@@ -81,28 +81,14 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
     return absl::InvalidArgumentError(
         "record needs a command to run, e.g. `warpscope record -o run.wst -- ./app args`");
   }
-  if (r.output.empty()) return absl::InvalidArgumentError("-o/--output needs a file name");
-  // A pattern that names a directory would become a hidden DIR/.wst, or DIR.wst beside it.
-  const std::string last_component = r.output.substr(r.output.rfind('/') + 1);
-  if (last_component.empty() || last_component == "." || last_component == ".." ||
-      (r.output.find('%') == std::string::npos && IsDirectory(r.output))) {
-    std::string dir = r.output;
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    return absl::InvalidArgumentError(absl::StrCat(
-        "-o/--output ", QuoteValue(r.output), " names a directory; name a file in it, e.g. ",
-        QuoteValue(absl::StrCat(dir == "/" ? "" : dir, "/run.wst"))));
-  }
-  // The pattern's syntax; the name itself is checked once the program's pid is known.
-  if (absl::StatusOr<std::string> name = ExpectedTracePath(r.output, launcher_pid, "host");
-      !name.ok()) {
-    return name.status();
+  if (r.output && r.output->empty()) {
+    return absl::InvalidArgumentError("-o/--output needs a file name");
   }
   RecordPlan plan;
   auto& env = plan.env;
   for (const RecordFlagVariable& fv : kRecordFlagVariables) {
     if (fv.value != nullptr && (r.*fv.value).has_value()) env[fv.variable] = *(r.*fv.value);
   }
-  env["WARPSCOPE_OUTPUT"] = r.output;
   if (r.force_overwrite) env["WARPSCOPE_FORCE_OVERWRITE"] = "1";
   if (r.quiet) env["WARPSCOPE_QUIET"] = "1";
   // An error about a value names what the user typed: the flag when it came from one, else
@@ -179,6 +165,29 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
   };
   if (!ParseConfig(getenv_fn, &config, &error)) return refused(error);
 
+  // The trace file: -o, else an exported WARPSCOPE_OUTPUT, else the default; likewise -f.
+  plan.output_pattern = config.output_pattern;
+  plan.force_overwrite = config.force_overwrite;
+  plan.output_name =
+      r.output || merged.count("WARPSCOPE_OUTPUT") == 0 ? "-o/--output" : "WARPSCOPE_OUTPUT";
+  // A pattern that names a directory would become a hidden DIR/.wst, or DIR.wst beside it.
+  const std::string& pattern = plan.output_pattern;
+  const std::string last_component = pattern.substr(pattern.rfind('/') + 1);
+  if (last_component.empty() || last_component == "." || last_component == ".." ||
+      (pattern.find('%') == std::string::npos && IsDirectory(pattern))) {
+    std::string dir = pattern;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    return absl::InvalidArgumentError(absl::StrCat(
+        plan.output_name, " ", QuoteValue(pattern), " names a directory; name a file in it, e.g. ",
+        QuoteValue(absl::StrCat(dir == "/" ? "" : dir, "/run.wst"))));
+  }
+  // The pattern's syntax; the name itself is checked once the program's pid is known.
+  if (absl::StatusOr<std::string> name = ExpectedTracePath(pattern, launcher_pid, "host");
+      !name.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(plan.output_name, ": ", name.status().message()));
+  }
+
   // Injection: the shim first in LD_PRELOAD (the user's entries kept after it), and both
   // injection paths pointing at it.
   auto get = [&current_env](const char* k) -> std::string {
@@ -236,16 +245,17 @@ absl::StatusOr<std::string> ExpectedTracePath(const std::string& pattern, uint32
     // The library's line starts with "warpscope: "; here the CLI adds that.
     constexpr std::string_view kPrefix = "warpscope: ";
     if (error.rfind(kPrefix, 0) == 0) error.erase(0, kPrefix.size());
-    return absl::InvalidArgumentError(absl::StrCat("-o/--output: ", error));
+    return absl::InvalidArgumentError(error);
   }
   return out;
 }
 
-absl::StatusOr<bool> CheckTraceDestination(const std::string& path, bool force_overwrite) {
-  absl::StatusOr<bool> exists = CheckOutputPath(path, "-o/--output", "run.wst");
+absl::StatusOr<bool> CheckTraceDestination(const std::string& path, bool force_overwrite,
+                                           std::string_view output_name) {
+  absl::StatusOr<bool> exists = CheckOutputPath(path, output_name, "run.wst");
   if (!exists.ok() || !*exists || force_overwrite) return exists;
   return absl::AlreadyExistsError(
-      absl::StrCat("-o/--output ", QuoteValue(path),
+      absl::StrCat(std::string(output_name), " ", QuoteValue(path),
                    " exists; pass -f/--force-overwrite to replace it, or choose another name"));
 }
 

@@ -75,6 +75,20 @@ TEST(RecordCliTest, AnEarlierTraceIsNeverDescribedAsThisRuns) {
   EXPECT_THAT(r.err, Not(HasSubstr("kernels")));
 }
 
+TEST(RecordCliTest, ExportedOutputAndForceAreHonoured) {
+  const std::string dir = MakeTempDir();
+  const std::string old_trace = dir + "/old.wst";
+  WriteFileOrDie(old_trace, FixtureWire("synthetic/basic.textproto"));
+  setenv("WARPSCOPE_OUTPUT", old_trace.c_str(), 1);
+  ExpectRefused("", absl::StrCat("WARPSCOPE_OUTPUT '", old_trace, "' exists; pass -f"));
+  setenv("WARPSCOPE_FORCE_OVERWRITE", "1", 1);
+  CliResult r = RunCli("record true");
+  unsetenv("WARPSCOPE_FORCE_OVERWRITE");
+  unsetenv("WARPSCOPE_OUTPUT");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat(old_trace, " is the earlier file, left as it was")));
+}
+
 TEST(RecordCliTest, OutputInAMissingOrUnusableDirectoryIsRefusedBeforeTheLaunch) {
   const std::string dir = MakeTempDir();
   ExpectRefused("-o " + dir + "/missing/run.wst",

@@ -139,6 +139,35 @@ TEST(RecordTest, ClearErrors) {
   }
 }
 
+TEST(RecordTest, TheTraceFileFollowsExportedVariablesWithoutFlags) {
+  auto plain = BuildRecordPlan(Req(), {}, "/s.so", 1, 1);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->output_pattern, "warpscope_%p.wst");
+  EXPECT_EQ(plain->output_name, "-o/--output");
+  EXPECT_FALSE(plain->force_overwrite);
+
+  const std::map<std::string, std::string> exported = {{"WARPSCOPE_OUTPUT", "/scratch/run_%p.wst"},
+                                                       {"WARPSCOPE_FORCE_OVERWRITE", "yes"}};
+  auto from_env = BuildRecordPlan(Req(), exported, "/s.so", 1, 1);
+  ASSERT_TRUE(from_env.ok()) << from_env.status();
+  EXPECT_EQ(from_env->output_pattern, "/scratch/run_%p.wst");
+  EXPECT_EQ(from_env->output_name, "WARPSCOPE_OUTPUT");
+  EXPECT_TRUE(from_env->force_overwrite);
+
+  RecordRequest r = Req();
+  r.output = "mine.wst";
+  auto from_flag = BuildRecordPlan(r, exported, "/s.so", 1, 1);
+  ASSERT_TRUE(from_flag.ok()) << from_flag.status();
+  EXPECT_EQ(from_flag->output_pattern, "mine.wst");
+  EXPECT_EQ(from_flag->output_name, "-o/--output");
+  EXPECT_EQ(from_flag->env["WARPSCOPE_OUTPUT"], "mine.wst");
+
+  auto dir = BuildRecordPlan(Req(), {{"WARPSCOPE_OUTPUT", "/tmp/"}}, "/s.so", 1, 1);
+  ASSERT_FALSE(dir.ok());
+  EXPECT_THAT(std::string(dir.status().message()),
+              StartsWith("WARPSCOPE_OUTPUT '/tmp/' names a directory"));
+}
+
 TEST(RecordTest, WarnsWhenReplacingInjectionPaths) {
   auto plan = BuildRecordPlan(Req(), {{"NVTX_INJECTION64_PATH", "/usr/lib/libcupti.so"}}, "/s.so", 1, 1);
   ASSERT_TRUE(plan.ok());
