@@ -178,6 +178,8 @@ int RunRecordCommand(const CommandArgs& args) {
   close(go[0]);
   close(exec_status[1]);
   g_child = child;
+  // A child that died before reading its name must not take the launcher with it.
+  signal(SIGPIPE, SIG_IGN);
   auto wait_child = [child]() {
     int status = 0;
     while (waitpid(child, &status, 0) < 0) {
