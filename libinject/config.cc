@@ -51,6 +51,9 @@ constexpr SignalName kSignals[] = {
 }  // namespace
 
 bool ParseSeconds(std::string_view text, double* out, std::string* what) {
+  // Longest accepted duration, in seconds after the unit is applied (about 115 days): far
+  // beyond any run, and small enough to be exact in nanoseconds.
+  constexpr double kMaxSeconds = 1e7;
   std::string s(Trim(text));
   // Accept an optional unit suffix: s, ms, m.
   double scale = 1;
@@ -66,12 +69,17 @@ bool ParseSeconds(std::string_view text, double* out, std::string* what) {
   char* end = nullptr;
   errno = 0;
   double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
-  if (s.empty() || errno != 0 || end == nullptr || *end != '\0' || !std::isfinite(v) || v < 0 ||
-      v > 1e7) {
+  if (s.empty() || errno != 0 || end == nullptr || *end != '\0' || !std::isfinite(v) || v < 0) {
     *what = "a number of seconds";
     return false;
   }
-  *out = v * scale;
+  // The range is checked on the duration itself, so that 1e7m is refused like 1e8.
+  const double seconds = v * scale;
+  if (seconds > kMaxSeconds) {
+    *what = "a number of seconds from 0 to 10000000 (115 days)";
+    return false;
+  }
+  *out = seconds;
   return true;
 }
 
@@ -249,6 +257,15 @@ bool ParseClock(std::string_view text, bool* monotonic, std::string* what) {
   return true;
 }
 
+bool OutputPatternHasPid(std::string_view pattern) {
+  for (size_t i = 0; i + 1 < pattern.size(); ++i) {
+    if (pattern[i] != '%') continue;
+    if (pattern[i + 1] == 'p') return true;
+    ++i;  // the escaped character: %%, %h, %n, %q
+  }
+  return false;
+}
+
 std::string_view CaptureRangeName(CaptureRange range) {
   switch (range) {
     case CaptureRange::kNone: return "none";
@@ -278,11 +295,17 @@ std::string TraceKindsString(const TraceKinds& k) {
 }
 
 bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, std::string* error) {
+  SettingError refused;
+  if (ParseConfig(getenv_fn, config, &refused)) return true;
+  *error = "warpscope: " + refused.ForVariable() + "; running without profiling";
+  return false;
+}
+
+bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, SettingError* error) {
   Config c;
   c.capture_signal = SIGUSR2;
   std::string what;
   bool ok = true;
-  std::string bad_name, bad_value;
   // Each entry: variable name, parser. The first failure wins.
   auto check = [&](const char* name, auto&& parse) {
     if (!ok) return;
@@ -291,8 +314,7 @@ bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, std::string* error) 
     c.raw.emplace_back(name, v);
     if (!parse(std::string_view(v))) {
       ok = false;
-      bad_name = name;
-      bad_value = v;
+      *error = SettingError{name, v, " is not " + what};
     }
   };
   auto mb = [&](uint32_t* field, uint32_t lo, uint32_t hi, const char* phrase) {
@@ -332,28 +354,29 @@ bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, std::string* error) 
   check("WARPSCOPE_API_FILTER", [&](std::string_view v) { return ParseBool(v, &c.api_filter, &what); });
   check("WARPSCOPE_LOG_LEVEL", [&](std::string_view v) { return ParseLogLevel(v, &c.log_level, &what); });
   check("WARPSCOPE_QUIET", [&](std::string_view v) { return ParseBool(v, &c.quiet, &what); });
-  if (!ok) {
-    *error = "warpscope: " + bad_name + "='" + bad_value + "' is not " + what +
-             "; running without profiling";
+  if (!ok) return false;
+  // Cross-field checks: the variable at fault is the one whose value needs another.
+  auto refuse = [&c, error](const char* name, const char* problem) {
+    std::string value;
+    for (const auto& [k, v] : c.raw) {
+      if (k == name) value = v;
+    }
+    *error = SettingError{name, value, problem};
     return false;
-  }
-  // Cross-field checks.
+  };
   if (c.capture_range == CaptureRange::kNvtx && c.nvtx_range_name.empty()) {
-    *error = "warpscope: WARPSCOPE_CAPTURE_RANGE=nvtx needs WARPSCOPE_NVTX_CAPTURE=RANGE[@DOMAIN]; "
-             "running without profiling";
-    return false;
+    return refuse("WARPSCOPE_CAPTURE_RANGE", " needs WARPSCOPE_NVTX_CAPTURE=RANGE[@DOMAIN]");
   }
   if (c.capture_range == CaptureRange::kNone && c.capture_range_end == CaptureRangeEnd::kRepeat) {
-    *error = "warpscope: WARPSCOPE_CAPTURE_RANGE_END=repeat needs a capture range "
-             "(cudaProfilerApi, nvtx, signal); running without profiling";
-    return false;
+    return refuse("WARPSCOPE_CAPTURE_RANGE_END",
+                  " needs a capture range (WARPSCOPE_CAPTURE_RANGE=cudaProfilerApi, nvtx or "
+                  "signal)");
   }
   if (c.capture_range == CaptureRange::kSignal && c.handle_signals &&
       (c.capture_signal == SIGINT || c.capture_signal == SIGTERM || c.capture_signal == SIGHUP)) {
-    *error = "warpscope: WARPSCOPE_CAPTURE_SIGNAL=" + std::to_string(c.capture_signal) +
-             " is also a termination signal warpscope handles; pick another (default SIGUSR2); "
-             "running without profiling";
-    return false;
+    return refuse("WARPSCOPE_CAPTURE_SIGNAL",
+                  " is also a termination signal warpscope handles; pick another (default "
+                  "SIGUSR2)");
   }
   *config = std::move(c);
   return true;

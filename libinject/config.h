@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "libinject/setting_error.h"
+
 namespace warpscope {
 
 enum class CaptureRange { kNone, kProfilerApi, kNvtx, kSignal };
@@ -62,6 +64,9 @@ using GetEnvFn = std::function<const char*(const char*)>;
 // false and sets *error to one line, e.g.
 //   warpscope: WARPSCOPE_DELAY='abc' is not a number of seconds; running without profiling
 bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, std::string* error);
+// The same, with the refusal typed (which variable, its value, what is wrong with it), for
+// callers that name the setting their own way (`warpscope record` names the flag).
+bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, SettingError* error);
 
 // Value parsers shared with `warpscope record` (they return false on a bad value and set
 // *what to the phrase that follows "is not ", e.g. "a number of seconds").
@@ -76,6 +81,9 @@ bool ParseNvtxCapture(std::string_view text, std::string* name, std::string* dom
 bool ParseSignal(std::string_view text, int* out, std::string* what);
 bool ParseLogLevel(std::string_view text, LogLevel* out, std::string* what);
 bool ParseClock(std::string_view text, bool* monotonic, std::string* what);
+
+// Whether an output pattern has a %p escape (a literal "%%p" is not one).
+bool OutputPatternHasPid(std::string_view pattern);
 
 std::string_view CaptureRangeName(CaptureRange range);
 std::string TraceKindsString(const TraceKinds& kinds);

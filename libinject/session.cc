@@ -35,6 +35,7 @@
 #include "libinject/collector_interface.h"
 #include "libinject/config.h"
 #include "libinject/log.h"
+#include "libinject/setting_error.h"
 #include "libinject/trace_writer.h"
 
 #ifndef WARPSCOPE_VERSION
@@ -91,7 +92,7 @@ uint64_t RealtimeNs() {
 // Gives processes other than the one `warpscope record` launched their own file when the
 // pattern has no %p (LD_PRELOAD reaches every descendant).
 std::string PatternForThisProcess(const std::string& pattern) {
-  if (pattern.find("%p") != std::string::npos) return pattern;
+  if (OutputPatternHasPid(pattern)) return pattern;
   const char* launcher = std::getenv("WARPSCOPE_LAUNCHER_PID");
   if (launcher == nullptr || std::atoi(launcher) == static_cast<int>(getppid())) return pattern;
   size_t slash = pattern.rfind('/');
@@ -305,8 +306,9 @@ void Session::Start() {
       const char* v = std::getenv(regs[i].enable_env);
       std::string what;
       if (v && !ParseBool(v, &on, &what)) {
-        Log(LogLevel::kError, std::string("warpscope: ") + regs[i].enable_env + "='" + v +
-                                  "' is not " + what + "; " + regs[i].name + " stays off");
+        Log(LogLevel::kError,
+            "warpscope: " + SettingError{regs[i].enable_env, v, " is not " + what}.ForVariable() +
+                "; " + regs[i].name + " stays off");
         on = false;
       }
     }

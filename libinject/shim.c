@@ -18,17 +18,13 @@
 static char g_self_path[4096];
 static pid_t g_ctor_pid;
 static void* g_core;
+static int g_core_failed; /* tried once and said why: later entry points stay silent */
 static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The core's warpscope_core_before_exit, once the core is loaded (read by _exit, which may
  * run in a signal handler: a plain atomic load, nothing else). */
 typedef void (*BeforeExitFn)(void);
 static BeforeExitFn g_before_exit;
-
-static int Quiet(void) {
-  const char* q = getenv("WARPSCOPE_QUIET");
-  return q != NULL && (q[0] == '1' || q[0] == 't' || q[0] == 'y' || q[0] == 'T' || q[0] == 'Y');
-}
 
 static void FindSelf(void) {
   Dl_info info;
@@ -61,15 +57,18 @@ __attribute__((constructor)) static void WarpscopeShimInit(void) {
   setenv("NVTX_INJECTION64_PATH", g_self_path, 0);
 }
 
-/* Loads the core from the shim's directory once; NULL (with one line) when it cannot. */
+/* Loads the core from the shim's directory (or WARPSCOPE_CORE_PATH) once; NULL when it cannot,
+ * after one line that says why and what to do. A library without the core's entry point
+ * (the shim itself, or an unrelated one) would otherwise disable profiling silently. */
 static void* Core(void) {
   void* core;
   pthread_mutex_lock(&g_load_lock);
-  if (g_core == NULL) {
+  if (g_core == NULL && !g_core_failed) {
     char path[4096];
     const char* override = getenv("WARPSCOPE_CORE_PATH");
+    const int overridden = override != NULL && override[0] != '\0';
     FindSelf();
-    if (override != NULL && override[0] != '\0') {
+    if (overridden) {
       snprintf(path, sizeof path, "%s", override);
     } else {
       const char* slash = strrchr(g_self_path, '/');
@@ -77,15 +76,36 @@ static void* Core(void) {
       snprintf(path, sizeof path, "%.*s%slibwarpscope_core.so", dir_len, g_self_path,
                dir_len ? "/" : "");
     }
-    g_core = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (g_core != NULL) {
-      __atomic_store_n(&g_before_exit, (BeforeExitFn)dlsym(g_core, "warpscope_core_before_exit"),
-                       __ATOMIC_RELEASE);
-    }
-    if (g_core == NULL && !Quiet()) {
+    core = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (core == NULL) {
       const char* err = dlerror();
-      fprintf(stderr, "warpscope: cannot load %s (%s); running without profiling\n", path,
-              err ? err : "unknown error");
+      fprintf(stderr, "warpscope: cannot load %s (%s); %s; running without profiling\n", path,
+              err ? err : "unknown error",
+              overridden ? "point WARPSCOPE_CORE_PATH at libwarpscope_core.so, or unset it"
+                         : "rebuild or reinstall warpscope (libwarpscope_core.so goes beside "
+                           "libwarpscope.so)");
+      g_core_failed = 1;
+    } else if (dlsym(core, "warpscope_core_initialize_injection") == NULL) {
+      if (dlsym(core, "warpscope_shim_constructor_pid") != NULL) {
+        fprintf(stderr,
+                "warpscope: %s%s is libwarpscope.so, the shim, not the core; point "
+                "WARPSCOPE_CORE_PATH at libwarpscope_core.so (beside it), or unset it; running "
+                "without profiling\n",
+                overridden ? "WARPSCOPE_CORE_PATH=" : "", path);
+      } else {
+        fprintf(stderr,
+                "warpscope: %s%s is not warpscope's core library (no "
+                "warpscope_core_initialize_injection in it); %s; running without profiling\n",
+                overridden ? "WARPSCOPE_CORE_PATH=" : "", path,
+                overridden ? "point WARPSCOPE_CORE_PATH at libwarpscope_core.so, or unset it"
+                           : "rebuild or reinstall warpscope");
+      }
+      dlclose(core);
+      g_core_failed = 1;
+    } else {
+      g_core = core;
+      __atomic_store_n(&g_before_exit, (BeforeExitFn)dlsym(core, "warpscope_core_before_exit"),
+                       __ATOMIC_RELEASE);
     }
   }
   core = g_core;

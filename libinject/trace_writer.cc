@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "libinject/setting_error.h"
 #include "libinject/wire_format.h"
 
 namespace warpscope {
@@ -1468,7 +1469,7 @@ bool ExpandOutputPattern(std::string_view pattern, uint32_t pid, std::string_vie
   if (error == nullptr) error = &ignored;
   try {
     auto fail = [&](std::string_view why) {
-      *error = "warpscope: output name \"" + std::string(pattern) + "\": " + std::string(why);
+      *error = "warpscope: output name " + QuoteValue(pattern) + ": " + std::string(why);
       return false;
     };
     // The text between %n escapes; the sequence number goes between segments.

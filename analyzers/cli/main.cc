@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analyzers/cli/commands.h"
+#include "libinject/setting_error.h"
 
 namespace warpscope {
 namespace {
@@ -25,7 +26,8 @@ void PrintUsage(FILE* out) {
                "usage: warpscope COMMAND [flags] ...\n\ncommands:\n",
                WARPSCOPE_VERSION);
   for (const CommandInfo& cmd : kCommands) std::fprintf(out, "  %-11s %s\n", cmd.name, cmd.summary);
-  std::fprintf(out, "\n`warpscope COMMAND --help` describes a command's flags.\n");
+  std::fprintf(out,
+               "\n`warpscope help COMMAND` or `warpscope COMMAND --help` describes a command.\n");
 }
 
 }  // namespace
@@ -33,10 +35,23 @@ void PrintUsage(FILE* out) {
 
 int main(int argc, char** argv) {
   using warpscope::kCommands;
-  if (argc < 2 || std::strcmp(argv[1], "help") == 0 || std::strcmp(argv[1], "--help") == 0 ||
-      std::strcmp(argv[1], "-h") == 0) {
+  if (argc < 2) {
+    warpscope::PrintUsage(stderr);
+    return 2;
+  }
+  const bool help = std::strcmp(argv[1], "help") == 0;
+  if (help && argc >= 3) {
+    // `warpscope help COMMAND` is `warpscope COMMAND --help`.
+    for (const warpscope::CommandInfo& cmd : kCommands) {
+      if (std::strcmp(argv[2], cmd.name) == 0) return cmd.run({"--help"});
+    }
+    std::fprintf(stderr, "warpscope: unknown command %s; run `warpscope help` for the list\n",
+                 warpscope::QuoteValue(argv[2]).c_str());
+    return 2;
+  }
+  if (help || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     warpscope::PrintUsage(stdout);
-    return argc < 2 ? 2 : 0;
+    return 0;
   }
   if (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0) {
     std::printf("warpscope %s\n", WARPSCOPE_VERSION);
@@ -47,7 +62,7 @@ int main(int argc, char** argv) {
       return cmd.run(std::vector<std::string>(argv + 2, argv + argc));
     }
   }
-  std::fprintf(stderr, "warpscope: unknown command '%s'; run `warpscope help` for the list\n",
-               argv[1]);
+  std::fprintf(stderr, "warpscope: unknown command %s; run `warpscope help` for the list\n",
+               warpscope::QuoteValue(argv[1]).c_str());
   return 2;
 }

@@ -1,5 +1,6 @@
 // `warpscope record [flags] [--] COMMAND ARGS...`: runs COMMAND with warpscope injected,
 // forwards termination signals to it, returns its exit status and says where the trace is.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -13,9 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/lib/flags.h"
 #include "analyzers/lib/record.h"
+#include "libinject/setting_error.h"
 
 extern char** environ;
 
@@ -76,19 +79,18 @@ int RunRecordCommand(const CommandArgs& args) {
        {"pm-metrics", "", true, "LIST", "comma-separated PM metrics replacing the default set (must be one pass)", ""},
        {"pm-buffer", "", true, "BYTES", "PM sampling hardware buffer (default 128M)", ""}});
   if (absl::Status status = flags.Parse(args, /*stop_at_first_positional=*/true); !status.ok()) {
-    std::fprintf(stderr, "warpscope: %s\n", std::string(status.message()).c_str());
-    return 2;
+    return UsageError(status);
   }
   if (flags.help_requested()) {
     std::fputs(flags.HelpText().c_str(), stdout);
     return 0;
   }
   RecordRequest req;
-  req.output = flags.Get("output");
-  req.force_overwrite = flags.Has("force-overwrite");
   auto opt = [&flags](const char* name, std::optional<std::string>* out) {
     if (flags.Has(name)) *out = flags.Get(name);
   };
+  opt("output", &req.output);
+  req.force_overwrite = flags.Has("force-overwrite");
   opt("delay", &req.delay);
   opt("duration", &req.duration);
   opt("capture-range", &req.capture_range);
@@ -112,22 +114,18 @@ int RunRecordCommand(const CommandArgs& args) {
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) std::snprintf(self, sizeof self, "warpscope");
   absl::StatusOr<std::string> shim = FindShim(self, std::getenv("WARPSCOPE_SHIM"));
-  if (!shim.ok()) {
-    std::fprintf(stderr, "warpscope: %s\n", std::string(shim.status().message()).c_str());
-    return 2;
-  }
   std::map<std::string, std::string> current;
   for (char** e = environ; *e != nullptr; ++e) {
     const char* eq = std::strchr(*e, '=');
     if (eq) current[std::string(*e, static_cast<size_t>(eq - *e))] = eq + 1;
   }
-  uint64_t start_ns = MonotonicNs();
+  const uint64_t start_ns = MonotonicNs();
+  const uint32_t launcher_pid = static_cast<uint32_t>(getpid());
+  // Flags first: a usage error is reported even where the library is missing.
   absl::StatusOr<RecordPlan> plan =
-      BuildRecordPlan(req, current, *shim, static_cast<uint32_t>(getpid()), start_ns);
-  if (!plan.ok()) {
-    std::fprintf(stderr, "warpscope: %s\n", std::string(plan.status().message()).c_str());
-    return 2;
-  }
+      BuildRecordPlan(req, current, shim.ok() ? *shim : "", launcher_pid, start_ns);
+  if (!plan.ok()) return UsageError(plan.status());
+  if (!shim.ok()) return UsageError(shim.status());
   for (const std::string& w : plan->warnings) std::fprintf(stderr, "%s\n", w.c_str());
 
   // Forward termination and user signals to the child.
@@ -137,48 +135,91 @@ int RunRecordCommand(const CommandArgs& args) {
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaction(sig, &sa, nullptr);
 
+  // The child waits before exec until the launcher has checked the trace name, which needs
+  // the child's pid (%p): `go` carries the name (closed empty: do not run), `exec_status`
+  // the errno of a failed exec (closed empty by a successful one: close-on-exec).
+  int go[2], exec_status[2];
+  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(exec_status, O_CLOEXEC) != 0) {
+    return InputError(absl::InternalError(absl::StrCat("pipe failed: ", std::strerror(errno))));
+  }
   std::string hostname = Hostname();
   std::fflush(nullptr);
   pid_t child = fork();
   if (child < 0) {
-    std::fprintf(stderr, "warpscope: fork failed: %s\n", std::strerror(errno));
-    return 1;
+    return InputError(absl::InternalError(absl::StrCat("fork failed: ", std::strerror(errno))));
   }
   if (child == 0) {
-    // The trace name is fixed here, with this (the program's) pid, so that the launcher can
-    // find it; %p left in it would expand the same way in the library.
-    absl::StatusOr<std::string> path = ExpectedTracePath(req.output, getpid(), hostname);
-    for (const auto& [k, v] : plan->env) setenv(k.c_str(), v.c_str(), 1);
-    if (path.ok()) setenv("WARPSCOPE_OUTPUT", path->c_str(), 1);
+    // The program's own signal dispositions, before anything can arrive for it.
     struct sigaction dfl = {};
     dfl.sa_handler = SIG_DFL;
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaction(sig, &dfl, nullptr);
+    close(go[1]);
+    close(exec_status[0]);
+    std::string path;
+    char buf[4096];
+    for (ssize_t got; (got = read(go[0], buf, sizeof buf)) != 0;) {
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) _exit(127);
+      path.append(buf, static_cast<size_t>(got));
+    }
+    if (path.empty()) _exit(127);  // the launcher refused the run
+    for (const auto& [k, v] : plan->env) setenv(k.c_str(), v.c_str(), 1);
+    // The name is final; the library expands it again, so its '%' are escaped.
+    setenv("WARPSCOPE_OUTPUT", LiteralOutputPattern(path).c_str(), 1);
     std::vector<char*> argv;
     for (const std::string& a : req.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());
-    std::fprintf(stderr, "warpscope: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    const int err = errno;
+    ssize_t ignored = write(exec_status[1], &err, sizeof err);
+    (void)ignored;
     _exit(127);
   }
+  close(go[0]);
+  close(exec_status[1]);
   g_child = child;
-  absl::StatusOr<std::string> path = ExpectedTracePath(req.output, static_cast<uint32_t>(child), hostname);
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) {
-      status = 1 << 8;
-      break;
+  // A child that died before reading its name must not take the launcher with it.
+  signal(SIGPIPE, SIG_IGN);
+  auto wait_child = [child]() {
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0) {
+      if (errno != EINTR) return 1 << 8;
     }
+    return status;
+  };
+  absl::StatusOr<std::string> path =
+      ExpectedTracePath(plan->output_pattern, static_cast<uint32_t>(child), hostname);
+  absl::StatusOr<bool> existed_before =
+      path.ok() ? CheckTraceDestination(*path, plan->force_overwrite, plan->output_name)
+                : path.status();
+  if (!existed_before.ok()) {
+    close(go[1]);
+    close(exec_status[0]);
+    wait_child();
+    return UsageError(existed_before.status());
+  }
+  for (size_t sent = 0; sent < path->size();) {
+    ssize_t put = write(go[1], path->data() + sent, path->size() - sent);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) break;
+    sent += static_cast<size_t>(put);
+  }
+  close(go[1]);
+  int exec_errno = 0;
+  ssize_t got;
+  while ((got = read(exec_status[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
+  close(exec_status[0]);
+  int status = wait_child();
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    std::fprintf(stderr, "warpscope: cannot run %s: %s; check the command and PATH\n",
+                 QuoteValue(req.command[0]).c_str(), std::strerror(exec_errno));
+    return 127;
   }
   int code = ChildExitCode(status);
   if (!req.quiet) {
-    if (path.ok() && access(path->c_str(), F_OK) == 0) {
-      std::fprintf(stderr, "warpscope: trace %s: %s\n", path->c_str(), DescribeTrace(*path).c_str());
-    } else {
-      std::fprintf(stderr,
-                   "warpscope: no trace at %s (the program did not initialize CUDA, or warpscope "
-                   "stepped aside; see the messages above)\n",
-                   path.ok() ? path->c_str() : req.output.c_str());
-    }
+    std::fprintf(stderr, "%s\n",
+                 RecordOutcome(*path, *existed_before, launcher_pid, start_ns).c_str());
     if (WIFSIGNALED(status)) {
       std::fprintf(stderr, "warpscope: %s was killed by signal %d\n", req.command[0].c_str(),
                    WTERMSIG(status));

@@ -1,15 +1,20 @@
 // `warpscope tail TRACE`: active-warp curves per kernel from PM samples, ranked by tail cost,
 // with an optional SVG of one curve (analyzers/lib/tail_report.h).
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/lib/flags.h"
 #include "analyzers/lib/output.h"
+#include "analyzers/lib/output_path.h"
 #include "analyzers/lib/tail_report.h"
 #include "analyzers/lib/trace_model.h"
+#include "libinject/setting_error.h"
 
 namespace warpscope {
 int RunTailCommand(const CommandArgs& args) {
@@ -43,6 +48,13 @@ int RunTailCommand(const CommandArgs& args) {
   options.kernel_regex = flags.Get("kernel");
   options.instances = flags.Has("instances");
   options.tail.points = static_cast<int>(std::min<int64_t>(*points, 1 << 20));
+  // The SVG's path is checked before the report is built and printed.
+  const std::string svg_path = flags.Get("svg");
+  if (flags.Has("svg")) {
+    if (absl::StatusOr<bool> ok = CheckOutputPath(svg_path, "--svg", "tail.svg"); !ok.ok()) {
+      return UsageError(ok.status());
+    }
+  }
 
   const std::string& path = flags.positionals()[0];
   absl::StatusOr<TraceModel> model = LoadTraceForCommand(path);
@@ -59,16 +71,17 @@ int RunTailCommand(const CommandArgs& args) {
     if (curve == nullptr) {
       std::fprintf(stderr,
                    "warpscope: no kernel has an active-warp curve to draw; %s not written\n",
-                   flags.Get("svg").c_str());
+                   svg_path.c_str());
       return 1;
     }
-    std::ofstream out(flags.Get("svg"), std::ios::binary | std::ios::trunc);
+    std::ofstream out(svg_path, std::ios::binary | std::ios::trunc);
     out << TailSvg(*curve, in);
+    out.close();
     if (!out) {
-      std::fprintf(stderr, "warpscope: cannot write %s\n", flags.Get("svg").c_str());
-      return 1;
+      return InputError(absl::InternalError(
+          absl::StrCat("cannot write --svg ", QuoteValue(svg_path), ": ", std::strerror(errno))));
     }
-    std::fprintf(stderr, "warpscope: wrote %s (%s)\n", flags.Get("svg").c_str(),
+    std::fprintf(stderr, "warpscope: wrote %s (%s)\n", svg_path.c_str(),
                  std::string(in.kernels[curve->kernel_index].name).c_str());
   }
   return 0;

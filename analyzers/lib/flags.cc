@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "libinject/setting_error.h"
 
 namespace warpscope {
 
@@ -47,14 +48,14 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args, bool stop_at_f
     }
     const FlagSpec* spec = Find(name, !is_long);
     if (spec == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag '", arg, "' for 'warpscope ",
-                                                     command_, "' (see warpscope ", command_,
-                                                     " --help)"));
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", QuoteValue(arg),
+                                                     " for 'warpscope ", command_,
+                                                     "' (see warpscope ", command_, " --help)"));
     }
     if (!spec->takes_value) {
       if (inline_value.has_value()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("flag --", spec->name, " takes no value (got '", *inline_value, "')"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "flag --", spec->name, " takes no value (got ", QuoteValue(*inline_value), ")"));
       }
       values_[spec->name] = "true";
       continue;
@@ -86,7 +87,7 @@ absl::StatusOr<int64_t> FlagSet::GetInt(const std::string& name) const {
   int64_t out = 0;
   if (!absl::SimpleAtoi(value, &out)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("flag --", name, " expects a whole number, got '", value, "'"));
+        absl::StrCat("flag --", name, " expects a whole number, got ", QuoteValue(value)));
   }
   return out;
 }
@@ -96,7 +97,7 @@ absl::StatusOr<double> FlagSet::GetDouble(const std::string& name) const {
   double out = 0;
   if (!absl::SimpleAtod(value, &out)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("flag --", name, " expects a number, got '", value, "'"));
+        absl::StrCat("flag --", name, " expects a number, got ", QuoteValue(value)));
   }
   return out;
 }
@@ -108,8 +109,8 @@ absl::StatusOr<std::string> FlagSet::GetChoice(const std::string& name,
     if (choice == value) return value;
   }
   return absl::InvalidArgumentError(absl::StrCat("flag --", name, " must be one of ",
-                                                 absl::StrJoin(choices, "|"), ", got '", value,
-                                                 "'"));
+                                                 absl::StrJoin(choices, "|"), ", got ",
+                                                 QuoteValue(value)));
 }
 
 std::string FlagSet::HelpText() const {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "libinject/setting_error.h"
 
 namespace warpscope {
 
@@ -15,7 +16,7 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(std::string_view name) {
   if (name == "csv") return OutputFormat::kCsv;
   if (name == "json") return OutputFormat::kJson;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown output format '", std::string(name), "': use table, csv or json"));
+      absl::StrCat("unknown output format ", QuoteValue(name), ": use table, csv or json"));
 }
 
 std::string CellText(const Cell& cell) {

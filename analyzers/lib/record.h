@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -15,7 +16,7 @@
 namespace warpscope {
 
 struct RecordRequest {
-  std::string output = "warpscope_%p.wst";
+  std::optional<std::string> output;  // -o; unset: WARPSCOPE_OUTPUT, else warpscope_%p.wst
   bool force_overwrite = false;
   std::optional<std::string> delay, duration, capture_range, nvtx_capture, capture_range_end,
       trace, capture_signal, flush_interval_ms, buffer_size_mb, device_buffer_mb, log_level;
@@ -29,6 +30,11 @@ struct RecordPlan {
   // Variables to set in the child (values are final; LD_PRELOAD already merged).
   std::map<std::string, std::string> env;
   std::vector<std::string> warnings;  // one line each, printed before the launch
+  // The trace file pattern in effect (-o, an exported WARPSCOPE_OUTPUT, or the default), how
+  // messages name it, and whether an existing file may be replaced (-f or the variable).
+  std::string output_pattern;
+  std::string output_name;
+  bool force_overwrite = false;
 };
 
 // Validates the request (same parsers as the injected library, so an error here is the error
@@ -48,9 +54,24 @@ absl::StatusOr<std::string> FindShim(const std::string& cli_path, const char* en
 absl::StatusOr<std::string> ExpectedTracePath(const std::string& pattern, uint32_t child_pid,
                                               const std::string& hostname);
 
-// One line about a finished trace ("1200 kernels, 3400 API calls, 2.31 s, 0 dropped"), or
-// the reason it could not be read.
-std::string DescribeTrace(const std::string& path);
+// Checks, before the launch, the file the run will write (`path`: the output pattern expanded
+// for the program's pid): it must be creatable (see CheckOutputPath), and a file already there
+// is refused (AlreadyExists) unless `force_overwrite`. Returns whether a file is there.
+// `output_name` is how messages name the setting ("-o/--output").
+absl::StatusOr<bool> CheckTraceDestination(const std::string& path, bool force_overwrite,
+                                           std::string_view output_name = "-o/--output");
+
+// The output pattern that names exactly `path` when the library expands it again ('%'
+// doubled), so that the launcher and the library agree on the file.
+std::string LiteralOutputPattern(const std::string& path);
+
+// The line `record` prints after the program exited: "warpscope: trace PATH: 1200 kernels,
+// ..., 2.310 s span, 0 dropped", or why this run left no trace. A file at `path` that this run
+// did not write (its header lacks this launch's WARPSCOPE_LAUNCHER_PID and WARPSCOPE_START_NS,
+// e.g. an older trace kept because the program never initialized CUDA) is never described as
+// this run's. `existed_before`: a file was at `path` before the launch.
+std::string RecordOutcome(const std::string& path, bool existed_before, uint32_t launcher_pid,
+                          uint64_t start_ns);
 
 // Exit status of `warpscope record`: the child's code, or 128 + signal when it was killed.
 int ChildExitCode(int wait_status);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "libinject/setting_error.h"
 
 namespace warpscope {
 namespace {
@@ -197,8 +198,9 @@ absl::Status ParseSummarySort(std::string_view name, SummaryOptions* options) {
   } else if (name == "name") {
     options->sort = SummarySort::kName;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("unknown sort key '", std::string(name),
-                                                   "': use total, count, avg, max or name"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown sort key ",
+                                                   QuoteValue(std::string(name)),
+                                                   ": use total, count, avg, max or name"));
   }
   return absl::OkStatus();
 }
@@ -218,8 +220,9 @@ absl::Status ParseSummaryReports(std::string_view list, SummaryOptions* options)
     } else if (item == "idle") {
       options->idle = true;
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown report '", item, "': use kernels, api, memory, nvtx or idle"));
+      return absl::InvalidArgumentError(absl::StrCat("unknown report ",
+                                                     QuoteValue(std::string(item)),
+                                                     ": use kernels, api, memory, nvtx or idle"));
     }
   }
   if (!options->kernels && !options->api && !options->memory && !options->nvtx && !options->idle) {

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <string>
 
+#include "libinject/setting_error.h"
+
 namespace warpscope {
 namespace {
 
@@ -32,8 +34,8 @@ bool LoadPcSamplingConfig(const std::function<std::string(std::string_view)>& ge
   if (!period.empty()) {
     uint64_t n = 0;
     if (!ParseUnsigned(period, kMinPcPeriodExponent, kMaxPcPeriodExponent, &n)) {
-      *error = "warpscope: WARPSCOPE_PC_PERIOD='" + period +
-               "' is not an exponent N from 5 to 31 (the period is 2^N GPU cycles, e.g. 15); "
+      *error = "warpscope: WARPSCOPE_PC_PERIOD=" + QuoteValue(period) +
+               " is not an exponent N from 5 to 31 (the period is 2^N GPU cycles, e.g. 15); "
                "PC sampling stays off";
       return false;
     }
@@ -43,8 +45,8 @@ bool LoadPcSamplingConfig(const std::function<std::string(std::string_view)>& ge
   if (!buffer.empty()) {
     uint64_t mib = 0;
     if (!ParseUnsigned(buffer, kMinPcBufferMiB, kMaxPcBufferMiB, &mib)) {
-      *error = "warpscope: WARPSCOPE_PC_BUFFER_MB='" + buffer +
-               "' is not a whole number of MiB from 1 to 4096 (e.g. 64); PC sampling stays "
+      *error = "warpscope: WARPSCOPE_PC_BUFFER_MB=" + QuoteValue(buffer) +
+               " is not a whole number of MiB from 1 to 4096 (e.g. 64); PC sampling stays "
                "off";
       return false;
     }

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "libinject/setting_error.h"
+
 namespace warpscope {
 namespace {
 
@@ -48,7 +50,7 @@ bool ParsePmInterval(std::string_view text, uint64_t* ns, std::string* error) {
   else if (unit == "s")
     scale = 1e9;
   if (scale == 0) {
-    *error = "unknown unit '" + std::string(unit) + "': use ns, us, ms or s";
+    *error = "unknown unit " + QuoteValue(unit) + ": use ns, us, ms or s";
     return false;
   }
   const double value = v * scale;
@@ -77,7 +79,7 @@ bool ParsePmBytes(std::string_view text, uint64_t* bytes, std::string* error) {
   else if (unit == "G" || unit == "GiB")
     scale = 1024.0 * 1024 * 1024;
   if (scale == 0) {
-    *error = "unknown unit '" + std::string(unit) + "': use K, M or G (binary)";
+    *error = "unknown unit " + QuoteValue(unit) + ": use K, M or G (binary)";
     return false;
   }
   const double value = v * scale;
@@ -111,17 +113,24 @@ bool ParsePmMetrics(std::string_view text, std::vector<std::string>* metrics, st
 
 bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
                           PmSamplingConfig* config, std::string* error) {
+  SettingError refused;
+  if (LoadPmSamplingConfig(get_env, config, &refused)) return true;
+  *error = "warpscope: " + refused.ForVariable() + "; PM sampling stays off";
+  return false;
+}
+
+bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
+                          PmSamplingConfig* config, SettingError* error) {
   std::string problem;
   if (std::string v = get_env("WARPSCOPE_PM_INTERVAL"); !v.empty()) {
     if (!ParsePmInterval(v, &config->interval_ns, &problem)) {
-      *error =
-          "warpscope: WARPSCOPE_PM_INTERVAL='" + v + "': " + problem + "; PM sampling stays off";
+      *error = SettingError{"WARPSCOPE_PM_INTERVAL", v, ": " + problem};
       return false;
     }
   }
   if (std::string v = get_env("WARPSCOPE_PM_BUFFER"); !v.empty()) {
     if (!ParsePmBytes(v, &config->hardware_buffer_bytes, &problem)) {
-      *error = "warpscope: WARPSCOPE_PM_BUFFER='" + v + "': " + problem + "; PM sampling stays off";
+      *error = SettingError{"WARPSCOPE_PM_BUFFER", v, ": " + problem};
       return false;
     }
   }
@@ -137,8 +146,7 @@ bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& ge
   }
   if (std::string v = get_env("WARPSCOPE_PM_METRICS"); !v.empty()) {
     if (!ParsePmMetrics(v, &config->metrics, &problem)) {
-      *error =
-          "warpscope: WARPSCOPE_PM_METRICS='" + v + "': " + problem + "; PM sampling stays off";
+      *error = SettingError{"WARPSCOPE_PM_METRICS", v, ": " + problem};
       return false;
     }
   }

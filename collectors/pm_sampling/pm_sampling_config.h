@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "libinject/setting_error.h"
+
 namespace warpscope {
 
 // Verified single-pass set A on GH100 (CUPTI_NOTES §3): active warps per SM and GPU-wide,
@@ -58,6 +60,9 @@ bool ParsePmMetrics(std::string_view text, std::vector<std::string>* metrics, st
 // starts with "warpscope:" and says what to do.
 bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
                           PmSamplingConfig* config, std::string* error);
+// The same, with the refusal typed, for `warpscope record` (which names the flag).
+bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
+                          PmSamplingConfig* config, SettingError* error);
 
 // CUPTI's profiling APIs (PM sampling) dlopen "libnvperf_host.so" by bare name, so the
 // dynamic loader picks the first copy on its search path, which need not be the one shipped

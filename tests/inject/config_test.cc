@@ -96,6 +96,80 @@ TEST(ConfigTest, RejectsBadValuesWithTheirName) {
   }
 }
 
+TEST(ConfigTest, SecondsAreRangeCheckedAfterTheUnit) {
+  double seconds = 0;
+  std::string what;
+  ASSERT_TRUE(ParseSeconds("1e7", &seconds, &what));
+  EXPECT_DOUBLE_EQ(seconds, 1e7);
+  ASSERT_TRUE(ParseSeconds("166666m", &seconds, &what));
+  EXPECT_DOUBLE_EQ(seconds, 166666 * 60.0);
+  ASSERT_TRUE(ParseSeconds("5e9ms", &seconds, &what));
+  EXPECT_DOUBLE_EQ(seconds, 5e6);
+  for (const char* text : {"1e7m", "166667m", "1e8", "1e99s", "1e13ms"}) {
+    EXPECT_FALSE(ParseSeconds(text, &seconds, &what)) << text;
+    EXPECT_EQ(what, "a number of seconds from 0 to 10000000 (115 days)") << text;
+  }
+  EXPECT_FALSE(ParseSeconds("soon", &seconds, &what));
+  EXPECT_EQ(what, "a number of seconds");
+  Env env;
+  env.vars["WARPSCOPE_DELAY"] = "1e7m";
+  Config c;
+  std::string error;
+  EXPECT_FALSE(ParseConfig(env.fn(), &c, &error));
+  EXPECT_EQ(error,
+            "warpscope: WARPSCOPE_DELAY='1e7m' is not a number of seconds from 0 to 10000000 "
+            "(115 days); running without profiling");
+}
+
+TEST(ConfigTest, TypedErrorsSayWhichVariableAndValue) {
+  Env env;
+  env.vars = {{"WARPSCOPE_DELAY", "2"}, {"WARPSCOPE_FLUSH_INTERVAL_MS", "5"}};
+  Config c;
+  SettingError error;
+  ASSERT_FALSE(ParseConfig(env.fn(), &c, &error));
+  EXPECT_EQ(error.variable, "WARPSCOPE_FLUSH_INTERVAL_MS");
+  EXPECT_EQ(error.value, "5");
+  EXPECT_EQ(error.ForVariable(),
+            "WARPSCOPE_FLUSH_INTERVAL_MS='5' is not a flush interval in ms (10-600000)");
+  EXPECT_EQ(error.ForFlag("--flush-interval-ms"),
+            "--flush-interval-ms '5' is not a flush interval in ms (10-600000)");
+  Env clash;
+  clash.vars = {{"WARPSCOPE_CAPTURE_RANGE", "signal"}, {"WARPSCOPE_CAPTURE_SIGNAL", "TERM"}};
+  ASSERT_FALSE(ParseConfig(clash.fn(), &c, &error));
+  EXPECT_EQ(error.ForVariable(),
+            "WARPSCOPE_CAPTURE_SIGNAL='TERM' is also a termination signal warpscope handles; "
+            "pick another (default SIGUSR2)");
+}
+
+TEST(ConfigTest, EchoedValuesAreCutAndKeptOnOneLine) {
+  EXPECT_EQ(QuoteValue("abc"), "'abc'");
+  EXPECT_EQ(QuoteValue(""), "''");
+  EXPECT_EQ(QuoteValue(std::string(80, 'x')), "'" + std::string(80, 'x') + "'");
+  EXPECT_EQ(QuoteValue(std::string(100000, 'x')),
+            "'" + std::string(80, 'x') + "...' (100000 bytes)");
+  EXPECT_EQ(QuoteValue("a\nb\tc\x01"), "'a\\nb\\tc\\x01'");
+  // A multi-byte character across the cut is not split: 79 ASCII bytes, then "é" (2 bytes).
+  const std::string accented = std::string(79, 'x') + "\xC3\xA9" + std::string(10, 'y');
+  EXPECT_EQ(QuoteValue(accented), "'" + std::string(79, 'x') + "...' (91 bytes)");
+  // Every message about a bad variable goes through it.
+  Env env;
+  env.vars["WARPSCOPE_TRACE"] = std::string(100000, 'k');
+  Config c;
+  std::string error;
+  EXPECT_FALSE(ParseConfig(env.fn(), &c, &error));
+  EXPECT_LT(error.size(), 300u) << error;
+  EXPECT_NE(error.find("...' (100000 bytes) is not a list of trace kinds"), std::string::npos)
+      << error;
+}
+
+TEST(ConfigTest, OutputPatternHasPid) {
+  EXPECT_TRUE(OutputPatternHasPid("run_%p.wst"));
+  EXPECT_TRUE(OutputPatternHasPid("%%%p"));
+  EXPECT_FALSE(OutputPatternHasPid("run_%%p.wst"));  // a literal "%p"
+  EXPECT_FALSE(OutputPatternHasPid("run_%h_%n.wst"));
+  EXPECT_FALSE(OutputPatternHasPid("run%"));
+}
+
 TEST(ConfigTest, CrossFieldChecks) {
   Config c;
   std::string error;

@@ -1,11 +1,30 @@
 // Tests for `warpscope record`'s planning (analyzers/lib/record.h).
 #include "analyzers/lib/record.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "analyzers/lib/output_path.h"
+#include "libinject/trace_writer.h"
+#include "tests/reader/cli_test_util.h"
+#include "tests/reader/trace_test_util.h"
 
 namespace warpscope {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using ::warpscope::testing::FixtureWire;
+using ::warpscope::testing::MakeTempDir;
+using ::warpscope::testing::WriteFileOrDie;
 
 RecordRequest Req() {
   RecordRequest r;
@@ -56,7 +75,7 @@ TEST(RecordTest, NvtxCaptureImpliesNvtxRange) {
 TEST(RecordTest, ClearErrors) {
   struct Case {
     void (*set)(RecordRequest&);
-    const char* expect;
+    std::string expect;
   } cases[] = {
       {[](RecordRequest& r) { r.delay = "soon"; }, "-y/--delay 'soon' is not a number of seconds"},
       {[](RecordRequest& r) { r.capture_range = "gpu"; }, "-c/--capture-range 'gpu' is not"},
@@ -64,7 +83,30 @@ TEST(RecordTest, ClearErrors) {
       {[](RecordRequest& r) { r.capture_range_end = "repeat"; }, "needs -c cudaProfilerApi"},
       {[](RecordRequest& r) { r.trace = "cuda,osrt"; }, "-t/--trace 'cuda,osrt' is not"},
       {[](RecordRequest& r) { r.capture_signal = "KILL"; }, "--capture-signal 'KILL'"},
-      {[](RecordRequest& r) { r.flush_interval_ms = "abc"; }, "WARPSCOPE_FLUSH_INTERVAL_MS='abc'"},
+      {[](RecordRequest& r) { r.flush_interval_ms = "abc"; },
+       "--flush-interval-ms 'abc' is not a flush interval in ms (10-600000); see warpscope "
+       "record --help"},
+      {[](RecordRequest& r) { r.buffer_size_mb = "300"; },
+       "--buffer-size-mb '300' is not a buffer size in MiB (1-256)"},
+      {[](RecordRequest& r) { r.device_buffer_mb = "0"; },
+       "--device-buffer-mb '0' is not a device buffer size in MiB (1-1024)"},
+      {[](RecordRequest& r) { r.log_level = "loud"; }, "--log-level 'loud' is not a log level"},
+      {[](RecordRequest& r) { r.delay = "1e7m"; },
+       "-y/--delay '1e7m' is not a number of seconds from 0 to 10000000"},
+      {[](RecordRequest& r) { r.duration = "200000m"; }, "-d/--duration '200000m' is not"},
+      {[](RecordRequest& r) { r.nvtx_capture = "@dom"; }, "-p/--nvtx-capture '@dom' is not"},
+      {[](RecordRequest& r) {
+         r.capture_range = "signal";
+         r.capture_signal = "TERM";
+       },
+       "--capture-signal 'TERM' is also a termination signal"},
+      {[](RecordRequest& r) { r.output = "run_%x"; }, "-o/--output: output name 'run_%x'"},
+      {[](RecordRequest& r) { r.output = "/tmp/"; },
+       "-o/--output '/tmp/' names a directory; name a file in it, e.g. '/tmp/run.wst'"},
+      {[](RecordRequest& r) { r.output = "/tmp"; }, "names a directory"},
+      {[](RecordRequest& r) { r.delay = std::string(5000, '7'); },
+       absl::StrCat("-y/--delay '", std::string(80, '7'),
+                    "...' (5000 bytes) is not a number of seconds")},
       {[](RecordRequest& r) { r.command.clear(); }, "needs a command"},
       {[](RecordRequest& r) { r.pm_interval = "20us"; }, "need --pm-sampling"},
       {[](RecordRequest& r) {
@@ -97,6 +139,35 @@ TEST(RecordTest, ClearErrors) {
   }
 }
 
+TEST(RecordTest, TheTraceFileFollowsExportedVariablesWithoutFlags) {
+  auto plain = BuildRecordPlan(Req(), {}, "/s.so", 1, 1);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->output_pattern, "warpscope_%p.wst");
+  EXPECT_EQ(plain->output_name, "-o/--output");
+  EXPECT_FALSE(plain->force_overwrite);
+
+  const std::map<std::string, std::string> exported = {{"WARPSCOPE_OUTPUT", "/scratch/run_%p.wst"},
+                                                       {"WARPSCOPE_FORCE_OVERWRITE", "yes"}};
+  auto from_env = BuildRecordPlan(Req(), exported, "/s.so", 1, 1);
+  ASSERT_TRUE(from_env.ok()) << from_env.status();
+  EXPECT_EQ(from_env->output_pattern, "/scratch/run_%p.wst");
+  EXPECT_EQ(from_env->output_name, "WARPSCOPE_OUTPUT");
+  EXPECT_TRUE(from_env->force_overwrite);
+
+  RecordRequest r = Req();
+  r.output = "mine.wst";
+  auto from_flag = BuildRecordPlan(r, exported, "/s.so", 1, 1);
+  ASSERT_TRUE(from_flag.ok()) << from_flag.status();
+  EXPECT_EQ(from_flag->output_pattern, "mine.wst");
+  EXPECT_EQ(from_flag->output_name, "-o/--output");
+  EXPECT_EQ(from_flag->env["WARPSCOPE_OUTPUT"], "mine.wst");
+
+  auto dir = BuildRecordPlan(Req(), {{"WARPSCOPE_OUTPUT", "/tmp/"}}, "/s.so", 1, 1);
+  ASSERT_FALSE(dir.ok());
+  EXPECT_THAT(std::string(dir.status().message()),
+              StartsWith("WARPSCOPE_OUTPUT '/tmp/' names a directory"));
+}
+
 TEST(RecordTest, WarnsWhenReplacingInjectionPaths) {
   auto plan = BuildRecordPlan(Req(), {{"NVTX_INJECTION64_PATH", "/usr/lib/libcupti.so"}}, "/s.so", 1, 1);
   ASSERT_TRUE(plan.ok());
@@ -106,7 +177,18 @@ TEST(RecordTest, WarnsWhenReplacingInjectionPaths) {
 
 TEST(RecordTest, UserWarpscopeVariablesAreValidatedToo) {
   auto plan = BuildRecordPlan(Req(), {{"WARPSCOPE_DELAY", "x"}}, "/s.so", 1, 1);
-  EXPECT_FALSE(plan.ok());
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().message(),
+            "WARPSCOPE_DELAY='x' is not a number of seconds (set in the environment; fix or "
+            "unset it)");
+  // A flag overrides the variable, and `-c none` overrides an exported capture range.
+  RecordRequest r = Req();
+  r.delay = "1";
+  r.capture_range = "none";
+  auto overridden = BuildRecordPlan(
+      r, {{"WARPSCOPE_DELAY", "x"}, {"WARPSCOPE_CAPTURE_RANGE", "nvtx"}}, "/s.so", 1, 1);
+  ASSERT_TRUE(overridden.ok()) << overridden.status();
+  EXPECT_EQ(overridden->env["WARPSCOPE_CAPTURE_RANGE"], "none");
 }
 
 TEST(RecordTest, ExpectedTracePath) {
@@ -127,6 +209,116 @@ TEST(RecordTest, FindShimExplainsWhatIsMissing) {
   auto s = FindShim("/nonexistent/bin/warpscope", nullptr);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("WARPSCOPE_SHIM"), std::string::npos);
+}
+
+TEST(RecordTest, CheckOutputPathRefusesWhatCannotBeWritten) {
+  const std::string dir = MakeTempDir();
+  WriteFileOrDie(dir + "/file", "");
+  EXPECT_EQ(CheckOutputPath("", "--svg", "tail.svg").status().message(), "--svg needs a file name");
+  EXPECT_EQ(CheckOutputPath(dir + "/", "--svg", "tail.svg").status().message(),
+            absl::StrCat("--svg '", dir, "/' is a directory; name a file in it, e.g. '", dir,
+                         "/tail.svg'"));
+  EXPECT_EQ(CheckOutputPath(dir + "/a/b.svg", "--svg", "tail.svg").status().message(),
+            absl::StrCat("--svg '", dir, "/a/b.svg': directory '", dir,
+                         "/a' does not exist; create it first or choose another path"));
+  EXPECT_THAT(CheckOutputPath(dir + "/file/b.svg", "--svg", "tail.svg").status().message(),
+              HasSubstr("is a file; choose another path"));
+  EXPECT_THAT(
+      std::string(
+          CheckOutputPath(dir + "/" + std::string(5000, 'n'), "--svg", "t.svg").status().message()),
+      HasSubstr(absl::StrCat("...' (", dir.size() + 5001,
+                             " bytes): File name too long; choose another path")));
+  absl::StatusOr<bool> fresh = CheckOutputPath(dir + "/new.svg", "--svg", "tail.svg");
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_FALSE(*fresh);
+  absl::StatusOr<bool> existing = CheckOutputPath(dir + "/file", "--svg", "tail.svg");
+  ASSERT_TRUE(existing.ok()) << existing.status();
+  EXPECT_TRUE(*existing);
+  absl::StatusOr<bool> bare = CheckOutputPath("new_in_cwd.svg", "--svg", "tail.svg");
+  EXPECT_TRUE(bare.ok()) << bare.status();
+}
+
+TEST(RecordTest, CheckOutputPathRefusesADirectoryWithoutWritePermission) {
+  if (geteuid() == 0) GTEST_SKIP() << "root may write in any directory";
+  const std::string dir = MakeTempDir();
+  ASSERT_EQ(chmod(dir.c_str(), 0500), 0);
+  absl::StatusOr<bool> r = CheckOutputPath(dir + "/x.wst", "-o/--output", "run.wst");
+  chmod(dir.c_str(), 0700);
+  EXPECT_THAT(r.status().message(), HasSubstr("cannot create files in"));
+}
+
+TEST(RecordTest, CheckTraceDestinationRefusesAnExistingTraceWithoutForce) {
+  const std::string dir = MakeTempDir();
+  const std::string old = dir + "/old.wst";
+  WriteFileOrDie(old, "x");
+  absl::StatusOr<bool> refused = CheckTraceDestination(old, /*force_overwrite=*/false);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(refused.status().message(),
+            absl::StrCat("-o/--output '", old,
+                         "' exists; pass -f/--force-overwrite to replace it, or choose another "
+                         "name"));
+  absl::StatusOr<bool> forced = CheckTraceDestination(old, /*force_overwrite=*/true);
+  ASSERT_TRUE(forced.ok()) << forced.status();
+  EXPECT_TRUE(*forced);
+  absl::StatusOr<bool> fresh = CheckTraceDestination(dir + "/new.wst", false);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_FALSE(*fresh);
+  EXPECT_THAT(CheckTraceDestination(dir + "/no/new.wst", true).status().message(),
+              HasSubstr("does not exist"));
+}
+
+TEST(RecordTest, LiteralOutputPatternExpandsBackToThePath) {
+  for (const std::string path :
+       {"/tmp/run_100%_7.wst", "/tmp/a%%b%p%n.wst", "plain.wst", "/tmp/node1.cluster/x.wst", "%"}) {
+    std::string out, error;
+    ASSERT_TRUE(ExpandOutputPattern(
+        LiteralOutputPattern(path), 99, "host", [](const char*) { return nullptr; },
+        [](const std::string&) { return false; }, &out, &error))
+        << path << ": " << error;
+    // Names the CLI hands over always have an extension; "%" gets one on both sides.
+    EXPECT_EQ(out, path == "%" ? "%.wst" : path);
+  }
+}
+
+// The basic fixture with the two variables `record` sets, as the library writes them.
+std::string TraceOfLaunch(const std::string& launcher_pid, const std::string& start_ns) {
+  return testing::TextprotoToWire(absl::StrReplaceAll(
+      testing::ReadFileOrDie(testing::SourceDir() + "/tests/data/synthetic/basic.textproto"),
+      {{"config { key: \"WARPSCOPE_OUTPUT\" value: \"trace-%p.wst\" }",
+        absl::StrCat("config { key: \"WARPSCOPE_LAUNCHER_PID\" value: \"", launcher_pid,
+                     "\" } config { key: \"WARPSCOPE_START_NS\" value: \"", start_ns, "\" }")}}));
+}
+
+TEST(RecordTest, RecordOutcomeDescribesOnlyATraceOfThisLaunch) {
+  const std::string dir = MakeTempDir();
+  const std::string path = dir + "/run.wst";
+  const std::string reason =
+      "(the program did not initialize CUDA, or warpscope stepped aside; see the messages above)";
+  EXPECT_EQ(RecordOutcome(path, false, 10, 20),
+            absl::StrCat("warpscope: no trace at ", path, " ", reason));
+
+  WriteFileOrDie(path, TraceOfLaunch("10", "20"));
+  EXPECT_EQ(RecordOutcome(path, false, 10, 20),
+            absl::StrCat("warpscope: trace ", path,
+                         ": 5 kernels, 3 memcpy/memset, 9 API calls, 2 NVTX ranges, 0.000 s "
+                         "span, 0 dropped"));
+  // Replaced with -f: still this launch's.
+  EXPECT_THAT(RecordOutcome(path, true, 10, 20), StartsWith("warpscope: trace "));
+
+  // Another launch's trace, or one taken without `record`, left in place.
+  for (const std::string& other : {TraceOfLaunch("10", "21"), TraceOfLaunch("11", "20"),
+                                   FixtureWire("synthetic/basic.textproto"), std::string("junk")}) {
+    WriteFileOrDie(path, other);
+    EXPECT_EQ(RecordOutcome(path, true, 10, 20),
+              absl::StrCat("warpscope: no trace from this run ", reason, "; ", path,
+                           " is the earlier file, left as it was"));
+  }
+  WriteFileOrDie(path, TraceOfLaunch("10", "21"));
+  EXPECT_THAT(RecordOutcome(path, false, 10, 20), HasSubstr("was written by another process"));
+  // Created by this run but unreadable (killed before its first write).
+  WriteFileOrDie(path, "");
+  EXPECT_THAT(RecordOutcome(path, false, 10, 20),
+              StartsWith(absl::StrCat("warpscope: trace ", path, ": unreadable: ")));
 }
 
 }  // namespace

@@ -1,0 +1,91 @@
+"""Where PM sampling's host CPU goes (run on the GPU machine).
+
+Runs tests/gpu/hostile.cu's program (ws_hostile) with kernels back to back for --seconds
+under PM sampling, for each interval x decode batch (WARPSCOPE_PM_DECODE_BATCH, the counter
+data image's capacity), and reads back from the trace: samples written and lost (gaps,
+overflows, invalid), and the decode thread's time split into CUPTI's decode, metric
+evaluation and counter data image re-initialisation. The process's own CPU time
+(user+system, from getrusage of the child) is reported next to the same program traced
+without PM sampling, so the PM share of a core is measured, not estimated.
+
+usage: pm_decode_cost.py --build DIR [--seconds 5] [--intervals 200us,50us]
+                         [--batches 64,256,1024,4096] [--out DIR]
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import tempfile
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--build", required=True, help="dir with bin/ and lib/ (staged .gpu or build)")
+ap.add_argument("--seconds", type=float, default=5.0)
+ap.add_argument("--intervals", default="200us,50us")
+ap.add_argument("--batches", default="64,256,1024,4096")
+ap.add_argument("--out", default=".")
+args = ap.parse_args()
+B = os.path.abspath(args.build)
+tmp = tempfile.mkdtemp(prefix="ws_pm_cost")
+COUNTERS = ["pm_sampling.samples", "pm_sampling.gaps", "pm_sampling.gap_ns", "pm_sampling.overflows",
+            "pm_sampling.samples_invalid", "pm_sampling.decode_busy_us", "pm_sampling.decode_data_us",
+            "pm_sampling.evaluate_us", "pm_sampling.image_reset_us", "pm_sampling.setup_us"]
+
+
+def run(env_extra):
+    path = f"{tmp}/run.wst"
+    env = dict(os.environ, LD_PRELOAD=f"{B}/lib/libwarpscope.so", WARPSCOPE_OUTPUT=path,
+               WARPSCOPE_FORCE_OVERWRITE="1", **env_extra)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    p = subprocess.run([f"{B}/bin/ws_hostile", "--run-ms", str(int(args.seconds * 1000)),
+                        "--kernel-us", "50"], env=env, capture_output=True, text=True, timeout=600)
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    dump = subprocess.run([f"{B}/bin/ws_trace_check", path, "--dump"], capture_output=True,
+                          text=True).stdout
+    counters = {m.group(1): int(m.group(2))
+                for m in re.finditer(r"counter (\S+) = (\d+)", dump)}
+    return {"rc": p.returncode, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
+            "max_rss_mb": round(after.ru_maxrss / 1024, 1),
+            **{c.replace("pm_sampling.", ""): counters.get(c, 0) for c in COUNTERS}}
+
+
+rows = []
+base = run({})
+base.update(mode="trace")
+rows.append(base)
+for interval in args.intervals.split(","):
+    for batch in args.batches.split(","):
+        r = run({"WARPSCOPE_PM_SAMPLING": "1", "WARPSCOPE_PM_INTERVAL": interval,
+                 "WARPSCOPE_PM_DECODE_BATCH": batch})
+        r.update(mode="pm", interval=interval, batch=int(batch))
+        rows.append(r)
+
+os.makedirs(args.out, exist_ok=True)
+with open(f"{args.out}/pm_decode_cost.json", "w") as f:
+    json.dump(rows, f, indent=1)
+hdr = (f"{'interval':>8} {'batch':>6} {'samples':>8} {'gaps':>5} {'ovfl':>5} {'inval':>6} "
+       f"{'cpu_s':>7} {'+cpu%core':>9} {'busy/s':>7} {'decode':>7} {'eval':>7} {'reset':>7} "
+       f"{'us/smp':>7} {'setup_ms':>8}")
+lines = [f"PM decode cost: ws_hostile --run-ms {int(args.seconds*1000)} --kernel-us 50; "
+         f"traced without PM: cpu {base['cpu_s']} s in {base['wall_s']} s", hdr]
+for r in rows[1:]:
+    secs = r["wall_s"]
+    extra_core = 100.0 * (r["cpu_s"] - base["cpu_s"]) / args.seconds
+    n = max(r["samples"], 1)
+    lines.append(
+        f"{r['interval']:>8} {r['batch']:>6} {r['samples']:>8} {r['gaps']:>5} {r['overflows']:>5} "
+        f"{r['samples_invalid']:>6} {r['cpu_s']:>7.2f} {extra_core:>8.1f}% "
+        f"{r['decode_busy_us']/1e6/secs*100:>6.1f}% {r['decode_data_us']/n:>7.1f} "
+        f"{r['evaluate_us']/n:>7.1f} {r['image_reset_us']/n:>7.1f} {r['decode_busy_us']/n:>7.1f} "
+        f"{r['setup_us']/1000:>8.0f}")
+lines.append("columns: +cpu%core = (process CPU - traced-only CPU) / run time; busy/s = decode "
+             "thread busy share of the run; decode/eval/reset/us/smp = microseconds per sample")
+text = "\n".join(lines)
+print(text)
+with open(f"{args.out}/pm_decode_cost.txt", "w") as f:
+    f.write(text + "\n")

@@ -1,0 +1,58 @@
+// `warpscope tail --svg` as users run it: an output path that cannot be written is refused
+// before the report is built (exit 2, one line, nothing on stdout); a good one gets the SVG.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/reader/cli_test_util.h"
+#include "tests/reader/trace_test_util.h"
+
+namespace warpscope {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using ::warpscope::testing::CliResult;
+using ::warpscope::testing::CountLines;
+using ::warpscope::testing::MakeTempDir;
+using ::warpscope::testing::ReadFileOrDie;
+using ::warpscope::testing::RunCli;
+using ::warpscope::testing::SourceDir;
+using ::warpscope::testing::WriteFileOrDie;
+
+// A trace with PM samples, recorded on an H200.
+std::string PmTrace() { return SourceDir() + "/examples/traces/cuda13.0_sm90/pipeline_pm.wst"; }
+
+TEST(TailCliTest, UnwritableSvgPathsAreRefusedBeforeTheReport) {
+  const std::string dir = MakeTempDir();
+  WriteFileOrDie(dir + "/file", "");
+  const std::pair<std::string, std::string> cases[] = {
+      {"''", "--svg needs a file name"},
+      {dir, absl::StrCat("--svg '", dir, "' is a directory; name a file in it, e.g. '", dir,
+                         "/tail.svg'")},
+      {dir + "/missing/t.svg", absl::StrCat("directory '", dir, "/missing' does not exist")},
+      {dir + "/file/t.svg", "is a file; choose another path"},
+  };
+  for (const auto& [svg, expect] : cases) {
+    SCOPED_TRACE(svg);
+    CliResult r = RunCli(absl::StrCat("tail ", PmTrace(), " --svg ", svg));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_THAT(r.err, StartsWith("warpscope: "));
+    EXPECT_THAT(r.err, HasSubstr(expect));
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  }
+}
+
+TEST(TailCliTest, WritesTheSvg) {
+  const std::string svg = MakeTempDir() + "/tail.svg";
+  CliResult r = RunCli(absl::StrCat("tail ", PmTrace(), " --svg ", svg));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("reduce_imbalanced"));
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat("warpscope: wrote ", svg)));
+  EXPECT_THAT(ReadFileOrDie(svg), StartsWith("<svg "));
+}
+
+}  // namespace
+}  // namespace warpscope
