@@ -138,8 +138,7 @@ bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& ge
     char* end = nullptr;
     const unsigned long n = std::strtoul(v.c_str(), &end, 10);
     if (end == v.c_str() || *end != '\0' || n < 16 || n > 65536) {
-      *error = "warpscope: WARPSCOPE_PM_DECODE_BATCH='" + v +
-               "' is not a sample count from 16 to 65536; PM sampling stays off";
+      *error = SettingError{"WARPSCOPE_PM_DECODE_BATCH", v, " is not a sample count from 16 to 65536"};
       return false;
     }
     config->max_samples_per_decode = static_cast<uint32_t>(n);
