@@ -49,7 +49,9 @@ def run(env_extra):
                           text=True).stdout
     counters = {m.group(1): int(m.group(2))
                 for m in re.finditer(r"counter (\S+) = (\d+)", dump)}
+    notices = re.findall(r"^  notice (.*)$", dump, re.M)
     return {"rc": p.returncode, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
+            "stderr": p.stderr.strip().splitlines()[-5:], "notices": notices[:5],
             "max_rss_mb": round(after.ru_maxrss / 1024, 1),
             **{c.replace("pm_sampling.", ""): counters.get(c, 0) for c in COUNTERS}}
 
@@ -83,6 +85,9 @@ for r in rows[1:]:
         f"{r['decode_busy_us']/1e6/secs*100:>6.1f}% {r['decode_data_us']/n:>7.1f} "
         f"{r['evaluate_us']/n:>7.1f} {r['image_reset_us']/n:>7.1f} {r['decode_busy_us']/n:>7.1f} "
         f"{r['setup_us']/1000:>8.0f}")
+for r in rows:
+    for line in r["stderr"] + r["notices"]:
+        lines.append(f"  [{r.get('interval', 'trace')} {r.get('batch', '')}] {line}")
 lines.append("columns: +cpu%core = (process CPU - traced-only CPU) / run time; busy/s = decode "
              "thread busy share of the run; decode/eval/reset/us/smp = microseconds per sample")
 text = "\n".join(lines)

@@ -5,7 +5,7 @@
 //      HARDWARE_BUFFER_SIZE, COLLECTION_MODE=CONTINUOUS, ENABLE_START_STOP_CONTROL=1,
 //      OUTPUT_DATA_FORMAT=PARSED, SAMPLING_DATA_BUFFER=our preallocated CUpti_PCSamplingData)
 //   -> [Start -> GetData* (while remainingNumPcs > 0) -> Stop -> GetData*]* -> Disable.
-// GetData's functionName strings are malloc'ed by CUPTI and ours to free() (CUPTI sample).
+// GetData's functionName strings are CUPTI's, shared across rounds: copied, never freed.
 // GetData reads into a buffer of ours; the configured SAMPLING_DATA_BUFFER is CUPTI's until
 // Disable, and read then (see ContextBuffers).
 #include "collectors/pc_sampling/cupti_pc_sampling.h"
@@ -57,7 +57,10 @@ struct PcDataBuffer {
     data.hardwareBufferFull = 0;
   }
 
-  // Copies what CUPTI put here into *batch and frees the function names CUPTI malloc'ed.
+  // Copies what CUPTI put here into *batch. The function names are CUPTI's strings, shared
+  // with later rounds and with activity records of the same function (cupti_pcsampling.h):
+  // they are copied and never freed here (freeing them after each round was a double free on
+  // the H200). They are one per sampled function, held until the process ends.
   void CopyOut(size_t num_reasons, PcRawBatch* batch) {
     batch->total_samples = data.totalSamples;
     batch->dropped_samples = data.droppedSamples;
@@ -66,7 +69,6 @@ struct PcDataBuffer {
     batch->hardware_buffer_full = data.hardwareBufferFull != 0;
     const size_t n = std::min(data.totalNumPcs, pcs.size());
     batch->pcs.resize(n);
-    std::vector<char*> names;  // each freed once, even if CUPTI shares a pointer
     for (size_t i = 0; i < n; ++i) {
       CUpti_PCSamplingPCData& src = pcs[i];
       PcRawPc& dst = batch->pcs[i];
@@ -81,14 +83,9 @@ struct PcDataBuffer {
         const uint32_t samples = src.stallReason[k].samples;
         dst.stall_samples[k] = {index, samples};
       }
-      if (src.functionName != nullptr &&
-          std::find(names.begin(), names.end(), src.functionName) == names.end()) {
-        names.push_back(src.functionName);
-      }
       src.functionName = nullptr;
       src.stallReasonCount = 0;
     }
-    for (char* name : names) std::free(name);
     data.totalNumPcs = 0;
   }
 };

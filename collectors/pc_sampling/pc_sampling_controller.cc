@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -58,7 +59,11 @@ void PcSamplingController::FailLocked(PcContext ctx, uint32_t device, const PcRe
       advice = "see the CUPTI error";
       break;
   }
-  api_.Disable(ctx, &raw_);  // nothing sampled yet
+  // Disable waits for the context's teardown (or the session's end): called inside the
+  // context-created callback after a failed Start, it left CUPTI in a state where the
+  // program's next NVTX call crashed inside libcupti (H200, a second process on a GPU whose
+  // PC sampler another process held).
+  if (step != "cuptiPCSamplingEnable") enabled_not_sampled_.push_back(ctx);
   sink_.AddToCounter(counter, 1, Severity::kError);
   sink_.Report(Severity::kError, "PC sampling off on device " + std::to_string(device) + ": " +
                                      std::string(step) + " failed (" + result.message + "); " +
@@ -136,6 +141,7 @@ void PcSamplingController::StopLocked(PcContext ctx, Context& c) {
 
 void PcSamplingController::OnContextDestroying(PcContext ctx) {
   std::lock_guard<std::mutex> lock(mu_);
+  DisableFailedLocked(ctx);
   auto it = contexts_.find(ctx);
   if (it == contexts_.end()) return;
   StopLocked(ctx, it->second);
@@ -175,6 +181,7 @@ void PcSamplingController::Shutdown() {
   shut_down_ = true;
   for (auto& [ctx, c] : contexts_) DisableLocked(ctx, c);
   contexts_.clear();
+  while (!enabled_not_sampled_.empty()) DisableFailedLocked(enabled_not_sampled_.back());
   device_owner_.clear();
 }
 
@@ -216,6 +223,14 @@ void PcSamplingController::DrainLocked(PcContext ctx, Context& c) {
     if (raw_.remaining_num_pcs == 0 || buffer_full) return;
   }
   sink_.AddToCounter(kPcStatDrainCapped, 1, Severity::kInfo);
+}
+
+void PcSamplingController::DisableFailedLocked(PcContext ctx) {
+  auto it = std::find(enabled_not_sampled_.begin(), enabled_not_sampled_.end(), ctx);
+  if (it == enabled_not_sampled_.end()) return;
+  enabled_not_sampled_.erase(it);
+  api_.Disable(ctx, &raw_);  // nothing was sampled; anything CUPTI hands back is ignored
+  raw_.Clear();
 }
 
 void PcSamplingController::DisableLocked(PcContext ctx, Context& c) {

@@ -89,6 +89,7 @@ class PcSamplingController {
   void StopLocked(PcContext ctx, Context& c);
   void DrainLocked(PcContext ctx, Context& c);
   void DisableLocked(PcContext ctx, Context& c);  // Disable, then write the leftover PCs
+  void DisableFailedLocked(PcContext ctx);        // if ctx is in enabled_not_sampled_
   void WriteBatchLocked(Context& c);              // raw_ -> one PcSampleBatch
   void StartThreadLocked();
   void WorkerLoop();
@@ -107,6 +108,9 @@ class PcSamplingController {
   bool capture_active_ = false;
   bool shut_down_ = false;
   PcRawBatch raw_;              // reused by every drain
+  // Contexts enabled for PC sampling whose configuration or start failed: disabled when the
+  // context is destroyed or the session ends, not in the callback where the failure happened.
+  std::vector<PcContext> enabled_not_sampled_;
   PcSampleBatchRecord record_;  // reused by every drain
 
   std::thread thread_;

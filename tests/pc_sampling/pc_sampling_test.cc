@@ -492,13 +492,18 @@ TEST_F(PcSamplingControllerTest, UnsupportedAndConfigureFailuresStayPerContext) 
                            "CUPTI_ERROR_NOT_SUPPORTED (27)"};
   PcSamplingController& c = Make();
   c.OnContextCreated(Context(1), 1, 0);
-  EXPECT_EQ(api_.CountCalls("disable 1"), 1u);
+  // Not disabled inside the context-created callback: when the context goes away.
+  EXPECT_EQ(api_.CountCalls("disable 1"), 0u);
   EXPECT_FALSE(c.enabled(Context(1)));
   EXPECT_TRUE(sink_.reasons.empty());
   EXPECT_EQ(sink_.counters[kPcStatUnsupported], 1u);
   api_.configure_result = {};
   c.OnContextCreated(Context(2), 2, 0);  // the device is still free
   EXPECT_TRUE(c.enabled(Context(2)));
+  c.OnContextDestroying(Context(1));
+  EXPECT_EQ(api_.CountCalls("disable 1"), 1u);
+  c.Shutdown();
+  EXPECT_EQ(api_.CountCalls("disable 1"), 1u);
 }
 
 TEST_F(PcSamplingControllerTest, StartFailureDisablesTheContext) {
@@ -507,10 +512,19 @@ TEST_F(PcSamplingControllerTest, StartFailureDisablesTheContext) {
   c.OnContextCreated(Context(1), 1, 0);
   c.StartCapture();
   EXPECT_FALSE(c.enabled(Context(1)));
-  EXPECT_EQ(api_.CountCalls("disable 1"), 1u);
+  EXPECT_EQ(api_.CountCalls("disable 1"), 0u);  // not where the failure happened
   EXPECT_EQ(sink_.counters[kPcStatOtherError], 1u);
-  c.Shutdown();
+  c.Shutdown();  // the session's end disables what is left
   EXPECT_EQ(api_.CountCalls("disable 1"), 1u);
+}
+
+TEST_F(PcSamplingControllerTest, EnableFailureNeedsNoDisable) {
+  api_.enable_result = {PcErrorKind::kUnsupported, "cuptiPCSamplingEnable: CUPTI_ERROR_X (27)"};
+  PcSamplingController& c = Make();
+  c.OnContextCreated(Context(1), 1, 0);
+  c.OnContextDestroying(Context(1));
+  c.Shutdown();
+  EXPECT_EQ(api_.CountCalls("disable 1"), 0u);
 }
 
 TEST_F(PcSamplingControllerTest, WorkerThreadDrainsPeriodically) {
