@@ -13,8 +13,14 @@
 #include <cuda.h>
 #include <cupti.h>
 #include <cupti_pcsampling.h>
+#include <dlfcn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -132,6 +138,9 @@ PcResult Check(CUptiResult status, const char* call) {
     case CUPTI_ERROR_OUT_OF_MEMORY:
       r.kind = PcErrorKind::kOutOfMemory;
       break;
+    case CUPTI_ERROR_HARDWARE_BUSY:
+      r.kind = PcErrorKind::kBusy;
+      break;
     default:
       r.kind = PcErrorKind::kOther;
       break;
@@ -185,7 +194,67 @@ CuptiPcSampling::~CuptiPcSampling() {
   while (!contexts_.empty()) Disable(contexts_.begin()->first, &ignored);
 }
 
+namespace {
+
+// The GPU's PCI bus id ("0000:19:00.0"), which names it the same way in every process
+// whatever CUDA_VISIBLE_DEVICES says; "" when the driver cannot tell.
+std::string PciBusId(PcContext ctx) {
+  uint32_t ordinal = 0;
+  if (cuptiGetDeviceId(Ctx(ctx), &ordinal) != CUPTI_SUCCESS) return "";
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (cuda == nullptr) return "";
+  using DeviceGet = CUresult (*)(CUdevice*, int);
+  using GetBusId = CUresult (*)(char*, int, CUdevice);
+  auto device_get = reinterpret_cast<DeviceGet>(dlsym(cuda, "cuDeviceGet"));
+  auto get_bus_id = reinterpret_cast<GetBusId>(dlsym(cuda, "cuDeviceGetPCIBusId"));
+  CUdevice device = 0;
+  char bus_id[64] = {0};
+  std::string out;
+  if (device_get != nullptr && get_bus_id != nullptr &&
+      device_get(&device, static_cast<int>(ordinal)) == CUDA_SUCCESS &&
+      get_bus_id(bus_id, sizeof bus_id - 1, device) == CUDA_SUCCESS) {
+    out = bus_id;
+  }
+  dlclose(cuda);
+  return out;
+}
+
+}  // namespace
+
+// One process per GPU may sample PCs. When a second one tried (a program that forks and
+// execs another CUDA program, several processes on one GPU), cuptiPCSamplingStart failed
+// with HARDWARE_BUSY in it, and from then on CUPTI delivered none of that process's activity
+// records (H200): its trace had no kernels. So every warpscope process first claims the GPU
+// with an abstract Unix socket named after its PCI bus id, which the kernel releases when
+// the process ends, and does not enable PC sampling where another one holds it.
+PcResult CuptiPcSampling::ClaimDevice(PcContext ctx) {
+  const std::string bus_id = PciBusId(ctx);
+  if (bus_id.empty()) return PcResult::Ok();  // cannot tell: let CUPTI decide
+  if (claims_.count(bus_id) != 0) return PcResult::Ok();
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return PcResult::Ok();
+  sockaddr_un addr;
+  std::memset(&addr, 0, sizeof addr);
+  addr.sun_family = AF_UNIX;
+  const std::string name = "warpscope-pc-sampling-" + bus_id;
+  std::memcpy(addr.sun_path + 1, name.data(), std::min(name.size(), sizeof addr.sun_path - 2));
+  const socklen_t len = static_cast<socklen_t>(
+      offsetof(sockaddr_un, sun_path) + 1 + std::min(name.size(), sizeof addr.sun_path - 2));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0) {
+    claims_[bus_id] = fd;
+    return PcResult::Ok();
+  }
+  const int err = errno;
+  close(fd);
+  if (err != EADDRINUSE) return PcResult::Ok();
+  PcResult r;
+  r.kind = PcErrorKind::kBusy;
+  r.message = "another process already samples the PCs of GPU " + bus_id;
+  return r;
+}
+
 PcResult CuptiPcSampling::Enable(PcContext ctx) {
+  if (PcResult claim = ClaimDevice(ctx); !claim.ok()) return claim;
   CUpti_PCSamplingEnableParams p;
   std::memset(&p, 0, sizeof(p));
   p.size = CUpti_PCSamplingEnableParamsSize;  // NOLINT(bugprone-sizeof-expression)

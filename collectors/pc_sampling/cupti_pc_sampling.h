@@ -4,6 +4,7 @@
 #define WARPSCOPE_COLLECTORS_PC_SAMPLING_CUPTI_PC_SAMPLING_H_
 
 #include <map>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -27,7 +28,11 @@ class CuptiPcSampling final : public PcSamplingApi {
   struct ContextBuffers;  // the CUpti_PCSamplingData of one context (defined in the .cc)
 
  private:
+  // Claims the context's GPU for this process (see the .cc); kBusy when another holds it.
+  PcResult ClaimDevice(PcContext ctx);
+
   std::map<PcContext, std::unique_ptr<ContextBuffers>> contexts_;
+  std::map<std::string, int> claims_;  // PCI bus id -> socket held until the process ends
 };
 
 }  // namespace warpscope

@@ -17,6 +17,7 @@ enum class PcErrorKind {
   kInsufficientPrivileges,  // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
   kUnsupported,             // CUPTI_ERROR_NOT_SUPPORTED and friends (device, vGPU, MIG)
   kOutOfMemory,             // GetData: the hardware buffer is full (hardwareBufferFull=1)
+  kBusy,                    // another process samples this GPU (CUPTI_ERROR_HARDWARE_BUSY)
   kOther,
 };
 

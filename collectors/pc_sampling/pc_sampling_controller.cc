@@ -51,6 +51,10 @@ void PcSamplingController::FailLocked(PcContext ctx, uint32_t device, const PcRe
           "NVreg_RestrictProfilingToAdminUsers=0 or run as root";
       process_disabled_ = true;  // every other context would fail the same way
       break;
+    case PcErrorKind::kBusy:
+      counter = kPcStatBusy;
+      advice = "one process per GPU can sample PCs (another warpscope run, Nsight Compute)";
+      break;
     case PcErrorKind::kUnsupported:
       counter = kPcStatUnsupported;
       advice = "this device or configuration (vGPU, MIG, another profiler) has no PC sampling";

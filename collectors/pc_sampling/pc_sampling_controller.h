@@ -32,6 +32,7 @@ inline constexpr char kPcStatContextsSampled[] = "pc_sampling.contexts_sampled";
 inline constexpr char kPcStatContextRefused[] = "pc_sampling.contexts_refused_same_device";
 inline constexpr char kPcStatPrivileges[] = "pc_sampling.disabled.insufficient_privileges";
 inline constexpr char kPcStatUnsupported[] = "pc_sampling.disabled.unsupported";
+inline constexpr char kPcStatBusy[] = "pc_sampling.disabled.gpu_busy";  // another process samples it
 inline constexpr char kPcStatOtherError[] = "pc_sampling.disabled.error";
 
 // Where the controller's output goes: the session's TraceWriter in libwarpscope, a fake in

@@ -111,6 +111,15 @@ bool ParsePmMetrics(std::string_view text, std::vector<std::string>* metrics, st
   return true;
 }
 
+uint32_t DecodeBatchFor(const PmSamplingConfig& config) {
+  if (config.max_samples_per_decode != 0) return config.max_samples_per_decode;
+  const uint64_t interval = std::max<uint64_t>(config.interval_ns, 1);
+  const uint64_t per_poll = (uint64_t{config.poll_interval_ms} * 1000000 + interval - 1) / interval;
+  uint32_t batch = 128;
+  while (batch < 8192 && batch < 4 * per_poll) batch *= 2;
+  return batch;
+}
+
 bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
                           PmSamplingConfig* config, std::string* error) {
   SettingError refused;

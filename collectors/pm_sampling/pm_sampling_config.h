@@ -40,13 +40,22 @@ struct PmSamplingConfig {
   uint64_t hardware_buffer_bytes = 128ull << 20;
   std::vector<std::string> metrics = DefaultPmMetrics();
   uint32_t poll_interval_ms = 10;  // decode thread period
-  uint32_t max_samples_per_decode = 4096;  // counter data image capacity
+  // Counter data image capacity (samples per decode call); 0: DecodeBatchFor() sizes it.
+  uint32_t max_samples_per_decode = 0;
 };
 
 inline constexpr uint64_t kMinPmIntervalNs = 1000;        // ~ Hopper's practical floor
 inline constexpr uint64_t kMaxPmIntervalNs = 1000000000;  // 1 s
 inline constexpr uint64_t kMinPmBufferBytes = 1ull << 20;
 inline constexpr uint64_t kMaxPmBufferBytes = 4ull << 30;
+
+// The counter data image's capacity: the configured one, else four polls' worth of samples
+// (a power of two, 128 .. 8192). The image is re-initialised after every decode at a cost
+// that grows with its capacity (about 1.5 us per sample slot on the H200: 6 ms for 4096, which
+// was most of the decode thread's time at the 200 us default), while an image that fills up
+// loses the sample being decoded when it is reset (gaps with 64 at 200 us): four polls of
+// headroom keep it from filling.
+uint32_t DecodeBatchFor(const PmSamplingConfig& config);
 
 // Parses "250", "250ns", "50us", "50µs", "0.5ms", "1s" into ns. False with *error on junk.
 bool ParsePmInterval(std::string_view text, uint64_t* ns, std::string* error);

@@ -134,7 +134,7 @@ void PmSamplingController::SetupDeviceLocked(uint32_t device) {
   settings.metrics = config_.metrics;
   settings.interval_ns = config_.interval_ns;
   settings.hardware_buffer_bytes = config_.hardware_buffer_bytes;
-  settings.max_samples_per_decode = config_.max_samples_per_decode;
+  settings.max_samples_per_decode = DecodeBatchFor(config_);
   std::string chip;
   size_t passes = 0;
   auto t0 = std::chrono::steady_clock::now();

@@ -518,6 +518,22 @@ TEST_F(PcSamplingControllerTest, StartFailureDisablesTheContext) {
   EXPECT_EQ(api_.CountCalls("disable 1"), 1u);
 }
 
+TEST_F(PcSamplingControllerTest, AGpuSampledByAnotherProcessIsOneLineAndTracingGoesOn) {
+  api_.enable_result = {PcErrorKind::kBusy,
+                        "another process already samples the PCs of GPU 0000:19:00.0"};
+  PcSamplingController& c = Make();
+  c.OnContextCreated(Context(1), 1, 0);
+  c.StartCapture();
+  EXPECT_FALSE(c.enabled(Context(1)));
+  EXPECT_EQ(sink_.counters[kPcStatBusy], 1u);
+  ASSERT_EQ(sink_.lines.size(), 1u);
+  EXPECT_THAT(sink_.lines[0], HasSubstr("PC sampling off on device 0"));
+  EXPECT_THAT(sink_.lines[0], HasSubstr("one process per GPU"));
+  EXPECT_THAT(sink_.lines[0], HasSubstr("tracing goes on"));
+  c.Shutdown();
+  EXPECT_EQ(api_.CountCalls("disable 1"), 0u);  // never enabled
+}
+
 TEST_F(PcSamplingControllerTest, EnableFailureNeedsNoDisable) {
   api_.enable_result = {PcErrorKind::kUnsupported, "cuptiPCSamplingEnable: CUPTI_ERROR_X (27)"};
   PcSamplingController& c = Make();

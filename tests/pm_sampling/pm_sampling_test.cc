@@ -53,6 +53,19 @@ TEST(PmSamplingConfigTest, BufferSizes) {
   EXPECT_FALSE(ParsePmBytes("lots", &bytes, &error));
 }
 
+TEST(PmSamplingConfigTest, DecodeBatchHoldsFourPollsOfSamples) {
+  PmSamplingConfig config;  // 200 us, 10 ms polls: 50 samples a poll
+  EXPECT_EQ(DecodeBatchFor(config), 256u);
+  config.interval_ns = 50000;  // 200 a poll
+  EXPECT_EQ(DecodeBatchFor(config), 1024u);
+  config.interval_ns = 1000000;  // 10 a poll: the floor
+  EXPECT_EQ(DecodeBatchFor(config), 128u);
+  config.interval_ns = 1000;  // 10000 a poll: the ceiling
+  EXPECT_EQ(DecodeBatchFor(config), 8192u);
+  config.max_samples_per_decode = 300;  // WARPSCOPE_PM_DECODE_BATCH wins
+  EXPECT_EQ(DecodeBatchFor(config), 300u);
+}
+
 TEST(PmSamplingConfigTest, MetricsAndEnvironment) {
   std::vector<std::string> metrics;
   std::string error;
@@ -75,7 +88,7 @@ TEST(PmSamplingConfigTest, MetricsAndEnvironment) {
   EXPECT_EQ(config.hardware_buffer_bytes, 256u << 20);
   EXPECT_EQ(config.metrics, DefaultPmMetrics());
   EXPECT_EQ(config.metrics.size(), 7u);
-  EXPECT_EQ(config.max_samples_per_decode, 4096u);
+  EXPECT_EQ(config.max_samples_per_decode, 0u);  // sized from the interval
   env["WARPSCOPE_PM_DECODE_BATCH"] = "256";
   ASSERT_TRUE(LoadPmSamplingConfig(get, &config, &error)) << error;
   EXPECT_EQ(config.max_samples_per_decode, 256u);
@@ -284,7 +297,7 @@ TEST(PmSamplingControllerTest, FullLifecycleWritesSetAndSamples) {
   EXPECT_EQ(h.sink.sets[0].interval_ns, 20000u);
   EXPECT_EQ(h.sink.sets[0].metric_names, DefaultPmMetrics());
   EXPECT_EQ(h.api.settings.hardware_buffer_bytes, 128u << 20);
-  EXPECT_EQ(h.api.settings.max_samples_per_decode, 4096u);
+  EXPECT_EQ(h.api.settings.max_samples_per_decode, 2048u);  // 20 us: 500 samples a poll
   h.api.queued[0] = {{kTraceNow + 1000, kTraceNow + 21000, Values(3)},
                      {kTraceNow + 21000, kTraceNow + 41000, Values(4)}};
   h.controller->Poll();
