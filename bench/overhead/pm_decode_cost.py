@@ -9,7 +9,7 @@ evaluation and counter data image re-initialisation. The process's own CPU time
 without PM sampling, so the PM share of a core is measured, not estimated.
 
 usage: pm_decode_cost.py --build DIR [--seconds 5] [--intervals 200us,50us]
-                         [--batches 64,256,1024,4096] [--out DIR]
+                         [--batches auto,64,4096] [--out DIR]   (auto: warpscope's sizing)
 """
 import argparse
 import json
@@ -24,7 +24,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True, help="dir with bin/ and lib/ (staged .gpu or build)")
 ap.add_argument("--seconds", type=float, default=5.0)
 ap.add_argument("--intervals", default="200us,50us")
-ap.add_argument("--batches", default="64,256,1024,4096")
+ap.add_argument("--batches", default="auto,64,4096")
 ap.add_argument("--out", default=".")
 args = ap.parse_args()
 B = os.path.abspath(args.build)
@@ -62,9 +62,11 @@ base.update(mode="trace")
 rows.append(base)
 for interval in args.intervals.split(","):
     for batch in args.batches.split(","):
-        r = run({"WARPSCOPE_PM_SAMPLING": "1", "WARPSCOPE_PM_INTERVAL": interval,
-                 "WARPSCOPE_PM_DECODE_BATCH": batch})
-        r.update(mode="pm", interval=interval, batch=int(batch))
+        env = {"WARPSCOPE_PM_SAMPLING": "1", "WARPSCOPE_PM_INTERVAL": interval}
+        if batch != "auto":  # auto: warpscope's own sizing
+            env["WARPSCOPE_PM_DECODE_BATCH"] = batch
+        r = run(env)
+        r.update(mode="pm", interval=interval, batch=batch)
         rows.append(r)
 
 os.makedirs(args.out, exist_ok=True)
