@@ -40,8 +40,13 @@ def run(env_extra):
                WARPSCOPE_FORCE_OVERWRITE="1", **env_extra)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    p = subprocess.run([f"{B}/bin/ws_hostile", "--run-ms", str(int(args.seconds * 1000)),
-                        "--kernel-us", "50"], env=env, capture_output=True, text=True, timeout=600)
+    try:
+        p = subprocess.run([f"{B}/bin/ws_hostile", "--run-ms", str(int(args.seconds * 1000)),
+                            "--kernel-us", "50"], env=env, capture_output=True, text=True,
+                           timeout=args.seconds + 30)
+    except subprocess.TimeoutExpired as e:
+        p = subprocess.CompletedProcess(e.cmd, 124, "", (e.stderr or b"").decode(errors="replace")
+                                        + "\n(timed out)")
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -68,6 +73,8 @@ for interval in args.intervals.split(","):
         r = run(env)
         r.update(mode="pm", interval=interval, batch=batch)
         rows.append(r)
+        print(f"  done: {interval} batch {batch}: rc {r['rc']}, {r['samples']} samples, "
+              f"cpu {r['cpu_s']} s", flush=True)
 
 os.makedirs(args.out, exist_ok=True)
 with open(f"{args.out}/pm_decode_cost.json", "w") as f:
