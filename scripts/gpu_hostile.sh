@@ -156,6 +156,14 @@ cpp_matrix() {
     --kernels $K=20 -- "$HOSTILE" --fork child
   run_case ${p}_fork_exec $launch $mode 0 two "$W" "ws_hostile: done" "" \
     --kernels $K=20 -- "$HOSTILE" --fork exec
+  if [[ $mode == pm ]]; then
+    # An interval the decoder cannot follow: sampling stops with one line (overflow or
+    # overload), the program ends on time with its trace.
+    EXTRA_ENV=(WARPSCOPE_FORCE_OVERWRITE=1 WARPSCOPE_PM_INTERVAL=20us)
+    run_case ${p}_pm_too_fast $launch $mode 0 complete "$W" "ws_hostile: done" "PM sampling" \
+      --kernels-min $K=1000 -- "$HOSTILE" --run-ms 3000 --kernel-us 50
+    EXTRA_ENV=(WARPSCOPE_FORCE_OVERWRITE=1)
+  fi
   if [[ $have_tmpfs == 1 ]]; then
     rm -f "$FULL"/*
     run_case ${p}_full_disk $launch $mode 0 complete "$FULL" "ws_hostile: done" "no space left for trace" \

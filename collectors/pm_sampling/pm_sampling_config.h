@@ -40,6 +40,12 @@ struct PmSamplingConfig {
   uint64_t hardware_buffer_bytes = 128ull << 20;
   std::vector<std::string> metrics = DefaultPmMetrics();
   uint32_t poll_interval_ms = 10;  // decode thread period
+  // Time one drain may take: a periodic one, and the last one after Stop (window closed,
+  // context teardown, exit), which the program waits for. Ten periodic drains in a row
+  // over budget stop sampling on that device (the decoder cannot keep up).
+  uint32_t decode_budget_ms = 50;
+  uint32_t final_decode_budget_ms = 2000;
+  uint32_t overloaded_polls_limit = 10;
   // Counter data image capacity (samples per decode call); 0: DecodeBatchFor() sizes it.
   uint32_t max_samples_per_decode = 0;
 };

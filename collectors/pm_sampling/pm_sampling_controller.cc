@@ -208,7 +208,7 @@ void PmSamplingController::StartCapture() {
   if (shut_down_ || capture_active_) return;
   capture_active_ = true;
   for (auto& [device, d] : devices_) {
-    if (d.state == DeviceState::kEnabled) StartSamplingLocked(d);
+    if (d.state == DeviceState::kEnabled && !d.stopped_for_good) StartSamplingLocked(d);
   }
   StartThreadLocked();
 }
@@ -252,6 +252,15 @@ void PmSamplingController::Poll() {
 }
 
 void PmSamplingController::DecodeLocked(bool allow_restart) {
+  // Decoding holds mu_, which the program's own threads need at context teardown and exit:
+  // every drain has a time budget. A periodic poll that cannot drain within its budget means
+  // the decoder falls behind the interval; at 50 us on the H200 it then spun on many cores
+  // and held the program's exit for tens of seconds. After overloaded_polls_limit such polls
+  // in a row sampling stops on that device, with one line.
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(allow_restart ? config_.decode_budget_ms
+                                              : config_.final_decode_budget_ms);
   uint64_t total = 0;
   uint64_t decode_ns = 0;
   uint64_t evaluate_ns = 0;
@@ -263,6 +272,7 @@ void PmSamplingController::DecodeLocked(bool allow_restart) {
                                                 size_t n) { HandleSample(*dev, start, end, v, n); };
     // Drain: the counter data image holds max_samples_per_decode samples at a time.
     bool overflowed = false;
+    bool cut_short = false;
     for (int round = 0; round < 1024; ++round) {
       PmDecodeResult result;
       PmResult r = api_.Decode(device, visitor, &result);
@@ -293,6 +303,35 @@ void PmSamplingController::DecodeLocked(bool allow_restart) {
         break;
       }
       if (!result.more) break;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        cut_short = true;
+        break;
+      }
+    }
+    if (cut_short) {
+      sink_.AddToCounter(kPmStatDecodeCutShort, 1, Severity::kDataLoss);
+      if (allow_restart && ++d.overloaded_polls >= config_.overloaded_polls_limit) {
+        sink_.AddToCounter(kPmStatOverloaded, 1, Severity::kError);
+        sink_.Report(Severity::kError,
+                     "PM sampling off on device " + std::to_string(device) +
+                         ": decoding cannot keep up with one sample every " +
+                         std::to_string(config_.interval_ns / 1000) +
+                         " us on this machine; use a longer --pm-interval "
+                         "(WARPSCOPE_PM_INTERVAL); tracing goes on");
+        api_.Stop(device);
+        d.state = DeviceState::kEnabled;
+        d.stopped_for_good = true;
+        continue;
+      }
+      if (!allow_restart && !d.final_cut_reported) {
+        d.final_cut_reported = true;
+        sink_.Report(Severity::kDataLoss,
+                     "PM sampling: decoding the last samples of device " + std::to_string(device) +
+                         " stopped after " + std::to_string(config_.final_decode_budget_ms) +
+                         " ms; the samples still in the hardware buffer were dropped");
+      }
+    } else if (allow_restart) {
+      d.overloaded_polls = 0;
     }
     // Only while a window is open: the final drains after Stop (window closed, device gone)
     // must not start sampling again.

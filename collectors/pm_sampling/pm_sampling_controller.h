@@ -55,6 +55,10 @@ inline constexpr char kPmStatImageResetUs[] = "pm_sampling.image_reset_us";
 // A full hardware buffer (KEEP_OLDEST) takes no more records until sampling is restarted:
 // the controller stops and starts it again after draining; the time between is a gap.
 inline constexpr char kPmStatRestarts[] = "pm_sampling.restarts_after_overflow";
+// A drain stopped by its time budget with samples left (data loss: they may be overwritten or
+// dropped), and devices where sampling stopped because the decoder could not keep up.
+inline constexpr char kPmStatDecodeCutShort[] = "pm_sampling.decodes_cut_short";
+inline constexpr char kPmStatOverloaded[] = "pm_sampling.disabled.decoder_overloaded";
 // Time spent setting devices up, in µs: in all (initialize, prepare, enable, start), and
 // the two parts that dominate it: PrepareDevice (chip, counter availability, host object,
 // configuration image, pass count) and EnableDevice (enable, SetConfig, counter data image).
@@ -127,6 +131,9 @@ class PmSamplingController {
     bool error_reported = false;
     bool gap_reported = false;
     uint64_t last_end = 0;  // CUPTI time of the previous sample's end; 0 after a start
+    uint32_t overloaded_polls = 0;  // periodic drains in a row cut short by their budget
+    bool stopped_for_good = false;  // the decoder could not keep up: no restart
+    bool final_cut_reported = false;
   };
 
   void Fail(uint32_t device, const PmResult& result, std::string_view step);  // mu_ held

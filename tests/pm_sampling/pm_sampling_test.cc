@@ -550,6 +550,72 @@ TEST(PmSamplingControllerTest, CaptureWindowsRestartSampling) {
                           "decode 0", "start 0", "stop 0", "decode 0", "disable 0", "deinit"));
 }
 
+// A decoder that cannot drain within its time budget (here: a budget of 0 ms, one decode
+// call per poll) keeps the program's threads waiting on it: after overloaded_polls_limit polls
+// in a row it stops sampling that device for good, with one line and a counter.
+TEST(PmSamplingControllerTest, AnOverloadedDecoderStopsSamplingInsteadOfFallingBehind) {
+  Harness h;
+  h.api.per_decode = 1;
+  h.config.decode_budget_ms = 0;
+  h.config.overloaded_polls_limit = 3;
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->StartCapture();
+  for (int i = 0; i < 100; ++i) {
+    h.api.queued[0].push_back({kTraceNow + i * 100u, kTraceNow + (i + 1) * 100u, Values(1)});
+  }
+  h.controller->Poll();
+  h.controller->Poll();
+  EXPECT_TRUE(h.controller->sampling(0));  // two polls behind: still sampling
+  EXPECT_EQ(h.sink.counters[kPmStatDecodeCutShort], 2u);
+  h.controller->Poll();
+  EXPECT_FALSE(h.controller->sampling(0));
+  EXPECT_EQ(h.sink.counters[kPmStatOverloaded], 1u);
+  ASSERT_EQ(h.sink.reports.size(), 1u);
+  EXPECT_THAT(h.sink.reports[0], HasSubstr("decoding cannot keep up with one sample every 200 us"));
+  EXPECT_THAT(h.sink.reports[0], HasSubstr("tracing goes on"));
+  h.controller->StopCapture();
+  h.controller->StartCapture();  // a new window does not restart it
+  EXPECT_FALSE(h.controller->sampling(0));
+  EXPECT_EQ(h.sink.samples.size(), 3u);  // one decode call per poll
+}
+
+TEST(PmSamplingControllerTest, APollThatDrainsInTimeResetsTheOverloadCount) {
+  Harness h;
+  h.api.per_decode = 1;
+  h.config.decode_budget_ms = 0;
+  h.config.overloaded_polls_limit = 2;
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->StartCapture();
+  h.api.queued[0] = {{kTraceNow, kTraceNow + 100, Values(1)},
+                     {kTraceNow + 100, kTraceNow + 200, Values(1)}};
+  h.controller->Poll();  // cut short once
+  h.controller->Poll();  // drained: the count starts again
+  h.api.queued[0] = {{kTraceNow + 200, kTraceNow + 300, Values(1)},
+                     {kTraceNow + 300, kTraceNow + 400, Values(1)}};
+  h.controller->Poll();  // cut short once more
+  EXPECT_TRUE(h.controller->sampling(0));
+  EXPECT_EQ(h.sink.counters[kPmStatOverloaded], 0u);
+}
+
+TEST(PmSamplingControllerTest, TheLastDrainIsBoundedAndSaysWhatItDropped) {
+  Harness h;
+  h.api.per_decode = 1;
+  h.config.final_decode_budget_ms = 0;
+  h.Make();
+  h.controller->OnDevice(0);
+  h.controller->StartCapture();
+  for (int i = 0; i < 10; ++i) {
+    h.api.queued[0].push_back({kTraceNow + i * 100u, kTraceNow + (i + 1) * 100u, Values(1)});
+  }
+  h.controller->StopCapture();
+  EXPECT_EQ(h.sink.samples.size(), 1u);
+  ASSERT_EQ(h.sink.reports.size(), 1u);
+  EXPECT_THAT(h.sink.reports[0], HasSubstr("stopped after 0 ms"));
+  EXPECT_EQ(h.sink.counters[kPmStatDecodeCutShort], 1u);
+}
+
 TEST(PmSamplingControllerTest, DeviceIsSamplingWhenTheContextCallbackReturns) {
   // The first kernel of a context can only be launched after the context-created callback
   // returns: sampling must already run then, with the setup time counted.
