@@ -7,7 +7,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 pkgs=(cmake ninja-build g++ ccache pkg-config
-      libprotobuf-dev protobuf-compiler libabsl-dev
+      libprotobuf-dev protobuf-compiler libabsl-dev libre2-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       python3-protobuf python3-pandas python3-pytest)
 missing=()

@@ -19,7 +19,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::warpscope::testing::CompareWithGolden;
+using ::warpscope::testing::FixtureWire;
 using ::warpscope::testing::LoadScenario;
+using ::warpscope::testing::WriteTempFile;
 
 void ExpectGolden(const std::string& name, const std::string& actual) {
   const std::string problem = CompareWithGolden("tail/golden/" + name, actual);
@@ -144,6 +146,33 @@ TEST(TraceInfoPmTest, InfoSummarizesPmSampling) {
   TraceModel without = LoadScenario(/*with_pm=*/false);
   EXPECT_THAT(RenderTraceInfo(without, OutputFormat::kTable), Not(HasSubstr("pm sampling")));
   EXPECT_THAT(RenderTraceInfo(without, OutputFormat::kJson), Not(HasSubstr("pm_sampling")));
+}
+
+// tests/data/synthetic/out_of_range.textproto: a kernel whose end overflows and PM samples
+// with NaN or an overflowing end are left out, with a note; the rest is analysed as usual.
+TEST(TailReportTest, OutOfRangeValuesAreLeftOutWithAReason) {
+  absl::StatusOr<TraceModel> model =
+      TraceModel::Load(WriteTempFile(FixtureWire("synthetic/out_of_range.textproto")));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const PmInputs in = PmInputsOf(*model);
+  TailReportOptions options;
+  options.instances = true;
+  auto report = BuildTailReportFiltered(in, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->summaries.size(), 5u);
+  for (const KernelTailSummary& s : report->summaries) {
+    SCOPED_TRACE(s.name);
+    if (s.name == "end_overflow(float*)") {
+      EXPECT_EQ(s.launches_with_curve, 0u);
+      EXPECT_EQ(s.note, "the kernel's start_ns + duration_ns overflows 64 bits (a corrupt event)");
+    } else if (s.name == "fine(float*)") {
+      // The infinite sample in its middle would have pushed the peak to the GPU's 8448 warps.
+      EXPECT_EQ(s.launches_with_curve, 1u);
+      EXPECT_DOUBLE_EQ(s.peak, 6336);
+      EXPECT_DOUBLE_EQ(s.steady, 6336);
+    }
+  }
+  ExpectGolden("out_of_range.txt", RenderTailReport(*report, in, options, OutputFormat::kTable));
 }
 
 }  // namespace
