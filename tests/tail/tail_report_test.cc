@@ -91,6 +91,19 @@ TEST(TailReportTest, SvgEscapesTemplateNames) {
   EXPECT_THAT(svg, ::testing::Not(HasSubstr("<half")));
 }
 
+// Found by the fuzzer: a curve a few hundred orders of magnitude below one warp drew grid
+// lines until memory ran out.
+TEST(TailReportTest, SvgOfATinyCurveHasAFewGridLines) {
+  ActiveWarpCurve curve;
+  curve.duration_ns = 1000;
+  curve.segments = {{0, 1000, 1e-300, false}};
+  curve.peak = curve.steady = 1e-300;
+  curve.has_tail_metrics = true;
+  const std::string svg = RenderActiveWarpSvg(curve, "k", 0);
+  EXPECT_THAT(svg, HasSubstr("</svg>"));
+  EXPECT_LT(svg.size(), 20000u);
+}
+
 TEST(TailReportTest, BadFlagsAreErrors) {
   TraceModel model = LoadScenario();
   TailReportOptions options;
