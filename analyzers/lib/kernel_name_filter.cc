@@ -19,9 +19,9 @@ absl::StatusOr<KernelNameFilter> KernelNameFilter::Create(std::string_view patte
   options.set_log_errors(false);
   auto re = std::make_unique<RE2>(re2::StringPiece(pattern.data(), pattern.size()), options);
   if (!re->ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--kernel '", std::string(pattern), "' is not a valid regular expression (RE2 syntax, "
-                     "see docs/cli.md): ", re->error()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--kernel '", std::string(pattern),
+        "' is not a valid regular expression (RE2 syntax, see docs/cli.md): ", re->error()));
   }
   filter.re_ = std::move(re);
   return filter;

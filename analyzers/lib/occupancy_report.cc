@@ -180,7 +180,7 @@ std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat fo
       cells.emplace_back(Dims(row.launch.block_x, row.launch.block_y, row.launch.block_z));
       cells.emplace_back(row.launch.registers_per_thread);
       cells.emplace_back(text ? Cell(FormatBytes(row.launch.shared_memory_per_block()))
-                           : Cell(row.launch.shared_memory_per_block()));
+                              : Cell(row.launch.shared_memory_per_block()));
     } else {
       for (int i = 0; i < 4; ++i) cells.emplace_back();
     }
@@ -201,7 +201,7 @@ std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat fo
     } else {
       cells.emplace_back(PercentCell(row.achieved));
       cells.emplace_back(row.theoretical ? PercentCell(row.theoretical->occupancy - row.achieved)
-                                      : Cell());
+                                         : Cell());
     }
     cells.emplace_back(row.samples);
     cells.emplace_back(std::isnan(row.achieved) ? Cell() : PercentCell(row.shared_time_fraction));

@@ -15,14 +15,14 @@
 
 namespace warpscope {
 
-inline constexpr uint32_t kMaxComputeCapability = 99;         // major and minor
-inline constexpr uint32_t kMaxSmCount = 1u << 16;             // H200: 132
-inline constexpr uint32_t kMaxThreadsPerWarp = 1024;          // every GPU so far: 32
-inline constexpr uint32_t kMaxWarpsPerSm = 4096;              // H200: 64
-inline constexpr uint32_t kMaxThreadsPerBlock = 1u << 16;     // every GPU so far: 1024
-inline constexpr uint32_t kMaxRegisters = 1u << 24;           // per SM or block; H200: 65536
-inline constexpr uint32_t kMaxRegistersPerThread = 1024;      // every GPU so far: 255
-inline constexpr uint64_t kMaxSharedMemoryBytes = 1ull << 24; // per SM or block; H200: 228 KiB
+inline constexpr uint32_t kMaxComputeCapability = 99;          // major and minor
+inline constexpr uint32_t kMaxSmCount = 1u << 16;              // H200: 132
+inline constexpr uint32_t kMaxThreadsPerWarp = 1024;           // every GPU so far: 32
+inline constexpr uint32_t kMaxWarpsPerSm = 4096;               // H200: 64
+inline constexpr uint32_t kMaxThreadsPerBlock = 1u << 16;      // every GPU so far: 1024
+inline constexpr uint32_t kMaxRegisters = 1u << 24;            // per SM or block; H200: 65536
+inline constexpr uint32_t kMaxRegistersPerThread = 1024;       // every GPU so far: 255
+inline constexpr uint64_t kMaxSharedMemoryBytes = 1ull << 24;  // per SM or block; H200: 228 KiB
 // CUDA's grid limits, unchanged since compute capability 3.0.
 inline constexpr uint32_t kMaxGridX = (1u << 31) - 1;
 inline constexpr uint32_t kMaxGridYZ = 65535;

@@ -74,12 +74,15 @@ absl::StatusOr<uint64_t> MaxTraceBytes(const TraceReaderOptions& options) {
   if (env == nullptr || *env == '\0') return kDefaultMaxTraceBytes;
   uint64_t gib = 0;
   if (!absl::SimpleAtoi(env, &gib) || gib == 0 || gib > (uint64_t{1} << 20)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        kMaxTraceSizeEnv, "='", env, "' is not a whole number of GiB from 1 to 1048576; unset it "
+    return absl::InvalidArgumentError(
+        absl::StrCat(kMaxTraceSizeEnv, "='", env,
+                     "' is not a whole number of GiB from 1 to 1048576; unset it "
                      "for the default (16)"));
   }
   return gib << 30;
 }
+
+double Gib(uint64_t bytes) { return static_cast<double>(bytes) / (1ull << 30); }
 
 // Compressed files start with their format's magic bytes; a trace never does (it starts
 // with 0x0a), so these get a hint instead of a wire-format complaint.
@@ -323,12 +326,9 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(path, " is ", FileKindName(st.st_mode),
-                                                   ", not a trace file: give the path of a .wst "
-                                                   "file",
-                                                   S_ISFIFO(st.st_mode)
-                                                       ? " (save a piped trace to a file first)"
-                                                       : ""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " is ", FileKindName(st.st_mode), ", not a trace file: give the path of a .wst file",
+        S_ISFIFO(st.st_mode) ? " (save a piped trace to a file first)" : ""));
   }
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size > *max_bytes) {
@@ -336,7 +336,7 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
     return absl::ResourceExhaustedError(absl::StrFormat(
         "%s is %.1f GiB, more than the %.1f GiB warpscope reads (a trace is analysed in "
         "memory); set %s to a larger number of GiB to read it anyway",
-        path, size / double{1ull << 30}, *max_bytes / double{1ull << 30}, kMaxTraceSizeEnv));
+        path, Gib(size), Gib(*max_bytes), kMaxTraceSizeEnv));
   }
   if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0) {
     ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
@@ -370,7 +370,7 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
         return absl::ResourceExhaustedError(absl::StrFormat(
             "%s grew past the %.1f GiB warpscope reads while it was read; set %s to a larger "
             "number of GiB to read it anyway",
-            path, *max_bytes / double{1ull << 30}, kMaxTraceSizeEnv));
+            path, Gib(*max_bytes), kMaxTraceSizeEnv));
       }
       data.append(buffer, static_cast<size_t>(n));
     }

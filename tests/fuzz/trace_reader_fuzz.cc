@@ -20,8 +20,7 @@ namespace {
 
 using namespace warpscope;  // NOLINT: a fuzz entry, not library code
 
-constexpr OutputFormat kFormats[] = {OutputFormat::kTable, OutputFormat::kCsv,
-                                     OutputFormat::kJson};
+constexpr OutputFormat kFormats[] = {OutputFormat::kTable, OutputFormat::kCsv, OutputFormat::kJson};
 
 void Summary(const TraceModel& model, bool by_name) {
   SummaryOptions options;

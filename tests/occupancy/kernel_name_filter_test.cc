@@ -58,18 +58,18 @@ TEST(KernelNameFilterTest, EqualNamesInDifferentStorageGetTheSameAnswer) {
 }
 
 TEST(KernelNameFilterTest, InvalidPatternsRepeatRe2sReason) {
-  for (const auto& [pattern, reason] :
-       {std::pair<std::string, std::string>{"(", "missing ): ("},
-        {"[a-", "missing ]: [a-"},
-        {"a**", "bad repetition operator: **"},
-        {R"((a)\1)", "invalid escape sequence: \\1"},
-        {"(?=x)", "invalid perl operator: (?="}}) {
+  for (const auto& [pattern, reason] : {std::pair<std::string, std::string>{"(", "missing ): ("},
+                                        {"[a-", "missing ]: [a-"},
+                                        {"a**", "bad repetition operator: **"},
+                                        {R"((a)\1)", "invalid escape sequence: \\1"},
+                                        {"(?=x)", "invalid perl operator: (?="}}) {
     SCOPED_TRACE(pattern);
     absl::StatusOr<KernelNameFilter> filter = KernelNameFilter::Create(pattern);
     ASSERT_FALSE(filter.ok());
     EXPECT_EQ(filter.status().code(), absl::StatusCode::kInvalidArgument);
     const std::string message(filter.status().message());
-    EXPECT_THAT(message, StartsWith("--kernel '" + pattern + "' is not a valid regular expression"));
+    EXPECT_THAT(message,
+                StartsWith("--kernel '" + pattern + "' is not a valid regular expression"));
     EXPECT_THAT(message, HasSubstr(reason));
   }
 }
