@@ -1,5 +1,5 @@
-# Finds warpscope's fixed dependencies: protobuf, abseil, GoogleTest, Google Benchmark and the
-# CUDA 13.0 toolkit (CUPTI, NVTX headers, the driver stub for linking).
+# Finds warpscope's fixed dependencies: protobuf, abseil, RE2, GoogleTest, Google Benchmark and
+# the CUDA 13.0 toolkit (CUPTI, NVTX headers, the driver stub for linking).
 
 find_package(Threads REQUIRED)
 
@@ -28,6 +28,21 @@ if(WARPSCOPE_STATIC_DEPS)
     endif()
   endforeach()
 endif()
+
+# RE2 (linear-time regular expressions) for the analyzers' --kernel filters; only the
+# analysis library links it, never the injected library. Debian ships no CMake package for it.
+# Like protobuf and abseil, executables carry the static archive when there is one.
+find_path(WARPSCOPE_RE2_INCLUDE_DIR re2/re2.h REQUIRED)
+if(WARPSCOPE_STATIC_DEPS)
+  find_library(WARPSCOPE_RE2_LIBRARY NAMES libre2.a re2 REQUIRED)
+else()
+  find_library(WARPSCOPE_RE2_LIBRARY NAMES re2 REQUIRED)
+endif()
+add_library(warpscope_re2 UNKNOWN IMPORTED)
+set_target_properties(warpscope_re2 PROPERTIES
+  IMPORTED_LOCATION "${WARPSCOPE_RE2_LIBRARY}"
+  INTERFACE_INCLUDE_DIRECTORIES "${WARPSCOPE_RE2_INCLUDE_DIR}"
+  INTERFACE_LINK_LIBRARIES Threads::Threads)
 
 find_package(CUDAToolkit REQUIRED)
 set(WARPSCOPE_CUDA_INCLUDE_DIRS ${CUDAToolkit_INCLUDE_DIRS})

@@ -6,9 +6,11 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
+# clang-14 and libclang-rt-14-dev (libFuzzer) build the fuzzer that scripts/fuzz.sh runs.
 pkgs=(cmake ninja-build g++ ccache pkg-config
-      libprotobuf-dev protobuf-compiler libabsl-dev
+      libprotobuf-dev protobuf-compiler libabsl-dev libre2-dev
       libgtest-dev libgmock-dev libbenchmark-dev
+      clang-14 libclang-rt-14-dev
       python3-protobuf python3-pandas python3-pytest)
 missing=()
 for p in "${pkgs[@]}"; do

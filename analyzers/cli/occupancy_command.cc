@@ -13,7 +13,7 @@ namespace warpscope {
 int RunOccupancyCommand(const CommandArgs& args) {
   FlagSet flags("occupancy", "TRACE.wst [flags]",
                 {{"format", "f", true, "FORMAT", "table, csv or json", "table"},
-                 {"kernel", "k", true, "REGEX", "only kernels whose name matches (ECMAScript)", ""},
+                 {"kernel", "k", true, "REGEX", "only kernels whose name matches (RE2 syntax)", ""},
                  {"top", "n", true, "N", "keep the N rows with the most GPU time (0 = all)", "0"}});
   if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
   if (flags.help_requested()) {

@@ -21,7 +21,7 @@ int RunTailCommand(const CommandArgs& args) {
   FlagSet flags(
       "tail", "TRACE.wst [flags]",
       {{"format", "f", true, "FORMAT", "table, csv or json", "table"},
-       {"kernel", "k", true, "REGEX", "only kernels whose name matches (ECMAScript)", ""},
+       {"kernel", "k", true, "REGEX", "only kernels whose name matches (RE2 syntax)", ""},
        {"points", "p", true, "N", "points of the resampled curve (normalised time)", "50"},
        {"instances", "i", false, "", "also list every launch", ""},
        {"svg", "", true, "FILE",

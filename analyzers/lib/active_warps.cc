@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analyzers/lib/trace_limits.h"
 
 namespace warpscope {
 namespace {
@@ -46,7 +47,9 @@ ActiveWarpCurve BuildActiveWarpCurve(uint32_t kernel_index, const KernelEvent& k
   c.samples = static_cast<uint32_t>(c.segments.size());
   if (c.segments.empty() || kernel.duration_ns == 0) {
     c.segments.clear();
-    if (overlaps.empty()) {
+    if (EndOverflows(kernel.start_ns, kernel.duration_ns)) {
+      c.note = "the kernel's start_ns + duration_ns overflows 64 bits (a corrupt event)";
+    } else if (overlaps.empty()) {
       const uint64_t interval = samples.IntervalOnDevice(kernel.device_id);
       c.note = interval > 0 && kernel.duration_ns < interval
                    ? absl::StrCat("no PM samples: kernel shorter than the sampling interval (",
@@ -213,7 +216,10 @@ TailReport BuildTailReport(const PmInputs& in, const TailOptions& options,
   const PmAttribution attribution = AttributeSamples(in.kernels, samples);
   std::map<uint32_t, double> max_gpu_warps;
   for (const DeviceInfo& d : in.devices) {
-    max_gpu_warps[d.id] = static_cast<double>(d.sm_count) * d.max_warps_per_sm;
+    // No cap from a device whose limits are out of range (trace_limits.h).
+    if (DeviceLimitsProblem(d).empty()) {
+      max_gpu_warps[d.id] = static_cast<double>(d.sm_count) * d.max_warps_per_sm;
+    }
   }
   std::map<std::string_view, size_t> by_name;
   for (uint32_t k = 0; k < in.kernels.size(); ++k) {
@@ -261,7 +267,7 @@ TailReport BuildTailReport(const PmInputs& in, const TailOptions& options,
     sum.below_25 /= w;
     sum.steady /= w;
     sum.verdict = TailVerdict(sum.tail_fraction, sum.tail_cost_fraction, sum.below_50, sum.below_25,
-                              static_cast<uint64_t>(w), options);
+                              sum.curve_ns, options);
     if (sum.launches_with_curve < sum.launches) {
       sum.note = absl::StrCat(sum.launches - sum.launches_with_curve, " of ", sum.launches,
                               " launches without tail metrics: ", sum.note);

@@ -5,7 +5,6 @@
 #include <cuda_occupancy.h>
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analyzers/lib/trace_limits.h"
 
 namespace warpscope {
 namespace {
@@ -60,6 +60,15 @@ struct CalculatorInputs {
 
 absl::StatusOr<CalculatorInputs> BuildInputs(const DeviceInfo& device, const LaunchConfig& launch) {
   CalculatorInputs in;
+  // The calculator computes in int: values beyond these bounds would overflow it.
+  if (std::string problem = DeviceLimitsProblem(device); !problem.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device ", device.id, " is unusable in the trace: ", problem));
+  }
+  if (std::string problem = LaunchConfigProblem(launch); !problem.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("launch config ", launch.id, " is unusable in the trace: ", problem));
+  }
   const int major = static_cast<int>(device.compute_capability_major);
   const int minor = static_cast<int>(device.compute_capability_minor);
   if (major == 0) {
@@ -97,7 +106,7 @@ absl::StatusOr<CalculatorInputs> BuildInputs(const DeviceInfo& device, const Lau
 
   const uint64_t block =
       uint64_t{launch.block_x} * std::max(1u, launch.block_y) * std::max(1u, launch.block_z);
-  if (launch.block_x == 0 || block > static_cast<uint64_t>(INT_MAX)) {
+  if (launch.block_x == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("launch config ", launch.id, " has no valid block size"));
   }

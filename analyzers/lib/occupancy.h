@@ -50,7 +50,8 @@ struct TheoreticalOccupancy {
 // Runs cudaOccMaxActiveBlocksPerMultiprocessor. Device limits come from the Device packet;
 // fields it leaves 0 fall back to the architecture's defaults (sm_90: 64 warps, 32 blocks,
 // 64 Ki registers, 228 KiB shared memory per SM, 227 KiB opt-in, 1 KiB reserved per block).
-// Errors: InvalidArgument for unusable inputs (no block size, unknown architecture).
+// Errors: InvalidArgument for unusable inputs (no block size, unknown architecture, a value
+// out of range: trace_limits.h).
 absl::StatusOr<TheoreticalOccupancy> ComputeTheoreticalOccupancy(const DeviceInfo& device,
                                                                  const LaunchConfig& launch);
 

@@ -4,13 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <regex>
 #include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analyzers/lib/kernel_name_filter.h"
+#include "analyzers/lib/trace_limits.h"
 
 namespace warpscope {
 namespace {
@@ -38,15 +39,8 @@ Cell PercentCell(double fraction) {
 
 absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
                                                      const OccupancyReportOptions& options) {
-  std::optional<std::regex> re;
-  if (!options.kernel_regex.empty()) {
-    try {
-      re.emplace(options.kernel_regex, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--kernel '", options.kernel_regex, "' is not a valid regex: ", e.what()));
-    }
-  }
+  absl::StatusOr<KernelNameFilter> filter = KernelNameFilter::Create(options.kernel_regex);
+  if (!filter.ok()) return filter.status();
   OccupancyReport report;
   const ActiveWarpSamples samples = ExtractActiveWarpSamples(in);
   report.has_pm_samples = !samples.samples.empty();
@@ -61,7 +55,7 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
   std::vector<Acc> acc;
   for (size_t k = 0; k < in.kernels.size(); ++k) {
     const KernelEvent& kernel = in.kernels[k];
-    if (re && !std::regex_search(kernel.name.begin(), kernel.name.end(), *re)) continue;
+    if (!filter->Matches(kernel.name)) continue;
     ++report.kernels_matched;
     const uint64_t launch_id = kernel.launch ? kernel.launch->id : 0;
     auto [it, inserted] =
@@ -85,6 +79,9 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
     for (const DeviceInfo& d : in.devices) {
       if (d.id == kernel.device_id) device = &d;
     }
+    // A device whose limits are out of range has no achieved figure either (it divides by
+    // max warps per SM); the theoretical column's note below says why.
+    if (device != nullptr && !DeviceLimitsProblem(*device).empty()) continue;
     const uint32_t max_warps = device && device->max_warps_per_sm ? device->max_warps_per_sm : 64;
     AchievedOccupancy ach = ComputeAchievedOccupancy(kernel, attribution.kernel_samples[k], samples,
                                                      attribution, max_warps);
@@ -174,39 +171,40 @@ std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat fo
   Table table(columns);
   std::vector<std::string> footnotes;
   for (const OccupancyRow& row : report.rows) {
+    // Cells are built in place: moving one in makes GCC 12 warn falsely (-Wmaybe-uninitialized).
     std::vector<Cell> cells;
-    cells.push_back(ShortName(row.name, text));
-    cells.push_back(row.device_id);
+    cells.emplace_back(ShortName(row.name, text));
+    cells.emplace_back(row.device_id);
     if (row.launch_known) {
-      cells.push_back(Dims(row.launch.grid_x, row.launch.grid_y, row.launch.grid_z));
-      cells.push_back(Dims(row.launch.block_x, row.launch.block_y, row.launch.block_z));
-      cells.push_back(row.launch.registers_per_thread);
-      cells.push_back(text ? Cell(FormatBytes(row.launch.shared_memory_per_block()))
-                           : Cell(row.launch.shared_memory_per_block()));
+      cells.emplace_back(Dims(row.launch.grid_x, row.launch.grid_y, row.launch.grid_z));
+      cells.emplace_back(Dims(row.launch.block_x, row.launch.block_y, row.launch.block_z));
+      cells.emplace_back(row.launch.registers_per_thread);
+      cells.emplace_back(text ? Cell(FormatBytes(row.launch.shared_memory_per_block()))
+                              : Cell(row.launch.shared_memory_per_block()));
     } else {
-      for (int i = 0; i < 4; ++i) cells.push_back(Cell());
+      for (int i = 0; i < 4; ++i) cells.emplace_back();
     }
-    cells.push_back(row.launches);
-    cells.push_back(text ? Cell(FormatDuration(row.total_ns)) : Cell(row.total_ns));
+    cells.emplace_back(row.launches);
+    cells.emplace_back(text ? Cell(FormatDuration(row.total_ns)) : Cell(row.total_ns));
     if (row.theoretical) {
-      cells.push_back(PercentCell(row.theoretical->occupancy));
-      cells.push_back(row.theoretical->blocks_per_sm);
-      cells.push_back(LimiterNames(row.theoretical->limiters & ~kLimitBarriers));
+      cells.emplace_back(PercentCell(row.theoretical->occupancy));
+      cells.emplace_back(row.theoretical->blocks_per_sm);
+      cells.emplace_back(LimiterNames(row.theoretical->limiters & ~kLimitBarriers));
     } else {
-      cells.push_back(text ? Cell("n/a") : Cell());
-      cells.push_back(Cell());
-      cells.push_back(Cell());
+      cells.emplace_back(text ? Cell("n/a") : Cell());
+      cells.emplace_back();
+      cells.emplace_back();
     }
     if (std::isnan(row.achieved)) {
-      cells.push_back(text ? Cell("n/a") : Cell());
-      cells.push_back(Cell());
+      cells.emplace_back(text ? Cell("n/a") : Cell());
+      cells.emplace_back();
     } else {
-      cells.push_back(PercentCell(row.achieved));
-      cells.push_back(row.theoretical ? PercentCell(row.theoretical->occupancy - row.achieved)
-                                      : Cell());
+      cells.emplace_back(PercentCell(row.achieved));
+      cells.emplace_back(row.theoretical ? PercentCell(row.theoretical->occupancy - row.achieved)
+                                         : Cell());
     }
-    cells.push_back(row.samples);
-    cells.push_back(std::isnan(row.achieved) ? Cell() : PercentCell(row.shared_time_fraction));
+    cells.emplace_back(row.samples);
+    cells.emplace_back(std::isnan(row.achieved) ? Cell() : PercentCell(row.shared_time_fraction));
     std::vector<std::string> notes;
     if (!row.theoretical_error.empty()) notes.push_back(row.theoretical_error);
     if (!row.achieved_reason.empty()) notes.push_back(row.achieved_reason);
@@ -222,10 +220,10 @@ std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat fo
         footnotes.push_back(n);
         refs.push_back(absl::StrCat("[", footnotes.size(), "]"));
       }
-      cells.push_back(absl::StrJoin(refs, ""));
+      cells.emplace_back(absl::StrJoin(refs, ""));
     } else {
-      cells.push_back(absl::StrJoin(notes, " | "));
-      cells.push_back(absl::StrJoin(advice, " | "));
+      cells.emplace_back(absl::StrJoin(notes, " | "));
+      cells.emplace_back(absl::StrJoin(advice, " | "));
     }
     table.AddRow(std::move(cells));
   }

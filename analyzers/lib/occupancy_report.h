@@ -16,7 +16,7 @@
 namespace warpscope {
 
 struct OccupancyReportOptions {
-  std::string kernel_regex;  // ECMAScript, searched in the demangled name; empty = all
+  std::string kernel_regex;  // RE2, searched in the demangled name; empty = all
   int top = 0;               // rows to keep after ranking by total time; 0 = all
 };
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analyzers/lib/trace_limits.h"
 
 namespace warpscope {
 namespace {
@@ -85,7 +86,7 @@ ActiveWarpSamples ExtractActiveWarpSamples(const PmInputs& in) {
     l.sm_cycles = FindMetric(set, kMetricSmCyclesActive);
     l.elapsed = FindMetric(set, kMetricCyclesElapsed);
     for (const DeviceInfo& d : in.devices) {
-      if (d.id == set.device_id) l.sm_count = d.sm_count;
+      if (d.id == set.device_id && DeviceLimitsProblem(d).empty()) l.sm_count = d.sm_count;
     }
     layouts[set.id] = l;
     if (l.warps_per_sm >= 0) out.has_warps_per_sm = true;
@@ -97,7 +98,7 @@ ActiveWarpSamples ExtractActiveWarpSamples(const PmInputs& in) {
   for (const PmSample& s : in.samples) {
     auto it = layouts.find(s.metric_set_id);
     if (it == layouts.end() || it->second.set->metric_names.size() != s.values.size() ||
-        s.duration_ns == 0) {
+        s.duration_ns == 0 || !PmSampleProblem(s).empty()) {
       ++out.skipped;
       continue;
     }
@@ -134,7 +135,9 @@ PmAttribution AttributeSamples(std::span<const KernelEvent> kernels,
   // Per device: kernels by start, samples by start (already sorted), then one sweep.
   std::unordered_map<uint32_t, std::vector<uint32_t>> kernels_by_device, samples_by_device;
   for (uint32_t i = 0; i < kernels.size(); ++i) {
-    if (kernels[i].duration_ns > 0) kernels_by_device[kernels[i].device_id].push_back(i);
+    if (kernels[i].duration_ns > 0 && !EndOverflows(kernels[i].start_ns, kernels[i].duration_ns)) {
+      kernels_by_device[kernels[i].device_id].push_back(i);
+    }
   }
   for (uint32_t i = 0; i < samples.samples.size(); ++i) {
     samples_by_device[samples.samples[i].device_id].push_back(i);
@@ -217,7 +220,9 @@ AchievedOccupancy ComputeAchievedOccupancy(const KernelEvent& kernel,
   }
   if (r.samples == 0) {
     const uint64_t interval = samples.IntervalOnDevice(kernel.device_id);
-    if (attribution.SamplesOnDevice(kernel.device_id) == 0) {
+    if (EndOverflows(kernel.start_ns, kernel.duration_ns)) {
+      r.reason = "the kernel's start_ns + duration_ns overflows 64 bits (a corrupt event)";
+    } else if (attribution.SamplesOnDevice(kernel.device_id) == 0) {
       r.reason = absl::StrCat("no PM samples on device ", kernel.device_id,
                               " (PM sampling was off: WARPSCOPE_PM_SAMPLING=1)");
     } else if (interval > 0 && kernel.duration_ns < interval) {

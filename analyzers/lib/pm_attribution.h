@@ -53,7 +53,8 @@ struct ActiveWarpSample {
 };
 
 // Samples in time order per device (stable across devices), with metrics resolved. Samples
-// whose set is unknown or whose value count does not match are skipped and counted.
+// whose set is unknown, whose value count does not match or that are out of range
+// (PmSampleProblem) are skipped and counted.
 struct ActiveWarpSamples {
   std::vector<ActiveWarpSample> samples;
   uint64_t skipped = 0;
@@ -70,7 +71,8 @@ struct SampleOverlap {
   uint64_t overlap_ns = 0;  // |kernel ∩ sample|, > 0
 };
 
-// Which samples touch which kernels (same device, positive overlap).
+// Which samples touch which kernels (same device, positive overlap). Kernels whose end
+// overflows 64 bits get no samples.
 struct PmAttribution {
   std::vector<std::vector<SampleOverlap>> kernel_samples;  // by kernel index, in time order
   std::vector<uint32_t> sample_kernel_count;  // kernels overlapping each sample (>1: shared)

@@ -131,15 +131,19 @@ std::string RenderActiveWarpSvg(const ActiveWarpCurve& curve, std::string_view k
     line_y += 16;
   }
 
-  // Grid and axes.
-  for (double v = 0; v <= y_max + 1e-9; v += y_step) {
+  // Grid and axes. Ticks are counted rather than summed up to the maximum: next to a tiny
+  // maximum (a corrupt trace's 1e-300 warps) an absolute tolerance means 10^290 ticks.
+  constexpr int kMaxTicks = 50;
+  for (int i = 0; i <= kMaxTicks && i * y_step <= y_max * (1 + 1e-9); ++i) {
+    const double v = i * y_step;
     absl::StrAppendFormat(
         &s,
         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e6e6e6\"/>"
         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#444\">%s</text>\n",
         kLeft, Y(v), kLeft + plot_w, Y(v), kLeft - 6, Y(v) + 4, Num(v));
   }
-  for (double t = 0; t <= duration_us + 1e-9; t += x_step) {
+  for (int i = 0; i <= kMaxTicks && i * x_step <= duration_us * (1 + 1e-9); ++i) {
+    const double t = i * x_step;
     absl::StrAppendFormat(
         &s,
         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#f0f0f0\"/>"

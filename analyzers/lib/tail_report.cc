@@ -2,12 +2,12 @@
 #include "analyzers/lib/tail_report.h"
 
 #include <cmath>
-#include <optional>
-#include <regex>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "analyzers/lib/kernel_name_filter.h"
 #include "analyzers/lib/svg.h"
+#include "analyzers/lib/trace_limits.h"
 
 namespace warpscope {
 namespace {
@@ -96,17 +96,11 @@ absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
     return absl::InvalidArgumentError(
         absl::StrCat("--points ", options.tail.points, " is out of range: use 2..10000"));
   }
-  if (options.kernel_regex.empty()) return BuildTailReport(in, options.tail);
-  std::optional<std::regex> re;
-  try {
-    re.emplace(options.kernel_regex, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--kernel '", options.kernel_regex, "' is not a valid regex: ", e.what()));
-  }
-  return BuildTailReport(in, options.tail, [&](std::string_view name) {
-    return std::regex_search(name.begin(), name.end(), *re);
-  });
+  absl::StatusOr<KernelNameFilter> filter = KernelNameFilter::Create(options.kernel_regex);
+  if (!filter.ok()) return filter.status();
+  if (filter->accepts_all()) return BuildTailReport(in, options.tail);
+  return BuildTailReport(in, options.tail,
+                         [&](std::string_view name) { return filter->Matches(name); });
 }
 
 std::string RenderTailReport(const TailReport& report, const PmInputs& in,
@@ -211,7 +205,9 @@ std::string TailSvg(const ActiveWarpCurve& curve, const PmInputs& in) {
   const KernelEvent& k = in.kernels[curve.kernel_index];
   double capacity = 0;
   for (const DeviceInfo& d : in.devices) {
-    if (d.id == k.device_id) capacity = static_cast<double>(d.sm_count) * d.max_warps_per_sm;
+    if (d.id == k.device_id && DeviceLimitsProblem(d).empty()) {
+      capacity = static_cast<double>(d.sm_count) * d.max_warps_per_sm;
+    }
   }
   return RenderActiveWarpSvg(curve, k.name, capacity);
 }

@@ -12,7 +12,7 @@
 namespace warpscope {
 
 struct TailReportOptions {
-  std::string kernel_regex;  // ECMAScript, searched in the demangled name; empty = all
+  std::string kernel_regex;  // RE2, searched in the demangled name; empty = all
   bool instances = false;    // also list every launch
   TailOptions tail;
 };

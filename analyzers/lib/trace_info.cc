@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analyzers/lib/trace_limits.h"
 
 namespace warpscope {
 namespace {
@@ -119,6 +120,12 @@ std::string RenderText(const TraceModel& m, const std::string& name) {
                 absl::StrFormat("%.0f MHz", d.core_clock_khz / 1000.0)});
     }
     out += t.RenderText();
+    for (const DeviceInfo& d : m.devices) {
+      if (std::string problem = DeviceLimitsProblem(d); !problem.empty()) {
+        absl::StrAppend(&out, "  ! device ", d.id, " is unusable: ", problem,
+                        "; occupancy is not computed for it\n");
+      }
+    }
   }
 
   out += "\nevents\n";
@@ -263,6 +270,9 @@ std::string RenderJson(const TraceModel& m, const std::string& name) {
     j.Key("l2_cache_bytes").Uint(d.l2_cache_bytes);
     j.Key("uuid").String(d.uuid);
     j.Key("pci_bus_id").Uint(d.pci_bus_id);
+    if (std::string problem = DeviceLimitsProblem(d); !problem.empty()) {
+      j.Key("problem").String(problem);
+    }
     j.EndObject();
   }
   j.EndArray();

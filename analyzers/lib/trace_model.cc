@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "analyzers/lib/trace_limits.h"
 
 namespace warpscope {
 
@@ -25,7 +26,7 @@ class TraceModelBuilder {
  private:
   void Add(const v1::TracePacket& p);
   void Extend(uint64_t begin, uint64_t end) {
-    if (end < begin) {  // start + duration wrapped around: corrupt values
+    if (end < begin) {  // start + duration wrapped around: corrupt values (EndOverflows)
       ++overflowing_end_events_;
       end = begin;
     }
@@ -363,6 +364,14 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
     Add(**packet);
   }
 
+  // Values no GPU has (trace_limits.h): the analyses leave these out and say why.
+  uint64_t devices_out_of_range = 0, launches_out_of_range = 0, samples_out_of_range = 0;
+  for (const DeviceInfo& d : m.devices) devices_out_of_range += !DeviceLimitsProblem(d).empty();
+  for (const LaunchConfig& l : *m.launch_configs_) {
+    launches_out_of_range += !LaunchConfigProblem(l).empty();
+  }
+  for (const PmSample& s : m.pm_samples) samples_out_of_range += !PmSampleProblem(s).empty();
+
   m.packet_count = reader_.counters().packets;
   m.truncation = reader_.truncation();
   const ReaderCounters& rc = reader_.counters();
@@ -406,6 +415,15 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
         "capture-window end edges without a matching begin");
   Count("model.events_with_overflowing_end", overflowing_end_events_, SEVERITY_ERROR,
         "events whose end overflows the 64-bit time range");
+  Count("model.devices_out_of_range", devices_out_of_range, SEVERITY_ERROR,
+        "devices with a limit far beyond any GPU's (listed under devices); occupancy is not "
+        "computed for their kernels");
+  Count("model.launch_configs_out_of_range", launches_out_of_range, SEVERITY_ERROR,
+        "launch configurations with a value far beyond CUDA's limits; occupancy is not computed "
+        "for their kernels");
+  Count("model.pm_samples_out_of_range", samples_out_of_range, SEVERITY_ERROR,
+        "PM samples whose end overflows the 64-bit time range or with a value that is not a "
+        "finite number; the analyses skip them");
   return std::move(model_);
 }
 

@@ -9,10 +9,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/arena.h"
@@ -55,6 +57,45 @@ absl::Status OsError(int err, const std::string& what) {
       return absl::InternalError(message);
   }
 }
+
+// "a directory", "a FIFO (named pipe)", ... for messages about paths that are not files.
+std::string FileKindName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+absl::StatusOr<uint64_t> MaxTraceBytes(const TraceReaderOptions& options) {
+  if (options.max_file_bytes != 0) return options.max_file_bytes;
+  const char* env = std::getenv(kMaxTraceSizeEnv);
+  if (env == nullptr || *env == '\0') return kDefaultMaxTraceBytes;
+  uint64_t gib = 0;
+  if (!absl::SimpleAtoi(env, &gib) || gib == 0 || gib > (uint64_t{1} << 20)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kMaxTraceSizeEnv, "='", env,
+                     "' is not a whole number of GiB from 1 to 1048576; unset it "
+                     "for the default (16)"));
+  }
+  return gib << 30;
+}
+
+double Gib(uint64_t bytes) { return static_cast<double>(bytes) / (1ull << 30); }
+
+// Compressed files start with their format's magic bytes; a trace never does (it starts
+// with 0x0a), so these get a hint instead of a wire-format complaint.
+struct CompressionMagic {
+  std::string_view magic;
+  const char* format;
+  const char* undo;
+};
+constexpr CompressionMagic kCompressionMagics[] = {
+    {std::string_view("\x1f\x8b", 2), "gzip", "gunzip"},
+    {std::string_view("\x28\xb5\x2f\xfd", 4), "zstd", "unzstd"},
+    {std::string_view("\xfd\x37\x7a\x58\x5a\x00", 6), "xz", "unxz"},
+};
 
 // Length of the valid UTF-8 sequence at s[i] (as protobuf checks it: no overlongs, no
 // surrogates, nothing above U+10FFFF), or 0 when the byte there does not start one.
@@ -271,7 +312,11 @@ TraceReader::~TraceReader() {
 
 absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path,
                                                                TraceReaderOptions options) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  absl::StatusOr<uint64_t> max_bytes = MaxTraceBytes(options);
+  if (!max_bytes.ok()) return max_bytes.status();
+  // O_NONBLOCK: opening a FIFO that no one writes to would otherwise wait forever. It is
+  // cleared again once fstat says the path is a regular file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return OsError(errno, absl::StrCat("cannot open ", path));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -279,24 +324,36 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
     ::close(fd);
     return OsError(err, absl::StrCat("cannot stat ", path));
   }
-  if (S_ISDIR(st.st_mode)) {
+  if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is a directory, not a warpscope trace (.wst file)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " is ", FileKindName(st.st_mode), ", not a trace file: give the path of a .wst file",
+        S_ISFIFO(st.st_mode) ? " (save a piped trace to a file first)" : ""));
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > *max_bytes) {
+    ::close(fd);
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "%s is %.1f GiB, more than the %.1f GiB warpscope reads (a trace is analysed in "
+        "memory); set %s to a larger number of GiB to read it anyway",
+        path, Gib(size), Gib(*max_bytes), kMaxTraceSizeEnv));
+  }
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0) {
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   }
   std::unique_ptr<TraceReader> reader;
-  if (options.use_mmap && S_ISREG(st.st_mode) && st.st_size > 0) {
-    void* map = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  if (options.use_mmap && size > 0) {
+    void* map = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0);
     if (map != MAP_FAILED) {
       // The reader walks the file front to back once.
-      ::madvise(map, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
+      ::madvise(map, static_cast<size_t>(size), MADV_SEQUENTIAL);
       reader.reset(new TraceReader(path, std::string(), static_cast<const char*>(map),
-                                   static_cast<size_t>(st.st_size)));
+                                   static_cast<size_t>(size)));
     }
   }
   if (reader == nullptr) {
     std::string data;
-    if (S_ISREG(st.st_mode)) data.reserve(static_cast<size_t>(st.st_size));
+    data.reserve(static_cast<size_t>(size));
     char buffer[1 << 16];
     while (true) {
       const ssize_t n = ::read(fd, buffer, sizeof(buffer));
@@ -306,6 +363,14 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
         const int err = errno;
         ::close(fd);
         return OsError(err, absl::StrCat("cannot read ", path));
+      }
+      // A trace still being written grows while it is read: stop at the limit all the same.
+      if (data.size() + static_cast<size_t>(n) > *max_bytes) {
+        ::close(fd);
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "%s grew past the %.1f GiB warpscope reads while it was read; set %s to a larger "
+            "number of GiB to read it anyway",
+            path, Gib(*max_bytes), kMaxTraceSizeEnv));
       }
       data.append(buffer, static_cast<size_t>(n));
     }
@@ -402,6 +467,13 @@ absl::Status TraceReader::ReadHeader() {
   if (data_.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(name_, " is empty: not a warpscope trace (nothing was written to it)"));
+  }
+  for (const CompressionMagic& c : kCompressionMagics) {
+    if (data_.starts_with(c.magic)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name_, " looks ", c.format, "-compressed, not a warpscope trace: ", c.undo,
+                       " it first and give the uncompressed .wst file"));
+    }
   }
   std::string_view payload;
   absl::StatusOr<bool> framed = Frame(&payload);

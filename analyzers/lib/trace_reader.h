@@ -93,10 +93,18 @@ struct ReaderCounters {
   uint64_t invalid_utf8_strings = 0;         // Strings that were not UTF-8, repaired ('?').
 };
 
+// Files larger than this are refused before anything is read, unless the environment
+// variable below or TraceReaderOptions::max_file_bytes says otherwise: analyses hold a whole
+// trace in memory (a 16 GiB trace holds some 500 million events, several times that in RAM).
+inline constexpr uint64_t kDefaultMaxTraceBytes = 16ull << 30;
+// A whole number of GiB that replaces kDefaultMaxTraceBytes for every command that reads traces.
+inline constexpr char kMaxTraceSizeEnv[] = "WARPSCOPE_MAX_TRACE_GB";
+
 struct TraceReaderOptions {
-  // Map the file instead of reading it into memory. Pipes and other files that cannot be
-  // mapped are read either way.
+  // Map the file instead of reading it into memory (it is read when mapping fails).
   bool use_mmap = true;
+  // Largest file to read, in bytes; 0 = $WARPSCOPE_MAX_TRACE_GB GiB, else kDefaultMaxTraceBytes.
+  uint64_t max_file_bytes = 0;
 };
 
 // Reads one trace. Typical use:
@@ -114,9 +122,13 @@ struct TraceReaderOptions {
 // ids that were not defined yet are counted (counters()) and named "<unknown:ID>".
 class TraceReader {
  public:
+  // Only regular files are read: a FIFO, a device or a directory is refused without reading
+  // from it (a FIFO without a writer would block, /dev/zero never ends).
   // Errors: NotFound / PermissionDenied / Internal with the OS error for files that cannot
-  // be opened; InvalidArgument when the file is not a warpscope trace (empty, a PNG, text);
-  // DataLoss when it ends inside its header; FailedPrecondition for a newer format major.
+  // be opened; InvalidArgument when the path is not a regular file or the file is not a
+  // warpscope trace (empty, a PNG, text, a compressed trace); ResourceExhausted when it is
+  // larger than the size limit; DataLoss when it ends inside its header; FailedPrecondition
+  // for a newer format major.
   static absl::StatusOr<std::unique_ptr<TraceReader>> Open(const std::string& path,
                                                            TraceReaderOptions options = {});
   // Reads a trace held in memory (tests, fuzzers). `name` appears in error messages.

@@ -1,10 +1,13 @@
 // The `warpscope info` and `summary` commands as users run them: exit codes (0 readable,
 // 1 unreadable/corrupt/newer, 2 usage) and the one-line `warpscope:` messages.
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -85,6 +88,32 @@ TEST(InfoCliTest, UnreadableInputsExitOneWithOneLine) {
     EXPECT_EQ(r.out, "");
   }
   EXPECT_THAT(RunCli("info " + newer).err, HasSubstr("trace format 2.x is newer"));
+}
+
+TEST(InfoCliTest, PathsThatAreNotTraceFilesExitOneForEveryCommand) {
+  const std::string fifo = WriteTempFile("", "fifo");
+  ASSERT_EQ(unlink(fifo.c_str()), 0);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);  // no writer: opening it must not wait
+  const std::string trace = WriteTempFile(FixtureWire("synthetic/basic.textproto"));
+  const std::string gzipped = trace + ".gz";
+  ASSERT_EQ(std::system(absl::StrCat("gzip -c ", trace, " > ", gzipped).c_str()), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {"/dev/zero", "warpscope: /dev/zero is a character device, not a trace file"},
+      {fifo, absl::StrCat("warpscope: ", fifo, " is a FIFO (named pipe), not a trace file")},
+      {"/tmp", "warpscope: /tmp is a directory, not a trace file"},
+      {gzipped, absl::StrCat("warpscope: ", gzipped, " looks gzip-compressed")},
+  };
+  for (const char* command : {"info", "summary", "occupancy", "tail"}) {
+    for (const auto& [path, says] : cases) {
+      SCOPED_TRACE(absl::StrCat(command, " ", path));
+      RunResult r = RunCli(absl::StrCat(command, " ", path));
+      EXPECT_EQ(r.exit_code, 1);
+      EXPECT_THAT(r.err, StartsWith(says));
+      EXPECT_EQ(Lines(r.err), 1) << r.err;
+      EXPECT_EQ(r.out, "");
+    }
+  }
+  std::remove(gzipped.c_str());
 }
 
 TEST(InfoCliTest, UsageErrorsExitTwo) {

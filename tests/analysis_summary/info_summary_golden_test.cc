@@ -64,7 +64,8 @@ TEST_P(InfoGoldenTest, MatchesGolden) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, InfoGoldenTest,
-                         ::testing::Values("basic", "two_gpus", "killed", "killed_cut"));
+                         ::testing::Values("basic", "two_gpus", "killed", "killed_cut",
+                                           "out_of_range"));
 
 struct SummaryCase {
   std::string golden;
@@ -103,7 +104,8 @@ INSTANTIATE_TEST_SUITE_P(
                       SummaryCase{"two_ranks", {"basic", "two_gpus"}},
                       SummaryCase{
                           "basic_by_name_top1_kernels_api", {"basic"}, "name", 1, "kernels,api"},
-                      SummaryCase{"killed_by_count", {"killed"}, "count"}),
+                      SummaryCase{"killed_by_count", {"killed"}, "count"},
+                      SummaryCase{"out_of_range", {"out_of_range"}}),
     [](const ::testing::TestParamInfo<SummaryCase>& info) { return info.param.golden; });
 
 TEST(DurationStatsTest, MatchesHandComputedFigures) {

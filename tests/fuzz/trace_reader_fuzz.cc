@@ -1,18 +1,63 @@
-// Fuzz entry for the trace reader and everything built on it: any bytes must give packets
-// or a clean error, never a crash, hang or sanitizer report. Used by the libFuzzer binary
-// (clang) and by trace_reader_fuzz_replay (every compiler, a ctest).
+// Fuzz entry for the trace reader and everything built on it: the model, `info`, `summary`,
+// `occupancy` and `tail` with every renderer. Any bytes must give output or a clean error,
+// never a crash, hang or sanitizer report. Used by the libFuzzer binary (clang,
+// scripts/fuzz.sh) and by trace_reader_fuzz_replay (every compiler, a ctest).
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "analyzers/lib/occupancy_report.h"
 #include "analyzers/lib/output.h"
+#include "analyzers/lib/pm_attribution.h"
 #include "analyzers/lib/summary.h"
+#include "analyzers/lib/tail_report.h"
 #include "analyzers/lib/trace_info.h"
 #include "analyzers/lib/trace_model.h"
 #include "analyzers/lib/trace_reader.h"
 
+namespace {
+
+using namespace warpscope;  // NOLINT: a fuzz entry, not library code
+
+constexpr OutputFormat kFormats[] = {OutputFormat::kTable, OutputFormat::kCsv, OutputFormat::kJson};
+
+void Summary(const TraceModel& model, bool by_name) {
+  SummaryOptions options;
+  if (by_name) {
+    options.sort = SummarySort::kName;
+    options.top = 1;
+  }
+  const std::vector<TraceSummary> summary = SummarizeTraces({&model}, {"fuzz"}, options);
+  for (OutputFormat format : kFormats) (void)RenderSummary(summary, format, options);
+}
+
+void Occupancy(const PmInputs& in, const std::string& kernel_regex) {
+  OccupancyReportOptions options;
+  options.kernel_regex = kernel_regex;
+  absl::StatusOr<OccupancyReport> report = BuildOccupancyReport(in, options);
+  if (!report.ok()) return;
+  for (OutputFormat format : kFormats) (void)RenderOccupancyReport(*report, format);
+}
+
+void Tail(const PmInputs& in, const std::string& kernel_regex) {
+  TailReportOptions options;
+  options.kernel_regex = kernel_regex;
+  options.instances = true;
+  options.tail.points = 7;
+  absl::StatusOr<TailReport> report = BuildTailReportFiltered(in, options);
+  if (!report.ok()) return;
+  for (OutputFormat format : kFormats) (void)RenderTailReport(*report, in, options, format);
+  options.instances = false;
+  (void)RenderTailReport(*report, in, options, OutputFormat::kTable);
+  if (const ActiveWarpCurve* curve = CurveToDraw(*report); curve != nullptr) {
+    (void)TailSvg(*curve, in);
+  }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace warpscope;  // NOLINT: a fuzz entry, not library code
   std::string bytes(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::FromBuffer(bytes, "fuzz");
   if (!reader.ok()) return 0;
@@ -22,9 +67,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)model->truncation.Describe();
   (void)RenderTraceInfo(*model, OutputFormat::kTable);
   (void)RenderTraceInfo(*model, OutputFormat::kJson);
-  SummaryOptions options;
-  const std::vector<TraceSummary> summary = SummarizeTraces({&*model}, {"fuzz"}, options);
-  (void)RenderSummary(summary, OutputFormat::kTable, options);
-  (void)RenderSummary(summary, OutputFormat::kJson, options);
+  Summary(*model, /*by_name=*/false);
+  Summary(*model, /*by_name=*/true);
+
+  const PmInputs in = PmInputsOf(*model);
+  (void)PmDataLossNote(model->stats);
+  // Without a filter; with one that matches some names; and with the first kernel's name
+  // as the pattern: arbitrary bytes, often not a valid pattern.
+  const std::string from_trace =
+      model->kernels.empty() ? std::string("(") : std::string(model->kernels.front().name);
+  for (const std::string& regex : {std::string(), std::string("[a-m]_|e$"), from_trace}) {
+    Occupancy(in, regex);
+    Tail(in, regex);
+  }
   return 0;
 }

@@ -30,7 +30,7 @@ check_needed "$shim" '^(libc\.so\.6|libdl\.so\.2|libpthread\.so\.0)$'
 check_needed "$core" '^(libc\.so\.6|libdl\.so\.2|libpthread\.so\.0|libm\.so\.6|librt\.so\.1|ld-linux-x86-64\.so\.2|libcupti\.so\.13)$'
 check_exports "$shim" '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtx|InitializeInjectionNvtxExtension|_exit|_Exit|warpscope_shim_constructor_pid)$'
 check_exports "$core" '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtx|InitializeInjectionNvtxExtension|warpscope_core_initialize_injection|warpscope_core_initialize_nvtx2|warpscope_core_initialize_nvtx|warpscope_core_initialize_nvtx_extension|warpscope_core_before_exit)$'
-if nm -D "$core" | grep -qiE 'protobuf|absl'; then echo "FAIL: core references protobuf/abseil"; fail=1; fi
+if nm -D "$core" | grep -qiE 'protobuf|absl|_ZN3re2'; then echo "FAIL: core references protobuf/abseil/RE2"; fail=1; fi
 # The shim in a program without CUDA: no output, same exit code, env set for children.
 out=$(LD_PRELOAD=$shim sh -c 'echo "$CUDA_INJECTION64_PATH"' 2>&1)
 if [[ $out != "$(realpath "$shim")" && $out != "$shim" ]]; then echo "FAIL: shim did not set CUDA_INJECTION64_PATH ($out)"; fail=1; fi

@@ -16,7 +16,9 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::warpscope::testing::CompareWithGolden;
+using ::warpscope::testing::FixtureWire;
 using ::warpscope::testing::LoadScenario;
+using ::warpscope::testing::WriteTempFile;
 
 void ExpectGolden(const std::string& name, const std::string& actual) {
   const std::string problem = CompareWithGolden("occupancy/golden/" + name, actual);
@@ -69,6 +71,54 @@ TEST(OccupancyReportTest, FilterTopAndNoPm) {
   EXPECT_EQ(report->rows[0].theoretical->limiters & kLimitSharedMemory, kLimitSharedMemory);
   options.kernel_regex = "[";
   EXPECT_FALSE(BuildOccupancyReport(PmInputsOf(model), options).ok());
+}
+
+// tests/data/synthetic/out_of_range.textproto: values no GPU has must not reach CUDA's
+// occupancy calculator (it computes in int); the rows say what is wrong instead.
+TEST(OccupancyReportTest, OutOfRangeValuesAreLeftOutWithAReason) {
+  absl::StatusOr<TraceModel> model =
+      TraceModel::Load(WriteTempFile(FixtureWire("synthetic/out_of_range.textproto")));
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto report = BuildOccupancyReport(PmInputsOf(*model), {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->rows.size(), 5u);
+
+  const OccupancyRow* regs = Find(*report, "regs_overflow");
+  ASSERT_NE(regs, nullptr);
+  EXPECT_FALSE(regs->theoretical.has_value());
+  EXPECT_EQ(regs->theoretical_error,
+            "launch config 1 is unusable in the trace: registers_per_thread 2147483647 is out of "
+            "range (at most 1024)");
+  EXPECT_NEAR(regs->achieved, 0.75, 1e-9);  // the device is fine: 48 of 64 warps per SM
+
+  const OccupancyRow* block = Find(*report, "block_overflow");
+  ASSERT_NE(block, nullptr);
+  EXPECT_FALSE(block->theoretical.has_value());
+  EXPECT_THAT(block->theoretical_error,
+              HasSubstr("threads per block (block_x * block_y * block_z) 67108864 is out of "
+                        "range (at most 65536)"));
+
+  const OccupancyRow* device = Find(*report, "on_corrupt_device");
+  ASSERT_NE(device, nullptr);
+  EXPECT_FALSE(device->theoretical.has_value());
+  EXPECT_EQ(device->theoretical_error,
+            "device 1 is unusable in the trace: max_warps_per_sm 2147483647 is out of range (at "
+            "most 4096)");
+  EXPECT_TRUE(std::isnan(device->achieved));
+
+  const OccupancyRow* end = Find(*report, "end_overflow");
+  ASSERT_NE(end, nullptr);
+  EXPECT_TRUE(end->theoretical.has_value());
+  EXPECT_TRUE(std::isnan(end->achieved));
+  EXPECT_EQ(end->achieved_reason,
+            "the kernel's start_ns + duration_ns overflows 64 bits (a corrupt event)");
+
+  const OccupancyRow* fine = Find(*report, "fine");
+  ASSERT_NE(fine, nullptr);
+  EXPECT_DOUBLE_EQ(fine->theoretical->occupancy, 1.0);
+  EXPECT_NEAR(fine->achieved, 0.75, 1e-9);  // the NaN sample after it is skipped
+  ExpectGolden("out_of_range.txt", RenderOccupancyReport(*report, OutputFormat::kTable));
+  ExpectGolden("out_of_range.json", RenderOccupancyReport(*report, OutputFormat::kJson));
 }
 
 }  // namespace

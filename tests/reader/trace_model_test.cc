@@ -159,6 +159,32 @@ TEST(TraceModelTest, CountsInconsistencies) {
   EXPECT_FALSE(m.capture_windows[0].end_ns.has_value());
 }
 
+TEST(TraceModelTest, CountsValuesOutOfRange) {
+  TraceModel m = LoadWire(FixtureWire("synthetic/out_of_range.textproto"));
+  EXPECT_EQ(FindCounter(m.import_counters, "model.devices_out_of_range")->value, 1u);
+  EXPECT_EQ(FindCounter(m.import_counters, "model.launch_configs_out_of_range")->value, 2u);
+  EXPECT_EQ(FindCounter(m.import_counters, "model.pm_samples_out_of_range")->value, 2u);
+  // The kernel and the sample that start near 2^64.
+  EXPECT_EQ(FindCounter(m.import_counters, "model.events_with_overflowing_end")->value, 2u);
+  EXPECT_EQ(m.WorstSeverity(), v1::SEVERITY_ERROR);
+  // Kept in the tables as read: the counters and the analyses say what is wrong with them.
+  ASSERT_EQ(m.devices.size(), 2u);
+  EXPECT_EQ(m.devices[1].max_warps_per_sm, 2147483647u);
+  EXPECT_EQ(m.kernels.size(), 5u);
+  EXPECT_EQ(m.pm_samples.size(), 17u);
+}
+
+TEST(TraceModelTest, ValidFixturesHaveNoValueOutOfRange) {
+  for (const char* fixture : {"basic", "killed", "two_gpus"}) {
+    SCOPED_TRACE(fixture);
+    TraceModel m = LoadWire(FixtureWire(std::string("synthetic/") + fixture + ".textproto"));
+    for (const char* counter : {"model.devices_out_of_range", "model.launch_configs_out_of_range",
+                                "model.pm_samples_out_of_range"}) {
+      EXPECT_EQ(FindCounter(m.import_counters, counter), nullptr) << counter;
+    }
+  }
+}
+
 TEST(TraceModelTest, JoinsSplitPcSampleBatches) {
   TraceModel m = LoadWire(TextprotoToWire(R"(
     packet { header { format_major: 1 } }

@@ -1,10 +1,12 @@
-// TraceReader: whole files, every error path (missing, unreadable, not a trace, newer
-// format, corrupt framing), truncation at every byte offset, and undefined interned ids.
+// TraceReader: whole files, every error path (missing, unreadable, not a regular file, too
+// large, compressed, not a trace, newer format, corrupt framing), truncation at every byte
+// offset, and undefined interned ids.
 #include "analyzers/lib/trace_reader.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -109,7 +111,73 @@ TEST(TraceReaderTest, UnreadableFileNamesTheOsError) {
 TEST(TraceReaderTest, DirectoryIsNotATrace) {
   absl::StatusOr<std::unique_ptr<TraceReader>> r = TraceReader::Open("/tmp");
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(r.status().message(), HasSubstr("is a directory"));
+  EXPECT_THAT(r.status().message(), HasSubstr("/tmp is a directory, not a trace file"));
+}
+
+TEST(TraceReaderTest, DeviceIsRefusedWithoutReadingIt) {
+  // /dev/zero never ends: reading it would take all memory.
+  absl::StatusOr<std::unique_ptr<TraceReader>> r = TraceReader::Open("/dev/zero");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            "/dev/zero is a character device, not a trace file: give the path of a .wst file");
+}
+
+TEST(TraceReaderTest, FifoIsRefusedWithoutWaitingForAWriter) {
+  // Nobody writes to this FIFO: a blocking open would wait forever.
+  const std::string path = WriteTempFile("", "fifo");
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  absl::StatusOr<std::unique_ptr<TraceReader>> r = TraceReader::Open(path);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr(path + " is a FIFO (named pipe), not a trace file"));
+}
+
+TEST(TraceReaderTest, CompressedTracesGetAHint) {
+  struct Case {
+    std::string bytes;
+    const char* says;
+  };
+  const Case cases[] = {
+      {std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10),
+       "looks gzip-compressed, not a warpscope trace: gunzip it first"},
+      {std::string("\x28\xb5\x2f\xfd\x24\x00", 6),
+       "looks zstd-compressed, not a warpscope trace: unzstd it first"},
+      {std::string("\xfd\x37\x7a\x58\x5a\x00\x00\x04", 8),
+       "looks xz-compressed, not a warpscope trace: unxz it first"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.says);
+    absl::StatusOr<std::unique_ptr<TraceReader>> r = TraceReader::Open(WriteTempFile(c.bytes));
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), HasSubstr(c.says));
+  }
+}
+
+TEST(TraceReaderTest, FileLargerThanTheLimitIsRefused) {
+  const std::string wire = FixtureWire("synthetic/basic.textproto");
+  const std::string path = WriteTempFile(wire);
+  for (bool use_mmap : {true, false}) {
+    TraceReaderOptions options;
+    options.use_mmap = use_mmap;
+    options.max_file_bytes = wire.size() - 1;
+    absl::StatusOr<std::unique_ptr<TraceReader>> r = TraceReader::Open(path, options);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_THAT(r.status().message(), HasSubstr("set WARPSCOPE_MAX_TRACE_GB"));
+    options.max_file_bytes = wire.size();
+    EXPECT_TRUE(TraceReader::Open(path, options).ok());
+  }
+}
+
+TEST(TraceReaderTest, SizeLimitFromTheEnvironment) {
+  const std::string path = WriteTempFile(FixtureWire("synthetic/basic.textproto"));
+  ASSERT_EQ(setenv(kMaxTraceSizeEnv, "1", 1), 0);
+  EXPECT_TRUE(TraceReader::Open(path).ok());
+  ASSERT_EQ(setenv(kMaxTraceSizeEnv, "16G", 1), 0);
+  absl::StatusOr<std::unique_ptr<TraceReader>> r = TraceReader::Open(path);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("WARPSCOPE_MAX_TRACE_GB='16G' is not a whole number of GiB"));
+  ASSERT_EQ(unsetenv(kMaxTraceSizeEnv), 0);
 }
 
 TEST(TraceReaderTest, EmptyFileSaysSo) {

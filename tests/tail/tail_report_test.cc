@@ -19,7 +19,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::warpscope::testing::CompareWithGolden;
+using ::warpscope::testing::FixtureWire;
 using ::warpscope::testing::LoadScenario;
+using ::warpscope::testing::WriteTempFile;
 
 void ExpectGolden(const std::string& name, const std::string& actual) {
   const std::string problem = CompareWithGolden("tail/golden/" + name, actual);
@@ -89,6 +91,19 @@ TEST(TailReportTest, SvgEscapesTemplateNames) {
   EXPECT_THAT(svg, ::testing::Not(HasSubstr("<half")));
 }
 
+// Found by the fuzzer: a curve a few hundred orders of magnitude below one warp drew grid
+// lines until memory ran out.
+TEST(TailReportTest, SvgOfATinyCurveHasAFewGridLines) {
+  ActiveWarpCurve curve;
+  curve.duration_ns = 1000;
+  curve.segments = {{0, 1000, 1e-300, false}};
+  curve.peak = curve.steady = 1e-300;
+  curve.has_tail_metrics = true;
+  const std::string svg = RenderActiveWarpSvg(curve, "k", 0);
+  EXPECT_THAT(svg, HasSubstr("</svg>"));
+  EXPECT_LT(svg.size(), 20000u);
+}
+
 TEST(TailReportTest, BadFlagsAreErrors) {
   TraceModel model = LoadScenario();
   TailReportOptions options;
@@ -144,6 +159,33 @@ TEST(TraceInfoPmTest, InfoSummarizesPmSampling) {
   TraceModel without = LoadScenario(/*with_pm=*/false);
   EXPECT_THAT(RenderTraceInfo(without, OutputFormat::kTable), Not(HasSubstr("pm sampling")));
   EXPECT_THAT(RenderTraceInfo(without, OutputFormat::kJson), Not(HasSubstr("pm_sampling")));
+}
+
+// tests/data/synthetic/out_of_range.textproto: a kernel whose end overflows and PM samples
+// with NaN or an overflowing end are left out, with a note; the rest is analysed as usual.
+TEST(TailReportTest, OutOfRangeValuesAreLeftOutWithAReason) {
+  absl::StatusOr<TraceModel> model =
+      TraceModel::Load(WriteTempFile(FixtureWire("synthetic/out_of_range.textproto")));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const PmInputs in = PmInputsOf(*model);
+  TailReportOptions options;
+  options.instances = true;
+  auto report = BuildTailReportFiltered(in, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->summaries.size(), 5u);
+  for (const KernelTailSummary& s : report->summaries) {
+    SCOPED_TRACE(s.name);
+    if (s.name == "end_overflow(float*)") {
+      EXPECT_EQ(s.launches_with_curve, 0u);
+      EXPECT_EQ(s.note, "the kernel's start_ns + duration_ns overflows 64 bits (a corrupt event)");
+    } else if (s.name == "fine(float*)") {
+      // The infinite sample in its middle would have pushed the peak to the GPU's 8448 warps.
+      EXPECT_EQ(s.launches_with_curve, 1u);
+      EXPECT_DOUBLE_EQ(s.peak, 6336);
+      EXPECT_DOUBLE_EQ(s.steady, 6336);
+    }
+  }
+  ExpectGolden("out_of_range.txt", RenderTailReport(*report, in, options, OutputFormat::kTable));
 }
 
 }  // namespace
