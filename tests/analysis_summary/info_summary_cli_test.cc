@@ -1,7 +1,6 @@
 // The `warpscope info` and `summary` commands as users run them: exit codes (0 readable,
 // 1 unreadable/corrupt/newer, 2 usage) and the one-line `warpscope:` messages.
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/reader/cli_test_util.h"
 #include "tests/reader/trace_test_util.h"
 
 namespace warpscope {
@@ -19,46 +19,20 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using ::warpscope::testing::CliResult;
+using ::warpscope::testing::CountLines;
 using ::warpscope::testing::FixtureWire;
-using ::warpscope::testing::ReadFileOrDie;
+using ::warpscope::testing::RunCli;
 using ::warpscope::testing::TextprotoToWire;
 using ::warpscope::testing::WriteTempFile;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-RunResult RunCli(const std::string& args) {
-  const char* build = std::getenv("WARPSCOPE_BUILD_DIR");
-  const std::string binary = absl::StrCat(build != nullptr ? build : ".", "/bin/warpscope");
-  const std::string out_path = WriteTempFile("", "stdout.txt");
-  const std::string err_path = WriteTempFile("", "stderr.txt");
-  const std::string command = absl::StrCat(binary, " ", args, " >", out_path, " 2>", err_path);
-  const int status = std::system(command.c_str());
-  RunResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = ReadFileOrDie(out_path);
-  r.err = ReadFileOrDie(err_path);
-  std::remove(out_path.c_str());
-  std::remove(err_path.c_str());
-  return r;
-}
-
-int Lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
 TEST(InfoCliTest, ReadableTraceExitsZero) {
   const std::string path = WriteTempFile(FixtureWire("synthetic/basic.textproto"));
-  RunResult r = RunCli("info " + path);
+  CliResult r = RunCli("info " + path);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("fixture:basic"));
   EXPECT_EQ(r.err, "");
-  RunResult json = RunCli("info --format json " + path);
+  CliResult json = RunCli("info --format json " + path);
   EXPECT_EQ(json.exit_code, 0);
   EXPECT_THAT(json.out, StartsWith("{\"trace\":"));
 }
@@ -66,11 +40,11 @@ TEST(InfoCliTest, ReadableTraceExitsZero) {
 TEST(InfoCliTest, TruncatedTraceExitsZeroWithANoticeOnStderr) {
   std::string wire = FixtureWire("synthetic/killed.textproto");
   wire.resize(wire.size() - 3);
-  RunResult r = RunCli("info " + WriteTempFile(wire));
+  CliResult r = RunCli("info " + WriteTempFile(wire));
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.err, StartsWith("warpscope: "));
   EXPECT_THAT(r.err, HasSubstr("was cut short: ended without an end-of-trace marker"));
-  EXPECT_EQ(Lines(r.err), 1);
+  EXPECT_EQ(CountLines(r.err), 1);
   EXPECT_THAT(r.out, HasSubstr("TRUNCATED"));
 }
 
@@ -81,10 +55,10 @@ TEST(InfoCliTest, UnreadableInputsExitOneWithOneLine) {
   for (const std::string& path : {std::string("/nonexistent.wst"), WriteTempFile("not a trace\n"),
                                   WriteTempFile(""), corrupt, newer}) {
     SCOPED_TRACE(path);
-    RunResult r = RunCli("info " + path);
+    CliResult r = RunCli("info " + path);
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_THAT(r.err, StartsWith("warpscope: "));
-    EXPECT_EQ(Lines(r.err), 1) << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
     EXPECT_EQ(r.out, "");
   }
   EXPECT_THAT(RunCli("info " + newer).err, HasSubstr("trace format 2.x is newer"));
@@ -106,10 +80,10 @@ TEST(InfoCliTest, PathsThatAreNotTraceFilesExitOneForEveryCommand) {
   for (const char* command : {"info", "summary", "occupancy", "tail"}) {
     for (const auto& [path, says] : cases) {
       SCOPED_TRACE(absl::StrCat(command, " ", path));
-      RunResult r = RunCli(absl::StrCat(command, " ", path));
+      CliResult r = RunCli(absl::StrCat(command, " ", path));
       EXPECT_EQ(r.exit_code, 1);
       EXPECT_THAT(r.err, StartsWith(says));
-      EXPECT_EQ(Lines(r.err), 1) << r.err;
+      EXPECT_EQ(CountLines(r.err), 1) << r.err;
       EXPECT_EQ(r.out, "");
     }
   }
@@ -121,7 +95,7 @@ TEST(InfoCliTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunCli("info a.wst b.wst").exit_code, 2);
   EXPECT_EQ(RunCli("info --format xml a.wst").exit_code, 2);
   EXPECT_EQ(RunCli("info --bogus a.wst").exit_code, 2);
-  RunResult help = RunCli("info --help");
+  CliResult help = RunCli("info --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_THAT(help.out, HasSubstr("usage: warpscope info"));
 }
@@ -129,7 +103,7 @@ TEST(InfoCliTest, UsageErrorsExitTwo) {
 TEST(SummaryCliTest, SummarizesSeveralTraces) {
   const std::string a = WriteTempFile(FixtureWire("synthetic/basic.textproto"));
   const std::string b = WriteTempFile(FixtureWire("synthetic/two_gpus.textproto"));
-  RunResult r = RunCli(absl::StrCat("summary --format csv --report kernels ", a, " ", b));
+  CliResult r = RunCli(absl::StrCat("summary --format csv --report kernels ", a, " ", b));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, StartsWith("file,device,time_percent,total_time_ns,instances,"));
   EXPECT_THAT(r.out, HasSubstr("\n*,,"));  // the combined view
@@ -143,7 +117,7 @@ TEST(SummaryCliTest, ErrorsAndUsage) {
   EXPECT_EQ(RunCli("summary --report gpu x.wst").exit_code, 2);
   EXPECT_EQ(RunCli("summary --format xml x.wst").exit_code, 2);
   const std::string good = WriteTempFile(FixtureWire("synthetic/basic.textproto"));
-  RunResult r = RunCli("summary " + good + " /nonexistent.wst");
+  CliResult r = RunCli("summary " + good + " /nonexistent.wst");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, StartsWith("warpscope: cannot open /nonexistent.wst: No such file"));
 }
