@@ -22,5 +22,14 @@ cmake --build build-fuzz -j "$jobs" --target trace_reader_fuzz
 # New inputs go to build-fuzz/corpus; the checked-in seeds are only read.
 mkdir -p build-fuzz/corpus build-fuzz/crashes
 echo "warpscope: fuzzing the reader and the analyses for ${seconds} s"
+# libFuzzer prints a line per new input: that goes to build-fuzz/fuzz.log, its end here.
+status=0
 build-fuzz/bin/trace_reader_fuzz -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -print_final_stats=1 -artifact_prefix=build-fuzz/crashes/ build-fuzz/corpus tests/fuzz/corpus
+  -print_final_stats=1 -artifact_prefix=build-fuzz/crashes/ build-fuzz/corpus tests/fuzz/corpus \
+  >build-fuzz/fuzz.log 2>&1 || status=$?
+if [[ $status != 0 ]]; then
+  tail -n 60 build-fuzz/fuzz.log
+  echo "warpscope: the fuzzer found a problem (exit $status); the input is in build-fuzz/crashes/" >&2
+  exit "$status"
+fi
+grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' build-fuzz/fuzz.log || tail -n 5 build-fuzz/fuzz.log
