@@ -4,7 +4,8 @@
 // signal, so the matrix can check that the program's own output and exit status survive.
 //
 //   ws_hostile [--nvtx-first] [--nvtx-only] [--no-cuda] [--kernels N] [--kernel-us U]
-//              [--sleep-ms M] [--run-ms T] [--threads K] [--fork none|child|exec]
+//              [--sleep-ms M] [--run-ms T] [--threads K] [--second-gpu-after-ms T]
+//              [--fork none|child|exec]
 //              [--end return|exit|_exit|thread_exit|sigterm|sigkill] [--status S]
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
@@ -40,6 +41,7 @@ struct Options {
   int sleep_ms = 0;
   int run_ms = 0;
   int threads = 1;
+  int second_gpu_after_ms = -1;  // >= 0: one more thread starts on GPU 1 after this long
   std::string fork_mode = "none";
   std::string end = "return";
   int status = 0;
@@ -113,6 +115,7 @@ Options Parse(int argc, char** argv) {
     else if (a == "--sleep-ms") o.sleep_ms = std::atoi(next());
     else if (a == "--run-ms") o.run_ms = std::atoi(next());
     else if (a == "--threads") o.threads = std::max(1, std::atoi(next()));
+    else if (a == "--second-gpu-after-ms") o.second_gpu_after_ms = std::atoi(next());
     else if (a == "--fork") o.fork_mode = next();
     else if (a == "--end") o.end = next();
     else if (a == "--status") o.status = std::atoi(next());
@@ -152,11 +155,27 @@ int main(int argc, char** argv) {
   for (int t = 1; t < o.threads; ++t) {
     workers.emplace_back([&, t] { counts[t] = Launch(o, t0); });
   }
+  int second_gpu_count = 0;
+  if (o.second_gpu_after_ms >= 0) {
+    // A context on another GPU created while the first one is busy (and, under PM sampling,
+    // already sampled and decoded).
+    int devices = 0;
+    CHECK(cudaGetDeviceCount(&devices));
+    if (devices < 2) {
+      std::fprintf(stderr, "ws_hostile: --second-gpu-after-ms needs 2 GPUs, found %d\n", devices);
+      return 2;
+    }
+    workers.emplace_back([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(o.second_gpu_after_ms));
+      CHECK(cudaSetDevice(1));
+      second_gpu_count = Launch(o, t0);
+    });
+  }
   counts[0] = Launch(o, t0);
   for (auto& w : workers) w.join();
   nvtxRangePop();
   if (o.nvtx_first) nvtxRangePop();
-  int total = 0;
+  int total = second_gpu_count;
   for (int c : counts) total += c;
 
   if (o.fork_mode == "child" || o.fork_mode == "exec") {
