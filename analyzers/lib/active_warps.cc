@@ -20,12 +20,14 @@ std::string Pct(double fraction) { return absl::StrFormat("%.0f%%", fraction * 1
 ActiveWarpCurve BuildActiveWarpCurve(uint32_t kernel_index, const KernelEvent& kernel,
                                      std::span<const SampleOverlap> overlaps,
                                      const ActiveWarpSamples& samples,
-                                     const PmAttribution& attribution, double max_gpu_warps,
-                                     const TailOptions& options) {
+                                     const PmAttribution& attribution,
+                                     const ResidentWarpLimit& limit, const TailOptions& options) {
   ActiveWarpCurve c;
   c.kernel_index = kernel_index;
   c.start_ns = kernel.start_ns;
   c.duration_ns = kernel.duration_ns;
+  c.limit_warps = limit.gpu;
+  c.limit_theoretical = limit.theoretical && limit.gpu > 0;
   const uint64_t k_end = kernel.end_ns();
   double covered = 0, shared = 0;
   for (const SampleOverlap& o : overlaps) {
@@ -38,10 +40,17 @@ ActiveWarpCurve BuildActiveWarpCurve(uint32_t kernel_index, const KernelEvent& k
     const double busy = static_cast<double>(attribution.sample_busy_ns[o.sample]);
     const double length = static_cast<double>(s.end_ns - s.start_ns);
     seg.warps = s.gpu_warps * (busy > 0 ? length / busy : 1.0);
-    if (max_gpu_warps > 0) seg.warps = std::min(seg.warps, max_gpu_warps);
+    if (limit.gpu > 0 && seg.warps > limit.gpu) {
+      seg.warps = limit.gpu;
+      seg.clamped = true;
+      ++c.above_limit;
+    }
     seg.shared = attribution.sample_kernel_count[o.sample] > 1;
     covered += seg.end_ns - seg.start_ns;
-    if (seg.shared) shared += seg.end_ns - seg.start_ns;
+    if (seg.shared) {
+      shared += seg.end_ns - seg.start_ns;
+      ++c.shared_samples;
+    }
     c.segments.push_back(seg);
   }
   c.samples = static_cast<uint32_t>(c.segments.size());
@@ -108,12 +117,24 @@ ActiveWarpCurve BuildActiveWarpCurve(uint32_t kernel_index, const KernelEvent& k
     c.note = absl::StrCat("only ", c.samples, " PM sample", c.samples == 1 ? "" : "s", " over ",
                           MicrosText(duration),
                           ": too few for tail metrics (lower WARPSCOPE_PM_INTERVAL)");
+  } else if (c.levels_from_shared) {
+    c.note = absl::StrCat("every PM sample of this kernel also covers another kernel: the curve, "
+                          "steady and peak include that kernel's warps");
   } else if (c.shared_fraction > 0.5) {
     c.note = absl::StrCat(Pct(c.shared_fraction),
-                          " of the runtime is in samples shared with concurrent kernels: the "
-                          "curve is their sum");
+                          " of the runtime is in samples shared with other kernels: the curve "
+                          "includes their warps there (steady and peak do not)");
   } else if (c.coverage < 0.5) {
     c.note = absl::StrCat("PM samples cover only ", Pct(c.coverage), " of the runtime");
+  }
+  if (c.above_limit > 0) {
+    if (!c.note.empty()) c.note += "; ";
+    absl::StrAppend(&c.note, c.above_limit, " PM sample", c.above_limit == 1 ? "" : "s",
+                    " above the ", absl::StrFormat("%.0f", c.limit_warps),
+                    c.limit_theoretical ? " warps its theoretical occupancy allows on this GPU"
+                                        : " warps the GPU holds",
+                    " (another kernel ran in ", c.above_limit == 1 ? "it" : "them",
+                    "), capped to it");
   }
   return c;
 }
@@ -121,18 +142,27 @@ ActiveWarpCurve BuildActiveWarpCurve(uint32_t kernel_index, const KernelEvent& k
 void ComputeTailMetrics(ActiveWarpCurve& c, const TailOptions& options) {
   c.has_tail_metrics = false;
   if (c.segments.empty()) return;
-  double total = 0, area = 0;
-  c.peak = 0;
-  std::vector<std::pair<double, double>> by_value;  // (warps, length)
+  double total = 0, area = 0, own = 0;
   for (const CurveSegment& s : c.segments) {
     const double len = static_cast<double>(s.end_ns - s.start_ns);
     total += len;
     area += len * s.warps;
-    c.peak = std::max(c.peak, s.warps);
-    by_value.emplace_back(s.warps, len);
+    if (!s.shared) own += len;
   }
   if (total <= 0) return;
   c.mean = area / total;
+  // A sample shared with another kernel measured that kernel's warps too (a heavier neighbour
+  // starting inside the kernel's last sample lifts it above anything the kernel can hold), so
+  // the levels are the kernel's own as long as it has samples of its own.
+  c.levels_from_shared = own <= 0;
+  c.peak = 0;
+  std::vector<std::pair<double, double>> by_value;  // (warps, length)
+  for (const CurveSegment& s : c.segments) {
+    if (s.shared && !c.levels_from_shared) continue;
+    c.peak = std::max(c.peak, s.warps);
+    by_value.emplace_back(s.warps, static_cast<double>(s.end_ns - s.start_ns));
+  }
+  const double level_time = c.levels_from_shared ? total : own;
   // Steady level: the time-weighted 95th percentile, i.e. the highest level the kernel holds
   // for at least 5% of its runtime. Unlike the peak, one noisy sample does not set it; unlike
   // a median, a tail of up to 95% of the runtime does not pull it down.
@@ -141,7 +171,7 @@ void ComputeTailMetrics(ActiveWarpCurve& c, const TailOptions& options) {
   c.steady = by_value.back().first;
   for (const auto& [warps, len] : by_value) {
     acc += len;
-    if (acc >= options.steady_percentile * total) {
+    if (acc >= options.steady_percentile * level_time) {
       c.steady = warps;
       break;
     }
@@ -214,13 +244,8 @@ TailReport BuildTailReport(const PmInputs& in, const TailOptions& options,
                      kMetricCyclesElapsed, ")");
   }
   const PmAttribution attribution = AttributeSamples(in.kernels, samples);
-  std::map<uint32_t, double> max_gpu_warps;
-  for (const DeviceInfo& d : in.devices) {
-    // No cap from a device whose limits are out of range (trace_limits.h).
-    if (DeviceLimitsProblem(d).empty()) {
-      max_gpu_warps[d.id] = static_cast<double>(d.sm_count) * d.max_warps_per_sm;
-    }
-  }
+  // Per (device, launch configuration): the calculator runs once per configuration.
+  std::map<std::pair<uint32_t, uint64_t>, ResidentWarpLimit> limits;
   std::map<std::string_view, size_t> by_name;
   for (uint32_t k = 0; k < in.kernels.size(); ++k) {
     const KernelEvent& kernel = in.kernels[k];
@@ -233,9 +258,17 @@ TailReport BuildTailReport(const PmInputs& in, const TailOptions& options,
     KernelTailSummary& sum = report.summaries[it->second];
     ++sum.launches;
     sum.total_ns += kernel.duration_ns;
+    const uint64_t launch_id = kernel.launch ? kernel.launch->id : 0;
+    auto [limit_it, new_limit] = limits.try_emplace({kernel.device_id, launch_id});
+    if (new_limit) {
+      const DeviceInfo* device = nullptr;
+      for (const DeviceInfo& d : in.devices) {
+        if (d.id == kernel.device_id) device = &d;
+      }
+      limit_it->second = ResidentWarpLimitOf(device, kernel.launch);
+    }
     report.curves.push_back(BuildActiveWarpCurve(k, kernel, attribution.kernel_samples[k], samples,
-                                                 attribution, max_gpu_warps[kernel.device_id],
-                                                 options));
+                                                 attribution, limit_it->second, options));
     const ActiveWarpCurve& c = report.curves.back();
     const uint32_t ci = static_cast<uint32_t>(report.curves.size() - 1);
     if (!c.has_tail_metrics) {
@@ -256,6 +289,10 @@ TailReport BuildTailReport(const PmInputs& in, const TailOptions& options,
     sum.below_25 += w * c.below_25;
     sum.steady += w * c.steady;
     sum.peak = std::max(sum.peak, c.peak);
+    sum.shared_samples += c.shared_samples;
+    sum.above_limit += c.above_limit;
+    if (c.levels_from_shared) ++sum.launches_levels_from_shared;
+    sum.limit_warps = std::max(sum.limit_warps, c.limit_warps);
   }
   for (KernelTailSummary& sum : report.summaries) {
     if (sum.launches_with_curve == 0) continue;

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzers/lib/occupancy.h"
 #include "analyzers/lib/pm_attribution.h"
 
 namespace warpscope {
@@ -31,7 +32,8 @@ struct CurveSegment {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
   double warps = 0;
-  bool shared = false;  // the sample also covered another kernel
+  bool shared = false;   // the sample also covered another kernel
+  bool clamped = false;  // the sample's value exceeded the kernel's limit and was capped
 };
 
 struct ActiveWarpCurve {
@@ -41,6 +43,13 @@ struct ActiveWarpCurve {
   uint32_t samples = 0;
   double coverage = 0;                 // share of the lifetime inside samples (before gap filling)
   double shared_fraction = 0;          // share of the lifetime in samples shared with other kernels
+  uint32_t shared_samples = 0;         // samples that also covered another kernel
+  uint32_t above_limit = 0;            // samples whose value exceeded limit_warps (capped to it)
+  double limit_warps = 0;              // ResidentWarpLimit::gpu of the launch; 0: none known
+  bool limit_theoretical = false;      // limit_warps is the theoretical occupancy's, not capacity
+  // Steady and peak come from the kernel's own samples (not shared with another kernel); only
+  // a kernel without any takes them from shared samples, and then this is true.
+  bool levels_from_shared = false;
   std::vector<CurveSegment> segments;  // gap-free, covering [start, end) when non-empty
   std::vector<double> points;          // resampled means over `points` equal bins
   bool has_tail_metrics = false;       // enough samples (TailOptions::min_samples)
@@ -61,14 +70,19 @@ struct ActiveWarpCurve {
 // Builds the curve of one kernel from the samples attributed to it. Each sample contributes
 // its GPU-wide value over its overlap with the kernel. A sample that also covers idle time
 // (no kernel on the device) is scaled by sample length / busy time, because the counter
-// averages over the whole sample; it is capped at sm_count x max warps per SM.
+// averages over the whole sample. A value above `limit` (ResidentWarpLimit::gpu; 0: none)
+// measured another kernel as well: it is capped at the limit and counted (above_limit).
+// Samples shared with other kernels stay on the curve, marked, and are left out of the steady
+// and peak levels (ComputeTailMetrics).
 ActiveWarpCurve BuildActiveWarpCurve(uint32_t kernel_index, const KernelEvent& kernel,
                                      std::span<const SampleOverlap> overlaps,
                                      const ActiveWarpSamples& samples,
-                                     const PmAttribution& attribution, double max_gpu_warps,
-                                     const TailOptions& options);
+                                     const PmAttribution& attribution,
+                                     const ResidentWarpLimit& limit, const TailOptions& options);
 
-// Tail metrics and verdict on an already built step curve (exposed for tests).
+// Tail metrics and verdict on an already built step curve (exposed for tests). Steady and peak
+// are taken over the segments not marked shared when there are any (levels_from_shared false),
+// else over all; the time shares, drain and tail cost are measured on the whole curve.
 void ComputeTailMetrics(ActiveWarpCurve& curve, const TailOptions& options);
 
 // The verdict sentence for given metrics, or "" when the tail is not material.
@@ -90,6 +104,10 @@ struct KernelTailSummary {
   double below_25 = 0;
   double steady = 0;
   double peak = 0;              // max over launches
+  uint32_t shared_samples = 0;  // over launches with tail metrics
+  uint32_t above_limit = 0;     // samples capped at the limit, over launches with tail metrics
+  uint32_t launches_levels_from_shared = 0;  // launches whose steady/peak rest on shared samples
+  double limit_warps = 0;                    // largest limit over its launches
   uint32_t worst_instance = 0;  // index into the curves vector: largest tail cost
   std::string verdict;
   std::string note;  // e.g. why no launch had a curve

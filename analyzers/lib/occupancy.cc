@@ -345,6 +345,26 @@ absl::StatusOr<TheoreticalOccupancy> ComputeTheoreticalOccupancy(const DeviceInf
   return Run(*in);
 }
 
+ResidentWarpLimit ResidentWarpLimitOf(const DeviceInfo* device, const LaunchConfig* launch) {
+  ResidentWarpLimit limit;
+  if (device == nullptr || !DeviceLimitsProblem(*device).empty()) return limit;
+  const double sms = device->sm_count;
+  if (launch != nullptr) {
+    absl::StatusOr<TheoreticalOccupancy> t = ComputeTheoreticalOccupancy(*device, *launch);
+    if (t.ok() && t->blocks_per_sm > 0) {
+      limit.per_sm = t->active_warps_per_sm;
+      const double blocks =
+          std::min(static_cast<double>(t->grid_blocks), t->blocks_per_sm * sms);
+      limit.gpu = blocks * t->warps_per_block;
+      limit.theoretical = true;
+      return limit;
+    }
+  }
+  limit.per_sm = device->max_warps_per_sm;
+  limit.gpu = sms * device->max_warps_per_sm;
+  return limit;
+}
+
 std::vector<OccupancyAdvice> AdviseOccupancy(const DeviceInfo& device, const LaunchConfig& launch,
                                              const TheoreticalOccupancy& current) {
   std::vector<OccupancyAdvice> advice;

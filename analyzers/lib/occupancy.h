@@ -55,6 +55,19 @@ struct TheoreticalOccupancy {
 absl::StatusOr<TheoreticalOccupancy> ComputeTheoreticalOccupancy(const DeviceInfo& device,
                                                                  const LaunchConfig& launch);
 
+// The most warps one launch can keep resident, by which PM values attributed to it are capped
+// (a value above it measured another kernel too). From the theoretical occupancy when the
+// launch configuration is known and the calculator accepts it: per SM, the calculator's active
+// warps; on the whole GPU, min(grid blocks, blocks per SM x SMs) x warps per block. Otherwise
+// the device's capacity (max warps per SM, x SMs), with `theoretical` false. All 0 when the
+// device is missing or its limits are out of range (trace_limits.h): no cap then.
+struct ResidentWarpLimit {
+  double per_sm = 0;
+  double gpu = 0;
+  bool theoretical = false;
+};
+ResidentWarpLimit ResidentWarpLimitOf(const DeviceInfo* device, const LaunchConfig* launch);
+
 // One suggestion: what to change, and what the calculator says the change gives.
 struct OccupancyAdvice {
   uint32_t limiter = 0;  // the OccupancyLimiter it is about

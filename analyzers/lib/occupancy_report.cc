@@ -49,6 +49,7 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
   struct Acc {
     double weight = 0, weighted = 0, shared_ns = 0, sampled_ns = 0;
     uint64_t longest_without = 0;
+    ResidentWarpLimit limit;
   };
   using Key = std::tuple<std::string_view, uint64_t, uint32_t>;
   std::map<Key, size_t> index;
@@ -83,11 +84,16 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
     // max warps per SM); the theoretical column's note below says why.
     if (device != nullptr && !DeviceLimitsProblem(*device).empty()) continue;
     const uint32_t max_warps = device && device->max_warps_per_sm ? device->max_warps_per_sm : 64;
+    if (inserted) a.limit = ResidentWarpLimitOf(device, kernel.launch);
     AchievedOccupancy ach = ComputeAchievedOccupancy(kernel, attribution.kernel_samples[k], samples,
-                                                     attribution, max_warps);
+                                                     attribution, max_warps, a.limit.per_sm);
     row.samples += ach.samples;
+    row.shared_samples += ach.shared_samples;
     if (!std::isnan(ach.achieved)) {
       ++row.achieved_launches;
+      row.above_limit += ach.above_limit;
+      if (ach.from_shared_samples) ++row.launches_from_shared;
+      if (ach.time_weighted) row.time_weighted = true;
       a.weight += ach.weight;
       a.weighted += ach.weight * ach.achieved;
       a.shared_ns += ach.shared_time_fraction * kernel.duration_ns;
@@ -110,12 +116,35 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
       } else {
         row.achieved_reason.clear();
       }
-      if (row.shared_time_fraction > 0.1) {
+      std::vector<std::string> caveats;
+      if (row.launches_from_shared > 0) {
+        caveats.push_back(absl::StrCat(
+            row.launches_from_shared, " of ", row.achieved_launches,
+            " launches had no PM sample of their own, only samples shared with other kernels: "
+            "the achieved figure includes those kernels"));
+      } else if (row.shared_time_fraction > 0.1) {
+        caveats.push_back(absl::StrFormat(
+            "%.0f%% of its sampled time is in samples shared with other kernels, left out of "
+            "the achieved figure",
+            row.shared_time_fraction * 100));
+      }
+      if (row.above_limit > 0) {
+        caveats.push_back(absl::StrFormat(
+            "%u PM sample%s above the %.0f warps per SM %s (another kernel ran in %s), capped to "
+            "it",
+            row.above_limit, row.above_limit == 1 ? "" : "s", a.limit.per_sm,
+            a.limit.theoretical ? "its theoretical occupancy allows" : "an SM holds",
+            row.above_limit == 1 ? "it" : "them"));
+      }
+      if (row.time_weighted) {
+        caveats.push_back(absl::StrCat(
+            "the PM metric set lacks ", kMetricSmCyclesActive,
+            ": samples are weighted by time, not by active cycles, so a long tail (few SMs "
+            "busy) reads lower than Nsight Compute's figure"));
+      }
+      for (const std::string& c : caveats) {
         if (!row.achieved_reason.empty()) absl::StrAppend(&row.achieved_reason, "; ");
-        absl::StrAppend(&row.achieved_reason,
-                        absl::StrFormat("%.0f%% of its sampled time overlaps other kernels: the "
-                                        "achieved figure includes them",
-                                        row.shared_time_fraction * 100));
+        absl::StrAppend(&row.achieved_reason, c);
       }
     }
     const DeviceInfo* device = nullptr;
@@ -161,8 +190,11 @@ std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat fo
                                         {"achieved_pct", true},
                                         {"gap_pts", true},
                                         {"samples", true},
-                                        {"shared_pct", true}};
+                                        {"shared_samples", true},
+                                        {"shared_pct", true},
+                                        {"above_limit", true}};
   if (!text) {
+    columns.push_back({"launches_from_shared", true});
     columns.push_back({"note"});
     columns.push_back({"advice"});
   } else {
@@ -170,6 +202,7 @@ std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat fo
   }
   Table table(columns);
   std::vector<std::string> footnotes;
+  bool any_from_shared = false;
   for (const OccupancyRow& row : report.rows) {
     // Cells are built in place: moving one in makes GCC 12 warn falsely (-Wmaybe-uninitialized).
     std::vector<Cell> cells;
@@ -199,12 +232,23 @@ std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat fo
       cells.emplace_back(text ? Cell("n/a") : Cell());
       cells.emplace_back();
     } else {
-      cells.emplace_back(PercentCell(row.achieved));
+      // "*": the figure rests on samples shared with other kernels (a footnote says so).
+      if (text && row.launches_from_shared > 0) {
+        cells.emplace_back(absl::StrFormat("%.1f*", std::round(row.achieved * 1000.0) / 10.0));
+        any_from_shared = true;
+      } else {
+        cells.emplace_back(PercentCell(row.achieved));
+      }
       cells.emplace_back(row.theoretical ? PercentCell(row.theoretical->occupancy - row.achieved)
                                          : Cell());
     }
     cells.emplace_back(row.samples);
+    cells.emplace_back(row.shared_samples);
     cells.emplace_back(std::isnan(row.achieved) ? Cell() : PercentCell(row.shared_time_fraction));
+    cells.emplace_back(std::isnan(row.achieved) ? Cell() : Cell(row.above_limit));
+    if (!text) {
+      cells.emplace_back(std::isnan(row.achieved) ? Cell() : Cell(row.launches_from_shared));
+    }
     std::vector<std::string> notes;
     if (!row.theoretical_error.empty()) notes.push_back(row.theoretical_error);
     if (!row.achieved_reason.empty()) notes.push_back(row.achieved_reason);
@@ -234,6 +278,11 @@ std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat fo
   if (!report.has_pm_samples) {
     absl::StrAppend(&out,
                     "\nachieved occupancy needs PM samples: record with `warpscope record --pm-sampling`\n");
+  }
+  if (any_from_shared) {
+    absl::StrAppend(&out,
+                    "\n* measured only on PM samples shared with other kernels: includes their "
+                    "warps\n");
   }
   if (!footnotes.empty()) out += "\n";
   for (size_t i = 0; i < footnotes.size(); ++i) {

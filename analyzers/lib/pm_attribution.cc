@@ -190,30 +190,45 @@ AchievedOccupancy ComputeAchievedOccupancy(const KernelEvent& kernel,
                                            std::span<const SampleOverlap> overlaps,
                                            const ActiveWarpSamples& samples,
                                            const PmAttribution& attribution,
-                                           uint32_t max_warps_per_sm) {
+                                           uint32_t max_warps_per_sm, double limit_warps_per_sm) {
   AchievedOccupancy r;
   const double duration = static_cast<double>(kernel.duration_ns);
-  double covered = 0, shared = 0, sum_w = 0, sum_wv = 0, sum_o = 0, sum_ov = 0;
+  double covered = 0, shared = 0;
+  bool has_own = false;  // a sample with the metric that no other kernel touches
   for (const SampleOverlap& o : overlaps) {
-    const ActiveWarpSample& s = samples.samples[o.sample];
     ++r.samples;
     covered += o.overlap_ns;
     const bool is_shared = attribution.sample_kernel_count[o.sample] > 1;
     if (is_shared) {
       ++r.shared_samples;
       shared += o.overlap_ns;
+    } else if (!std::isnan(samples.samples[o.sample].warps_per_sm)) {
+      has_own = true;
     }
-    if (std::isnan(s.warps_per_sm)) continue;
-    const double busy = std::max<double>(1.0, attribution.sample_busy_ns[o.sample]);
-    const double cycles = std::isnan(s.sm_active_cycles)
-                              ? static_cast<double>(s.end_ns - s.start_ns)
-                              : s.sm_active_cycles;
-    const double w = cycles * (o.overlap_ns / busy);
-    sum_w += w;
-    sum_wv += w * s.warps_per_sm;
-    sum_o += o.overlap_ns;
-    sum_ov += o.overlap_ns * s.warps_per_sm;
   }
+  double sum_w = 0, sum_wv = 0, sum_o = 0, sum_ov = 0;
+  for (const SampleOverlap& o : overlaps) {
+    const ActiveWarpSample& s = samples.samples[o.sample];
+    if (std::isnan(s.warps_per_sm)) continue;
+    if (has_own && attribution.sample_kernel_count[o.sample] > 1) continue;
+    double value = s.warps_per_sm;
+    if (limit_warps_per_sm > 0 && value > limit_warps_per_sm) {
+      ++r.above_limit;
+      value = limit_warps_per_sm;
+    }
+    const double overlap = static_cast<double>(o.overlap_ns);
+    if (std::isnan(s.sm_active_cycles)) {
+      r.time_weighted = true;
+    } else {
+      const double busy = std::max<double>(1.0, attribution.sample_busy_ns[o.sample]);
+      const double w = s.sm_active_cycles * (overlap / busy);
+      sum_w += w;
+      sum_wv += w * value;
+    }
+    sum_o += overlap;
+    sum_ov += overlap * value;
+  }
+  r.from_shared_samples = !has_own && sum_o > 0;
   if (duration > 0) {
     r.coverage = std::min(1.0, covered / duration);
     r.shared_time_fraction = std::min(1.0, shared / duration);
@@ -237,13 +252,15 @@ AchievedOccupancy ComputeAchievedOccupancy(const KernelEvent& kernel,
     r.reason = absl::StrCat("the PM metric set lacks ", kMetricWarpsPerSmActive);
     return r;
   }
-  // Samples whose SMs were idle have no active cycles; fall back to time weights then.
-  if (sum_w > 0) {
+  // Samples whose SMs were idle have no active cycles, and a set without the metric has no
+  // cycles at all: the kernel's time in each sample is the weight then.
+  if (sum_w > 0 && !r.time_weighted) {
     r.mean_warps_per_sm = sum_wv / sum_w;
     r.weight = sum_w;
   } else {
     r.mean_warps_per_sm = sum_ov / sum_o;
     r.weight = sum_o;
+    r.time_weighted = true;
   }
   const uint32_t max_warps = max_warps_per_sm > 0 ? max_warps_per_sm : 64;
   r.achieved = r.mean_warps_per_sm / max_warps;

@@ -86,14 +86,25 @@ PmAttribution AttributeSamples(std::span<const KernelEvent> kernels,
 
 // Achieved occupancy of one kernel instance from its samples.
 //   mean warps/SM = Σ w_s · warps_per_sm_s / Σ w_s,  w_s = C_s · o_s / B_s
-// where C_s is the sample's active SM cycles (sm__cycles_active.avg; the sample duration when
-// absent), o_s the kernel's overlap with the sample and B_s the union of all kernels' time in
-// the sample. A sample that only this kernel touches thus counts with all its active cycles
-// (idle time inside it has no active cycles); a shared one is split by overlap. This is
-// Nsight Compute's "warps per active cycle" estimator restricted to the kernel's samples.
+// where C_s is the sample's active SM cycles (sm__cycles_active.avg), o_s the kernel's overlap
+// with the sample and B_s the union of all kernels' time in the sample. A sample that only this
+// kernel touches thus counts with all its active cycles, and idle time inside it has none: this
+// is Nsight Compute's "warps per active cycle" estimator restricted to the kernel's samples,
+// exact however the sample is cut by the kernel's start and end.
+//
+// Samples shared with other kernels (back to back inside one sample, or concurrent) measure
+// those kernels too, so they are left out whenever the kernel has samples of its own; only a
+// kernel without any is measured on shared samples, split by overlap, and says so
+// (from_shared_samples). A value above `limit_warps_per_sm` (ResidentWarpLimit::per_sm; 0: no
+// limit) cannot be this kernel's alone: it is capped at the limit and counted (above_limit).
+// Without sm__cycles_active.avg the weights are the overlaps o_s (time_weighted): a long tail,
+// where few SMs are active, then counts as much as the full part and the figure reads low.
 struct AchievedOccupancy {
   uint32_t samples = 0;
   uint32_t shared_samples = 0;  // samples that also overlap another kernel
+  bool from_shared_samples = false;  // no sample of its own: the figure includes other kernels
+  uint32_t above_limit = 0;          // samples used whose value exceeded the limit (capped)
+  bool time_weighted = false;        // no active-cycle metric: weights are overlap times
   double mean_warps_per_sm = kNaN;
   double achieved = kNaN;           // mean_warps_per_sm / max warps per SM, 0..1
   double coverage = 0;              // share of the kernel's time inside some sample
@@ -105,7 +116,8 @@ AchievedOccupancy ComputeAchievedOccupancy(const KernelEvent& kernel,
                                            std::span<const SampleOverlap> overlaps,
                                            const ActiveWarpSamples& samples,
                                            const PmAttribution& attribution,
-                                           uint32_t max_warps_per_sm);
+                                           uint32_t max_warps_per_sm,
+                                           double limit_warps_per_sm = 0);
 
 // "12.5 us" style formatting used in reasons.
 std::string MicrosText(double ns);

@@ -102,6 +102,7 @@ std::string RenderActiveWarpSvg(const ActiveWarpCurve& curve, std::string_view k
   const double duration_us = curve.duration_ns / 1e3;
 
   double y_max = std::max(curve.peak, curve.steady);
+  for (const CurveSegment& seg : curve.segments) y_max = std::max(y_max, seg.warps);
   if (gpu_max_warps > 0 && gpu_max_warps <= 1.25 * y_max) y_max = gpu_max_warps;
   if (y_max <= 0) y_max = 1;
   const double y_step = NiceStep(y_max * 1.05, 5);
@@ -178,6 +179,26 @@ std::string RenderActiveWarpSvg(const ActiveWarpCurve& curve, std::string_view k
                           path);
   }
 
+  // Samples shared with other kernels: their value includes those kernels, so they are drawn
+  // in orange and left out of steady and peak; a value capped at the limit gets a "capped" mark.
+  for (const CurveSegment& seg : curve.segments) {
+    if (seg.shared) {
+      absl::StrAppendFormat(&s,
+                            "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                            "stroke=\"#e07b00\" stroke-width=\"3.5\" stroke-dasharray=\"5,3\">"
+                            "<title>PM sample shared with other kernels: %s warps</title></line>\n",
+                            X(Us(seg.start_ns)), Y(seg.warps), X(Us(seg.end_ns)), Y(seg.warps),
+                            Num(seg.warps));
+    }
+    if (seg.clamped) {
+      const double x = (X(Us(seg.start_ns)) + X(Us(seg.end_ns))) / 2;
+      absl::StrAppendFormat(&s,
+                            "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" "
+                            "fill=\"#b02a1a\" font-size=\"10\">capped</text>\n",
+                            x, Y(seg.warps) - 5);
+    }
+  }
+
   // Reference lines.
   auto hline = [&](double v, const char* color, const char* dash, const std::string& label,
                    double label_dy = -4) {
@@ -191,10 +212,20 @@ std::string RenderActiveWarpSvg(const ActiveWarpCurve& curve, std::string_view k
   };
   if (gpu_max_warps > 0)
     hline(gpu_max_warps, "#777", "2,3", absl::StrCat("GPU capacity ", Num(gpu_max_warps)));
+  // The launch's own limit (theoretical occupancy x SMs), when below the GPU's capacity.
+  const bool own_limit = curve.limit_theoretical && curve.limit_warps > 0 &&
+                         (gpu_max_warps <= 0 || curve.limit_warps < gpu_max_warps);
+  if (own_limit) {
+    hline(curve.limit_warps, "#8250df", "2,3",
+          absl::StrCat("theoretical limit ", Num(curve.limit_warps)));
+  }
   if (curve.steady > 0) {
-    // A steady level close to the GPU's capacity would print over its label: put it below.
-    const bool crowded = gpu_max_warps > 0 && std::fabs(Y(gpu_max_warps) - Y(curve.steady)) < 14;
-    hline(curve.steady, "#1a7f37", "7,4", absl::StrCat("steady ", Num(curve.steady)),
+    // A steady level close to a labelled limit would print over its label: put it below.
+    auto near = [&](double v) { return v > 0 && std::fabs(Y(v) - Y(curve.steady)) < 14; };
+    const bool crowded = near(gpu_max_warps) || (own_limit && near(curve.limit_warps));
+    hline(curve.steady, "#1a7f37", "7,4",
+          absl::StrCat("steady ", Num(curve.steady),
+                       curve.levels_from_shared ? " (from shared samples)" : ""),
           crowded ? 13 : -4);
     hline(0.5 * curve.steady, "#9a6700", "4,4", "50% of steady");
     hline(0.25 * curve.steady, "#cf222e", "4,4", "25% of steady");
@@ -205,11 +236,17 @@ std::string RenderActiveWarpSvg(const ActiveWarpCurve& curve, std::string_view k
                         "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
                         "stroke=\"#333\"/>\n",
                         kLeft, top, plot_w, plot_h);
+  std::string samples_text = absl::StrCat(curve.samples, " PM samples");
+  if (curve.shared_samples > 0) {
+    absl::StrAppend(&samples_text, ", ", curve.shared_samples, " shared with other kernels (orange",
+                    curve.levels_from_shared ? ")" : ", not in steady/peak)");
+  }
+  if (curve.above_limit > 0) absl::StrAppend(&samples_text, ", ", curve.above_limit, " capped");
   absl::StrAppendFormat(&s,
                         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#222\">time "
-                        "since kernel start (\u00b5s) \u2014 %s total, %u PM samples</text>\n",
+                        "since kernel start (\u00b5s) \u2014 %s total, %s</text>\n",
                         kLeft + plot_w / 2, kHeight - 14, SvgEscape(Micros(curve.duration_ns)),
-                        curve.samples);
+                        SvgEscape(samples_text));
   absl::StrAppendFormat(&s,
                         "<text transform=\"translate(16,%.1f) rotate(-90)\" text-anchor=\"middle\" "
                         "fill=\"#222\">active warps (whole GPU)</text>\n",

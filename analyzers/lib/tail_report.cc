@@ -27,6 +27,16 @@ Cell Duration(double ns, bool text) {
   return text ? Cell(FormatDuration(ns)) : Cell(static_cast<int64_t>(std::llround(ns)));
 }
 
+// Steady and peak in text tables, with "*" when they rest on samples shared with other
+// kernels (a footnote explains it); plain numbers in CSV/JSON, where a field says so.
+Cell Level(double warps, bool text, bool from_shared) {
+  if (text && from_shared) return Cell(absl::StrCat(std::llround(warps), "*"));
+  return Cell(std::round(warps), 0);
+}
+
+// The limit the curve was capped at; empty when none is known.
+Cell Limit(double warps) { return warps > 0 ? Cell(std::round(warps), 0) : Cell(); }
+
 Table SummaryTable(const TailReport& report, bool text) {
   Table t({{"rank", true},
            {"kernel"},
@@ -40,18 +50,25 @@ Table SummaryTable(const TailReport& report, bool text) {
            {"below_25_pct", true},
            {"steady_warps", true},
            {"peak_warps", true},
+           {"limit_warps", true},
+           {"shared_samples", true},
+           {"above_limit", true},
+           {"levels_from_shared", true},
            {"verdict"}});
   int rank = 0;
   for (const KernelTailSummary& s : report.summaries) {
     const bool has = s.launches_with_curve > 0;
+    const bool shared_levels = s.launches_levels_from_shared > 0;
     std::string verdict = s.verdict;
     if (text) verdict = s.verdict.empty() ? (has ? "-" : "n/a") : absl::StrCat("[", rank + 1, "]");
     t.AddRow({++rank, ShortName(s.name, text), s.launches, s.launches_with_curve,
               Duration(s.total_ns, text), has ? Duration(s.total_tail_cost_ns, text) : Cell(),
               has ? Pct(s.tail_cost_fraction) : Cell(), has ? Pct(s.tail_fraction) : Cell(),
               has ? Pct(s.below_50) : Cell(), has ? Pct(s.below_25) : Cell(),
-              has ? Cell(std::round(s.steady), 0) : Cell(),
-              has ? Cell(std::round(s.peak), 0) : Cell(), verdict});
+              has ? Level(s.steady, text, shared_levels) : Cell(),
+              has ? Level(s.peak, text, shared_levels) : Cell(), Limit(s.limit_warps),
+              has ? Cell(s.shared_samples) : Cell(), has ? Cell(s.above_limit) : Cell(),
+              has ? Cell(s.launches_levels_from_shared) : Cell(), verdict});
   }
   return t;
 }
@@ -61,9 +78,12 @@ Table InstanceTable(const TailReport& report, const PmInputs& in, bool text) {
            {text ? "start_us" : "start_ns", true},
            {text ? "duration" : "duration_ns", true},
            {"samples", true},
+           {"shared_samples", true},
            {"steady_warps", true},
            {"peak_warps", true},
            {"mean_warps", true},
+           {"limit_warps", true},
+           {"above_limit", true},
            {"tail_pct", true},
            {"below_50_pct", true},
            {"below_25_pct", true},
@@ -78,9 +98,11 @@ Table InstanceTable(const TailReport& report, const PmInputs& in, bool text) {
     if (text) verdict = c.verdict.empty() ? "-" : "material";
     t.AddRow({ShortName(in.kernels[c.kernel_index].name, text),
               text ? Cell(c.start_ns / 1e3, 3) : Cell(c.start_ns), Duration(c.duration_ns, text),
-              c.samples, has ? Cell(std::round(c.steady), 0) : Cell(),
-              any ? Cell(std::round(c.peak), 0) : Cell(),
-              any ? Cell(std::round(c.mean), 0) : Cell(), has ? Pct(c.tail_fraction) : Cell(),
+              c.samples, c.shared_samples,
+              has ? Level(c.steady, text, c.levels_from_shared) : Cell(),
+              any ? Level(c.peak, text, c.levels_from_shared) : Cell(),
+              any ? Cell(std::round(c.mean), 0) : Cell(), Limit(c.limit_warps), c.above_limit,
+              has ? Pct(c.tail_fraction) : Cell(),
               has ? Pct(c.below_50) : Cell(), has ? Pct(c.below_25) : Cell(),
               has ? Duration(c.drain_ns, text) : Cell(),
               has ? Duration(c.tail_cost_ns, text) : Cell(), verdict, c.note});
@@ -127,6 +149,13 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
           json.Key("samples").Uint(c.samples);
           json.Key("coverage").Double(c.coverage);
           json.Key("shared_fraction").Double(c.shared_fraction);
+          json.Key("shared_samples").Uint(c.shared_samples);
+          json.Key("levels_from_shared").Bool(c.levels_from_shared);
+          json.Key("above_limit").Uint(c.above_limit);
+          if (c.limit_warps > 0) {
+            json.Key("limit_warps").Double(c.limit_warps);
+            json.Key("limit_theoretical").Bool(c.limit_theoretical);
+          }
           json.Key("has_tail_metrics").Bool(c.has_tail_metrics);
           if (!c.segments.empty()) {
             json.Key("peak_warps").Double(c.peak);
@@ -187,6 +216,18 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
                     " more kernels without tail metrics (each launch's reason: --instances)\n");
   }
   if (!notes.empty()) absl::StrAppend(&out, "\n", notes);
+  bool shared_levels = false;
+  for (const KernelTailSummary& s : report.summaries) {
+    if (s.launches_levels_from_shared > 0) shared_levels = true;
+  }
+  for (const ActiveWarpCurve& c : report.curves) {
+    if (options.instances && c.levels_from_shared && !c.segments.empty()) shared_levels = true;
+  }
+  if (shared_levels) {
+    absl::StrAppend(&out,
+                    "\n* steady/peak of a launch without PM samples of its own: taken from samples "
+                    "shared with other kernels, so they include those kernels' warps\n");
+  }
   if (options.instances) absl::StrAppend(&out, "\n", InstanceTable(report, in, true).RenderText());
   return out;
 }

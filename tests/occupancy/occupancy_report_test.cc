@@ -53,6 +53,32 @@ TEST(OccupancyReportTest, ScenarioMatchesGolden) {
   ExpectGolden("scenario.json", RenderOccupancyReport(*report, OutputFormat::kJson));
 }
 
+// Kernel edges (pm_scenario.h, EdgeScenarioKernels): the register-limited kernel's achieved
+// occupancy comes from its own samples (not the heavy neighbours' in its first and last), the
+// other process's sample is capped and counted, and the 3 us kernel with only shared samples
+// is marked.
+TEST(OccupancyReportTest, EdgeScenarioMarksSharedSamples) {
+  TraceModel model = LoadScenario(true, ::warpscope::testing::EdgeScenarioKernels());
+  auto report = BuildOccupancyReport(PmInputsOf(model), {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  const OccupancyRow* regs = Find(*report, "regs_limited");
+  ASSERT_NE(regs, nullptr);
+  EXPECT_DOUBLE_EQ(regs->theoretical->occupancy, 0.5);
+  EXPECT_EQ(regs->shared_samples, 2u);
+  EXPECT_EQ(regs->launches_from_shared, 0u);
+  EXPECT_EQ(regs->above_limit, 1u);
+  EXPECT_NEAR(regs->achieved, 0.48, 1e-3);  // one capped sample of 38: 0.48 + 0.02 / 38
+  EXPECT_LE(regs->achieved, 0.5);
+  const OccupancyRow* tiny = Find(*report, "tiny_between");
+  ASSERT_NE(tiny, nullptr);
+  EXPECT_EQ(tiny->launches_from_shared, 1u);
+  const std::string text = RenderOccupancyReport(*report, OutputFormat::kTable);
+  EXPECT_THAT(text, HasSubstr("* measured only on PM samples shared with other kernels"));
+  ExpectGolden("edges.txt", text);
+  ExpectGolden("edges.csv", RenderOccupancyReport(*report, OutputFormat::kCsv));
+  ExpectGolden("edges.json", RenderOccupancyReport(*report, OutputFormat::kJson));
+}
+
 TEST(OccupancyReportTest, FilterTopAndNoPm) {
   TraceModel model = LoadScenario(/*with_pm=*/false);
   OccupancyReportOptions options;

@@ -145,6 +145,32 @@ TEST(OccupancyTest, WavesCountTheGrid) {
   EXPECT_DOUBLE_EQ(t->waves, 0.5);  // 132 blocks, 2 per SM x 132 SMs
 }
 
+// The cap on what PM samples may attribute to one launch.
+TEST(OccupancyTest, ResidentWarpLimit) {
+  const DeviceInfo h200 = H200();
+  // 64 registers/thread: 4 blocks of 256 threads per SM, 32 warps; 4,224 on 132 SMs.
+  const LaunchConfig regs64 = Launch(256, 64);
+  ResidentWarpLimit limit = ResidentWarpLimitOf(&h200, &regs64);
+  EXPECT_TRUE(limit.theoretical);
+  EXPECT_DOUBLE_EQ(limit.per_sm, 32);
+  EXPECT_DOUBLE_EQ(limit.gpu, 4224);
+  // A grid of 10 blocks cannot keep more than its 80 warps resident, whatever fits per SM.
+  const LaunchConfig small = Launch(256, 64, 0, 0, 10);
+  limit = ResidentWarpLimitOf(&h200, &small);
+  EXPECT_DOUBLE_EQ(limit.per_sm, 32);
+  EXPECT_DOUBLE_EQ(limit.gpu, 80);
+  // Unknown launch configuration: the device's capacity, not called theoretical.
+  limit = ResidentWarpLimitOf(&h200, nullptr);
+  EXPECT_FALSE(limit.theoretical);
+  EXPECT_DOUBLE_EQ(limit.per_sm, 64);
+  EXPECT_DOUBLE_EQ(limit.gpu, 8448);
+  // No device, or one out of range: no cap at all.
+  EXPECT_DOUBLE_EQ(ResidentWarpLimitOf(nullptr, &regs64).gpu, 0);
+  DeviceInfo corrupt = h200;
+  corrupt.max_warps_per_sm = 2147483647;
+  EXPECT_DOUBLE_EQ(ResidentWarpLimitOf(&corrupt, &regs64).per_sm, 0);
+}
+
 TEST(OccupancyTest, FallsBackToArchitectureDefaults) {
   DeviceInfo d;
   d.compute_capability_major = 9;

@@ -2,6 +2,7 @@
 // concurrent kernels, gaps, samples longer than kernels, kernels without samples.
 #include "analyzers/lib/pm_attribution.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -116,11 +117,123 @@ TEST(PmAttributionTest, ConcurrentKernelsAreFlagged) {
   EXPECT_EQ(a.samples, 10u);
   EXPECT_EQ(a.shared_samples, 2u);
   EXPECT_DOUBLE_EQ(a.shared_time_fraction, 0.2);
-  EXPECT_DOUBLE_EQ(a.mean_warps_per_sm, (8 * 20.0 + 2 * 50.0) / 10);
+  // The two shared samples measured both kernels: only the eight of its own count.
+  EXPECT_DOUBLE_EQ(a.mean_warps_per_sm, 20);
+  EXPECT_FALSE(a.from_shared_samples);
   AchievedOccupancy b = f.Achieved(1);
   EXPECT_EQ(b.samples, 2u);
   EXPECT_EQ(b.shared_samples, 2u);
   EXPECT_DOUBLE_EQ(b.shared_time_fraction, 1.0);
+  // No sample of its own: measured on the shared ones, and said so.
+  EXPECT_TRUE(b.from_shared_samples);
+  EXPECT_DOUBLE_EQ(b.mean_warps_per_sm, 50);
+}
+
+// A register-limited kernel (at most 32 warps per SM) ends 100 ns before a full kernel (64
+// warps per SM) starts, inside its last sample. That sample's warps per active cycle is mostly
+// the neighbour's; the kernel must not get them.
+TEST(PmAttributionTest, HeavierNeighbourInTheLastSampleIsNotAttributed) {
+  Fixture f;
+  f.kernels = {Kernel(0, 4300), Kernel(4400, 9000)};
+  f.Samples(0, 4000, 31);
+  // [4000, 5000): 300 ns of the light kernel at 31, 100 ns idle, 600 ns of the heavy one at 64.
+  f.Sample(4000, 5000, (300 * 31.0 + 600 * 64.0) / 900, 900);
+  f.Samples(5000, 9000, 64);
+  AchievedOccupancy a = f.Achieved(0);
+  EXPECT_EQ(a.samples, 5u);
+  EXPECT_EQ(a.shared_samples, 1u);
+  EXPECT_DOUBLE_EQ(a.mean_warps_per_sm, 31);  // it was about 33.6 with the shared sample in
+  EXPECT_EQ(a.above_limit, 0u);
+  AchievedOccupancy b = f.Achieved(1);
+  EXPECT_DOUBLE_EQ(b.mean_warps_per_sm, 64);
+}
+
+// A value above what the launch can hold per SM (another process on the GPU, or a sample the
+// trace cannot tell apart) is capped at the limit and counted, never passed on.
+TEST(PmAttributionTest, ValuesAboveTheTheoreticalLimitAreCappedAndCounted) {
+  Fixture f;
+  f.kernels = {Kernel(0, 4000)};
+  f.Sample(0, 1000, 32);
+  f.Sample(1000, 2000, 48);  // 16 warps per SM more than 32 can be this kernel's
+  f.Sample(2000, 3000, 32);
+  f.Sample(3000, 4000, 32);
+  f.extracted = ExtractActiveWarpSamples(f.inputs());
+  f.attribution = AttributeSamples(f.kernels, f.extracted);
+  AchievedOccupancy a = ComputeAchievedOccupancy(f.kernels[0], f.attribution.kernel_samples[0],
+                                                 f.extracted, f.attribution, 64, 32);
+  EXPECT_EQ(a.above_limit, 1u);
+  EXPECT_DOUBLE_EQ(a.mean_warps_per_sm, 32);
+  EXPECT_DOUBLE_EQ(a.achieved, 0.5);
+  AchievedOccupancy no_limit = f.Achieved(0);
+  EXPECT_EQ(no_limit.above_limit, 0u);
+  EXPECT_DOUBLE_EQ(no_limit.mean_warps_per_sm, 36);
+}
+
+// Nsight Compute's achieved occupancy is warps accumulated over active SM cycles. Built here SM
+// by SM for a long-tail kernel (one wave of 8 blocks per SM; 1 block in 64 runs 10x longer)
+// that starts and ends inside samples, with idle GPU time around it: the weighted mean of the
+// per-sample "warps per active cycle" must equal that ratio exactly, edges included.
+TEST(PmAttributionTest, LongTailWithIdleEdgesMatchesTheActiveCycleEstimator) {
+  constexpr int kSms = 132, kBlocksPerSm = 8, kWarpsPerBlock = 8;
+  constexpr uint64_t kStart = 3300, kNormal = 20000, kHeavy = 200000, kSample = 7000;
+  // Blocks b = 0, 64, 128, ... are heavy; block b sits on SM b % 132 (round robin).
+  std::vector<int> heavy_on_sm(kSms, 0);
+  for (int b = 0; b < kSms * kBlocksPerSm; b += 64) ++heavy_on_sm[b % kSms];
+  // Warps resident on one SM at time t (ns since kernel start).
+  auto warps = [&](int sm, double t) -> double {
+    if (t < 0 || t >= kHeavy) return 0;
+    return (t < kNormal ? kBlocksPerSm : heavy_on_sm[sm]) * kWarpsPerBlock;
+  };
+  Fixture f;
+  f.kernels = {Kernel(kStart, kStart + kHeavy)};
+  double total_warp_cycles = 0, total_active_cycles = 0;
+  for (uint64_t t0 = 0; t0 < kStart + kHeavy + 2 * kSample; t0 += kSample) {
+    double warp_cycles = 0, active_cycles = 0;  // 1 cycle per ns
+    for (int sm = 0; sm < kSms; ++sm) {
+      // Piecewise constant with breaks at kStart, +kNormal, +kHeavy: integrate exactly.
+      std::vector<double> cuts = {double(t0), double(t0 + kSample)};
+      for (double c : {double(kStart), double(kStart + kNormal), double(kStart + kHeavy)}) {
+        if (c > t0 && c < t0 + kSample) cuts.push_back(c);
+      }
+      std::sort(cuts.begin(), cuts.end());
+      for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+        const double w = warps(sm, (cuts[i] + cuts[i + 1]) / 2 - kStart);
+        warp_cycles += w * (cuts[i + 1] - cuts[i]);
+        if (w > 0) active_cycles += cuts[i + 1] - cuts[i];
+      }
+    }
+    total_warp_cycles += warp_cycles;
+    total_active_cycles += active_cycles;
+    const double per_active = active_cycles > 0 ? warp_cycles / active_cycles : 0;
+    f.Sample(t0, t0 + kSample, per_active, active_cycles / kSms);
+  }
+  const double ncu = total_warp_cycles / total_active_cycles / 64;
+  AchievedOccupancy a = f.Achieved(0);
+  EXPECT_NEAR(a.achieved, ncu, 1e-12);
+  EXPECT_FALSE(a.time_weighted);
+  EXPECT_LT(ncu, 0.6);  // the tail is really there: 1/8 of the warps on 17 SMs for 90%
+
+  // Without sm__cycles_active.avg the samples can only be weighted by time: the long tail
+  // (few SMs busy) then counts like the full part and the figure reads low, flagged.
+  f.sets[0].metric_names[1] = "not_the_active_cycles";
+  AchievedOccupancy by_time = f.Achieved(0);
+  EXPECT_TRUE(by_time.time_weighted);
+  EXPECT_LT(by_time.achieved, ncu - 0.2);
+}
+
+// Without active cycles a sample counts with the kernel's time in it, not with its whole
+// length: 100 ns of kernel in a 1000 ns edge sample weigh a tenth of a full sample.
+TEST(PmAttributionTest, TimeWeightsAreTheOverlapNotTheSampleLength) {
+  Fixture f;
+  f.sets[0].metric_names[1] = "not_the_active_cycles";
+  f.kernels = {Kernel(900, 3000)};
+  f.Sample(0, 1000, 10);  // kernel's first 100 ns, ramping up
+  f.Sample(1000, 2000, 40);
+  f.Sample(2000, 3000, 40);
+  AchievedOccupancy a = f.Achieved(0);
+  EXPECT_TRUE(a.time_weighted);
+  EXPECT_DOUBLE_EQ(a.mean_warps_per_sm, (100 * 10.0 + 2000 * 40.0) / 2100);
+  EXPECT_DOUBLE_EQ(a.weight, 2100);
 }
 
 TEST(PmAttributionTest, GapsLowerCoverage) {

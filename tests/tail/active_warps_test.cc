@@ -3,6 +3,7 @@
 #include "analyzers/lib/active_warps.h"
 
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <random>
 #include <string>
@@ -23,6 +24,7 @@ struct Trace {
   std::vector<PmSample> samples;
   std::vector<PmMetricSet> sets;
   std::vector<DeviceInfo> devices;
+  std::deque<LaunchConfig> launches;  // kernels point into it
 
   explicit Trace(uint64_t interval) {
     PmMetricSet s;
@@ -32,6 +34,7 @@ struct Trace {
     s.interval_ns = interval;
     sets.push_back(s);
     DeviceInfo d;
+    d.compute_capability_major = 9;  // an H200: the occupancy calculator's sm_90 defaults
     d.sm_count = 132;
     d.max_warps_per_sm = 64;
     devices.push_back(d);
@@ -42,6 +45,19 @@ struct Trace {
     k.start_ns = start;
     k.duration_ns = end - start;
     kernels.push_back(k);
+  }
+  // A kernel with a launch configuration of 256-thread blocks: 64 registers/thread allow 4
+  // blocks (32 warps) per SM, 4,224 warps on the GPU; 32 registers allow 8 (all 64 warps).
+  void Kernel(const char* name, uint64_t start, uint64_t end, uint32_t regs) {
+    LaunchConfig& l = launches.emplace_back();
+    l.id = launches.size();
+    l.grid_x = 16384;
+    l.grid_y = l.grid_z = 1;
+    l.block_x = 256;
+    l.block_y = l.block_z = 1;
+    l.registers_per_thread = regs;
+    Kernel(name, start, end);
+    kernels.back().launch = &l;
   }
   // Samples over [from, to) whose GPU-wide value is the mean of `warps(t)` over the sample.
   void Sample(uint64_t from, uint64_t to, uint64_t interval,
@@ -224,6 +240,89 @@ TEST(ActiveWarpsTest, RanksNamesByTotalTailCost) {
   EXPECT_EQ(r.summaries[2].name, "balanced");
   EXPECT_EQ(r.summaries[2].verdict, "");
   EXPECT_NE(r.summaries[0].verdict, "");
+}
+
+constexpr double kRegsLimit = 132 * 32;  // 4,224 warps: 64 registers/thread, 256 threads
+
+// A register-limited kernel is followed 1 us after its end by a full one that starts inside
+// its last sample: the sample's value, scaled to the busy part, is mostly the neighbour's
+// (about 6,900 warps) and must not become the kernel's peak or steady level.
+TEST(ActiveWarpsTest, HeavierNeighbourInTheLastSampleDoesNotLiftTheLevels) {
+  Trace t(10000);
+  t.Kernel("regs_limited", 0, 203000, 64);
+  t.Kernel("full", 204000, 404000, 32);
+  t.Sample(0, 410000, 10000, [](double ns) {
+    if (ns < 203000) return 4100.0;
+    return ns < 204000 ? 0.0 : 8300.0;
+  });
+  TailReport r = t.Report();
+  const ActiveWarpCurve& c = r.curves[0];
+  ASSERT_TRUE(c.has_tail_metrics) << c.note;
+  EXPECT_DOUBLE_EQ(c.limit_warps, kRegsLimit);
+  EXPECT_TRUE(c.limit_theoretical);
+  EXPECT_NEAR(c.peak, 4100, 1e-6);
+  EXPECT_NEAR(c.steady, 4100, 1e-6);
+  EXPECT_FALSE(c.levels_from_shared);
+  EXPECT_EQ(c.shared_samples, 1u);
+  // The shared sample stays on the curve, marked, and capped at what the kernel can hold.
+  ASSERT_FALSE(c.segments.empty());
+  EXPECT_TRUE(c.segments.back().shared);
+  EXPECT_TRUE(c.segments.back().clamped);
+  EXPECT_DOUBLE_EQ(c.segments.back().warps, kRegsLimit);
+  EXPECT_EQ(c.above_limit, 1u);
+  for (const CurveSegment& s : c.segments) EXPECT_LE(s.warps, kRegsLimit);
+  for (double p : c.points) EXPECT_LE(p, kRegsLimit);
+  EXPECT_THAT(c.note, HasSubstr("1 PM sample above the 4224 warps its theoretical occupancy "
+                                "allows on this GPU"));
+  ASSERT_EQ(r.summaries.size(), 2u);
+  for (const KernelTailSummary& s : r.summaries) {
+    if (s.name != "regs_limited") continue;
+    EXPECT_NEAR(s.peak, 4100, 1e-6);
+    EXPECT_EQ(s.shared_samples, 1u);
+    EXPECT_EQ(s.above_limit, 1u);
+    EXPECT_DOUBLE_EQ(s.limit_warps, kRegsLimit);
+  }
+}
+
+// Ten microseconds in which another process adds 2,000 warps: a sample of the kernel's own
+// above its theoretical limit is capped at the limit and counted.
+TEST(ActiveWarpsTest, OwnSampleAboveTheLimitIsCappedAndCounted) {
+  Trace t(10000);
+  t.Kernel("regs_limited", 0, 400000, 64);
+  t.Sample(0, 400000, 10000, [](double ns) {
+    return 4000.0 + (ns >= 200000 && ns < 210000 ? 2000.0 : 0.0);
+  });
+  TailReport r = t.Report();
+  const ActiveWarpCurve& c = r.curves[0];
+  EXPECT_EQ(c.shared_samples, 0u);
+  EXPECT_EQ(c.above_limit, 1u);
+  EXPECT_DOUBLE_EQ(c.peak, kRegsLimit);  // 6,000 before
+  EXPECT_NEAR(c.steady, 4000, 1e-6);     // one sample is 2.5% of the runtime
+  EXPECT_THAT(c.note, HasSubstr("capped to it"));
+}
+
+// A 3 us kernel between two others has no sample of its own: its levels come from the shared
+// sample, and it says so.
+TEST(ActiveWarpsTest, KernelWithOnlySharedSamplesSaysSo) {
+  TailOptions o;
+  o.min_samples = 1;
+  Trace t(10000);
+  t.Kernel("before", 0, 104000, 32);
+  t.Kernel("between", 105000, 108000, 32);
+  t.Kernel("after", 109000, 200000, 32);
+  t.Sample(0, 200000, 10000, [](double ns) {
+    if (ns >= 105000 && ns < 108000) return 100.0;
+    return (ns < 104000 || ns >= 109000) ? 8000.0 : 0.0;
+  });
+  TailReport r = t.Report(o);
+  const ActiveWarpCurve& c = r.curves[1];
+  EXPECT_EQ(c.samples, 1u);
+  EXPECT_EQ(c.shared_samples, 1u);
+  EXPECT_TRUE(c.levels_from_shared);
+  EXPECT_THAT(c.note, HasSubstr("every PM sample of this kernel also covers another kernel"));
+  const ActiveWarpCurve& before = r.curves[0];
+  EXPECT_FALSE(before.levels_from_shared);
+  EXPECT_NEAR(before.peak, 8000, 1e-6);
 }
 
 TEST(ActiveWarpsTest, NoSamplesIsAProblemNotACrash) {

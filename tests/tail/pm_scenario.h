@@ -4,6 +4,7 @@
 #ifndef WARPSCOPE_TESTS_TAIL_PM_SCENARIO_H_
 #define WARPSCOPE_TESTS_TAIL_PM_SCENARIO_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -19,7 +20,8 @@ namespace warpscope::testing {
 inline constexpr double kH200Warps = 132 * 64;
 
 // Kernel launches of the scenario: name, launch config id, start, duration (ns), and the
-// GPU-wide active warps over time since the kernel's start.
+// GPU-wide active warps over time since the kernel's start. A null name is work the trace does
+// not show (another process on the same GPU): it is in the PM samples only.
 struct ScenarioKernel {
   const char* name;
   uint64_t launch_config;
@@ -60,8 +62,26 @@ inline void AddLaunchConfig(v1::Trace& trace, uint64_t id, uint32_t grid, uint32
   l->set_dynamic_shared_memory(dyn_smem);
 }
 
+// Kernel edges: a register-limited kernel (64 registers: 4 blocks of 256 threads per SM, at
+// most 4,224 warps on the H200) running just below its limit, with a heavy kernel starting 1 us
+// after it ends, inside its last 10 us sample; a 3 us kernel between two heavy ones, with no
+// sample of its own; and, in the middle of the register-limited kernel, 10 us in which another
+// process adds 2,000 warps (above what the kernel can hold).
+inline std::vector<ScenarioKernel> EdgeScenarioKernels() {
+  auto flat = [](double level) { return [level](double) { return level * kH200Warps; }; };
+  return {
+      {"heavy_prev(float*)", 1, 100000, 202000, flat(0.95)},
+      {"regs_limited(float*)", 5, 303000, 400000, flat(0.48)},
+      {nullptr, 0, 480000, 10000, [](double) { return 2000.0; }},
+      {"heavy_next(float*)", 1, 704000, 300000, flat(0.95)},
+      {"tiny_between(int*)", 4, 1005000, 3000, flat(0.02)},
+      {"heavy_next(float*)", 1, 1009000, 300000, flat(0.95)},
+  };
+}
+
 // The wire form of the scenario. `with_pm` = false leaves out the PM packets.
-inline std::string ScenarioWire(bool with_pm = true) {
+inline std::string ScenarioWire(bool with_pm = true,
+                                const std::vector<ScenarioKernel>& kernels = ScenarioKernels()) {
   v1::Trace trace;
   v1::Header* h = trace.add_packet()->mutable_header();
   h->set_format_major(1);
@@ -86,9 +106,12 @@ inline std::string ScenarioWire(bool with_pm = true) {
   AddLaunchConfig(trace, 2, 264, 256, 128, 0);
   AddLaunchConfig(trace, 3, 1320, 128, 32, 100 * 1024);
   AddLaunchConfig(trace, 4, 64, 1024, 16, 0);
+  AddLaunchConfig(trace, 5, 16384, 256, 64, 0);
   std::vector<std::string> names;
-  const std::vector<ScenarioKernel> kernels = ScenarioKernels();
+  uint64_t end_ns = 0;
   for (const ScenarioKernel& k : kernels) {
+    end_ns = std::max(end_ns, k.start_ns + k.duration_ns);
+    if (k.name == nullptr) continue;
     uint64_t id = 0;
     for (size_t i = 0; i < names.size(); ++i) {
       if (names[i] == k.name) id = i + 1;
@@ -118,7 +141,9 @@ inline std::string ScenarioWire(bool with_pm = true) {
     }
     set->set_interval_ns(10000);
     const double cycles_per_ns = 1.98;
-    for (uint64_t t = 0; t < 5500000; t += 10000) {
+    // Samples until the last kernel's end rounded up to 100 us (5.5 ms in the base scenario).
+    const uint64_t sampled_until = (end_ns + 99999) / 100000 * 100000;
+    for (uint64_t t = 0; t < sampled_until; t += 10000) {
       double warps_time = 0, busy_time = 0;
       const int steps = 50;
       for (int i = 0; i < steps; ++i) {
@@ -126,7 +151,7 @@ inline std::string ScenarioWire(bool with_pm = true) {
         for (const ScenarioKernel& k : kernels) {
           if (at >= k.start_ns && at < k.start_ns + k.duration_ns) {
             warps_time += k.warps(at - k.start_ns);
-            busy_time += 1;
+            busy_time += k.name != nullptr ? 1 : 0;
           }
         }
       }
@@ -149,8 +174,10 @@ inline std::string ScenarioWire(bool with_pm = true) {
 }
 
 // The scenario written to a temporary file and loaded as the analyzers load a trace.
-inline TraceModel LoadScenario(bool with_pm = true) {
-  absl::StatusOr<TraceModel> model = TraceModel::Load(WriteTempFile(ScenarioWire(with_pm)));
+inline TraceModel LoadScenario(bool with_pm = true,
+                               const std::vector<ScenarioKernel>& kernels = ScenarioKernels()) {
+  absl::StatusOr<TraceModel> model =
+      TraceModel::Load(WriteTempFile(ScenarioWire(with_pm, kernels)));
   EXPECT_TRUE(model.ok()) << model.status();
   return std::move(*model);
 }

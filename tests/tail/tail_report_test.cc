@@ -62,6 +62,48 @@ TEST(TailReportTest, ScenarioMatchesGolden) {
   ExpectGolden("scenario_worst.svg", TailSvg(*curve, in));
 }
 
+// Kernel edges (pm_scenario.h, EdgeScenarioKernels): samples shared with neighbours are
+// counted and marked in every format, steady and peak stay within the theoretical limit, and
+// the SVG draws the shared samples and the limit.
+TEST(TailReportTest, EdgeScenarioMarksSharedSamples) {
+  TraceModel model = LoadScenario(true, ::warpscope::testing::EdgeScenarioKernels());
+  const PmInputs in = PmInputsOf(model);
+  TailReportOptions options;
+  options.instances = true;
+  options.tail.points = 10;
+  auto report = BuildTailReportFiltered(in, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const ActiveWarpCurve* regs = nullptr;
+  const ActiveWarpCurve* tiny = nullptr;
+  for (const ActiveWarpCurve& c : report->curves) {
+    if (in.kernels[c.kernel_index].name == "regs_limited(float*)") regs = &c;
+    if (in.kernels[c.kernel_index].name == "tiny_between(int*)") tiny = &c;
+  }
+  ASSERT_NE(regs, nullptr);
+  ASSERT_NE(tiny, nullptr);
+  EXPECT_DOUBLE_EQ(regs->limit_warps, 4224);
+  EXPECT_EQ(regs->shared_samples, 2u);  // the first (heavy_prev) and the last (heavy_next)
+  // Three samples above 4,224, capped: the two shared edges (the heavy kernels' warps) and
+  // the other process's 10 us, the only one of its own, which therefore sets the peak.
+  EXPECT_EQ(regs->above_limit, 3u);
+  EXPECT_DOUBLE_EQ(regs->peak, 4224);
+  EXPECT_NEAR(regs->steady, 0.48 * 132 * 64, 1e-6);
+  EXPECT_FALSE(regs->levels_from_shared);
+  EXPECT_TRUE(tiny->levels_from_shared);
+  const std::string text = RenderTailReport(*report, in, options, OutputFormat::kTable);
+  EXPECT_THAT(text, HasSubstr("* steady/peak of a launch without PM samples of its own"));
+  ExpectGolden("edges_instances.txt", text);
+  ExpectGolden("edges_instances.csv", RenderTailReport(*report, in, options, OutputFormat::kCsv));
+  ExpectGolden("edges_instances.json",
+               RenderTailReport(*report, in, options, OutputFormat::kJson));
+  const std::string svg = TailSvg(*regs, in);
+  EXPECT_THAT(svg, HasSubstr("PM sample shared with other kernels"));
+  EXPECT_THAT(svg, HasSubstr("2 shared with other kernels (orange, not in steady/peak)"));
+  EXPECT_THAT(svg, HasSubstr("theoretical limit 4224"));
+  EXPECT_THAT(svg, HasSubstr(">capped</text>"));
+  ExpectGolden("edges_regs_limited.svg", svg);
+}
+
 TEST(TailReportTest, KernelFilterAndBalancedSvg) {
   TraceModel model = LoadScenario();
   const PmInputs in = PmInputsOf(model);
