@@ -358,6 +358,7 @@ void Session::Start() {
     ApplyEdge(window_->Begin());
     ApplyEdge(window_->Tick(now));
   }
+  watcher_running_.store(have_pipe);  // before the thread: it clears the flag when it ends
   try {
     watcher_ = std::thread([this] {
       pthread_setname_np(pthread_self(), "ws-watcher");  // names show in gdb, top -H, ps -L
@@ -366,8 +367,8 @@ void Session::Start() {
       watcher_running_.store(false);
     });
     watcher_id_ = watcher_.get_id();
-    watcher_running_.store(have_pipe);
   } catch (...) {
+    watcher_running_.store(false);
     RestoreSignalHandlers();
     Report(Severity::kError, "session",
            "warpscope: cannot start the flush thread; the trace is written at exit only");
