@@ -180,7 +180,8 @@ std::vector<std::string> NameWork(const TraceModel& m, std::vector<WorkRecord>& 
         rec.name_id = id_of(std::string(kMemsetOperationName));
         break;
       case WorkKind::kGraphLaunch:
-        rec.name_id = id_of(absl::StrCat("[CUDA graph ", m.graph_launches[rec.index].graph_id, "]"));
+        rec.name_id =
+            id_of(absl::StrCat("[CUDA graph ", m.graph_launches[rec.index].graph_id, "]"));
         break;
     }
   }
@@ -225,11 +226,10 @@ std::vector<std::string> RangePaths(const TraceModel& m) {
 }
 
 // Whether [start, end] lies wholly inside one capture window (windows sorted by begin).
-bool InsideOneWindow(const std::vector<CaptureWindowRange>& windows, uint64_t start,
-                     uint64_t end) {
-  auto after = std::upper_bound(
-      windows.begin(), windows.end(), start,
-      [](uint64_t t, const CaptureWindowRange& w) { return t < w.begin_ns; });
+bool InsideOneWindow(const std::vector<CaptureWindowRange>& windows, uint64_t start, uint64_t end) {
+  auto after =
+      std::upper_bound(windows.begin(), windows.end(), start,
+                       [](uint64_t t, const CaptureWindowRange& w) { return t < w.begin_ns; });
   if (after == windows.begin()) return false;
   const CaptureWindowRange& w = *std::prev(after);
   return !w.end_ns.has_value() || end <= *w.end_ns;
@@ -252,9 +252,9 @@ NvtxProjection ProjectNvtxRanges(const TraceModel& model, const NvtxProjectionOp
   std::unordered_map<uint64_t, std::vector<LaunchCall>> calls_by_thread;
   for (const ApiCallEvent& a : model.api_calls) {
     if (a.correlation_id == 0) continue;
-    auto it = std::lower_bound(
-        launched.begin(), launched.end(), a.correlation_id,
-        [](const LaunchedWork& w, uint32_t id) { return w.correlation_id < id; });
+    auto it =
+        std::lower_bound(launched.begin(), launched.end(), a.correlation_id,
+                         [](const LaunchedWork& w, uint32_t id) { return w.correlation_id < id; });
     if (it == launched.end() || it->correlation_id != a.correlation_id || it->claimed) continue;
     it->claimed = true;
     calls_by_thread[a.thread_id].push_back(

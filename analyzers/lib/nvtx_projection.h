@@ -36,16 +36,16 @@ struct GpuWorkTotals {
 
 // All instances of one NVTX range on one thread that share domain and path.
 struct NvtxRangeGroup {
-  std::string domain;  // "" = the default domain
-  std::string name;    // the range's own name: the last part of `path`
-  std::string path;    // names of the push/pop ranges around it, then its own, joined by '/'
+  std::string domain;        // "" = the default domain
+  std::string name;          // the range's own name: the last part of `path`
+  std::string path;          // names of the push/pop ranges around it, then its own, joined by '/'
   bool all_threads = false;  // merged over threads (and traces); then the thread is unknown
   uint64_t thread_id = 0;    // ThreadInfo.id of the thread that opened the instances
   uint32_t os_tid = 0;       // 0 = unknown
   std::string thread_name;
 
   std::vector<uint64_t> cpu_durations_ns;  // one per instance: host time, start to end
-  uint64_t gpu_time_ns = 0;     // sum of the durations of the work launched inside
+  uint64_t gpu_time_ns = 0;                // sum of the durations of the work launched inside
   uint64_t gpu_span_ns = 0;     // per instance, first start to last end of its work; summed
   uint64_t kernels = 0;         // kernel records launched inside
   uint64_t copies = 0;          // memcpy and memset records launched inside

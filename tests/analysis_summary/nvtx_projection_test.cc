@@ -119,9 +119,12 @@ TEST(NvtxProjectionTest, TouchingRangesAreSiblings) {
     packet { interned_string { id: 1 value: "a" } }
     packet { interned_string { id: 2 value: "b" } }
     packet { interned_string { id: 3 value: "c" } }
-    packet { nvtx_range { name_id: 1 start_ns: 100 duration_ns: 100 thread_id: 1 is_push_pop: true depth: 0 } }
-    packet { nvtx_range { name_id: 2 start_ns: 200 duration_ns: 100 thread_id: 1 is_push_pop: true depth: 0 } }
-    packet { nvtx_range { name_id: 3 start_ns: 300 duration_ns: 0 thread_id: 1 is_push_pop: true depth: 1 } }
+    packet { nvtx_range { name_id: 1 start_ns: 100 duration_ns: 100 thread_id: 1
+                          is_push_pop: true depth: 0 } }
+    packet { nvtx_range { name_id: 2 start_ns: 200 duration_ns: 100 thread_id: 1
+                          is_push_pop: true depth: 0 } }
+    packet { nvtx_range { name_id: 3 start_ns: 300 duration_ns: 0 thread_id: 1
+                          is_push_pop: true depth: 1 } }
     packet { end_of_trace {} }
   )")));
   ASSERT_TRUE(model.ok()) << model.status();
