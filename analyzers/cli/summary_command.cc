@@ -1,5 +1,5 @@
-// `warpscope summary TRACE...`: kernel, API, memory and NVTX statistics and GPU idle time
-// (analyzers/lib/summary.h).
+// `warpscope summary TRACE...`: kernel, API, memory and NVTX statistics (NVTX ranges with
+// the GPU work launched inside them) and GPU idle time (analyzers/lib/summary.h).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -17,7 +17,8 @@ int RunSummaryCommand(const CommandArgs& args) {
       {{"format", "f", true, "FORMAT", "table, csv or json", "table"},
        {"sort", "s", true, "KEY", "order rows by total, count, avg, max or name", "total"},
        {"top", "n", true, "N", "keep the first N rows of each table (0 = all)", "0"},
-       {"report", "r", true, "LIST", "comma-separated reports: kernels, api, memory, nvtx, idle",
+       {"report", "r", true, "LIST",
+        "comma-separated reports: kernels, api, memory, nvtx, nvtx-kernels, idle",
         "kernels,api,memory,nvtx,idle"}});
   if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
   if (flags.help_requested()) {
@@ -25,7 +26,10 @@ int RunSummaryCommand(const CommandArgs& args) {
     std::fputs(
         "\nWith several traces (one per rank), each gets its own section and a combined "
         "view (file \"*\")\nsums kernels, memory operations, API calls and NVTX ranges "
-        "over all of them.\n",
+        "over all of them.\n\nThe nvtx report gives each range's host time and the GPU time of the "
+        "kernels and copies\nlaunched inside it (found through the API calls' correlation ids: "
+        "needs -t runtime or driver);\nnvtx-kernels lists those kernels per range. See "
+        "docs/cli.md.\n",
         stdout);
     return 0;
   }
@@ -56,10 +60,15 @@ int RunSummaryCommand(const CommandArgs& args) {
   std::vector<const TraceModel*> pointers;
   pointers.reserve(models.size());
   for (const TraceModel& m : models) pointers.push_back(&m);
-  std::fputs(
-      RenderSummary(SummarizeTraces(pointers, flags.positionals(), options), *format, options)
-          .c_str(),
-      stdout);
+  const std::vector<TraceSummary> summaries =
+      SummarizeTraces(pointers, flags.positionals(), options);
+  std::fputs(RenderSummary(summaries, *format, options).c_str(), stdout);
+  // Tables carry these notes; CSV and JSON stay machine-readable.
+  if (*format != OutputFormat::kTable) {
+    for (const std::string& line : SummaryNotes(summaries, options)) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  }
   return 0;
 }
 

@@ -14,26 +14,14 @@
 namespace warpscope {
 namespace {
 
-using DurationGroups = std::map<std::pair<std::string, std::string>, std::vector<uint64_t>>;
-
-std::string KernelName(const KernelEvent& k) {
-  if (!k.name.empty()) return std::string(k.name);
-  if (!k.mangled_name.empty()) return std::string(k.mangled_name);
-  return "<unnamed kernel>";
-}
-
-std::string MemcpyOperation(v1::CopyKind kind) {
-  return absl::StrCat("[CUDA memcpy ", std::string(CopyKindName(kind)), "]");
-}
-constexpr const char* kMemsetOperation = "[CUDA memset]";
+using DurationGroups = std::map<std::string, std::vector<uint64_t>>;
 
 std::vector<NamedDurations> ToRows(DurationGroups& groups) {
   std::vector<NamedDurations> rows;
   uint64_t grand_total = 0;
-  for (auto& [key, durations] : groups) {
+  for (auto& [name, durations] : groups) {
     NamedDurations& row = rows.emplace_back();
-    row.name = key.first;
-    row.domain = key.second;
+    row.name = name;
     row.time = DurationStats::Of(durations);
     grand_total += row.time.total_ns;
   }
@@ -72,7 +60,7 @@ void SortAndCut(std::vector<Row>& rows, const SummaryOptions& options, NameOf na
 }
 
 void SortNamed(std::vector<NamedDurations>& rows, const SummaryOptions& options) {
-  SortAndCut(rows, options, [](const NamedDurations& r) { return std::tie(r.name, r.domain); });
+  SortAndCut(rows, options, [](const NamedDurations& r) { return r.name; });
 }
 
 void SortMemory(std::vector<MemoryOperationSummary>& rows, const SummaryOptions& options) {
@@ -134,30 +122,99 @@ void CollectDevice(const TraceModel& m, const uint32_t* device, DurationGroups& 
                    std::vector<std::pair<uint64_t, uint64_t>>& intervals) {
   for (const KernelEvent& k : m.kernels) {
     if (device != nullptr && k.device_id != *device) continue;
-    kernels[{KernelName(k), ""}].push_back(k.duration_ns);
+    kernels[KernelDisplayName(k)].push_back(k.duration_ns);
     intervals.emplace_back(k.start_ns, std::max(k.start_ns, k.end_ns()));
   }
   for (const MemcpyEvent& c : m.memcpys) {
     if (device != nullptr && c.device_id != *device) continue;
-    MemoryGroup& g = memory[MemcpyOperation(c.copy_kind)];
+    MemoryGroup& g = memory[MemcpyOperationName(c.copy_kind)];
     g.durations.push_back(c.duration_ns);
     g.bytes.push_back(c.bytes);
     intervals.emplace_back(c.start_ns, std::max(c.start_ns, c.end_ns()));
   }
   for (const MemsetEvent& s : m.memsets) {
     if (device != nullptr && s.device_id != *device) continue;
-    MemoryGroup& g = memory[kMemsetOperation];
+    MemoryGroup& g = memory[std::string(kMemsetOperationName)];
     g.durations.push_back(s.duration_ns);
     g.bytes.push_back(s.bytes);
     intervals.emplace_back(s.start_ns, std::max(s.start_ns, s.end_ns()));
   }
 }
 
-void CollectHost(const TraceModel& m, DurationGroups& api, DurationGroups& nvtx) {
-  for (const ApiCallEvent& a : m.api_calls) api[{std::string(a.name), ""}].push_back(a.duration_ns);
-  for (const NvtxRange& r : m.nvtx_ranges) {
-    nvtx[{std::string(r.name), std::string(r.domain)}].push_back(r.duration_ns);
+void CollectApi(const TraceModel& m, DurationGroups& api) {
+  for (const ApiCallEvent& a : m.api_calls) api[std::string(a.name)].push_back(a.duration_ns);
+}
+
+NvtxProjection Project(const TraceModel& m, const SummaryOptions& options) {
+  NvtxProjectionOptions projection;
+  projection.work_by_name = options.nvtx_kernels;
+  return ProjectNvtxRanges(m, projection);
+}
+
+// NVTX rows by GPU time for `total` (host time breaks ties), else by the host figures.
+void SortNvtx(std::vector<NvtxRangeSummary>& rows, const SummaryOptions& options) {
+  auto key = [&](const NvtxRangeSummary& r) -> std::pair<double, double> {
+    switch (options.sort) {
+      case SummarySort::kCount:
+        return {static_cast<double>(r.cpu.count), 0};
+      case SummarySort::kAvg:
+        return {r.cpu.avg_ns, 0};
+      case SummarySort::kMax:
+        return {static_cast<double>(r.cpu.max_ns), 0};
+      case SummarySort::kTotal:
+        return {static_cast<double>(r.gpu_time_ns), static_cast<double>(r.cpu.total_ns)};
+      case SummarySort::kName:
+        break;
+    }
+    return {0, 0};
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const NvtxRangeSummary& a,
+                                                 const NvtxRangeSummary& b) {
+    if (options.sort != SummarySort::kName) {
+      const auto ka = key(a), kb = key(b);
+      if (ka != kb) return ka > kb;
+    }
+    return std::tie(a.path, a.domain, a.os_tid) < std::tie(b.path, b.domain, b.os_tid);
+  });
+  if (options.top > 0 && rows.size() > options.top) rows.resize(options.top);
+}
+
+std::vector<NvtxRangeSummary> ToNvtxRows(std::vector<NvtxRangeGroup>& groups,
+                                         const SummaryOptions& options) {
+  std::vector<NvtxRangeSummary> rows;
+  rows.reserve(groups.size());
+  for (NvtxRangeGroup& g : groups) {
+    NvtxRangeSummary& row = rows.emplace_back();
+    row.domain = g.domain;
+    row.name = g.name;
+    row.path = g.path;
+    row.all_threads = g.all_threads;
+    row.os_tid = g.os_tid;
+    row.thread_name = g.thread_name;
+    row.cpu = DurationStats::Of(g.cpu_durations_ns);
+    row.gpu_time_ns = g.gpu_time_ns;
+    row.gpu_span_ns = g.gpu_span_ns;
+    row.kernels = g.kernels;
+    row.copies = g.copies;
+    row.graph_launches = g.graph_launches;
+    row.cut_instances = g.cut_instances;
+    for (const auto& [name, totals] : g.work_by_name) {
+      NvtxWorkSummary& w = row.work.emplace_back();
+      w.name = name;
+      w.time = totals;
+      w.range_percent = g.gpu_time_ns == 0 ? 0 : 100.0 * totals.total_ns / g.gpu_time_ns;
+    }
+    std::stable_sort(row.work.begin(), row.work.end(),
+                     [](const NvtxWorkSummary& a, const NvtxWorkSummary& b) {
+                       if (a.time.total_ns != b.time.total_ns) {
+                         return a.time.total_ns > b.time.total_ns;
+                       }
+                       return a.name < b.name;
+                     });
+    if (options.top > 0 && row.work.size() > options.top) row.work.resize(options.top);
   }
+  SortNvtx(rows, options);
+  return rows;
 }
 
 }  // namespace
@@ -207,6 +264,7 @@ absl::Status ParseSummarySort(std::string_view name, SummaryOptions* options) {
 
 absl::Status ParseSummaryReports(std::string_view list, SummaryOptions* options) {
   options->kernels = options->api = options->memory = options->nvtx = options->idle = false;
+  options->nvtx_kernels = false;
   for (absl::string_view item :
        absl::StrSplit(absl::string_view(list.data(), list.size()), ',', absl::SkipWhitespace())) {
     if (item == "kernels") {
@@ -217,22 +275,29 @@ absl::Status ParseSummaryReports(std::string_view list, SummaryOptions* options)
       options->memory = true;
     } else if (item == "nvtx") {
       options->nvtx = true;
+    } else if (item == "nvtx-kernels") {
+      options->nvtx_kernels = true;
     } else if (item == "idle") {
       options->idle = true;
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown report ",
                                                      QuoteValue(std::string(item)),
-                                                     ": use kernels, api, memory, nvtx or idle"));
+                                                     ": use kernels, api, memory, nvtx, "
+                                                     "nvtx-kernels or idle"));
     }
   }
-  if (!options->kernels && !options->api && !options->memory && !options->nvtx && !options->idle) {
-    return absl::InvalidArgumentError("--report names no report: use kernels,api,memory,nvtx,idle");
+  if (!options->kernels && !options->api && !options->memory && !options->nvtx &&
+      !options->nvtx_kernels && !options->idle) {
+    return absl::InvalidArgumentError(
+        "--report names no report: use kernels,api,memory,nvtx,nvtx-kernels,idle");
   }
   return absl::OkStatus();
 }
 
-TraceSummary SummarizeTrace(const TraceModel& model, std::string label,
-                            const SummaryOptions& options) {
+namespace {
+
+TraceSummary Summarize(const TraceModel& model, std::string label, const SummaryOptions& options,
+                       NvtxProjection projection) {
   TraceSummary summary;
   summary.label = std::move(label);
   for (uint32_t id : model.DeviceIds()) {
@@ -252,22 +317,47 @@ TraceSummary SummarizeTrace(const TraceModel& model, std::string label,
       dev.busy = Busy(intervals);
     }
   }
-  DurationGroups api, nvtx;
-  CollectHost(model, api, nvtx);
+  DurationGroups api;
+  CollectApi(model, api);
   summary.api_calls = ToRows(api);
   SortNamed(summary.api_calls, options);
-  summary.nvtx_ranges = ToRows(nvtx);
-  SortNamed(summary.nvtx_ranges, options);
+  summary.nvtx_ranges = ToNvtxRows(projection.groups, options);
+  summary.api_call_records = projection.api_calls;
+  summary.gpu_records = projection.gpu_records;
+  summary.gpu_records_without_api_call = projection.gpu_records_without_api_call;
   return summary;
+}
+
+}  // namespace
+
+TraceSummary SummarizeTrace(const TraceModel& model, std::string label,
+                            const SummaryOptions& options) {
+  return Summarize(model, std::move(label), options, Project(model, options));
 }
 
 std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& models,
                                           const std::vector<std::string>& labels,
                                           const SummaryOptions& options) {
   std::vector<TraceSummary> out;
+  // Ranges of every trace by (domain, path), over all threads: the combined NVTX view.
+  std::map<std::pair<std::string, std::string>, NvtxRangeGroup> combined_nvtx;
   for (size_t i = 0; i < models.size(); ++i) {
-    out.push_back(SummarizeTrace(*models[i], i < labels.size() ? labels[i] : models[i]->source_name,
-                                 options));
+    NvtxProjection projection = Project(*models[i], options);
+    if (models.size() > 1) {
+      for (const NvtxRangeGroup& g : projection.groups) {
+        auto [it, added] = combined_nvtx.try_emplace({g.domain, g.path});
+        if (added) {
+          it->second.domain = g.domain;
+          it->second.name = g.name;
+          it->second.path = g.path;
+          it->second.all_threads = true;
+        }
+        it->second.Merge(g);
+      }
+    }
+    out.push_back(Summarize(*models[i],
+                            i < labels.size() ? labels[i] : models[i]->source_name, options,
+                            std::move(projection)));
   }
   if (models.size() < 2) return out;
   TraceSummary& all = out.emplace_back();
@@ -275,12 +365,12 @@ std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& 
   all.label = std::string(1, '*');
   DeviceSummary& dev = all.devices.emplace_back();
   dev.all_devices = true;
-  DurationGroups kernels, api, nvtx;
+  DurationGroups kernels, api;
   std::map<std::string, MemoryGroup> memory;
   std::vector<std::pair<uint64_t, uint64_t>> intervals;  // unused: ranks' clocks differ
   for (const TraceModel* m : models) {
     CollectDevice(*m, nullptr, kernels, memory, intervals);
-    CollectHost(*m, api, nvtx);
+    CollectApi(*m, api);
   }
   dev.kernels = ToRows(kernels);
   SortNamed(dev.kernels, options);
@@ -288,8 +378,10 @@ std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& 
   SortMemory(dev.memory, options);
   all.api_calls = ToRows(api);
   SortNamed(all.api_calls, options);
-  all.nvtx_ranges = ToRows(nvtx);
-  SortNamed(all.nvtx_ranges, options);
+  std::vector<NvtxRangeGroup> groups;
+  groups.reserve(combined_nvtx.size());
+  for (auto& [key, g] : combined_nvtx) groups.push_back(std::move(g));
+  all.nvtx_ranges = ToNvtxRows(groups, options);
   return out;
 }
 
@@ -332,28 +424,25 @@ std::vector<Cell> Location(const Style& s, const TraceSummary& t, const DeviceSu
   return cells;
 }
 
-// NVTX tables (with_domain) have no Time % column: nested ranges would count twice.
-Table NamedTable(const Style& s, bool with_device, bool with_domain) {
-  std::vector<std::pair<std::string, std::string>> names;
-  if (!with_domain) names.push_back({"Time %", "time_percent"});
-  names.insert(names.end(), {{"Total Time", "total_time_ns"},
-                             {"Instances", "instances"},
-                             {"Avg", "avg_ns"},
-                             {"Med", "med_ns"},
-                             {"Min", "min_ns"},
-                             {"Max", "max_ns"},
-                             {"StdDev", "stddev_ns"}});
-  const size_t numeric = names.size();
-  if (with_domain) names.push_back({"Domain", "domain"});
-  names.push_back({"Name", "name"});
-  return Table(Columns(s, with_device, names, numeric));
+Table NamedTable(const Style& s, bool with_device) {
+  return Table(Columns(s, with_device,
+                       {{"Time %", "time_percent"},
+                        {"Total Time", "total_time_ns"},
+                        {"Instances", "instances"},
+                        {"Avg", "avg_ns"},
+                        {"Med", "med_ns"},
+                        {"Min", "min_ns"},
+                        {"Max", "max_ns"},
+                        {"StdDev", "stddev_ns"},
+                        {"Name", "name"}},
+                       8));
 }
 
 void AddNamedRows(Table& table, const Style& s, const TraceSummary& t, const DeviceSummary* d,
-                  const std::vector<NamedDurations>& rows, bool with_domain) {
+                  const std::vector<NamedDurations>& rows) {
   for (const NamedDurations& r : rows) {
     std::vector<Cell> cells = Location(s, t, d);
-    if (!with_domain) cells.push_back(Percent(r.time_percent));
+    cells.push_back(Percent(r.time_percent));
     cells.push_back(Ns(s, r.time.total_ns));
     cells.push_back(Cell(r.time.count));
     cells.push_back(NsReal(s, r.time.avg_ns));
@@ -361,9 +450,113 @@ void AddNamedRows(Table& table, const Style& s, const TraceSummary& t, const Dev
     cells.push_back(Ns(s, r.time.min_ns));
     cells.push_back(Ns(s, r.time.max_ns));
     cells.push_back(NsReal(s, r.time.stddev_ns));
-    if (with_domain) cells.emplace_back(s.human && r.domain.empty() ? "(default)" : r.domain);
     cells.emplace_back(r.name);
     table.AddRow(std::move(cells));
+  }
+}
+
+// The range columns every NVTX table ends with: domain, thread, path (and name).
+void AppendRangeColumns(const Style& s, std::vector<Table::Column>& cols) {
+  cols.push_back({s.human ? "Domain" : "domain", false});
+  cols.push_back({s.human ? "Thread" : "thread_os_tid", true});
+  if (!s.human) cols.push_back({"thread_name", false});
+  cols.push_back({s.human ? "Range" : "path", false});
+}
+
+void AppendRangeCells(const Style& s, const NvtxRangeSummary& r, std::vector<Cell>& cells) {
+  cells.emplace_back(s.human && r.domain.empty() ? "(default)" : r.domain);
+  if (r.all_threads) {
+    cells.push_back(s.human ? Cell("all") : Cell());
+  } else {
+    cells.push_back(r.os_tid == 0 ? Cell() : Cell(r.os_tid));
+  }
+  if (!s.human) cells.emplace_back(r.thread_name);
+  cells.emplace_back(r.path);
+}
+
+// No Time % column: nested ranges would count twice. Host figures keep the names they had
+// before GPU columns came (total_time_ns, avg_ns, ...).
+Table NvtxTable(const Style& s) {
+  std::vector<Table::Column> cols = Columns(s, false,
+                                            {{"GPU Time", "gpu_time_ns"},
+                                             {"GPU Span", "gpu_span_ns"},
+                                             {"GPU/CPU", "gpu_cpu_ratio"},
+                                             {"Kernels", "kernels"},
+                                             {"Copies", "copies"},
+                                             {"Graphs", "graph_launches"},
+                                             {"CPU Time", "total_time_ns"},
+                                             {"Instances", "instances"},
+                                             {"Avg", "avg_ns"},
+                                             {"Med", "med_ns"},
+                                             {"Min", "min_ns"},
+                                             {"Max", "max_ns"},
+                                             {"StdDev", "stddev_ns"}},
+                                            13);
+  // Tables mark cut rows with '*' on the GPU time instead.
+  if (!s.human) cols.push_back({"cut_instances", true});
+  AppendRangeColumns(s, cols);
+  if (!s.human) cols.push_back({"name", false});
+  return Table(std::move(cols));
+}
+
+void AddNvtxRows(Table& table, const Style& s, const TraceSummary& t) {
+  for (const NvtxRangeSummary& r : t.nvtx_ranges) {
+    std::vector<Cell> cells = Location(s, t, nullptr);
+    if (s.human) {
+      cells.emplace_back(FormatDuration(r.gpu_time_ns) + (r.cut_instances > 0 ? " *" : ""));
+    } else {
+      cells.emplace_back(r.gpu_time_ns);
+    }
+    cells.push_back(Ns(s, r.gpu_span_ns));
+    cells.emplace_back(r.gpu_cpu_ratio(), 2);
+    cells.emplace_back(r.kernels);
+    cells.emplace_back(r.copies);
+    cells.emplace_back(r.graph_launches);
+    cells.push_back(Ns(s, r.cpu.total_ns));
+    cells.emplace_back(r.cpu.count);
+    cells.push_back(NsReal(s, r.cpu.avg_ns));
+    cells.push_back(NsReal(s, r.cpu.median_ns));
+    cells.push_back(Ns(s, r.cpu.min_ns));
+    cells.push_back(Ns(s, r.cpu.max_ns));
+    cells.push_back(NsReal(s, r.cpu.stddev_ns));
+    if (!s.human) cells.emplace_back(r.cut_instances);
+    AppendRangeCells(s, r, cells);
+    if (!s.human) cells.emplace_back(r.name);
+    table.AddRow(std::move(cells));
+  }
+}
+
+// nvtx-kernels: per range group, the kernels and memory operations launched inside it.
+Table NvtxWorkTable(const Style& s) {
+  std::vector<Table::Column> cols = Columns(s, false,
+                                            {{"GPU Time", "gpu_time_ns"},
+                                             {"Range %", "range_percent"},
+                                             {"Instances", "instances"},
+                                             {"Avg", "avg_ns"},
+                                             {"Min", "min_ns"},
+                                             {"Max", "max_ns"}},
+                                            6);
+  AppendRangeColumns(s, cols);
+  cols.push_back({s.human ? "Kernel / Operation" : "name", false});
+  return Table(std::move(cols));
+}
+
+void AddNvtxWorkRows(Table& table, const Style& s, const TraceSummary& t) {
+  for (const NvtxRangeSummary& r : t.nvtx_ranges) {
+    for (const NvtxWorkSummary& w : r.work) {
+      std::vector<Cell> cells = Location(s, t, nullptr);
+      cells.push_back(Ns(s, w.time.total_ns));
+      cells.push_back(Percent(w.range_percent));
+      cells.emplace_back(w.time.count);
+      cells.push_back(NsReal(s, w.time.count == 0 ? 0.0
+                                                  : static_cast<double>(w.time.total_ns) /
+                                                        static_cast<double>(w.time.count)));
+      cells.push_back(Ns(s, w.time.min_ns));
+      cells.push_back(Ns(s, w.time.max_ns));
+      AppendRangeCells(s, r, cells);
+      cells.emplace_back(w.name);
+      table.AddRow(std::move(cells));
+    }
   }
 }
 
@@ -443,6 +636,35 @@ std::string TableOrNone(const Table& table, const char* none) {
   return table.RenderText();
 }
 
+// What limits a trace's NVTX GPU figures, in sentences (SummaryNotes adds where they are from).
+std::vector<std::string> TraceNotes(const TraceSummary& t) {
+  std::vector<std::string> notes;
+  if (t.nvtx_ranges.empty()) return notes;
+  if (t.gpu_records > 0 && t.api_call_records == 0) {
+    notes.push_back(absl::StrCat(
+        "GPU time of NVTX ranges needs runtime or driver API records and this trace has "
+        "none, so its ",
+        t.gpu_records, t.gpu_records == 1 ? " kernel or copy counts" : " kernels and copies count",
+        " for no range: record with -t cuda,nvtx (the default) or add runtime or driver to -t"));
+  } else if (t.gpu_records_without_api_call > 0) {
+    notes.push_back(absl::StrCat(
+        t.gpu_records_without_api_call, " of ", t.gpu_records,
+        " kernels and copies ", t.gpu_records_without_api_call == 1 ? "has" : "have",
+        " no API record with their correlation id (dropped, or its API domain was not "
+        "recorded): no NVTX range counts ",
+        t.gpu_records_without_api_call == 1 ? "it" : "them"));
+  }
+  uint64_t cut = 0;
+  for (const NvtxRangeSummary& r : t.nvtx_ranges) cut += r.cut_instances;
+  if (cut > 0) {
+    notes.push_back(absl::StrCat(
+        "* ", cut, cut == 1 ? " range instance reaches" : " range instances reach",
+        " outside the capture windows: work launched outside a window was not recorded, so "
+        "the GPU figures of its row are lower bounds"));
+  }
+  return notes;
+}
+
 std::string RenderText(const std::vector<TraceSummary>& summaries, const SummaryOptions& options) {
   const Style s{true, false};
   std::string out;
@@ -456,8 +678,8 @@ std::string RenderText(const std::vector<TraceSummary>& summaries, const Summary
     for (const DeviceSummary& d : t.devices) {
       const std::string title = DeviceTitle(d);
       if (options.kernels) {
-        Table table = NamedTable(s, true, false);
-        AddNamedRows(table, s, t, &d, d.kernels, false);
+        Table table = NamedTable(s, true);
+        AddNamedRows(table, s, t, &d, d.kernels);
         absl::StrAppend(&out, "\n-- ", title, ": kernels --\n", TableOrNone(table, "no kernels"));
       }
       if (options.memory) {
@@ -477,14 +699,24 @@ std::string RenderText(const std::vector<TraceSummary>& summaries, const Summary
       }
     }
     if (options.api) {
-      Table table = NamedTable(s, false, false);
-      AddNamedRows(table, s, t, nullptr, t.api_calls, false);
+      Table table = NamedTable(s, false);
+      AddNamedRows(table, s, t, nullptr, t.api_calls);
       absl::StrAppend(&out, "\n-- CUDA API calls --\n", TableOrNone(table, "no API calls"));
     }
     if (options.nvtx) {
-      Table table = NamedTable(s, false, true);
-      AddNamedRows(table, s, t, nullptr, t.nvtx_ranges, true);
-      absl::StrAppend(&out, "\n-- NVTX ranges --\n", TableOrNone(table, "no NVTX ranges"));
+      Table table = NvtxTable(s);
+      AddNvtxRows(table, s, t);
+      absl::StrAppend(&out, "\n-- NVTX ranges: host time and the GPU work launched inside --\n",
+                      TableOrNone(table, "no NVTX ranges"));
+    }
+    if (options.nvtx_kernels) {
+      Table table = NvtxWorkTable(s);
+      AddNvtxWorkRows(table, s, t);
+      absl::StrAppend(&out, "\n-- NVTX ranges: kernels and copies launched inside --\n",
+                      TableOrNone(table, "no GPU work launched inside NVTX ranges"));
+    }
+    if (options.nvtx || options.nvtx_kernels) {
+      for (const std::string& note : TraceNotes(t)) absl::StrAppend(&out, "\nnote: ", note, "\n");
     }
   }
   return out;
@@ -499,15 +731,15 @@ MachineTables BuildMachineTables(const std::vector<TraceSummary>& summaries,
   const Style s{false, true};
   MachineTables out;
   if (options.kernels) {
-    Table table = NamedTable(s, true, false);
+    Table table = NamedTable(s, true);
     for (const TraceSummary& t : summaries) {
-      for (const DeviceSummary& d : t.devices) AddNamedRows(table, s, t, &d, d.kernels, false);
+      for (const DeviceSummary& d : t.devices) AddNamedRows(table, s, t, &d, d.kernels);
     }
     out.tables.emplace_back("kernels", std::move(table));
   }
   if (options.api) {
-    Table table = NamedTable(s, false, false);
-    for (const TraceSummary& t : summaries) AddNamedRows(table, s, t, nullptr, t.api_calls, false);
+    Table table = NamedTable(s, false);
+    for (const TraceSummary& t : summaries) AddNamedRows(table, s, t, nullptr, t.api_calls);
     out.tables.emplace_back("api", std::move(table));
   }
   if (options.memory) {
@@ -518,11 +750,14 @@ MachineTables BuildMachineTables(const std::vector<TraceSummary>& summaries,
     out.tables.emplace_back("memory", std::move(table));
   }
   if (options.nvtx) {
-    Table table = NamedTable(s, false, true);
-    for (const TraceSummary& t : summaries) {
-      AddNamedRows(table, s, t, nullptr, t.nvtx_ranges, true);
-    }
+    Table table = NvtxTable(s);
+    for (const TraceSummary& t : summaries) AddNvtxRows(table, s, t);
     out.tables.emplace_back("nvtx", std::move(table));
+  }
+  if (options.nvtx_kernels) {
+    Table table = NvtxWorkTable(s);
+    for (const TraceSummary& t : summaries) AddNvtxWorkRows(table, s, t);
+    out.tables.emplace_back("nvtx_kernels", std::move(table));
   }
   if (options.idle) {
     Table table = IdleTable(s);
@@ -566,6 +801,19 @@ std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputForm
   }
   json.EndObject();
   return json.str() + "\n";
+}
+
+std::vector<std::string> SummaryNotes(const std::vector<TraceSummary>& summaries,
+                                      const SummaryOptions& options) {
+  std::vector<std::string> lines;
+  if (!options.nvtx && !options.nvtx_kernels) return lines;
+  for (const TraceSummary& t : summaries) {
+    if (t.label == "*") continue;  // each trace speaks for itself
+    for (const std::string& note : TraceNotes(t)) {
+      lines.push_back(absl::StrCat("warpscope: ", t.label, ": ", note));
+    }
+  }
+  return lines;
 }
 
 }  // namespace warpscope

@@ -1,6 +1,7 @@
-// `warpscope summary`: per-device kernel and memory-operation statistics, CUDA API and NVTX
-// range statistics, and GPU busy/idle time, for one trace or several (one per rank) with a
-// combined view. Columns follow Nsight Systems' cuda_gpu_kern_sum / cuda_api_sum reports.
+// `warpscope summary`: per-device kernel and memory-operation statistics, CUDA API
+// statistics, NVTX ranges with the GPU work launched inside them, and GPU busy/idle time, for
+// one trace or several (one per rank) with a combined view. Columns follow Nsight Systems'
+// cuda_gpu_kern_sum / cuda_api_sum / nvtx_gpu_proj_sum / nvtx_kern_sum reports.
 #ifndef WARPSCOPE_ANALYZERS_LIB_SUMMARY_H_
 #define WARPSCOPE_ANALYZERS_LIB_SUMMARY_H_
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analyzers/lib/nvtx_projection.h"
 #include "analyzers/lib/output.h"
 #include "analyzers/lib/trace_model.h"
 
@@ -29,10 +31,9 @@ struct DurationStats {
   static DurationStats Of(std::vector<uint64_t>& durations);
 };
 
-// One row of the kernel, API or NVTX tables: all instances sharing a name.
+// One row of the kernel or API tables: all instances sharing a name.
 struct NamedDurations {
   std::string name;
-  std::string domain;  // NVTX domain ("" = default); empty for kernels and API calls
   DurationStats time;
   double time_percent = 0;  // of the table's total time
 };
@@ -59,6 +60,36 @@ struct GpuBusy {
   uint64_t span_ns() const { return end_ns - begin_ns; }
 };
 
+// One kernel name or memory operation launched inside an NVTX range group (nvtx-kernels).
+struct NvtxWorkSummary {
+  std::string name;
+  GpuWorkTotals time;
+  double range_percent = 0;  // of the range group's GPU time
+};
+
+// One row of the NVTX table: the instances of one range (domain, path, thread) with their
+// host time and the GPU work launched inside them (nvtx_projection.h).
+struct NvtxRangeSummary {
+  std::string domain;
+  std::string name;
+  std::string path;
+  bool all_threads = false;  // the combined view over traces
+  uint32_t os_tid = 0;       // 0 = unknown
+  std::string thread_name;
+  DurationStats cpu;  // host time of the instances
+  uint64_t gpu_time_ns = 0;
+  uint64_t gpu_span_ns = 0;
+  uint64_t kernels = 0;
+  uint64_t copies = 0;
+  uint64_t graph_launches = 0;
+  uint64_t cut_instances = 0;
+  std::vector<NvtxWorkSummary> work;  // by GPU time; filled for the nvtx-kernels report
+  // GPU time over host time; 0 when the host time is 0.
+  double gpu_cpu_ratio() const {
+    return cpu.total_ns == 0 ? 0 : static_cast<double>(gpu_time_ns) / cpu.total_ns;
+  }
+};
+
 struct DeviceSummary {
   bool all_devices = false;  // the combined view over every trace and device
   uint32_t device_id = 0;
@@ -73,7 +104,11 @@ struct TraceSummary {
   std::string label;  // the trace's path, or "*" for the combined view
   std::vector<DeviceSummary> devices;
   std::vector<NamedDurations> api_calls;
-  std::vector<NamedDurations> nvtx_ranges;
+  std::vector<NvtxRangeSummary> nvtx_ranges;
+  // What the GPU projection of NVTX ranges rests on (0 for the combined view).
+  uint64_t api_call_records = 0;
+  uint64_t gpu_records = 0;
+  uint64_t gpu_records_without_api_call = 0;
 };
 
 enum class SummarySort { kTotal, kCount, kAvg, kMax, kName };
@@ -85,11 +120,13 @@ struct SummaryOptions {
   bool api = true;
   bool memory = true;
   bool nvtx = true;
+  bool nvtx_kernels = false;  // per NVTX range group, the kernels and copies it launched
   bool idle = true;
 };
 
 // Parses --sort (total|count|avg|max|name) and --report (comma-separated subset of
-// kernels,api,memory,nvtx,idle) into `options`.
+// kernels,api,memory,nvtx,nvtx-kernels,idle) into `options`. `total` orders the NVTX table by
+// GPU time (host time breaks ties); `count`, `avg` and `max` by the host time figures.
 absl::Status ParseSummarySort(std::string_view name, SummaryOptions* options);
 absl::Status ParseSummaryReports(std::string_view list, SummaryOptions* options);
 
@@ -107,6 +144,12 @@ std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& 
 // line, separated by blank lines. JSON: one object with an array of rows per report.
 std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputFormat format,
                           const SummaryOptions& options);
+
+// Lines on what limits the NVTX GPU figures of each trace (GPU work without API records,
+// ranges cut by capture windows), each starting "warpscope: TRACE: ". The table format
+// prints them under the NVTX table; the CLI prints them on stderr for CSV and JSON.
+std::vector<std::string> SummaryNotes(const std::vector<TraceSummary>& summaries,
+                                      const SummaryOptions& options);
 
 }  // namespace warpscope
 

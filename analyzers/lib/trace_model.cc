@@ -636,4 +636,14 @@ std::string_view EndReasonName(v1::EndReason reason) {
   }
 }
 
+std::string KernelDisplayName(const KernelEvent& kernel) {
+  if (!kernel.name.empty()) return std::string(kernel.name);
+  if (!kernel.mangled_name.empty()) return std::string(kernel.mangled_name);
+  return "<unnamed kernel>";
+}
+
+std::string MemcpyOperationName(v1::CopyKind kind) {
+  return absl::StrCat("[CUDA memcpy ", std::string(CopyKindName(kind)), "]");
+}
+
 }  // namespace warpscope

@@ -413,6 +413,12 @@ std::string_view CaptureTriggerName(v1::CaptureTrigger trigger);
 std::string_view SeverityName(v1::Severity severity);  // "info", "data-loss", "error"
 std::string_view EndReasonName(v1::EndReason reason);
 
+// How analyses name GPU work, as Nsight Systems does: a kernel by its demangled name (its
+// mangled one when it has none), copies "[CUDA memcpy HtoD]", memsets "[CUDA memset]".
+std::string KernelDisplayName(const KernelEvent& kernel);
+std::string MemcpyOperationName(v1::CopyKind kind);
+inline constexpr std::string_view kMemsetOperationName = "[CUDA memset]";
+
 }  // namespace warpscope
 
 #endif  // WARPSCOPE_ANALYZERS_LIB_TRACE_MODEL_H_

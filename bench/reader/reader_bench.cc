@@ -1,7 +1,8 @@
 // Reader throughput on one core: a synthetic trace (2 M events with a CUDA-like mix:
 // runtime API calls, kernels, copies, memsets, syncs, NVTX ranges) built with the
 // generated classes, written to a temp file, then streamed, streamed and resolved, and
-// loaded into a TraceModel. Target: >= 5 M events/s streaming and resolving.
+// loaded into a TraceModel. Target: >= 5 M events/s streaming and resolving. Also the NVTX
+// GPU projection of the loaded model (100 k overlapping ranges over 800 k API calls).
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "analyzers/lib/nvtx_projection.h"
 #include "analyzers/lib/trace_model.h"
 #include "analyzers/lib/trace_reader.h"
 #include "benchmark/benchmark.h"
@@ -243,6 +245,27 @@ void BM_LoadModel(benchmark::State& state) {
   SetCounters(state, packets);
 }
 BENCHMARK(BM_LoadModel)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// NVTX GPU projection of the loaded model (the model is loaded once, outside the timing).
+void ProjectNvtx(benchmark::State& state, bool work_by_name) {
+  static const TraceModel* model = new TraceModel(TraceModel::Load(TracePath()).value());
+  NvtxProjectionOptions options;
+  options.work_by_name = work_by_name;
+  uint64_t gpu_ns = 0;
+  for (auto _ : state) {
+    const NvtxProjection p = ProjectNvtxRanges(*model, options);
+    gpu_ns = 0;
+    for (const NvtxRangeGroup& g : p.groups) gpu_ns += g.gpu_time_ns;
+    benchmark::DoNotOptimize(gpu_ns);
+  }
+  SetCounters(state, model->packet_count);
+  state.counters["ranges"] = static_cast<double>(model->nvtx_ranges.size());
+}
+void BM_NvtxProjection(benchmark::State& state) { ProjectNvtx(state, false); }
+BENCHMARK(BM_NvtxProjection)->Unit(benchmark::kMillisecond)->UseRealTime();
+// With the per-range kernel breakdown (`summary --report nvtx-kernels`).
+void BM_NvtxProjectionByKernel(benchmark::State& state) { ProjectNvtx(state, true); }
+BENCHMARK(BM_NvtxProjectionByKernel)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace warpscope

@@ -26,6 +26,23 @@ using ::warpscope::testing::RunCli;
 using ::warpscope::testing::TextprotoToWire;
 using ::warpscope::testing::WriteTempFile;
 
+// CSV and JSON stay machine-readable: what limits the NVTX GPU figures goes to stderr.
+TEST(SummaryCliTest, NvtxNotesGoToStderrForCsvAndJson) {
+  const std::string path = WriteTempFile(FixtureWire("synthetic/nvtx_kernels_only.textproto"));
+  for (const char* format : {"csv", "json"}) {
+    SCOPED_TRACE(format);
+    CliResult r = RunCli(absl::StrCat("summary --report nvtx --format ", format, " ", path));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, StartsWith(absl::StrCat("warpscope: ", path, ": GPU time of NVTX ranges "
+                                               "needs runtime or driver API records")));
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("note")));
+  }
+  CliResult table = RunCli("summary --report nvtx " + path);
+  EXPECT_EQ(table.err, "");
+  EXPECT_THAT(table.out, HasSubstr("note: GPU time of NVTX ranges needs runtime or driver"));
+}
+
 TEST(InfoCliTest, ReadableTraceExitsZero) {
   const std::string path = WriteTempFile(FixtureWire("synthetic/basic.textproto"));
   CliResult r = RunCli("info " + path);

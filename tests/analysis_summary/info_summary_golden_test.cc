@@ -105,7 +105,14 @@ INSTANTIATE_TEST_SUITE_P(
                       SummaryCase{
                           "basic_by_name_top1_kernels_api", {"basic"}, "name", 1, "kernels,api"},
                       SummaryCase{"killed_by_count", {"killed"}, "count"},
-                      SummaryCase{"out_of_range", {"out_of_range"}}),
+                      SummaryCase{"out_of_range", {"out_of_range"}},
+                      SummaryCase{"nvtx_gpu", {"nvtx_gpu"}, "total", 0, "nvtx,nvtx-kernels"},
+                      SummaryCase{"nvtx_gpu_top2_by_count", {"nvtx_gpu"}, "count", 2,
+                                  "nvtx,nvtx-kernels"},
+                      SummaryCase{"nvtx_kernels_only", {"nvtx_kernels_only"}, "total", 0, "nvtx"},
+                      SummaryCase{"nvtx_windows", {"nvtx_windows"}, "total", 0,
+                                  "nvtx,nvtx-kernels"},
+                      SummaryCase{"nvtx_two_traces", {"nvtx_gpu", "basic"}, "total", 0, "nvtx"}),
     [](const ::testing::TestParamInfo<SummaryCase>& info) { return info.param.golden; });
 
 TEST(DurationStatsTest, MatchesHandComputedFigures) {
@@ -129,6 +136,9 @@ TEST(SummaryOptionsTest, RejectsUnknownKeysAndReports) {
   EXPECT_FALSE(ParseSummarySort("fastest", &options).ok());
   EXPECT_FALSE(ParseSummaryReports("kernels,gpu", &options).ok());
   EXPECT_FALSE(ParseSummaryReports(",", &options).ok());
+  EXPECT_TRUE(ParseSummaryReports("nvtx-kernels", &options).ok());
+  EXPECT_TRUE(options.nvtx_kernels);
+  EXPECT_FALSE(options.nvtx);
   EXPECT_TRUE(ParseSummaryReports("nvtx", &options).ok());
   EXPECT_TRUE(options.nvtx);
   EXPECT_FALSE(options.kernels);

@@ -1,0 +1,196 @@
+// NVTX GPU projection: hand-computed answers on the nvtx_gpu fixture (nesting, two threads,
+// a graph launch, a start/end range, work without an API record, a range without work),
+// capture windows, and the bundled H200 recording checked against an independent all-pairs
+// reference.
+#include "analyzers/lib/nvtx_projection.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analyzers/lib/trace_model.h"
+#include "gtest/gtest.h"
+#include "tests/reader/trace_test_util.h"
+
+namespace warpscope {
+namespace {
+
+using ::warpscope::testing::FixtureWire;
+using ::warpscope::testing::SourceDir;
+using ::warpscope::testing::WriteTempFile;
+
+TraceModel LoadFixture(const std::string& name) {
+  absl::StatusOr<TraceModel> model =
+      TraceModel::Load(WriteTempFile(FixtureWire("synthetic/" + name + ".textproto")));
+  EXPECT_TRUE(model.ok()) << model.status();
+  return std::move(*model);
+}
+
+const NvtxRangeGroup* Find(const NvtxProjection& p, const std::string& path, uint32_t os_tid) {
+  for (const NvtxRangeGroup& g : p.groups) {
+    if (g.path == path && g.os_tid == os_tid) return &g;
+  }
+  return nullptr;
+}
+
+TEST(NvtxProjectionTest, KnownAnswersOnTheFixture) {
+  TraceModel model = LoadFixture("nvtx_gpu");
+  NvtxProjectionOptions options;
+  options.work_by_name = true;
+  const NvtxProjection p = ProjectNvtxRanges(model, options);
+  ASSERT_EQ(p.groups.size(), 7u);
+  EXPECT_EQ(p.gpu_records, 11u);  // 9 kernels, 1 memcpy, 1 memset; the graph record is not work
+  EXPECT_EQ(p.gpu_records_without_api_call, 1u);
+
+  struct Expected {
+    std::string path;
+    uint32_t tid;
+    uint64_t instances, cpu_ns, gpu_ns, span_ns, kernels, copies, graphs;
+  };
+  const Expected expected[] = {
+      // Inclusive: step holds forward, backward, idle_wait and one launch of its own.
+      {"step", 100, 1, 100000, 61000, 90500, 7, 1, 1},
+      {"step/forward", 100, 1, 38000, 35000, 37000, 3, 1, 0},
+      {"step/forward/attention", 100, 2, 9000, 11000, 11000, 2, 0, 0},
+      // One graph launch: three node kernels under one correlation id, counted once.
+      {"step/backward", 100, 1, 49000, 25000, 25000, 3, 0, 1},
+      {"step/idle_wait", 100, 1, 4000, 0, 0, 0, 0, 0},
+      // Same name on another thread: its own row, with that thread's launches only.
+      {"forward", 200, 1, 27000, 1000, 1000, 0, 1, 0},
+      // Start/end: no nesting; thread 1's graph launch inside its time does not count.
+      {"prefetch", 200, 1, 56500, 4000, 10000, 1, 1, 0},
+  };
+  for (const Expected& e : expected) {
+    SCOPED_TRACE(e.path);
+    const NvtxRangeGroup* g = Find(p, e.path, e.tid);
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->cpu_durations_ns.size(), e.instances);
+    uint64_t cpu = 0;
+    for (uint64_t d : g->cpu_durations_ns) cpu += d;
+    EXPECT_EQ(cpu, e.cpu_ns);
+    EXPECT_EQ(g->gpu_time_ns, e.gpu_ns);
+    EXPECT_EQ(g->gpu_span_ns, e.span_ns);
+    EXPECT_EQ(g->kernels, e.kernels);
+    EXPECT_EQ(g->copies, e.copies);
+    EXPECT_EQ(g->graph_launches, e.graphs);
+    EXPECT_EQ(g->cut_instances, 0u);
+    uint64_t by_name = 0;
+    for (const auto& [name, totals] : g->work_by_name) by_name += totals.total_ns;
+    EXPECT_EQ(by_name, e.gpu_ns);
+  }
+  EXPECT_EQ(Find(p, "prefetch", 200)->domain, "io");
+  const NvtxRangeGroup* backward = Find(p, "step/backward", 100);
+  ASSERT_EQ(backward->work_by_name.size(), 1u);
+  const GpuWorkTotals& node = backward->work_by_name.at("node_kernel(float*)");
+  EXPECT_EQ(node.count, 3u);
+  EXPECT_EQ(node.min_ns, 5000u);
+  EXPECT_EQ(node.max_ns, 10000u);
+}
+
+TEST(NvtxProjectionTest, WithoutApiRecordsNothingIsClaimed) {
+  TraceModel model = LoadFixture("nvtx_kernels_only");
+  const NvtxProjection p = ProjectNvtxRanges(model);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].gpu_time_ns, 0u);
+  EXPECT_EQ(p.api_calls, 0u);
+  EXPECT_EQ(p.gpu_records, 2u);
+  EXPECT_EQ(p.gpu_records_without_api_call, 2u);
+}
+
+TEST(NvtxProjectionTest, RangesReachingOutsideCaptureWindowsAreCounted) {
+  TraceModel model = LoadFixture("nvtx_windows");
+  const NvtxProjection p = ProjectNvtxRanges(model);
+  const NvtxRangeGroup* loop = Find(p, "loop", 400);
+  const NvtxRangeGroup* inner = Find(p, "loop/inner", 400);
+  ASSERT_NE(loop, nullptr);
+  ASSERT_NE(inner, nullptr);
+  EXPECT_EQ(loop->cut_instances, 1u);
+  EXPECT_EQ(loop->gpu_time_ns, 5000u);
+  EXPECT_EQ(inner->cut_instances, 0u);
+  EXPECT_EQ(inner->gpu_time_ns, 3000u);
+}
+
+// Push/pop ranges that touch (one ends where the next starts) are siblings, and a
+// zero-length range at a parent's end is still its child.
+TEST(NvtxProjectionTest, TouchingRangesAreSiblings) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(WriteTempFile(testing::TextprotoToWire(R"(
+    packet { header { format_major: 1 } }
+    packet { interned_string { id: 1 value: "a" } }
+    packet { interned_string { id: 2 value: "b" } }
+    packet { interned_string { id: 3 value: "c" } }
+    packet { nvtx_range { name_id: 1 start_ns: 100 duration_ns: 100 thread_id: 1
+                          is_push_pop: true depth: 0 } }
+    packet { nvtx_range { name_id: 2 start_ns: 200 duration_ns: 100 thread_id: 1
+                          is_push_pop: true depth: 0 } }
+    packet { nvtx_range { name_id: 3 start_ns: 300 duration_ns: 0 thread_id: 1
+                          is_push_pop: true depth: 1 } }
+    packet { end_of_trace {} }
+  )")));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const NvtxProjection p = ProjectNvtxRanges(*model);
+  std::set<std::string> paths;
+  for (const NvtxRangeGroup& g : p.groups) paths.insert(g.path);
+  EXPECT_EQ(paths, (std::set<std::string>{"a", "b", "b/c"}));
+}
+
+// The bundled H200 recording: `forward` launched 600 kernels that ran about 252.5 ms on the
+// GPU while the range held the CPU for 11.2 ms. The reference is computed all-pairs: every
+// API call on the range's thread that starts inside an instance, and every GPU record with
+// that call's correlation id.
+TEST(NvtxProjectionTest, BundledPipelineTraceMatchesAnAllPairsReference) {
+  absl::StatusOr<TraceModel> model =
+      TraceModel::Load(SourceDir() + "/examples/traces/cuda13.0_sm90/pipeline_pm.wst");
+  ASSERT_TRUE(model.ok()) << model.status();
+  const NvtxProjection p = ProjectNvtxRanges(*model);
+  ASSERT_FALSE(p.groups.empty());
+  for (const NvtxRangeGroup& g : p.groups) {
+    SCOPED_TRACE(g.path);
+    std::set<uint32_t> correlations;
+    uint64_t cpu_ns = 0;
+    for (const NvtxRange& r : model->nvtx_ranges) {
+      if (r.name != g.name || r.thread_id != g.thread_id || r.domain != g.domain) continue;
+      cpu_ns += r.duration_ns;
+      for (const ApiCallEvent& a : model->api_calls) {
+        if (a.thread_id == r.thread_id && a.start_ns >= r.start_ns && a.start_ns <= r.end_ns()) {
+          correlations.insert(a.correlation_id);
+        }
+      }
+    }
+    uint64_t gpu_ns = 0, kernels = 0;
+    for (const KernelEvent& k : model->kernels) {
+      if (correlations.count(k.correlation_id) != 0) {
+        gpu_ns += k.duration_ns;
+        ++kernels;
+      }
+    }
+    for (const MemcpyEvent& c : model->memcpys) {
+      if (correlations.count(c.correlation_id) != 0) gpu_ns += c.duration_ns;
+    }
+    for (const MemsetEvent& s : model->memsets) {
+      if (correlations.count(s.correlation_id) != 0) gpu_ns += s.duration_ns;
+    }
+    // Names are unique in this trace, so name + thread is the group.
+    EXPECT_EQ(g.gpu_time_ns, gpu_ns);
+    EXPECT_EQ(g.kernels, kernels);
+    uint64_t group_cpu = 0;
+    for (uint64_t d : g.cpu_durations_ns) group_cpu += d;
+    EXPECT_EQ(group_cpu, cpu_ns);
+  }
+  const NvtxRangeGroup* forward = nullptr;
+  for (const NvtxRangeGroup& g : p.groups) {
+    if (g.name == "forward") forward = &g;
+  }
+  ASSERT_NE(forward, nullptr);
+  EXPECT_EQ(forward->path, "train_step/forward");
+  EXPECT_EQ(forward->cpu_durations_ns.size(), 300u);
+  EXPECT_EQ(forward->kernels, 600u);
+  EXPECT_NEAR(forward->gpu_time_ns / 1e6, 252.5, 0.1);  // ms
+  uint64_t cpu_ns = 0;
+  for (uint64_t d : forward->cpu_durations_ns) cpu_ns += d;
+  EXPECT_NEAR(cpu_ns / 1e6, 11.19, 0.01);  // ms
+  EXPECT_EQ(p.gpu_records_without_api_call, 0u);
+}
+
+}  // namespace
+}  // namespace warpscope
