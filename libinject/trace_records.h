@@ -5,6 +5,7 @@
 #define WARPSCOPE_LIBINJECT_TRACE_RECORDS_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -219,6 +220,19 @@ struct PmMetricSetRecord {
   uint32_t device_id = 0;
   std::vector<std::string> metric_names;
   uint64_t interval_ns = 0;
+  // Only when samples are written raw (PmCounterDataRecord): what evaluating them needs.
+  std::string chip_name;
+  std::string counter_availability;  // bytes
+};
+
+// Raw PM samples: a counter data image and the samples of it that are usable, with their
+// times (absolute, trace clock). The analyzers evaluate the values.
+struct PmCounterDataRecord {
+  uint32_t metric_set_id = 0;
+  std::span<const uint8_t> image;
+  std::vector<uint32_t> sample_index;
+  std::vector<uint64_t> start_ns;
+  std::vector<uint64_t> end_ns;
 };
 
 struct PmSampleRecord {

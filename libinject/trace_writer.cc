@@ -64,7 +64,8 @@ enum PacketField : uint32_t {
   kContext = 22,
   kOverhead = 23,
   kNotice = 24,
-  kNumPacketFields = 25,
+  kPmCounterData = 25,
+  kNumPacketFields = 26,
 };
 
 // Per-kind counter names, indexed by PacketField; empty for kinds that are not events.
@@ -92,6 +93,7 @@ constexpr std::array<std::string_view, kNumPacketFields> kKindCounterNames = {
     "writer.events_written.context",
     "writer.events_written.overhead",
     "writer.events_written.notice",
+    "writer.events_written.pm_counter_data",
 };
 
 constexpr uint8_t kTracePacketTag = wire::MakeTag(1, wire::kLengthDelimited);
@@ -336,6 +338,8 @@ struct TraceWriter::Impl {
   uint64_t next_config_id = 1;
   std::unordered_map<uint64_t, uint64_t> threads;
   uint64_t next_thread_id = 1;
+  std::vector<uint64_t> scratch_starts;     // PmCounterData times, relative
+  std::vector<uint64_t> scratch_durations;
 
   // Updated under mu (bytes_written: by the writer thread alone); read anywhere.
   std::array<RelaxedCounter, kNumPacketFields> packets;
@@ -1340,6 +1344,32 @@ bool TraceWriter::Batch::Write(const PmMetricSetRecord& r) {
     s.Uint(2, r.device_id);
     for (const std::string& name : r.metric_names) s.RepeatedString(3, name);
     s.Uint(4, r.interval_ns);
+    s.String(5, r.chip_name);
+    s.Bytes(6, std::span<const uint8_t>(
+                   reinterpret_cast<const uint8_t*>(r.counter_availability.data()),
+                   r.counter_availability.size()));
+  });
+}
+
+bool TraceWriter::Batch::Write(const PmCounterDataRecord& r) {
+  if (!locked_) return false;
+  Impl& w = *writer_.impl_;
+  if (w.RefuseIfClosed()) return false;
+  const size_t n = std::min({r.sample_index.size(), r.start_ns.size(), r.end_ns.size()});
+  std::vector<uint64_t>& starts = w.scratch_starts;
+  std::vector<uint64_t>& durations = w.scratch_durations;
+  starts.resize(n);
+  durations.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    starts[i] = w.RelTime(r.start_ns[i]);
+    durations[i] = w.Duration(r.start_ns[i], r.end_ns[i]);
+  }
+  return w.EmitSized(kPmCounterData, [&](auto& s) {
+    s.Uint(1, r.metric_set_id);
+    s.Bytes(2, r.image);
+    s.PackedVarint(3, std::span<const uint32_t>(r.sample_index.data(), n));
+    s.PackedVarint(4, std::span<const uint64_t>(starts));
+    s.PackedVarint(5, std::span<const uint64_t>(durations));
   });
 }
 

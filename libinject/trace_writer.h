@@ -111,6 +111,7 @@ class TraceWriter {
     bool Write(const NvtxMarkRecord& r);
     bool Write(const PmMetricSetRecord& r);
     bool Write(const PmSampleRecord& r);
+    bool Write(const PmCounterDataRecord& r);
     bool Write(const PcStallReasonsRecord& r);
     bool Write(const PcSampleBatchRecord& r);
     bool Write(const CaptureWindowEdgeRecord& r);

@@ -116,6 +116,13 @@ class BufferSink {
   void String(uint32_t field, std::string_view value) {
     if (!value.empty()) RepeatedString(field, value);
   }
+  // A `bytes` field: copied as is.
+  void Bytes(uint32_t field, std::span<const uint8_t> value) {
+    if (value.empty()) return;
+    LengthDelimitedHeader(field, value.size());
+    std::memcpy(out_, value.data(), value.size());
+    out_ += value.size();
+  }
   // Protobuf readers refuse a `string` field that is not valid UTF-8, so every invalid byte
   // (kernel names, argv and NVTX text are arbitrary bytes) becomes '?'; the length is kept.
   void RepeatedString(uint32_t field, std::string_view value) {
@@ -170,6 +177,9 @@ class SizeSink {
   }
   void String(uint32_t field, std::string_view value) {
     if (!value.empty()) RepeatedString(field, value);
+  }
+  void Bytes(uint32_t field, std::span<const uint8_t> value) {
+    if (!value.empty()) size_ += LengthDelimitedSize(field, value.size());
   }
   void RepeatedString(uint32_t field, std::string_view value) {
     size_ += LengthDelimitedSize(field, value.size());

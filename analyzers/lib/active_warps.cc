@@ -233,7 +233,9 @@ TailReport BuildTailReport(const PmInputs& in, const TailOptions& options,
                            const std::function<bool(std::string_view)>& select) {
   TailReport report;
   const ActiveWarpSamples samples = ExtractActiveWarpSamples(in);
-  if (samples.samples.empty()) {
+  if (samples.samples.empty() && !in.samples_unavailable.empty()) {
+    report.problem = std::string(in.samples_unavailable);
+  } else if (samples.samples.empty()) {
     report.problem =
         "the trace has no PM samples: record with `warpscope record --pm-sampling` to get active-warp "
         "curves";

@@ -44,6 +44,7 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
   OccupancyReport report;
   const ActiveWarpSamples samples = ExtractActiveWarpSamples(in);
   report.has_pm_samples = !samples.samples.empty();
+  report.pm_samples_unavailable = std::string(in.samples_unavailable);
   const PmAttribution attribution = AttributeSamples(in.kernels, samples);
 
   struct Acc {
@@ -275,7 +276,10 @@ std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat fo
   std::string out;
   if (report.rows.empty()) return "warpscope: no kernels match\n";
   out = table.RenderText();
-  if (!report.has_pm_samples) {
+  if (!report.has_pm_samples && !report.pm_samples_unavailable.empty()) {
+    absl::StrAppend(&out, "\nachieved occupancy needs PM samples, and ",
+                    report.pm_samples_unavailable, "\n");
+  } else if (!report.has_pm_samples) {
     absl::StrAppend(&out,
                     "\nachieved occupancy needs PM samples: record with `warpscope record --pm-sampling`\n");
   }

@@ -45,6 +45,8 @@ struct OccupancyReport {
   std::vector<OccupancyRow> rows;  // ranked by total time
   uint32_t kernels_matched = 0;
   bool has_pm_samples = false;
+  std::string pm_samples_unavailable;  // why raw PM samples could not be evaluated, or ""
+
 };
 
 absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,

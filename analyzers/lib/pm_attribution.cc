@@ -51,7 +51,8 @@ std::string PmDataLossNote(std::span<const StatCounter> stats) {
 }
 
 PmInputs PmInputsOf(const TraceModel& model) {
-  return PmInputs{model.kernels, model.pm_samples, model.pm_metric_sets, model.devices};
+  return PmInputs{model.kernels, model.pm_samples, model.pm_metric_sets, model.devices,
+                  model.pm_samples_unavailable};
 }
 
 uint64_t ActiveWarpSamples::IntervalOnDevice(uint32_t device_id) const {

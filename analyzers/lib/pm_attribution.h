@@ -28,6 +28,8 @@ struct PmInputs {
   std::span<const PmSample> samples;
   std::span<const PmMetricSet> metric_sets;
   std::span<const DeviceInfo> devices;
+  // Why the trace's raw PM samples could not be evaluated (TraceModel::pm_samples_unavailable).
+  std::string_view samples_unavailable = {};
 };
 PmInputs PmInputsOf(const TraceModel& model);
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "analyzers/lib/pm_counter_data.h"
 #include "analyzers/lib/trace_limits.h"
 
 namespace warpscope {
@@ -54,6 +55,7 @@ class TraceModelBuilder {
   uint64_t unmatched_window_ends_ = 0;
   uint64_t orphan_pc_continuations_ = 0;
   uint64_t samples_without_set_ = 0;
+  PmCounterDataImporter pm_counter_data_;
   uint64_t sample_value_mismatches_ = 0;
   uint64_t overflowing_end_events_ = 0;
 };
@@ -244,7 +246,17 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
       m.pm_metric_sets.push_back({s.id(),
                                   s.device_id(),
                                   {s.metric_names().begin(), s.metric_names().end()},
-                                  s.interval_ns()});
+                                  s.interval_ns(),
+                                  s.chip_name(),
+                                  s.counter_availability()});
+      break;
+    }
+    case v1::TracePacket::kPmCounterData: {
+      const v1::PmCounterData& d = p.pm_counter_data();
+      pm_counter_data_.Add(m.FindPmMetricSet(d.metric_set_id()), d);
+      for (int i = 0; i < d.start_ns_size() && i < d.duration_ns_size(); ++i) {
+        Extend(d.start_ns(i), d.start_ns(i) + d.duration_ns(i));
+      }
       break;
     }
     case v1::TracePacket::kPmSample: {
@@ -364,6 +376,8 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
     Add(**packet);
   }
 
+  pm_counter_data_.Finish(&m);
+
   // Values no GPU has (trace_limits.h): the analyses leave these out and say why.
   uint64_t devices_out_of_range = 0, launches_out_of_range = 0, samples_out_of_range = 0;
   for (const DeviceInfo& d : m.devices) devices_out_of_range += !DeviceLimitsProblem(d).empty();
@@ -408,6 +422,20 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
         "PM samples whose metric set was not defined before them");
   Count("model.pm_sample_value_count_mismatch", sample_value_mismatches_, SEVERITY_ERROR,
         "PM samples whose value count differs from their metric set's metric count");
+  const PmCounterDataImporter::Counts& raw = pm_counter_data_.counts();
+  Count("model.pm_raw_samples_evaluated", raw.evaluated, SEVERITY_INFO,
+        "raw PM samples (counter data images) evaluated with CUPTI's host API at load");
+  Count("model.pm_raw_samples_not_evaluated", raw.not_evaluated, SEVERITY_ERROR,
+        m.pm_samples_unavailable.empty() ? std::string("raw PM samples left unevaluated")
+                                         : m.pm_samples_unavailable);
+  Count("model.pm_raw_sample_evaluation_errors", raw.evaluation_errors, SEVERITY_ERROR,
+        "raw PM samples CUPTI could not evaluate (corrupt image or sample index)");
+  Count("model.pm_raw_records_malformed", raw.malformed_records, SEVERITY_ERROR,
+        "raw PM sample records without a metric set (with a chip name) before them or with "
+        "arrays of different lengths");
+  Count("model.pm_raw_samples_superseded", raw.superseded, SEVERITY_INFO,
+        "raw PM samples of metric sets that also have values evaluated by the process "
+        "(those are used)");
   Count("model.orphan_pc_sample_continuations", orphan_pc_continuations_, SEVERITY_ERROR,
         "PC sample continuation packets with no batch of the same device and context before "
         "them (kept as batches of their own)");

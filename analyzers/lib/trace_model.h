@@ -235,6 +235,10 @@ struct PmMetricSet {
   uint32_t device_id = 0;
   std::vector<std::string> metric_names;
   uint64_t interval_ns = 0;
+  // For raw samples (PmCounterData) evaluated at load time: CUPTI's chip name and the
+  // device's counter availability image (bytes). Empty when the process evaluated them.
+  std::string chip_name;
+  std::string counter_availability;
 };
 
 // Hardware counters over [start_ns, end_ns()] on the metric set's device. `values` follows
@@ -360,7 +364,10 @@ class TraceModel {
   std::vector<NvtxRange> nvtx_ranges;
   std::vector<NvtxMark> nvtx_marks;
   std::vector<PmMetricSet> pm_metric_sets;
-  std::vector<PmSample> pm_samples;
+  std::vector<PmSample> pm_samples;  // in-process values, then raw samples evaluated at load
+  // Why raw PM samples (PmCounterData) could not all be evaluated, e.g. no CUPTI on this
+  // machine; empty when all were. The analyses that need PM samples show it.
+  std::string pm_samples_unavailable;
   std::vector<PcStallReasons> pc_stall_reasons;
   std::vector<PcSampleBatch> pc_sample_batches;
   std::vector<CaptureWindowRange> capture_windows;

@@ -24,6 +24,8 @@ ap.add_argument("--out", required=True)
 ap.add_argument("--runs", type=int, default=7)
 ap.add_argument("--train-runs", type=int, default=5)
 ap.add_argument("--train-steps", type=int, default=120)
+ap.add_argument("--train-warmup", type=int, default=15, help="untimed training steps first")
+ap.add_argument("--workloads", default="launch_1thread,launch_4threads,resnet18_train")
 ap.add_argument("--quick", action="store_true")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
@@ -87,10 +89,13 @@ workloads = {
     "launch_1thread": {"cmd": [loop, "1", "200000"], "modes": ["plain", "floor", "floor_ts", "warpscope"]},
     "launch_4threads": {"cmd": [loop, "4", "50000"], "modes": ["plain", "floor", "warpscope"]},
     "resnet18_train": {
-        "cmd": [sys.executable, f"{here}/train_resnet.py", "--steps", steps],
+        "cmd": [sys.executable, f"{here}/train_resnet.py", "--steps", steps, "--warmup",
+                str(args.train_warmup)],
         "modes": ["plain", "floor", "warpscope", "warpscope_pm", "torch_profiler"],
         "runs": 3 if args.quick else args.train_runs},
 }
+wanted = set(args.workloads.split(","))
+workloads = {k: v for k, v in workloads.items() if k in wanted}
 report = {"runs": runs, "workloads": {}}
 lines = []
 for name, w in workloads.items():
@@ -139,7 +144,8 @@ for name, w in workloads.items():
 
 # Trace size for the same training steps: warpscope (cudaProfilerApi window around the measured
 # steps) vs torch.profiler's Chrome JSON.
-train = [sys.executable, f"{here}/train_resnet.py", "--steps", steps]
+train = [sys.executable, f"{here}/train_resnet.py", "--steps", steps, "--warmup",
+         str(args.train_warmup)]
 ws_path = f"{tmp}/size.wst"
 env = {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": ws_path, "WARPSCOPE_FORCE_OVERWRITE": "1",
        "WARPSCOPE_QUIET": "1", "WARPSCOPE_CAPTURE_RANGE": "cudaProfilerApi"}
@@ -159,10 +165,16 @@ if res_ws and res_tp and os.path.exists(ws_path):
     print(lines[-1], flush=True)
 # Where warpscope's extra peak RSS in the training run comes from: one run per variant.
 rss_probe = {}
-for label, extra in [("default", {}), ("buffer_2mb", {"WARPSCOPE_BUFFER_SIZE_MB": "2"}),
-                     ("no_periodic_flush", {"WARPSCOPE_FLUSH_INTERVAL_MS": "600000"}),
-                     ("no_nvtx", {"WARPSCOPE_TRACE": "cuda,sync"})]:
-    env = mode_env("warpscope", f"rss_{label}")
+small = {"WARPSCOPE_BUFFER_SIZE_MB": "1", "WARPSCOPE_WRITER_MEMORY_MB": "4"}
+for label, mode, extra in [
+        ("default", "warpscope", {}), ("buffer_1mb", "warpscope", {"WARPSCOPE_BUFFER_SIZE_MB": "1"}),
+        ("writer_4mb", "warpscope", {"WARPSCOPE_WRITER_MEMORY_MB": "4"}),
+        ("kernels_only", "warpscope", {"WARPSCOPE_TRACE": "kernel"}),
+        ("small_kernels_only", "warpscope", dict(small, WARPSCOPE_TRACE="kernel")),
+        ("no_periodic_flush", "warpscope", {"WARPSCOPE_FLUSH_INTERVAL_MS": "600000"}),
+        ("floor", "floor", {}), ("floor_again", "floor", {}), ("plain", "plain", {}),
+        ("pm_process", "warpscope_pm", {}), ("pm_offline", "warpscope_pm", {"WARPSCOPE_PM_EVALUATE": "offline"})]:
+    env = mode_env(mode, f"rss_{label}")
     env.update(extra)
     res = run(train, env)
     if res:

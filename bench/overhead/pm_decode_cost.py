@@ -8,8 +8,14 @@ evaluation and counter data image re-initialisation. The process's own CPU time
 (user+system, from getrusage of the child) is reported next to the same program traced
 without PM sampling, so the PM share of a core is measured, not estimated.
 
+Each row also runs per --evaluations mode (WARPSCOPE_PM_EVALUATE: process evaluates metric
+values in the process; offline writes the counter data images for the analyzers to evaluate)
+and per --metric-sets entry (default: warpscope's set; warps: the three metrics that active
+warps need), and reports the trace bytes per sample.
+
 usage: pm_decode_cost.py --build DIR [--seconds 5] [--intervals 200us,50us]
-                         [--batches auto,64,4096] [--out DIR]   (auto: warpscope's sizing)
+                         [--batches auto,64,4096] [--evaluations process,offline]
+                         [--metric-sets default,warps] [--out DIR]   (auto: warpscope's sizing)
 """
 import argparse
 import json
@@ -25,13 +31,18 @@ ap.add_argument("--build", required=True, help="dir with bin/ and lib/ (staged .
 ap.add_argument("--seconds", type=float, default=5.0)
 ap.add_argument("--intervals", default="200us,50us")
 ap.add_argument("--batches", default="auto,64,4096")
+ap.add_argument("--evaluations", default="process")
+ap.add_argument("--metric-sets", default="default")
 ap.add_argument("--out", default=".")
 args = ap.parse_args()
 B = os.path.abspath(args.build)
 tmp = tempfile.mkdtemp(prefix="ws_pm_cost")
 COUNTERS = ["pm_sampling.samples", "pm_sampling.gaps", "pm_sampling.gap_ns", "pm_sampling.overflows",
             "pm_sampling.samples_invalid", "pm_sampling.decode_busy_us", "pm_sampling.decode_data_us",
-            "pm_sampling.evaluate_us", "pm_sampling.image_reset_us", "pm_sampling.setup_us"]
+            "pm_sampling.evaluate_us", "pm_sampling.image_reset_us", "pm_sampling.setup_us",
+            "pm_sampling.sample_info_us", "pm_sampling.raw_images", "pm_sampling.raw_image_bytes"]
+METRIC_SETS = {"default": "",
+               "warps": "sm__warps_active.avg.per_cycle_active,sm__cycles_active.avg,gr__cycles_elapsed.max"}
 
 
 def run(env_extra):
@@ -56,6 +67,7 @@ def run(env_extra):
                 for m in re.finditer(r"counter (\S+) = (\d+)", dump)}
     notices = re.findall(r"^  notice (.*)$", dump, re.M)
     return {"rc": p.returncode, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
+            "trace_bytes": os.path.getsize(path) if os.path.exists(path) else 0,
             "stderr": p.stderr.strip().splitlines()[-5:], "notices": notices[:5],
             "max_rss_mb": round(after.ru_maxrss / 1024, 1),
             **{c.replace("pm_sampling.", ""): counters.get(c, 0) for c in COUNTERS}}
@@ -65,23 +77,29 @@ rows = []
 base = run({})
 base.update(mode="trace")
 rows.append(base)
-for interval in args.intervals.split(","):
-    for batch in args.batches.split(","):
-        env = {"WARPSCOPE_PM_SAMPLING": "1", "WARPSCOPE_PM_INTERVAL": interval}
+for evaluation in args.evaluations.split(","):
+  for metric_set in args.metric_sets.split(","):
+    for interval in args.intervals.split(","):
+      for batch in args.batches.split(","):
+        env = {"WARPSCOPE_PM_SAMPLING": "1", "WARPSCOPE_PM_INTERVAL": interval,
+               "WARPSCOPE_PM_EVALUATE": evaluation}
+        if METRIC_SETS[metric_set]:
+            env["WARPSCOPE_PM_METRICS"] = METRIC_SETS[metric_set]
         if batch != "auto":  # auto: warpscope's own sizing
             env["WARPSCOPE_PM_DECODE_BATCH"] = batch
         r = run(env)
-        r.update(mode="pm", interval=interval, batch=batch)
+        r.update(mode="pm", interval=interval, batch=batch, evaluation=evaluation,
+                 metric_set=metric_set)
         rows.append(r)
-        print(f"  done: {interval} batch {batch}: rc {r['rc']}, {r['samples']} samples, "
-              f"cpu {r['cpu_s']} s", flush=True)
+        print(f"  done: {evaluation} {metric_set} {interval} batch {batch}: rc {r['rc']}, "
+              f"{r['samples']} samples, cpu {r['cpu_s']} s", flush=True)
 
 os.makedirs(args.out, exist_ok=True)
 with open(f"{args.out}/pm_decode_cost.json", "w") as f:
     json.dump(rows, f, indent=1)
-hdr = (f"{'interval':>8} {'batch':>6} {'samples':>8} {'gaps':>5} {'ovfl':>5} {'inval':>6} "
+hdr = (f"{'eval':>8} {'metrics':>8} {'interval':>8} {'batch':>6} {'samples':>8} {'gaps':>5} {'ovfl':>5} {'inval':>6} "
        f"{'cpu_s':>7} {'+cpu%core':>9} {'busy/s':>7} {'decode':>7} {'eval':>7} {'reset':>7} "
-       f"{'us/smp':>7} {'setup_ms':>8}")
+       f"{'info':>7} {'us/smp':>7} {'B/smp':>7} {'setup_ms':>8}")
 lines = [f"PM decode cost: ws_hostile --run-ms {int(args.seconds*1000)} --kernel-us 50; "
          f"traced without PM: cpu {base['cpu_s']} s in {base['wall_s']} s", hdr]
 for r in rows[1:]:
@@ -89,16 +107,18 @@ for r in rows[1:]:
     extra_core = 100.0 * (r["cpu_s"] - base["cpu_s"]) / args.seconds
     n = max(r["samples"], 1)
     lines.append(
-        f"{r['interval']:>8} {r['batch']:>6} {r['samples']:>8} {r['gaps']:>5} {r['overflows']:>5} "
+        f"{r['evaluation']:>8} {r['metric_set']:>8} {r['interval']:>8} {r['batch']:>6} {r['samples']:>8} {r['gaps']:>5} {r['overflows']:>5} "
         f"{r['samples_invalid']:>6} {r['cpu_s']:>7.2f} {extra_core:>8.1f}% "
         f"{r['decode_busy_us']/1e6/secs*100:>6.1f}% {r['decode_data_us']/n:>7.1f} "
-        f"{r['evaluate_us']/n:>7.1f} {r['image_reset_us']/n:>7.1f} {r['decode_busy_us']/n:>7.1f} "
+        f"{r['evaluate_us']/n:>7.1f} {r['image_reset_us']/n:>7.1f} {r['sample_info_us']/n:>7.1f} "
+        f"{r['decode_busy_us']/n:>7.1f} {(r['trace_bytes'] - base['trace_bytes'])/n:>7.0f} "
         f"{r['setup_us']/1000:>8.0f}")
 for r in rows:
     for line in r["stderr"] + r["notices"]:
         lines.append(f"  [{r.get('interval', 'trace')} {r.get('batch', '')}] {line}")
 lines.append("columns: +cpu%core = (process CPU - traced-only CPU) / run time; busy/s = decode "
-             "thread busy share of the run; decode/eval/reset/us/smp = microseconds per sample")
+             "thread busy share of the run; decode/eval/reset/info/us/smp = microseconds per sample; "
+             "B/smp = trace bytes per sample beyond the traced-only run's")
 text = "\n".join(lines)
 print(text)
 with open(f"{args.out}/pm_decode_cost.txt", "w") as f:

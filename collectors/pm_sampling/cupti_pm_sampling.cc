@@ -15,12 +15,15 @@
 #include <cupti_profiler_target.h>
 #include <cupti_target.h>
 
+#include <algorithm>
 #include <chrono>
+#include <span>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "collectors/pm_sampling/pm_sampling_collector.h"
+#include "collectors/pm_sampling/pm_sampling_config.h"
 
 namespace warpscope {
 
@@ -36,6 +39,11 @@ struct CuptiPmSampling::DeviceState {
   std::vector<uint8_t> config_image;
   std::vector<uint8_t> counter_data;
   std::vector<double> values;
+  bool evaluate = true;
+  bool keep_raw = false;
+  uint32_t headroom = 0;
+  size_t consumed = 0;  // samples of the image already visited
+  size_t populated = 0;  // after the last decode (a sample may be populated, not completed)
   CUpti_Profiler_Host_Object* host = nullptr;
   CUpti_PmSampling_Object* sampler = nullptr;
 };
@@ -112,7 +120,7 @@ PmResult CuptiPmSampling::Initialize() {
 }
 
 PmResult CuptiPmSampling::PrepareDevice(const PmDeviceSettings& settings, std::string* chip_name,
-                                        size_t* num_passes) {
+                                        std::string* counter_availability, size_t* num_passes) {
   auto state = std::make_unique<DeviceState>();
   DeviceState& d = *state;
   d.device_index = settings.device_index;
@@ -122,6 +130,9 @@ PmResult CuptiPmSampling::PrepareDevice(const PmDeviceSettings& settings, std::s
   d.interval_ns = settings.interval_ns;
   d.hardware_buffer_bytes = settings.hardware_buffer_bytes;
   d.max_samples = settings.max_samples_per_decode;
+  d.evaluate = settings.evaluate;
+  d.keep_raw = settings.keep_raw;
+  d.headroom = settings.image_headroom_samples;
   devices_[settings.device_index] = std::move(state);
 
   auto chip = Params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
@@ -147,6 +158,7 @@ PmResult CuptiPmSampling::PrepareDevice(const PmDeviceSettings& settings, std::s
       !r.ok()) {
     return r;
   }
+  counter_availability->assign(d.availability.begin(), d.availability.end());
 
   auto host = Params<CUpti_Profiler_Host_Initialize_Params>(
       CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
@@ -230,18 +242,30 @@ PmResult CuptiPmSampling::EnableDevice(uint32_t device_index) {
     return r;
   }
 
-  auto size = Params<CUpti_PmSampling_GetCounterDataSize_Params>(
-      CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE);
-  size.pPmSamplingObject = d.sampler;
-  size.pMetricNames = d.metric_names.data();
-  size.numMetrics = d.metric_names.size();
-  size.maxSamples = d.max_samples;
-  if (PmResult r =
-          Check(cuptiPmSamplingGetCounterDataSize(&size), "cuptiPmSamplingGetCounterDataSize");
-      !r.ok()) {
-    return r;
+  // Raw images are written as one trace packet each: halve the capacity until one fits.
+  while (true) {
+    auto size = Params<CUpti_PmSampling_GetCounterDataSize_Params>(
+        CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE);
+    size.pPmSamplingObject = d.sampler;
+    size.pMetricNames = d.metric_names.data();
+    size.numMetrics = d.metric_names.size();
+    size.maxSamples = d.max_samples;
+    if (PmResult r =
+            Check(cuptiPmSamplingGetCounterDataSize(&size), "cuptiPmSamplingGetCounterDataSize");
+        !r.ok()) {
+      return r;
+    }
+    if (d.keep_raw && size.counterDataSize > kMaxPmRawImageBytes && d.max_samples > 16) {
+      d.max_samples /= 2;
+      continue;
+    }
+    d.counter_data.resize(size.counterDataSize);
+    break;
   }
-  d.counter_data.resize(size.counterDataSize);
+  // Room for at least two decodes between re-initialisations.
+  d.headroom = std::min<uint32_t>(d.headroom, d.max_samples / 2);
+  d.consumed = 0;
+  d.populated = 0;
   return ResetCounterData(d);
 }
 
@@ -262,10 +286,36 @@ PmResult CuptiPmSampling::Stop(uint32_t device_index) {
 }
 
 PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& visitor,
+                                 const PmImageVisitor& image_visitor, bool flush,
                                  PmDecodeResult* result) {
   auto it = devices_.find(device_index);
   if (it == devices_.end() || it->second->sampler == nullptr) return NotPrepared(device_index);
   DeviceState& d = *it->second;
+  auto since = [](std::chrono::steady_clock::time_point t0) {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now() - t0)
+                                     .count());
+  };
+  // Hands the image over and re-initialises it; only between whole samples.
+  auto recycle = [&]() -> PmResult {
+    if (d.keep_raw && d.consumed > 0 && image_visitor) {
+      image_visitor(std::span<const uint8_t>(d.counter_data));
+      ++result->images;
+      result->image_bytes += d.counter_data.size();
+    }
+    const auto r0 = std::chrono::steady_clock::now();
+    PmResult reset = ResetCounterData(d);
+    result->reset_ns += since(r0);
+    d.consumed = 0;
+    d.populated = 0;
+    return reset;
+  };
+  // Not enough room left for this decode: start a fresh image first, so that a decode never
+  // stops at a full image in the middle of a sample.
+  if (d.populated == d.consumed && d.consumed > 0 && d.consumed + d.headroom > d.max_samples) {
+    if (PmResult r = recycle(); !r.ok()) return r;
+  }
+
   auto decode =
       Params<CUpti_PmSampling_DecodeData_Params>(CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE);
   decode.pPmSamplingObject = d.sampler;
@@ -273,13 +323,14 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
   decode.counterDataImageSize = d.counter_data.size();
   const auto t0 = std::chrono::steady_clock::now();
   PmResult decoded = Check(cuptiPmSamplingDecodeData(&decode), "cuptiPmSamplingDecodeData");
-  const auto t1 = std::chrono::steady_clock::now();
-  result->decode_ns +=
-      std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+  result->decode_ns += since(t0);
   result->overflow = decode.overflow != 0;
   if (!decoded.ok() && decoded.kind != PmErrorKind::kOutOfMemory) return decoded;
-  result->more = decode.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
+  const bool full =
+      decode.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
+  result->more = full;
 
+  const auto i0 = std::chrono::steady_clock::now();
   auto info = Params<CUpti_PmSampling_GetCounterDataInfo_Params>(
       CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE);
   info.pCounterDataImage = d.counter_data.data();
@@ -289,7 +340,11 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
       !r.ok()) {
     return r;
   }
-  for (size_t i = 0; i < info.numCompletedSamples; ++i) {
+  if (info.numCompletedSamples < d.consumed) d.consumed = 0;  // CUPTI started the image afresh
+  d.populated = info.numPopulatedSamples;
+  uint64_t info_ns = since(i0);
+  for (size_t i = d.consumed; i < info.numCompletedSamples; ++i) {
+    const auto s0 = std::chrono::steady_clock::now();
     auto sample = Params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
         CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
     sample.pPmSamplingObject = d.sampler;
@@ -301,32 +356,36 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
         !r.ok()) {
       return r;
     }
-    auto eval = Params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
-        CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
-    eval.pHostObject = d.host;
-    eval.pCounterDataImage = d.counter_data.data();
-    eval.counterDataImageSize = d.counter_data.size();
-    eval.rangeIndex = i;
-    eval.ppMetricNames = d.metric_names.data();
-    eval.numMetrics = d.metric_names.size();
-    eval.pMetricValues = d.values.data();
-    const auto e0 = std::chrono::steady_clock::now();
-    const CUptiResult evaluated = cuptiProfilerHostEvaluateToGpuValues(&eval);
-    result->evaluate_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::steady_clock::now() - e0)
-                               .count();
-    if (PmResult r = Check(evaluated, "cuptiProfilerHostEvaluateToGpuValues"); !r.ok()) {
-      return r;
+    info_ns += since(s0);
+    const double* values = nullptr;
+    size_t count = 0;
+    if (d.evaluate) {
+      auto eval = Params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+          CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+      eval.pHostObject = d.host;
+      eval.pCounterDataImage = d.counter_data.data();
+      eval.counterDataImageSize = d.counter_data.size();
+      eval.rangeIndex = i;
+      eval.ppMetricNames = d.metric_names.data();
+      eval.numMetrics = d.metric_names.size();
+      eval.pMetricValues = d.values.data();
+      const auto e0 = std::chrono::steady_clock::now();
+      const CUptiResult evaluated = cuptiProfilerHostEvaluateToGpuValues(&eval);
+      result->evaluate_ns += since(e0);
+      if (PmResult r = Check(evaluated, "cuptiProfilerHostEvaluateToGpuValues"); !r.ok()) {
+        return r;
+      }
+      values = d.values.data();
+      count = d.values.size();
     }
-    visitor(sample.startTimestamp, sample.endTimestamp, d.values.data(), d.values.size());
+    visitor(static_cast<uint32_t>(i), sample.startTimestamp, sample.endTimestamp, values, count);
     ++result->samples;
   }
-  const auto r0 = std::chrono::steady_clock::now();
-  PmResult reset = ResetCounterData(d);
-  result->reset_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now() - r0)
-                          .count();
-  if (!reset.ok()) return reset;
+  result->info_ns += info_ns;
+  d.consumed = info.numCompletedSamples;
+  if (full || flush) {
+    if (PmResult r = recycle(); !r.ok()) return r;
+  }
   return decoded;
 }
 

@@ -19,11 +19,12 @@ class CuptiPmSampling final : public PmSamplingApi {
 
   PmResult Initialize() override;
   PmResult PrepareDevice(const PmDeviceSettings& settings, std::string* chip_name,
-                         size_t* num_passes) override;
+                         std::string* counter_availability, size_t* num_passes) override;
   PmResult EnableDevice(uint32_t device_index) override;
   PmResult Start(uint32_t device_index) override;
   PmResult Stop(uint32_t device_index) override;
   PmResult Decode(uint32_t device_index, const PmSampleVisitor& visitor,
+                  const PmImageVisitor& image_visitor, bool flush,
                   PmDecodeResult* result) override;
   void DisableDevice(uint32_t device_index) override;
   void Deinitialize() override;

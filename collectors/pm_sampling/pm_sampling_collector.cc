@@ -130,6 +130,10 @@ bool PmSamplingCollector::Write(const PmSampleRecord& record) {
   return services_->writer().Write(record);
 }
 
+bool PmSamplingCollector::Write(const PmCounterDataRecord& record) {
+  return services_->writer().Write(record);
+}
+
 void PmSamplingCollector::AddToCounter(std::string_view name, uint64_t delta, Severity severity) {
   services_->writer().AddToCounter(name, delta, severity);
 }

@@ -33,6 +33,7 @@ class PmSamplingCollector final : public SessionListener, private PmRecordSink {
  private:
   bool Write(const PmMetricSetRecord& record) override;
   bool Write(const PmSampleRecord& record) override;
+  bool Write(const PmCounterDataRecord& record) override;
   void AddToCounter(std::string_view name, uint64_t delta, Severity severity) override;
   void Report(Severity severity, std::string_view message) override;
 

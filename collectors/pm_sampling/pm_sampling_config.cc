@@ -111,13 +111,32 @@ bool ParsePmMetrics(std::string_view text, std::vector<std::string>* metrics, st
   return true;
 }
 
-uint32_t DecodeBatchFor(const PmSamplingConfig& config) {
-  if (config.max_samples_per_decode != 0) return config.max_samples_per_decode;
+uint32_t SamplesPerPoll(const PmSamplingConfig& config) {
   const uint64_t interval = std::max<uint64_t>(config.interval_ns, 1);
   const uint64_t per_poll = (uint64_t{config.poll_interval_ms} * 1000000 + interval - 1) / interval;
+  return static_cast<uint32_t>(std::clamp<uint64_t>(per_poll, 1, 1u << 20));
+}
+
+uint32_t DecodeBatchFor(const PmSamplingConfig& config) {
+  if (config.max_samples_per_decode != 0) return config.max_samples_per_decode;
+  const uint64_t per_poll = SamplesPerPoll(config);
   uint32_t batch = 128;
-  while (batch < 8192 && batch < 4 * per_poll) batch *= 2;
+  while (batch < 8192 && batch < 8 * per_poll) batch *= 2;
   return batch;
+}
+
+bool ParsePmEvaluation(std::string_view text, PmEvaluation* evaluation, std::string* error) {
+  if (text == "process") {
+    *evaluation = PmEvaluation::kProcess;
+  } else if (text == "offline") {
+    *evaluation = PmEvaluation::kOffline;
+  } else if (text == "both") {
+    *evaluation = PmEvaluation::kBoth;
+  } else {
+    *error = "expected process, offline or both";
+    return false;
+  }
+  return true;
 }
 
 bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
@@ -155,6 +174,12 @@ bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& ge
   if (std::string v = get_env("WARPSCOPE_PM_METRICS"); !v.empty()) {
     if (!ParsePmMetrics(v, &config->metrics, &problem)) {
       *error = SettingError{"WARPSCOPE_PM_METRICS", v, ": " + problem};
+      return false;
+    }
+  }
+  if (std::string v = get_env("WARPSCOPE_PM_EVALUATE"); !v.empty()) {
+    if (!ParsePmEvaluation(v, &config->evaluation, &problem)) {
+      *error = SettingError{"WARPSCOPE_PM_EVALUATE", v, ": " + problem};
       return false;
     }
   }

@@ -28,6 +28,13 @@ inline const std::vector<std::string>& DefaultPmMetrics() {
   return kMetrics;
 }
 
+// Where metric values are computed from the counter data that CUPTI decodes.
+enum class PmEvaluation {
+  kProcess,  // in the profiled process (PmSample records with values)
+  kOffline,  // by the analyzers: the process writes counter data images (PmCounterData)
+  kBoth,     // both, for checking that offline values equal the process's
+};
+
 struct PmSamplingConfig {
   // 200 us: 5k samples/s per GPU, about 0.5 MB/s of trace, 10+ samples in any kernel of
   // 2 ms or more. Decoding and evaluating a sample of the default set costs ~100 us of one
@@ -48,19 +55,24 @@ struct PmSamplingConfig {
   uint32_t overloaded_polls_limit = 10;
   // Counter data image capacity (samples per decode call); 0: DecodeBatchFor() sizes it.
   uint32_t max_samples_per_decode = 0;
+  PmEvaluation evaluation = PmEvaluation::kProcess;  // WARPSCOPE_PM_EVALUATE
 };
+
+// Bytes a raw counter data image may take: it is written as one trace packet, which must
+// fit in one writer chunk (1 MiB by default) with room to spare.
+inline constexpr uint64_t kMaxPmRawImageBytes = 768u << 10;
 
 inline constexpr uint64_t kMinPmIntervalNs = 1000;        // ~ Hopper's practical floor
 inline constexpr uint64_t kMaxPmIntervalNs = 1000000000;  // 1 s
 inline constexpr uint64_t kMinPmBufferBytes = 1ull << 20;
 inline constexpr uint64_t kMaxPmBufferBytes = 4ull << 30;
 
-// The counter data image's capacity: the configured one, else four polls' worth of samples
-// (a power of two, 128 .. 8192). The image is re-initialised after every decode at a cost
-// that grows with its capacity (about 1.5 us per sample slot on the H200: 6 ms for 4096, which
-// was most of the decode thread's time at the 200 us default), while an image that fills up
-// loses the sample being decoded when it is reset (gaps with 64 at 200 us): four polls of
-// headroom keep it from filling.
+// The counter data image's capacity: the configured one, else eight polls' worth of samples
+// (a power of two, 128 .. 8192). Decodes append to the image; it is handed over and
+// re-initialised only when less than two polls' worth of room is left (at a cost that grows
+// with its capacity, about 1.5 us per sample slot on the H200), and before it could fill up
+// in the middle of a decode, which loses the sample being decoded (gaps with 64 slots at
+// 200 us).
 uint32_t DecodeBatchFor(const PmSamplingConfig& config);
 
 // Parses "250", "250ns", "50us", "50µs", "0.5ms", "1s" into ns. False with *error on junk.
@@ -70,7 +82,13 @@ bool ParsePmBytes(std::string_view text, uint64_t* bytes, std::string* error);
 // Splits a comma list, trims blanks, drops NCU's "pmsampling:" prefix, refuses empty names.
 bool ParsePmMetrics(std::string_view text, std::vector<std::string>* metrics, std::string* error);
 
-// Reads WARPSCOPE_PM_INTERVAL, WARPSCOPE_PM_BUFFER and WARPSCOPE_PM_METRICS through
+// Samples expected per poll of the decode thread (at least 1).
+uint32_t SamplesPerPoll(const PmSamplingConfig& config);
+// Parses "process", "offline" or "both".
+bool ParsePmEvaluation(std::string_view text, PmEvaluation* evaluation, std::string* error);
+
+// Reads WARPSCOPE_PM_INTERVAL, WARPSCOPE_PM_BUFFER, WARPSCOPE_PM_METRICS and
+// WARPSCOPE_PM_EVALUATE through
 // `get_env` ("" = unset). On a bad value returns false and sets *error to one line that
 // starts with "warpscope:" and says what to do.
 bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& get_env,

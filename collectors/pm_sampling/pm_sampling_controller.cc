@@ -135,10 +135,14 @@ void PmSamplingController::SetupDeviceLocked(uint32_t device) {
   settings.interval_ns = config_.interval_ns;
   settings.hardware_buffer_bytes = config_.hardware_buffer_bytes;
   settings.max_samples_per_decode = DecodeBatchFor(config_);
+  settings.evaluate = config_.evaluation != PmEvaluation::kOffline;
+  settings.keep_raw = config_.evaluation != PmEvaluation::kProcess;
+  settings.image_headroom_samples = 2 * SamplesPerPoll(config_);
   std::string chip;
+  std::string availability;
   size_t passes = 0;
   auto t0 = std::chrono::steady_clock::now();
-  PmResult r = api_.PrepareDevice(settings, &chip, &passes);
+  PmResult r = api_.PrepareDevice(settings, &chip, &availability, &passes);
   sink_.AddToCounter(kPmStatSetupPrepareUs, MicrosecondsSince(t0), Severity::kInfo);
   if (!r.ok()) {
     Fail(device, r, "configuring the metric set");
@@ -170,6 +174,11 @@ void PmSamplingController::SetupDeviceLocked(uint32_t device) {
   set.device_id = device;
   set.metric_names = config_.metrics;
   set.interval_ns = config_.interval_ns;
+  if (settings.keep_raw) {
+    set.chip_name = chip;
+    set.counter_availability = std::move(availability);
+  }
+  d.raw.metric_set_id = d.metric_set_id;
   sink_.Write(set);
   if (capture_active_) StartSamplingLocked(d);
 }
@@ -265,21 +274,28 @@ void PmSamplingController::DecodeLocked(bool allow_restart) {
   uint64_t decode_ns = 0;
   uint64_t evaluate_ns = 0;
   uint64_t reset_ns = 0;
+  uint64_t info_ns = 0;
   for (auto& [device, d] : devices_) {
     if (d.state != DeviceState::kSampling) continue;
     Device* dev = &d;
-    const PmSampleVisitor visitor = [this, dev](uint64_t start, uint64_t end, const double* v,
-                                                size_t n) { HandleSample(*dev, start, end, v, n); };
+    const PmSampleVisitor visitor = [this, dev](uint32_t index, uint64_t start, uint64_t end,
+                                                const double* v, size_t n) {
+      HandleSample(*dev, index, start, end, v, n);
+    };
+    const PmImageVisitor image_visitor = [this, dev](std::span<const uint8_t> image) {
+      WriteImage(*dev, image);
+    };
     // Drain: the counter data image holds max_samples_per_decode samples at a time.
     bool overflowed = false;
     bool cut_short = false;
     for (int round = 0; round < 1024; ++round) {
       PmDecodeResult result;
-      PmResult r = api_.Decode(device, visitor, &result);
+      PmResult r = api_.Decode(device, visitor, image_visitor, /*flush=*/!allow_restart, &result);
       total += result.samples;
       decode_ns += result.decode_ns;
       evaluate_ns += result.evaluate_ns;
       reset_ns += result.reset_ns;
+      info_ns += result.info_ns;
       if (result.overflow || r.kind == PmErrorKind::kOutOfMemory) {
         overflowed = true;
         sink_.AddToCounter(kPmStatOverflows, 1, Severity::kDataLoss);
@@ -349,6 +365,23 @@ void PmSamplingController::DecodeLocked(bool allow_restart) {
   if (reset_ns >= 1000) {
     sink_.AddToCounter(kPmStatImageResetUs, reset_ns / 1000, Severity::kInfo);
   }
+  if (info_ns >= 1000) sink_.AddToCounter(kPmStatSampleInfoUs, info_ns / 1000, Severity::kInfo);
+}
+
+void PmSamplingController::WriteImage(Device& d, std::span<const uint8_t> image) {
+  if (d.raw.sample_index.empty()) return;  // nothing usable in it
+  d.raw.image = image;
+  if (sink_.Write(d.raw)) {
+    sink_.AddToCounter(kPmStatRawImages, 1, Severity::kInfo);
+    sink_.AddToCounter(kPmStatRawImageBytes, image.size(), Severity::kInfo);
+  } else {
+    sink_.AddToCounter(kPmStatRawImagesDropped, 1, Severity::kDataLoss);
+    sink_.AddToCounter(kPmStatSamplesDropped, d.raw.sample_index.size(), Severity::kDataLoss);
+  }
+  d.raw.image = {};
+  d.raw.sample_index.clear();
+  d.raw.start_ns.clear();
+  d.raw.end_ns.clear();
 }
 
 void PmSamplingController::RestartLocked(Device& d) {
@@ -365,9 +398,9 @@ void PmSamplingController::RestartLocked(Device& d) {
   sink_.AddToCounter(kPmStatRestarts, 1, Severity::kDataLoss);
 }
 
-void PmSamplingController::HandleSample(Device& d, uint64_t start, uint64_t end,
+void PmSamplingController::HandleSample(Device& d, uint32_t index, uint64_t start, uint64_t end,
                                         const double* values, size_t count) {
-  if (count != config_.metrics.size() || end <= start) {
+  if ((values != nullptr && count != config_.metrics.size()) || end <= start) {
     sink_.AddToCounter(kPmStatSamplesInvalid, 1, Severity::kDataLoss);
     return;
   }
@@ -423,9 +456,17 @@ void PmSamplingController::HandleSample(Device& d, uint64_t start, uint64_t end,
       }
     }
   }
+  const uint64_t mapped_start = static_cast<uint64_t>(static_cast<int64_t>(start) + clock_offset_ns_);
+  const uint64_t mapped_end = static_cast<uint64_t>(static_cast<int64_t>(end) + clock_offset_ns_);
+  if (config_.evaluation != PmEvaluation::kProcess) {
+    d.raw.sample_index.push_back(index);
+    d.raw.start_ns.push_back(mapped_start);
+    d.raw.end_ns.push_back(mapped_end);
+  }
+  if (values == nullptr) return;
   scratch_.metric_set_id = d.metric_set_id;
-  scratch_.start_ns = static_cast<uint64_t>(static_cast<int64_t>(start) + clock_offset_ns_);
-  scratch_.end_ns = static_cast<uint64_t>(static_cast<int64_t>(end) + clock_offset_ns_);
+  scratch_.start_ns = mapped_start;
+  scratch_.end_ns = mapped_end;
   scratch_.values.assign(values, values + count);
   if (!sink_.Write(scratch_)) sink_.AddToCounter(kPmStatSamplesDropped, 1, Severity::kDataLoss);
 }

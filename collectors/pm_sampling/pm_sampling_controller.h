@@ -66,6 +66,12 @@ inline constexpr char kPmStatOverloaded[] = "pm_sampling.disabled.decoder_overlo
 inline constexpr char kPmStatSetupUs[] = "pm_sampling.setup_us";
 inline constexpr char kPmStatSetupPrepareUs[] = "pm_sampling.setup_prepare_us";
 inline constexpr char kPmStatSetupEnableUs[] = "pm_sampling.setup_enable_us";
+// Raw samples (WARPSCOPE_PM_EVALUATE=offline/both): counter data images written, their
+// bytes, and time reading sample times from images (GetCounterDataInfo, GetSampleInfo), µs.
+inline constexpr char kPmStatRawImages[] = "pm_sampling.raw_images";
+inline constexpr char kPmStatRawImageBytes[] = "pm_sampling.raw_image_bytes";
+inline constexpr char kPmStatSampleInfoUs[] = "pm_sampling.sample_info_us";
+inline constexpr char kPmStatRawImagesDropped[] = "pm_sampling.raw_images_dropped";
 
 // Where the controller's output goes: the session's TraceWriter in libwarpscope, a fake in
 // tests.
@@ -74,6 +80,7 @@ class PmRecordSink {
   virtual ~PmRecordSink() = default;
   virtual bool Write(const PmMetricSetRecord& record) = 0;
   virtual bool Write(const PmSampleRecord& record) = 0;
+  virtual bool Write(const PmCounterDataRecord& record) = 0;
   virtual void AddToCounter(std::string_view name, uint64_t delta, Severity severity) = 0;
   // One line on stderr plus a Notice in the trace. Messages come without the "warpscope: "
   // prefix; the sink adds it.
@@ -134,6 +141,7 @@ class PmSamplingController {
     uint32_t overloaded_polls = 0;  // periodic drains in a row cut short by their budget
     bool stopped_for_good = false;  // the decoder could not keep up: no restart
     bool final_cut_reported = false;
+    PmCounterDataRecord raw;  // usable samples of the current image (raw modes)
   };
 
   void Fail(uint32_t device, const PmResult& result, std::string_view step);  // mu_ held
@@ -146,7 +154,9 @@ class PmSamplingController {
   // `allow_restart` (the periodic poll) and a window is open.
   void DecodeLocked(bool allow_restart);                                      // mu_ held
   void RestartLocked(Device& d);                                              // mu_ held
-  void HandleSample(Device& d, uint64_t start, uint64_t end, const double* v, size_t n);
+  void HandleSample(Device& d, uint32_t index, uint64_t start, uint64_t end, const double* v,
+                    size_t n);
+  void WriteImage(Device& d, std::span<const uint8_t> image);  // mu_ held
   void StartThreadLocked();
   void StopThread();  // mu_ not held
 

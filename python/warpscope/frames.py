@@ -353,6 +353,7 @@ def trace_to_dataframes(trace: TraceFile) -> Dict[str, pd.DataFrame]:
     metric_sets: List[Any] = []
     pm_samples: List[Tuple[Any, Any]] = []
     pc_batches: List[Tuple[Any, List[str]]] = []
+    raw_pm_samples = 0  # PmCounterData: values only the analyzers' CUPTI evaluation gives
     index = None
     events = {kind: (event_rows.getter, event_rows.rows.append, event_rows.seqs.append)
               for kind, (_, event_rows) in rows.items()}
@@ -369,13 +370,20 @@ def trace_to_dataframes(trace: TraceFile) -> Dict[str, pd.DataFrame]:
                 pm_samples.append((message, metric_set))
         elif kind == "pm_metric_set":
             metric_sets.append(message)
+        elif kind == "pm_counter_data":
+            raw_pm_samples += len(message.sample_index)
         elif kind == "pc_samples":
             pc_batches.append((message, [resolver.string_now(index, r.function_name_id)
                                          for r in message.records]))
     resolver.index = index if index is not None else trace._ensure_indexed()
 
-    for name in ("pm_sample_value_count_mismatch", "pc_record_length_mismatch"):
+    for name in ("pm_sample_value_count_mismatch", "pc_record_length_mismatch",
+                 "pm_raw_samples_not_evaluated"):
         trace.issues.pop(name, None)  # recounted below; a second call must not double them
+    if raw_pm_samples:
+        # Recorded with WARPSCOPE_PM_EVALUATE=offline: the values need CUPTI's host API, which
+        # `warpscope occupancy/tail` use; they are not in the pm_samples frame.
+        trace.count_issue("pm_raw_samples_not_evaluated", raw_pm_samples)
     frames = {frame: event_rows.frame(_EVENT_FRAMES[frame][2], resolver)
               for frame, event_rows in rows.values()}
     frames["pm_samples"] = _pm_frame(trace, metric_sets, pm_samples)

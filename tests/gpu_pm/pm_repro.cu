@@ -31,24 +31,42 @@
     }                                                                                        \
   } while (0)
 
-// Every block stays resident for `spin_ns` of GPU time (globaltimer), `heavy_factor` times
-// longer when blockIdx.x % heavy_stride == 0 (heavy_stride 0: all blocks equal). Waiting on
-// the clock instead of doing N steps of work keeps block durations exact whatever the SM's
-// load: FMA-bound warps run ~4x faster once they are alone on an SM, which would shrink a
-// designed tail.
+// Every block stays resident for `spin_ns` of GPU time (globaltimer); with heavy_stride > 0,
+// the first block to start on every SM whose id is a multiple of heavy_stride stays
+// `heavy_factor` times longer. Choosing the long blocks by SM (not by block index, which the
+// block scheduler places differently from run to run and under Nsight Compute's replay)
+// puts the tail on the same SMs in every run, so warpscope's and Nsight Compute's runs
+// measure the same occupancy. Waiting on the clock instead of doing N steps of work keeps
+// block durations exact whatever the SM's load: FMA-bound warps run ~4x faster once they
+// are alone on an SM, which would shrink a designed tail.
 __device__ __forceinline__ unsigned long long GlobalTimerNs() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
 
-__global__ void __launch_bounds__(256)
-    ws_pm_spin(float* out, long long spin_ns, int heavy_stride, int heavy_factor) {
-  long long n = spin_ns;
-  if (heavy_stride > 0 && blockIdx.x % heavy_stride == 0) n *= heavy_factor;
+__device__ __forceinline__ unsigned SmId() {
+  unsigned id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
+
+constexpr int kMaxSmIds = 1024;
+
+__global__ void __launch_bounds__(256) ws_pm_spin(float* out, unsigned* blocks_started_on_sm,
+                                                  long long spin_ns, int heavy_stride,
+                                                  int heavy_factor) {
   // Thread 0 reads the start time; every thread then spins on the same deadline.
   __shared__ unsigned long long deadline;
-  if (threadIdx.x == 0) deadline = GlobalTimerNs() + static_cast<unsigned long long>(n);
+  if (threadIdx.x == 0) {
+    long long n = spin_ns;
+    const unsigned sm = SmId() % kMaxSmIds;
+    if (heavy_stride > 0 && sm % heavy_stride == 0 &&
+        atomicAdd(&blocks_started_on_sm[sm], 1u) == 0) {
+      n *= heavy_factor;
+    }
+    deadline = GlobalTimerNs() + static_cast<unsigned long long>(n);
+  }
   __syncthreads();
   float a = threadIdx.x * 1e-3f;
   while (GlobalTimerNs() < deadline) a = fmaf(a, 1.0001f, 1e-7f);
@@ -97,13 +115,15 @@ struct Plan {
 };
 
 // Times one launch of `plan` with `iters` to calibrate the iteration count to `ms`.
-float TimeLaunch(const Plan& p, float* out, long long iters) {
+float TimeLaunch(const Plan& p, float* out, unsigned* sm_counts, long long iters) {
   cudaEvent_t a, b;
   CHECK_CUDA(cudaEventCreate(&a));
   CHECK_CUDA(cudaEventCreate(&b));
+  CHECK_CUDA(cudaMemset(sm_counts, 0, sizeof(unsigned) * kMaxSmIds));
   CHECK_CUDA(cudaEventRecord(a));
   if (p.func == reinterpret_cast<const void*>(&ws_pm_spin)) {
-    ws_pm_spin<<<p.grid, p.block, p.smem>>>(out, iters, p.heavy_stride, p.heavy_factor);
+    ws_pm_spin<<<p.grid, p.block, p.smem>>>(out, sm_counts, iters, p.heavy_stride,
+                                            p.heavy_factor);
   } else if (p.func == reinterpret_cast<const void*>(&ws_pm_regs)) {
     ws_pm_regs<<<p.grid, p.block, p.smem>>>(out, iters);
   } else {
@@ -159,10 +179,11 @@ int main(int argc, char** argv) {
     p.kernel = "ws_pm_spin";
     p.block = 256;
     if (mode == "imbalanced") {
-      // One block in 64 stays 10x longer. All blocks are resident at once (one wave), so the
-      // normal ones finish at T and the heavy ones at 10 T: the last 90% of the runtime runs
-      // about 1/64 of the steady warps. Designed tail fraction: 1 - 1/10 = 0.9.
-      p.heavy_stride = 64;
+      // One block on every 8th SM (17 of the H200's 132) stays 10x longer. All blocks are
+      // resident at once (one wave), so the normal ones finish at T and the heavy ones at
+      // 10 T: the last 90% of the runtime runs one block on each of those SMs. Designed tail
+      // fraction: 1 - 1/10 = 0.9.
+      p.heavy_stride = 8;
       p.heavy_factor = 10;
       p.designed_tail = 0.9;
     }
@@ -192,6 +213,8 @@ int main(int argc, char** argv) {
 
   float* out = nullptr;
   CHECK_CUDA(cudaMalloc(&out, sizeof(float) * p.grid));
+  unsigned* sm_counts = nullptr;
+  CHECK_CUDA(cudaMalloc(&sm_counts, sizeof(unsigned) * kMaxSmIds));
   // Calibrate: the (normal) work per launch takes about target_ms.
   // For ws_pm_spin, "iters" is the normal blocks' residency in ns: no calibration needed.
   const bool timed = p.func == reinterpret_cast<const void*>(&ws_pm_spin);
@@ -199,16 +222,17 @@ int main(int argc, char** argv) {
                     : timed         ? static_cast<long long>(target_ms * 1e6 / p.heavy_factor)
                                     : 1000;
   // Warm-up (skipped with --iters, so that Nsight Compute's first matching launch is a real one).
-  float ms = fixed_iters > 0 ? 0.0f : TimeLaunch(p, out, timed ? 1000 : iters);
+  float ms = fixed_iters > 0 ? 0.0f : TimeLaunch(p, out, sm_counts, timed ? 1000 : iters);
   for (int k = 0; k < 8 && !timed && fixed_iters == 0 && ms < 0.5 * target_ms; ++k) {
     const double scale = ms > 0.01 ? target_ms / ms : 100.0;
     iters = static_cast<long long>(iters * (scale > 1000 ? 1000 : scale));
-    ms = TimeLaunch(p, out, iters);
+    ms = TimeLaunch(p, out, sm_counts, iters);
   }
   float total = 0;
-  for (int i = 0; i < launches; ++i) total += TimeLaunch(p, out, iters);
+  for (int i = 0; i < launches; ++i) total += TimeLaunch(p, out, sm_counts, iters);
   CHECK_CUDA(cudaDeviceSynchronize());
   CHECK_CUDA(cudaFree(out));
+  CHECK_CUDA(cudaFree(sm_counts));
 
   const int warps_per_block = (p.block + prop.warpSize - 1) / prop.warpSize;
   const int max_warps = prop.maxThreadsPerMultiProcessor / prop.warpSize;

@@ -53,11 +53,12 @@ TEST(PmSamplingConfigTest, BufferSizes) {
   EXPECT_FALSE(ParsePmBytes("lots", &bytes, &error));
 }
 
-TEST(PmSamplingConfigTest, DecodeBatchHoldsFourPollsOfSamples) {
+TEST(PmSamplingConfigTest, DecodeBatchHoldsEightPollsOfSamples) {
   PmSamplingConfig config;  // 200 us, 10 ms polls: 50 samples a poll
-  EXPECT_EQ(DecodeBatchFor(config), 256u);
+  EXPECT_EQ(SamplesPerPoll(config), 50u);
+  EXPECT_EQ(DecodeBatchFor(config), 512u);
   config.interval_ns = 50000;  // 200 a poll
-  EXPECT_EQ(DecodeBatchFor(config), 1024u);
+  EXPECT_EQ(DecodeBatchFor(config), 2048u);
   config.interval_ns = 1000000;  // 10 a poll: the floor
   EXPECT_EQ(DecodeBatchFor(config), 128u);
   config.interval_ns = 1000;  // 10000 a poll: the ceiling
@@ -102,6 +103,17 @@ TEST(PmSamplingConfigTest, MetricsAndEnvironment) {
   EXPECT_FALSE(LoadPmSamplingConfig(get, &config, &error));
   EXPECT_THAT(error, HasSubstr("warpscope: WARPSCOPE_PM_INTERVAL='often'"));
   EXPECT_THAT(error, HasSubstr("PM sampling stays off"));
+  env["WARPSCOPE_PM_INTERVAL"] = "200us";
+  EXPECT_EQ(config.evaluation, PmEvaluation::kProcess);
+  env["WARPSCOPE_PM_EVALUATE"] = "offline";
+  ASSERT_TRUE(LoadPmSamplingConfig(get, &config, &error)) << error;
+  EXPECT_EQ(config.evaluation, PmEvaluation::kOffline);
+  env["WARPSCOPE_PM_EVALUATE"] = "both";
+  ASSERT_TRUE(LoadPmSamplingConfig(get, &config, &error)) << error;
+  EXPECT_EQ(config.evaluation, PmEvaluation::kBoth);
+  env["WARPSCOPE_PM_EVALUATE"] = "later";
+  EXPECT_FALSE(LoadPmSamplingConfig(get, &config, &error));
+  EXPECT_THAT(error, HasSubstr("WARPSCOPE_PM_EVALUATE='later': expected process, offline or both"));
 }
 
 // A fake CUPTI: devices with a pass count and failures to inject, samples queued per device.
@@ -123,11 +135,12 @@ class FakePmApi : public PmSamplingApi {
     calls.push_back("init");
     return init_result;
   }
-  PmResult PrepareDevice(const PmDeviceSettings& s, std::string* chip,
+  PmResult PrepareDevice(const PmDeviceSettings& s, std::string* chip, std::string* availability,
                          size_t* num_passes) override {
     calls.push_back("prepare " + std::to_string(s.device_index));
     settings = s;
     *chip = "GH100";
+    *availability = std::string("\x01\x00\x02", 3);
     *num_passes = passes;
     return prepare_result;
   }
@@ -143,15 +156,30 @@ class FakePmApi : public PmSamplingApi {
     calls.push_back("stop " + std::to_string(d));
     return {};
   }
-  PmResult Decode(uint32_t d, const PmSampleVisitor& visitor, PmDecodeResult* result) override {
-    calls.push_back("decode " + std::to_string(d));
+  // Like CUPTI: samples are appended to an image of `per_decode` slots; in raw modes the image
+  // (its bytes are the sample indices) is handed over when full or on `flush`.
+  PmResult Decode(uint32_t d, const PmSampleVisitor& visitor, const PmImageVisitor& image_visitor,
+                  bool flush, PmDecodeResult* result) override {
+    calls.push_back(std::string(flush ? "final decode " : "decode ") + std::to_string(d));
     auto& q = queued[d];
-    size_t n = std::min(per_decode, q.size());
-    for (size_t i = 0; i < n; ++i)
-      visitor(q[i].start, q[i].end, q[i].values.data(), q[i].values.size());
+    auto& image = images[d];
+    size_t n = std::min(per_decode - image.size(), q.size());
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t index = static_cast<uint32_t>(image.size());
+      image.push_back(static_cast<uint8_t>(index));
+      if (settings.evaluate) {
+        visitor(index, q[i].start, q[i].end, q[i].values.data(), q[i].values.size());
+      } else {
+        visitor(index, q[i].start, q[i].end, nullptr, 0);
+      }
+    }
     q.erase(q.begin(), q.begin() + n);
     result->samples = n;
     result->more = !q.empty();
+    if (image.size() == per_decode || flush) {
+      if (settings.keep_raw && !image.empty()) image_visitor(image);
+      image.clear();
+    }
     result->overflow = overflow_next;
     overflow_next = false;
     ++decodes;
@@ -161,12 +189,20 @@ class FakePmApi : public PmSamplingApi {
   void Deinitialize() override { calls.push_back("deinit"); }
 
   PmDeviceSettings settings;
+  std::map<uint32_t, std::vector<uint8_t>> images;
 };
 
 class FakeSink : public PmRecordSink {
  public:
   std::vector<PmMetricSetRecord> sets;
   std::vector<PmSampleRecord> samples;
+  struct Raw {
+    uint32_t metric_set_id;
+    std::vector<uint8_t> image;
+    std::vector<uint32_t> sample_index;
+    std::vector<uint64_t> start_ns, end_ns;
+  };
+  std::vector<Raw> raw;
   std::map<std::string, uint64_t> counters;
   std::vector<std::string> reports;
   bool Write(const PmMetricSetRecord& r) override {
@@ -175,6 +211,11 @@ class FakeSink : public PmRecordSink {
   }
   bool Write(const PmSampleRecord& r) override {
     samples.push_back(r);
+    return true;
+  }
+  bool Write(const PmCounterDataRecord& r) override {
+    raw.push_back({r.metric_set_id, {r.image.begin(), r.image.end()}, r.sample_index, r.start_ns,
+                   r.end_ns});
     return true;
   }
   void AddToCounter(std::string_view name, uint64_t delta, Severity) override {
@@ -297,7 +338,12 @@ TEST(PmSamplingControllerTest, FullLifecycleWritesSetAndSamples) {
   EXPECT_EQ(h.sink.sets[0].interval_ns, 20000u);
   EXPECT_EQ(h.sink.sets[0].metric_names, DefaultPmMetrics());
   EXPECT_EQ(h.api.settings.hardware_buffer_bytes, 128u << 20);
-  EXPECT_EQ(h.api.settings.max_samples_per_decode, 2048u);  // 20 us: 500 samples a poll
+  EXPECT_EQ(h.api.settings.max_samples_per_decode, 4096u);  // 20 us: 500 samples a poll
+  EXPECT_EQ(h.api.settings.image_headroom_samples, 1000u);
+  EXPECT_TRUE(h.api.settings.evaluate);
+  EXPECT_FALSE(h.api.settings.keep_raw);
+  EXPECT_TRUE(h.sink.sets[0].chip_name.empty());  // values evaluated here: nothing for later
+  EXPECT_TRUE(h.sink.sets[0].counter_availability.empty());
   h.api.queued[0] = {{kTraceNow + 1000, kTraceNow + 21000, Values(3)},
                      {kTraceNow + 21000, kTraceNow + 41000, Values(4)}};
   h.controller->Poll();
@@ -313,9 +359,77 @@ TEST(PmSamplingControllerTest, FullLifecycleWritesSetAndSamples) {
   h.controller->Shutdown();
   h.controller->Shutdown();
   EXPECT_THAT(h.api.calls, ElementsAre("init", "prepare 0", "enable 0", "start 0", "decode 0",
-                                       "stop 0", "decode 0", "disable 0", "deinit"));
+                                       "stop 0", "final decode 0", "disable 0", "deinit"));
   EXPECT_EQ(h.sink.counters[kPmStatSamples], 3u);
   EXPECT_TRUE(h.sink.reports.empty());
+  EXPECT_TRUE(h.sink.raw.empty());
+}
+
+TEST(PmSamplingControllerTest, OfflineEvaluationWritesImagesWithTheUsableSamples) {
+  Harness h;
+  h.config.evaluation = PmEvaluation::kOffline;
+  h.api.per_decode = 4;  // image slots
+  h.StartSampling(20000);
+  EXPECT_FALSE(h.api.settings.evaluate);
+  EXPECT_TRUE(h.api.settings.keep_raw);
+  ASSERT_EQ(h.sink.sets.size(), 1u);
+  EXPECT_EQ(h.sink.sets[0].chip_name, "GH100");
+  EXPECT_EQ(h.sink.sets[0].counter_availability, std::string("\x01\x00\x02", 3));
+  // An overlong first sample (left out), two regular ones: the image is not full yet.
+  h.api.queued[0] = {{kTraceNow - 725'000'000, kTraceNow, {}},
+                     {kTraceNow, kTraceNow + 20000, {}},
+                     {kTraceNow + 20000, kTraceNow + 40000, {}}};
+  h.controller->Poll();
+  EXPECT_TRUE(h.sink.samples.empty());  // no values in the process
+  EXPECT_TRUE(h.sink.raw.empty());      // the image is still being filled
+  // One more fills it: handed over with the usable samples 1 to 3; the next one starts a
+  // new image.
+  h.api.queued[0] = {{kTraceNow + 40000, kTraceNow + 60000, {}},
+                     {kTraceNow + 60000, kTraceNow + 80000, {}}};
+  h.controller->Poll();
+  ASSERT_EQ(h.sink.raw.size(), 1u);
+  EXPECT_EQ(h.sink.raw[0].metric_set_id, 1u);
+  EXPECT_EQ(h.sink.raw[0].image, (std::vector<uint8_t>{0, 1, 2, 3}));
+  EXPECT_THAT(h.sink.raw[0].sample_index, ElementsAre(1u, 2u, 3u));
+  EXPECT_THAT(h.sink.raw[0].start_ns, ElementsAre(kTraceNow, kTraceNow + 20000, kTraceNow + 40000));
+  EXPECT_THAT(h.sink.raw[0].end_ns,
+              ElementsAre(kTraceNow + 20000, kTraceNow + 40000, kTraceNow + 60000));
+  // The last sample waits in the new image until the final decode after Stop.
+  h.controller->StopCapture();
+  ASSERT_EQ(h.sink.raw.size(), 2u);
+  EXPECT_THAT(h.sink.raw[1].sample_index, ElementsAre(0u));
+  EXPECT_THAT(h.sink.raw[1].start_ns, ElementsAre(kTraceNow + 60000));
+  EXPECT_EQ(h.sink.counters[kPmStatRawImages], 2u);
+  EXPECT_EQ(h.sink.counters[kPmStatRawImageBytes], 4u + 1u);
+  EXPECT_EQ(h.sink.counters[kPmStatSamplesTooLong], 1u);
+  EXPECT_EQ(h.sink.counters[kPmStatSamples], 5u);
+  EXPECT_TRUE(h.sink.samples.empty());
+}
+
+TEST(PmSamplingControllerTest, BothEvaluationsWriteValuesAndImagesOfTheSameSamples) {
+  Harness h;
+  h.config.evaluation = PmEvaluation::kBoth;
+  h.StartSampling(20000);
+  EXPECT_TRUE(h.api.settings.evaluate);
+  EXPECT_TRUE(h.api.settings.keep_raw);
+  h.api.queued[0] = {{kTraceNow, kTraceNow + 20000, Values(1)},
+                     {kTraceNow + 20000, kTraceNow + 40000, Values(2)}};
+  h.controller->Poll();
+  h.controller->StopCapture();
+  ASSERT_EQ(h.sink.samples.size(), 2u);
+  ASSERT_EQ(h.sink.raw.size(), 1u);
+  EXPECT_THAT(h.sink.raw[0].sample_index, ElementsAre(0u, 1u));
+  EXPECT_EQ(h.sink.raw[0].start_ns[1], h.sink.samples[1].start_ns);
+}
+
+TEST(PmSamplingControllerTest, AnImageOfOnlyUnusableSamplesIsNotWritten) {
+  Harness h;
+  h.config.evaluation = PmEvaluation::kOffline;
+  h.StartSampling(20000);
+  h.api.queued[0] = {{kTraceNow - 725'000'000, kTraceNow, {}}};
+  h.controller->StopCapture();
+  EXPECT_TRUE(h.sink.raw.empty());
+  EXPECT_EQ(h.sink.counters[kPmStatRawImages], 0u);
 }
 
 TEST(PmSamplingControllerTest, DrainsAFullCounterDataImage) {
@@ -479,10 +593,10 @@ TEST(PmSamplingControllerTest, NoRestartWhenTheFinalDrainAfterStopOverflows) {
     h.api.calls.clear();
     if (device_gone) {
       h.controller->OnDeviceGone(0);
-      EXPECT_THAT(h.api.calls, ElementsAre("stop 0", "decode 0", "disable 0"));
+      EXPECT_THAT(h.api.calls, ElementsAre("stop 0", "final decode 0", "disable 0"));
     } else {
       h.controller->StopCapture();
-      EXPECT_THAT(h.api.calls, ElementsAre("stop 0", "decode 0"));
+      EXPECT_THAT(h.api.calls, ElementsAre("stop 0", "final decode 0"));
       EXPECT_FALSE(h.controller->sampling(0));
     }
     EXPECT_EQ(h.sink.counters[kPmStatOverflows], 1u);
@@ -515,7 +629,7 @@ TEST(PmSamplingControllerTest, DeviceGoneStopsDrainsAndDisablesWhileTheContextEx
   EXPECT_EQ(h.sink.samples.size(), 1u);  // drained before the disable
   h.controller->Shutdown();              // nothing left to stop or disable for device 0
   EXPECT_THAT(h.api.calls, ElementsAre("init", "prepare 0", "enable 0", "start 0", "stop 0",
-                                       "decode 0", "disable 0", "deinit"));
+                                       "final decode 0", "disable 0", "deinit"));
 }
 
 TEST(PmSamplingControllerTest, RealtimeTimestampsAreMappedOntoTheTraceClock) {
@@ -547,7 +661,7 @@ TEST(PmSamplingControllerTest, CaptureWindowsRestartSampling) {
   h.controller->Shutdown();
   EXPECT_THAT(h.api.calls,
               ElementsAre("init", "prepare 0", "enable 0", "start 0", "decode 0", "stop 0",
-                          "decode 0", "start 0", "stop 0", "decode 0", "disable 0", "deinit"));
+                          "final decode 0", "start 0", "stop 0", "final decode 0", "disable 0", "deinit"));
 }
 
 // A decoder that cannot drain within its time budget (here: a budget of 0 ms, one decode

@@ -310,7 +310,12 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
   PmMetricSetRecord metric_set{.id = 1, .device_id = 0,
                                .metric_names = {"sm__warps_active.avg.per_cycle_active", "",
                                                 "gr__cycles_elapsed.max"},
-                               .interval_ns = 10000};
+                               .interval_ns = 10000,
+                               .chip_name = "GH100",
+                               .counter_availability = std::string("\0\x01\xff", 3)};
+  const std::vector<uint8_t> image = {0, 1, 2, 0xff, 0};
+  PmCounterDataRecord raw{.metric_set_id = 1, .image = image, .sample_index = {0, 3},
+                          .start_ns = {200, 300}, .end_ns = {250, 300}};
   PmSampleRecord sample{.metric_set_id = 1, .start_ns = 123, .end_ns = 10123, .values = {}};
   for (int i = 0; i < 1000; ++i) sample.values.push_back(i * 0.5 - 100.25);
   sample.values.push_back(0.0);
@@ -351,6 +356,7 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
     ASSERT_TRUE(batch.Write(mark));
     ASSERT_TRUE(batch.Write(metric_set));
     ASSERT_TRUE(batch.Write(sample));
+    ASSERT_TRUE(batch.Write(raw));
     ASSERT_TRUE(batch.Write(stall));
     ASSERT_TRUE(batch.Write(pc));
     ASSERT_TRUE(batch.Write(edge));
@@ -543,6 +549,15 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
   EXPECT_EQ(set.device_id(), 0u);
   EXPECT_THAT(set.metric_names(), ElementsAreArray(metric_set.metric_names));
   EXPECT_EQ(set.interval_ns(), 10000u);
+  EXPECT_EQ(set.chip_name(), "GH100");
+  EXPECT_EQ(set.counter_availability(), std::string("\0\x01\xff", 3));
+
+  const pb::PmCounterData& cd = one(pb::TracePacket::kPmCounterData).pm_counter_data();
+  EXPECT_EQ(cd.metric_set_id(), 1u);
+  EXPECT_EQ(cd.image(), std::string("\0\x01\x02\xff\0", 5));
+  EXPECT_THAT(cd.sample_index(), ElementsAre(0u, 3u));
+  EXPECT_THAT(cd.start_ns(), ElementsAre(200u, 300u));
+  EXPECT_THAT(cd.duration_ns(), ElementsAre(50u, 0u));
 
   const pb::PmSample& ps = one(pb::TracePacket::kPmSample).pm_sample();
   EXPECT_EQ(ps.metric_set_id(), 1u);
@@ -597,9 +612,9 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
   EXPECT_EQ(StatValue(stats, "writer.events_written.kernel"), 2u);
   EXPECT_EQ(StatValue(stats, "writer.events_written.interned_string"), 4u);
   EXPECT_EQ(StatValue(stats, "writer.events_written.pm_sample"), 1u);
-  // device, context, 4 strings, config, 2 threads, 2 kernels, 13 other records, notice.
-  EXPECT_EQ(StatValue(stats, std::string(kStatEventsWritten)), 2u + 4u + 1u + 2u + 2u + 13u + 1u);
-  EXPECT_EQ(writer->Counter(kStatEventsWritten), 25u);
+  // device, context, 4 strings, config, 2 threads, 2 kernels, 14 other records, notice.
+  EXPECT_EQ(StatValue(stats, std::string(kStatEventsWritten)), 2u + 4u + 1u + 2u + 2u + 14u + 1u);
+  EXPECT_EQ(writer->Counter(kStatEventsWritten), 26u);
   EXPECT_EQ(StatValue(stats, std::string(kStatTimestampsClamped)), 0u);
 }
 
