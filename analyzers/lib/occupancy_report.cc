@@ -45,23 +45,30 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
   const ActiveWarpSamples samples = ExtractActiveWarpSamples(in);
   report.has_pm_samples = !samples.samples.empty();
   report.pm_samples_unavailable = std::string(in.samples_unavailable);
-  const PmAttribution attribution = AttributeSamples(in.kernels, samples);
+  // One group per row (name, launch configuration, device), over all kernels: a sample shared
+  // only by launches of one row measured that row alone, and counts for it in full.
+  using Key = std::tuple<std::string_view, uint64_t, uint32_t>;
+  std::map<Key, uint32_t> groups;
+  std::vector<uint32_t> kernel_group(in.kernels.size());
+  for (size_t k = 0; k < in.kernels.size(); ++k) {
+    const KernelEvent& kernel = in.kernels[k];
+    const Key key{kernel.name, kernel.launch ? kernel.launch->id : 0, kernel.device_id};
+    kernel_group[k] = groups.emplace(key, static_cast<uint32_t>(groups.size())).first->second;
+  }
+  const PmAttribution attribution = AttributeSamples(in.kernels, samples, kernel_group);
 
   struct Acc {
     double weight = 0, weighted = 0, shared_ns = 0, sampled_ns = 0;
     uint64_t longest_without = 0;
     ResidentWarpLimit limit;
   };
-  using Key = std::tuple<std::string_view, uint64_t, uint32_t>;
-  std::map<Key, size_t> index;
+  std::map<uint32_t, size_t> index;  // group -> row
   std::vector<Acc> acc;
   for (size_t k = 0; k < in.kernels.size(); ++k) {
     const KernelEvent& kernel = in.kernels[k];
     if (!filter->Matches(kernel.name)) continue;
     ++report.kernels_matched;
-    const uint64_t launch_id = kernel.launch ? kernel.launch->id : 0;
-    auto [it, inserted] =
-        index.emplace(Key{kernel.name, launch_id, kernel.device_id}, report.rows.size());
+    auto [it, inserted] = index.emplace(kernel_group[k], report.rows.size());
     if (inserted) {
       OccupancyRow row;
       row.name = std::string(kernel.name);

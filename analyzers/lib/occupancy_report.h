@@ -32,7 +32,7 @@ struct OccupancyRow {
   double achieved = kNaN;         // 0..1, weighted over launches with an estimate
   uint32_t achieved_launches = 0;
   uint32_t samples = 0;
-  uint32_t shared_samples = 0;        // samples that also covered another kernel
+  uint32_t shared_samples = 0;        // samples that also covered a kernel of another row
   uint32_t launches_from_shared = 0;  // launches measured on shared samples only
   uint32_t above_limit = 0;           // samples above the theoretical warps per SM, capped
   bool time_weighted = false;         // some launch had no active-cycle weights

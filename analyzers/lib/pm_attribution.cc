@@ -127,10 +127,13 @@ ActiveWarpSamples ExtractActiveWarpSamples(const PmInputs& in) {
 }
 
 PmAttribution AttributeSamples(std::span<const KernelEvent> kernels,
-                               const ActiveWarpSamples& samples) {
+                               const ActiveWarpSamples& samples,
+                               std::span<const uint32_t> kernel_group) {
   PmAttribution out;
   out.kernel_samples.resize(kernels.size());
   out.sample_kernel_count.assign(samples.samples.size(), 0);
+  out.sample_group_count.assign(samples.samples.size(), 0);
+  const bool grouped = kernel_group.size() == kernels.size();
   out.sample_busy_ns.assign(samples.samples.size(), 0);
 
   // Per device: kernels by start, samples by start (already sorted), then one sweep.
@@ -152,6 +155,7 @@ PmAttribution AttributeSamples(std::span<const KernelEvent> kernels,
     size_t next = 0;
     std::vector<uint32_t> active;  // kernels started before the sample ends, not yet over
     std::vector<std::pair<uint64_t, uint64_t>> pieces;
+    std::vector<uint32_t> groups;
     for (uint32_t si : sample_ids) {
       const ActiveWarpSample& s = samples.samples[si];
       while (next < ks.size() && kernels[ks[next]].start_ns < s.end_ns)
@@ -159,14 +163,19 @@ PmAttribution AttributeSamples(std::span<const KernelEvent> kernels,
       // Samples come in start order, so a kernel over before this one starts is over for all.
       std::erase_if(active, [&](uint32_t k) { return kernels[k].end_ns() <= s.start_ns; });
       pieces.clear();
+      groups.clear();
       for (uint32_t k : active) {
         const uint64_t lo = std::max(kernels[k].start_ns, s.start_ns);
         const uint64_t hi = std::min(kernels[k].end_ns(), s.end_ns);
         if (hi <= lo) continue;
         out.kernel_samples[k].push_back({si, hi - lo});
         pieces.emplace_back(lo, hi);
+        groups.push_back(grouped ? kernel_group[k] : k);
       }
       out.sample_kernel_count[si] = static_cast<uint32_t>(pieces.size());
+      std::sort(groups.begin(), groups.end());
+      out.sample_group_count[si] = static_cast<uint32_t>(
+          std::unique(groups.begin(), groups.end()) - groups.begin());
       std::sort(pieces.begin(), pieces.end());
       uint64_t busy = 0, cur_lo = 0, cur_hi = 0;
       bool open = false;
@@ -195,11 +204,11 @@ AchievedOccupancy ComputeAchievedOccupancy(const KernelEvent& kernel,
   AchievedOccupancy r;
   const double duration = static_cast<double>(kernel.duration_ns);
   double covered = 0, shared = 0;
-  bool has_own = false;  // a sample with the metric that no other kernel touches
+  bool has_own = false;  // a sample with the metric that no kernel of another group touches
   for (const SampleOverlap& o : overlaps) {
     ++r.samples;
     covered += o.overlap_ns;
-    const bool is_shared = attribution.sample_kernel_count[o.sample] > 1;
+    const bool is_shared = attribution.sample_group_count[o.sample] > 1;
     if (is_shared) {
       ++r.shared_samples;
       shared += o.overlap_ns;
@@ -211,7 +220,7 @@ AchievedOccupancy ComputeAchievedOccupancy(const KernelEvent& kernel,
   for (const SampleOverlap& o : overlaps) {
     const ActiveWarpSample& s = samples.samples[o.sample];
     if (std::isnan(s.warps_per_sm)) continue;
-    if (has_own && attribution.sample_kernel_count[o.sample] > 1) continue;
+    if (has_own && attribution.sample_group_count[o.sample] > 1) continue;
     double value = s.warps_per_sm;
     if (limit_warps_per_sm > 0 && value > limit_warps_per_sm) {
       ++r.above_limit;

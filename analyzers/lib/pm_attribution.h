@@ -78,13 +78,20 @@ struct SampleOverlap {
 struct PmAttribution {
   std::vector<std::vector<SampleOverlap>> kernel_samples;  // by kernel index, in time order
   std::vector<uint32_t> sample_kernel_count;  // kernels overlapping each sample (>1: shared)
+  // Distinct kernel groups overlapping each sample (AttributeSamples' kernel_group; without
+  // groups, equal to sample_kernel_count). A sample with one group measured only that group.
+  std::vector<uint32_t> sample_group_count;
   std::vector<uint64_t> sample_busy_ns;       // union of kernel time inside each sample
   std::vector<uint64_t> device_sample_count;  // not indexed by id: see SamplesOnDevice
   std::vector<uint32_t> device_ids;
   uint64_t SamplesOnDevice(uint32_t device_id) const;
 };
+// `kernel_group` (empty, or one id per kernel) names the launches that an analysis counts as
+// one: the occupancy report's rows (name, launch configuration, device). Two back-to-back
+// launches of one row that share a sample then leave it unshared for that row.
 PmAttribution AttributeSamples(std::span<const KernelEvent> kernels,
-                               const ActiveWarpSamples& samples);
+                               const ActiveWarpSamples& samples,
+                               std::span<const uint32_t> kernel_group = {});
 
 // Achieved occupancy of one kernel instance from its samples.
 //   mean warps/SM = Σ w_s · warps_per_sm_s / Σ w_s,  w_s = C_s · o_s / B_s
@@ -94,23 +101,26 @@ PmAttribution AttributeSamples(std::span<const KernelEvent> kernels,
 // is Nsight Compute's "warps per active cycle" estimator restricted to the kernel's samples,
 // exact however the sample is cut by the kernel's start and end.
 //
-// Samples shared with other kernels (back to back inside one sample, or concurrent) measure
-// those kernels too, so they are left out whenever the kernel has samples of its own; only a
-// kernel without any is measured on shared samples, split by overlap, and says so
-// (from_shared_samples). A value above `limit_warps_per_sm` (ResidentWarpLimit::per_sm; 0: no
+// Samples shared with kernels of another group (back to back inside one sample, or
+// concurrent; PmAttribution::sample_group_count) measure those kernels too, so they are left
+// out whenever the kernel has samples of its own; only a kernel without any is measured on
+// shared samples, split by overlap, and says so (from_shared_samples). A sample shared only
+// with launches of the kernel's own group is used, split by overlap: summed over the group's
+// launches, it counts with all its active cycles and accumulated warps, so the group's figure
+// is the ratio over all its launches, ramp-up and drain at launch boundaries included. A value above `limit_warps_per_sm` (ResidentWarpLimit::per_sm; 0: no
 // limit) cannot be this kernel's alone: it is capped at the limit and counted (above_limit).
 // Without sm__cycles_active.avg the weights are the overlaps o_s (time_weighted): a long tail,
 // where few SMs are active, then counts as much as the full part and the figure reads low.
 struct AchievedOccupancy {
   uint32_t samples = 0;
-  uint32_t shared_samples = 0;  // samples that also overlap another kernel
+  uint32_t shared_samples = 0;  // samples that also overlap a kernel of another group
   bool from_shared_samples = false;  // no sample of its own: the figure includes other kernels
   uint32_t above_limit = 0;          // samples used whose value exceeded the limit (capped)
   bool time_weighted = false;        // no active-cycle metric: weights are overlap times
   double mean_warps_per_sm = kNaN;
   double achieved = kNaN;           // mean_warps_per_sm / max warps per SM, 0..1
   double coverage = 0;              // share of the kernel's time inside some sample
-  double shared_time_fraction = 0;  // share of its time inside shared samples
+  double shared_time_fraction = 0;  // share of its time inside shared (left out) samples
   double weight = 0;                // Σ w_s, for aggregation over launches
   std::string reason;               // why achieved is NaN
 };

@@ -3,8 +3,10 @@
 #include "analyzers/lib/pm_attribution.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
+#include "analyzers/lib/occupancy_report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -219,6 +221,45 @@ TEST(PmAttributionTest, LongTailWithIdleEdgesMatchesTheActiveCycleEstimator) {
   AchievedOccupancy by_time = f.Achieved(0);
   EXPECT_TRUE(by_time.time_weighted);
   EXPECT_LT(by_time.achieved, ncu - 0.2);
+}
+
+// Two back-to-back launches of one long-tail kernel (one report row): the first one's tail and
+// the second one's full start share a sample. Per launch, derived by hand (1 cycle per ns, 10
+// SMs): 10 SMs hold 64 warps for 2000 ns, then 1 SM holds 8 warps for 8000 ns, so warps
+// accumulated 10*2000*64 + 8000*8 = 1,344,000 over 20,000 + 8,000 active SM cycles: 48 warps
+// per active cycle, 75%, for each launch and for both. Leaving the shared sample out (the
+// launch's ramp-up and drain at the boundary) gave 236,400 / 5,050 = 46.8 warps (73.1%).
+TEST(PmAttributionTest, BackToBackLaunchesOfOneRowKeepTheSharedSample) {
+  Fixture f;
+  f.kernels = {Kernel(500, 10500), Kernel(10500, 20500)};
+  // Per 1000 ns sample: active cycles per SM (Σ over the 10 SMs / 10) and warps per active cycle.
+  const double ramp = (10 * 500 * 64.0 + 500 * 8.0) / (10 * 500 + 500);  // full half + tail half
+  f.Sample(0, 1000, 64, 500);  // the first launch's first 500 ns, all SMs full
+  f.Sample(1000, 2000, 64, 1000);
+  f.Sample(2000, 3000, ramp, 550);  // 500 ns full, then the tail
+  for (uint64_t t = 3000; t < 10000; t += 1000) f.Sample(t, t + 1000, 8, 100);
+  f.Sample(10000, 11000, ramp, 550);  // first launch's last 500 ns of tail, second one's start
+  f.Sample(11000, 12000, 64, 1000);
+  f.Sample(12000, 13000, ramp, 550);
+  for (uint64_t t = 13000; t < 20000; t += 1000) f.Sample(t, t + 1000, 8, 100);
+  f.Sample(20000, 21000, 8, 50);  // the second launch's last 500 ns
+
+  absl::StatusOr<OccupancyReport> report = BuildOccupancyReport(f.inputs(), {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->rows.size(), 1u);
+  const OccupancyRow& row = report->rows[0];
+  EXPECT_EQ(row.launches, 2u);
+  EXPECT_EQ(row.shared_samples, 0u);
+  EXPECT_NEAR(row.achieved, 0.75, 1e-12);
+
+  // Kernels named differently are different rows: the shared sample is left out of both.
+  f.kernels[1].name = "other";
+  absl::StatusOr<OccupancyReport> two_rows = BuildOccupancyReport(f.inputs(), {});
+  ASSERT_TRUE(two_rows.ok()) << two_rows.status();
+  ASSERT_EQ(two_rows->rows.size(), 2u);
+  for (const OccupancyRow& r : two_rows->rows) EXPECT_EQ(r.shared_samples, 1u);
+  EXPECT_NEAR(two_rows->rows[0].achieved, 134000.0 / 2750 / 64, 1e-12);
+  EXPECT_NEAR(two_rows->rows[1].achieved, 102400.0 / 2300 / 64, 1e-12);
 }
 
 // Without active cycles a sample counts with the kernel's time in it, not with its whole
