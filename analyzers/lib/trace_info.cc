@@ -1,6 +1,7 @@
 // Renders `warpscope info` (see trace_info.h).
 #include "analyzers/lib/trace_info.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "absl/strings/ascii.h"
@@ -71,11 +72,22 @@ PcSummary SummarizePc(const TraceModel& m) {
   for (const auto& [key, value] : m.header.config) {
     if (key == "WARPSCOPE_PC_SAMPLING" && !value.empty() && value != "0") s.requested = true;
   }
-  s.samples = CounterValue(m, "pc_sampling.samples");
-  s.dropped = CounterValue(m, "pc_sampling.samples_dropped");
-  s.buffer_full = CounterValue(m, "pc_sampling.hardware_buffer_full");
-  s.batches = CounterValue(m, "pc_sampling.batches");
-  s.pc_records = CounterValue(m, "pc_sampling.pc_records");
+  // From the data where the model kept it, else the collector's counters.
+  s.batches = m.pc_sample_batches.size();
+  for (const PcSampleBatch& b : m.pc_sample_batches) {
+    s.pc_records += b.records.size();
+    for (const PcRecord& r : b.records) {
+      for (const auto& [reason, n] : r.stall_samples) s.samples += n;
+    }
+    s.dropped += b.dropped_samples;
+    s.buffer_full += b.hardware_buffer_full ? 1 : 0;
+  }
+  if (s.pc_records == 0) {
+    s.samples = CounterValue(m, "pc_sampling.samples");
+    s.pc_records = CounterValue(m, "pc_sampling.pc_records");
+  }
+  s.dropped = std::max(s.dropped, CounterValue(m, "pc_sampling.samples_dropped"));
+  s.buffer_full = std::max(s.buffer_full, CounterValue(m, "pc_sampling.hardware_buffer_full"));
   s.cubins = m.cubins.size();
   s.cubin_bytes = CounterValue(m, "pc_sampling.cubin_bytes");
   s.contexts = CounterValue(m, "pc_sampling.contexts_sampled");
