@@ -4,6 +4,7 @@
 #ifndef WARPSCOPE_LIBINJECT_TRACE_RECORDS_H_
 #define WARPSCOPE_LIBINJECT_TRACE_RECORDS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -266,6 +267,15 @@ struct PcSampleBatchRecord {
   uint64_t non_user_kernel_samples = 0;
   bool hardware_buffer_full = false;
   std::vector<PcSampleRecord> records;  // The writer splits large batches across packets.
+};
+
+// A module's binary as CUPTI handed it over at module load. `image` points into CUPTI's
+// buffer, valid only during the callback: the writer copies it while encoding.
+struct CubinImageRecord {
+  uint64_t crc = 0;  // cuptiGetCubinCrc
+  uint32_t device_id = 0;
+  const void* image = nullptr;
+  size_t size = 0;
 };
 
 struct CaptureWindowEdgeRecord {

@@ -65,7 +65,8 @@ enum PacketField : uint32_t {
   kOverhead = 23,
   kNotice = 24,
   kPmCounterData = 25,
-  kNumPacketFields = 26,
+  kCubin = 26,
+  kNumPacketFields = 27,
 };
 
 // Per-kind counter names, indexed by PacketField; empty for kinds that are not events.
@@ -94,6 +95,7 @@ constexpr std::array<std::string_view, kNumPacketFields> kKindCounterNames = {
     "writer.events_written.overhead",
     "writer.events_written.notice",
     "writer.events_written.pm_counter_data",
+    "writer.events_written.cubin",
 };
 
 constexpr uint8_t kTracePacketTag = wire::MakeTag(1, wire::kLengthDelimited);
@@ -1460,6 +1462,33 @@ bool TraceWriter::Batch::Write(const PcSampleBatchRecord& r) {
     first = false;
     i = j;
   }
+  return all_written;
+}
+
+bool TraceWriter::Batch::Write(const CubinImageRecord& r) {
+  if (!locked_) return false;
+  Impl& w = *writer_.impl_;
+  if (w.RefuseIfClosed()) return false;
+  const auto* image = static_cast<const uint8_t*>(r.image);
+  auto encode_part = [&](auto& s, size_t offset, size_t size) {
+    s.Uint(1, r.crc);
+    s.Uint(2, r.device_id);
+    s.Bytes(3, image + offset, size);
+    s.Uint(4, offset);
+    s.Uint(5, r.size);
+  };
+  // Parts as large as a chunk takes: the head (crc, device, offset, total) is at most 44
+  // bytes and the image's length prefix 1 + 5.
+  const size_t max_body = MaxBodyIn(kCubin, w.chunk_bytes);
+  const size_t max_part = max_body > 64 ? max_body - 64 : 0;
+  if (max_part == 0) return false;
+  bool all_written = true;
+  size_t offset = 0;
+  do {
+    const size_t part = std::min(max_part, r.size - offset);
+    all_written &= w.EmitSized(kCubin, [&](auto& s) { encode_part(s, offset, part); });
+    offset += part;
+  } while (offset < r.size && all_written);
   return all_written;
 }
 

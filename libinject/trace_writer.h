@@ -114,6 +114,9 @@ class TraceWriter {
     bool Write(const PmCounterDataRecord& r);
     bool Write(const PcStallReasonsRecord& r);
     bool Write(const PcSampleBatchRecord& r);
+    // A cubin larger than a chunk becomes several CubinImage packets (offset, total_bytes);
+    // false when any part was dropped (the reader then treats the cubin as incomplete).
+    bool Write(const CubinImageRecord& r);
     bool Write(const CaptureWindowEdgeRecord& r);
     bool WriteNotice(Severity severity, std::string_view source, std::string_view message,
                      uint64_t timestamp_ns);

@@ -137,6 +137,13 @@ class BufferSink {
     LengthDelimitedHeader(field, PackedVarintPayload(values));
     for (T v : values) out_ = WriteVarint(static_cast<uint64_t>(v), out_);
   }
+  // A `bytes` field, written as given (no UTF-8 repair).
+  void Bytes(uint32_t field, const void* data, size_t size) {
+    if (size == 0) return;
+    LengthDelimitedHeader(field, size);
+    std::memcpy(out_, data, size);
+    out_ += size;
+  }
   void PackedDouble(uint32_t field, std::span<const double> values) {
     if (values.empty()) return;
     const size_t bytes = values.size() * sizeof(double);
@@ -189,6 +196,9 @@ class SizeSink {
     if (!values.empty()) {
       size_ += LengthDelimitedSize(field, BufferSink::PackedVarintPayload(values));
     }
+  }
+  void Bytes(uint32_t field, const void* /*data*/, size_t size) {
+    if (size != 0) size_ += LengthDelimitedSize(field, size);
   }
   void PackedDouble(uint32_t field, std::span<const double> values) {
     if (!values.empty()) size_ += LengthDelimitedSize(field, values.size() * sizeof(double));

@@ -77,7 +77,9 @@ int RunRecordCommand(const CommandArgs& args) {
        {"pm-sampling", "", false, "", "sample GPU performance counters (active warps, SM and DRAM throughput) for occupancy and tail analysis", ""},
        {"pm-interval", "", true, "TIME", "PM sampling interval, e.g. 200us, 100us, 1ms", "200us"},
        {"pm-metrics", "", true, "LIST", "comma-separated PM metrics replacing the default set (must be one pass)", ""},
-       {"pm-buffer", "", true, "BYTES", "PM sampling hardware buffer (default 128M)", ""}});
+       {"pm-buffer", "", true, "BYTES", "PM sampling hardware buffer (default 128M)", ""},
+       {"pc-sampling", "", false, "", "sample warp PCs and stall reasons per instruction (not with --pm-sampling)", ""},
+       {"pc-period", "", true, "N", "PC sampling period 2^N GPU cycles, 5..31 (0: CUPTI's default)", "15"}});
   if (absl::Status status = flags.Parse(args, /*stop_at_first_positional=*/true); !status.ok()) {
     return UsageError(status);
   }
@@ -107,6 +109,8 @@ int RunRecordCommand(const CommandArgs& args) {
   opt("pm-interval", &req.pm_interval);
   opt("pm-metrics", &req.pm_metrics);
   opt("pm-buffer", &req.pm_buffer);
+  req.pc_sampling = flags.Has("pc-sampling");
+  opt("pc-period", &req.pc_period);
   req.command = flags.positionals();
   req.command.insert(req.command.end(), flags.rest().begin(), flags.rest().end());
 

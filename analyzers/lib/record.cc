@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "analyzers/lib/output_path.h"
 #include "analyzers/lib/trace_model.h"
+#include "collectors/pc_sampling/pc_sampling_config.h"
 #include "collectors/pm_sampling/pm_sampling_config.h"
 #include "libinject/config.h"
 #include "libinject/setting_error.h"
@@ -62,6 +63,7 @@ constexpr RecordFlagVariable kRecordFlagVariables[] = {
     {"--pm-interval", "WARPSCOPE_PM_INTERVAL", &RecordRequest::pm_interval},
     {"--pm-metrics", "WARPSCOPE_PM_METRICS", &RecordRequest::pm_metrics},
     {"--pm-buffer", "WARPSCOPE_PM_BUFFER", &RecordRequest::pm_buffer},
+    {"--pc-period", "WARPSCOPE_PC_PERIOD", &RecordRequest::pc_period},
 };
 
 std::string_view RecordFlagFor(std::string_view variable) {
@@ -148,6 +150,40 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
       return it == env.end() ? std::string() : it->second;
     };
     if (!LoadPmSamplingConfig(pm_env, &pm, &pm_error)) return refused(pm_error);
+  }
+
+  if (r.pc_period && !r.pc_sampling) {
+    return absl::InvalidArgumentError("--pc-period needs --pc-sampling");
+  }
+  if (r.pc_sampling && r.pm_sampling) {
+    // The library would keep PM sampling and drop PC sampling (one line, a Notice); on the
+    // command line the choice is the user's.
+    return absl::InvalidArgumentError(
+        "--pc-sampling and --pm-sampling cannot share the GPU (PC sampling cannot start "
+        "while PM sampling holds the counters); record them in two runs");
+  }
+  if (r.pc_sampling) {
+    env["WARPSCOPE_PC_SAMPLING"] = "1";
+    PcSamplingConfig pc;
+    std::string pc_error;
+    auto pc_env = [&env, &current_env](std::string_view name) -> std::string {
+      auto it = env.find(std::string(name));
+      if (it != env.end()) return it->second;
+      auto exported = current_env.find(std::string(name));
+      return exported == current_env.end() ? std::string() : exported->second;
+    };
+    if (!LoadPcSamplingConfig(pc_env, &pc, &pc_error)) {
+      if (r.pc_period) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--pc-period '", *r.pc_period,
+            "' is not an exponent N from 5 to 31 (one sample per SM every 2^N GPU cycles, "
+            "e.g. 15) or 0 (CUPTI's default); see warpscope record --help"));
+      }
+      std::string_view text = pc_error;
+      if (text.rfind("warpscope: ", 0) == 0) text.remove_prefix(11);
+      return absl::InvalidArgumentError(
+          absl::StrCat(std::string(text), " (set in the environment; fix or unset it)"));
+    }
   }
 
   // Whole-configuration check with the library's parser: the child sees exactly these

@@ -23,6 +23,8 @@ struct RecordRequest {
   bool quiet = false;
   bool pm_sampling = false;  // --pm-sampling: PM sampling collector on
   std::optional<std::string> pm_interval, pm_metrics, pm_buffer;
+  bool pc_sampling = false;  // --pc-sampling: PC sampling collector on
+  std::optional<std::string> pc_period;  // --pc-period N: 2^N cycles (5..31, 0 = CUPTI's)
   std::vector<std::string> command;  // program and its arguments
 };
 

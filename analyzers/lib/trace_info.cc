@@ -1,6 +1,7 @@
 // Renders `warpscope info` (see trace_info.h).
 #include "analyzers/lib/trace_info.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "absl/strings/ascii.h"
@@ -55,6 +56,76 @@ uint64_t CounterValue(const TraceModel& m, std::string_view name) {
     if (c.name == name) return c.value;
   }
   return 0;
+}
+
+// PC sampling as the trace tells it: whether it was asked for, what came of it, and for a
+// run with no samples the likeliest reason (from the collector's own counters).
+struct PcSummary {
+  bool requested = false;  // WARPSCOPE_PC_SAMPLING in the header, or any PC data
+  uint64_t samples = 0, dropped = 0, buffer_full = 0, batches = 0, pc_records = 0;
+  uint64_t cubins = 0, cubin_bytes = 0, contexts = 0, cupti_total = 0, non_user = 0;
+  std::string diagnosis;  // empty unless sampling was on and produced no samples
+};
+
+PcSummary SummarizePc(const TraceModel& m) {
+  PcSummary s;
+  for (const auto& [key, value] : m.header.config) {
+    if (key == "WARPSCOPE_PC_SAMPLING" && !value.empty() && value != "0") s.requested = true;
+  }
+  // From the data where the model kept it, else the collector's counters.
+  s.batches = m.pc_sample_batches.size();
+  for (const PcSampleBatch& b : m.pc_sample_batches) {
+    s.pc_records += b.records.size();
+    for (const PcRecord& r : b.records) {
+      for (const auto& [reason, n] : r.stall_samples) s.samples += n;
+    }
+    s.dropped += b.dropped_samples;
+    s.buffer_full += b.hardware_buffer_full ? 1 : 0;
+  }
+  if (s.pc_records == 0) {
+    s.samples = CounterValue(m, "pc_sampling.samples");
+    s.pc_records = CounterValue(m, "pc_sampling.pc_records");
+  }
+  s.dropped = std::max(s.dropped, CounterValue(m, "pc_sampling.samples_dropped"));
+  s.buffer_full = std::max(s.buffer_full, CounterValue(m, "pc_sampling.hardware_buffer_full"));
+  s.cubins = m.cubins.size();
+  s.cubin_bytes = CounterValue(m, "pc_sampling.cubin_bytes");
+  s.contexts = CounterValue(m, "pc_sampling.contexts_sampled");
+  for (const PcSampleBatch& b : m.pc_sample_batches) {
+    s.cupti_total += b.total_samples;
+    s.non_user += b.non_user_kernel_samples;
+  }
+  s.requested = s.requested || !m.pc_sample_batches.empty() || !m.pc_stall_reasons.empty();
+  if (!s.requested || s.samples != 0) return s;
+  if (CounterValue(m, "pc_sampling.disabled.pm_sampling_chosen") != 0) {
+    s.diagnosis = "PM sampling was also requested and was kept; record PC sampling alone";
+  } else if (CounterValue(m, "pc_sampling.disabled.insufficient_privileges") != 0) {
+    s.diagnosis = "GPU profiling is restricted to admin users (NVreg_RestrictProfilingToAdminUsers=0 "
+                  "or root)";
+  } else if (CounterValue(m, "pc_sampling.disabled.gpu_busy") != 0) {
+    s.diagnosis = "another process (or profiler) was sampling the GPU";
+  } else if (s.contexts == 0) {
+    s.diagnosis = "no CUDA context was set up for sampling (see the notices: unsupported device, "
+                  "setup error, or no context created while warpscope was attached)";
+  } else if (s.buffer_full != 0) {
+    s.diagnosis = "the hardware buffer overflowed and CUPTI returned no PCs: raise the period "
+                  "(--pc-period) or WARPSCOPE_PC_BUFFER_MB";
+  } else if (s.cupti_total != 0 && s.non_user == s.cupti_total) {
+    s.diagnosis = "CUPTI counted samples only in kernels it treats as non-user (no PC records)";
+  } else if (s.cupti_total != 0) {
+    s.diagnosis = "CUPTI counted samples but returned no PC records; rerun with "
+                  "WARPSCOPE_PC_DEBUG=1 to see each CUPTI call";
+  } else if (CounterValue(m, "pc_sampling.get_data_errors") != 0 ||
+             CounterValue(m, "pc_sampling.start_stop_errors") != 0 ||
+             CounterValue(m, "pc_sampling.disabled.error") != 0) {
+    s.diagnosis = "CUPTI calls failed (see the notices and pc_sampling.* counters)";
+  } else if (m.capture_windows.empty()) {
+    s.diagnosis = "no capture window opened, so sampling never started";
+  } else {
+    s.diagnosis = "CUPTI reported no samples at all: kernels shorter than the period, or "
+                  "sampling not running while they ran; rerun with WARPSCOPE_PC_DEBUG=1";
+  }
+  return s;
 }
 
 // Counters worth a warning: data loss or errors with a non-zero value.
@@ -162,6 +233,20 @@ std::string RenderText(const TraceModel& m, const std::string& name) {
                       FormatDuration(CounterValue(m, "pm_sampling.decode_data_us") * 1e3),
                       ", metric evaluation ",
                       FormatDuration(CounterValue(m, "pm_sampling.evaluate_us") * 1e3), ")\n");
+    }
+  }
+
+  if (const PcSummary pc = SummarizePc(m); pc.requested) {
+    out += "\npc sampling\n";
+    absl::StrAppend(&out, "  samples: ", pc.samples, " in ", pc.pc_records, " PC records, ",
+                    pc.batches, " batches; dropped samples: ", pc.dropped,
+                    "; hardware buffer full: ", pc.buffer_full, "\n");
+    absl::StrAppend(&out, "  CUPTI totals: ", pc.cupti_total, " samples (", pc.non_user,
+                    " in non-user kernels); contexts sampled: ", pc.contexts, "; cubins: ",
+                    pc.cubins, " (", pc.cubin_bytes, " bytes)\n");
+    if (!pc.diagnosis.empty()) {
+      absl::StrAppend(&out, "  PC sampling was on but produced 0 samples: likely cause: ",
+                      pc.diagnosis, "\n");
     }
   }
 
@@ -335,6 +420,22 @@ std::string RenderJson(const TraceModel& m, const std::string& name) {
     j.Key("gap_ns").Uint(CounterValue(m, "pm_sampling.gap_ns"));
     j.Key("overflows").Uint(CounterValue(m, "pm_sampling.overflows"));
     j.Key("decode_busy_us").Uint(CounterValue(m, "pm_sampling.decode_busy_us"));
+    j.EndObject();
+  }
+
+  if (const PcSummary pc = SummarizePc(m); pc.requested) {
+    j.Key("pc_sampling").BeginObject();
+    j.Key("samples").Uint(pc.samples);
+    j.Key("pc_records").Uint(pc.pc_records);
+    j.Key("batches").Uint(pc.batches);
+    j.Key("samples_dropped").Uint(pc.dropped);
+    j.Key("hardware_buffer_full").Uint(pc.buffer_full);
+    j.Key("cupti_total_samples").Uint(pc.cupti_total);
+    j.Key("non_user_kernel_samples").Uint(pc.non_user);
+    j.Key("contexts_sampled").Uint(pc.contexts);
+    j.Key("cubins").Uint(pc.cubins);
+    j.Key("cubin_bytes").Uint(pc.cubin_bytes);
+    j.Key("zero_samples_cause").String(pc.diagnosis);
     j.EndObject();
   }
 

@@ -54,11 +54,41 @@ class TraceModelBuilder {
   std::unordered_map<uint32_t, size_t> window_by_id_;
   uint64_t unmatched_window_ends_ = 0;
   uint64_t orphan_pc_continuations_ = 0;
+  // Cubins arriving in parts (CubinImage.offset/total_bytes): bytes so far, by CRC.
+  struct PartialCubin {
+    std::string bytes;
+    uint64_t total = 0;
+  };
+  std::map<uint64_t, PartialCubin> partial_cubins_;
+  uint64_t incomplete_cubins_ = 0;
+  void AddCubinPart(const v1::CubinImage& c);
   uint64_t samples_without_set_ = 0;
   PmCounterDataImporter pm_counter_data_;
   uint64_t sample_value_mismatches_ = 0;
   uint64_t overflowing_end_events_ = 0;
 };
+
+void TraceModelBuilder::AddCubinPart(const v1::CubinImage& c) {
+  const uint64_t total = c.total_bytes() != 0 ? c.total_bytes() : c.image().size();
+  if (model_.cubins.count(c.crc()) != 0) return;  // stored once; a repeat adds nothing
+  if (c.offset() == 0 && c.image().size() == total) {
+    model_.cubins[c.crc()] = c.image();
+    partial_cubins_.erase(c.crc());
+    return;
+  }
+  PartialCubin& part = partial_cubins_[c.crc()];
+  if (c.offset() == 0) part = {std::string(), total};
+  // Parts come in order; one that does not continue the bytes so far means a part was lost.
+  if (part.total != total || c.offset() != part.bytes.size()) {
+    part.total = 0;  // poisoned until a new offset-0 part starts it again
+    return;
+  }
+  part.bytes += c.image();
+  if (part.bytes.size() == part.total) {
+    model_.cubins[c.crc()] = std::move(part.bytes);
+    partial_cubins_.erase(c.crc());
+  }
+}
 
 void TraceModelBuilder::AddPcRecords(const v1::PcSampleBatch& b, PcSampleBatch& o) {
   if (!options_.keep_pc_sample_records) return;
@@ -308,6 +338,9 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
       Extend(b.timestamp_ns(), b.timestamp_ns());
       break;
     }
+    case v1::TracePacket::kCubin:
+      AddCubinPart(p.cubin());
+      break;
     case v1::TracePacket::kCaptureWindow: {
       const v1::CaptureWindowEdge& e = p.capture_window();
       auto it = window_by_id_.find(e.window_id());
@@ -439,6 +472,9 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
   Count("model.orphan_pc_sample_continuations", orphan_pc_continuations_, SEVERITY_ERROR,
         "PC sample continuation packets with no batch of the same device and context before "
         "them (kept as batches of their own)");
+  for (const auto& [crc, part] : partial_cubins_) incomplete_cubins_ += model_.cubins.count(crc) == 0;
+  Count("model.incomplete_cubins", incomplete_cubins_, SEVERITY_DATA_LOSS,
+        "cubins of which some parts are missing (PCs in them cannot be mapped to SASS)");
   Count("model.unmatched_capture_window_ends", unmatched_window_ends_, SEVERITY_ERROR,
         "capture-window end edges without a matching begin");
   Count("model.events_with_overflowing_end", overflowing_end_events_, SEVERITY_ERROR,
@@ -501,6 +537,11 @@ const PcStallReasons* TraceModel::FindPcStallReasons(uint32_t device_id) const {
     if (it->device_id == device_id) return &*it;
   }
   return nullptr;
+}
+
+const std::string* TraceModel::FindCubin(uint64_t crc) const {
+  auto it = cubins.find(crc);
+  return it == cubins.end() ? nullptr : &it->second;
 }
 
 std::optional<uint32_t> TraceModel::DeviceOfContext(uint32_t context_id) const {

@@ -370,6 +370,10 @@ class TraceModel {
   std::string pm_samples_unavailable;
   std::vector<PcStallReasons> pc_stall_reasons;
   std::vector<PcSampleBatch> pc_sample_batches;
+  // Module binaries of a PC sampling run (CubinImage), whole, by cuptiGetCubinCrc: the CRC
+  // that PcRecord::cubin_crc refers to. Cubins whose parts did not all reach the file are
+  // left out (counter model.incomplete_cubins).
+  std::map<uint64_t, std::string> cubins;
   std::vector<CaptureWindowRange> capture_windows;
   std::vector<Notice> notices;
 
@@ -393,6 +397,9 @@ class TraceModel {
   const ThreadInfo* FindThread(uint64_t id) const;
   const PmMetricSet* FindPmMetricSet(uint32_t id) const;
   const PcStallReasons* FindPcStallReasons(uint32_t device_id) const;
+  // The cubin (ELF image, as the driver loaded it) that PC records with this cubin_crc come
+  // from, to map their pc_offset to SASS and source lines; nullptr when the trace has none.
+  const std::string* FindCubin(uint64_t crc) const;
   // The device of a context, or nullopt when the context is unknown.
   std::optional<uint32_t> DeviceOfContext(uint32_t context_id) const;
   // Ids of every device that is described or has GPU events, ascending.

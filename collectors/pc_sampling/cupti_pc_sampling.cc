@@ -1,10 +1,13 @@
 // CUPTI PC sampling wrapper and the collector's registration. Call sequence per context
 // (CUPTI_NOTES §4, CUDA 13.0 cupti_pcsampling.h):
 //   cuptiPCSamplingEnable -> GetNumStallReasons -> GetStallReasons (char[128] names)
-//   -> SetConfigurationAttribute(STALL_REASON=all, SAMPLING_PERIOD, SCRATCH_BUFFER_SIZE,
-//      HARDWARE_BUFFER_SIZE, COLLECTION_MODE=CONTINUOUS, ENABLE_START_STOP_CONTROL=1,
-//      OUTPUT_DATA_FORMAT=PARSED, SAMPLING_DATA_BUFFER=our preallocated CUpti_PCSamplingData)
+//   -> SetConfigurationAttribute(COLLECTION_MODE=CONTINUOUS, STALL_REASON=all,
+//      SAMPLING_PERIOD (unless CUPTI's default), SCRATCH_BUFFER_SIZE, HARDWARE_BUFFER_SIZE,
+//      ENABLE_START_STOP_CONTROL=1, OUTPUT_DATA_FORMAT=PARSED,
+//      SAMPLING_DATA_BUFFER=our preallocated CUpti_PCSamplingData), all in one call
 //   -> [Start -> GetData* (while remainingNumPcs > 0) -> Stop -> GetData*]* -> Disable.
+// Module loads: cuptiGetCubinCrc. From threads without the context (the controller's drain
+// thread, capture edges) the context is pushed current first (BindContext).
 // GetData's functionName strings are CUPTI's, shared across rounds: copied, never freed.
 // GetData reads into a buffer of ours; the configured SAMPLING_DATA_BUFFER is CUPTI's until
 // Disable, and read then (see ContextBuffers).
@@ -37,9 +40,11 @@ struct PcDataBuffer {
   CUpti_PCSamplingData data;
   std::vector<CUpti_PCSamplingPCData> pcs;
   std::vector<CUpti_PCSamplingStallReason> reasons;  // max_pcs x num_reasons
+  size_t reasons_per_pc = 1;
 
   void Allocate(size_t max_pcs, size_t num_reasons) {
     const size_t per_pc = std::max<size_t>(num_reasons, 1);
+    reasons_per_pc = per_pc;
     pcs.resize(max_pcs);
     reasons.resize(max_pcs * per_pc);
     std::memset(pcs.data(), 0, pcs.size() * sizeof(CUpti_PCSamplingPCData));
@@ -51,10 +56,16 @@ struct PcDataBuffer {
     data.size = sizeof(CUpti_PCSamplingData);
     data.collectNumPcs = max_pcs;
     data.pPcData = pcs.data();
+    ResetCounts();
   }
 
-  // Zeroes what CUPTI writes, so that a failed call cannot hand back an earlier round's PCs.
+  // Zeroes what CUPTI writes, so that a failed call cannot hand back an earlier round's PCs,
+  // and gives every PC its stall reason room back. The header marks stallReasonCount [r], but
+  // a public CUDA 13 user found CUPTI treating it as the room in stallReason[] as well: left
+  // at 0 (memset, or the previous round's count) CUPTI had nowhere to put a PC's samples.
+  // Setting it to the room we allocated is right under either reading.
   void ResetCounts() {
+    for (CUpti_PCSamplingPCData& pc : pcs) pc.stallReasonCount = reasons_per_pc;
     data.totalNumPcs = 0;
     data.remainingNumPcs = 0;
     data.totalSamples = 0;
@@ -67,7 +78,7 @@ struct PcDataBuffer {
   // with later rounds and with activity records of the same function (cupti_pcsampling.h):
   // they are copied and never freed here (freeing them after each round was a double free on
   // the H200). They are one per sampled function, held until the process ends.
-  void CopyOut(size_t num_reasons, PcRawBatch* batch) {
+  void CopyOut(PcRawBatch* batch) {
     batch->total_samples = data.totalSamples;
     batch->dropped_samples = data.droppedSamples;
     batch->non_user_kernel_samples = data.nonUsrKernelsTotalSamples;
@@ -82,7 +93,7 @@ struct PcDataBuffer {
       dst.pc_offset = src.pcOffset;
       dst.correlation_id = src.correlationId;
       dst.function_name.assign(src.functionName != nullptr ? src.functionName : "");
-      const size_t count = std::min(src.stallReasonCount, std::max<size_t>(num_reasons, 1));
+      const size_t count = std::min(src.stallReasonCount, reasons_per_pc);
       dst.stall_samples.resize(count);
       for (size_t k = 0; k < count; ++k) {
         const uint32_t index = src.stallReason[k].pcSamplingStallReasonIndex;  // packed struct
@@ -90,7 +101,7 @@ struct PcDataBuffer {
         dst.stall_samples[k] = {index, samples};
       }
       src.functionName = nullptr;
-      src.stallReasonCount = 0;
+      src.stallReasonCount = reasons_per_pc;
     }
     data.totalNumPcs = 0;
   }
@@ -173,6 +184,8 @@ const char* AttributeName(CUpti_PCSamplingConfigurationAttributeType type) {
       return "OUTPUT_DATA_FORMAT";
     case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER:
       return "SAMPLING_DATA_BUFFER";
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_WORKER_THREAD_PERIODIC_SLEEP_SPAN:
+      return "WORKER_THREAD_PERIODIC_SLEEP_SPAN";
     default:
       return "?";
   }
@@ -307,23 +320,27 @@ PcResult CuptiPcSampling::Configure(PcContext ctx, const PcContextSettings& sett
   b.configured.Allocate(max_pcs, b.num_reasons);
   b.read.Allocate(max_pcs, b.num_reasons);
 
+  // One call with every attribute, collection mode first as in NVIDIA's samples (the header
+  // names no order; attributes set in a later call after Start are not documented to apply).
   std::vector<CUpti_PCSamplingConfigurationInfo> infos;
-  auto info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON);
+  auto info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE);
+  info.attributeData.collectionModeData.collectionMode =
+      CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
+  infos.push_back(info);
+  info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON);
   info.attributeData.stallReasonData.stallReasonCount = b.num_reasons;
   info.attributeData.stallReasonData.pStallReasonIndex = b.reason_indices.data();
   infos.push_back(info);
-  info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD);
-  info.attributeData.samplingPeriodData.samplingPeriod = settings.period_exponent;
-  infos.push_back(info);
+  if (settings.period_exponent != 0) {  // 0: CUPTI's own default
+    info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD);
+    info.attributeData.samplingPeriodData.samplingPeriod = settings.period_exponent;
+    infos.push_back(info);
+  }
   info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE);
   info.attributeData.scratchBufferSizeData.scratchBufferSize = settings.scratch_buffer_bytes;
   infos.push_back(info);
   info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE);
   info.attributeData.hardwareBufferSizeData.hardwareBufferSize = settings.hardware_buffer_bytes;
-  infos.push_back(info);
-  info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE);
-  info.attributeData.collectionModeData.collectionMode =
-      CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
   infos.push_back(info);
   info = Attribute(CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL);
   info.attributeData.enableStartStopControlData.enableStartStopControl = 1;
@@ -358,6 +375,114 @@ PcResult CuptiPcSampling::Configure(PcContext ctx, const PcContextSettings& sett
   return PcResult::Ok();
 }
 
+namespace {
+
+// The driver's context-stack calls, looked up in the libcuda.so.1 the program loaded (the
+// library does not link libcuda itself).
+struct ContextStackCalls {
+  CUresult (*get_current)(CUcontext*) = nullptr;
+  CUresult (*push)(CUcontext) = nullptr;
+  CUresult (*pop)(CUcontext*) = nullptr;
+  bool ok() const { return get_current != nullptr && push != nullptr && pop != nullptr; }
+};
+
+const ContextStackCalls& ContextStack() {
+  static const ContextStackCalls calls = [] {
+    ContextStackCalls c;
+    void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (cuda == nullptr) return c;
+    c.get_current = reinterpret_cast<CUresult (*)(CUcontext*)>(dlsym(cuda, "cuCtxGetCurrent"));
+    c.push = reinterpret_cast<CUresult (*)(CUcontext)>(dlsym(cuda, "cuCtxPushCurrent_v2"));
+    c.pop = reinterpret_cast<CUresult (*)(CUcontext*)>(dlsym(cuda, "cuCtxPopCurrent_v2"));
+    dlclose(cuda);  // RTLD_NOLOAD: the program's reference keeps it loaded
+    return c;
+  }();
+  return calls;
+}
+
+}  // namespace
+
+PcBinding CuptiPcSampling::BindContext(PcContext ctx) {
+  const ContextStackCalls& stack = ContextStack();
+  if (!stack.ok()) return PcBinding::kFailed;
+  CUcontext current = nullptr;
+  if (stack.get_current(&current) == CUDA_SUCCESS && current == Ctx(ctx)) {
+    return PcBinding::kAlreadyCurrent;
+  }
+  return stack.push(Ctx(ctx)) == CUDA_SUCCESS ? PcBinding::kPushed : PcBinding::kFailed;
+}
+
+void CuptiPcSampling::UnbindContext(PcContext /*ctx*/, PcBinding binding) {
+  if (binding != PcBinding::kPushed) return;
+  CUcontext popped = nullptr;
+  ContextStack().pop(&popped);
+}
+
+std::string CuptiPcSampling::DescribeConfiguration(PcContext ctx) {
+  const CUpti_PCSamplingConfigurationAttributeType types[] = {
+      CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE,
+      CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD,
+      CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE,
+      CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE,
+      CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL,
+      CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_WORKER_THREAD_PERIODIC_SLEEP_SPAN,
+  };
+  std::string out;
+  // One attribute per call: a rejected one must not hide the others.
+  for (const auto type : types) {
+    CUpti_PCSamplingConfigurationInfo info = Attribute(type);
+    CUpti_PCSamplingConfigurationInfoParams p;
+    std::memset(&p, 0, sizeof(p));
+    p.size = CUpti_PCSamplingConfigurationInfoParamsSize;  // NOLINT(bugprone-sizeof-expression)
+    p.ctx = Ctx(ctx);
+    p.numAttributes = 1;
+    p.pPCSamplingConfigurationInfo = &info;
+    const CUptiResult r = cuptiPCSamplingGetConfigurationAttribute(&p);
+    if (!out.empty()) out += ' ';
+    out += AttributeName(type);
+    out += '=';
+    if (r != CUPTI_SUCCESS || info.attributeStatus != CUPTI_SUCCESS) {
+      out += "error(" + std::to_string(static_cast<int>(r)) + "/" +
+             std::to_string(static_cast<int>(info.attributeStatus)) + ")";
+      continue;
+    }
+    const auto& d = info.attributeData;
+    switch (type) {
+      case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE:
+        out += std::to_string(static_cast<int>(d.collectionModeData.collectionMode));
+        break;
+      case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD:
+        out += std::to_string(d.samplingPeriodData.samplingPeriod);
+        break;
+      case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE:
+        out += std::to_string(d.scratchBufferSizeData.scratchBufferSize);
+        break;
+      case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE:
+        out += std::to_string(d.hardwareBufferSizeData.hardwareBufferSize);
+        break;
+      case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL:
+        out += std::to_string(d.enableStartStopControlData.enableStartStopControl);
+        break;
+      default:
+        out += std::to_string(d.workerThreadPeriodicSleepSpanData.workerThreadPeriodicSleepSpan);
+        break;
+    }
+  }
+  return out;
+}
+
+PcResult CuptiPcSampling::CubinCrc(const void* cubin, size_t size, uint64_t* crc) {
+  *crc = 0;
+  CUpti_GetCubinCrcParams p;
+  std::memset(&p, 0, sizeof(p));
+  p.size = CUpti_GetCubinCrcParamsSize;  // NOLINT(bugprone-sizeof-expression)
+  p.cubinSize = size;
+  p.cubin = cubin;
+  PcResult r = Check(cuptiGetCubinCrc(&p), "cuptiGetCubinCrc");
+  if (r.ok()) *crc = p.cubinCrc;
+  return r;
+}
+
 PcResult CuptiPcSampling::Start(PcContext ctx) {
   CUpti_PCSamplingStartParams p;
   std::memset(&p, 0, sizeof(p));
@@ -390,7 +515,7 @@ PcResult CuptiPcSampling::GetData(PcContext ctx, PcRawBatch* batch) {
     batch->hardware_buffer_full = b.read.data.hardwareBufferFull != 0;
     return r;
   }
-  b.read.CopyOut(b.num_reasons, batch);
+  b.read.CopyOut(batch);
   return r;
 }
 
@@ -404,7 +529,7 @@ void CuptiPcSampling::Disable(PcContext ctx, PcRawBatch* leftover) {
   if (it != contexts_.end()) it->second->configured.ResetCounts();
   const CUptiResult r = cuptiPCSamplingDisable(&p);  // fails on a context never enabled
   if (it == contexts_.end()) return;
-  if (r == CUPTI_SUCCESS) it->second->configured.CopyOut(it->second->num_reasons, leftover);
+  if (r == CUPTI_SUCCESS) it->second->configured.CopyOut(leftover);
   contexts_.erase(it);
 }
 

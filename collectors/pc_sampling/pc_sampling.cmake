@@ -7,6 +7,7 @@ if(NOT TARGET warpscope_pc_sampling_pure)
   add_library(warpscope_pc_sampling_pure STATIC
     ${CMAKE_CURRENT_LIST_DIR}/pc_sampling_config.cc
     ${CMAKE_CURRENT_LIST_DIR}/pc_sample_translation.cc
+    ${CMAKE_CURRENT_LIST_DIR}/pc_sampling_call_logger.cc
     ${CMAKE_CURRENT_LIST_DIR}/pc_sampling_controller.cc
     ${CMAKE_CURRENT_LIST_DIR}/pc_sampling_collector.cc)
   target_include_directories(warpscope_pc_sampling_pure PUBLIC ${PROJECT_SOURCE_DIR})

@@ -40,7 +40,7 @@ struct PcStallReason {
 // What CuptiPcSampling sets with cuptiPCSamplingSetConfigurationAttribute (besides the
 // fixed CONTINUOUS mode, ENABLE_START_STOP_CONTROL=1 and PARSED output).
 struct PcContextSettings {
-  uint32_t period_exponent = 0;        // SAMPLING_PERIOD: 2^N cycles
+  uint32_t period_exponent = 0;        // SAMPLING_PERIOD: 2^N cycles; 0: not set (CUPTI's default)
   uint64_t hardware_buffer_bytes = 0;  // HARDWARE_BUFFER_SIZE (device memory)
   uint64_t scratch_buffer_bytes = 0;   // SCRATCH_BUFFER_SIZE (host memory, CUPTI's)
   uint32_t max_pcs_per_read = 0;       // collectNumPcs of the preallocated CUpti_PCSamplingData
@@ -71,15 +71,31 @@ struct PcRawBatch {
   }
 };
 
+// How BindContext left the calling thread, for UnbindContext.
+enum class PcBinding {
+  kAlreadyCurrent,  // the context was current already: nothing to undo
+  kPushed,          // pushed onto the thread's context stack: UnbindContext pops it
+  kFailed,          // could not be made current (the calls go ahead anyway)
+};
+
 class PcSamplingApi {
  public:
   virtual ~PcSamplingApi() = default;
+  // Makes ctx current on the calling thread until UnbindContext. The controller binds it
+  // around Start/Stop/GetData/Disable made from threads with no context of their own (its
+  // drain thread, capture window edges, process end); not inside CUPTI's resource callbacks,
+  // which run where the driver is creating, loading into or destroying the context.
+  virtual PcBinding BindContext(PcContext ctx) = 0;
+  virtual void UnbindContext(PcContext ctx, PcBinding binding) = 0;
   // cuptiPCSamplingEnable.
   virtual PcResult Enable(PcContext ctx) = 0;
   // cuptiPCSamplingGetNumStallReasons + GetStallReasons.
   virtual PcResult GetStallReasons(PcContext ctx, std::vector<PcStallReason>* reasons) = 0;
   // Allocates the CUpti_PCSamplingData buffer and sets every attribute in one call.
   virtual PcResult Configure(PcContext ctx, const PcContextSettings& settings) = 0;
+  // What CUPTI reports for the context's configuration after Configure
+  // (cuptiPCSamplingGetConfigurationAttribute), as "name=value ..." text for debug logs.
+  virtual std::string DescribeConfiguration(PcContext ctx) = 0;
   virtual PcResult Start(PcContext ctx) = 0;  // cuptiPCSamplingStart
   virtual PcResult Stop(PcContext ctx) = 0;   // cuptiPCSamplingStop
   // One cuptiPCSamplingGetData round into *batch (cleared first). On a full hardware buffer
@@ -89,6 +105,8 @@ class PcSamplingApi {
   // *leftover (cleared first) gets what CUPTI put in the configured buffer at Disable: PCs
   // that no GetData had returned.
   virtual void Disable(PcContext ctx, PcRawBatch* leftover) = 0;
+  // cuptiGetCubinCrc: the CRC that PC records carry as cubin_crc.
+  virtual PcResult CubinCrc(const void* cubin, size_t size, uint64_t* crc) = 0;
 };
 
 }  // namespace warpscope

@@ -2,8 +2,10 @@
 // edges, writer output.
 #include "collectors/pc_sampling/pc_sampling_collector.h"
 
+#include <cstdio>
 #include <string>
 
+#include "collectors/pc_sampling/pc_sampling_call_logger.h"
 #include "libinject/trace_writer.h"
 
 namespace warpscope {
@@ -13,11 +15,15 @@ PcSamplingCollector::~PcSamplingCollector() { OnShutdown(); }
 bool PcSamplingCollector::OnSessionStart(SessionServices& services) {
   services_ = &services;
   // Seen on the H200 (CUDA 13.0, driver 580): with PM sampling running, cuptiPCSamplingStart
-  // fails with CUPTI_ERROR_HARDWARE_BUSY and the process later crashed; refuse the pair.
-  if (const std::string pm = services.GetConfig("WARPSCOPE_PM_SAMPLING"); !pm.empty() && pm != "0") {
+  // fails with CUPTI_ERROR_HARDWARE_BUSY and the process later crashed. Asked for both, PM
+  // sampling is kept: it is the one verified on that GPU, and a whole-run occupancy curve is
+  // what a long job is traced for; PC sampling is a targeted second run.
+  if (PmSamplingRequested(services)) {
+    services.writer().AddToCounter(kPcStatPmSamplingChosen, 1, Severity::kDataLoss);
     Report(Severity::kError,
-           "warpscope: PC sampling and PM sampling cannot run together (the GPU reports its "
-           "counters busy); PC sampling stays off, PM sampling and tracing go on");
+           "warpscope: PC sampling and PM sampling were both requested and cannot share the GPU "
+           "(cuptiPCSamplingStart reports it busy); keeping PM sampling, PC sampling is off: "
+           "record PC sampling in a separate run");
     return false;
   }
   PcSamplingConfig config;
@@ -29,6 +35,16 @@ bool PcSamplingCollector::OnSessionStart(SessionServices& services) {
   }
   api_ = factory_();
   if (api_ == nullptr) return false;
+  if (config.debug) {
+    api_ = std::make_unique<PcSamplingCallLogger>(std::move(api_), [this](std::string_view line) {
+      DebugLine(line);
+    });
+    DebugLine("debug log on (WARPSCOPE_PC_DEBUG=1): period=" +
+              (config.period_exponent == 0 ? std::string("CUPTI default")
+                                           : "2^" + std::to_string(config.period_exponent)) +
+              " hardware_buffer=" + std::to_string(config.hardware_buffer_bytes) +
+              " drain every " + std::to_string(config.drain_interval_ms) + " ms");
+  }
   PcRecordSink& sink = *this;
   controller_ = std::make_unique<PcSamplingController>(*api_, sink, config);
   return true;
@@ -44,8 +60,8 @@ void PcSamplingCollector::OnContextDestroying(void* cu_context, uint32_t /*conte
 }
 
 void PcSamplingCollector::OnModuleLoaded(void* cu_context, uint64_t /*module_id*/,
-                                         const void* /*cubin*/, size_t /*cubin_size*/) {
-  if (controller_) controller_->OnModuleLoaded(cu_context);
+                                         const void* cubin, size_t cubin_size) {
+  if (controller_) controller_->OnModuleLoaded(cu_context, cubin, cubin_size);
 }
 
 void PcSamplingCollector::OnCaptureStart(uint32_t /*window_id*/, uint64_t /*timestamp_ns*/) {
@@ -70,6 +86,10 @@ bool PcSamplingCollector::Write(const PcSampleBatchRecord& record) {
   return services_->writer().Write(record);
 }
 
+bool PcSamplingCollector::Write(const CubinImageRecord& record) {
+  return services_->writer().Write(record);
+}
+
 uint64_t PcSamplingCollector::InternString(std::string_view value) {
   return services_->writer().InternString(value);
 }
@@ -88,5 +108,17 @@ void PcSamplingCollector::Report(Severity severity, std::string_view message) {
 }
 
 uint64_t PcSamplingCollector::NowNs() { return services_->NowNs(); }
+
+void PcSamplingCollector::DebugLine(std::string_view line) {
+  // Straight to stderr, whatever WARPSCOPE_LOG_LEVEL says: the variable asked for it.
+  const double ms = services_ != nullptr ? services_->NowNs() / 1e6 : 0.0;
+  std::fprintf(stderr, "warpscope: pc-debug [%.3f ms] %.*s\n", ms, static_cast<int>(line.size()),
+               line.data());
+}
+
+bool PmSamplingRequested(const SessionServices& services) {
+  const std::string pm = services.GetConfig("WARPSCOPE_PM_SAMPLING");
+  return !pm.empty() && pm != "0" && pm != "false" && pm != "no" && pm != "off";
+}
 
 }  // namespace warpscope

@@ -32,16 +32,21 @@ class PcSamplingCollector final : public SessionListener, private PcRecordSink {
  private:
   bool Write(const PcStallReasonsRecord& record) override;
   bool Write(const PcSampleBatchRecord& record) override;
+  bool Write(const CubinImageRecord& record) override;
   uint64_t InternString(std::string_view value) override;
   void AddToCounter(std::string_view name, uint64_t delta, Severity severity) override;
   void Report(Severity severity, std::string_view message) override;
   uint64_t NowNs() override;
+  void DebugLine(std::string_view line);  // WARPSCOPE_PC_DEBUG=1
 
   ApiFactory factory_;
   SessionServices* services_ = nullptr;
   std::unique_ptr<PcSamplingApi> api_;
   std::unique_ptr<PcSamplingController> controller_;
 };
+
+// WARPSCOPE_PM_SAMPLING asks for PM sampling (the PC collector then stays off).
+bool PmSamplingRequested(const SessionServices& services);
 
 }  // namespace warpscope
 

@@ -33,10 +33,11 @@ bool LoadPcSamplingConfig(const std::function<std::string(std::string_view)>& ge
   const std::string period = get_env("WARPSCOPE_PC_PERIOD");
   if (!period.empty()) {
     uint64_t n = 0;
-    if (!ParseUnsigned(period, kMinPcPeriodExponent, kMaxPcPeriodExponent, &n)) {
+    if (!ParseUnsigned(period, 0, kMaxPcPeriodExponent, &n) ||
+        (n != 0 && n < kMinPcPeriodExponent)) {
       *error = "warpscope: WARPSCOPE_PC_PERIOD=" + QuoteValue(period) +
-               " is not an exponent N from 5 to 31 (the period is 2^N GPU cycles, e.g. 15); "
-               "PC sampling stays off";
+               " is not an exponent N from 5 to 31 (the period is 2^N GPU cycles, e.g. 15) "
+               "or 0 (CUPTI's default); PC sampling stays off";
       return false;
     }
     config->period_exponent = static_cast<uint32_t>(n);
@@ -51,6 +52,16 @@ bool LoadPcSamplingConfig(const std::function<std::string(std::string_view)>& ge
       return false;
     }
     config->hardware_buffer_bytes = mib << 20;
+  }
+  const std::string debug(Trim(get_env("WARPSCOPE_PC_DEBUG")));
+  if (debug == "1" || debug == "true" || debug == "yes" || debug == "on") {
+    config->debug = true;
+  } else if (debug.empty() || debug == "0" || debug == "false" || debug == "no" || debug == "off") {
+    config->debug = false;
+  } else {
+    *error = "warpscope: WARPSCOPE_PC_DEBUG=" + QuoteValue(debug) +
+             " is not 0 or 1; PC sampling stays off";
+    return false;
   }
   return true;
 }

@@ -20,6 +20,7 @@ struct PcSamplingConfig {
   // thousands of samples for any kernel of a millisecond, and 8x less hardware-buffer
   // traffic and CUPTI decode work than 2^12, so it can stay on for a long job. Lower it
   // (WARPSCOPE_PC_PERIOD=12) for short captures of short kernels.
+  // 0: SAMPLING_PERIOD is not set and CUPTI picks its own ("based on the number of SMs").
   uint32_t period_exponent = 15;
   // 64 MiB per context instead of CUPTI's 512 MB: on an 8-GPU training node 512 MB each is
   // 4 GB of HBM taken from the job. At 2^15 and ~32 B per sample (unverified) the buffer
@@ -32,9 +33,12 @@ struct PcSamplingConfig {
   uint32_t max_pcs_per_read = 4096;      // our CUpti_PCSamplingData: ~1.5 MB with ~40 reasons
   uint32_t drain_interval_ms = 50;       // worker thread's GetData period
   uint32_t max_rounds_per_drain = 4096;  // bounds a drain if CUPTI keeps reporting more
+  // WARPSCOPE_PC_DEBUG=1: one stderr line per CUPTI PC sampling call (PcSamplingCallLogger).
+  bool debug = false;
 };
 
-// Reads WARPSCOPE_PC_PERIOD (exponent N, 5..31) and WARPSCOPE_PC_BUFFER_MB (1..4096) through
+// Reads WARPSCOPE_PC_PERIOD (exponent N, 5..31, or 0 for CUPTI's default),
+// WARPSCOPE_PC_BUFFER_MB (1..4096) and WARPSCOPE_PC_DEBUG (0/1) through
 // `get_env` ("" = unset). On a bad value returns false and sets *error to one line that
 // starts with "warpscope:" and says what to do.
 bool LoadPcSamplingConfig(const std::function<std::string(std::string_view)>& get_env,

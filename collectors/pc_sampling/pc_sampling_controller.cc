@@ -6,8 +6,13 @@
 //   capture start: Start; the worker drains (GetData while remainingNumPcs > 0) every
 //     drain_interval_ms, and module loads drain too
 //   capture stop: Stop -> drain
+//   OnModuleLoaded (in the CUPTI callback): cuptiGetCubinCrc -> CubinImage (once per CRC)
+//     -> drain if sampling
 //   OnContextDestroying: Stop -> drain -> Disable -> what CUPTI left in the configured buffer
 //   Shutdown: capture stop -> join the worker -> Disable what is left (and write its data)
+// Calls made on threads that are not the application's (the drain thread, capture edges from
+// the session's watcher, process end) first make the context current on that thread
+// (ScopedBinding): CUPTI's per-context calls act on it there as on the application's threads.
 // Every failure is one `warpscope:` line plus a pc_sampling.* counter; tracing goes on.
 #include "collectors/pc_sampling/pc_sampling_controller.h"
 
@@ -154,10 +159,29 @@ void PcSamplingController::OnContextDestroying(PcContext ctx) {
   contexts_.erase(it);
 }
 
-void PcSamplingController::OnModuleLoaded(PcContext ctx) {
+void PcSamplingController::OnModuleLoaded(PcContext ctx, const void* cubin, size_t cubin_size) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = contexts_.find(ctx);
-  if (it != contexts_.end() && it->second.sampling) DrainLocked(ctx, it->second);
+  if (it == contexts_.end()) return;
+  if (cubin != nullptr && cubin_size != 0) WriteCubinLocked(it->second.device_id, cubin, cubin_size);
+  if (it->second.sampling) DrainLocked(ctx, it->second);
+}
+
+void PcSamplingController::WriteCubinLocked(uint32_t device_id, const void* cubin, size_t size) {
+  uint64_t crc = 0;
+  const PcResult r = api_.CubinCrc(cubin, size, &crc);
+  if (!r.ok()) {
+    sink_.AddToCounter(kPcStatCubinsLost, 1, Severity::kDataLoss);
+    return;
+  }
+  if (cubins_written_.count(crc) != 0) return;
+  if (!sink_.Write(CubinImageRecord{crc, device_id, cubin, size})) {
+    sink_.AddToCounter(kPcStatCubinsLost, 1, Severity::kDataLoss);
+    return;  // not remembered: a later load of the same module tries again
+  }
+  cubins_written_.insert(crc);
+  sink_.AddToCounter(kPcStatCubins, 1, Severity::kInfo);
+  sink_.AddToCounter(kPcStatCubinBytes, size, Severity::kInfo);
 }
 
 void PcSamplingController::StartCapture() {
@@ -166,7 +190,10 @@ void PcSamplingController::StartCapture() {
   capture_active_ = true;
   std::vector<PcContext> ready;
   for (auto& [ctx, c] : contexts_) ready.push_back(ctx);
-  for (PcContext ctx : ready) StartLocked(ctx, contexts_[ctx]);
+  for (PcContext ctx : ready) {
+    ScopedBinding bound(api_, ctx);
+    StartLocked(ctx, contexts_[ctx]);
+  }
   StartThreadLocked();
 }
 
@@ -174,7 +201,10 @@ void PcSamplingController::StopCapture() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!capture_active_) return;
   capture_active_ = false;
-  for (auto& [ctx, c] : contexts_) StopLocked(ctx, c);
+  for (auto& [ctx, c] : contexts_) {
+    ScopedBinding bound(api_, ctx);
+    StopLocked(ctx, c);
+  }
 }
 
 void PcSamplingController::Shutdown() {
@@ -183,7 +213,10 @@ void PcSamplingController::Shutdown() {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return;
   shut_down_ = true;
-  for (auto& [ctx, c] : contexts_) DisableLocked(ctx, c);
+  for (auto& [ctx, c] : contexts_) {
+    ScopedBinding bound(api_, ctx);
+    DisableLocked(ctx, c);
+  }
   contexts_.clear();
   while (!enabled_not_sampled_.empty()) DisableFailedLocked(enabled_not_sampled_.back());
   device_owner_.clear();
@@ -191,8 +224,14 @@ void PcSamplingController::Shutdown() {
 
 void PcSamplingController::Poll() {
   std::lock_guard<std::mutex> lock(mu_);
+  DrainAllLocked();
+}
+
+void PcSamplingController::DrainAllLocked() {
   for (auto& [ctx, c] : contexts_) {
-    if (c.sampling) DrainLocked(ctx, c);
+    if (!c.sampling) continue;
+    ScopedBinding bound(api_, ctx);
+    DrainLocked(ctx, c);
   }
 }
 
@@ -283,9 +322,7 @@ void PcSamplingController::WorkerLoop() {
     wake_.wait_for(lock, std::chrono::milliseconds(config_.drain_interval_ms),
                    [this] { return stop_thread_; });
     if (stop_thread_) break;
-    for (auto& [ctx, c] : contexts_) {
-      if (c.sampling) DrainLocked(ctx, c);
-    }
+    DrainAllLocked();
   }
 }
 

@@ -34,6 +34,13 @@ inline constexpr char kPcStatPrivileges[] = "pc_sampling.disabled.insufficient_p
 inline constexpr char kPcStatUnsupported[] = "pc_sampling.disabled.unsupported";
 inline constexpr char kPcStatBusy[] = "pc_sampling.disabled.gpu_busy";  // another process samples it
 inline constexpr char kPcStatOtherError[] = "pc_sampling.disabled.error";
+// PC sampling was asked for together with PM sampling: PM sampling kept, PC sampling off.
+inline constexpr char kPcStatPmSamplingChosen[] = "pc_sampling.disabled.pm_sampling_chosen";
+inline constexpr char kPcStatCubins[] = "pc_sampling.cubins";          // CubinImage records
+inline constexpr char kPcStatCubinBytes[] = "pc_sampling.cubin_bytes";  // their image bytes
+// A cubin the writer could not take whole (or whose CRC CUPTI could not compute): PCs of
+// its functions cannot be mapped to SASS or source offline.
+inline constexpr char kPcStatCubinsLost[] = "pc_sampling.cubins_lost";
 
 // Where the controller's output goes: the session's TraceWriter in libwarpscope, a fake in
 // tests.
@@ -42,6 +49,7 @@ class PcRecordSink {
   virtual ~PcRecordSink() = default;
   virtual bool Write(const PcStallReasonsRecord& record) = 0;
   virtual bool Write(const PcSampleBatchRecord& record) = 0;
+  virtual bool Write(const CubinImageRecord& record) = 0;
   virtual uint64_t InternString(std::string_view value) = 0;
   virtual void AddToCounter(std::string_view name, uint64_t delta, Severity severity) = 0;
   // One line on stderr plus a Notice. Messages come without "warpscope: "; the sink adds it.
@@ -64,8 +72,10 @@ class PcSamplingController {
   void OnContextCreated(PcContext ctx, uint32_t context_id, uint32_t device_id);
   // CONTEXT_DESTROY_STARTING: stop, drain, disable; frees the device for another context.
   void OnContextDestroying(PcContext ctx);
-  // Continuous mode needs a drain after a module load-unload-load to keep PCs unique.
-  void OnModuleLoaded(PcContext ctx);
+  // MODULE_LOADED: writes the cubin (once per CRC) for offline PC mapping when ctx is sampled,
+  // and drains (continuous mode needs a drain after a module load-unload-load to keep PCs
+  // unique). `cubin` is CUPTI's, valid during the call only.
+  void OnModuleLoaded(PcContext ctx, const void* cubin = nullptr, size_t cubin_size = 0);
   void StartCapture();
   void StopCapture();  // stop and drain every sampling context
   // Process end: stop, drain, join the thread, disable every context. Idempotent.
@@ -85,7 +95,25 @@ class PcSamplingController {
     bool error_reported = false;
   };
 
+  // Makes a context current on a thread of ours for the calls in its scope (see
+  // PcSamplingApi::BindContext); never used inside CUPTI's resource callbacks.
+  class ScopedBinding {
+   public:
+    ScopedBinding(PcSamplingApi& api, PcContext ctx)
+        : api_(api), ctx_(ctx), binding_(api.BindContext(ctx)) {}
+    ~ScopedBinding() { api_.UnbindContext(ctx_, binding_); }
+    ScopedBinding(const ScopedBinding&) = delete;
+    ScopedBinding& operator=(const ScopedBinding&) = delete;
+
+   private:
+    PcSamplingApi& api_;
+    PcContext ctx_;
+    PcBinding binding_;
+  };
+
   void FailLocked(PcContext ctx, uint32_t device, const PcResult& result, std::string_view step);
+  void WriteCubinLocked(uint32_t device_id, const void* cubin, size_t size);
+  void DrainAllLocked();  // every sampling context, each bound on this thread
   bool StartLocked(PcContext ctx, Context& c);
   void StopLocked(PcContext ctx, Context& c);
   void DrainLocked(PcContext ctx, Context& c);
@@ -105,6 +133,7 @@ class PcSamplingController {
   std::map<PcContext, Context> contexts_;
   std::map<uint32_t, PcContext> device_owner_;
   std::set<uint32_t> reasons_written_;  // devices whose stall reason table is in the trace
+  std::set<uint64_t> cubins_written_;   // CRCs of the CubinImage records in the trace
   bool process_disabled_ = false;       // insufficient privileges: no context will work
   bool capture_active_ = false;
   bool shut_down_ = false;

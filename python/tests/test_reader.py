@@ -410,3 +410,18 @@ def test_default_size_cap_refuses_a_larger_file(tmp_path):
         pytest.skip(f"this file system cannot hold a sparse 64 GiB file: {e}")
     with pytest.raises(warpscope.TraceError, match=r"more than the 68719476736 bytes \(64 GiB\)"):
         warpscope.open(path)
+
+
+def test_cubins_are_joined_from_their_parts(tmp_path):
+    parts = [
+        tb.packet(cubin=schema.CubinImage(crc=1, image=b"whole", total_bytes=5)),
+        tb.packet(cubin=schema.CubinImage(crc=2, image=b"\x7fEL", offset=0, total_bytes=7)),
+        tb.packet(cubin=schema.CubinImage(crc=2, image=b"F\x00\x01\x02", offset=3, total_bytes=7)),
+        tb.packet(cubin=schema.CubinImage(crc=3, image=b"abc", offset=0, total_bytes=9)),
+        tb.packet(cubin=schema.CubinImage(crc=3, image=b"ghi", offset=6, total_bytes=9)),
+        tb.packet(cubin=schema.CubinImage(crc=4, image=b"older writer")),
+    ]
+    path = tb.write(tmp_path / "c.wst", [tb.header()] + parts)
+    with warpscope.open(path) as trace:
+        assert trace.cubins == {1: b"whole", 2: b"\x7fELF\x00\x01\x02", 4: b"older writer"}
+        assert trace.issues.get("incomplete_cubins") == 1

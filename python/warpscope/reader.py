@@ -55,7 +55,7 @@ _WARNS_ON_CORRUPT_INPUT = _backend_warns_on_corrupt_input()
 # Packet kinds that TraceFile keeps (the rest are events, for to_dataframes).
 _METADATA_KINDS = frozenset([
     "interned_string", "launch_config", "thread", "device", "context", "pm_metric_set",
-    "pc_stall_reasons", "stats", "notice", "end_of_trace"])
+    "pc_stall_reasons", "cubin", "stats", "notice", "end_of_trace"])
 _NOT_EVENT_KINDS = _METADATA_KINDS | {None, "header"}  # None: a kind newer than the schema
 # Interned definitions (packet kind -> table): a later, different definition replaces the
 # earlier one from that packet on, and is counted. Strings, launch configs and threads count
@@ -323,6 +323,8 @@ class _Index:
         self.contexts: Dict[int, Any] = {}
         self.pm_metric_sets: Dict[int, Any] = {}
         self.pc_stall_reasons: Dict[int, Dict[int, str]] = {}
+        self.cubins: Dict[int, bytes] = {}
+        self._partial_cubins: Dict[int, Tuple[int, bytearray]] = {}  # crc -> (total, bytes)
         self.stats: Dict[str, int] = {}
         self.stats_severity: Dict[str, str] = {}
         self.stats_final = False
@@ -352,6 +354,8 @@ class _Index:
             if len(msg.index) != len(msg.name):
                 self.count("pc_stall_reasons_length_mismatch")
             self.pc_stall_reasons.setdefault(msg.device_id, {}).update(zip(msg.index, msg.name))
+        elif kind == "cubin":
+            self._add_cubin_part(msg)
         elif kind == "stats":
             if self.stats_final and not msg.final:
                 return  # the final stats win over periodic ones written after it
@@ -364,6 +368,33 @@ class _Index:
                                        msg.source, msg.message))
         elif kind == "end_of_trace":
             self.end_of_trace = msg
+
+    def _add_cubin_part(self, msg: Any) -> None:
+        """Joins a cubin written in parts (CubinImage.offset / total_bytes, in order)."""
+        total = msg.total_bytes or len(msg.image)
+        if msg.crc in self.cubins:
+            return
+        if msg.offset == 0 and len(msg.image) == total:
+            self.cubins[msg.crc] = bytes(msg.image)
+            self._partial_cubins.pop(msg.crc, None)
+            return
+        if msg.offset == 0:
+            self._partial_cubins[msg.crc] = (total, bytearray())
+        part = self._partial_cubins.get(msg.crc)
+        if part is None or part[0] != total or msg.offset != len(part[1]):
+            self._partial_cubins[msg.crc] = (-1, bytearray())  # a part is missing
+            return
+        part[1].extend(msg.image)
+        if len(part[1]) == total:
+            self.cubins[msg.crc] = bytes(part[1])
+            del self._partial_cubins[msg.crc]
+
+    def finish(self) -> None:
+        """Counts what only the end of the pass can tell."""
+        incomplete = sum(1 for crc in self._partial_cubins if crc not in self.cubins)
+        if incomplete:
+            self.count("incomplete_cubins", incomplete)
+        self._partial_cubins.clear()
 
     def _define(self, kind: str, ident: int, value: Any) -> None:
         """A later, different definition replaces the earlier one from this packet on."""
@@ -587,6 +618,7 @@ class TraceFile:
                     continue
                 index.record(kind, getattr(packet, kind))
             yield kind, getattr(packet, kind), index
+        index.finish()
         if self._index is None:
             self._index = index
             self.issues.clear()
@@ -645,6 +677,13 @@ class TraceFile:
     def pc_stall_reasons(self) -> Dict[int, Dict[int, str]]:
         """Stall reason names by device id, then CUPTI stall reason index."""
         return self._ensure_indexed().pc_stall_reasons
+
+    @property
+    def cubins(self) -> Dict[int, bytes]:
+        """Module binaries of a PC sampling run by ``cuptiGetCubinCrc`` (the ``cubin_crc`` of
+        the ``pc_samples`` rows), whole; a cubin the writer could not store whole is left out
+        (issue ``incomplete_cubins``)."""
+        return self._ensure_indexed().cubins
 
     @property
     def stats(self) -> Dict[str, int]:

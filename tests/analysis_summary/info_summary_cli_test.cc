@@ -54,6 +54,49 @@ TEST(InfoCliTest, ReadableTraceExitsZero) {
   EXPECT_THAT(json.out, StartsWith("{\"trace\":"));
 }
 
+TEST(InfoCliTest, PcSamplingTotalsAndTheCauseOfZeroSamples) {
+  const std::string counted_no_pcs = WriteTempFile(TextprotoToWire(R"(
+    packet { header { format_major: 1 config { key: "WARPSCOPE_PC_SAMPLING" value: "1" } } }
+    packet { pc_samples { device_id: 0 context_id: 1 total_samples: 500 } }
+    packet { stats { final: true
+                     counters { name: "pc_sampling.contexts_sampled" value: 1 }
+                     counters { name: "pc_sampling.batches" value: 1 } } }
+    packet { end_of_trace {} }
+  )"));
+  CliResult r = RunCli("info " + counted_no_pcs);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("pc sampling\n  samples: 0 in 0 PC records, 1 batches"));
+  EXPECT_THAT(r.out, HasSubstr("CUPTI totals: 500 samples (0 in non-user kernels)"));
+  EXPECT_THAT(r.out, HasSubstr("PC sampling was on but produced 0 samples: likely cause: CUPTI "
+                               "counted samples but returned no PC records"));
+  CliResult json = RunCli("info --format json " + counted_no_pcs);
+  EXPECT_THAT(json.out, HasSubstr("\"pc_sampling\":{\"samples\":0"));
+
+  const std::string pm_kept = WriteTempFile(TextprotoToWire(R"(
+    packet { header { format_major: 1 config { key: "WARPSCOPE_PC_SAMPLING" value: "1" } } }
+    packet { stats { final: true
+                     counters { name: "pc_sampling.disabled.pm_sampling_chosen" value: 1
+                                severity: SEVERITY_DATA_LOSS } } }
+    packet { end_of_trace {} }
+  )"));
+  EXPECT_THAT(RunCli("info " + pm_kept).out,
+              HasSubstr("likely cause: PM sampling was also requested and was kept"));
+
+  const std::string sampled = WriteTempFile(TextprotoToWire(R"(
+    packet { header { format_major: 1 config { key: "WARPSCOPE_PC_SAMPLING" value: "1" } } }
+    packet { interned_string { id: 1 value: "_Z1kv" } }
+    packet { pc_samples { device_id: 0 context_id: 1 total_samples: 9
+                          records { function_name_id: 1 pc_offset: 16
+                                    stall_reason_index: 2 samples: 9 } } }
+    packet { cubin { crc: 7 image: "elf" total_bytes: 3 } }
+    packet { end_of_trace {} }
+  )"));
+  r = RunCli("info " + sampled);
+  EXPECT_THAT(r.out, HasSubstr("samples: 9 in 1 PC records, 1 batches"));
+  EXPECT_THAT(r.out, HasSubstr("cubins: 1"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("produced 0 samples")));
+}
+
 TEST(InfoCliTest, TruncatedTraceExitsZeroWithANoticeOnStderr) {
   std::string wire = FixtureWire("synthetic/killed.textproto");
   wire.resize(wire.size() - 3);

@@ -10,7 +10,12 @@
 //     [--devices-min N] [--window-near BEGIN_S:END_S:TOL_S]
 //     [--window-length SECONDS:TOL_S] [--distinct-contexts NAME1,NAME2,...]
 //     [--distinct-devices NAME1,NAME2,...] [--graph-launches N] [--in-graph NAME]
-//     [--not-in-graph NAME] [--straddles NAME=MIN_MS]
+//     [--not-in-graph NAME] [--straddles NAME=MIN_MS] [--pc-kernels-min-ms MS]
+//     [--cubins-cover-pcs]
+//   --pc-kernels-min-ms MS: every kernel with a launch of at least MS ms has PC samples
+//     (PC records name functions mangled; they are demangled to match kernel names).
+//   --cubins-cover-pcs: every cubin CRC in the PC records has a whole CubinImage.
+#include <cxxabi.h>
 #include <google/protobuf/io/coded_stream.h>
 
 #include <algorithm>
@@ -121,6 +126,10 @@ int main(int argc, char** argv) {
   std::map<uint64_t, long> memsets;
   std::map<std::string, uint64_t> counters;
   std::vector<std::pair<uint64_t, uint64_t>> pm_samples;  // [start, end] in trace ns
+  std::map<std::string, uint64_t> pc_samples_by_function;  // demangled name -> samples
+  std::set<uint64_t> pc_crcs;
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> cubin_bytes;  // crc -> (joined, total)
+  uint64_t pc_samples_total = 0, pc_records = 0, pc_cupti_total = 0;
   long api_calls = 0, devices = 0, contexts = 0, syncs = 0, marks = 0;
   bool header = false, end = false;
   int end_reason = 0;
@@ -175,6 +184,26 @@ int main(int argc, char** argv) {
     if (p.has_stats()) {
       for (const auto& c : p.stats().counters()) counters[c.name()] = c.value();
     }
+    if (p.has_pc_samples()) {
+      pc_cupti_total += p.pc_samples().total_samples();
+      for (const auto& r : p.pc_samples().records()) {
+        uint64_t n = 0;
+        for (uint64_t v : r.samples()) n += v;
+        const std::string mangled = str(r.function_name_id());
+        int status = 0;
+        char* d = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+        pc_samples_by_function[status == 0 && d != nullptr ? d : mangled] += n;
+        std::free(d);
+        pc_samples_total += n;
+        ++pc_records;
+        pc_crcs.insert(r.cubin_crc());
+      }
+    }
+    if (p.has_cubin()) {
+      auto& c = cubin_bytes[p.cubin().crc()];
+      if (p.cubin().offset() == c.first) c.first += p.cubin().image().size();
+      c.second = p.cubin().total_bytes() != 0 ? p.cubin().total_bytes() : p.cubin().image().size();
+    }
     if (p.has_end_of_trace()) {
       end = true;
       end_reason = p.end_of_trace().reason();
@@ -185,6 +214,9 @@ int main(int argc, char** argv) {
 
   bool dump = false;
   for (int i = 2; i < argc; ++i) dump |= std::string(argv[i]) == "--dump";
+  std::printf("trace %s: pc_samples=%llu pc_records=%llu cupti_total_samples=%llu cubins=%zu\n",
+              argv[1], (unsigned long long)pc_samples_total, (unsigned long long)pc_records,
+              (unsigned long long)pc_cupti_total, cubin_bytes.size());
   std::printf("trace %s: packets=%zu partial=%d header=%d end=%d reason=%d kernels=%zu "
               "api_calls=%ld syncs=%ld devices=%ld contexts=%ld nvtx_ranges=%zu marks=%ld "
               "windows=%zu drops=%llu graph_launches=%zu span_ms=%.3f\n",
@@ -315,6 +347,35 @@ int main(int argc, char** argv) {
         Fail("counter " + name + ": expected >= " + std::to_string(n) + ", got " +
              std::to_string(counters[name]));
       }
+    } else if (a == "--pc-kernels-min-ms") {
+      const double min_ms = std::atof(v.c_str());
+      ++i;
+      std::map<std::string, double> longest_ms;
+      for (const auto& k : kernel_info) {
+        longest_ms[k.name] = std::max(longest_ms[k.name], (k.end - k.start) / 1e6);
+      }
+      int checked = 0;
+      for (const auto& [name, ms] : longest_ms) {
+        if (ms < min_ms) continue;
+        ++checked;
+        const uint64_t n = pc_samples_by_function.count(name) ? pc_samples_by_function[name] : 0;
+        std::printf("  pc-kernel %-60.60s longest=%9.3f ms samples=%llu %s\n", name.c_str(), ms,
+                    (unsigned long long)n, n > 0 ? "ok" : "MISSING");
+        if (n == 0) Fail("--pc-kernels-min-ms: kernel " + name + " ran " + std::to_string(ms) +
+                         " ms and has no PC samples");
+      }
+      if (checked == 0) Fail("--pc-kernels-min-ms: no kernel ran that long");
+    } else if (a == "--cubins-cover-pcs") {
+      for (uint64_t crc : pc_crcs) {
+        auto it = cubin_bytes.find(crc);
+        if (it == cubin_bytes.end() || it->second.first != it->second.second) {
+          char buf[96];
+          std::snprintf(buf, sizeof buf, "--cubins-cover-pcs: no whole cubin for crc 0x%llx",
+                        (unsigned long long)crc);
+          Fail(buf);
+        }
+      }
+      if (pc_crcs.empty()) Fail("--cubins-cover-pcs: no PC records");
     } else if (a == "--end-reason") {
       std::string r = take();
       int want = r == "exit" ? 1 : r == "signal" ? 2 : 0;

@@ -63,6 +63,28 @@ TEST(RecordTest, PmSamplingFlagsBecomeEnvironment) {
   EXPECT_EQ(plan->env.count("WARPSCOPE_PM_METRICS"), 0u);
 }
 
+TEST(RecordTest, PcSamplingFlagsBecomeEnvironment) {
+  RecordRequest r = Req();
+  r.pc_sampling = true;
+  auto plan = BuildRecordPlan(r, {}, "/s.so", 1, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->env["WARPSCOPE_PC_SAMPLING"], "1");
+  EXPECT_EQ(plan->env.count("WARPSCOPE_PC_PERIOD"), 0u);
+  r.pc_period = "12";
+  plan = BuildRecordPlan(r, {}, "/s.so", 1, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->env["WARPSCOPE_PC_PERIOD"], "12");
+  r.pc_period = "0";  // CUPTI's default
+  EXPECT_TRUE(BuildRecordPlan(r, {}, "/s.so", 1, 1).ok());
+  // An exported bad value is named as the variable.
+  r.pc_period.reset();
+  auto bad = BuildRecordPlan(r, {{"WARPSCOPE_PC_BUFFER_MB", "lots"}}, "/s.so", 1, 1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("WARPSCOPE_PC_BUFFER_MB='lots'"), std::string::npos)
+      << bad.status();
+  EXPECT_NE(bad.status().message().find("set in the environment"), std::string::npos);
+}
+
 TEST(RecordTest, NvtxCaptureImpliesNvtxRange) {
   RecordRequest r = Req();
   r.nvtx_capture = "train@dom";
@@ -109,6 +131,22 @@ TEST(RecordTest, ClearErrors) {
                     "...' (5000 bytes) is not a number of seconds")},
       {[](RecordRequest& r) { r.command.clear(); }, "needs a command"},
       {[](RecordRequest& r) { r.pm_interval = "20us"; }, "need --pm-sampling"},
+      {[](RecordRequest& r) { r.pc_period = "12"; }, "--pc-period needs --pc-sampling"},
+      {[](RecordRequest& r) {
+         r.pc_sampling = true;
+         r.pc_period = "4";
+       },
+       "--pc-period '4' is not an exponent N from 5 to 31"},
+      {[](RecordRequest& r) {
+         r.pc_sampling = true;
+         r.pc_period = "fast";
+       },
+       "--pc-period 'fast' is not"},
+      {[](RecordRequest& r) {
+         r.pc_sampling = true;
+         r.pm_sampling = true;
+       },
+       "--pc-sampling and --pm-sampling cannot share the GPU"},
       {[](RecordRequest& r) {
          r.pm_sampling = true;
          r.pm_interval = "5xs";

@@ -4,11 +4,13 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "collectors/pc_sampling/pc_sample_translation.h"
+#include "collectors/pc_sampling/pc_sampling_call_logger.h"
 #include "collectors/pc_sampling/pc_sampling_config.h"
 #include "collectors/pc_sampling/pc_sampling_controller.h"
 #include "gmock/gmock.h"
@@ -42,7 +44,11 @@ TEST(PcSamplingConfigTest, DefaultsAndEnvironment) {
   env["WARPSCOPE_PC_PERIOD"] = "31";
   EXPECT_TRUE(LoadPcSamplingConfig(get, &config, &error));
 
-  for (const char* bad : {"4", "32", "4096", "fast", "-1", "12x"}) {
+  env["WARPSCOPE_PC_PERIOD"] = "0";  // CUPTI's default
+  EXPECT_TRUE(LoadPcSamplingConfig(get, &config, &error));
+  EXPECT_EQ(config.period_exponent, 0u);
+
+  for (const char* bad : {"4", "1", "32", "4096", "fast", "-1", "12x"}) {
     env["WARPSCOPE_PC_PERIOD"] = bad;
     EXPECT_FALSE(LoadPcSamplingConfig(get, &config, &error)) << bad;
     EXPECT_THAT(error, HasSubstr("warpscope: WARPSCOPE_PC_PERIOD='"));
@@ -54,6 +60,14 @@ TEST(PcSamplingConfigTest, DefaultsAndEnvironment) {
     EXPECT_FALSE(LoadPcSamplingConfig(get, &config, &error)) << bad;
     EXPECT_THAT(error, HasSubstr("WARPSCOPE_PC_BUFFER_MB"));
   }
+  env["WARPSCOPE_PC_BUFFER_MB"] = "64";
+  EXPECT_FALSE(config.debug);
+  env["WARPSCOPE_PC_DEBUG"] = "1";
+  ASSERT_TRUE(LoadPcSamplingConfig(get, &config, &error)) << error;
+  EXPECT_TRUE(config.debug);
+  env["WARPSCOPE_PC_DEBUG"] = "maybe";
+  EXPECT_FALSE(LoadPcSamplingConfig(get, &config, &error));
+  EXPECT_THAT(error, HasSubstr("WARPSCOPE_PC_DEBUG='maybe'"));
 }
 
 PcRawPc Pc(std::string function, uint64_t offset,
@@ -118,7 +132,11 @@ class FakePcApi : public PcSamplingApi {
     PcResult result;
     PcRawBatch batch;
   };
-  PcResult enable_result, reasons_result, configure_result, start_result, stop_result;
+  PcResult enable_result, reasons_result, configure_result, start_result, stop_result,
+      crc_result;
+  std::map<std::thread::id, std::set<PcContext>> bound;
+  int binds = 0, unbinds = 0;
+  std::vector<std::string> unbound_calls;
   std::vector<PcStallReason> reasons = {{0, "smsp__pcsamp_warps_issue_stalled_barrier"},
                                         {4, "smsp__pcsamp_warps_issue_stalled_long_scoreboard"},
                                         {8, "smsp__pcsamp_warps_issue_stalled_selected"}};
@@ -127,7 +145,32 @@ class FakePcApi : public PcSamplingApi {
   std::vector<std::string> calls;
   mutable std::mutex mu;  // the worker-thread test reads `calls` concurrently
 
+  // Which contexts are current on the calling thread (the controller's ScopedBinding), and
+  // the calls that ran on a thread where their context was not.
+  PcBinding BindContext(PcContext ctx) override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (bound[std::this_thread::get_id()].count(ctx) != 0) return PcBinding::kAlreadyCurrent;
+    bound[std::this_thread::get_id()].insert(ctx);
+    ++binds;
+    return PcBinding::kPushed;
+  }
+  void UnbindContext(PcContext ctx, PcBinding binding) override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (binding == PcBinding::kPushed) {
+      bound[std::this_thread::get_id()].erase(ctx);
+      ++unbinds;
+    }
+  }
   PcResult Enable(PcContext ctx) override { return Log("enable", ctx, enable_result); }
+  std::string DescribeConfiguration(PcContext) override { return "SAMPLING_PERIOD=15"; }
+  PcResult CubinCrc(const void* cubin, size_t size, uint64_t* crc) override {
+    std::lock_guard<std::mutex> lock(mu);
+    calls.push_back("crc " + std::to_string(size));
+    *crc = crc_result.ok() ? std::hash<std::string_view>()(
+                                 std::string_view(static_cast<const char*>(cubin), size))
+                           : 0;
+    return crc_result;
+  }
   PcResult GetStallReasons(PcContext ctx, std::vector<PcStallReason>* out) override {
     *out = reasons;
     return Log("reasons", ctx, reasons_result);
@@ -141,6 +184,7 @@ class FakePcApi : public PcSamplingApi {
   PcResult GetData(PcContext ctx, PcRawBatch* batch) override {
     std::lock_guard<std::mutex> lock(mu);
     calls.push_back("getdata " + Name(ctx));
+    NoteBindingLocked("getdata", ctx);
     batch->Clear();
     auto& q = rounds[ctx];
     if (q.empty()) return {};
@@ -186,7 +230,14 @@ class FakePcApi : public PcSamplingApi {
   PcResult Log(const char* what, PcContext ctx, PcResult result) {
     std::lock_guard<std::mutex> lock(mu);
     calls.push_back(std::string(what) + " " + Name(ctx));
+    NoteBindingLocked(what, ctx);
     return result;
+  }
+  void NoteBindingLocked(const std::string& what, PcContext ctx) {
+    auto it = bound.find(std::this_thread::get_id());
+    if (it == bound.end() || it->second.count(ctx) == 0) {
+      unbound_calls.push_back(what + " " + Name(ctx));
+    }
   }
 };
 
@@ -195,6 +246,13 @@ class FakeSink : public PcRecordSink {
   bool Write(const PcStallReasonsRecord& r) override {
     std::lock_guard<std::mutex> lock(mu);
     reasons.push_back(r);
+    return true;
+  }
+  bool Write(const CubinImageRecord& r) override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (refuse_cubins) return false;
+    cubins.push_back({r.crc, r.device_id,
+                      std::string(static_cast<const char*>(r.image), r.size)});
     return true;
   }
   bool Write(const PcSampleBatchRecord& r) override {
@@ -222,14 +280,29 @@ class FakeSink : public PcRecordSink {
     return batches.size();
   }
 
+  struct Cubin {
+    uint64_t crc;
+    uint32_t device_id;
+    std::string image;
+  };
   mutable std::mutex mu;
   bool refuse_batches = false;
+  bool refuse_cubins = false;
+  std::vector<Cubin> cubins;
   std::vector<PcStallReasonsRecord> reasons;
   std::vector<PcSampleBatchRecord> batches;
   std::map<std::string, uint64_t> strings;
   std::map<std::string, uint64_t> counters;
   std::vector<std::string> lines;
 };
+
+// Lets a worker thread drain until the sink has a batch (or 5 s pass).
+void WaitForABatch(const FakeSink& sink) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (sink.BatchCount() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
 
 PcContext Context(uintptr_t id) {
   return reinterpret_cast<PcContext>(id);  // NOLINT(performance-no-int-to-ptr): fake handles
@@ -549,14 +622,103 @@ TEST_F(PcSamplingControllerTest, WorkerThreadDrainsPeriodically) {
   c.OnContextCreated(Context(1), 1, 0);
   c.StartCapture();
   api_.Queue(Context(1), {}, Batch(1, 0, {Pc("a", 1, {{0, 1}})}));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (sink_.BatchCount() == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  WaitForABatch(sink_);
   EXPECT_EQ(sink_.BatchCount(), 1u);
   c.Shutdown();  // joins the worker
   c.Shutdown();
   EXPECT_EQ(api_.CountCalls("disable 1"), 1u);
+}
+
+// CUPTI's per-context calls made from threads that are not the application's (capture
+// edges from the session's watcher, the drain thread, process end) run with the context made
+// current there; the resource callbacks (context created/destroyed, module loaded), where the
+// driver is busy with the context, do not touch the context stack.
+TEST_F(PcSamplingControllerTest, CallsOffTheApplicationThreadsRunWithTheContextCurrent) {
+  PcSamplingController& c = Make();
+  c.OnContextCreated(Context(1), 1, 0);
+  c.StartCapture();
+  api_.Queue(Context(1), {}, Batch(2, 0, {Pc("a", 1, {{0, 2}})}));
+  c.Poll();
+  c.StopCapture();
+  c.StartCapture();
+  c.Shutdown();
+  EXPECT_THAT(api_.unbound_calls, ElementsAre("enable 1", "reasons 1", "configure 1"));
+  EXPECT_EQ(api_.binds, api_.unbinds);
+  EXPECT_GE(api_.binds, 5);
+}
+
+TEST_F(PcSamplingControllerTest, WorkerThreadDrainsWithTheContextCurrent) {
+  config_.drain_interval_ms = 1;
+  PcSamplingController& c = Make(/*worker=*/true);
+  c.OnContextCreated(Context(1), 1, 0);
+  c.StartCapture();
+  api_.Queue(Context(1), {}, Batch(1, 0, {Pc("a", 1, {{0, 1}})}));
+  WaitForABatch(sink_);
+  c.Shutdown();
+  std::lock_guard<std::mutex> lock(api_.mu);
+  for (const std::string& call : api_.unbound_calls) EXPECT_THAT(call, ::testing::Not(HasSubstr("getdata")));
+}
+
+TEST_F(PcSamplingControllerTest, CubinsAreWrittenOncePerCrcForSampledContexts) {
+  PcSamplingController& c = Make();
+  c.OnContextCreated(Context(1), 1, 3);
+  c.OnContextCreated(Context(2), 2, 3);  // refused: same device
+  const std::string a = "cubin-a", b = "cubin-bb";
+  c.OnModuleLoaded(Context(1), a.data(), a.size());
+  c.OnModuleLoaded(Context(1), a.data(), a.size());  // same CRC: once
+  c.OnModuleLoaded(Context(2), b.data(), b.size());  // context not sampled
+  c.OnModuleLoaded(Context(1), nullptr, 0);          // no image: nothing
+  ASSERT_EQ(sink_.cubins.size(), 1u);
+  EXPECT_EQ(sink_.cubins[0].image, a);
+  EXPECT_EQ(sink_.cubins[0].device_id, 3u);
+  EXPECT_EQ(sink_.cubins[0].crc, std::hash<std::string_view>()(a));
+  sink_.refuse_cubins = true;
+  c.OnModuleLoaded(Context(1), b.data(), b.size());
+  sink_.refuse_cubins = false;
+  c.OnModuleLoaded(Context(1), b.data(), b.size());  // retried after the writer refused
+  ASSERT_EQ(sink_.cubins.size(), 2u);
+  api_.crc_result = {PcErrorKind::kOther, "cuptiGetCubinCrc: CUPTI_ERROR_INVALID_PARAMETER (2)"};
+  c.OnModuleLoaded(Context(1), "x", 1);
+  EXPECT_EQ(sink_.counters[kPcStatCubins], 2u);
+  EXPECT_EQ(sink_.counters[kPcStatCubinBytes], a.size() + b.size());
+  EXPECT_EQ(sink_.counters[kPcStatCubinsLost], 2u);
+}
+
+TEST(PcSamplingCallLoggerTest, LogsEveryCallWithArgumentsResultsAndTotals) {
+  auto fake = std::make_unique<FakePcApi>();
+  FakePcApi& api = *fake;
+  std::vector<std::string> lines;
+  PcSamplingCallLogger logger(std::move(fake), [&](std::string_view l) { lines.emplace_back(l); });
+  const PcContext ctx = Context(0x20);
+  PcRawBatch batch;
+  std::vector<PcStallReason> reasons;
+  EXPECT_TRUE(logger.Enable(ctx).ok());
+  EXPECT_TRUE(logger.GetStallReasons(ctx, &reasons).ok());
+  PcContextSettings settings;
+  settings.period_exponent = 0;
+  settings.hardware_buffer_bytes = 1 << 20;
+  EXPECT_TRUE(logger.Configure(ctx, settings).ok());
+  const PcBinding binding = logger.BindContext(ctx);
+  api.start_result = {PcErrorKind::kOther, "cuptiPCSamplingStart: CUPTI_ERROR_INVALID_OPERATION (3)"};
+  EXPECT_FALSE(logger.Start(ctx).ok());
+  PcRawBatch full = Batch(40, 0, {Pc("a", 1, {{0, 3}, {4, 2}})});
+  full.non_user_kernel_samples = 7;
+  api.Queue(ctx, {}, full);
+  EXPECT_TRUE(logger.GetData(ctx, &batch).ok());
+  logger.UnbindContext(ctx, binding);
+  ASSERT_EQ(lines.size(), 7u);
+  EXPECT_THAT(lines[0], HasSubstr("cuptiPCSamplingEnable ctx="));
+  EXPECT_THAT(lines[0], HasSubstr("-> ok"));
+  EXPECT_THAT(lines[1], HasSubstr("count=3 0:smsp__pcsamp_warps_issue_stalled_barrier"));
+  EXPECT_THAT(lines[2], HasSubstr("period=default hardware_buffer=1048576"));
+  EXPECT_THAT(lines[3], HasSubstr("reads back: SAMPLING_PERIOD=15"));
+  EXPECT_THAT(lines[4], HasSubstr("bind-context"));
+  EXPECT_THAT(lines[4], HasSubstr("pushed"));
+  EXPECT_THAT(lines[5], HasSubstr("cuptiPCSamplingStart"));
+  EXPECT_THAT(lines[5], HasSubstr("CUPTI_ERROR_INVALID_OPERATION"));
+  EXPECT_THAT(lines[6], HasSubstr("total=40 dropped=0 non_user=7 pcs=1 remaining=0 pc_samples=5"));
+  EXPECT_THAT(lines[6], HasSubstr("so far: pcs=1 pc_samples=5"));
+  EXPECT_THAT(lines[6], HasSubstr("tid "));
 }
 
 }  // namespace

@@ -206,6 +206,27 @@ TEST(TraceModelTest, JoinsSplitPcSampleBatches) {
   EXPECT_EQ(FindCounter(m.import_counters, "model.orphan_pc_sample_continuations")->value, 1u);
 }
 
+TEST(TraceModelTest, JoinsCubinPartsAndLeavesIncompleteCubinsOut) {
+  TraceModel m = LoadWire(TextprotoToWire(R"(
+    packet { header { format_major: 1 } }
+    packet { cubin { crc: 1 device_id: 0 image: "whole" total_bytes: 5 } }
+    packet { cubin { crc: 2 image: "abc" offset: 0 total_bytes: 7 } }
+    packet { cubin { crc: 2 image: "defg" offset: 3 total_bytes: 7 } }
+    packet { cubin { crc: 3 image: "abc" offset: 0 total_bytes: 9 } }
+    packet { cubin { crc: 3 image: "ghi" offset: 6 total_bytes: 9 } }
+    packet { cubin { crc: 4 image: "old writer" } }
+    packet { end_of_trace {} }
+  )"));
+  ASSERT_NE(m.FindCubin(1), nullptr);
+  EXPECT_EQ(*m.FindCubin(1), "whole");
+  ASSERT_NE(m.FindCubin(2), nullptr);
+  EXPECT_EQ(*m.FindCubin(2), "abcdefg");
+  EXPECT_EQ(m.FindCubin(3), nullptr);  // the part at offset 3 is missing
+  ASSERT_NE(m.FindCubin(4), nullptr);
+  EXPECT_EQ(m.FindCubin(5), nullptr);
+  EXPECT_EQ(FindCounter(m.import_counters, "model.incomplete_cubins")->value, 1u);
+}
+
 TEST(TraceModelTest, CorruptTraceFailsToLoad) {
   std::string wire = FixtureWire("synthetic/basic.textproto");
   wire += std::string("\x0a\x02\x3f\x00", 4);  // a packet with an invalid wire type

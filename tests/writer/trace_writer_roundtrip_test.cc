@@ -843,6 +843,43 @@ TEST(TraceWriterRoundTrip, LargePcSampleBatchIsSplitAcrossPackets) {
   EXPECT_EQ(StatValue(stats, std::string(kStatPcBatchesSplit)), 1u);
 }
 
+TEST(TraceWriterRoundTrip, CubinLargerThanAChunkIsStoredInPartsThatJoinToTheImage) {
+  TempDir dir;
+  const std::string path = dir.File("cubin.wst");
+  TraceWriterOptions options = Options(path);
+  options.chunk_bytes = kMinChunkBytes;
+  auto writer = OpenOrDie(options);
+  ASSERT_NE(writer, nullptr);
+  std::string small = "\x7f" "ELF small";
+  std::string large(3 * kMinChunkBytes + 123, '\0');
+  for (size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>(i * 7);
+  EXPECT_TRUE(writer->Write(CubinImageRecord{0x11, 2, small.data(), small.size()}));
+  EXPECT_TRUE(writer->Write(CubinImageRecord{0x22, 3, large.data(), large.size()}));
+  writer->Close(EndReason::kExit, kBase);
+
+  const testing::PacketStream stream = ParsePacketFile(path);
+  ASSERT_FALSE(stream.malformed);
+  std::map<uint64_t, std::string> joined;
+  std::map<uint64_t, int> parts;
+  for (const auto& p : stream.packets) {
+    if (!p.packet.has_cubin()) continue;
+    const pb::CubinImage& c = p.packet.cubin();
+    EXPECT_LE(p.size, kMinChunkBytes);
+    EXPECT_EQ(c.offset(), joined[c.crc()].size());  // in order, no gaps
+    EXPECT_EQ(c.total_bytes(), c.crc() == 0x11 ? small.size() : large.size());
+    EXPECT_EQ(c.device_id(), c.crc() == 0x11 ? 2u : 3u);
+    joined[c.crc()] += c.image();
+    ++parts[c.crc()];
+  }
+  EXPECT_EQ(joined[0x11], small);
+  EXPECT_EQ(joined[0x22], large);
+  EXPECT_EQ(parts[0x11], 1);
+  EXPECT_EQ(parts[0x22], 4);
+  EXPECT_EQ(StatValue(stream.packets[stream.packets.size() - 2].packet.stats(),
+                      "writer.events_written.cubin"),
+            5u);
+}
+
 TEST(TraceWriterRoundTrip, OversizedPacketsOtherThanPcSamplesAreDroppedAndCounted) {
   TempDir dir;
   const std::string path = dir.File("big.wst");
