@@ -286,6 +286,11 @@ void Session::Start() {
   ao.device_buffer_pool = config_.device_buffer_pool;
   ao.monotonic_clock = config_.monotonic_clock;
   ao.filter_trivial_api = config_.api_filter;
+  if (const char* pc = std::getenv("WARPSCOPE_PC_SAMPLING"); pc != nullptr) {
+    std::string what;
+    bool on = false;
+    ao.kernels_always_on = ParseBool(pc, &on, &what) && on;
+  }
   if (config_.capture_range == CaptureRange::kNvtx) {
     ao.suppress_nvtx_name = config_.nvtx_range_name;
     ao.suppress_nvtx_domain = config_.nvtx_range_domain;

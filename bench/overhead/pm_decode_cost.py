@@ -42,6 +42,7 @@ COUNTERS = ["pm_sampling.samples", "pm_sampling.gaps", "pm_sampling.gap_ns", "pm
             "pm_sampling.evaluate_us", "pm_sampling.image_reset_us", "pm_sampling.setup_us",
             "pm_sampling.sample_info_us", "pm_sampling.raw_images", "pm_sampling.raw_image_bytes"]
 METRIC_SETS = {"default": "",
+               "throughput": "sm__warps_active.avg.per_cycle_active,sm__warps_active.sum.per_cycle_elapsed,sm__cycles_active.avg,gr__cycles_elapsed.max,TriageCompute.sm__throughput.avg.pct_of_peak_sustained_elapsed,FBSP.TriageCompute.dramc__throughput.avg.pct_of_peak_sustained_elapsed,TPC.TriageCompute.sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
                "warps": "sm__warps_active.avg.per_cycle_active,sm__cycles_active.avg,gr__cycles_elapsed.max"}
 
 

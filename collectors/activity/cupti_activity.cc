@@ -136,9 +136,10 @@ void DeviceFixup(DeviceRecord* r) {
   }
 }
 
-std::vector<CUpti_ActivityKind> WindowKinds(const TraceKinds& k) {
+std::vector<CUpti_ActivityKind> WindowKinds(const ActivityOptions& o) {
+  const TraceKinds& k = o.kinds;
   std::vector<CUpti_ActivityKind> kinds;
-  if (k.kernel) kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (k.kernel && !o.kernels_always_on) kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (k.memory) {
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY2);
@@ -221,13 +222,19 @@ bool CuptiActivity::Init(const ActivityOptions& options, TraceWriter* writer,
   g_accepting.store(true, std::memory_order_release);
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONTEXT);
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+  if (options.kinds.kernel && options.kernels_always_on) {
+    // On failure the windows enable kernel records as usual.
+    if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+      g_options.kernels_always_on = false;
+    }
+  }
   return true;
 }
 
 bool CuptiActivity::SetEnabled(bool enabled, std::string* error) {
   if (g_abandoned.load()) return false;
   bool ok = true;
-  for (CUpti_ActivityKind kind : WindowKinds(g_options.kinds)) {
+  for (CUpti_ActivityKind kind : WindowKinds(g_options)) {
     CUptiResult r = enabled ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
     if (r != CUPTI_SUCCESS && error->empty()) {
       *error = std::string("warpscope: cannot ") + (enabled ? "enable" : "disable") +

@@ -26,6 +26,11 @@ struct ActivityOptions {
   std::string suppress_nvtx_domain;
   bool monotonic_clock = false;     // register a CLOCK_MONOTONIC timestamp callback
   bool filter_trivial_api = true;
+  // Kernel records on from the start, not only inside capture windows: CUPTI refuses to
+  // enable CONCURRENT_KERNEL once PC sampling is enabled on a context
+  // (CUPTI_ERROR_NOT_COMPATIBLE, seen on the H200), so with PC sampling and a window that
+  // opens later the trace would hold no kernels at all.
+  bool kernels_always_on = false;
 };
 
 // Chooses the clock every record and every session timestamp uses; call before anything

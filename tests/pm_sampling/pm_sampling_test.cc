@@ -88,7 +88,7 @@ TEST(PmSamplingConfigTest, MetricsAndEnvironment) {
   EXPECT_EQ(config.interval_ns, 20000u);
   EXPECT_EQ(config.hardware_buffer_bytes, 256u << 20);
   EXPECT_EQ(config.metrics, DefaultPmMetrics());
-  EXPECT_EQ(config.metrics.size(), 7u);
+  EXPECT_EQ(config.metrics.size(), 3u);
   EXPECT_EQ(config.max_samples_per_decode, 0u);  // sized from the interval
   env["WARPSCOPE_PM_DECODE_BATCH"] = "256";
   ASSERT_TRUE(LoadPmSamplingConfig(get, &config, &error)) << error;
