@@ -73,6 +73,10 @@ struct CollectorRegistration {
   const char* name;        // "pm_sampling"
   const char* enable_env;  // "WARPSCOPE_PM_SAMPLING"
   CollectorFactory factory;
+  // Kernel records must be on before the collector starts and stay on, capture windows or
+  // not: CUPTI refuses to enable them once PC sampling is enabled on a context
+  // (CUPTI_ERROR_NOT_COMPATIBLE).
+  bool kernel_records_throughout = false;
 };
 
 // Adds a registration; call it from a static initializer:

@@ -196,6 +196,33 @@ void Session::ForEachListener(Fn&& fn) {
   }
 }
 
+namespace {
+
+// The registered collectors whose variable is set to a true value (or that have none); a
+// value that is not a boolean is one line and leaves that collector off.
+std::vector<const CollectorRegistration*> EnabledCollectors() {
+  std::vector<const CollectorRegistration*> enabled;
+  const CollectorRegistration* regs = nullptr;
+  const size_t n = RegisteredCollectors(&regs);
+  for (size_t i = 0; i < n; ++i) {
+    bool on = regs[i].enable_env == nullptr || regs[i].enable_env[0] == '\0';
+    if (!on) {
+      const char* v = std::getenv(regs[i].enable_env);
+      std::string what;
+      if (v && !ParseBool(v, &on, &what)) {
+        Log(LogLevel::kError,
+            "warpscope: " + SettingError{regs[i].enable_env, v, " is not " + what}.ForVariable() +
+                "; " + regs[i].name + " stays off");
+        on = false;
+      }
+    }
+    if (on && regs[i].factory != nullptr) enabled.push_back(&regs[i]);
+  }
+  return enabled;
+}
+
+}  // namespace
+
 void Session::Start() {
   if (started_.exchange(true)) return;
   pid_ = getpid();
@@ -286,10 +313,9 @@ void Session::Start() {
   ao.device_buffer_pool = config_.device_buffer_pool;
   ao.monotonic_clock = config_.monotonic_clock;
   ao.filter_trivial_api = config_.api_filter;
-  if (const char* pc = std::getenv("WARPSCOPE_PC_SAMPLING"); pc != nullptr) {
-    std::string what;
-    bool on = false;
-    ao.kernels_always_on = ParseBool(pc, &on, &what) && on;
+  const std::vector<const CollectorRegistration*> collectors = EnabledCollectors();
+  for (const CollectorRegistration* r : collectors) {
+    ao.kernels_always_on |= r->kernel_records_throughout;
   }
   if (config_.capture_range == CaptureRange::kNvtx) {
     ao.suppress_nvtx_name = config_.nvtx_range_name;
@@ -303,30 +329,14 @@ void Session::Start() {
   }
 
   // 4. Optional collectors registered in the core (PM sampling, PC sampling, ...).
-  const CollectorRegistration* regs = nullptr;
-  size_t n = RegisteredCollectors(&regs);
-  for (size_t i = 0; i < n; ++i) {
-    bool on = regs[i].enable_env == nullptr || regs[i].enable_env[0] == '\0';
-    if (!on) {
-      const char* v = std::getenv(regs[i].enable_env);
-      std::string what;
-      if (v && !ParseBool(v, &on, &what)) {
-        Log(LogLevel::kError,
-            "warpscope: " + SettingError{regs[i].enable_env, v, " is not " + what}.ForVariable() +
-                "; " + regs[i].name + " stays off");
-        on = false;
-      }
-    }
-    if (!on || regs[i].factory == nullptr) continue;
+  for (const CollectorRegistration* r : collectors) {
     try {
-      std::unique_ptr<SessionListener> l = regs[i].factory();
+      std::unique_ptr<SessionListener> l = r->factory();
       if (l && l->OnSessionStart(*this)) listeners_.push_back(std::move(l));
     } catch (...) {
-      Report(Severity::kError, regs[i].name,
-             std::string("warpscope: collector '") + regs[i].name +
-                 "' failed to start and was disabled");
-      writer_->AddToCounter(std::string("collector_errors.") + regs[i].name, 1,
-                            Severity::kError);
+      Report(Severity::kError, r->name,
+             std::string("warpscope: collector '") + r->name + "' failed to start and was disabled");
+      writer_->AddToCounter(std::string("collector_errors.") + r->name, 1, Severity::kError);
     }
   }
 

@@ -542,7 +542,8 @@ std::unique_ptr<SessionListener> MakePcSamplingCollector() {
 }
 
 [[maybe_unused]] const bool kRegistered =
-    RegisterCollector({"pc_sampling", "WARPSCOPE_PC_SAMPLING", &MakePcSamplingCollector});
+    RegisterCollector({"pc_sampling", "WARPSCOPE_PC_SAMPLING", &MakePcSamplingCollector,
+                       /*kernel_records_throughout=*/true});
 
 }  // namespace
 }  // namespace warpscope
