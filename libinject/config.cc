@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include "libinject/setting_values.h"
 
 namespace warpscope {
 namespace {
@@ -19,21 +20,11 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
+std::string_view Trim(std::string_view s) { return TrimBlanks(s); }
 
 bool ParseUint(std::string_view text, uint64_t min, uint64_t max, uint32_t* out) {
-  text = Trim(text);
-  if (text.empty() || text.size() > 10) return false;
   uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<uint64_t>(c - '0');
-  }
-  if (v < min || v > max) return false;
+  if (!ParseWholeNumber(text, min, max, &v)) return false;
   *out = static_cast<uint32_t>(v);
   return true;
 }
@@ -84,16 +75,9 @@ bool ParseSeconds(std::string_view text, double* out, std::string* what) {
 }
 
 bool ParseBool(std::string_view text, bool* out, std::string* what) {
-  std::string s = Lower(Trim(text));
-  if (s == "1" || s == "true" || s == "yes" || s == "on") {
-    *out = true;
-  } else if (s == "0" || s == "false" || s == "no" || s == "off" || s.empty()) {
-    *out = false;
-  } else {
-    *what = "a boolean (1/0, true/false, yes/no, on/off)";
-    return false;
-  }
-  return true;
+  if (ParseBoolSetting(text, out)) return true;
+  *what = "a boolean (1/0, true/false, yes/no, on/off)";
+  return false;
 }
 
 bool ParseCaptureRange(std::string_view text, CaptureRange* out, std::string* what) {

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "collectors/common/cupti_params.h"
 
 namespace warpscope {
 namespace {
@@ -90,14 +91,6 @@ const absl::StatusOr<CuptiHostFunctions>& Functions() {
   return *loaded;
 }
 
-// A zeroed CUPTI params struct with its structSize set.
-template <typename T>
-T Params(size_t struct_size) {
-  T params{};
-  params.structSize = struct_size;
-  return params;
-}
-
 std::string ResultName(const CuptiHostFunctions& f, CUptiResult r) {
   const char* text = nullptr;
   if (f.result_string(r, &text) != CUPTI_SUCCESS || text == nullptr) text = "unknown error";
@@ -112,7 +105,7 @@ class CuptiPmCounterDataEvaluator final : public PmCounterDataEvaluator {
     for (const std::string& m : metric_storage_) metric_names_.push_back(m.c_str());
   }
   ~CuptiPmCounterDataEvaluator() override {
-    auto p = Params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    auto p = CuptiParams<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
     p.pHostObject = host_;
     f_.deinitialize(&p);
   }
@@ -120,7 +113,7 @@ class CuptiPmCounterDataEvaluator final : public PmCounterDataEvaluator {
   absl::Status Evaluate(std::span<const uint8_t> image, uint32_t sample_index,
                         std::vector<double>* values) override {
     values->assign(metric_names_.size(), 0.0);
-    auto p = Params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+    auto p = CuptiParams<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
     p.pHostObject = host_;
     p.pCounterDataImage = image.data();
     p.counterDataImageSize = image.size();
@@ -157,7 +150,7 @@ absl::StatusOr<std::unique_ptr<PmCounterDataEvaluator>> MakePmCounterDataEvaluat
   if (!loaded.ok()) return loaded.status();
   const CuptiHostFunctions& f = *loaded;
   const std::string chip(chip_name);
-  auto init = Params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  auto init = CuptiParams<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
   init.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
   init.pChipName = chip.c_str();
   init.pCounterAvailabilityImage =
@@ -171,7 +164,7 @@ absl::StatusOr<std::unique_ptr<PmCounterDataEvaluator>> MakePmCounterDataEvaluat
       std::make_unique<CuptiPmCounterDataEvaluator>(f, init.pHostObject, metric_names);
   std::vector<const char*> names;
   for (const std::string& m : metric_names) names.push_back(m.c_str());
-  auto add = Params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  auto add = CuptiParams<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
   add.pHostObject = init.pHostObject;
   add.ppMetricNames = names.data();
   add.numMetrics = names.size();

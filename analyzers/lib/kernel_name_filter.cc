@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "libinject/setting_error.h"
 
 namespace warpscope {
 
@@ -20,8 +21,8 @@ absl::StatusOr<KernelNameFilter> KernelNameFilter::Create(std::string_view patte
   auto re = std::make_unique<RE2>(re2::StringPiece(pattern.data(), pattern.size()), options);
   if (!re->ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--kernel '", std::string(pattern),
-        "' is not a valid regular expression (RE2 syntax, see docs/cli.md): ", re->error()));
+        "--kernel ", QuoteValue(pattern),
+        " is not a valid regular expression (RE2 syntax, see docs/cli.md): ", re->error()));
   }
   filter.re_ = std::move(re);
   return filter;

@@ -62,6 +62,15 @@ void PmCounterDataImporter::Add(const PmMetricSet* set, const v1::PmCounterData&
 }
 
 void PmCounterDataImporter::Finish(TraceModel* model) {
+  // Sets that also have the process's values (recorded with `both`) keep those: their raw
+  // samples are not evaluated.
+  std::set<uint32_t> sets_with_values;
+  for (const PmSample& s : model->pm_samples) sets_with_values.insert(s.metric_set_id);
+  std::erase_if(raw_, [&](const Raw& r) {
+    if (sets_with_values.count(r.set_id) == 0) return false;
+    counts_.superseded += r.sample_index.size();
+    return true;
+  });
   if (raw_.empty()) return;
   uint64_t total = 0;
   for (const Raw& r : raw_) total += r.sample_index.size();
@@ -170,16 +179,7 @@ void PmCounterDataImporter::Finish(TraceModel* model) {
     }
   }
   raw_.clear();
-
-  std::set<uint32_t> sets_with_values;
-  for (const PmSample& s : model->pm_samples) sets_with_values.insert(s.metric_set_id);
-  for (PmSample& s : evaluated) {
-    if (sets_with_values.count(s.metric_set_id) != 0) {
-      ++counts_.superseded;
-      continue;
-    }
-    model->pm_samples.push_back(std::move(s));
-  }
+  for (PmSample& s : evaluated) model->pm_samples.push_back(std::move(s));
   if (counts_.not_evaluated > 0 || counts_.evaluation_errors > 0) {
     model->pm_samples_unavailable =
         absl::StrCat(counts_.not_evaluated + counts_.evaluation_errors,

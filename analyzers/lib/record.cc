@@ -165,25 +165,14 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
   if (r.pc_sampling) {
     env["WARPSCOPE_PC_SAMPLING"] = "1";
     PcSamplingConfig pc;
-    std::string pc_error;
+    SettingError pc_error;
     auto pc_env = [&env, &current_env](std::string_view name) -> std::string {
       auto it = env.find(std::string(name));
       if (it != env.end()) return it->second;
       auto exported = current_env.find(std::string(name));
       return exported == current_env.end() ? std::string() : exported->second;
     };
-    if (!LoadPcSamplingConfig(pc_env, &pc, &pc_error)) {
-      if (r.pc_period) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--pc-period '", *r.pc_period,
-            "' is not an exponent N from 5 to 31 (one sample per SM every 2^N GPU cycles, "
-            "e.g. 15) or 0 (CUPTI's default); see warpscope record --help"));
-      }
-      std::string_view text = pc_error;
-      if (text.rfind("warpscope: ", 0) == 0) text.remove_prefix(11);
-      return absl::InvalidArgumentError(
-          absl::StrCat(std::string(text), " (set in the environment; fix or unset it)"));
-    }
+    if (!LoadPcSamplingConfig(pc_env, &pc, &pc_error)) return refused(pc_error);
   }
 
   // Whole-configuration check with the library's parser: the child sees exactly these

@@ -146,6 +146,7 @@ void CollectApi(const TraceModel& m, DurationGroups& api) {
 }
 
 NvtxProjection Project(const TraceModel& m, const SummaryOptions& options) {
+  if (!options.nvtx && !options.nvtx_kernels) return {};  // only the NVTX reports use it
   NvtxProjectionOptions projection;
   projection.work_by_name = options.nvtx_kernels;
   return ProjectNvtxRanges(m, projection);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/lib/trace_limits.h"
+#include "libinject/setting_values.h"
 
 namespace warpscope {
 namespace {
@@ -70,7 +71,8 @@ struct PcSummary {
 PcSummary SummarizePc(const TraceModel& m) {
   PcSummary s;
   for (const auto& [key, value] : m.header.config) {
-    if (key == "WARPSCOPE_PC_SAMPLING" && !value.empty() && value != "0") s.requested = true;
+    bool on = false;
+    if (key == "WARPSCOPE_PC_SAMPLING" && ParseBoolSetting(value, &on) && on) s.requested = true;
   }
   // From the data where the model kept it, else the collector's counters.
   s.batches = m.pc_sample_batches.size();

@@ -20,6 +20,7 @@
 #include "google/protobuf/arena.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/stubs/logging.h"
+#include "libinject/setting_error.h"
 
 namespace warpscope {
 namespace {
@@ -75,8 +76,8 @@ absl::StatusOr<uint64_t> MaxTraceBytes(const TraceReaderOptions& options) {
   uint64_t gib = 0;
   if (!absl::SimpleAtoi(env, &gib) || gib == 0 || gib > (uint64_t{1} << 20)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(kMaxTraceSizeEnv, "='", env,
-                     "' is not a whole number of GiB from 1 to 1048576; unset it "
+        absl::StrCat(kMaxTraceSizeEnv, "=", QuoteValue(env),
+                     " is not a whole number of GiB from 1 to 1048576; unset it "
                      "for the default (16)"));
   }
   return gib << 30;

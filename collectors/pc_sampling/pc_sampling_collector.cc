@@ -6,6 +6,7 @@
 #include <string>
 
 #include "collectors/pc_sampling/pc_sampling_call_logger.h"
+#include "libinject/setting_values.h"
 #include "libinject/trace_writer.h"
 
 namespace warpscope {
@@ -117,8 +118,8 @@ void PcSamplingCollector::DebugLine(std::string_view line) {
 }
 
 bool PmSamplingRequested(const SessionServices& services) {
-  const std::string pm = services.GetConfig("WARPSCOPE_PM_SAMPLING");
-  return !pm.empty() && pm != "0" && pm != "false" && pm != "no" && pm != "off";
+  bool on = false;  // read as the session reads it when it starts the PM collector
+  return ParseBoolSetting(services.GetConfig("WARPSCOPE_PM_SAMPLING"), &on) && on;
 }
 
 }  // namespace warpscope

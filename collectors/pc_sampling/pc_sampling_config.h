@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "libinject/setting_error.h"
+
 namespace warpscope {
 
 inline constexpr uint32_t kMinPcPeriodExponent = 5;   // CUPTI's range: 2^5 ..
@@ -43,6 +45,9 @@ struct PcSamplingConfig {
 // starts with "warpscope:" and says what to do.
 bool LoadPcSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
                           PcSamplingConfig* config, std::string* error);
+// The same, with the refusal typed, for `warpscope record` (which names the flag).
+bool LoadPcSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
+                          PcSamplingConfig* config, SettingError* error);
 
 }  // namespace warpscope
 

@@ -45,7 +45,7 @@ bool PcSamplingController::enabled(PcContext ctx) const {
 }
 
 void PcSamplingController::FailLocked(PcContext ctx, uint32_t device, const PcResult& result,
-                                      std::string_view step) {
+                                      std::string_view step, bool enabled) {
   const char* counter = kPcStatOtherError;
   std::string advice;
   switch (result.kind) {
@@ -72,7 +72,7 @@ void PcSamplingController::FailLocked(PcContext ctx, uint32_t device, const PcRe
   // context-created callback after a failed Start, it left CUPTI in a state where the
   // program's next NVTX call crashed inside libcupti (H200, a second process on a GPU whose
   // PC sampler another process held).
-  if (step != "cuptiPCSamplingEnable") enabled_not_sampled_.push_back(ctx);
+  if (enabled) enabled_not_sampled_.push_back(ctx);
   sink_.AddToCounter(counter, 1, Severity::kError);
   sink_.Report(Severity::kError, "PC sampling off on device " + std::to_string(device) + ": " +
                                      std::string(step) + " failed (" + result.message + "); " +
@@ -94,14 +94,14 @@ void PcSamplingController::OnContextCreated(PcContext ctx, uint32_t context_id,
     return;
   }
   PcResult r = api_.Enable(ctx);
-  if (!r.ok()) return FailLocked(ctx, device_id, r, "cuptiPCSamplingEnable");
+  if (!r.ok()) return FailLocked(ctx, device_id, r, "cuptiPCSamplingEnable", /*enabled=*/false);
   std::vector<PcStallReason> reasons;
   r = api_.GetStallReasons(ctx, &reasons);
   if (r.ok() && reasons.empty()) {
     r.kind = PcErrorKind::kUnsupported;
     r.message = "CUPTI reports no stall reasons";
   }
-  if (!r.ok()) return FailLocked(ctx, device_id, r, "cuptiPCSamplingGetStallReasons");
+  if (!r.ok()) return FailLocked(ctx, device_id, r, "cuptiPCSamplingGetStallReasons", /*enabled=*/true);
   PcContextSettings settings;
   settings.period_exponent = config_.period_exponent;
   settings.hardware_buffer_bytes = config_.hardware_buffer_bytes;
@@ -110,7 +110,7 @@ void PcSamplingController::OnContextCreated(PcContext ctx, uint32_t context_id,
   settings.stall_reason_indices.reserve(reasons.size());
   for (const PcStallReason& reason : reasons) settings.stall_reason_indices.push_back(reason.index);
   r = api_.Configure(ctx, settings);
-  if (!r.ok()) return FailLocked(ctx, device_id, r, "cuptiPCSamplingSetConfigurationAttribute");
+  if (!r.ok()) return FailLocked(ctx, device_id, r, "cuptiPCSamplingSetConfigurationAttribute", /*enabled=*/true);
   if (reasons_written_.insert(device_id).second) {
     sink_.Write(MakePcStallReasonsRecord(device_id, reasons));
   }
@@ -132,7 +132,7 @@ bool PcSamplingController::StartLocked(PcContext ctx, Context& c) {
   const uint32_t device = c.device_id;
   device_owner_.erase(device);
   contexts_.erase(ctx);  // c is gone
-  FailLocked(ctx, device, r, "cuptiPCSamplingStart");
+  FailLocked(ctx, device, r, "cuptiPCSamplingStart", /*enabled=*/true);
   return false;
 }
 

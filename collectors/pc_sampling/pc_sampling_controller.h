@@ -111,7 +111,9 @@ class PcSamplingController {
     PcBinding binding_;
   };
 
-  void FailLocked(PcContext ctx, uint32_t device, const PcResult& result, std::string_view step);
+  // `enabled`: the context was enabled, so it is disabled at its teardown.
+  void FailLocked(PcContext ctx, uint32_t device, const PcResult& result, std::string_view step,
+                  bool enabled);
   void WriteCubinLocked(uint32_t device_id, const void* cubin, size_t size);
   void DrainAllLocked();  // every sampling context, each bound on this thread
   bool StartLocked(PcContext ctx, Context& c);

@@ -17,11 +17,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <span>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "collectors/common/cupti_params.h"
 #include "collectors/pm_sampling/pm_sampling_collector.h"
 #include "collectors/pm_sampling/pm_sampling_config.h"
 
@@ -49,15 +50,6 @@ struct CuptiPmSampling::DeviceState {
 };
 
 namespace {
-
-// A zeroed CUPTI params struct with its structSize set.
-template <typename T>
-T Params(size_t struct_size) {
-  T params;
-  std::memset(&params, 0, sizeof(params));
-  params.structSize = struct_size;
-  return params;
-}
 
 PmResult Check(CUptiResult status, const char* call) {
   if (status == CUPTI_SUCCESS) return PmResult::Ok();
@@ -98,7 +90,7 @@ PmResult NotPrepared(uint32_t device) {
 }
 
 PmResult ResetCounterData(CuptiPmSampling::DeviceState& d) {
-  auto p = Params<CUpti_PmSampling_CounterDataImage_Initialize_Params>(
+  auto p = CuptiParams<CUpti_PmSampling_CounterDataImage_Initialize_Params>(
       CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE);
   p.pPmSamplingObject = d.sampler;
   p.counterDataSize = d.counter_data.size();
@@ -115,7 +107,7 @@ CuptiPmSampling::~CuptiPmSampling() {
 }
 
 PmResult CuptiPmSampling::Initialize() {
-  auto p = Params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+  auto p = CuptiParams<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
   return Check(cuptiProfilerInitialize(&p), "cuptiProfilerInitialize");
 }
 
@@ -135,7 +127,7 @@ PmResult CuptiPmSampling::PrepareDevice(const PmDeviceSettings& settings, std::s
   d.headroom = settings.image_headroom_samples;
   devices_[settings.device_index] = std::move(state);
 
-  auto chip = Params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+  auto chip = CuptiParams<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   chip.deviceIndex = d.device_index;
   if (PmResult r = Check(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName"); !r.ok()) {
     return r;
@@ -143,7 +135,7 @@ PmResult CuptiPmSampling::PrepareDevice(const PmDeviceSettings& settings, std::s
   d.chip = chip.pChipName ? chip.pChipName : "";
   *chip_name = d.chip;
 
-  auto avail = Params<CUpti_PmSampling_GetCounterAvailability_Params>(
+  auto avail = CuptiParams<CUpti_PmSampling_GetCounterAvailability_Params>(
       CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE);
   avail.deviceIndex = d.device_index;
   if (PmResult r = Check(cuptiPmSamplingGetCounterAvailability(&avail),
@@ -160,7 +152,7 @@ PmResult CuptiPmSampling::PrepareDevice(const PmDeviceSettings& settings, std::s
   }
   counter_availability->assign(d.availability.begin(), d.availability.end());
 
-  auto host = Params<CUpti_Profiler_Host_Initialize_Params>(
+  auto host = CuptiParams<CUpti_Profiler_Host_Initialize_Params>(
       CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
   host.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
   host.pChipName = d.chip.c_str();
@@ -171,7 +163,7 @@ PmResult CuptiPmSampling::PrepareDevice(const PmDeviceSettings& settings, std::s
   }
   d.host = host.pHostObject;
 
-  auto add = Params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+  auto add = CuptiParams<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
       CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
   add.pHostObject = d.host;
   add.ppMetricNames = d.metric_names.data();
@@ -181,7 +173,7 @@ PmResult CuptiPmSampling::PrepareDevice(const PmDeviceSettings& settings, std::s
       !r.ok()) {
     return r;
   }
-  auto size = Params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+  auto size = CuptiParams<CUpti_Profiler_Host_GetConfigImageSize_Params>(
       CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
   size.pHostObject = d.host;
   if (PmResult r =
@@ -190,7 +182,7 @@ PmResult CuptiPmSampling::PrepareDevice(const PmDeviceSettings& settings, std::s
     return r;
   }
   d.config_image.resize(size.configImageSize);
-  auto image = Params<CUpti_Profiler_Host_GetConfigImage_Params>(
+  auto image = CuptiParams<CUpti_Profiler_Host_GetConfigImage_Params>(
       CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
   image.pHostObject = d.host;
   image.configImageSize = d.config_image.size();
@@ -200,7 +192,7 @@ PmResult CuptiPmSampling::PrepareDevice(const PmDeviceSettings& settings, std::s
       !r.ok()) {
     return r;
   }
-  auto passes = Params<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+  auto passes = CuptiParams<CUpti_Profiler_Host_GetNumOfPasses_Params>(
       CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
   passes.configImageSize = d.config_image.size();
   passes.pConfigImage = d.config_image.data();
@@ -217,7 +209,7 @@ PmResult CuptiPmSampling::EnableDevice(uint32_t device_index) {
   auto it = devices_.find(device_index);
   if (it == devices_.end()) return NotPrepared(device_index);
   DeviceState& d = *it->second;
-  auto enable = Params<CUpti_PmSampling_Enable_Params>(CUpti_PmSampling_Enable_Params_STRUCT_SIZE);
+  auto enable = CuptiParams<CUpti_PmSampling_Enable_Params>(CUpti_PmSampling_Enable_Params_STRUCT_SIZE);
   enable.deviceIndex = d.device_index;
   if (PmResult r = Check(cuptiPmSamplingEnable(&enable), "cuptiPmSamplingEnable"); !r.ok()) {
     return r;
@@ -225,7 +217,7 @@ PmResult CuptiPmSampling::EnableDevice(uint32_t device_index) {
   d.sampler = enable.pPmSamplingObject;
 
   auto config =
-      Params<CUpti_PmSampling_SetConfig_Params>(CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE);
+      CuptiParams<CUpti_PmSampling_SetConfig_Params>(CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE);
   config.pPmSamplingObject = d.sampler;
   config.configSize = d.config_image.size();
   config.pConfig = d.config_image.data();
@@ -244,7 +236,7 @@ PmResult CuptiPmSampling::EnableDevice(uint32_t device_index) {
 
   // Raw images are written as one trace packet each: halve the capacity until one fits.
   while (true) {
-    auto size = Params<CUpti_PmSampling_GetCounterDataSize_Params>(
+    auto size = CuptiParams<CUpti_PmSampling_GetCounterDataSize_Params>(
         CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE);
     size.pPmSamplingObject = d.sampler;
     size.pMetricNames = d.metric_names.data();
@@ -272,7 +264,7 @@ PmResult CuptiPmSampling::EnableDevice(uint32_t device_index) {
 PmResult CuptiPmSampling::Start(uint32_t device_index) {
   auto it = devices_.find(device_index);
   if (it == devices_.end() || it->second->sampler == nullptr) return NotPrepared(device_index);
-  auto p = Params<CUpti_PmSampling_Start_Params>(CUpti_PmSampling_Start_Params_STRUCT_SIZE);
+  auto p = CuptiParams<CUpti_PmSampling_Start_Params>(CUpti_PmSampling_Start_Params_STRUCT_SIZE);
   p.pPmSamplingObject = it->second->sampler;
   return Check(cuptiPmSamplingStart(&p), "cuptiPmSamplingStart");
 }
@@ -280,7 +272,7 @@ PmResult CuptiPmSampling::Start(uint32_t device_index) {
 PmResult CuptiPmSampling::Stop(uint32_t device_index) {
   auto it = devices_.find(device_index);
   if (it == devices_.end() || it->second->sampler == nullptr) return NotPrepared(device_index);
-  auto p = Params<CUpti_PmSampling_Stop_Params>(CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
+  auto p = CuptiParams<CUpti_PmSampling_Stop_Params>(CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
   p.pPmSamplingObject = it->second->sampler;
   return Check(cuptiPmSamplingStop(&p), "cuptiPmSamplingStop");
 }
@@ -317,7 +309,7 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
   }
 
   auto decode =
-      Params<CUpti_PmSampling_DecodeData_Params>(CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE);
+      CuptiParams<CUpti_PmSampling_DecodeData_Params>(CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE);
   decode.pPmSamplingObject = d.sampler;
   decode.pCounterDataImage = d.counter_data.data();
   decode.counterDataImageSize = d.counter_data.size();
@@ -331,7 +323,7 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
   result->more = full;
 
   const auto i0 = std::chrono::steady_clock::now();
-  auto info = Params<CUpti_PmSampling_GetCounterDataInfo_Params>(
+  auto info = CuptiParams<CUpti_PmSampling_GetCounterDataInfo_Params>(
       CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE);
   info.pCounterDataImage = d.counter_data.data();
   info.counterDataImageSize = d.counter_data.size();
@@ -345,7 +337,7 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
   uint64_t info_ns = since(i0);
   for (size_t i = d.consumed; i < info.numCompletedSamples; ++i) {
     const auto s0 = std::chrono::steady_clock::now();
-    auto sample = Params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
+    auto sample = CuptiParams<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
         CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
     sample.pPmSamplingObject = d.sampler;
     sample.pCounterDataImage = d.counter_data.data();
@@ -360,7 +352,7 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
     const double* values = nullptr;
     size_t count = 0;
     if (d.evaluate) {
-      auto eval = Params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+      auto eval = CuptiParams<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
           CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
       eval.pHostObject = d.host;
       eval.pCounterDataImage = d.counter_data.data();

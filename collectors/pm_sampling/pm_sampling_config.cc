@@ -7,19 +7,14 @@
 #include <cstdlib>
 
 #include "libinject/setting_error.h"
+#include "libinject/setting_values.h"
 
 namespace warpscope {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // Splits "12.5us" into 12.5 and "us". False when there is no leading number.
 bool SplitNumber(std::string_view text, double* value, std::string_view* unit) {
-  text = Trim(text);
+  text = TrimBlanks(text);
   const std::string s(text);
   if (s.empty() || s[0] == '-' || s[0] == '+') return false;
   char* end = nullptr;
@@ -27,7 +22,7 @@ bool SplitNumber(std::string_view text, double* value, std::string_view* unit) {
   const double v = std::strtod(s.c_str(), &end);
   if (end == s.c_str() || errno != 0 || !std::isfinite(v)) return false;
   *value = v;
-  *unit = Trim(text.substr(end - s.c_str()));
+  *unit = TrimBlanks(text.substr(end - s.c_str()));
   return true;
 }
 
@@ -97,7 +92,7 @@ bool ParsePmMetrics(std::string_view text, std::vector<std::string>* metrics, st
   while (pos <= text.size()) {
     size_t comma = text.find(',', pos);
     if (comma == std::string_view::npos) comma = text.size();
-    std::string_view name = Trim(text.substr(pos, comma - pos));
+    std::string_view name = TrimBlanks(text.substr(pos, comma - pos));
     constexpr std::string_view kNcuPrefix = "pmsampling:";
     if (name.substr(0, kNcuPrefix.size()) == kNcuPrefix) name.remove_prefix(kNcuPrefix.size());
     if (name.empty()) {
@@ -163,9 +158,8 @@ bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& ge
     }
   }
   if (std::string v = get_env("WARPSCOPE_PM_DECODE_BATCH"); !v.empty()) {
-    char* end = nullptr;
-    const unsigned long n = std::strtoul(v.c_str(), &end, 10);
-    if (end == v.c_str() || *end != '\0' || n < 16 || n > 65536) {
+    uint64_t n = 0;
+    if (!ParseWholeNumber(v, 16, 65536, &n)) {
       *error = SettingError{"WARPSCOPE_PM_DECODE_BATCH", v, " is not a sample count from 16 to 65536"};
       return false;
     }

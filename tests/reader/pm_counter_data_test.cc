@@ -72,6 +72,22 @@ TEST(PmCounterDataTest, WithoutCuptiTheSamplesStayRawAndTheReasonSaysWhatToInsta
       ::testing::ExitedWithCode(0), "");
 }
 
+TEST(PmCounterDataTest, ASetWithTheProcesssValuesKeepsThemAndEvaluatesNothing) {
+  // Recorded with WARPSCOPE_PM_EVALUATE=both: the raw samples are not evaluated (the image
+  // here would crash CUPTI), so nothing is lost or reported, with or without CUPTI.
+  std::string trace = RawTrace("GH100", std::string(64, 'A'));
+  trace.insert(trace.find("    packet {\n      pm_counter_data"),
+               "    packet { pm_sample { metric_set_id: 1 start_ns: 1000 duration_ns: 200000 "
+               "values: 48 } }\n");
+  const TraceModel m = Load(trace);
+  ASSERT_EQ(m.pm_samples.size(), 1u);
+  EXPECT_EQ(m.pm_samples[0].values[0], 48.0);
+  EXPECT_EQ(ImportCounter(m, "model.pm_raw_samples_superseded"), 2u);
+  EXPECT_EQ(ImportCounter(m, "model.pm_raw_samples_evaluated"), 0u);
+  EXPECT_EQ(ImportCounter(m, "model.pm_raw_samples_not_evaluated"), 0u);
+  EXPECT_EQ(m.pm_samples_unavailable, "");
+}
+
 TEST(PmCounterDataTest, ACorruptImageCostsItsSamplesNotTheAnalysis) {
   if (!CuptiHostLibraryPath().ok()) GTEST_SKIP() << CuptiHostLibraryPath().status();
   // CUPTI reads past a junk image of this size and dies (SIGSEGV): in the child.
