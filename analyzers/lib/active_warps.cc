@@ -191,14 +191,21 @@ void ComputeTailMetrics(ActiveWarpCurve& c, const TailOptions& options) {
   c.below_25 = below_25 / total;
   c.tail_cost_ns = cost / c.steady;
   c.tail_cost_fraction = c.tail_cost_ns / total;
+  // The drain runs from the last high sample to the last sample of the kernel's own: a
+  // shared last sample is high when the next kernel starts in it, and says nothing of how
+  // this kernel ends.
   uint64_t last_high = c.segments.front().start_ns;
+  uint64_t own_end = 0;
   for (auto it = c.segments.rbegin(); it != c.segments.rend(); ++it) {
+    if (it->shared && !c.levels_from_shared) continue;
+    if (own_end == 0) own_end = it->end_ns;
     if (it->warps >= options.drain_threshold * c.steady) {
       last_high = it->end_ns;
       break;
     }
   }
-  c.drain_ns = static_cast<double>(c.segments.back().end_ns - last_high);
+  if (own_end == 0) own_end = c.segments.back().end_ns;
+  c.drain_ns = static_cast<double>(own_end - std::min(own_end, last_high));
   c.tail_fraction = c.drain_ns / total;
   c.has_tail_metrics = true;
   c.verdict = TailVerdict(c.tail_fraction, c.tail_cost_fraction, c.below_50, c.below_25,

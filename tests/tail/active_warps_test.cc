@@ -284,6 +284,26 @@ TEST(ActiveWarpsTest, HeavierNeighbourInTheLastSampleDoesNotLiftTheLevels) {
   }
 }
 
+// Launches back to back (the H200 suite's long-tail kernel): each launch's last sample also
+// holds the next launch's full start, which must not hide the launch's own 90% drain.
+TEST(ActiveWarpsTest, TheNextLaunchInTheLastSampleDoesNotHideTheDrain) {
+  Trace t(10000);
+  t.Kernel("imbalanced", 0, 1002000);
+  t.Kernel("imbalanced", 1006000, 2006000);
+  t.Sample(0, 2010000, 10000, [](double ns) {
+    if (ns >= 1002000 && ns < 1006000) return 0.0;
+    const double in_launch = ns < 1002000 ? ns : ns - 1006000;
+    return in_launch < 100000 ? kFullGpu : 0.02 * kFullGpu;
+  });
+  TailReport r = t.Report();
+  ASSERT_EQ(r.curves.size(), 2u);
+  const ActiveWarpCurve& first = r.curves[0];
+  ASSERT_TRUE(first.has_tail_metrics) << first.note;
+  EXPECT_EQ(first.shared_samples, 1u);
+  EXPECT_NEAR(first.tail_fraction, 0.9, 0.011);
+  EXPECT_NEAR(r.curves[1].tail_fraction, 0.9, 0.011);
+}
+
 // Ten microseconds in which another process adds 2,000 warps: a sample of the kernel's own
 // above its theoretical limit is capped at the limit and counted.
 TEST(ActiveWarpsTest, OwnSampleAboveTheLimitIsCappedAndCounted) {
