@@ -94,8 +94,9 @@ say "== coexistence $(date -u +%T)"
       timeout 90 "$REPRO" balanced --launches 2 --ms 20 --json "$T/coexist.json" 2>&1
   echo "rc=$?"
   "$CHECK" --trace "$T/coexist.wst" --counts 2>&1
-  echo "# PM sampling at 20 us: faster than the decode thread, so the hardware buffer fills;"
-  echo "# expected: one overflow line, counters, a complete trace, and the program unharmed"
+  echo "# PM sampling at 20 us: faster than the decode thread follows for long, so samples are"
+  echo "# lost (the hardware buffer overflows, or the decoder falls behind: gaps, or it stops);"
+  echo "# expected: the loss counted and said in one line, a complete trace, the program unharmed"
   env LD_PRELOAD="$SHIM" WARPSCOPE_OUTPUT="$T/pm10.wst" WARPSCOPE_FORCE_OVERWRITE=1 \
       WARPSCOPE_PM_SAMPLING=1 WARPSCOPE_PM_INTERVAL=20us \
       timeout 90 "$REPRO" imbalanced --launches 2 --ms 20 --json "$T/pm10.json" 2>&1
@@ -104,11 +105,11 @@ say "== coexistence $(date -u +%T)"
   counts=$("$CHECK" --trace "$T/pm10.wst" --counts 2>&1)
   echo "$counts"
   if [[ $rc == 0 ]] && grep -q 'truncated=0' <<<"$counts" &&
-     grep -q '^counter pm_sampling.overflows=' <<<"$counts" &&
-     grep -q '^notice \[pm_sampling\].*overflowed' <<<"$counts"; then
-    echo "PASS overflow/reported_program_unharmed rc=$rc, overflow counted and reported" | tee -a "$checks"
+     grep -Eq '^counter pm_sampling.(overflows|gaps|disabled.decoder_overloaded)=[1-9]' <<<"$counts" &&
+     grep -Eq '^notice \[pm_sampling\].*(overflowed|fell behind|cannot keep up)' <<<"$counts"; then
+    echo "PASS overflow/reported_program_unharmed rc=$rc, sample loss counted and reported" | tee -a "$checks"
   else
-    echo "FAIL overflow/reported_program_unharmed rc=$rc; expected rc=0, a complete trace, pm_sampling.overflows and an overflow notice" | tee -a "$checks"
+    echo "FAIL overflow/reported_program_unharmed rc=$rc; expected rc=0, a complete trace, a pm_sampling loss counter (overflows, gaps or decoder_overloaded) and its notice" | tee -a "$checks"
   fi
   echo "# Bad settings: one line, the program runs unprofiled by PM sampling"
   env LD_PRELOAD="$SHIM" WARPSCOPE_OUTPUT="$T/bad.wst" WARPSCOPE_FORCE_OVERWRITE=1 \
