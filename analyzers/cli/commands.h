@@ -30,6 +30,10 @@ inline int InputError(const absl::Status& status) { return ReportError(status, 1
 // Loads a trace for an analysis command; a trace that was cut short is read up to its last
 // whole packet with a one-line notice on stderr. Errors are printed (exit code 1 to return).
 absl::StatusOr<TraceModel> LoadTraceForCommand(const std::string& path);
+// LoadTraceForCommand for each path, in order; `pointers` then points into `models`. False
+// (errors printed) when one could not be loaded.
+bool LoadTracesForCommand(const std::vector<std::string>& paths, std::vector<TraceModel>* models,
+                          std::vector<const TraceModel*>* pointers);
 
 // Defined in cli/<name>_command.cc and listed in kCommands (main.cc).
 int RunInfoCommand(const CommandArgs& args);
@@ -37,6 +41,7 @@ int RunRecordCommand(const CommandArgs& args);
 int RunSummaryCommand(const CommandArgs& args);
 int RunOccupancyCommand(const CommandArgs& args);
 int RunTailCommand(const CommandArgs& args);
+int RunStallsCommand(const CommandArgs& args);
 
 }  // namespace warpscope
 

@@ -1,6 +1,8 @@
 // The one way CLI commands print errors and load traces (commands.h).
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "analyzers/cli/commands.h"
 
@@ -22,6 +24,20 @@ absl::StatusOr<TraceModel> LoadTraceForCommand(const std::string& path) {
                  path.c_str(), model->truncation.Describe().c_str());
   }
   return model;
+}
+
+bool LoadTracesForCommand(const std::vector<std::string>& paths, std::vector<TraceModel>* models,
+                          std::vector<const TraceModel*>* pointers) {
+  models->clear();
+  models->reserve(paths.size());
+  for (const std::string& path : paths) {
+    absl::StatusOr<TraceModel> model = LoadTraceForCommand(path);
+    if (!model.ok()) return false;
+    models->push_back(std::move(*model));
+  }
+  pointers->clear();
+  for (const TraceModel& m : *models) pointers->push_back(&m);
+  return true;
 }
 
 }  // namespace warpscope

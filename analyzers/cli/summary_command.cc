@@ -52,14 +52,8 @@ int RunSummaryCommand(const CommandArgs& args) {
   options.top = static_cast<size_t>(*top);
 
   std::vector<TraceModel> models;
-  for (const std::string& path : flags.positionals()) {
-    absl::StatusOr<TraceModel> model = LoadTraceForCommand(path);
-    if (!model.ok()) return 1;
-    models.push_back(std::move(*model));
-  }
   std::vector<const TraceModel*> pointers;
-  pointers.reserve(models.size());
-  for (const TraceModel& m : models) pointers.push_back(&m);
+  if (!LoadTracesForCommand(flags.positionals(), &models, &pointers)) return 1;
   const std::vector<TraceSummary> summaries =
       SummarizeTraces(pointers, flags.positionals(), options);
   std::fputs(RenderSummary(summaries, *format, options).c_str(), stdout);

@@ -21,20 +21,6 @@ std::string Dims(uint32_t x, uint32_t y, uint32_t z) {
   return absl::StrCat(x, "x", y, "x", z);
 }
 
-// Percent (or percentage points) with one decimal in tables; rounded to 0.01 in CSV/JSON so
-// goldens stay stable.
-// Kernel names in text tables: C++ template names run to hundreds of characters.
-std::string ShortName(const std::string& name, bool text) {
-  constexpr size_t kMax = 80;
-  if (!text || name.size() <= kMax) return name;
-  return name.substr(0, kMax - 3) + "...";
-}
-
-Cell PercentCell(double fraction) {
-  if (std::isnan(fraction)) return Cell();
-  return Cell(std::round(fraction * 10000.0) / 100.0, 1);
-}
-
 }  // namespace
 
 absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
@@ -214,7 +200,7 @@ std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat fo
   for (const OccupancyRow& row : report.rows) {
     // Cells are built in place: moving one in makes GCC 12 warn falsely (-Wmaybe-uninitialized).
     std::vector<Cell> cells;
-    cells.emplace_back(ShortName(row.name, text));
+    cells.emplace_back(ShortKernelName(row.name, text));
     cells.emplace_back(row.device_id);
     if (row.launch_known) {
       cells.emplace_back(Dims(row.launch.grid_x, row.launch.grid_y, row.launch.grid_z));

@@ -19,6 +19,17 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(std::string_view name) {
       absl::StrCat("unknown output format ", QuoteValue(name), ": use table, csv or json"));
 }
 
+Cell PercentCell(double fraction) {
+  if (std::isnan(fraction)) return Cell();
+  return Cell(std::round(fraction * 10000.0) / 100.0, 1);
+}
+
+std::string ShortKernelName(std::string_view name, bool text) {
+  constexpr size_t kMax = 80;
+  if (!text || name.size() <= kMax) return std::string(name);
+  return std::string(name.substr(0, kMax - 3)) + "...";
+}
+
 std::string CellText(const Cell& cell) {
   if (const auto* s = std::get_if<std::string>(&cell.value)) return *s;
   if (const auto* i = std::get_if<int64_t>(&cell.value)) return absl::StrCat(*i);

@@ -62,6 +62,14 @@ class Table {
 // Formats a cell as text (tables and CSV).
 std::string CellText(const Cell& cell);
 
+// A fraction as a percent cell: one decimal in tables, rounded to 0.01 in CSV/JSON so goldens
+// stay stable; NaN is an empty cell.
+Cell PercentCell(double fraction);
+
+// Kernel names in text tables (`text`), cut to 80 characters with "...": C++ template names
+// run to hundreds. CSV and JSON keep the whole name.
+std::string ShortKernelName(std::string_view name, bool text);
+
 // Human-readable duration from ns: "812 ns", "3.41 us", "12.0 ms", "4.20 s".
 std::string FormatDuration(double ns);
 // Human-readable size: "512 B", "1.50 KiB", "3.2 MiB", "1.1 GiB".

@@ -12,16 +12,6 @@
 namespace warpscope {
 namespace {
 
-// Percent with one decimal in tables; rounded to 0.01 in CSV/JSON so goldens stay stable.
-Cell Pct(double fraction) { return Cell(std::round(fraction * 10000.0) / 100.0, 1); }
-
-// Kernel names in text tables: C++ template names run to hundreds of characters.
-std::string ShortName(std::string_view name, bool text) {
-  constexpr size_t kMax = 80;
-  if (!text || name.size() <= kMax) return std::string(name);
-  return std::string(name.substr(0, kMax - 3)) + "...";
-}
-
 // Text tables show durations for people; CSV and JSON carry plain nanoseconds.
 Cell Duration(double ns, bool text) {
   return text ? Cell(FormatDuration(ns)) : Cell(static_cast<int64_t>(std::llround(ns)));
@@ -61,10 +51,11 @@ Table SummaryTable(const TailReport& report, bool text) {
     const bool shared_levels = s.launches_levels_from_shared > 0;
     std::string verdict = s.verdict;
     if (text) verdict = s.verdict.empty() ? (has ? "-" : "n/a") : absl::StrCat("[", rank + 1, "]");
-    t.AddRow({++rank, ShortName(s.name, text), s.launches, s.launches_with_curve,
+    t.AddRow({++rank, ShortKernelName(s.name, text), s.launches, s.launches_with_curve,
               Duration(s.total_ns, text), has ? Duration(s.total_tail_cost_ns, text) : Cell(),
-              has ? Pct(s.tail_cost_fraction) : Cell(), has ? Pct(s.tail_fraction) : Cell(),
-              has ? Pct(s.below_50) : Cell(), has ? Pct(s.below_25) : Cell(),
+              has ? PercentCell(s.tail_cost_fraction) : Cell(),
+              has ? PercentCell(s.tail_fraction) : Cell(),
+              has ? PercentCell(s.below_50) : Cell(), has ? PercentCell(s.below_25) : Cell(),
               has ? Level(s.steady, text, shared_levels) : Cell(),
               has ? Level(s.peak, text, shared_levels) : Cell(), Limit(s.limit_warps),
               has ? Cell(s.shared_samples) : Cell(), has ? Cell(s.above_limit) : Cell(),
@@ -96,14 +87,14 @@ Table InstanceTable(const TailReport& report, const PmInputs& in, bool text) {
     const bool any = !c.segments.empty();
     Cell verdict = c.verdict;
     if (text) verdict = c.verdict.empty() ? "-" : "material";
-    t.AddRow({ShortName(in.kernels[c.kernel_index].name, text),
+    t.AddRow({ShortKernelName(in.kernels[c.kernel_index].name, text),
               text ? Cell(c.start_ns / 1e3, 3) : Cell(c.start_ns), Duration(c.duration_ns, text),
               c.samples, c.shared_samples,
               has ? Level(c.steady, text, c.levels_from_shared) : Cell(),
               any ? Level(c.peak, text, c.levels_from_shared) : Cell(),
               any ? Cell(std::round(c.mean), 0) : Cell(), Limit(c.limit_warps), c.above_limit,
-              has ? Pct(c.tail_fraction) : Cell(),
-              has ? Pct(c.below_50) : Cell(), has ? Pct(c.below_25) : Cell(),
+              has ? PercentCell(c.tail_fraction) : Cell(),
+              has ? PercentCell(c.below_50) : Cell(), has ? PercentCell(c.below_25) : Cell(),
               has ? Duration(c.drain_ns, text) : Cell(),
               has ? Duration(c.tail_cost_ns, text) : Cell(), verdict, c.note});
   }
@@ -193,7 +184,8 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
   for (const KernelTailSummary& s : report.summaries) {
     ++rank;
     if (!s.verdict.empty()) {
-      absl::StrAppend(&notes, "[", rank, "] ", ShortName(s.name, true), ": ", s.verdict, "\n");
+      absl::StrAppend(&notes, "[", rank, "] ", ShortKernelName(s.name, true), ": ", s.verdict,
+                      "\n");
     }
   }
   // Notes say why a kernel has no tail metrics; a PyTorch trace has a hundred such kernels,
@@ -209,7 +201,7 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
       continue;
     }
     ++shown;
-    absl::StrAppend(&notes, "(", rank, ") ", ShortName(s.name, true), ": ", s.note, "\n");
+    absl::StrAppend(&notes, "(", rank, ") ", ShortKernelName(s.name, true), ": ", s.note, "\n");
   }
   if (hidden > 0) {
     absl::StrAppend(&notes, "... and ", hidden,

@@ -33,7 +33,7 @@ TEST(MainCliTest, HelpListsTheCommandsOnStdout) {
 }
 
 TEST(MainCliTest, HelpCommandDescribesThatCommand) {
-  for (const std::string command : {"record", "info", "summary", "occupancy", "tail"}) {
+  for (const std::string command : {"record", "info", "summary", "occupancy", "tail", "stalls"}) {
     CliResult help = RunCli("help " + command);
     CliResult flag = RunCli(command + " --help");
     EXPECT_EQ(help.exit_code, 0) << command;

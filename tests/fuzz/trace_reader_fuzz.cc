@@ -1,6 +1,6 @@
 // Fuzz entry for the trace reader and everything built on it: the model, `info`, `summary`,
-// `occupancy` and `tail` with every renderer. Any bytes must give output or a clean error,
-// never a crash, hang or sanitizer report. Used by the libFuzzer binary (clang,
+// `occupancy`, `tail` and `stalls` with every renderer. Any bytes must give output or a clean
+// error, never a crash, hang or sanitizer report. Used by the libFuzzer binary (clang,
 // scripts/fuzz.sh) and by trace_reader_fuzz_replay (every compiler, a ctest).
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include "analyzers/lib/occupancy_report.h"
 #include "analyzers/lib/output.h"
 #include "analyzers/lib/pm_attribution.h"
+#include "analyzers/lib/stall_report.h"
 #include "analyzers/lib/summary.h"
 #include "analyzers/lib/tail_report.h"
 #include "analyzers/lib/trace_info.h"
@@ -55,6 +56,20 @@ void Tail(const PmInputs& in, const std::string& kernel_regex) {
   }
 }
 
+void Stalls(const TraceModel& model, const std::string& kernel_regex) {
+  for (bool by_pc : {false, true}) {
+    StallReportOptions options;
+    options.kernel_regex = kernel_regex;
+    options.by_pc = by_pc;
+    options.top = by_pc ? 2 : 0;
+    absl::StatusOr<StallReport> report = BuildStallReport({&model}, {"fuzz"}, options);
+    if (!report.ok()) return;
+    for (OutputFormat format : kFormats) (void)RenderStallReport(*report, format);
+    (void)StallReportNotes(*report);
+    (void)RenderStallSvg(*report);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -79,6 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::string& regex : {std::string(), std::string("[a-m]_|e$"), from_trace}) {
     Occupancy(in, regex);
     Tail(in, regex);
+    Stalls(*model, regex);
   }
   return 0;
 }

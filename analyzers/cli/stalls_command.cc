@@ -1,0 +1,93 @@
+// `warpscope stalls TRACE...`: warp stall reasons per kernel from PC samples, with advice, or
+// the hottest PCs (analyzers/lib/stall_report.h).
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "analyzers/cli/commands.h"
+#include "analyzers/lib/flags.h"
+#include "analyzers/lib/output.h"
+#include "analyzers/lib/output_path.h"
+#include "analyzers/lib/stall_report.h"
+#include "analyzers/lib/trace_model.h"
+#include "libinject/setting_error.h"
+
+namespace warpscope {
+int RunStallsCommand(const CommandArgs& args) {
+  FlagSet flags(
+      "stalls", "TRACE.wst... [flags]",
+      {{"format", "f", true, "FORMAT", "table, csv or json", "table"},
+       {"kernel", "k", true, "REGEX", "only kernels whose name matches (RE2 syntax)", ""},
+       {"top", "n", true, "N", "reasons (or PCs) shown per kernel (0 = all)", "5"},
+       {"by", "b", true, "VIEW", "kernel (reasons) or pc (hottest PCs)", "kernel"},
+       {"svg", "", true, "FILE", "one stacked bar of warp states per kernel, as SVG", ""}});
+  if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
+  if (flags.help_requested()) {
+    std::fputs(flags.HelpText().c_str(), stdout);
+    std::fputs(
+        "\nNeeds PC samples (record with --pc-sampling). Several traces (one per rank) are "
+        "summed per\nkernel. Reasons are Nsight Compute's warp states; cycles_per_issue = "
+        "samples / selected\nsamples. See docs/cli.md#stalls.\n",
+        stdout);
+    return 0;
+  }
+  if (flags.positionals().empty()) {
+    return UsageError(absl::InvalidArgumentError(
+        "stalls needs at least one trace file; see warpscope stalls --help"));
+  }
+  absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
+  if (!format.ok()) return UsageError(format.status());
+  absl::StatusOr<int64_t> top = flags.GetInt("top");
+  if (!top.ok()) return UsageError(top.status());
+  if (*top < 0) return UsageError(absl::InvalidArgumentError("flag --top must be 0 or more"));
+  StallReportOptions options;
+  options.kernel_regex = flags.Get("kernel");
+  options.top = static_cast<int>(std::min<int64_t>(*top, 1 << 20));
+  const std::string by = flags.Get("by");
+  if (by != "kernel" && by != "pc") {
+    return UsageError(absl::InvalidArgumentError(
+        absl::StrCat("flag --by must be kernel or pc, not ", QuoteValue(by))));
+  }
+  options.by_pc = by == "pc";
+  const std::string svg_path = flags.Get("svg");
+  if (flags.Has("svg")) {
+    if (absl::StatusOr<bool> ok = CheckOutputPath(svg_path, "--svg", "stalls.svg"); !ok.ok()) {
+      return UsageError(ok.status());
+    }
+  }
+
+  std::vector<TraceModel> models;
+  std::vector<const TraceModel*> pointers;
+  if (!LoadTracesForCommand(flags.positionals(), &models, &pointers)) return 1;
+  absl::StatusOr<StallReport> report = BuildStallReport(pointers, flags.positionals(), options);
+  if (!report.ok()) {
+    return report.status().code() == absl::StatusCode::kInvalidArgument
+               ? UsageError(report.status())
+               : InputError(report.status());
+  }
+  std::fputs(RenderStallReport(*report, *format).c_str(), stdout);
+  // Tables carry these notes; CSV and JSON stay machine-readable.
+  if (*format != OutputFormat::kTable) {
+    for (const std::string& note : StallReportNotes(*report)) {
+      std::fprintf(stderr, "warpscope: %s\n", note.c_str());
+    }
+  }
+  if (flags.Has("svg")) {
+    std::ofstream out(svg_path, std::ios::binary | std::ios::trunc);
+    out << RenderStallSvg(*report);
+    out.close();
+    if (!out) {
+      return InputError(absl::InternalError(
+          absl::StrCat("cannot write --svg ", QuoteValue(svg_path), ": ", std::strerror(errno))));
+    }
+    std::fprintf(stderr, "warpscope: wrote %s\n", svg_path.c_str());
+  }
+  return 0;
+}
+
+}  // namespace warpscope

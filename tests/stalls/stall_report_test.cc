@@ -1,0 +1,201 @@
+// Tests of `warpscope stalls`: the CUPTI-name-to-warp-state mapping, the advice table, the
+// cycles-per-issue estimate, and diff tests of tests/data/synthetic/pc_stalls.textproto
+// (figures worked out by hand in the fixture's header) through the library and the CLI.
+#include "analyzers/lib/stall_report.h"
+
+#include <cmath>
+#include <string>
+
+#include "analyzers/lib/trace_model.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/reader/cli_test_util.h"
+#include "tests/reader/trace_test_util.h"
+
+namespace warpscope {
+namespace {
+
+using ::testing::HasSubstr;
+using ::warpscope::testing::CliResult;
+using ::warpscope::testing::CompareWithGolden;
+using ::warpscope::testing::FixtureWire;
+using ::warpscope::testing::ReadFileOrDie;
+using ::warpscope::testing::RunCli;
+using ::warpscope::testing::WriteTempFile;
+
+void ExpectGolden(const std::string& name, const std::string& actual) {
+  const std::string problem = CompareWithGolden("stalls/golden/" + name, actual);
+  EXPECT_EQ(problem, "") << problem;
+}
+
+std::string FixturePath() {
+  static const std::string path =
+      WriteTempFile(FixtureWire("synthetic/pc_stalls.textproto"), "pc_stalls.wst");
+  return path;
+}
+
+absl::StatusOr<StallReport> Build(const TraceModel& model, StallReportOptions options = {}) {
+  return BuildStallReport({&model}, {"pc_stalls.wst"}, options);
+}
+
+TEST(StallReasonNameTest, StripsNsightPrefixesAndSplitsNotIssued) {
+  WarpStateName n = ParseStallReasonName("smsp__pcsamp_warps_issue_stalled_long_scoreboard");
+  EXPECT_EQ(n.state, "long_scoreboard");
+  EXPECT_FALSE(n.not_issued);
+  n = ParseStallReasonName("smsp__pcsamp_warps_issue_stalled_math_pipe_throttle_not_issued");
+  EXPECT_EQ(n.state, "math_pipe_throttle");
+  EXPECT_TRUE(n.not_issued);
+  EXPECT_EQ(ParseStallReasonName("smsp__pcsamp_warps_issue_stalled_selected").state, "selected");
+  EXPECT_EQ(ParseStallReasonName("smsp__pcsamp_warps_issue_selected").state, "selected");
+  EXPECT_EQ(ParseStallReasonName("smsp__pcsamp_warps_issue_stalled_not_selected").state,
+            "not_selected");
+  EXPECT_EQ(ParseStallReasonName("smsp__pcsamp_sample_count").state, "sample_count");
+  // A name of another form is kept as it is.
+  EXPECT_EQ(ParseStallReasonName("gmma").state, "gmma");
+  EXPECT_EQ(ParseStallReasonName("").state, "");
+}
+
+TEST(StallReasonAdviceTest, EveryCommonStateHasOneSentence) {
+  for (const char* state :
+       {"long_scoreboard", "barrier", "wait", "math_pipe_throttle", "short_scoreboard",
+        "mio_throttle", "lg_throttle", "not_selected", "selected", "no_instruction",
+        "branch_resolving", "dispatch_stall", "drain", "imc_miss", "membar", "sleeping",
+        "tex_throttle", "misc"}) {
+    EXPECT_NE(StallReasonAdvice(state), "") << state;
+  }
+  for (std::string_view state : KnownWarpStates()) {
+    const std::string_view advice = StallReasonAdvice(state);
+    EXPECT_GT(advice.size(), 40u) << state;
+    EXPECT_EQ(advice.find('\n'), std::string_view::npos) << state;
+    EXPECT_NE(advice.back(), '.') << state;  // rendered after the share, no full stop
+  }
+  EXPECT_THAT(std::string(StallReasonAdvice("long_scoreboard")), HasSubstr("coalescing"));
+  EXPECT_THAT(std::string(StallReasonAdvice("barrier")), HasSubstr("__syncthreads"));
+  EXPECT_EQ(StallReasonAdvice("reason_9"), "");
+}
+
+TEST(WarpCyclesPerIssueTest, SamplesOverSelected) {
+  EXPECT_DOUBLE_EQ(WarpCyclesPerIssue(125, 20), 6.25);
+  EXPECT_DOUBLE_EQ(WarpCyclesPerIssue(20, 20), 1.0);
+  EXPECT_TRUE(std::isnan(WarpCyclesPerIssue(50, 0)));
+  EXPECT_TRUE(std::isnan(WarpCyclesPerIssue(0, 0)));
+}
+
+TEST(StallReportTest, FixtureFiguresMatchTheHandComputedOnes) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(FixturePath());
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<StallReport> report = Build(*model);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->rows.size(), 2u);
+  EXPECT_EQ(report->samples, 175u);
+
+  const StallKernelRow& stencil = report->rows[0];
+  EXPECT_EQ(stencil.name, "stencil(double*, double const*)");
+  EXPECT_EQ(stencil.samples, 125u);
+  EXPECT_EQ(stencil.selected, 20u);
+  EXPECT_EQ(stencil.not_issued, 50u);  // a subset: not in samples
+  EXPECT_DOUBLE_EQ(stencil.cycles_per_issue, 6.25);
+  EXPECT_NEAR(stencil.fraction, 125.0 / 175.0, 1e-12);
+  ASSERT_EQ(stencil.reasons.size(), 3u);
+  EXPECT_EQ(stencil.reasons[0].state, "long_scoreboard");
+  EXPECT_EQ(stencil.reasons[0].samples, 80u);
+  EXPECT_DOUBLE_EQ(stencil.reasons[0].fraction, 0.64);
+  EXPECT_EQ(stencil.reasons[1].state, "barrier");
+  EXPECT_DOUBLE_EQ(stencil.reasons[1].fraction, 0.2);
+  EXPECT_EQ(stencil.reasons[2].state, "selected");
+  EXPECT_DOUBLE_EQ(stencil.reasons[2].fraction, 0.16);
+  ASSERT_EQ(stencil.pcs.size(), 2u);
+  EXPECT_EQ(stencil.pcs[0].pc_offset, 0x100u);
+  EXPECT_EQ(stencil.pcs[0].samples, 95u);  // summed over both batches
+  EXPECT_EQ(stencil.pcs[1].pc_offset, 0x180u);
+  EXPECT_EQ(stencil.pcs[1].samples, 30u);
+
+  const StallKernelRow& reduce = report->rows[1];
+  EXPECT_EQ(reduce.name, "reduce(double const*, double*)");
+  EXPECT_EQ(reduce.samples, 50u);
+  EXPECT_TRUE(std::isnan(reduce.cycles_per_issue));  // nothing selected
+  ASSERT_EQ(reduce.reasons.size(), 3u);
+  EXPECT_EQ(reduce.reasons[0].state, "math_pipe_throttle");
+  EXPECT_DOUBLE_EQ(reduce.reasons[0].fraction, 0.64);
+  EXPECT_EQ(reduce.reasons[2].state, "reason_9");
+  EXPECT_EQ(report->unknown_reason_samples, 8u);
+  EXPECT_EQ(report->dropped_samples, 3u);
+}
+
+TEST(StallReportTest, GoldenTextCsvJson) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(FixturePath());
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<StallReport> report = Build(*model);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ExpectGolden("pc_stalls.txt", RenderStallReport(*report, OutputFormat::kTable));
+  ExpectGolden("pc_stalls.csv", RenderStallReport(*report, OutputFormat::kCsv));
+  ExpectGolden("pc_stalls.json", RenderStallReport(*report, OutputFormat::kJson));
+  ExpectGolden("pc_stalls.svg", RenderStallSvg(*report));
+  StallReportOptions by_pc;
+  by_pc.by_pc = true;
+  by_pc.top = 1;
+  report = Build(*model, by_pc);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ExpectGolden("pc_stalls_by_pc.txt", RenderStallReport(*report, OutputFormat::kTable));
+  ExpectGolden("pc_stalls_by_pc.csv", RenderStallReport(*report, OutputFormat::kCsv));
+}
+
+TEST(StallReportTest, KernelFilterTopAndBadRegex) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(FixturePath());
+  ASSERT_TRUE(model.ok()) << model.status();
+  StallReportOptions options;
+  options.kernel_regex = "^reduce";
+  options.top = 1;
+  absl::StatusOr<StallReport> report = Build(*model, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(report->rows[0].fraction, 1.0);
+  const std::string text = RenderStallReport(*report, OutputFormat::kTable);
+  EXPECT_THAT(text, HasSubstr("math_pipe_throttle 64.0%\n"));
+  EXPECT_EQ(text.find("not_selected"), std::string::npos);
+  options.kernel_regex = "(";
+  report = Build(*model, options);
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(StallReportTest, TraceWithoutPcSamplesSaysHowToRecordThem) {
+  absl::StatusOr<TraceModel> model =
+      TraceModel::Load(WriteTempFile(FixtureWire("synthetic/basic.textproto"), "basic.wst"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<StallReport> report = Build(*model);
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(report.status().message(), HasSubstr("warpscope record --pc-sampling"));
+}
+
+TEST(StallsCliTest, PrintsTheReportAndHelp) {
+  CliResult r = RunCli("stalls " + FixturePath());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, ReadFileOrDie(::warpscope::testing::SourceDir() +
+                                 "/tests/stalls/golden/pc_stalls.txt"));
+  r = RunCli("stalls --format csv " + FixturePath());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("warpscope: 8 samples have a stall reason index"));
+  r = RunCli("help stalls");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("usage: warpscope stalls"));
+  EXPECT_THAT(r.out, HasSubstr("--by"));
+}
+
+TEST(StallsCliTest, ErrorsAreOneLine) {
+  const std::string basic =
+      WriteTempFile(FixtureWire("synthetic/basic.textproto"), "basic_for_cli.wst");
+  CliResult r = RunCli("stalls " + basic);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(::warpscope::testing::CountLines(r.err), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("warpscope record --pc-sampling"));
+  r = RunCli("stalls --by line " + FixturePath());
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunCli("stalls -k '(' " + FixturePath());
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunCli("stalls");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace warpscope
