@@ -232,6 +232,8 @@ WarpStateName ParseStallReasonName(std::string_view cupti_name) {
   WarpStateName out;
   out.not_issued = cupti_name.ends_with(kNotIssuedSuffix);
   if (out.not_issued) cupti_name.remove_suffix(kNotIssuedSuffix.size());
+  // CUPTI says "no_instructions" where Nsight Compute shows "no_instruction" (H200, CUPTI 13.0).
+  if (cupti_name == "no_instructions") cupti_name = "no_instruction";
   out.state = std::string(cupti_name);
   return out;
 }
