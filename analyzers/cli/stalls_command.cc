@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/lib/flags.h"
 #include "analyzers/lib/output.h"
@@ -23,8 +24,10 @@ int RunStallsCommand(const CommandArgs& args) {
       "stalls", "TRACE.wst... [flags]",
       {{"format", "f", true, "FORMAT", "table, csv or json", "table"},
        {"kernel", "k", true, "REGEX", "only kernels whose name matches (RE2 syntax)", ""},
-       {"top", "n", true, "N", "reasons (or PCs) shown per kernel (0 = all)", "5"},
-       {"by", "b", true, "VIEW", "kernel (reasons) or pc (hottest PCs)", "kernel"},
+       {"top", "n", true, "N", "reasons, PCs or lines shown per kernel (0 = all)", "5"},
+       {"by", "b", true, "VIEW", "kernel (reasons), pc or line (hottest PCs or source lines)", "kernel"},
+       {"source-dir", "", true, "DIRS",
+        "directories to find source files in by name (':'-separated)", ""},
        {"svg", "", true, "FILE", "one stacked bar of warp states per kernel, as SVG", ""}});
   if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
   if (flags.help_requested()) {
@@ -32,7 +35,8 @@ int RunStallsCommand(const CommandArgs& args) {
     std::fputs(
         "\nNeeds PC samples (record with --pc-sampling). Several traces (one per rank) are "
         "summed per\nkernel. Reasons are Nsight Compute's warp states; cycles_per_issue = "
-        "samples / selected\nsamples. See docs/cli.md#stalls.\n",
+        "samples / selected\nsamples. Source lines need the program built with nvcc -lineinfo "
+        "and CUPTI's library on\nthis machine (no GPU needed). See docs/stalls.md.\n",
         stdout);
     return 0;
   }
@@ -49,11 +53,19 @@ int RunStallsCommand(const CommandArgs& args) {
   options.kernel_regex = flags.Get("kernel");
   options.top = static_cast<int>(std::min<int64_t>(*top, 1 << 20));
   const std::string by = flags.Get("by");
-  if (by != "kernel" && by != "pc") {
+  if (by == "kernel") {
+    options.view = StallView::kKernel;
+  } else if (by == "pc") {
+    options.view = StallView::kPc;
+  } else if (by == "line") {
+    options.view = StallView::kLine;
+  } else {
     return UsageError(absl::InvalidArgumentError(
-        absl::StrCat("flag --by must be kernel or pc, not ", QuoteValue(by))));
+        absl::StrCat("flag --by must be kernel, pc or line, not ", QuoteValue(by))));
   }
-  options.by_pc = by == "pc";
+  for (absl::string_view dir : absl::StrSplit(flags.Get("source-dir"), ':', absl::SkipEmpty())) {
+    options.source_dirs.emplace_back(dir);
+  }
   const std::string svg_path = flags.Get("svg");
   if (flags.Has("svg")) {
     if (absl::StatusOr<bool> ok = CheckOutputPath(svg_path, "--svg", "stalls.svg"); !ok.ok()) {

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <cupti_pcsampling.h>
 #include <cupti_profiler_host.h>
 #include <cupti_result.h>
 
@@ -19,7 +20,14 @@
 namespace warpscope {
 namespace {
 
-// The host API entry points, resolved by name from the loaded library.
+// libcupti, loaded once for the life of the process.
+struct CuptiLibrary {
+  void* handle = nullptr;
+  std::string path;
+  decltype(&cuptiGetResultString) result_string = nullptr;
+};
+
+// The PM sampling host API entry points (cupti_profiler_host.h).
 struct CuptiHostFunctions {
   decltype(&cuptiProfilerHostInitialize) initialize = nullptr;
   decltype(&cuptiProfilerHostDeinitialize) deinitialize = nullptr;
@@ -51,7 +59,13 @@ std::vector<std::string> CandidatePaths() {
   return paths;
 }
 
-absl::StatusOr<CuptiHostFunctions> LoadCuptiHost() {
+template <typename Fn>
+bool Resolve(void* handle, Fn& fn, const char* name) {
+  fn = reinterpret_cast<Fn>(dlsym(handle, name));
+  return fn != nullptr;
+}
+
+absl::StatusOr<CuptiLibrary> LoadCuptiLibrary() {
   std::vector<std::string> tried;
   for (const std::string& path : CandidatePaths()) {
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -59,30 +73,45 @@ absl::StatusOr<CuptiHostFunctions> LoadCuptiHost() {
       tried.push_back(path);
       continue;
     }
-    CuptiHostFunctions f;
-    f.path = path;
-    auto resolve = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
-      return fn != nullptr;
-    };
-    if (!resolve(f.initialize, "cuptiProfilerHostInitialize") ||
-        !resolve(f.deinitialize, "cuptiProfilerHostDeinitialize") ||
-        !resolve(f.add_metrics, "cuptiProfilerHostConfigAddMetrics") ||
-        !resolve(f.evaluate, "cuptiProfilerHostEvaluateToGpuValues") ||
-        !resolve(f.result_string, "cuptiGetResultString")) {
+    CuptiLibrary lib{handle, path, nullptr};
+    if (!Resolve(handle, lib.result_string, "cuptiGetResultString")) {
       dlclose(handle);
-      return absl::FailedPreconditionError(absl::StrCat(
-          path, " has no PM sampling host API (cuptiProfilerHost*): it needs CUPTI from "
-                "CUDA 12.6 or newer"));
+      tried.push_back(absl::StrCat(path, " (not CUPTI)"));
+      continue;
     }
-    return f;  // the library stays loaded for the life of the process
+    return lib;  // the library stays loaded for the life of the process
   }
   return absl::FailedPreconditionError(absl::StrCat(
-      "this trace holds raw PM samples, and evaluating them needs CUPTI's host library, "
-      "which was not found (tried ",
-      absl::StrJoin(tried, ", "),
+      "CUPTI's library was not found (tried ", absl::StrJoin(tried, ", "),
       "); install the CUDA toolkit or `pip install nvidia-cuda-cupti-cu13` and set ",
       kCuptiLibraryEnv, "=/path/to/libcupti.so.13"));
+}
+
+const absl::StatusOr<CuptiLibrary>& Library() {
+  static const absl::StatusOr<CuptiLibrary>* loaded =
+      new absl::StatusOr<CuptiLibrary>(LoadCuptiLibrary());
+  return *loaded;
+}
+
+absl::StatusOr<CuptiHostFunctions> LoadCuptiHost() {
+  const absl::StatusOr<CuptiLibrary>& lib = Library();
+  if (!lib.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "this trace holds raw PM samples, and evaluating them needs CUPTI's host library: ",
+        lib.status().message()));
+  }
+  CuptiHostFunctions f;
+  f.path = lib->path;
+  f.result_string = lib->result_string;
+  if (!Resolve(lib->handle, f.initialize, "cuptiProfilerHostInitialize") ||
+      !Resolve(lib->handle, f.deinitialize, "cuptiProfilerHostDeinitialize") ||
+      !Resolve(lib->handle, f.add_metrics, "cuptiProfilerHostConfigAddMetrics") ||
+      !Resolve(lib->handle, f.evaluate, "cuptiProfilerHostEvaluateToGpuValues")) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        lib->path, " has no PM sampling host API (cuptiProfilerHost*): it needs CUPTI from "
+                   "CUDA 12.6 or newer"));
+  }
+  return f;
 }
 
 const absl::StatusOr<CuptiHostFunctions>& Functions() {
@@ -91,7 +120,8 @@ const absl::StatusOr<CuptiHostFunctions>& Functions() {
   return *loaded;
 }
 
-std::string ResultName(const CuptiHostFunctions& f, CUptiResult r) {
+template <typename Lib>
+std::string ResultName(const Lib& f, CUptiResult r) {
   const char* text = nullptr;
   if (f.result_string(r, &text) != CUPTI_SUCCESS || text == nullptr) text = "unknown error";
   return absl::StrCat(text, " (", static_cast<int>(r), ")");
@@ -138,9 +168,47 @@ class CuptiPmCounterDataEvaluator final : public PmCounterDataEvaluator {
 }  // namespace
 
 absl::StatusOr<std::string> CuptiHostLibraryPath() {
-  const absl::StatusOr<CuptiHostFunctions>& f = Functions();
-  if (!f.ok()) return f.status();
-  return f->path;
+  const absl::StatusOr<CuptiLibrary>& lib = Library();
+  if (!lib.ok()) return lib.status();
+  return lib->path;
+}
+
+absl::StatusOr<SassSourceLine> CuptiSassToSource(std::span<const uint8_t> cubin,
+                                                 const std::string& function_name,
+                                                 uint64_t pc_offset) {
+  using CorrelateFn = decltype(&cuptiGetSassToSourceCorrelation);
+  static const absl::StatusOr<CorrelateFn>* correlate = [] {
+    const absl::StatusOr<CuptiLibrary>& lib = Library();
+    if (!lib.ok()) return new absl::StatusOr<CorrelateFn>(lib.status());
+    CorrelateFn fn = nullptr;
+    if (!Resolve(lib->handle, fn, "cuptiGetSassToSourceCorrelation")) {
+      return new absl::StatusOr<CorrelateFn>(absl::FailedPreconditionError(absl::StrCat(
+          lib->path, " has no cuptiGetSassToSourceCorrelation: it needs CUPTI from CUDA 11.3 "
+                     "or newer")));
+    }
+    return new absl::StatusOr<CorrelateFn>(fn);
+  }();
+  if (!correlate->ok()) return correlate->status();
+  CUpti_GetSassToSourceCorrelationParams p{};
+  p.size = CUpti_GetSassToSourceCorrelationParamsSize;
+  p.cubin = cubin.data();
+  p.cubinSize = cubin.size();
+  p.functionName = function_name.c_str();
+  p.pcOffset = pc_offset;
+  const CUptiResult r = (**correlate)(&p);
+  SassSourceLine out;
+  if (p.fileName != nullptr) out.file = p.fileName;
+  if (p.dirName != nullptr) out.dir = p.dirName;
+  // CUPTI allocates both strings with malloc and leaves them to the caller.
+  std::free(p.fileName);
+  std::free(p.dirName);
+  if (r != CUPTI_SUCCESS) {
+    return absl::NotFoundError(absl::StrCat("cuptiGetSassToSourceCorrelation(", function_name,
+                                            " +", pc_offset, "): ",
+                                            ResultName(*Library(), r)));
+  }
+  out.line = p.lineNumber;
+  return out;
 }
 
 absl::StatusOr<std::unique_ptr<PmCounterDataEvaluator>> MakePmCounterDataEvaluator(

@@ -1,6 +1,7 @@
-// CuptiHost: CUPTI's host API (cupti_profiler_host.h) loaded at run time, so the analyzers
-// build and run without CUDA and use CUPTI only for what needs it: evaluating raw PM
-// samples (PmCounterData) into metric values. The host API needs no GPU and no driver.
+// CuptiHost: CUPTI's host-side functions loaded at run time, so the analyzers build and run
+// without CUDA and use CUPTI only for what needs it: evaluating raw PM samples (PmCounterData)
+// into metric values (cupti_profiler_host.h), and mapping the PCs of PC samples to source
+// lines (cuptiGetSassToSourceCorrelation). Neither needs a GPU or a driver.
 #ifndef WARPSCOPE_ANALYZERS_LIB_CUPTI_HOST_H_
 #define WARPSCOPE_ANALYZERS_LIB_CUPTI_HOST_H_
 
@@ -37,6 +38,21 @@ class PmCounterDataEvaluator {
 absl::StatusOr<std::unique_ptr<PmCounterDataEvaluator>> MakePmCounterDataEvaluator(
     std::string_view chip_name, std::span<const uint8_t> counter_availability,
     const std::vector<std::string>& metric_names);
+
+// Where a SASS instruction comes from in the source, from the cubin's line table (-lineinfo).
+struct SassSourceLine {
+  std::string dir;   // the directory the file was compiled in; may be empty
+  std::string file;  // as given to the compiler; empty when the cubin has no line table
+  uint32_t line = 0;  // 0 when unknown
+};
+
+// cuptiGetSassToSourceCorrelation: the source line of the instruction at `pc_offset` of
+// function `function_name` (mangled) in `cubin`. Needs no GPU. FAILED_PRECONDITION when
+// libcupti cannot be loaded, NOT_FOUND when CUPTI does not find the function (or the cubin is
+// not one). CUPTI trusts the cubin: call it on bytes from a trace only in a child process.
+absl::StatusOr<SassSourceLine> CuptiSassToSource(std::span<const uint8_t> cubin,
+                                                 const std::string& function_name,
+                                                 uint64_t pc_offset);
 
 // The path of the libcupti that was loaded, or the reason none could be.
 absl::StatusOr<std::string> CuptiHostLibraryPath();

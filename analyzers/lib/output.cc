@@ -2,6 +2,7 @@
 #include "analyzers/lib/output.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <string>
 
@@ -247,7 +248,14 @@ JsonWriter& JsonWriter::Uint(uint64_t value) {
 JsonWriter& JsonWriter::Double(double value) {
   BeforeValue();
   if (std::isfinite(value)) {
-    absl::StrAppend(&out_, absl::StrFormat("%.17g", value));
+    // The shortest text that reads back as the same double: 84.21, not 84.209999999999994.
+    // Whole numbers stay plain (100000, not 1e+05).
+    char buffer[64];
+    const std::to_chars_result r =
+        value == std::trunc(value) && std::fabs(value) < 1e15
+            ? std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed)
+            : std::to_chars(buffer, buffer + sizeof buffer, value);
+    out_.append(buffer, r.ptr);
   } else {
     out_ += "null";
   }

@@ -1,13 +1,10 @@
-// PmCounterDataImporter: records are kept while the trace loads; Finish forks a child that
-// loads libcupti, makes one host object per metric set and evaluates every sample, and
-// sends the values back through a pipe: per sample one status byte, then the values.
+// PmCounterDataImporter: records are kept while the trace loads; Finish runs a child process
+// (child_process.h) that loads libcupti, makes one host object per metric set, evaluates every
+// sample and sends the values back: per sample one status byte, then the values.
 #include "analyzers/lib/pm_counter_data.h"
 
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -16,32 +13,17 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "analyzers/lib/child_process.h"
 #include "analyzers/lib/cupti_host.h"
 
 namespace warpscope {
 namespace {
 
-bool WriteAll(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool ReadAll(int fd, void* data, size_t size) {
-  char* p = static_cast<char*>(data);
-  while (size > 0) {
-    const ssize_t n = read(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
+// Reads `size` bytes at `*offset` of the child's output; false when it ended before them.
+bool Take(const std::string& bytes, size_t* offset, void* data, size_t size) {
+  if (bytes.size() - *offset < size) return false;
+  std::memcpy(data, bytes.data() + *offset, size);
+  *offset += size;
   return true;
 }
 
@@ -72,27 +54,9 @@ void PmCounterDataImporter::Finish(TraceModel* model) {
     return true;
   });
   if (raw_.empty()) return;
-  uint64_t total = 0;
-  for (const Raw& r : raw_) total += r.sample_index.size();
-  std::string problem;
-  auto leave_raw = [&](std::string why) {
-    counts_.not_evaluated += total;
-    problem = std::move(why);
-  };
-
-  int fds[2];
-  if (pipe(fds) != 0) {
-    leave_raw(absl::StrCat("no pipe for the evaluating process: ", std::strerror(errno)));
-  }
-  pid_t child = problem.empty() ? fork() : -1;
-  if (problem.empty() && child < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    leave_raw(absl::StrCat("cannot start the evaluating process: ", std::strerror(errno)));
-  }
-  if (child == 0) {
-    // Child: evaluate everything, write the results, leave without running destructors.
-    close(fds[0]);
+  // Child: evaluate everything, write per sample a status byte (0 evaluated, 1 refused by
+  // CUPTI, 2 no evaluator) and the values, then the first problem's length and text.
+  const ChildOutput child = RunInChildProcess([&](int fd) {
     std::map<uint32_t, std::unique_ptr<PmCounterDataEvaluator>> evaluators;
     std::string first_problem;
     std::vector<double> values;
@@ -112,71 +76,69 @@ void PmCounterDataImporter::Finish(TraceModel* model) {
       const std::span<const uint8_t> image(reinterpret_cast<const uint8_t*>(r.image.data()),
                                            r.image.size());
       for (uint32_t index : r.sample_index) {
-        uint8_t status = 2;  // 0 evaluated, 1 refused by CUPTI, 2 no evaluator
+        uint8_t status = 2;
         if (it->second != nullptr) {
           const absl::Status st = it->second->Evaluate(image, index, &values);
           status = st.ok() ? 0 : 1;
           if (!st.ok() && first_problem.empty()) first_problem = std::string(st.message());
         }
-        if (!WriteAll(fds[1], &status, 1)) _exit(3);
+        if (!WriteAll(fd, &status, 1)) _exit(3);
         if (status == 0 &&
             (values.size() != set->metric_names.size() ||
-             !WriteAll(fds[1], values.data(), values.size() * sizeof(double)))) {
+             !WriteAll(fd, values.data(), values.size() * sizeof(double)))) {
           _exit(3);
         }
       }
     }
     const uint32_t length = static_cast<uint32_t>(first_problem.size());
-    WriteAll(fds[1], &length, sizeof length);
-    WriteAll(fds[1], first_problem.data(), length);
-    _exit(0);
-  }
+    WriteAll(fd, &length, sizeof length);
+    WriteAll(fd, first_problem.data(), length);
+  });
 
   std::vector<PmSample> evaluated;
-  if (child > 0) {
-    close(fds[1]);
-    bool stream_ok = true;
-    std::vector<double> values;
-    for (const Raw& r : raw_) {
-      const PmMetricSet* set = model->FindPmMetricSet(r.set_id);
-      for (size_t i = 0; i < r.sample_index.size(); ++i) {
-        uint8_t status = 2;
-        if (stream_ok && !ReadAll(fds[0], &status, 1)) stream_ok = false;
-        if (!stream_ok) {
+  size_t offset = 0;
+  bool stream_ok = true;
+  std::vector<double> values;
+  for (const Raw& r : raw_) {
+    const PmMetricSet* set = model->FindPmMetricSet(r.set_id);
+    for (size_t i = 0; i < r.sample_index.size(); ++i) {
+      uint8_t status = 2;
+      if (stream_ok && !Take(child.bytes, &offset, &status, 1)) stream_ok = false;
+      if (!stream_ok) {
+        ++counts_.not_evaluated;
+        continue;
+      }
+      if (status == 0) {
+        values.resize(set->metric_names.size());
+        if (!Take(child.bytes, &offset, values.data(), values.size() * sizeof(double))) {
+          stream_ok = false;
           ++counts_.not_evaluated;
           continue;
         }
-        if (status == 0) {
-          values.resize(set->metric_names.size());
-          if (!ReadAll(fds[0], values.data(), values.size() * sizeof(double))) {
-            stream_ok = false;
-            ++counts_.not_evaluated;
-            continue;
-          }
-          ++counts_.evaluated;
-          evaluated.push_back({r.set_id, r.start_ns[i], r.duration_ns[i], values});
-        } else if (status == 1) {
-          ++counts_.evaluation_errors;
-        } else {
-          ++counts_.not_evaluated;
-        }
+        ++counts_.evaluated;
+        evaluated.push_back({r.set_id, r.start_ns[i], r.duration_ns[i], values});
+      } else if (status == 1) {
+        ++counts_.evaluation_errors;
+      } else {
+        ++counts_.not_evaluated;
       }
     }
-    uint32_t length = 0;
-    if (stream_ok && ReadAll(fds[0], &length, sizeof length) && length < (1u << 16)) {
-      problem.resize(length);
-      if (!ReadAll(fds[0], problem.data(), length)) problem.clear();
-    }
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFSIGNALED(status)) {
-      problem = absl::StrCat("CUPTI crashed (signal ", WTERMSIG(status),
-                             ") evaluating them: the trace's counter data is corrupt");
-    } else if (!stream_ok && problem.empty()) {
-      problem = "the evaluating process ended early";
-    }
+  }
+  std::string problem;
+  uint32_t length = 0;
+  if (stream_ok && Take(child.bytes, &offset, &length, sizeof length) && length < (1u << 16)) {
+    problem.resize(length);
+    if (!Take(child.bytes, &offset, problem.data(), length)) problem.clear();
+  }
+  if (!child.completed && child.failure.starts_with("crashed")) {
+    problem = absl::StrCat("CUPTI ", child.failure,
+                           " evaluating them: the trace's counter data is corrupt");
+  } else if (!child.completed && child.failure.starts_with("ended")) {
+    problem = absl::StrCat("the evaluating process ", child.failure);
+  } else if (!child.completed) {
+    problem = child.failure;
+  } else if (!stream_ok && problem.empty()) {
+    problem = "the evaluating process ended early";
   }
   raw_.clear();
   for (PmSample& s : evaluated) model->pm_samples.push_back(std::move(s));

@@ -13,7 +13,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <fstream>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <utility>
 
@@ -21,6 +23,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
 #include "analyzers/lib/kernel_name_filter.h"
 #include "analyzers/lib/svg.h"
 #include "collectors/activity/kernel_names.h"
@@ -109,14 +113,74 @@ std::vector<StallShare> Ranked(const Map& samples_by_state, uint64_t total) {
 
 struct PcAcc {
   uint64_t samples = 0;
+  std::string_view function;  // mangled; a view into the trace model
   std::map<std::string, uint64_t> by_state;
 };
+
+struct LineAcc {
+  uint64_t samples = 0, pcs = 0;
+  std::map<std::string, uint64_t> by_state;
+};
+
+// The text of source lines, read once per file: from the recorded path, else by the file's
+// name in each of `dirs`.
+class SourceText {
+ public:
+  explicit SourceText(const std::vector<std::string>& dirs) : dirs_(dirs) {}
+
+  std::string Line(const std::string& path, uint32_t line) {
+    auto [it, inserted] = files_.try_emplace(path);
+    if (inserted) it->second = Load(path);
+    if (line == 0 || line > it->second.size()) return "";
+    return it->second[line - 1];
+  }
+
+ private:
+  std::vector<std::string> Load(const std::string& path) const {
+    std::vector<std::string> candidates = {path};
+    const size_t slash = path.rfind('/');
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    for (const std::string& dir : dirs_) candidates.push_back(JoinSourcePath(dir, name));
+    for (const std::string& candidate : candidates) {
+      std::ifstream in(candidate);
+      if (!in) continue;
+      std::vector<std::string> lines;
+      std::string text;
+      while (lines.size() < (1u << 20) && std::getline(in, text)) {
+        absl::string_view trimmed = absl::StripAsciiWhitespace(text);
+        if (trimmed.size() > kMaxCode) trimmed = trimmed.substr(0, kMaxCode);
+        lines.emplace_back(trimmed);
+      }
+      return lines;
+    }
+    return {};
+  }
+
+  static constexpr size_t kMaxCode = 160;
+  const std::vector<std::string>& dirs_;
+  std::map<std::string, std::vector<std::string>> files_;
+};
+
+std::string BaseName(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// "pc_kernels.cu:41", or with the whole path.
+std::string LineText(const SourceLocation& source, bool base_name) {
+  return absl::StrCat(base_name ? BaseName(source.path) : source.path, ":", source.line);
+}
 
 struct KernelAcc {
   uint64_t samples = 0, selected = 0, not_issued = 0;
   std::map<std::string, uint64_t> by_state;
   std::map<std::pair<uint64_t, uint64_t>, PcAcc> pcs;  // (pc offset, cubin crc)
 };
+
+// "1 PC", "3 PCs".
+std::string Count(uint64_t n, absl::string_view noun) {
+  return absl::StrCat(n, " ", noun, n == 1 ? "" : "s");
+}
 
 std::string PctText(double fraction) { return absl::StrFormat("%.1f%%", fraction * 100); }
 
@@ -164,17 +228,48 @@ std::vector<std::string> StallReportNotes(const StallReport& report) {
   for (const std::string& label : report.traces_without_samples) {
     notes.push_back(absl::StrCat(label, " has no PC samples"));
   }
+  if (report.source_mapped) {
+    const SourceMapping& source = report.source;
+    const bool listing = report.view != StallView::kKernel;
+    if (source.failed > 0) {
+      notes.push_back(absl::StrCat("no source line for ", Count(source.failed, "PC"), ": ",
+                                   source.problem));
+    }
+    if (listing && source.without_line_info > 0) {
+      notes.push_back(absl::StrCat(
+          Count(source.without_line_info, "PC"),
+          source.without_line_info == 1 ? " is" : " are",
+          " in cubins without line information: build with nvcc -lineinfo to see source "
+          "lines"));
+    }
+    if (listing && source.without_cubin > 0) {
+      notes.push_back(absl::StrCat(
+          Count(source.without_cubin, "PC"), source.without_cubin == 1 ? " has" : " have",
+          " no cubin in the trace, so no source line (a cubin the writer dropped, or a trace "
+          "without cubins)"));
+    }
+  }
   return notes;
 }
 
 namespace {
 
+bool AnyLines(const StallReport& report) {
+  for (const StallKernelRow& row : report.rows) {
+    if (!row.lines.empty()) return true;
+  }
+  return false;
+}
+
 std::string RenderByPc(const StallReport& report, OutputFormat format) {
   const bool text = format == OutputFormat::kTable;
+  // The source column is there whenever lines were looked up, so scripts see one layout.
+  const bool source = report.source_mapped && (!text || AnyLines(report));
   std::vector<Table::Column> columns = {{"kernel"},           {"pc", true},
                                         {"samples", true},    {"kernel_pct", true},
                                         {"top_reasons"}};
   if (!text) columns.insert(columns.begin() + 2, {"cubin_crc", true});
+  if (source) columns.insert(columns.begin() + 2, {"source"});
   Table table(columns);
   for (const StallKernelRow& row : report.rows) {
     for (size_t i = 0; i < Shown(row.pcs.size(), report.top); ++i) {
@@ -182,6 +277,9 @@ std::string RenderByPc(const StallReport& report, OutputFormat format) {
       std::vector<Cell> cells;
       cells.emplace_back(ShortKernelName(row.name, text));
       cells.emplace_back(HexPc(pc.pc_offset));
+      if (source) {
+        cells.emplace_back(pc.source.line > 0 ? LineText(pc.source, text) : std::string());
+      }
       if (!text) cells.emplace_back(HexPc(pc.cubin_crc));
       cells.emplace_back(pc.samples);
       cells.emplace_back(PercentCell(pc.fraction));
@@ -190,6 +288,76 @@ std::string RenderByPc(const StallReport& report, OutputFormat format) {
     }
   }
   return table.Render(format);
+}
+
+// A row per hot line of each kernel, and one for the samples at PCs without a line.
+std::string RenderByLine(const StallReport& report, OutputFormat format) {
+  const bool text = format == OutputFormat::kTable;
+  std::vector<Table::Column> columns = {{"kernel"},           {"line"},
+                                        {"samples", true},    {"kernel_pct", true},
+                                        {"pcs", true},        {"top_reasons"},
+                                        {"code"}};
+  if (!text) {
+    columns[1] = {"file"};
+    columns.insert(columns.begin() + 2, {"line", true});
+  }
+  Table table(columns);
+  for (const StallKernelRow& row : report.rows) {
+    for (size_t i = 0; i < Shown(row.lines.size(), report.top); ++i) {
+      const LineHotspot& line = row.lines[i];
+      std::vector<Cell> cells;
+      cells.emplace_back(ShortKernelName(row.name, text));
+      if (text) {
+        cells.emplace_back(LineText(line.source, true));
+      } else {
+        cells.emplace_back(line.source.path);
+        cells.emplace_back(static_cast<uint64_t>(line.source.line));
+      }
+      cells.emplace_back(line.samples);
+      cells.emplace_back(PercentCell(line.fraction));
+      cells.emplace_back(line.pcs);
+      cells.emplace_back(ReasonList(line.reasons, 3));
+      cells.emplace_back(line.code);
+      table.AddRow(std::move(cells));
+    }
+    if (row.unlocated_samples > 0) {
+      std::vector<Cell> cells;
+      cells.emplace_back(ShortKernelName(row.name, text));
+      cells.emplace_back(text ? "(no source line)" : "");
+      if (!text) cells.emplace_back();
+      cells.emplace_back(row.unlocated_samples);
+      cells.emplace_back(PercentCell(row.samples > 0 ? static_cast<double>(row.unlocated_samples) /
+                                                           static_cast<double>(row.samples)
+                                                     : 0.0));
+      uint64_t pcs = 0;
+      for (const PcHotspot& pc : row.pcs) pcs += pc.source.line == 0 ? 1 : 0;
+      cells.emplace_back(pcs);
+      cells.emplace_back("");
+      cells.emplace_back("");
+      table.AddRow(std::move(cells));
+    }
+  }
+  return table.Render(format);
+}
+
+void WriteLineJson(const LineHotspot& line, int top, JsonWriter& json) {
+  json.BeginObject();
+  json.Key("file").String(line.source.path);
+  json.Key("line").Uint(line.source.line);
+  json.Key("samples").Uint(line.samples);
+  json.Key("pct").Double(std::round(line.fraction * 10000.0) / 100.0);
+  json.Key("pcs").Uint(line.pcs);
+  json.Key("code").String(line.code);
+  json.Key("reasons").BeginArray();
+  for (size_t i = 0; i < Shown(line.reasons.size(), top); ++i) {
+    json.BeginObject();
+    json.Key("reason").String(line.reasons[i].state);
+    json.Key("samples").Uint(line.reasons[i].samples);
+    json.Key("pct").Double(std::round(line.reasons[i].fraction * 10000.0) / 100.0);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
 }
 
 std::string RenderJson(const StallReport& report) {
@@ -214,6 +382,20 @@ std::string RenderJson(const StallReport& report) {
       json.EndObject();
     }
     json.EndArray();
+    json.Key("hottest_line");
+    if (row.lines.empty()) {
+      json.Null();
+    } else {
+      WriteLineJson(row.lines.front(), 3, json);
+    }
+    json.Key("unlocated_samples").Uint(row.unlocated_samples);
+    if (report.view == StallView::kLine) {
+      json.Key("lines").BeginArray();
+      for (size_t i = 0; i < Shown(row.lines.size(), report.top); ++i) {
+        WriteLineJson(row.lines[i], 0, json);
+      }
+      json.EndArray();
+    }
     json.EndObject();
   }
   json.EndArray();
@@ -256,6 +438,57 @@ double WarpCyclesPerIssue(uint64_t samples, uint64_t selected) {
   return static_cast<double>(samples) / static_cast<double>(selected);
 }
 
+namespace {
+
+// Looks up the source line of every PC in the report and sums each kernel's samples per line.
+void AddSourceLines(const std::vector<const TraceModel*>& traces,
+                    const StallReportOptions& options, StallReport* report) {
+  std::set<PcKey> unique;
+  for (const StallKernelRow& row : report->rows) {
+    for (const PcHotspot& pc : row.pcs) unique.insert({pc.cubin_crc, pc.function, pc.pc_offset});
+  }
+  report->source = MapPcsToSource(traces, {unique.begin(), unique.end()}, options.locator);
+  report->source_mapped = true;
+  SourceText text(options.source_dirs);
+  for (StallKernelRow& row : report->rows) {
+    std::map<std::pair<std::string, uint32_t>, LineAcc> by_line;
+    for (PcHotspot& pc : row.pcs) {
+      auto found = report->source.lines.find({pc.cubin_crc, pc.function, pc.pc_offset});
+      if (found == report->source.lines.end()) {
+        row.unlocated_samples += pc.samples;
+        continue;
+      }
+      pc.source = found->second;
+      LineAcc& line = by_line[{pc.source.path, pc.source.line}];
+      line.samples += pc.samples;
+      ++line.pcs;
+      for (const StallShare& r : pc.reasons) line.by_state[r.state] += r.samples;
+    }
+    for (const auto& [where, line] : by_line) {
+      LineHotspot hot;
+      hot.source = {where.first, where.second};
+      hot.samples = line.samples;
+      hot.pcs = line.pcs;
+      hot.fraction = row.samples > 0 ? static_cast<double>(line.samples) / row.samples : 0;
+      hot.reasons = Ranked(line.by_state, line.samples);
+      row.lines.push_back(std::move(hot));
+    }
+    std::stable_sort(row.lines.begin(), row.lines.end(),
+                     [](const LineHotspot& a, const LineHotspot& b) {
+                       return a.samples > b.samples;
+                     });
+    // Only the lines a report shows need their text.
+    const size_t shown = report->view == StallView::kLine ? Shown(row.lines.size(), report->top)
+                                                          : std::min<size_t>(1, row.lines.size());
+    for (size_t i = 0; i < shown; ++i) {
+      row.lines[i].code = text.Line(row.lines[i].source.path, row.lines[i].source.line);
+    }
+  }
+  report->source.lines.clear();
+}
+
+}  // namespace
+
 absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*>& traces,
                                              const std::vector<std::string>& labels,
                                              const StallReportOptions& options) {
@@ -263,7 +496,7 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
   if (!filter.ok()) return filter.status();
   StallReport report;
   report.top = options.top;
-  report.by_pc = options.by_pc;
+  report.view = options.view;
   // Keyed by demangled name: the map's keys stay put, so the filter can remember its answer
   // per key (KernelNameFilter::Matches caches by address).
   std::map<std::string, KernelAcc> kernels;
@@ -289,6 +522,7 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
         if (!match_it->second) continue;
         KernelAcc& kernel = kernel_it->second;
         PcAcc& pc = kernel.pcs[{record.pc_offset, record.cubin_crc}];
+        if (pc.function.empty()) pc.function = record.function_name;
         for (const auto& [index, samples] : record.stall_samples) {
           WarpStateName state;
           const std::string* cupti_name = nullptr;
@@ -342,6 +576,7 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
       PcHotspot hot;
       hot.pc_offset = key.first;
       hot.cubin_crc = key.second;
+      hot.function = std::string(pc.function);
       hot.samples = pc.samples;
       hot.fraction = kernel.samples > 0 ? static_cast<double>(pc.samples) / kernel.samples : 0;
       hot.reasons = Ranked(pc.by_state, pc.samples);
@@ -360,14 +595,18 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
                    [](const StallKernelRow& a, const StallKernelRow& b) {
                      return a.samples > b.samples;
                    });
+  if (options.locator) {
+    AddSourceLines(traces, options, &report);
+  }
   return report;
 }
 
 std::string RenderStallReport(const StallReport& report, OutputFormat format) {
   const bool text = format == OutputFormat::kTable;
   if (text && report.rows.empty()) return "warpscope: no kernels with PC samples match\n";
-  if (report.by_pc && !text) return RenderByPc(report, format);
-  if (format == OutputFormat::kJson) return RenderJson(report);
+  if (format == OutputFormat::kJson && report.view != StallView::kPc) return RenderJson(report);
+  if (report.view == StallView::kPc && !text) return RenderByPc(report, format);
+  if (report.view == StallView::kLine && !text) return RenderByLine(report, format);
   std::string out;
   if (format == OutputFormat::kCsv) {
     Table table({{"kernel"},
@@ -375,6 +614,7 @@ std::string RenderStallReport(const StallReport& report, OutputFormat format) {
                  {"pct", true},
                  {"cycles_per_issue", true},
                  {"not_issued", true},
+                 {"hottest_line"},
                  {"reason"},
                  {"reason_samples", true},
                  {"reason_pct", true}});
@@ -387,6 +627,8 @@ std::string RenderStallReport(const StallReport& report, OutputFormat format) {
         cells.emplace_back(PercentCell(row.fraction));
         cells.emplace_back(CyclesCell(row.cycles_per_issue, false));
         cells.emplace_back(row.not_issued);
+        cells.emplace_back(row.lines.empty() ? std::string()
+                                             : LineText(row.lines.front().source, false));
         cells.emplace_back(r.state);
         cells.emplace_back(r.samples);
         cells.emplace_back(PercentCell(r.fraction));
@@ -395,15 +637,20 @@ std::string RenderStallReport(const StallReport& report, OutputFormat format) {
     }
     return table.RenderCsv();
   }
-  if (report.by_pc) {
+  if (report.view == StallView::kPc) {
     out = RenderByPc(report, format);
+  } else if (report.view == StallView::kLine) {
+    out = RenderByLine(report, format);
   } else {
-    Table table({{"kernel"},
-                 {"samples", true},
-                 {"pct", true},
-                 {"cycles_per_issue", true},
-                 {"not_issued_pct", true},
-                 {"top_reasons"}});
+    const bool lines = AnyLines(report);
+    std::vector<Table::Column> columns = {{"kernel"},
+                                          {"samples", true},
+                                          {"pct", true},
+                                          {"cycles_per_issue", true},
+                                          {"not_issued_pct", true},
+                                          {"top_reasons"}};
+    if (lines) columns.push_back({"hottest_line"});
+    Table table(columns);
     for (const StallKernelRow& row : report.rows) {
       std::vector<Cell> cells;
       cells.emplace_back(ShortKernelName(row.name, true));
@@ -414,6 +661,12 @@ std::string RenderStallReport(const StallReport& report, OutputFormat format) {
                                                    static_cast<double>(row.samples))
                                          : Cell());
       cells.emplace_back(ReasonList(row.reasons, Shown(row.reasons.size(), report.top)));
+      if (lines) {
+        cells.emplace_back(row.lines.empty()
+                               ? std::string()
+                               : absl::StrCat(LineText(row.lines.front().source, true), " ",
+                                              PctText(row.lines.front().fraction)));
+      }
       table.AddRow(std::move(cells));
     }
     out = table.RenderText();

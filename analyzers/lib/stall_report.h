@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "analyzers/lib/output.h"
+#include "analyzers/lib/source_lines.h"
 #include "analyzers/lib/trace_model.h"
 
 namespace warpscope {
@@ -35,10 +36,18 @@ std::vector<std::string_view> KnownWarpStates();
 // (each sample is one warp-cycle); NaN when nothing was selected.
 double WarpCyclesPerIssue(uint64_t samples, uint64_t selected);
 
+// What the report lists per kernel: its reasons, its hottest PCs, or its hottest source lines.
+enum class StallView { kKernel, kPc, kLine };
+
 struct StallReportOptions {
   std::string kernel_regex;  // RE2, searched in the demangled name; empty = all
-  int top = 5;               // reasons (or PCs with by_pc) shown per kernel; 0 = all
-  bool by_pc = false;        // list the hottest PCs of each kernel instead of its reasons
+  int top = 5;               // reasons (or PCs, or lines) shown per kernel; 0 = all
+  StallView view = StallView::kKernel;
+  // Map PCs to source lines (source_lines.h) with this locator; an empty function maps none.
+  SassLocator locator = CuptiSassToSource;
+  // Where to look for a source file (by its name) when the path recorded in the cubin cannot
+  // be read here, e.g. a checkout of the program's sources on the analysis machine.
+  std::vector<std::string> source_dirs;
 };
 
 struct StallShare {
@@ -51,7 +60,19 @@ struct StallShare {
 struct PcHotspot {
   uint64_t cubin_crc = 0;
   uint64_t pc_offset = 0;
+  std::string function;   // mangled, for the source lookup
+  SourceLocation source;  // line 0 when the PC has no source line
   uint64_t samples = 0;
+  double fraction = 0;              // of the kernel's samples
+  std::vector<StallShare> reasons;  // ranked by samples
+};
+
+// The samples of every PC of a kernel that maps to one source line.
+struct LineHotspot {
+  SourceLocation source;
+  std::string code;  // the line's text, trimmed, when the file could be read; else ""
+  uint64_t samples = 0;
+  uint64_t pcs = 0;                 // distinct PCs of the line that have samples
   double fraction = 0;              // of the kernel's samples
   std::vector<StallShare> reasons;  // ranked by samples
 };
@@ -65,29 +86,37 @@ struct StallKernelRow {
   double cycles_per_issue = 0;      // WarpCyclesPerIssue; NaN when nothing was selected
   std::vector<StallShare> reasons;  // ranked by samples, all of them
   std::vector<PcHotspot> pcs;       // ranked by samples, all of them
+  // Ranked by samples; empty when none of the kernel's PCs has a source line. The samples of
+  // PCs without a line are not in any entry (see unlocated_samples).
+  std::vector<LineHotspot> lines;
+  uint64_t unlocated_samples = 0;   // samples at PCs without a source line
 };
 
 struct StallReport {
   std::vector<StallKernelRow> rows;  // ranked by samples
-  int top = 5;                       // from the options: reasons or PCs shown per kernel
-  bool by_pc = false;
+  int top = 5;                       // from the options: reasons, PCs or lines per kernel
+  StallView view = StallView::kKernel;
   uint64_t samples = 0;                 // over the rows
   uint64_t unknown_reason_samples = 0;  // with an index the trace's stall reasons do not name
   std::set<uint32_t> unknown_reasons;
   uint64_t dropped_samples = 0;       // CUPTI's droppedSamples, summed over batches
   uint64_t buffer_full_batches = 0;   // batches read with the hardware buffer full
   std::vector<std::string> traces_without_samples;  // labels of traces with no PC record
+  SourceMapping source;  // the PC-to-line lookup's counts and first problem (`lines` cleared)
+  bool source_mapped = false;  // whether the lookup ran (options.locator set)
 };
 
-// Sums the PC samples of every trace (one per rank, say) per kernel name. FailedPrecondition,
+// Sums the PC samples of every trace (one per rank, say) per kernel name, and maps the PCs of
+// the kernels in the report to source lines (with options.locator). FailedPrecondition,
 // saying how to record them, when no trace has PC samples; InvalidArgument for a bad regex.
 absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*>& traces,
                                              const std::vector<std::string>& labels,
                                              const StallReportOptions& options);
 
-// Table: a row per kernel with its top reasons, then each kernel's top reasons with advice
-// (or, by PC, a row per hot PC). CSV: a row per (kernel, reason) or (kernel, PC). JSON: an
-// array of kernel objects with their reasons (or PCs).
+// Table: a row per kernel with its top reasons and hottest line, then each kernel's top
+// reasons with advice (or, by PC or line, a row per hot PC or line). CSV: a row per (kernel,
+// reason), (kernel, PC) or (kernel, line). JSON: an array of kernel objects with their
+// reasons, hottest line and (by PC or line) their hot PCs or lines.
 std::string RenderStallReport(const StallReport& report, OutputFormat format);
 
 // What qualifies the figures (unknown reason indices, dropped samples, a full hardware buffer,

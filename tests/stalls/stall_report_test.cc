@@ -6,6 +6,8 @@
 #include <cmath>
 #include <string>
 
+#include "absl/strings/str_join.h"
+#include "analyzers/lib/cupti_host.h"
 #include "analyzers/lib/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -135,12 +137,69 @@ TEST(StallReportTest, GoldenTextCsvJson) {
   ExpectGolden("pc_stalls.json", RenderStallReport(*report, OutputFormat::kJson));
   ExpectGolden("pc_stalls.svg", RenderStallSvg(*report));
   StallReportOptions by_pc;
-  by_pc.by_pc = true;
+  by_pc.view = StallView::kPc;
   by_pc.top = 1;
   report = Build(*model, by_pc);
   ASSERT_TRUE(report.ok()) << report.status();
   ExpectGolden("pc_stalls_by_pc.txt", RenderStallReport(*report, OutputFormat::kTable));
   ExpectGolden("pc_stalls_by_pc.csv", RenderStallReport(*report, OutputFormat::kCsv));
+}
+
+// Source lines with a fake locator over a stand-in cubin: stencil's PC 0x100 (95 samples) is
+// line 10 and 0x180 (30) line 20 of stencil.cu; reduce's 0x40 (48) has no line table and 0x80
+// (2) is refused, so reduce has no lines and 50 samples without one.
+absl::StatusOr<SassSourceLine> FixtureLocator(std::span<const uint8_t>, const std::string& function,
+                                              uint64_t pc) {
+  if (function == "_Z7stencilPdPKd") {
+    return SassSourceLine{"/src", "stencil.cu", pc == 0x100 ? 10u : 20u};
+  }
+  if (pc == 0x40) return SassSourceLine{};
+  return absl::NotFoundError("refused");
+}
+
+TEST(StallReportTest, ByLineSumsThePcsOfEachLine) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(FixturePath());
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::string cubin = "\x7f" "ELF";
+  cubin.resize(256, '\0');
+  model->cubins[3735928559] = cubin;
+  StallReportOptions options;
+  options.view = StallView::kLine;
+  options.locator = FixtureLocator;
+  absl::StatusOr<StallReport> report = Build(*model, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->rows.size(), 2u);
+  const StallKernelRow& stencil = report->rows[0];
+  ASSERT_EQ(stencil.lines.size(), 2u);
+  EXPECT_EQ(stencil.lines[0].source.path, "/src/stencil.cu");
+  EXPECT_EQ(stencil.lines[0].source.line, 10u);
+  EXPECT_EQ(stencil.lines[0].samples, 95u);
+  EXPECT_DOUBLE_EQ(stencil.lines[0].fraction, 0.76);
+  EXPECT_EQ(stencil.lines[0].reasons[0].state, "long_scoreboard");
+  EXPECT_EQ(stencil.lines[0].reasons[0].samples, 80u);
+  EXPECT_EQ(stencil.lines[1].source.line, 20u);
+  EXPECT_EQ(stencil.lines[1].samples, 30u);
+  EXPECT_EQ(stencil.lines[1].reasons[0].state, "barrier");
+  EXPECT_EQ(stencil.unlocated_samples, 0u);
+  EXPECT_EQ(stencil.pcs[0].source.line, 10u);
+  const StallKernelRow& reduce = report->rows[1];
+  EXPECT_TRUE(reduce.lines.empty());
+  EXPECT_EQ(reduce.unlocated_samples, 50u);
+  EXPECT_EQ(report->source.pcs, 4u);
+  EXPECT_EQ(report->source.without_line_info, 1u);
+  EXPECT_EQ(report->source.failed, 1u);
+  EXPECT_EQ(report->source.problem, "refused");
+  const std::vector<std::string> notes = StallReportNotes(*report);
+  EXPECT_THAT(absl::StrJoin(notes, "\n"), HasSubstr("no source line for 1 PC: refused"));
+  EXPECT_THAT(absl::StrJoin(notes, "\n"), HasSubstr("build with nvcc -lineinfo"));
+  ExpectGolden("pc_stalls_by_line.txt", RenderStallReport(*report, OutputFormat::kTable));
+  ExpectGolden("pc_stalls_by_line.csv", RenderStallReport(*report, OutputFormat::kCsv));
+  ExpectGolden("pc_stalls_by_line.json", RenderStallReport(*report, OutputFormat::kJson));
+  // The kernel view names each kernel's hottest line.
+  options.view = StallView::kKernel;
+  report = Build(*model, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(RenderStallReport(*report, OutputFormat::kTable), HasSubstr("stencil.cu:10 76.0%"));
 }
 
 // Recorded on an H200 (tests/data/cuda13.0_sm90/README.md): the top three warp states of each
@@ -185,6 +244,52 @@ TEST(StallReportTest, RecordedH200TraceAgreesWithNsightCompute) {
       EXPECT_NEAR(row->cycles_per_issue, e.cycles_per_issue, 0.03 * e.cycles_per_issue)
           << e.kernel;
     }
+  }
+}
+
+// The hottest source line of each kernel of the recorded trace is the one its loop stalls on
+// (CUPTI's SASS-to-source correlation over the trace's cubins; needs libcupti, no GPU).
+TEST(StallReportTest, RecordedH200TraceHottestLines) {
+  if (absl::StatusOr<std::string> lib = CuptiHostLibraryPath(); !lib.ok()) {
+    GTEST_SKIP() << "no libcupti here: " << lib.status();
+  }
+  absl::StatusOr<TraceModel> model =
+      TraceModel::Load(::warpscope::testing::SourceDir() + "/tests/data/cuda13.0_sm90/pc_kernels.wst");
+  ASSERT_TRUE(model.ok()) << model.status();
+  StallReportOptions options;
+  options.view = StallView::kLine;
+  options.source_dirs = {::warpscope::testing::SourceDir() + "/tests/gpu"};
+  absl::StatusOr<StallReport> report = BuildStallReport({&*model}, {"pc_kernels.wst"}, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->source.failed, 0u) << report->source.problem;
+  EXPECT_EQ(report->source.without_cubin, 0u);
+  struct Expected {
+    std::string kernel, file;
+    uint32_t line;
+    std::string code;  // part of the line's text
+  };
+  const std::vector<Expected> expected = {
+      {"ws_pc_memory", "pc_kernels.cu", 44, "i = next[i & ((1u << 24) - 1)];"},
+      {"ws_pc_math", "pc_kernels.cu", 56, "a = __fmaf_rn(a, b, 0.5f);"},
+      {"ws_pc_barrier", "pc_kernels.cu", 68, "a = a * 1.0001f + 1.0f;"},
+      // atomicAdd is inlined: its instructions carry the line of CUDA's own header.
+      {"ws_pc_atomics", "device_atomic_functions.hpp", 112, ""},
+      {"ws_pc_short", "pc_kernels.cu", 92, "sqrtf(a + 1.0f)"},
+  };
+  for (const Expected& e : expected) {
+    const StallKernelRow* row = nullptr;
+    for (const StallKernelRow& k : report->rows) {
+      if (k.name.starts_with(e.kernel + "(")) row = &k;
+    }
+    ASSERT_NE(row, nullptr) << e.kernel;
+    ASSERT_FALSE(row->lines.empty()) << e.kernel;
+    EXPECT_TRUE(row->lines[0].source.path.ends_with("/" + e.file)) << row->lines[0].source.path;
+    EXPECT_EQ(row->lines[0].source.line, e.line) << e.kernel;
+    if (!e.code.empty()) {
+      EXPECT_THAT(row->lines[0].code, HasSubstr(e.code)) << e.kernel;
+    }
+    EXPECT_GT(row->lines[0].fraction, 0.8) << e.kernel;
+    EXPECT_EQ(row->unlocated_samples, 0u) << e.kernel;
   }
 }
 
@@ -237,8 +342,9 @@ TEST(StallsCliTest, ErrorsAreOneLine) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(::warpscope::testing::CountLines(r.err), 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("warpscope record --pc-sampling"));
-  r = RunCli("stalls --by line " + FixturePath());
+  r = RunCli("stalls --by function " + FixturePath());
   EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("kernel, pc or line"));
   r = RunCli("stalls -k '(' " + FixturePath());
   EXPECT_EQ(r.exit_code, 2);
   r = RunCli("stalls");
