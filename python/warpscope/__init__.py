@@ -10,7 +10,7 @@ The reader needs only protobuf; pandas is imported when DataFrames are asked for
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import schema
 from .reader import (DEFAULT_MAX_TRACE_BYTES, Notice, PathLike, TraceError, TraceFile,
@@ -18,7 +18,7 @@ from .reader import (DEFAULT_MAX_TRACE_BYTES, Notice, PathLike, TraceError, Trac
 
 __version__ = "0.1.0"
 __all__ = ["DEFAULT_MAX_TRACE_BYTES", "Notice", "TraceError", "TraceFile", "TraceWarning",
-           "concat_dataframes", "open", "open_many", "schema"]
+           "concat_dataframes", "open", "open_many", "schema", "stalls"]
 
 
 def open(path: PathLike,  # noqa: A001 - named like the built-in on purpose
@@ -42,3 +42,16 @@ def concat_dataframes(traces: Sequence[TraceFile]) -> Dict[str, Any]:
     one time base; see ``warpscope.frames.concat_dataframes``."""
     from .frames import concat_dataframes as concat
     return concat(traces)
+
+
+def stalls(traces: Union[TraceFile, PathLike, Iterable[Union[TraceFile, PathLike]]],
+           kernel: Optional[str] = None, by: str = "kernel") -> Dict[str, Any]:
+    """The figures of ``warpscope stalls`` as DataFrames: why each kernel's warps waited,
+    from PC samples (docs/python.md, *Warp stall reasons*; definitions in docs/cli.md#stalls).
+
+    `traces` is one trace (a ``TraceFile`` or a path) or several (one per rank), summed per
+    kernel. `kernel` keeps the kernels whose name matches (``re.search``). Returns
+    ``{"kernels": ..., "reasons": ...}``, or with ``by="pc"`` ``{"kernels": ..., "pcs": ...}``.
+    """
+    from .stall_report import stall_frames
+    return stall_frames(traces, kernel=kernel, by=by)

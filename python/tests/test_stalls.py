@@ -1,0 +1,313 @@
+"""``warpscope.stalls``: hand-worked figures of tests/data/synthetic/pc_stalls.textproto, and
+the same figures as the C++ ``warpscope stalls -f csv|json`` on the recorded H200 trace and on
+random synthetic traces (several ranks, ties, unnamed reasons, ``_not_issued`` variants).
+
+The CLI is found as in test_differential.py; without it the differential tests skip.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import random
+import subprocess
+import warnings
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import pandas as pd
+import pytest
+from google.protobuf import text_format
+
+import tracebuilder as tb
+import warpscope
+from test_differential import SOURCE_DIR, cli_path
+from warpscope import schema
+from warpscope.stall_report import warp_state
+
+DATA = SOURCE_DIR / "tests" / "data"
+H200_TRACE = DATA / "cuda13.0_sm90" / "pc_kernels.wst"
+STALLED = "smsp__pcsamp_warps_issue_stalled_"
+# Mangled -> demangled as __cxa_demangle (the C++ side's DemangleKernelName) gives them.
+DEMANGLED = {
+    "_Z7stencilPdPKd": "stencil(double*, double const*)",
+    "_Z6reducePKdPd": "reduce(double const*, double*)",
+    "_Z4gemmIfLi128EEvPKT_": "void gemm<float, 128>(float const*)",
+    "_ZN2ns6detail9transposeILi32EEEvPfPKfii":
+        "void ns::detail::transpose<32>(float*, float const*, int, int)",
+    "_Z5emptyv": "empty()",
+    "plain_c_kernel": "plain_c_kernel",
+}
+
+
+def fixture_packets() -> List[Any]:
+    """pc_stalls.textproto's packets: two kernels, no kernel events."""
+    trace = text_format.Parse((DATA / "synthetic" / "pc_stalls.textproto").read_text(),
+                              schema.Trace())
+    return list(trace.packet)
+
+
+def with_kernel_events(packets: List[Any], mangled_ids: Dict[str, int]) -> List[Any]:
+    """The packets with one kernel event per function before the end, naming it both ways as
+    the collector does."""
+    extra = []
+    for n, (mangled, ident) in enumerate(sorted(mangled_ids.items())):
+        extra += [tb.string(1000 + n, DEMANGLED[mangled]),
+                  tb.packet(kernel=schema.KernelEvent(name_id=1000 + n, mangled_name_id=ident,
+                                                      start_ns=10 * n, duration_ns=5))]
+    return packets[:-1] + extra + packets[-1:]
+
+
+def quiet_stalls(*args: Any, **kwargs: Any) -> Dict[str, pd.DataFrame]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", warpscope.TraceWarning)
+        return warpscope.stalls(*args, **kwargs)
+
+
+def rows(frame: pd.DataFrame) -> List[tuple]:
+    return [tuple(r) for r in frame.itertuples(index=False)]
+
+
+# -- Python alone ----------------------------------------------------------------------------
+
+def test_warp_state_names():
+    assert warp_state(STALLED + "long_scoreboard") == ("long_scoreboard", False)
+    assert warp_state(STALLED + "math_pipe_throttle_not_issued") == ("math_pipe_throttle", True)
+    assert warp_state("smsp__pcsamp_warps_issue_selected") == ("selected", False)
+    assert warp_state(STALLED + "no_instructions_not_issued") == ("no_instruction", True)
+    assert warp_state(STALLED + "not_selected") == ("not_selected", False)
+    assert warp_state("smsp__pcsamp_sample_count") == ("sample_count", False)
+    assert warp_state("gmma") == ("gmma", False)
+
+
+def test_fixture_figures(tmp_path):
+    path = tb.write(tmp_path / "pc.wst", fixture_packets())
+    frames = quiet_stalls(path)
+    # No kernel events: the functions keep their mangled names (the package has no demangler).
+    assert rows(frames["kernels"]) == [
+        ("_Z7stencilPdPKd", 125, pytest.approx(100 * 125 / 175), 20, 50, 6.25),
+        ("_Z6reducePKdPd", 50, pytest.approx(100 * 50 / 175), 0, 0, pytest.approx(math.nan,
+                                                                                  nan_ok=True))]
+    assert rows(frames["reasons"]) == [
+        ("_Z7stencilPdPKd", "long_scoreboard", 80, 64.0),
+        ("_Z7stencilPdPKd", "barrier", 25, 20.0),
+        ("_Z7stencilPdPKd", "selected", 20, 16.0),
+        ("_Z6reducePKdPd", "math_pipe_throttle", 32, 64.0),
+        ("_Z6reducePKdPd", "not_selected", 10, 20.0),
+        ("_Z6reducePKdPd", "reason_9", 8, 16.0)]
+
+    named = tb.write(tmp_path / "named.wst", with_kernel_events(
+        fixture_packets(), {"_Z7stencilPdPKd": 1, "_Z6reducePKdPd": 2}))
+    frames = quiet_stalls(warpscope.open(named), by="pc")
+    stencil, reduce = "stencil(double*, double const*)", "reduce(double const*, double*)"
+    assert list(frames["kernels"]["kernel"]) == [stencil, reduce]
+    # (kernel, PC, its samples, their share of the kernel's, reason, samples)
+    expected = [(stencil, 0x100, 95, 76.0, "long_scoreboard", 80),
+                (stencil, 0x100, 95, 76.0, "selected", 15),
+                (stencil, 0x180, 30, 24.0, "barrier", 25),
+                (stencil, 0x180, 30, 24.0, "selected", 5),
+                (reduce, 0x40, 48, 96.0, "math_pipe_throttle", 30),
+                (reduce, 0x40, 48, 96.0, "not_selected", 10),
+                (reduce, 0x40, 48, 96.0, "reason_9", 8),
+                (reduce, 0x80, 2, 4.0, "math_pipe_throttle", 2)]
+    assert rows(frames["pcs"]) == [(k, 3735928559, pc, n, share, r, m, pytest.approx(100 * m / n))
+                                   for k, pc, n, share, r, m in expected]
+
+    # Two ranks sum per kernel; the filter is a regular expression searched in the name.
+    frames = quiet_stalls([named, str(named)], kernel=r"^sten")
+    assert rows(frames["kernels"]) == [("stencil(double*, double const*)", 250, 100.0, 40, 100,
+                                        6.25)]
+    assert list(frames["reasons"]["samples"]) == [160, 50, 40]
+
+
+def test_no_samples_and_bad_arguments(tmp_path):
+    path = tb.write(tmp_path / "t.wst", [tb.header(), tb.end()])
+    frames = quiet_stalls(path, by="pc")
+    assert sorted(frames) == ["kernels", "pcs"]
+    assert frames["kernels"].empty and frames["pcs"].empty
+    assert list(frames["pcs"].columns) == ["kernel", "cubin_crc", "pc_offset", "pc_samples",
+                                           "kernel_pct", "reason", "samples", "pct"]
+    with pytest.raises(ValueError, match="by must be"):
+        warpscope.stalls(path, by="line")
+
+
+# -- against the C++ CLI ---------------------------------------------------------------------
+
+def cli_percent(part: int, whole: int) -> float:
+    """The CLI's PercentCell: std::round(part / whole * 10000) / 100 (half away from zero)."""
+    if whole == 0:
+        return 0.0
+    scaled = part / whole * 10000.0
+    floor = math.floor(scaled)
+    return (floor + 1 if scaled - floor >= 0.5 else floor) / 100.0
+
+
+def g9(value: float) -> str:
+    return "%.9g" % value  # the CLI's CSV reals
+
+
+def run_cli(paths: Sequence[Path], *flags: str) -> str:
+    cli = cli_path()
+    if cli is None:
+        pytest.skip("the C++ CLI is not built (build/bin/warpscope); ctest runs this with it")
+    result = subprocess.run([str(cli), "stalls", *map(str, paths), "-n", "0", *flags],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def cli_csv(paths: Sequence[Path], columns: List[str], *flags: str) -> List[List[str]]:
+    """These columns of the CLI's CSV rows (columns it gains later are not compared)."""
+    reader = csv.DictReader(io.StringIO(run_cli(paths, "-f", "csv", *flags)))
+    assert set(columns) <= set(reader.fieldnames or []), reader.fieldnames
+    return [[row[c] for c in columns] for row in reader]
+
+
+def check_percent(python_pct: float, cli_pct: float, part: int, whole: int) -> None:
+    """The CLI's rounded figure is the counts' share rounded, and Python's unrounded share
+    lies within half its last digit."""
+    assert cli_pct == cli_percent(part, whole)
+    assert abs(python_pct - cli_pct) <= 0.005 + 1e-9
+
+
+def pcs_of(frames: Dict[str, pd.DataFrame]) -> List[pd.DataFrame]:
+    """The rows of each PC, in the frame's order."""
+    key = ["kernel", "pc_offset", "cubin_crc"]
+    order = frames["pcs"][key].drop_duplicates()
+    groups = dict(list(frames["pcs"].groupby(key, sort=False)))
+    return [groups[tuple(k)] for k in order.itertuples(index=False)]
+
+
+def compare_by_kernel(paths: Sequence[Path], kernel: Optional[str] = None) -> None:
+    flags = ["-k", kernel] if kernel else []
+    frames = quiet_stalls([warpscope.open(p) for p in paths], kernel=kernel)
+    kernels, reasons = frames["kernels"], frames["reasons"]
+    total = int(kernels["samples"].sum())
+
+    expected = []
+    for k in kernels.itertuples(index=False):
+        cycles = "" if math.isnan(k.cycles_per_issue) else g9(k.cycles_per_issue)
+        for r in reasons[reasons["kernel"] == k.kernel].itertuples(index=False):
+            expected.append([k.kernel, str(k.samples), g9(cli_percent(k.samples, total)),
+                             cycles, str(k.not_issued), r.reason, str(r.samples),
+                             g9(cli_percent(r.samples, k.samples))])
+    assert cli_csv(paths, ["kernel", "samples", "pct", "cycles_per_issue", "not_issued",
+                           "reason", "reason_samples", "reason_pct"], *flags) == expected
+
+    report = json.loads(run_cli(paths, "-f", "json", *flags))
+    assert [k["kernel"] for k in report] == list(kernels["kernel"])
+    for k, cli in zip(kernels.itertuples(index=False), report):
+        assert (cli["samples"], cli["selected"], cli["not_issued"]) == (
+            k.samples, k.selected, k.not_issued), k.kernel
+        if math.isnan(k.cycles_per_issue):
+            assert cli["cycles_per_issue"] is None
+        else:
+            assert cli["cycles_per_issue"] == k.cycles_per_issue  # %.17g: every bit
+        check_percent(k.pct, cli["pct"], k.samples, total)
+        mine = reasons[reasons["kernel"] == k.kernel]
+        assert [(r["reason"], r["samples"]) for r in cli["reasons"]] == list(
+            zip(mine["reason"], mine["samples"]))
+        for r, pct in zip(cli["reasons"], mine["pct"]):
+            check_percent(pct, r["pct"], r["samples"], k.samples)
+
+
+def compare_by_pc(paths: Sequence[Path], kernel: Optional[str] = None) -> None:
+    flags = ["-k", kernel] if kernel else []
+    frames = quiet_stalls([str(p) for p in paths], kernel=kernel, by="pc")
+    kernel_samples = dict(zip(frames["kernels"]["kernel"], frames["kernels"]["samples"]))
+    expected = []
+    for pc in pcs_of(frames):
+        first = pc.iloc[0]
+        top = ", ".join("%s %.1f%%" % (r, p) for r, p in zip(pc["reason"][:3], pc["pct"][:3]))
+        expected.append([first["kernel"], "0x%x" % first["pc_offset"],
+                         "0x%x" % first["cubin_crc"], str(first["pc_samples"]),
+                         cli_percent(first["pc_samples"], kernel_samples[first["kernel"]]),
+                         top, first["kernel_pct"]])
+    assert cli_csv(paths, ["kernel", "pc", "cubin_crc", "samples", "kernel_pct", "top_reasons"],
+                   "--by", "pc", *flags) == [e[:4] + [g9(e[4]), e[5]] for e in expected]
+
+    report = json.loads(run_cli(paths, "-f", "json", "--by", "pc", *flags))
+    assert [[p["kernel"], p["pc"], p["cubin_crc"], str(p["samples"]), p["top_reasons"]]
+            for p in report] == [e[:4] + [e[5]] for e in expected]
+    for p, e in zip(report, expected):
+        assert p["kernel_pct"] == e[4]
+        assert abs(p["kernel_pct"] - e[6]) <= 0.005 + 1e-9
+
+
+def test_recorded_h200_trace_as_the_cli():
+    compare_by_kernel([H200_TRACE])
+    compare_by_pc([H200_TRACE])
+    compare_by_kernel([H200_TRACE], kernel="math|short")
+    compare_by_pc([H200_TRACE], kernel="^ws_pc_(atomics|barrier)")
+
+
+def test_fixture_as_the_cli(tmp_path):
+    named = tb.write(tmp_path / "named.wst", with_kernel_events(
+        fixture_packets(), {"_Z7stencilPdPKd": 1, "_Z6reducePKdPd": 2}))
+    compare_by_kernel([named])
+    compare_by_pc([named])
+    compare_by_kernel([named, H200_TRACE, named])  # three ranks
+
+
+def random_trace(rng: random.Random, rank: int) -> List[Any]:
+    """PC samples of a few kernels on two devices whose reason tables differ, in batches
+    (some split into continuations), with small counts so that ties are common, zero
+    counts, an index no table names, a kernel seen only in `_not_issued` samples and one
+    with nothing but zero counts."""
+    s = schema
+    states = ["long_scoreboard", "barrier", "wait", "selected", "not_selected",
+              "math_pipe_throttle", "no_instructions", "lg_throttle", "drain"]
+    names = [STALLED + x for x in states] + [STALLED + x + "_not_issued" for x in states]
+    tables = {0: dict(enumerate(names, start=1)),
+              1: dict(enumerate(reversed(names), start=3))}
+    functions = [f for f in DEMANGLED if f != "_Z5emptyv"]
+    rng.shuffle(functions)
+    functions = functions[:rng.randint(2, len(functions))]
+    functions.append("_Z5emptyv")  # only zero counts: no row, as in the CLI
+    ids = {f: 10 + i for i, f in enumerate(functions)}
+    packets = [tb.header(pid=1000 + rank, rank_env=[s.KeyValue(key="RANK", value=str(rank))])]
+    packets += [tb.string(i, f) for f, i in ids.items()]
+    for device, table in tables.items():
+        packets.append(tb.packet(pc_stall_reasons=s.PcStallReasons(
+            device_id=device, index=list(table), name=list(table.values()))))
+    only_not_issued = functions[-2]
+    for batch in range(rng.randint(1, 6)):
+        device = rng.choice([0, 1])
+        table = tables[device]
+        not_issued = [i for i, n in table.items() if n.endswith("_not_issued")]
+        records = []
+        for _ in range(rng.randint(1, 8)):
+            function = rng.choice(functions)
+            pool = not_issued if function == only_not_issued else list(table) + [99]
+            reasons = rng.sample(pool, rng.randint(1, 4))
+            records.append(s.PcSampleRecord(
+                cubin_crc=rng.choice([0xDEADBEEF, tb.CRC]), function_name_id=ids[function],
+                pc_offset=rng.choice([0, 0x10, 0x20, 0x180]), stall_reason_index=reasons,
+                samples=[0 if function == "_Z5emptyv" else rng.choice([0, 1, 2, 3, 5, 8])
+                         for _ in reasons]))
+        split = rng.randint(1, len(records))
+        for part, chunk in enumerate((records[:split], records[split:])):
+            if chunk:
+                packets.append(tb.packet(pc_samples=s.PcSampleBatch(
+                    device_id=device, context_id=1 + device, timestamp_ns=100 * batch,
+                    continuation=part == 1, dropped_samples=rng.choice([0, 2]),
+                    records=chunk)))
+    for n, function in enumerate(functions):
+        packets += [tb.string(600 + n, DEMANGLED[function]),
+                    tb.packet(kernel=s.KernelEvent(name_id=600 + n, mangled_name_id=ids[function],
+                                                   start_ns=n, duration_ns=1))]
+    return packets + [tb.end(1000)]
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_traces_as_the_cli(tmp_path, seed):
+    if cli_path() is None:
+        pytest.skip("the C++ CLI is not built (build/bin/warpscope); ctest runs this with it")
+    rng = random.Random(seed)
+    paths = [tb.write(tmp_path / f"rank{rank}.wst", random_trace(rng, rank))
+             for rank in range(rng.randint(1, 3))]
+    compare_by_kernel(paths)
+    compare_by_pc(paths)
+    compare_by_kernel(paths, kernel=r"^(void|re)")
