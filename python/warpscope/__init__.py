@@ -47,7 +47,7 @@ def concat_dataframes(traces: Sequence[TraceFile]) -> Dict[str, Any]:
 def stalls(traces: Union[TraceFile, PathLike, Iterable[Union[TraceFile, PathLike]]],
            kernel: Optional[str] = None, by: str = "kernel") -> Dict[str, Any]:
     """The figures of ``warpscope stalls`` as DataFrames: why each kernel's warps waited,
-    from PC samples (docs/python.md, *Warp stall reasons*; definitions in docs/cli.md#stalls).
+    from PC samples (docs/python.md, *Warp stall reasons*; definitions in docs/stalls.md).
 
     `traces` is one trace (a ``TraceFile`` or a path) or several (one per rank), summed per
     kernel. `kernel` keeps the kernels whose name matches (``re.search``). Returns
