@@ -2,7 +2,7 @@
 # parts linked into libwarpscope_core.so. Optional collectors owned elsewhere
 # (pm_sampling/, pc_sampling/) bring their own *.cmake; a target they define named
 # warpscope_pm_sampling / warpscope_pc_sampling is linked whole into the core, so its
-# static RegisterCollector(...) runs (libinject/collector_interface.h).
+# static RegisterCollector(...) runs (collectors/collector_interface.h).
 
 add_library(warpscope_collectors_pure STATIC
   ${CMAKE_CURRENT_LIST_DIR}/activity/activity_translator.cc

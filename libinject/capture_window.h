@@ -20,7 +20,7 @@
 #include <unordered_map>
 
 #include "libinject/config.h"
-#include "libinject/trace_records.h"
+#include "proto/writer/trace_records.h"
 
 namespace warpscope {
 

@@ -1,6 +1,6 @@
 // The fixed-size registry behind RegisterCollector (collector_interface.h). Fixed storage,
 // so registration from static initializers needs no dynamic initialization order.
-#include "libinject/collector_interface.h"
+#include "collectors/collector_interface.h"
 
 namespace warpscope {
 namespace {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include "libinject/setting_values.h"
+#include "proto/common/setting_values.h"
 
 namespace warpscope {
 namespace {

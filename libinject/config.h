@@ -10,26 +10,14 @@
 #include <utility>
 #include <vector>
 
-#include "libinject/setting_error.h"
+#include "collectors/activity/trace_kinds.h"
+#include "proto/common/setting_error.h"
 
 namespace warpscope {
 
 enum class CaptureRange { kNone, kProfilerApi, kNvtx, kSignal };
 enum class CaptureRangeEnd { kStop, kRepeat };
 enum class LogLevel { kError = 0, kWarning = 1, kInfo = 2, kDebug = 3 };
-
-// Which activity the tracer records (WARPSCOPE_TRACE, `record -t`).
-struct TraceKinds {
-  bool kernel = true;     // CONCURRENT_KERNEL
-  bool memory = true;     // MEMCPY, MEMCPY2 (peer), MEMSET
-  bool runtime = true;    // RUNTIME API records
-  bool driver = false;    // DRIVER API records (many; off by default)
-  bool nvtx = true;       // MARKER + MARKER_DATA
-  bool sync = true;       // SYNCHRONIZATION
-  bool overhead = false;  // OVERHEAD (CUPTI's own)
-  bool graph = false;     // GRAPH_TRACE: one record per graph launch *instead of* its kernels
-  bool operator==(const TraceKinds&) const = default;
-};
 
 struct Config {
   std::string output_pattern = "warpscope_%p.wst";

@@ -32,11 +32,11 @@
 #include "collectors/activity/cupti_activity.h"
 #include "collectors/callbacks/cupti_callbacks.h"
 #include "libinject/capture_window.h"
-#include "libinject/collector_interface.h"
+#include "collectors/collector_interface.h"
 #include "libinject/config.h"
 #include "libinject/log.h"
-#include "libinject/setting_error.h"
-#include "libinject/trace_writer.h"
+#include "proto/common/setting_error.h"
+#include "proto/writer/trace_writer.h"
 
 #ifndef WARPSCOPE_VERSION
 #define WARPSCOPE_VERSION "0.0.0"

@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "analyzers/lib/trace_model.h"
+#include "analyzers/model/trace_model.h"
 
 namespace warpscope {
 

@@ -1,12 +1,12 @@
-// `warpscope info TRACE`: prints what a trace holds (analyzers/lib/trace_info.h).
+// `warpscope info TRACE`: prints what a trace holds (analyzers/analyses/trace_info.h).
 #include <cstdio>
 #include <string>
 
 #include "analyzers/cli/commands.h"
-#include "analyzers/lib/flags.h"
-#include "analyzers/lib/output.h"
-#include "analyzers/lib/trace_info.h"
-#include "analyzers/lib/trace_model.h"
+#include "analyzers/cli/flags.h"
+#include "analyzers/render/output.h"
+#include "analyzers/analyses/trace_info.h"
+#include "analyzers/model/trace_model.h"
 
 namespace warpscope {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "analyzers/cli/commands.h"
-#include "libinject/setting_error.h"
+#include "proto/common/setting_error.h"
 
 namespace warpscope {
 namespace {

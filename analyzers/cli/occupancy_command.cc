@@ -1,13 +1,13 @@
 // `warpscope occupancy TRACE`: theoretical vs achieved occupancy per kernel name and launch
-// configuration, with advice (analyzers/lib/occupancy_report.h).
+// configuration, with advice (analyzers/analyses/occupancy_report.h).
 #include <cstdio>
 #include <string>
 
 #include "analyzers/cli/commands.h"
-#include "analyzers/lib/flags.h"
-#include "analyzers/lib/occupancy_report.h"
-#include "analyzers/lib/output.h"
-#include "analyzers/lib/trace_model.h"
+#include "analyzers/cli/flags.h"
+#include "analyzers/analyses/occupancy_report.h"
+#include "analyzers/render/output.h"
+#include "analyzers/model/trace_model.h"
 
 namespace warpscope {
 int RunOccupancyCommand(const CommandArgs& args) {

@@ -16,9 +16,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzers/cli/commands.h"
-#include "analyzers/lib/flags.h"
-#include "analyzers/lib/record.h"
-#include "libinject/setting_error.h"
+#include "analyzers/cli/flags.h"
+#include "analyzers/record/record.h"
+#include "proto/common/setting_error.h"
 
 extern char** environ;
 

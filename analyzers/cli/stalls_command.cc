@@ -1,5 +1,5 @@
 // `warpscope stalls TRACE...`: warp stall reasons per kernel from PC samples, with advice, or
-// the hottest PCs (analyzers/lib/stall_report.h).
+// the hottest PCs (analyzers/analyses/stall_report.h).
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -11,12 +11,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "analyzers/cli/commands.h"
-#include "analyzers/lib/flags.h"
-#include "analyzers/lib/output.h"
-#include "analyzers/lib/output_path.h"
-#include "analyzers/lib/stall_report.h"
-#include "analyzers/lib/trace_model.h"
-#include "libinject/setting_error.h"
+#include "analyzers/cli/flags.h"
+#include "analyzers/render/output.h"
+#include "analyzers/render/output_path.h"
+#include "analyzers/analyses/stall_report.h"
+#include "analyzers/model/trace_model.h"
+#include "proto/common/setting_error.h"
 
 namespace warpscope {
 int RunStallsCommand(const CommandArgs& args) {

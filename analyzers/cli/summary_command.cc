@@ -1,14 +1,14 @@
 // `warpscope summary TRACE...`: kernel, API, memory and NVTX statistics (NVTX ranges with
-// the GPU work launched inside them) and GPU idle time (analyzers/lib/summary.h).
+// the GPU work launched inside them) and GPU idle time (analyzers/analyses/summary.h).
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "analyzers/cli/commands.h"
-#include "analyzers/lib/flags.h"
-#include "analyzers/lib/output.h"
-#include "analyzers/lib/summary.h"
-#include "analyzers/lib/trace_model.h"
+#include "analyzers/cli/flags.h"
+#include "analyzers/render/output.h"
+#include "analyzers/analyses/summary.h"
+#include "analyzers/model/trace_model.h"
 
 namespace warpscope {
 int RunSummaryCommand(const CommandArgs& args) {

@@ -1,5 +1,5 @@
 // `warpscope tail TRACE`: active-warp curves per kernel from PM samples, ranked by tail cost,
-// with an optional SVG of one curve (analyzers/lib/tail_report.h).
+// with an optional SVG of one curve (analyzers/analyses/tail_report.h).
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -9,12 +9,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzers/cli/commands.h"
-#include "analyzers/lib/flags.h"
-#include "analyzers/lib/output.h"
-#include "analyzers/lib/output_path.h"
-#include "analyzers/lib/tail_report.h"
-#include "analyzers/lib/trace_model.h"
-#include "libinject/setting_error.h"
+#include "analyzers/cli/flags.h"
+#include "analyzers/render/output.h"
+#include "analyzers/render/output_path.h"
+#include "analyzers/analyses/tail_report.h"
+#include "analyzers/model/trace_model.h"
+#include "proto/common/setting_error.h"
 
 namespace warpscope {
 int RunTailCommand(const CommandArgs& args) {

@@ -12,7 +12,7 @@
 
 #include <unistd.h>
 
-#include "libinject/trace_writer.h"
+#include "proto/writer/trace_writer.h"
 
 namespace warpscope {
 namespace {

@@ -12,9 +12,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "analyzers/lib/nvtx_projection.h"
-#include "analyzers/lib/trace_model.h"
-#include "analyzers/lib/trace_reader.h"
+#include "analyzers/analyses/nvtx_projection.h"
+#include "analyzers/model/trace_model.h"
+#include "analyzers/model/trace_reader.h"
 #include "benchmark/benchmark.h"
 
 namespace warpscope {

@@ -21,7 +21,7 @@
 #include "collectors/activity/activity_translator.h"
 #include "collectors/common/cupti_util.h"
 #include "collectors/common/record_sink.h"
-#include "libinject/trace_writer.h"
+#include "proto/writer/trace_writer.h"
 
 namespace warpscope {
 namespace {

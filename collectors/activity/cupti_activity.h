@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-#include "libinject/config.h"
+#include "collectors/activity/trace_kinds.h"
 
 namespace warpscope {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "libinject/trace_records.h"
-#include "libinject/trace_writer.h"
+#include "proto/writer/trace_records.h"
+#include "proto/writer/trace_writer.h"
 
 namespace warpscope {
 

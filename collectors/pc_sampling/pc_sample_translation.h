@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "collectors/pc_sampling/pc_sampling_api.h"
-#include "libinject/trace_records.h"
+#include "proto/writer/trace_records.h"
 
 namespace warpscope {
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "collectors/pc_sampling/pc_sampling_call_logger.h"
-#include "libinject/setting_values.h"
-#include "libinject/trace_writer.h"
+#include "proto/common/setting_values.h"
+#include "proto/writer/trace_writer.h"
 
 namespace warpscope {
 

@@ -9,7 +9,7 @@
 
 #include "collectors/pc_sampling/pc_sampling_api.h"
 #include "collectors/pc_sampling/pc_sampling_controller.h"
-#include "libinject/collector_interface.h"
+#include "collectors/collector_interface.h"
 
 namespace warpscope {
 

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "libinject/setting_error.h"
-#include "libinject/setting_values.h"
+#include "proto/common/setting_error.h"
+#include "proto/common/setting_values.h"
 
 namespace warpscope {
 

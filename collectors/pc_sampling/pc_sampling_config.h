@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "libinject/setting_error.h"
+#include "proto/common/setting_error.h"
 
 namespace warpscope {
 

@@ -14,7 +14,7 @@
 
 #include "collectors/pc_sampling/pc_sampling_api.h"
 #include "collectors/pc_sampling/pc_sampling_config.h"
-#include "libinject/trace_records.h"
+#include "proto/writer/trace_records.h"
 
 namespace warpscope {
 

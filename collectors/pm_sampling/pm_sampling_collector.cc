@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "libinject/trace_writer.h"
+#include "proto/writer/trace_writer.h"
 
 namespace warpscope {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "collectors/pm_sampling/pm_sampling_api.h"
 #include "collectors/pm_sampling/pm_sampling_controller.h"
-#include "libinject/collector_interface.h"
+#include "collectors/collector_interface.h"
 
 namespace warpscope {
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "libinject/setting_error.h"
-#include "libinject/setting_values.h"
+#include "proto/common/setting_error.h"
+#include "proto/common/setting_values.h"
 
 namespace warpscope {
 namespace {

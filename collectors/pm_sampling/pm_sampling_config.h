@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "libinject/setting_error.h"
+#include "proto/common/setting_error.h"
 
 namespace warpscope {
 

@@ -17,7 +17,7 @@
 
 #include "collectors/pm_sampling/pm_sampling_api.h"
 #include "collectors/pm_sampling/pm_sampling_config.h"
-#include "libinject/trace_records.h"
+#include "proto/writer/trace_records.h"
 
 namespace warpscope {
 

@@ -280,7 +280,7 @@ def test_tag_written_as_a_longer_varint_is_a_packet(tmp_path):
 # -- strings that are not UTF-8 -------------------------------------------------------------
 
 def _cpp_utf8_sequence_length(s: bytes, i: int) -> int:
-    """analyzers/lib/trace_reader.cc's Utf8SequenceLength, as the oracle."""
+    """analyzers/model/trace_reader.cc's Utf8SequenceLength, as the oracle."""
     def cont(k: int, lo: int = 0x80, hi: int = 0xBF) -> bool:
         return i + k < len(s) and lo <= s[i + k] <= hi
     b0 = s[i]

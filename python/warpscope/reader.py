@@ -4,7 +4,7 @@ A file is a run of ``Trace.packet`` fields (tag byte 0x0a, varint length, TraceP
 bytes). The reader walks that framing itself instead of parsing one big ``Trace`` so that
 it streams (memory stays flat on multi-GB traces) and so that a file cut short still yields
 every whole packet, with the byte offset where the cut happened. Framing, string repair and
-interned definitions follow the C++ reader (``analyzers/lib/trace_reader.cc``), so that both
+interned definitions follow the C++ reader (``analyzers/model/trace_reader.cc``), so that both
 give the same verdict on the same bytes.
 
 Problems that do not stop reading (an interned id never defined, a packet kind newer than

@@ -1,5 +1,5 @@
 """Warp stall reasons per kernel from PC samples, as DataFrames: the figures of
-``warpscope stalls`` (``analyzers/lib/stall_report.cc``; definitions in docs/stalls.md).
+``warpscope stalls`` (``analyzers/analyses/stall_report.cc``; definitions in docs/stalls.md).
 
 CUPTI names every stall reason twice, ``X`` and ``X_not_issued``. The second is the part of
 ``X``'s samples in which the scheduler issued no instruction, not more samples: it is summed

@@ -3,10 +3,10 @@
 #include <string>
 #include <vector>
 
-#include "analyzers/lib/output.h"
-#include "analyzers/lib/summary.h"
-#include "analyzers/lib/trace_info.h"
-#include "analyzers/lib/trace_model.h"
+#include "analyzers/render/output.h"
+#include "analyzers/analyses/summary.h"
+#include "analyzers/analyses/trace_info.h"
+#include "analyzers/model/trace_model.h"
 #include "gtest/gtest.h"
 #include "tests/reader/trace_test_util.h"
 

@@ -2,14 +2,14 @@
 // a graph launch, a start/end range, work without an API record, a range without work),
 // capture windows, and the bundled H200 recording checked against an independent all-pairs
 // reference.
-#include "analyzers/lib/nvtx_projection.h"
+#include "analyzers/analyses/nvtx_projection.h"
 
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "analyzers/lib/trace_model.h"
+#include "analyzers/model/trace_model.h"
 #include "gtest/gtest.h"
 #include "tests/reader/trace_test_util.h"
 

@@ -7,15 +7,15 @@
 #include <string>
 #include <string_view>
 
-#include "analyzers/lib/occupancy_report.h"
-#include "analyzers/lib/output.h"
-#include "analyzers/lib/pm_attribution.h"
-#include "analyzers/lib/stall_report.h"
-#include "analyzers/lib/summary.h"
-#include "analyzers/lib/tail_report.h"
-#include "analyzers/lib/trace_info.h"
-#include "analyzers/lib/trace_model.h"
-#include "analyzers/lib/trace_reader.h"
+#include "analyzers/analyses/occupancy_report.h"
+#include "analyzers/render/output.h"
+#include "analyzers/analyses/pm_attribution.h"
+#include "analyzers/analyses/stall_report.h"
+#include "analyzers/analyses/summary.h"
+#include "analyzers/analyses/tail_report.h"
+#include "analyzers/analyses/trace_info.h"
+#include "analyzers/model/trace_model.h"
+#include "analyzers/model/trace_reader.h"
 
 namespace {
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "analyzers/lib/occupancy_report.h"
-#include "analyzers/lib/tail_report.h"
-#include "analyzers/lib/trace_model.h"
+#include "analyzers/analyses/occupancy_report.h"
+#include "analyzers/analyses/tail_report.h"
+#include "analyzers/model/trace_model.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
-// Tests for `warpscope record`'s planning (analyzers/lib/record.h).
-#include "analyzers/lib/record.h"
+// Tests for `warpscope record`'s planning (analyzers/record/record.h).
+#include "analyzers/record/record.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "analyzers/lib/output_path.h"
-#include "libinject/trace_writer.h"
+#include "analyzers/render/output_path.h"
+#include "proto/writer/trace_writer.h"
 #include "tests/reader/cli_test_util.h"
 #include "tests/reader/trace_test_util.h"
 

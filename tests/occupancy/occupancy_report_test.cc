@@ -1,11 +1,11 @@
 // Diff tests for `warpscope occupancy`: the synthetic PM scenario (tests/tail/pm_scenario.h)
 // through the reader and the report, compared with tests/occupancy/golden.
-#include "analyzers/lib/occupancy_report.h"
+#include "analyzers/analyses/occupancy_report.h"
 
 #include <cmath>
 #include <string>
 
-#include "analyzers/lib/trace_model.h"
+#include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/reader/trace_test_util.h"

@@ -1,6 +1,6 @@
 // Cross-checks the cuda_occupancy.h wrapper against hand-computed H100/H200 (sm_90) cases and
 // an independent re-implementation of the sm_90 rules, and checks the advice text.
-#include "analyzers/lib/occupancy.h"
+#include "analyzers/analyses/occupancy.h"
 
 #include <algorithm>
 #include <string>

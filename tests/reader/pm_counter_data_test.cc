@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
-#include "analyzers/lib/cupti_host.h"
-#include "analyzers/lib/trace_model.h"
+#include "analyzers/model/cupti_host.h"
+#include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/reader/trace_test_util.h"

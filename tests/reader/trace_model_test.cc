@@ -1,6 +1,6 @@
 // TraceModel: names and launch configs resolved, tables filled, span, stats, capture
 // windows, import counters for truncated and inconsistent traces.
-#include "analyzers/lib/trace_model.h"
+#include "analyzers/model/trace_model.h"
 
 #include <string>
 #include <utility>

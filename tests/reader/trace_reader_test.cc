@@ -1,7 +1,7 @@
 // TraceReader: whole files, every error path (missing, unreadable, not a regular file, too
 // large, compressed, not a trace, newer format, corrupt framing), truncation at every byte
 // offset, and undefined interned ids.
-#include "analyzers/lib/trace_reader.h"
+#include "analyzers/model/trace_reader.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

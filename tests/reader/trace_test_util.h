@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analyzers/lib/trace_reader.h"
+#include "analyzers/model/trace_reader.h"
 
 namespace warpscope::testing {
 

@@ -5,9 +5,9 @@
 #include <set>
 #include <string>
 
-#include "analyzers/lib/summary.h"
-#include "analyzers/lib/trace_model.h"
-#include "analyzers/lib/trace_reader.h"
+#include "analyzers/analyses/summary.h"
+#include "analyzers/model/trace_model.h"
+#include "analyzers/model/trace_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/fixtures/synthetic_trace.h"

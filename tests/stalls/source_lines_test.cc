@@ -1,16 +1,16 @@
-// Tests of PC-to-source-line mapping (analyzers/lib/source_lines.h): the lookup protocol with a
+// Tests of PC-to-source-line mapping (analyzers/analyses/source_lines.h): the lookup protocol with a
 // fake locator (lines, cubins without line info, refusals, PCs without a cubin, a lookup that
 // crashes), and CUPTI's own SASS-to-source correlation on the cubins of a trace recorded on an
 // H200 from tests/gpu/pc_kernels.cu built with -lineinfo.
-#include "analyzers/lib/source_lines.h"
+#include "analyzers/analyses/source_lines.h"
 
 #include <csignal>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "analyzers/lib/cupti_host.h"
-#include "analyzers/lib/trace_model.h"
+#include "analyzers/model/cupti_host.h"
+#include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/reader/trace_test_util.h"

@@ -1,14 +1,14 @@
 // Tests of `warpscope stalls`: the CUPTI-name-to-warp-state mapping, the advice table, the
 // cycles-per-issue estimate, and diff tests of tests/data/synthetic/pc_stalls.textproto
 // (figures worked out by hand in the fixture's header) through the library and the CLI.
-#include "analyzers/lib/stall_report.h"
+#include "analyzers/analyses/stall_report.h"
 
 #include <cmath>
 #include <string>
 
 #include "absl/strings/str_join.h"
-#include "analyzers/lib/cupti_host.h"
-#include "analyzers/lib/trace_model.h"
+#include "analyzers/model/cupti_host.h"
+#include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/reader/cli_test_util.h"

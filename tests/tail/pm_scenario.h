@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzers/lib/trace_model.h"  // brings the generated v1:: classes
+#include "analyzers/model/trace_model.h"  // brings the generated v1:: classes
 #include "gtest/gtest.h"
 #include "tests/reader/trace_test_util.h"
 

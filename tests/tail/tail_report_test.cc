@@ -1,13 +1,14 @@
 // Diff tests for `warpscope tail`: the synthetic PM scenario (tests/tail/pm_scenario.h)
 // written as a .wst file, loaded by the reader, rendered as text, CSV, JSON and SVG and
 // compared with tests/tail/golden (WARPSCOPE_UPDATE_GOLDEN=1 rewrites them).
-#include "analyzers/lib/tail_report.h"
-#include "analyzers/lib/trace_info.h"
+#include "analyzers/analyses/tail_report.h"
+#include "analyzers/analyses/trace_info.h"
 
 #include <string>
 
-#include "analyzers/lib/svg.h"
-#include "analyzers/lib/trace_model.h"
+#include "analyzers/analyses/active_warps_svg.h"
+#include "analyzers/render/svg.h"
+#include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/reader/trace_test_util.h"

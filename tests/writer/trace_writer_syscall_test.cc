@@ -20,7 +20,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "libinject/trace_writer.h"
+#include "proto/writer/trace_writer.h"
 #include "tests/writer/packet_stream.h"
 
 namespace {

@@ -1,0 +1,291 @@
+// Builds and renders the occupancy report (see occupancy_report.h and docs/occupancy.md).
+#include "analyzers/analyses/occupancy_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "analyzers/analyses/kernel_name_filter.h"
+#include "analyzers/model/trace_limits.h"
+
+namespace warpscope {
+namespace {
+
+std::string Dims(uint32_t x, uint32_t y, uint32_t z) {
+  if (y <= 1 && z <= 1) return absl::StrCat(x);
+  return absl::StrCat(x, "x", y, "x", z);
+}
+
+}  // namespace
+
+absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
+                                                     const OccupancyReportOptions& options) {
+  absl::StatusOr<KernelNameFilter> filter = KernelNameFilter::Create(options.kernel_regex);
+  if (!filter.ok()) return filter.status();
+  OccupancyReport report;
+  const ActiveWarpSamples samples = ExtractActiveWarpSamples(in);
+  report.has_pm_samples = !samples.samples.empty();
+  report.pm_samples_unavailable = std::string(in.samples_unavailable);
+  // One group per row (name, launch configuration, device), over all kernels: a sample shared
+  // only by launches of one row measured that row alone, and counts for it in full.
+  using Key = std::tuple<std::string_view, uint64_t, uint32_t>;
+  std::map<Key, uint32_t> groups;
+  std::vector<uint32_t> kernel_group(in.kernels.size());
+  for (size_t k = 0; k < in.kernels.size(); ++k) {
+    const KernelEvent& kernel = in.kernels[k];
+    const Key key{kernel.name, kernel.launch ? kernel.launch->id : 0, kernel.device_id};
+    kernel_group[k] = groups.emplace(key, static_cast<uint32_t>(groups.size())).first->second;
+  }
+  const PmAttribution attribution = AttributeSamples(in.kernels, samples, kernel_group);
+
+  struct Acc {
+    double weight = 0, weighted = 0, shared_ns = 0, sampled_ns = 0;
+    uint64_t longest_without = 0;
+    ResidentWarpLimit limit;
+  };
+  std::map<uint32_t, size_t> index;  // group -> row
+  std::vector<Acc> acc;
+  for (size_t k = 0; k < in.kernels.size(); ++k) {
+    const KernelEvent& kernel = in.kernels[k];
+    if (!filter->Matches(kernel.name)) continue;
+    ++report.kernels_matched;
+    auto [it, inserted] = index.emplace(kernel_group[k], report.rows.size());
+    if (inserted) {
+      OccupancyRow row;
+      row.name = std::string(kernel.name);
+      row.device_id = kernel.device_id;
+      if (kernel.launch) {
+        row.launch = *kernel.launch;
+        row.launch_known = true;
+      }
+      report.rows.push_back(std::move(row));
+      acc.emplace_back();
+    }
+    OccupancyRow& row = report.rows[it->second];
+    Acc& a = acc[it->second];
+    ++row.launches;
+    row.total_ns += kernel.duration_ns;
+    const DeviceInfo* device = nullptr;
+    for (const DeviceInfo& d : in.devices) {
+      if (d.id == kernel.device_id) device = &d;
+    }
+    // A device whose limits are out of range has no achieved figure either (it divides by
+    // max warps per SM); the theoretical column's note below says why.
+    if (device != nullptr && !DeviceLimitsProblem(*device).empty()) continue;
+    const uint32_t max_warps = device && device->max_warps_per_sm ? device->max_warps_per_sm : 64;
+    if (inserted) a.limit = ResidentWarpLimitOf(device, kernel.launch);
+    AchievedOccupancy ach = ComputeAchievedOccupancy(kernel, attribution.kernel_samples[k], samples,
+                                                     attribution, max_warps, a.limit.per_sm);
+    row.samples += ach.samples;
+    row.shared_samples += ach.shared_samples;
+    if (!std::isnan(ach.achieved)) {
+      ++row.achieved_launches;
+      row.above_limit += ach.above_limit;
+      if (ach.from_shared_samples) ++row.launches_from_shared;
+      if (ach.time_weighted) row.time_weighted = true;
+      a.weight += ach.weight;
+      a.weighted += ach.weight * ach.achieved;
+      a.shared_ns += ach.shared_time_fraction * kernel.duration_ns;
+      a.sampled_ns += kernel.duration_ns;
+    } else if (kernel.duration_ns >= a.longest_without) {
+      a.longest_without = kernel.duration_ns;
+      row.achieved_reason = ach.reason;
+    }
+  }
+
+  for (size_t i = 0; i < report.rows.size(); ++i) {
+    OccupancyRow& row = report.rows[i];
+    const Acc& a = acc[i];
+    if (a.weight > 0) {
+      row.achieved = a.weighted / a.weight;
+      row.shared_time_fraction = a.sampled_ns > 0 ? a.shared_ns / a.sampled_ns : 0;
+      if (row.achieved_launches < row.launches) {
+        row.achieved_reason = absl::StrCat("from ", row.achieved_launches, " of ", row.launches,
+                                           " launches; others: ", row.achieved_reason);
+      } else {
+        row.achieved_reason.clear();
+      }
+      std::vector<std::string> caveats;
+      if (row.launches_from_shared > 0) {
+        caveats.push_back(absl::StrCat(
+            row.launches_from_shared, " of ", row.achieved_launches,
+            " launches had no PM sample of their own, only samples shared with other kernels: "
+            "the achieved figure includes those kernels"));
+      } else if (row.shared_time_fraction > 0.1) {
+        caveats.push_back(absl::StrFormat(
+            "%.0f%% of its sampled time is in samples shared with other kernels, left out of "
+            "the achieved figure",
+            row.shared_time_fraction * 100));
+      }
+      if (row.above_limit > 0) {
+        caveats.push_back(absl::StrFormat(
+            "%u PM sample%s above the %.0f warps per SM %s (another kernel ran in %s), capped to "
+            "it",
+            row.above_limit, row.above_limit == 1 ? "" : "s", a.limit.per_sm,
+            a.limit.theoretical ? "its theoretical occupancy allows" : "an SM holds",
+            row.above_limit == 1 ? "it" : "them"));
+      }
+      if (row.time_weighted) {
+        caveats.push_back(absl::StrCat(
+            "the PM metric set lacks ", kMetricSmCyclesActive,
+            ": samples are weighted by time, not by active cycles, so a long tail (few SMs "
+            "busy) reads lower than Nsight Compute's figure"));
+      }
+      for (const std::string& c : caveats) {
+        if (!row.achieved_reason.empty()) absl::StrAppend(&row.achieved_reason, "; ");
+        absl::StrAppend(&row.achieved_reason, c);
+      }
+    }
+    const DeviceInfo* device = nullptr;
+    for (const DeviceInfo& d : in.devices) {
+      if (d.id == row.device_id) device = &d;
+    }
+    if (!row.launch_known) {
+      row.theoretical_error = "launch configuration not in the trace";
+    } else if (device == nullptr) {
+      row.theoretical_error = absl::StrCat("device ", row.device_id, " not described in the trace");
+    } else {
+      auto t = ComputeTheoreticalOccupancy(*device, row.launch);
+      if (t.ok()) {
+        row.theoretical = *t;
+        row.advice = AdviseOccupancy(*device, row.launch, *t);
+      } else {
+        row.theoretical_error = std::string(t.status().message());
+      }
+    }
+  }
+  std::stable_sort(
+      report.rows.begin(), report.rows.end(),
+      [](const OccupancyRow& a, const OccupancyRow& b) { return a.total_ns > b.total_ns; });
+  if (options.top > 0 && report.rows.size() > static_cast<size_t>(options.top)) {
+    report.rows.resize(options.top);
+  }
+  return report;
+}
+
+std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat format) {
+  const bool text = format == OutputFormat::kTable;
+  std::vector<Table::Column> columns = {{"kernel"},
+                                        {"device", true},
+                                        {"grid", true},
+                                        {"block", true},
+                                        {"regs", true},
+                                        {"smem_per_block", true},
+                                        {"launches", true},
+                                        {text ? "total_time" : "total_ns", true},
+                                        {"theoretical_pct", true},
+                                        {"blocks_per_sm", true},
+                                        {"limiter"},
+                                        {"achieved_pct", true},
+                                        {"gap_pts", true},
+                                        {"samples", true},
+                                        {"shared_samples", true},
+                                        {"shared_pct", true},
+                                        {"above_limit", true}};
+  if (!text) {
+    columns.push_back({"launches_from_shared", true});
+    columns.push_back({"note"});
+    columns.push_back({"advice"});
+  } else {
+    columns.push_back({"see"});
+  }
+  Table table(columns);
+  std::vector<std::string> footnotes;
+  bool any_from_shared = false;
+  for (const OccupancyRow& row : report.rows) {
+    // Cells are built in place: moving one in makes GCC 12 warn falsely (-Wmaybe-uninitialized).
+    std::vector<Cell> cells;
+    cells.emplace_back(ShortKernelName(row.name, text));
+    cells.emplace_back(row.device_id);
+    if (row.launch_known) {
+      cells.emplace_back(Dims(row.launch.grid_x, row.launch.grid_y, row.launch.grid_z));
+      cells.emplace_back(Dims(row.launch.block_x, row.launch.block_y, row.launch.block_z));
+      cells.emplace_back(row.launch.registers_per_thread);
+      cells.emplace_back(text ? Cell(FormatBytes(row.launch.shared_memory_per_block()))
+                              : Cell(row.launch.shared_memory_per_block()));
+    } else {
+      for (int i = 0; i < 4; ++i) cells.emplace_back();
+    }
+    cells.emplace_back(row.launches);
+    cells.emplace_back(text ? Cell(FormatDuration(row.total_ns)) : Cell(row.total_ns));
+    if (row.theoretical) {
+      cells.emplace_back(PercentCell(row.theoretical->occupancy));
+      cells.emplace_back(row.theoretical->blocks_per_sm);
+      cells.emplace_back(LimiterNames(row.theoretical->limiters & ~kLimitBarriers));
+    } else {
+      cells.emplace_back(text ? Cell("n/a") : Cell());
+      cells.emplace_back();
+      cells.emplace_back();
+    }
+    if (std::isnan(row.achieved)) {
+      cells.emplace_back(text ? Cell("n/a") : Cell());
+      cells.emplace_back();
+    } else {
+      // "*": the figure rests on samples shared with other kernels (a footnote says so).
+      if (text && row.launches_from_shared > 0) {
+        cells.emplace_back(absl::StrFormat("%.1f*", std::round(row.achieved * 1000.0) / 10.0));
+        any_from_shared = true;
+      } else {
+        cells.emplace_back(PercentCell(row.achieved));
+      }
+      cells.emplace_back(row.theoretical ? PercentCell(row.theoretical->occupancy - row.achieved)
+                                         : Cell());
+    }
+    cells.emplace_back(row.samples);
+    cells.emplace_back(row.shared_samples);
+    cells.emplace_back(std::isnan(row.achieved) ? Cell() : PercentCell(row.shared_time_fraction));
+    cells.emplace_back(std::isnan(row.achieved) ? Cell() : Cell(row.above_limit));
+    if (!text) {
+      cells.emplace_back(std::isnan(row.achieved) ? Cell() : Cell(row.launches_from_shared));
+    }
+    std::vector<std::string> notes;
+    if (!row.theoretical_error.empty()) notes.push_back(row.theoretical_error);
+    if (!row.achieved_reason.empty()) notes.push_back(row.achieved_reason);
+    std::vector<std::string> advice;
+    for (const OccupancyAdvice& a : row.advice) advice.push_back(a.text);
+    if (text) {
+      std::vector<std::string> refs;
+      for (const std::string& n : notes) {
+        footnotes.push_back(n);
+        refs.push_back(absl::StrCat("[", footnotes.size(), "]"));
+      }
+      for (const std::string& n : advice) {
+        footnotes.push_back(n);
+        refs.push_back(absl::StrCat("[", footnotes.size(), "]"));
+      }
+      cells.emplace_back(absl::StrJoin(refs, ""));
+    } else {
+      cells.emplace_back(absl::StrJoin(notes, " | "));
+      cells.emplace_back(absl::StrJoin(advice, " | "));
+    }
+    table.AddRow(std::move(cells));
+  }
+  if (!text) return table.Render(format);
+  std::string out;
+  if (report.rows.empty()) return "warpscope: no kernels match\n";
+  out = table.RenderText();
+  if (!report.has_pm_samples && !report.pm_samples_unavailable.empty()) {
+    absl::StrAppend(&out, "\nachieved occupancy needs PM samples, and ",
+                    report.pm_samples_unavailable, "\n");
+  } else if (!report.has_pm_samples) {
+    absl::StrAppend(&out,
+                    "\nachieved occupancy needs PM samples: record with `warpscope record --pm-sampling`\n");
+  }
+  if (any_from_shared) {
+    absl::StrAppend(&out,
+                    "\n* measured only on PM samples shared with other kernels: includes their "
+                    "warps\n");
+  }
+  if (!footnotes.empty()) out += "\n";
+  for (size_t i = 0; i < footnotes.size(); ++i) {
+    absl::StrAppend(&out, "[", i + 1, "] ", footnotes[i], "\n");
+  }
+  return out;
+}
+
+}  // namespace warpscope

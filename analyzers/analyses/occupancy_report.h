@@ -1,0 +1,61 @@
+// The `warpscope occupancy` report: per kernel name and launch configuration, theoretical
+// occupancy (CUDA's calculator) next to achieved occupancy (PM samples), the gap and advice.
+#ifndef WARPSCOPE_ANALYZERS_ANALYSES_OCCUPANCY_REPORT_H_
+#define WARPSCOPE_ANALYZERS_ANALYSES_OCCUPANCY_REPORT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analyzers/analyses/occupancy.h"
+#include "analyzers/render/output.h"
+#include "analyzers/analyses/pm_attribution.h"
+
+namespace warpscope {
+
+struct OccupancyReportOptions {
+  std::string kernel_regex;  // RE2, searched in the demangled name; empty = all
+  int top = 0;               // rows to keep after ranking by total time; 0 = all
+};
+
+struct OccupancyRow {
+  std::string name;
+  uint32_t device_id = 0;
+  LaunchConfig launch;  // a copy (id 0 when the launch config was unknown)
+  bool launch_known = false;
+  uint32_t launches = 0;
+  uint64_t total_ns = 0;
+  std::optional<TheoreticalOccupancy> theoretical;
+  std::string theoretical_error;  // why theoretical is missing
+  double achieved = kNaN;         // 0..1, weighted over launches with an estimate
+  uint32_t achieved_launches = 0;
+  uint32_t samples = 0;
+  uint32_t shared_samples = 0;        // samples that also covered a kernel of another row
+  uint32_t launches_from_shared = 0;  // launches measured on shared samples only
+  uint32_t above_limit = 0;           // samples above the theoretical warps per SM, capped
+  bool time_weighted = false;         // some launch had no active-cycle weights
+  double shared_time_fraction = 0;  // over launches with samples, duration-weighted
+  std::string achieved_reason;      // why achieved is NaN (or a caveat)
+  std::vector<OccupancyAdvice> advice;
+};
+
+struct OccupancyReport {
+  std::vector<OccupancyRow> rows;  // ranked by total time
+  uint32_t kernels_matched = 0;
+  bool has_pm_samples = false;
+  std::string pm_samples_unavailable;  // why raw PM samples could not be evaluated, or ""
+
+};
+
+absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
+                                                     const OccupancyReportOptions& options);
+
+// Table (text): rows, then numbered advice and reasons below. CSV: one row per line, advice
+// joined with " | ". JSON: an array of row objects.
+std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat format);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_ANALYSES_OCCUPANCY_REPORT_H_

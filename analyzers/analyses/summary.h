@@ -1,0 +1,156 @@
+// `warpscope summary`: per-device kernel and memory-operation statistics, CUDA API
+// statistics, NVTX ranges with the GPU work launched inside them, and GPU busy/idle time, for
+// one trace or several (one per rank) with a combined view. Columns follow Nsight Systems'
+// cuda_gpu_kern_sum / cuda_api_sum / nvtx_gpu_proj_sum / nvtx_kern_sum reports.
+#ifndef WARPSCOPE_ANALYZERS_ANALYSES_SUMMARY_H_
+#define WARPSCOPE_ANALYZERS_ANALYSES_SUMMARY_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analyzers/analyses/nvtx_projection.h"
+#include "analyzers/render/output.h"
+#include "analyzers/model/trace_model.h"
+
+namespace warpscope {
+
+// Count, total, average, median, extremes and sample standard deviation of durations (ns).
+struct DurationStats {
+  uint64_t count = 0;
+  uint64_t total_ns = 0;
+  uint64_t min_ns = 0;
+  uint64_t max_ns = 0;
+  double avg_ns = 0;
+  double median_ns = 0;  // mean of the two middle values for an even count
+  double stddev_ns = 0;  // sample standard deviation (n - 1); 0 for fewer than 2 values
+
+  // Sorts `durations` in place.
+  static DurationStats Of(std::vector<uint64_t>& durations);
+};
+
+// One row of the kernel or API tables: all instances sharing a name.
+struct NamedDurations {
+  std::string name;
+  DurationStats time;
+  double time_percent = 0;  // of the table's total time
+};
+
+// One row of the memory table: one operation kind ("[CUDA memcpy HtoD]", "[CUDA memset]").
+struct MemoryOperationSummary {
+  std::string operation;
+  DurationStats time;
+  double time_percent = 0;
+  uint64_t total_bytes = 0;
+  uint64_t min_bytes = 0;
+  uint64_t max_bytes = 0;
+  double avg_bytes = 0;
+};
+
+// GPU activity (kernels, memcpy, memset) on one device, from its first start to its last end.
+struct GpuBusy {
+  uint64_t begin_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t busy_ns = 0;  // union of activity intervals
+  uint64_t idle_ns = 0;  // span - busy
+  uint64_t gaps = 0;     // idle stretches between activities
+  uint64_t longest_gap_ns = 0;
+  uint64_t span_ns() const { return end_ns - begin_ns; }
+};
+
+// One kernel name or memory operation launched inside an NVTX range group (nvtx-kernels).
+struct NvtxWorkSummary {
+  std::string name;
+  GpuWorkTotals time;
+  double range_percent = 0;  // of the range group's GPU time
+};
+
+// One row of the NVTX table: the instances of one range (domain, path, thread) with their
+// host time and the GPU work launched inside them (nvtx_projection.h).
+struct NvtxRangeSummary {
+  std::string domain;
+  std::string name;
+  std::string path;
+  bool all_threads = false;  // the combined view over traces
+  uint32_t os_tid = 0;       // 0 = unknown
+  std::string thread_name;
+  DurationStats cpu;  // host time of the instances
+  uint64_t gpu_time_ns = 0;
+  uint64_t gpu_span_ns = 0;
+  uint64_t kernels = 0;
+  uint64_t copies = 0;
+  uint64_t graph_launches = 0;
+  uint64_t cut_instances = 0;
+  std::vector<NvtxWorkSummary> work;  // by GPU time; filled for the nvtx-kernels report
+  // GPU time over host time; 0 when the host time is 0.
+  double gpu_cpu_ratio() const {
+    return cpu.total_ns == 0 ? 0 : static_cast<double>(gpu_time_ns) / cpu.total_ns;
+  }
+};
+
+struct DeviceSummary {
+  bool all_devices = false;  // the combined view over every trace and device
+  uint32_t device_id = 0;
+  std::string device_name;  // "" when the trace has no Device packet for it
+  std::vector<NamedDurations> kernels;
+  std::vector<MemoryOperationSummary> memory;
+  bool has_busy = false;  // false without GPU activity, and for the combined view
+  GpuBusy busy;
+};
+
+struct TraceSummary {
+  std::string label;  // the trace's path, or "*" for the combined view
+  std::vector<DeviceSummary> devices;
+  std::vector<NamedDurations> api_calls;
+  std::vector<NvtxRangeSummary> nvtx_ranges;
+  // What the GPU projection of NVTX ranges rests on (0 for the combined view).
+  uint64_t api_call_records = 0;
+  uint64_t gpu_records = 0;
+  uint64_t gpu_records_without_api_call = 0;
+};
+
+enum class SummarySort { kTotal, kCount, kAvg, kMax, kName };
+
+struct SummaryOptions {
+  SummarySort sort = SummarySort::kTotal;
+  size_t top = 0;  // rows per table; 0 = all
+  bool kernels = true;
+  bool api = true;
+  bool memory = true;
+  bool nvtx = true;
+  bool nvtx_kernels = false;  // per NVTX range group, the kernels and copies it launched
+  bool idle = true;
+};
+
+// Parses --sort (total|count|avg|max|name) and --report (comma-separated subset of
+// kernels,api,memory,nvtx,nvtx-kernels,idle) into `options`. `total` orders the NVTX table by
+// GPU time (host time breaks ties); `count`, `avg` and `max` by the host time figures.
+absl::Status ParseSummarySort(std::string_view name, SummaryOptions* options);
+absl::Status ParseSummaryReports(std::string_view list, SummaryOptions* options);
+
+// Summarizes one trace. Rows are sorted and cut to options.top.
+TraceSummary SummarizeTrace(const TraceModel& model, std::string label,
+                            const SummaryOptions& options);
+// Summarizes several traces: one TraceSummary per trace, then (for two or more) a combined
+// one labelled "*" whose single DeviceSummary covers every device of every trace.
+std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& models,
+                                          const std::vector<std::string>& labels,
+                                          const SummaryOptions& options);
+
+// Table: sections per trace and device with human durations. CSV: one table per report
+// (with `file` and `device` columns, durations in ns), each preceded by a "# report: NAME"
+// line, separated by blank lines. JSON: one object with an array of rows per report.
+std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputFormat format,
+                          const SummaryOptions& options);
+
+// Lines on what limits the NVTX GPU figures of each trace (GPU work without API records,
+// ranges cut by capture windows), each starting "warpscope: TRACE: ". The table format
+// prints them under the NVTX table; the CLI prints them on stderr for CSV and JSON.
+std::vector<std::string> SummaryNotes(const std::vector<TraceSummary>& summaries,
+                                      const SummaryOptions& options);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_ANALYSES_SUMMARY_H_

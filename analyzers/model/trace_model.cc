@@ -1,0 +1,718 @@
+// Loads a trace into TraceModel tables (see trace_model.h): one pass over TraceReader,
+// converting packets to plain structs and counting what does not add up.
+#include "analyzers/model/trace_model.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "analyzers/model/pm_counter_data.h"
+#include "analyzers/model/trace_limits.h"
+
+namespace warpscope {
+
+// Friend of TraceModel: builds one while the reader streams packets.
+class TraceModelBuilder {
+ public:
+  TraceModelBuilder(TraceReader& reader, const TraceModelOptions& options)
+      : reader_(reader), options_(options) {
+    model_.strings_ = reader.shared_strings();
+    model_.launch_configs_ = std::make_unique<std::deque<LaunchConfig>>();
+  }
+
+  absl::StatusOr<TraceModel> Build();
+
+ private:
+  void Add(const v1::TracePacket& p);
+  void Extend(uint64_t begin, uint64_t end) {
+    if (end < begin) {  // start + duration wrapped around: corrupt values (EndOverflows)
+      ++overflowing_end_events_;
+      end = begin;
+    }
+    if (model_.span.empty) {
+      model_.span = {begin, end, false};
+      return;
+    }
+    model_.span.begin_ns = std::min(model_.span.begin_ns, begin);
+    model_.span.end_ns = std::max(model_.span.end_ns, end);
+  }
+  std::string_view Str(uint64_t id) const { return model_.strings_->Get(id); }
+  const LaunchConfig* Launch(uint64_t id);
+  void AddPcRecords(const v1::PcSampleBatch& b, PcSampleBatch& o);
+  void Count(const std::string& name, uint64_t value, v1::Severity severity,
+             std::string description) {
+    if (value == 0) return;
+    model_.import_counters.push_back({name, value, severity, std::move(description)});
+  }
+
+  TraceReader& reader_;
+  TraceModelOptions options_;
+  TraceModel model_;
+  std::unordered_map<uint64_t, const LaunchConfig*> launch_by_id_;
+  std::unordered_map<uint32_t, size_t> window_by_id_;
+  uint64_t unmatched_window_ends_ = 0;
+  uint64_t orphan_pc_continuations_ = 0;
+  // Cubins arriving in parts (CubinImage.offset/total_bytes): bytes so far, by CRC.
+  struct PartialCubin {
+    std::string bytes;
+    uint64_t total = 0;
+  };
+  std::map<uint64_t, PartialCubin> partial_cubins_;
+  uint64_t incomplete_cubins_ = 0;
+  void AddCubinPart(const v1::CubinImage& c);
+  uint64_t samples_without_set_ = 0;
+  PmCounterDataImporter pm_counter_data_;
+  uint64_t sample_value_mismatches_ = 0;
+  uint64_t overflowing_end_events_ = 0;
+};
+
+void TraceModelBuilder::AddCubinPart(const v1::CubinImage& c) {
+  const uint64_t total = c.total_bytes() != 0 ? c.total_bytes() : c.image().size();
+  if (model_.cubins.count(c.crc()) != 0) return;  // stored once; a repeat adds nothing
+  if (c.offset() == 0 && c.image().size() == total) {
+    model_.cubins[c.crc()] = c.image();
+    partial_cubins_.erase(c.crc());
+    return;
+  }
+  PartialCubin& part = partial_cubins_[c.crc()];
+  if (c.offset() == 0) part = {std::string(), total};
+  // Parts come in order; one that does not continue the bytes so far means a part was lost.
+  if (part.total != total || c.offset() != part.bytes.size()) {
+    part.total = 0;  // poisoned until a new offset-0 part starts it again
+    return;
+  }
+  part.bytes += c.image();
+  if (part.bytes.size() == part.total) {
+    model_.cubins[c.crc()] = std::move(part.bytes);
+    partial_cubins_.erase(c.crc());
+  }
+}
+
+void TraceModelBuilder::AddPcRecords(const v1::PcSampleBatch& b, PcSampleBatch& o) {
+  if (!options_.keep_pc_sample_records) return;
+  o.records.reserve(o.records.size() + b.records_size());
+  for (const v1::PcSampleRecord& r : b.records()) {
+    PcRecord& rec = o.records.emplace_back();
+    rec.cubin_crc = r.cubin_crc();
+    rec.function_name = Str(r.function_name_id());
+    rec.pc_offset = r.pc_offset();
+    rec.correlation_id = r.correlation_id();
+    for (int i = 0; i < r.stall_reason_index_size() && i < r.samples_size(); ++i) {
+      rec.stall_samples.emplace_back(r.stall_reason_index(i), r.samples(i));
+    }
+  }
+}
+
+const LaunchConfig* TraceModelBuilder::Launch(uint64_t id) {
+  if (id == 0) return nullptr;
+  auto it = launch_by_id_.find(id);
+  if (it != launch_by_id_.end()) return it->second;
+  const v1::LaunchConfig* src = reader_.FindLaunchConfig(id);
+  if (src == nullptr) return nullptr;  // counted by the reader
+  LaunchConfig& c = model_.launch_configs_->emplace_back();
+  c.id = src->id();
+  c.grid_x = src->grid_x();
+  c.grid_y = src->grid_y();
+  c.grid_z = src->grid_z();
+  c.block_x = src->block_x();
+  c.block_y = src->block_y();
+  c.block_z = src->block_z();
+  c.cluster_x = src->cluster_x();
+  c.cluster_y = src->cluster_y();
+  c.cluster_z = src->cluster_z();
+  c.registers_per_thread = src->registers_per_thread();
+  c.static_shared_memory = src->static_shared_memory();
+  c.dynamic_shared_memory = src->dynamic_shared_memory();
+  c.local_memory_per_thread = src->local_memory_per_thread();
+  c.shared_memory_executed = src->shared_memory_executed();
+  c.shared_memory_config = src->shared_memory_config();
+  c.shared_memory_carveout_requested = src->shared_memory_carveout_requested();
+  c.shmem_limit_config = src->shmem_limit_config();
+  launch_by_id_[id] = &c;
+  return &c;
+}
+
+void TraceModelBuilder::Add(const v1::TracePacket& p) {
+  TraceModel& m = model_;
+  switch (p.data_case()) {
+    case v1::TracePacket::kDevice: {
+      const v1::Device& d = p.device();
+      DeviceInfo& o = m.devices.emplace_back();
+      o.id = d.id();
+      o.name = d.name();
+      o.compute_capability_major = d.compute_capability_major();
+      o.compute_capability_minor = d.compute_capability_minor();
+      o.sm_count = d.sm_count();
+      o.max_warps_per_sm = d.max_warps_per_sm();
+      o.max_blocks_per_sm = d.max_blocks_per_sm();
+      o.max_threads_per_block = d.max_threads_per_block();
+      o.max_registers_per_sm = d.max_registers_per_sm();
+      o.max_registers_per_block = d.max_registers_per_block();
+      o.max_shared_memory_per_sm = d.max_shared_memory_per_sm();
+      o.max_shared_memory_per_block = d.max_shared_memory_per_block();
+      o.max_shared_memory_per_block_optin = d.max_shared_memory_per_block_optin();
+      o.reserved_shared_memory_per_block = d.reserved_shared_memory_per_block();
+      o.threads_per_warp = d.threads_per_warp();
+      o.core_clock_khz = d.core_clock_khz();
+      o.global_memory_bytes = d.global_memory_bytes();
+      o.global_memory_bandwidth_kbps = d.global_memory_bandwidth_kbps();
+      o.l2_cache_bytes = d.l2_cache_bytes();
+      o.uuid = d.uuid();
+      o.pci_bus_id = d.pci_bus_id();
+      o.register_allocation_unit = d.register_allocation_unit();
+      o.shared_memory_allocation_unit = d.shared_memory_allocation_unit();
+      break;
+    }
+    case v1::TracePacket::kContext: {
+      const v1::ContextInfo& c = p.context();
+      m.contexts.push_back({c.id(), c.device_id(), c.is_green(), c.sm_count()});
+      break;
+    }
+    case v1::TracePacket::kThread: {
+      const v1::ThreadInfo& t = p.thread();
+      m.threads.push_back({t.id(), t.cupti_thread_id(), t.os_tid(), t.name()});
+      break;
+    }
+    case v1::TracePacket::kKernel: {
+      const v1::KernelEvent& k = p.kernel();
+      KernelEvent& o = m.kernels.emplace_back();
+      o.name = Str(k.name_id());
+      o.mangled_name = Str(k.mangled_name_id());
+      o.launch = Launch(k.launch_config_id());
+      o.start_ns = k.start_ns();
+      o.duration_ns = k.duration_ns();
+      o.device_id = k.device_id();
+      o.context_id = k.context_id();
+      o.stream_id = k.stream_id();
+      o.correlation_id = k.correlation_id();
+      o.graph_id = k.graph_id();
+      o.graph_node_id = k.graph_node_id();
+      o.grid_id = k.grid_id();
+      Extend(o.start_ns, o.end_ns());
+      break;
+    }
+    case v1::TracePacket::kMemcpy: {
+      const v1::MemcpyEvent& c = p.memcpy();
+      MemcpyEvent& o = m.memcpys.emplace_back();
+      o.copy_kind = c.copy_kind();
+      o.src_kind = c.src_kind();
+      o.dst_kind = c.dst_kind();
+      o.bytes = c.bytes();
+      o.start_ns = c.start_ns();
+      o.duration_ns = c.duration_ns();
+      o.device_id = c.device_id();
+      o.context_id = c.context_id();
+      o.stream_id = c.stream_id();
+      o.correlation_id = c.correlation_id();
+      o.is_async = c.is_async();
+      o.src_device_id = c.src_device_id();
+      o.dst_device_id = c.dst_device_id();
+      o.graph_node_id = c.graph_node_id();
+      Extend(o.start_ns, o.end_ns());
+      break;
+    }
+    case v1::TracePacket::kMemset: {
+      const v1::MemsetEvent& s = p.memset();
+      MemsetEvent& o = m.memsets.emplace_back();
+      o.value = s.value();
+      o.bytes = s.bytes();
+      o.memory_kind = s.memory_kind();
+      o.start_ns = s.start_ns();
+      o.duration_ns = s.duration_ns();
+      o.device_id = s.device_id();
+      o.context_id = s.context_id();
+      o.stream_id = s.stream_id();
+      o.correlation_id = s.correlation_id();
+      o.is_async = s.is_async();
+      Extend(o.start_ns, o.end_ns());
+      break;
+    }
+    case v1::TracePacket::kSynchronization: {
+      const v1::SyncEvent& s = p.synchronization();
+      m.syncs.push_back({s.kind(), s.start_ns(), s.duration_ns(), s.context_id(), s.stream_id(),
+                         s.cuda_event_id(), s.correlation_id(), s.thread_id()});
+      Extend(s.start_ns(), s.start_ns() + s.duration_ns());
+      break;
+    }
+    case v1::TracePacket::kApiCall: {
+      const v1::ApiCallEvent& a = p.api_call();
+      m.api_calls.push_back({a.domain(), Str(a.name_id()), a.start_ns(), a.duration_ns(),
+                             a.thread_id(), a.correlation_id(), a.result(), a.callback_id()});
+      Extend(a.start_ns(), a.start_ns() + a.duration_ns());
+      break;
+    }
+    case v1::TracePacket::kGraphLaunch: {
+      const v1::GraphLaunchEvent& g = p.graph_launch();
+      m.graph_launches.push_back({g.graph_id(), g.start_ns(), g.duration_ns(), g.device_id(),
+                                  g.context_id(), g.stream_id(), g.correlation_id()});
+      Extend(g.start_ns(), g.start_ns() + g.duration_ns());
+      break;
+    }
+    case v1::TracePacket::kOverhead: {
+      const v1::OverheadEvent& o = p.overhead();
+      m.overheads.push_back({Str(o.kind_id()), o.start_ns(), o.duration_ns(), o.thread_id()});
+      Extend(o.start_ns(), o.start_ns() + o.duration_ns());
+      break;
+    }
+    case v1::TracePacket::kNvtxRange: {
+      const v1::NvtxRangeEvent& r = p.nvtx_range();
+      m.nvtx_ranges.push_back({Str(r.name_id()), Str(r.domain_id()), r.category(), r.color(),
+                               r.start_ns(), r.duration_ns(), r.thread_id(), r.end_thread_id(),
+                               r.is_push_pop(), r.depth()});
+      Extend(r.start_ns(), r.start_ns() + r.duration_ns());
+      break;
+    }
+    case v1::TracePacket::kNvtxMark: {
+      const v1::NvtxMarkEvent& k = p.nvtx_mark();
+      m.nvtx_marks.push_back({Str(k.name_id()), Str(k.domain_id()), k.category(), k.color(),
+                              k.timestamp_ns(), k.thread_id()});
+      Extend(k.timestamp_ns(), k.timestamp_ns());
+      break;
+    }
+    case v1::TracePacket::kPmMetricSet: {
+      const v1::PmMetricSet& s = p.pm_metric_set();
+      m.pm_metric_sets.push_back({s.id(),
+                                  s.device_id(),
+                                  {s.metric_names().begin(), s.metric_names().end()},
+                                  s.interval_ns(),
+                                  s.chip_name(),
+                                  s.counter_availability()});
+      break;
+    }
+    case v1::TracePacket::kPmCounterData: {
+      const v1::PmCounterData& d = p.pm_counter_data();
+      pm_counter_data_.Add(m.FindPmMetricSet(d.metric_set_id()), d);
+      for (int i = 0; i < d.start_ns_size() && i < d.duration_ns_size(); ++i) {
+        Extend(d.start_ns(i), d.start_ns(i) + d.duration_ns(i));
+      }
+      break;
+    }
+    case v1::TracePacket::kPmSample: {
+      const v1::PmSample& s = p.pm_sample();
+      m.pm_samples.push_back({s.metric_set_id(),
+                              s.start_ns(),
+                              s.duration_ns(),
+                              {s.values().begin(), s.values().end()}});
+      const PmMetricSet* set = m.FindPmMetricSet(s.metric_set_id());
+      if (set == nullptr) {
+        ++samples_without_set_;
+      } else if (set->metric_names.size() != static_cast<size_t>(s.values_size())) {
+        ++sample_value_mismatches_;
+      }
+      Extend(s.start_ns(), s.start_ns() + s.duration_ns());
+      break;
+    }
+    case v1::TracePacket::kPcStallReasons: {
+      const v1::PcStallReasons& r = p.pc_stall_reasons();
+      PcStallReasons& o = m.pc_stall_reasons.emplace_back();
+      o.device_id = r.device_id();
+      for (int i = 0; i < r.index_size() && i < r.name_size(); ++i) {
+        o.name_by_index[r.index(i)] = r.name(i);
+      }
+      break;
+    }
+    case v1::TracePacket::kPcSamples: {
+      const v1::PcSampleBatch& b = p.pc_samples();
+      // A batch the writer split to fit its chunks continues in packets that only add
+      // records: append them to the batch they belong to.
+      const bool continues = b.continuation() && !m.pc_sample_batches.empty() &&
+                             m.pc_sample_batches.back().device_id == b.device_id() &&
+                             m.pc_sample_batches.back().context_id == b.context_id();
+      if (b.continuation() && !continues) ++orphan_pc_continuations_;
+      PcSampleBatch& o =
+          continues ? m.pc_sample_batches.back() : m.pc_sample_batches.emplace_back();
+      if (continues) {
+        AddPcRecords(b, o);
+        break;
+      }
+      o.device_id = b.device_id();
+      o.context_id = b.context_id();
+      o.timestamp_ns = b.timestamp_ns();
+      o.total_samples = b.total_samples();
+      o.dropped_samples = b.dropped_samples();
+      o.non_user_kernel_samples = b.non_user_kernel_samples();
+      o.hardware_buffer_full = b.hardware_buffer_full();
+      AddPcRecords(b, o);
+      Extend(b.timestamp_ns(), b.timestamp_ns());
+      break;
+    }
+    case v1::TracePacket::kCubin:
+      AddCubinPart(p.cubin());
+      break;
+    case v1::TracePacket::kCaptureWindow: {
+      const v1::CaptureWindowEdge& e = p.capture_window();
+      auto it = window_by_id_.find(e.window_id());
+      if (e.begin()) {
+        window_by_id_[e.window_id()] = m.capture_windows.size();
+        m.capture_windows.push_back({e.window_id(), e.timestamp_ns(), e.trigger(), std::nullopt,
+                                     v1::CAPTURE_TRIGGER_UNKNOWN});
+      } else if (it == window_by_id_.end() || m.capture_windows[it->second].end_ns.has_value()) {
+        ++unmatched_window_ends_;
+      } else {
+        m.capture_windows[it->second].end_ns = e.timestamp_ns();
+        m.capture_windows[it->second].end_trigger = e.trigger();
+      }
+      break;
+    }
+    case v1::TracePacket::kStats: {
+      const v1::Stats& s = p.stats();
+      ++m.stats_packets;
+      m.stats.clear();
+      for (const v1::StatCounter& c : s.counters()) {
+        m.stats.push_back({c.name(), c.value(), c.severity(), {}});
+      }
+      m.stats_final = s.final();
+      break;
+    }
+    case v1::TracePacket::kNotice: {
+      const v1::Notice& n = p.notice();
+      m.notices.push_back({n.timestamp_ns(), n.severity(), n.source(), n.message()});
+      break;
+    }
+    case v1::TracePacket::kEndOfTrace:
+      m.end_of_trace = EndOfTraceInfo{p.end_of_trace().timestamp_ns(), p.end_of_trace().reason()};
+      break;
+    default:
+      // Header (handled from reader.header()), interned definitions (the reader keeps
+      // them) and packets this reader does not know (the reader counts them).
+      break;
+  }
+}
+
+absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
+  TraceModel& m = model_;
+  m.source_name = reader_.name();
+  m.file_size = reader_.file_size();
+  const v1::Header& h = reader_.header();
+  m.header.format_major = h.format_major();
+  m.header.format_minor = h.format_minor();
+  m.header.tool_version = h.tool_version();
+  m.header.pid = h.pid();
+  m.header.ppid = h.ppid();
+  m.header.hostname = h.hostname();
+  m.header.command_line.assign(h.command_line().begin(), h.command_line().end());
+  for (const v1::KeyValue& kv : h.rank_env()) m.header.rank_env.emplace_back(kv.key(), kv.value());
+  m.header.clock_domain = h.clock_domain();
+  m.header.time_base_ns = h.time_base_ns();
+  m.header.unix_time_base_ns = h.unix_time_base_ns();
+  for (const v1::KeyValue& kv : h.config()) m.header.config.emplace_back(kv.key(), kv.value());
+  m.header.producer = h.producer();
+  m.header.cupti_version = h.cupti_version();
+  m.header.cuda_driver_version = h.cuda_driver_version();
+
+  while (true) {
+    absl::StatusOr<const v1::TracePacket*> packet = reader_.Next();
+    if (!packet.ok()) return packet.status();
+    if (*packet == nullptr) break;
+    Add(**packet);
+  }
+
+  pm_counter_data_.Finish(&m);
+
+  // Values no GPU has (trace_limits.h): the analyses leave these out and say why.
+  uint64_t devices_out_of_range = 0, launches_out_of_range = 0, samples_out_of_range = 0;
+  for (const DeviceInfo& d : m.devices) devices_out_of_range += !DeviceLimitsProblem(d).empty();
+  for (const LaunchConfig& l : *m.launch_configs_) {
+    launches_out_of_range += !LaunchConfigProblem(l).empty();
+  }
+  for (const PmSample& s : m.pm_samples) samples_out_of_range += !PmSampleProblem(s).empty();
+
+  m.packet_count = reader_.counters().packets;
+  m.truncation = reader_.truncation();
+  const ReaderCounters& rc = reader_.counters();
+  using v1::SEVERITY_DATA_LOSS;
+  using v1::SEVERITY_ERROR;
+  using v1::SEVERITY_INFO;
+  const TruncationInfo& t = m.truncation;
+  Count("reader.truncated_bytes", t.partial_packet ? t.bytes_lost : 0, SEVERITY_DATA_LOSS,
+        "bytes of an incomplete last packet (the file was cut mid-write)");
+  Count("reader.missing_end_of_trace", t.saw_end_of_trace ? 0 : 1, SEVERITY_DATA_LOSS,
+        "no end-of-trace marker: the process was killed or writing stopped early");
+  Count("reader.packets_after_end_of_trace", t.packets_after_end, SEVERITY_ERROR,
+        "whole packets after the end-of-trace marker");
+  Count("reader.undefined_string_refs", rc.undefined_string_refs, SEVERITY_ERROR,
+        "references to interned strings not defined before use (named <unknown:ID>)");
+  Count("reader.undefined_launch_config_refs", rc.undefined_launch_config_refs, SEVERITY_ERROR,
+        "kernels whose launch configuration was not defined before use");
+  Count("reader.undefined_thread_refs", rc.undefined_thread_refs, SEVERITY_ERROR,
+        "references to threads not defined before use");
+  Count("reader.redefined_ids", rc.redefined_ids, SEVERITY_ERROR,
+        "interned ids defined again with a different value (the last definition wins)");
+  Count("reader.unknown_packets", rc.unknown_packets, SEVERITY_INFO,
+        "packets of a kind this warpscope does not know (newer format minor), skipped");
+  Count("reader.packets_with_unknown_fields", rc.packets_with_unknown_fields, SEVERITY_INFO,
+        "packets with fields this warpscope does not know (newer format minor), ignored");
+  Count("reader.extra_headers", rc.extra_headers, SEVERITY_ERROR,
+        "header packets after the first, ignored");
+  Count("reader.invalid_utf8_strings", rc.invalid_utf8_strings, SEVERITY_INFO,
+        "strings that were not valid UTF-8; each bad byte reads as '?'");
+  Count("reader.newer_format_minor",
+        h.format_major() == kReaderFormatMajor && h.format_minor() > kReaderFormatMinor ? 1 : 0,
+        SEVERITY_INFO, "the file's format minor is newer than this warpscope's; new data skipped");
+  Count("model.pm_samples_without_metric_set", samples_without_set_, SEVERITY_ERROR,
+        "PM samples whose metric set was not defined before them");
+  Count("model.pm_sample_value_count_mismatch", sample_value_mismatches_, SEVERITY_ERROR,
+        "PM samples whose value count differs from their metric set's metric count");
+  const PmCounterDataImporter::Counts& raw = pm_counter_data_.counts();
+  Count("model.pm_raw_samples_evaluated", raw.evaluated, SEVERITY_INFO,
+        "raw PM samples (counter data images) evaluated with CUPTI's host API at load");
+  Count("model.pm_raw_samples_not_evaluated", raw.not_evaluated, SEVERITY_ERROR,
+        m.pm_samples_unavailable.empty() ? std::string("raw PM samples left unevaluated")
+                                         : m.pm_samples_unavailable);
+  Count("model.pm_raw_sample_evaluation_errors", raw.evaluation_errors, SEVERITY_ERROR,
+        "raw PM samples CUPTI could not evaluate (corrupt image or sample index)");
+  Count("model.pm_raw_records_malformed", raw.malformed_records, SEVERITY_ERROR,
+        "raw PM sample records without a metric set (with a chip name) before them or with "
+        "arrays of different lengths");
+  Count("model.pm_raw_samples_superseded", raw.superseded, SEVERITY_INFO,
+        "raw PM samples of metric sets that also have values evaluated by the process "
+        "(those are used)");
+  Count("model.orphan_pc_sample_continuations", orphan_pc_continuations_, SEVERITY_ERROR,
+        "PC sample continuation packets with no batch of the same device and context before "
+        "them (kept as batches of their own)");
+  for (const auto& [crc, part] : partial_cubins_) incomplete_cubins_ += model_.cubins.count(crc) == 0;
+  Count("model.incomplete_cubins", incomplete_cubins_, SEVERITY_DATA_LOSS,
+        "cubins of which some parts are missing (PCs in them cannot be mapped to SASS)");
+  Count("model.unmatched_capture_window_ends", unmatched_window_ends_, SEVERITY_ERROR,
+        "capture-window end edges without a matching begin");
+  Count("model.events_with_overflowing_end", overflowing_end_events_, SEVERITY_ERROR,
+        "events whose end overflows the 64-bit time range");
+  Count("model.devices_out_of_range", devices_out_of_range, SEVERITY_ERROR,
+        "devices with a limit far beyond any GPU's (listed under devices); occupancy is not "
+        "computed for their kernels");
+  Count("model.launch_configs_out_of_range", launches_out_of_range, SEVERITY_ERROR,
+        "launch configurations with a value far beyond CUDA's limits; occupancy is not computed "
+        "for their kernels");
+  Count("model.pm_samples_out_of_range", samples_out_of_range, SEVERITY_ERROR,
+        "PM samples whose end overflows the 64-bit time range or with a value that is not a "
+        "finite number; the analyses skip them");
+  return std::move(model_);
+}
+
+absl::StatusOr<TraceModel> TraceModel::Load(TraceReader& reader, const TraceModelOptions& options) {
+  TraceModelBuilder builder(reader, options);
+  return builder.Build();
+}
+
+absl::StatusOr<TraceModel> TraceModel::Load(const std::string& path,
+                                            const TraceModelOptions& options) {
+  absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  return Load(**reader, options);
+}
+
+const DeviceInfo* TraceModel::FindDevice(uint32_t id) const {
+  for (const DeviceInfo& d : devices) {
+    if (d.id == id) return &d;
+  }
+  return nullptr;
+}
+
+const ContextInfo* TraceModel::FindContext(uint32_t id) const {
+  for (const ContextInfo& c : contexts) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
+const ThreadInfo* TraceModel::FindThread(uint64_t id) const {
+  for (const ThreadInfo& t : threads) {
+    if (t.id == id) return &t;
+  }
+  return nullptr;
+}
+
+const PmMetricSet* TraceModel::FindPmMetricSet(uint32_t id) const {
+  // Backwards: the set a sample refers to is usually the latest one.
+  for (auto it = pm_metric_sets.rbegin(); it != pm_metric_sets.rend(); ++it) {
+    if (it->id == id) return &*it;
+  }
+  return nullptr;
+}
+
+const PcStallReasons* TraceModel::FindPcStallReasons(uint32_t device_id) const {
+  for (auto it = pc_stall_reasons.rbegin(); it != pc_stall_reasons.rend(); ++it) {
+    if (it->device_id == device_id) return &*it;
+  }
+  return nullptr;
+}
+
+const std::string* TraceModel::FindCubin(uint64_t crc) const {
+  auto it = cubins.find(crc);
+  return it == cubins.end() ? nullptr : &it->second;
+}
+
+std::optional<uint32_t> TraceModel::DeviceOfContext(uint32_t context_id) const {
+  const ContextInfo* c = FindContext(context_id);
+  if (c == nullptr) return std::nullopt;
+  return c->device_id;
+}
+
+std::vector<uint32_t> TraceModel::DeviceIds() const {
+  std::set<uint32_t> ids;
+  for (const DeviceInfo& d : devices) ids.insert(d.id);
+  for (const KernelEvent& k : kernels) ids.insert(k.device_id);
+  for (const MemcpyEvent& c : memcpys) ids.insert(c.device_id);
+  for (const MemsetEvent& s : memsets) ids.insert(s.device_id);
+  return {ids.begin(), ids.end()};
+}
+
+v1::Severity TraceModel::WorstSeverity() const {
+  v1::Severity worst = v1::SEVERITY_INFO;
+  for (const auto* list : {&import_counters, &stats}) {
+    for (const StatCounter& c : *list) {
+      if (c.value != 0 && c.severity > worst) worst = c.severity;
+    }
+  }
+  return worst;
+}
+
+std::string_view CopyKindName(v1::CopyKind kind) {
+  switch (kind) {
+    case v1::COPY_KIND_HTOD:
+      return "HtoD";
+    case v1::COPY_KIND_DTOH:
+      return "DtoH";
+    case v1::COPY_KIND_HTOA:
+      return "HtoA";
+    case v1::COPY_KIND_ATOH:
+      return "AtoH";
+    case v1::COPY_KIND_ATOA:
+      return "AtoA";
+    case v1::COPY_KIND_ATOD:
+      return "AtoD";
+    case v1::COPY_KIND_DTOA:
+      return "DtoA";
+    case v1::COPY_KIND_DTOD:
+      return "DtoD";
+    case v1::COPY_KIND_HTOH:
+      return "HtoH";
+    case v1::COPY_KIND_PTOP:
+      return "PtoP";
+    default:
+      return "Unknown";
+  }
+}
+
+std::string_view MemoryKindName(v1::MemoryKind kind) {
+  switch (kind) {
+    case v1::MEMORY_KIND_PAGEABLE:
+      return "Pageable";
+    case v1::MEMORY_KIND_PINNED:
+      return "Pinned";
+    case v1::MEMORY_KIND_DEVICE:
+      return "Device";
+    case v1::MEMORY_KIND_ARRAY:
+      return "Array";
+    case v1::MEMORY_KIND_MANAGED:
+      return "Managed";
+    case v1::MEMORY_KIND_DEVICE_STATIC:
+      return "Device Static";
+    case v1::MEMORY_KIND_MANAGED_STATIC:
+      return "Managed Static";
+    default:
+      return "Unknown";
+  }
+}
+
+std::string_view SyncKindName(v1::SyncKind kind) {
+  switch (kind) {
+    case v1::SYNC_KIND_EVENT:
+      return "Event";
+    case v1::SYNC_KIND_STREAM_WAIT_EVENT:
+      return "Stream Wait Event";
+    case v1::SYNC_KIND_STREAM:
+      return "Stream";
+    case v1::SYNC_KIND_CONTEXT:
+      return "Context";
+    default:
+      return "Unknown";
+  }
+}
+
+std::string_view ApiDomainName(v1::ApiDomain domain) {
+  switch (domain) {
+    case v1::API_DOMAIN_RUNTIME:
+      return "Runtime";
+    case v1::API_DOMAIN_DRIVER:
+      return "Driver";
+    default:
+      return "Unknown";
+  }
+}
+
+std::string_view ClockDomainName(v1::ClockDomain domain) {
+  switch (domain) {
+    case v1::CLOCK_DOMAIN_REALTIME:
+      return "CLOCK_REALTIME";
+    case v1::CLOCK_DOMAIN_MONOTONIC:
+      return "CLOCK_MONOTONIC";
+    case v1::CLOCK_DOMAIN_MONOTONIC_RAW:
+      return "CLOCK_MONOTONIC_RAW";
+    case v1::CLOCK_DOMAIN_SYNTHETIC:
+      return "synthetic";
+    default:
+      return "unspecified";
+  }
+}
+
+std::string_view CaptureTriggerName(v1::CaptureTrigger trigger) {
+  switch (trigger) {
+    case v1::CAPTURE_TRIGGER_PROCESS:
+      return "process";
+    case v1::CAPTURE_TRIGGER_DELAY:
+      return "delay";
+    case v1::CAPTURE_TRIGGER_DURATION:
+      return "duration";
+    case v1::CAPTURE_TRIGGER_PROFILER_API:
+      return "profiler-api";
+    case v1::CAPTURE_TRIGGER_NVTX:
+      return "nvtx";
+    case v1::CAPTURE_TRIGGER_SIGNAL:
+      return "signal";
+    case v1::CAPTURE_TRIGGER_ERROR:
+      return "error";
+    default:
+      return "unknown";
+  }
+}
+
+std::string_view SeverityName(v1::Severity severity) {
+  switch (severity) {
+    case v1::SEVERITY_DATA_LOSS:
+      return "data-loss";
+    case v1::SEVERITY_ERROR:
+      return "error";
+    default:
+      return "info";
+  }
+}
+
+std::string_view EndReasonName(v1::EndReason reason) {
+  switch (reason) {
+    case v1::END_REASON_EXIT:
+      return "exit";
+    case v1::END_REASON_SIGNAL:
+      return "signal";
+    case v1::END_REASON_WRITE_ERROR:
+      return "write-error";
+    case v1::END_REASON_DETACH:
+      return "detach";
+    default:
+      return "unknown";
+  }
+}
+
+std::string KernelDisplayName(const KernelEvent& kernel) {
+  if (!kernel.name.empty()) return std::string(kernel.name);
+  if (!kernel.mangled_name.empty()) return std::string(kernel.mangled_name);
+  return "<unnamed kernel>";
+}
+
+std::string MemcpyOperationName(v1::CopyKind kind) {
+  return absl::StrCat("[CUDA memcpy ", std::string(CopyKindName(kind)), "]");
+}
+
+}  // namespace warpscope

@@ -1,0 +1,438 @@
+// TraceModel: a whole .wst trace loaded into plain C++ tables with interned names resolved,
+// plus the problems met while loading ("import counters"). Analyses (summary, occupancy,
+// tails, ...) read these tables and never touch the protobuf classes.
+//
+// Units everywhere: times and durations are nanoseconds since Header.time_base_ns (the
+// trace's time 0), sizes are bytes. Tables are in file order, which the writer does not
+// promise to be time order: sort when you need time order.
+#ifndef WARPSCOPE_ANALYZERS_MODEL_TRACE_MODEL_H_
+#define WARPSCOPE_ANALYZERS_MODEL_TRACE_MODEL_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analyzers/model/trace_reader.h"
+
+namespace warpscope {
+
+// ---------------------------------------------------------------------------------------
+// Metadata
+
+struct TraceHeader {
+  uint32_t format_major = 0;
+  uint32_t format_minor = 0;
+  std::string tool_version;
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  std::string hostname;
+  std::vector<std::string> command_line;
+  std::vector<std::pair<std::string, std::string>> rank_env;  // RANK, LOCAL_RANK, ...
+  v1::ClockDomain clock_domain = v1::CLOCK_DOMAIN_UNSPECIFIED;
+  uint64_t time_base_ns = 0;       // absolute time of trace time 0, in clock_domain
+  uint64_t unix_time_base_ns = 0;  // ns since the epoch at trace time 0; 0 = unknown
+  std::vector<std::pair<std::string, std::string>> config;  // WARPSCOPE_* as used
+  std::string producer;
+  uint32_t cupti_version = 0;
+  uint32_t cuda_driver_version = 0;
+};
+
+// One GPU (Device packet). Sizes in bytes, registers in 32-bit registers.
+struct DeviceInfo {
+  uint32_t id = 0;
+  std::string name;
+  uint32_t compute_capability_major = 0;
+  uint32_t compute_capability_minor = 0;
+  uint32_t sm_count = 0;
+  uint32_t max_warps_per_sm = 0;
+  uint32_t max_blocks_per_sm = 0;
+  uint32_t max_threads_per_block = 0;
+  uint32_t max_registers_per_sm = 0;
+  uint32_t max_registers_per_block = 0;
+  uint64_t max_shared_memory_per_sm = 0;
+  uint64_t max_shared_memory_per_block = 0;
+  uint64_t max_shared_memory_per_block_optin = 0;
+  uint64_t reserved_shared_memory_per_block = 0;
+  uint32_t threads_per_warp = 0;
+  uint64_t core_clock_khz = 0;
+  uint64_t global_memory_bytes = 0;
+  uint64_t global_memory_bandwidth_kbps = 0;  // KiB/s as CUPTI reports it
+  uint64_t l2_cache_bytes = 0;
+  std::string uuid;
+  uint32_t pci_bus_id = 0;
+  uint32_t register_allocation_unit = 0;       // 0 = architecture default
+  uint32_t shared_memory_allocation_unit = 0;  // 0 = architecture default
+};
+
+struct ContextInfo {
+  uint32_t id = 0;
+  uint32_t device_id = 0;
+  bool is_green = false;
+  uint32_t sm_count = 0;  // SMs of a green context; 0 = all of the device
+};
+
+struct ThreadInfo {
+  uint64_t id = 0;  // the small id events use
+  uint64_t cupti_thread_id = 0;
+  uint32_t os_tid = 0;
+  std::string name;
+};
+
+// Everything that decides a launch's occupancy (LaunchConfig packet).
+struct LaunchConfig {
+  uint64_t id = 0;
+  uint32_t grid_x = 0, grid_y = 0, grid_z = 0;
+  uint32_t block_x = 0, block_y = 0, block_z = 0;
+  uint32_t cluster_x = 0, cluster_y = 0, cluster_z = 0;  // 0 = no clusters
+  uint32_t registers_per_thread = 0;
+  uint32_t static_shared_memory = 0;   // bytes per block
+  uint32_t dynamic_shared_memory = 0;  // bytes per block
+  uint32_t local_memory_per_thread = 0;
+  uint32_t shared_memory_executed = 0;  // bytes per SM the launch ran with
+  uint32_t shared_memory_config = 0;
+  uint32_t shared_memory_carveout_requested = 0;  // percent; 0 = default
+  uint32_t shmem_limit_config = 0;                // 0 = default, 1 = opt-in
+
+  uint64_t threads_per_block() const { return uint64_t{block_x} * block_y * block_z; }
+  uint64_t blocks() const { return uint64_t{grid_x} * grid_y * grid_z; }
+  uint64_t shared_memory_per_block() const {
+    return uint64_t{static_shared_memory} + dynamic_shared_memory;
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// Events. Names are views into the model's string table (valid while the model lives);
+// undefined interned ids read "<unknown:ID>" and are counted in import_counters.
+
+struct KernelEvent {
+  std::string_view name;  // demangled
+  std::string_view mangled_name;
+  const LaunchConfig* launch = nullptr;  // nullptr when the launch config is unknown
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t correlation_id = 0;
+  uint32_t graph_id = 0;  // 0 = not from a graph
+  uint32_t graph_node_id = 0;
+  uint64_t grid_id = 0;
+  uint64_t end_ns() const { return start_ns + duration_ns; }
+};
+
+struct MemcpyEvent {
+  v1::CopyKind copy_kind = v1::COPY_KIND_UNKNOWN;
+  v1::MemoryKind src_kind = v1::MEMORY_KIND_UNKNOWN;
+  v1::MemoryKind dst_kind = v1::MEMORY_KIND_UNKNOWN;
+  uint64_t bytes = 0;
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t correlation_id = 0;
+  bool is_async = false;
+  uint32_t src_device_id = 0;  // peer copies
+  uint32_t dst_device_id = 0;
+  uint32_t graph_node_id = 0;
+  uint64_t end_ns() const { return start_ns + duration_ns; }
+};
+
+struct MemsetEvent {
+  uint32_t value = 0;
+  uint64_t bytes = 0;
+  v1::MemoryKind memory_kind = v1::MEMORY_KIND_UNKNOWN;
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t correlation_id = 0;
+  bool is_async = false;
+  uint64_t end_ns() const { return start_ns + duration_ns; }
+};
+
+// A host thread waiting for the GPU.
+struct SyncEvent {
+  v1::SyncKind kind = v1::SYNC_KIND_UNKNOWN;
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t cuda_event_id = 0;
+  uint32_t correlation_id = 0;
+  uint64_t thread_id = 0;  // ThreadInfo.id; 0 = unknown
+  uint64_t end_ns() const { return start_ns + duration_ns; }
+};
+
+struct ApiCallEvent {
+  v1::ApiDomain domain = v1::API_DOMAIN_UNKNOWN;
+  std::string_view name;
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint64_t thread_id = 0;
+  uint32_t correlation_id = 0;
+  uint32_t result = 0;  // 0 = success
+  uint32_t callback_id = 0;
+  uint64_t end_ns() const { return start_ns + duration_ns; }
+};
+
+struct GraphLaunchEvent {
+  uint32_t graph_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t correlation_id = 0;
+  uint64_t end_ns() const { return start_ns + duration_ns; }
+};
+
+// CUPTI's own overhead.
+struct OverheadEvent {
+  std::string_view kind;
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint64_t thread_id = 0;
+  uint64_t end_ns() const { return start_ns + duration_ns; }
+};
+
+struct NvtxRange {
+  std::string_view name;
+  std::string_view domain;  // "" = the default domain
+  uint32_t category = 0;
+  uint32_t color = 0;  // ARGB; 0 = none
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint64_t thread_id = 0;
+  uint64_t end_thread_id = 0;
+  bool is_push_pop = false;
+  uint32_t depth = 0;
+  uint64_t end_ns() const { return start_ns + duration_ns; }
+};
+
+struct NvtxMark {
+  std::string_view name;
+  std::string_view domain;
+  uint32_t category = 0;
+  uint32_t color = 0;
+  uint64_t timestamp_ns = 0;
+  uint64_t thread_id = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// Sampling
+
+struct PmMetricSet {
+  uint32_t id = 0;
+  uint32_t device_id = 0;
+  std::vector<std::string> metric_names;
+  uint64_t interval_ns = 0;
+  // For raw samples (PmCounterData) evaluated at load time: CUPTI's chip name and the
+  // device's counter availability image (bytes). Empty when the process evaluated them.
+  std::string chip_name;
+  std::string counter_availability;
+};
+
+// Hardware counters over [start_ns, end_ns()] on the metric set's device. `values` follows
+// the set's metric_names (a sample with a different count is kept and counted as a problem).
+struct PmSample {
+  uint32_t metric_set_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  std::vector<double> values;
+  uint64_t end_ns() const { return start_ns + duration_ns; }
+};
+
+struct PcStallReasons {
+  uint32_t device_id = 0;
+  std::map<uint32_t, std::string> name_by_index;  // CUPTI stall reason index -> name
+};
+
+// Samples at one PC of one function (a PcSampleRecord in the file).
+struct PcRecord {
+  uint64_t cubin_crc = 0;
+  std::string_view function_name;  // mangled
+  uint64_t pc_offset = 0;
+  std::vector<std::pair<uint32_t, uint64_t>> stall_samples;  // (stall reason index, samples)
+  uint32_t correlation_id = 0;
+};
+
+// One read of the PC sampling buffer. A batch the writer split over several packets
+// (PcSampleBatch.continuation) is one PcSampleBatch here, with all its records.
+struct PcSampleBatch {
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint64_t timestamp_ns = 0;
+  uint64_t total_samples = 0;
+  uint64_t dropped_samples = 0;
+  uint64_t non_user_kernel_samples = 0;
+  bool hardware_buffer_full = false;
+  std::vector<PcRecord> records;
+};
+
+// ---------------------------------------------------------------------------------------
+// Capture and bookkeeping
+
+// A capture window, from its begin edge to its end edge (two CaptureWindowEdge packets). A
+// window still open when the trace ended has no end.
+struct CaptureWindowRange {
+  uint32_t id = 0;
+  uint64_t begin_ns = 0;
+  v1::CaptureTrigger begin_trigger = v1::CAPTURE_TRIGGER_UNKNOWN;
+  std::optional<uint64_t> end_ns;
+  v1::CaptureTrigger end_trigger = v1::CAPTURE_TRIGGER_UNKNOWN;
+};
+
+struct Notice {
+  uint64_t timestamp_ns = 0;
+  v1::Severity severity = v1::SEVERITY_INFO;
+  std::string source;
+  std::string message;
+};
+
+// A named counter: the writer's and collectors' (Stats packets) or the reader's own
+// (import counters). Names are listed in docs/format.md.
+struct StatCounter {
+  std::string name;
+  uint64_t value = 0;
+  v1::Severity severity = v1::SEVERITY_INFO;
+  std::string description;  // import counters only: what it means, for `info`
+};
+
+struct EndOfTraceInfo {
+  uint64_t timestamp_ns = 0;
+  v1::EndReason reason = v1::END_REASON_UNKNOWN;
+};
+
+// First and last instants covered by events (start of the earliest, end of the latest).
+struct TimeSpan {
+  uint64_t begin_ns = 0;
+  uint64_t end_ns = 0;
+  bool empty = true;  // no timed events at all
+  uint64_t duration_ns() const { return empty ? 0 : end_ns - begin_ns; }
+};
+
+// ---------------------------------------------------------------------------------------
+
+struct TraceModelOptions {
+  // Keep PC sample records (the largest part of a PC-sampling trace). Batches keep their
+  // totals either way.
+  bool keep_pc_sample_records = true;
+};
+
+class TraceModel {
+ public:
+  // Loads the file at `path`. Fails on what TraceReader::Open and Next fail on (not a trace,
+  // newer format, corrupt data); a truncated trace loads, with `truncation` filled in and
+  // import counters saying what was lost.
+  static absl::StatusOr<TraceModel> Load(const std::string& path,
+                                         const TraceModelOptions& options = {});
+  // Loads from a reader that has just been opened (nothing read past the header).
+  static absl::StatusOr<TraceModel> Load(TraceReader& reader,
+                                         const TraceModelOptions& options = {});
+
+  TraceModel(TraceModel&&) = default;
+  TraceModel& operator=(TraceModel&&) = default;
+  TraceModel(const TraceModel&) = delete;  // events point into tables the model owns
+  TraceModel& operator=(const TraceModel&) = delete;
+
+  // Where it came from.
+  std::string source_name;  // the path given to Load
+  uint64_t file_size = 0;   // bytes
+  uint64_t packet_count = 0;
+
+  TraceHeader header;
+  std::vector<DeviceInfo> devices;  // in the order they appear
+  std::vector<ContextInfo> contexts;
+  std::vector<ThreadInfo> threads;
+
+  std::vector<KernelEvent> kernels;
+  std::vector<MemcpyEvent> memcpys;
+  std::vector<MemsetEvent> memsets;
+  std::vector<SyncEvent> syncs;
+  std::vector<ApiCallEvent> api_calls;
+  std::vector<GraphLaunchEvent> graph_launches;
+  std::vector<OverheadEvent> overheads;
+  std::vector<NvtxRange> nvtx_ranges;
+  std::vector<NvtxMark> nvtx_marks;
+  std::vector<PmMetricSet> pm_metric_sets;
+  std::vector<PmSample> pm_samples;  // in-process values, then raw samples evaluated at load
+  // Why raw PM samples (PmCounterData) could not all be evaluated, e.g. no CUPTI on this
+  // machine; empty when all were. The analyses that need PM samples show it.
+  std::string pm_samples_unavailable;
+  std::vector<PcStallReasons> pc_stall_reasons;
+  std::vector<PcSampleBatch> pc_sample_batches;
+  // Module binaries of a PC sampling run (CubinImage), whole, by cuptiGetCubinCrc: the CRC
+  // that PcRecord::cubin_crc refers to. Cubins whose parts did not all reach the file are
+  // left out (counter model.incomplete_cubins).
+  std::map<uint64_t, std::string> cubins;
+  std::vector<CaptureWindowRange> capture_windows;
+  std::vector<Notice> notices;
+
+  // Counters of the last Stats packet (periodic stats are cumulative, so the last one is
+  // the most complete); stats_final says whether it was the final one.
+  std::vector<StatCounter> stats;
+  bool stats_final = false;
+  uint64_t stats_packets = 0;
+
+  std::optional<EndOfTraceInfo> end_of_trace;
+  TruncationInfo truncation;
+  // Problems met while loading (undefined ids, truncation, samples without a metric set,
+  // ...), Perfetto-style: name, value, severity. Only non-zero counters are listed.
+  std::vector<StatCounter> import_counters;
+
+  TimeSpan span;  // over every timed event (GPU and host)
+
+  // Lookups (linear or map; nullptr when absent).
+  const DeviceInfo* FindDevice(uint32_t id) const;
+  const ContextInfo* FindContext(uint32_t id) const;
+  const ThreadInfo* FindThread(uint64_t id) const;
+  const PmMetricSet* FindPmMetricSet(uint32_t id) const;
+  const PcStallReasons* FindPcStallReasons(uint32_t device_id) const;
+  // The cubin (ELF image, as the driver loaded it) that PC records with this cubin_crc come
+  // from, to map their pc_offset to SASS and source lines; nullptr when the trace has none.
+  const std::string* FindCubin(uint64_t crc) const;
+  // The device of a context, or nullopt when the context is unknown.
+  std::optional<uint32_t> DeviceOfContext(uint32_t context_id) const;
+  // Ids of every device that is described or has GPU events, ascending.
+  std::vector<uint32_t> DeviceIds() const;
+  // The worst severity among import counters and stats counters with a non-zero value.
+  v1::Severity WorstSeverity() const;
+
+ private:
+  TraceModel() = default;
+  friend class TraceModelBuilder;
+
+  // Owned storage that the views and pointers in the tables refer to. Held by pointer so
+  // that moving the model keeps them valid.
+  std::shared_ptr<InternedStrings> strings_;
+  std::unique_ptr<std::deque<LaunchConfig>> launch_configs_;
+};
+
+// Names for enum values as users read them ("HtoD", "Pinned", "Stream", "Runtime", ...).
+std::string_view CopyKindName(v1::CopyKind kind);
+std::string_view MemoryKindName(v1::MemoryKind kind);
+std::string_view SyncKindName(v1::SyncKind kind);
+std::string_view ApiDomainName(v1::ApiDomain domain);
+std::string_view ClockDomainName(v1::ClockDomain domain);
+std::string_view CaptureTriggerName(v1::CaptureTrigger trigger);
+std::string_view SeverityName(v1::Severity severity);  // "info", "data-loss", "error"
+std::string_view EndReasonName(v1::EndReason reason);
+
+// How analyses name GPU work, as Nsight Systems does: a kernel by its demangled name (its
+// mangled one when it has none), copies "[CUDA memcpy HtoD]", memsets "[CUDA memset]".
+std::string KernelDisplayName(const KernelEvent& kernel);
+std::string MemcpyOperationName(v1::CopyKind kind);
+inline constexpr std::string_view kMemsetOperationName = "[CUDA memset]";
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_MODEL_TRACE_MODEL_H_

@@ -1,0 +1,351 @@
+// Environment planning and trace description for `warpscope record` (see record.h).
+#include "analyzers/record/record.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analyzers/render/output_path.h"
+#include "analyzers/model/trace_model.h"
+#include "collectors/pc_sampling/pc_sampling_config.h"
+#include "collectors/pm_sampling/pm_sampling_config.h"
+#include "libinject/config.h"
+#include "proto/common/setting_error.h"
+#include "proto/writer/trace_writer.h"
+
+namespace warpscope {
+namespace {
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string Dirname(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// Each record flag that becomes one WARPSCOPE_* variable. `value` is the request field copied
+// into the variable as typed (null: set by hand in BuildRecordPlan); `flag` is how errors
+// about the variable name it.
+struct RecordFlagVariable {
+  const char* flag;
+  const char* variable;
+  std::optional<std::string> RecordRequest::*value;
+};
+constexpr RecordFlagVariable kRecordFlagVariables[] = {
+    {"-o/--output", "WARPSCOPE_OUTPUT", &RecordRequest::output},
+    {"-c/--capture-range", "WARPSCOPE_CAPTURE_RANGE", nullptr},
+    {"-y/--delay", "WARPSCOPE_DELAY", &RecordRequest::delay},
+    {"-d/--duration", "WARPSCOPE_DURATION", &RecordRequest::duration},
+    {"-p/--nvtx-capture", "WARPSCOPE_NVTX_CAPTURE", &RecordRequest::nvtx_capture},
+    {"--capture-range-end", "WARPSCOPE_CAPTURE_RANGE_END", &RecordRequest::capture_range_end},
+    {"-t/--trace", "WARPSCOPE_TRACE", &RecordRequest::trace},
+    {"--capture-signal", "WARPSCOPE_CAPTURE_SIGNAL", &RecordRequest::capture_signal},
+    {"--flush-interval-ms", "WARPSCOPE_FLUSH_INTERVAL_MS", &RecordRequest::flush_interval_ms},
+    {"--buffer-size-mb", "WARPSCOPE_BUFFER_SIZE_MB", &RecordRequest::buffer_size_mb},
+    {"--device-buffer-mb", "WARPSCOPE_DEVICE_BUFFER_MB", &RecordRequest::device_buffer_mb},
+    {"--log-level", "WARPSCOPE_LOG_LEVEL", &RecordRequest::log_level},
+    {"--pm-interval", "WARPSCOPE_PM_INTERVAL", &RecordRequest::pm_interval},
+    {"--pm-metrics", "WARPSCOPE_PM_METRICS", &RecordRequest::pm_metrics},
+    {"--pm-buffer", "WARPSCOPE_PM_BUFFER", &RecordRequest::pm_buffer},
+    {"--pc-period", "WARPSCOPE_PC_PERIOD", &RecordRequest::pc_period},
+};
+
+std::string_view RecordFlagFor(std::string_view variable) {
+  for (const RecordFlagVariable& fv : kRecordFlagVariables) {
+    if (variable == fv.variable) return fv.flag;
+  }
+  return variable;
+}
+
+}  // namespace
+
+absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
+                                           const std::map<std::string, std::string>& current_env,
+                                           const std::string& shim_path, uint32_t launcher_pid,
+                                           uint64_t start_ns) {
+  if (r.command.empty()) {
+    return absl::InvalidArgumentError(
+        "record needs a command to run, e.g. `warpscope record -o run.wst -- ./app args`");
+  }
+  if (r.output && r.output->empty()) {
+    return absl::InvalidArgumentError("-o/--output needs a file name");
+  }
+  RecordPlan plan;
+  auto& env = plan.env;
+  for (const RecordFlagVariable& fv : kRecordFlagVariables) {
+    if (fv.value != nullptr && (r.*fv.value).has_value()) env[fv.variable] = *(r.*fv.value);
+  }
+  if (r.force_overwrite) env["WARPSCOPE_FORCE_OVERWRITE"] = "1";
+  if (r.quiet) env["WARPSCOPE_QUIET"] = "1";
+  // An error about a value names what the user typed: the flag when it came from one, else
+  // the variable exported in the shell.
+  auto flag_error = [](const SettingError& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(e.ForFlag(RecordFlagFor(e.variable)), "; see warpscope record --help"));
+  };
+  auto refused = [&env, &flag_error](const SettingError& e) {
+    if (env.count(e.variable) > 0) return flag_error(e);
+    return absl::InvalidArgumentError(
+        absl::StrCat(e.ForVariable(), " (set in the environment; fix or unset it)"));
+  };
+
+  // -c and -p decide the capture range together: -p alone means nvtx.
+  std::string what;
+  CaptureRange range = CaptureRange::kNone;
+  if (r.capture_range && !ParseCaptureRange(*r.capture_range, &range, &what)) {
+    return flag_error({"WARPSCOPE_CAPTURE_RANGE", *r.capture_range, " is not " + what});
+  }
+  if (r.nvtx_capture) {
+    if (r.capture_range && range != CaptureRange::kNvtx) {
+      return absl::InvalidArgumentError(
+          "-p/--nvtx-capture only applies with -c nvtx (or no -c, which then means nvtx)");
+    }
+    range = CaptureRange::kNvtx;
+  } else if (range == CaptureRange::kNvtx) {
+    return absl::InvalidArgumentError(
+        "-c nvtx needs the range to wait for: -p RANGE or -p RANGE@DOMAIN");
+  }
+  // Also `-c none`, so that it overrides a WARPSCOPE_CAPTURE_RANGE exported in the shell.
+  if (r.capture_range || range != CaptureRange::kNone) {
+    env["WARPSCOPE_CAPTURE_RANGE"] = std::string(CaptureRangeName(range));
+  }
+  if (r.capture_range_end) {
+    CaptureRangeEnd end;
+    uint32_t windows = 0;
+    if (!ParseCaptureRangeEnd(*r.capture_range_end, &end, &windows, &what)) {
+      return flag_error({"WARPSCOPE_CAPTURE_RANGE_END", *r.capture_range_end, " is not " + what});
+    }
+    if (range == CaptureRange::kNone && end == CaptureRangeEnd::kRepeat) {
+      return absl::InvalidArgumentError(
+          "--capture-range-end repeat needs -c cudaProfilerApi, nvtx or signal");
+    }
+  }
+  if ((r.pm_interval || r.pm_metrics || r.pm_buffer) && !r.pm_sampling) {
+    return absl::InvalidArgumentError(
+        "--pm-interval, --pm-metrics and --pm-buffer need --pm-sampling");
+  }
+  if (r.pm_sampling) {
+    env["WARPSCOPE_PM_SAMPLING"] = "1";
+    // Same parser as the collector, so the launcher refuses what the library would.
+    PmSamplingConfig pm;
+    SettingError pm_error;
+    auto pm_env = [&env](std::string_view name) -> std::string {
+      auto it = env.find(std::string(name));
+      return it == env.end() ? std::string() : it->second;
+    };
+    if (!LoadPmSamplingConfig(pm_env, &pm, &pm_error)) return refused(pm_error);
+  }
+
+  if (r.pc_period && !r.pc_sampling) {
+    return absl::InvalidArgumentError("--pc-period needs --pc-sampling");
+  }
+  if (r.pc_sampling && r.pm_sampling) {
+    // The library would keep PM sampling and drop PC sampling (one line, a Notice); on the
+    // command line the choice is the user's.
+    return absl::InvalidArgumentError(
+        "--pc-sampling and --pm-sampling cannot share the GPU (PC sampling cannot start "
+        "while PM sampling holds the counters); record them in two runs");
+  }
+  if (r.pc_sampling) {
+    env["WARPSCOPE_PC_SAMPLING"] = "1";
+    PcSamplingConfig pc;
+    SettingError pc_error;
+    auto pc_env = [&env, &current_env](std::string_view name) -> std::string {
+      auto it = env.find(std::string(name));
+      if (it != env.end()) return it->second;
+      auto exported = current_env.find(std::string(name));
+      return exported == current_env.end() ? std::string() : exported->second;
+    };
+    if (!LoadPcSamplingConfig(pc_env, &pc, &pc_error)) return refused(pc_error);
+  }
+
+  // Whole-configuration check with the library's parser: the child sees exactly these
+  // values (plus any WARPSCOPE_* the user exported, which the flags override).
+  std::map<std::string, std::string> merged;
+  for (const auto& [k, v] : current_env) {
+    if (k.rfind("WARPSCOPE_", 0) == 0) merged[k] = v;
+  }
+  for (const auto& [k, v] : env) merged[k] = v;
+  Config config;
+  SettingError error;
+  auto getenv_fn = [&merged](const char* name) -> const char* {
+    auto it = merged.find(name);
+    return it == merged.end() ? nullptr : it->second.c_str();
+  };
+  if (!ParseConfig(getenv_fn, &config, &error)) return refused(error);
+
+  // The trace file: -o, else an exported WARPSCOPE_OUTPUT, else the default; likewise -f.
+  plan.output_pattern = config.output_pattern;
+  plan.force_overwrite = config.force_overwrite;
+  plan.output_name =
+      r.output || merged.count("WARPSCOPE_OUTPUT") == 0 ? "-o/--output" : "WARPSCOPE_OUTPUT";
+  // A pattern that names a directory would become a hidden DIR/.wst, or DIR.wst beside it.
+  const std::string& pattern = plan.output_pattern;
+  const std::string last_component = pattern.substr(pattern.rfind('/') + 1);
+  if (last_component.empty() || last_component == "." || last_component == ".." ||
+      (pattern.find('%') == std::string::npos && IsDirectory(pattern))) {
+    std::string dir = pattern;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    return absl::InvalidArgumentError(absl::StrCat(
+        plan.output_name, " ", QuoteValue(pattern), " names a directory; name a file in it, e.g. ",
+        QuoteValue(absl::StrCat(dir == "/" ? "" : dir, "/run.wst"))));
+  }
+  // The pattern's syntax; the name itself is checked once the program's pid is known.
+  if (absl::StatusOr<std::string> name = ExpectedTracePath(pattern, launcher_pid, "host");
+      !name.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(plan.output_name, ": ", name.status().message()));
+  }
+
+  // Injection: the shim first in LD_PRELOAD (the user's entries kept after it), and both
+  // injection paths pointing at it.
+  auto get = [&current_env](const char* k) -> std::string {
+    auto it = current_env.find(k);
+    return it == current_env.end() ? std::string() : it->second;
+  };
+  std::string preload = get("LD_PRELOAD");
+  env["LD_PRELOAD"] = preload.empty() ? shim_path : shim_path + ":" + preload;
+  for (const char* k : {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"}) {
+    std::string old = get(k);
+    if (!old.empty() && old != shim_path) {
+      plan.warnings.push_back(absl::StrCat("warpscope: ", k, " was ", QuoteValue(old),
+                                           "; replaced by warpscope's library for this run"));
+    }
+    env[k] = shim_path;
+  }
+  env["WARPSCOPE_LAUNCHER_PID"] = std::to_string(launcher_pid);
+  env["WARPSCOPE_START_NS"] = std::to_string(start_ns);
+  return plan;
+}
+
+absl::StatusOr<std::string> FindShim(const std::string& cli_path, const char* env_override) {
+  std::string shim;
+  if (env_override != nullptr && env_override[0] != '\0') {
+    shim = env_override;
+  } else {
+    shim = Dirname(cli_path) + "/../lib/libwarpscope.so";
+  }
+  char resolved[4096];
+  if (realpath(shim.c_str(), resolved) == nullptr) {
+    return absl::NotFoundError(absl::StrCat(
+        "cannot find the warpscope library at ", shim,
+        " (build the warpscope_inject target, or set WARPSCOPE_SHIM=/path/to/libwarpscope.so)"));
+  }
+  shim = resolved;
+  struct stat st;
+  if (::stat(shim.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return absl::NotFoundError(absl::StrCat(
+        shim, " is not a file; set WARPSCOPE_SHIM to the path of libwarpscope.so, or unset it"));
+  }
+  std::string core = Dirname(shim) + "/libwarpscope_core.so";
+  if (!FileExists(core)) {
+    return absl::NotFoundError(absl::StrCat("found ", shim, " but not ", core,
+                                            " beside it; build the warpscope_inject target"));
+  }
+  return shim;
+}
+
+absl::StatusOr<std::string> ExpectedTracePath(const std::string& pattern, uint32_t child_pid,
+                                              const std::string& hostname) {
+  std::string out, error;
+  if (!ExpandOutputPattern(
+          pattern, child_pid, hostname, [](const char* n) { return std::getenv(n); },
+          [](const std::string& p) { return FileExists(p); }, &out, &error)) {
+    // The library's line starts with "warpscope: "; here the CLI adds that.
+    constexpr std::string_view kPrefix = "warpscope: ";
+    if (error.rfind(kPrefix, 0) == 0) error.erase(0, kPrefix.size());
+    return absl::InvalidArgumentError(error);
+  }
+  return out;
+}
+
+absl::StatusOr<bool> CheckTraceDestination(const std::string& path, bool force_overwrite,
+                                           std::string_view output_name) {
+  absl::StatusOr<bool> exists = CheckOutputPath(path, output_name, "run.wst");
+  if (!exists.ok() || !*exists || force_overwrite) return exists;
+  return absl::AlreadyExistsError(
+      absl::StrCat(std::string(output_name), " ", QuoteValue(path),
+                   " exists; pass -f/--force-overwrite to replace it, or choose another name"));
+}
+
+std::string LiteralOutputPattern(const std::string& path) {
+  std::string pattern;
+  for (char c : path) {
+    pattern += c;
+    if (c == '%') pattern += '%';
+  }
+  return pattern;
+}
+
+std::string RecordOutcome(const std::string& path, bool existed_before, uint32_t launcher_pid,
+                          uint64_t start_ns) {
+  const std::string no_trace_reason =
+      "the program did not initialize CUDA, or warpscope stepped aside; see the messages above";
+  if (!FileExists(path)) {
+    return absl::StrCat("warpscope: no trace at ", path, " (", no_trace_reason, ")");
+  }
+  absl::StatusOr<TraceModel> model = TraceModel::Load(path);
+  // The library copies every WARPSCOPE_* variable into the header, and these two are this
+  // launch's own: a file without them (or with another launch's) was not written by this run.
+  bool from_this_run = false;
+  if (model.ok()) {
+    std::string header_launcher, header_start;
+    for (const auto& [key, value] : model->header.config) {
+      if (key == "WARPSCOPE_LAUNCHER_PID") header_launcher = value;
+      if (key == "WARPSCOPE_START_NS") header_start = value;
+    }
+    from_this_run =
+        header_launcher == std::to_string(launcher_pid) && header_start == std::to_string(start_ns);
+  }
+  if (!from_this_run && (existed_before || model.ok())) {
+    return absl::StrCat("warpscope: no trace from this run (", no_trace_reason, "); ", path,
+                        existed_before ? " is the earlier file, left as it was"
+                                       : " was written by another process");
+  }
+  // Created during the run but unreadable: the program was killed before its first write.
+  if (!model.ok()) {
+    return absl::StrCat("warpscope: trace ", path, ": unreadable: ", model.status().message());
+  }
+  uint64_t dropped = 0;
+  for (const StatCounter& c : model->stats) {
+    if (c.name == "cupti.dropped_records" || c.name.rfind("writer.events_dropped", 0) == 0) {
+      dropped += c.value;
+    }
+  }
+  std::string line = absl::StrFormat(
+      "warpscope: trace %s: %d kernels, %d memcpy/memset, %d API calls, %d NVTX ranges, %.3f s "
+      "span, %d dropped",
+      path, model->kernels.size(), model->memcpys.size() + model->memsets.size(),
+      model->api_calls.size(), model->nvtx_ranges.size(), model->span.duration_ns() / 1e9, dropped);
+  if (model->capture_windows.size() > 1 ||
+      (model->capture_windows.size() == 1 &&
+       model->capture_windows[0].begin_trigger != v1::CAPTURE_TRIGGER_PROCESS)) {
+    absl::StrAppend(&line, ", ", model->capture_windows.size(), " capture window(s)");
+  }
+  if (model->truncation.truncated()) absl::StrAppend(&line, " (", model->truncation.Describe(), ")");
+  return line;
+}
+
+int ChildExitCode(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,83 @@
+// `warpscope record`: turns record flags into the environment of the profiled program
+// (WARPSCOPE_* variables, LD_PRELOAD, CUDA/NVTX injection paths) and describes the trace it
+// left. Pure functions here; the fork/exec/wait lives in analyzers/cli/record_command.cc.
+#ifndef WARPSCOPE_ANALYZERS_RECORD_RECORD_H_
+#define WARPSCOPE_ANALYZERS_RECORD_RECORD_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace warpscope {
+
+struct RecordRequest {
+  std::optional<std::string> output;  // -o; unset: WARPSCOPE_OUTPUT, else warpscope_%p.wst
+  bool force_overwrite = false;
+  std::optional<std::string> delay, duration, capture_range, nvtx_capture, capture_range_end,
+      trace, capture_signal, flush_interval_ms, buffer_size_mb, device_buffer_mb, log_level;
+  bool quiet = false;
+  bool pm_sampling = false;  // --pm-sampling: PM sampling collector on
+  std::optional<std::string> pm_interval, pm_metrics, pm_buffer;
+  bool pc_sampling = false;  // --pc-sampling: PC sampling collector on
+  std::optional<std::string> pc_period;  // --pc-period N: 2^N cycles (5..31, 0 = CUPTI's)
+  std::vector<std::string> command;  // program and its arguments
+};
+
+struct RecordPlan {
+  // Variables to set in the child (values are final; LD_PRELOAD already merged).
+  std::map<std::string, std::string> env;
+  std::vector<std::string> warnings;  // one line each, printed before the launch
+  // The trace file pattern in effect (-o, an exported WARPSCOPE_OUTPUT, or the default), how
+  // messages name it, and whether an existing file may be replaced (-f or the variable).
+  std::string output_pattern;
+  std::string output_name;
+  bool force_overwrite = false;
+};
+
+// Validates the request (same parsers as the injected library, so an error here is the error
+// the library would give) and builds the child's environment. `current_env` is the
+// launcher's environment; `shim_path` the absolute path of libwarpscope.so.
+absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& request,
+                                           const std::map<std::string, std::string>& current_env,
+                                           const std::string& shim_path, uint32_t launcher_pid,
+                                           uint64_t start_ns);
+
+// Where the shim is: $WARPSCOPE_SHIM if set, else <dir of the CLI>/../lib/libwarpscope.so.
+// Fails with a message that says how to fix it when the file (or the core beside it) is
+// missing.
+absl::StatusOr<std::string> FindShim(const std::string& cli_path, const char* env_override);
+
+// The trace file the child will write: the output pattern expanded with the child's pid.
+absl::StatusOr<std::string> ExpectedTracePath(const std::string& pattern, uint32_t child_pid,
+                                              const std::string& hostname);
+
+// Checks, before the launch, the file the run will write (`path`: the output pattern expanded
+// for the program's pid): it must be creatable (see CheckOutputPath), and a file already there
+// is refused (AlreadyExists) unless `force_overwrite`. Returns whether a file is there.
+// `output_name` is how messages name the setting ("-o/--output").
+absl::StatusOr<bool> CheckTraceDestination(const std::string& path, bool force_overwrite,
+                                           std::string_view output_name = "-o/--output");
+
+// The output pattern that names exactly `path` when the library expands it again ('%'
+// doubled), so that the launcher and the library agree on the file.
+std::string LiteralOutputPattern(const std::string& path);
+
+// The line `record` prints after the program exited: "warpscope: trace PATH: 1200 kernels,
+// ..., 2.310 s span, 0 dropped", or why this run left no trace. A file at `path` that this run
+// did not write (its header lacks this launch's WARPSCOPE_LAUNCHER_PID and WARPSCOPE_START_NS,
+// e.g. an older trace kept because the program never initialized CUDA) is never described as
+// this run's. `existed_before`: a file was at `path` before the launch.
+std::string RecordOutcome(const std::string& path, bool existed_before, uint32_t launcher_pid,
+                          uint64_t start_ns);
+
+// Exit status of `warpscope record`: the child's code, or 128 + signal when it was killed.
+int ChildExitCode(int wait_status);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_RECORD_RECORD_H_

@@ -1,0 +1,107 @@
+// Output renderers shared by every analysis command: a Table that prints as an aligned text
+// table, CSV (RFC 4180) or JSON (an array of objects with typed values), and a small
+// streaming JsonWriter for nested reports.
+#ifndef WARPSCOPE_ANALYZERS_RENDER_OUTPUT_H_
+#define WARPSCOPE_ANALYZERS_RENDER_OUTPUT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace warpscope {
+
+enum class OutputFormat { kTable, kCsv, kJson };
+
+// Parses "table" | "text" | "csv" | "json".
+absl::StatusOr<OutputFormat> ParseOutputFormat(std::string_view name);
+
+// One cell: empty (null in JSON), text, integer or real number shown with `precision` digits
+// after the point in tables and CSV (JSON keeps full precision).
+struct Cell {
+  std::variant<std::monostate, std::string, int64_t, double> value;
+  int precision = 2;
+
+  Cell() = default;
+  Cell(std::string v) : value(std::move(v)) {}           // NOLINT: implicit by design
+  Cell(const char* v) : value(std::string(v)) {}         // NOLINT
+  Cell(int64_t v) : value(v) {}                          // NOLINT
+  Cell(int v) : value(static_cast<int64_t>(v)) {}        // NOLINT
+  Cell(uint64_t v) : value(static_cast<int64_t>(v)) {}   // NOLINT
+  Cell(uint32_t v) : value(static_cast<int64_t>(v)) {}   // NOLINT
+  Cell(double v, int digits = 2) : value(v), precision(digits) {}  // NOLINT
+};
+
+class Table {
+ public:
+  struct Column {
+    std::string name;        // header in tables, key in JSON and CSV
+    bool align_right = false;
+  };
+  explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
+
+  void AddRow(std::vector<Cell> row);  // row.size() must equal the column count
+  size_t num_rows() const { return rows_.size(); }
+  const std::vector<Column>& columns() const { return columns_; }
+  const std::vector<std::vector<Cell>>& rows() const { return rows_; }
+
+  std::string Render(OutputFormat format) const;
+  std::string RenderText() const;
+  std::string RenderCsv() const;
+  std::string RenderJson() const;  // [{"col": value, ...}, ...]
+
+ private:
+  std::vector<Column> columns_;
+  std::vector<std::vector<Cell>> rows_;
+};
+
+// Formats a cell as text (tables and CSV).
+std::string CellText(const Cell& cell);
+
+// A fraction as a percent cell: one decimal in tables, rounded to 0.01 in CSV/JSON so goldens
+// stay stable; NaN is an empty cell.
+Cell PercentCell(double fraction);
+
+// Kernel names in text tables (`text`), cut to 80 characters with "...": C++ template names
+// run to hundreds. CSV and JSON keep the whole name.
+std::string ShortKernelName(std::string_view name, bool text);
+
+// Human-readable duration from ns: "812 ns", "3.41 us", "12.0 ms", "4.20 s".
+std::string FormatDuration(double ns);
+// Human-readable size: "512 B", "1.50 KiB", "3.2 MiB", "1.1 GiB".
+std::string FormatBytes(double bytes);
+
+// Escapes a string for a JSON string literal (without the quotes).
+std::string JsonEscape(std::string_view s);
+
+// Streaming JSON builder: commas and nesting are handled; keys only inside objects.
+class JsonWriter {
+ public:
+  JsonWriter& BeginObject();
+  JsonWriter& EndObject();
+  JsonWriter& BeginArray();
+  JsonWriter& EndArray();
+  JsonWriter& Key(std::string_view key);
+  JsonWriter& String(std::string_view value);
+  JsonWriter& Int(int64_t value);
+  JsonWriter& Uint(uint64_t value);
+  JsonWriter& Double(double value);  // NaN and infinities become null
+  JsonWriter& Bool(bool value);
+  JsonWriter& Null();
+  JsonWriter& Raw(std::string_view json);  // an already-encoded value (e.g. Table::RenderJson)
+  const std::string& str() const { return out_; }
+
+ private:
+  void BeforeValue();
+  std::string out_;
+  std::vector<bool> first_in_scope_;
+  bool after_key_ = false;
+};
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_RENDER_OUTPUT_H_

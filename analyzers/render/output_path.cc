@@ -1,0 +1,75 @@
+// Pre-flight checks of output paths (see output_path.h).
+#include "analyzers/render/output_path.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "proto/common/setting_error.h"
+
+namespace warpscope {
+namespace {
+
+// The directory a new file at `path` goes into ("." for a bare name).
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+absl::StatusOr<bool> CheckOutputPath(const std::string& path, std::string_view flag,
+                                     std::string_view example_name) {
+  const std::string flag_name(flag);
+  auto refuse = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat(flag_name, " ", QuoteValue(path), why));
+  };
+  if (path.empty()) return absl::InvalidArgumentError(flag_name + " needs a file name");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      std::string dir = path;
+      while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+      return refuse(absl::StrCat(
+          " is a directory; name a file in it, e.g. ",
+          QuoteValue(absl::StrCat(dir == "/" ? "" : dir, "/", std::string(example_name)))));
+    }
+    if (::access(path.c_str(), W_OK) != 0) {
+      return refuse(absl::StrCat(" exists and cannot be replaced (", std::strerror(errno),
+                                 "); choose another path"));
+    }
+    return true;
+  }
+  const int stat_errno = errno;
+  if (stat_errno == ENOTDIR) {
+    return refuse(": a part of it that should be a directory is a file; choose another path");
+  }
+  if (stat_errno != ENOENT) {
+    return refuse(absl::StrCat(": ", std::strerror(stat_errno), "; choose another path"));
+  }
+  const std::string dir = DirectoryOf(path);
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno == ENOENT) {
+      return refuse(absl::StrCat(": directory ", QuoteValue(dir),
+                                 " does not exist; create it first or choose another path"));
+    }
+    return refuse(absl::StrCat(": directory ", QuoteValue(dir), ": ", std::strerror(errno),
+                               "; choose another path"));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return refuse(absl::StrCat(": ", QuoteValue(dir), " is not a directory; choose another path"));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return refuse(absl::StrCat(": cannot create files in ", QuoteValue(dir), " (",
+                               std::strerror(errno), "); choose another path"));
+  }
+  return false;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,25 @@
+// Checks that an output file named on the command line (`record -o`, `tail --svg`) can be
+// written, before the work that produces it starts, so that a typo costs one line and not a
+// whole run.
+#ifndef WARPSCOPE_ANALYZERS_RENDER_OUTPUT_PATH_H_
+#define WARPSCOPE_ANALYZERS_RENDER_OUTPUT_PATH_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace warpscope {
+
+// Whether `path` can be created or replaced by this process: not empty, not a directory, in a
+// directory that exists and that this user may create files in; an existing file must be
+// writable. Returns true when a file is already there (the caller decides whether replacing it
+// is wanted), false when it would be created. Errors are InvalidArgument with one line that
+// names `flag` (e.g. "--svg") and says what to do; `example_name` (e.g. "tail.svg") is offered
+// as a file name when `path` is a directory.
+absl::StatusOr<bool> CheckOutputPath(const std::string& path, std::string_view flag,
+                                     std::string_view example_name);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_RENDER_OUTPUT_PATH_H_

@@ -1,0 +1,23 @@
+// Which activity kinds the activity collector records: set by WARPSCOPE_TRACE and
+// `record -t` (libinject/config.h parses them).
+#ifndef WARPSCOPE_COLLECTORS_ACTIVITY_TRACE_KINDS_H_
+#define WARPSCOPE_COLLECTORS_ACTIVITY_TRACE_KINDS_H_
+
+namespace warpscope {
+
+// Which activity the tracer records (WARPSCOPE_TRACE, `record -t`).
+struct TraceKinds {
+  bool kernel = true;     // CONCURRENT_KERNEL
+  bool memory = true;     // MEMCPY, MEMCPY2 (peer), MEMSET
+  bool runtime = true;    // RUNTIME API records
+  bool driver = false;    // DRIVER API records (many; off by default)
+  bool nvtx = true;       // MARKER + MARKER_DATA
+  bool sync = true;       // SYNCHRONIZATION
+  bool overhead = false;  // OVERHEAD (CUPTI's own)
+  bool graph = false;     // GRAPH_TRACE: one record per graph launch *instead of* its kernels
+  bool operator==(const TraceKinds&) const = default;
+};
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_COLLECTORS_ACTIVITY_TRACE_KINDS_H_

@@ -1,0 +1,190 @@
+// TraceWriter: encodes trace records as protobuf wire format straight into fixed-size chunks
+// and hands full chunks to one writer thread that appends them to the .wst file.
+//
+// Rules it keeps (docs/DESIGN rules 3-5): no allocation per event, bounded memory (events
+// that do not fit are dropped and counted), packets never straddle chunks so the file is a
+// sequence of whole packets after every write, periodic flush, and I/O errors stop writing
+// with one `warpscope:` line instead of stopping the host program. It links nothing but
+// the C++ standard library, so it can live inside the injected libwarpscope.so.
+#ifndef WARPSCOPE_PROTO_WRITER_TRACE_WRITER_H_
+#define WARPSCOPE_PROTO_WRITER_TRACE_WRITER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "proto/writer/trace_records.h"
+
+namespace warpscope {
+
+struct TraceWriterOptions {
+  std::string path;                       // Final file name (already expanded).
+  bool force_overwrite = false;           // Else an existing file is an error.
+  // Size of one buffer chunk; at least kMinChunkBytes, and grown to hold the Header packet.
+  // No packet is larger than a chunk (PcSampleBatch packets are split to fit).
+  size_t chunk_bytes = 1 << 20;
+  size_t max_buffered_bytes = 64 << 20;   // Memory bound for all chunks (at least 2 chunks).
+  uint32_t flush_interval_ms = 500;       // Partial chunks reach the file at least this often
+                                          // (clamped to [10, 1000]; 0 = 500).
+  uint32_t stats_interval_ms = 1000;      // Periodic Stats packets (0 = only the final one).
+  // Close gives up (one stderr line, the trace may be incomplete) when the writer thread has
+  // written nothing for this long, so that a write(2) that never returns cannot hang the
+  // program at exit.
+  uint32_t close_timeout_ms = 10000;
+};
+
+inline constexpr size_t kMinChunkBytes = 4096;
+
+// Counters every trace carries (names as written in Stats packets; docs/format.md). The first
+// five are in every Stats packet, the others only once they are non-zero.
+// events_written: packets other than Header, Stats and EndOfTrace (interned strings count);
+//   per kind as "writer.events_written.<oneof field name>", e.g. ".kernel".
+// bytes_written: in a Stats packet, the bytes of the file before that packet; from Counter(),
+//   the bytes the writer thread has written so far.
+// buffer_high_water_bytes: most bytes encoded but not yet written, seen at chunk hand-over.
+inline constexpr std::string_view kStatEventsWritten = "writer.events_written";
+inline constexpr std::string_view kStatBytesWritten = "writer.bytes_written";
+inline constexpr std::string_view kStatDroppedBufferFull = "writer.events_dropped.buffer_full";
+inline constexpr std::string_view kStatDroppedWriteError = "writer.events_dropped.write_error";
+inline constexpr std::string_view kStatBufferHighWater = "writer.buffer_high_water_bytes";
+// A packet larger than a chunk (one PcSampleRecord, a huge string) was dropped.
+inline constexpr std::string_view kStatDroppedTooLarge = "writer.events_dropped.too_large";
+// Written after Close(): never reach the file, visible through Counter() only.
+inline constexpr std::string_view kStatDroppedAfterClose = "writer.events_dropped.after_close";
+// An end before its start, or a time before Header.time_base_ns: written as 0.
+inline constexpr std::string_view kStatTimestampsClamped = "writer.timestamps_clamped";
+// Interning could not remember a string/config (out of memory): it is re-emitted on next use.
+inline constexpr std::string_view kStatInternFailed = "writer.intern_failed";
+// The intern tables reached their memory bound: new values are emitted on every use.
+inline constexpr std::string_view kStatInternTableFull = "writer.intern_table_full";
+// PcSampleBatch records spread over several packets to fit a chunk.
+inline constexpr std::string_view kStatPcBatchesSplit = "writer.pc_sample_batches_split";
+// write(2)/close(2) failed; writing stopped (1 at most).
+inline constexpr std::string_view kStatWriteErrors = "writer.write_errors";
+
+class TraceWriter {
+ public:
+  // Creates the file and writes the header. On failure returns nullptr and sets *error to a
+  // one-line message that starts with "warpscope:".
+  static std::unique_ptr<TraceWriter> Open(const TraceWriterOptions& options,
+                                           const HeaderRecord& header, std::string* error);
+  ~TraceWriter();  // Close(EndReason::kExit) if not closed.
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  // A Batch holds the writer's lock while a collector writes many records (one CUPTI buffer,
+  // one PM decode); all record methods are also available one at a time on TraceWriter.
+  // Every Write* returns false when the record was dropped (and counted). While a Batch is
+  // alive, its thread may call the counter methods below but no other TraceWriter method.
+  //
+  // Timestamps: records carry absolute ns; events get `start - Header.time_base_ns` and
+  // `end - start` (negatives become 0 and count under writer.timestamps_clamped).
+  // InternString("") is 0 ("no string") and writes nothing. InternThread keys on
+  // cupti_thread_id (os_tid when that is 0); the first name given wins.
+  // A PcSampleBatch too large for one chunk becomes several packets with the same device,
+  // context and timestamp; the totals (total/dropped/non-user samples, buffer full) are only
+  // in the first, so that summing over packets stays right.
+  class Batch {
+   public:
+    explicit Batch(TraceWriter& writer);
+    ~Batch();
+    Batch(const Batch&) = delete;
+    Batch& operator=(const Batch&) = delete;
+
+    uint64_t InternString(std::string_view value);  // 0 when it could not be written.
+    uint64_t InternLaunchConfig(const LaunchConfigRecord& config);
+    uint64_t InternThread(uint64_t cupti_thread_id, uint32_t os_tid = 0,
+                          std::string_view name = {});
+
+    bool Write(const DeviceRecord& r);
+    bool Write(const ContextRecord& r);
+    bool Write(const KernelRecord& r);
+    bool Write(const MemcpyRecord& r);
+    bool Write(const MemsetRecord& r);
+    bool Write(const SyncRecord& r);
+    bool Write(const ApiCallRecord& r);
+    bool Write(const GraphLaunchRecord& r);
+    bool Write(const OverheadRecord& r);
+    bool Write(const NvtxRangeRecord& r);
+    bool Write(const NvtxMarkRecord& r);
+    bool Write(const PmMetricSetRecord& r);
+    bool Write(const PmSampleRecord& r);
+    bool Write(const PmCounterDataRecord& r);
+    bool Write(const PcStallReasonsRecord& r);
+    bool Write(const PcSampleBatchRecord& r);
+    // A cubin larger than a chunk becomes several CubinImage packets (offset, total_bytes);
+    // false when any part was dropped (the reader then treats the cubin as incomplete).
+    bool Write(const CubinImageRecord& r);
+    bool Write(const CaptureWindowEdgeRecord& r);
+    bool WriteNotice(Severity severity, std::string_view source, std::string_view message,
+                     uint64_t timestamp_ns);
+
+   private:
+    TraceWriter& writer_;
+    bool locked_ = false;  // False after AbandonAfterFork: every call is then a no-op.
+  };
+
+  uint64_t InternString(std::string_view value);
+  uint64_t InternLaunchConfig(const LaunchConfigRecord& config);
+  uint64_t InternThread(uint64_t cupti_thread_id, uint32_t os_tid = 0,
+                        std::string_view name = {});
+  template <typename Record>
+  bool Write(const Record& r) {
+    Batch batch(*this);
+    return batch.Write(r);
+  }
+  bool WriteNotice(Severity severity, std::string_view source, std::string_view message,
+                   uint64_t timestamp_ns);
+
+  // Adds to a named counter that goes into every Stats packet (collectors' own counters:
+  // "cupti.dropped_records", "collector_errors.pm_sampling", ...). Thread-safe, and does not
+  // take the writer's lock (callable inside a Batch). A name equal to a writer counter adds to
+  // it.
+  void AddToCounter(std::string_view name, uint64_t delta, Severity severity);
+  // Sets a counter to an absolute value (high-water marks).
+  void SetCounter(std::string_view name, uint64_t value, Severity severity);
+  uint64_t Counter(std::string_view name) const;
+
+  // Hands the current partial chunk to the writer thread and waits until everything handed
+  // over so far is in the file (or writing has failed).
+  void Flush();
+
+  // Writes final stats and the EndOfTrace packet, flushes, stops the writer thread and
+  // closes the file. Idempotent; later writes are dropped and counted. Never blocks longer
+  // than close_timeout_ms without the writer thread making progress.
+  void Close(EndReason reason, uint64_t timestamp_ns);
+
+  // In a child process after fork(): the writer thread does not exist there and the file
+  // belongs to the parent. Marks this object dead without touching the file, the locks (a
+  // parent thread may have held them at fork) or the thread; the destructor then leaks the
+  // internals on purpose (destroying a condition variable that had waiters can block).
+  void AbandonAfterFork();
+
+  // False once an I/O error stopped writing.
+  bool healthy() const;
+  const std::string& path() const;
+
+  struct Impl;
+
+ private:
+  explicit TraceWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Expands an output name pattern: %p pid, %h host name, %q{VAR} environment variable (empty
+// when unset), %n the smallest sequence number >= 1 that names no existing file, %% a '%'.
+// Appends ".wst" when the result has no extension: when the last path component has no '.'
+// written literally in the pattern after its first character (a '.' from %h or %q{} does not
+// count, so "trace_%h" on host "node1.cluster" still gets ".wst"). Returns false and sets
+// *error (one line starting with "warpscope:") for an unknown escape, a lone trailing '%', an
+// unterminated or empty %q{}, or when %n finds no free number up to 1000000.
+bool ExpandOutputPattern(std::string_view pattern, uint32_t pid, std::string_view hostname,
+                         const std::function<const char*(const char*)>& getenv_fn,
+                         const std::function<bool(const std::string&)>& file_exists,
+                         std::string* out, std::string* error);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_PROTO_WRITER_TRACE_WRITER_H_
