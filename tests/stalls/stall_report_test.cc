@@ -4,9 +4,13 @@
 #include "analyzers/analyses/stall_report.h"
 
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
 #include "analyzers/model/cupti_host.h"
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
@@ -290,6 +294,69 @@ TEST(StallReportTest, RecordedH200TraceHottestLines) {
     }
     EXPECT_GT(row->lines[0].fraction, 0.8) << e.kernel;
     EXPECT_EQ(row->unlocated_samples, 0u) << e.kernel;
+  }
+}
+
+// Five kernels each built to stall on one warp state (tests/gpu/stall_kernels.cu), recorded on
+// an H200 (tests/data/cuda13.0_sm90/README.md): the top state equals Nsight Compute's, each of
+// its top three shares is within 5 points of Nsight Compute's share of the same state, and the
+// hottest source line is the line marked `// ws-stall-line: <name>` in the source.
+TEST(StallReportTest, PurposeBuiltKernelsAgreeWithNsightComputeAndFindTheirLine) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(
+      ::warpscope::testing::SourceDir() + "/tests/data/cuda13.0_sm90/stall_kernels.wst");
+  ASSERT_TRUE(model.ok()) << model.status();
+  StallReportOptions options;
+  options.view = StallView::kLine;
+  absl::StatusOr<StallReport> report = BuildStallReport({&*model}, {"stall_kernels.wst"}, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  // Nsight Compute 2025.3.1 on the same binary (stall_kernels_ncu.csv), shares of the sum of
+  // smsp__average_warps_issue_stalled_*_per_issue_active.ratio without `_not_issued`.
+  struct Expected {
+    std::string name;
+    std::vector<std::pair<std::string, double>> ncu;
+  };
+  const std::vector<Expected> expected = {
+      {"long_scoreboard", {{"long_scoreboard", 99.24}, {"wait", 0.54}, {"selected", 0.16}}},
+      {"barrier", {{"barrier", 85.61}, {"wait", 4.63}, {"short_scoreboard", 4.02}}},
+      {"wait", {{"wait", 64.38}, {"selected", 26.03}, {"no_instruction", 5.48}}},
+      {"bank_conflict", {{"short_scoreboard", 98.68}, {"wait", 0.93}, {"selected", 0.33}}},
+      {"fma_saturated", {{"not_selected", 85.14}, {"selected", 6.13}, {"math_pipe_throttle", 4.22}}},
+  };
+  // The marked lines, read from the source as it is now.
+  const std::string source =
+      ReadFileOrDie(::warpscope::testing::SourceDir() + "/tests/gpu/stall_kernels.cu");
+  std::map<std::string, uint32_t> marked;
+  uint32_t number = 0;
+  for (absl::string_view line : absl::StrSplit(source, '\n')) {
+    ++number;
+    const size_t at = line.find("// ws-stall-line: ");
+    if (at != absl::string_view::npos && line.find("`") == absl::string_view::npos) {
+      marked[std::string(absl::StripAsciiWhitespace(line.substr(at + 18)))] = number;
+    }
+  }
+  ASSERT_EQ(marked.size(), expected.size());
+  const bool lines = CuptiHostLibraryPath().ok();
+  for (const Expected& e : expected) {
+    const StallKernelRow* row = nullptr;
+    for (const StallKernelRow& k : report->rows) {
+      if (k.name.starts_with("ws_stall_" + e.name + "(")) row = &k;
+    }
+    ASSERT_NE(row, nullptr) << e.name;
+    ASSERT_GE(row->reasons.size(), 3u);
+    EXPECT_EQ(row->reasons[0].state, e.ncu[0].first) << e.name;
+    for (const auto& [state, ncu_pct] : e.ncu) {
+      double ours = -1;
+      for (const StallShare& r : row->reasons) {
+        if (r.state == state) ours = 100.0 * r.fraction;
+      }
+      EXPECT_NEAR(ours, ncu_pct, 5.0) << e.name << " " << state;
+    }
+    if (lines) {  // source lines need libcupti on this machine
+      ASSERT_FALSE(row->lines.empty()) << e.name;
+      EXPECT_TRUE(row->lines[0].source.path.ends_with("/stall_kernels.cu"))
+          << row->lines[0].source.path;
+      EXPECT_EQ(row->lines[0].source.line, marked.at(e.name)) << e.name;
+    }
   }
 }
 

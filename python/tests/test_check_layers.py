@@ -1,0 +1,74 @@
+"""scripts/check_layers.py: the real tree passes, and a tree with an include that runs back up,
+an include of a header in no layer, or a cycle between folders of one layer fails, naming the
+file and line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "check_layers.py"
+
+pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not in a warpscope source tree")
+
+
+def run(root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), "--root", str(root)],
+                          capture_output=True, text=True, check=False)
+
+
+def tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def test_the_source_tree_keeps_its_layers():
+    r = run(ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "no include runs back up" in r.stdout
+
+
+def test_downward_includes_pass(tmp_path):
+    root = tree(tmp_path, {
+        "proto/writer/w.h": "",
+        "collectors/activity/a.h": '#include "proto/writer/w.h"\n',
+        "analyzers/cli/main.cc": '#include "collectors/activity/a.h"\n#include <vector>\n',
+    })
+    assert run(root).returncode == 0
+
+
+def test_an_include_that_runs_back_up_fails(tmp_path):
+    root = tree(tmp_path, {
+        "libinject/config.h": "",
+        "collectors/activity/a.h": '// x\n#include "libinject/config.h"\n',
+    })
+    r = run(root)
+    assert r.returncode == 1
+    assert "collectors/activity/a.h:2: includes libinject/config.h of libinject" in r.stdout
+
+
+def test_a_header_in_no_layer_fails(tmp_path):
+    root = tree(tmp_path, {
+        "misc/x.h": "",
+        "libinject/s.cc": '#include "misc/x.h"\n',
+    })
+    r = run(root)
+    assert r.returncode == 1
+    assert "which is in no layer" in r.stdout
+
+
+def test_a_cycle_inside_a_layer_fails(tmp_path):
+    root = tree(tmp_path, {
+        "collectors/a/a.h": '#include "collectors/b/b.h"\n',
+        "collectors/b/b.h": '#include "collectors/a/a.h"\n',
+    })
+    r = run(root)
+    assert r.returncode == 1
+    assert "cycle: collectors/a -> collectors/b -> collectors/a" in r.stdout
