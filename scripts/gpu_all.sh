@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole GPU proof in one call on the GPU machine: the tracing suite (tests, and the
-# overhead benchmark unless --no-bench), the PM sampling / occupancy / tail suite, and a
-# recording of the example pipeline (the trace bundled in examples/traces/).
+# overhead benchmark unless --no-bench), the PM sampling / occupancy / tail suite, the warp
+# stall kernels against Nsight Compute (C++ part of scripts/gpu_stalls.sh), and a recording of
+# the example pipeline (the trace bundled in examples/traces/).
 #
 #   scripts/gpu_suite.sh --stage build      # here: copy what the GPU run needs into .gpu/
-#   scripts/gpu_all.sh [--no-bench] [--no-tests] [--no-pm] [--no-example]   # there, .gpu carried
+#   scripts/gpu_all.sh [--no-bench] [--no-tests] [--no-pm] [--no-stalls] [--no-example]
 #
 # The device tool returns at most 8 files, so everything is packed into
 # $OUT/gpu_results.tgz; the check lists are also copied to $OUT as plain text.
@@ -13,13 +14,14 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 OUTDIR=${OUT:-$PWD/gpu_all_out}
 mkdir -p "$OUTDIR"
 res=$(mktemp -d /tmp/ws_all.XXXXXX)
-bench=1; pm=1; tests=1; example=1
+bench=1; pm=1; tests=1; example=1; stalls=1
 for a in "$@"; do
   case $a in
     --no-bench) bench=0 ;;
     --no-tests) tests=0 ;;
     --no-pm) pm=0 ;;
     --no-example) example=0 ;;
+    --no-stalls) stalls=0 ;;
   esac
 done
 BIN=$here/.gpu/bin
@@ -44,6 +46,12 @@ if [[ $pm == 1 ]]; then
   WS_OUT=$res/pm timeout 200 bash "$here/scripts/gpu_pm_suite.sh" --no-torch
   failed=$((failed + $?))
   cp "$res/pm/pm_checks.txt" "$OUTDIR/" 2>/dev/null
+fi
+if [[ $stalls == 1 ]]; then
+  echo "== warp stall kernels against Nsight Compute"
+  WS_OUT=$res/stalls timeout 300 bash "$here/scripts/gpu_stalls.sh" --part cpp
+  failed=$((failed + $?))
+  cp "$res/stalls/stalls_summary.txt" "$OUTDIR/" 2>/dev/null
 fi
 if [[ $tests == 1 || $bench == 1 ]]; then
   echo "== tracing suite"

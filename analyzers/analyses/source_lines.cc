@@ -16,7 +16,11 @@ namespace {
 
 constexpr uint8_t kLine = 0, kNoLineInfo = 1, kRefused = 2;
 
-bool IsElf(const std::string& image) { return image.size() >= 64 && image.starts_with("\x7f" "ELF"); }
+bool IsElf(const std::string& image) {
+  return image.size() >= 64 && image.starts_with(
+                                   "\x7f"
+                                   "ELF");
+}
 
 bool Take(const std::string& bytes, size_t* offset, void* data, size_t size) {
   if (bytes.size() - *offset < size) return false;
@@ -59,8 +63,7 @@ SourceMapping MapPcsToSource(const std::vector<const TraceModel*>& traces,
       uint8_t status = kRefused;
       SassSourceLine found;
       absl::StatusOr<SassSourceLine> located = locator(
-          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(cubin->data()),
-                                   cubin->size()),
+          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(cubin->data()), cubin->size()),
           pc.function, pc.pc_offset);
       if (!located.ok()) {
         if (first_problem.empty()) first_problem = std::string(located.status().message());
@@ -107,12 +110,11 @@ SourceMapping MapPcsToSource(const std::vector<const TraceModel*>& traces,
   }
   if (done < lookups.size()) {
     out.failed += lookups.size() - done;
-    out.problem = child.completed
-                      ? "the source line lookup ended early"
-                      : absl::StrCat("the source line lookup ", child.failure,
-                                     child.failure.starts_with("crashed")
-                                         ? ": a cubin in the trace is corrupt"
-                                         : "");
+    out.problem = child.completed ? "the source line lookup ended early"
+                                  : absl::StrCat("the source line lookup ", child.failure,
+                                                 child.failure.starts_with("crashed")
+                                                     ? ": a cubin in the trace is corrupt"
+                                                     : "");
     return out;
   }
   uint32_t length = 0;

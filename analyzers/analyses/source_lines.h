@@ -39,8 +39,8 @@ using SassLocator = std::function<absl::StatusOr<SassSourceLine>(
 
 struct SourceMapping {
   std::map<PcKey, SourceLocation> lines;  // the PCs that have a source line
-  uint64_t pcs = 0;                // looked up
-  uint64_t without_cubin = 0;      // their cubin is not in any trace (or not an ELF image)
+  uint64_t pcs = 0;                       // looked up
+  uint64_t without_cubin = 0;             // their cubin is not in any trace (or not an ELF image)
   uint64_t without_line_info = 0;  // the cubin has no line for them (built without -lineinfo)
   uint64_t failed = 0;             // CUPTI refused them, or the lookup process died first
   std::string problem;             // the first reason for `failed`, in words

@@ -18,7 +18,7 @@ const CommandInfo kCommands[] = {
     {"summary", "kernel, API, memory and NVTX statistics; GPU idle time", RunSummaryCommand},
     {"occupancy", "theoretical vs achieved occupancy, limiter, advice", RunOccupancyCommand},
     {"tail", "active-warp curves (PM samples): long tails ranked by cost", RunTailCommand},
-    {"stalls", "warp stall reasons per kernel (PC samples), with advice; hottest PCs",
+    {"stalls", "warp stall reasons per kernel (PC samples), with advice; hottest lines and PCs",
      RunStallsCommand},
 };
 

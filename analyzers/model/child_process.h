@@ -13,9 +13,9 @@ namespace warpscope {
 bool WriteAll(int fd, const void* data, size_t size);
 
 struct ChildOutput {
-  std::string bytes;    // everything the child wrote, up to the point it stopped
+  std::string bytes;       // everything the child wrote, up to the point it stopped
   bool completed = false;  // the child returned from `work` and exited normally
-  std::string failure;  // why not, in words ("crashed (signal 11)", "cannot fork: ...")
+  std::string failure;     // why not, in words ("crashed (signal 11)", "cannot fork: ...")
 };
 
 // Forks; the child calls work(fd) with the write end of a pipe and leaves with _exit (no

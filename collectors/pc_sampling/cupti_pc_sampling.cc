@@ -1,5 +1,5 @@
 // CUPTI PC sampling wrapper and the collector's registration. Call sequence per context
-// (CUPTI_NOTES §4, CUDA 13.0 cupti_pcsampling.h):
+// (docs/cupti_notes.md §4, CUDA 13.0 cupti_pcsampling.h):
 //   cuptiPCSamplingEnable -> GetNumStallReasons -> GetStallReasons (char[128] names)
 //   -> SetConfigurationAttribute(COLLECTION_MODE=CONTINUOUS, STALL_REASON=all,
 //      SAMPLING_PERIOD (unless CUPTI's default), SCRATCH_BUFFER_SIZE, HARDWARE_BUFFER_SIZE,

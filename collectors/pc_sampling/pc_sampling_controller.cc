@@ -1,4 +1,4 @@
-// PC sampling controller. Lifecycle per context (CUPTI_NOTES §4):
+// PC sampling controller. Lifecycle per context (docs/cupti_notes.md §4):
 //   OnContextCreated (in the CUPTI callback): Enable -> GetNumStallReasons/GetStallReasons
 //     -> PcStallReasons record (once per device) -> SetConfigurationAttribute (period,
 //     buffers, CONTINUOUS, ENABLE_START_STOP_CONTROL, PARSED, our data buffer)

@@ -1,4 +1,4 @@
-// CUPTI PM sampling wrapper and the collector's registration. Call sequence (CUPTI_NOTES §3):
+// CUPTI PM sampling wrapper and the collector's registration. Call sequence (docs/cupti_notes.md §3):
 //   cuptiProfilerInitialize -> cuptiDeviceGetChipName -> GetCounterAvailability (size, fill)
 //   -> cuptiProfilerHostInitialize(PM_SAMPLING) -> ConfigAddMetrics -> GetConfigImage(Size)
 //   -> GetNumOfPasses (the controller refuses != 1) -> cuptiPmSamplingEnable -> SetConfig

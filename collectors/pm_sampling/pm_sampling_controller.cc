@@ -1,4 +1,4 @@
-// PM sampling controller. Lifecycle per device (CUPTI_NOTES §3):
+// PM sampling controller. Lifecycle per device (docs/cupti_notes.md §3):
 //   OnDevice (inside the context-created callback, on the thread creating the context):
 //     Initialize (once) -> PrepareDevice (chip, availability, host object, config image,
 //     pass count: refuse != 1) -> EnableDevice (enable, time-based trigger, counter data

@@ -1,7 +1,7 @@
 // TraceWriter: encodes trace records as protobuf wire format straight into fixed-size chunks
 // and hands full chunks to one writer thread that appends them to the .wst file.
 //
-// Rules it keeps (docs/DESIGN rules 3-5): no allocation per event, bounded memory (events
+// Rules it keeps (docs/architecture.md, rules 3-5): no allocation per event, bounded memory (events
 // that do not fit are dropped and counted), packets never straddle chunks so the file is a
 // sequence of whole packets after every write, periodic flush, and I/O errors stop writing
 // with one `warpscope:` line instead of stopping the host program. It links nothing but

@@ -1,5 +1,5 @@
-// Tests of PC-to-source-line mapping (analyzers/analyses/source_lines.h): the lookup protocol with a
-// fake locator (lines, cubins without line info, refusals, PCs without a cubin, a lookup that
+// Tests of PC-to-source-line mapping (analyzers/analyses/source_lines.h): the lookup protocol with
+// a fake locator (lines, cubins without line info, refusals, PCs without a cubin, a lookup that
 // crashes), and CUPTI's own SASS-to-source correlation on the cubins of a trace recorded on an
 // H200 from tests/gpu/pc_kernels.cu built with -lineinfo.
 #include "analyzers/analyses/source_lines.h"
@@ -21,7 +21,9 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string FakeElf(char tag) {
-  std::string image = "\x7f" "ELF";
+  std::string image =
+      "\x7f"
+      "ELF";
   image.resize(128, tag);
   return image;
 }
@@ -58,9 +60,9 @@ TEST(MapPcsToSourceTest, SortsEveryPcIntoOneOutcome) {
   first.cubins[1] = FakeElf('A');
   second.cubins[2] = FakeElf('B');
   first.cubins[3] = "not an ELF image";
-  const std::vector<PcKey> pcs = {
-      {1, "_Z1kv", 0x10}, {1, "_Z1kv", 0x20}, {1, "_Z1kv", 0x30}, {2, "_Z1kv", 0x10},
-      {3, "_Z1kv", 0x10}, {4, "_Z1kv", 0x10}, {1, "_Z5otherv", 0x10}};
+  const std::vector<PcKey> pcs = {{1, "_Z1kv", 0x10},    {1, "_Z1kv", 0x20}, {1, "_Z1kv", 0x30},
+                                  {2, "_Z1kv", 0x10},    {3, "_Z1kv", 0x10}, {4, "_Z1kv", 0x10},
+                                  {1, "_Z5otherv", 0x10}};
   const SourceMapping m = MapPcsToSource({&first, &second}, pcs, FakeLocator);
   EXPECT_EQ(m.pcs, 7u);
   ASSERT_EQ(m.lines.size(), 2u);
@@ -79,7 +81,8 @@ TEST(MapPcsToSourceTest, NoCubinsNeedNoLookup) {
   int calls = 0;
   const SourceMapping m = MapPcsToSource(
       {&model}, {{9, "_Z1kv", 0x10}},
-      [&](std::span<const uint8_t>, const std::string&, uint64_t) -> absl::StatusOr<SassSourceLine> {
+      [&](std::span<const uint8_t>, const std::string&,
+          uint64_t) -> absl::StatusOr<SassSourceLine> {
         ++calls;  // would run in the child, so this count could not reach the test anyway
         return SassSourceLine{};
       });
@@ -92,13 +95,13 @@ TEST(MapPcsToSourceTest, ALookupThatCrashesCostsOnlyTheRemainingLines) {
   TraceModel model = Model();
   model.cubins[1] = FakeElf('A');
   const std::vector<PcKey> pcs = {{1, "_Z1kv", 0x10}, {1, "_Z1kv", 0x99}, {1, "_Z1kv", 0x20}};
-  const SourceMapping m = MapPcsToSource(
-      {&model}, pcs,
-      [](std::span<const uint8_t> cubin, const std::string& function,
-         uint64_t pc) -> absl::StatusOr<SassSourceLine> {
-        if (pc == 0x99) std::raise(SIGSEGV);  // as CUPTI does on some corrupt cubins
-        return FakeLocator(cubin, function, pc);
-      });
+  const SourceMapping m =
+      MapPcsToSource({&model}, pcs,
+                     [](std::span<const uint8_t> cubin, const std::string& function,
+                        uint64_t pc) -> absl::StatusOr<SassSourceLine> {
+                       if (pc == 0x99) std::raise(SIGSEGV);  // as CUPTI does on some corrupt cubins
+                       return FakeLocator(cubin, function, pc);
+                     });
   ASSERT_EQ(m.lines.size(), 1u);  // the line found before the crash is kept
   EXPECT_EQ(m.lines.at(pcs[0]).line, 7u);
   EXPECT_EQ(m.failed, 2u);
