@@ -54,6 +54,7 @@ class TraceModelBuilder {
   std::unordered_map<uint32_t, size_t> window_by_id_;
   uint64_t unmatched_window_ends_ = 0;
   uint64_t orphan_pc_continuations_ = 0;
+  uint64_t pc_stall_reason_length_mismatches_ = 0;
   // Cubins arriving in parts (CubinImage.offset/total_bytes): bytes so far, by CRC.
   struct PartialCubin {
     std::string bytes;
@@ -305,9 +306,16 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
       break;
     }
     case v1::TracePacket::kPcStallReasons: {
+      // A device's reasons written again (a new context, a later writer) add to the ones
+      // already read: a later name for the same index wins, as in the Python reader.
       const v1::PcStallReasons& r = p.pc_stall_reasons();
-      PcStallReasons& o = m.pc_stall_reasons.emplace_back();
+      PcStallReasons* existing = nullptr;
+      for (PcStallReasons& e : m.pc_stall_reasons) {
+        if (e.device_id == r.device_id()) existing = &e;
+      }
+      PcStallReasons& o = existing != nullptr ? *existing : m.pc_stall_reasons.emplace_back();
       o.device_id = r.device_id();
+      if (r.index_size() != r.name_size()) ++pc_stall_reason_length_mismatches_;
       for (int i = 0; i < r.index_size() && i < r.name_size(); ++i) {
         o.name_by_index[r.index(i)] = r.name(i);
       }
@@ -469,6 +477,10 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
   Count("model.pm_raw_samples_superseded", raw.superseded, SEVERITY_INFO,
         "raw PM samples of metric sets that also have values evaluated by the process "
         "(those are used)");
+  Count("model.pc_stall_reasons_length_mismatch", pc_stall_reason_length_mismatches_,
+        SEVERITY_ERROR,
+        "PcStallReasons packets with more indices than names or the reverse (the extra ones "
+        "are ignored)");
   Count("model.orphan_pc_sample_continuations", orphan_pc_continuations_, SEVERITY_ERROR,
         "PC sample continuation packets with no batch of the same device and context before "
         "them (kept as batches of their own)");

@@ -38,6 +38,7 @@ COUNTERS = {
     "reader.unknown_packets": "unknown_packet_kinds",
     "model.pm_samples_without_metric_set": "undefined_pm_metric_set_refs",
     "model.pm_sample_value_count_mismatch": "pm_sample_value_count_mismatch",
+    "model.pc_stall_reasons_length_mismatch": "pc_stall_reasons_length_mismatch",
 }
 # The kinds `warpscope info` counts (event_counts).
 EVENT_KINDS = ("kernel", "memcpy", "memset", "synchronization", "api_call", "nvtx_range",

@@ -360,6 +360,37 @@ TEST(StallReportTest, PurposeBuiltKernelsAgreeWithNsightComputeAndFindTheirLine)
   }
 }
 
+// A device's stall reasons written twice are merged (a later name for an index wins), and a
+// packet with more indices than names is counted; the Python reader follows the same rule.
+TEST(StallReportTest, StallReasonsOfOneDeviceAreMerged) {
+  std::string wire = FixtureWire("synthetic/pc_stalls.textproto");
+  wire += ::warpscope::testing::TextprotoToWire(R"pb(
+    packet {
+      pc_stall_reasons {
+        device_id: 0
+        index: 9 name: "smsp__pcsamp_warps_issue_stalled_wait"
+        index: 10
+      }
+    }
+  )pb");
+  absl::StatusOr<TraceModel> model = TraceModel::Load(WriteTempFile(wire, "merged.wst"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const PcStallReasons* reasons = model->FindPcStallReasons(0);
+  ASSERT_NE(reasons, nullptr);
+  EXPECT_EQ(reasons->name_by_index.size(), 7u);  // 6 from the first packet, index 9 added
+  EXPECT_EQ(reasons->name_by_index.at(1), "smsp__pcsamp_warps_issue_stalled_long_scoreboard");
+  EXPECT_EQ(reasons->name_by_index.at(9), "smsp__pcsamp_warps_issue_stalled_wait");
+  uint64_t mismatches = 0;
+  for (const StatCounter& c : model->import_counters) {
+    if (c.name == "model.pc_stall_reasons_length_mismatch") mismatches = c.value;
+  }
+  EXPECT_EQ(mismatches, 1u);
+  // Index 9 is now named: reduce's 8 samples are `wait`, not `reason_9`.
+  absl::StatusOr<StallReport> report = Build(*model);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->unknown_reason_samples, 0u);
+}
+
 TEST(StallReportTest, KernelFilterTopAndBadRegex) {
   absl::StatusOr<TraceModel> model = TraceModel::Load(FixturePath());
   ASSERT_TRUE(model.ok()) << model.status();
