@@ -1,6 +1,6 @@
 // The interface between the injection session and optional collectors (PM sampling, PC
-// sampling, ...): lifecycle hooks, the services a collector may use, and a registry that a
-// collector compiled into libwarpscope_core.so fills from a static initializer. CUPTI-free.
+// sampling, ...): lifecycle hooks, the services a collector may use, and what the session's
+// one explicit list of collectors (libinject/collector_registry.h) holds for each. CUPTI-free.
 #ifndef WARPSCOPE_COLLECTORS_COLLECTOR_INTERFACE_H_
 #define WARPSCOPE_COLLECTORS_COLLECTOR_INTERFACE_H_
 
@@ -64,7 +64,7 @@ class SessionListener {
   virtual void OnShutdown() {}
 };
 
-// A collector compiled into the core registers a factory. The session creates it when the
+// A collector the core can run: its factory and its switch. The session creates it when the
 // environment variable `enable_env` (e.g. "WARPSCOPE_PM_SAMPLING") is set to a true value
 // (1, true, yes, on), or always when `enable_env` is empty.
 using CollectorFactory = std::unique_ptr<SessionListener> (*)();
@@ -78,15 +78,6 @@ struct CollectorRegistration {
   // (CUPTI_ERROR_NOT_COMPATIBLE).
   bool kernel_records_throughout = false;
 };
-
-// Adds a registration; call it from a static initializer:
-//   static const bool kRegistered = warpscope::RegisterCollector(
-//       {"pm_sampling", "WARPSCOPE_PM_SAMPLING", &MakePmSamplingCollector});
-bool RegisterCollector(const CollectorRegistration& registration);
-
-// The registrations made so far (at most kMaxCollectors; more are ignored with a log line).
-inline constexpr size_t kMaxCollectors = 8;
-size_t RegisteredCollectors(const CollectorRegistration** out);
 
 }  // namespace warpscope
 

@@ -1,8 +1,7 @@
 # Collectors: the pure translation parts (unit-tested without a GPU) and the CUPTI-facing
-# parts linked into libwarpscope_core.so. Optional collectors owned elsewhere
-# (pm_sampling/, pc_sampling/) bring their own *.cmake; a target they define named
-# warpscope_pm_sampling / warpscope_pc_sampling is linked whole into the core, so its
-# static RegisterCollector(...) runs (collectors/collector_interface.h).
+# parts linked into libwarpscope_core.so. The PM and PC sampling collectors bring their own
+# *.cmake; the core's list of collectors (libinject/collector_registry.cc) names their
+# factories, so their libraries link like any other.
 
 add_library(warpscope_collectors_pure STATIC
   ${CMAKE_CURRENT_LIST_DIR}/activity/activity_translator.cc
@@ -32,8 +31,4 @@ file(GLOB _warpscope_optional_collectors CONFIGURE_DEPENDS
 foreach(_f IN LISTS _warpscope_optional_collectors)
   include(${_f})
 endforeach()
-foreach(_c warpscope_pm_sampling warpscope_pc_sampling)
-  if(TARGET ${_c})
-    target_link_libraries(warpscope_core PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${_c}>")
-  endif()
-endforeach()
+target_link_libraries(warpscope_core PRIVATE warpscope_pm_sampling warpscope_pc_sampling)

@@ -1,22 +1,19 @@
-// The fixed-size registry behind RegisterCollector (collector_interface.h). Fixed storage,
-// so registration from static initializers needs no dynamic initialization order.
-#include "collectors/collector_interface.h"
+// The explicit list behind Collectors() (collector_registry.h).
+#include "libinject/collector_registry.h"
+
+#include "collectors/pc_sampling/cupti_pc_sampling.h"
+#include "collectors/pm_sampling/cupti_pm_sampling.h"
 
 namespace warpscope {
-namespace {
-CollectorRegistration g_registrations[kMaxCollectors];
-size_t g_count = 0;
-}  // namespace
 
-bool RegisterCollector(const CollectorRegistration& registration) {
-  if (g_count >= kMaxCollectors) return false;
-  g_registrations[g_count++] = registration;
-  return true;
-}
-
-size_t RegisteredCollectors(const CollectorRegistration** out) {
-  *out = g_registrations;
-  return g_count;
+std::span<const CollectorRegistration> Collectors() {
+  static constexpr CollectorRegistration kCollectors[] = {
+      {"pm_sampling", "WARPSCOPE_PM_SAMPLING", &MakePmSamplingCollector},
+      // PC sampling needs kernel records on before it starts (collector_interface.h).
+      {"pc_sampling", "WARPSCOPE_PC_SAMPLING", &MakePcSamplingCollector,
+       /*kernel_records_throughout=*/true},
+  };
+  return kCollectors;
 }
 
 }  // namespace warpscope

@@ -32,6 +32,7 @@
 #include "collectors/activity/cupti_activity.h"
 #include "collectors/callbacks/cupti_callbacks.h"
 #include "libinject/capture_window.h"
+#include "libinject/collector_registry.h"
 #include "collectors/collector_interface.h"
 #include "libinject/config.h"
 #include "libinject/log.h"
@@ -198,13 +199,12 @@ void Session::ForEachListener(Fn&& fn) {
 
 namespace {
 
-// The registered collectors whose variable is set to a true value (or that have none); a
+// The collectors whose variable is set to a true value (or that have none); a
 // value that is not a boolean is one line and leaves that collector off.
 std::vector<const CollectorRegistration*> EnabledCollectors() {
   std::vector<const CollectorRegistration*> enabled;
-  const CollectorRegistration* regs = nullptr;
-  const size_t n = RegisteredCollectors(&regs);
-  for (size_t i = 0; i < n; ++i) {
+  const std::span<const CollectorRegistration> regs = Collectors();
+  for (size_t i = 0; i < regs.size(); ++i) {
     bool on = regs[i].enable_env == nullptr || regs[i].enable_env[0] == '\0';
     if (!on) {
       const char* v = std::getenv(regs[i].enable_env);

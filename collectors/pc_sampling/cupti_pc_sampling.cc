@@ -537,13 +537,10 @@ namespace {
 
 std::unique_ptr<PcSamplingApi> MakeCuptiPcSampling() { return std::make_unique<CuptiPcSampling>(); }
 
+}  // namespace
+
 std::unique_ptr<SessionListener> MakePcSamplingCollector() {
   return std::make_unique<PcSamplingCollector>(&MakeCuptiPcSampling);
 }
 
-[[maybe_unused]] const bool kRegistered =
-    RegisterCollector({"pc_sampling", "WARPSCOPE_PC_SAMPLING", &MakePcSamplingCollector,
-                       /*kernel_records_throughout=*/true});
-
-}  // namespace
 }  // namespace warpscope

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "collectors/collector_interface.h"
 #include "collectors/pc_sampling/pc_sampling_api.h"
 
 namespace warpscope {
@@ -38,6 +39,10 @@ class CuptiPcSampling final : public PcSamplingApi {
   std::map<PcContext, std::unique_ptr<ContextBuffers>> contexts_;
   std::map<std::string, int> claims_;  // PCI bus id -> socket held until the process ends
 };
+
+// The collector with CUPTI behind it, for the session's list of collectors
+// (libinject/collector_registry.cc), switched on by WARPSCOPE_PC_SAMPLING.
+std::unique_ptr<SessionListener> MakePcSamplingCollector();
 
 }  // namespace warpscope
 

@@ -1,7 +1,7 @@
 # PC sampling collector (included by collectors/collectors.cmake, or by the tests when the
 # collectors are not configured). warpscope_pc_sampling_pure: settings, translation,
 # controller and session listener, CUPTI-free and unit-tested with a fake API.
-# warpscope_pc_sampling: the CUPTI wrapper and the RegisterCollector call, linked whole into
+# warpscope_pc_sampling: the CUPTI wrapper and the collector factory, linked into
 # libwarpscope_core.so.
 if(NOT TARGET warpscope_pc_sampling_pure)
   add_library(warpscope_pc_sampling_pure STATIC

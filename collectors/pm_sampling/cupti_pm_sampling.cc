@@ -406,12 +406,10 @@ namespace {
 
 std::unique_ptr<PmSamplingApi> MakeCuptiPmSampling() { return std::make_unique<CuptiPmSampling>(); }
 
+}  // namespace
+
 std::unique_ptr<SessionListener> MakePmSamplingCollector() {
   return std::make_unique<PmSamplingCollector>(&MakeCuptiPmSampling);
 }
 
-[[maybe_unused]] const bool kRegistered =
-    RegisterCollector({"pm_sampling", "WARPSCOPE_PM_SAMPLING", &MakePmSamplingCollector});
-
-}  // namespace
 }  // namespace warpscope

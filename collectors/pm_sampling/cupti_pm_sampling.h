@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "collectors/collector_interface.h"
 #include "collectors/pm_sampling/pm_sampling_api.h"
 
 namespace warpscope {
@@ -34,6 +35,10 @@ class CuptiPmSampling final : public PmSamplingApi {
  private:
   std::map<uint32_t, std::unique_ptr<DeviceState>> devices_;
 };
+
+// The collector with CUPTI behind it, for the session's list of collectors
+// (libinject/collector_registry.cc), switched on by WARPSCOPE_PM_SAMPLING.
+std::unique_ptr<SessionListener> MakePmSamplingCollector();
 
 }  // namespace warpscope
 

@@ -1,7 +1,7 @@
 # PM sampling collector (included by collectors/collectors.cmake, or by the tests when the
 # collectors are not configured). warpscope_pm_sampling_pure: settings, controller and
 # session listener, CUPTI-free and unit-tested with a fake API. warpscope_pm_sampling: the
-# CUPTI wrapper and the RegisterCollector call, linked whole into libwarpscope_core.so.
+# CUPTI wrapper and the collector factory, linked into libwarpscope_core.so.
 if(NOT TARGET warpscope_pm_sampling_pure)
   add_library(warpscope_pm_sampling_pure STATIC
     ${CMAKE_CURRENT_LIST_DIR}/pm_sampling_config.cc
