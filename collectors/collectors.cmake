@@ -1,10 +1,11 @@
-# Collectors: the pure translation parts (unit-tested without a GPU) and the CUPTI-facing
-# parts linked into libwarpscope_core.so. Optional collectors owned elsewhere
+# Collectors: the CUPTI-free parts (translation, controllers; unit-tested without a GPU) and
+# the CUPTI-facing parts linked into libwarpscope_core.so. Optional collectors owned elsewhere
 # (pm_sampling/, pc_sampling/) bring their own *.cmake; a target they define named
 # warpscope_pm_sampling / warpscope_pc_sampling is linked whole into the core, so its
 # static RegisterCollector(...) runs (collectors/collector_interface.h).
 
 add_library(warpscope_collectors_pure STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/activity/activity_controller.cc
   ${CMAKE_CURRENT_LIST_DIR}/activity/activity_translator.cc
   ${CMAKE_CURRENT_LIST_DIR}/activity/kernel_names.cc
   ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_range_builder.cc)
