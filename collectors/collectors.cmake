@@ -1,9 +1,10 @@
-# Collectors: the pure translation parts (unit-tested without a GPU) and the CUPTI-facing
-# parts linked into libwarpscope_core.so. The PM and PC sampling collectors bring their own
-# *.cmake; the core's list of collectors (libinject/collector_registry.cc) names their
-# factories, so their libraries link like any other.
+# Collectors: the CUPTI-free parts (translation, controllers; unit-tested without a GPU) and
+# the CUPTI-facing parts linked into libwarpscope_core.so. The PM and PC sampling collectors
+# bring their own *.cmake; the core's list of collectors (libinject/collector_registry.cc)
+# names their factories, so their libraries link like any other.
 
 add_library(warpscope_collectors_pure STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/activity/activity_controller.cc
   ${CMAKE_CURRENT_LIST_DIR}/activity/activity_translator.cc
   ${CMAKE_CURRENT_LIST_DIR}/activity/kernel_names.cc
   ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_range_builder.cc)

@@ -1,0 +1,132 @@
+// ActivityController: the activity side of the tracer. It hands CUPTI its record buffers
+// (pooled), translates each completed buffer into one TraceWriter::Batch, turns the
+// configured activity kinds on and off at capture window edges, flushes, moves dropped-record
+// counts into the trace and publishes its counters. CUPTI-free: it drives an ActivityApi, so
+// unit tests run it against a fake. One per process in libwarpscope (CUPTI's activity state
+// is global).
+#ifndef WARPSCOPE_COLLECTORS_ACTIVITY_ACTIVITY_CONTROLLER_H_
+#define WARPSCOPE_COLLECTORS_ACTIVITY_ACTIVITY_CONTROLLER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "collectors/activity/activity_api.h"
+#include "collectors/activity/trace_kinds.h"
+
+namespace warpscope {
+
+class ActivityTranslator;
+class TraceWriter;
+struct DeviceRecord;
+
+// Counter names (Stats packets; docs/format.md).
+inline constexpr char kActivityStatBuffers[] = "activity.buffers";
+inline constexpr char kActivityStatRecords[] = "activity.records";
+inline constexpr char kActivityStatKernels[] = "activity.kernels";
+inline constexpr char kActivityStatMemcpys[] = "activity.memcpys";
+inline constexpr char kActivityStatMemsets[] = "activity.memsets";
+inline constexpr char kActivityStatSyncs[] = "activity.syncs";
+inline constexpr char kActivityStatApiCalls[] = "activity.api_calls";
+inline constexpr char kActivityStatApiCallsFiltered[] = "activity.api_calls_filtered";
+inline constexpr char kActivityStatBuffersAllocated[] = "activity.buffers_allocated";
+inline constexpr char kActivityStatNvtxMarkers[] = "activity.nvtx_markers";
+inline constexpr char kActivityStatKernelNamesDemangled[] = "activity.kernel_names_demangled";
+inline constexpr char kActivityStatBufferHighWater[] = "activity.buffer_high_water_bytes";
+inline constexpr char kActivityStatUnknownKinds[] = "activity.unknown_kinds";
+// A buffer whose translation threw: its records are lost.
+inline constexpr char kActivityStatBuffersLost[] = "activity.buffers_lost";
+// Records CUPTI dropped (no host buffer in time), added at each flush, and their total.
+inline constexpr char kActivityStatDroppedRecords[] = "cupti.dropped_records";
+inline constexpr char kActivityStatDroppedRecordsTotal[] = "cupti.dropped_records_total";
+// start == end == 0: CUPTI ran out of device buffers.
+inline constexpr char kActivityStatZeroTimestamps[] = "cupti.zero_timestamp_records";
+inline constexpr char kActivityStatNvtxUnmatchedEnds[] = "nvtx.unmatched_ends";
+inline constexpr char kActivityStatNvtxUnclosedRanges[] = "nvtx.unclosed_ranges";
+
+struct ActivityOptions {
+  TraceKinds kinds;
+  size_t buffer_bytes = 8 << 20;
+  size_t device_buffer_bytes = 0;   // 0 = CUPTI's default (3.2 MB)
+  uint32_t device_buffer_pool = 0;  // 0 = CUPTI's default
+  std::string suppress_nvtx_name;   // the NVTX capture range (session writes it itself)
+  std::string suppress_nvtx_domain;
+  bool monotonic_clock = false;  // register a CLOCK_MONOTONIC timestamp callback
+  bool filter_trivial_api = true;
+  // Kernel records on from the start, not only inside capture windows: CUPTI refuses to
+  // enable CONCURRENT_KERNEL once PC sampling is enabled on a context
+  // (CUPTI_ERROR_NOT_COMPATIBLE, seen on the H200), so with PC sampling and a window that
+  // opens later the trace would hold no kernels at all.
+  bool kernels_always_on = false;
+};
+
+class ActivityController final : public ActivityBufferHandler {
+ public:
+  explicit ActivityController(ActivityApi& api);
+  ~ActivityController() override;  // unmaps the pooled buffers
+  ActivityController(const ActivityController&) = delete;
+  ActivityController& operator=(const ActivityController&) = delete;
+
+  // Registers the timestamp and buffer callbacks, sets buffer attributes and the thread id
+  // type, and enables the always-on kinds (CONTEXT, DEVICE; CONCURRENT_KERNEL with
+  // kernels_always_on). Returns false with a one-line *error.
+  bool Init(const ActivityOptions& options, TraceWriter* writer, std::string* error);
+  // Enables (window open) or disables (window closed) the configured kinds. On failure the
+  // other kinds are still tried; *error gets the first failure when it was empty.
+  bool SetEnabled(bool enabled, std::string* error);
+  // FlushAll(0) or FlushAll(forced); then moves the dropped-record count to the trace.
+  void Flush(bool forced);
+  // Disables everything, forced flush, counters; buffers completed later are ignored.
+  void Shutdown();
+  // After fork() in the child: ignore every later callback, touch nothing.
+  void AbandonAfterFork();
+  // Stats: records translated, buffers, drops; written into the writer's counters.
+  void PublishCounters();
+  // Reads the opt-in and reserved shared memory per block of `device` (DEVICE records lack
+  // them); later DEVICE records of it carry them. Call from the session's own thread only.
+  void QueryDeviceSharedMemoryLimits(uint32_t device);
+
+  // ActivityBufferHandler (CUPTI's threads).
+  void BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) override;
+  void BufferCompleted(uint8_t* buffer, size_t size, size_t valid_bytes) override;
+
+ private:
+  uint8_t* AllocateBuffer();
+  void ReleaseBuffer(uint8_t* buffer);
+  void CollectDropped();
+  void DeviceFixup(DeviceRecord* record);
+
+  ActivityApi& api_;
+  ActivityOptions options_;
+  TraceWriter* writer_ = nullptr;
+
+  std::atomic<bool> accepting_{false};  // completed buffers are translated only while true
+  std::atomic<bool> abandoned_{false};
+  std::atomic<bool> enabled_{false};
+
+  std::mutex translate_mu_;
+  std::unique_ptr<ActivityTranslator> translator_;  // guarded by translate_mu_
+
+  std::atomic<uint64_t> buffers_{0};
+  std::atomic<uint64_t> records_{0};
+  std::atomic<uint64_t> buffer_bytes_used_max_{0};
+  std::atomic<uint64_t> dropped_total_{0};
+
+  // Buffers come from mmap and go back to a small pool (see AllocateBuffer).
+  std::mutex pool_mu_;
+  std::vector<uint8_t*> pool_;  // buffers of options_.buffer_bytes
+  std::atomic<uint64_t> buffers_allocated_{0};
+
+  // Per device, queried from the session's thread.
+  std::mutex device_mu_;
+  std::map<uint32_t, SharedMemoryLimits> device_smem_;
+};
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_COLLECTORS_ACTIVITY_ACTIVITY_CONTROLLER_H_
