@@ -19,6 +19,8 @@ add_library(warpscope_session_pure STATIC
   ${CMAKE_CURRENT_LIST_DIR}/config.cc
   ${CMAKE_CURRENT_LIST_DIR}/capture_window.cc)
 target_include_directories(warpscope_session_pure PUBLIC ${PROJECT_SOURCE_DIR})
+# capture_window.h speaks in trace records, whose enums come from the generated field header.
+target_link_libraries(warpscope_session_pure PUBLIC warpscope_writer)
 set_target_properties(warpscope_session_pure PROPERTIES CXX_VISIBILITY_PRESET hidden
                       VISIBILITY_INLINES_HIDDEN ON)
 

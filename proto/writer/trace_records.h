@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "warpscope/v1/trace_fields.h"
+
 namespace warpscope {
 
 // The format version the writer puts in Header.format_major/minor. Readers refuse a file whose
@@ -18,29 +20,71 @@ namespace warpscope {
 inline constexpr uint32_t kFormatMajor = 1;
 inline constexpr uint32_t kFormatMinor = 0;
 
-// Enum values equal the proto enums of the same name (a test checks it).
+// The schema's enums, with values from the header generated from trace.proto (a test checks
+// that every value the schema has is here).
 enum class ClockDomain : uint32_t {
-  kUnspecified = 0, kRealtime = 1, kMonotonic = 2, kMonotonicRaw = 3, kSynthetic = 4
+  kUnspecified = fields::ClockDomain::kUnspecified,
+  kRealtime = fields::ClockDomain::kRealtime,
+  kMonotonic = fields::ClockDomain::kMonotonic,
+  kMonotonicRaw = fields::ClockDomain::kMonotonicRaw,
+  kSynthetic = fields::ClockDomain::kSynthetic,
 };
 enum class MemoryKind : uint32_t {
-  kUnknown = 0, kPageable = 1, kPinned = 2, kDevice = 3, kArray = 4, kManaged = 5,
-  kDeviceStatic = 6, kManagedStatic = 7
+  kUnknown = fields::MemoryKind::kUnknown,
+  kPageable = fields::MemoryKind::kPageable,
+  kPinned = fields::MemoryKind::kPinned,
+  kDevice = fields::MemoryKind::kDevice,
+  kArray = fields::MemoryKind::kArray,
+  kManaged = fields::MemoryKind::kManaged,
+  kDeviceStatic = fields::MemoryKind::kDeviceStatic,
+  kManagedStatic = fields::MemoryKind::kManagedStatic,
 };
 enum class CopyKind : uint32_t {
-  kUnknown = 0, kHtoD = 1, kDtoH = 2, kHtoA = 3, kAtoH = 4, kAtoA = 5, kAtoD = 6, kDtoA = 7,
-  kDtoD = 8, kHtoH = 9, kPtoP = 10
+  kUnknown = fields::CopyKind::kUnknown,
+  kHtoD = fields::CopyKind::kHtod,
+  kDtoH = fields::CopyKind::kDtoh,
+  kHtoA = fields::CopyKind::kHtoa,
+  kAtoH = fields::CopyKind::kAtoh,
+  kAtoA = fields::CopyKind::kAtoa,
+  kAtoD = fields::CopyKind::kAtod,
+  kDtoA = fields::CopyKind::kDtoa,
+  kDtoD = fields::CopyKind::kDtod,
+  kHtoH = fields::CopyKind::kHtoh,
+  kPtoP = fields::CopyKind::kPtop,
 };
 enum class SyncKind : uint32_t {
-  kUnknown = 0, kEvent = 1, kStreamWaitEvent = 2, kStream = 3, kContext = 4
+  kUnknown = fields::SyncKind::kUnknown,
+  kEvent = fields::SyncKind::kEvent,
+  kStreamWaitEvent = fields::SyncKind::kStreamWaitEvent,
+  kStream = fields::SyncKind::kStream,
+  kContext = fields::SyncKind::kContext,
 };
-enum class ApiDomain : uint32_t { kUnknown = 0, kRuntime = 1, kDriver = 2 };
+enum class ApiDomain : uint32_t {
+  kUnknown = fields::ApiDomain::kUnknown,
+  kRuntime = fields::ApiDomain::kRuntime,
+  kDriver = fields::ApiDomain::kDriver,
+};
 enum class CaptureTrigger : uint32_t {
-  kUnknown = 0, kProcess = 1, kDelay = 2, kDuration = 3, kProfilerApi = 4, kNvtx = 5,
-  kSignal = 6, kError = 7
+  kUnknown = fields::CaptureTrigger::kUnknown,
+  kProcess = fields::CaptureTrigger::kProcess,
+  kDelay = fields::CaptureTrigger::kDelay,
+  kDuration = fields::CaptureTrigger::kDuration,
+  kProfilerApi = fields::CaptureTrigger::kProfilerApi,
+  kNvtx = fields::CaptureTrigger::kNvtx,
+  kSignal = fields::CaptureTrigger::kSignal,
+  kError = fields::CaptureTrigger::kError,
 };
-enum class Severity : uint32_t { kInfo = 0, kDataLoss = 1, kError = 2 };
+enum class Severity : uint32_t {
+  kInfo = fields::Severity::kInfo,
+  kDataLoss = fields::Severity::kDataLoss,
+  kError = fields::Severity::kError,
+};
 enum class EndReason : uint32_t {
-  kUnknown = 0, kExit = 1, kSignal = 2, kWriteError = 3, kDetach = 4
+  kUnknown = fields::EndReason::kUnknown,
+  kExit = fields::EndReason::kExit,
+  kSignal = fields::EndReason::kSignal,
+  kWriteError = fields::EndReason::kWriteError,
+  kDetach = fields::EndReason::kDetach,
 };
 
 using KeyValueList = std::vector<std::pair<std::string, std::string>>;

@@ -32,6 +32,7 @@
 
 #include "proto/common/setting_error.h"
 #include "proto/writer/wire_format.h"
+#include "warpscope/v1/trace_fields.h"
 
 namespace warpscope {
 namespace {
@@ -39,66 +40,41 @@ namespace {
 using wire::BufferSink;
 using wire::SizeSink;
 
-// TracePacket oneof field numbers (proto/warpscope/v1/trace.proto).
-enum PacketField : uint32_t {
-  kHeader = 2,
-  kDevice = 3,
-  kInternedString = 4,
-  kLaunchConfig = 5,
-  kThread = 6,
-  kKernel = 7,
-  kMemcpy = 8,
-  kMemset = 9,
-  kSynchronization = 10,
-  kApiCall = 11,
-  kNvtxRange = 12,
-  kNvtxMark = 13,
-  kGraphLaunch = 14,
-  kPmMetricSet = 15,
-  kPmSample = 16,
-  kPcStallReasons = 17,
-  kPcSamples = 18,
-  kCaptureWindow = 19,
-  kStats = 20,
-  kEndOfTrace = 21,
-  kContext = 22,
-  kOverhead = 23,
-  kNotice = 24,
-  kPmCounterData = 25,
-  kCubin = 26,
-  kNumPacketFields = 27,
-};
+// TracePacket's oneof members: the field number of each packet kind.
+using Packet = fields::TracePacket;
+constexpr size_t kNumPacketFields = Packet::kMaxFieldNumber + 1;
 
-// Per-kind counter names, indexed by PacketField; empty for kinds that are not events.
-constexpr std::array<std::string_view, kNumPacketFields> kKindCounterNames = {
-    "", "", "",
-    "writer.events_written.device",
-    "writer.events_written.interned_string",
-    "writer.events_written.launch_config",
-    "writer.events_written.thread",
-    "writer.events_written.kernel",
-    "writer.events_written.memcpy",
-    "writer.events_written.memset",
-    "writer.events_written.synchronization",
-    "writer.events_written.api_call",
-    "writer.events_written.nvtx_range",
-    "writer.events_written.nvtx_mark",
-    "writer.events_written.graph_launch",
-    "writer.events_written.pm_metric_set",
-    "writer.events_written.pm_sample",
-    "writer.events_written.pc_stall_reasons",
-    "writer.events_written.pc_samples",
-    "writer.events_written.capture_window",
-    "",
-    "",
-    "writer.events_written.context",
-    "writer.events_written.overhead",
-    "writer.events_written.notice",
-    "writer.events_written.pm_counter_data",
-    "writer.events_written.cubin",
-};
+// The events_written counter of each packet kind that is an event (not the header, stats or
+// end of trace), indexed by field number.
+constexpr std::array<std::string_view, kNumPacketFields> kKindCounterNames = [] {
+  std::array<std::string_view, kNumPacketFields> names{};
+  names[Packet::kDevice] = "writer.events_written.device";
+  names[Packet::kInternedString] = "writer.events_written.interned_string";
+  names[Packet::kLaunchConfig] = "writer.events_written.launch_config";
+  names[Packet::kThread] = "writer.events_written.thread";
+  names[Packet::kKernel] = "writer.events_written.kernel";
+  names[Packet::kMemcpy] = "writer.events_written.memcpy";
+  names[Packet::kMemset] = "writer.events_written.memset";
+  names[Packet::kSynchronization] = "writer.events_written.synchronization";
+  names[Packet::kApiCall] = "writer.events_written.api_call";
+  names[Packet::kNvtxRange] = "writer.events_written.nvtx_range";
+  names[Packet::kNvtxMark] = "writer.events_written.nvtx_mark";
+  names[Packet::kGraphLaunch] = "writer.events_written.graph_launch";
+  names[Packet::kPmMetricSet] = "writer.events_written.pm_metric_set";
+  names[Packet::kPmSample] = "writer.events_written.pm_sample";
+  names[Packet::kPcStallReasons] = "writer.events_written.pc_stall_reasons";
+  names[Packet::kPcSamples] = "writer.events_written.pc_samples";
+  names[Packet::kCaptureWindow] = "writer.events_written.capture_window";
+  names[Packet::kContext] = "writer.events_written.context";
+  names[Packet::kOverhead] = "writer.events_written.overhead";
+  names[Packet::kNotice] = "writer.events_written.notice";
+  names[Packet::kPmCounterData] = "writer.events_written.pm_counter_data";
+  names[Packet::kCubin] = "writer.events_written.cubin";
+  return names;
+}();
 
-constexpr uint8_t kTracePacketTag = wire::MakeTag(1, wire::kLengthDelimited);
+constexpr uint32_t kTracePacketTag = wire::MakeTag(fields::Trace::kPacket, wire::kLengthDelimited);
+static_assert(kTracePacketTag < 0x80, "PacketSize, MaxBodyIn and WriteFrame take it as one byte");
 
 // Bytes of the frame around a TracePacket body: Trace.packet tag and length, then the oneof
 // tag and length.
@@ -211,78 +187,90 @@ uint64_t NowIn(ClockDomain domain, uint64_t fallback) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Message bodies. Field numbers are those of proto/warpscope/v1/trace.proto.
+// Message bodies. Field numbers come from warpscope/v1/trace_fields.h, generated from
+// proto/warpscope/v1/trace.proto at build time.
 
 template <typename Sink>
 void EncodeKeyValues(Sink& s, uint32_t field, const KeyValueList& list) {
+  using F = fields::KeyValue;
   // Not a structured binding: clang before 16 cannot capture those in the lambda.
   for (const auto& entry : list) {
     wire::Nested(s, field, [&](auto& m) {
-      m.String(1, entry.first);
-      m.String(2, entry.second);
+      m.String(F::kKey, entry.first);
+      m.String(F::kValue, entry.second);
     });
   }
 }
 
 template <typename Sink>
 void EncodeHeader(Sink& s, const HeaderRecord& h) {
-  s.Uint(1, kFormatMajor);
-  s.Uint(2, kFormatMinor);
-  s.String(3, h.tool_version);
-  s.Uint(4, h.pid);
-  s.Uint(5, h.ppid);
-  s.String(6, h.hostname);
-  for (const std::string& arg : h.command_line) s.RepeatedString(7, arg);
-  EncodeKeyValues(s, 8, h.rank_env);
-  s.EnumValue(9, h.clock_domain);
-  s.Uint(10, h.time_base_ns);
-  s.Uint(11, h.unix_time_base_ns);
-  EncodeKeyValues(s, 12, h.config);
-  s.String(13, h.producer);
-  s.Uint(14, h.cupti_version);
-  s.Uint(15, h.cuda_driver_version);
+  using F = fields::Header;
+  s.Uint(F::kFormatMajor, kFormatMajor);
+  s.Uint(F::kFormatMinor, kFormatMinor);
+  s.String(F::kToolVersion, h.tool_version);
+  s.Uint(F::kPid, h.pid);
+  s.Uint(F::kPpid, h.ppid);
+  s.String(F::kHostname, h.hostname);
+  for (const std::string& arg : h.command_line) s.RepeatedString(F::kCommandLine, arg);
+  EncodeKeyValues(s, F::kRankEnv, h.rank_env);
+  s.EnumValue(F::kClockDomain, h.clock_domain);
+  s.Uint(F::kTimeBaseNs, h.time_base_ns);
+  s.Uint(F::kUnixTimeBaseNs, h.unix_time_base_ns);
+  EncodeKeyValues(s, F::kConfig, h.config);
+  s.String(F::kProducer, h.producer);
+  s.Uint(F::kCuptiVersion, h.cupti_version);
+  s.Uint(F::kCudaDriverVersion, h.cuda_driver_version);
 }
 
 template <typename Sink>
 void EncodeDevice(Sink& s, const DeviceRecord& d) {
-  s.Uint(1, d.id);
-  s.String(2, d.name);
-  s.Uint(3, d.compute_capability_major);
-  s.Uint(4, d.compute_capability_minor);
-  s.Uint(5, d.sm_count);
-  s.Uint(6, d.max_warps_per_sm);
-  s.Uint(7, d.max_blocks_per_sm);
-  s.Uint(8, d.max_threads_per_block);
-  s.Uint(9, d.max_registers_per_sm);
-  s.Uint(10, d.max_registers_per_block);
-  s.Uint(11, d.max_shared_memory_per_sm);
-  s.Uint(12, d.max_shared_memory_per_block);
-  s.Uint(13, d.max_shared_memory_per_block_optin);
-  s.Uint(14, d.reserved_shared_memory_per_block);
-  s.Uint(15, d.threads_per_warp);
-  s.Uint(16, d.core_clock_khz);
-  s.Uint(17, d.global_memory_bytes);
-  s.Uint(18, d.global_memory_bandwidth_kbps);
-  s.Uint(19, d.l2_cache_bytes);
-  s.String(20, d.uuid);
-  s.Uint(21, d.pci_bus_id);
-  s.Uint(22, d.register_allocation_unit);
-  s.Uint(23, d.shared_memory_allocation_unit);
+  using F = fields::Device;
+  s.Uint(F::kId, d.id);
+  s.String(F::kName, d.name);
+  s.Uint(F::kComputeCapabilityMajor, d.compute_capability_major);
+  s.Uint(F::kComputeCapabilityMinor, d.compute_capability_minor);
+  s.Uint(F::kSmCount, d.sm_count);
+  s.Uint(F::kMaxWarpsPerSm, d.max_warps_per_sm);
+  s.Uint(F::kMaxBlocksPerSm, d.max_blocks_per_sm);
+  s.Uint(F::kMaxThreadsPerBlock, d.max_threads_per_block);
+  s.Uint(F::kMaxRegistersPerSm, d.max_registers_per_sm);
+  s.Uint(F::kMaxRegistersPerBlock, d.max_registers_per_block);
+  s.Uint(F::kMaxSharedMemoryPerSm, d.max_shared_memory_per_sm);
+  s.Uint(F::kMaxSharedMemoryPerBlock, d.max_shared_memory_per_block);
+  s.Uint(F::kMaxSharedMemoryPerBlockOptin, d.max_shared_memory_per_block_optin);
+  s.Uint(F::kReservedSharedMemoryPerBlock, d.reserved_shared_memory_per_block);
+  s.Uint(F::kThreadsPerWarp, d.threads_per_warp);
+  s.Uint(F::kCoreClockKhz, d.core_clock_khz);
+  s.Uint(F::kGlobalMemoryBytes, d.global_memory_bytes);
+  s.Uint(F::kGlobalMemoryBandwidthKbps, d.global_memory_bandwidth_kbps);
+  s.Uint(F::kL2CacheBytes, d.l2_cache_bytes);
+  s.String(F::kUuid, d.uuid);
+  s.Uint(F::kPciBusId, d.pci_bus_id);
+  s.Uint(F::kRegisterAllocationUnit, d.register_allocation_unit);
+  s.Uint(F::kSharedMemoryAllocationUnit, d.shared_memory_allocation_unit);
 }
 
 template <typename Sink>
 void EncodePcSampleRecord(Sink& s, const PcSampleRecord& r) {
-  s.Uint(1, r.cubin_crc);
-  s.Uint(2, r.function_name_id);
-  s.Uint(3, r.pc_offset);
-  s.PackedVarint(4, std::span<const uint32_t>(r.stall_reason_index));
-  s.PackedVarint(5, std::span<const uint64_t>(r.samples));
-  s.Uint(6, r.correlation_id);
+  using F = fields::PcSampleRecord;
+  s.Uint(F::kCubinCrc, r.cubin_crc);
+  s.Uint(F::kFunctionNameId, r.function_name_id);
+  s.Uint(F::kPcOffset, r.pc_offset);
+  s.PackedVarint(F::kStallReasonIndex, std::span<const uint32_t>(r.stall_reason_index));
+  s.PackedVarint(F::kSamples, std::span<const uint64_t>(r.samples));
+  s.Uint(F::kCorrelationId, r.correlation_id);
+}
+
+template <typename Sink>
+void EncodeEndOfTrace(Sink& s, uint64_t timestamp_rel, EndReason reason) {
+  using F = fields::EndOfTrace;
+  s.Uint(F::kTimestampNs, timestamp_rel);
+  s.EnumValue(F::kReason, reason);
 }
 
 size_t PcSampleRecordFieldSize(const PcSampleRecord& r) {
   SizeSink s;
-  wire::Nested(s, 8, [&](auto& m) { EncodePcSampleRecord(m, r); });
+  wire::Nested(s, fields::PcSampleBatch::kRecords, [&](auto& m) { EncodePcSampleRecord(m, r); });
   return s.size();
 }
 
@@ -475,7 +463,7 @@ struct TraceWriter::Impl {
   }
 
   static uint8_t* WriteFrame(uint8_t* out, uint32_t field, size_t body) {
-    *out++ = kTracePacketTag;
+    *out++ = static_cast<uint8_t>(kTracePacketTag);
     out = wire::WriteVarint(wire::LengthDelimitedSize(field, body), out);
     out = wire::WriteVarint(wire::MakeTag(field, wire::kLengthDelimited), out);
     return wire::WriteVarint(body, out);
@@ -570,13 +558,15 @@ struct TraceWriter::Impl {
         }
         return 0;
       };
-      s.Uint(1, timestamp_rel);
-      s.Bool(2, final);
+      using F = fields::Stats;
+      using C = fields::StatCounter;
+      s.Uint(F::kTimestampNs, timestamp_rel);
+      s.Bool(F::kFinal, final);
       auto counter = [&](std::string_view name, uint64_t value, Severity severity) {
-        wire::Nested(s, 3, [&](auto& m) {
-          m.String(1, name);
-          m.Uint(2, value);
-          m.EnumValue(3, severity);
+        wire::Nested(s, F::kCounters, [&](auto& m) {
+          m.String(C::kName, name);
+          m.Uint(C::kValue, value);
+          m.EnumValue(C::kSeverity, severity);
         });
       };
       for (const BuiltinCounter& b : builtins) {
@@ -599,7 +589,8 @@ struct TraceWriter::Impl {
     buffer_high_water.Max(bytes_committed - bytes_done);
     // The Stats packet says how many bytes precede it, which is bytes_committed when it is
     // measured.
-    return EmitSized(kStats, StatsEncoder(final, timestamp_rel, bytes_committed), wait_lock);
+    return EmitSized(Packet::kStats, StatsEncoder(final, timestamp_rel, bytes_committed),
+                     wait_lock);
   }
 
   bool IsBuiltin(std::string_view name) const {
@@ -662,11 +653,9 @@ struct TraceWriter::Impl {
   // into the reserved blocks (where the reservation could be made, they fit).
   void WriteTailAfterDiskFull(EndReason reason, uint64_t ts) {
     std::vector<uint8_t> tail;
-    AppendPacket(&tail, kStats, StatsEncoder(/*final=*/true, ts, file_pos));
-    AppendPacket(&tail, kEndOfTrace, [&](auto& s) {
-      s.Uint(1, ts);
-      s.EnumValue(2, reason);
-    });
+    AppendPacket(&tail, Packet::kStats, StatsEncoder(/*final=*/true, ts, file_pos));
+    AppendPacket(&tail, Packet::kEndOfTrace,
+                 [&](auto& s) { EncodeEndOfTrace(s, ts, reason); });
     int err = 0;
     if (::lseek(fd, static_cast<off_t>(file_pos), SEEK_SET) < 0 ||
         !WriteAll(tail.data(), tail.size(), &err)) {
@@ -806,7 +795,8 @@ std::unique_ptr<TraceWriter> TraceWriter::Open(const TraceWriterOptions& options
     SizeSink header_size;
     EncodeHeader(header_size, header);
     impl->chunk_bytes = std::clamp<size_t>(options.chunk_bytes, kMinChunkBytes, size_t{1} << 30);
-    impl->chunk_bytes = std::max(impl->chunk_bytes, PacketSize(kHeader, header_size.size()));
+    impl->chunk_bytes =
+        std::max(impl->chunk_bytes, PacketSize(Packet::kHeader, header_size.size()));
     impl->max_chunks = std::max<size_t>(2, options.max_buffered_bytes / impl->chunk_bytes);
     const uint32_t flush_ms = options.flush_interval_ms == 0 ? 500 : options.flush_interval_ms;
     impl->flush_interval = std::chrono::milliseconds(std::clamp<uint32_t>(flush_ms, 10, 1000));
@@ -851,7 +841,7 @@ std::unique_ptr<TraceWriter> TraceWriter::Open(const TraceWriterOptions& options
 
   {
     std::unique_lock<std::mutex> lock(impl->mu);
-    if (!impl->EmitSized(kHeader, [&](auto& s) { EncodeHeader(s, header); })) {
+    if (!impl->EmitSized(Packet::kHeader, [&](auto& s) { EncodeHeader(s, header); })) {
       return fail("warpscope: out of memory for the trace buffer; tracing is off");
     }
     // The header goes to the file now, not with the first flush: a program that ends at
@@ -912,10 +902,8 @@ void TraceWriter::Close(EndReason reason, uint64_t timestamp_ns) {
       w.accepting = false;  // Events from now on are dropped as after_close.
       const uint64_t ts = w.RelTime(timestamp_ns);
       w.EmitStats(/*final=*/true, ts, &lock);
-      w.EmitSized(kEndOfTrace, [&](auto& s) {
-        s.Uint(1, ts);
-        s.EnumValue(2, reason);
-      }, &lock);
+      w.EmitSized(
+          Packet::kEndOfTrace, [&](auto& s) { EncodeEndOfTrace(s, ts, reason); }, &lock);
     }
     w.stop = true;
     w.writer_wake.notify_one();
@@ -1064,14 +1052,15 @@ TraceWriter::Batch::~Batch() {
 }
 
 uint64_t TraceWriter::Batch::InternString(std::string_view value) {
+  using F = fields::InternedString;
   if (!locked_ || value.empty()) return 0;
   Impl& w = *writer_.impl_;
   if (auto it = w.strings.find(value); it != w.strings.end()) return it->second;
   if (w.RefuseIfClosed()) return 0;
   const uint64_t id = w.next_string_id;
-  if (!w.EmitSized(kInternedString, [&](auto& s) {
-        s.Uint(1, id);
-        s.String(2, value);
+  if (!w.EmitSized(Packet::kInternedString, [&](auto& s) {
+        s.Uint(F::kId, id);
+        s.String(F::kValue, value);
       })) {
     return 0;  // Not remembered: no later packet may refer to an id the file lacks.
   }
@@ -1092,29 +1081,30 @@ uint64_t TraceWriter::Batch::InternString(std::string_view value) {
 }
 
 uint64_t TraceWriter::Batch::InternLaunchConfig(const LaunchConfigRecord& c) {
+  using F = fields::LaunchConfig;
   if (!locked_) return 0;
   Impl& w = *writer_.impl_;
   if (auto it = w.configs.find(c); it != w.configs.end()) return it->second;
   const uint64_t id = w.next_config_id;
-  if (!w.EmitSmall(kLaunchConfig, [&](BufferSink& s) {
-        s.Uint(1, id);
-        s.Uint(2, c.grid_x);
-        s.Uint(3, c.grid_y);
-        s.Uint(4, c.grid_z);
-        s.Uint(5, c.block_x);
-        s.Uint(6, c.block_y);
-        s.Uint(7, c.block_z);
-        s.Uint(8, c.cluster_x);
-        s.Uint(9, c.cluster_y);
-        s.Uint(10, c.cluster_z);
-        s.Uint(11, c.registers_per_thread);
-        s.Uint(12, c.static_shared_memory);
-        s.Uint(13, c.dynamic_shared_memory);
-        s.Uint(14, c.local_memory_per_thread);
-        s.Uint(15, c.shared_memory_executed);
-        s.Uint(16, c.shared_memory_config);
-        s.Uint(17, c.shared_memory_carveout_requested);
-        s.Uint(18, c.shmem_limit_config);
+  if (!w.EmitSmall(Packet::kLaunchConfig, [&](BufferSink& s) {
+        s.Uint(F::kId, id);
+        s.Uint(F::kGridX, c.grid_x);
+        s.Uint(F::kGridY, c.grid_y);
+        s.Uint(F::kGridZ, c.grid_z);
+        s.Uint(F::kBlockX, c.block_x);
+        s.Uint(F::kBlockY, c.block_y);
+        s.Uint(F::kBlockZ, c.block_z);
+        s.Uint(F::kClusterX, c.cluster_x);
+        s.Uint(F::kClusterY, c.cluster_y);
+        s.Uint(F::kClusterZ, c.cluster_z);
+        s.Uint(F::kRegistersPerThread, c.registers_per_thread);
+        s.Uint(F::kStaticSharedMemory, c.static_shared_memory);
+        s.Uint(F::kDynamicSharedMemory, c.dynamic_shared_memory);
+        s.Uint(F::kLocalMemoryPerThread, c.local_memory_per_thread);
+        s.Uint(F::kSharedMemoryExecuted, c.shared_memory_executed);
+        s.Uint(F::kSharedMemoryConfig, c.shared_memory_config);
+        s.Uint(F::kSharedMemoryCarveoutRequested, c.shared_memory_carveout_requested);
+        s.Uint(F::kShmemLimitConfig, c.shmem_limit_config);
       })) {
     return 0;
   }
@@ -1133,6 +1123,7 @@ uint64_t TraceWriter::Batch::InternLaunchConfig(const LaunchConfigRecord& c) {
 
 uint64_t TraceWriter::Batch::InternThread(uint64_t cupti_thread_id, uint32_t os_tid,
                                           std::string_view name) {
+  using F = fields::ThreadInfo;
   if (!locked_) return 0;
   Impl& w = *writer_.impl_;
   // A thread known only by its tid gets a key that no pthread id (a pointer) takes.
@@ -1140,11 +1131,11 @@ uint64_t TraceWriter::Batch::InternThread(uint64_t cupti_thread_id, uint32_t os_
   if (auto it = w.threads.find(key); it != w.threads.end()) return it->second;
   if (w.RefuseIfClosed()) return 0;
   const uint64_t id = w.next_thread_id;
-  if (!w.EmitSized(kThread, [&](auto& s) {
-        s.Uint(1, id);
-        s.Uint(2, cupti_thread_id);
-        s.Uint(3, os_tid);
-        s.String(4, name);
+  if (!w.EmitSized(Packet::kThread, [&](auto& s) {
+        s.Uint(F::kId, id);
+        s.Uint(F::kCuptiThreadId, cupti_thread_id);
+        s.Uint(F::kOsTid, os_tid);
+        s.String(F::kName, name);
       })) {
     return 0;
   }
@@ -1165,195 +1156,208 @@ bool TraceWriter::Batch::Write(const DeviceRecord& r) {
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   if (w.RefuseIfClosed()) return false;
-  return w.EmitSized(kDevice, [&](auto& s) { EncodeDevice(s, r); });
+  return w.EmitSized(Packet::kDevice, [&](auto& s) { EncodeDevice(s, r); });
 }
 
 bool TraceWriter::Batch::Write(const ContextRecord& r) {
+  using F = fields::ContextInfo;
   if (!locked_) return false;
-  return writer_.impl_->EmitSmall(kContext, [&](BufferSink& s) {
-    s.Uint(1, r.id);
-    s.Uint(2, r.device_id);
-    s.Bool(3, r.is_green);
-    s.Uint(4, r.sm_count);
+  return writer_.impl_->EmitSmall(Packet::kContext, [&](BufferSink& s) {
+    s.Uint(F::kId, r.id);
+    s.Uint(F::kDeviceId, r.device_id);
+    s.Bool(F::kIsGreen, r.is_green);
+    s.Uint(F::kSmCount, r.sm_count);
   });
 }
 
 bool TraceWriter::Batch::Write(const KernelRecord& r) {
+  using F = fields::KernelEvent;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   const uint64_t start = w.RelTime(r.start_ns);
   const uint64_t duration = w.Duration(r.start_ns, r.end_ns);
-  return w.EmitSmall(kKernel, [&](BufferSink& s) {
-    s.Uint(1, r.name_id);
-    s.Uint(2, r.mangled_name_id);
-    s.Uint(3, r.launch_config_id);
-    s.Uint(4, start);
-    s.Uint(5, duration);
-    s.Uint(6, r.device_id);
-    s.Uint(7, r.context_id);
-    s.Uint(8, r.stream_id);
-    s.Uint(9, r.correlation_id);
-    s.Uint(10, r.graph_id);
-    s.Uint(11, r.graph_node_id);
-    s.Uint(12, r.grid_id);
+  return w.EmitSmall(Packet::kKernel, [&](BufferSink& s) {
+    s.Uint(F::kNameId, r.name_id);
+    s.Uint(F::kMangledNameId, r.mangled_name_id);
+    s.Uint(F::kLaunchConfigId, r.launch_config_id);
+    s.Uint(F::kStartNs, start);
+    s.Uint(F::kDurationNs, duration);
+    s.Uint(F::kDeviceId, r.device_id);
+    s.Uint(F::kContextId, r.context_id);
+    s.Uint(F::kStreamId, r.stream_id);
+    s.Uint(F::kCorrelationId, r.correlation_id);
+    s.Uint(F::kGraphId, r.graph_id);
+    s.Uint(F::kGraphNodeId, r.graph_node_id);
+    s.Uint(F::kGridId, r.grid_id);
   });
 }
 
 bool TraceWriter::Batch::Write(const MemcpyRecord& r) {
+  using F = fields::MemcpyEvent;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   const uint64_t start = w.RelTime(r.start_ns);
   const uint64_t duration = w.Duration(r.start_ns, r.end_ns);
-  return w.EmitSmall(kMemcpy, [&](BufferSink& s) {
-    s.EnumValue(1, r.copy_kind);
-    s.EnumValue(2, r.src_kind);
-    s.EnumValue(3, r.dst_kind);
-    s.Uint(4, r.bytes);
-    s.Uint(5, start);
-    s.Uint(6, duration);
-    s.Uint(7, r.device_id);
-    s.Uint(8, r.context_id);
-    s.Uint(9, r.stream_id);
-    s.Uint(10, r.correlation_id);
-    s.Bool(11, r.is_async);
-    s.Uint(12, r.src_device_id);
-    s.Uint(13, r.dst_device_id);
-    s.Uint(14, r.graph_node_id);
+  return w.EmitSmall(Packet::kMemcpy, [&](BufferSink& s) {
+    s.EnumValue(F::kCopyKind, r.copy_kind);
+    s.EnumValue(F::kSrcKind, r.src_kind);
+    s.EnumValue(F::kDstKind, r.dst_kind);
+    s.Uint(F::kBytes, r.bytes);
+    s.Uint(F::kStartNs, start);
+    s.Uint(F::kDurationNs, duration);
+    s.Uint(F::kDeviceId, r.device_id);
+    s.Uint(F::kContextId, r.context_id);
+    s.Uint(F::kStreamId, r.stream_id);
+    s.Uint(F::kCorrelationId, r.correlation_id);
+    s.Bool(F::kIsAsync, r.is_async);
+    s.Uint(F::kSrcDeviceId, r.src_device_id);
+    s.Uint(F::kDstDeviceId, r.dst_device_id);
+    s.Uint(F::kGraphNodeId, r.graph_node_id);
   });
 }
 
 bool TraceWriter::Batch::Write(const MemsetRecord& r) {
+  using F = fields::MemsetEvent;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   const uint64_t start = w.RelTime(r.start_ns);
   const uint64_t duration = w.Duration(r.start_ns, r.end_ns);
-  return w.EmitSmall(kMemset, [&](BufferSink& s) {
-    s.Uint(1, r.value);
-    s.Uint(2, r.bytes);
-    s.EnumValue(3, r.memory_kind);
-    s.Uint(4, start);
-    s.Uint(5, duration);
-    s.Uint(6, r.device_id);
-    s.Uint(7, r.context_id);
-    s.Uint(8, r.stream_id);
-    s.Uint(9, r.correlation_id);
-    s.Bool(10, r.is_async);
+  return w.EmitSmall(Packet::kMemset, [&](BufferSink& s) {
+    s.Uint(F::kValue, r.value);
+    s.Uint(F::kBytes, r.bytes);
+    s.EnumValue(F::kMemoryKind, r.memory_kind);
+    s.Uint(F::kStartNs, start);
+    s.Uint(F::kDurationNs, duration);
+    s.Uint(F::kDeviceId, r.device_id);
+    s.Uint(F::kContextId, r.context_id);
+    s.Uint(F::kStreamId, r.stream_id);
+    s.Uint(F::kCorrelationId, r.correlation_id);
+    s.Bool(F::kIsAsync, r.is_async);
   });
 }
 
 bool TraceWriter::Batch::Write(const SyncRecord& r) {
+  using F = fields::SyncEvent;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   const uint64_t start = w.RelTime(r.start_ns);
   const uint64_t duration = w.Duration(r.start_ns, r.end_ns);
-  return w.EmitSmall(kSynchronization, [&](BufferSink& s) {
-    s.EnumValue(1, r.kind);
-    s.Uint(2, start);
-    s.Uint(3, duration);
-    s.Uint(4, r.context_id);
-    s.Uint(5, r.stream_id);
-    s.Uint(6, r.cuda_event_id);
-    s.Uint(7, r.correlation_id);
-    s.Uint(8, r.thread_id);
+  return w.EmitSmall(Packet::kSynchronization, [&](BufferSink& s) {
+    s.EnumValue(F::kKind, r.kind);
+    s.Uint(F::kStartNs, start);
+    s.Uint(F::kDurationNs, duration);
+    s.Uint(F::kContextId, r.context_id);
+    s.Uint(F::kStreamId, r.stream_id);
+    s.Uint(F::kCudaEventId, r.cuda_event_id);
+    s.Uint(F::kCorrelationId, r.correlation_id);
+    s.Uint(F::kThreadId, r.thread_id);
   });
 }
 
 bool TraceWriter::Batch::Write(const ApiCallRecord& r) {
+  using F = fields::ApiCallEvent;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   const uint64_t start = w.RelTime(r.start_ns);
   const uint64_t duration = w.Duration(r.start_ns, r.end_ns);
-  return w.EmitSmall(kApiCall, [&](BufferSink& s) {
-    s.EnumValue(1, r.domain);
-    s.Uint(2, r.name_id);
-    s.Uint(3, start);
-    s.Uint(4, duration);
-    s.Uint(5, r.thread_id);
-    s.Uint(6, r.correlation_id);
-    s.Uint(7, r.result);
-    s.Uint(8, r.callback_id);
+  return w.EmitSmall(Packet::kApiCall, [&](BufferSink& s) {
+    s.EnumValue(F::kDomain, r.domain);
+    s.Uint(F::kNameId, r.name_id);
+    s.Uint(F::kStartNs, start);
+    s.Uint(F::kDurationNs, duration);
+    s.Uint(F::kThreadId, r.thread_id);
+    s.Uint(F::kCorrelationId, r.correlation_id);
+    s.Uint(F::kResult, r.result);
+    s.Uint(F::kCallbackId, r.callback_id);
   });
 }
 
 bool TraceWriter::Batch::Write(const GraphLaunchRecord& r) {
+  using F = fields::GraphLaunchEvent;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   const uint64_t start = w.RelTime(r.start_ns);
   const uint64_t duration = w.Duration(r.start_ns, r.end_ns);
-  return w.EmitSmall(kGraphLaunch, [&](BufferSink& s) {
-    s.Uint(1, r.graph_id);
-    s.Uint(2, start);
-    s.Uint(3, duration);
-    s.Uint(4, r.device_id);
-    s.Uint(5, r.context_id);
-    s.Uint(6, r.stream_id);
-    s.Uint(7, r.correlation_id);
+  return w.EmitSmall(Packet::kGraphLaunch, [&](BufferSink& s) {
+    s.Uint(F::kGraphId, r.graph_id);
+    s.Uint(F::kStartNs, start);
+    s.Uint(F::kDurationNs, duration);
+    s.Uint(F::kDeviceId, r.device_id);
+    s.Uint(F::kContextId, r.context_id);
+    s.Uint(F::kStreamId, r.stream_id);
+    s.Uint(F::kCorrelationId, r.correlation_id);
   });
 }
 
 bool TraceWriter::Batch::Write(const OverheadRecord& r) {
+  using F = fields::OverheadEvent;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   const uint64_t start = w.RelTime(r.start_ns);
   const uint64_t duration = w.Duration(r.start_ns, r.end_ns);
-  return w.EmitSmall(kOverhead, [&](BufferSink& s) {
-    s.Uint(1, r.kind_id);
-    s.Uint(2, start);
-    s.Uint(3, duration);
-    s.Uint(4, r.thread_id);
+  return w.EmitSmall(Packet::kOverhead, [&](BufferSink& s) {
+    s.Uint(F::kKindId, r.kind_id);
+    s.Uint(F::kStartNs, start);
+    s.Uint(F::kDurationNs, duration);
+    s.Uint(F::kThreadId, r.thread_id);
   });
 }
 
 bool TraceWriter::Batch::Write(const NvtxRangeRecord& r) {
+  using F = fields::NvtxRangeEvent;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   const uint64_t start = w.RelTime(r.start_ns);
   const uint64_t duration = w.Duration(r.start_ns, r.end_ns);
-  return w.EmitSmall(kNvtxRange, [&](BufferSink& s) {
-    s.Uint(1, r.name_id);
-    s.Uint(2, r.domain_id);
-    s.Uint(3, r.category);
-    s.Uint(4, r.color);
-    s.Uint(5, start);
-    s.Uint(6, duration);
-    s.Uint(7, r.thread_id);
-    s.Uint(8, r.end_thread_id);
-    s.Bool(9, r.is_push_pop);
-    s.Uint(10, r.depth);
+  return w.EmitSmall(Packet::kNvtxRange, [&](BufferSink& s) {
+    s.Uint(F::kNameId, r.name_id);
+    s.Uint(F::kDomainId, r.domain_id);
+    s.Uint(F::kCategory, r.category);
+    s.Uint(F::kColor, r.color);
+    s.Uint(F::kStartNs, start);
+    s.Uint(F::kDurationNs, duration);
+    s.Uint(F::kThreadId, r.thread_id);
+    s.Uint(F::kEndThreadId, r.end_thread_id);
+    s.Bool(F::kIsPushPop, r.is_push_pop);
+    s.Uint(F::kDepth, r.depth);
   });
 }
 
 bool TraceWriter::Batch::Write(const NvtxMarkRecord& r) {
+  using F = fields::NvtxMarkEvent;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   const uint64_t timestamp = w.RelTime(r.timestamp_ns);
-  return w.EmitSmall(kNvtxMark, [&](BufferSink& s) {
-    s.Uint(1, r.name_id);
-    s.Uint(2, r.domain_id);
-    s.Uint(3, r.category);
-    s.Uint(4, r.color);
-    s.Uint(5, timestamp);
-    s.Uint(6, r.thread_id);
+  return w.EmitSmall(Packet::kNvtxMark, [&](BufferSink& s) {
+    s.Uint(F::kNameId, r.name_id);
+    s.Uint(F::kDomainId, r.domain_id);
+    s.Uint(F::kCategory, r.category);
+    s.Uint(F::kColor, r.color);
+    s.Uint(F::kTimestampNs, timestamp);
+    s.Uint(F::kThreadId, r.thread_id);
   });
 }
 
 bool TraceWriter::Batch::Write(const PmMetricSetRecord& r) {
+  using F = fields::PmMetricSet;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   if (w.RefuseIfClosed()) return false;
-  return w.EmitSized(kPmMetricSet, [&](auto& s) {
-    s.Uint(1, r.id);
-    s.Uint(2, r.device_id);
-    for (const std::string& name : r.metric_names) s.RepeatedString(3, name);
-    s.Uint(4, r.interval_ns);
-    s.String(5, r.chip_name);
-    s.Bytes(6, std::span<const uint8_t>(
-                   reinterpret_cast<const uint8_t*>(r.counter_availability.data()),
-                   r.counter_availability.size()));
+  return w.EmitSized(Packet::kPmMetricSet, [&](auto& s) {
+    s.Uint(F::kId, r.id);
+    s.Uint(F::kDeviceId, r.device_id);
+    for (const std::string& name : r.metric_names) s.RepeatedString(F::kMetricNames, name);
+    s.Uint(F::kIntervalNs, r.interval_ns);
+    s.String(F::kChipName, r.chip_name);
+    s.Bytes(F::kCounterAvailability,
+            std::span<const uint8_t>(
+                reinterpret_cast<const uint8_t*>(r.counter_availability.data()),
+                r.counter_availability.size()));
   });
 }
 
 bool TraceWriter::Batch::Write(const PmCounterDataRecord& r) {
+  using F = fields::PmCounterData;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   if (w.RefuseIfClosed()) return false;
@@ -1366,63 +1370,66 @@ bool TraceWriter::Batch::Write(const PmCounterDataRecord& r) {
     starts[i] = w.RelTime(r.start_ns[i]);
     durations[i] = w.Duration(r.start_ns[i], r.end_ns[i]);
   }
-  return w.EmitSized(kPmCounterData, [&](auto& s) {
-    s.Uint(1, r.metric_set_id);
-    s.Bytes(2, r.image);
-    s.PackedVarint(3, std::span<const uint32_t>(r.sample_index.data(), n));
-    s.PackedVarint(4, std::span<const uint64_t>(starts));
-    s.PackedVarint(5, std::span<const uint64_t>(durations));
+  return w.EmitSized(Packet::kPmCounterData, [&](auto& s) {
+    s.Uint(F::kMetricSetId, r.metric_set_id);
+    s.Bytes(F::kImage, r.image);
+    s.PackedVarint(F::kSampleIndex, std::span<const uint32_t>(r.sample_index.data(), n));
+    s.PackedVarint(F::kStartNs, std::span<const uint64_t>(starts));
+    s.PackedVarint(F::kDurationNs, std::span<const uint64_t>(durations));
   });
 }
 
 bool TraceWriter::Batch::Write(const PmSampleRecord& r) {
+  using F = fields::PmSample;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   if (w.RefuseIfClosed()) return false;
   const uint64_t start = w.RelTime(r.start_ns);
   const uint64_t duration = w.Duration(r.start_ns, r.end_ns);
-  return w.EmitSized(kPmSample, [&](auto& s) {
-    s.Uint(1, r.metric_set_id);
-    s.Uint(2, start);
-    s.Uint(3, duration);
-    s.PackedDouble(4, std::span<const double>(r.values));
+  return w.EmitSized(Packet::kPmSample, [&](auto& s) {
+    s.Uint(F::kMetricSetId, r.metric_set_id);
+    s.Uint(F::kStartNs, start);
+    s.Uint(F::kDurationNs, duration);
+    s.PackedDouble(F::kValues, std::span<const double>(r.values));
   });
 }
 
 bool TraceWriter::Batch::Write(const PcStallReasonsRecord& r) {
+  using F = fields::PcStallReasons;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   if (w.RefuseIfClosed()) return false;
-  return w.EmitSized(kPcStallReasons, [&](auto& s) {
-    s.Uint(1, r.device_id);
-    s.PackedVarint(2, std::span<const uint32_t>(r.index));
-    for (const std::string& name : r.name) s.RepeatedString(3, name);
+  return w.EmitSized(Packet::kPcStallReasons, [&](auto& s) {
+    s.Uint(F::kDeviceId, r.device_id);
+    s.PackedVarint(F::kIndex, std::span<const uint32_t>(r.index));
+    for (const std::string& name : r.name) s.RepeatedString(F::kName, name);
   });
 }
 
 bool TraceWriter::Batch::Write(const PcSampleBatchRecord& r) {
+  using F = fields::PcSampleBatch;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   if (w.RefuseIfClosed()) return false;
   const uint64_t timestamp = w.RelTime(r.timestamp_ns);
   auto encode_head = [&](auto& s, bool first) {
-    s.Uint(1, r.device_id);
-    s.Uint(2, r.context_id);
-    s.Uint(3, timestamp);
+    s.Uint(F::kDeviceId, r.device_id);
+    s.Uint(F::kContextId, r.context_id);
+    s.Uint(F::kTimestampNs, timestamp);
     if (first) {
-      s.Uint(4, r.total_samples);
-      s.Uint(5, r.dropped_samples);
-      s.Uint(6, r.non_user_kernel_samples);
-      s.Bool(7, r.hardware_buffer_full);
+      s.Uint(F::kTotalSamples, r.total_samples);
+      s.Uint(F::kDroppedSamples, r.dropped_samples);
+      s.Uint(F::kNonUserKernelSamples, r.non_user_kernel_samples);
+      s.Bool(F::kHardwareBufferFull, r.hardware_buffer_full);
     } else {
-      s.Bool(9, true);  // continuation
+      s.Bool(F::kContinuation, true);
     }
   };
   auto encode_part = [&](bool first, size_t begin, size_t end) {
-    return w.EmitSized(kPcSamples, [&](auto& s) {
+    return w.EmitSized(Packet::kPcSamples, [&](auto& s) {
       encode_head(s, first);
       for (size_t i = begin; i < end; ++i) {
-        wire::Nested(s, 8, [&](auto& m) { EncodePcSampleRecord(m, r.records[i]); });
+        wire::Nested(s, F::kRecords, [&](auto& m) { EncodePcSampleRecord(m, r.records[i]); });
       }
     });
   };
@@ -1430,13 +1437,13 @@ bool TraceWriter::Batch::Write(const PcSampleBatchRecord& r) {
   SizeSink whole;
   encode_head(whole, true);
   for (const PcSampleRecord& rec : r.records) whole.AddPayload(PcSampleRecordFieldSize(rec));
-  if (PacketSize(kPcSamples, whole.size()) <= w.chunk_bytes) {
+  if (PacketSize(Packet::kPcSamples, whole.size()) <= w.chunk_bytes) {
     return encode_part(true, 0, r.records.size());
   }
 
   // Too big for one chunk: as many records per packet as fit, in order.
   w.pc_batches_split.Add(1);
-  const size_t max_body = MaxBodyIn(kPcSamples, w.chunk_bytes);
+  const size_t max_body = MaxBodyIn(Packet::kPcSamples, w.chunk_bytes);
   bool all_written = true;
   bool first = true;
   size_t i = 0;
@@ -1466,55 +1473,58 @@ bool TraceWriter::Batch::Write(const PcSampleBatchRecord& r) {
 }
 
 bool TraceWriter::Batch::Write(const CubinImageRecord& r) {
+  using F = fields::CubinImage;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   if (w.RefuseIfClosed()) return false;
   const auto* image = static_cast<const uint8_t*>(r.image);
   auto encode_part = [&](auto& s, size_t offset, size_t size) {
-    s.Uint(1, r.crc);
-    s.Uint(2, r.device_id);
-    s.Bytes(3, image + offset, size);
-    s.Uint(4, offset);
-    s.Uint(5, r.size);
+    s.Uint(F::kCrc, r.crc);
+    s.Uint(F::kDeviceId, r.device_id);
+    s.Bytes(F::kImage, image + offset, size);
+    s.Uint(F::kOffset, offset);
+    s.Uint(F::kTotalBytes, r.size);
   };
   // Parts as large as a chunk takes: the head (crc, device, offset, total) is at most 44
   // bytes and the image's length prefix 1 + 5.
-  const size_t max_body = MaxBodyIn(kCubin, w.chunk_bytes);
+  const size_t max_body = MaxBodyIn(Packet::kCubin, w.chunk_bytes);
   const size_t max_part = max_body > 64 ? max_body - 64 : 0;
   if (max_part == 0) return false;
   bool all_written = true;
   size_t offset = 0;
   do {
     const size_t part = std::min(max_part, r.size - offset);
-    all_written &= w.EmitSized(kCubin, [&](auto& s) { encode_part(s, offset, part); });
+    all_written &= w.EmitSized(Packet::kCubin, [&](auto& s) { encode_part(s, offset, part); });
     offset += part;
   } while (offset < r.size && all_written);
   return all_written;
 }
 
 bool TraceWriter::Batch::Write(const CaptureWindowEdgeRecord& r) {
+  using F = fields::CaptureWindowEdge;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   const uint64_t timestamp = w.RelTime(r.timestamp_ns);
-  return w.EmitSmall(kCaptureWindow, [&](BufferSink& s) {
-    s.Uint(1, r.window_id);
-    s.Bool(2, r.begin);
-    s.Uint(3, timestamp);
-    s.EnumValue(4, r.trigger);
+  return w.EmitSmall(Packet::kCaptureWindow, [&](BufferSink& s) {
+    s.Uint(F::kWindowId, r.window_id);
+    s.Bool(F::kBegin, r.begin);
+    s.Uint(F::kTimestampNs, timestamp);
+    s.EnumValue(F::kTrigger, r.trigger);
   });
 }
 
 bool TraceWriter::Batch::WriteNotice(Severity severity, std::string_view source,
                                      std::string_view message, uint64_t timestamp_ns) {
+  using F = fields::Notice;
   if (!locked_) return false;
   Impl& w = *writer_.impl_;
   if (w.RefuseIfClosed()) return false;
   const uint64_t timestamp = w.RelTime(timestamp_ns);
-  return w.EmitSized(kNotice, [&](auto& s) {
-    s.Uint(1, timestamp);
-    s.EnumValue(2, severity);
-    s.String(3, source);
-    s.String(4, message);
+  return w.EmitSized(Packet::kNotice, [&](auto& s) {
+    s.Uint(F::kTimestampNs, timestamp);
+    s.EnumValue(F::kSeverity, severity);
+    s.String(F::kSource, source);
+    s.String(F::kMessage, message);
   });
 }
 

@@ -1,11 +1,13 @@
 # The trace writer: protobuf wire-format encoder + buffered file writer. It goes inside the
-# injected libwarpscope.so, so it links only the C++ standard library and Threads.
+# injected libwarpscope.so, so it links only the C++ standard library and Threads. Its field
+# numbers come from the header generated from trace.proto (proto/CMakeLists.txt).
 add_library(warpscope_writer STATIC
   ${CMAKE_CURRENT_LIST_DIR}/trace_writer.cc
   ${CMAKE_CURRENT_LIST_DIR}/trace_writer.h
   ${CMAKE_CURRENT_LIST_DIR}/trace_records.h
-  ${CMAKE_CURRENT_LIST_DIR}/wire_format.h)
+  ${CMAKE_CURRENT_LIST_DIR}/wire_format.h
+  ${WARPSCOPE_TRACE_FIELDS_H})
 set_target_properties(warpscope_writer PROPERTIES POSITION_INDEPENDENT_CODE ON)
-target_include_directories(warpscope_writer PUBLIC ${PROJECT_SOURCE_DIR})
+target_include_directories(warpscope_writer PUBLIC ${PROJECT_SOURCE_DIR} ${WARPSCOPE_TRACE_FIELDS_DIR})
 target_compile_features(warpscope_writer PUBLIC cxx_std_20)
 target_link_libraries(warpscope_writer PUBLIC Threads::Threads)

@@ -1,11 +1,13 @@
 // Round-trip tests of the TraceWriter's encoding: every record type is written with edge
-// values and read back with the generated protobuf classes, field by field.
+// values and read back with the generated protobuf classes, field by field; and every field of
+// trace.proto is written, so that schema and writer cannot drift apart.
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -78,6 +80,85 @@ pb::Trace ParseWholeFile(const std::string& path) {
   pb::Trace trace;
   EXPECT_TRUE(trace.ParseFromString(ReadFileBytes(path)));
   return trace;
+}
+
+// Fields of trace.proto that the trace of EveryRecordTypeFieldByField does not hold, and why.
+// Every other field of every message a Trace reaches must be in it.
+constexpr std::pair<std::string_view, std::string_view> kFieldsNotInEveryRecordTrace[] = {
+    {"warpscope.v1.Header.format_minor", "0 in format 1.0, and proto3 leaves zeros out"},
+    {"warpscope.v1.Header.time_base_ns",
+     "0 there, so that timestamps reach 2^64-1; HeaderFirstStatsThenEndOfTraceLast has it"},
+    {"warpscope.v1.PcSampleBatch.continuation",
+     "only in later parts of a split batch; LargePcSampleBatchIsSplitAcrossPackets has it"},
+    {"warpscope.v1.CubinImage.offset",
+     "only in later parts of a split cubin; "
+     "CubinLargerThanAChunkIsStoredInPartsThatJoinToTheImage has it"},
+};
+
+// The fields set (non-zero, non-empty) anywhere in `message`, and any field number or wire
+// type the schema does not know: what the writer wrote that a reader would skip.
+void CollectWrittenFields(const google::protobuf::Message& message,
+                          std::set<const google::protobuf::FieldDescriptor*>* written,
+                          std::vector<std::string>* unknown) {
+  const google::protobuf::Reflection& reflection = *message.GetReflection();
+  if (!reflection.GetUnknownFields(message).empty()) {
+    unknown->push_back(message.GetDescriptor()->full_name());
+  }
+  std::vector<const google::protobuf::FieldDescriptor*> set_fields;
+  reflection.ListFields(message, &set_fields);
+  for (const google::protobuf::FieldDescriptor* field : set_fields) {
+    written->insert(field);
+    if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    if (!field->is_repeated()) {
+      CollectWrittenFields(reflection.GetMessage(message, field), written, unknown);
+      continue;
+    }
+    for (int i = 0; i < reflection.FieldSize(message, field); ++i) {
+      CollectWrittenFields(reflection.GetRepeatedMessage(message, field, i), written, unknown);
+    }
+  }
+}
+
+// Every field of `message` and of the messages it reaches.
+void CollectSchemaFields(const google::protobuf::Descriptor& message,
+                         std::set<const google::protobuf::FieldDescriptor*>* fields) {
+  for (int i = 0; i < message.field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* field = message.field(i);
+    if (!fields->insert(field).second) continue;
+    if (field->message_type() != nullptr) CollectSchemaFields(*field->message_type(), fields);
+  }
+}
+
+// Fails for each schema field the trace lacks (the writer does not write it, or writes it
+// under another number) unless kFieldsNotInEveryRecordTrace lists it, for each listed field
+// the trace has after all, and for each message holding fields the schema does not know.
+void ExpectSchemaAndWriterAgree(const pb::Trace& trace) {
+  std::set<const google::protobuf::FieldDescriptor*> written, schema;
+  std::vector<std::string> unknown;
+  CollectWrittenFields(trace, &written, &unknown);
+  CollectSchemaFields(*pb::Trace::descriptor(), &schema);
+  EXPECT_THAT(unknown, ::testing::IsEmpty())
+      << "the writer wrote fields these messages of trace.proto do not have (or with another "
+         "wire type)";
+  std::set<std::string_view> listed;
+  for (const auto& [name, why] : kFieldsNotInEveryRecordTrace) {
+    listed.insert(name);
+    EXPECT_NE(pb::Trace::descriptor()->file()->pool()->FindFieldByName(std::string(name)),
+              nullptr)
+        << name << " is listed in kFieldsNotInEveryRecordTrace but is not in trace.proto";
+  }
+  for (const google::protobuf::FieldDescriptor* field : schema) {
+    const bool in_trace = written.count(field) != 0;
+    const bool is_listed = listed.count(field->full_name()) != 0;
+    EXPECT_TRUE(in_trace || is_listed)
+        << field->full_name() << " (field " << field->number() << ") of trace.proto is not in "
+        << "the trace: encode it in proto/writer/trace_writer.cc with its generated constant "
+        << "and give it a non-zero value in EveryRecordTypeFieldByField, or list it in "
+        << "kFieldsNotInEveryRecordTrace with the reason";
+    EXPECT_FALSE(in_trace && is_listed)
+        << field->full_name() << " is in the trace now: remove it from "
+        << "kFieldsNotInEveryRecordTrace";
+  }
 }
 
 TEST(TraceWriterRoundTrip, EnumValuesEqualProtoEnums) {
@@ -223,9 +304,9 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
 
   DeviceRecord device;
   device.id = 7;
-  device.name = "NVIDIA H200";
-  device.compute_capability_major = 9;
-  device.compute_capability_minor = 0;
+  device.name = "NVIDIA B300";
+  device.compute_capability_major = 10;
+  device.compute_capability_minor = 3;
   device.sm_count = 132;
   device.max_warps_per_sm = 64;
   device.max_blocks_per_sm = 32;
@@ -280,24 +361,24 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
   KernelRecord kernel{.name_id = name_id, .mangled_name_id = long_id,
                       .launch_config_id = config_id, .start_ns = kMax64 - 5, .end_ns = kMax64,
                       .device_id = kMax32, .context_id = 1, .stream_id = 13,
-                      .correlation_id = kMax32, .graph_id = 0, .graph_node_id = 5,
+                      .correlation_id = kMax32, .graph_id = 6, .graph_node_id = 5,
                       .grid_id = kMax64};
   KernelRecord zero_kernel{};  // Every field zero: an empty message body.
   MemcpyRecord memcpy_rec{.copy_kind = CopyKind::kPtoP, .src_kind = MemoryKind::kDevice,
                           .dst_kind = MemoryKind::kManagedStatic, .bytes = kMax64,
                           .start_ns = 100, .end_ns = 250, .device_id = 1, .context_id = 2,
                           .stream_id = 3, .correlation_id = 4, .is_async = true,
-                          .src_device_id = 0, .dst_device_id = 1, .graph_node_id = kMax32};
+                          .src_device_id = 2, .dst_device_id = 1, .graph_node_id = kMax32};
   MemsetRecord memset_rec{.value = 0xff, .bytes = 1ull << 40, .memory_kind = MemoryKind::kDevice,
-                          .start_ns = 300, .end_ns = 300, .device_id = 0, .context_id = 1,
-                          .stream_id = 7, .correlation_id = 8, .is_async = false};
+                          .start_ns = 300, .end_ns = 301, .device_id = 2, .context_id = 1,
+                          .stream_id = 7, .correlation_id = 8, .is_async = true};
   SyncRecord sync{.kind = SyncKind::kStreamWaitEvent, .start_ns = 10, .end_ns = 20,
                   .context_id = 1, .stream_id = 2, .cuda_event_id = 3, .correlation_id = 4,
                   .thread_id = thread_id};
   ApiCallRecord api{.domain = ApiDomain::kDriver, .name_id = unicode_id, .start_ns = 1,
                     .end_ns = 2, .thread_id = thread_id, .correlation_id = 9, .result = 700,
                     .callback_id = 211};
-  GraphLaunchRecord graph{.graph_id = 5, .start_ns = 1000, .end_ns = 5000, .device_id = 0,
+  GraphLaunchRecord graph{.graph_id = 5, .start_ns = 1000, .end_ns = 5000, .device_id = 3,
                           .context_id = 1, .stream_id = 2, .correlation_id = 3};
   OverheadRecord overhead{.kind_id = nul_id, .start_ns = 50, .end_ns = 60,
                           .thread_id = other_thread_id};
@@ -305,9 +386,9 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
                         .color = 0xff00ff00, .start_ns = 5, .end_ns = 500,
                         .thread_id = thread_id, .end_thread_id = other_thread_id,
                         .is_push_pop = true, .depth = 2};
-  NvtxMarkRecord mark{.name_id = name_id, .domain_id = 0, .category = kMax32, .color = 1,
+  NvtxMarkRecord mark{.name_id = name_id, .domain_id = unicode_id, .category = kMax32, .color = 1,
                       .timestamp_ns = kMax64, .thread_id = thread_id};
-  PmMetricSetRecord metric_set{.id = 1, .device_id = 0,
+  PmMetricSetRecord metric_set{.id = 1, .device_id = 2,
                                .metric_names = {"sm__warps_active.avg.per_cycle_active", "",
                                                 "gr__cycles_elapsed.max"},
                                .interval_ns = 10000,
@@ -323,7 +404,7 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
   sample.values.push_back(std::numeric_limits<double>::infinity());
   sample.values.push_back(std::numeric_limits<double>::denorm_min());
   sample.values.push_back(std::numeric_limits<double>::max());
-  PcStallReasonsRecord stall{.device_id = 0, .index = {0, 1, 7, kMax32},
+  PcStallReasonsRecord stall{.device_id = 2, .index = {0, 1, 7, kMax32},
                              .name = {"smsp__pcsamp_warps_issue_stalled_long_scoreboard", "",
                                       unicode, "selected"}};
   PcSampleBatchRecord pc{.device_id = 1, .context_id = 2, .timestamp_ns = 99,
@@ -342,6 +423,7 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
   }
   CaptureWindowEdgeRecord edge{.window_id = 2, .begin = true, .timestamp_ns = 42,
                                .trigger = CaptureTrigger::kNvtx};
+  const std::string cubin("\x7f" "ELF\0cubin", 10);
   {
     TraceWriter::Batch batch(*writer);
     ASSERT_TRUE(batch.Write(kernel));
@@ -360,6 +442,7 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
     ASSERT_TRUE(batch.Write(stall));
     ASSERT_TRUE(batch.Write(pc));
     ASSERT_TRUE(batch.Write(edge));
+    ASSERT_TRUE(batch.Write(CubinImageRecord{kMax64, 7, cubin.data(), cubin.size()}));
     ASSERT_TRUE(batch.WriteNotice(Severity::kError, "pm_sampling", unicode, 31));
   }
   writer->Close(EndReason::kExit, 1000);
@@ -374,9 +457,9 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
 
   const pb::Device& d = one(pb::TracePacket::kDevice).device();
   EXPECT_EQ(d.id(), 7u);
-  EXPECT_EQ(d.name(), "NVIDIA H200");
-  EXPECT_EQ(d.compute_capability_major(), 9u);
-  EXPECT_EQ(d.compute_capability_minor(), 0u);
+  EXPECT_EQ(d.name(), "NVIDIA B300");
+  EXPECT_EQ(d.compute_capability_major(), 10u);
+  EXPECT_EQ(d.compute_capability_minor(), 3u);
   EXPECT_EQ(d.sm_count(), 132u);
   EXPECT_EQ(d.max_warps_per_sm(), 64u);
   EXPECT_EQ(d.max_blocks_per_sm(), 32u);
@@ -456,7 +539,7 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
   EXPECT_EQ(k.context_id(), 1u);
   EXPECT_EQ(k.stream_id(), 13u);
   EXPECT_EQ(k.correlation_id(), kMax32);
-  EXPECT_EQ(k.graph_id(), 0u);
+  EXPECT_EQ(k.graph_id(), 6u);
   EXPECT_EQ(k.graph_node_id(), 5u);
   EXPECT_EQ(k.grid_id(), kMax64);
   EXPECT_EQ(kernels[1]->kernel().ByteSizeLong(), 0u);  // Proto3: zero fields are omitted.
@@ -473,7 +556,7 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
   EXPECT_EQ(m.stream_id(), 3u);
   EXPECT_EQ(m.correlation_id(), 4u);
   EXPECT_TRUE(m.is_async());
-  EXPECT_EQ(m.src_device_id(), 0u);
+  EXPECT_EQ(m.src_device_id(), 2u);
   EXPECT_EQ(m.dst_device_id(), 1u);
   EXPECT_EQ(m.graph_node_id(), kMax32);
 
@@ -482,12 +565,12 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
   EXPECT_EQ(ms.bytes(), 1ull << 40);
   EXPECT_EQ(ms.memory_kind(), pb::MEMORY_KIND_DEVICE);
   EXPECT_EQ(ms.start_ns(), 300u);
-  EXPECT_EQ(ms.duration_ns(), 0u);
-  EXPECT_EQ(ms.device_id(), 0u);
+  EXPECT_EQ(ms.duration_ns(), 1u);
+  EXPECT_EQ(ms.device_id(), 2u);
   EXPECT_EQ(ms.context_id(), 1u);
   EXPECT_EQ(ms.stream_id(), 7u);
   EXPECT_EQ(ms.correlation_id(), 8u);
-  EXPECT_FALSE(ms.is_async());
+  EXPECT_TRUE(ms.is_async());
 
   const pb::SyncEvent& s = one(pb::TracePacket::kSynchronization).synchronization();
   EXPECT_EQ(s.kind(), pb::SYNC_KIND_STREAM_WAIT_EVENT);
@@ -513,7 +596,7 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
   EXPECT_EQ(g.graph_id(), 5u);
   EXPECT_EQ(g.start_ns(), 1000u);
   EXPECT_EQ(g.duration_ns(), 4000u);
-  EXPECT_EQ(g.device_id(), 0u);
+  EXPECT_EQ(g.device_id(), 3u);
   EXPECT_EQ(g.context_id(), 1u);
   EXPECT_EQ(g.stream_id(), 2u);
   EXPECT_EQ(g.correlation_id(), 3u);
@@ -538,7 +621,7 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
 
   const pb::NvtxMarkEvent& mk = one(pb::TracePacket::kNvtxMark).nvtx_mark();
   EXPECT_EQ(mk.name_id(), name_id);
-  EXPECT_EQ(mk.domain_id(), 0u);
+  EXPECT_EQ(mk.domain_id(), unicode_id);
   EXPECT_EQ(mk.category(), kMax32);
   EXPECT_EQ(mk.color(), 1u);
   EXPECT_EQ(mk.timestamp_ns(), kMax64);
@@ -546,7 +629,7 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
 
   const pb::PmMetricSet& set = one(pb::TracePacket::kPmMetricSet).pm_metric_set();
   EXPECT_EQ(set.id(), 1u);
-  EXPECT_EQ(set.device_id(), 0u);
+  EXPECT_EQ(set.device_id(), 2u);
   EXPECT_THAT(set.metric_names(), ElementsAreArray(metric_set.metric_names));
   EXPECT_EQ(set.interval_ns(), 10000u);
   EXPECT_EQ(set.chip_name(), "GH100");
@@ -571,7 +654,7 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
   }
 
   const pb::PcStallReasons& sr = one(pb::TracePacket::kPcStallReasons).pc_stall_reasons();
-  EXPECT_EQ(sr.device_id(), 0u);
+  EXPECT_EQ(sr.device_id(), 2u);
   EXPECT_THAT(sr.index(), ElementsAre(0u, 1u, 7u, kMax32));
   EXPECT_THAT(sr.name(), ElementsAreArray(stall.name));
 
@@ -607,15 +690,24 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
   EXPECT_EQ(n.source(), "pm_sampling");
   EXPECT_EQ(n.message(), unicode);
 
+  const pb::CubinImage& cu = one(pb::TracePacket::kCubin).cubin();
+  EXPECT_EQ(cu.crc(), kMax64);
+  EXPECT_EQ(cu.device_id(), 7u);
+  EXPECT_EQ(cu.image(), cubin);
+  EXPECT_EQ(cu.offset(), 0u);
+  EXPECT_EQ(cu.total_bytes(), cubin.size());
+
   // The final stats count each kind.
   const pb::Stats& stats = one(pb::TracePacket::kStats).stats();
   EXPECT_EQ(StatValue(stats, "writer.events_written.kernel"), 2u);
   EXPECT_EQ(StatValue(stats, "writer.events_written.interned_string"), 4u);
   EXPECT_EQ(StatValue(stats, "writer.events_written.pm_sample"), 1u);
-  // device, context, 4 strings, config, 2 threads, 2 kernels, 14 other records, notice.
-  EXPECT_EQ(StatValue(stats, std::string(kStatEventsWritten)), 2u + 4u + 1u + 2u + 2u + 14u + 1u);
-  EXPECT_EQ(writer->Counter(kStatEventsWritten), 26u);
+  // device, context, 4 strings, config, 2 threads, 2 kernels, 15 other records, notice.
+  EXPECT_EQ(StatValue(stats, std::string(kStatEventsWritten)), 2u + 4u + 1u + 2u + 2u + 15u + 1u);
+  EXPECT_EQ(writer->Counter(kStatEventsWritten), 27u);
   EXPECT_EQ(StatValue(stats, std::string(kStatTimestampsClamped)), 0u);
+
+  ExpectSchemaAndWriterAgree(trace);
 }
 
 TEST(TraceWriterRoundTrip, TimestampsRelativeToBaseAndNegativesClamped) {
