@@ -4,7 +4,9 @@
 #    analyze that trace;
 #  - without a GPU: analyze the bundled trace recorded on an H200
 #    (examples/traces/cuda13.0_sm90/pipeline_pm.wst).
-# Prints the summary, occupancy and tail tables and writes the tail curve as SVG.
+# Prints the summary, occupancy and tail tables and writes the tail curve as SVG; then the warp
+# stall breakdown of the bundled PC sampling trace (examples/traces/cuda13.0_sm90/
+# stall_kernels.wst: PM and PC sampling cannot share a process, so it is a second recording).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -32,3 +34,10 @@ echo "== warpscope occupancy $trace"
 echo
 echo "== warpscope tail $trace --svg $out/tail.svg"
 "$ws" tail "$trace" --svg "$out/tail.svg"
+echo
+stalls=examples/traces/cuda13.0_sm90/stall_kernels.wst
+echo "== warpscope stalls $stalls --top 3"
+"$ws" stalls "$stalls" --top 3
+echo
+echo "== warpscope stalls $stalls --by line --top 1 --source-dir tests/gpu"
+"$ws" stalls "$stalls" --by line --top 1 --source-dir tests/gpu
