@@ -1,6 +1,6 @@
 // The subcommands of the `warpscope` CLI. Each takes the arguments after its name and
 // returns the process exit code (0 ok, 1 analysis/input error, 2 usage error). All logic
-// lives in analyzers/lib; these functions parse flags, call it and print.
+// lives in analyzers/analyses; these functions parse flags, call it and print.
 #ifndef WARPSCOPE_ANALYZERS_CLI_COMMANDS_H_
 #define WARPSCOPE_ANALYZERS_CLI_COMMANDS_H_
 
@@ -42,6 +42,7 @@ int RunSummaryCommand(const CommandArgs& args);
 int RunOccupancyCommand(const CommandArgs& args);
 int RunTailCommand(const CommandArgs& args);
 int RunStallsCommand(const CommandArgs& args);
+int RunDiffCommand(const CommandArgs& args);
 
 }  // namespace warpscope
 

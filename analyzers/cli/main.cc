@@ -20,6 +20,8 @@ const CommandInfo kCommands[] = {
     {"tail", "active-warp curves (PM samples): long tails ranked by cost", RunTailCommand},
     {"stalls", "warp stall reasons per kernel (PC samples), with advice; hottest lines and PCs",
      RunStallsCommand},
+    {"diff", "what changed between two traces, ranked by impact; exit status for CI",
+     RunDiffCommand},
 };
 
 void PrintUsage(FILE* out) {

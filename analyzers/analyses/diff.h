@@ -1,0 +1,79 @@
+// `warpscope diff BASE NEW`: what changed between two runs of a program, per kernel, NVTX
+// range, memory operation and in total (GPU busy time, kernel and memory time, wall span),
+// ranked by the time the change costs in the new run, with a verdict per row so that a CI job
+// can fail on a regression (docs/diff.md).
+#ifndef WARPSCOPE_ANALYZERS_ANALYSES_DIFF_H_
+#define WARPSCOPE_ANALYZERS_ANALYSES_DIFF_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analyzers/model/trace_model.h"
+#include "analyzers/render/output.h"
+
+namespace warpscope {
+
+struct DiffOptions {
+  // A change is a regression (or an improvement) when the compared figure moved by more than
+  // both thresholds: `threshold` of the base figure and `min_delta_ns`.
+  double threshold = 0.05;
+  double min_delta_ns = 20000;
+  // Rows with at least this many instances on both sides are compared per instance (median
+  // duration, or mean for NVTX ranges), which a different number of steps does not move;
+  // rows with fewer are compared by total time.
+  uint64_t min_instances = 5;
+  size_t top = 0;  // rows shown, most impact first; 0 = all (totals always shown)
+};
+
+// What a row is about.
+enum class DiffSection { kTotal, kKernel, kNvtx, kMemory };
+std::string_view DiffSectionName(DiffSection section);  // "total", "kernel", "nvtx", "memory"
+
+enum class DiffVerdict { kUnchanged, kRegression, kImprovement, kAdded, kRemoved };
+std::string_view DiffVerdictName(DiffVerdict verdict);  // "", "slower", "faster", "new", "gone"
+
+struct DiffRow {
+  DiffSection section = DiffSection::kTotal;
+  std::string name;  // kernel name, NVTX domain:path, memory operation, or the total's name
+  uint64_t base_count = 0, new_count = 0;        // instances (1 for totals)
+  uint64_t base_total_ns = 0, new_total_ns = 0;  // time over the whole run
+  bool per_instance = false;  // compared per instance (both sides >= min_instances)
+  double base_ns = 0, new_ns = 0;  // the compared figure: per instance or total
+  double delta_ns = 0;             // new_ns - base_ns
+  double delta_fraction = 0;       // delta_ns / base_ns; 0 when base_ns is 0
+  // The time the change costs the new run: (new_ns - base_ns) x new_count per instance, the
+  // difference of totals otherwise. Rows are ranked by its size.
+  double impact_ns = 0;
+  DiffVerdict verdict = DiffVerdict::kUnchanged;
+};
+
+struct DiffReport {
+  std::string base_label, new_label;
+  DiffOptions options;
+  std::vector<DiffRow> totals;  // GPU busy, kernel time, memory time, wall span
+  std::vector<DiffRow> rows;    // kernels, NVTX ranges, memory operations; by |impact|
+  uint64_t regressions = 0;     // rows (totals included) judged slower
+  uint64_t improvements = 0;
+};
+
+// Compares `next` with `base`. Kernels match by demangled name over all devices, NVTX ranges
+// by domain and path over all threads, memory operations by kind.
+DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
+                           std::string base_label, std::string new_label,
+                           const DiffOptions& options);
+
+// Table: the totals, then the rows with base, new, change and verdict; a last line counts the
+// regressions. CSV and JSON: one row (object) per total and row, durations in ns.
+std::string RenderDiffReport(const DiffReport& report, OutputFormat format);
+
+// Parses "5%", "0.05" (a fraction) or "5 %" into a fraction; InvalidArgument otherwise.
+absl::StatusOr<double> ParseRelativeThreshold(std::string_view text);
+// Parses a duration with its unit, "500ns", "20us", "1.5ms", "2s", into ns.
+absl::StatusOr<double> ParseDurationNs(std::string_view text);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_ANALYSES_DIFF_H_
