@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "analyzers/analyses/diff.h"
 #include "analyzers/analyses/occupancy_report.h"
 #include "analyzers/render/output.h"
 #include "analyzers/analyses/pm_attribution.h"
@@ -91,6 +92,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)RenderTraceInfo(*model, OutputFormat::kJson);
   Summary(*model, /*by_name=*/false);
   Summary(*model, /*by_name=*/true);
+  // The trace against itself and against an empty run, both ways.
+  absl::StatusOr<std::unique_ptr<TraceReader>> empty_reader = TraceReader::FromBuffer("", "empty");
+  for (OutputFormat format : kFormats) {
+    (void)RenderDiffReport(BuildDiffReport(*model, *model, "a", "b", {}), format);
+  }
+  if (empty_reader.ok()) {
+    absl::StatusOr<TraceModel> empty = TraceModel::Load(**empty_reader);
+    if (empty.ok()) {
+      (void)RenderDiffReport(BuildDiffReport(*model, *empty, "a", "b", {}), OutputFormat::kTable);
+      (void)RenderDiffReport(BuildDiffReport(*empty, *model, "a", "b", {}), OutputFormat::kCsv);
+    }
+  }
 
   const PmInputs in = PmInputsOf(*model);
   (void)PmDataLossNote(model->stats);
