@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The whole GPU proof in one call on the GPU machine: the tracing suite (tests, and the
 # overhead benchmark unless --no-bench), the PM sampling / occupancy / tail suite, the warp
-# stall kernels against Nsight Compute (C++ part of scripts/gpu_stalls.sh), and a recording of
-# the example pipeline (the trace bundled in examples/traces/).
+# stall kernels against Nsight Compute (C++ part of scripts/gpu_stalls.sh), `warpscope diff` on
+# runs with a known change (scripts/gpu_diff.sh), and a recording of the example pipeline (the
+# trace bundled in examples/traces/).
 #
 #   scripts/gpu_suite.sh --stage build      # here: copy what the GPU run needs into .gpu/
-#   scripts/gpu_all.sh [--no-bench] [--no-tests] [--no-pm] [--no-stalls] [--no-example]
+#   scripts/gpu_all.sh [--no-bench] [--no-tests] [--no-pm] [--no-stalls] [--no-diff] [--no-example]
 #
 # The device tool returns at most 8 files, so everything is packed into
 # $OUT/gpu_results.tgz; the check lists are also copied to $OUT as plain text.
@@ -14,7 +15,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 OUTDIR=${OUT:-$PWD/gpu_all_out}
 mkdir -p "$OUTDIR"
 res=$(mktemp -d /tmp/ws_all.XXXXXX)
-bench=1; pm=1; tests=1; example=1; stalls=1
+bench=1; pm=1; tests=1; example=1; stalls=1; diff=1
 for a in "$@"; do
   case $a in
     --no-bench) bench=0 ;;
@@ -22,6 +23,7 @@ for a in "$@"; do
     --no-pm) pm=0 ;;
     --no-example) example=0 ;;
     --no-stalls) stalls=0 ;;
+    --no-diff) diff=0 ;;
   esac
 done
 BIN=$here/.gpu/bin
@@ -52,6 +54,12 @@ if [[ $stalls == 1 ]]; then
   WS_OUT=$res/stalls timeout 300 bash "$here/scripts/gpu_stalls.sh" --part cpp
   failed=$((failed + $?))
   cp "$res/stalls/stalls_summary.txt" "$OUTDIR/" 2>/dev/null
+fi
+if [[ $diff == 1 ]]; then
+  echo "== warpscope diff on runs with a known change"
+  WS_OUT=$res/diff timeout 120 bash "$here/scripts/gpu_diff.sh"
+  failed=$((failed + $?))
+  cp "$res/diff/diff_summary.txt" "$OUTDIR/" 2>/dev/null
 fi
 if [[ $tests == 1 || $bench == 1 ]]; then
   echo "== tracing suite"
