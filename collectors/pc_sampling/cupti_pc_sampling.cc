@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "collectors/pc_sampling/pc_sampling_collector.h"
+#include "proto/common/settings.h"
 
 namespace warpscope {
 
@@ -541,9 +542,9 @@ std::unique_ptr<SessionListener> MakePcSamplingCollector() {
   return std::make_unique<PcSamplingCollector>(&MakeCuptiPcSampling);
 }
 
-[[maybe_unused]] const bool kRegistered =
-    RegisterCollector({"pc_sampling", "WARPSCOPE_PC_SAMPLING", &MakePcSamplingCollector,
-                       /*kernel_records_throughout=*/true});
+[[maybe_unused]] const bool kRegistered = RegisterCollector(
+    {"pc_sampling", Setting(SettingId::kPcSampling).variable.data(), &MakePcSamplingCollector,
+     /*kernel_records_throughout=*/true});
 
 }  // namespace
 }  // namespace warpscope

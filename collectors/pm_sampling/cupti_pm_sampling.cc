@@ -25,6 +25,7 @@
 #include "collectors/common/cupti_params.h"
 #include "collectors/pm_sampling/pm_sampling_collector.h"
 #include "collectors/pm_sampling/pm_sampling_config.h"
+#include "proto/common/settings.h"
 
 namespace warpscope {
 
@@ -410,8 +411,8 @@ std::unique_ptr<SessionListener> MakePmSamplingCollector() {
   return std::make_unique<PmSamplingCollector>(&MakeCuptiPmSampling);
 }
 
-[[maybe_unused]] const bool kRegistered =
-    RegisterCollector({"pm_sampling", "WARPSCOPE_PM_SAMPLING", &MakePmSamplingCollector});
+[[maybe_unused]] const bool kRegistered = RegisterCollector(
+    {"pm_sampling", Setting(SettingId::kPmSampling).variable.data(), &MakePmSamplingCollector});
 
 }  // namespace
 }  // namespace warpscope
