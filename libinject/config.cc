@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+
 #include "proto/common/setting_values.h"
+#include "proto/common/settings.h"
 
 namespace warpscope {
 namespace {
@@ -285,80 +287,114 @@ bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, std::string* error) 
   return false;
 }
 
-bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, SettingError* error) {
-  Config c;
-  c.capture_signal = SIGUSR2;
+bool ApplyLibrarySetting(const SettingSpec& spec, std::string_view v, Config* c,
+                         std::string* problem) {
   std::string what;
-  bool ok = true;
-  // Each entry: variable name, parser. The first failure wins.
-  auto check = [&](const char* name, auto&& parse) {
-    if (!ok) return;
-    const char* v = getenv_fn(name);
-    if (v == nullptr) return;
-    c.raw.emplace_back(name, v);
-    if (!parse(std::string_view(v))) {
-      ok = false;
-      *error = SettingError{name, v, " is not " + what};
-    }
-  };
-  auto mb = [&](uint32_t* field, uint32_t lo, uint32_t hi, const char* phrase) {
-    return [=, &what](std::string_view v) {
-      if (ParseUint(v, lo, hi, field)) return true;
-      what = phrase;
-      return false;
-    };
-  };
-  check("WARPSCOPE_OUTPUT", [&](std::string_view v) {
-    if (Trim(v).empty()) {
+  bool ok = false;
+  switch (spec.id) {
+    case SettingId::kOutput:
+      ok = !Trim(v).empty();
+      if (ok) c->output_pattern = std::string(Trim(v));
       what = "an output file name pattern";
+      break;
+    case SettingId::kForceOverwrite:
+      ok = ParseBool(v, &c->force_overwrite, &what);
+      break;
+    case SettingId::kDelay:
+      ok = ParseSeconds(v, &c->delay_s, &what);
+      break;
+    case SettingId::kDuration:
+      ok = ParseSeconds(v, &c->duration_s, &what);
+      break;
+    case SettingId::kCaptureRange:
+      ok = ParseCaptureRange(v, &c->capture_range, &what);
+      break;
+    case SettingId::kNvtxCapture:
+      ok = ParseNvtxCapture(v, &c->nvtx_range_name, &c->nvtx_range_domain, &what);
+      break;
+    case SettingId::kCaptureRangeEnd:
+      ok = ParseCaptureRangeEnd(v, &c->capture_range_end, &c->max_windows, &what);
+      break;
+    case SettingId::kTrace:
+      ok = ParseTraceKinds(v, &c->trace, &what);
+      break;
+    case SettingId::kCaptureSignal:
+      ok = ParseSignal(v, &c->capture_signal, &what);
+      break;
+    case SettingId::kFlushIntervalMs:
+      ok = ParseUint(v, spec.min, spec.max, &c->flush_interval_ms);
+      break;
+    case SettingId::kBufferSizeMb:
+      ok = ParseUint(v, spec.min, spec.max, &c->buffer_size_mb);
+      break;
+    case SettingId::kDeviceBufferMb:
+      ok = ParseUint(v, spec.min, spec.max, &c->device_buffer_mb);
+      break;
+    case SettingId::kDeviceBufferPool:
+      ok = ParseUint(v, spec.min, spec.max, &c->device_buffer_pool);
+      break;
+    case SettingId::kWriterMemoryMb:
+      ok = ParseUint(v, spec.min, spec.max, &c->writer_memory_mb);
+      break;
+    case SettingId::kLogLevel:
+      ok = ParseLogLevel(v, &c->log_level, &what);
+      break;
+    case SettingId::kQuiet:
+      ok = ParseBool(v, &c->quiet, &what);
+      break;
+    case SettingId::kApiFilter:
+      ok = ParseBool(v, &c->api_filter, &what);
+      break;
+    case SettingId::kClock:
+      ok = ParseClock(v, &c->monotonic_clock, &what);
+      break;
+    case SettingId::kHandleSignals:
+      ok = ParseBool(v, &c->handle_signals, &what);
+      break;
+    default:
+      return true;  // not a library setting
+  }
+  if (!ok) *problem = spec.refusal.empty() ? " is not " + what : std::string(spec.refusal);
+  return ok;
+}
+
+bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, SettingError* error) {
+  // Every library setting starts from the table's default and is then read from its
+  // variable, in the table's order; the first refused value wins.
+  Config c;
+  for (const SettingSpec& spec : kSettings) {
+    if (spec.owner != SettingOwner::kLibrary) continue;
+    std::string problem;
+    if (!spec.default_value.empty()) ApplyLibrarySetting(spec, spec.default_value, &c, &problem);
+    const char* v = getenv_fn(spec.variable.data());
+    if (v == nullptr) continue;
+    c.raw.emplace_back(spec.variable, v);
+    if (!ApplyLibrarySetting(spec, v, &c, &problem)) {
+      *error = SettingError{std::string(spec.variable), v, problem};
       return false;
     }
-    c.output_pattern = std::string(Trim(v));
-    return true;
-  });
-  check("WARPSCOPE_FORCE_OVERWRITE", [&](std::string_view v) { return ParseBool(v, &c.force_overwrite, &what); });
-  check("WARPSCOPE_DELAY", [&](std::string_view v) { return ParseSeconds(v, &c.delay_s, &what); });
-  check("WARPSCOPE_DURATION", [&](std::string_view v) { return ParseSeconds(v, &c.duration_s, &what); });
-  check("WARPSCOPE_CAPTURE_RANGE", [&](std::string_view v) { return ParseCaptureRange(v, &c.capture_range, &what); });
-  check("WARPSCOPE_NVTX_CAPTURE", [&](std::string_view v) {
-    return ParseNvtxCapture(v, &c.nvtx_range_name, &c.nvtx_range_domain, &what);
-  });
-  check("WARPSCOPE_CAPTURE_RANGE_END", [&](std::string_view v) {
-    return ParseCaptureRangeEnd(v, &c.capture_range_end, &c.max_windows, &what);
-  });
-  check("WARPSCOPE_TRACE", [&](std::string_view v) { return ParseTraceKinds(v, &c.trace, &what); });
-  check("WARPSCOPE_BUFFER_SIZE_MB", mb(&c.buffer_size_mb, 1, 256, "a buffer size in MiB (1-256)"));
-  check("WARPSCOPE_DEVICE_BUFFER_MB", mb(&c.device_buffer_mb, 1, 1024, "a device buffer size in MiB (1-1024)"));
-  check("WARPSCOPE_DEVICE_BUFFER_POOL", mb(&c.device_buffer_pool, 1, 100000, "a buffer count (1-100000)"));
-  check("WARPSCOPE_WRITER_MEMORY_MB", mb(&c.writer_memory_mb, 4, 65536, "a memory size in MiB (4-65536)"));
-  check("WARPSCOPE_FLUSH_INTERVAL_MS", mb(&c.flush_interval_ms, 10, 600000, "a flush interval in ms (10-600000)"));
-  check("WARPSCOPE_CAPTURE_SIGNAL", [&](std::string_view v) { return ParseSignal(v, &c.capture_signal, &what); });
-  check("WARPSCOPE_HANDLE_SIGNALS", [&](std::string_view v) { return ParseBool(v, &c.handle_signals, &what); });
-  check("WARPSCOPE_CLOCK", [&](std::string_view v) { return ParseClock(v, &c.monotonic_clock, &what); });
-  check("WARPSCOPE_API_FILTER", [&](std::string_view v) { return ParseBool(v, &c.api_filter, &what); });
-  check("WARPSCOPE_LOG_LEVEL", [&](std::string_view v) { return ParseLogLevel(v, &c.log_level, &what); });
-  check("WARPSCOPE_QUIET", [&](std::string_view v) { return ParseBool(v, &c.quiet, &what); });
-  if (!ok) return false;
+  }
   // Cross-field checks: the variable at fault is the one whose value needs another.
-  auto refuse = [&c, error](const char* name, const char* problem) {
+  auto refuse = [&c, error](SettingId id, const char* problem) {
+    const std::string_view name = Setting(id).variable;
     std::string value;
     for (const auto& [k, v] : c.raw) {
       if (k == name) value = v;
     }
-    *error = SettingError{name, value, problem};
+    *error = SettingError{std::string(name), value, problem};
     return false;
   };
   if (c.capture_range == CaptureRange::kNvtx && c.nvtx_range_name.empty()) {
-    return refuse("WARPSCOPE_CAPTURE_RANGE", " needs WARPSCOPE_NVTX_CAPTURE=RANGE[@DOMAIN]");
+    return refuse(SettingId::kCaptureRange, " needs WARPSCOPE_NVTX_CAPTURE=RANGE[@DOMAIN]");
   }
   if (c.capture_range == CaptureRange::kNone && c.capture_range_end == CaptureRangeEnd::kRepeat) {
-    return refuse("WARPSCOPE_CAPTURE_RANGE_END",
+    return refuse(SettingId::kCaptureRangeEnd,
                   " needs a capture range (WARPSCOPE_CAPTURE_RANGE=cudaProfilerApi, nvtx or "
                   "signal)");
   }
   if (c.capture_range == CaptureRange::kSignal && c.handle_signals &&
       (c.capture_signal == SIGINT || c.capture_signal == SIGTERM || c.capture_signal == SIGHUP)) {
-    return refuse("WARPSCOPE_CAPTURE_SIGNAL",
+    return refuse(SettingId::kCaptureSignal,
                   " is also a termination signal warpscope handles; pick another (default "
                   "SIGUSR2)");
   }

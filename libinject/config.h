@@ -3,6 +3,8 @@
 #ifndef WARPSCOPE_LIBINJECT_CONFIG_H_
 #define WARPSCOPE_LIBINJECT_CONFIG_H_
 
+#include <signal.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include "collectors/activity/trace_kinds.h"
 #include "proto/common/setting_error.h"
+#include "proto/common/settings.h"
 
 namespace warpscope {
 
@@ -19,6 +22,8 @@ enum class CaptureRange { kNone, kProfilerApi, kNvtx, kSignal };
 enum class CaptureRangeEnd { kStop, kRepeat };
 enum class LogLevel { kError = 0, kWarning = 1, kInfo = 2, kDebug = 3 };
 
+// The defaults here are the table's (proto/common/settings.h), which ParseConfig applies; a
+// test checks that the two agree.
 struct Config {
   std::string output_pattern = "warpscope_%p.wst";
   bool force_overwrite = false;
@@ -37,7 +42,7 @@ struct Config {
   uint32_t flush_interval_ms = 250;     // periodic CUPTI + writer flush
   bool monotonic_clock = false;         // WARPSCOPE_CLOCK=monotonic: CUPTI timestamp callback
   bool api_filter = true;               // drop trivial runtime queries (cudaGetDevice, ...)
-  int capture_signal = 0;               // 0 = SIGUSR2, set by ParseConfig
+  int capture_signal = SIGUSR2;
   bool handle_signals = true;           // flush on SIGINT/SIGTERM/SIGHUP, then re-raise
   LogLevel log_level = LogLevel::kWarning;
   bool quiet = false;                   // only errors on stderr
@@ -48,13 +53,20 @@ struct Config {
 
 using GetEnvFn = std::function<const char*(const char*)>;
 
-// Reads every WARPSCOPE_* variable through `getenv_fn`. On the first invalid value returns
-// false and sets *error to one line, e.g.
+// Reads every library setting of the table (proto/common/settings.h) through `getenv_fn`. On the
+// first invalid value returns false and sets *error to one line, e.g.
 //   warpscope: WARPSCOPE_DELAY='abc' is not a number of seconds; running without profiling
 bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, std::string* error);
 // The same, with the refusal typed (which variable, its value, what is wrong with it), for
 // callers that name the setting their own way (`warpscope record` names the flag).
 bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, SettingError* error);
+
+// Parses one library setting (a row of proto/common/settings.h owned by kLibrary) into its
+// field of *config. On a refused value returns false and sets *problem to the rest of the
+// sentence after the quoted value (" is not a number of seconds"). Rows of other owners are
+// left alone (true).
+bool ApplyLibrarySetting(const SettingSpec& spec, std::string_view value, Config* config,
+                         std::string* problem);
 
 // Value parsers shared with `warpscope record` (they return false on a bad value and set
 // *what to the phrase that follows "is not ", e.g. "a number of seconds").

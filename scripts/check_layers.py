@@ -5,7 +5,8 @@
 
 The layers, bottom first (docs/architecture.md says what each holds):
 
-    proto/common        header-only helpers every layer shares (setting values and errors)
+    proto/common        header-only helpers every layer shares (the settings table, setting
+                        values and errors)
     proto/writer        the trace's wire format and the writer thread (no libprotobuf)
     collectors          one collector interface; the CUPTI collectors and their helpers
     libinject           entry points, session, settings, capture windows

@@ -19,6 +19,7 @@
 #include "analyzers/cli/flags.h"
 #include "analyzers/record/record.h"
 #include "proto/common/setting_error.h"
+#include "proto/common/settings.h"
 
 extern char** environ;
 
@@ -48,38 +49,24 @@ std::string Hostname() {
   return buf;
 }
 
+// The flags and their help, from the settings table: each default is the table's.
+std::vector<FlagSpec> RecordFlagSpecs() {
+  std::vector<FlagSpec> specs;
+  for (const SettingSpec& s : kSettings) {
+    if (s.flag.empty()) continue;
+    std::string help(s.help);
+    if (!s.default_note.empty())
+      absl::StrAppend(&help, " (default: ", std::string(s.default_note), ")");
+    specs.push_back({std::string(s.flag), std::string(s.short_flag), !s.flag_is_switch,
+                     std::string(s.value_name), help, std::string(s.default_value)});
+  }
+  return specs;
+}
+
 }  // namespace
 
 int RunRecordCommand(const CommandArgs& args) {
-  FlagSet flags(
-      "record", "[flags] [--] COMMAND [ARGS...]",
-      {{"output", "o", true, "PATTERN",
-        "trace file; %p pid, %h host, %n sequence number, %q{VAR} environment variable",
-        "warpscope_%p.wst"},
-       {"force-overwrite", "f", false, "", "overwrite an existing trace file", ""},
-       {"delay", "y", true, "SECONDS", "open no capture window before this (from launch)", "0"},
-       {"duration", "d", true, "SECONDS", "close each capture window after this long; 0 = never", "0"},
-       {"capture-range", "c", true, "RANGE",
-        "none | cudaProfilerApi | nvtx | signal: what opens and closes capture windows", "none"},
-       {"nvtx-capture", "p", true, "RANGE[@DOMAIN]", "the NVTX push/pop range that is the window", ""},
-       {"capture-range-end", "", true, "stop|repeat|repeat:N",
-        "after a window closes: stop capturing, or wait for the next (N windows at most)", "stop"},
-       {"trace", "t", true, "KINDS",
-        "cuda,kernel,memory,runtime,driver,nvtx,sync,overhead,graph (cuda = kernel,memory,runtime)",
-        "cuda,nvtx,sync"},
-       {"capture-signal", "", true, "SIGNAL", "the signal that toggles the window for -c signal",
-        "SIGUSR2"},
-       {"flush-interval-ms", "", true, "MS", "periodic flush of CUPTI buffers and the file", "250"},
-       {"buffer-size-mb", "", true, "MB", "size of one CUPTI activity buffer", "8"},
-       {"device-buffer-mb", "", true, "MB", "CUPTI device-side activity buffer (default: CUPTI's 3.2 MB)", ""},
-       {"log-level", "", true, "LEVEL", "error | warning | info | debug (library messages)", "warning"},
-       {"quiet", "q", false, "", "library prints errors only; record prints no summary", ""},
-       {"pm-sampling", "", false, "", "sample GPU performance counters (active warps, SM and DRAM throughput) for occupancy and tail analysis", ""},
-       {"pm-interval", "", true, "TIME", "PM sampling interval, e.g. 200us, 100us, 1ms", "200us"},
-       {"pm-metrics", "", true, "LIST", "comma-separated PM metrics replacing the default set (must be one pass)", ""},
-       {"pm-buffer", "", true, "BYTES", "PM sampling hardware buffer (default 128M)", ""},
-       {"pc-sampling", "", false, "", "sample warp PCs and stall reasons per instruction (not with --pm-sampling)", ""},
-       {"pc-period", "", true, "N", "PC sampling period 2^N GPU cycles, 5..31 (0: CUPTI's default)", "15"}});
+  FlagSet flags("record", "[flags] [--] COMMAND [ARGS...]", RecordFlagSpecs());
   if (absl::Status status = flags.Parse(args, /*stop_at_first_positional=*/true); !status.ok()) {
     return UsageError(status);
   }
@@ -88,29 +75,10 @@ int RunRecordCommand(const CommandArgs& args) {
     return 0;
   }
   RecordRequest req;
-  auto opt = [&flags](const char* name, std::optional<std::string>* out) {
-    if (flags.Has(name)) *out = flags.Get(name);
-  };
-  opt("output", &req.output);
-  req.force_overwrite = flags.Has("force-overwrite");
-  opt("delay", &req.delay);
-  opt("duration", &req.duration);
-  opt("capture-range", &req.capture_range);
-  opt("nvtx-capture", &req.nvtx_capture);
-  opt("capture-range-end", &req.capture_range_end);
-  opt("trace", &req.trace);
-  opt("capture-signal", &req.capture_signal);
-  opt("flush-interval-ms", &req.flush_interval_ms);
-  opt("buffer-size-mb", &req.buffer_size_mb);
-  opt("device-buffer-mb", &req.device_buffer_mb);
-  opt("log-level", &req.log_level);
-  req.quiet = flags.Has("quiet");
-  req.pm_sampling = flags.Has("pm-sampling");
-  opt("pm-interval", &req.pm_interval);
-  opt("pm-metrics", &req.pm_metrics);
-  opt("pm-buffer", &req.pm_buffer);
-  req.pc_sampling = flags.Has("pc-sampling");
-  opt("pc-period", &req.pc_period);
+  for (const SettingSpec& spec : kSettings) {
+    const std::string flag(spec.flag);
+    if (!flag.empty() && flags.Has(flag)) SetRecordFlag(spec.id, flags.Get(flag), &req);
+  }
   req.command = flags.positionals();
   req.command.insert(req.command.end(), flags.rest().begin(), flags.rest().end());
 

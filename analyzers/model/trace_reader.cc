@@ -74,11 +74,11 @@ absl::StatusOr<uint64_t> MaxTraceBytes(const TraceReaderOptions& options) {
   const char* env = std::getenv(kMaxTraceSizeEnv);
   if (env == nullptr || *env == '\0') return kDefaultMaxTraceBytes;
   uint64_t gib = 0;
-  if (!absl::SimpleAtoi(env, &gib) || gib == 0 || gib > (uint64_t{1} << 20)) {
+  const SettingSpec& spec = Setting(SettingId::kMaxTraceGb);
+  if (!absl::SimpleAtoi(env, &gib) || gib < spec.min || gib > spec.max) {
     return absl::InvalidArgumentError(
-        absl::StrCat(kMaxTraceSizeEnv, "=", QuoteValue(env),
-                     " is not a whole number of GiB from 1 to 1048576; unset it "
-                     "for the default (16)"));
+        absl::StrCat(kMaxTraceSizeEnv, "=", QuoteValue(env), std::string(spec.refusal),
+                     "; unset it for the default (", std::string(spec.default_value), ")"));
   }
   return gib << 30;
 }

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "proto/common/settings.h"
 #include "warpscope/v1/trace.pb.h"
 
 namespace google::protobuf {
@@ -98,7 +99,7 @@ struct ReaderCounters {
 // trace in memory (a 16 GiB trace holds some 500 million events, several times that in RAM).
 inline constexpr uint64_t kDefaultMaxTraceBytes = 16ull << 30;
 // A whole number of GiB that replaces kDefaultMaxTraceBytes for every command that reads traces.
-inline constexpr char kMaxTraceSizeEnv[] = "WARPSCOPE_MAX_TRACE_GB";
+inline constexpr const char* kMaxTraceSizeEnv = Setting(SettingId::kMaxTraceGb).variable.data();
 
 struct TraceReaderOptions {
   // Map the file instead of reading it into memory (it is read when mapping fails).

@@ -11,10 +11,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzers/render/output_path.h"
 #include "analyzers/model/trace_model.h"
+#include "analyzers/record/setting_check.h"
+#include "analyzers/render/output_path.h"
 #include "collectors/pc_sampling/pc_sampling_config.h"
-#include "collectors/pm_sampling/pm_sampling_config.h"
 #include "libinject/config.h"
 #include "proto/common/setting_error.h"
 #include "proto/writer/trace_writer.h"
@@ -39,38 +39,49 @@ std::string Dirname(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// Each record flag that becomes one WARPSCOPE_* variable. `value` is the request field copied
-// into the variable as typed (null: set by hand in BuildRecordPlan); `flag` is how errors
-// about the variable name it.
-struct RecordFlagVariable {
-  const char* flag;
-  const char* variable;
+// Where each record flag of the settings table lands in a RecordRequest: a value flag in an
+// optional string, a switch in a bool. `copied`: the value goes into the flag's variable as
+// typed (-c is decided together with -p in BuildRecordPlan).
+struct RecordFlagField {
+  SettingId id;
   std::optional<std::string> RecordRequest::*value;
+  bool RecordRequest::*on;
+  bool copied;
 };
-constexpr RecordFlagVariable kRecordFlagVariables[] = {
-    {"-o/--output", "WARPSCOPE_OUTPUT", &RecordRequest::output},
-    {"-c/--capture-range", "WARPSCOPE_CAPTURE_RANGE", nullptr},
-    {"-y/--delay", "WARPSCOPE_DELAY", &RecordRequest::delay},
-    {"-d/--duration", "WARPSCOPE_DURATION", &RecordRequest::duration},
-    {"-p/--nvtx-capture", "WARPSCOPE_NVTX_CAPTURE", &RecordRequest::nvtx_capture},
-    {"--capture-range-end", "WARPSCOPE_CAPTURE_RANGE_END", &RecordRequest::capture_range_end},
-    {"-t/--trace", "WARPSCOPE_TRACE", &RecordRequest::trace},
-    {"--capture-signal", "WARPSCOPE_CAPTURE_SIGNAL", &RecordRequest::capture_signal},
-    {"--flush-interval-ms", "WARPSCOPE_FLUSH_INTERVAL_MS", &RecordRequest::flush_interval_ms},
-    {"--buffer-size-mb", "WARPSCOPE_BUFFER_SIZE_MB", &RecordRequest::buffer_size_mb},
-    {"--device-buffer-mb", "WARPSCOPE_DEVICE_BUFFER_MB", &RecordRequest::device_buffer_mb},
-    {"--log-level", "WARPSCOPE_LOG_LEVEL", &RecordRequest::log_level},
-    {"--pm-interval", "WARPSCOPE_PM_INTERVAL", &RecordRequest::pm_interval},
-    {"--pm-metrics", "WARPSCOPE_PM_METRICS", &RecordRequest::pm_metrics},
-    {"--pm-buffer", "WARPSCOPE_PM_BUFFER", &RecordRequest::pm_buffer},
-    {"--pc-period", "WARPSCOPE_PC_PERIOD", &RecordRequest::pc_period},
+constexpr RecordFlagField kRecordFlagFields[] = {
+    {SettingId::kOutput, &RecordRequest::output, nullptr, true},
+    {SettingId::kForceOverwrite, nullptr, &RecordRequest::force_overwrite, true},
+    {SettingId::kDelay, &RecordRequest::delay, nullptr, true},
+    {SettingId::kDuration, &RecordRequest::duration, nullptr, true},
+    {SettingId::kCaptureRange, &RecordRequest::capture_range, nullptr, false},
+    {SettingId::kNvtxCapture, &RecordRequest::nvtx_capture, nullptr, true},
+    {SettingId::kCaptureRangeEnd, &RecordRequest::capture_range_end, nullptr, true},
+    {SettingId::kTrace, &RecordRequest::trace, nullptr, true},
+    {SettingId::kCaptureSignal, &RecordRequest::capture_signal, nullptr, true},
+    {SettingId::kFlushIntervalMs, &RecordRequest::flush_interval_ms, nullptr, true},
+    {SettingId::kBufferSizeMb, &RecordRequest::buffer_size_mb, nullptr, true},
+    {SettingId::kDeviceBufferMb, &RecordRequest::device_buffer_mb, nullptr, true},
+    {SettingId::kLogLevel, &RecordRequest::log_level, nullptr, true},
+    {SettingId::kQuiet, nullptr, &RecordRequest::quiet, true},
+    {SettingId::kPmSampling, nullptr, &RecordRequest::pm_sampling, true},
+    {SettingId::kPmInterval, &RecordRequest::pm_interval, nullptr, true},
+    {SettingId::kPmMetrics, &RecordRequest::pm_metrics, nullptr, true},
+    {SettingId::kPmBuffer, &RecordRequest::pm_buffer, nullptr, true},
+    {SettingId::kPcSampling, nullptr, &RecordRequest::pc_sampling, true},
+    {SettingId::kPcPeriod, &RecordRequest::pc_period, nullptr, true},
 };
 
-std::string_view RecordFlagFor(std::string_view variable) {
-  for (const RecordFlagVariable& fv : kRecordFlagVariables) {
-    if (variable == fv.variable) return fv.flag;
+const RecordFlagField* FieldFor(SettingId id) {
+  for (const RecordFlagField& f : kRecordFlagFields) {
+    if (f.id == id) return &f;
   }
-  return variable;
+  return nullptr;
+}
+
+// How an error names a variable: its record flag, or the variable itself.
+std::string RecordFlagFor(std::string_view variable) {
+  const SettingSpec* spec = FindSetting(variable);
+  return spec != nullptr && !spec->flag.empty() ? spec->FlagName() : std::string(variable);
 }
 
 }  // namespace
@@ -88,17 +99,25 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
   }
   RecordPlan plan;
   auto& env = plan.env;
-  for (const RecordFlagVariable& fv : kRecordFlagVariables) {
-    if (fv.value != nullptr && (r.*fv.value).has_value()) env[fv.variable] = *(r.*fv.value);
-  }
-  if (r.force_overwrite) env["WARPSCOPE_FORCE_OVERWRITE"] = "1";
-  if (r.quiet) env["WARPSCOPE_QUIET"] = "1";
   // An error about a value names what the user typed: the flag when it came from one, else
   // the variable exported in the shell.
   auto flag_error = [](const SettingError& e) {
     return absl::InvalidArgumentError(
         absl::StrCat(e.ForFlag(RecordFlagFor(e.variable)), "; see warpscope record --help"));
   };
+  // Each flag's value is checked with the parser of the layer that reads its variable; the
+  // PM and PC switches are set below, once their other flags are checked.
+  for (const RecordFlagField& f : kRecordFlagFields) {
+    const SettingSpec& spec = Setting(f.id);
+    const std::string variable(spec.variable);
+    if (f.value != nullptr && (r.*f.value).has_value()) {
+      if (std::optional<SettingError> e = CheckSettingValue(spec, *(r.*f.value))) {
+        return flag_error(*e);
+      }
+      if (f.copied) env[variable] = *(r.*f.value);
+    }
+    if (f.on != nullptr && r.*f.on && spec.owner != SettingOwner::kCollectors) env[variable] = "1";
+  }
   auto refused = [&env, &flag_error](const SettingError& e) {
     if (env.count(e.variable) > 0) return flag_error(e);
     return absl::InvalidArgumentError(
@@ -106,11 +125,9 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
   };
 
   // -c and -p decide the capture range together: -p alone means nvtx.
-  std::string what;
+  std::string what;  // the values were checked above
   CaptureRange range = CaptureRange::kNone;
-  if (r.capture_range && !ParseCaptureRange(*r.capture_range, &range, &what)) {
-    return flag_error({"WARPSCOPE_CAPTURE_RANGE", *r.capture_range, " is not " + what});
-  }
+  if (r.capture_range) ParseCaptureRange(*r.capture_range, &range, &what);
   if (r.nvtx_capture) {
     if (r.capture_range && range != CaptureRange::kNvtx) {
       return absl::InvalidArgumentError(
@@ -123,14 +140,13 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
   }
   // Also `-c none`, so that it overrides a WARPSCOPE_CAPTURE_RANGE exported in the shell.
   if (r.capture_range || range != CaptureRange::kNone) {
-    env["WARPSCOPE_CAPTURE_RANGE"] = std::string(CaptureRangeName(range));
+    env[std::string(Setting(SettingId::kCaptureRange).variable)] =
+        std::string(CaptureRangeName(range));
   }
   if (r.capture_range_end) {
-    CaptureRangeEnd end;
+    CaptureRangeEnd end = CaptureRangeEnd::kStop;
     uint32_t windows = 0;
-    if (!ParseCaptureRangeEnd(*r.capture_range_end, &end, &windows, &what)) {
-      return flag_error({"WARPSCOPE_CAPTURE_RANGE_END", *r.capture_range_end, " is not " + what});
-    }
+    ParseCaptureRangeEnd(*r.capture_range_end, &end, &windows, &what);
     if (range == CaptureRange::kNone && end == CaptureRangeEnd::kRepeat) {
       return absl::InvalidArgumentError(
           "--capture-range-end repeat needs -c cudaProfilerApi, nvtx or signal");
@@ -140,17 +156,7 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
     return absl::InvalidArgumentError(
         "--pm-interval, --pm-metrics and --pm-buffer need --pm-sampling");
   }
-  if (r.pm_sampling) {
-    env["WARPSCOPE_PM_SAMPLING"] = "1";
-    // Same parser as the collector, so the launcher refuses what the library would.
-    PmSamplingConfig pm;
-    SettingError pm_error;
-    auto pm_env = [&env](std::string_view name) -> std::string {
-      auto it = env.find(std::string(name));
-      return it == env.end() ? std::string() : it->second;
-    };
-    if (!LoadPmSamplingConfig(pm_env, &pm, &pm_error)) return refused(pm_error);
-  }
+  if (r.pm_sampling) env[std::string(Setting(SettingId::kPmSampling).variable)] = "1";
 
   if (r.pc_period && !r.pc_sampling) {
     return absl::InvalidArgumentError("--pc-period needs --pc-sampling");
@@ -163,7 +169,7 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
         "while PM sampling holds the counters); record them in two runs");
   }
   if (r.pc_sampling) {
-    env["WARPSCOPE_PC_SAMPLING"] = "1";
+    env[std::string(Setting(SettingId::kPcSampling).variable)] = "1";
     PcSamplingConfig pc;
     SettingError pc_error;
     auto pc_env = [&env, &current_env](std::string_view name) -> std::string {
@@ -193,8 +199,10 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
   // The trace file: -o, else an exported WARPSCOPE_OUTPUT, else the default; likewise -f.
   plan.output_pattern = config.output_pattern;
   plan.force_overwrite = config.force_overwrite;
-  plan.output_name =
-      r.output || merged.count("WARPSCOPE_OUTPUT") == 0 ? "-o/--output" : "WARPSCOPE_OUTPUT";
+  const SettingSpec& output = Setting(SettingId::kOutput);
+  plan.output_name = r.output || merged.count(std::string(output.variable)) == 0
+                         ? output.FlagName()
+                         : std::string(output.variable);
   // A pattern that names a directory would become a hidden DIR/.wst, or DIR.wst beside it.
   const std::string& pattern = plan.output_pattern;
   const std::string last_component = pattern.substr(pattern.rfind('/') + 1);
@@ -229,9 +237,17 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
     }
     env[k] = shim_path;
   }
-  env["WARPSCOPE_LAUNCHER_PID"] = std::to_string(launcher_pid);
-  env["WARPSCOPE_START_NS"] = std::to_string(start_ns);
+  env[std::string(Setting(SettingId::kLauncherPid).variable)] = std::to_string(launcher_pid);
+  env[std::string(Setting(SettingId::kStartNs).variable)] = std::to_string(start_ns);
   return plan;
+}
+
+bool SetRecordFlag(SettingId id, std::string value, RecordRequest* request) {
+  const RecordFlagField* field = FieldFor(id);
+  if (field == nullptr) return false;
+  if (field->value != nullptr) request->*(field->value) = std::move(value);
+  if (field->on != nullptr) request->*(field->on) = true;
+  return true;
 }
 
 absl::StatusOr<std::string> FindShim(const std::string& cli_path, const char* env_override) {
@@ -307,8 +323,8 @@ std::string RecordOutcome(const std::string& path, bool existed_before, uint32_t
   if (model.ok()) {
     std::string header_launcher, header_start;
     for (const auto& [key, value] : model->header.config) {
-      if (key == "WARPSCOPE_LAUNCHER_PID") header_launcher = value;
-      if (key == "WARPSCOPE_START_NS") header_start = value;
+      if (key == Setting(SettingId::kLauncherPid).variable) header_launcher = value;
+      if (key == Setting(SettingId::kStartNs).variable) header_start = value;
     }
     from_this_run =
         header_launcher == std::to_string(launcher_pid) && header_start == std::to_string(start_ns);

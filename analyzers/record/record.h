@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "proto/common/settings.h"
 
 namespace warpscope {
 
@@ -27,6 +28,10 @@ struct RecordRequest {
   std::optional<std::string> pc_period;  // --pc-period N: 2^N cycles (5..31, 0 = CUPTI's)
   std::vector<std::string> command;  // program and its arguments
 };
+
+// Sets the request field of a record flag (proto/common/settings.h): a value flag's string, a
+// switch's bool (`value` unused). False for a setting without a record flag.
+bool SetRecordFlag(SettingId id, std::string value, RecordRequest* request);
 
 struct RecordPlan {
   // Variables to set in the child (values are final; LD_PRELOAD already merged).

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "collectors/pc_sampling/pc_sampling_collector.h"
+#include "proto/common/settings.h"
 
 namespace warpscope {
 

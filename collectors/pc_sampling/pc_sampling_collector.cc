@@ -7,6 +7,7 @@
 
 #include "collectors/pc_sampling/pc_sampling_call_logger.h"
 #include "proto/common/setting_values.h"
+#include "proto/common/settings.h"
 #include "proto/writer/trace_writer.h"
 
 namespace warpscope {
@@ -119,7 +120,7 @@ void PcSamplingCollector::DebugLine(std::string_view line) {
 
 bool PmSamplingRequested(const SessionServices& services) {
   bool on = false;  // read as the session reads it when it starts the PM collector
-  return ParseBoolSetting(services.GetConfig("WARPSCOPE_PM_SAMPLING"), &on) && on;
+  return ParseBoolSetting(services.GetConfig(Setting(SettingId::kPmSampling).variable), &on) && on;
 }
 
 }  // namespace warpscope

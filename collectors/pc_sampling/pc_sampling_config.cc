@@ -5,6 +5,7 @@
 
 #include "proto/common/setting_error.h"
 #include "proto/common/setting_values.h"
+#include "proto/common/settings.h"
 
 namespace warpscope {
 
@@ -16,36 +17,36 @@ bool LoadPcSamplingConfig(const std::function<std::string(std::string_view)>& ge
   return false;
 }
 
+bool ApplyPcSamplingSetting(const SettingSpec& spec, std::string_view v, PcSamplingConfig* config,
+                            std::string* problem) {
+  uint64_t n = 0;
+  bool ok = false;
+  switch (spec.id) {
+    case SettingId::kPcPeriod:
+      // 0 leaves the period to CUPTI; otherwise an exponent in [min, max].
+      ok = ParseWholeNumber(v, 0, spec.max, &n) && (n == 0 || n >= spec.min);
+      if (ok) config->period_exponent = static_cast<uint32_t>(n);
+      break;
+    case SettingId::kPcBufferMb:
+      ok = ParseWholeNumber(v, spec.min, spec.max, &n);
+      if (ok) config->hardware_buffer_bytes = n << 20;
+      break;
+    case SettingId::kPcDebug:
+      ok = ParseBoolSetting(v, &config->debug);
+      break;
+    default:
+      return true;  // not a PC sampling setting
+  }
+  if (!ok) *problem = std::string(spec.refusal);
+  return ok;
+}
+
 bool LoadPcSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
                           PcSamplingConfig* config, SettingError* error) {
-  const std::string period = get_env("WARPSCOPE_PC_PERIOD");
-  if (!period.empty()) {
-    uint64_t n = 0;
-    if (!ParseWholeNumber(period, 0, kMaxPcPeriodExponent, &n) ||
-        (n != 0 && n < kMinPcPeriodExponent)) {
-      *error = SettingError{"WARPSCOPE_PC_PERIOD", period,
-                            " is not an exponent N from 5 to 31 (the period is 2^N GPU cycles, "
-                            "e.g. 15) or 0 (CUPTI's default)"};
-      return false;
-    }
-    config->period_exponent = static_cast<uint32_t>(n);
-  }
-  const std::string buffer = get_env("WARPSCOPE_PC_BUFFER_MB");
-  if (!buffer.empty()) {
-    uint64_t mib = 0;
-    if (!ParseWholeNumber(buffer, kMinPcBufferMiB, kMaxPcBufferMiB, &mib)) {
-      *error = SettingError{"WARPSCOPE_PC_BUFFER_MB", buffer,
-                            " is not a whole number of MiB from 1 to 4096 (e.g. 64)"};
-      return false;
-    }
-    config->hardware_buffer_bytes = mib << 20;
-  }
-  const std::string debug = get_env("WARPSCOPE_PC_DEBUG");
-  if (!ParseBoolSetting(debug, &config->debug)) {
-    *error = SettingError{"WARPSCOPE_PC_DEBUG", debug, " is not 0 or 1"};
-    return false;
-  }
-  return true;
+  auto apply = [config](const SettingSpec& spec, std::string_view v, std::string* problem) {
+    return ApplyPcSamplingSetting(spec, v, config, problem);
+  };
+  return LoadOwnedSettings(SettingOwner::kPcSampling, get_env, apply, error);
 }
 
 }  // namespace warpscope

@@ -9,14 +9,17 @@
 #include <string_view>
 
 #include "proto/common/setting_error.h"
+#include "proto/common/settings.h"
 
 namespace warpscope {
 
-inline constexpr uint32_t kMinPcPeriodExponent = 5;   // CUPTI's range: 2^5 ..
-inline constexpr uint32_t kMaxPcPeriodExponent = 31;  // .. 2^31 cycles
-inline constexpr uint64_t kMinPcBufferMiB = 1;
-inline constexpr uint64_t kMaxPcBufferMiB = 4096;
+// CUPTI's range of periods: 2^5 .. 2^31 cycles; buffers of 1 .. 4096 MiB (the table's rows).
+inline constexpr uint32_t kMinPcPeriodExponent = Setting(SettingId::kPcPeriod).min;
+inline constexpr uint32_t kMaxPcPeriodExponent = Setting(SettingId::kPcPeriod).max;
+inline constexpr uint64_t kMinPcBufferMiB = Setting(SettingId::kPcBufferMb).min;
+inline constexpr uint64_t kMaxPcBufferMiB = Setting(SettingId::kPcBufferMb).max;
 
+// The period and buffer defaults equal the settings table's; a test checks it.
 struct PcSamplingConfig {
   // 2^15 cycles (~17 us at 1.98 GHz): per SM about 60k samples/s, ~8M/s on a 132-SM H200,
   // thousands of samples for any kernel of a millisecond, and 8x less hardware-buffer
@@ -39,9 +42,15 @@ struct PcSamplingConfig {
   bool debug = false;
 };
 
-// Reads WARPSCOPE_PC_PERIOD (exponent N, 5..31, or 0 for CUPTI's default),
-// WARPSCOPE_PC_BUFFER_MB (1..4096) and WARPSCOPE_PC_DEBUG (0/1) through
-// `get_env` ("" = unset). On a bad value returns false and sets *error to one line that
+// Parses one PC sampling setting (a row of proto/common/settings.h owned by kPcSampling) into
+// its field of *config; on a refused value false, with *problem the row's refusal. Rows of
+// other owners: true, untouched.
+bool ApplyPcSamplingSetting(const SettingSpec& spec, std::string_view value,
+                            PcSamplingConfig* config, std::string* problem);
+
+// Reads the PC sampling rows of the settings table: WARPSCOPE_PC_PERIOD (exponent N, 5..31,
+// or 0 for CUPTI's default), WARPSCOPE_PC_BUFFER_MB (1..4096) and WARPSCOPE_PC_DEBUG (0/1)
+// through `get_env` ("" = unset). On a bad value returns false and sets *error to one line that
 // starts with "warpscope:" and says what to do.
 bool LoadPcSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
                           PcSamplingConfig* config, std::string* error);

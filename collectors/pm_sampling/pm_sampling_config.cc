@@ -8,6 +8,7 @@
 
 #include "proto/common/setting_error.h"
 #include "proto/common/setting_values.h"
+#include "proto/common/settings.h"
 
 namespace warpscope {
 namespace {
@@ -142,42 +143,42 @@ bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& ge
   return false;
 }
 
+bool ApplyPmSamplingSetting(const SettingSpec& spec, std::string_view v, PmSamplingConfig* config,
+                            std::string* problem) {
+  std::string error;
+  bool ok = false;
+  switch (spec.id) {
+    case SettingId::kPmInterval:
+      ok = ParsePmInterval(v, &config->interval_ns, &error);
+      break;
+    case SettingId::kPmBuffer:
+      ok = ParsePmBytes(v, &config->hardware_buffer_bytes, &error);
+      break;
+    case SettingId::kPmMetrics:
+      ok = ParsePmMetrics(v, &config->metrics, &error);
+      break;
+    case SettingId::kPmEvaluate:
+      ok = ParsePmEvaluation(v, &config->evaluation, &error);
+      break;
+    case SettingId::kPmDecodeBatch: {
+      uint64_t n = 0;
+      ok = ParseWholeNumber(v, spec.min, spec.max, &n);
+      if (ok) config->max_samples_per_decode = static_cast<uint32_t>(n);
+      break;
+    }
+    default:
+      return true;  // not a PM sampling setting
+  }
+  if (!ok) *problem = spec.refusal.empty() ? ": " + error : std::string(spec.refusal);
+  return ok;
+}
+
 bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
                           PmSamplingConfig* config, SettingError* error) {
-  std::string problem;
-  if (std::string v = get_env("WARPSCOPE_PM_INTERVAL"); !v.empty()) {
-    if (!ParsePmInterval(v, &config->interval_ns, &problem)) {
-      *error = SettingError{"WARPSCOPE_PM_INTERVAL", v, ": " + problem};
-      return false;
-    }
-  }
-  if (std::string v = get_env("WARPSCOPE_PM_BUFFER"); !v.empty()) {
-    if (!ParsePmBytes(v, &config->hardware_buffer_bytes, &problem)) {
-      *error = SettingError{"WARPSCOPE_PM_BUFFER", v, ": " + problem};
-      return false;
-    }
-  }
-  if (std::string v = get_env("WARPSCOPE_PM_DECODE_BATCH"); !v.empty()) {
-    uint64_t n = 0;
-    if (!ParseWholeNumber(v, 16, 65536, &n)) {
-      *error = SettingError{"WARPSCOPE_PM_DECODE_BATCH", v, " is not a sample count from 16 to 65536"};
-      return false;
-    }
-    config->max_samples_per_decode = static_cast<uint32_t>(n);
-  }
-  if (std::string v = get_env("WARPSCOPE_PM_METRICS"); !v.empty()) {
-    if (!ParsePmMetrics(v, &config->metrics, &problem)) {
-      *error = SettingError{"WARPSCOPE_PM_METRICS", v, ": " + problem};
-      return false;
-    }
-  }
-  if (std::string v = get_env("WARPSCOPE_PM_EVALUATE"); !v.empty()) {
-    if (!ParsePmEvaluation(v, &config->evaluation, &problem)) {
-      *error = SettingError{"WARPSCOPE_PM_EVALUATE", v, ": " + problem};
-      return false;
-    }
-  }
-  return true;
+  auto apply = [config](const SettingSpec& spec, std::string_view v, std::string* problem) {
+    return ApplyPmSamplingSetting(spec, v, config, problem);
+  };
+  return LoadOwnedSettings(SettingOwner::kPmSampling, get_env, apply, error);
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "proto/common/setting_error.h"
+#include "proto/common/settings.h"
 
 namespace warpscope {
 
@@ -35,6 +36,8 @@ enum class PmEvaluation {
   kBoth,     // both, for checking that offline values equal the process's
 };
 
+// The defaults that have a value in the settings table (interval, buffer, evaluation) equal
+// the table's; a test checks it.
 struct PmSamplingConfig {
   // 200 us: 5k samples/s per GPU, about 0.2 MB/s of trace, 10+ samples in any kernel of
   // 2 ms or more. Decoding and evaluating a sample of the default set costs ~30 us of one
@@ -86,10 +89,15 @@ uint32_t SamplesPerPoll(const PmSamplingConfig& config);
 // Parses "process", "offline" or "both".
 bool ParsePmEvaluation(std::string_view text, PmEvaluation* evaluation, std::string* error);
 
-// Reads WARPSCOPE_PM_INTERVAL, WARPSCOPE_PM_BUFFER, WARPSCOPE_PM_METRICS and
-// WARPSCOPE_PM_EVALUATE through
-// `get_env` ("" = unset). On a bad value returns false and sets *error to one line that
-// starts with "warpscope:" and says what to do.
+// Parses one PM sampling setting (a row of proto/common/settings.h owned by kPmSampling) into
+// its field of *config; on a refused value false, with *problem the rest of the sentence after
+// the quoted value (": out of range: use 1us .. 1s"). Rows of other owners: true, untouched.
+bool ApplyPmSamplingSetting(const SettingSpec& spec, std::string_view value,
+                            PmSamplingConfig* config, std::string* problem);
+
+// Reads the PM sampling rows of the settings table (WARPSCOPE_PM_INTERVAL, _METRICS, _BUFFER,
+// _DECODE_BATCH, _EVALUATE) through `get_env` ("" = unset). On a bad value returns false and sets
+// *error to one line that starts with "warpscope:" and says what to do.
 bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& get_env,
                           PmSamplingConfig* config, std::string* error);
 // The same, with the refusal typed, for `warpscope record` (which names the flag).
