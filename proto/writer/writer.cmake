@@ -14,6 +14,8 @@ add_library(warpscope_writer STATIC
   ${CMAKE_CURRENT_LIST_DIR}/string_interning.cc
   ${CMAKE_CURRENT_LIST_DIR}/writer_stats.h
   ${CMAKE_CURRENT_LIST_DIR}/writer_stats.cc
+  ${CMAKE_CURRENT_LIST_DIR}/stats_table.h
+  ${CMAKE_CURRENT_LIST_DIR}/stats_table.cc
   ${CMAKE_CURRENT_LIST_DIR}/writer_thread.cc
   ${CMAKE_CURRENT_LIST_DIR}/writer_impl.h
   ${CMAKE_CURRENT_LIST_DIR}/output_name.cc

@@ -1,22 +1,34 @@
 // The writer's stats: its own counters as they stand, the collectors' named counters
 // (AddToCounter, SetCounter), and the snapshot each Stats packet encodes.
+#include <array>
 #include <mutex>
 #include <string>
 #include <string_view>
 
+#include "proto/writer/stats_table.h"
 #include "proto/writer/writer_impl.h"
 #include "proto/writer/writer_stats.h"
 
 namespace warpscope {
 namespace writer_internal {
 
+namespace {
+
+// The writer's own counters, in the order of every Stats packet.
+constexpr std::array<const StatDef*, kNumBuiltinCounters> kBuiltinStats = {
+    &stats::kWriterEventsWritten,     &stats::kWriterBytesWritten,
+    &stats::kWriterDroppedBufferFull, &stats::kWriterDroppedWriteError,
+    &stats::kWriterBufferHighWater,   &stats::kWriterDroppedTooLarge,
+    &stats::kWriterDroppedAfterClose, &stats::kWriterTimestampsClamped,
+    &stats::kWriterInternFailed,      &stats::kWriterInternTableFull,
+    &stats::kWriterPcBatchesSplit,    &stats::kWriterWriteErrors,
+};
+
+}  // namespace
+
 bool IsBuiltinCounter(std::string_view name) {
-  for (std::string_view builtin : {kStatEventsWritten, kStatBytesWritten, kStatDroppedBufferFull,
-                                   kStatDroppedWriteError, kStatBufferHighWater,
-                                   kStatDroppedTooLarge, kStatDroppedAfterClose,
-                                   kStatTimestampsClamped, kStatInternFailed,
-                                   kStatInternTableFull, kStatPcBatchesSplit, kStatWriteErrors}) {
-    if (builtin == name) return true;
+  for (const StatDef* stat : kBuiltinStats) {
+    if (stat->name == name) return true;
   }
   return false;
 }
@@ -25,6 +37,7 @@ bool IsBuiltinCounter(std::string_view name) {
 
 using writer_internal::kKindCounterNames;
 using writer_internal::NamedCounter;
+using writer_internal::kNumBuiltinCounters;
 using writer_internal::kNumPacketFields;
 
 uint64_t TraceWriter::Impl::EventsWritten() const {
@@ -36,20 +49,20 @@ uint64_t TraceWriter::Impl::EventsWritten() const {
 }
 
 writer_internal::BuiltinCounters TraceWriter::Impl::Builtins(uint64_t bytes) const {
-  return {{
-      {kStatEventsWritten, EventsWritten(), Severity::kInfo, true},
-      {kStatBytesWritten, bytes, Severity::kInfo, true},
-      {kStatDroppedBufferFull, dropped_buffer_full.Get(), Severity::kDataLoss, true},
-      {kStatDroppedWriteError, dropped_write_error.Get(), Severity::kDataLoss, true},
-      {kStatBufferHighWater, buffer_high_water.Get(), Severity::kInfo, true},
-      {kStatDroppedTooLarge, dropped_too_large.Get(), Severity::kDataLoss, false},
-      {kStatDroppedAfterClose, dropped_after_close.Get(), Severity::kDataLoss, false},
-      {kStatTimestampsClamped, timestamps_clamped.Get(), Severity::kInfo, false},
-      {kStatInternFailed, intern_failed.Get(), Severity::kError, false},
-      {kStatInternTableFull, intern_table_full.Get(), Severity::kInfo, false},
-      {kStatPcBatchesSplit, pc_batches_split.Get(), Severity::kInfo, false},
-      {kStatWriteErrors, write_errors.Get(), Severity::kError, false},
-  }};
+  // The first five always, the others once non-zero (docs/format.md).
+  const std::array<uint64_t, kNumBuiltinCounters> values = {
+      EventsWritten(),           bytes,
+      dropped_buffer_full.Get(), dropped_write_error.Get(),
+      buffer_high_water.Get(),   dropped_too_large.Get(),
+      dropped_after_close.Get(), timestamps_clamped.Get(),
+      intern_failed.Get(),       intern_table_full.Get(),
+      pc_batches_split.Get(),    write_errors.Get(),
+  };
+  BuiltinCounters counters;
+  for (size_t i = 0; i < kNumBuiltinCounters; ++i) {
+    counters[i] = {writer_internal::kBuiltinStats[i], values[i], /*always=*/i < 5};
+  }
+  return counters;
 }
 
 writer_internal::StatsSnapshot TraceWriter::Impl::SnapshotStats(uint64_t bytes_before) const {
@@ -110,7 +123,7 @@ uint64_t TraceWriter::Counter(std::string_view name) const {
   const Impl& w = *impl_;
   uint64_t value = 0;
   for (const writer_internal::BuiltinCounter& b : w.Builtins(w.bytes_written.Get())) {
-    if (b.name == name) value = b.value;
+    if (b.stat->name == name) value = b.value;
   }
   for (size_t f = 0; f < kNumPacketFields; ++f) {
     if (!kKindCounterNames[f].empty() && kKindCounterNames[f] == name) value = w.packets[f].Get();

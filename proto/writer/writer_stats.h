@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "proto/writer/packet_framing.h"
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_records.h"
 #include "proto/writer/wire_format.h"
 #include "warpscope/v1/trace_fields.h"
@@ -19,7 +20,7 @@
 namespace warpscope::writer_internal {
 
 // The events_written counter of each packet kind that is an event (not the header, stats or
-// end of trace), indexed by field number.
+// end of trace), indexed by field number: the members of stats::kWriterEventsWrittenKind.
 inline constexpr std::array<std::string_view, kNumPacketFields> kKindCounterNames = [] {
   std::array<std::string_view, kNumPacketFields> names{};
   names[Packet::kDevice] = "writer.events_written.device";
@@ -70,9 +71,8 @@ struct NamedCounter {
 };
 
 struct BuiltinCounter {
-  std::string_view name;
+  const StatDef* stat;  // Its row in the stats table: name and severity.
   uint64_t value;
-  Severity severity;
   bool always;  // Written even when zero.
 };
 inline constexpr size_t kNumBuiltinCounters = 12;
@@ -110,12 +110,14 @@ void EncodeStats(Sink& s, const StatsSnapshot& stats, bool final, uint64_t times
     });
   };
   for (const BuiltinCounter& b : stats.builtins) {
-    const uint64_t value = b.value + named_value(b.name);
-    if (value != 0 || b.always) counter(b.name, value, b.severity);
+    const uint64_t value = b.value + named_value(b.stat->name);
+    if (value != 0 || b.always) counter(b.stat->name, value, b.stat->severity);
   }
   for (size_t f = 0; f < kNumPacketFields; ++f) {
     const uint64_t n = stats.packet_counts[f];
-    if (!kKindCounterNames[f].empty() && n != 0) counter(kKindCounterNames[f], n, Severity::kInfo);
+    if (!kKindCounterNames[f].empty() && n != 0) {
+      counter(kKindCounterNames[f], n, stats::kWriterEventsWrittenKind.severity);
+    }
   }
   for (const auto& [name, c] : stats.named) {
     if (IsBuiltinCounter(name)) continue;
