@@ -37,6 +37,7 @@
 #include "libinject/config.h"
 #include "libinject/log.h"
 #include "proto/common/setting_error.h"
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 
 #ifndef WARPSCOPE_VERSION
@@ -190,8 +191,10 @@ void Session::ForEachListener(Fn&& fn) {
     } catch (...) {
       Report(Severity::kError, l->name(),
              "warpscope: collector '" + std::string(l->name()) + "' failed and was disabled");
-      if (writer_) writer_->AddToCounter("collector_errors." + std::string(l->name()), 1,
-                                         Severity::kError);
+      if (writer_) {
+        writer_->AddToCounter(StatFamilyMember(stats::kCollectorErrors, l->name()), 1,
+                              stats::kCollectorErrors.severity);
+      }
       l.reset();
     }
   }
@@ -336,7 +339,8 @@ void Session::Start() {
     } catch (...) {
       Report(Severity::kError, r->name,
              std::string("warpscope: collector '") + r->name + "' failed to start and was disabled");
-      writer_->AddToCounter(std::string("collector_errors.") + r->name, 1, Severity::kError);
+      writer_->AddToCounter(StatFamilyMember(stats::kCollectorErrors, r->name), 1,
+                            stats::kCollectorErrors.severity);
     }
   }
 
@@ -387,7 +391,8 @@ void Session::Start() {
     RestoreSignalHandlers();
     Report(Severity::kError, "session",
            "warpscope: cannot start the flush thread; the trace is written at exit only");
-    writer_->AddToCounter("collector_errors.session", 1, Severity::kError);
+    writer_->AddToCounter(StatFamilyMember(stats::kCollectorErrors, "session"), 1,
+                          stats::kCollectorErrors.severity);
   }
   running_.store(true);
   Log(LogLevel::kInfo, "warpscope: tracing to " + writer_->path());

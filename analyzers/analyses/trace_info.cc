@@ -10,11 +10,19 @@
 #include "absl/strings/str_join.h"
 #include "analyzers/model/trace_limits.h"
 #include "proto/common/setting_values.h"
+#include "proto/writer/stats_table.h"
 
 namespace warpscope {
 namespace {
 
 std::string Sv(std::string_view s) { return std::string(s); }
+
+// What a stats counter means, from the stats table; empty for a name the table lacks (a
+// newer or foreign producer).
+std::string StatMeaning(std::string_view name) {
+  const StatDef* stat = FindStat(name);
+  return stat != nullptr ? std::string(stat->meaning) : std::string();
+}
 
 std::string Relative(uint64_t ns) { return absl::StrCat("+", FormatDuration(ns)); }
 
@@ -85,26 +93,26 @@ PcSummary SummarizePc(const TraceModel& m) {
     s.buffer_full += b.hardware_buffer_full ? 1 : 0;
   }
   if (s.pc_records == 0) {
-    s.samples = CounterValue(m, "pc_sampling.samples");
-    s.pc_records = CounterValue(m, "pc_sampling.pc_records");
+    s.samples = CounterValue(m, stats::kPcSamples.name);
+    s.pc_records = CounterValue(m, stats::kPcRecords.name);
   }
-  s.dropped = std::max(s.dropped, CounterValue(m, "pc_sampling.samples_dropped"));
-  s.buffer_full = std::max(s.buffer_full, CounterValue(m, "pc_sampling.hardware_buffer_full"));
+  s.dropped = std::max(s.dropped, CounterValue(m, stats::kPcSamplesDropped.name));
+  s.buffer_full = std::max(s.buffer_full, CounterValue(m, stats::kPcHardwareBufferFull.name));
   s.cubins = m.cubins.size();
-  s.cubin_bytes = CounterValue(m, "pc_sampling.cubin_bytes");
-  s.contexts = CounterValue(m, "pc_sampling.contexts_sampled");
+  s.cubin_bytes = CounterValue(m, stats::kPcCubinBytes.name);
+  s.contexts = CounterValue(m, stats::kPcContextsSampled.name);
   for (const PcSampleBatch& b : m.pc_sample_batches) {
     s.cupti_total += b.total_samples;
     s.non_user += b.non_user_kernel_samples;
   }
   s.requested = s.requested || !m.pc_sample_batches.empty() || !m.pc_stall_reasons.empty();
   if (!s.requested || s.samples != 0) return s;
-  if (CounterValue(m, "pc_sampling.disabled.pm_sampling_chosen") != 0) {
+  if (CounterValue(m, stats::kPcDisabledPmSamplingChosen.name) != 0) {
     s.diagnosis = "PM sampling was also requested and was kept; record PC sampling alone";
-  } else if (CounterValue(m, "pc_sampling.disabled.insufficient_privileges") != 0) {
+  } else if (CounterValue(m, stats::kPcDisabledPrivileges.name) != 0) {
     s.diagnosis = "GPU profiling is restricted to admin users (NVreg_RestrictProfilingToAdminUsers=0 "
                   "or root)";
-  } else if (CounterValue(m, "pc_sampling.disabled.gpu_busy") != 0) {
+  } else if (CounterValue(m, stats::kPcDisabledBusy.name) != 0) {
     s.diagnosis = "another process (or profiler) was sampling the GPU";
   } else if (s.contexts == 0) {
     s.diagnosis = "no CUDA context was set up for sampling (see the notices: unsupported device, "
@@ -117,9 +125,9 @@ PcSummary SummarizePc(const TraceModel& m) {
   } else if (s.cupti_total != 0) {
     s.diagnosis = "CUPTI counted samples but returned no PC records; rerun with "
                   "WARPSCOPE_PC_DEBUG=1 to see each CUPTI call";
-  } else if (CounterValue(m, "pc_sampling.get_data_errors") != 0 ||
-             CounterValue(m, "pc_sampling.start_stop_errors") != 0 ||
-             CounterValue(m, "pc_sampling.disabled.error") != 0) {
+  } else if (CounterValue(m, stats::kPcGetDataErrors.name) != 0 ||
+             CounterValue(m, stats::kPcStartStopErrors.name) != 0 ||
+             CounterValue(m, stats::kPcDisabledError.name) != 0) {
     s.diagnosis = "CUPTI calls failed (see the notices and pc_sampling.* counters)";
   } else if (m.capture_windows.empty()) {
     s.diagnosis = "no capture window opened, so sampling never started";
@@ -226,15 +234,15 @@ std::string RenderText(const TraceModel& m, const std::string& name) {
                       FormatDuration(s.set->interval_ns), " (", s.set->metric_names.size(),
                       " metrics), covering ", FormatDuration(s.sampled_ns), "\n");
     }
-    const uint64_t gap_ns = CounterValue(m, "pm_sampling.gap_ns");
-    const uint64_t overflows = CounterValue(m, "pm_sampling.overflows");
+    const uint64_t gap_ns = CounterValue(m, stats::kPmGapNs.name);
+    const uint64_t overflows = CounterValue(m, stats::kPmOverflows.name);
     absl::StrAppend(&out, "  without samples while sampling: ", FormatDuration(gap_ns),
                     "; hardware buffer overflows: ", overflows, "\n");
-    if (const uint64_t busy = CounterValue(m, "pm_sampling.decode_busy_us"); busy != 0) {
+    if (const uint64_t busy = CounterValue(m, stats::kPmDecodeBusyUs.name); busy != 0) {
       absl::StrAppend(&out, "  decode thread CPU: ", FormatDuration(busy * 1e3), " (CUPTI decode ",
-                      FormatDuration(CounterValue(m, "pm_sampling.decode_data_us") * 1e3),
+                      FormatDuration(CounterValue(m, stats::kPmDecodeDataUs.name) * 1e3),
                       ", metric evaluation ",
-                      FormatDuration(CounterValue(m, "pm_sampling.evaluate_us") * 1e3), ")\n");
+                      FormatDuration(CounterValue(m, stats::kPmEvaluateUs.name) * 1e3), ")\n");
     }
   }
 
@@ -258,12 +266,12 @@ std::string RenderText(const TraceModel& m, const std::string& name) {
                                        : " (last periodic; no final stats)",
                   "\n");
   if (!m.stats.empty()) {
-    Table t({{"Counter", false}, {"Value", true}, {"Severity", false}});
+    Table t({{"Counter", false}, {"Value", true}, {"Severity", false}, {"Meaning", false}});
     for (const StatCounter& c : m.stats) {
       // Upper case makes data loss stand out in a column of "info".
       std::string severity = Sv(SeverityName(c.severity));
       if (Alarming(c)) severity = absl::AsciiStrToUpper(severity) + " !";
-      t.AddRow({c.name, c.value, severity});
+      t.AddRow({c.name, c.value, severity, StatMeaning(c.name)});
     }
     out += t.RenderText();
   }
@@ -419,9 +427,9 @@ std::string RenderJson(const TraceModel& m, const std::string& name) {
       j.EndObject();
     }
     j.EndArray();
-    j.Key("gap_ns").Uint(CounterValue(m, "pm_sampling.gap_ns"));
-    j.Key("overflows").Uint(CounterValue(m, "pm_sampling.overflows"));
-    j.Key("decode_busy_us").Uint(CounterValue(m, "pm_sampling.decode_busy_us"));
+    j.Key("gap_ns").Uint(CounterValue(m, stats::kPmGapNs.name));
+    j.Key("overflows").Uint(CounterValue(m, stats::kPmOverflows.name));
+    j.Key("decode_busy_us").Uint(CounterValue(m, stats::kPmDecodeBusyUs.name));
     j.EndObject();
   }
 
@@ -441,14 +449,15 @@ std::string RenderJson(const TraceModel& m, const std::string& name) {
     j.EndObject();
   }
 
-  auto counters = [&](const std::vector<StatCounter>& list, bool with_description) {
+  // Stats counters are described by the stats table, import counters by the reader.
+  auto counters = [&](const std::vector<StatCounter>& list, bool stats_counters) {
     j.BeginArray();
     for (const StatCounter& c : list) {
       j.BeginObject();
       j.Key("name").String(c.name);
       j.Key("value").Uint(c.value);
       j.Key("severity").String(SeverityName(c.severity));
-      if (with_description) j.Key("description").String(c.description);
+      j.Key("description").String(stats_counters ? StatMeaning(c.name) : c.description);
       j.EndObject();
     }
     j.EndArray();
@@ -457,10 +466,10 @@ std::string RenderJson(const TraceModel& m, const std::string& name) {
   j.Key("packets").Uint(m.stats_packets);
   j.Key("final").Bool(m.stats_final);
   j.Key("counters");
-  counters(m.stats, false);
+  counters(m.stats, true);
   j.EndObject();
   j.Key("import_counters");
-  counters(m.import_counters, true);
+  counters(m.import_counters, false);
 
   j.Key("notices").BeginArray();
   for (const Notice& n : m.notices) {

@@ -16,6 +16,7 @@
 
 #include "collectors/activity/activity_translator.h"
 #include "collectors/common/record_sink.h"
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 
 namespace warpscope {
@@ -155,25 +156,23 @@ void ActivityController::PublishCounters() {
     demangles = translator_->names().demangle_calls();
   }
   TraceWriter& w = *writer_;
-  w.SetCounter(kActivityStatBuffers, buffers_.load(), Severity::kInfo);
-  w.SetCounter(kActivityStatRecords, records_.load(), Severity::kInfo);
-  w.SetCounter(kActivityStatKernels, c.kernels, Severity::kInfo);
-  w.SetCounter(kActivityStatMemcpys, c.memcpys, Severity::kInfo);
-  w.SetCounter(kActivityStatMemsets, c.memsets, Severity::kInfo);
-  w.SetCounter(kActivityStatSyncs, c.syncs, Severity::kInfo);
-  w.SetCounter(kActivityStatApiCalls, c.api_calls, Severity::kInfo);
-  w.SetCounter(kActivityStatApiCallsFiltered, c.api_calls_filtered, Severity::kInfo);
-  w.SetCounter(kActivityStatBuffersAllocated, buffers_allocated_.load(), Severity::kInfo);
-  w.SetCounter(kActivityStatNvtxMarkers, c.nvtx, Severity::kInfo);
-  w.SetCounter(kActivityStatKernelNamesDemangled, demangles, Severity::kInfo);
-  w.SetCounter(kActivityStatBufferHighWater, buffer_bytes_used_max_.load(), Severity::kInfo);
-  w.SetCounter(kActivityStatZeroTimestamps, c.zero_timestamps,
-               c.zero_timestamps ? Severity::kDataLoss : Severity::kInfo);
-  w.SetCounter(kActivityStatUnknownKinds, c.unknown_kinds, Severity::kInfo);
-  w.SetCounter(kActivityStatNvtxUnmatchedEnds, unmatched, Severity::kInfo);
-  w.SetCounter(kActivityStatNvtxUnclosedRanges, open_dropped, Severity::kInfo);
-  w.SetCounter(kActivityStatDroppedRecordsTotal, dropped_total_.load(),
-               dropped_total_.load() ? Severity::kDataLoss : Severity::kInfo);
+  SetStat(w, stats::kActivityBuffers, buffers_.load());
+  SetStat(w, stats::kActivityRecords, records_.load());
+  SetStat(w, stats::kActivityKernels, c.kernels);
+  SetStat(w, stats::kActivityMemcpys, c.memcpys);
+  SetStat(w, stats::kActivityMemsets, c.memsets);
+  SetStat(w, stats::kActivitySyncs, c.syncs);
+  SetStat(w, stats::kActivityApiCalls, c.api_calls);
+  SetStat(w, stats::kActivityApiCallsFiltered, c.api_calls_filtered);
+  SetStat(w, stats::kActivityBuffersAllocated, buffers_allocated_.load());
+  SetStat(w, stats::kActivityNvtxMarkers, c.nvtx);
+  SetStat(w, stats::kActivityKernelNamesDemangled, demangles);
+  SetStat(w, stats::kActivityBufferHighWater, buffer_bytes_used_max_.load());
+  SetStat(w, stats::kCuptiZeroTimestamps, c.zero_timestamps);
+  SetStat(w, stats::kActivityUnknownKinds, c.unknown_kinds);
+  SetStat(w, stats::kNvtxUnmatchedEnds, unmatched);
+  SetStat(w, stats::kNvtxUnclosedRanges, open_dropped);
+  SetStat(w, stats::kCuptiDroppedRecordsTotal, dropped_total_.load());
 }
 
 void ActivityController::QueryDeviceSharedMemoryLimits(uint32_t device) {
@@ -208,7 +207,7 @@ void ActivityController::BufferCompleted(uint8_t* buffer, size_t, size_t valid) 
       }
     } catch (...) {
       // Never let an exception into CUPTI; the records of this buffer are lost and counted.
-      if (writer_) writer_->AddToCounter(kActivityStatBuffersLost, 1, Severity::kDataLoss);
+      if (writer_) AddToStat(*writer_, stats::kActivityBuffersLost, 1);
     }
   }
   ReleaseBuffer(buffer);
@@ -245,7 +244,7 @@ void ActivityController::CollectDropped() {
   size_t dropped = 0;
   if (api_.GetNumDroppedRecords(&dropped).ok() && dropped > 0) {
     dropped_total_.fetch_add(dropped);
-    if (writer_) writer_->AddToCounter(kActivityStatDroppedRecords, dropped, Severity::kDataLoss);
+    if (writer_) AddToStat(*writer_, stats::kCuptiDroppedRecords, dropped);
   }
 }
 

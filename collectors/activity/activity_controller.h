@@ -18,6 +18,7 @@
 
 #include "collectors/activity/activity_api.h"
 #include "collectors/activity/trace_kinds.h"
+#include "proto/writer/stats_table.h"
 
 namespace warpscope {
 
@@ -25,29 +26,29 @@ class ActivityTranslator;
 class TraceWriter;
 struct DeviceRecord;
 
-// Counter names (Stats packets; docs/format.md).
-inline constexpr char kActivityStatBuffers[] = "activity.buffers";
-inline constexpr char kActivityStatRecords[] = "activity.records";
-inline constexpr char kActivityStatKernels[] = "activity.kernels";
-inline constexpr char kActivityStatMemcpys[] = "activity.memcpys";
-inline constexpr char kActivityStatMemsets[] = "activity.memsets";
-inline constexpr char kActivityStatSyncs[] = "activity.syncs";
-inline constexpr char kActivityStatApiCalls[] = "activity.api_calls";
-inline constexpr char kActivityStatApiCallsFiltered[] = "activity.api_calls_filtered";
-inline constexpr char kActivityStatBuffersAllocated[] = "activity.buffers_allocated";
-inline constexpr char kActivityStatNvtxMarkers[] = "activity.nvtx_markers";
-inline constexpr char kActivityStatKernelNamesDemangled[] = "activity.kernel_names_demangled";
-inline constexpr char kActivityStatBufferHighWater[] = "activity.buffer_high_water_bytes";
-inline constexpr char kActivityStatUnknownKinds[] = "activity.unknown_kinds";
+// Counter names, from the stats table (proto/writer/stats_table.h: severities, meanings).
+inline constexpr const char* kActivityStatBuffers = stats::kActivityBuffers.name.data();
+inline constexpr const char* kActivityStatRecords = stats::kActivityRecords.name.data();
+inline constexpr const char* kActivityStatKernels = stats::kActivityKernels.name.data();
+inline constexpr const char* kActivityStatMemcpys = stats::kActivityMemcpys.name.data();
+inline constexpr const char* kActivityStatMemsets = stats::kActivityMemsets.name.data();
+inline constexpr const char* kActivityStatSyncs = stats::kActivitySyncs.name.data();
+inline constexpr const char* kActivityStatApiCalls = stats::kActivityApiCalls.name.data();
+inline constexpr const char* kActivityStatApiCallsFiltered = stats::kActivityApiCallsFiltered.name.data();
+inline constexpr const char* kActivityStatBuffersAllocated = stats::kActivityBuffersAllocated.name.data();
+inline constexpr const char* kActivityStatNvtxMarkers = stats::kActivityNvtxMarkers.name.data();
+inline constexpr const char* kActivityStatKernelNamesDemangled = stats::kActivityKernelNamesDemangled.name.data();
+inline constexpr const char* kActivityStatBufferHighWater = stats::kActivityBufferHighWater.name.data();
+inline constexpr const char* kActivityStatUnknownKinds = stats::kActivityUnknownKinds.name.data();
 // A buffer whose translation threw: its records are lost.
-inline constexpr char kActivityStatBuffersLost[] = "activity.buffers_lost";
+inline constexpr const char* kActivityStatBuffersLost = stats::kActivityBuffersLost.name.data();
 // Records CUPTI dropped (no host buffer in time), added at each flush, and their total.
-inline constexpr char kActivityStatDroppedRecords[] = "cupti.dropped_records";
-inline constexpr char kActivityStatDroppedRecordsTotal[] = "cupti.dropped_records_total";
+inline constexpr const char* kActivityStatDroppedRecords = stats::kCuptiDroppedRecords.name.data();
+inline constexpr const char* kActivityStatDroppedRecordsTotal = stats::kCuptiDroppedRecordsTotal.name.data();
 // start == end == 0: CUPTI ran out of device buffers.
-inline constexpr char kActivityStatZeroTimestamps[] = "cupti.zero_timestamp_records";
-inline constexpr char kActivityStatNvtxUnmatchedEnds[] = "nvtx.unmatched_ends";
-inline constexpr char kActivityStatNvtxUnclosedRanges[] = "nvtx.unclosed_ranges";
+inline constexpr const char* kActivityStatZeroTimestamps = stats::kCuptiZeroTimestamps.name.data();
+inline constexpr const char* kActivityStatNvtxUnmatchedEnds = stats::kNvtxUnmatchedEnds.name.data();
+inline constexpr const char* kActivityStatNvtxUnclosedRanges = stats::kNvtxUnclosedRanges.name.data();
 
 struct ActivityOptions {
   TraceKinds kinds;

@@ -8,6 +8,7 @@
 #include "collectors/pc_sampling/pc_sampling_call_logger.h"
 #include "proto/common/setting_values.h"
 #include "proto/common/settings.h"
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 
 namespace warpscope {
@@ -21,7 +22,7 @@ bool PcSamplingCollector::OnSessionStart(SessionServices& services) {
   // sampling is kept: it is the one verified on that GPU, and a whole-run occupancy curve is
   // what a long job is traced for; PC sampling is a targeted second run.
   if (PmSamplingRequested(services)) {
-    services.writer().AddToCounter(kPcStatPmSamplingChosen, 1, Severity::kDataLoss);
+    AddToStat(services.writer(), stats::kPcDisabledPmSamplingChosen, 1);
     Report(Severity::kError,
            "warpscope: PC sampling and PM sampling were both requested and cannot share the GPU "
            "(cuptiPCSamplingStart reports it busy); keeping PM sampling, PC sampling is off: "

@@ -46,22 +46,22 @@ bool PcSamplingController::enabled(PcContext ctx) const {
 
 void PcSamplingController::FailLocked(PcContext ctx, uint32_t device, const PcResult& result,
                                       std::string_view step, bool enabled) {
-  const char* counter = kPcStatOtherError;
+  const StatDef* counter = &stats::kPcDisabledError;
   std::string advice;
   switch (result.kind) {
     case PcErrorKind::kInsufficientPrivileges:
-      counter = kPcStatPrivileges;
+      counter = &stats::kPcDisabledPrivileges;
       advice =
           "GPU profiling is restricted to admin users; load the driver with "
           "NVreg_RestrictProfilingToAdminUsers=0 or run as root";
       process_disabled_ = true;  // every other context would fail the same way
       break;
     case PcErrorKind::kBusy:
-      counter = kPcStatBusy;
+      counter = &stats::kPcDisabledBusy;
       advice = "one process per GPU can sample PCs (another warpscope run, Nsight Compute)";
       break;
     case PcErrorKind::kUnsupported:
-      counter = kPcStatUnsupported;
+      counter = &stats::kPcDisabledUnsupported;
       advice = "this device or configuration (vGPU, MIG, another profiler) has no PC sampling";
       break;
     default:
@@ -73,7 +73,7 @@ void PcSamplingController::FailLocked(PcContext ctx, uint32_t device, const PcRe
   // program's next NVTX call crashed inside libcupti (H200, a second process on a GPU whose
   // PC sampler another process held).
   if (enabled) enabled_not_sampled_.push_back(ctx);
-  sink_.AddToCounter(counter, 1, Severity::kError);
+  sink_.AddToCounter(*counter, 1);
   sink_.Report(Severity::kError, "PC sampling off on device " + std::to_string(device) + ": " +
                                      std::string(step) + " failed (" + result.message + "); " +
                                      advice + "; tracing goes on");
@@ -84,7 +84,7 @@ void PcSamplingController::OnContextCreated(PcContext ctx, uint32_t context_id,
   std::lock_guard<std::mutex> lock(mu_);
   if (process_disabled_ || shut_down_ || contexts_.count(ctx) != 0) return;
   if (device_owner_.count(device_id) != 0) {
-    sink_.AddToCounter(kPcStatContextRefused, 1, Severity::kDataLoss);
+    sink_.AddToCounter(stats::kPcContextsRefused, 1);
     sink_.Report(Severity::kDataLoss,
                  "PC sampling: context " + std::to_string(context_id) + " on device " +
                      std::to_string(device_id) +
@@ -118,7 +118,7 @@ void PcSamplingController::OnContextCreated(PcContext ctx, uint32_t context_id,
   c.context_id = context_id;
   c.device_id = device_id;
   device_owner_[device_id] = ctx;
-  sink_.AddToCounter(kPcStatContextsSampled, 1, Severity::kInfo);
+  sink_.AddToCounter(stats::kPcContextsSampled, 1);
   if (capture_active_ && !StartLocked(ctx, c)) return;
   StartThreadLocked();
 }
@@ -141,7 +141,7 @@ void PcSamplingController::StopLocked(PcContext ctx, Context& c) {
   c.sampling = false;
   PcResult r = api_.Stop(ctx);
   if (!r.ok()) {
-    sink_.AddToCounter(kPcStatStartStopErrors, 1, Severity::kError);
+    sink_.AddToCounter(stats::kPcStartStopErrors, 1);
     sink_.Report(Severity::kError, "PC sampling: cuptiPCSamplingStop failed on device " +
                                        std::to_string(c.device_id) + " (" + r.message + ")");
   }
@@ -171,17 +171,17 @@ void PcSamplingController::WriteCubinLocked(uint32_t device_id, const void* cubi
   uint64_t crc = 0;
   const PcResult r = api_.CubinCrc(cubin, size, &crc);
   if (!r.ok()) {
-    sink_.AddToCounter(kPcStatCubinsLost, 1, Severity::kDataLoss);
+    sink_.AddToCounter(stats::kPcCubinsLost, 1);
     return;
   }
   if (cubins_written_.count(crc) != 0) return;
   if (!sink_.Write(CubinImageRecord{crc, device_id, cubin, size})) {
-    sink_.AddToCounter(kPcStatCubinsLost, 1, Severity::kDataLoss);
+    sink_.AddToCounter(stats::kPcCubinsLost, 1);
     return;  // not remembered: a later load of the same module tries again
   }
   cubins_written_.insert(crc);
-  sink_.AddToCounter(kPcStatCubins, 1, Severity::kInfo);
-  sink_.AddToCounter(kPcStatCubinBytes, size, Severity::kInfo);
+  sink_.AddToCounter(stats::kPcCubins, 1);
+  sink_.AddToCounter(stats::kPcCubinBytes, size);
 }
 
 void PcSamplingController::StartCapture() {
@@ -241,7 +241,7 @@ void PcSamplingController::DrainLocked(PcContext ctx, Context& c) {
     PcResult r = api_.GetData(ctx, &raw_);
     const bool buffer_full = raw_.hardware_buffer_full || r.kind == PcErrorKind::kOutOfMemory;
     if (!r.ok() && !buffer_full) {
-      sink_.AddToCounter(kPcStatGetDataErrors, 1, Severity::kError);
+      sink_.AddToCounter(stats::kPcGetDataErrors, 1);
       if (!c.error_reported) {
         c.error_reported = true;
         sink_.Report(Severity::kError, "PC sampling: cuptiPCSamplingGetData failed on device " +
@@ -252,7 +252,7 @@ void PcSamplingController::DrainLocked(PcContext ctx, Context& c) {
     }
     if (buffer_full) {
       raw_.hardware_buffer_full = true;
-      sink_.AddToCounter(kPcStatHardwareBufferFull, 1, Severity::kDataLoss);
+      sink_.AddToCounter(stats::kPcHardwareBufferFull, 1);
       if (!c.buffer_full_reported) {
         c.buffer_full_reported = true;
         sink_.Report(Severity::kDataLoss,
@@ -265,7 +265,7 @@ void PcSamplingController::DrainLocked(PcContext ctx, Context& c) {
     // A full buffer yields no PC data; asking again at once would spin.
     if (raw_.remaining_num_pcs == 0 || buffer_full) return;
   }
-  sink_.AddToCounter(kPcStatDrainCapped, 1, Severity::kInfo);
+  sink_.AddToCounter(stats::kPcDrainCapped, 1);
 }
 
 void PcSamplingController::DisableFailedLocked(PcContext ctx) {
@@ -290,14 +290,14 @@ void PcSamplingController::WriteBatchLocked(Context& c) {
   const uint64_t samples = TranslatePcBatch(
       raw_, identity, [this](std::string_view s) { return sink_.InternString(s); }, &record_);
   if (sink_.Write(record_)) {
-    sink_.AddToCounter(kPcStatBatches, 1, Severity::kInfo);
-    sink_.AddToCounter(kPcStatPcs, record_.records.size(), Severity::kInfo);
-    sink_.AddToCounter(kPcStatSamples, samples, Severity::kInfo);
+    sink_.AddToCounter(stats::kPcBatches, 1);
+    sink_.AddToCounter(stats::kPcRecords, record_.records.size());
+    sink_.AddToCounter(stats::kPcSamples, samples);
   } else {
-    sink_.AddToCounter(kPcStatBatchesDropped, 1, Severity::kDataLoss);
+    sink_.AddToCounter(stats::kPcBatchesDropped, 1);
   }
   if (raw_.dropped_samples != 0) {
-    sink_.AddToCounter(kPcStatSamplesDropped, raw_.dropped_samples, Severity::kDataLoss);
+    sink_.AddToCounter(stats::kPcSamplesDropped, raw_.dropped_samples);
   }
 }
 

@@ -14,33 +14,34 @@
 
 #include "collectors/pc_sampling/pc_sampling_api.h"
 #include "collectors/pc_sampling/pc_sampling_config.h"
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_records.h"
 
 namespace warpscope {
 
-// Counter names (Stats packets; docs/pc_sampling.md).
-inline constexpr char kPcStatBatches[] = "pc_sampling.batches";
-inline constexpr char kPcStatPcs[] = "pc_sampling.pc_records";
-inline constexpr char kPcStatSamples[] = "pc_sampling.samples";
-inline constexpr char kPcStatSamplesDropped[] = "pc_sampling.samples_dropped";
-inline constexpr char kPcStatHardwareBufferFull[] = "pc_sampling.hardware_buffer_full";
-inline constexpr char kPcStatBatchesDropped[] = "pc_sampling.batches_dropped";
-inline constexpr char kPcStatGetDataErrors[] = "pc_sampling.get_data_errors";
-inline constexpr char kPcStatDrainCapped[] = "pc_sampling.drain_rounds_capped";
-inline constexpr char kPcStatStartStopErrors[] = "pc_sampling.start_stop_errors";
-inline constexpr char kPcStatContextsSampled[] = "pc_sampling.contexts_sampled";
-inline constexpr char kPcStatContextRefused[] = "pc_sampling.contexts_refused_same_device";
-inline constexpr char kPcStatPrivileges[] = "pc_sampling.disabled.insufficient_privileges";
-inline constexpr char kPcStatUnsupported[] = "pc_sampling.disabled.unsupported";
-inline constexpr char kPcStatBusy[] = "pc_sampling.disabled.gpu_busy";  // another process samples it
-inline constexpr char kPcStatOtherError[] = "pc_sampling.disabled.error";
+// Counter names, from the stats table (proto/writer/stats_table.h: severities, meanings).
+inline constexpr const char* kPcStatBatches = stats::kPcBatches.name.data();
+inline constexpr const char* kPcStatPcs = stats::kPcRecords.name.data();
+inline constexpr const char* kPcStatSamples = stats::kPcSamples.name.data();
+inline constexpr const char* kPcStatSamplesDropped = stats::kPcSamplesDropped.name.data();
+inline constexpr const char* kPcStatHardwareBufferFull = stats::kPcHardwareBufferFull.name.data();
+inline constexpr const char* kPcStatBatchesDropped = stats::kPcBatchesDropped.name.data();
+inline constexpr const char* kPcStatGetDataErrors = stats::kPcGetDataErrors.name.data();
+inline constexpr const char* kPcStatDrainCapped = stats::kPcDrainCapped.name.data();
+inline constexpr const char* kPcStatStartStopErrors = stats::kPcStartStopErrors.name.data();
+inline constexpr const char* kPcStatContextsSampled = stats::kPcContextsSampled.name.data();
+inline constexpr const char* kPcStatContextRefused = stats::kPcContextsRefused.name.data();
+inline constexpr const char* kPcStatPrivileges = stats::kPcDisabledPrivileges.name.data();
+inline constexpr const char* kPcStatUnsupported = stats::kPcDisabledUnsupported.name.data();
+inline constexpr const char* kPcStatBusy = stats::kPcDisabledBusy.name.data();  // another process samples it
+inline constexpr const char* kPcStatOtherError = stats::kPcDisabledError.name.data();
 // PC sampling was asked for together with PM sampling: PM sampling kept, PC sampling off.
-inline constexpr char kPcStatPmSamplingChosen[] = "pc_sampling.disabled.pm_sampling_chosen";
-inline constexpr char kPcStatCubins[] = "pc_sampling.cubins";          // CubinImage records
-inline constexpr char kPcStatCubinBytes[] = "pc_sampling.cubin_bytes";  // their image bytes
+inline constexpr const char* kPcStatPmSamplingChosen = stats::kPcDisabledPmSamplingChosen.name.data();
+inline constexpr const char* kPcStatCubins = stats::kPcCubins.name.data();          // CubinImage records
+inline constexpr const char* kPcStatCubinBytes = stats::kPcCubinBytes.name.data();  // their image bytes
 // A cubin the writer could not take whole (or whose CRC CUPTI could not compute): PCs of
 // its functions cannot be mapped to SASS or source offline.
-inline constexpr char kPcStatCubinsLost[] = "pc_sampling.cubins_lost";
+inline constexpr const char* kPcStatCubinsLost = stats::kPcCubinsLost.name.data();
 
 // Where the controller's output goes: the session's TraceWriter in libwarpscope, a fake in
 // tests.
@@ -52,6 +53,10 @@ class PcRecordSink {
   virtual bool Write(const CubinImageRecord& record) = 0;
   virtual uint64_t InternString(std::string_view value) = 0;
   virtual void AddToCounter(std::string_view name, uint64_t delta, Severity severity) = 0;
+  // A counter of the stats table, with its severity.
+  void AddToCounter(const StatDef& stat, uint64_t delta) {
+    AddToCounter(stat.name, delta, stat.severity);
+  }
   // One line on stderr plus a Notice. Messages come without "warpscope: "; the sink adds it.
   virtual void Report(Severity severity, std::string_view message) = 0;
   virtual uint64_t NowNs() = 0;  // trace clock

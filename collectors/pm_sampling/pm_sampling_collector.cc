@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 
 namespace warpscope {
@@ -72,7 +73,8 @@ bool PmSamplingCollector::OnSessionStart(SessionServices& services) {
     return false;
   }
   if (auto [error, counter] = LoadMatchingPerfHostLibrary(); !error.empty()) {
-    services.writer().AddToCounter(counter, 1, Severity::kError);
+    // Every pm_sampling.disabled.* counter is an error (proto/writer/stats_table.h).
+    services.writer().AddToCounter(counter, 1, stats::kPmDisabledError.severity);
     Report(Severity::kError, error);
     return false;
   }

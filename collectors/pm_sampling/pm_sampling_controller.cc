@@ -71,23 +71,23 @@ bool PmSamplingController::sampling(uint32_t device) const {
 }
 
 void PmSamplingController::Fail(uint32_t device, const PmResult& result, std::string_view step) {
-  const char* counter = kPmStatOtherError;
+  const StatDef* counter = &stats::kPmDisabledError;
   std::string advice;
   switch (result.kind) {
     case PmErrorKind::kInsufficientPrivileges:
-      counter = kPmStatPrivileges;
+      counter = &stats::kPmDisabledPrivileges;
       advice =
           "GPU performance counters are restricted to admin users; load the driver with "
           "NVreg_RestrictProfilingToAdminUsers=0 or run as root";
       break;
     case PmErrorKind::kHardwareBusy:
-      counter = kPmStatHardwareBusy;
+      counter = &stats::kPmDisabledHardwareBusy;
       advice =
           "another profiler (DCGM profiling, Nsight) holds the counters; pause it or run "
           "without WARPSCOPE_PM_SAMPLING";
       break;
     case PmErrorKind::kUnsupported:
-      counter = kPmStatUnsupported;
+      counter = &stats::kPmDisabledUnsupported;
       advice =
           "this device or configuration does not support PM sampling (vGPU, MIG, "
           "confidential computing, or a metric unknown on this chip)";
@@ -96,7 +96,7 @@ void PmSamplingController::Fail(uint32_t device, const PmResult& result, std::st
       advice = "see the CUPTI error";
       break;
   }
-  sink_.AddToCounter(counter, 1, Severity::kError);
+  sink_.AddToCounter(*counter, 1);
   std::string line = "PM sampling off on device " + std::to_string(device) + ": " +
                      std::string(step) + " failed (" + result.message + "); " + advice +
                      "; tracing goes on";
@@ -113,7 +113,7 @@ void PmSamplingController::SetupLocked(uint32_t device) {
   if (process_disabled_ || shut_down_ || devices_.count(device) != 0) return;
   const auto t0 = std::chrono::steady_clock::now();
   SetupDeviceLocked(device);
-  sink_.AddToCounter(kPmStatSetupUs, MicrosecondsSince(t0), Severity::kInfo);
+  sink_.AddToCounter(stats::kPmSetupUs, MicrosecondsSince(t0));
 }
 
 void PmSamplingController::SetupDeviceLocked(uint32_t device) {
@@ -143,14 +143,14 @@ void PmSamplingController::SetupDeviceLocked(uint32_t device) {
   size_t passes = 0;
   auto t0 = std::chrono::steady_clock::now();
   PmResult r = api_.PrepareDevice(settings, &chip, &availability, &passes);
-  sink_.AddToCounter(kPmStatSetupPrepareUs, MicrosecondsSince(t0), Severity::kInfo);
+  sink_.AddToCounter(stats::kPmSetupPrepareUs, MicrosecondsSince(t0));
   if (!r.ok()) {
     Fail(device, r, "configuring the metric set");
     api_.DisableDevice(device);
     return;
   }
   if (passes != 1) {
-    sink_.AddToCounter(kPmStatMultiplePasses, 1, Severity::kError);
+    sink_.AddToCounter(stats::kPmDisabledMultiplePasses, 1);
     sink_.Report(Severity::kError,
                  "PM sampling off on device " + std::to_string(device) + ": the metric set needs " +
                      std::to_string(passes) + " passes on " + chip +
@@ -161,7 +161,7 @@ void PmSamplingController::SetupDeviceLocked(uint32_t device) {
   }
   t0 = std::chrono::steady_clock::now();
   r = api_.EnableDevice(device);
-  sink_.AddToCounter(kPmStatSetupEnableUs, MicrosecondsSince(t0), Severity::kInfo);
+  sink_.AddToCounter(stats::kPmSetupEnableUs, MicrosecondsSince(t0));
   if (!r.ok()) {
     Fail(device, r, "cuptiPmSamplingEnable/SetConfig");
     api_.DisableDevice(device);
@@ -205,7 +205,7 @@ void PmSamplingController::OnDeviceGone(uint32_t device) {
   if (it == devices_.end()) return;
   if (it->second.state == DeviceState::kSampling) {
     PmResult r = api_.Stop(device);
-    if (!r.ok()) sink_.AddToCounter(kPmStatDecodeErrors, 1, Severity::kError);
+    if (!r.ok()) sink_.AddToCounter(stats::kPmDecodeErrors, 1);
     DecodeLocked(/*allow_restart=*/false);  // this device's last samples (others as usual)
   }
   if (it->second.state != DeviceState::kFailed) api_.DisableDevice(device);
@@ -230,7 +230,7 @@ void PmSamplingController::StopCapture() {
     if (d.state != DeviceState::kSampling) continue;
     PmResult r = api_.Stop(device);
     if (!r.ok()) {
-      sink_.AddToCounter(kPmStatDecodeErrors, 1, Severity::kError);
+      sink_.AddToCounter(stats::kPmDecodeErrors, 1);
       sink_.Report(Severity::kError, "PM sampling: cuptiPmSamplingStop failed on device " +
                                          std::to_string(device) + " (" + r.message + ")");
     }
@@ -298,7 +298,7 @@ void PmSamplingController::DecodeLocked(bool allow_restart) {
       info_ns += result.info_ns;
       if (result.overflow || r.kind == PmErrorKind::kOutOfMemory) {
         overflowed = true;
-        sink_.AddToCounter(kPmStatOverflows, 1, Severity::kDataLoss);
+        sink_.AddToCounter(stats::kPmOverflows, 1);
         if (!d.overflow_reported) {
           d.overflow_reported = true;
           sink_.Report(Severity::kDataLoss,
@@ -309,7 +309,7 @@ void PmSamplingController::DecodeLocked(bool allow_restart) {
         }
       }
       if (!r.ok() && r.kind != PmErrorKind::kOutOfMemory) {
-        sink_.AddToCounter(kPmStatDecodeErrors, 1, Severity::kError);
+        sink_.AddToCounter(stats::kPmDecodeErrors, 1);
         if (!d.error_reported) {
           d.error_reported = true;
           sink_.Report(Severity::kError, "PM sampling: decoding failed on device " +
@@ -325,9 +325,9 @@ void PmSamplingController::DecodeLocked(bool allow_restart) {
       }
     }
     if (cut_short) {
-      sink_.AddToCounter(kPmStatDecodeCutShort, 1, Severity::kDataLoss);
+      sink_.AddToCounter(stats::kPmDecodesCutShort, 1);
       if (allow_restart && ++d.overloaded_polls >= config_.overloaded_polls_limit) {
-        sink_.AddToCounter(kPmStatOverloaded, 1, Severity::kError);
+        sink_.AddToCounter(stats::kPmDisabledDecoderOverloaded, 1);
         sink_.Report(Severity::kError,
                      "PM sampling off on device " + std::to_string(device) +
                          ": decoding cannot keep up with one sample every " +
@@ -355,28 +355,28 @@ void PmSamplingController::DecodeLocked(bool allow_restart) {
       RestartLocked(d);
     }
   }
-  if (total > 0) sink_.AddToCounter(kPmStatSamples, total, Severity::kInfo);
+  if (total > 0) sink_.AddToCounter(stats::kPmSamples, total);
   if (decode_ns >= 1000) {
-    sink_.AddToCounter(kPmStatDecodeDataUs, decode_ns / 1000, Severity::kInfo);
+    sink_.AddToCounter(stats::kPmDecodeDataUs, decode_ns / 1000);
   }
   if (evaluate_ns >= 1000) {
-    sink_.AddToCounter(kPmStatEvaluateUs, evaluate_ns / 1000, Severity::kInfo);
+    sink_.AddToCounter(stats::kPmEvaluateUs, evaluate_ns / 1000);
   }
   if (reset_ns >= 1000) {
-    sink_.AddToCounter(kPmStatImageResetUs, reset_ns / 1000, Severity::kInfo);
+    sink_.AddToCounter(stats::kPmImageResetUs, reset_ns / 1000);
   }
-  if (info_ns >= 1000) sink_.AddToCounter(kPmStatSampleInfoUs, info_ns / 1000, Severity::kInfo);
+  if (info_ns >= 1000) sink_.AddToCounter(stats::kPmSampleInfoUs, info_ns / 1000);
 }
 
 void PmSamplingController::WriteImage(Device& d, std::span<const uint8_t> image) {
   if (d.raw.sample_index.empty()) return;  // nothing usable in it
   d.raw.image = image;
   if (sink_.Write(d.raw)) {
-    sink_.AddToCounter(kPmStatRawImages, 1, Severity::kInfo);
-    sink_.AddToCounter(kPmStatRawImageBytes, image.size(), Severity::kInfo);
+    sink_.AddToCounter(stats::kPmRawImages, 1);
+    sink_.AddToCounter(stats::kPmRawImageBytes, image.size());
   } else {
-    sink_.AddToCounter(kPmStatRawImagesDropped, 1, Severity::kDataLoss);
-    sink_.AddToCounter(kPmStatSamplesDropped, d.raw.sample_index.size(), Severity::kDataLoss);
+    sink_.AddToCounter(stats::kPmRawImagesDropped, 1);
+    sink_.AddToCounter(stats::kPmSamplesDropped, d.raw.sample_index.size());
   }
   d.raw.image = {};
   d.raw.sample_index.clear();
@@ -395,13 +395,13 @@ void PmSamplingController::RestartLocked(Device& d) {
     FailDeviceLocked(d, r, "restarting after an overflow");
     return;
   }
-  sink_.AddToCounter(kPmStatRestarts, 1, Severity::kDataLoss);
+  sink_.AddToCounter(stats::kPmRestarts, 1);
 }
 
 void PmSamplingController::HandleSample(Device& d, uint32_t index, uint64_t start, uint64_t end,
                                         const double* values, size_t count) {
   if ((values != nullptr && count != config_.metrics.size()) || end <= start) {
-    sink_.AddToCounter(kPmStatSamplesInvalid, 1, Severity::kDataLoss);
+    sink_.AddToCounter(stats::kPmSamplesInvalid, 1);
     return;
   }
   // Time without usable samples since the previous one: a late start, plus, after a restart,
@@ -414,8 +414,8 @@ void PmSamplingController::HandleSample(Device& d, uint32_t index, uint64_t star
     if (too_long && end > from) lost += end - from;
   }
   if (lost > 0) {
-    sink_.AddToCounter(kPmStatGaps, 1, Severity::kDataLoss);
-    sink_.AddToCounter(kPmStatGapNs, lost, Severity::kDataLoss);
+    sink_.AddToCounter(stats::kPmGaps, 1);
+    sink_.AddToCounter(stats::kPmGapNs, lost);
     if (!d.gap_reported) {
       d.gap_reported = true;
       sink_.Report(Severity::kDataLoss,
@@ -428,7 +428,7 @@ void PmSamplingController::HandleSample(Device& d, uint32_t index, uint64_t star
   }
   if (end > d.last_end) d.last_end = end;
   if (too_long) {
-    sink_.AddToCounter(kPmStatSamplesTooLong, 1, Severity::kInfo);
+    sink_.AddToCounter(stats::kPmSamplesTooLong, 1);
     return;
   }
   if (!clock_decided_) {
@@ -446,7 +446,7 @@ void PmSamplingController::HandleSample(Device& d, uint32_t index, uint64_t star
         name = "CLOCK_MONOTONIC";
       }
       if (name != nullptr) {
-        sink_.AddToCounter(kPmStatClockRemapped, 1, Severity::kInfo);
+        sink_.AddToCounter(stats::kPmClockRemapped, 1);
         sink_.Report(Severity::kInfo, std::string("PM sample timestamps are in ") + name +
                                           ", not the trace clock; mapped onto it");
       } else {
@@ -468,7 +468,7 @@ void PmSamplingController::HandleSample(Device& d, uint32_t index, uint64_t star
   scratch_.start_ns = mapped_start;
   scratch_.end_ns = mapped_end;
   scratch_.values.assign(values, values + count);
-  if (!sink_.Write(scratch_)) sink_.AddToCounter(kPmStatSamplesDropped, 1, Severity::kDataLoss);
+  if (!sink_.Write(scratch_)) sink_.AddToCounter(stats::kPmSamplesDropped, 1);
 }
 
 void PmSamplingController::StartThreadLocked() {
@@ -484,7 +484,7 @@ void PmSamplingController::StartThreadLocked() {
       const auto t0 = std::chrono::steady_clock::now();
       DecodeLocked(/*allow_restart=*/true);
       if (const uint64_t busy = MicrosecondsSince(t0); busy > 0) {
-        sink_.AddToCounter(kPmStatDecodeBusyUs, busy, Severity::kInfo);
+        sink_.AddToCounter(stats::kPmDecodeBusyUs, busy);
       }
     }
   });

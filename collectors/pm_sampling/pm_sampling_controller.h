@@ -17,61 +17,62 @@
 
 #include "collectors/pm_sampling/pm_sampling_api.h"
 #include "collectors/pm_sampling/pm_sampling_config.h"
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_records.h"
 
 namespace warpscope {
 
-// Counter names (Stats packets; docs/pm_sampling.md).
-inline constexpr char kPmStatSamples[] = "pm_sampling.samples";
-inline constexpr char kPmStatSamplesDropped[] = "pm_sampling.samples_dropped";
-inline constexpr char kPmStatSamplesInvalid[] = "pm_sampling.samples_invalid";
-inline constexpr char kPmStatOverflows[] = "pm_sampling.overflows";
-inline constexpr char kPmStatDecodeErrors[] = "pm_sampling.decode_errors";
-inline constexpr char kPmStatPrivileges[] = "pm_sampling.disabled.insufficient_privileges";
-inline constexpr char kPmStatHardwareBusy[] = "pm_sampling.disabled.hardware_busy";
-inline constexpr char kPmStatUnsupported[] = "pm_sampling.disabled.unsupported_device";
-inline constexpr char kPmStatMultiplePasses[] = "pm_sampling.disabled.multiple_passes";
-inline constexpr char kPmStatOtherError[] = "pm_sampling.disabled.error";
-inline constexpr char kPmStatLibraryMismatch[] = "pm_sampling.disabled.library_mismatch";
-inline constexpr char kPmStatClockRemapped[] = "pm_sampling.clock_remapped";
+// Counter names, from the stats table (proto/writer/stats_table.h: severities, meanings).
+inline constexpr const char* kPmStatSamples = stats::kPmSamples.name.data();
+inline constexpr const char* kPmStatSamplesDropped = stats::kPmSamplesDropped.name.data();
+inline constexpr const char* kPmStatSamplesInvalid = stats::kPmSamplesInvalid.name.data();
+inline constexpr const char* kPmStatOverflows = stats::kPmOverflows.name.data();
+inline constexpr const char* kPmStatDecodeErrors = stats::kPmDecodeErrors.name.data();
+inline constexpr const char* kPmStatPrivileges = stats::kPmDisabledPrivileges.name.data();
+inline constexpr const char* kPmStatHardwareBusy = stats::kPmDisabledHardwareBusy.name.data();
+inline constexpr const char* kPmStatUnsupported = stats::kPmDisabledUnsupported.name.data();
+inline constexpr const char* kPmStatMultiplePasses = stats::kPmDisabledMultiplePasses.name.data();
+inline constexpr const char* kPmStatOtherError = stats::kPmDisabledError.name.data();
+inline constexpr const char* kPmStatLibraryMismatch = stats::kPmDisabledLibraryMismatch.name.data();
+inline constexpr const char* kPmStatClockRemapped = stats::kPmClockRemapped.name.data();
 // Samples much longer than the interval (the first one after start spans the time before
 // the counters ran and reads zero) would smear zeros over kernels: dropped and counted.
-inline constexpr char kPmStatSamplesTooLong[] = "pm_sampling.samples_discarded_too_long";
+inline constexpr const char* kPmStatSamplesTooLong = stats::kPmSamplesTooLong.name.data();
 // While sampling, each sample starts where the previous one ended. A later start means the
 // hardware buffer had no room for them (the decoder fell behind; with KEEP_OLDEST CUPTI also
 // sets `overflow`) or, in the KEEP_LATEST mode used before, that they were overwritten
 // unflagged: counted as one gap and its length, as data loss.
-inline constexpr char kPmStatGaps[] = "pm_sampling.gaps";
-inline constexpr char kPmStatGapNs[] = "pm_sampling.gap_ns";
+inline constexpr const char* kPmStatGaps = stats::kPmGaps.name.data();
+inline constexpr const char* kPmStatGapNs = stats::kPmGapNs.name.data();
 // Time the worker spent decoding and evaluating samples (its CPU cost, roughly), and the two
 // parts of it: CUPTI's decode of the raw records (cuptiPmSamplingDecodeData), and the
 // metric evaluation (cuptiProfilerHostEvaluateToGpuValues calls only).
-inline constexpr char kPmStatDecodeBusyUs[] = "pm_sampling.decode_busy_us";
-inline constexpr char kPmStatDecodeDataUs[] = "pm_sampling.decode_data_us";
-inline constexpr char kPmStatEvaluateUs[] = "pm_sampling.evaluate_us";
+inline constexpr const char* kPmStatDecodeBusyUs = stats::kPmDecodeBusyUs.name.data();
+inline constexpr const char* kPmStatDecodeDataUs = stats::kPmDecodeDataUs.name.data();
+inline constexpr const char* kPmStatEvaluateUs = stats::kPmEvaluateUs.name.data();
 // Re-initialising the counter data image after each decode (cuptiPmSamplingCounterData-
 // ImageInitialize), which costs in proportion to the image's capacity, not to its samples.
-inline constexpr char kPmStatImageResetUs[] = "pm_sampling.image_reset_us";
+inline constexpr const char* kPmStatImageResetUs = stats::kPmImageResetUs.name.data();
 // A full hardware buffer (KEEP_OLDEST) takes no more records until sampling is restarted:
 // the controller stops and starts it again after draining; the time between is a gap.
-inline constexpr char kPmStatRestarts[] = "pm_sampling.restarts_after_overflow";
+inline constexpr const char* kPmStatRestarts = stats::kPmRestarts.name.data();
 // A drain stopped by its time budget with samples left (data loss: they may be overwritten or
 // dropped), and devices where sampling stopped because the decoder could not keep up.
-inline constexpr char kPmStatDecodeCutShort[] = "pm_sampling.decodes_cut_short";
-inline constexpr char kPmStatOverloaded[] = "pm_sampling.disabled.decoder_overloaded";
+inline constexpr const char* kPmStatDecodeCutShort = stats::kPmDecodesCutShort.name.data();
+inline constexpr const char* kPmStatOverloaded = stats::kPmDisabledDecoderOverloaded.name.data();
 // Time spent setting devices up, in µs: in all (initialize, prepare, enable, start), and
 // the two parts that dominate it: PrepareDevice (chip, counter availability, host object,
 // configuration image, pass count) and EnableDevice (enable, SetConfig, counter data image).
 // Setup runs on the thread that created the context, so this is time added to that thread.
-inline constexpr char kPmStatSetupUs[] = "pm_sampling.setup_us";
-inline constexpr char kPmStatSetupPrepareUs[] = "pm_sampling.setup_prepare_us";
-inline constexpr char kPmStatSetupEnableUs[] = "pm_sampling.setup_enable_us";
+inline constexpr const char* kPmStatSetupUs = stats::kPmSetupUs.name.data();
+inline constexpr const char* kPmStatSetupPrepareUs = stats::kPmSetupPrepareUs.name.data();
+inline constexpr const char* kPmStatSetupEnableUs = stats::kPmSetupEnableUs.name.data();
 // Raw samples (WARPSCOPE_PM_EVALUATE=offline/both): counter data images written, their
 // bytes, and time reading sample times from images (GetCounterDataInfo, GetSampleInfo), µs.
-inline constexpr char kPmStatRawImages[] = "pm_sampling.raw_images";
-inline constexpr char kPmStatRawImageBytes[] = "pm_sampling.raw_image_bytes";
-inline constexpr char kPmStatSampleInfoUs[] = "pm_sampling.sample_info_us";
-inline constexpr char kPmStatRawImagesDropped[] = "pm_sampling.raw_images_dropped";
+inline constexpr const char* kPmStatRawImages = stats::kPmRawImages.name.data();
+inline constexpr const char* kPmStatRawImageBytes = stats::kPmRawImageBytes.name.data();
+inline constexpr const char* kPmStatSampleInfoUs = stats::kPmSampleInfoUs.name.data();
+inline constexpr const char* kPmStatRawImagesDropped = stats::kPmRawImagesDropped.name.data();
 
 // Where the controller's output goes: the session's TraceWriter in libwarpscope, a fake in
 // tests.
@@ -82,6 +83,10 @@ class PmRecordSink {
   virtual bool Write(const PmSampleRecord& record) = 0;
   virtual bool Write(const PmCounterDataRecord& record) = 0;
   virtual void AddToCounter(std::string_view name, uint64_t delta, Severity severity) = 0;
+  // A counter of the stats table, with its severity.
+  void AddToCounter(const StatDef& stat, uint64_t delta) {
+    AddToCounter(stat.name, delta, stat.severity);
+  }
   // One line on stderr plus a Notice in the trace. Messages come without the "warpscope: "
   // prefix; the sink adds it.
   virtual void Report(Severity severity, std::string_view message) = 0;

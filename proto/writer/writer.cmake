@@ -6,6 +6,19 @@ add_library(warpscope_writer STATIC
   ${CMAKE_CURRENT_LIST_DIR}/trace_writer.h
   ${CMAKE_CURRENT_LIST_DIR}/trace_records.h
   ${CMAKE_CURRENT_LIST_DIR}/wire_format.h
+  ${CMAKE_CURRENT_LIST_DIR}/packet_framing.h
+  ${CMAKE_CURRENT_LIST_DIR}/record_encoders.h
+  ${CMAKE_CURRENT_LIST_DIR}/record_writers.cc
+  ${CMAKE_CURRENT_LIST_DIR}/chunk_pool.cc
+  ${CMAKE_CURRENT_LIST_DIR}/string_interning.h
+  ${CMAKE_CURRENT_LIST_DIR}/string_interning.cc
+  ${CMAKE_CURRENT_LIST_DIR}/writer_stats.h
+  ${CMAKE_CURRENT_LIST_DIR}/writer_stats.cc
+  ${CMAKE_CURRENT_LIST_DIR}/stats_table.h
+  ${CMAKE_CURRENT_LIST_DIR}/stats_table.cc
+  ${CMAKE_CURRENT_LIST_DIR}/writer_thread.cc
+  ${CMAKE_CURRENT_LIST_DIR}/writer_impl.h
+  ${CMAKE_CURRENT_LIST_DIR}/output_name.cc
   ${WARPSCOPE_TRACE_FIELDS_H})
 set_target_properties(warpscope_writer PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_include_directories(warpscope_writer PUBLIC ${PROJECT_SOURCE_DIR} ${WARPSCOPE_TRACE_FIELDS_DIR})

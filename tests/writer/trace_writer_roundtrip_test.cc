@@ -152,7 +152,7 @@ void ExpectSchemaAndWriterAgree(const pb::Trace& trace) {
     const bool is_listed = listed.count(field->full_name()) != 0;
     EXPECT_TRUE(in_trace || is_listed)
         << field->full_name() << " (field " << field->number() << ") of trace.proto is not in "
-        << "the trace: encode it in proto/writer/trace_writer.cc with its generated constant "
+        << "the trace: encode it in proto/writer/record_writers.cc with its generated constant "
         << "and give it a non-zero value in EveryRecordTypeFieldByField, or list it in "
         << "kFieldsNotInEveryRecordTrace with the reason";
     EXPECT_FALSE(in_trace && is_listed)

@@ -1,0 +1,246 @@
+// TraceWriter::Impl, the writer's state, shared by the files that each do one of its jobs:
+// chunk_pool.cc (room for packets), record_writers.cc (records into packets),
+// string_interning.cc, writer_stats.cc, writer_thread.cc (the file) and trace_writer.cc (open,
+// flush, close). Internal to proto/writer.
+#ifndef WARPSCOPE_PROTO_WRITER_WRITER_IMPL_H_
+#define WARPSCOPE_PROTO_WRITER_WRITER_IMPL_H_
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proto/writer/packet_framing.h"
+#include "proto/writer/string_interning.h"
+#include "proto/writer/trace_writer.h"
+#include "proto/writer/wire_format.h"
+#include "proto/writer/writer_stats.h"
+
+namespace warpscope {
+namespace writer_internal {
+
+struct Chunk {
+  std::unique_ptr<uint8_t[]> data;
+  size_t used = 0;             // Bytes of whole packets; guarded by Impl::mu.
+  uint64_t events = 0;         // Packets in [0, used); guarded by Impl::mu.
+  size_t flushed = 0;          // Bytes already written; the writer thread's own.
+  uint64_t events_flushed = 0;  // Packets already written; the writer thread's own.
+};
+
+enum class DropCause { kClosed, kWriteError, kTooLarge, kBufferFull };
+
+// strerror_r's text for errno `err`.
+std::string ErrnoText(int err);
+// One write(2) to stderr so that lines from several threads do not interleave.
+void PrintLine(const std::string& line);
+// Now in `domain`'s clock; `fallback` for synthetic time, which has no clock to read.
+uint64_t NowIn(ClockDomain domain, uint64_t fallback);
+
+}  // namespace writer_internal
+
+struct TraceWriter::Impl {
+  using BufferSink = wire::BufferSink;
+  using BuiltinCounters = writer_internal::BuiltinCounters;
+  using Chunk = writer_internal::Chunk;
+  using DropCause = writer_internal::DropCause;
+  using NamedCounter = writer_internal::NamedCounter;
+  using RelaxedCounter = writer_internal::RelaxedCounter;
+  using SizeSink = wire::SizeSink;
+  using StatsSnapshot = writer_internal::StatsSnapshot;
+
+  // Set in Open, then read-only.
+  std::string path;
+  int fd = -1;
+  bool created_file = false;  // Open made the file (and removes it if it fails later).
+  uint64_t time_base_ns = 0;
+  ClockDomain clock_domain = ClockDomain::kUnspecified;
+  size_t chunk_bytes = 0;
+  size_t max_chunks = 0;
+  std::chrono::milliseconds flush_interval{500};
+  std::chrono::milliseconds stats_interval{1000};
+  std::chrono::milliseconds close_timeout{10000};
+
+  std::atomic<bool> abandoned{false};
+  std::atomic<bool> healthy{true};
+
+  // Disk-full handling. Before each write the writer thread allocates the blocks for it plus
+  // kTailReserveBytes beyond (fallocate, FALLOC_FL_KEEP_SIZE: the file size is unchanged).
+  // On a full disk that allocation fails before any write is cut short, recording stops, and
+  // Close writes the final Stats and EndOfTrace into the blocks still reserved, so the trace
+  // ends whole and says how many events it lost. Where fallocate is not supported (some
+  // network file systems) writes go ahead unreserved.
+  static constexpr size_t kTailReserveBytes = 256 << 10;
+  bool reserve_supported = true;  // writer thread only
+  uint64_t file_pos = 0;          // bytes in the file; writer thread, then Close after join
+  bool disk_full = false;         // guarded by mu
+
+  std::mutex mu;
+  // Guarded by mu.
+  bool accepting = true;      // False once Close began or writing failed.
+  bool failed = false;        // Writing failed; everything still buffered is discarded.
+  bool stop = false;          // Close asks the writer thread to finish.
+  bool writer_exited = false;
+  bool flush_requested = false;
+  Chunk* current = nullptr;
+  std::vector<std::unique_ptr<Chunk>> chunks;  // Owns all; capacity max_chunks.
+  std::vector<Chunk*> free_chunks;             // Capacity max_chunks: push_back never allocates.
+  std::vector<Chunk*> queue;                   // For the writer thread, in file order.
+  uint64_t bytes_committed = 0;                // Bytes of the stream encoded so far.
+  uint64_t bytes_done = 0;                     // Of those, written or discarded.
+  std::condition_variable writer_wake;         // Work for the writer thread.
+  std::condition_variable progress;            // The writer thread wrote or freed something.
+
+  writer_internal::InternTables interned;  // string_interning.cc
+  std::vector<uint64_t> scratch_starts;     // PmCounterData times, relative
+  std::vector<uint64_t> scratch_durations;
+
+  // Updated under mu (bytes_written: by the writer thread alone); read anywhere.
+  std::array<RelaxedCounter, writer_internal::kNumPacketFields> packets;
+  RelaxedCounter bytes_written;
+  RelaxedCounter dropped_buffer_full;
+  RelaxedCounter dropped_write_error;
+  RelaxedCounter dropped_too_large;
+  RelaxedCounter dropped_after_close;
+  RelaxedCounter buffer_high_water;
+  RelaxedCounter timestamps_clamped;
+  RelaxedCounter intern_failed;
+  RelaxedCounter intern_table_full;
+  RelaxedCounter pc_batches_split;
+  RelaxedCounter write_errors;
+
+  // Collectors' counters. Lock order: mu before counters_mu.
+  mutable std::mutex counters_mu;
+  std::map<std::string, NamedCounter, std::less<>> named;
+
+  std::mutex close_mu;  // Serializes Close; `closed` is guarded by it.
+  bool closed = false;
+  bool stuck = false;   // Close gave up on the writer thread (set under close_mu and mu).
+  std::unique_ptr<std::thread> thread;
+
+  // ---- Time.
+  uint64_t RelTime(uint64_t abs_ns) {
+    if (abs_ns >= time_base_ns) [[likely]] return abs_ns - time_base_ns;
+    timestamps_clamped.Add(1);
+    return 0;
+  }
+  uint64_t Duration(uint64_t start_ns, uint64_t end_ns) {
+    if (end_ns >= start_ns) [[likely]] return end_ns - start_ns;
+    timestamps_clamped.Add(1);
+    return 0;
+  }
+
+  // ---- Chunks (all with mu held; chunk_pool.cc).
+  void CountDrop(DropCause cause) {
+    switch (cause) {
+      case DropCause::kClosed: dropped_after_close.Add(1); break;
+      case DropCause::kWriteError: dropped_write_error.Add(1); break;
+      case DropCause::kTooLarge: dropped_too_large.Add(1); break;
+      case DropCause::kBufferFull: dropped_buffer_full.Add(1); break;
+    }
+  }
+  bool RefuseIfClosed() {
+    if (accepting) [[likely]] return false;
+    CountDrop(failed ? DropCause::kWriteError : DropCause::kClosed);
+    return true;
+  }
+  Chunk* AcquireChunk();
+  void SubmitCurrent();
+  // Room for `size` bytes in the current chunk, or nullptr with *cause set.
+  uint8_t* ReserveSpace(size_t size, DropCause* cause);
+  uint8_t* Reserve(size_t size) {
+    if (current != nullptr && chunk_bytes - current->used >= size) [[likely]] {
+      return current->data.get() + current->used;
+    }
+    return ReserveSlow(size);
+  }
+  uint8_t* ReserveSlow(size_t size);
+  // For the last packets of Close: waits for the writer thread to free a chunk rather than
+  // dropping them; gives up when the writer thread makes no progress for close_timeout.
+  uint8_t* ReserveWaiting(size_t size, std::unique_lock<std::mutex>& lock);
+
+  void Commit(size_t size, uint32_t field) {
+    current->used += size;
+    ++current->events;
+    bytes_committed += size;
+    packets[field].Add(1);
+  }
+
+  // Fixed-shape messages: encode into a stack buffer, then copy with the exact frame.
+  template <typename EncodeFn>
+  bool EmitSmall(uint32_t field, EncodeFn&& encode) {
+    if (RefuseIfClosed()) return false;
+    uint8_t body[writer_internal::kSmallBodyBytes];
+    BufferSink sink(body);
+    encode(sink);
+    const size_t body_size = sink.size();
+    const size_t total = writer_internal::PacketSize(field, body_size);
+    uint8_t* out = Reserve(total);
+    if (out == nullptr) return false;
+    out = writer_internal::WriteFrame(out, field, body_size);
+    std::memcpy(out, body, body_size);
+    Commit(total, field);
+    return true;
+  }
+
+  // Messages of any size: measure, reserve, then encode in place.
+  template <typename EncodeFn>
+  bool EmitSized(uint32_t field, EncodeFn&& encode,
+                 std::unique_lock<std::mutex>* wait_lock = nullptr) {
+    SizeSink measure;
+    encode(measure);
+    const size_t body_size = measure.size();
+    const size_t total = writer_internal::PacketSize(field, body_size);
+    uint8_t* out = wait_lock != nullptr ? ReserveWaiting(total, *wait_lock) : Reserve(total);
+    if (out == nullptr) return false;
+    BufferSink sink(writer_internal::WriteFrame(out, field, body_size));
+    encode(sink);
+    Commit(total, field);
+    return true;
+  }
+
+  // ---- Counters (writer_stats.cc).
+  uint64_t EventsWritten() const;
+  // Writer counters as they stand (bytes_written as given: see kStatBytesWritten).
+  BuiltinCounters Builtins(uint64_t bytes) const;
+  // The counters of a Stats packet preceded by `bytes_before` bytes, as they stand now.
+  StatsSnapshot SnapshotStats(uint64_t bytes_before) const;
+  // With mu held. Periodic stats are dropped when the buffer is full; final ones wait.
+  bool EmitStats(bool final, uint64_t timestamp_rel, std::unique_lock<std::mutex>* wait_lock);
+
+  // ---- Writer thread and file (writer_thread.cc).
+  struct WriterPass;
+  void WriterMain();
+  void WriteRange(Chunk* c, size_t end, uint64_t events, WriterPass* pass);
+  bool WriteAll(const uint8_t* data, size_t size, int* err) const;
+  void ReportWriteError(int err);
+  void ReportNoSpace(int err);
+  // Writer thread: makes sure the next `size` bytes and the tail reserve have blocks. False
+  // with *err set when the file system is full.
+  bool ReserveBlocks(size_t size, int* err);
+  // Close, after the writer thread ended on a full disk: the final Stats and EndOfTrace go
+  // into the reserved blocks (where the reservation could be made, they fit).
+  void WriteTailAfterDiskFull(EndReason reason, uint64_t ts);
+
+  // Encodes one TracePacket into `out` (Close only; no chunk involved).
+  template <typename EncodeFn>
+  static void AppendPacket(std::vector<uint8_t>* out, uint32_t field, EncodeFn&& encode) {
+    SizeSink measure;
+    encode(measure);
+    const size_t body_size = measure.size();
+    const size_t at = out->size();
+    out->resize(at + writer_internal::PacketSize(field, body_size));
+    BufferSink sink(writer_internal::WriteFrame(out->data() + at, field, body_size));
+    encode(sink);
+  }
+};
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_PROTO_WRITER_WRITER_IMPL_H_

@@ -1,0 +1,130 @@
+// The writer's stats: its own counters, the collectors' named counters, and the Stats packet
+// that carries both (names and meanings: trace_writer.h and docs/format.md).
+#ifndef WARPSCOPE_PROTO_WRITER_WRITER_STATS_H_
+#define WARPSCOPE_PROTO_WRITER_WRITER_STATS_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "proto/writer/packet_framing.h"
+#include "proto/writer/stats_table.h"
+#include "proto/writer/trace_records.h"
+#include "proto/writer/wire_format.h"
+#include "warpscope/v1/trace_fields.h"
+
+namespace warpscope::writer_internal {
+
+// The events_written counter of each packet kind that is an event (not the header, stats or
+// end of trace), indexed by field number: the members of stats::kWriterEventsWrittenKind.
+inline constexpr std::array<std::string_view, kNumPacketFields> kKindCounterNames = [] {
+  std::array<std::string_view, kNumPacketFields> names{};
+  names[Packet::kDevice] = "writer.events_written.device";
+  names[Packet::kInternedString] = "writer.events_written.interned_string";
+  names[Packet::kLaunchConfig] = "writer.events_written.launch_config";
+  names[Packet::kThread] = "writer.events_written.thread";
+  names[Packet::kKernel] = "writer.events_written.kernel";
+  names[Packet::kMemcpy] = "writer.events_written.memcpy";
+  names[Packet::kMemset] = "writer.events_written.memset";
+  names[Packet::kSynchronization] = "writer.events_written.synchronization";
+  names[Packet::kApiCall] = "writer.events_written.api_call";
+  names[Packet::kNvtxRange] = "writer.events_written.nvtx_range";
+  names[Packet::kNvtxMark] = "writer.events_written.nvtx_mark";
+  names[Packet::kGraphLaunch] = "writer.events_written.graph_launch";
+  names[Packet::kPmMetricSet] = "writer.events_written.pm_metric_set";
+  names[Packet::kPmSample] = "writer.events_written.pm_sample";
+  names[Packet::kPcStallReasons] = "writer.events_written.pc_stall_reasons";
+  names[Packet::kPcSamples] = "writer.events_written.pc_samples";
+  names[Packet::kCaptureWindow] = "writer.events_written.capture_window";
+  names[Packet::kContext] = "writer.events_written.context";
+  names[Packet::kOverhead] = "writer.events_written.overhead";
+  names[Packet::kNotice] = "writer.events_written.notice";
+  names[Packet::kPmCounterData] = "writer.events_written.pm_counter_data";
+  names[Packet::kCubin] = "writer.events_written.cubin";
+  return names;
+}();
+
+// A counter that one thread at a time updates (the holder of Impl::mu) and any thread may read
+// without the lock. A relaxed load + store instead of fetch_add keeps locked instructions off
+// the hot path.
+class RelaxedCounter {
+ public:
+  void Add(uint64_t delta) {
+    value_.store(value_.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+  }
+  void Max(uint64_t value) {
+    if (value > Get()) value_.store(value, std::memory_order_relaxed);
+  }
+  uint64_t Get() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> value_{0};
+};
+
+struct NamedCounter {
+  uint64_t value = 0;
+  Severity severity = Severity::kInfo;
+};
+
+struct BuiltinCounter {
+  const StatDef* stat;  // Its row in the stats table: name and severity.
+  uint64_t value;
+  bool always;  // Written even when zero.
+};
+inline constexpr size_t kNumBuiltinCounters = 12;
+using BuiltinCounters = std::array<BuiltinCounter, kNumBuiltinCounters>;
+
+// The counters of one Stats packet, copied, so that the measure and write passes of its
+// encoding see the same values.
+struct StatsSnapshot {
+  BuiltinCounters builtins;
+  std::vector<std::pair<std::string, NamedCounter>> named;  // Collectors' counters.
+  std::array<uint64_t, kNumPacketFields> packet_counts;
+};
+
+bool IsBuiltinCounter(std::string_view name);
+
+// The body of a Stats packet: the writer's counters (a collector's counter of the same name
+// adds to them), events_written per packet kind, then the collectors' counters by name.
+template <typename Sink>
+void EncodeStats(Sink& s, const StatsSnapshot& stats, bool final, uint64_t timestamp_rel) {
+  auto named_value = [&](std::string_view name) -> uint64_t {
+    for (const auto& [n, c] : stats.named) {
+      if (n == name) return c.value;
+    }
+    return 0;
+  };
+  using F = fields::Stats;
+  using C = fields::StatCounter;
+  s.Uint(F::kTimestampNs, timestamp_rel);
+  s.Bool(F::kFinal, final);
+  auto counter = [&](std::string_view name, uint64_t value, Severity severity) {
+    wire::Nested(s, F::kCounters, [&](auto& m) {
+      m.String(C::kName, name);
+      m.Uint(C::kValue, value);
+      m.EnumValue(C::kSeverity, severity);
+    });
+  };
+  for (const BuiltinCounter& b : stats.builtins) {
+    const uint64_t value = b.value + named_value(b.stat->name);
+    if (value != 0 || b.always) counter(b.stat->name, value, b.stat->severity);
+  }
+  for (size_t f = 0; f < kNumPacketFields; ++f) {
+    const uint64_t n = stats.packet_counts[f];
+    if (!kKindCounterNames[f].empty() && n != 0) {
+      counter(kKindCounterNames[f], n, stats::kWriterEventsWrittenKind.severity);
+    }
+  }
+  for (const auto& [name, c] : stats.named) {
+    if (IsBuiltinCounter(name)) continue;
+    counter(name, c.value, c.severity);
+  }
+}
+
+}  // namespace warpscope::writer_internal
+
+#endif  // WARPSCOPE_PROTO_WRITER_WRITER_STATS_H_
