@@ -15,6 +15,155 @@ namespace {
 
 std::string Pct(double fraction) { return absl::StrFormat("%.0f%%", fraction * 100.0); }
 
+// Why a kernel has no curve: its end overflows, no sample overlaps it, or the samples lack
+// GPU-wide active warps.
+std::string NoCurveNote(const KernelEvent& kernel, std::span<const SampleOverlap> overlaps,
+                        const ActiveWarpSamples& samples) {
+  if (EndOverflows(kernel.start_ns, kernel.duration_ns)) {
+    return "the kernel's start_ns + duration_ns overflows 64 bits (a corrupt event)";
+  }
+  if (overlaps.empty()) {
+    const uint64_t interval = samples.IntervalOnDevice(kernel.device_id);
+    return interval > 0 && kernel.duration_ns < interval
+               ? absl::StrCat("no PM samples: kernel shorter than the sampling interval (",
+                              MicrosText(kernel.duration_ns), " < ", MicrosText(interval), ")")
+               : "no PM samples overlap this kernel";
+  }
+  return absl::StrCat("the PM metric set has no GPU-wide active warps (", kMetricGpuWarpsElapsed,
+                      ")");
+}
+
+// Closes gaps: each side of a gap keeps its value up to the middle; the ends stretch to the
+// kernel's start and end.
+void CloseGaps(std::vector<CurveSegment>& segments, uint64_t start_ns, uint64_t end_ns) {
+  std::sort(segments.begin(), segments.end(),
+            [](const CurveSegment& a, const CurveSegment& b) { return a.start_ns < b.start_ns; });
+  segments.front().start_ns = start_ns;
+  for (size_t i = 1; i < segments.size(); ++i) {
+    CurveSegment& prev = segments[i - 1];
+    CurveSegment& cur = segments[i];
+    if (prev.end_ns < cur.start_ns) {
+      const uint64_t mid = prev.end_ns + (cur.start_ns - prev.end_ns) / 2;
+      prev.end_ns = mid;
+      cur.start_ns = mid;
+    } else {
+      cur.start_ns = prev.end_ns;  // overlapping samples: the earlier one wins
+    }
+  }
+  segments.back().end_ns = end_ns;
+  std::erase_if(segments, [](const CurveSegment& s) { return s.end_ns <= s.start_ns; });
+}
+
+// Resamples the curve onto `points` equal bins of normalised time.
+void Resample(const KernelEvent& kernel, int points, ActiveWarpCurve& c) {
+  const double duration = static_cast<double>(kernel.duration_ns);
+  const int n = std::max(1, points);
+  c.points.assign(n, 0.0);
+  size_t first = 0;
+  for (int b = 0; b < n; ++b) {
+    const double lo = kernel.start_ns + duration * b / n;
+    const double hi = kernel.start_ns + duration * (b + 1) / n;
+    double sum = 0;
+    while (first < c.segments.size() && c.segments[first].end_ns <= lo) ++first;
+    for (size_t i = first; i < c.segments.size() && c.segments[i].start_ns < hi; ++i) {
+      const double a = std::max<double>(lo, c.segments[i].start_ns);
+      const double z = std::min<double>(hi, c.segments[i].end_ns);
+      if (z > a) sum += (z - a) * c.segments[i].warps;
+    }
+    c.points[b] = hi > lo ? sum / (hi - lo) : 0.0;
+  }
+}
+
+// What qualifies a curve: too few samples, shared samples, low coverage, capped samples.
+void AddCurveNotes(const TailOptions& options, double duration, ActiveWarpCurve& c) {
+  if (c.samples < options.min_samples) {
+    c.has_tail_metrics = false;
+    c.verdict.clear();
+    c.note = absl::StrCat("only ", c.samples, " PM sample", c.samples == 1 ? "" : "s", " over ",
+                          MicrosText(duration),
+                          ": too few for tail metrics (lower WARPSCOPE_PM_INTERVAL)");
+  } else if (c.levels_from_shared) {
+    c.note = absl::StrCat("every PM sample of this kernel also covers another kernel: the curve, "
+                          "steady and peak include that kernel's warps");
+  } else if (c.shared_fraction > 0.5) {
+    c.note = absl::StrCat(Pct(c.shared_fraction),
+                          " of the runtime is in samples shared with other kernels: the curve "
+                          "includes their warps there (steady and peak do not)");
+  } else if (c.coverage < 0.5) {
+    c.note = absl::StrCat("PM samples cover only ", Pct(c.coverage), " of the runtime");
+  }
+  if (c.above_limit > 0) {
+    if (!c.note.empty()) c.note += "; ";
+    absl::StrAppend(&c.note, c.above_limit, " PM sample", c.above_limit == 1 ? "" : "s",
+                    " above the ", absl::StrFormat("%.0f", c.limit_warps),
+                    c.limit_theoretical ? " warps its theoretical occupancy allows on this GPU"
+                                        : " warps the GPU holds",
+                    " (another kernel ran in ", c.above_limit == 1 ? "it" : "them",
+                    "), capped to it");
+  }
+}
+
+// Why the report has no curves, or "" when the samples can give them.
+std::string MissingSamplesProblem(const PmInputs& in, const ActiveWarpSamples& samples) {
+  if (samples.samples.empty() && !in.samples_unavailable.empty()) {
+    return std::string(in.samples_unavailable);
+  }
+  if (samples.samples.empty()) {
+    return "the trace has no PM samples: record with `warpscope record --pm-sampling` to get "
+           "active-warp curves";
+  }
+  if (!samples.has_gpu_warps) {
+    return absl::StrCat("the PM metric set has no GPU-wide active warps (", kMetricGpuWarpsElapsed,
+                        ", or ", kMetricWarpsPerSmActive, " with ", kMetricSmCyclesActive, " and ",
+                        kMetricCyclesElapsed, ")");
+  }
+  return "";
+}
+
+// Adds launch `ci`'s curve (one with tail metrics) to its kernel's summary; the rates are
+// weighted by duration and divided by the total in FinishSummary.
+void AddCurveToSummary(const std::vector<ActiveWarpCurve>& curves, uint32_t ci,
+                       KernelTailSummary& sum) {
+  const ActiveWarpCurve& c = curves[ci];
+  const double w = static_cast<double>(c.duration_ns);
+  if (sum.launches_with_curve == 0 || c.tail_cost_ns > curves[sum.worst_instance].tail_cost_ns) {
+    sum.worst_instance = ci;
+  }
+  ++sum.launches_with_curve;
+  sum.curve_ns += c.duration_ns;
+  sum.total_tail_cost_ns += c.tail_cost_ns;
+  sum.tail_fraction += w * c.tail_fraction;
+  sum.tail_cost_fraction += w * c.tail_cost_fraction;
+  sum.below_50 += w * c.below_50;
+  sum.below_25 += w * c.below_25;
+  sum.steady += w * c.steady;
+  sum.peak = std::max(sum.peak, c.peak);
+  sum.shared_samples += c.shared_samples;
+  sum.above_limit += c.above_limit;
+  if (c.levels_from_shared) ++sum.launches_levels_from_shared;
+  sum.limit_warps = std::max(sum.limit_warps, c.limit_warps);
+}
+
+// Turns a summary's weighted sums into rates, and gives its verdict.
+void FinishSummary(const TailOptions& options, KernelTailSummary& sum) {
+  if (sum.launches_with_curve == 0) return;
+  const double w = static_cast<double>(sum.curve_ns);
+  if (w <= 0) return;
+  sum.tail_fraction /= w;
+  sum.tail_cost_fraction /= w;
+  sum.below_50 /= w;
+  sum.below_25 /= w;
+  sum.steady /= w;
+  sum.verdict = TailVerdict(sum.tail_fraction, sum.tail_cost_fraction, sum.below_50, sum.below_25,
+                            sum.curve_ns, options);
+  if (sum.launches_with_curve < sum.launches) {
+    sum.note = absl::StrCat(sum.launches - sum.launches_with_curve, " of ", sum.launches,
+                            " launches without tail metrics: ", sum.note);
+  } else {
+    sum.note.clear();
+  }
+}
+
 }  // namespace
 
 ActiveWarpCurve BuildActiveWarpCurve(uint32_t kernel_index, const KernelEvent& kernel,
@@ -56,86 +205,17 @@ ActiveWarpCurve BuildActiveWarpCurve(uint32_t kernel_index, const KernelEvent& k
   c.samples = static_cast<uint32_t>(c.segments.size());
   if (c.segments.empty() || kernel.duration_ns == 0) {
     c.segments.clear();
-    if (EndOverflows(kernel.start_ns, kernel.duration_ns)) {
-      c.note = "the kernel's start_ns + duration_ns overflows 64 bits (a corrupt event)";
-    } else if (overlaps.empty()) {
-      const uint64_t interval = samples.IntervalOnDevice(kernel.device_id);
-      c.note = interval > 0 && kernel.duration_ns < interval
-                   ? absl::StrCat("no PM samples: kernel shorter than the sampling interval (",
-                                  MicrosText(kernel.duration_ns), " < ", MicrosText(interval), ")")
-                   : "no PM samples overlap this kernel";
-    } else {
-      c.note = absl::StrCat("the PM metric set has no GPU-wide active warps (",
-                            kMetricGpuWarpsElapsed, ")");
-    }
+    c.note = NoCurveNote(kernel, overlaps, samples);
     return c;
   }
   const double duration = static_cast<double>(kernel.duration_ns);
   c.coverage = std::min(1.0, covered / duration);
   c.shared_fraction = std::min(1.0, shared / duration);
 
-  // Close gaps: each side of a gap keeps its value up to the middle; the ends stretch to the
-  // kernel's start and end.
-  std::sort(c.segments.begin(), c.segments.end(),
-            [](const CurveSegment& a, const CurveSegment& b) { return a.start_ns < b.start_ns; });
-  c.segments.front().start_ns = kernel.start_ns;
-  for (size_t i = 1; i < c.segments.size(); ++i) {
-    CurveSegment& prev = c.segments[i - 1];
-    CurveSegment& cur = c.segments[i];
-    if (prev.end_ns < cur.start_ns) {
-      const uint64_t mid = prev.end_ns + (cur.start_ns - prev.end_ns) / 2;
-      prev.end_ns = mid;
-      cur.start_ns = mid;
-    } else {
-      cur.start_ns = prev.end_ns;  // overlapping samples: the earlier one wins
-    }
-  }
-  c.segments.back().end_ns = k_end;
-  std::erase_if(c.segments, [](const CurveSegment& s) { return s.end_ns <= s.start_ns; });
-
-  // Resample onto equal bins of normalised time.
-  const int n = std::max(1, options.points);
-  c.points.assign(n, 0.0);
-  size_t first = 0;
-  for (int b = 0; b < n; ++b) {
-    const double lo = kernel.start_ns + duration * b / n;
-    const double hi = kernel.start_ns + duration * (b + 1) / n;
-    double sum = 0;
-    while (first < c.segments.size() && c.segments[first].end_ns <= lo) ++first;
-    for (size_t i = first; i < c.segments.size() && c.segments[i].start_ns < hi; ++i) {
-      const double a = std::max<double>(lo, c.segments[i].start_ns);
-      const double z = std::min<double>(hi, c.segments[i].end_ns);
-      if (z > a) sum += (z - a) * c.segments[i].warps;
-    }
-    c.points[b] = hi > lo ? sum / (hi - lo) : 0.0;
-  }
-
+  CloseGaps(c.segments, kernel.start_ns, k_end);
+  Resample(kernel, options.points, c);
   ComputeTailMetrics(c, options);
-  if (c.samples < options.min_samples) {
-    c.has_tail_metrics = false;
-    c.verdict.clear();
-    c.note = absl::StrCat("only ", c.samples, " PM sample", c.samples == 1 ? "" : "s", " over ",
-                          MicrosText(duration),
-                          ": too few for tail metrics (lower WARPSCOPE_PM_INTERVAL)");
-  } else if (c.levels_from_shared) {
-    c.note = absl::StrCat("every PM sample of this kernel also covers another kernel: the curve, "
-                          "steady and peak include that kernel's warps");
-  } else if (c.shared_fraction > 0.5) {
-    c.note = absl::StrCat(Pct(c.shared_fraction),
-                          " of the runtime is in samples shared with other kernels: the curve "
-                          "includes their warps there (steady and peak do not)");
-  } else if (c.coverage < 0.5) {
-    c.note = absl::StrCat("PM samples cover only ", Pct(c.coverage), " of the runtime");
-  }
-  if (c.above_limit > 0) {
-    if (!c.note.empty()) c.note += "; ";
-    absl::StrAppend(&c.note, c.above_limit, " PM sample", c.above_limit == 1 ? "" : "s",
-                    " above the ", absl::StrFormat("%.0f", c.limit_warps),
-                    c.limit_theoretical ? " warps its theoretical occupancy allows on this GPU"
-                                        : " warps the GPU holds",
-                    " (another kernel ran in ", c.above_limit == 1 ? "it" : "them",
-                    "), capped to it");
-  }
+  AddCurveNotes(options, duration, c);
   return c;
 }
 
@@ -240,18 +320,7 @@ TailReport BuildTailReport(const PmInputs& in, const TailOptions& options,
                            const std::function<bool(std::string_view)>& select) {
   TailReport report;
   const ActiveWarpSamples samples = ExtractActiveWarpSamples(in);
-  if (samples.samples.empty() && !in.samples_unavailable.empty()) {
-    report.problem = std::string(in.samples_unavailable);
-  } else if (samples.samples.empty()) {
-    report.problem =
-        "the trace has no PM samples: record with `warpscope record --pm-sampling` to get active-warp "
-        "curves";
-  } else if (!samples.has_gpu_warps) {
-    report.problem =
-        absl::StrCat("the PM metric set has no GPU-wide active warps (", kMetricGpuWarpsElapsed,
-                     ", or ", kMetricWarpsPerSmActive, " with ", kMetricSmCyclesActive, " and ",
-                     kMetricCyclesElapsed, ")");
-  }
+  report.problem = MissingSamplesProblem(in, samples);
   const PmAttribution attribution = AttributeSamples(in.kernels, samples);
   // Per (device, launch configuration): the calculator runs once per configuration.
   std::map<std::pair<uint32_t, uint64_t>, ResidentWarpLimit> limits;
@@ -284,43 +353,9 @@ TailReport BuildTailReport(const PmInputs& in, const TailOptions& options,
       if (sum.note.empty()) sum.note = c.note;
       continue;
     }
-    const double w = static_cast<double>(c.duration_ns);
-    if (sum.launches_with_curve == 0 ||
-        c.tail_cost_ns > report.curves[sum.worst_instance].tail_cost_ns) {
-      sum.worst_instance = ci;
-    }
-    ++sum.launches_with_curve;
-    sum.curve_ns += c.duration_ns;
-    sum.total_tail_cost_ns += c.tail_cost_ns;
-    sum.tail_fraction += w * c.tail_fraction;
-    sum.tail_cost_fraction += w * c.tail_cost_fraction;
-    sum.below_50 += w * c.below_50;
-    sum.below_25 += w * c.below_25;
-    sum.steady += w * c.steady;
-    sum.peak = std::max(sum.peak, c.peak);
-    sum.shared_samples += c.shared_samples;
-    sum.above_limit += c.above_limit;
-    if (c.levels_from_shared) ++sum.launches_levels_from_shared;
-    sum.limit_warps = std::max(sum.limit_warps, c.limit_warps);
+    AddCurveToSummary(report.curves, ci, sum);
   }
-  for (KernelTailSummary& sum : report.summaries) {
-    if (sum.launches_with_curve == 0) continue;
-    const double w = static_cast<double>(sum.curve_ns);
-    if (w <= 0) continue;
-    sum.tail_fraction /= w;
-    sum.tail_cost_fraction /= w;
-    sum.below_50 /= w;
-    sum.below_25 /= w;
-    sum.steady /= w;
-    sum.verdict = TailVerdict(sum.tail_fraction, sum.tail_cost_fraction, sum.below_50, sum.below_25,
-                              sum.curve_ns, options);
-    if (sum.launches_with_curve < sum.launches) {
-      sum.note = absl::StrCat(sum.launches - sum.launches_with_curve, " of ", sum.launches,
-                              " launches without tail metrics: ", sum.note);
-    } else {
-      sum.note.clear();
-    }
-  }
+  for (KernelTailSummary& sum : report.summaries) FinishSummary(options, sum);
   std::stable_sort(report.summaries.begin(), report.summaries.end(),
                    [](const KernelTailSummary& a, const KernelTailSummary& b) {
                      if (a.total_tail_cost_ns != b.total_tail_cost_ns) {

@@ -235,20 +235,10 @@ bool InsideOneWindow(const std::vector<CaptureWindowRange>& windows, uint64_t st
   return !w.end_ns.has_value() || end <= *w.end_ns;
 }
 
-}  // namespace
-
-NvtxProjection ProjectNvtxRanges(const TraceModel& model, const NvtxProjectionOptions& options) {
-  NvtxProjection out;
-  out.api_calls = model.api_calls.size();
-
-  std::vector<WorkRecord> kept;
-  std::vector<LaunchedWork> launched;
-  const uint64_t unjoinable = GroupByCorrelation(CollectWork(model), kept, launched);
-  std::vector<std::string> work_names;
-  if (options.work_by_name) work_names = NameWork(model, kept);
-
-  // The launching calls, per thread in start order. CUPTI gives one API record per
-  // correlation id; should two share one, the first in the file claims the work.
+// The launching calls, per thread in start order. CUPTI gives one API record per
+// correlation id; should two share one, the first in the file claims the work.
+std::unordered_map<uint64_t, std::vector<LaunchCall>> LaunchCallsByThread(
+    const TraceModel& model, std::vector<LaunchedWork>& launched) {
   std::unordered_map<uint64_t, std::vector<LaunchCall>> calls_by_thread;
   for (const ApiCallEvent& a : model.api_calls) {
     if (a.correlation_id == 0) continue;
@@ -265,6 +255,53 @@ NvtxProjection ProjectNvtxRanges(const TraceModel& model, const NvtxProjectionOp
       return std::tie(a.start_ns, a.work) < std::tie(b.start_ns, b.work);
     });
   }
+  return calls_by_thread;
+}
+
+// Adds the GPU work launched by `calls` (one thread's, in start order) between a range's
+// start and end to its group; with `names`, also its time per kernel or copy name.
+void AddLaunchedWork(const std::vector<LaunchCall>& calls, uint64_t range_start_ns,
+                     uint64_t range_end_ns, const std::vector<LaunchedWork>& launched,
+                     const std::vector<WorkRecord>& kept,
+                     std::unordered_map<uint32_t, GpuWorkTotals>* names, NvtxRangeGroup& g) {
+  auto it = std::lower_bound(calls.begin(), calls.end(), range_start_ns,
+                             [](const LaunchCall& c, uint64_t t) { return c.start_ns < t; });
+  uint64_t begin_ns = 0, end_ns = 0;
+  bool any = false;
+  for (; it != calls.end() && it->start_ns <= range_end_ns; ++it) {
+    const LaunchedWork& w = launched[it->work];
+    g.gpu_time_ns += w.time_ns;
+    g.kernels += w.kernels;
+    g.copies += w.copies;
+    g.graph_launches += w.graph;
+    if (w.record_count > 0) {
+      begin_ns = any ? std::min(begin_ns, w.begin_ns) : w.begin_ns;
+      end_ns = std::max(end_ns, w.end_ns);
+      any = true;
+    }
+    if (names != nullptr) {
+      for (uint32_t k = w.first_record; k < w.first_record + w.record_count; ++k) {
+        (*names)[kept[k].name_id].Add(kept[k].end_ns - kept[k].start_ns);
+      }
+    }
+  }
+  if (any) g.gpu_span_ns += end_ns - begin_ns;
+}
+
+}  // namespace
+
+NvtxProjection ProjectNvtxRanges(const TraceModel& model, const NvtxProjectionOptions& options) {
+  NvtxProjection out;
+  out.api_calls = model.api_calls.size();
+
+  std::vector<WorkRecord> kept;
+  std::vector<LaunchedWork> launched;
+  const uint64_t unjoinable = GroupByCorrelation(CollectWork(model), kept, launched);
+  std::vector<std::string> work_names;
+  if (options.work_by_name) work_names = NameWork(model, kept);
+
+  std::unordered_map<uint64_t, std::vector<LaunchCall>> calls_by_thread =
+      LaunchCallsByThread(model, launched);
   out.gpu_records = kept.size() + unjoinable;
   out.gpu_records_without_api_call = unjoinable;
   for (const LaunchedWork& w : launched) {
@@ -305,31 +342,8 @@ NvtxProjection ProjectNvtxRanges(const TraceModel& model, const NvtxProjectionOp
 
     auto calls = calls_by_thread.find(r.thread_id);
     if (calls == calls_by_thread.end()) continue;
-    const std::vector<LaunchCall>& list = calls->second;
-    auto it = std::lower_bound(list.begin(), list.end(), r.start_ns,
-                               [](const LaunchCall& c, uint64_t t) { return c.start_ns < t; });
-    uint64_t begin_ns = 0, end_ns = 0;
-    bool any = false;
-    std::unordered_map<uint32_t, GpuWorkTotals>* names =
-        options.work_by_name ? &by_name[slot->second] : nullptr;
-    for (; it != list.end() && it->start_ns <= end; ++it) {
-      const LaunchedWork& w = launched[it->work];
-      g.gpu_time_ns += w.time_ns;
-      g.kernels += w.kernels;
-      g.copies += w.copies;
-      g.graph_launches += w.graph;
-      if (w.record_count > 0) {
-        begin_ns = any ? std::min(begin_ns, w.begin_ns) : w.begin_ns;
-        end_ns = std::max(end_ns, w.end_ns);
-        any = true;
-      }
-      if (names != nullptr) {
-        for (uint32_t k = w.first_record; k < w.first_record + w.record_count; ++k) {
-          (*names)[kept[k].name_id].Add(kept[k].end_ns - kept[k].start_ns);
-        }
-      }
-    }
-    if (any) g.gpu_span_ns += end_ns - begin_ns;
+    AddLaunchedWork(calls->second, r.start_ns, end, launched, kept,
+                    options.work_by_name ? &by_name[slot->second] : nullptr, g);
   }
 
   out.groups.reserve(groups.size());

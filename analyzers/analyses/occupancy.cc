@@ -58,6 +58,31 @@ struct CalculatorInputs {
   uint64_t grid_blocks = 0;
 };
 
+// The calculator's device properties: the trace's limits, else the architecture's defaults.
+void FillDeviceProp(const DeviceInfo& device, int major, int minor, const ArchDefaults* arch,
+                    cudaOccDeviceProp& p) {
+  const int warp = OrDefault<int>(device.threads_per_warp, 32);
+  p.computeMajor = major;
+  p.computeMinor = minor;
+  p.maxThreadsPerBlock = OrDefault<int>(device.max_threads_per_block, 1024);
+  p.maxThreadsPerMultiprocessor = device.max_warps_per_sm != 0
+                                      ? static_cast<int>(device.max_warps_per_sm) * warp
+                                      : arch->max_threads_per_sm;
+  p.regsPerBlock = OrDefault<int>(device.max_registers_per_block, 65536);
+  p.regsPerMultiprocessor = OrDefault<int>(device.max_registers_per_sm, 65536);
+  p.warpSize = warp;
+  p.sharedMemPerBlock = OrDefault<size_t>(device.max_shared_memory_per_block, 49152);
+  p.sharedMemPerMultiprocessor =
+      OrDefault<size_t>(device.max_shared_memory_per_sm, arch ? arch->smem_per_sm : 0);
+  p.numSms = OrDefault<int>(device.sm_count, 1);
+  p.sharedMemPerBlockOptin =
+      OrDefault<size_t>(device.max_shared_memory_per_block_optin,
+                        arch ? arch->smem_per_block_optin : p.sharedMemPerMultiprocessor);
+  // CUPTI's Device record lacks the reserved size; every part from sm_80 on reserves 1 KiB.
+  p.reservedSharedMemPerBlock =
+      OrDefault<size_t>(device.reserved_shared_memory_per_block, major >= 8 ? 1024 : 0);
+}
+
 absl::StatusOr<CalculatorInputs> BuildInputs(const DeviceInfo& device, const LaunchConfig& launch) {
   CalculatorInputs in;
   // The calculator computes in int: values beyond these bounds would overflow it.
@@ -82,27 +107,8 @@ absl::StatusOr<CalculatorInputs> BuildInputs(const DeviceInfo& device, const Lau
         "defaults for it",
         major, minor));
   }
-  const int warp = OrDefault<int>(device.threads_per_warp, 32);
   cudaOccDeviceProp& p = in.prop;
-  p.computeMajor = major;
-  p.computeMinor = minor;
-  p.maxThreadsPerBlock = OrDefault<int>(device.max_threads_per_block, 1024);
-  p.maxThreadsPerMultiprocessor = device.max_warps_per_sm != 0
-                                      ? static_cast<int>(device.max_warps_per_sm) * warp
-                                      : arch->max_threads_per_sm;
-  p.regsPerBlock = OrDefault<int>(device.max_registers_per_block, 65536);
-  p.regsPerMultiprocessor = OrDefault<int>(device.max_registers_per_sm, 65536);
-  p.warpSize = warp;
-  p.sharedMemPerBlock = OrDefault<size_t>(device.max_shared_memory_per_block, 49152);
-  p.sharedMemPerMultiprocessor =
-      OrDefault<size_t>(device.max_shared_memory_per_sm, arch ? arch->smem_per_sm : 0);
-  p.numSms = OrDefault<int>(device.sm_count, 1);
-  p.sharedMemPerBlockOptin =
-      OrDefault<size_t>(device.max_shared_memory_per_block_optin,
-                        arch ? arch->smem_per_block_optin : p.sharedMemPerMultiprocessor);
-  // CUPTI's Device record lacks the reserved size; every part from sm_80 on reserves 1 KiB.
-  p.reservedSharedMemPerBlock =
-      OrDefault<size_t>(device.reserved_shared_memory_per_block, major >= 8 ? 1024 : 0);
+  FillDeviceProp(device, major, minor, arch, p);
 
   const uint64_t block =
       uint64_t{launch.block_x} * std::max(1u, launch.block_y) * std::max(1u, launch.block_z);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <span>
 #include <tuple>
 
 #include "absl/status/status.h"
@@ -21,6 +22,198 @@ std::string Dims(uint32_t x, uint32_t y, uint32_t z) {
   return absl::StrCat(x, "x", y, "x", z);
 }
 
+// One group per row (name, launch configuration, device), over all kernels: a sample shared
+// only by launches of one row measured that row alone, and counts for it in full.
+std::vector<uint32_t> GroupKernelsByRow(std::span<const KernelEvent> kernels) {
+  using Key = std::tuple<std::string_view, uint64_t, uint32_t>;
+  std::map<Key, uint32_t> groups;
+  std::vector<uint32_t> kernel_group(kernels.size());
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const KernelEvent& kernel = kernels[k];
+    const Key key{kernel.name, kernel.launch ? kernel.launch->id : 0, kernel.device_id};
+    kernel_group[k] = groups.emplace(key, static_cast<uint32_t>(groups.size())).first->second;
+  }
+  return kernel_group;
+}
+
+// The last device described with `id` (a later description wins), or null.
+const DeviceInfo* DeviceById(std::span<const DeviceInfo> devices, uint32_t id) {
+  const DeviceInfo* device = nullptr;
+  for (const DeviceInfo& d : devices) {
+    if (d.id == id) device = &d;
+  }
+  return device;
+}
+
+// A row's sums over the launches that have an achieved figure.
+struct RowAccumulator {
+  double weight = 0, weighted = 0, shared_ns = 0, sampled_ns = 0;
+  uint64_t longest_without = 0;
+  ResidentWarpLimit limit;
+};
+
+// The achieved figure of a row from its launches, and what qualifies it.
+void FinishAchieved(const RowAccumulator& a, OccupancyRow& row) {
+  if (!(a.weight > 0)) return;  // no launch with an achieved figure
+  row.achieved = a.weighted / a.weight;
+  row.shared_time_fraction = a.sampled_ns > 0 ? a.shared_ns / a.sampled_ns : 0;
+  if (row.achieved_launches < row.launches) {
+    row.achieved_reason = absl::StrCat("from ", row.achieved_launches, " of ", row.launches,
+                                       " launches; others: ", row.achieved_reason);
+  } else {
+    row.achieved_reason.clear();
+  }
+  std::vector<std::string> caveats;
+  if (row.launches_from_shared > 0) {
+    caveats.push_back(absl::StrCat(
+        row.launches_from_shared, " of ", row.achieved_launches,
+        " launches had no PM sample of their own, only samples shared with other kernels: "
+        "the achieved figure includes those kernels"));
+  } else if (row.shared_time_fraction > 0.1) {
+    caveats.push_back(absl::StrFormat(
+        "%.0f%% of its sampled time is in samples shared with other kernels, left out of "
+        "the achieved figure",
+        row.shared_time_fraction * 100));
+  }
+  if (row.above_limit > 0) {
+    caveats.push_back(absl::StrFormat(
+        "%u PM sample%s above the %.0f warps per SM %s (another kernel ran in %s), capped to "
+        "it",
+        row.above_limit, row.above_limit == 1 ? "" : "s", a.limit.per_sm,
+        a.limit.theoretical ? "its theoretical occupancy allows" : "an SM holds",
+        row.above_limit == 1 ? "it" : "them"));
+  }
+  if (row.time_weighted) {
+    caveats.push_back(absl::StrCat(
+        "the PM metric set lacks ", kMetricSmCyclesActive,
+        ": samples are weighted by time, not by active cycles, so a long tail (few SMs "
+        "busy) reads lower than Nsight Compute's figure"));
+  }
+  for (const std::string& c : caveats) {
+    if (!row.achieved_reason.empty()) absl::StrAppend(&row.achieved_reason, "; ");
+    absl::StrAppend(&row.achieved_reason, c);
+  }
+}
+
+// The theoretical occupancy of a row's launch configuration on its device, or why there is none.
+void FillTheoretical(std::span<const DeviceInfo> devices, OccupancyRow& row) {
+  const DeviceInfo* device = DeviceById(devices, row.device_id);
+  if (!row.launch_known) {
+    row.theoretical_error = "launch configuration not in the trace";
+  } else if (device == nullptr) {
+    row.theoretical_error = absl::StrCat("device ", row.device_id, " not described in the trace");
+  } else {
+    auto t = ComputeTheoreticalOccupancy(*device, row.launch);
+    if (t.ok()) {
+      row.theoretical = *t;
+      row.advice = AdviseOccupancy(*device, row.launch, *t);
+    } else {
+      row.theoretical_error = std::string(t.status().message());
+    }
+  }
+}
+
+std::vector<Table::Column> OccupancyColumns(bool text) {
+  std::vector<Table::Column> columns = {{"kernel"},
+                                        {"device", true},
+                                        {"grid", true},
+                                        {"block", true},
+                                        {"regs", true},
+                                        {"smem_per_block", true},
+                                        {"launches", true},
+                                        {text ? "total_time" : "total_ns", true},
+                                        {"theoretical_pct", true},
+                                        {"blocks_per_sm", true},
+                                        {"limiter"},
+                                        {"achieved_pct", true},
+                                        {"gap_pts", true},
+                                        {"samples", true},
+                                        {"shared_samples", true},
+                                        {"shared_pct", true},
+                                        {"above_limit", true}};
+  if (!text) {
+    columns.push_back({"launches_from_shared", true});
+    columns.push_back({"note"});
+    columns.push_back({"advice"});
+  } else {
+    columns.push_back({"see"});
+  }
+  return columns;
+}
+
+void AppendLaunchCells(const OccupancyRow& row, bool text, std::vector<Cell>& cells) {
+  cells.emplace_back(row.device_id);
+  if (row.launch_known) {
+    cells.emplace_back(Dims(row.launch.grid_x, row.launch.grid_y, row.launch.grid_z));
+    cells.emplace_back(Dims(row.launch.block_x, row.launch.block_y, row.launch.block_z));
+    cells.emplace_back(row.launch.registers_per_thread);
+    cells.emplace_back(text ? Cell(FormatBytes(row.launch.shared_memory_per_block()))
+                            : Cell(row.launch.shared_memory_per_block()));
+  } else {
+    for (int i = 0; i < 4; ++i) cells.emplace_back();
+  }
+}
+
+// Launches, time, theoretical and achieved occupancy, and the samples behind them.
+void AppendFigureCells(const OccupancyRow& row, bool text, std::vector<Cell>& cells) {
+  cells.emplace_back(row.launches);
+  cells.emplace_back(text ? Cell(FormatDuration(row.total_ns)) : Cell(row.total_ns));
+  if (row.theoretical) {
+    cells.emplace_back(PercentCell(row.theoretical->occupancy));
+    cells.emplace_back(row.theoretical->blocks_per_sm);
+    cells.emplace_back(LimiterNames(row.theoretical->limiters & ~kLimitBarriers));
+  } else {
+    cells.emplace_back(text ? Cell("n/a") : Cell());
+    cells.emplace_back();
+    cells.emplace_back();
+  }
+  if (std::isnan(row.achieved)) {
+    cells.emplace_back(text ? Cell("n/a") : Cell());
+    cells.emplace_back();
+  } else {
+    // "*": the figure rests on samples shared with other kernels (a footnote says so).
+    if (text && row.launches_from_shared > 0) {
+      cells.emplace_back(absl::StrFormat("%.1f*", std::round(row.achieved * 1000.0) / 10.0));
+    } else {
+      cells.emplace_back(PercentCell(row.achieved));
+    }
+    cells.emplace_back(row.theoretical ? PercentCell(row.theoretical->occupancy - row.achieved)
+                                       : Cell());
+  }
+  cells.emplace_back(row.samples);
+  cells.emplace_back(row.shared_samples);
+  cells.emplace_back(std::isnan(row.achieved) ? Cell() : PercentCell(row.shared_time_fraction));
+  cells.emplace_back(std::isnan(row.achieved) ? Cell() : Cell(row.above_limit));
+  if (!text) {
+    cells.emplace_back(std::isnan(row.achieved) ? Cell() : Cell(row.launches_from_shared));
+  }
+}
+
+// In text, references to footnotes (added to `footnotes`); otherwise the notes and advice.
+void AppendNoteCells(const OccupancyRow& row, bool text, std::vector<std::string>& footnotes,
+                     std::vector<Cell>& cells) {
+  std::vector<std::string> notes;
+  if (!row.theoretical_error.empty()) notes.push_back(row.theoretical_error);
+  if (!row.achieved_reason.empty()) notes.push_back(row.achieved_reason);
+  std::vector<std::string> advice;
+  for (const OccupancyAdvice& a : row.advice) advice.push_back(a.text);
+  if (text) {
+    std::vector<std::string> refs;
+    for (const std::string& n : notes) {
+      footnotes.push_back(n);
+      refs.push_back(absl::StrCat("[", footnotes.size(), "]"));
+    }
+    for (const std::string& n : advice) {
+      footnotes.push_back(n);
+      refs.push_back(absl::StrCat("[", footnotes.size(), "]"));
+    }
+    cells.emplace_back(absl::StrJoin(refs, ""));
+  } else {
+    cells.emplace_back(absl::StrJoin(notes, " | "));
+    cells.emplace_back(absl::StrJoin(advice, " | "));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
@@ -31,25 +224,11 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
   const ActiveWarpSamples samples = ExtractActiveWarpSamples(in);
   report.has_pm_samples = !samples.samples.empty();
   report.pm_samples_unavailable = std::string(in.samples_unavailable);
-  // One group per row (name, launch configuration, device), over all kernels: a sample shared
-  // only by launches of one row measured that row alone, and counts for it in full.
-  using Key = std::tuple<std::string_view, uint64_t, uint32_t>;
-  std::map<Key, uint32_t> groups;
-  std::vector<uint32_t> kernel_group(in.kernels.size());
-  for (size_t k = 0; k < in.kernels.size(); ++k) {
-    const KernelEvent& kernel = in.kernels[k];
-    const Key key{kernel.name, kernel.launch ? kernel.launch->id : 0, kernel.device_id};
-    kernel_group[k] = groups.emplace(key, static_cast<uint32_t>(groups.size())).first->second;
-  }
+  const std::vector<uint32_t> kernel_group = GroupKernelsByRow(in.kernels);
   const PmAttribution attribution = AttributeSamples(in.kernels, samples, kernel_group);
 
-  struct Acc {
-    double weight = 0, weighted = 0, shared_ns = 0, sampled_ns = 0;
-    uint64_t longest_without = 0;
-    ResidentWarpLimit limit;
-  };
   std::map<uint32_t, size_t> index;  // group -> row
-  std::vector<Acc> acc;
+  std::vector<RowAccumulator> acc;
   for (size_t k = 0; k < in.kernels.size(); ++k) {
     const KernelEvent& kernel = in.kernels[k];
     if (!filter->Matches(kernel.name)) continue;
@@ -67,13 +246,10 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
       acc.emplace_back();
     }
     OccupancyRow& row = report.rows[it->second];
-    Acc& a = acc[it->second];
+    RowAccumulator& a = acc[it->second];
     ++row.launches;
     row.total_ns += kernel.duration_ns;
-    const DeviceInfo* device = nullptr;
-    for (const DeviceInfo& d : in.devices) {
-      if (d.id == kernel.device_id) device = &d;
-    }
+    const DeviceInfo* device = DeviceById(in.devices, kernel.device_id);
     // A device whose limits are out of range has no achieved figure either (it divides by
     // max warps per SM); the theoretical column's note below says why.
     if (device != nullptr && !DeviceLimitsProblem(*device).empty()) continue;
@@ -99,65 +275,8 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
   }
 
   for (size_t i = 0; i < report.rows.size(); ++i) {
-    OccupancyRow& row = report.rows[i];
-    const Acc& a = acc[i];
-    if (a.weight > 0) {
-      row.achieved = a.weighted / a.weight;
-      row.shared_time_fraction = a.sampled_ns > 0 ? a.shared_ns / a.sampled_ns : 0;
-      if (row.achieved_launches < row.launches) {
-        row.achieved_reason = absl::StrCat("from ", row.achieved_launches, " of ", row.launches,
-                                           " launches; others: ", row.achieved_reason);
-      } else {
-        row.achieved_reason.clear();
-      }
-      std::vector<std::string> caveats;
-      if (row.launches_from_shared > 0) {
-        caveats.push_back(absl::StrCat(
-            row.launches_from_shared, " of ", row.achieved_launches,
-            " launches had no PM sample of their own, only samples shared with other kernels: "
-            "the achieved figure includes those kernels"));
-      } else if (row.shared_time_fraction > 0.1) {
-        caveats.push_back(absl::StrFormat(
-            "%.0f%% of its sampled time is in samples shared with other kernels, left out of "
-            "the achieved figure",
-            row.shared_time_fraction * 100));
-      }
-      if (row.above_limit > 0) {
-        caveats.push_back(absl::StrFormat(
-            "%u PM sample%s above the %.0f warps per SM %s (another kernel ran in %s), capped to "
-            "it",
-            row.above_limit, row.above_limit == 1 ? "" : "s", a.limit.per_sm,
-            a.limit.theoretical ? "its theoretical occupancy allows" : "an SM holds",
-            row.above_limit == 1 ? "it" : "them"));
-      }
-      if (row.time_weighted) {
-        caveats.push_back(absl::StrCat(
-            "the PM metric set lacks ", kMetricSmCyclesActive,
-            ": samples are weighted by time, not by active cycles, so a long tail (few SMs "
-            "busy) reads lower than Nsight Compute's figure"));
-      }
-      for (const std::string& c : caveats) {
-        if (!row.achieved_reason.empty()) absl::StrAppend(&row.achieved_reason, "; ");
-        absl::StrAppend(&row.achieved_reason, c);
-      }
-    }
-    const DeviceInfo* device = nullptr;
-    for (const DeviceInfo& d : in.devices) {
-      if (d.id == row.device_id) device = &d;
-    }
-    if (!row.launch_known) {
-      row.theoretical_error = "launch configuration not in the trace";
-    } else if (device == nullptr) {
-      row.theoretical_error = absl::StrCat("device ", row.device_id, " not described in the trace");
-    } else {
-      auto t = ComputeTheoreticalOccupancy(*device, row.launch);
-      if (t.ok()) {
-        row.theoretical = *t;
-        row.advice = AdviseOccupancy(*device, row.launch, *t);
-      } else {
-        row.theoretical_error = std::string(t.status().message());
-      }
-    }
+    FinishAchieved(acc[i], report.rows[i]);
+    FillTheoretical(in.devices, report.rows[i]);
   }
   std::stable_sort(
       report.rows.begin(), report.rows.end(),
@@ -170,99 +289,18 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
 
 std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat format) {
   const bool text = format == OutputFormat::kTable;
-  std::vector<Table::Column> columns = {{"kernel"},
-                                        {"device", true},
-                                        {"grid", true},
-                                        {"block", true},
-                                        {"regs", true},
-                                        {"smem_per_block", true},
-                                        {"launches", true},
-                                        {text ? "total_time" : "total_ns", true},
-                                        {"theoretical_pct", true},
-                                        {"blocks_per_sm", true},
-                                        {"limiter"},
-                                        {"achieved_pct", true},
-                                        {"gap_pts", true},
-                                        {"samples", true},
-                                        {"shared_samples", true},
-                                        {"shared_pct", true},
-                                        {"above_limit", true}};
-  if (!text) {
-    columns.push_back({"launches_from_shared", true});
-    columns.push_back({"note"});
-    columns.push_back({"advice"});
-  } else {
-    columns.push_back({"see"});
-  }
-  Table table(columns);
+  Table table(OccupancyColumns(text));
   std::vector<std::string> footnotes;
   bool any_from_shared = false;
   for (const OccupancyRow& row : report.rows) {
     // Cells are built in place: moving one in makes GCC 12 warn falsely (-Wmaybe-uninitialized).
     std::vector<Cell> cells;
     cells.emplace_back(ShortKernelName(row.name, text));
-    cells.emplace_back(row.device_id);
-    if (row.launch_known) {
-      cells.emplace_back(Dims(row.launch.grid_x, row.launch.grid_y, row.launch.grid_z));
-      cells.emplace_back(Dims(row.launch.block_x, row.launch.block_y, row.launch.block_z));
-      cells.emplace_back(row.launch.registers_per_thread);
-      cells.emplace_back(text ? Cell(FormatBytes(row.launch.shared_memory_per_block()))
-                              : Cell(row.launch.shared_memory_per_block()));
-    } else {
-      for (int i = 0; i < 4; ++i) cells.emplace_back();
-    }
-    cells.emplace_back(row.launches);
-    cells.emplace_back(text ? Cell(FormatDuration(row.total_ns)) : Cell(row.total_ns));
-    if (row.theoretical) {
-      cells.emplace_back(PercentCell(row.theoretical->occupancy));
-      cells.emplace_back(row.theoretical->blocks_per_sm);
-      cells.emplace_back(LimiterNames(row.theoretical->limiters & ~kLimitBarriers));
-    } else {
-      cells.emplace_back(text ? Cell("n/a") : Cell());
-      cells.emplace_back();
-      cells.emplace_back();
-    }
-    if (std::isnan(row.achieved)) {
-      cells.emplace_back(text ? Cell("n/a") : Cell());
-      cells.emplace_back();
-    } else {
-      // "*": the figure rests on samples shared with other kernels (a footnote says so).
-      if (text && row.launches_from_shared > 0) {
-        cells.emplace_back(absl::StrFormat("%.1f*", std::round(row.achieved * 1000.0) / 10.0));
-        any_from_shared = true;
-      } else {
-        cells.emplace_back(PercentCell(row.achieved));
-      }
-      cells.emplace_back(row.theoretical ? PercentCell(row.theoretical->occupancy - row.achieved)
-                                         : Cell());
-    }
-    cells.emplace_back(row.samples);
-    cells.emplace_back(row.shared_samples);
-    cells.emplace_back(std::isnan(row.achieved) ? Cell() : PercentCell(row.shared_time_fraction));
-    cells.emplace_back(std::isnan(row.achieved) ? Cell() : Cell(row.above_limit));
-    if (!text) {
-      cells.emplace_back(std::isnan(row.achieved) ? Cell() : Cell(row.launches_from_shared));
-    }
-    std::vector<std::string> notes;
-    if (!row.theoretical_error.empty()) notes.push_back(row.theoretical_error);
-    if (!row.achieved_reason.empty()) notes.push_back(row.achieved_reason);
-    std::vector<std::string> advice;
-    for (const OccupancyAdvice& a : row.advice) advice.push_back(a.text);
-    if (text) {
-      std::vector<std::string> refs;
-      for (const std::string& n : notes) {
-        footnotes.push_back(n);
-        refs.push_back(absl::StrCat("[", footnotes.size(), "]"));
-      }
-      for (const std::string& n : advice) {
-        footnotes.push_back(n);
-        refs.push_back(absl::StrCat("[", footnotes.size(), "]"));
-      }
-      cells.emplace_back(absl::StrJoin(refs, ""));
-    } else {
-      cells.emplace_back(absl::StrJoin(notes, " | "));
-      cells.emplace_back(absl::StrJoin(advice, " | "));
-    }
+    AppendLaunchCells(row, text, cells);
+    AppendFigureCells(row, text, cells);
+    // AppendFigureCells marked the achieved figure "*": the footnote below explains it.
+    if (text && row.launches_from_shared > 0 && !std::isnan(row.achieved)) any_from_shared = true;
+    AppendNoteCells(row, text, footnotes, cells);
     table.AddRow(std::move(cells));
   }
   if (!text) return table.Render(format);

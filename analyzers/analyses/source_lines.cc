@@ -36,13 +36,54 @@ std::string JoinSourcePath(const std::string& dir, const std::string& file) {
   return dir.ends_with('/') ? dir + file : absl::StrCat(dir, "/", file);
 }
 
+namespace {
+
+// A PC to look up, with the cubin it is in.
+using PcLookup = std::pair<const PcKey*, const std::string*>;
+
+// Runs in the child process: looks up every PC and writes the answers (see the top).
+void LocateAll(const std::vector<PcLookup>& lookups, const SassLocator& locator, int fd) {
+  std::string first_problem;
+  std::string message;
+  for (const auto& [pc_ptr, cubin] : lookups) {
+    const PcKey& pc = *pc_ptr;
+    uint8_t status = kRefused;
+    SassSourceLine found;
+    absl::StatusOr<SassSourceLine> located = locator(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(cubin->data()), cubin->size()),
+        pc.function, pc.pc_offset);
+    if (!located.ok()) {
+      if (first_problem.empty()) first_problem = std::string(located.status().message());
+    } else if (located->line == 0 || located->file.empty()) {
+      status = kNoLineInfo;
+    } else {
+      status = kLine;
+      found = *std::move(located);
+    }
+    message.assign(1, static_cast<char>(status));
+    if (status == kLine) {
+      const std::string path = JoinSourcePath(found.dir, found.file);
+      const uint32_t length = static_cast<uint32_t>(path.size());
+      message.append(reinterpret_cast<const char*>(&found.line), sizeof found.line);
+      message.append(reinterpret_cast<const char*>(&length), sizeof length);
+      message += path;
+    }
+    if (!WriteAll(fd, message.data(), message.size())) _exit(3);
+  }
+  const uint32_t length = static_cast<uint32_t>(first_problem.size());
+  WriteAll(fd, &length, sizeof length);
+  WriteAll(fd, first_problem.data(), length);
+}
+
+}  // namespace
+
 SourceMapping MapPcsToSource(const std::vector<const TraceModel*>& traces,
                              const std::vector<PcKey>& pcs, const SassLocator& locator) {
   SourceMapping out;
   out.pcs = pcs.size();
   // The PCs whose cubin is in a trace, with it; the others are counted here, and when no PC
   // has a cubin no child process is needed.
-  std::vector<std::pair<const PcKey*, const std::string*>> lookups;
+  std::vector<PcLookup> lookups;
   for (const PcKey& pc : pcs) {
     const std::string* cubin = nullptr;
     for (const TraceModel* model : traces) {
@@ -55,38 +96,7 @@ SourceMapping MapPcsToSource(const std::vector<const TraceModel*>& traces,
     }
   }
   if (lookups.empty()) return out;
-  const ChildOutput child = RunInChildProcess([&](int fd) {
-    std::string first_problem;
-    std::string message;
-    for (const auto& [pc_ptr, cubin] : lookups) {
-      const PcKey& pc = *pc_ptr;
-      uint8_t status = kRefused;
-      SassSourceLine found;
-      absl::StatusOr<SassSourceLine> located = locator(
-          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(cubin->data()), cubin->size()),
-          pc.function, pc.pc_offset);
-      if (!located.ok()) {
-        if (first_problem.empty()) first_problem = std::string(located.status().message());
-      } else if (located->line == 0 || located->file.empty()) {
-        status = kNoLineInfo;
-      } else {
-        status = kLine;
-        found = *std::move(located);
-      }
-      message.assign(1, static_cast<char>(status));
-      if (status == kLine) {
-        const std::string path = JoinSourcePath(found.dir, found.file);
-        const uint32_t length = static_cast<uint32_t>(path.size());
-        message.append(reinterpret_cast<const char*>(&found.line), sizeof found.line);
-        message.append(reinterpret_cast<const char*>(&length), sizeof length);
-        message += path;
-      }
-      if (!WriteAll(fd, message.data(), message.size())) _exit(3);
-    }
-    const uint32_t length = static_cast<uint32_t>(first_problem.size());
-    WriteAll(fd, &length, sizeof length);
-    WriteAll(fd, first_problem.data(), length);
-  });
+  const ChildOutput child = RunInChildProcess([&](int fd) { LocateAll(lookups, locator, fd); });
 
   size_t offset = 0;
   size_t done = 0;

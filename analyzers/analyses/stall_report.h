@@ -36,6 +36,9 @@ std::vector<std::string_view> KnownWarpStates();
 // (each sample is one warp-cycle); NaN when nothing was selected.
 double WarpCyclesPerIssue(uint64_t samples, uint64_t selected);
 
+// How many of `available` rows a report with --top `top` shows: all of them when top <= 0.
+size_t StallRowsShown(size_t available, int top);
+
 // What the report lists per kernel: its reasons, its hottest PCs, or its hottest source lines.
 enum class StallView { kKernel, kPc, kLine };
 

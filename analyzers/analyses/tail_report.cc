@@ -101,6 +101,76 @@ Table InstanceTable(const TailReport& report, const PmInputs& in, bool text) {
   return t;
 }
 
+// One launch's curve and figures, for --instances in JSON.
+void WriteInstanceJson(const ActiveWarpCurve& c, std::string_view kernel, JsonWriter& json) {
+  json.BeginObject();
+  json.Key("kernel").String(kernel);
+  json.Key("start_ns").Uint(c.start_ns);
+  json.Key("duration_ns").Uint(c.duration_ns);
+  json.Key("samples").Uint(c.samples);
+  json.Key("coverage").Double(c.coverage);
+  json.Key("shared_fraction").Double(c.shared_fraction);
+  json.Key("shared_samples").Uint(c.shared_samples);
+  json.Key("levels_from_shared").Bool(c.levels_from_shared);
+  json.Key("above_limit").Uint(c.above_limit);
+  if (c.limit_warps > 0) {
+    json.Key("limit_warps").Double(c.limit_warps);
+    json.Key("limit_theoretical").Bool(c.limit_theoretical);
+  }
+  json.Key("has_tail_metrics").Bool(c.has_tail_metrics);
+  if (!c.segments.empty()) {
+    json.Key("peak_warps").Double(c.peak);
+    json.Key("mean_warps").Double(c.mean);
+  }
+  if (c.has_tail_metrics) {
+    json.Key("steady_warps").Double(c.steady);
+    json.Key("tail_fraction").Double(c.tail_fraction);
+    json.Key("below_50").Double(c.below_50);
+    json.Key("below_25").Double(c.below_25);
+    json.Key("drain_ns").Double(c.drain_ns);
+    json.Key("tail_cost_ns").Double(c.tail_cost_ns);
+  }
+  json.Key("verdict").String(c.verdict);
+  json.Key("note").String(c.note);
+  json.Key("curve").BeginArray();
+  for (double p : c.points) json.Double(p);
+  json.EndArray();
+  json.EndObject();
+}
+
+// The verdicts by rank, then why kernels have no tail metrics (the first few of them).
+std::string SummaryNotes(const TailReport& report) {
+  std::string notes;
+  int rank = 0;
+  for (const KernelTailSummary& s : report.summaries) {
+    ++rank;
+    if (!s.verdict.empty()) {
+      absl::StrAppend(&notes, "[", rank, "] ", ShortKernelName(s.name, true), ": ", s.verdict,
+                      "\n");
+    }
+  }
+  // Notes say why a kernel has no tail metrics; a PyTorch trace has a hundred such kernels,
+  // so the text table shows the first few (CSV and JSON carry every one).
+  constexpr int kMaxNotes = 12;
+  int shown = 0, hidden = 0;
+  rank = 0;
+  for (const KernelTailSummary& s : report.summaries) {
+    ++rank;
+    if (s.note.empty()) continue;
+    if (shown == kMaxNotes) {
+      ++hidden;
+      continue;
+    }
+    ++shown;
+    absl::StrAppend(&notes, "(", rank, ") ", ShortKernelName(s.name, true), ": ", s.note, "\n");
+  }
+  if (hidden > 0) {
+    absl::StrAppend(&notes, "... and ", hidden,
+                    " more kernels without tail metrics (each launch's reason: --instances)\n");
+  }
+  return notes;
+}
+
 }  // namespace
 
 absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
@@ -133,39 +203,7 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
       if (options.instances) {
         json.Key("instances").BeginArray();
         for (const ActiveWarpCurve& c : report.curves) {
-          json.BeginObject();
-          json.Key("kernel").String(in.kernels[c.kernel_index].name);
-          json.Key("start_ns").Uint(c.start_ns);
-          json.Key("duration_ns").Uint(c.duration_ns);
-          json.Key("samples").Uint(c.samples);
-          json.Key("coverage").Double(c.coverage);
-          json.Key("shared_fraction").Double(c.shared_fraction);
-          json.Key("shared_samples").Uint(c.shared_samples);
-          json.Key("levels_from_shared").Bool(c.levels_from_shared);
-          json.Key("above_limit").Uint(c.above_limit);
-          if (c.limit_warps > 0) {
-            json.Key("limit_warps").Double(c.limit_warps);
-            json.Key("limit_theoretical").Bool(c.limit_theoretical);
-          }
-          json.Key("has_tail_metrics").Bool(c.has_tail_metrics);
-          if (!c.segments.empty()) {
-            json.Key("peak_warps").Double(c.peak);
-            json.Key("mean_warps").Double(c.mean);
-          }
-          if (c.has_tail_metrics) {
-            json.Key("steady_warps").Double(c.steady);
-            json.Key("tail_fraction").Double(c.tail_fraction);
-            json.Key("below_50").Double(c.below_50);
-            json.Key("below_25").Double(c.below_25);
-            json.Key("drain_ns").Double(c.drain_ns);
-            json.Key("tail_cost_ns").Double(c.tail_cost_ns);
-          }
-          json.Key("verdict").String(c.verdict);
-          json.Key("note").String(c.note);
-          json.Key("curve").BeginArray();
-          for (double p : c.points) json.Double(p);
-          json.EndArray();
-          json.EndObject();
+          WriteInstanceJson(c, in.kernels[c.kernel_index].name, json);
         }
         json.EndArray();
       }
@@ -179,34 +217,7 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
   if (!report.problem.empty()) absl::StrAppend(&out, "warpscope: ", report.problem, "\n\n");
   if (report.summaries.empty()) return out + "warpscope: no kernels match\n";
   out += SummaryTable(report, true).RenderText();
-  std::string notes;
-  int rank = 0;
-  for (const KernelTailSummary& s : report.summaries) {
-    ++rank;
-    if (!s.verdict.empty()) {
-      absl::StrAppend(&notes, "[", rank, "] ", ShortKernelName(s.name, true), ": ", s.verdict,
-                      "\n");
-    }
-  }
-  // Notes say why a kernel has no tail metrics; a PyTorch trace has a hundred such kernels,
-  // so the text table shows the first few (CSV and JSON carry every one).
-  constexpr int kMaxNotes = 12;
-  int shown = 0, hidden = 0;
-  rank = 0;
-  for (const KernelTailSummary& s : report.summaries) {
-    ++rank;
-    if (s.note.empty()) continue;
-    if (shown == kMaxNotes) {
-      ++hidden;
-      continue;
-    }
-    ++shown;
-    absl::StrAppend(&notes, "(", rank, ") ", ShortKernelName(s.name, true), ": ", s.note, "\n");
-  }
-  if (hidden > 0) {
-    absl::StrAppend(&notes, "... and ", hidden,
-                    " more kernels without tail metrics (each launch's reason: --instances)\n");
-  }
+  const std::string notes = SummaryNotes(report);
   if (!notes.empty()) absl::StrAppend(&out, "\n", notes);
   bool shared_levels = false;
   for (const KernelTailSummary& s : report.summaries) {

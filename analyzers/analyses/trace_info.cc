@@ -141,8 +141,8 @@ PcSummary SummarizePc(const TraceModel& m) {
 // Counters worth a warning: data loss or errors with a non-zero value.
 bool Alarming(const StatCounter& c) { return c.value != 0 && c.severity != v1::SEVERITY_INFO; }
 
-std::string RenderText(const TraceModel& m, const std::string& name) {
-  std::string out;
+// The trace, its process and clock, its span and how it ended.
+void AppendTextHeader(const TraceModel& m, const std::string& name, std::string& out) {
   auto line = [&](const std::string& key, const std::string& value) {
     absl::StrAppend(&out, absl::StrFormat("%-14s", key), value, "\n");
   };
@@ -179,7 +179,9 @@ std::string RenderText(const TraceModel& m, const std::string& name) {
   for (size_t i = 0; i < h.config.size(); ++i) {
     line(i == 0 ? "config" : "", absl::StrCat(h.config[i].first, "=", h.config[i].second));
   }
+}
 
+void AppendTextDevices(const TraceModel& m, std::string& out) {
   out += "\ndevices\n";
   if (m.devices.empty()) {
     out += "  (none described)\n";
@@ -208,7 +210,10 @@ std::string RenderText(const TraceModel& m, const std::string& name) {
       }
     }
   }
+}
 
+// Event counts by kind, and the capture windows.
+void AppendTextEvents(const TraceModel& m, std::string& out) {
   out += "\nevents\n";
   {
     Table t({{"Kind", false}, {"Count", true}});
@@ -226,7 +231,10 @@ std::string RenderText(const TraceModel& m, const std::string& name) {
     }
     out += t.RenderText();
   }
+}
 
+// What PM and PC sampling produced.
+void AppendTextSampling(const TraceModel& m, std::string& out) {
   if (!m.pm_metric_sets.empty()) {
     out += "\npm sampling\n";
     for (const PmSetSummary& s : SummarizePm(m)) {
@@ -259,7 +267,10 @@ std::string RenderText(const TraceModel& m, const std::string& name) {
                       pc.diagnosis, "\n");
     }
   }
+}
 
+// The writer's stats, the import problems, and the notices collectors left.
+void AppendTextCounters(const TraceModel& m, std::string& out) {
   absl::StrAppend(&out, "\nstats",
                   m.stats_packets == 0 ? " (no stats packet)"
                   : m.stats_final      ? " (final)"
@@ -292,7 +303,10 @@ std::string RenderText(const TraceModel& m, const std::string& name) {
                       " ", n.source, ": ", n.message, "\n");
     }
   }
+}
 
+// Lost data and truncation, last so that they are seen.
+void AppendTextWarnings(const TraceModel& m, std::string& out) {
   std::vector<std::string> warnings;
   for (const StatCounter& c : m.stats) {
     if (Alarming(c)) {
@@ -309,16 +323,20 @@ std::string RenderText(const TraceModel& m, const std::string& name) {
   if (m.truncation.truncated()) {
     absl::StrAppend(&out, "\nTRUNCATED: ", m.truncation.Describe(), "\n");
   }
+}
+
+std::string RenderText(const TraceModel& m, const std::string& name) {
+  std::string out;
+  AppendTextHeader(m, name, out);
+  AppendTextDevices(m, out);
+  AppendTextEvents(m, out);
+  AppendTextSampling(m, out);
+  AppendTextCounters(m, out);
+  AppendTextWarnings(m, out);
   return out;
 }
 
-std::string RenderJson(const TraceModel& m, const std::string& name) {
-  const TraceHeader& h = m.header;
-  JsonWriter j;
-  j.BeginObject();
-  j.Key("trace").String(name);
-  j.Key("file_size_bytes").Uint(m.file_size);
-  j.Key("packets").Uint(m.packet_count);
+void WriteJsonHeader(const TraceHeader& h, JsonWriter& j) {
   j.Key("header").BeginObject();
   j.Key("format_major").Uint(h.format_major);
   j.Key("format_minor").Uint(h.format_minor);
@@ -342,7 +360,9 @@ std::string RenderJson(const TraceModel& m, const std::string& name) {
   j.Key("cupti_version").Uint(h.cupti_version);
   j.Key("cuda_driver_version").Uint(h.cuda_driver_version);
   j.EndObject();
+}
 
+void WriteJsonDevices(const TraceModel& m, JsonWriter& j) {
   j.Key("devices").BeginArray();
   for (const DeviceInfo& d : m.devices) {
     j.BeginObject();
@@ -371,7 +391,11 @@ std::string RenderJson(const TraceModel& m, const std::string& name) {
     j.EndObject();
   }
   j.EndArray();
+}
 
+// Event counts, the span and the capture windows.
+void WriteJsonEvents(const TraceModel& m, JsonWriter& j) {
+  const TraceHeader& h = m.header;
   j.Key("event_counts").BeginObject();
   for (const auto& [kind, count] : CountEventsByKind(m)) j.Key(kind).Uint(count);
   j.EndObject();
@@ -412,7 +436,9 @@ std::string RenderJson(const TraceModel& m, const std::string& name) {
     j.EndObject();
   }
   j.EndArray();
+}
 
+void WriteJsonSampling(const TraceModel& m, JsonWriter& j) {
   if (!m.pm_metric_sets.empty()) {
     j.Key("pm_sampling").BeginObject();
     j.Key("metric_sets").BeginArray();
@@ -448,8 +474,11 @@ std::string RenderJson(const TraceModel& m, const std::string& name) {
     j.Key("zero_samples_cause").String(pc.diagnosis);
     j.EndObject();
   }
+}
 
-  // Stats counters are described by the stats table, import counters by the reader.
+// Stats, import counters and notices. Stats counters are described by the stats table,
+// import counters by the reader.
+void WriteJsonCounters(const TraceModel& m, JsonWriter& j) {
   auto counters = [&](const std::vector<StatCounter>& list, bool stats_counters) {
     j.BeginArray();
     for (const StatCounter& c : list) {
@@ -481,7 +510,10 @@ std::string RenderJson(const TraceModel& m, const std::string& name) {
     j.EndObject();
   }
   j.EndArray();
+}
 
+// How the trace ended: its marker and any truncation.
+void WriteJsonEnd(const TraceModel& m, JsonWriter& j) {
   j.Key("end_of_trace");
   if (m.end_of_trace.has_value()) {
     j.BeginObject();
@@ -498,6 +530,20 @@ std::string RenderJson(const TraceModel& m, const std::string& name) {
   j.Key("bytes_lost").Uint(m.truncation.bytes_lost);
   j.Key("message").String(m.truncation.Describe());
   j.EndObject();
+}
+
+std::string RenderJson(const TraceModel& m, const std::string& name) {
+  JsonWriter j;
+  j.BeginObject();
+  j.Key("trace").String(name);
+  j.Key("file_size_bytes").Uint(m.file_size);
+  j.Key("packets").Uint(m.packet_count);
+  WriteJsonHeader(m.header, j);
+  WriteJsonDevices(m, j);
+  WriteJsonEvents(m, j);
+  WriteJsonSampling(m, j);
+  WriteJsonCounters(m, j);
+  WriteJsonEnd(m, j);
   j.Key("worst_severity").String(SeverityName(m.WorstSeverity()));
   j.EndObject();
   return j.str() + "\n";

@@ -19,6 +19,18 @@
 #include "proto/common/setting_error.h"
 
 namespace warpscope {
+namespace {
+
+absl::StatusOr<StallView> ParseStallView(const std::string& by) {
+  if (by == "kernel") return StallView::kKernel;
+  if (by == "pc") return StallView::kPc;
+  if (by == "line") return StallView::kLine;
+  return absl::InvalidArgumentError(
+      absl::StrCat("flag --by must be kernel, pc or line, not ", QuoteValue(by)));
+}
+
+}  // namespace
+
 int RunStallsCommand(const CommandArgs& args) {
   FlagSet flags(
       "stalls", "TRACE.wst... [flags]",
@@ -52,17 +64,9 @@ int RunStallsCommand(const CommandArgs& args) {
   StallReportOptions options;
   options.kernel_regex = flags.Get("kernel");
   options.top = static_cast<int>(std::min<int64_t>(*top, 1 << 20));
-  const std::string by = flags.Get("by");
-  if (by == "kernel") {
-    options.view = StallView::kKernel;
-  } else if (by == "pc") {
-    options.view = StallView::kPc;
-  } else if (by == "line") {
-    options.view = StallView::kLine;
-  } else {
-    return UsageError(absl::InvalidArgumentError(
-        absl::StrCat("flag --by must be kernel, pc or line, not ", QuoteValue(by))));
-  }
+  absl::StatusOr<StallView> view = ParseStallView(flags.Get("by"));
+  if (!view.ok()) return UsageError(view.status());
+  options.view = *view;
   for (absl::string_view dir : absl::StrSplit(flags.Get("source-dir"), ':', absl::SkipEmpty())) {
     options.source_dirs.emplace_back(dir);
   }

@@ -39,6 +39,15 @@ class PmCounterDataImporter {
     std::vector<uint64_t> start_ns;
     std::vector<uint64_t> duration_ns;
   };
+  // Runs in the child process: evaluates every kept sample and writes, per sample, a status
+  // byte (0 evaluated, 1 refused by CUPTI, 2 no evaluator) and the values, then the first
+  // problem's length and text.
+  void EvaluateAll(const TraceModel& model, int fd) const;
+  // Reads what EvaluateAll wrote from `bytes` at `*offset`, counting each sample; clears
+  // `*stream_ok` where the output ends early.
+  std::vector<PmSample> ReadResults(const TraceModel& model, const std::string& bytes,
+                                    size_t* offset, bool* stream_ok);
+
   Counts counts_;
   std::vector<Raw> raw_;
 };

@@ -3,11 +3,9 @@
 #include "analyzers/model/trace_model.h"
 
 #include <algorithm>
-#include <set>
 #include <unordered_map>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "analyzers/model/pm_counter_data.h"
 #include "analyzers/model/trace_limits.h"
 
@@ -25,7 +23,21 @@ class TraceModelBuilder {
   absl::StatusOr<TraceModel> Build();
 
  private:
+  void CopyHeader(const v1::Header& h);
+  void CountReaderProblems();
+  void CountModelProblems();
+  void CountValuesOutOfRange();
   void Add(const v1::TracePacket& p);
+  void AddEvent(const v1::TracePacket& p);
+  void AddDevice(const v1::Device& d);
+  void AddKernel(const v1::KernelEvent& k);
+  void AddMemcpy(const v1::MemcpyEvent& c);
+  void AddMemset(const v1::MemsetEvent& s);
+  void AddPmSample(const v1::PmSample& s);
+  void AddPcStallReasons(const v1::PcStallReasons& r);
+  void AddPcSamples(const v1::PcSampleBatch& b);
+  void AddCaptureWindowEdge(const v1::CaptureWindowEdge& e);
+  void AddStats(const v1::Stats& s);
   void Extend(uint64_t begin, uint64_t end) {
     if (end < begin) {  // start + duration wrapped around: corrupt values (EndOverflows)
       ++overflowing_end_events_;
@@ -135,37 +147,13 @@ const LaunchConfig* TraceModelBuilder::Launch(uint64_t id) {
   return &c;
 }
 
+// Definitions, samples and the trace's own state; timed events go on to AddEvent.
 void TraceModelBuilder::Add(const v1::TracePacket& p) {
   TraceModel& m = model_;
   switch (p.data_case()) {
-    case v1::TracePacket::kDevice: {
-      const v1::Device& d = p.device();
-      DeviceInfo& o = m.devices.emplace_back();
-      o.id = d.id();
-      o.name = d.name();
-      o.compute_capability_major = d.compute_capability_major();
-      o.compute_capability_minor = d.compute_capability_minor();
-      o.sm_count = d.sm_count();
-      o.max_warps_per_sm = d.max_warps_per_sm();
-      o.max_blocks_per_sm = d.max_blocks_per_sm();
-      o.max_threads_per_block = d.max_threads_per_block();
-      o.max_registers_per_sm = d.max_registers_per_sm();
-      o.max_registers_per_block = d.max_registers_per_block();
-      o.max_shared_memory_per_sm = d.max_shared_memory_per_sm();
-      o.max_shared_memory_per_block = d.max_shared_memory_per_block();
-      o.max_shared_memory_per_block_optin = d.max_shared_memory_per_block_optin();
-      o.reserved_shared_memory_per_block = d.reserved_shared_memory_per_block();
-      o.threads_per_warp = d.threads_per_warp();
-      o.core_clock_khz = d.core_clock_khz();
-      o.global_memory_bytes = d.global_memory_bytes();
-      o.global_memory_bandwidth_kbps = d.global_memory_bandwidth_kbps();
-      o.l2_cache_bytes = d.l2_cache_bytes();
-      o.uuid = d.uuid();
-      o.pci_bus_id = d.pci_bus_id();
-      o.register_allocation_unit = d.register_allocation_unit();
-      o.shared_memory_allocation_unit = d.shared_memory_allocation_unit();
+    case v1::TracePacket::kDevice:
+      AddDevice(p.device());
       break;
-    }
     case v1::TracePacket::kContext: {
       const v1::ContextInfo& c = p.context();
       m.contexts.push_back({c.id(), c.device_id(), c.is_green(), c.sm_count()});
@@ -176,60 +164,69 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
       m.threads.push_back({t.id(), t.cupti_thread_id(), t.os_tid(), t.name()});
       break;
     }
-    case v1::TracePacket::kKernel: {
-      const v1::KernelEvent& k = p.kernel();
-      KernelEvent& o = m.kernels.emplace_back();
-      o.name = Str(k.name_id());
-      o.mangled_name = Str(k.mangled_name_id());
-      o.launch = Launch(k.launch_config_id());
-      o.start_ns = k.start_ns();
-      o.duration_ns = k.duration_ns();
-      o.device_id = k.device_id();
-      o.context_id = k.context_id();
-      o.stream_id = k.stream_id();
-      o.correlation_id = k.correlation_id();
-      o.graph_id = k.graph_id();
-      o.graph_node_id = k.graph_node_id();
-      o.grid_id = k.grid_id();
-      Extend(o.start_ns, o.end_ns());
+    case v1::TracePacket::kPmMetricSet: {
+      const v1::PmMetricSet& s = p.pm_metric_set();
+      m.pm_metric_sets.push_back({s.id(),
+                                  s.device_id(),
+                                  {s.metric_names().begin(), s.metric_names().end()},
+                                  s.interval_ns(),
+                                  s.chip_name(),
+                                  s.counter_availability()});
       break;
     }
-    case v1::TracePacket::kMemcpy: {
-      const v1::MemcpyEvent& c = p.memcpy();
-      MemcpyEvent& o = m.memcpys.emplace_back();
-      o.copy_kind = c.copy_kind();
-      o.src_kind = c.src_kind();
-      o.dst_kind = c.dst_kind();
-      o.bytes = c.bytes();
-      o.start_ns = c.start_ns();
-      o.duration_ns = c.duration_ns();
-      o.device_id = c.device_id();
-      o.context_id = c.context_id();
-      o.stream_id = c.stream_id();
-      o.correlation_id = c.correlation_id();
-      o.is_async = c.is_async();
-      o.src_device_id = c.src_device_id();
-      o.dst_device_id = c.dst_device_id();
-      o.graph_node_id = c.graph_node_id();
-      Extend(o.start_ns, o.end_ns());
+    case v1::TracePacket::kPmCounterData: {
+      const v1::PmCounterData& d = p.pm_counter_data();
+      pm_counter_data_.Add(m.FindPmMetricSet(d.metric_set_id()), d);
+      for (int i = 0; i < d.start_ns_size() && i < d.duration_ns_size(); ++i) {
+        Extend(d.start_ns(i), d.start_ns(i) + d.duration_ns(i));
+      }
       break;
     }
-    case v1::TracePacket::kMemset: {
-      const v1::MemsetEvent& s = p.memset();
-      MemsetEvent& o = m.memsets.emplace_back();
-      o.value = s.value();
-      o.bytes = s.bytes();
-      o.memory_kind = s.memory_kind();
-      o.start_ns = s.start_ns();
-      o.duration_ns = s.duration_ns();
-      o.device_id = s.device_id();
-      o.context_id = s.context_id();
-      o.stream_id = s.stream_id();
-      o.correlation_id = s.correlation_id();
-      o.is_async = s.is_async();
-      Extend(o.start_ns, o.end_ns());
+    case v1::TracePacket::kPmSample:
+      AddPmSample(p.pm_sample());
+      break;
+    case v1::TracePacket::kPcStallReasons:
+      AddPcStallReasons(p.pc_stall_reasons());
+      break;
+    case v1::TracePacket::kPcSamples:
+      AddPcSamples(p.pc_samples());
+      break;
+    case v1::TracePacket::kCubin:
+      AddCubinPart(p.cubin());
+      break;
+    case v1::TracePacket::kCaptureWindow:
+      AddCaptureWindowEdge(p.capture_window());
+      break;
+    case v1::TracePacket::kStats:
+      AddStats(p.stats());
+      break;
+    case v1::TracePacket::kNotice: {
+      const v1::Notice& n = p.notice();
+      m.notices.push_back({n.timestamp_ns(), n.severity(), n.source(), n.message()});
       break;
     }
+    case v1::TracePacket::kEndOfTrace:
+      m.end_of_trace = EndOfTraceInfo{p.end_of_trace().timestamp_ns(), p.end_of_trace().reason()};
+      break;
+    default:
+      AddEvent(p);
+      break;
+  }
+}
+
+// GPU activity, API calls and NVTX: each also widens the trace's time span.
+void TraceModelBuilder::AddEvent(const v1::TracePacket& p) {
+  TraceModel& m = model_;
+  switch (p.data_case()) {
+    case v1::TracePacket::kKernel:
+      AddKernel(p.kernel());
+      break;
+    case v1::TracePacket::kMemcpy:
+      AddMemcpy(p.memcpy());
+      break;
+    case v1::TracePacket::kMemset:
+      AddMemset(p.memset());
+      break;
     case v1::TracePacket::kSynchronization: {
       const v1::SyncEvent& s = p.synchronization();
       m.syncs.push_back({s.kind(), s.start_ns(), s.duration_ns(), s.context_id(), s.stream_id(),
@@ -272,116 +269,6 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
       Extend(k.timestamp_ns(), k.timestamp_ns());
       break;
     }
-    case v1::TracePacket::kPmMetricSet: {
-      const v1::PmMetricSet& s = p.pm_metric_set();
-      m.pm_metric_sets.push_back({s.id(),
-                                  s.device_id(),
-                                  {s.metric_names().begin(), s.metric_names().end()},
-                                  s.interval_ns(),
-                                  s.chip_name(),
-                                  s.counter_availability()});
-      break;
-    }
-    case v1::TracePacket::kPmCounterData: {
-      const v1::PmCounterData& d = p.pm_counter_data();
-      pm_counter_data_.Add(m.FindPmMetricSet(d.metric_set_id()), d);
-      for (int i = 0; i < d.start_ns_size() && i < d.duration_ns_size(); ++i) {
-        Extend(d.start_ns(i), d.start_ns(i) + d.duration_ns(i));
-      }
-      break;
-    }
-    case v1::TracePacket::kPmSample: {
-      const v1::PmSample& s = p.pm_sample();
-      m.pm_samples.push_back({s.metric_set_id(),
-                              s.start_ns(),
-                              s.duration_ns(),
-                              {s.values().begin(), s.values().end()}});
-      const PmMetricSet* set = m.FindPmMetricSet(s.metric_set_id());
-      if (set == nullptr) {
-        ++samples_without_set_;
-      } else if (set->metric_names.size() != static_cast<size_t>(s.values_size())) {
-        ++sample_value_mismatches_;
-      }
-      Extend(s.start_ns(), s.start_ns() + s.duration_ns());
-      break;
-    }
-    case v1::TracePacket::kPcStallReasons: {
-      // A device's reasons written again (a new context, a later writer) add to the ones
-      // already read: a later name for the same index wins, as in the Python reader.
-      const v1::PcStallReasons& r = p.pc_stall_reasons();
-      PcStallReasons* existing = nullptr;
-      for (PcStallReasons& e : m.pc_stall_reasons) {
-        if (e.device_id == r.device_id()) existing = &e;
-      }
-      PcStallReasons& o = existing != nullptr ? *existing : m.pc_stall_reasons.emplace_back();
-      o.device_id = r.device_id();
-      if (r.index_size() != r.name_size()) ++pc_stall_reason_length_mismatches_;
-      for (int i = 0; i < r.index_size() && i < r.name_size(); ++i) {
-        o.name_by_index[r.index(i)] = r.name(i);
-      }
-      break;
-    }
-    case v1::TracePacket::kPcSamples: {
-      const v1::PcSampleBatch& b = p.pc_samples();
-      // A batch the writer split to fit its chunks continues in packets that only add
-      // records: append them to the batch they belong to.
-      const bool continues = b.continuation() && !m.pc_sample_batches.empty() &&
-                             m.pc_sample_batches.back().device_id == b.device_id() &&
-                             m.pc_sample_batches.back().context_id == b.context_id();
-      if (b.continuation() && !continues) ++orphan_pc_continuations_;
-      PcSampleBatch& o =
-          continues ? m.pc_sample_batches.back() : m.pc_sample_batches.emplace_back();
-      if (continues) {
-        AddPcRecords(b, o);
-        break;
-      }
-      o.device_id = b.device_id();
-      o.context_id = b.context_id();
-      o.timestamp_ns = b.timestamp_ns();
-      o.total_samples = b.total_samples();
-      o.dropped_samples = b.dropped_samples();
-      o.non_user_kernel_samples = b.non_user_kernel_samples();
-      o.hardware_buffer_full = b.hardware_buffer_full();
-      AddPcRecords(b, o);
-      Extend(b.timestamp_ns(), b.timestamp_ns());
-      break;
-    }
-    case v1::TracePacket::kCubin:
-      AddCubinPart(p.cubin());
-      break;
-    case v1::TracePacket::kCaptureWindow: {
-      const v1::CaptureWindowEdge& e = p.capture_window();
-      auto it = window_by_id_.find(e.window_id());
-      if (e.begin()) {
-        window_by_id_[e.window_id()] = m.capture_windows.size();
-        m.capture_windows.push_back({e.window_id(), e.timestamp_ns(), e.trigger(), std::nullopt,
-                                     v1::CAPTURE_TRIGGER_UNKNOWN});
-      } else if (it == window_by_id_.end() || m.capture_windows[it->second].end_ns.has_value()) {
-        ++unmatched_window_ends_;
-      } else {
-        m.capture_windows[it->second].end_ns = e.timestamp_ns();
-        m.capture_windows[it->second].end_trigger = e.trigger();
-      }
-      break;
-    }
-    case v1::TracePacket::kStats: {
-      const v1::Stats& s = p.stats();
-      ++m.stats_packets;
-      m.stats.clear();
-      for (const v1::StatCounter& c : s.counters()) {
-        m.stats.push_back({c.name(), c.value(), c.severity(), {}});
-      }
-      m.stats_final = s.final();
-      break;
-    }
-    case v1::TracePacket::kNotice: {
-      const v1::Notice& n = p.notice();
-      m.notices.push_back({n.timestamp_ns(), n.severity(), n.source(), n.message()});
-      break;
-    }
-    case v1::TracePacket::kEndOfTrace:
-      m.end_of_trace = EndOfTraceInfo{p.end_of_trace().timestamp_ns(), p.end_of_trace().reason()};
-      break;
     default:
       // Header (handled from reader.header()), interned definitions (the reader keeps
       // them) and packets this reader does not know (the reader counts them).
@@ -389,11 +276,189 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
   }
 }
 
+void TraceModelBuilder::AddDevice(const v1::Device& d) {
+  TraceModel& m = model_;
+  DeviceInfo& o = m.devices.emplace_back();
+  o.id = d.id();
+  o.name = d.name();
+  o.compute_capability_major = d.compute_capability_major();
+  o.compute_capability_minor = d.compute_capability_minor();
+  o.sm_count = d.sm_count();
+  o.max_warps_per_sm = d.max_warps_per_sm();
+  o.max_blocks_per_sm = d.max_blocks_per_sm();
+  o.max_threads_per_block = d.max_threads_per_block();
+  o.max_registers_per_sm = d.max_registers_per_sm();
+  o.max_registers_per_block = d.max_registers_per_block();
+  o.max_shared_memory_per_sm = d.max_shared_memory_per_sm();
+  o.max_shared_memory_per_block = d.max_shared_memory_per_block();
+  o.max_shared_memory_per_block_optin = d.max_shared_memory_per_block_optin();
+  o.reserved_shared_memory_per_block = d.reserved_shared_memory_per_block();
+  o.threads_per_warp = d.threads_per_warp();
+  o.core_clock_khz = d.core_clock_khz();
+  o.global_memory_bytes = d.global_memory_bytes();
+  o.global_memory_bandwidth_kbps = d.global_memory_bandwidth_kbps();
+  o.l2_cache_bytes = d.l2_cache_bytes();
+  o.uuid = d.uuid();
+  o.pci_bus_id = d.pci_bus_id();
+  o.register_allocation_unit = d.register_allocation_unit();
+  o.shared_memory_allocation_unit = d.shared_memory_allocation_unit();
+}
+
+void TraceModelBuilder::AddKernel(const v1::KernelEvent& k) {
+  TraceModel& m = model_;
+  KernelEvent& o = m.kernels.emplace_back();
+  o.name = Str(k.name_id());
+  o.mangled_name = Str(k.mangled_name_id());
+  o.launch = Launch(k.launch_config_id());
+  o.start_ns = k.start_ns();
+  o.duration_ns = k.duration_ns();
+  o.device_id = k.device_id();
+  o.context_id = k.context_id();
+  o.stream_id = k.stream_id();
+  o.correlation_id = k.correlation_id();
+  o.graph_id = k.graph_id();
+  o.graph_node_id = k.graph_node_id();
+  o.grid_id = k.grid_id();
+  Extend(o.start_ns, o.end_ns());
+}
+
+void TraceModelBuilder::AddMemcpy(const v1::MemcpyEvent& c) {
+  TraceModel& m = model_;
+  MemcpyEvent& o = m.memcpys.emplace_back();
+  o.copy_kind = c.copy_kind();
+  o.src_kind = c.src_kind();
+  o.dst_kind = c.dst_kind();
+  o.bytes = c.bytes();
+  o.start_ns = c.start_ns();
+  o.duration_ns = c.duration_ns();
+  o.device_id = c.device_id();
+  o.context_id = c.context_id();
+  o.stream_id = c.stream_id();
+  o.correlation_id = c.correlation_id();
+  o.is_async = c.is_async();
+  o.src_device_id = c.src_device_id();
+  o.dst_device_id = c.dst_device_id();
+  o.graph_node_id = c.graph_node_id();
+  Extend(o.start_ns, o.end_ns());
+}
+
+void TraceModelBuilder::AddMemset(const v1::MemsetEvent& s) {
+  TraceModel& m = model_;
+  MemsetEvent& o = m.memsets.emplace_back();
+  o.value = s.value();
+  o.bytes = s.bytes();
+  o.memory_kind = s.memory_kind();
+  o.start_ns = s.start_ns();
+  o.duration_ns = s.duration_ns();
+  o.device_id = s.device_id();
+  o.context_id = s.context_id();
+  o.stream_id = s.stream_id();
+  o.correlation_id = s.correlation_id();
+  o.is_async = s.is_async();
+  Extend(o.start_ns, o.end_ns());
+}
+
+void TraceModelBuilder::AddPmSample(const v1::PmSample& s) {
+  TraceModel& m = model_;
+  m.pm_samples.push_back(
+      {s.metric_set_id(), s.start_ns(), s.duration_ns(), {s.values().begin(), s.values().end()}});
+  const PmMetricSet* set = m.FindPmMetricSet(s.metric_set_id());
+  if (set == nullptr) {
+    ++samples_without_set_;
+  } else if (set->metric_names.size() != static_cast<size_t>(s.values_size())) {
+    ++sample_value_mismatches_;
+  }
+  Extend(s.start_ns(), s.start_ns() + s.duration_ns());
+}
+
+void TraceModelBuilder::AddPcStallReasons(const v1::PcStallReasons& r) {
+  TraceModel& m = model_;
+  // A device's reasons written again (a new context, a later writer) add to the ones
+  // already read: a later name for the same index wins, as in the Python reader.
+  PcStallReasons* existing = nullptr;
+  for (PcStallReasons& e : m.pc_stall_reasons) {
+    if (e.device_id == r.device_id()) existing = &e;
+  }
+  PcStallReasons& o = existing != nullptr ? *existing : m.pc_stall_reasons.emplace_back();
+  o.device_id = r.device_id();
+  if (r.index_size() != r.name_size()) ++pc_stall_reason_length_mismatches_;
+  for (int i = 0; i < r.index_size() && i < r.name_size(); ++i) {
+    o.name_by_index[r.index(i)] = r.name(i);
+  }
+}
+
+void TraceModelBuilder::AddPcSamples(const v1::PcSampleBatch& b) {
+  TraceModel& m = model_;
+  // A batch the writer split to fit its chunks continues in packets that only add
+  // records: append them to the batch they belong to.
+  const bool continues = b.continuation() && !m.pc_sample_batches.empty() &&
+                         m.pc_sample_batches.back().device_id == b.device_id() &&
+                         m.pc_sample_batches.back().context_id == b.context_id();
+  if (b.continuation() && !continues) ++orphan_pc_continuations_;
+  PcSampleBatch& o = continues ? m.pc_sample_batches.back() : m.pc_sample_batches.emplace_back();
+  if (continues) {
+    AddPcRecords(b, o);
+    return;
+  }
+  o.device_id = b.device_id();
+  o.context_id = b.context_id();
+  o.timestamp_ns = b.timestamp_ns();
+  o.total_samples = b.total_samples();
+  o.dropped_samples = b.dropped_samples();
+  o.non_user_kernel_samples = b.non_user_kernel_samples();
+  o.hardware_buffer_full = b.hardware_buffer_full();
+  AddPcRecords(b, o);
+  Extend(b.timestamp_ns(), b.timestamp_ns());
+}
+
+void TraceModelBuilder::AddCaptureWindowEdge(const v1::CaptureWindowEdge& e) {
+  TraceModel& m = model_;
+  auto it = window_by_id_.find(e.window_id());
+  if (e.begin()) {
+    window_by_id_[e.window_id()] = m.capture_windows.size();
+    m.capture_windows.push_back(
+        {e.window_id(), e.timestamp_ns(), e.trigger(), std::nullopt, v1::CAPTURE_TRIGGER_UNKNOWN});
+  } else if (it == window_by_id_.end() || m.capture_windows[it->second].end_ns.has_value()) {
+    ++unmatched_window_ends_;
+  } else {
+    m.capture_windows[it->second].end_ns = e.timestamp_ns();
+    m.capture_windows[it->second].end_trigger = e.trigger();
+  }
+}
+
+void TraceModelBuilder::AddStats(const v1::Stats& s) {
+  TraceModel& m = model_;
+  ++m.stats_packets;
+  m.stats.clear();
+  for (const v1::StatCounter& c : s.counters()) {
+    m.stats.push_back({c.name(), c.value(), c.severity(), {}});
+  }
+  m.stats_final = s.final();
+}
+
 absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
   TraceModel& m = model_;
   m.source_name = reader_.name();
   m.file_size = reader_.file_size();
-  const v1::Header& h = reader_.header();
+  CopyHeader(reader_.header());
+  while (true) {
+    absl::StatusOr<const v1::TracePacket*> packet = reader_.Next();
+    if (!packet.ok()) return packet.status();
+    if (*packet == nullptr) break;
+    Add(**packet);
+  }
+
+  pm_counter_data_.Finish(&m);
+  m.packet_count = reader_.counters().packets;
+  m.truncation = reader_.truncation();
+  CountReaderProblems();
+  CountModelProblems();
+  CountValuesOutOfRange();
+  return std::move(model_);
+}
+
+void TraceModelBuilder::CopyHeader(const v1::Header& h) {
+  TraceModel& m = model_;
   m.header.format_major = h.format_major();
   m.header.format_minor = h.format_minor();
   m.header.tool_version = h.tool_version();
@@ -409,31 +474,16 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
   m.header.producer = h.producer();
   m.header.cupti_version = h.cupti_version();
   m.header.cuda_driver_version = h.cuda_driver_version();
+}
 
-  while (true) {
-    absl::StatusOr<const v1::TracePacket*> packet = reader_.Next();
-    if (!packet.ok()) return packet.status();
-    if (*packet == nullptr) break;
-    Add(**packet);
-  }
-
-  pm_counter_data_.Finish(&m);
-
-  // Values no GPU has (trace_limits.h): the analyses leave these out and say why.
-  uint64_t devices_out_of_range = 0, launches_out_of_range = 0, samples_out_of_range = 0;
-  for (const DeviceInfo& d : m.devices) devices_out_of_range += !DeviceLimitsProblem(d).empty();
-  for (const LaunchConfig& l : *m.launch_configs_) {
-    launches_out_of_range += !LaunchConfigProblem(l).empty();
-  }
-  for (const PmSample& s : m.pm_samples) samples_out_of_range += !PmSampleProblem(s).empty();
-
-  m.packet_count = reader_.counters().packets;
-  m.truncation = reader_.truncation();
+// What the reader met: truncation, references it could not resolve, what it does not know.
+void TraceModelBuilder::CountReaderProblems() {
   const ReaderCounters& rc = reader_.counters();
+  const v1::Header& h = reader_.header();
   using v1::SEVERITY_DATA_LOSS;
   using v1::SEVERITY_ERROR;
   using v1::SEVERITY_INFO;
-  const TruncationInfo& t = m.truncation;
+  const TruncationInfo& t = model_.truncation;
   Count("reader.truncated_bytes", t.partial_packet ? t.bytes_lost : 0, SEVERITY_DATA_LOSS,
         "bytes of an incomplete last packet (the file was cut mid-write)");
   Count("reader.missing_end_of_trace", t.saw_end_of_trace ? 0 : 1, SEVERITY_DATA_LOSS,
@@ -459,6 +509,14 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
   Count("reader.newer_format_minor",
         h.format_major() == kReaderFormatMajor && h.format_minor() > kReaderFormatMinor ? 1 : 0,
         SEVERITY_INFO, "the file's format minor is newer than this warpscope's; new data skipped");
+}
+
+// What did not add up while packets became tables.
+void TraceModelBuilder::CountModelProblems() {
+  const TraceModel& m = model_;
+  using v1::SEVERITY_DATA_LOSS;
+  using v1::SEVERITY_ERROR;
+  using v1::SEVERITY_INFO;
   Count("model.pm_samples_without_metric_set", samples_without_set_, SEVERITY_ERROR,
         "PM samples whose metric set was not defined before them");
   Count("model.pm_sample_value_count_mismatch", sample_value_mismatches_, SEVERITY_ERROR,
@@ -491,6 +549,18 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
         "capture-window end edges without a matching begin");
   Count("model.events_with_overflowing_end", overflowing_end_events_, SEVERITY_ERROR,
         "events whose end overflows the 64-bit time range");
+}
+
+void TraceModelBuilder::CountValuesOutOfRange() {
+  const TraceModel& m = model_;
+  // Values no GPU has (trace_limits.h): the analyses leave these out and say why.
+  uint64_t devices_out_of_range = 0, launches_out_of_range = 0, samples_out_of_range = 0;
+  for (const DeviceInfo& d : m.devices) devices_out_of_range += !DeviceLimitsProblem(d).empty();
+  for (const LaunchConfig& l : *m.launch_configs_) {
+    launches_out_of_range += !LaunchConfigProblem(l).empty();
+  }
+  for (const PmSample& s : m.pm_samples) samples_out_of_range += !PmSampleProblem(s).empty();
+  using v1::SEVERITY_ERROR;
   Count("model.devices_out_of_range", devices_out_of_range, SEVERITY_ERROR,
         "devices with a limit far beyond any GPU's (listed under devices); occupancy is not "
         "computed for their kernels");
@@ -500,7 +570,6 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
   Count("model.pm_samples_out_of_range", samples_out_of_range, SEVERITY_ERROR,
         "PM samples whose end overflows the 64-bit time range or with a value that is not a "
         "finite number; the analyses skip them");
-  return std::move(model_);
 }
 
 absl::StatusOr<TraceModel> TraceModel::Load(TraceReader& reader, const TraceModelOptions& options) {
@@ -513,218 +582,6 @@ absl::StatusOr<TraceModel> TraceModel::Load(const std::string& path,
   absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path);
   if (!reader.ok()) return reader.status();
   return Load(**reader, options);
-}
-
-const DeviceInfo* TraceModel::FindDevice(uint32_t id) const {
-  for (const DeviceInfo& d : devices) {
-    if (d.id == id) return &d;
-  }
-  return nullptr;
-}
-
-const ContextInfo* TraceModel::FindContext(uint32_t id) const {
-  for (const ContextInfo& c : contexts) {
-    if (c.id == id) return &c;
-  }
-  return nullptr;
-}
-
-const ThreadInfo* TraceModel::FindThread(uint64_t id) const {
-  for (const ThreadInfo& t : threads) {
-    if (t.id == id) return &t;
-  }
-  return nullptr;
-}
-
-const PmMetricSet* TraceModel::FindPmMetricSet(uint32_t id) const {
-  // Backwards: the set a sample refers to is usually the latest one.
-  for (auto it = pm_metric_sets.rbegin(); it != pm_metric_sets.rend(); ++it) {
-    if (it->id == id) return &*it;
-  }
-  return nullptr;
-}
-
-const PcStallReasons* TraceModel::FindPcStallReasons(uint32_t device_id) const {
-  for (auto it = pc_stall_reasons.rbegin(); it != pc_stall_reasons.rend(); ++it) {
-    if (it->device_id == device_id) return &*it;
-  }
-  return nullptr;
-}
-
-const std::string* TraceModel::FindCubin(uint64_t crc) const {
-  auto it = cubins.find(crc);
-  return it == cubins.end() ? nullptr : &it->second;
-}
-
-std::optional<uint32_t> TraceModel::DeviceOfContext(uint32_t context_id) const {
-  const ContextInfo* c = FindContext(context_id);
-  if (c == nullptr) return std::nullopt;
-  return c->device_id;
-}
-
-std::vector<uint32_t> TraceModel::DeviceIds() const {
-  std::set<uint32_t> ids;
-  for (const DeviceInfo& d : devices) ids.insert(d.id);
-  for (const KernelEvent& k : kernels) ids.insert(k.device_id);
-  for (const MemcpyEvent& c : memcpys) ids.insert(c.device_id);
-  for (const MemsetEvent& s : memsets) ids.insert(s.device_id);
-  return {ids.begin(), ids.end()};
-}
-
-v1::Severity TraceModel::WorstSeverity() const {
-  v1::Severity worst = v1::SEVERITY_INFO;
-  for (const auto* list : {&import_counters, &stats}) {
-    for (const StatCounter& c : *list) {
-      if (c.value != 0 && c.severity > worst) worst = c.severity;
-    }
-  }
-  return worst;
-}
-
-std::string_view CopyKindName(v1::CopyKind kind) {
-  switch (kind) {
-    case v1::COPY_KIND_HTOD:
-      return "HtoD";
-    case v1::COPY_KIND_DTOH:
-      return "DtoH";
-    case v1::COPY_KIND_HTOA:
-      return "HtoA";
-    case v1::COPY_KIND_ATOH:
-      return "AtoH";
-    case v1::COPY_KIND_ATOA:
-      return "AtoA";
-    case v1::COPY_KIND_ATOD:
-      return "AtoD";
-    case v1::COPY_KIND_DTOA:
-      return "DtoA";
-    case v1::COPY_KIND_DTOD:
-      return "DtoD";
-    case v1::COPY_KIND_HTOH:
-      return "HtoH";
-    case v1::COPY_KIND_PTOP:
-      return "PtoP";
-    default:
-      return "Unknown";
-  }
-}
-
-std::string_view MemoryKindName(v1::MemoryKind kind) {
-  switch (kind) {
-    case v1::MEMORY_KIND_PAGEABLE:
-      return "Pageable";
-    case v1::MEMORY_KIND_PINNED:
-      return "Pinned";
-    case v1::MEMORY_KIND_DEVICE:
-      return "Device";
-    case v1::MEMORY_KIND_ARRAY:
-      return "Array";
-    case v1::MEMORY_KIND_MANAGED:
-      return "Managed";
-    case v1::MEMORY_KIND_DEVICE_STATIC:
-      return "Device Static";
-    case v1::MEMORY_KIND_MANAGED_STATIC:
-      return "Managed Static";
-    default:
-      return "Unknown";
-  }
-}
-
-std::string_view SyncKindName(v1::SyncKind kind) {
-  switch (kind) {
-    case v1::SYNC_KIND_EVENT:
-      return "Event";
-    case v1::SYNC_KIND_STREAM_WAIT_EVENT:
-      return "Stream Wait Event";
-    case v1::SYNC_KIND_STREAM:
-      return "Stream";
-    case v1::SYNC_KIND_CONTEXT:
-      return "Context";
-    default:
-      return "Unknown";
-  }
-}
-
-std::string_view ApiDomainName(v1::ApiDomain domain) {
-  switch (domain) {
-    case v1::API_DOMAIN_RUNTIME:
-      return "Runtime";
-    case v1::API_DOMAIN_DRIVER:
-      return "Driver";
-    default:
-      return "Unknown";
-  }
-}
-
-std::string_view ClockDomainName(v1::ClockDomain domain) {
-  switch (domain) {
-    case v1::CLOCK_DOMAIN_REALTIME:
-      return "CLOCK_REALTIME";
-    case v1::CLOCK_DOMAIN_MONOTONIC:
-      return "CLOCK_MONOTONIC";
-    case v1::CLOCK_DOMAIN_MONOTONIC_RAW:
-      return "CLOCK_MONOTONIC_RAW";
-    case v1::CLOCK_DOMAIN_SYNTHETIC:
-      return "synthetic";
-    default:
-      return "unspecified";
-  }
-}
-
-std::string_view CaptureTriggerName(v1::CaptureTrigger trigger) {
-  switch (trigger) {
-    case v1::CAPTURE_TRIGGER_PROCESS:
-      return "process";
-    case v1::CAPTURE_TRIGGER_DELAY:
-      return "delay";
-    case v1::CAPTURE_TRIGGER_DURATION:
-      return "duration";
-    case v1::CAPTURE_TRIGGER_PROFILER_API:
-      return "profiler-api";
-    case v1::CAPTURE_TRIGGER_NVTX:
-      return "nvtx";
-    case v1::CAPTURE_TRIGGER_SIGNAL:
-      return "signal";
-    case v1::CAPTURE_TRIGGER_ERROR:
-      return "error";
-    default:
-      return "unknown";
-  }
-}
-
-std::string_view SeverityName(v1::Severity severity) {
-  switch (severity) {
-    case v1::SEVERITY_DATA_LOSS:
-      return "data-loss";
-    case v1::SEVERITY_ERROR:
-      return "error";
-    default:
-      return "info";
-  }
-}
-
-std::string_view EndReasonName(v1::EndReason reason) {
-  switch (reason) {
-    case v1::END_REASON_EXIT:
-      return "exit";
-    case v1::END_REASON_SIGNAL:
-      return "signal";
-    case v1::END_REASON_WRITE_ERROR:
-      return "write-error";
-    case v1::END_REASON_DETACH:
-      return "detach";
-    default:
-      return "unknown";
-  }
-}
-
-std::string KernelDisplayName(const KernelEvent& kernel) {
-  if (!kernel.name.empty()) return std::string(kernel.name);
-  if (!kernel.mangled_name.empty()) return std::string(kernel.mangled_name);
-  return "<unnamed kernel>";
-}
-
-std::string MemcpyOperationName(v1::CopyKind kind) {
-  return absl::StrCat("[CUDA memcpy ", std::string(CopyKindName(kind)), "]");
 }
 
 }  // namespace warpscope

@@ -1,5 +1,6 @@
-// TraceReader implementation: framing (tag 1, wire type 2, varint length), header checks,
-// truncation and corruption reports, interned tables (see trace_reader.h).
+// TraceReader: opening a file (limits, what is not a trace), framing (tag 1, wire type 2,
+// varint length), header checks, truncation and corruption reports (see trace_reader.h);
+// interned tables and reference checks are in trace_reader_tables.cc.
 #include "analyzers/model/trace_reader.h"
 
 #include <fcntl.h>
@@ -198,77 +199,6 @@ constexpr const char* kWireTypeNames[] = {"varint",    "64-bit", "length-delimit
                                           "group end", "32-bit", "invalid (6)",      "invalid (7)"};
 
 }  // namespace
-
-// ---------------------------------------------------------------------------------------
-// InternedStrings
-
-std::string_view* InternedStrings::Slot(uint64_t id, bool create) {
-  if (id < dense_.size()) return &dense_[id];
-  auto it = sparse_.find(id);
-  if (it != sparse_.end()) return &it->second;
-  if (!create) return nullptr;
-  // Grow the dense table only for ids near its end (the writer counts up from 1), so that
-  // a corrupt id cannot make it allocate gigabytes; strays go to the map.
-  if (id < kMaxDenseId && id < dense_.size() + kDenseSlack) {
-    const size_t new_size =
-        std::min<size_t>(kMaxDenseId, std::max<size_t>(id + 1, dense_.size() * 2));
-    dense_.resize(new_size);
-    dense_defined_.resize(new_size, 0);
-    // Entries that were strays before the growth move into the dense table.
-    for (auto stray = sparse_.begin(); stray != sparse_.end();) {
-      if (stray->first < new_size) {
-        dense_[stray->first] = stray->second;
-        dense_defined_[stray->first] = sparse_defined_.count(stray->first) > 0 ? 1 : 0;
-        sparse_defined_.erase(stray->first);
-        stray = sparse_.erase(stray);
-      } else {
-        ++stray;
-      }
-    }
-    return &dense_[id];
-  }
-  return &sparse_[id];
-}
-
-const std::string_view* InternedStrings::Slot(uint64_t id) const {
-  if (id < dense_.size()) return &dense_[id];
-  auto it = sparse_.find(id);
-  return it == sparse_.end() ? nullptr : &it->second;
-}
-
-void InternedStrings::Define(uint64_t id, std::string_view value) {
-  if (id == 0) return;
-  if (!IsDefined(id)) ++num_defined_;
-  storage_.emplace_back(value);
-  *Slot(id, true) = storage_.back();
-  if (id < dense_.size()) {
-    dense_defined_[id] = 1;
-  } else {
-    sparse_defined_[id] = true;
-  }
-}
-
-bool InternedStrings::IsDefined(uint64_t id) const {
-  if (id == 0) return false;
-  if (id < dense_defined_.size()) return dense_defined_[id] != 0;
-  return sparse_defined_.count(id) > 0;
-}
-
-std::string_view InternedStrings::Get(uint64_t id) const {
-  if (id == 0) return {};
-  const std::string_view* slot = Slot(id);
-  if (slot == nullptr || slot->data() == nullptr) return "<unknown>";
-  return *slot;
-}
-
-bool InternedStrings::MarkUndefined(uint64_t id) {
-  if (id == 0 || IsDefined(id)) return false;
-  std::string_view* slot = Slot(id, true);
-  if (slot->data() != nullptr) return false;  // already named <unknown:ID>
-  storage_.push_back(absl::StrCat("<unknown:", id, ">"));
-  *slot = storage_.back();
-  return true;
-}
 
 // ---------------------------------------------------------------------------------------
 // TruncationInfo
@@ -553,117 +483,6 @@ absl::StatusOr<const v1::TracePacket*> TraceReader::Next() {
   counters_.bytes = offset_;
   Record(*packet_);
   return packet_;
-}
-
-void TraceReader::CheckString(uint64_t id) {
-  if (id != 0 && !strings_->IsDefined(id)) {
-    ++counters_.undefined_string_refs;
-    strings_->MarkUndefined(id);
-  }
-}
-
-void TraceReader::CheckLaunchConfig(uint64_t id) {
-  if (id != 0 && launch_configs_.find(id) == launch_configs_.end()) {
-    ++counters_.undefined_launch_config_refs;
-  }
-}
-
-void TraceReader::CheckThread(uint64_t id) {
-  if (id != 0 && threads_.find(id) == threads_.end()) ++counters_.undefined_thread_refs;
-}
-
-const v1::LaunchConfig* TraceReader::FindLaunchConfig(uint64_t id) const {
-  auto it = launch_configs_.find(id);
-  return it == launch_configs_.end() ? nullptr : &it->second;
-}
-
-const v1::ThreadInfo* TraceReader::FindThread(uint64_t id) const {
-  auto it = threads_.find(id);
-  return it == threads_.end() ? nullptr : &it->second;
-}
-
-void TraceReader::Record(const v1::TracePacket& p) {
-  if (truncation_.saw_end_of_trace) ++truncation_.packets_after_end;
-  // Only the packet level is checked: a deep walk would cost more than parsing.
-  if (p.data_case() != v1::TracePacket::DATA_NOT_SET &&
-      !p.GetReflection()->GetUnknownFields(p).empty()) {
-    ++counters_.packets_with_unknown_fields;
-  }
-  switch (p.data_case()) {
-    case v1::TracePacket::kHeader:
-      ++counters_.extra_headers;
-      break;
-    case v1::TracePacket::kInternedString:
-      // The writer may emit a string again under the same id (its intern table was full);
-      // only a different value is a problem.
-      if (strings_->IsDefined(p.interned_string().id())) {
-        if (strings_->Get(p.interned_string().id()) != p.interned_string().value()) {
-          ++counters_.redefined_ids;
-          strings_->Define(p.interned_string().id(), p.interned_string().value());
-        }
-      } else {
-        strings_->Define(p.interned_string().id(), p.interned_string().value());
-      }
-      break;
-    case v1::TracePacket::kLaunchConfig: {
-      auto [it, inserted] = launch_configs_.try_emplace(p.launch_config().id());
-      if (!inserted && it->second.SerializeAsString() != p.launch_config().SerializeAsString()) {
-        ++counters_.redefined_ids;
-      }
-      it->second = p.launch_config();
-      break;
-    }
-    case v1::TracePacket::kThread: {
-      auto [it, inserted] = threads_.try_emplace(p.thread().id());
-      if (!inserted && it->second.SerializeAsString() != p.thread().SerializeAsString()) {
-        ++counters_.redefined_ids;
-      }
-      it->second = p.thread();
-      break;
-    }
-    case v1::TracePacket::kKernel:
-      CheckString(p.kernel().name_id());
-      CheckString(p.kernel().mangled_name_id());
-      CheckLaunchConfig(p.kernel().launch_config_id());
-      break;
-    case v1::TracePacket::kSynchronization:
-      CheckThread(p.synchronization().thread_id());
-      break;
-    case v1::TracePacket::kApiCall:
-      CheckString(p.api_call().name_id());
-      CheckThread(p.api_call().thread_id());
-      break;
-    case v1::TracePacket::kOverhead:
-      CheckString(p.overhead().kind_id());
-      CheckThread(p.overhead().thread_id());
-      break;
-    case v1::TracePacket::kNvtxRange:
-      CheckString(p.nvtx_range().name_id());
-      CheckString(p.nvtx_range().domain_id());
-      CheckThread(p.nvtx_range().thread_id());
-      if (p.nvtx_range().end_thread_id() != p.nvtx_range().thread_id()) {
-        CheckThread(p.nvtx_range().end_thread_id());
-      }
-      break;
-    case v1::TracePacket::kNvtxMark:
-      CheckString(p.nvtx_mark().name_id());
-      CheckString(p.nvtx_mark().domain_id());
-      CheckThread(p.nvtx_mark().thread_id());
-      break;
-    case v1::TracePacket::kPcSamples:
-      for (const v1::PcSampleRecord& record : p.pc_samples().records()) {
-        CheckString(record.function_name_id());
-      }
-      break;
-    case v1::TracePacket::kEndOfTrace:
-      truncation_.saw_end_of_trace = true;
-      break;
-    case v1::TracePacket::DATA_NOT_SET:
-      ++counters_.unknown_packets;
-      break;
-    default:
-      break;
-  }
 }
 
 }  // namespace warpscope

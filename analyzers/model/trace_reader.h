@@ -170,6 +170,8 @@ class TraceReader {
   absl::StatusOr<bool> Frame(std::string_view* payload);
   absl::Status ParsePacket(std::string_view payload, uint64_t offset);
   void Record(const v1::TracePacket& packet);
+  void RecordDefinition(const v1::TracePacket& packet);
+  void CheckReferences(const v1::TracePacket& packet);
   void CheckString(uint64_t id);
   void CheckLaunchConfig(uint64_t id);
   void CheckThread(uint64_t id);

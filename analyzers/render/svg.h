@@ -1,5 +1,5 @@
 // What every SVG warpscope draws needs: text escaped for SVG. Each chart lives with its
-// analysis (analyses/active_warps_svg.h, the stall bars in analyses/stall_report.cc).
+// analysis (analyses/active_warps_svg.h, the stall bars in analyses/stall_report_render.cc).
 #ifndef WARPSCOPE_ANALYZERS_RENDER_SVG_H_
 #define WARPSCOPE_ANALYZERS_RENDER_SVG_H_
 

@@ -12,7 +12,9 @@ import os
 import sys
 from typing import List, Optional, TextIO
 
-from .reader import TraceError, TraceFile, enum_label
+from .errors import TraceError
+from .metadata import enum_label
+from .reader import TraceFile
 
 
 def print_info(trace: TraceFile, out: TextIO) -> None:

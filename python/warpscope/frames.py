@@ -22,7 +22,9 @@ import pandas as pd
 from google.protobuf.descriptor import FieldDescriptor
 
 from . import schema
-from .reader import TraceFile, TraceWarning, enum_label
+from .errors import TraceWarning
+from .metadata import enum_label
+from .reader import TraceFile
 
 # Frame name -> (TracePacket oneof member, message type, column order). Columns the schema
 # gains later and this list does not name are appended after these.

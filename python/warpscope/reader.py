@@ -4,8 +4,9 @@ A file is a run of ``Trace.packet`` fields (tag byte 0x0a, varint length, TraceP
 bytes). The reader walks that framing itself instead of parsing one big ``Trace`` so that
 it streams (memory stays flat on multi-GB traces) and so that a file cut short still yields
 every whole packet, with the byte offset where the cut happened. Framing, string repair and
-interned definitions follow the C++ reader (``analyzers/model/trace_reader.cc``), so that both
-give the same verdict on the same bytes.
+interned definitions follow the C++ reader (``analyzers/model/trace_reader*.cc``), so that both
+give the same verdict on the same bytes. The bytes are read in ``wire``, definitions and
+counted issues kept in ``metadata``, the exceptions defined in ``errors``.
 
 Problems that do not stop reading (an interned id never defined, a packet kind newer than
 this reader) are *counted* in ``TraceFile.issues``, not thrown; problems that make the rest
@@ -14,247 +15,27 @@ of the file meaningless raise ``TraceError``.
 
 from __future__ import annotations
 
-import codecs
-import functools
 import mmap
 import os
 import stat
-import warnings
-from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
-from google.protobuf.descriptor import FieldDescriptor
-
 from . import schema
+from .errors import TraceError, _CorruptData
+from .metadata import _NOT_EVENT_KINDS, Notice, _Index
+from .wire import (_PACKET_TAG, _REPAIR_BEFORE_PARSING, _VARINT_MALFORMED, _VARINT_TRUNCATED,
+                   _WIRE_TYPE_NAMES, MAX_PACKET_BYTES, _merge, _read_varint, _repair_strings)
+# Still importable from here, where they were defined before the byte-level code (wire), the
+# pass's metadata (metadata) and the exceptions (errors) got modules of their own.
+from .errors import TraceWarning  # noqa: F401
+from .metadata import enum_label  # noqa: F401
+from .wire import _repair_utf8  # noqa: F401
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-_PACKET_TAG = 0x0A  # field 1 (Trace.packet), wire type 2 (length-delimited)
-_MAX_VARINT_BYTES = 10
-_UINT64_MASK = (1 << 64) - 1
-_VARINT_TRUNCATED, _VARINT_MALFORMED = -1, -2  # _read_varint's failures (values are >= 0)
-# A declared length above this is corruption, not a packet cut short: packets must fit in
-# one writer chunk (1 MiB by default). The C++ reader's kMaxPacketBytes.
-MAX_PACKET_BYTES = 256 << 20
 # Larger files are refused unless ``open(path, max_bytes=...)`` allows them.
 DEFAULT_MAX_TRACE_BYTES = 64 << 30
 _GZIP_MAGIC = b"\x1f\x8b"
-_WIRE_TYPE_NAMES = ("varint", "64-bit", "length-delimited", "group start", "group end",
-                    "32-bit", "invalid (6)", "invalid (7)")
-
-
-def _backend_warns_on_corrupt_input() -> bool:
-    try:
-        from google.protobuf.internal import api_implementation
-        return bool(api_implementation.Type() == "cpp")
-    except Exception:  # an internal module; if it moves, pay for catch_warnings everywhere
-        return True
-
-
-_WARNS_ON_CORRUPT_INPUT = _backend_warns_on_corrupt_input()
-# Packet kinds that TraceFile keeps (the rest are events, for to_dataframes).
-_METADATA_KINDS = frozenset([
-    "interned_string", "launch_config", "thread", "device", "context", "pm_metric_set",
-    "pc_stall_reasons", "cubin", "stats", "notice", "end_of_trace"])
-_NOT_EVENT_KINDS = _METADATA_KINDS | {None, "header"}  # None: a kind newer than the schema
-# Interned definitions (packet kind -> table): a later, different definition replaces the
-# earlier one from that packet on, and is counted. Strings, launch configs and threads count
-# as the C++ reader's reader.redefined_ids.
-_INTERNED_TABLES = {"interned_string": "strings", "launch_config": "launch_configs",
-                    "thread": "threads", "pm_metric_set": "pm_metric_sets"}
-_REDEFINITION_ISSUES = {"interned_string": "redefined_ids", "launch_config": "redefined_ids",
-                        "thread": "redefined_ids", "pm_metric_set": "redefined_pm_metric_sets"}
-# Described once; a different description of the same id is counted and ignored.
-_FIRST_DEFINITION_KEPT = {"device": "redefined_devices", "context": "redefined_contexts"}
-
-# Each byte that is not part of valid UTF-8 becomes "?", as in the C++ reader: the string
-# keeps its length in bytes, so the packet around it stays valid wire format.
-_UTF8_ERRORS = "warpscope.question_mark_per_byte"
-codecs.register_error(_UTF8_ERRORS, lambda e: ("?" * (e.end - e.start), e.end))
-
-
-class TraceError(Exception):
-    """The one exception the reader raises: the file is missing, not a trace, or corrupt.
-
-    ``path`` and ``offset`` (byte offset into the file, when it applies) let scripts that
-    read many files report which one failed and where.
-    """
-
-    def __init__(self, message: str, path: Optional[str] = None,
-                 offset: Optional[int] = None) -> None:
-        super().__init__(message)
-        self.path = path
-        self.offset = offset
-
-
-class _CorruptData(TraceError):
-    """Bytes that cannot be a packet; ``what`` says why without the path and offset."""
-
-    def __init__(self, path: str, offset: int, what: str) -> None:
-        super().__init__(f"warpscope: {path}: corrupt data at byte offset {offset}: {what} "
-                         "(packets before it can still be read by iterating)",
-                         path=path, offset=offset)
-        self.what = what
-
-
-class TraceWarning(UserWarning):
-    """Warned when analysis runs on a trace that was cut short or had counted problems."""
-
-
-@dataclass(frozen=True)
-class Notice:
-    """A message a collector left for the user (``Notice`` packet)."""
-
-    timestamp_ns: int
-    severity: str
-    source: str
-    message: str
-
-
-@functools.lru_cache(maxsize=None)
-def enum_label(enum_name: str, number: int) -> str:
-    """Readable label of an enum value: ``COPY_KIND_HTOD`` -> ``HtoD``, else lower case.
-
-    Built from the descriptor so that values added by a newer minor still get a name;
-    numbers this schema does not know become ``<unknown:N>``.
-    """
-    enum = schema.TracePacket.DESCRIPTOR.file.enum_types_by_name[enum_name]
-    value = enum.values_by_number.get(number)
-    if value is None:
-        return f"<unknown:{number}>"
-    prefix = os.path.commonprefix([v.name for v in enum.values]) if len(enum.values) > 1 else ""
-    prefix = prefix[:prefix.rfind("_") + 1]
-    label = str(value.name)[len(prefix):]
-    if enum_name == "CopyKind" and len(label) == 4 and label[1:3] == "TO":
-        return f"{label[0]}to{label[3]}"  # CUPTI's spelling: HtoD, DtoH, PtoP
-    return label.lower()
-
-
-# -- bytes --------------------------------------------------------------------------------
-
-def _read_varint(data: Any, pos: int, end: int) -> Tuple[int, int]:
-    """(value, position after it) of the varint at data[pos]; the value is
-    _VARINT_TRUNCATED when data ends inside it and _VARINT_MALFORMED past 10 bytes.
-    Bits beyond 64 are dropped, as a C++ uint64_t drops them."""
-    result = 0
-    for i in range(_MAX_VARINT_BYTES):
-        if pos >= end:
-            return _VARINT_TRUNCATED, pos
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << (7 * i)
-        if byte < 0x80:
-            return result & _UINT64_MASK, pos
-    return _VARINT_MALFORMED, pos
-
-
-def _repair_utf8(buffer: bytearray, start: int, end: int) -> bool:
-    """Replaces each byte of buffer[start:end] that is not valid UTF-8 with "?"."""
-    raw = bytes(buffer[start:end])
-    try:
-        raw.decode("utf-8")
-        return False
-    except UnicodeDecodeError:
-        buffer[start:end] = raw.decode("utf-8", _UTF8_ERRORS).encode("utf-8")
-        return True
-
-
-def _repair_strings(message_type: Any, buffer: bytearray, start: int, end: int,
-                    depth: int = 0) -> int:
-    """Repairs the string fields of the `message_type` message in buffer[start:end], nested
-    messages included. Returns how many strings changed, or -1 when the bytes are not wire
-    format at all (then the packet is corrupt for other reasons too)."""
-    if depth > 32:
-        return -1
-    pos, changed = start, 0
-    while pos < end:
-        tag, pos = _read_varint(buffer, pos, end)
-        if tag < 0:
-            return -1
-        wire_type = tag & 7
-        if wire_type == 0:
-            value, pos = _read_varint(buffer, pos, end)
-            if value < 0:
-                return -1
-        elif wire_type == 1:
-            pos += 8
-        elif wire_type == 5:
-            pos += 4
-        elif wire_type == 2:
-            length, pos = _read_varint(buffer, pos, end)
-            if length < 0 or length > end - pos:
-                return -1
-            field = message_type.fields_by_number.get(tag >> 3)
-            if field is not None and field.type == FieldDescriptor.TYPE_STRING:
-                changed += _repair_utf8(buffer, pos, pos + length)
-            elif field is not None and field.type == FieldDescriptor.TYPE_MESSAGE:
-                inner = _repair_strings(field.message_type, buffer, pos, pos + length, depth + 1)
-                if inner < 0:
-                    return -1
-                changed += inner
-            pos += length
-        else:
-            return -1
-        if pos > end:
-            return -1
-    return changed
-
-
-def _merge_checked(payload: bytes) -> Any:
-    """The packet, or None when the bytes do not parse.
-
-    MergeFromString rather than FromString because it returns how much it consumed:
-    protobuf 3.x's C++ backend stops at a stray end-group tag with only a RuntimeWarning,
-    which here is turned into an error so that no backend accepts half a packet.
-    """
-    packet = schema.TracePacket()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            consumed = packet.MergeFromString(payload)
-    except Exception:  # DecodeError, UnicodeDecodeError, or the backend's warning
-        return None
-    if consumed is not None and consumed != len(payload):
-        return None
-    return packet
-
-
-def _merge_fast(payload: bytes) -> Any:
-    """_merge_checked for backends that raise on every corrupt input."""
-    packet = schema.TracePacket()
-    try:
-        consumed = packet.MergeFromString(payload)
-    except Exception:  # DecodeError, UnicodeDecodeError
-        return None
-    if consumed is not None and consumed != len(payload):
-        return None
-    return packet
-
-
-_merge = _merge_checked if _WARNS_ON_CORRUPT_INPUT else _merge_fast
-
-
-def _holds_strings(message_type: Any, depth: int = 0) -> bool:
-    return depth < 8 and any(
-        f.type == FieldDescriptor.TYPE_STRING
-        or (f.type == FieldDescriptor.TYPE_MESSAGE and _holds_strings(f.message_type, depth + 1))
-        for f in message_type.fields)
-
-
-def _first_tag_byte(number: int) -> int:
-    """The first byte of the tag of length-delimited field `number`."""
-    tag = number << 3 | 2
-    return tag & 0x7F | 0x80 if tag >= 0x80 else tag
-
-
-# protobuf's C++ backend (Debian's python3-protobuf) logs a line on stderr for every string
-# that is not UTF-8 before it refuses the packet. With that backend, packets of kinds that
-# hold strings (metadata: no event does) are repaired before they are parsed, not after;
-# they are told apart by the first byte of the packet (that byte differs for every kind).
-_REPAIR_BEFORE_PARSING = frozenset(
-    _first_tag_byte(f.number) for f in schema.TracePacket.DESCRIPTOR.fields
-    if f.type == FieldDescriptor.TYPE_MESSAGE and _holds_strings(f.message_type)
-) if _WARNS_ON_CORRUPT_INPUT else frozenset()
 
 
 def _file_kind(mode: int) -> Optional[str]:
@@ -297,117 +78,6 @@ def _map_trace_file(path: str, max_bytes: int) -> Union[bytes, mmap.mmap]:
                          path=path) from e
     finally:
         os.close(fd)
-
-
-# -- what one pass learns -----------------------------------------------------------------
-
-class _Index:
-    """Definitions, metadata and counted issues, as one pass over the file finds them.
-
-    Events are resolved against the definitions in force when they were read: ``packets``
-    numbers the packets of the pass, ``first_defined`` says at which packet each interned
-    id was first defined, and ``versions`` keeps every (packet, value) of the rare ids that
-    were defined again with another value. The tables hold the last value of each id.
-    """
-
-    def __init__(self) -> None:
-        self.packets = 0
-        self.first_defined: Dict[str, Dict[int, int]] = {
-            table: {} for table in _INTERNED_TABLES.values()}
-        self.versions: Dict[str, Dict[int, List[Tuple[int, Any]]]] = {
-            table: {} for table in _INTERNED_TABLES.values()}
-        self.strings: Dict[int, str] = {}
-        self.launch_configs: Dict[int, Any] = {}
-        self.threads: Dict[int, Any] = {}
-        self.devices: Dict[int, Any] = {}
-        self.contexts: Dict[int, Any] = {}
-        self.pm_metric_sets: Dict[int, Any] = {}
-        self.pc_stall_reasons: Dict[int, Dict[int, str]] = {}
-        self.cubins: Dict[int, bytes] = {}
-        self._partial_cubins: Dict[int, Tuple[int, bytearray]] = {}  # crc -> (total, bytes)
-        self.stats: Dict[str, int] = {}
-        self.stats_severity: Dict[str, str] = {}
-        self.stats_final = False
-        self.notices: List[Notice] = []
-        self.end_of_trace: Any = None
-        self.truncated = False
-        self.truncation_offset: Optional[int] = None
-        self.issues: Dict[str, int] = {}
-
-    def count(self, name: str, n: int = 1) -> None:
-        self.issues[name] = self.issues.get(name, 0) + n
-
-    def record(self, kind: str, msg: Any) -> None:
-        """Keeps a metadata packet (a kind of _METADATA_KINDS)."""
-        if kind in _INTERNED_TABLES:
-            if kind == "interned_string" and msg.id == 0:
-                return  # id 0 means "no string" and cannot be defined
-            self._define(kind, msg.id, msg.value if kind == "interned_string" else msg)
-        elif kind in _FIRST_DEFINITION_KEPT:
-            table = self.devices if kind == "device" else self.contexts
-            old = table.get(msg.id)
-            if old is None:
-                table[msg.id] = msg
-            elif old != msg:
-                self.count(_FIRST_DEFINITION_KEPT[kind])
-        elif kind == "pc_stall_reasons":
-            if len(msg.index) != len(msg.name):
-                self.count("pc_stall_reasons_length_mismatch")
-            self.pc_stall_reasons.setdefault(msg.device_id, {}).update(zip(msg.index, msg.name))
-        elif kind == "cubin":
-            self._add_cubin_part(msg)
-        elif kind == "stats":
-            if self.stats_final and not msg.final:
-                return  # the final stats win over periodic ones written after it
-            self.stats = {c.name: c.value for c in msg.counters}
-            self.stats_severity = {c.name: enum_label("Severity", c.severity)
-                                   for c in msg.counters}
-            self.stats_final = msg.final
-        elif kind == "notice":
-            self.notices.append(Notice(msg.timestamp_ns, enum_label("Severity", msg.severity),
-                                       msg.source, msg.message))
-        elif kind == "end_of_trace":
-            self.end_of_trace = msg
-
-    def _add_cubin_part(self, msg: Any) -> None:
-        """Joins a cubin written in parts (CubinImage.offset / total_bytes, in order)."""
-        total = msg.total_bytes or len(msg.image)
-        if msg.crc in self.cubins:
-            return
-        if msg.offset == 0 and len(msg.image) == total:
-            self.cubins[msg.crc] = bytes(msg.image)
-            self._partial_cubins.pop(msg.crc, None)
-            return
-        if msg.offset == 0:
-            self._partial_cubins[msg.crc] = (total, bytearray())
-        part = self._partial_cubins.get(msg.crc)
-        if part is None or part[0] != total or msg.offset != len(part[1]):
-            self._partial_cubins[msg.crc] = (-1, bytearray())  # a part is missing
-            return
-        part[1].extend(msg.image)
-        if len(part[1]) == total:
-            self.cubins[msg.crc] = bytes(part[1])
-            del self._partial_cubins[msg.crc]
-
-    def finish(self) -> None:
-        """Counts what only the end of the pass can tell."""
-        incomplete = sum(1 for crc in self._partial_cubins if crc not in self.cubins)
-        if incomplete:
-            self.count("incomplete_cubins", incomplete)
-        self._partial_cubins.clear()
-
-    def _define(self, kind: str, ident: int, value: Any) -> None:
-        """A later, different definition replaces the earlier one from this packet on."""
-        name = _INTERNED_TABLES[kind]
-        table = getattr(self, name)
-        old = table.get(ident)
-        if old is None:
-            self.first_defined[name][ident] = self.packets
-        elif old != value:
-            self.count(_REDEFINITION_ISSUES[kind])
-            self.versions[name].setdefault(
-                ident, [(self.first_defined[name][ident], old)]).append((self.packets, value))
-        table[ident] = value
 
 
 class TraceFile:

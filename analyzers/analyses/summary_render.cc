@@ -1,0 +1,442 @@
+// Rendering of `warpscope summary` (see summary.h): the kernel, memory, API, NVTX and idle
+// tables as text, CSV or JSON, and the notes that qualify NVTX GPU figures.
+#include "analyzers/analyses/summary.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analyzers/render/output.h"
+
+namespace warpscope {
+namespace {
+
+// Human text (durations as "3.41 us") for tables; raw ns for CSV and JSON.
+struct Style {
+  bool human;
+  bool located;  // leading file/device columns (CSV, JSON)
+};
+
+Cell Ns(const Style& s, uint64_t ns) { return s.human ? Cell(FormatDuration(ns)) : Cell(ns); }
+Cell NsReal(const Style& s, double ns) { return s.human ? Cell(FormatDuration(ns)) : Cell(ns, 1); }
+Cell Bytes(const Style& s, uint64_t b) { return s.human ? Cell(FormatBytes(b)) : Cell(b); }
+Cell BytesReal(const Style& s, double b) { return s.human ? Cell(FormatBytes(b)) : Cell(b, 1); }
+Cell Percent(double p) { return Cell(p, 1); }
+
+std::vector<Table::Column> Columns(const Style& s, bool with_device,
+                                   std::vector<std::pair<std::string, std::string>> names,
+                                   size_t numeric_columns) {  // the first ones, right-aligned
+  std::vector<Table::Column> cols;
+  if (s.located) {
+    cols.push_back({"file", false});
+    if (with_device) cols.push_back({"device", true});
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    cols.push_back({s.human ? names[i].first : names[i].second, i < numeric_columns});
+  }
+  return cols;
+}
+
+std::vector<Cell> Location(const Style& s, const TraceSummary& t, const DeviceSummary* d) {
+  std::vector<Cell> cells;
+  if (!s.located) return cells;
+  cells.emplace_back(t.label);
+  if (d != nullptr) cells.push_back(d->all_devices ? Cell() : Cell(d->device_id));
+  return cells;
+}
+
+Table NamedTable(const Style& s, bool with_device) {
+  return Table(Columns(s, with_device,
+                       {{"Time %", "time_percent"},
+                        {"Total Time", "total_time_ns"},
+                        {"Instances", "instances"},
+                        {"Avg", "avg_ns"},
+                        {"Med", "med_ns"},
+                        {"Min", "min_ns"},
+                        {"Max", "max_ns"},
+                        {"StdDev", "stddev_ns"},
+                        {"Name", "name"}},
+                       8));
+}
+
+void AddNamedRows(Table& table, const Style& s, const TraceSummary& t, const DeviceSummary* d,
+                  const std::vector<NamedDurations>& rows) {
+  for (const NamedDurations& r : rows) {
+    std::vector<Cell> cells = Location(s, t, d);
+    cells.push_back(Percent(r.time_percent));
+    cells.push_back(Ns(s, r.time.total_ns));
+    cells.push_back(Cell(r.time.count));
+    cells.push_back(NsReal(s, r.time.avg_ns));
+    cells.push_back(NsReal(s, r.time.median_ns));
+    cells.push_back(Ns(s, r.time.min_ns));
+    cells.push_back(Ns(s, r.time.max_ns));
+    cells.push_back(NsReal(s, r.time.stddev_ns));
+    cells.emplace_back(r.name);
+    table.AddRow(std::move(cells));
+  }
+}
+
+// The range columns every NVTX table ends with: domain, thread, path (and name).
+void AppendRangeColumns(const Style& s, std::vector<Table::Column>& cols) {
+  cols.push_back({s.human ? "Domain" : "domain", false});
+  cols.push_back({s.human ? "Thread" : "thread_os_tid", true});
+  if (!s.human) cols.push_back({"thread_name", false});
+  cols.push_back({s.human ? "Range" : "path", false});
+}
+
+void AppendRangeCells(const Style& s, const NvtxRangeSummary& r, std::vector<Cell>& cells) {
+  cells.emplace_back(s.human && r.domain.empty() ? "(default)" : r.domain);
+  if (r.all_threads) {
+    cells.push_back(s.human ? Cell("all") : Cell());
+  } else {
+    cells.push_back(r.os_tid == 0 ? Cell() : Cell(r.os_tid));
+  }
+  if (!s.human) cells.emplace_back(r.thread_name);
+  cells.emplace_back(r.path);
+}
+
+// No Time % column: nested ranges would count twice. Host figures keep the names they had
+// before GPU columns came (total_time_ns, avg_ns, ...).
+Table NvtxTable(const Style& s) {
+  std::vector<Table::Column> cols = Columns(s, false,
+                                            {{"GPU Time", "gpu_time_ns"},
+                                             {"GPU Span", "gpu_span_ns"},
+                                             {"GPU/CPU", "gpu_cpu_ratio"},
+                                             {"Kernels", "kernels"},
+                                             {"Copies", "copies"},
+                                             {"Graphs", "graph_launches"},
+                                             {"CPU Time", "total_time_ns"},
+                                             {"Instances", "instances"},
+                                             {"Avg", "avg_ns"},
+                                             {"Med", "med_ns"},
+                                             {"Min", "min_ns"},
+                                             {"Max", "max_ns"},
+                                             {"StdDev", "stddev_ns"}},
+                                            13);
+  // Tables mark cut rows with '*' on the GPU time instead.
+  if (!s.human) cols.push_back({"cut_instances", true});
+  AppendRangeColumns(s, cols);
+  if (!s.human) cols.push_back({"name", false});
+  return Table(std::move(cols));
+}
+
+void AddNvtxRows(Table& table, const Style& s, const TraceSummary& t) {
+  for (const NvtxRangeSummary& r : t.nvtx_ranges) {
+    std::vector<Cell> cells = Location(s, t, nullptr);
+    if (s.human) {
+      cells.emplace_back(FormatDuration(r.gpu_time_ns) + (r.cut_instances > 0 ? " *" : ""));
+    } else {
+      cells.emplace_back(r.gpu_time_ns);
+    }
+    cells.push_back(Ns(s, r.gpu_span_ns));
+    cells.emplace_back(r.gpu_cpu_ratio(), 2);
+    cells.emplace_back(r.kernels);
+    cells.emplace_back(r.copies);
+    cells.emplace_back(r.graph_launches);
+    cells.push_back(Ns(s, r.cpu.total_ns));
+    cells.emplace_back(r.cpu.count);
+    cells.push_back(NsReal(s, r.cpu.avg_ns));
+    cells.push_back(NsReal(s, r.cpu.median_ns));
+    cells.push_back(Ns(s, r.cpu.min_ns));
+    cells.push_back(Ns(s, r.cpu.max_ns));
+    cells.push_back(NsReal(s, r.cpu.stddev_ns));
+    if (!s.human) cells.emplace_back(r.cut_instances);
+    AppendRangeCells(s, r, cells);
+    if (!s.human) cells.emplace_back(r.name);
+    table.AddRow(std::move(cells));
+  }
+}
+
+// nvtx-kernels: per range group, the kernels and memory operations launched inside it.
+Table NvtxWorkTable(const Style& s) {
+  std::vector<Table::Column> cols = Columns(s, false,
+                                            {{"GPU Time", "gpu_time_ns"},
+                                             {"Range %", "range_percent"},
+                                             {"Instances", "instances"},
+                                             {"Avg", "avg_ns"},
+                                             {"Min", "min_ns"},
+                                             {"Max", "max_ns"}},
+                                            6);
+  AppendRangeColumns(s, cols);
+  cols.push_back({s.human ? "Kernel / Operation" : "name", false});
+  return Table(std::move(cols));
+}
+
+void AddNvtxWorkRows(Table& table, const Style& s, const TraceSummary& t) {
+  for (const NvtxRangeSummary& r : t.nvtx_ranges) {
+    for (const NvtxWorkSummary& w : r.work) {
+      std::vector<Cell> cells = Location(s, t, nullptr);
+      cells.push_back(Ns(s, w.time.total_ns));
+      cells.push_back(Percent(w.range_percent));
+      cells.emplace_back(w.time.count);
+      cells.push_back(NsReal(s, w.time.count == 0 ? 0.0
+                                                  : static_cast<double>(w.time.total_ns) /
+                                                        static_cast<double>(w.time.count)));
+      cells.push_back(Ns(s, w.time.min_ns));
+      cells.push_back(Ns(s, w.time.max_ns));
+      AppendRangeCells(s, r, cells);
+      cells.emplace_back(w.name);
+      table.AddRow(std::move(cells));
+    }
+  }
+}
+
+Table MemoryTable(const Style& s) {
+  return Table(Columns(s, true,
+                       {{"Time %", "time_percent"},
+                        {"Total Time", "total_time_ns"},
+                        {"Count", "count"},
+                        {"Avg", "avg_ns"},
+                        {"Min", "min_ns"},
+                        {"Max", "max_ns"},
+                        {"Total Bytes", "total_bytes"},
+                        {"Avg Bytes", "avg_bytes"},
+                        {"Min Bytes", "min_bytes"},
+                        {"Max Bytes", "max_bytes"},
+                        {"Operation", "operation"}},
+                       10));
+}
+
+void AddMemoryRows(Table& table, const Style& s, const TraceSummary& t, const DeviceSummary& d) {
+  for (const MemoryOperationSummary& r : d.memory) {
+    std::vector<Cell> cells = Location(s, t, &d);
+    cells.push_back(Percent(r.time_percent));
+    cells.push_back(Ns(s, r.time.total_ns));
+    cells.push_back(Cell(r.time.count));
+    cells.push_back(NsReal(s, r.time.avg_ns));
+    cells.push_back(Ns(s, r.time.min_ns));
+    cells.push_back(Ns(s, r.time.max_ns));
+    cells.push_back(Bytes(s, r.total_bytes));
+    cells.push_back(BytesReal(s, r.avg_bytes));
+    cells.push_back(Bytes(s, r.min_bytes));
+    cells.push_back(Bytes(s, r.max_bytes));
+    cells.emplace_back(r.operation);
+    table.AddRow(std::move(cells));
+  }
+}
+
+Table IdleTable(const Style& s) {
+  return Table(Columns(s, true,
+                       {{"Span", "span_ns"},
+                        {"Busy", "busy_ns"},
+                        {"Busy %", "busy_percent"},
+                        {"Idle", "idle_ns"},
+                        {"Gaps", "gaps"},
+                        {"Longest Gap", "longest_gap_ns"},
+                        {"Begin", "begin_ns"},
+                        {"End", "end_ns"}},
+                       8));
+}
+
+double BusyPercent(const GpuBusy& b) {
+  return b.span_ns() == 0 ? 100.0 : 100.0 * b.busy_ns / b.span_ns();
+}
+
+void AddIdleRow(Table& table, const Style& s, const TraceSummary& t, const DeviceSummary& d) {
+  std::vector<Cell> cells = Location(s, t, &d);
+  const GpuBusy& b = d.busy;
+  cells.push_back(Ns(s, b.span_ns()));
+  cells.push_back(Ns(s, b.busy_ns));
+  cells.push_back(Percent(BusyPercent(b)));
+  cells.push_back(Ns(s, b.idle_ns));
+  cells.push_back(Cell(b.gaps));
+  cells.push_back(Ns(s, b.longest_gap_ns));
+  cells.push_back(Cell(b.begin_ns));
+  cells.push_back(Cell(b.end_ns));
+  table.AddRow(std::move(cells));
+}
+
+std::string DeviceTitle(const DeviceSummary& d) {
+  if (d.all_devices) return "all GPUs";
+  if (d.device_name.empty()) return absl::StrCat("GPU ", d.device_id);
+  return absl::StrCat("GPU ", d.device_id, " (", d.device_name, ")");
+}
+
+std::string TableOrNone(const Table& table, const char* none) {
+  if (table.num_rows() == 0) return absl::StrCat("  (", none, ")\n");
+  return table.RenderText();
+}
+
+// What limits a trace's NVTX GPU figures, in sentences (SummaryNotes adds where they are from).
+std::vector<std::string> TraceNotes(const TraceSummary& t) {
+  std::vector<std::string> notes;
+  if (t.nvtx_ranges.empty()) return notes;
+  if (t.gpu_records > 0 && t.api_call_records == 0) {
+    notes.push_back(absl::StrCat(
+        "GPU time of NVTX ranges needs runtime or driver API records and this trace has "
+        "none, so its ",
+        t.gpu_records, t.gpu_records == 1 ? " kernel or copy counts" : " kernels and copies count",
+        " for no range: record with -t cuda,nvtx (the default) or add runtime or driver to -t"));
+  } else if (t.gpu_records_without_api_call > 0) {
+    notes.push_back(absl::StrCat(
+        t.gpu_records_without_api_call, " of ", t.gpu_records,
+        " kernels and copies ", t.gpu_records_without_api_call == 1 ? "has" : "have",
+        " no API record with their correlation id (dropped, or its API domain was not "
+        "recorded): no NVTX range counts ",
+        t.gpu_records_without_api_call == 1 ? "it" : "them"));
+  }
+  uint64_t cut = 0;
+  for (const NvtxRangeSummary& r : t.nvtx_ranges) cut += r.cut_instances;
+  if (cut > 0) {
+    notes.push_back(absl::StrCat(
+        "* ", cut, cut == 1 ? " range instance reaches" : " range instances reach",
+        " outside the capture windows: work launched outside a window was not recorded, so "
+        "the GPU figures of its row are lower bounds"));
+  }
+  return notes;
+}
+
+std::string RenderText(const std::vector<TraceSummary>& summaries, const SummaryOptions& options) {
+  const Style s{true, false};
+  std::string out;
+  const size_t traces = summaries.size() > 1 ? summaries.size() - 1 : summaries.size();
+  for (const TraceSummary& t : summaries) {
+    if (!out.empty()) out += "\n";
+    absl::StrAppend(&out, "== ",
+                    t.label == "*" ? absl::StrCat("all ", traces, " traces combined")
+                                   : absl::StrCat("trace ", t.label),
+                    " ==\n");
+    for (const DeviceSummary& d : t.devices) {
+      const std::string title = DeviceTitle(d);
+      if (options.kernels) {
+        Table table = NamedTable(s, true);
+        AddNamedRows(table, s, t, &d, d.kernels);
+        absl::StrAppend(&out, "\n-- ", title, ": kernels --\n", TableOrNone(table, "no kernels"));
+      }
+      if (options.memory) {
+        Table table = MemoryTable(s);
+        AddMemoryRows(table, s, t, d);
+        absl::StrAppend(&out, "\n-- ", title, ": memory operations --\n",
+                        TableOrNone(table, "no memory operations"));
+      }
+      if (options.idle && d.has_busy) {
+        const GpuBusy& b = d.busy;
+        absl::StrAppend(&out, "\n", title, ": busy ", FormatDuration(b.busy_ns), " of ",
+                        FormatDuration(b.span_ns()), " (", absl::StrFormat("%.1f", BusyPercent(b)),
+                        "%); idle ", FormatDuration(b.idle_ns), " in ", b.gaps,
+                        b.gaps == 1 ? " gap" : " gaps");
+        if (b.gaps > 0) absl::StrAppend(&out, ", longest ", FormatDuration(b.longest_gap_ns));
+        out += "\n";
+      }
+    }
+    if (options.api) {
+      Table table = NamedTable(s, false);
+      AddNamedRows(table, s, t, nullptr, t.api_calls);
+      absl::StrAppend(&out, "\n-- CUDA API calls --\n", TableOrNone(table, "no API calls"));
+    }
+    if (options.nvtx) {
+      Table table = NvtxTable(s);
+      AddNvtxRows(table, s, t);
+      absl::StrAppend(&out, "\n-- NVTX ranges: host time and the GPU work launched inside --\n",
+                      TableOrNone(table, "no NVTX ranges"));
+    }
+    if (options.nvtx_kernels) {
+      Table table = NvtxWorkTable(s);
+      AddNvtxWorkRows(table, s, t);
+      absl::StrAppend(&out, "\n-- NVTX ranges: kernels and copies launched inside --\n",
+                      TableOrNone(table, "no GPU work launched inside NVTX ranges"));
+    }
+    if (options.nvtx || options.nvtx_kernels) {
+      for (const std::string& note : TraceNotes(t)) absl::StrAppend(&out, "\nnote: ", note, "\n");
+    }
+  }
+  return out;
+}
+
+struct MachineTables {
+  std::vector<std::pair<std::string, Table>> tables;
+};
+
+MachineTables BuildMachineTables(const std::vector<TraceSummary>& summaries,
+                                 const SummaryOptions& options) {
+  const Style s{false, true};
+  MachineTables out;
+  if (options.kernels) {
+    Table table = NamedTable(s, true);
+    for (const TraceSummary& t : summaries) {
+      for (const DeviceSummary& d : t.devices) AddNamedRows(table, s, t, &d, d.kernels);
+    }
+    out.tables.emplace_back("kernels", std::move(table));
+  }
+  if (options.api) {
+    Table table = NamedTable(s, false);
+    for (const TraceSummary& t : summaries) AddNamedRows(table, s, t, nullptr, t.api_calls);
+    out.tables.emplace_back("api", std::move(table));
+  }
+  if (options.memory) {
+    Table table = MemoryTable(s);
+    for (const TraceSummary& t : summaries) {
+      for (const DeviceSummary& d : t.devices) AddMemoryRows(table, s, t, d);
+    }
+    out.tables.emplace_back("memory", std::move(table));
+  }
+  if (options.nvtx) {
+    Table table = NvtxTable(s);
+    for (const TraceSummary& t : summaries) AddNvtxRows(table, s, t);
+    out.tables.emplace_back("nvtx", std::move(table));
+  }
+  if (options.nvtx_kernels) {
+    Table table = NvtxWorkTable(s);
+    for (const TraceSummary& t : summaries) AddNvtxWorkRows(table, s, t);
+    out.tables.emplace_back("nvtx_kernels", std::move(table));
+  }
+  if (options.idle) {
+    Table table = IdleTable(s);
+    for (const TraceSummary& t : summaries) {
+      for (const DeviceSummary& d : t.devices) {
+        if (d.has_busy) AddIdleRow(table, s, t, d);
+      }
+    }
+    out.tables.emplace_back("idle", std::move(table));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputFormat format,
+                          const SummaryOptions& options) {
+  if (format == OutputFormat::kTable) return RenderText(summaries, options);
+  MachineTables machine = BuildMachineTables(summaries, options);
+  if (format == OutputFormat::kCsv) {
+    std::string out;
+    for (const auto& [name, table] : machine.tables) {
+      if (!out.empty()) out += "\n";
+      // A single report stays plain CSV; several are marked so that they can be split.
+      if (machine.tables.size() > 1) absl::StrAppend(&out, "# report: ", name, "\n");
+      out += table.RenderCsv();
+    }
+    return out;
+  }
+  JsonWriter json;
+  json.BeginObject();
+  json.Key("traces").BeginArray();
+  for (const TraceSummary& t : summaries) {
+    if (t.label != "*") json.String(t.label);
+  }
+  json.EndArray();
+  for (const auto& [name, table] : machine.tables) {
+    std::string rows = table.RenderJson();
+    while (!rows.empty() && rows.back() == '\n') rows.pop_back();
+    json.Key(name).Raw(rows);
+  }
+  json.EndObject();
+  return json.str() + "\n";
+}
+
+std::vector<std::string> SummaryNotes(const std::vector<TraceSummary>& summaries,
+                                      const SummaryOptions& options) {
+  std::vector<std::string> lines;
+  if (!options.nvtx && !options.nvtx_kernels) return lines;
+  for (const TraceSummary& t : summaries) {
+    if (t.label == "*") continue;  // each trace speaks for itself
+    for (const std::string& note : TraceNotes(t)) {
+      lines.push_back(absl::StrCat("warpscope: ", t.label, ": ", note));
+    }
+  }
+  return lines;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,223 @@
+// TraceModel's lookups (devices, contexts, threads, metric sets, cubins by id) and the names
+// the analyses print for the schema's enums and for kernels (see trace_model.h).
+#include "analyzers/model/trace_model.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+
+namespace warpscope {
+
+const DeviceInfo* TraceModel::FindDevice(uint32_t id) const {
+  for (const DeviceInfo& d : devices) {
+    if (d.id == id) return &d;
+  }
+  return nullptr;
+}
+
+const ContextInfo* TraceModel::FindContext(uint32_t id) const {
+  for (const ContextInfo& c : contexts) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
+const ThreadInfo* TraceModel::FindThread(uint64_t id) const {
+  for (const ThreadInfo& t : threads) {
+    if (t.id == id) return &t;
+  }
+  return nullptr;
+}
+
+const PmMetricSet* TraceModel::FindPmMetricSet(uint32_t id) const {
+  // Backwards: the set a sample refers to is usually the latest one.
+  for (auto it = pm_metric_sets.rbegin(); it != pm_metric_sets.rend(); ++it) {
+    if (it->id == id) return &*it;
+  }
+  return nullptr;
+}
+
+const PcStallReasons* TraceModel::FindPcStallReasons(uint32_t device_id) const {
+  for (auto it = pc_stall_reasons.rbegin(); it != pc_stall_reasons.rend(); ++it) {
+    if (it->device_id == device_id) return &*it;
+  }
+  return nullptr;
+}
+
+const std::string* TraceModel::FindCubin(uint64_t crc) const {
+  auto it = cubins.find(crc);
+  return it == cubins.end() ? nullptr : &it->second;
+}
+
+std::optional<uint32_t> TraceModel::DeviceOfContext(uint32_t context_id) const {
+  const ContextInfo* c = FindContext(context_id);
+  if (c == nullptr) return std::nullopt;
+  return c->device_id;
+}
+
+std::vector<uint32_t> TraceModel::DeviceIds() const {
+  std::set<uint32_t> ids;
+  for (const DeviceInfo& d : devices) ids.insert(d.id);
+  for (const KernelEvent& k : kernels) ids.insert(k.device_id);
+  for (const MemcpyEvent& c : memcpys) ids.insert(c.device_id);
+  for (const MemsetEvent& s : memsets) ids.insert(s.device_id);
+  return {ids.begin(), ids.end()};
+}
+
+v1::Severity TraceModel::WorstSeverity() const {
+  v1::Severity worst = v1::SEVERITY_INFO;
+  for (const auto* list : {&import_counters, &stats}) {
+    for (const StatCounter& c : *list) {
+      if (c.value != 0 && c.severity > worst) worst = c.severity;
+    }
+  }
+  return worst;
+}
+
+std::string_view CopyKindName(v1::CopyKind kind) {
+  switch (kind) {
+    case v1::COPY_KIND_HTOD:
+      return "HtoD";
+    case v1::COPY_KIND_DTOH:
+      return "DtoH";
+    case v1::COPY_KIND_HTOA:
+      return "HtoA";
+    case v1::COPY_KIND_ATOH:
+      return "AtoH";
+    case v1::COPY_KIND_ATOA:
+      return "AtoA";
+    case v1::COPY_KIND_ATOD:
+      return "AtoD";
+    case v1::COPY_KIND_DTOA:
+      return "DtoA";
+    case v1::COPY_KIND_DTOD:
+      return "DtoD";
+    case v1::COPY_KIND_HTOH:
+      return "HtoH";
+    case v1::COPY_KIND_PTOP:
+      return "PtoP";
+    default:
+      return "Unknown";
+  }
+}
+
+std::string_view MemoryKindName(v1::MemoryKind kind) {
+  switch (kind) {
+    case v1::MEMORY_KIND_PAGEABLE:
+      return "Pageable";
+    case v1::MEMORY_KIND_PINNED:
+      return "Pinned";
+    case v1::MEMORY_KIND_DEVICE:
+      return "Device";
+    case v1::MEMORY_KIND_ARRAY:
+      return "Array";
+    case v1::MEMORY_KIND_MANAGED:
+      return "Managed";
+    case v1::MEMORY_KIND_DEVICE_STATIC:
+      return "Device Static";
+    case v1::MEMORY_KIND_MANAGED_STATIC:
+      return "Managed Static";
+    default:
+      return "Unknown";
+  }
+}
+
+std::string_view SyncKindName(v1::SyncKind kind) {
+  switch (kind) {
+    case v1::SYNC_KIND_EVENT:
+      return "Event";
+    case v1::SYNC_KIND_STREAM_WAIT_EVENT:
+      return "Stream Wait Event";
+    case v1::SYNC_KIND_STREAM:
+      return "Stream";
+    case v1::SYNC_KIND_CONTEXT:
+      return "Context";
+    default:
+      return "Unknown";
+  }
+}
+
+std::string_view ApiDomainName(v1::ApiDomain domain) {
+  switch (domain) {
+    case v1::API_DOMAIN_RUNTIME:
+      return "Runtime";
+    case v1::API_DOMAIN_DRIVER:
+      return "Driver";
+    default:
+      return "Unknown";
+  }
+}
+
+std::string_view ClockDomainName(v1::ClockDomain domain) {
+  switch (domain) {
+    case v1::CLOCK_DOMAIN_REALTIME:
+      return "CLOCK_REALTIME";
+    case v1::CLOCK_DOMAIN_MONOTONIC:
+      return "CLOCK_MONOTONIC";
+    case v1::CLOCK_DOMAIN_MONOTONIC_RAW:
+      return "CLOCK_MONOTONIC_RAW";
+    case v1::CLOCK_DOMAIN_SYNTHETIC:
+      return "synthetic";
+    default:
+      return "unspecified";
+  }
+}
+
+std::string_view CaptureTriggerName(v1::CaptureTrigger trigger) {
+  switch (trigger) {
+    case v1::CAPTURE_TRIGGER_PROCESS:
+      return "process";
+    case v1::CAPTURE_TRIGGER_DELAY:
+      return "delay";
+    case v1::CAPTURE_TRIGGER_DURATION:
+      return "duration";
+    case v1::CAPTURE_TRIGGER_PROFILER_API:
+      return "profiler-api";
+    case v1::CAPTURE_TRIGGER_NVTX:
+      return "nvtx";
+    case v1::CAPTURE_TRIGGER_SIGNAL:
+      return "signal";
+    case v1::CAPTURE_TRIGGER_ERROR:
+      return "error";
+    default:
+      return "unknown";
+  }
+}
+
+std::string_view SeverityName(v1::Severity severity) {
+  switch (severity) {
+    case v1::SEVERITY_DATA_LOSS:
+      return "data-loss";
+    case v1::SEVERITY_ERROR:
+      return "error";
+    default:
+      return "info";
+  }
+}
+
+std::string_view EndReasonName(v1::EndReason reason) {
+  switch (reason) {
+    case v1::END_REASON_EXIT:
+      return "exit";
+    case v1::END_REASON_SIGNAL:
+      return "signal";
+    case v1::END_REASON_WRITE_ERROR:
+      return "write-error";
+    case v1::END_REASON_DETACH:
+      return "detach";
+    default:
+      return "unknown";
+  }
+}
+
+std::string KernelDisplayName(const KernelEvent& kernel) {
+  if (!kernel.name.empty()) return std::string(kernel.name);
+  if (!kernel.mangled_name.empty()) return std::string(kernel.mangled_name);
+  return "<unnamed kernel>";
+}
+
+std::string MemcpyOperationName(v1::CopyKind kind) {
+  return absl::StrCat("[CUDA memcpy ", std::string(CopyKindName(kind)), "]");
+}
+
+}  // namespace warpscope
