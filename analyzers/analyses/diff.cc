@@ -17,23 +17,6 @@
 namespace warpscope {
 namespace {
 
-// The instances of one kernel name or memory operation.
-struct Durations {
-  std::vector<uint64_t> ns;
-  uint64_t total = 0;
-  void Add(uint64_t d) {
-    ns.push_back(d);
-    total += d;
-  }
-  double Median() {
-    if (ns.empty()) return 0;
-    std::sort(ns.begin(), ns.end());
-    const size_t n = ns.size();
-    return n % 2 ? static_cast<double>(ns[n / 2])
-                 : (static_cast<double>(ns[n / 2 - 1]) + static_cast<double>(ns[n / 2])) / 2;
-  }
-};
-
 // The instances of one NVTX range (all threads) and the GPU time of the work they launched.
 struct RangeWork {
   uint64_t count = 0;
@@ -42,26 +25,36 @@ struct RangeWork {
 
 // What one trace contributes to the comparison.
 struct Side {
-  std::map<std::string, Durations> kernels;
-  std::map<std::string, Durations> memory;
+  std::map<std::string, DurationStats> kernels;  // by name; medians as `summary` computes them
+  std::map<std::string, DurationStats> memory;
   std::map<std::string, RangeWork> ranges;
   uint64_t gpu_busy_ns = 0, kernel_ns = 0, memory_ns = 0, span_ns = 0;
 };
 
+std::map<std::string, DurationStats> StatsByName(
+    std::map<std::string, std::vector<uint64_t>>& durations) {
+  std::map<std::string, DurationStats> out;
+  for (auto& [name, ns] : durations) out[name] = DurationStats::Of(ns);
+  return out;
+}
+
 Side Collect(const TraceModel& model) {
   Side side;
+  std::map<std::string, std::vector<uint64_t>> kernels, memory;
   for (const KernelEvent& k : model.kernels) {
-    side.kernels[KernelDisplayName(k)].Add(k.duration_ns);
+    kernels[KernelDisplayName(k)].push_back(k.duration_ns);
     side.kernel_ns += k.duration_ns;
   }
   for (const MemcpyEvent& c : model.memcpys) {
-    side.memory[MemcpyOperationName(c.copy_kind)].Add(c.duration_ns);
+    memory[MemcpyOperationName(c.copy_kind)].push_back(c.duration_ns);
     side.memory_ns += c.duration_ns;
   }
   for (const MemsetEvent& s : model.memsets) {
-    side.memory[std::string(kMemsetOperationName)].Add(s.duration_ns);
+    memory[std::string(kMemsetOperationName)].push_back(s.duration_ns);
     side.memory_ns += s.duration_ns;
   }
+  side.kernels = StatsByName(kernels);
+  side.memory = StatsByName(memory);
   for (const NvtxRangeGroup& g : ProjectNvtxRanges(model).groups) {
     RangeWork& r = side.ranges[g.domain.empty() ? g.path : absl::StrCat(g.domain, ":", g.path)];
     r.count += g.cpu_durations_ns.size();
@@ -226,9 +219,9 @@ DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
                    TotalRow("kernel time", b.kernel_ns, n.kernel_ns, options),
                    TotalRow("memory time", b.memory_ns, n.memory_ns, options),
                    TotalRow("wall span", b.span_ns, n.span_ns, options)};
-  const auto count = [](const Durations& d) -> uint64_t { return d.ns.size(); };
-  const auto total = [](const Durations& d) { return d.total; };
-  const auto median = [](Durations& d) { return d.Median(); };
+  const auto count = [](const DurationStats& d) { return d.count; };
+  const auto total = [](const DurationStats& d) { return d.total_ns; };
+  const auto median = [](const DurationStats& d) { return d.median_ns; };
   CompareNamed(DiffSection::kKernel, b.kernels, n.kernels, count, total, median, options,
                &report.rows);
   CompareNamed(DiffSection::kMemory, b.memory, n.memory, count, total, median, options,
@@ -236,7 +229,7 @@ DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
   CompareNamed(
       DiffSection::kNvtx, b.ranges, n.ranges, [](const RangeWork& r) { return r.count; },
       [](const RangeWork& r) { return r.gpu_ns; },
-      [](RangeWork& r) {
+      [](const RangeWork& r) {
         return r.count ? static_cast<double>(r.gpu_ns) / static_cast<double>(r.count) : 0.0;
       },
       options, &report.rows);

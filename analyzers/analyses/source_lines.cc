@@ -22,12 +22,6 @@ bool IsElf(const std::string& image) {
                                    "ELF");
 }
 
-bool Take(const std::string& bytes, size_t* offset, void* data, size_t size) {
-  if (bytes.size() - *offset < size) return false;
-  std::memcpy(data, bytes.data() + *offset, size);
-  *offset += size;
-  return true;
-}
 
 }  // namespace
 
@@ -44,7 +38,6 @@ using PcLookup = std::pair<const PcKey*, const std::string*>;
 // Runs in the child process: looks up every PC and writes the answers (see the top).
 void LocateAll(const std::vector<PcLookup>& lookups, const SassLocator& locator, int fd) {
   std::string first_problem;
-  std::string message;
   for (const auto& [pc_ptr, cubin] : lookups) {
     const PcKey& pc = *pc_ptr;
     uint8_t status = kRefused;
@@ -60,19 +53,13 @@ void LocateAll(const std::vector<PcLookup>& lookups, const SassLocator& locator,
       status = kLine;
       found = *std::move(located);
     }
-    message.assign(1, static_cast<char>(status));
+    if (!WriteAll(fd, &status, 1)) _exit(3);
     if (status == kLine) {
-      const std::string path = JoinSourcePath(found.dir, found.file);
-      const uint32_t length = static_cast<uint32_t>(path.size());
-      message.append(reinterpret_cast<const char*>(&found.line), sizeof found.line);
-      message.append(reinterpret_cast<const char*>(&length), sizeof length);
-      message += path;
+      if (!WriteAll(fd, &found.line, sizeof found.line)) _exit(3);
+      WriteText(fd, JoinSourcePath(found.dir, found.file));
     }
-    if (!WriteAll(fd, message.data(), message.size())) _exit(3);
   }
-  const uint32_t length = static_cast<uint32_t>(first_problem.size());
-  WriteAll(fd, &length, sizeof length);
-  WriteAll(fd, first_problem.data(), length);
+  WriteText(fd, first_problem);
 }
 
 }  // namespace
@@ -102,16 +89,13 @@ SourceMapping MapPcsToSource(const std::vector<const TraceModel*>& traces,
   size_t done = 0;
   for (; done < lookups.size(); ++done) {
     uint8_t status = 0;
-    if (!Take(child.bytes, &offset, &status, 1)) break;
+    if (!TakeBytes(child.bytes, &offset, &status, 1)) break;
     if (status == kLine) {
-      uint32_t line = 0, length = 0;
-      if (!Take(child.bytes, &offset, &line, sizeof line) ||
-          !Take(child.bytes, &offset, &length, sizeof length) ||
-          child.bytes.size() - offset < length) {
-        break;
-      }
-      out.lines[*lookups[done].first] = {child.bytes.substr(offset, length), line};
-      offset += length;
+      uint32_t line = 0;
+      if (!TakeBytes(child.bytes, &offset, &line, sizeof line)) break;
+      std::string path = TakeText(child.bytes, &offset);
+      if (path.empty()) break;  // the output ended inside it
+      out.lines[*lookups[done].first] = {std::move(path), line};
     } else if (status == kNoLineInfo) {
       ++out.without_line_info;
     } else {
@@ -127,11 +111,7 @@ SourceMapping MapPcsToSource(const std::vector<const TraceModel*>& traces,
                                                      : "");
     return out;
   }
-  uint32_t length = 0;
-  if (Take(child.bytes, &offset, &length, sizeof length) && length < (1u << 16) &&
-      child.bytes.size() - offset >= length) {
-    out.problem = child.bytes.substr(offset, length);
-  }
+  out.problem = TakeText(child.bytes, &offset);
   return out;
 }
 

@@ -4,12 +4,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 
 namespace warpscope {
+namespace {
+constexpr size_t kMaxText = 1u << 16;  // a message, never more
+}  // namespace
 
 bool WriteAll(int fd, const void* data, size_t size) {
   const char* p = static_cast<const char*>(data);
@@ -21,6 +26,30 @@ bool WriteAll(int fd, const void* data, size_t size) {
     size -= static_cast<size_t>(n);
   }
   return true;
+}
+
+bool TakeBytes(const std::string& bytes, size_t* offset, void* data, size_t size) {
+  if (*offset > bytes.size() || bytes.size() - *offset < size) return false;
+  std::memcpy(data, bytes.data() + *offset, size);
+  *offset += size;
+  return true;
+}
+
+void WriteText(int fd, const std::string& text) {
+  const uint32_t length = static_cast<uint32_t>(std::min<size_t>(text.size(), kMaxText));
+  WriteAll(fd, &length, sizeof length);
+  WriteAll(fd, text.data(), length);
+}
+
+std::string TakeText(const std::string& bytes, size_t* offset) {
+  uint32_t length = 0;
+  if (!TakeBytes(bytes, offset, &length, sizeof length) || length > kMaxText ||
+      bytes.size() - *offset < length) {
+    return "";
+  }
+  std::string text = bytes.substr(*offset, length);
+  *offset += length;
+  return text;
 }
 
 ChildOutput RunInChildProcess(const std::function<void(int fd)>& work) {

@@ -12,6 +12,15 @@ namespace warpscope {
 // Writes all of `data` to `fd`, retrying after EINTR; false on an error.
 bool WriteAll(int fd, const void* data, size_t size);
 
+// Reads `size` bytes at `*offset` of a child's output into `data` and moves the offset; false
+// when the output ended before them.
+bool TakeBytes(const std::string& bytes, size_t* offset, void* data, size_t size);
+
+// A short text (a problem's message) as its length and bytes; the reading side is TakeText,
+// which gives "" when the output ended before the whole text.
+void WriteText(int fd, const std::string& text);
+std::string TakeText(const std::string& bytes, size_t* offset);
+
 struct ChildOutput {
   std::string bytes;       // everything the child wrote, up to the point it stopped
   bool completed = false;  // the child returned from `work` and exited normally

@@ -19,22 +19,9 @@
 namespace warpscope {
 namespace {
 
-// Reads `size` bytes at `*offset` of the child's output; false when it ended before them.
-bool Take(const std::string& bytes, size_t* offset, void* data, size_t size) {
-  if (bytes.size() - *offset < size) return false;
-  std::memcpy(data, bytes.data() + *offset, size);
-  *offset += size;
-  return true;
-}
-
 // Why samples were left unevaluated: the child's first problem, or how the child failed.
 std::string EvaluationProblem(const ChildOutput& child, size_t offset, bool stream_ok) {
-  std::string problem;
-  uint32_t length = 0;
-  if (stream_ok && Take(child.bytes, &offset, &length, sizeof length) && length < (1u << 16)) {
-    problem.resize(length);
-    if (!Take(child.bytes, &offset, problem.data(), length)) problem.clear();
-  }
+  std::string problem = stream_ok ? TakeText(child.bytes, &offset) : "";
   if (!child.completed && child.failure.starts_with("crashed")) {
     problem = absl::StrCat("CUPTI ", child.failure,
                            " evaluating them: the trace's counter data is corrupt");
@@ -98,9 +85,7 @@ void PmCounterDataImporter::EvaluateAll(const TraceModel& model, int fd) const {
       }
     }
   }
-  const uint32_t length = static_cast<uint32_t>(first_problem.size());
-  WriteAll(fd, &length, sizeof length);
-  WriteAll(fd, first_problem.data(), length);
+  WriteText(fd, first_problem);
 }
 
 std::vector<PmSample> PmCounterDataImporter::ReadResults(const TraceModel& model,
@@ -112,14 +97,14 @@ std::vector<PmSample> PmCounterDataImporter::ReadResults(const TraceModel& model
     const PmMetricSet* set = model.FindPmMetricSet(r.set_id);
     for (size_t i = 0; i < r.sample_index.size(); ++i) {
       uint8_t status = 2;
-      if (*stream_ok && !Take(bytes, offset, &status, 1)) *stream_ok = false;
+      if (*stream_ok && !TakeBytes(bytes, offset, &status, 1)) *stream_ok = false;
       if (!*stream_ok) {
         ++counts_.not_evaluated;
         continue;
       }
       if (status == 0) {
         values.resize(set->metric_names.size());
-        if (!Take(bytes, offset, values.data(), values.size() * sizeof(double))) {
+        if (!TakeBytes(bytes, offset, values.data(), values.size() * sizeof(double))) {
           *stream_ok = false;
           ++counts_.not_evaluated;
           continue;
