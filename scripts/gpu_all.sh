@@ -2,11 +2,13 @@
 # The whole GPU proof in one call on the GPU machine: the tracing suite (tests, and the
 # overhead benchmark unless --no-bench), the PM sampling / occupancy / tail suite, the warp
 # stall kernels against Nsight Compute (C++ part of scripts/gpu_stalls.sh), `warpscope diff` on
-# runs with a known change (scripts/gpu_diff.sh), and a recording of the example pipeline (the
-# trace bundled in examples/traces/).
+# runs with a known change (scripts/gpu_diff.sh), `warpscope advise` on programs with a problem
+# each against the time their fix saves (scripts/gpu_advise.sh), and a recording of the example
+# pipeline (the trace bundled in examples/traces/).
 #
 #   scripts/gpu_suite.sh --stage build      # here: copy what the GPU run needs into .gpu/
-#   scripts/gpu_all.sh [--no-bench] [--no-tests] [--no-pm] [--no-stalls] [--no-diff] [--no-example]
+#   scripts/gpu_all.sh [--no-bench] [--no-tests] [--no-pm] [--no-stalls] [--no-diff] [--no-advise]
+#                      [--no-example]
 #
 # The device tool returns at most 8 files, so everything is packed into
 # $OUT/gpu_results.tgz; the check lists are also copied to $OUT as plain text.
@@ -15,7 +17,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 OUTDIR=${OUT:-$PWD/gpu_all_out}
 mkdir -p "$OUTDIR"
 res=$(mktemp -d /tmp/ws_all.XXXXXX)
-bench=1; pm=1; tests=1; example=1; stalls=1; diff=1
+bench=1; pm=1; tests=1; example=1; stalls=1; diff=1; advise=1
 for a in "$@"; do
   case $a in
     --no-bench) bench=0 ;;
@@ -24,6 +26,7 @@ for a in "$@"; do
     --no-example) example=0 ;;
     --no-stalls) stalls=0 ;;
     --no-diff) diff=0 ;;
+    --no-advise) advise=0 ;;
   esac
 done
 BIN=$here/.gpu/bin
@@ -60,6 +63,12 @@ if [[ $diff == 1 ]]; then
   WS_OUT=$res/diff timeout 120 bash "$here/scripts/gpu_diff.sh"
   failed=$((failed + $?))
   cp "$res/diff/diff_summary.txt" "$OUTDIR/" 2>/dev/null
+fi
+if [[ $advise == 1 ]]; then
+  echo "== warpscope advise on programs with one problem each"
+  WS_OUT=$res/advise timeout 400 bash "$here/scripts/gpu_advise.sh"
+  failed=$((failed + $?))
+  cp "$res/advise/advise_summary.txt" "$OUTDIR/" 2>/dev/null
 fi
 if [[ $tests == 1 || $bench == 1 ]]; then
   echo "== tracing suite"

@@ -6,12 +6,14 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
-# clang-14 and libclang-rt-14-dev (libFuzzer) build the fuzzer that scripts/fuzz.sh runs.
+# clang-14 and libclang-rt-14-dev (libFuzzer) build the fuzzer that scripts/fuzz.sh runs;
+# chromium renders `advise --html` pages headless in tests/advise.
 pkgs=(cmake ninja-build g++ ccache pkg-config
       libprotobuf-dev protobuf-compiler libabsl-dev libre2-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       clang-14 libclang-rt-14-dev
-      python3-protobuf python3-pandas python3-pytest)
+      python3-protobuf python3-pandas python3-pytest
+      chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -22,6 +22,7 @@ const CommandInfo kCommands[] = {
      RunStallsCommand},
     {"diff", "what changed between two traces, ranked by impact; exit status for CI",
      RunDiffCommand},
+    {"advise", "findings ranked by the time a fix would save; HTML report", RunAdviseCommand},
 };
 
 void PrintUsage(FILE* out) {

@@ -1,12 +1,14 @@
 // Fuzz entry for the trace reader and everything built on it: the model, `info`, `summary`,
-// `occupancy`, `tail` and `stalls` with every renderer. Any bytes must give output or a clean
-// error, never a crash, hang or sanitizer report. Used by the libFuzzer binary (clang,
-// scripts/fuzz.sh) and by trace_reader_fuzz_replay (every compiler, a ctest).
+// `diff`, `advise` (with its HTML page), `occupancy`, `tail` and `stalls` with every
+// renderer. Any bytes must give output or a clean error, never a crash, hang or sanitizer
+// report. Used by the libFuzzer binary (clang, scripts/fuzz.sh) and by
+// trace_reader_fuzz_replay (every compiler, a ctest).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "analyzers/analyses/advise.h"
 #include "analyzers/analyses/diff.h"
 #include "analyzers/analyses/occupancy_report.h"
 #include "analyzers/render/output.h"
@@ -104,6 +106,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)RenderDiffReport(BuildDiffReport(*empty, *model, "a", "b", {}), OutputFormat::kCsv);
     }
   }
+  const AdviseReport advice = BuildAdviseReport(*model, "fuzz", {});
+  for (OutputFormat format : kFormats) (void)RenderAdviseReport(advice, format);
+  (void)RenderAdviseHtml(advice, *model);
 
   const PmInputs in = PmInputsOf(*model);
   (void)PmDataLossNote(model->stats);

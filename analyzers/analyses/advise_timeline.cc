@@ -1,0 +1,208 @@
+// Indexes a trace for the advise rules: GPU work per device by start, launches by correlation
+// id, host waits and NVTX segments per thread.
+#include "analyzers/analyses/advise_timeline.h"
+
+#include <algorithm>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+namespace warpscope::advise_internal {
+namespace {
+
+bool IsSynchronizeCall(std::string_view name) {
+  return name.find("Synchronize") != std::string_view::npos;
+}
+
+std::string SyncLabel(v1::SyncKind kind) {
+  return std::string(SyncKindName(kind)) + " synchronization";
+}
+
+}  // namespace
+
+uint64_t MedianOf(std::vector<uint64_t> values) {
+  if (values.empty()) return 0;
+  const size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  return values[mid];
+}
+
+AdviseTimeline::AdviseTimeline(const TraceModel& model, const AdviseOptions& options)
+    : model_(model) {
+  IndexWork(options);
+  IndexThreads();
+  IndexRanges();
+}
+
+void AdviseTimeline::IndexWork(const AdviseOptions& options) {
+  auto selected = [&](uint32_t device) {
+    return !options.device.has_value() || *options.device == device;
+  };
+  auto add = [&](WorkKind kind, uint32_t index, uint64_t start, uint64_t end, uint32_t device,
+                 uint32_t stream, uint32_t correlation) {
+    if (!selected(device) || end < start) return;
+    work_[device].push_back({kind, index, start, end, device, stream, correlation});
+  };
+  for (uint32_t i = 0; i < model_.kernels.size(); ++i) {
+    const KernelEvent& k = model_.kernels[i];
+    add(WorkKind::kKernel, i, k.start_ns, k.end_ns(), k.device_id, k.stream_id, k.correlation_id);
+  }
+  for (uint32_t i = 0; i < model_.memcpys.size(); ++i) {
+    const MemcpyEvent& c = model_.memcpys[i];
+    add(WorkKind::kMemcpy, i, c.start_ns, c.end_ns(), c.device_id, c.stream_id, c.correlation_id);
+  }
+  for (uint32_t i = 0; i < model_.memsets.size(); ++i) {
+    const MemsetEvent& m = model_.memsets[i];
+    add(WorkKind::kMemset, i, m.start_ns, m.end_ns(), m.device_id, m.stream_id, m.correlation_id);
+  }
+  for (auto& [device, work] : work_) {
+    std::sort(work.begin(), work.end(), [](const GpuWork& a, const GpuWork& b) {
+      return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
+    });
+  }
+}
+
+void AdviseTimeline::IndexThreads() {
+  // Correlation ids of GPU work, to tell launches from other API calls.
+  std::unordered_map<uint32_t, bool> launched;
+  for (const auto& [device, work] : work_) {
+    for (const GpuWork& w : work) launched[w.correlation_id] = true;
+  }
+  std::unordered_map<uint32_t, bool> sync_calls;  // correlation ids of synchronize calls
+  for (const ApiCallEvent& api : model_.api_calls) {
+    if (launched.count(api.correlation_id) != 0) {
+      auto [it, inserted] = launch_by_correlation_.emplace(api.correlation_id, &api);
+      // The runtime call, not the driver call it made, is what the program wrote.
+      if (!inserted && api.domain == v1::API_DOMAIN_RUNTIME) it->second = &api;
+      threads_[api.thread_id].launch_starts.push_back(api.start_ns);
+    }
+    if (IsSynchronizeCall(api.name)) {
+      sync_calls[api.correlation_id] = true;
+      threads_[api.thread_id].waits.push_back(
+          {api.start_ns, api.end_ns(), std::string(api.name), nullptr});
+    }
+  }
+  for (const SyncEvent& sync : model_.syncs) {
+    // A stream waiting for an event is the GPU waiting, not the host.
+    if (sync.thread_id == 0 || sync.kind == v1::SYNC_KIND_STREAM_WAIT_EVENT) continue;
+    // The API call that made it is the wait as the program wrote it.
+    if (sync.correlation_id != 0 && sync_calls.count(sync.correlation_id) != 0) continue;
+    threads_[sync.thread_id].waits.push_back(
+        {sync.start_ns, sync.end_ns(), SyncLabel(sync.kind), nullptr});
+  }
+  for (const MemcpyEvent& copy : model_.memcpys) {
+    const ApiCallEvent* api = LaunchOf(copy.correlation_id);
+    if (api == nullptr || api->end_ns() < copy.end_ns()) continue;
+    threads_[api->thread_id].waits.push_back(
+        {api->start_ns, api->end_ns(), std::string(api->name), &copy});
+  }
+  for (auto& [id, thread] : threads_) {
+    std::sort(thread.launch_starts.begin(), thread.launch_starts.end());
+    std::sort(thread.waits.begin(), thread.waits.end(), [](const HostWait& a, const HostWait& b) {
+      return std::tie(a.end_ns, a.start_ns, a.label) < std::tie(b.end_ns, b.start_ns, b.label);
+    });
+  }
+}
+
+void AdviseTimeline::IndexRanges() {
+  // Sweep each thread's range starts and ends; a segment starts at every boundary.
+  std::map<uint64_t, std::vector<std::pair<uint64_t, int64_t>>> boundaries;  // (t, +-(i+1))
+  for (uint32_t i = 0; i < model_.nvtx_ranges.size(); ++i) {
+    const NvtxRange& r = model_.nvtx_ranges[i];
+    if (r.duration_ns == 0) continue;
+    boundaries[r.thread_id].push_back({r.start_ns, static_cast<int64_t>(i) + 1});
+    boundaries[r.thread_id].push_back({r.end_ns(), -(static_cast<int64_t>(i) + 1)});
+  }
+  const auto& ranges = model_.nvtx_ranges;
+  for (auto& [thread_id, events] : boundaries) {
+    std::sort(events.begin(), events.end());
+    ThreadTimeline& thread = threads_[thread_id];
+    std::vector<uint32_t> open;
+    for (size_t i = 0; i < events.size();) {
+      const uint64_t t = events[i].first;
+      for (; i < events.size() && events[i].first == t; ++i) {
+        const int64_t e = events[i].second;
+        if (e > 0) {
+          open.push_back(static_cast<uint32_t>(e - 1));
+        } else {
+          open.erase(std::remove(open.begin(), open.end(), static_cast<uint32_t>(-e - 1)),
+                     open.end());
+        }
+      }
+      std::sort(open.begin(), open.end(), [&](uint32_t a, uint32_t b) {
+        return std::tie(ranges[a].start_ns, ranges[a].depth) <
+               std::tie(ranges[b].start_ns, ranges[b].depth);
+      });
+      thread.segment_starts.push_back(t);
+      thread.open_ranges.push_back(open);
+    }
+  }
+}
+
+const ApiCallEvent* AdviseTimeline::LaunchOf(uint32_t correlation_id) const {
+  auto it = launch_by_correlation_.find(correlation_id);
+  return it == launch_by_correlation_.end() ? nullptr : it->second;
+}
+
+const ThreadTimeline* AdviseTimeline::Thread(uint64_t thread_id) const {
+  auto it = threads_.find(thread_id);
+  return it == threads_.end() ? nullptr : &it->second;
+}
+
+const std::vector<uint32_t>& AdviseTimeline::OpenRangesAt(uint64_t thread_id, uint64_t t) const {
+  static const std::vector<uint32_t> kNone;
+  const ThreadTimeline* thread = Thread(thread_id);
+  if (thread == nullptr) return kNone;
+  auto it = std::upper_bound(thread->segment_starts.begin(), thread->segment_starts.end(), t);
+  if (it == thread->segment_starts.begin()) return kNone;
+  return thread->open_ranges[static_cast<size_t>(it - thread->segment_starts.begin()) - 1];
+}
+
+std::string AdviseTimeline::RangePath(uint32_t range_index) const {
+  const NvtxRange& range = model_.nvtx_ranges[range_index];
+  if (!range.is_push_pop) return std::string(range.name);
+  std::string path;
+  for (uint32_t i : OpenRangesAt(range.thread_id, range.start_ns)) {
+    const NvtxRange& outer = model_.nvtx_ranges[i];
+    if (i == range_index || !outer.is_push_pop || outer.depth >= range.depth) continue;
+    if (outer.start_ns > range.start_ns || outer.end_ns() < range.end_ns()) continue;
+    path.append(outer.name).push_back('/');
+  }
+  path.append(range.name);
+  return path;
+}
+
+std::string AdviseTimeline::PathAt(uint64_t thread_id, uint64_t t) const {
+  const std::vector<uint32_t>& open = OpenRangesAt(thread_id, t);
+  return open.empty() ? std::string() : RangePath(open.back());
+}
+
+bool AdviseTimeline::RangeLaunchedWork(uint32_t range_index) const {
+  const NvtxRange& range = model_.nvtx_ranges[range_index];
+  const ThreadTimeline* thread = Thread(range.thread_id);
+  if (thread == nullptr) return false;
+  auto it =
+      std::lower_bound(thread->launch_starts.begin(), thread->launch_starts.end(), range.start_ns);
+  return it != thread->launch_starts.end() && *it <= range.end_ns();
+}
+
+std::string AdviseTimeline::WorkName(const GpuWork& work) const {
+  switch (work.kind) {
+    case WorkKind::kKernel:
+      return KernelDisplayName(model_.kernels[work.index]);
+    case WorkKind::kMemcpy:
+      return MemcpyOperationName(model_.memcpys[work.index].copy_kind);
+    case WorkKind::kMemset:
+      break;
+  }
+  return std::string(kMemsetOperationName);
+}
+
+void AdviseTimeline::DescribeThread(uint64_t thread_id, AdviseFinding* finding) const {
+  if (const ThreadInfo* thread = model_.FindThread(thread_id); thread != nullptr) {
+    finding->os_tid = thread->os_tid;
+    finding->thread_name = thread->name;
+  }
+}
+
+}  // namespace warpscope::advise_internal

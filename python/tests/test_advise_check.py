@@ -1,0 +1,94 @@
+"""scripts/advise_check.py, which scripts/gpu_advise.sh runs on the GPU, on made-up advise
+reports and run timings with known answers."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "advise_check.py"
+
+pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not in a warpscope source tree")
+
+
+@pytest.fixture(scope="module")
+def ac():
+    spec = importlib.util.spec_from_file_location("advise_check", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def advise(*findings):
+    return {"gpu_busy_percent": 60.0,
+            "findings": [{"rule": rule, "cost_ns": cost} for rule, cost in findings]}
+
+
+def runs(problem_ns, fixed_ns, timed=50):
+    out = [{"problem": "item", "fixed": False, "timed_steps": timed, "loop_ns": v}
+           for v in problem_ns]
+    out += [{"problem": "item", "fixed": True, "timed_steps": timed, "loop_ns": v}
+            for v in fixed_ns]
+    return out
+
+
+LOG = 'warpscope: recording\n{"problem": "item", "fixed": false, "steps": 53, "timed_steps": 50}\n'
+
+
+def test_cost_matching_the_saving_passes(ac):
+    # 53 recorded steps of 160 us; the fix saves 8 ms over 50 timed steps = 160 us a step.
+    r = ac.check_case("item", advise(("blocking-read", 53 * 160_000), ("launch-bound", 10)), LOG,
+                      runs([58e6, 58.1e6, 57.9e6, 58e6, 58.2e6], [50e6] * 5), 0.1)
+    assert r["checks"] == {"top_finding": True, "cost_within_tolerance": True}
+    assert r["cost_per_step_ns"] == pytest.approx(160_000)
+    assert r["saving_per_step_ns"] == pytest.approx(160_000)
+    assert r["relative_error"] == pytest.approx(0)
+
+
+def test_cost_off_by_more_than_the_tolerance_fails(ac):
+    r = ac.check_case("item", advise(("blocking-read", 53 * 200_000)), LOG,
+                      runs([58e6] * 5, [50e6] * 5), 0.1)
+    assert r["checks"]["top_finding"]
+    assert not r["checks"]["cost_within_tolerance"]
+    assert r["relative_error"] == pytest.approx(0.25)
+
+
+def test_wrong_top_finding_fails_but_cost_is_still_judged(ac):
+    r = ac.check_case("item", advise(("launch-bound", 10**9), ("blocking-read", 53 * 160_000)),
+                      LOG, runs([58e6] * 5, [50e6] * 5), 0.1)
+    assert r["top_rule"] == "launch-bound"
+    assert r["checks"] == {"top_finding": False, "cost_within_tolerance": True}
+
+
+def test_medians_ignore_one_slow_run(ac):
+    r = ac.check_case("item", advise(("blocking-read", 53 * 160_000)), LOG,
+                      runs([58e6, 58e6, 90e6, 58e6, 58e6], [50e6, 50e6, 50e6, 70e6, 50e6]), 0.1)
+    assert r["median_problem_ns"] == 58e6 and r["median_fixed_ns"] == 50e6
+    assert r["checks"]["cost_within_tolerance"]
+
+
+def test_missing_pieces_fail_with_a_reason(ac):
+    r = ac.check_case("item", advise(), LOG, runs([1], [1]), 0.1)
+    assert r["checks"] == {"top_finding": False, "cost_within_tolerance": False}
+    assert r["problem"] == "no finding of the expected rule"
+    r = ac.check_case("item", advise(("blocking-read", 5)), "no line here", runs([1], [1]), 0.1)
+    assert r["problem"] == "no program line in the record log"
+
+
+def test_main_reads_files_and_counts_failures(ac, tmp_path, capsys):
+    (tmp_path / "a.json").write_text(json.dumps(advise(("host-range", 53 * 500_000))))
+    (tmp_path / "rec.log").write_text(LOG.replace("item", "loader"))
+    (tmp_path / "runs.jsonl").write_text(
+        "\n".join(json.dumps(r) for r in runs([75e6] * 5, [50e6] * 5)) + "\nnot json\n")
+    out = tmp_path / "check.json"
+    spec = f"loader:{tmp_path}/a.json:{tmp_path}/rec.log:{tmp_path}/runs.jsonl"
+    assert ac.main(["--case", spec, "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "PASS advise_loader_top_finding" in text and "PASS advise_loader_cost" in text
+    assert json.loads(out.read_text())[0]["saving_per_step_ns"] == pytest.approx(500_000)
+    # The same figures judged as another program: the top finding is the wrong rule.
+    assert ac.main(["--case", spec.replace("loader:", "serial:", 1)]) == 2

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Checks `warpscope advise` against measured savings (scripts/gpu_advise.sh).
+
+For each case (a program with one problem on purpose):
+  - the top finding of `warpscope advise --format json` on its recorded trace must be the
+    rule the program was written to show (EXPECTED_RULE);
+  - that finding's cost per recorded step must be within --tolerance (10%) of the time the fix
+    saves per step: (median loop time of the problem runs - median of the --fixed runs) /
+    timed steps, from interleaved plain runs.
+
+  advise_check.py --case NAME:ADVISE_JSON:RECORD_LOG:RUNS_JSONL ... [--json OUT] [--tolerance 0.1]
+
+RECORD_LOG holds the program's JSON line from the recorded run ("steps": steps recorded);
+RUNS_JSONL one JSON line per plain run ({"fixed": bool, "timed_steps": N, "loop_ns": T}).
+Prints a table and PASS/FAIL lines; the exit status is the number of failed checks.
+"""
+import argparse
+import json
+import statistics
+import sys
+
+EXPECTED_RULE = {
+    "item": "blocking-read",
+    "pageable": "pageable-copy",
+    "loader": "host-range",
+    "launch": "launch-bound",
+    "serial": "copy-no-overlap",
+}
+
+
+def program_line(text):
+    """The program's own JSON line in a log (the last line that parses and has "problem")."""
+    found = None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and "problem" in obj:
+            found = obj
+    return found
+
+
+def check_case(name, advise, record_log, runs, tolerance):
+    """One case's figures and verdicts, as a dict."""
+    expected = EXPECTED_RULE.get(name)
+    findings = advise.get("findings", [])
+    top = findings[0] if findings else None
+    matching = [f for f in findings if f.get("rule") == expected]
+    finding = matching[0] if matching else None
+    recorded = program_line(record_log)
+    problem = [r["loop_ns"] for r in runs if not r.get("fixed")]
+    fixed = [r["loop_ns"] for r in runs if r.get("fixed")]
+    timed = runs[0]["timed_steps"] if runs else 0
+    result = {
+        "case": name,
+        "expected_rule": expected,
+        "top_rule": top.get("rule") if top else None,
+        "top_cost_ns": top.get("cost_ns") if top else None,
+        "runs_problem": len(problem),
+        "runs_fixed": len(fixed),
+        "gpu_busy_percent": advise.get("gpu_busy_percent"),
+    }
+    checks = {"top_finding": top is not None and top.get("rule") == expected}
+    if finding is None or recorded is None or not problem or not fixed or timed <= 0:
+        result["problem"] = ("no finding of the expected rule" if finding is None else
+                             "no program line in the record log" if recorded is None else
+                             "no runs of both modes")
+        checks["cost_within_tolerance"] = False
+        result["checks"] = checks
+        return result
+    cost_per_step = finding["cost_ns"] / recorded["steps"]
+    med_problem = statistics.median(problem)
+    med_fixed = statistics.median(fixed)
+    saving_per_step = (med_problem - med_fixed) / timed
+    error = (cost_per_step - saving_per_step) / saving_per_step if saving_per_step > 0 else None
+    spread = max((max(v) - min(v)) / statistics.median(v) for v in (problem, fixed))
+    result.update({
+        "finding_cost_ns": finding["cost_ns"],
+        "steps_recorded": recorded["steps"],
+        "timed_steps": timed,
+        "cost_per_step_ns": cost_per_step,
+        "median_problem_ns": med_problem,
+        "median_fixed_ns": med_fixed,
+        "saving_per_step_ns": saving_per_step,
+        "relative_error": error,
+        "run_spread": spread,
+    })
+    checks["cost_within_tolerance"] = error is not None and abs(error) <= tolerance
+    result["checks"] = checks
+    return result
+
+
+def fmt_us(ns):
+    return "-" if ns is None else f"{ns / 1000:.1f}"
+
+
+def render(results):
+    lines = [f"{'case':<9} {'top finding':<16} {'expected':<16} {'cost/step us':>13} "
+             f"{'saved/step us':>14} {'error':>7} {'spread':>7}"]
+    for r in results:
+        err = r.get("relative_error")
+        spread = r.get("run_spread")
+        lines.append(
+            f"{r['case']:<9} {str(r['top_rule']):<16} {str(r['expected_rule']):<16} "
+            f"{fmt_us(r.get('cost_per_step_ns')):>13} {fmt_us(r.get('saving_per_step_ns')):>14} "
+            f"{'-' if err is None else f'{100 * err:+.1f}%':>7} "
+            f"{'-' if spread is None else f'{100 * spread:.1f}%':>7}")
+    for r in results:
+        for check, ok in r["checks"].items():
+            detail = r.get("problem", "")
+            lines.append(f"{'PASS' if ok else 'FAIL'} advise_{r['case']}_{check} {detail}".rstrip())
+    return "\n".join(lines)
+
+
+def load_jsonl(path):
+    runs = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            obj = program_line(line)
+            if obj is not None:
+                runs.append(obj)
+    return runs
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", action="append", default=[],
+                        help="NAME:ADVISE_JSON:RECORD_LOG:RUNS_JSONL")
+    parser.add_argument("--json", help="write every figure here")
+    parser.add_argument("--tolerance", type=float, default=0.1)
+    args = parser.parse_args(argv)
+    results = []
+    for spec in args.case:
+        name, advise_path, log_path, runs_path = spec.split(":", 3)
+        try:
+            with open(advise_path, encoding="utf-8") as f:
+                advise = json.load(f)
+        except (OSError, ValueError) as e:
+            advise = {"findings": [], "error": str(e)}
+        try:
+            with open(log_path, encoding="utf-8", errors="replace") as f:
+                record_log = f.read()
+        except OSError:
+            record_log = ""
+        try:
+            runs = load_jsonl(runs_path)
+        except OSError:
+            runs = []
+        results.append(check_case(name, advise, record_log, runs, args.tolerance))
+    print(render(results))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=1)
+    return sum(1 for r in results for ok in r["checks"].values() if not ok)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

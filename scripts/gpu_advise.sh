@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `warpscope advise` on the GPU: five programs with one performance problem each
+# (tests/gpu/advise/advise_problems.cu). For each, the problem must be the top finding of its
+# recorded trace, and the finding's cost must be within 10% of the time the fix saves, measured
+# on plain (not recorded) runs of the problem and --fixed programs: interleaved, --runs each
+# (at least 5), medians of the timed loop. Costs and savings are compared per step (the trace
+# holds the warm-up steps too). scripts/advise_check.py does the checks.
+#
+#   scripts/gpu_advise.sh [--runs N] [--steps N]
+#                      (WS_BUILD: a staged build, default .gpu; output in $OUT or WS_OUT)
+#
+# Output: advise_summary.txt (the table and the PASS/FAIL lines), advise_check.json (every
+# figure), advise_results.tgz (traces' advise reports as table, JSON and HTML, run logs).
+# Exit status: the number of failed checks.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+WS_BUILD=${WS_BUILD:-$([[ -d $here/.gpu/bin ]] && echo "$here/.gpu" || echo "$here/build")}
+OUTDIR=${WS_OUT:-${OUT:-$PWD/gpu_advise_out}}
+mkdir -p "$OUTDIR"
+WS=$WS_BUILD/bin/warpscope; APP=$WS_BUILD/bin/ws_advise_problems
+runs=5; steps=50
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --runs) runs=$2; shift ;;
+    --steps) steps=$2; shift ;;
+  esac
+  shift
+done
+(( runs < 5 )) && runs=5
+# libcupti for the injected library, as gpu_suite.sh finds it.
+if [[ -e $WS_BUILD/lib/libwarpscope_core.so ]] && ! ldd "$WS_BUILD/lib/libwarpscope_core.so" | grep -q 'libcupti.so.13 => /'; then
+  for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64 \
+           $(python3 -c 'import nvidia.cuda_cupti, os; print(os.path.dirname(nvidia.cuda_cupti.__file__)+"/lib")' 2>/dev/null); do
+    if [[ -e $d/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; break; fi
+  done
+fi
+W=$(mktemp -d /tmp/ws_advise.XXXXXX)
+problems=(item pageable loader launch serial)
+cases=()
+for p in "${problems[@]}"; do
+  echo "== $p"
+  timeout 120 "$WS" record -f -o "$W/$p.wst" -- "$APP" --problem "$p" --steps "$steps" \
+      >"$W/$p.record.log" 2>&1
+  echo "record: exit $?"
+  timeout 60 "$WS" advise -f json "$W/$p.wst" >"$W/$p.advise.json" 2>"$W/$p.advise.err"
+  timeout 60 "$WS" advise --top 5 --html "$W/$p.advise.html" "$W/$p.wst" >"$W/$p.advise.txt" 2>&1
+  head -12 "$W/$p.advise.txt"
+  : >"$W/$p.runs.jsonl"
+  for ((r = 0; r < runs; r++)); do
+    for mode in "" --fixed; do
+      timeout 60 "$APP" --problem "$p" --steps "$steps" $mode >>"$W/$p.runs.jsonl" 2>>"$W/$p.runs.err"
+    done
+  done
+  cases+=(--case "$p:$W/$p.advise.json:$W/$p.record.log:$W/$p.runs.jsonl")
+done
+python3 "$here/scripts/advise_check.py" "${cases[@]}" --json "$OUTDIR/advise_check.json" \
+    | tee "$OUTDIR/advise_summary.txt"
+failures=${PIPESTATUS[0]}
+tar czf "$OUTDIR/advise_results.tgz" -C "$W" --exclude='*.wst' .
+echo "gpu_advise: $failures failed" | tee -a "$OUTDIR/advise_summary.txt"
+rm -rf "$W"
+exit "$failures"

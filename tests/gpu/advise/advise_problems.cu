@@ -1,0 +1,288 @@
+// ws_advise_problems: CUDA programs that each have one performance problem on purpose, and a
+// --fixed mode that removes it with the rest the same, for checking `warpscope advise` on the
+// GPU (scripts/gpu_advise.sh): the problem must be the top finding, and its cost must match
+// the time the fix saves.
+//
+//   ws_advise_problems --problem item|pageable|loader|launch|serial [--fixed] [--steps N]
+//                      [--warmup W]
+//
+//   item      each step reads one float back with a blocking cudaMemcpy (PyTorch's .item()),
+//             then does 150 us of host work before queueing the next step. Fixed: the value
+//             stays on the GPU and is read once at the end.
+//   pageable  each step copies 64 MiB host to device from pageable memory, then computes.
+//             Fixed: the host buffer is pinned (the copy call is the same).
+//   loader    each step spends 1.5 ms of host time in an NVTX range "data_loader" before it
+//             queues 1 ms of GPU work. Fixed: the batches were prepared before the loop.
+//   launch    each step launches 200 kernels of 5 us, with 40 us of host work per launch
+//             (framework overhead). Fixed: one fused kernel doing the same GPU work.
+//   serial    each step copies 32 MiB from pinned memory and runs a 400 us kernel, both on
+//             one stream. Fixed: two streams with a buffer each (double buffering).
+//
+// Kernels spin on the GPU's global timer, so their length is set, not measured. The program
+// times its timed steps (after --warmup steps) with the host's steady clock, a device
+// synchronization at both ends, and prints one JSON line:
+//   {"problem": "item", "fixed": false, "steps": 53, "timed_steps": 50, "loop_ns": 61234567}
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+#define CHECK(x)                                                                              \
+  do {                                                                                        \
+    cudaError_t e = (x);                                                                      \
+    if (e != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "ws_advise_problems: %s failed: %s\n", #x, cudaGetErrorString(e)); \
+      std::exit(3);                                                                           \
+    }                                                                                         \
+  } while (0)
+
+constexpr unsigned long long kUs = 1000ull;
+
+__device__ void Spin(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+// A step's compute: every block spins for `ns`.
+__global__ void ws_advise_compute(unsigned long long ns, const float* in) {
+  Spin(ns);
+  if (in != nullptr && threadIdx.x == 0 && in[blockIdx.x] == 12345.0f) Spin(1);
+}
+
+// The loss of a step: adds one value to a device scalar.
+__global__ void ws_advise_loss(float* loss) {
+  if (threadIdx.x == 0) *loss += 1.0f;
+}
+
+// A tiny kernel of the launch-bound loop, and the fused kernel that does `count` of them.
+__global__ void ws_advise_tiny(unsigned long long ns) { Spin(ns); }
+__global__ void ws_advise_fused(unsigned long long ns, int count) {
+  for (int i = 0; i < count; ++i) Spin(ns);
+}
+
+void HostWork(unsigned long long ns) {
+  const auto start = std::chrono::steady_clock::now();
+  while (static_cast<unsigned long long>(
+             std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 std::chrono::steady_clock::now() - start)
+                 .count()) < ns) {
+  }
+}
+
+struct Options {
+  std::string problem;
+  bool fixed = false;
+  int steps = 50;
+  int warmup = 3;
+};
+
+constexpr int kComputeBlocks = 132;
+constexpr int kComputeThreads = 128;
+
+// One program: Setup once, then Step(i) for warmup and timed steps, then Finish.
+class Program {
+ public:
+  explicit Program(const Options& o) : o_(o) {}
+  virtual ~Program() = default;
+  virtual void Setup() {}
+  virtual void Step(int i) = 0;
+  virtual void Finish() {}
+
+ protected:
+  const Options& o_;
+};
+
+class ItemProgram : public Program {
+ public:
+  using Program::Program;
+  void Setup() override { CHECK(cudaMalloc(&loss_, sizeof(float))); }
+  void Step(int) override {
+    nvtxRangePushA("step");
+    for (int k = 0; k < 4; ++k) {
+      ws_advise_compute<<<kComputeBlocks, kComputeThreads>>>(250 * kUs, nullptr);
+    }
+    ws_advise_loss<<<1, 32>>>(loss_);
+    if (!o_.fixed) CHECK(cudaMemcpy(&host_loss_, loss_, sizeof(float), cudaMemcpyDeviceToHost));
+    nvtxRangePop();
+    HostWork(150 * kUs);  // the framework's host work before the next step
+  }
+  void Finish() override {
+    CHECK(cudaMemcpy(&host_loss_, loss_, sizeof(float), cudaMemcpyDeviceToHost));
+  }
+
+ private:
+  float* loss_ = nullptr;
+  float host_loss_ = 0;
+};
+
+class PageableProgram : public Program {
+ public:
+  using Program::Program;
+  static constexpr size_t kBytes = 64u << 20;
+  void Setup() override {
+    CHECK(cudaMalloc(&device_, kBytes));
+    // Pinned reference copies, the same in both modes: the bandwidth a pinned copy gets.
+    CHECK(cudaMallocHost(&pinned_, kBytes));
+    std::memset(pinned_, 1, kBytes);
+    for (int i = 0; i < 2; ++i) CHECK(cudaMemcpy(device_, pinned_, kBytes, cudaMemcpyHostToDevice));
+    if (o_.fixed) {
+      host_ = pinned_;
+    } else {
+      pageable_.assign(kBytes, 1);
+      host_ = pageable_.data();
+    }
+  }
+  void Step(int) override {
+    nvtxRangePushA("step");
+    CHECK(cudaMemcpy(device_, host_, kBytes, cudaMemcpyHostToDevice));
+    ws_advise_compute<<<kComputeBlocks, kComputeThreads>>>(500 * kUs,
+                                                           static_cast<const float*>(device_));
+    nvtxRangePop();
+  }
+
+ private:
+  void* device_ = nullptr;
+  void* pinned_ = nullptr;
+  std::vector<char> pageable_;
+  void* host_ = nullptr;
+};
+
+class LoaderProgram : public Program {
+ public:
+  using Program::Program;
+  void Step(int) override {
+    if (!o_.fixed) {
+      nvtxRangePushA("data_loader");
+      HostWork(1500 * kUs);  // decoding and augmenting the next batch
+      nvtxRangePop();
+    }
+    nvtxRangePushA("step");
+    for (int k = 0; k < 4; ++k) {
+      ws_advise_compute<<<kComputeBlocks, kComputeThreads>>>(250 * kUs, nullptr);
+    }
+    nvtxRangePop();
+  }
+};
+
+class LaunchProgram : public Program {
+ public:
+  using Program::Program;
+  static constexpr int kKernels = 200;
+  void Step(int) override {
+    nvtxRangePushA("tiny_loop");
+    if (o_.fixed) {
+      ws_advise_fused<<<1, 32>>>(5 * kUs, kKernels);
+    } else {
+      for (int k = 0; k < kKernels; ++k) {
+        ws_advise_tiny<<<1, 32>>>(5 * kUs);
+        HostWork(40 * kUs);  // the framework's work per operation
+      }
+    }
+    nvtxRangePop();
+  }
+};
+
+class SerialProgram : public Program {
+ public:
+  using Program::Program;
+  static constexpr size_t kBytes = 32u << 20;
+  void Setup() override {
+    CHECK(cudaMallocHost(&host_, kBytes));
+    std::memset(host_, 1, kBytes);
+    for (int b = 0; b < 2; ++b) {
+      CHECK(cudaMalloc(&device_[b], kBytes));
+      CHECK(cudaStreamCreateWithFlags(&stream_[b], cudaStreamNonBlocking));
+    }
+  }
+  void Step(int i) override {
+    const int b = o_.fixed ? i % 2 : 0;
+    nvtxRangePushA("step");
+    CHECK(cudaMemcpyAsync(device_[b], host_, kBytes, cudaMemcpyHostToDevice, stream_[b]));
+    ws_advise_compute<<<kComputeBlocks, kComputeThreads, 0, stream_[b]>>>(
+        400 * kUs, static_cast<const float*>(device_[b]));
+    nvtxRangePop();
+  }
+
+ private:
+  void* host_ = nullptr;
+  void* device_[2] = {nullptr, nullptr};
+  cudaStream_t stream_[2] = {};
+};
+
+Program* MakeProgram(const Options& o) {
+  if (o.problem == "item") return new ItemProgram(o);
+  if (o.problem == "pageable") return new PageableProgram(o);
+  if (o.problem == "loader") return new LoaderProgram(o);
+  if (o.problem == "launch") return new LaunchProgram(o);
+  if (o.problem == "serial") return new SerialProgram(o);
+  return nullptr;
+}
+
+Options Parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "ws_advise_problems: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--problem") {
+      o.problem = next();
+    } else if (a == "--fixed") {
+      o.fixed = true;
+    } else if (a == "--steps") {
+      o.steps = std::atoi(next());
+    } else if (a == "--warmup") {
+      o.warmup = std::atoi(next());
+    } else {
+      std::fprintf(stderr, "ws_advise_problems: unknown argument %s\n", a.c_str());
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = Parse(argc, argv);
+  Program* program = MakeProgram(o);
+  if (program == nullptr || o.steps < 1 || o.warmup < 0) {
+    std::fprintf(stderr,
+                 "usage: ws_advise_problems --problem item|pageable|loader|launch|serial "
+                 "[--fixed] [--steps N] [--warmup W]\n");
+    return 2;
+  }
+  CHECK(cudaFree(nullptr));
+  program->Setup();
+  for (int i = 0; i < o.warmup; ++i) program->Step(i);
+  CHECK(cudaDeviceSynchronize());
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < o.steps; ++i) program->Step(o.warmup + i);
+  CHECK(cudaDeviceSynchronize());
+  const auto loop_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+  program->Finish();
+  CHECK(cudaDeviceSynchronize());
+  std::printf(
+      "{\"problem\": \"%s\", \"fixed\": %s, \"steps\": %d, \"timed_steps\": %d, "
+      "\"loop_ns\": %lld}\n",
+      o.problem.c_str(), o.fixed ? "true" : "false", o.warmup + o.steps, o.steps,
+      static_cast<long long>(loop_ns));
+  delete program;
+  return 0;
+}
