@@ -1,0 +1,116 @@
+// `warpscope advise` as users run it: golden table and JSON output on the bundled example
+// traces, flag errors, and the --html page as a real browser renders it (headless Chromium;
+// the test skips only when no chromium is installed, and CI installs it).
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/advise/advise_traces.h"
+#include "tests/reader/cli_test_util.h"
+#include "tests/reader/trace_test_util.h"
+
+namespace warpscope {
+namespace {
+
+using ::testing::HasSubstr;
+using ::warpscope::testing::CliResult;
+using ::warpscope::testing::CompareWithGolden;
+using ::warpscope::testing::MakeTempDir;
+using ::warpscope::testing::ReadFileOrDie;
+using ::warpscope::testing::RunCli;
+using ::warpscope::testing::SourceDir;
+
+class AdviseGoldenTest : public ::testing::TestWithParam<std::string> {};
+
+// Paths in the output are relative to the source tree, so the goldens do not depend on it.
+TEST_P(AdviseGoldenTest, MatchesGolden) {
+  const std::string trace = "examples/traces/" + GetParam() + ".wst";
+  std::string name = GetParam();
+  for (char& c : name) c = c == '/' ? '_' : c;
+  for (const char* format : {"table", "json"}) {
+    SCOPED_TRACE(format);
+    CliResult r = RunCli(absl::StrCat("advise -f ", format, " ", SourceDir(), "/", trace));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string out = absl::StrReplaceAll(r.out, {{SourceDir() + "/", ""}});
+    const std::string ext = std::string(format) == "table" ? "txt" : "json";
+    const std::string problem = CompareWithGolden("advise/golden/" + name + "." + ext, out);
+    EXPECT_EQ(problem, "") << problem;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, AdviseGoldenTest,
+                         ::testing::Values("synthetic_training_loop", "cuda13.0_sm90/pipeline_pm",
+                                           "cuda13.0_sm90/stall_kernels"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& c : name) c = std::isalnum(c) ? c : '_';
+                           return name;
+                         });
+
+TEST(AdviseCliTest, HelpAndUsageErrors) {
+  CliResult help = RunCli("help advise");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("docs/advise.md"));
+  EXPECT_THAT(help.out, HasSubstr("--html"));
+  CliResult none = RunCli("advise");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.err, HasSubstr("warpscope: advise needs exactly one trace file"));
+  CliResult top = RunCli("advise x.wst --top -1");
+  EXPECT_EQ(top.exit_code, 2);
+  CliResult dir = RunCli(absl::StrCat("advise x.wst --html ", MakeTempDir()));
+  EXPECT_EQ(dir.exit_code, 2);
+  EXPECT_THAT(dir.err, HasSubstr("is a directory"));
+  CliResult missing = RunCli("advise /nonexistent/t.wst");
+  EXPECT_EQ(missing.exit_code, 1);
+}
+
+TEST(AdviseCliTest, TopAndDeviceFlags) {
+  const std::string trace = SourceDir() + "/examples/traces/synthetic_training_loop.wst";
+  CliResult one = RunCli(absl::StrCat("advise -f csv --top 1 ", trace));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(testing::CountLines(one.out), 2);  // header and one finding
+  CliResult other = RunCli(absl::StrCat("advise --device 5 ", trace));
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_THAT(other.out, HasSubstr("no findings"));
+}
+
+std::string Chromium() {
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    const std::string probe = absl::StrCat("command -v ", name, " >/dev/null 2>&1");
+    if (std::system(probe.c_str()) == 0) return name;
+  }
+  return "";
+}
+
+// The page of a program that waits for the GPU each step, rendered by a browser: the findings
+// text and the timeline's SVG elements must be in the DOM it built.
+TEST(AdviseHtmlBrowserTest, RenderedDomHasFindingsAndTimeline) {
+  const std::string browser = Chromium();
+  if (browser.empty()) GTEST_SKIP() << "no chromium installed (scripts/install_deps.sh adds it)";
+  const std::string dir = MakeTempDir();
+  const std::string trace = dir + "/sync.wst", html = dir + "/advise.html";
+  ASSERT_EQ(advise_testing::WriteProblemTrace(advise_testing::Problem::kSync, false, trace), "");
+  CliResult r = RunCli(absl::StrCat("advise ", trace, " --html ", html));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string dom_path = dir + "/dom.html";
+  const std::string command =
+      absl::StrCat(browser, " --headless --no-sandbox --disable-gpu --user-data-dir=", dir,
+                   "/profile --dump-dom file://", html, " >", dom_path, " 2>", dir, "/browser.log");
+  ASSERT_EQ(std::system(command.c_str()), 0) << ReadFileOrDie(dir + "/browser.log");
+  const std::string dom = ReadFileOrDie(dom_path);
+  EXPECT_THAT(dom, HasSubstr("sync-idle"));
+  EXPECT_THAT(dom, HasSubstr("cudaStreamSynchronize"));
+  EXPECT_THAT(dom, HasSubstr("<tr class=\"finding\">"));
+  EXPECT_THAT(dom, HasSubstr("<svg"));
+  EXPECT_THAT(dom, HasSubstr("<rect class=\"gap\""));
+  EXPECT_THAT(dom, HasSubstr("<rect class=\"kernel\""));
+  EXPECT_THAT(dom, HasSubstr("<rect class=\"wait\""));
+}
+
+}  // namespace
+}  // namespace warpscope
