@@ -111,7 +111,14 @@ def render(results):
             f"{'-' if spread is None else f'{100 * spread:.1f}%':>7}")
     for r in results:
         for check, ok in r["checks"].items():
-            detail = r.get("problem", "")
+            if check == "top_finding":
+                detail = f"(top: {r['top_rule']}, expected: {r['expected_rule']})"
+            elif "problem" in r:
+                detail = f"({r['problem']})"
+            elif r["relative_error"] is not None:
+                detail = f"(error {100 * r['relative_error']:+.1f}%)"
+            else:
+                detail = "(no saving measured)"
             lines.append(f"{'PASS' if ok else 'FAIL'} advise_{r['case']}_{check} {detail}".rstrip())
     return "\n".join(lines)
 

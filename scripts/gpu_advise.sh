@@ -18,7 +18,7 @@ WS_BUILD=${WS_BUILD:-$([[ -d $here/.gpu/bin ]] && echo "$here/.gpu" || echo "$he
 OUTDIR=${WS_OUT:-${OUT:-$PWD/gpu_advise_out}}
 mkdir -p "$OUTDIR"
 WS=$WS_BUILD/bin/warpscope; APP=$WS_BUILD/bin/ws_advise_problems
-runs=5; steps=50
+runs=5; steps=200
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift ;;
