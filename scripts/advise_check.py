@@ -25,6 +25,7 @@ EXPECTED_RULE = {
     "loader": "host-range",
     "launch": "launch-bound",
     "serial": "copy-no-overlap",
+    "torch_item": "blocking-read",
 }
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `warpscope advise` on the GPU: five programs with one performance problem each
-# (tests/gpu/advise/advise_problems.cu). For each, the problem must be the top finding of its
-# recorded trace, and the finding's cost must be within 10% of the time the fix saves, measured
-# on plain (not recorded) runs of the problem and --fixed programs: interleaved, --runs each
+# (tests/gpu/advise/advise_problems.cu), and a PyTorch loop calling .item() each step
+# (tests/gpu/advise/advise_torch.py, half the steps) where python3 has torch with a GPU. For
+# each, the problem must be the top finding of its recorded trace, and the finding's cost must
+# be within 10% of the time the fix saves, measured on plain (not recorded) runs of the problem and --fixed programs: interleaved, --runs each
 # (at least 5), medians of the timed loop. Costs and savings are compared per step (the trace
 # holds the warm-up steps too). scripts/advise_check.py does the checks.
 #
@@ -36,11 +37,17 @@ if [[ -e $WS_BUILD/lib/libwarpscope_core.so ]] && ! ldd "$WS_BUILD/lib/libwarpsc
 fi
 W=$(mktemp -d /tmp/ws_advise.XXXXXX)
 problems=(item pageable loader launch serial)
+# The PyTorch loop that calls .item() each step, where the GPU machine's python3 has torch.
+python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && problems+=(torch_item)
 cases=()
 for p in "${problems[@]}"; do
   echo "== $p"
-  timeout 120 "$WS" record -f -o "$W/$p.wst" -- "$APP" --problem "$p" --steps "$steps" \
-      >"$W/$p.record.log" 2>&1
+  if [[ $p == torch_item ]]; then
+    program=(python3 "$here/tests/gpu/advise/advise_torch.py" --steps $((steps / 2)))
+  else
+    program=("$APP" --problem "$p" --steps "$steps")
+  fi
+  timeout 180 "$WS" record -f -o "$W/$p.wst" -- "${program[@]}" >"$W/$p.record.log" 2>&1
   echo "record: exit $?"
   timeout 60 "$WS" advise -f json "$W/$p.wst" >"$W/$p.advise.json" 2>"$W/$p.advise.err"
   timeout 60 "$WS" advise --top 5 --html "$W/$p.advise.html" "$W/$p.wst" >"$W/$p.advise.txt" 2>&1
@@ -48,7 +55,7 @@ for p in "${problems[@]}"; do
   : >"$W/$p.runs.jsonl"
   for ((r = 0; r < runs; r++)); do
     for mode in "" --fixed; do
-      timeout 60 "$APP" --problem "$p" --steps "$steps" $mode >>"$W/$p.runs.jsonl" 2>>"$W/$p.runs.err"
+      timeout 120 "${program[@]}" $mode >>"$W/$p.runs.jsonl" 2>>"$W/$p.runs.err"
     done
   done
   cases+=(--case "$p:$W/$p.advise.json:$W/$p.record.log:$W/$p.runs.jsonl")
