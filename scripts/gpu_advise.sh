@@ -3,8 +3,9 @@
 # (tests/gpu/advise/advise_problems.cu), and a PyTorch loop calling .item() each step
 # (tests/gpu/advise/advise_torch.py, half the steps) where python3 has torch with a GPU. For
 # each, the problem must be the top finding of its recorded trace, and the finding's cost must
-# be within 10% of the time the fix saves, measured on plain (not recorded) runs of the problem and --fixed programs: interleaved, --runs each
-# (at least 5), medians of the timed loop. Costs and savings are compared per step (the trace
+# be within 10% of the time the fix saves, measured on plain (not recorded) runs of the
+# problem and --fixed programs: interleaved, --runs each (at least 5), medians of the timed
+# loop. Costs and savings are compared per step (the trace
 # holds the warm-up steps too). scripts/advise_check.py does the checks.
 #
 #   scripts/gpu_advise.sh [--runs N] [--steps N]
