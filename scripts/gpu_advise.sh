@@ -5,8 +5,8 @@
 # each, the problem must be the top finding of its recorded trace, and the finding's cost must
 # be within 10% of the time the fix saves, measured on plain (not recorded) runs of the
 # problem and --fixed programs: interleaved, --runs each (at least 5), medians of the timed
-# loop. Costs and savings are compared per step (the trace
-# holds the warm-up steps too). scripts/advise_check.py does the checks.
+# loop. Costs and savings are compared per step (the trace holds the warm-up steps too).
+# scripts/advise_check.py does the checks.
 #
 #   scripts/gpu_advise.sh [--runs N] [--steps N]
 #                      (WS_BUILD: a staged build, default .gpu; output in $OUT or WS_OUT)
