@@ -6,7 +6,7 @@
 // fields are all singular get an encoder that takes every field as an argument.
 #include "proto/codegen/record_code.h"
 
-#include <optional>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -273,18 +273,39 @@ std::string Banner(const gp::FileDescriptor& file, std::string_view job) {
          std::string(job) + "\n";
 }
 
+// The opening of a generated header: what made it and what it holds, its guard, its includes
+// (<system> ones first, then "project/..." ones).
+std::string HeaderStart(const gp::FileDescriptor& file, std::string_view guard_suffix,
+                        std::string_view job, std::initializer_list<std::string_view> includes) {
+  const std::string guard = Guard(file, guard_suffix);
+  std::string out = Banner(file, job) + "#ifndef " + guard + "\n#define " + guard + "\n\n";
+  bool project = false;
+  for (std::string_view include : includes) {
+    const bool quoted = include.find('/') != std::string_view::npos;
+    if (quoted && !project) out += "\n";
+    project |= quoted;
+    out += quoted ? "#include \"" + std::string(include) + "\"\n"
+                  : "#include <" + std::string(include) + ">\n";
+  }
+  return out + "\n";
+}
+
+std::string HeaderEnd(const gp::FileDescriptor& file, std::string_view guard_suffix,
+                      std::string_view name_space) {
+  return "\n}  // namespace " + std::string(name_space) + "\n\n#endif  // " +
+         Guard(file, guard_suffix) + "\n";
+}
+
 }  // namespace
 
 bool GenerateRecords(const gp::FileDescriptor& file, std::string* text, std::string* error) {
-  const std::string guard = Guard(file, "_RECORDS_H_");
   std::ostringstream out;
-  out << Banner(file, "The plain C++ records collectors hand to the TraceWriter:\n"
-                      "// absolute timestamps (ns, trace clock), strings by interned id, no "
-                      "CUPTI or protobuf types.\n// What each field means, and its unit: the "
-                      ".proto file.")
-      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
-      << "#include <cstddef>\n#include <cstdint>\n#include <span>\n#include <string>\n"
-      << "#include <utility>\n#include <vector>\n\nnamespace warpscope {\n";
+  out << HeaderStart(file, "_RECORDS_H_",
+                     "The plain C++ records collectors hand to the TraceWriter:\n// absolute "
+                     "timestamps (ns, trace clock), strings by interned id, no CUPTI or protobuf "
+                     "types.\n// What each field means, and its unit: the .proto file.",
+                     {"cstddef", "cstdint", "span", "string", "utility", "vector"})
+      << "namespace warpscope {\n";
   for (int i = 0; i < file.enum_type_count(); ++i) {
     const gp::EnumDescriptor& e = *file.enum_type(i);
     out << "\n// " << e.full_name() << "\nenum class " << e.name() << " : uint32_t {\n";
@@ -313,23 +334,21 @@ bool GenerateRecords(const gp::FileDescriptor& file, std::string* text, std::str
     }
     out << "};\n";
   }
-  out << "\n}  // namespace warpscope\n\n#endif  // " << guard << "\n";
+  out << HeaderEnd(file, "_RECORDS_H_", "warpscope");
   *text = out.str();
   return true;
 }
 
 bool GenerateEncoders(const gp::FileDescriptor& file, std::string* text, std::string* error) {
-  const std::string guard = Guard(file, "_ENCODERS_H_");
   std::ostringstream out;
-  out << Banner(file, "One encoder per message: each field in schema order\n"
-                      "// with the sink call of its wire type, into a wire::SizeSink (to "
-                      "measure) or a wire::BufferSink.\n// Arguments after the record are what "
-                      "it does not hold, in schema order (times relative to\n"
-                      "// Header.time_base_ns).")
-      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
-      << "#include <cstddef>\n#include <cstdint>\n#include <span>\n#include <string>\n"
-      << "#include <string_view>\n\n#include \"proto/writer/wire_format.h\"\n"
-      << "#include \"warpscope/v1/trace_fields.h\"\n#include \"warpscope/v1/trace_records.h\"\n\n"
+  out << HeaderStart(file, "_ENCODERS_H_",
+                     "One encoder per message: each field in schema order\n// with the sink "
+                     "call of its wire type, into a wire::SizeSink (to measure) or a "
+                     "wire::BufferSink.\n// Arguments after the record are what it does not "
+                     "hold, in schema order (times relative to\n// Header.time_base_ns).",
+                     {"cstddef", "cstdint", "span", "string", "string_view",
+                      "proto/writer/wire_format.h", "warpscope/v1/trace_fields.h",
+                      "warpscope/v1/trace_records.h"})
       << "namespace warpscope::writer_internal {\n";
   for (int i = 0; i < file.message_type_count(); ++i) {
     const gp::Descriptor& message = *file.message_type(i);
@@ -361,7 +380,7 @@ bool GenerateEncoders(const gp::FileDescriptor& file, std::string* text, std::st
           << "Bytes = " << MaxBodyBytes(message) << ";\n";
     }
   }
-  out << "\n}  // namespace warpscope::writer_internal\n\n#endif  // " << guard << "\n";
+  out << HeaderEnd(file, "_ENCODERS_H_", "warpscope::writer_internal");
   *text = out.str();
   return true;
 }

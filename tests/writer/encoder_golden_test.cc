@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -51,21 +53,13 @@ void ExpectBytesEqualGolden(const std::string& actual, const std::string& name) 
 }
 
 HeaderRecord GoldenHeader() {
-  HeaderRecord h;
-  h.tool_version = "0.1.0-golden";
-  h.pid = 4242;
-  h.ppid = 1;
-  h.hostname = "gpu-node-07";
-  h.command_line = {"python", "", "train.py", "bad \xff utf8"};
-  h.rank_env = {{"RANK", "3"}, {"EMPTY", ""}};
-  h.clock_domain = ClockDomain::kMonotonicRaw;
-  h.time_base_ns = kBase;
-  h.unix_time_base_ns = kMax64;
-  h.config = {{"WARPSCOPE_OUTPUT", "trace_%p"}};
-  h.producer = "golden";
-  h.cupti_version = 130001;
-  h.cuda_driver_version = 13000;
-  return h;
+  return HeaderRecord{
+      .tool_version = "0.1.0-golden", .pid = 4242, .ppid = 1, .hostname = "gpu-node-07",
+      .command_line = {"python", "", "train.py", "bad \xff utf8"},
+      .rank_env = {{"RANK", "3"}, {"EMPTY", ""}}, .clock_domain = ClockDomain::kMonotonicRaw,
+      .time_base_ns = kBase, .unix_time_base_ns = kMax64,
+      .config = {{"WARPSCOPE_OUTPUT", "trace_%p"}}, .producer = "golden",
+      .cupti_version = 130001, .cuda_driver_version = 13000};
 }
 
 TraceWriterOptions GoldenOptions(const std::string& path, size_t chunk_bytes) {
@@ -77,31 +71,18 @@ TraceWriterOptions GoldenOptions(const std::string& path, size_t chunk_bytes) {
 }
 
 DeviceRecord GoldenDevice() {
-  DeviceRecord d;
-  d.id = 1;
-  d.name = "NVIDIA H200";
-  d.compute_capability_major = 9;
-  d.compute_capability_minor = 0;  // Left out: proto3 zero.
-  d.sm_count = 132;
-  d.max_warps_per_sm = 64;
-  d.max_blocks_per_sm = 32;
-  d.max_threads_per_block = 1024;
-  d.max_registers_per_sm = 65536;
-  d.max_registers_per_block = 65536;
-  d.max_shared_memory_per_sm = 233472;
-  d.max_shared_memory_per_block = 49152;
-  d.max_shared_memory_per_block_optin = 232448;
-  d.reserved_shared_memory_per_block = 1024;
-  d.threads_per_warp = 32;
-  d.core_clock_khz = 1980000;
-  d.global_memory_bytes = 141ull << 30;
-  d.global_memory_bandwidth_kbps = kMax64;
-  d.l2_cache_bytes = 60ull << 20;
-  d.uuid = "GPU-0123abcd";
-  d.pci_bus_id = kMax32;
-  d.register_allocation_unit = 256;
-  d.shared_memory_allocation_unit = 128;
-  return d;
+  // compute_capability_minor 0 is left out of the message (proto3 zero).
+  return DeviceRecord{
+      .id = 1, .name = "NVIDIA H200", .compute_capability_major = 9,
+      .compute_capability_minor = 0, .sm_count = 132, .max_warps_per_sm = 64,
+      .max_blocks_per_sm = 32, .max_threads_per_block = 1024, .max_registers_per_sm = 65536,
+      .max_registers_per_block = 65536, .max_shared_memory_per_sm = 233472,
+      .max_shared_memory_per_block = 49152, .max_shared_memory_per_block_optin = 232448,
+      .reserved_shared_memory_per_block = 1024, .threads_per_warp = 32,
+      .core_clock_khz = 1980000, .global_memory_bytes = 141ull << 30,
+      .global_memory_bandwidth_kbps = kMax64, .l2_cache_bytes = 60ull << 20,
+      .uuid = "GPU-0123abcd", .pci_bus_id = kMax32, .register_allocation_unit = 256,
+      .shared_memory_allocation_unit = 128};
 }
 
 // One record of every kind the writer takes, with edge values: zeros, maxima, times before
@@ -187,14 +168,14 @@ void WriteEveryRecord(TraceWriter& writer) {
                          .non_user_kernel_samples = 4, .hardware_buffer_full = true,
                          .records = {}};
   for (uint32_t i = 0; i < 12; ++i) {
-    PcSampleRecord rec{.cubin_crc = kMax64 - i, .function_name_id = mangled,
-                       .pc_offset = i * 16u, .stall_reason_index = {}, .samples = {},
-                       .correlation_id = i};
-    for (uint32_t k = 0; k < i % 4; ++k) {
-      rec.stall_reason_index.push_back(k * 1000);
-      rec.samples.push_back(k == 0 ? kMax64 : k);
-    }
-    pc.records.push_back(rec);
+    // i % 4 samples at this PC; the first one at the largest count.
+    std::vector<uint32_t> reasons;
+    std::vector<uint64_t> counts;
+    for (uint32_t k = 0; k < i % 4; ++k) reasons.push_back(k * 1000);
+    for (uint32_t k = 0; k < i % 4; ++k) counts.push_back(k == 0 ? kMax64 : k);
+    pc.records.push_back(PcSampleRecord{.cubin_crc = kMax64 - i, .function_name_id = mangled,
+                                        .pc_offset = i * 16u, .stall_reason_index = reasons,
+                                        .samples = counts, .correlation_id = i});
   }
   ASSERT_TRUE(batch.Write(pc));
   ASSERT_TRUE(batch.Write(PcSampleBatchRecord{}));
@@ -233,19 +214,26 @@ TEST(EncoderGolden, SplitPcBatchAndCubinEncodeToTheGoldenBytes) {
   std::string error;
   auto writer = TraceWriter::Open(GoldenOptions(path, kMinChunkBytes), GoldenHeader(), &error);
   ASSERT_NE(writer, nullptr) << error;
-  PcSampleBatchRecord pc{.device_id = 1, .context_id = 2, .timestamp_ns = kBase + 9,
-                         .total_samples = 123456, .dropped_samples = 7,
-                         .non_user_kernel_samples = 8, .hardware_buffer_full = true,
-                         .records = {}};
-  for (uint32_t i = 0; i < 200; ++i) {
-    PcSampleRecord r{.cubin_crc = 0xabcdef00u + i, .function_name_id = 3, .pc_offset = i * 16u,
-                     .stall_reason_index = {}, .samples = {}, .correlation_id = 0};
-    for (uint32_t k = 0; k < 10; ++k) {
-      r.stall_reason_index.push_back(k);
-      r.samples.push_back(i * 10 + k);
-    }
-    pc.records.push_back(r);
+  // 200 PCs with 10 stall reasons each: about 30 KiB, split over several 4 KiB chunks.
+  std::vector<PcSampleRecord> records(200);
+  for (uint32_t i = 0; i < records.size(); ++i) {
+    records[i].cubin_crc = 0xabcdef00u + i;
+    records[i].function_name_id = 3;
+    records[i].pc_offset = i * 16u;
+    records[i].stall_reason_index.resize(10);
+    std::iota(records[i].stall_reason_index.begin(), records[i].stall_reason_index.end(), 0u);
+    records[i].samples.resize(10);
+    std::iota(records[i].samples.begin(), records[i].samples.end(), uint64_t{i} * 10);
   }
+  PcSampleBatchRecord pc;
+  pc.device_id = 1;
+  pc.context_id = 2;
+  pc.timestamp_ns = kBase + 9;
+  pc.total_samples = 123456;
+  pc.dropped_samples = 7;
+  pc.non_user_kernel_samples = 8;
+  pc.hardware_buffer_full = true;
+  pc.records = std::move(records);
   EXPECT_TRUE(writer->Write(pc));
   std::string large(2 * kMinChunkBytes + 123, '\0');
   for (size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>(i * 7);
