@@ -6,7 +6,7 @@
 
 #include "proto/writer/string_interning.h"
 #include "proto/writer/writer_impl.h"
-#include "warpscope/v1/trace_fields.h"
+#include "warpscope/v1/trace_encoders.h"
 
 namespace warpscope {
 
@@ -37,17 +37,14 @@ void RememberInterned(TraceWriter::Impl& w, Table& table, size_t bound, const Ke
 }  // namespace
 
 uint64_t TraceWriter::Batch::InternString(std::string_view value) {
-  using F = fields::InternedString;
   if (!locked_ || value.empty()) return 0;
   Impl& w = *writer_.impl_;
   writer_internal::InternTables& t = w.interned;
   if (auto it = t.strings.find(value); it != t.strings.end()) return it->second;
   if (w.RefuseIfClosed()) return 0;
   const uint64_t id = t.next_string_id;
-  if (!w.EmitSized(Packet::kInternedString, [&](auto& s) {
-        s.Uint(F::kId, id);
-        s.String(F::kValue, value);
-      })) {
+  if (!w.EmitSized(Packet::kInternedString,
+                   [&](auto& s) { writer_internal::EncodeInternedString(s, id, value); })) {
     return 0;  // Not remembered: no later packet may refer to an id the file lacks.
   }
   ++t.next_string_id;
@@ -67,32 +64,14 @@ uint64_t TraceWriter::Batch::InternString(std::string_view value) {
 }
 
 uint64_t TraceWriter::Batch::InternLaunchConfig(const LaunchConfigRecord& c) {
-  using F = fields::LaunchConfig;
   if (!locked_) return 0;
   Impl& w = *writer_.impl_;
   writer_internal::InternTables& t = w.interned;
   if (auto it = t.configs.find(c); it != t.configs.end()) return it->second;
   const uint64_t id = t.next_config_id;
-  if (!w.EmitSmall(Packet::kLaunchConfig, [&](BufferSink& s) {
-        s.Uint(F::kId, id);
-        s.Uint(F::kGridX, c.grid_x);
-        s.Uint(F::kGridY, c.grid_y);
-        s.Uint(F::kGridZ, c.grid_z);
-        s.Uint(F::kBlockX, c.block_x);
-        s.Uint(F::kBlockY, c.block_y);
-        s.Uint(F::kBlockZ, c.block_z);
-        s.Uint(F::kClusterX, c.cluster_x);
-        s.Uint(F::kClusterY, c.cluster_y);
-        s.Uint(F::kClusterZ, c.cluster_z);
-        s.Uint(F::kRegistersPerThread, c.registers_per_thread);
-        s.Uint(F::kStaticSharedMemory, c.static_shared_memory);
-        s.Uint(F::kDynamicSharedMemory, c.dynamic_shared_memory);
-        s.Uint(F::kLocalMemoryPerThread, c.local_memory_per_thread);
-        s.Uint(F::kSharedMemoryExecuted, c.shared_memory_executed);
-        s.Uint(F::kSharedMemoryConfig, c.shared_memory_config);
-        s.Uint(F::kSharedMemoryCarveoutRequested, c.shared_memory_carveout_requested);
-        s.Uint(F::kShmemLimitConfig, c.shmem_limit_config);
-      })) {
+  static_assert(writer_internal::kMaxLaunchConfigBytes <= writer_internal::kSmallBodyBytes);
+  if (!w.EmitSmall(Packet::kLaunchConfig,
+                   [&](BufferSink& s) { writer_internal::EncodeLaunchConfig(s, c, id); })) {
     return 0;
   }
   ++t.next_config_id;
@@ -102,7 +81,6 @@ uint64_t TraceWriter::Batch::InternLaunchConfig(const LaunchConfigRecord& c) {
 
 uint64_t TraceWriter::Batch::InternThread(uint64_t cupti_thread_id, uint32_t os_tid,
                                           std::string_view name) {
-  using F = fields::ThreadInfo;
   if (!locked_) return 0;
   Impl& w = *writer_.impl_;
   writer_internal::InternTables& t = w.interned;
@@ -112,10 +90,7 @@ uint64_t TraceWriter::Batch::InternThread(uint64_t cupti_thread_id, uint32_t os_
   if (w.RefuseIfClosed()) return 0;
   const uint64_t id = t.next_thread_id;
   if (!w.EmitSized(Packet::kThread, [&](auto& s) {
-        s.Uint(F::kId, id);
-        s.Uint(F::kCuptiThreadId, cupti_thread_id);
-        s.Uint(F::kOsTid, os_tid);
-        s.String(F::kName, name);
+        writer_internal::EncodeThreadInfo(s, id, cupti_thread_id, os_tid, name);
       })) {
     return 0;
   }

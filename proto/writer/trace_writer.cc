@@ -24,8 +24,8 @@
 #include <mutex>
 #include <thread>
 
-#include "proto/writer/record_encoders.h"
 #include "proto/writer/writer_impl.h"
+#include "warpscope/v1/trace_encoders.h"
 
 namespace warpscope {
 namespace {
@@ -50,7 +50,7 @@ std::unique_ptr<TraceWriter::Impl> NewImpl(const TraceWriterOptions& options,
     impl->time_base_ns = header.time_base_ns;
     impl->clock_domain = header.clock_domain;
     SizeSink header_size;
-    EncodeHeader(header_size, header);
+    EncodeHeader(header_size, header, kFormatMajor, kFormatMinor);
     impl->chunk_bytes = std::clamp<size_t>(options.chunk_bytes, kMinChunkBytes, size_t{1} << 30);
     impl->chunk_bytes =
         std::max(impl->chunk_bytes, PacketSize(Packet::kHeader, header_size.size()));
@@ -95,7 +95,8 @@ int CreateTraceFile(const TraceWriterOptions& options, std::string* error) {
 // that ends at once with _exit or is killed still leaves a file that says what it is.
 bool WriteHeaderNow(TraceWriter::Impl& w, const HeaderRecord& header, std::string* error) {
   std::unique_lock<std::mutex> lock(w.mu);
-  if (!w.EmitSized(Packet::kHeader, [&](auto& s) { EncodeHeader(s, header); })) {
+  if (!w.EmitSized(Packet::kHeader,
+                   [&](auto& s) { EncodeHeader(s, header, kFormatMajor, kFormatMinor); })) {
     *error = "warpscope: out of memory for the trace buffer; tracing is off";
     return false;
   }

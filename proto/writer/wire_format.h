@@ -1,6 +1,6 @@
 // Protobuf wire-format primitives for the TraceWriter: varints, tags, length-delimited and
 // packed fields, written straight into caller-owned bytes (no message objects, no heap).
-// Internal to libinject; readers use the generated classes instead.
+// Internal to proto/writer; readers use the generated classes instead.
 #ifndef WARPSCOPE_PROTO_WRITER_WIRE_FORMAT_H_
 #define WARPSCOPE_PROTO_WRITER_WIRE_FORMAT_H_
 
@@ -91,22 +91,14 @@ inline void ReplaceInvalidUtf8(uint8_t* p, size_t n) {
 }
 
 // The two sinks below share one interface so that each message is encoded by one template
-// function that can either measure (SizeSink) or write (BufferSink). Singular scalar fields
-// follow proto3: zero, false and empty are not written. Repeated elements always are.
-
-// Writes into a buffer the caller has sized (from a SizeSink pass, or a bound known at
-// compile time for fixed-shape messages).
-class BufferSink {
+// function that can either measure (SizeSink) or write (BufferSink). SinkRules holds what
+// both do alike: singular scalar fields follow proto3 (zero, false and empty are not
+// written), repeated elements always are; each sink adds how a field is written or measured.
+template <typename Sink>
+class SinkRules {
  public:
-  explicit BufferSink(uint8_t* out) : begin_(out), out_(out) {}
-
-  size_t size() const { return static_cast<size_t>(out_ - begin_); }
-  uint8_t* position() const { return out_; }
-
   void Uint(uint32_t field, uint64_t value) {
-    if (value == 0) return;
-    out_ = WriteVarint(MakeTag(field, kVarint), out_);
-    out_ = WriteVarint(value, out_);
+    if (value != 0) self().VarintField(field, value);
   }
   void Bool(uint32_t field, bool value) { Uint(field, value ? 1 : 0); }
   template <typename Enum>
@@ -114,47 +106,22 @@ class BufferSink {
     Uint(field, static_cast<uint64_t>(value));
   }
   void String(uint32_t field, std::string_view value) {
-    if (!value.empty()) RepeatedString(field, value);
-  }
-  // A `bytes` field: copied as is.
-  void Bytes(uint32_t field, std::span<const uint8_t> value) {
-    if (value.empty()) return;
-    LengthDelimitedHeader(field, value.size());
-    std::memcpy(out_, value.data(), value.size());
-    out_ += value.size();
-  }
-  // Protobuf readers refuse a `string` field that is not valid UTF-8, so every invalid byte
-  // (kernel names, argv and NVTX text are arbitrary bytes) becomes '?'; the length is kept.
-  void RepeatedString(uint32_t field, std::string_view value) {
-    LengthDelimitedHeader(field, value.size());
-    if (!value.empty()) std::memcpy(out_, value.data(), value.size());
-    ReplaceInvalidUtf8(out_, value.size());
-    out_ += value.size();
-  }
-  template <typename T>
-  void PackedVarint(uint32_t field, std::span<const T> values) {
-    if (values.empty()) return;
-    LengthDelimitedHeader(field, PackedVarintPayload(values));
-    for (T v : values) out_ = WriteVarint(static_cast<uint64_t>(v), out_);
+    if (!value.empty()) self().RepeatedString(field, value);
   }
   // A `bytes` field, written as given (no UTF-8 repair).
   void Bytes(uint32_t field, const void* data, size_t size) {
-    if (size == 0) return;
-    LengthDelimitedHeader(field, size);
-    std::memcpy(out_, data, size);
-    out_ += size;
+    if (size != 0) self().RawField(field, data, size);
   }
+  void Bytes(uint32_t field, std::span<const uint8_t> value) {
+    Bytes(field, value.data(), value.size());
+  }
+  template <typename T>
+  void PackedVarint(uint32_t field, std::span<const T> values) {
+    if (!values.empty()) self().PackedVarintField(field, values);
+  }
+  // Doubles are copied as they are in memory: the wire format is little-endian.
   void PackedDouble(uint32_t field, std::span<const double> values) {
-    if (values.empty()) return;
-    const size_t bytes = values.size() * sizeof(double);
-    LengthDelimitedHeader(field, bytes);
-    std::memcpy(out_, values.data(), bytes);
-    out_ += bytes;
-  }
-  // The header of an embedded message or bytes field whose payload the caller writes next.
-  void LengthDelimitedHeader(uint32_t field, size_t payload) {
-    out_ = WriteVarint(MakeTag(field, kLengthDelimited), out_);
-    out_ = WriteVarint(payload, out_);
+    Bytes(field, values.data(), values.size() * sizeof(double));
   }
 
   template <typename T>
@@ -165,43 +132,60 @@ class BufferSink {
   }
 
  private:
+  Sink& self() { return static_cast<Sink&>(*this); }
+};
+
+// Writes into a buffer the caller has sized (from a SizeSink pass, or a bound known at
+// compile time for fixed-shape messages).
+class BufferSink : public SinkRules<BufferSink> {
+ public:
+  explicit BufferSink(uint8_t* out) : begin_(out), out_(out) {}
+
+  size_t size() const { return static_cast<size_t>(out_ - begin_); }
+  uint8_t* position() const { return out_; }
+
+  // Protobuf readers refuse a `string` field that is not valid UTF-8, so every invalid byte
+  // (kernel names, argv and NVTX text are arbitrary bytes) becomes '?'; the length is kept.
+  void RepeatedString(uint32_t field, std::string_view value) {
+    LengthDelimitedHeader(field, value.size());
+    if (!value.empty()) std::memcpy(out_, value.data(), value.size());
+    ReplaceInvalidUtf8(out_, value.size());
+    out_ += value.size();
+  }
+  // The header of an embedded message or bytes field whose payload the caller writes next.
+  void LengthDelimitedHeader(uint32_t field, size_t payload) {
+    out_ = WriteVarint(MakeTag(field, kLengthDelimited), out_);
+    out_ = WriteVarint(payload, out_);
+  }
+
+ private:
+  friend class SinkRules<BufferSink>;
+  void VarintField(uint32_t field, uint64_t value) {
+    out_ = WriteVarint(MakeTag(field, kVarint), out_);
+    out_ = WriteVarint(value, out_);
+  }
+  void RawField(uint32_t field, const void* data, size_t size) {
+    LengthDelimitedHeader(field, size);
+    std::memcpy(out_, data, size);
+    out_ += size;
+  }
+  template <typename T>
+  void PackedVarintField(uint32_t field, std::span<const T> values) {
+    LengthDelimitedHeader(field, PackedVarintPayload(values));
+    for (T v : values) out_ = WriteVarint(static_cast<uint64_t>(v), out_);
+  }
+
   uint8_t* begin_;
   uint8_t* out_;
 };
 
 // Measures what a BufferSink would write.
-class SizeSink {
+class SizeSink : public SinkRules<SizeSink> {
  public:
   size_t size() const { return size_; }
 
-  void Uint(uint32_t field, uint64_t value) {
-    if (value != 0) size_ += VarintSize(MakeTag(field, kVarint)) + VarintSize(value);
-  }
-  void Bool(uint32_t field, bool value) { Uint(field, value ? 1 : 0); }
-  template <typename Enum>
-  void EnumValue(uint32_t field, Enum value) {
-    Uint(field, static_cast<uint64_t>(value));
-  }
-  void String(uint32_t field, std::string_view value) {
-    if (!value.empty()) RepeatedString(field, value);
-  }
-  void Bytes(uint32_t field, std::span<const uint8_t> value) {
-    if (!value.empty()) size_ += LengthDelimitedSize(field, value.size());
-  }
   void RepeatedString(uint32_t field, std::string_view value) {
     size_ += LengthDelimitedSize(field, value.size());
-  }
-  template <typename T>
-  void PackedVarint(uint32_t field, std::span<const T> values) {
-    if (!values.empty()) {
-      size_ += LengthDelimitedSize(field, BufferSink::PackedVarintPayload(values));
-    }
-  }
-  void Bytes(uint32_t field, const void* /*data*/, size_t size) {
-    if (size != 0) size_ += LengthDelimitedSize(field, size);
-  }
-  void PackedDouble(uint32_t field, std::span<const double> values) {
-    if (!values.empty()) size_ += LengthDelimitedSize(field, values.size() * sizeof(double));
   }
   void LengthDelimitedHeader(uint32_t field, size_t payload) {
     size_ += VarintSize(MakeTag(field, kLengthDelimited)) + VarintSize(payload);
@@ -209,6 +193,18 @@ class SizeSink {
   void AddPayload(size_t bytes) { size_ += bytes; }
 
  private:
+  friend class SinkRules<SizeSink>;
+  void VarintField(uint32_t field, uint64_t value) {
+    size_ += VarintSize(MakeTag(field, kVarint)) + VarintSize(value);
+  }
+  void RawField(uint32_t field, const void* /*data*/, size_t size) {
+    size_ += LengthDelimitedSize(field, size);
+  }
+  template <typename T>
+  void PackedVarintField(uint32_t field, std::span<const T> values) {
+    size_ += LengthDelimitedSize(field, PackedVarintPayload(values));
+  }
+
   size_t size_ = 0;
 };
 

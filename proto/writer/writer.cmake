@@ -1,13 +1,12 @@
 # The trace writer: protobuf wire-format encoder + buffered file writer. It goes inside the
 # injected libwarpscope.so, so it links only the C++ standard library and Threads. Its field
-# numbers come from the header generated from trace.proto (proto/CMakeLists.txt).
+# numbers, records and encoders are generated from trace.proto (proto/CMakeLists.txt).
 add_library(warpscope_writer STATIC
   ${CMAKE_CURRENT_LIST_DIR}/trace_writer.cc
   ${CMAKE_CURRENT_LIST_DIR}/trace_writer.h
   ${CMAKE_CURRENT_LIST_DIR}/trace_records.h
   ${CMAKE_CURRENT_LIST_DIR}/wire_format.h
   ${CMAKE_CURRENT_LIST_DIR}/packet_framing.h
-  ${CMAKE_CURRENT_LIST_DIR}/record_encoders.h
   ${CMAKE_CURRENT_LIST_DIR}/record_writers.cc
   ${CMAKE_CURRENT_LIST_DIR}/chunk_pool.cc
   ${CMAKE_CURRENT_LIST_DIR}/string_interning.h
@@ -19,7 +18,7 @@ add_library(warpscope_writer STATIC
   ${CMAKE_CURRENT_LIST_DIR}/writer_thread.cc
   ${CMAKE_CURRENT_LIST_DIR}/writer_impl.h
   ${CMAKE_CURRENT_LIST_DIR}/output_name.cc
-  ${WARPSCOPE_TRACE_FIELDS_H})
+  ${WARPSCOPE_TRACE_GENERATED})
 set_target_properties(warpscope_writer PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_include_directories(warpscope_writer PUBLIC ${PROJECT_SOURCE_DIR} ${WARPSCOPE_TRACE_FIELDS_DIR})
 target_compile_features(warpscope_writer PUBLIC cxx_std_20)

@@ -15,6 +15,7 @@
 #include "proto/writer/stats_table.h"
 #include "proto/writer/trace_records.h"
 #include "proto/writer/wire_format.h"
+#include "warpscope/v1/trace_encoders.h"
 #include "warpscope/v1/trace_fields.h"
 
 namespace warpscope::writer_internal {
@@ -99,15 +100,10 @@ void EncodeStats(Sink& s, const StatsSnapshot& stats, bool final, uint64_t times
     return 0;
   };
   using F = fields::Stats;
-  using C = fields::StatCounter;
   s.Uint(F::kTimestampNs, timestamp_rel);
   s.Bool(F::kFinal, final);
   auto counter = [&](std::string_view name, uint64_t value, Severity severity) {
-    wire::Nested(s, F::kCounters, [&](auto& m) {
-      m.String(C::kName, name);
-      m.Uint(C::kValue, value);
-      m.EnumValue(C::kSeverity, severity);
-    });
+    wire::Nested(s, F::kCounters, [&](auto& m) { EncodeStatCounter(m, name, value, severity); });
   };
   for (const BuiltinCounter& b : stats.builtins) {
     const uint64_t value = b.value + named_value(b.stat->name);

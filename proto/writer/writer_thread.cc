@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "proto/writer/record_encoders.h"
 #include "proto/writer/writer_impl.h"
+#include "warpscope/v1/trace_encoders.h"
 
 namespace warpscope {
 namespace writer_internal {

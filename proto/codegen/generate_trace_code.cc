@@ -1,14 +1,19 @@
-// Build-time generator: turns the schema's FileDescriptorSet (trace.desc) into a plain C++
-// header of field numbers and enum values, so that the writer, which links no libprotobuf,
-// takes its numbers from trace.proto instead of copies.
+// Build-time generator: turns the schema's FileDescriptorSet (trace.desc) into the writer's
+// C++ code, so that the writer, which links no libprotobuf, takes its numbers, records and
+// encoders from trace.proto instead of copies.
 //
-//   generate_trace_fields DESCRIPTOR_SET PROTO_FILE OUT_HEADER
+//   generate_trace_code DESCRIPTOR_SET PROTO_FILE OUT_DIR
 //
-// e.g. `generate_trace_fields trace.desc warpscope/v1/trace.proto warpscope/v1/trace_fields.h`.
-// Each message becomes a struct of `static constexpr uint32_t` field numbers named after the
-// field (`start_ns` -> kStartNs) plus kMaxFieldNumber; each enum a struct of its values with
-// the enum's prefix dropped (CLOCK_DOMAIN_MONOTONIC_RAW -> ClockDomain::kMonotonicRaw). The
-// header is rewritten only when its text changes, so a schema edit that changes no number or
+// e.g. `generate_trace_code trace.desc warpscope/v1/trace.proto fields_include` writes, under
+// OUT_DIR/warpscope/v1/:
+//  - trace_fields.h: each message as a struct of `static constexpr uint32_t` field numbers
+//    named after the field (`start_ns` -> kStartNs) plus kMaxFieldNumber; each enum a struct of
+//    its values with the enum's prefix dropped (CLOCK_DOMAIN_MONOTONIC_RAW ->
+//    ClockDomain::kMonotonicRaw);
+//  - trace_records.h, trace_encoders.h, trace_record_writers.cc: the records collectors fill,
+//    an encoder per message and TraceWriter::Batch::Write (record_code.h; the few fields that
+//    are not plain copies are in record_rules.h).
+// A file is rewritten only when its text changes, so a schema edit that changes no number or
 // name does not rebuild the writer and what includes its records.
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
@@ -22,38 +27,14 @@
 #include <string>
 #include <string_view>
 
+#include "proto/codegen/codegen_names.h"
+#include "proto/codegen/record_code.h"
+
 namespace {
 
 namespace gp = ::google::protobuf;
-
-// snake_case or UPPER_SNAKE to CamelCase: "start_ns" -> "StartNs", "MONOTONIC_RAW" ->
-// "MonotonicRaw", "l2_cache_bytes" -> "L2CacheBytes".
-std::string CamelCase(std::string_view name) {
-  std::string out;
-  bool upper = true;
-  for (char c : name) {
-    if (c == '_') {
-      upper = true;
-      continue;
-    }
-    const auto u = static_cast<unsigned char>(c);
-    out += static_cast<char>(upper ? std::toupper(u) : std::tolower(u));
-    upper = false;
-  }
-  return out;
-}
-
-// CamelCase to UPPER_SNAKE, the prefix protobuf style gives enum values: "ClockDomain" ->
-// "CLOCK_DOMAIN_".
-std::string EnumValuePrefix(std::string_view enum_name) {
-  std::string out;
-  for (size_t i = 0; i < enum_name.size(); ++i) {
-    const auto c = static_cast<unsigned char>(enum_name[i]);
-    if (i > 0 && std::isupper(c)) out += '_';
-    out += static_cast<char>(std::toupper(c));
-  }
-  return out + "_";
-}
+using warpscope::codegen::CamelCase;
+using warpscope::codegen::EnumValueName;
 
 // Writes the structs of messages and enums into `out`.
 class HeaderWriter {
@@ -95,12 +76,6 @@ class HeaderWriter {
   }
 
   bool Enum(const gp::EnumDescriptor& e, const std::string& indent, std::string* error) {
-    const std::string prefix = EnumValuePrefix(e.name());
-    bool all_prefixed = true;
-    for (int i = 0; i < e.value_count(); ++i) {
-      const std::string& value = e.value(i)->name();
-      all_prefixed &= value.size() > prefix.size() && value.starts_with(prefix);
-    }
     out_ << indent << "// " << e.full_name() << "\n";
     out_ << indent << "struct " << e.name() << " {\n";
     std::set<std::string> names;
@@ -110,9 +85,7 @@ class HeaderWriter {
         *error = value.full_name() + " is negative; the writer encodes enums as unsigned";
         return false;
       }
-      const std::string_view bare =
-          std::string_view(value.name()).substr(all_prefixed ? prefix.size() : 0);
-      const std::string name = "k" + CamelCase(bare);
+      const std::string name = EnumValueName(e, i);
       if (!names.insert(name).second) return Clash(e.full_name(), name, error);
       out_ << indent << "  static constexpr uint32_t " << name << " = " << value.number()
            << ";\n";
@@ -140,7 +113,7 @@ bool ReadFile(const std::string& path, std::string* bytes) {
 }
 
 // The header text for `file`, or false with *error set.
-bool GenerateHeader(const gp::FileDescriptor& file, std::string* text, std::string* error) {
+bool GenerateFields(const gp::FileDescriptor& file, std::string* text, std::string* error) {
   std::string_view stem = file.name();  // warpscope/v1/trace.proto -> WARPSCOPE_V1_TRACE_...
   if (stem.ends_with(".proto")) stem.remove_suffix(6);
   std::string guard = std::string(stem) + "_FIELDS_H_";
@@ -150,7 +123,7 @@ bool GenerateHeader(const gp::FileDescriptor& file, std::string* text, std::stri
   std::ostringstream out;
   HeaderWriter writer(out);
   out << "// Generated from " << file.name()
-      << " by proto/codegen/generate_trace_fields.cc; do not\n"
+      << " by proto/codegen/generate_trace_code.cc; do not\n"
       << "// edit. The schema's field numbers and enum values for the writer, which encodes\n"
       << "// without libprotobuf. What each field means, and its unit: the .proto file.\n"
       << "#ifndef " << guard << "\n#define " << guard << "\n\n"
@@ -170,15 +143,15 @@ bool GenerateHeader(const gp::FileDescriptor& file, std::string* text, std::stri
 }
 
 int Fail(const std::string& message) {
-  std::cerr << "generate_trace_fields: " << message << "\n";
+  std::cerr << "generate_trace_code: " << message << "\n";
   return 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) return Fail("usage: generate_trace_fields DESCRIPTOR_SET PROTO_FILE OUT_HEADER");
-  const std::string descriptor_path = argv[1], proto_name = argv[2], out_path = argv[3];
+  if (argc != 4) return Fail("usage: generate_trace_code DESCRIPTOR_SET PROTO_FILE OUT_DIR");
+  const std::string descriptor_path = argv[1], proto_name = argv[2], out_dir = argv[3];
 
   std::string bytes;
   gp::FileDescriptorSet set;
@@ -196,14 +169,23 @@ int main(int argc, char** argv) {
   const gp::FileDescriptor* file = pool.FindFileByName(proto_name);
   if (file == nullptr) return Fail(descriptor_path + " does not hold " + proto_name);
 
-  std::string text, error;
-  if (!GenerateHeader(*file, &text, &error)) return Fail(proto_name + ": " + error);
-
-  std::string existing;
-  if (ReadFile(out_path, &existing) && existing == text) return 0;
-  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return Fail("cannot write " + out_path);
+  using Generator = bool (*)(const gp::FileDescriptor&, std::string*, std::string*);
+  const std::pair<const char*, Generator> outputs[] = {
+      {"trace_fields.h", GenerateFields},
+      {"trace_records.h", warpscope::codegen::GenerateRecords},
+      {"trace_encoders.h", warpscope::codegen::GenerateEncoders},
+      {"trace_record_writers.cc", warpscope::codegen::GenerateRecordWriters},
+  };
+  for (const auto& [name, generate] : outputs) {
+    std::string text, error;
+    if (!generate(*file, &text, &error)) return Fail(proto_name + ": " + error);
+    const std::string out_path = out_dir + "/warpscope/v1/" + name;
+    std::string existing;
+    if (ReadFile(out_path, &existing) && existing == text) continue;
+    std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) return Fail("cannot write " + out_path);
+  }
   return 0;
 }
