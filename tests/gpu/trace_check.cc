@@ -238,6 +238,7 @@ void TraceFacts::Print(const char* path, bool dump) {
               path, t.packets.size(), t.partial, header, end, end_reason, kernel_starts.size(),
               api_calls, syncs, devices, contexts, nvtx.size(), marks, windows.size(),
               static_cast<unsigned long long>(drops), graph_launch_ids.size(),
+              max_ts > min_ts ? (max_ts - min_ts) / 1e6 : 0.0);
   if (dump) Dump();
 }
 
@@ -282,7 +283,6 @@ void TraceFacts::Dump() {
     }
     if (p.has_notice()) std::printf("  notice %s\n", p.notice().message().c_str());
   }
-}
 }
 
 // Completeness, kernel, NVTX, window, drop, copy and memset counts.

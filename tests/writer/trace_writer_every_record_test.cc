@@ -269,7 +269,7 @@ const pb::TracePacket& One(const pb::Trace& trace, pb::TracePacket::DataCase whi
 }
 
 // Device, context and interned strings.
-void ExpectDefinitions(const pb::Trace& trace, const EveryRecord& r) {
+void ExpectDefinitions(const pb::Trace& trace, const EveryRecord& w) {
   const pb::Device& d = One(trace, pb::TracePacket::kDevice).device();
   EXPECT_EQ(d.id(), 7u);
   EXPECT_EQ(d.name(), "NVIDIA B300");
@@ -306,16 +306,16 @@ void ExpectDefinitions(const pb::Trace& trace, const EveryRecord& r) {
     EXPECT_TRUE(strings.emplace(p->interned_string().id(), p->interned_string().value()).second);
   }
   EXPECT_EQ(strings.size(), 4u);
-  EXPECT_EQ(strings[r.name_id], "gemm_kernel");
-  EXPECT_EQ(strings[r.unicode_id], r.unicode);
-  EXPECT_EQ(strings[r.long_id], r.long_name);
-  EXPECT_EQ(strings[r.nul_id], r.with_nul);
+  EXPECT_EQ(strings[w.name_id], "gemm_kernel");
+  EXPECT_EQ(strings[w.unicode_id], w.unicode);
+  EXPECT_EQ(strings[w.long_id], w.long_name);
+  EXPECT_EQ(strings[w.nul_id], w.with_nul);
 }
 
 
-void ExpectLaunchConfigAndThreads(const pb::Trace& trace, const EveryRecord& r) {
+void ExpectLaunchConfigAndThreads(const pb::Trace& trace, const EveryRecord& w) {
   const pb::LaunchConfig& lc = One(trace, pb::TracePacket::kLaunchConfig).launch_config();
-  EXPECT_EQ(lc.id(), r.config_id);
+  EXPECT_EQ(lc.id(), w.config_id);
   EXPECT_EQ(lc.grid_x(), kMax32);
   EXPECT_EQ(lc.grid_y(), 2u);
   EXPECT_EQ(lc.grid_z(), 3u);
@@ -336,24 +336,24 @@ void ExpectLaunchConfigAndThreads(const pb::Trace& trace, const EveryRecord& r) 
 
   auto threads = Select(trace, [](const auto& p) { return p.has_thread(); });
   ASSERT_EQ(threads.size(), 2u);
-  EXPECT_EQ(threads[0]->thread().id(), r.thread_id);
+  EXPECT_EQ(threads[0]->thread().id(), w.thread_id);
   EXPECT_EQ(threads[0]->thread().cupti_thread_id(), kMax64);
   EXPECT_EQ(threads[0]->thread().os_tid(), kMax32);
   EXPECT_EQ(threads[0]->thread().name(), "main \xe2\x9c\x93");
-  EXPECT_EQ(threads[1]->thread().id(), r.other_thread_id);
+  EXPECT_EQ(threads[1]->thread().id(), w.other_thread_id);
   EXPECT_EQ(threads[1]->thread().cupti_thread_id(), 0u);
   EXPECT_EQ(threads[1]->thread().os_tid(), 99u);
   EXPECT_EQ(threads[1]->thread().name(), "");
 }
 
 
-void ExpectKernelsAndCopies(const pb::Trace& trace, const EveryRecord& r) {
+void ExpectKernelsAndCopies(const pb::Trace& trace, const EveryRecord& w) {
   auto kernels = Select(trace, [](const auto& p) { return p.has_kernel(); });
   ASSERT_EQ(kernels.size(), 2u);
   const pb::KernelEvent& k = kernels[0]->kernel();
-  EXPECT_EQ(k.name_id(), r.name_id);
-  EXPECT_EQ(k.mangled_name_id(), r.long_id);
-  EXPECT_EQ(k.launch_config_id(), r.config_id);
+  EXPECT_EQ(k.name_id(), w.name_id);
+  EXPECT_EQ(k.mangled_name_id(), w.long_id);
+  EXPECT_EQ(k.launch_config_id(), w.config_id);
   EXPECT_EQ(k.start_ns(), kMax64 - 5);
   EXPECT_EQ(k.duration_ns(), 5u);
   EXPECT_EQ(k.device_id(), kMax32);
@@ -401,17 +401,17 @@ void ExpectKernelsAndCopies(const pb::Trace& trace, const EveryRecord& r) {
   EXPECT_EQ(s.stream_id(), 2u);
   EXPECT_EQ(s.cuda_event_id(), 3u);
   EXPECT_EQ(s.correlation_id(), 4u);
-  EXPECT_EQ(s.thread_id(), r.thread_id);
+  EXPECT_EQ(s.thread_id(), w.thread_id);
 }
 
 
-void ExpectApiGraphOverheadNvtx(const pb::Trace& trace, const EveryRecord& r) {
+void ExpectApiGraphOverheadNvtx(const pb::Trace& trace, const EveryRecord& w) {
   const pb::ApiCallEvent& a = One(trace, pb::TracePacket::kApiCall).api_call();
   EXPECT_EQ(a.domain(), pb::API_DOMAIN_DRIVER);
-  EXPECT_EQ(a.name_id(), r.unicode_id);
+  EXPECT_EQ(a.name_id(), w.unicode_id);
   EXPECT_EQ(a.start_ns(), 1u);
   EXPECT_EQ(a.duration_ns(), 1u);
-  EXPECT_EQ(a.thread_id(), r.thread_id);
+  EXPECT_EQ(a.thread_id(), w.thread_id);
   EXPECT_EQ(a.correlation_id(), 9u);
   EXPECT_EQ(a.result(), 700u);
   EXPECT_EQ(a.callback_id(), 211u);
@@ -426,38 +426,38 @@ void ExpectApiGraphOverheadNvtx(const pb::Trace& trace, const EveryRecord& r) {
   EXPECT_EQ(g.correlation_id(), 3u);
 
   const pb::OverheadEvent& o = One(trace, pb::TracePacket::kOverhead).overhead();
-  EXPECT_EQ(o.kind_id(), r.nul_id);
+  EXPECT_EQ(o.kind_id(), w.nul_id);
   EXPECT_EQ(o.start_ns(), 50u);
   EXPECT_EQ(o.duration_ns(), 10u);
-  EXPECT_EQ(o.thread_id(), r.other_thread_id);
+  EXPECT_EQ(o.thread_id(), w.other_thread_id);
 
   const pb::NvtxRangeEvent& r = One(trace, pb::TracePacket::kNvtxRange).nvtx_range();
-  EXPECT_EQ(r.name_id(), r.unicode_id);
-  EXPECT_EQ(r.domain_id(), r.name_id);
+  EXPECT_EQ(r.name_id(), w.unicode_id);
+  EXPECT_EQ(r.domain_id(), w.name_id);
   EXPECT_EQ(r.category(), 3u);
   EXPECT_EQ(r.color(), 0xff00ff00u);
   EXPECT_EQ(r.start_ns(), 5u);
   EXPECT_EQ(r.duration_ns(), 495u);
-  EXPECT_EQ(r.thread_id(), r.thread_id);
-  EXPECT_EQ(r.end_thread_id(), r.other_thread_id);
+  EXPECT_EQ(r.thread_id(), w.thread_id);
+  EXPECT_EQ(r.end_thread_id(), w.other_thread_id);
   EXPECT_TRUE(r.is_push_pop());
   EXPECT_EQ(r.depth(), 2u);
 
   const pb::NvtxMarkEvent& mk = One(trace, pb::TracePacket::kNvtxMark).nvtx_mark();
-  EXPECT_EQ(mk.name_id(), r.name_id);
-  EXPECT_EQ(mk.domain_id(), r.unicode_id);
+  EXPECT_EQ(mk.name_id(), w.name_id);
+  EXPECT_EQ(mk.domain_id(), w.unicode_id);
   EXPECT_EQ(mk.category(), kMax32);
   EXPECT_EQ(mk.color(), 1u);
   EXPECT_EQ(mk.timestamp_ns(), kMax64);
-  EXPECT_EQ(mk.thread_id(), r.thread_id);
+  EXPECT_EQ(mk.thread_id(), w.thread_id);
 }
 
 
-void ExpectPmSampling(const pb::Trace& trace, const EveryRecord& r) {
+void ExpectPmSampling(const pb::Trace& trace, const EveryRecord& w) {
   const pb::PmMetricSet& set = One(trace, pb::TracePacket::kPmMetricSet).pm_metric_set();
   EXPECT_EQ(set.id(), 1u);
   EXPECT_EQ(set.device_id(), 2u);
-  EXPECT_THAT(set.metric_names(), ElementsAreArray(metric_set.metric_names));
+  EXPECT_THAT(set.metric_names(), ElementsAreArray(w.metric_set.metric_names));
   EXPECT_EQ(set.interval_ns(), 10000u);
   EXPECT_EQ(set.chip_name(), "GH100");
   EXPECT_EQ(set.counter_availability(), std::string("\0\x01\xff", 3));
@@ -473,20 +473,20 @@ void ExpectPmSampling(const pb::Trace& trace, const EveryRecord& r) {
   EXPECT_EQ(ps.metric_set_id(), 1u);
   EXPECT_EQ(ps.start_ns(), 123u);
   EXPECT_EQ(ps.duration_ns(), 10000u);
-  ASSERT_EQ(ps.values_size(), static_cast<int>(sample.values.size()));
+  ASSERT_EQ(ps.values_size(), static_cast<int>(w.sample.values.size()));
   for (int i = 0; i < ps.values_size(); ++i) {
     // Bit-exact, which also tells 0.0 from -0.0.
-    EXPECT_EQ(std::bit_cast<uint64_t>(ps.values(i)), std::bit_cast<uint64_t>(sample.values[i]))
+    EXPECT_EQ(std::bit_cast<uint64_t>(ps.values(i)), std::bit_cast<uint64_t>(w.sample.values[i]))
         << i;
   }
 }
 
 // PC sampling, the capture window edge, the notice and the cubin.
-void ExpectPcSamplingAndTheRest(const pb::Trace& trace, const EveryRecord& r) {
+void ExpectPcSamplingAndTheRest(const pb::Trace& trace, const EveryRecord& w) {
   const pb::PcStallReasons& sr = One(trace, pb::TracePacket::kPcStallReasons).pc_stall_reasons();
   EXPECT_EQ(sr.device_id(), 2u);
   EXPECT_THAT(sr.index(), ElementsAre(0u, 1u, 7u, kMax32));
-  EXPECT_THAT(sr.name(), ElementsAreArray(stall.name));
+  EXPECT_THAT(sr.name(), ElementsAreArray(w.stall.name));
 
   const pb::PcSampleBatch& pb_batch = One(trace, pb::TracePacket::kPcSamples).pc_samples();
   EXPECT_EQ(pb_batch.device_id(), 1u);
@@ -499,7 +499,7 @@ void ExpectPcSamplingAndTheRest(const pb::Trace& trace, const EveryRecord& r) {
   ASSERT_EQ(pb_batch.records_size(), 40);
   for (int i = 0; i < 40; ++i) {
     const pb::PcSampleRecord& got = pb_batch.records(i);
-    const PcSampleRecord& want = pc.records[i];
+    const PcSampleRecord& want = w.pc.records[i];
     EXPECT_EQ(got.cubin_crc(), want.cubin_crc);
     EXPECT_EQ(got.function_name_id(), want.function_name_id);
     EXPECT_EQ(got.pc_offset(), want.pc_offset);
@@ -518,14 +518,14 @@ void ExpectPcSamplingAndTheRest(const pb::Trace& trace, const EveryRecord& r) {
   EXPECT_EQ(n.timestamp_ns(), 31u);
   EXPECT_EQ(n.severity(), pb::SEVERITY_ERROR);
   EXPECT_EQ(n.source(), "pm_sampling");
-  EXPECT_EQ(n.message(), r.unicode);
+  EXPECT_EQ(n.message(), w.unicode);
 
   const pb::CubinImage& cu = One(trace, pb::TracePacket::kCubin).cubin();
   EXPECT_EQ(cu.crc(), kMax64);
   EXPECT_EQ(cu.device_id(), 7u);
-  EXPECT_EQ(cu.image(), r.cubin);
+  EXPECT_EQ(cu.image(), w.cubin);
   EXPECT_EQ(cu.offset(), 0u);
-  EXPECT_EQ(cu.total_bytes(), r.cubin.size());
+  EXPECT_EQ(cu.total_bytes(), w.cubin.size());
 }
 
 // The final stats count each kind.
