@@ -24,11 +24,7 @@
 namespace warpscope {
 namespace {
 
-using testing::ParsePacketFile;
-using testing::ParsePacketStream;
-using testing::StatValue;
-using testing::TempDir;
-using namespace writer_test;  // NOLINT(build/namespaces): the shared helpers of these tests.
+using namespace writer_test;  // NOLINT(build/namespaces): the helpers all writer tests share.
 using namespace std::chrono_literals;
 
 // ---------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "proto/writer/trace_writer.h"
+#include "tests/fixtures/synthetic_trace.h"
 #include "tests/writer/writer_test_support.h"
 
 namespace warpscope {
@@ -20,9 +21,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
-using testing::StatValue;
-using testing::TempDir;
-using namespace writer_test;  // NOLINT(build/namespaces): the shared helpers of these tests.
+using namespace writer_test;  // NOLINT(build/namespaces): the helpers all writer tests share.
 
 // Fields of trace.proto that the trace of EveryRecordTypeFieldByField does not hold, and why.
 // Every other field of every message a Trace reaches must be in it.
@@ -118,31 +117,17 @@ struct EveryRecord {
   PcSampleBatchRecord pc;
 };
 
+// The fixture builder's H200 with another name and edge values where the H200 has none.
 DeviceRecord EdgeDevice() {
-  DeviceRecord device;
-  device.id = 7;
+  DeviceRecord device = fixtures::H200Device(/*id=*/7);
   device.name = "NVIDIA B300";
   device.compute_capability_major = 10;
   device.compute_capability_minor = 3;
-  device.sm_count = 132;
-  device.max_warps_per_sm = 64;
-  device.max_blocks_per_sm = 32;
-  device.max_threads_per_block = 1024;
-  device.max_registers_per_sm = 65536;
-  device.max_registers_per_block = 65536;
-  device.max_shared_memory_per_sm = 233472;
-  device.max_shared_memory_per_block = 49152;
-  device.max_shared_memory_per_block_optin = 232448;
-  device.reserved_shared_memory_per_block = 1024;
-  device.threads_per_warp = 32;
-  device.core_clock_khz = 1980000;
   device.global_memory_bytes = 150ull << 30;
   device.global_memory_bandwidth_kbps = kMax64;
   device.l2_cache_bytes = 60ull << 20;
   device.uuid = "GPU-1234abcd";
   device.pci_bus_id = kMax32;
-  device.register_allocation_unit = 256;
-  device.shared_memory_allocation_unit = 128;
   return device;
 }
 

@@ -26,12 +26,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
-using testing::ParsePacketFile;
-using testing::ParsePacketStream;
-using testing::ReadFileBytes;
-using testing::StatValue;
-using testing::TempDir;
-using namespace writer_test;  // NOLINT(build/namespaces): the shared helpers of these tests.
+using namespace writer_test;  // NOLINT(build/namespaces): the helpers all writer tests share.
 using namespace std::chrono_literals;
 
 size_t CountLines(const std::string& text) {

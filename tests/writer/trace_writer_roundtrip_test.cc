@@ -21,13 +21,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
-using testing::HasStat;
-using testing::ParsePacketFile;
-using testing::ParsePacketStream;
-using testing::ReadFileBytes;
-using testing::StatValue;
-using testing::TempDir;
-using namespace writer_test;  // NOLINT(build/namespaces): the shared helpers of these tests.
+using namespace writer_test;  // NOLINT(build/namespaces): the helpers all writer tests share.
 
 TEST(TraceWriterRoundTrip, EnumValuesEqualProtoEnums) {
   // Each C++ enumerator against the proto value of the same name, and the counts, so that a

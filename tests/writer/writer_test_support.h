@@ -17,6 +17,13 @@
 namespace warpscope::writer_test {
 
 namespace pb = ::warpscope::v1;
+// The packet readers of packet_stream.h, for `using namespace writer_test`.
+using testing::HasStat;
+using testing::ParsePacketFile;
+using testing::ParsePacketStream;
+using testing::ReadFileBytes;
+using testing::StatValue;
+using testing::TempDir;
 
 inline constexpr uint64_t kMax64 = std::numeric_limits<uint64_t>::max();
 inline constexpr uint32_t kMax32 = std::numeric_limits<uint32_t>::max();
