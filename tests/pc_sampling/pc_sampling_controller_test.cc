@@ -89,6 +89,13 @@ class PcSamplingControllerTest : public ::testing::Test {
     controller_ = std::make_unique<PcSamplingController>(api_, sink_, config_, worker);
     return *controller_;
   }
+  // A controller with context 1 (device 0) created and a capture window open.
+  PcSamplingController& MakeSampling() {
+    PcSamplingController& c = Make();
+    c.OnContextCreated(Context(1), 1, 0);
+    c.StartCapture();
+    return c;
+  }
   FakePcApi api_;
   FakeSink sink_;
   PcSamplingConfig config_;
@@ -260,9 +267,7 @@ TEST_F(PcSamplingControllerTest, SecondContextOnSameDeviceIsRefused) {
 }
 
 TEST_F(PcSamplingControllerTest, DestroyedContextIsDrainedDisabledAndFreesTheDevice) {
-  PcSamplingController& c = Make();
-  c.OnContextCreated(Context(1), 1, 0);
-  c.StartCapture();
+  PcSamplingController& c = MakeSampling();
   api_.TakeCalls();
   api_.Queue(Context(1), {}, Batch(2, 0, {Pc("a", 1, {{0, 2}})}));
   c.OnContextDestroying(Context(1));
@@ -348,9 +353,7 @@ TEST_F(PcSamplingControllerTest, UnsupportedAndConfigureFailuresStayPerContext) 
 
 TEST_F(PcSamplingControllerTest, StartFailureDisablesTheContext) {
   api_.start_result = {PcErrorKind::kOther, "cuptiPCSamplingStart: CUPTI_ERROR_UNKNOWN (999)"};
-  PcSamplingController& c = Make();
-  c.OnContextCreated(Context(1), 1, 0);
-  c.StartCapture();
+  PcSamplingController& c = MakeSampling();
   EXPECT_FALSE(c.enabled(Context(1)));
   EXPECT_EQ(api_.CountCalls("disable 1"), 0u);  // not where the failure happened
   EXPECT_EQ(sink_.counters[kPcStatOtherError], 1u);
@@ -361,9 +364,7 @@ TEST_F(PcSamplingControllerTest, StartFailureDisablesTheContext) {
 TEST_F(PcSamplingControllerTest, AGpuSampledByAnotherProcessIsOneLineAndTracingGoesOn) {
   api_.enable_result = {PcErrorKind::kBusy,
                         "another process already samples the PCs of GPU 0000:19:00.0"};
-  PcSamplingController& c = Make();
-  c.OnContextCreated(Context(1), 1, 0);
-  c.StartCapture();
+  PcSamplingController& c = MakeSampling();
   EXPECT_FALSE(c.enabled(Context(1)));
   EXPECT_EQ(sink_.counters[kPcStatBusy], 1u);
   ASSERT_EQ(sink_.lines.size(), 1u);
@@ -401,9 +402,7 @@ TEST_F(PcSamplingControllerTest, WorkerThreadDrainsPeriodically) {
 // current there; the resource callbacks (context created/destroyed, module loaded), where the
 // driver is busy with the context, do not touch the context stack.
 TEST_F(PcSamplingControllerTest, CallsOffTheApplicationThreadsRunWithTheContextCurrent) {
-  PcSamplingController& c = Make();
-  c.OnContextCreated(Context(1), 1, 0);
-  c.StartCapture();
+  PcSamplingController& c = MakeSampling();
   api_.Queue(Context(1), {}, Batch(2, 0, {Pc("a", 1, {{0, 2}})}));
   c.Poll();
   c.StopCapture();

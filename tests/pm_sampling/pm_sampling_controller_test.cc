@@ -144,11 +144,20 @@ struct Harness {
                                                         /*worker_thread=*/false);
   }
   // Device 0 set up and sampling inside an open window.
-  void StartSampling(uint64_t interval_ns) {
-    config.interval_ns = interval_ns;
+  void Start() {
     Make();
     controller->OnDevice(0);
     controller->StartCapture();
+  }
+  void StartSampling(uint64_t interval_ns) {
+    config.interval_ns = interval_ns;
+    Start();
+  }
+  // `n` back-to-back samples of 100 ns from kTraceNow, queued on device 0.
+  void QueueSamples(int n) {
+    for (int i = 0; i < n; ++i) {
+      api.queued[0].push_back({kTraceNow + i * 100u, kTraceNow + (i + 1) * 100u, Values(1)});
+    }
   }
 };
 TEST(PmSamplingControllerTest, FullLifecycleWritesSetAndSamples) {
@@ -261,9 +270,7 @@ TEST(PmSamplingControllerTest, AnImageOfOnlyUnusableSamplesIsNotWritten) {
 TEST(PmSamplingControllerTest, DrainsAFullCounterDataImage) {
   Harness h;
   h.api.per_decode = 2;
-  h.Make();
-  h.controller->OnDevice(0);
-  h.controller->StartCapture();
+  h.Start();
   for (int i = 0; i < 5; ++i) {
     h.api.queued[0].push_back({kTraceNow + i * 100u, kTraceNow + (i + 1) * 100u, Values(i)});
   }
@@ -274,9 +281,7 @@ TEST(PmSamplingControllerTest, DrainsAFullCounterDataImage) {
 TEST(PmSamplingControllerTest, RefusesMultiPassMetricSets) {
   Harness h;
   h.api.passes = 2;
-  h.Make();
-  h.controller->OnDevice(0);
-  h.controller->StartCapture();
+  h.Start();
   EXPECT_FALSE(h.controller->sampling(0));
   EXPECT_EQ(h.sink.counters[kPmStatMultiplePasses], 1u);
   ASSERT_EQ(h.sink.reports.size(), 1u);
@@ -312,9 +317,7 @@ TEST(PmSamplingControllerTest, PrivilegesAndBusyHardwareAreOneLineEach) {
 TEST(PmSamplingControllerTest, InitializeFailureDisablesEverything) {
   Harness h;
   h.api.init_result = {PmErrorKind::kOther, "cuptiProfilerInitialize: CUPTI_ERROR_UNKNOWN (999)"};
-  h.Make();
-  h.controller->OnDevice(0);
-  h.controller->StartCapture();
+  h.Start();
   h.controller->OnDevice(1);
   EXPECT_TRUE(h.controller->disabled());
   EXPECT_EQ(h.sink.reports.size(), 1u);
@@ -324,9 +327,7 @@ TEST(PmSamplingControllerTest, InitializeFailureDisablesEverything) {
 
 TEST(PmSamplingControllerTest, OverflowIsCountedAndReportedOnce) {
   Harness h;
-  h.Make();
-  h.controller->OnDevice(0);
-  h.controller->StartCapture();
+  h.Start();
   h.api.overflow_next = true;
   h.controller->Poll();
   h.api.overflow_next = true;
@@ -338,9 +339,7 @@ TEST(PmSamplingControllerTest, OverflowIsCountedAndReportedOnce) {
 
 TEST(PmSamplingControllerTest, InvalidSamplesAreCountedNotWritten) {
   Harness h;
-  h.Make();
-  h.controller->OnDevice(0);
-  h.controller->StartCapture();
+  h.Start();
   h.api.queued[0] = {{kTraceNow + 10, kTraceNow + 10, Values(1)},
                      {kTraceNow + 10, kTraceNow + 20, std::vector<double>{1, 2}}};
   h.controller->Poll();
@@ -445,9 +444,7 @@ TEST(PmSamplingControllerTest, AnOverlongSampleEndingBeforeThePreviousOneIsNoGap
 
 TEST(PmSamplingControllerTest, DeviceGoneStopsDrainsAndDisablesWhileTheContextExists) {
   Harness h;
-  h.Make();
-  h.controller->OnDevice(0);
-  h.controller->StartCapture();
+  h.Start();
   ASSERT_TRUE(h.controller->sampling(0));
   h.api.queued[0] = {{kTraceNow, kTraceNow + 100, Values(2)}};
   h.controller->OnDeviceGone(0);
@@ -460,9 +457,7 @@ TEST(PmSamplingControllerTest, DeviceGoneStopsDrainsAndDisablesWhileTheContextEx
 
 TEST(PmSamplingControllerTest, RealtimeTimestampsAreMappedOntoTheTraceClock) {
   Harness h;
-  h.Make();
-  h.controller->OnDevice(0);
-  h.controller->StartCapture();
+  h.Start();
   const uint64_t realtime = Clocks().realtime_ns;
   h.api.queued[0] = {{realtime - 30000, realtime - 10000, Values(1)}};
   h.controller->Poll();
@@ -498,12 +493,8 @@ TEST(PmSamplingControllerTest, AnOverloadedDecoderStopsSamplingInsteadOfFallingB
   h.api.per_decode = 1;
   h.config.decode_budget_ms = 0;
   h.config.overloaded_polls_limit = 3;
-  h.Make();
-  h.controller->OnDevice(0);
-  h.controller->StartCapture();
-  for (int i = 0; i < 100; ++i) {
-    h.api.queued[0].push_back({kTraceNow + i * 100u, kTraceNow + (i + 1) * 100u, Values(1)});
-  }
+  h.Start();
+  h.QueueSamples(100);
   h.controller->Poll();
   h.controller->Poll();
   EXPECT_TRUE(h.controller->sampling(0));  // two polls behind: still sampling
@@ -525,9 +516,7 @@ TEST(PmSamplingControllerTest, APollThatDrainsInTimeResetsTheOverloadCount) {
   h.api.per_decode = 1;
   h.config.decode_budget_ms = 0;
   h.config.overloaded_polls_limit = 2;
-  h.Make();
-  h.controller->OnDevice(0);
-  h.controller->StartCapture();
+  h.Start();
   h.api.queued[0] = {{kTraceNow, kTraceNow + 100, Values(1)},
                      {kTraceNow + 100, kTraceNow + 200, Values(1)}};
   h.controller->Poll();  // cut short once
@@ -543,12 +532,8 @@ TEST(PmSamplingControllerTest, TheLastDrainIsBoundedAndSaysWhatItDropped) {
   Harness h;
   h.api.per_decode = 1;
   h.config.final_decode_budget_ms = 0;
-  h.Make();
-  h.controller->OnDevice(0);
-  h.controller->StartCapture();
-  for (int i = 0; i < 10; ++i) {
-    h.api.queued[0].push_back({kTraceNow + i * 100u, kTraceNow + (i + 1) * 100u, Values(1)});
-  }
+  h.Start();
+  h.QueueSamples(10);
   h.controller->StopCapture();
   EXPECT_EQ(h.sink.samples.size(), 1u);
   ASSERT_EQ(h.sink.reports.size(), 1u);

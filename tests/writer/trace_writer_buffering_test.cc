@@ -67,6 +67,16 @@ class StalledFifo {
   std::string bytes_;
 };
 
+// Options for writing into a StalledFifo: a pool of two of the smallest chunks, so that a
+// stalled reader fills it soon.
+TraceWriterOptions FifoOptions(const std::string& path) {
+  TraceWriterOptions options = Options(path);
+  options.force_overwrite = true;  // The FIFO exists.
+  options.chunk_bytes = kMinChunkBytes;
+  options.max_buffered_bytes = 2 * kMinChunkBytes;
+  return options;
+}
+
 // The file of PoolExhaustionDropsCountsAndKeepsTheFileParseable: whole packets, every kernel
 // that Write accepted and no other, names defined before use, and the drops in the final stats.
 void ExpectWholeFileWithTheAcceptedKernels(const std::string& bytes,
@@ -105,10 +115,7 @@ TEST(TraceWriterBuffering, PoolExhaustionDropsCountsAndKeepsTheFileParseable) {
   TempDir dir;
   const std::string path = dir.File("fifo.wst");
   StalledFifo fifo(path);
-  TraceWriterOptions options = Options(path);
-  options.force_overwrite = true;  // The FIFO exists.
-  options.chunk_bytes = kMinChunkBytes;
-  options.max_buffered_bytes = 2 * kMinChunkBytes;
+  TraceWriterOptions options = FifoOptions(path);
   options.flush_interval_ms = 10;
   std::string error;
   auto writer = TraceWriter::Open(options, FileTestHeader(), &error);
@@ -161,10 +168,7 @@ TEST(TraceWriterBuffering, CloseGivesUpOnAWriterThatMakesNoProgress) {
   TempDir dir;
   const std::string path = dir.File("stuck.wst");
   StalledFifo fifo(path);
-  TraceWriterOptions options = Options(path);
-  options.force_overwrite = true;
-  options.chunk_bytes = kMinChunkBytes;
-  options.max_buffered_bytes = 2 * kMinChunkBytes;
+  TraceWriterOptions options = FifoOptions(path);
   options.close_timeout_ms = 200;
   std::string error;
   auto writer = TraceWriter::Open(options, FileTestHeader(), &error);
@@ -193,10 +197,7 @@ TEST(TraceWriterBuffering, CountingInsideABatchWhileCloseWaitsDoesNotDeadlock) {
   TempDir dir;
   const std::string path = dir.File("count.wst");
   StalledFifo fifo(path);
-  TraceWriterOptions options = Options(path);
-  options.force_overwrite = true;
-  options.chunk_bytes = kMinChunkBytes;
-  options.max_buffered_bytes = 2 * kMinChunkBytes;
+  TraceWriterOptions options = FifoOptions(path);
   std::string error;
   auto writer = TraceWriter::Open(options, FileTestHeader(), &error);
   ASSERT_NE(writer, nullptr) << error;
