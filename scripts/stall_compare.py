@@ -325,17 +325,58 @@ def side_by_side(ws: dict, ncu: dict | None, top: int) -> str:
     return "\n".join(out)
 
 
+def kernel_checks(key, designed, ws, nc, marked, source_base, lines, tolerance):
+    """The four checks of one kernel, (what, ok, detail) each, and the top states of warpscope
+    and Nsight Compute."""
+    results = []
+    # 1. top state equal to Nsight Compute's
+    ws_top = _top(ws["shares"], 1)[0] if ws and ws["shares"] else None
+    nc_top = _top(nc["shares"], 1)[0] if nc and nc["shares"] else None
+    ok = ws_top is not None and ws_top == nc_top
+    results.append(("top state equals ncu's", ok, f"{ws_top} vs {nc_top}"))
+    # 2. the state it is built for
+    ok = ws_top in designed
+    results.append(("top state is the designed one", ok, f"{ws_top}"))
+    # 3. top-three shares within the tolerance
+    if ws and nc:
+        reasons = list(dict.fromkeys(_top(ws["shares"], 3) + _top(nc["shares"], 3)))
+        worst = max(reasons, key=lambda r: abs(ws["shares"].get(r, 0) - nc["shares"].get(r, 0)))
+        delta = ws["shares"].get(worst, 0) - nc["shares"].get(worst, 0)
+        ok = abs(delta) <= tolerance
+        detail = f"largest |delta| {abs(delta):.2f} ({worst})"
+    else:
+        ok, detail = False, "no data on one side"
+    results.append((f"top-3 shares within {tolerance:g} points", ok, detail))
+    # 4. hottest line is the marked one
+    if lines is None or lines.get(key) is None:
+        ok, detail = False, "not available (no \"lines\" in warpscope stalls --by line)"
+    elif not lines[key]:
+        ok, detail = False, "no line for any sample"
+    else:
+        hot = lines[key][0]
+        where = f"{os.path.basename(hot['file'])}:{hot['line']}"
+        ok = os.path.basename(hot["file"]) == source_base and hot["line"] == marked
+        detail = f"{where} ({float(hot['pct']):.1f}% of samples) vs marked {marked}"
+    results.append(("hottest line is the marked one", ok, detail))
+    return results, ws_top, nc_top
+
+
+def load_line_rows(path):
+    """`warpscope stalls --by line` rows by kernel, or None when there are none."""
+    if path and os.path.exists(path) and os.path.getsize(path) > 0:
+        try:
+            return {row["key"]: row["lines"] for row in load_ws(path)}
+        except (ValueError, KeyError):
+            return None
+    return None
+
+
 def check(args) -> int:
     ws_rows = {row["key"]: row for row in load_ws(args.ws)}
     ncu = load_ncu(args.ncu) if args.ncu and os.path.exists(args.ncu) else {}
     markers = load_markers(args.source)
     source_base = os.path.basename(args.source)
-    lines = None
-    if args.ws_lines and os.path.exists(args.ws_lines) and os.path.getsize(args.ws_lines) > 0:
-        try:
-            lines = {row["key"]: row["lines"] for row in load_ws(args.ws_lines)}
-        except (ValueError, KeyError):
-            lines = None
+    lines = load_line_rows(args.ws_lines)
     pc_lines = {}
     if args.pcs and args.sass and os.path.exists(args.pcs) and os.path.exists(args.sass):
         pc_lines = lines_from_pcs(args.pcs, load_sass_lines(args.sass))
@@ -353,7 +394,6 @@ def check(args) -> int:
         print()
         print(f"{key}  (built for: {' / '.join(designed)}; marked line "
               f"{source_base}:{marked if marked else '?'})")
-        results = []
         if ws is None:
             print("    warpscope: no samples for this kernel")
         if nc is None:
@@ -364,36 +404,8 @@ def check(args) -> int:
                 if nc and nc["duration_ns"] else (f"; ncu launches {nc['launches']}" if nc else "")
             print(f"    warpscope samples {ws['samples']}{extra}")
 
-        # 1. top state equal to Nsight Compute's
-        ws_top = _top(ws["shares"], 1)[0] if ws and ws["shares"] else None
-        nc_top = _top(nc["shares"], 1)[0] if nc and nc["shares"] else None
-        ok = ws_top is not None and ws_top == nc_top
-        results.append(("top state equals ncu's", ok, f"{ws_top} vs {nc_top}"))
-        # 2. the state it is built for
-        ok = ws_top in designed
-        results.append(("top state is the designed one", ok, f"{ws_top}"))
-        # 3. top-three shares within the tolerance
-        if ws and nc:
-            reasons = list(dict.fromkeys(_top(ws["shares"], 3) + _top(nc["shares"], 3)))
-            worst = max(reasons, key=lambda r: abs(ws["shares"].get(r, 0) - nc["shares"].get(r, 0)))
-            delta = ws["shares"].get(worst, 0) - nc["shares"].get(worst, 0)
-            ok = abs(delta) <= args.tolerance
-            detail = f"largest |delta| {abs(delta):.2f} ({worst})"
-        else:
-            ok, detail = False, "no data on one side"
-        results.append((f"top-3 shares within {args.tolerance:g} points", ok, detail))
-        # 4. hottest line is the marked one
-        if lines is None or lines.get(key) is None:
-            ok, detail = False, "not available (no \"lines\" in warpscope stalls --by line)"
-        elif not lines[key]:
-            ok, detail = False, "no line for any sample"
-        else:
-            hot = lines[key][0]
-            where = f"{os.path.basename(hot['file'])}:{hot['line']}"
-            ok = os.path.basename(hot["file"]) == source_base and hot["line"] == marked
-            detail = f"{where} ({float(hot['pct']):.1f}% of samples) vs marked {marked}"
-        results.append(("hottest line is the marked one", ok, detail))
-
+        results, ws_top, nc_top = kernel_checks(key, designed, ws, nc, marked, source_base,
+                                                lines, args.tolerance)
         for what, ok, detail in results:
             print(f"    {'PASS' if ok else 'FAIL'}  {what}: {detail}")
             failed += 0 if ok else 1

@@ -44,31 +44,20 @@ def test_downward_includes_pass(tmp_path):
     assert run(root).returncode == 0
 
 
-def test_an_include_that_runs_back_up_fails(tmp_path):
-    root = tree(tmp_path, {
-        "libinject/config.h": "",
-        "collectors/activity/a.h": '// x\n#include "libinject/config.h"\n',
-    })
-    r = run(root)
+@pytest.mark.parametrize("files, message", [
+    # An include that runs back up.
+    ({"libinject/config.h": "",
+      "collectors/activity/a.h": '// x\n#include "libinject/config.h"\n'},
+     "collectors/activity/a.h:2: includes libinject/config.h of libinject"),
+    # A header in no layer.
+    ({"misc/x.h": "", "libinject/s.cc": '#include "misc/x.h"\n'},
+     "which is in no layer"),
+    # A cycle inside a layer.
+    ({"collectors/a/a.h": '#include "collectors/b/b.h"\n',
+      "collectors/b/b.h": '#include "collectors/a/a.h"\n'},
+     "cycle: collectors/a -> collectors/b -> collectors/a"),
+], ids=["runs_back_up", "no_layer", "cycle"])
+def test_a_broken_tree_fails_naming_the_place(tmp_path, files, message):
+    r = run(tree(tmp_path, files))
     assert r.returncode == 1
-    assert "collectors/activity/a.h:2: includes libinject/config.h of libinject" in r.stdout
-
-
-def test_a_header_in_no_layer_fails(tmp_path):
-    root = tree(tmp_path, {
-        "misc/x.h": "",
-        "libinject/s.cc": '#include "misc/x.h"\n',
-    })
-    r = run(root)
-    assert r.returncode == 1
-    assert "which is in no layer" in r.stdout
-
-
-def test_a_cycle_inside_a_layer_fails(tmp_path):
-    root = tree(tmp_path, {
-        "collectors/a/a.h": '#include "collectors/b/b.h"\n',
-        "collectors/b/b.h": '#include "collectors/a/a.h"\n',
-    })
-    r = run(root)
-    assert r.returncode == 1
-    assert "cycle: collectors/a -> collectors/b -> collectors/a" in r.stdout
+    assert message in r.stdout

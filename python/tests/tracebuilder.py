@@ -56,8 +56,8 @@ WARPS_ACTIVE = "sm__warps_active.avg.per_cycle_active"
 CYCLES = "gr__cycles_elapsed.max"
 
 
-def every_kind() -> List[Any]:
-    """A small trace with at least one packet of every kind, ids defined before use."""
+def _definitions() -> List[Any]:
+    """every_kind's header, device, context, strings, launch config and threads."""
     s = schema
     return [
         header(rank_env=[s.KeyValue(key="RANK", value="3"), s.KeyValue(key="WORLD_SIZE",
@@ -81,6 +81,13 @@ def every_kind() -> List[Any]:
                                             dynamic_shared_memory=2048)),
         packet(thread=s.ThreadInfo(id=1, cupti_thread_id=0xDEAD, os_tid=5555, name="main")),
         packet(thread=s.ThreadInfo(id=2, cupti_thread_id=0xBEEF, os_tid=5556, name="worker")),
+    ]
+
+
+def every_kind() -> List[Any]:
+    """A small trace with at least one packet of every kind, ids defined before use."""
+    s = schema
+    return _definitions() + [
         packet(capture_window=s.CaptureWindowEdge(window_id=1, begin=True, timestamp_ns=10,
                                                   trigger=s.CAPTURE_TRIGGER_PROCESS)),
         packet(api_call=s.ApiCallEvent(domain=s.API_DOMAIN_RUNTIME, name_id=3, start_ns=90,

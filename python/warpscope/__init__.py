@@ -5,6 +5,8 @@
     frames = trace.to_dataframes()          # dict of pandas DataFrames by event kind
     frames["kernels"].groupby("name").duration_ns.sum()
 
+    warpscope.find_stat("pm_sampling.gaps")  # a Stats counter's severity and meaning
+
 The reader needs only protobuf; pandas is imported when DataFrames are asked for.
 """
 
@@ -15,10 +17,12 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 from . import schema
 from .reader import (DEFAULT_MAX_TRACE_BYTES, Notice, PathLike, TraceError, TraceFile,
                      TraceWarning)
+from .stats import ALL_STATS, StatDef, find_stat
 
 __version__ = "0.1.0"
-__all__ = ["DEFAULT_MAX_TRACE_BYTES", "Notice", "TraceError", "TraceFile", "TraceWarning",
-           "concat_dataframes", "open", "open_many", "schema", "stalls"]
+__all__ = ["ALL_STATS", "DEFAULT_MAX_TRACE_BYTES", "Notice", "StatDef", "TraceError",
+           "TraceFile", "TraceWarning", "concat_dataframes", "find_stat", "open", "open_many",
+           "schema", "stalls"]
 
 
 def open(path: PathLike,  # noqa: A001 - named like the built-in on purpose

@@ -15,6 +15,7 @@ from typing import List, Optional, TextIO
 from .errors import TraceError
 from .metadata import enum_label
 from .reader import TraceFile
+from .stats import find_stat
 
 
 def print_info(trace: TraceFile, out: TextIO) -> None:
@@ -37,10 +38,24 @@ def print_info(trace: TraceFile, out: TextIO) -> None:
     if trace.complete:
         print(f"  complete (end: {enum_label('EndReason', trace.end_of_trace.reason)})",
               file=out)
+    print_stats(trace, out)
     for line in trace.problems():
         print(f"  warning: {line}", file=out)
     for notice in trace.notices:
         print(f"  notice [{notice.severity}] {notice.source}: {notice.message}", file=out)
+
+
+def print_stats(trace: TraceFile, out: TextIO) -> None:
+    """One line per stats counter: value, severity and meaning from the stats table (the
+    file's severity and no meaning for a counter the table lacks)."""
+    if not trace.stats:
+        return
+    print(f"  stats ({'final' if trace.stats_final else 'periodic'}):", file=out)
+    for name, value in sorted(trace.stats.items()):
+        stat = find_stat(name)
+        severity = stat.severity if stat else trace.stats_severity.get(name, "?")
+        meaning = f": {stat.meaning}" if stat else ""
+        print(f"    {name} = {value} [{severity.replace('_', ' ')}]{meaning}", file=out)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

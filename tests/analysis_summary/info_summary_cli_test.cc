@@ -19,12 +19,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using ::warpscope::testing::CliResult;
-using ::warpscope::testing::CountLines;
-using ::warpscope::testing::FixtureWire;
-using ::warpscope::testing::RunCli;
-using ::warpscope::testing::TextprotoToWire;
-using ::warpscope::testing::WriteTempFile;
+using namespace ::warpscope::testing;  // NOLINT(build/namespaces): the test helpers.
 
 // CSV and JSON stay machine-readable: what limits the NVTX GPU figures goes to stderr.
 TEST(SummaryCliTest, NvtxNotesGoToStderrForCsvAndJson) {

@@ -18,10 +18,7 @@ namespace warpscope {
 namespace {
 
 using ::testing::HasSubstr;
-using ::warpscope::testing::CliResult;
-using ::warpscope::testing::RunCli;
-using ::warpscope::testing::TextprotoToWire;
-using ::warpscope::testing::WriteTempFile;
+using namespace ::warpscope::testing;  // NOLINT(build/namespaces): the test helpers.
 
 struct Program {
   int steps = 10;

@@ -108,13 +108,15 @@ double NcuMetric(const std::string& csv, const std::string& kernel, const std::s
   return n > 0 ? sum / n : NAN;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct Flags {
   std::string trace, expect, ncu, row;
   bool counts = false;
+};
+
+Flags ParseFlags(int argc, char** argv) {
+  Flags f;
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--counts") counts = true;
+    if (std::string(argv[i]) == "--counts") f.counts = true;
   }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -123,60 +125,58 @@ int main(int argc, char** argv) {
       continue;
     }
     if (flag == "--trace")
-      trace = argv[i + 1];
+      f.trace = argv[i + 1];
     else if (flag == "--expect")
-      expect = argv[i + 1];
+      f.expect = argv[i + 1];
     else if (flag == "--ncu")
-      ncu = argv[i + 1];
+      f.ncu = argv[i + 1];
     else if (flag == "--row")
-      row = argv[i + 1];
+      f.row = argv[i + 1];
   }
-  if (counts && !trace.empty()) {
-    absl::StatusOr<warpscope::TraceModel> m = warpscope::TraceModel::Load(trace);
-    if (!m.ok()) {
-      std::printf("load failed: %s\n", std::string(m.status().message()).c_str());
-      return 1;
-    }
-    std::printf("kernels=%zu pm_samples=%zu pm_metric_sets=%zu pc_batches=%zu truncated=%d\n",
-                m->kernels.size(), m->pm_samples.size(), m->pm_metric_sets.size(),
-                m->pc_sample_batches.size(), m->truncation.truncated() ? 1 : 0);
-    for (const warpscope::StatCounter& c : m->stats) {
-      if (c.name.rfind("pm_sampling", 0) == 0 || c.name.rfind("pc_sampling", 0) == 0 ||
-          c.name.find("collector") != std::string::npos) {
-        std::printf("counter %s=%llu\n", c.name.c_str(), static_cast<unsigned long long>(c.value));
-      }
-    }
-    for (const warpscope::Notice& n : m->notices) {
-      std::printf("notice [%s] %s\n", n.source.c_str(), n.message.c_str());
-    }
-    return 0;
-  }
-  if (trace.empty() || expect.empty()) {
-    std::fprintf(stderr,
-                 "usage: ws_gpu_pm_check --trace T.wst --expect MODE.json [--ncu NCU.csv] "
-                 "[--row ROW.csv]\n");
-    return 100;
-  }
-  const std::string json = ReadFile(expect);
-  const std::string mode = JsonField(json, "mode");
-  const std::string kernel = JsonField(json, "kernel");
-  const int api_blocks = std::atoi(JsonField(json, "api_blocks_per_sm").c_str());
-  const double api_pct = std::atof(JsonField(json, "api_occupancy_pct").c_str());
-  const double designed_tail = std::atof(JsonField(json, "designed_tail_fraction").c_str());
-  if (mode.empty() || kernel.empty()) {
-    std::printf("FAIL expect %s is not a ws_pm_repro JSON file\n", expect.c_str());
-    return 100;
-  }
+  return f;
+}
 
-  absl::StatusOr<warpscope::TraceModel> model = warpscope::TraceModel::Load(trace);
-  if (!model.ok()) {
-    std::printf("FAIL %s load %s\n", mode.c_str(), std::string(model.status().message()).c_str());
-    return 100;
+// --counts: what a coexistence run produced, without checks.
+int PrintCounts(const std::string& trace) {
+  absl::StatusOr<warpscope::TraceModel> m = warpscope::TraceModel::Load(trace);
+  if (!m.ok()) {
+    std::printf("load failed: %s\n", std::string(m.status().message()).c_str());
+    return 1;
   }
-  const warpscope::PmInputs in = warpscope::PmInputsOf(*model);
-  Check(!model->pm_samples.empty(), mode + "/pm_samples",
-        std::to_string(model->pm_samples.size()) + " PM samples in the trace");
+  std::printf("kernels=%zu pm_samples=%zu pm_metric_sets=%zu pc_batches=%zu truncated=%d\n",
+              m->kernels.size(), m->pm_samples.size(), m->pm_metric_sets.size(),
+              m->pc_sample_batches.size(), m->truncation.truncated() ? 1 : 0);
+  for (const warpscope::StatCounter& c : m->stats) {
+    if (c.name.rfind("pm_sampling", 0) == 0 || c.name.rfind("pc_sampling", 0) == 0 ||
+        c.name.find("collector") != std::string::npos) {
+      std::printf("counter %s=%llu\n", c.name.c_str(), static_cast<unsigned long long>(c.value));
+    }
+  }
+  for (const warpscope::Notice& n : m->notices) {
+    std::printf("notice [%s] %s\n", n.source.c_str(), n.message.c_str());
+  }
+  return 0;
+}
 
+// The repro's JSON: its mode, kernel and the occupancy API's answer.
+struct Expectation {
+  std::string mode, kernel;
+  int api_blocks = 0;
+  double api_pct = 0, designed_tail = 0;
+};
+
+// The figures compared, and written to the --row CSV.
+struct Figures {
+  double ours_theoretical = NAN, ours_achieved = NAN;
+  int ours_blocks = -1;
+  double ncu_theoretical = NAN, ncu_achieved = NAN;
+  double tail_fraction = NAN, coverage = NAN;
+  std::string verdict = "n/a";
+};
+
+void CheckTheoretical(const warpscope::PmInputs& in, const Expectation& e, Figures* f) {
+  const std::string& mode = e.mode;
+  const std::string& kernel = e.kernel;
   warpscope::OccupancyReportOptions occ_options;
   occ_options.kernel_regex = kernel;
   auto occ = warpscope::BuildOccupancyReport(in, occ_options);
@@ -186,82 +186,121 @@ int main(int argc, char** argv) {
       if (r == nullptr || candidate.launches > r->launches) r = &candidate;
     }
   }
-  double ours_theoretical = NAN, ours_achieved = NAN;
-  int ours_blocks = -1;
   if (r == nullptr || !r->theoretical) {
     Check(false, mode + "/theoretical", "no theoretical occupancy for " + kernel);
   } else {
-    ours_blocks = r->theoretical->blocks_per_sm;
-    ours_theoretical = 100 * r->theoretical->occupancy;
+    f->ours_blocks = r->theoretical->blocks_per_sm;
+    f->ours_theoretical = 100 * r->theoretical->occupancy;
     char detail[256];
     std::snprintf(detail, sizeof detail,
-                  "warpscope %d blocks/SM (%.2f%%, %s), occupancy API %d (%.2f%%)", ours_blocks,
-                  ours_theoretical, warpscope::LimiterNames(r->theoretical->limiters).c_str(),
-                  api_blocks, api_pct);
-    Check(ours_blocks == api_blocks, mode + "/theoretical_vs_api", detail);
-    ours_achieved = 100 * r->achieved;
+                  "warpscope %d blocks/SM (%.2f%%, %s), occupancy API %d (%.2f%%)", f->ours_blocks,
+                  f->ours_theoretical, warpscope::LimiterNames(r->theoretical->limiters).c_str(),
+                  e.api_blocks, e.api_pct);
+    Check(f->ours_blocks == e.api_blocks, mode + "/theoretical_vs_api", detail);
+    f->ours_achieved = 100 * r->achieved;
   }
+}
 
-  double ncu_theoretical = NAN, ncu_achieved = NAN;
-  if (!ncu.empty()) {
-    const std::string csv = ReadFile(ncu);
-    ncu_theoretical = NcuMetric(csv, kernel, "sm__maximum_warps_per_active_cycle_pct");
-    ncu_achieved = NcuMetric(csv, kernel, "sm__warps_active.avg.pct_of_peak_sustained_active");
-    char detail[256];
-    std::snprintf(detail, sizeof detail, "warpscope %.2f%%, Nsight Compute %.2f%%",
-                  ours_theoretical, ncu_theoretical);
-    Check(std::fabs(ours_theoretical - ncu_theoretical) < 0.5, mode + "/theoretical_vs_ncu",
-          detail);
-    std::snprintf(detail, sizeof detail, "warpscope %.2f%%, Nsight Compute %.2f%% (limit 5 points)",
-                  ours_achieved, ncu_achieved);
-    Check(std::fabs(ours_achieved - ncu_achieved) <= 5.0, mode + "/achieved_vs_ncu", detail);
-  } else {
+void CheckAgainstNcu(const std::string& ncu, const Expectation& e, Figures* f) {
+  const std::string& mode = e.mode;
+  if (ncu.empty()) {
     std::printf("SKIP %s/ncu no Nsight Compute CSV given\n", mode.c_str());
+    return;
   }
+  const std::string csv = ReadFile(ncu);
+  f->ncu_theoretical = NcuMetric(csv, e.kernel, "sm__maximum_warps_per_active_cycle_pct");
+  f->ncu_achieved = NcuMetric(csv, e.kernel, "sm__warps_active.avg.pct_of_peak_sustained_active");
+  char detail[256];
+  std::snprintf(detail, sizeof detail, "warpscope %.2f%%, Nsight Compute %.2f%%",
+                f->ours_theoretical, f->ncu_theoretical);
+  Check(std::fabs(f->ours_theoretical - f->ncu_theoretical) < 0.5, mode + "/theoretical_vs_ncu",
+        detail);
+  std::snprintf(detail, sizeof detail, "warpscope %.2f%%, Nsight Compute %.2f%% (limit 5 points)",
+                f->ours_achieved, f->ncu_achieved);
+  Check(std::fabs(f->ours_achieved - f->ncu_achieved) <= 5.0, mode + "/achieved_vs_ncu", detail);
+}
 
+void CheckTail(const warpscope::PmInputs& in, const Expectation& e, Figures* f) {
+  const std::string& mode = e.mode;
   warpscope::TailReportOptions tail_options;
-  tail_options.kernel_regex = kernel;
+  tail_options.kernel_regex = e.kernel;
   auto tail = warpscope::BuildTailReportFiltered(in, tail_options);
-  double tail_fraction = NAN, coverage = NAN;
-  std::string verdict = "n/a";
-  if (tail.ok() && !tail->summaries.empty()) {
-    const warpscope::KernelTailSummary& s = tail->summaries[0];
-    tail_fraction = s.tail_fraction;
-    verdict = s.verdict.empty() ? "-" : "material";
-    double cov = 0;
-    int n = 0;
-    for (const warpscope::ActiveWarpCurve& c : tail->curves) {
-      cov += c.coverage;
-      ++n;
-    }
-    coverage = n > 0 ? cov / n : 0;
-    char detail[256];
-    std::snprintf(detail, sizeof detail,
-                  "mean share of each launch covered by PM samples %.2f (a clock mismatch gives 0)",
-                  coverage);
-    Check(coverage > 0.9, mode + "/samples_cover_kernels", detail);
-    if (mode == "imbalanced") {
-      std::snprintf(detail, sizeof detail, "tail fraction %.3f, designed %.3f (limit 0.10); %s",
-                    tail_fraction, designed_tail, s.verdict.c_str());
-      Check(!s.verdict.empty() && std::fabs(tail_fraction - designed_tail) <= 0.10,
-            mode + "/designed_tail", detail);
-    } else {
-      std::snprintf(detail, sizeof detail, "tail fraction %.3f, verdict '%s'", tail_fraction,
-                    s.verdict.c_str());
-      Check(s.verdict.empty(), mode + "/no_tail_verdict", detail);
-    }
+  if (!tail.ok() || tail->summaries.empty()) {
+    Check(false, mode + "/tail", "no tail summary for " + e.kernel);
+    return;
+  }
+  const warpscope::KernelTailSummary& s = tail->summaries[0];
+  f->tail_fraction = s.tail_fraction;
+  f->verdict = s.verdict.empty() ? "-" : "material";
+  double cov = 0;
+  int n = 0;
+  for (const warpscope::ActiveWarpCurve& c : tail->curves) {
+    cov += c.coverage;
+    ++n;
+  }
+  f->coverage = n > 0 ? cov / n : 0;
+  char detail[256];
+  std::snprintf(detail, sizeof detail,
+                "mean share of each launch covered by PM samples %.2f (a clock mismatch gives 0)",
+                f->coverage);
+  Check(f->coverage > 0.9, mode + "/samples_cover_kernels", detail);
+  if (mode == "imbalanced") {
+    std::snprintf(detail, sizeof detail, "tail fraction %.3f, designed %.3f (limit 0.10); %s",
+                  f->tail_fraction, e.designed_tail, s.verdict.c_str());
+    Check(!s.verdict.empty() && std::fabs(f->tail_fraction - e.designed_tail) <= 0.10,
+          mode + "/designed_tail", detail);
   } else {
-    Check(false, mode + "/tail", "no tail summary for " + kernel);
+    std::snprintf(detail, sizeof detail, "tail fraction %.3f, verdict '%s'", f->tail_fraction,
+                  s.verdict.c_str());
+    Check(s.verdict.empty(), mode + "/no_tail_verdict", detail);
+  }
+}
+
+void AppendRow(const std::string& row, const Expectation& e, const Figures& f) {
+  std::ofstream out(row, std::ios::app);
+  char line[512];
+  std::snprintf(line, sizeof line, "%s,%s,%d,%d,%.2f,%.2f,%.2f,%.2f,%.3f,%.3f,%.2f,%s,%d\n",
+                e.mode.c_str(), e.kernel.c_str(), e.api_blocks, f.ours_blocks, f.ours_theoretical,
+                f.ncu_theoretical, f.ours_achieved, f.ncu_achieved, f.tail_fraction,
+                e.designed_tail, f.coverage, f.verdict.c_str(), failures);
+  out << line;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Flags flags = ParseFlags(argc, argv);
+  if (flags.counts && !flags.trace.empty()) return PrintCounts(flags.trace);
+  if (flags.trace.empty() || flags.expect.empty()) {
+    std::fprintf(stderr,
+                 "usage: ws_gpu_pm_check --trace T.wst --expect MODE.json [--ncu NCU.csv] "
+                 "[--row ROW.csv]\n");
+    return 100;
+  }
+  const std::string json = ReadFile(flags.expect);
+  Expectation e;
+  e.mode = JsonField(json, "mode");
+  e.kernel = JsonField(json, "kernel");
+  e.api_blocks = std::atoi(JsonField(json, "api_blocks_per_sm").c_str());
+  e.api_pct = std::atof(JsonField(json, "api_occupancy_pct").c_str());
+  e.designed_tail = std::atof(JsonField(json, "designed_tail_fraction").c_str());
+  if (e.mode.empty() || e.kernel.empty()) {
+    std::printf("FAIL expect %s is not a ws_pm_repro JSON file\n", flags.expect.c_str());
+    return 100;
   }
 
-  if (!row.empty()) {
-    std::ofstream out(row, std::ios::app);
-    char line[512];
-    std::snprintf(line, sizeof line, "%s,%s,%d,%d,%.2f,%.2f,%.2f,%.2f,%.3f,%.3f,%.2f,%s,%d\n",
-                  mode.c_str(), kernel.c_str(), api_blocks, ours_blocks, ours_theoretical,
-                  ncu_theoretical, ours_achieved, ncu_achieved, tail_fraction, designed_tail,
-                  coverage, verdict.c_str(), failures);
-    out << line;
+  absl::StatusOr<warpscope::TraceModel> model = warpscope::TraceModel::Load(flags.trace);
+  if (!model.ok()) {
+    std::printf("FAIL %s load %s\n", e.mode.c_str(), std::string(model.status().message()).c_str());
+    return 100;
   }
+  const warpscope::PmInputs in = warpscope::PmInputsOf(*model);
+  Check(!model->pm_samples.empty(), e.mode + "/pm_samples",
+        std::to_string(model->pm_samples.size()) + " PM samples in the trace");
+  Figures figures;
+  CheckTheoretical(in, e, &figures);
+  CheckAgainstNcu(flags.ncu, e, &figures);
+  CheckTail(in, e, &figures);
+  if (!flags.row.empty()) AppendRow(flags.row, e, figures);
   return failures;
 }

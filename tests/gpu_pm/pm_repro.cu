@@ -139,6 +139,66 @@ float TimeLaunch(const Plan& p, float* out, unsigned* sm_counts, long long iters
   return ms;
 }
 
+// The kernel and launch shape of `mode`; false for an unknown mode.
+bool ChoosePlan(const std::string& mode, Plan* plan) {
+  Plan& p = *plan;
+  if (mode == "balanced" || mode == "imbalanced") {
+    p.func = reinterpret_cast<const void*>(&ws_pm_spin);
+    p.kernel = "ws_pm_spin";
+    p.block = 256;
+    if (mode == "imbalanced") {
+      // One block on every 8th SM (17 of the H200's 132) stays 10x longer. All blocks are
+      // resident at once (one wave), so the normal ones finish at T and the heavy ones at
+      // 10 T: the last 90% of the runtime runs one block on each of those SMs. Designed tail
+      // fraction: 1 - 1/10 = 0.9.
+      p.heavy_stride = 8;
+      p.heavy_factor = 10;
+      p.designed_tail = 0.9;
+    }
+  } else if (mode == "reglimited") {
+    p.func = reinterpret_cast<const void*>(&ws_pm_regs);
+    p.kernel = "ws_pm_regs";
+    p.block = 256;
+  } else if (mode == "smemlimited") {
+    p.func = reinterpret_cast<const void*>(&ws_pm_smem);
+    p.kernel = "ws_pm_smem";
+    p.block = 128;
+    p.smem = 100 * 1024;
+    CHECK_CUDA(cudaFuncSetAttribute(ws_pm_smem, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(p.smem)));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The JSON that ws_gpu_pm_check compares the trace with: the occupancy API's answer and the
+// launches made. False when the file cannot be written.
+bool WriteJson(const std::string& json, const std::string& mode, const Plan& p,
+               const cudaDeviceProp& prop, const cudaFuncAttributes& attr, int blocks_per_sm,
+               int launches, long long iters, float total) {
+  const int warps_per_block = (p.block + prop.warpSize - 1) / prop.warpSize;
+  const int max_warps = prop.maxThreadsPerMultiProcessor / prop.warpSize;
+  FILE* f = std::fopen(json.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "ws_pm_repro: cannot write %s\n", json.c_str());
+    return false;
+  }
+  std::fprintf(f,
+               "{\"mode\": \"%s\", \"kernel\": \"%s\", \"device\": \"%s\", \"sm_count\": %d, "
+               "\"grid\": %d, \"block\": %d, \"dynamic_smem\": %zu, \"static_smem\": %zu, "
+               "\"num_regs\": %d, \"api_blocks_per_sm\": %d, \"api_occupancy_pct\": %.4f, "
+               "\"launches\": %d, \"iters\": %lld, \"mean_ms\": %.4f, "
+               "\"designed_tail_fraction\": %.4f, \"heavy_stride\": %d, \"heavy_factor\": %d}\n",
+               mode.c_str(), p.kernel, prop.name, prop.multiProcessorCount, p.grid, p.block, p.smem,
+               attr.sharedSizeBytes, attr.numRegs, blocks_per_sm,
+               100.0 * blocks_per_sm * warps_per_block / max_warps, launches, iters,
+               launches > 0 ? total / launches : 0.0, p.designed_tail, p.heavy_stride,
+               p.heavy_factor);
+  std::fclose(f);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -174,31 +234,7 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
 
   Plan p;
-  if (mode == "balanced" || mode == "imbalanced") {
-    p.func = reinterpret_cast<const void*>(&ws_pm_spin);
-    p.kernel = "ws_pm_spin";
-    p.block = 256;
-    if (mode == "imbalanced") {
-      // One block on every 8th SM (17 of the H200's 132) stays 10x longer. All blocks are
-      // resident at once (one wave), so the normal ones finish at T and the heavy ones at
-      // 10 T: the last 90% of the runtime runs one block on each of those SMs. Designed tail
-      // fraction: 1 - 1/10 = 0.9.
-      p.heavy_stride = 8;
-      p.heavy_factor = 10;
-      p.designed_tail = 0.9;
-    }
-  } else if (mode == "reglimited") {
-    p.func = reinterpret_cast<const void*>(&ws_pm_regs);
-    p.kernel = "ws_pm_regs";
-    p.block = 256;
-  } else if (mode == "smemlimited") {
-    p.func = reinterpret_cast<const void*>(&ws_pm_smem);
-    p.kernel = "ws_pm_smem";
-    p.block = 128;
-    p.smem = 100 * 1024;
-    CHECK_CUDA(cudaFuncSetAttribute(ws_pm_smem, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(p.smem)));
-  } else {
+  if (!ChoosePlan(mode, &p)) {
     std::fprintf(stderr, "ws_pm_repro: unknown mode '%s'\n", mode.c_str());
     return 2;
   }
@@ -234,25 +270,7 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaFree(out));
   CHECK_CUDA(cudaFree(sm_counts));
 
-  const int warps_per_block = (p.block + prop.warpSize - 1) / prop.warpSize;
-  const int max_warps = prop.maxThreadsPerMultiProcessor / prop.warpSize;
-  FILE* f = std::fopen(json.c_str(), "w");
-  if (f == nullptr) {
-    std::fprintf(stderr, "ws_pm_repro: cannot write %s\n", json.c_str());
-    return 1;
-  }
-  std::fprintf(f,
-               "{\"mode\": \"%s\", \"kernel\": \"%s\", \"device\": \"%s\", \"sm_count\": %d, "
-               "\"grid\": %d, \"block\": %d, \"dynamic_smem\": %zu, \"static_smem\": %zu, "
-               "\"num_regs\": %d, \"api_blocks_per_sm\": %d, \"api_occupancy_pct\": %.4f, "
-               "\"launches\": %d, \"iters\": %lld, \"mean_ms\": %.4f, "
-               "\"designed_tail_fraction\": %.4f, \"heavy_stride\": %d, \"heavy_factor\": %d}\n",
-               mode.c_str(), p.kernel, prop.name, prop.multiProcessorCount, p.grid, p.block, p.smem,
-               attr.sharedSizeBytes, attr.numRegs, blocks_per_sm,
-               100.0 * blocks_per_sm * warps_per_block / max_warps, launches, iters,
-               launches > 0 ? total / launches : 0.0, p.designed_tail, p.heavy_stride,
-               p.heavy_factor);
-  std::fclose(f);
+  if (!WriteJson(json, mode, p, prop, attr, blocks_per_sm, launches, iters, total)) return 1;
   std::printf("ws_pm_repro %s: %s grid %d x %d, %d regs, %d blocks/SM (API), %.2f ms/launch\n",
               mode.c_str(), p.kernel, p.grid, p.block, attr.numRegs, blocks_per_sm,
               launches > 0 ? total / launches : 0.0);

@@ -94,11 +94,22 @@ TEST(RecordTest, NvtxCaptureImpliesNvtxRange) {
   EXPECT_EQ(plan->env["WARPSCOPE_NVTX_CAPTURE"], "train@dom");
 }
 
+// A request that Req() turns bad with `set`, and a part of the error it must get.
+struct BadRequest {
+  void (*set)(RecordRequest&);
+  std::string expect;
+};
+
+void ExpectRefused(const BadRequest& c) {
+  RecordRequest r = Req();
+  c.set(r);
+  auto plan = BuildRecordPlan(r, {}, "/s.so", 1, 1);
+  ASSERT_FALSE(plan.ok()) << c.expect;
+  EXPECT_NE(plan.status().message().find(c.expect), std::string::npos) << plan.status();
+}
+
 TEST(RecordTest, ClearErrors) {
-  struct Case {
-    void (*set)(RecordRequest&);
-    std::string expect;
-  } cases[] = {
+  const BadRequest cases[] = {
       {[](RecordRequest& r) { r.delay = "soon"; }, "-y/--delay 'soon' is not a number of seconds"},
       {[](RecordRequest& r) { r.capture_range = "gpu"; }, "-c/--capture-range 'gpu' is not"},
       {[](RecordRequest& r) { r.capture_range = "nvtx"; }, "-c nvtx needs the range"},
@@ -168,13 +179,7 @@ TEST(RecordTest, ClearErrors) {
        },
        "only applies with -c nvtx"},
   };
-  for (const Case& c : cases) {
-    RecordRequest r = Req();
-    c.set(r);
-    auto plan = BuildRecordPlan(r, {}, "/s.so", 1, 1);
-    ASSERT_FALSE(plan.ok()) << c.expect;
-    EXPECT_NE(plan.status().message().find(c.expect), std::string::npos) << plan.status();
-  }
+  for (const BadRequest& c : cases) ExpectRefused(c);
 }
 
 TEST(RecordTest, TheTraceFileFollowsExportedVariablesWithoutFlags) {

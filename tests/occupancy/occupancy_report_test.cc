@@ -15,10 +15,7 @@ namespace warpscope {
 namespace {
 
 using ::testing::HasSubstr;
-using ::warpscope::testing::CompareWithGolden;
-using ::warpscope::testing::FixtureWire;
-using ::warpscope::testing::LoadScenario;
-using ::warpscope::testing::WriteTempFile;
+using namespace ::warpscope::testing;  // NOLINT(build/namespaces): the test helpers.
 
 void ExpectGolden(const std::string& name, const std::string& actual) {
   const std::string problem = CompareWithGolden("occupancy/golden/" + name, actual);

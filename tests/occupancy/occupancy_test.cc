@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -201,11 +202,17 @@ TEST(OccupancyAdviceTest, RegisterLimitedSaysHowManyRegistersFit) {
             "spills)");
 }
 
+// The advice for `l` on the H200; empty, with a failure, when its occupancy has no answer.
+std::vector<OccupancyAdvice> AdviceOnH200(const LaunchConfig& l) {
+  auto t = ComputeTheoreticalOccupancy(H200(), l);
+  EXPECT_TRUE(t.ok()) << t.status();
+  if (!t.ok()) return {};
+  return AdviseOccupancy(H200(), l, *t);
+}
+
 TEST(OccupancyAdviceTest, SharedMemoryLimited) {
   const LaunchConfig l = Launch(128, 32, 100 * 1024);
-  auto t = ComputeTheoreticalOccupancy(H200(), l);
-  ASSERT_TRUE(t.ok());
-  auto advice = AdviseOccupancy(H200(), l, *t);
+  const std::vector<OccupancyAdvice> advice = AdviceOnH200(l);
   ASSERT_EQ(advice.size(), 1u);
   EXPECT_EQ(advice[0].text,
             "100 KiB of shared memory per block (101 KiB allocated incl. 1 KiB reserved) limits "
@@ -215,9 +222,7 @@ TEST(OccupancyAdviceTest, SharedMemoryLimited) {
 
 TEST(OccupancyAdviceTest, BlockLimitSuggestsLargerBlocks) {
   const LaunchConfig l = Launch(32, 16);
-  auto t = ComputeTheoreticalOccupancy(H200(), l);
-  ASSERT_TRUE(t.ok());
-  auto advice = AdviseOccupancy(H200(), l, *t);
+  const std::vector<OccupancyAdvice> advice = AdviceOnH200(l);
   ASSERT_EQ(advice.size(), 1u);
   EXPECT_EQ(advice[0].text,
             "the SM holds at most 32 blocks; with 32-thread blocks that is 32 warps (50%); "
@@ -227,9 +232,7 @@ TEST(OccupancyAdviceTest, BlockLimitSuggestsLargerBlocks) {
 
 TEST(OccupancyAdviceTest, OddBlockSize) {
   const LaunchConfig l = Launch(768, 32);
-  auto t = ComputeTheoreticalOccupancy(H200(), l);
-  ASSERT_TRUE(t.ok());
-  auto advice = AdviseOccupancy(H200(), l, *t);
+  const std::vector<OccupancyAdvice> advice = AdviceOnH200(l);
   ASSERT_EQ(advice.size(), 2u);
   EXPECT_EQ(advice[0].text,
             "32 registers/thread ties with another limit at 2 blocks of 768 threads (48 warps, "

@@ -19,10 +19,7 @@ namespace warpscope {
 namespace {
 
 using ::testing::HasSubstr;
-using ::warpscope::testing::FixtureWire;
-using ::warpscope::testing::PacketBoundaries;
-using ::warpscope::testing::TextprotoToWire;
-using ::warpscope::testing::WriteTempFile;
+using namespace ::warpscope::testing;  // NOLINT(build/namespaces): the test helpers.
 
 constexpr char kHeader[] =
     "packet { header { format_major: 1 format_minor: 0 producer: \"t\" } }\n";

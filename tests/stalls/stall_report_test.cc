@@ -22,12 +22,7 @@ namespace warpscope {
 namespace {
 
 using ::testing::HasSubstr;
-using ::warpscope::testing::CliResult;
-using ::warpscope::testing::CompareWithGolden;
-using ::warpscope::testing::FixtureWire;
-using ::warpscope::testing::ReadFileOrDie;
-using ::warpscope::testing::RunCli;
-using ::warpscope::testing::WriteTempFile;
+using namespace ::warpscope::testing;  // NOLINT(build/namespaces): the test helpers.
 
 void ExpectGolden(const std::string& name, const std::string& actual) {
   const std::string problem = CompareWithGolden("stalls/golden/" + name, actual);

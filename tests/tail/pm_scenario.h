@@ -79,15 +79,8 @@ inline std::vector<ScenarioKernel> EdgeScenarioKernels() {
   };
 }
 
-// The wire form of the scenario. `with_pm` = false leaves out the PM packets.
-inline std::string ScenarioWire(bool with_pm = true,
-                                const std::vector<ScenarioKernel>& kernels = ScenarioKernels()) {
-  v1::Trace trace;
-  v1::Header* h = trace.add_packet()->mutable_header();
-  h->set_format_major(1);
-  h->set_tool_version("0.1.0");
-  h->set_clock_domain(v1::CLOCK_DOMAIN_SYNTHETIC);
-  h->set_producer("fixture:pm_scenario");
+// The H200 as CUPTI's Device record describes it, and the scenario's launch configurations.
+inline void AddScenarioDevice(v1::Trace& trace) {
   v1::Device* d = trace.add_packet()->mutable_device();
   d->set_id(0);
   d->set_name("NVIDIA H200");
@@ -107,6 +100,10 @@ inline std::string ScenarioWire(bool with_pm = true,
   AddLaunchConfig(trace, 3, 1320, 128, 32, 100 * 1024);
   AddLaunchConfig(trace, 4, 64, 1024, 16, 0);
   AddLaunchConfig(trace, 5, 16384, 256, 64, 0);
+}
+
+// The kernels that the trace shows, each name interned once. Returns when the last kernel ends.
+inline uint64_t AddScenarioKernels(v1::Trace& trace, const std::vector<ScenarioKernel>& kernels) {
   std::vector<std::string> names;
   uint64_t end_ns = 0;
   for (const ScenarioKernel& k : kernels) {
@@ -130,45 +127,63 @@ inline std::string ScenarioWire(bool with_pm = true,
     e->set_duration_ns(k.duration_ns);
     e->set_stream_id(7);
   }
-  if (with_pm) {
-    v1::PmMetricSet* set = trace.add_packet()->mutable_pm_metric_set();
-    set->set_id(1);
-    set->set_device_id(0);
-    for (const char* m :
-         {"sm__warps_active.avg.per_cycle_active", "sm__warps_active.sum.per_cycle_elapsed",
-          "sm__cycles_active.avg", "gr__cycles_elapsed.max"}) {
-      set->add_metric_names(m);
-    }
-    set->set_interval_ns(10000);
-    const double cycles_per_ns = 1.98;
-    // Samples until the last kernel's end rounded up to 100 us (5.5 ms in the base scenario).
-    const uint64_t sampled_until = (end_ns + 99999) / 100000 * 100000;
-    for (uint64_t t = 0; t < sampled_until; t += 10000) {
-      double warps_time = 0, busy_time = 0;
-      const int steps = 50;
-      for (int i = 0; i < steps; ++i) {
-        const double at = t + (i + 0.5) * 10000.0 / steps;
-        for (const ScenarioKernel& k : kernels) {
-          if (at >= k.start_ns && at < k.start_ns + k.duration_ns) {
-            warps_time += k.warps(at - k.start_ns);
-            busy_time += k.name != nullptr ? 1 : 0;
-          }
+  return end_ns;
+}
+
+// Metric set A and a 10 us PM sample from 0 until `end_ns` rounded up to 100 us.
+inline void AddScenarioPm(v1::Trace& trace, const std::vector<ScenarioKernel>& kernels,
+                          uint64_t end_ns) {
+  v1::PmMetricSet* set = trace.add_packet()->mutable_pm_metric_set();
+  set->set_id(1);
+  set->set_device_id(0);
+  for (const char* m :
+       {"sm__warps_active.avg.per_cycle_active", "sm__warps_active.sum.per_cycle_elapsed",
+        "sm__cycles_active.avg", "gr__cycles_elapsed.max"}) {
+    set->add_metric_names(m);
+  }
+  set->set_interval_ns(10000);
+  const double cycles_per_ns = 1.98;
+  // Samples until the last kernel's end rounded up to 100 us (5.5 ms in the base scenario).
+  const uint64_t sampled_until = (end_ns + 99999) / 100000 * 100000;
+  for (uint64_t t = 0; t < sampled_until; t += 10000) {
+    double warps_time = 0, busy_time = 0;
+    const int steps = 50;
+    for (int i = 0; i < steps; ++i) {
+      const double at = t + (i + 0.5) * 10000.0 / steps;
+      for (const ScenarioKernel& k : kernels) {
+        if (at >= k.start_ns && at < k.start_ns + k.duration_ns) {
+          warps_time += k.warps(at - k.start_ns);
+          busy_time += k.name != nullptr ? 1 : 0;
         }
       }
-      const double gpu_warps = warps_time / steps;
-      const double busy = busy_time / steps;
-      const double elapsed = 10000 * cycles_per_ns;
-      v1::PmSample* s = trace.add_packet()->mutable_pm_sample();
-      s->set_metric_set_id(1);
-      s->set_start_ns(t);
-      s->set_duration_ns(10000);
-      // Per-SM warps per active cycle: busy SMs hold gpu_warps/132 on average while active.
-      s->add_values(busy > 0 ? gpu_warps / 132 / busy : 0);
-      s->add_values(gpu_warps);
-      s->add_values(elapsed * busy);
-      s->add_values(elapsed);
     }
+    const double gpu_warps = warps_time / steps;
+    const double busy = busy_time / steps;
+    const double elapsed = 10000 * cycles_per_ns;
+    v1::PmSample* s = trace.add_packet()->mutable_pm_sample();
+    s->set_metric_set_id(1);
+    s->set_start_ns(t);
+    s->set_duration_ns(10000);
+    // Per-SM warps per active cycle: busy SMs hold gpu_warps/132 on average while active.
+    s->add_values(busy > 0 ? gpu_warps / 132 / busy : 0);
+    s->add_values(gpu_warps);
+    s->add_values(elapsed * busy);
+    s->add_values(elapsed);
   }
+}
+
+// The wire form of the scenario. `with_pm` = false leaves out the PM packets.
+inline std::string ScenarioWire(bool with_pm = true,
+                                const std::vector<ScenarioKernel>& kernels = ScenarioKernels()) {
+  v1::Trace trace;
+  v1::Header* h = trace.add_packet()->mutable_header();
+  h->set_format_major(1);
+  h->set_tool_version("0.1.0");
+  h->set_clock_domain(v1::CLOCK_DOMAIN_SYNTHETIC);
+  h->set_producer("fixture:pm_scenario");
+  AddScenarioDevice(trace);
+  const uint64_t end_ns = AddScenarioKernels(trace, kernels);
+  if (with_pm) AddScenarioPm(trace, kernels, end_ns);
   trace.add_packet()->mutable_end_of_trace()->set_reason(v1::END_REASON_EXIT);
   return trace.SerializeAsString();
 }

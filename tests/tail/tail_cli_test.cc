@@ -13,13 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using ::warpscope::testing::CliResult;
-using ::warpscope::testing::CountLines;
-using ::warpscope::testing::MakeTempDir;
-using ::warpscope::testing::ReadFileOrDie;
-using ::warpscope::testing::RunCli;
-using ::warpscope::testing::SourceDir;
-using ::warpscope::testing::WriteFileOrDie;
+using namespace ::warpscope::testing;  // NOLINT(build/namespaces): the test helpers.
 
 // A trace with PM samples, recorded on an H200.
 std::string PmTrace() { return SourceDir() + "/examples/traces/cuda13.0_sm90/pipeline_pm.wst"; }

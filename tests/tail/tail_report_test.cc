@@ -19,10 +19,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-using ::warpscope::testing::CompareWithGolden;
-using ::warpscope::testing::FixtureWire;
-using ::warpscope::testing::LoadScenario;
-using ::warpscope::testing::WriteTempFile;
+using namespace ::warpscope::testing;  // NOLINT(build/namespaces): the test helpers.
 
 void ExpectGolden(const std::string& name, const std::string& actual) {
   const std::string problem = CompareWithGolden("tail/golden/" + name, actual);

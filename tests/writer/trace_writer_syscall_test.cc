@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -149,6 +150,23 @@ class SpyTest : public ::testing::Test {
       std::this_thread::sleep_for(3ms);
     }
   }
+
+  // Writes 30 bursts into `path` while the spy makes writing fail, lets `stopped` look at the
+  // writer (which must have stopped), closes it and returns what it printed on stderr.
+  std::string WriteUntilStopped(const std::string& path,
+                                const std::function<void(TraceWriter&)>& stopped = {}) {
+    ::testing::internal::CaptureStderr();
+    auto writer = Open(path);
+    if (writer != nullptr) {
+      WriteBursts(*writer, 30);
+      writer->Flush();
+      EXPECT_FALSE(writer->healthy());
+      if (stopped) stopped(*writer);
+      writer->Close(EndReason::kExit, kBase);
+    }
+    g_spy.armed = false;
+    return ::testing::internal::GetCapturedStderr();
+  }
 };
 
 TEST_F(SpyTest, EveryWriteEndsOnAPacketBoundary) {
@@ -217,17 +235,10 @@ TEST_P(SpyErrorTest, ErrorStopsWritingWithOneLine) {
   g_spy.mode = kFailAfter;
   g_spy.fail_after = 20000;
   g_spy.fail_errno = GetParam();
-  ::testing::internal::CaptureStderr();
-  auto writer = Open(path);
-  ASSERT_NE(writer, nullptr);
-  WriteBursts(*writer, 30);
-  writer->Flush();
-  EXPECT_FALSE(writer->healthy());
-  EXPECT_FALSE(writer->Write(KernelRecord{}));
-  EXPECT_GT(writer->Counter(kStatDroppedWriteError), 0u);
-  writer->Close(EndReason::kExit, kBase);
-  g_spy.armed = false;
-  const std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string err = WriteUntilStopped(path, [](TraceWriter& writer) {
+    EXPECT_FALSE(writer.Write(KernelRecord{}));
+    EXPECT_GT(writer.Counter(kStatDroppedWriteError), 0u);
+  });
   if (GetParam() == ENOSPC) {
     EXPECT_THAT(err, StartsWith("warpscope: no space left for trace " + path +
                                 " (No space left on device) after "));
@@ -249,15 +260,7 @@ TEST_F(SpyTest, FullDiskEndsTheTraceWithItsStatisticsInTheReserve) {
   TempDir dir;
   const std::string path = dir.File("full.wst");
   g_spy.space_limit = 300 << 10;  // 300 KiB: the 256 KiB reserve leaves ~44 KiB of events
-  ::testing::internal::CaptureStderr();
-  auto writer = Open(path);
-  ASSERT_NE(writer, nullptr);
-  WriteBursts(*writer, 30);
-  writer->Flush();
-  EXPECT_FALSE(writer->healthy());
-  writer->Close(EndReason::kExit, kBase);
-  g_spy.armed = false;
-  const std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string err = WriteUntilStopped(path);
   EXPECT_THAT(err, StartsWith("warpscope: no space left for trace " + path +
                               " (No space left on device) after "));
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1);
