@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/advise/advise_traces.h"
+#include "tests/fixtures/synthetic_trace.h"
 #include "tests/reader/cli_test_util.h"
 
 namespace warpscope {
@@ -128,6 +129,40 @@ TEST(AdviseSerialCopyTest, CostIsTheKernelTimeTheCopiesCouldHideUnder) {
   const AdviseFinding* after = FindRule(fixed, kRuleNoOverlap);
   ASSERT_NE(after, nullptr);  // the first copy still runs alone
   EXPECT_LT(after->cost_ns, kernel_ns / 20);
+}
+
+// A wait and a host range without GPU work in the same gap: the range takes the gap when it
+// covers at least half of it, else the wait does.
+TEST(AdviseTest, HostRangeCoveringMostOfAGapTakesItFromTheWait) {
+  for (const uint64_t loader_ns : {uint64_t{1'000'000}, uint64_t{20'000}}) {
+    SCOPED_TRACE(loader_ns);
+    const std::string path = testing::MakeTempDir() + "/mixed.wst";
+    fixtures::SyntheticTraceOptions options;
+    options.pm_interval_ns = 0;
+    std::string error;
+    auto b = fixtures::SyntheticTraceBuilder::Create(path, options, &error);
+    ASSERT_NE(b, nullptr) << error;
+    for (int s = 0; s < 10; ++s) {
+      fixtures::KernelSpec spec;
+      spec.name = "compute";
+      spec.duration_ns = 500'000;
+      b->LaunchKernel(spec);
+      b->DeviceSynchronize();
+      b->PushRange("data_loader");
+      b->HostIdle(loader_ns);
+      b->PopRange();
+      b->HostIdle(100'000);
+    }
+    ASSERT_TRUE(b->Finish());
+    absl::StatusOr<TraceModel> model = TraceModel::Load(path);
+    ASSERT_TRUE(model.ok()) << model.status();
+    const AdviseReport report = Advise(*model);
+    ASSERT_FALSE(report.findings.empty());
+    const bool loader_wins = loader_ns > 100'000;
+    EXPECT_EQ(report.findings.front().rule, loader_wins ? kRuleHostRange : kRuleSync);
+    EXPECT_EQ(FindRule(report, loader_wins ? kRuleSync : kRuleHostRange), nullptr);
+    EXPECT_EQ(report.findings.front().occurrences, 9u);
+  }
 }
 
 TEST(AdviseTest, ProgramWithoutProblemHasNoHighFinding) {
