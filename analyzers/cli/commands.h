@@ -43,6 +43,7 @@ int RunOccupancyCommand(const CommandArgs& args);
 int RunTailCommand(const CommandArgs& args);
 int RunStallsCommand(const CommandArgs& args);
 int RunDiffCommand(const CommandArgs& args);
+int RunExportCommand(const CommandArgs& args);
 
 }  // namespace warpscope
 

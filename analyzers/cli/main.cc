@@ -22,6 +22,7 @@ const CommandInfo kCommands[] = {
      RunStallsCommand},
     {"diff", "what changed between two traces, ranked by impact; exit status for CI",
      RunDiffCommand},
+    {"export", "traces as Perfetto/Chrome JSON, Kineto JSON (HTA) or Parquet", RunExportCommand},
 };
 
 void PrintUsage(FILE* out) {
