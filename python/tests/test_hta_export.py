@@ -72,6 +72,22 @@ def test_chrome_export_follows_the_trace_event_format(cli: Path, trace: Path, tm
     assert not [k for k, n in async_open.items() if n], "unbalanced async events"
     assert not [k for k, n in flows.items() if n], "unpaired flow events"
 
+    # Complete events of one track nest (viewers draw them as a stack): none ends inside
+    # another that it started after. In whole ns, as the export writes them.
+    tracks: Dict[tuple, List[tuple]] = {}
+    for e in events:
+        if e["ph"] == "X":
+            begin = round(e["ts"] * 1000)
+            tracks.setdefault((e["pid"], e["tid"]), []).append(
+                (begin, begin + round(e["dur"] * 1000), e["name"]))
+    for track, slices in tracks.items():
+        stack: List[tuple] = []
+        for begin, end, name in sorted(slices, key=lambda x: (x[0], -x[1])):
+            while stack and stack[-1][1] <= begin:
+                stack.pop()
+            assert not stack or end <= stack[-1][1], (track, stack[-1], name)
+            stack.append((begin, end, name))
+
     # Every kernel, copy and memset of the trace is there, as summary counts them.
     s = summary(cli, trace)
     gpu = Counter(e["cat"] for e in events if e["ph"] == "X")

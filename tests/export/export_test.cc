@@ -3,9 +3,6 @@
 // flow events pair up, counters carry numbers) and holds the fixture's events where they
 // belong; the Kineto JSON has what Holistic Trace Analysis reads; the CLI checks its output
 // before reading traces and hands Parquet to the Python package.
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
-
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -16,6 +13,8 @@
 #include <vector>
 
 #include "analyzers/analyses/export_chrome.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "analyzers/analyses/export_kineto.h"
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
