@@ -27,6 +27,13 @@ fi
 # The Python package's own dependencies, for the python3 on PATH (when it is not Debian's).
 if [ "$(command -v python3)" != /usr/bin/python3 ]; then
   python3 -m pip install -q --disable-pip-version-check -e "python[test]"
+  # Holistic Trace Analysis reads `warpscope export --format kineto` in
+  # python/tests/test_hta_export.py. Its package requires jupyterlab, which its analyses never
+  # import: it goes in without its requirements, then the ones it imports (about 40 s).
+  if ! python3 -c "import hta.trace_analysis" 2>/dev/null; then
+    python3 -m pip install -q --disable-pip-version-check --no-deps "holistictraceanalysis>=0.5"
+    python3 -m pip install -q --disable-pip-version-check plotly networkx psutil
+  fi
 fi
 
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then

@@ -81,7 +81,7 @@ void AddCurveNotes(const TailOptions& options, double duration, ActiveWarpCurve&
     c.verdict.clear();
     c.note = absl::StrCat("only ", c.samples, " PM sample", c.samples == 1 ? "" : "s", " over ",
                           MicrosText(duration),
-                          ": too few for tail metrics (lower WARPSCOPE_PM_INTERVAL)");
+                          ": too few for tail metrics (record with a shorter --pm-interval)");
   } else if (c.levels_from_shared) {
     c.note = absl::StrCat("every PM sample of this kernel also covers another kernel: the curve, "
                           "steady and peak include that kernel's warps");

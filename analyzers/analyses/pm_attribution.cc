@@ -249,7 +249,7 @@ AchievedOccupancy ComputeAchievedOccupancy(const KernelEvent& kernel,
       r.reason = "the kernel's start_ns + duration_ns overflows 64 bits (a corrupt event)";
     } else if (attribution.SamplesOnDevice(kernel.device_id) == 0) {
       r.reason = absl::StrCat("no PM samples on device ", kernel.device_id,
-                              " (PM sampling was off: WARPSCOPE_PM_SAMPLING=1)");
+                              " (PM sampling was off: record with --pm-sampling)");
     } else if (interval > 0 && kernel.duration_ns < interval) {
       r.reason = absl::StrCat("no PM samples: kernel shorter than the sampling interval (",
                               MicrosText(duration), " < ", MicrosText(interval), ")");

@@ -122,6 +122,8 @@ struct SummaryOptions {
   bool nvtx = true;
   bool nvtx_kernels = false;  // per NVTX range group, the kernels and copies it launched
   bool idle = true;
+  bool short_names = false;  // show kernel and API names as base names (BaseFunctionName)
+  size_t name_width = 0;     // cut names in text tables to this many columns; 0 = whole
 };
 
 // Parses --sort (total|count|avg|max|name) and --report (comma-separated subset of

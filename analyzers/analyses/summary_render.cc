@@ -17,7 +17,16 @@ namespace {
 struct Style {
   bool human;
   bool located;  // leading file/device columns (CSV, JSON)
+  bool short_names = false;  // kernel names as base names (--short-names)
+  size_t name_width = 0;     // cut names to this many columns in tables; 0 = whole
 };
+
+// A kernel or API name as the options show it.
+std::string ShownName(const Style& s, std::string_view name) {
+  std::string shown = s.short_names ? BaseFunctionName(name) : std::string(name);
+  if (s.human && s.name_width > 0) shown = TruncateToWidth(shown, s.name_width);
+  return shown;
+}
 
 Cell Ns(const Style& s, uint64_t ns) { return s.human ? Cell(FormatDuration(ns)) : Cell(ns); }
 Cell NsReal(const Style& s, double ns) { return s.human ? Cell(FormatDuration(ns)) : Cell(ns, 1); }
@@ -73,7 +82,7 @@ void AddNamedRows(Table& table, const Style& s, const TraceSummary& t, const Dev
     cells.push_back(Ns(s, r.time.min_ns));
     cells.push_back(Ns(s, r.time.max_ns));
     cells.push_back(NsReal(s, r.time.stddev_ns));
-    cells.emplace_back(r.name);
+    cells.emplace_back(ShownName(s, r.name));
     table.AddRow(std::move(cells));
   }
 }
@@ -177,7 +186,7 @@ void AddNvtxWorkRows(Table& table, const Style& s, const TraceSummary& t) {
       cells.push_back(Ns(s, w.time.min_ns));
       cells.push_back(Ns(s, w.time.max_ns));
       AppendRangeCells(s, r, cells);
-      cells.emplace_back(w.name);
+      cells.emplace_back(ShownName(s, w.name));
       table.AddRow(std::move(cells));
     }
   }
@@ -195,8 +204,9 @@ Table MemoryTable(const Style& s) {
                         {"Avg Bytes", "avg_bytes"},
                         {"Min Bytes", "min_bytes"},
                         {"Max Bytes", "max_bytes"},
+                        {"GB/s", "gb_per_s"},
                         {"Operation", "operation"}},
-                       10));
+                       11));
 }
 
 void AddMemoryRows(Table& table, const Style& s, const TraceSummary& t, const DeviceSummary& d) {
@@ -212,6 +222,13 @@ void AddMemoryRows(Table& table, const Style& s, const TraceSummary& t, const De
     cells.push_back(BytesReal(s, r.avg_bytes));
     cells.push_back(Bytes(s, r.min_bytes));
     cells.push_back(Bytes(s, r.max_bytes));
+    // Bytes per ns are GB/s: the operation's bytes over its total time.
+    if (r.time.total_ns == 0) {
+      cells.emplace_back();
+    } else {
+      cells.emplace_back(static_cast<double>(r.total_bytes) / static_cast<double>(r.time.total_ns),
+                         2);
+    }
     cells.emplace_back(r.operation);
     table.AddRow(std::move(cells));
   }
@@ -289,7 +306,7 @@ std::vector<std::string> TraceNotes(const TraceSummary& t) {
 }
 
 std::string RenderText(const std::vector<TraceSummary>& summaries, const SummaryOptions& options) {
-  const Style s{true, false};
+  const Style s{true, false, options.short_names, options.name_width};
   std::string out;
   const size_t traces = summaries.size() > 1 ? summaries.size() - 1 : summaries.size();
   for (const TraceSummary& t : summaries) {
@@ -351,7 +368,7 @@ struct MachineTables {
 
 MachineTables BuildMachineTables(const std::vector<TraceSummary>& summaries,
                                  const SummaryOptions& options) {
-  const Style s{false, true};
+  const Style s{false, true, options.short_names, options.name_width};
   MachineTables out;
   if (options.kernels) {
     Table table = NamedTable(s, true);

@@ -27,9 +27,18 @@ std::string StatMeaning(std::string_view name) {
 std::string Relative(uint64_t ns) { return absl::StrCat("+", FormatDuration(ns)); }
 
 std::string FormatDriverVersion(uint32_t v) {
-  // The driver encodes its version as major*1000 + minor*10 (13000 -> 13.0).
-  if (v == 0) return "unknown";
+  // The driver encodes its version as major*1000 + minor*10 (13000 -> 13.0). Traces from
+  // libraries that do not ask the driver carry 0.
+  if (v == 0) return "version not recorded";
   return absl::StrFormat("%u (%u.%u)", v, v / 1000, (v % 1000) / 10);
+}
+
+std::string FormatCuptiVersion(uint32_t v) {
+  if (v == 0) return "version not recorded";
+  // From CUDA 13 on, CUPTI's version is the toolkit's: major*10000 + minor*100 + patch
+  // (130001 -> CUDA 13.0); older CUPTIs count API versions (e.g. 22), which say nothing of it.
+  if (v < 100000) return absl::StrCat(v);
+  return absl::StrFormat("%u (CUDA %u.%u)", v, v / 10000, (v % 10000) / 100);
 }
 
 std::string JoinKeyValues(const std::vector<std::pair<std::string, std::string>>& kvs) {
@@ -160,7 +169,7 @@ void AppendTextHeader(const TraceModel& m, const std::string& name, std::string&
        absl::StrCat(Sv(ClockDomainName(h.clock_domain)), ", time base ", h.time_base_ns, " ns"));
   line("cuda",
        absl::StrCat("driver ", FormatDriverVersion(h.cuda_driver_version), ", CUPTI ",
-                    h.cupti_version == 0 ? std::string("unknown") : absl::StrCat(h.cupti_version)));
+                    FormatCuptiVersion(h.cupti_version)));
   if (m.span.empty) {
     line("span", "no timed events");
   } else {

@@ -44,6 +44,7 @@ int RunTailCommand(const CommandArgs& args);
 int RunStallsCommand(const CommandArgs& args);
 int RunDiffCommand(const CommandArgs& args);
 int RunAdviseCommand(const CommandArgs& args);
+int RunExportCommand(const CommandArgs& args);
 
 }  // namespace warpscope
 

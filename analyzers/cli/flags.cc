@@ -53,11 +53,24 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args, bool stop_at_f
                                                      "' (see warpscope ", command_, " --help)"));
     }
     if (!spec->takes_value) {
+      // As in Nsight Systems, a switch may be followed by true or false (`-f true`, `-f=false`):
+      // the word is the switch's value, not a positional (not the program `record` runs).
+      std::string value = "true";
       if (inline_value.has_value()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "flag --", spec->name, " takes no value (got ", QuoteValue(*inline_value), ")"));
+        if (*inline_value != "true" && *inline_value != "false") {
+          return absl::InvalidArgumentError(
+              absl::StrCat("flag --", spec->name, " is a switch: give it alone, or true or false "
+                           "(got ", QuoteValue(*inline_value), ")"));
+        }
+        value = *inline_value;
+      } else if (i + 1 < args.size() && (args[i + 1] == "true" || args[i + 1] == "false")) {
+        value = args[++i];
       }
-      values_[spec->name] = "true";
+      if (value == "true") {
+        values_[spec->name] = value;
+      } else {
+        values_.erase(spec->name);
+      }
       continue;
     }
     if (inline_value.has_value()) {
@@ -120,6 +133,7 @@ std::string FlagSet::HelpText() const {
     std::string left = spec.short_name.empty() ? "    " : absl::StrCat("-", spec.short_name, ", ");
     absl::StrAppend(&left, "--", spec.name);
     if (spec.takes_value) absl::StrAppend(&left, " ", spec.value_name.empty() ? "VALUE" : spec.value_name);
+    if (!spec.takes_value) absl::StrAppend(&left, " [true|false]");
     if (left.size() < 30) left.resize(30, ' ');
     absl::StrAppend(&out, "  ", left, " ", spec.help);
     if (spec.takes_value && !spec.default_value.empty()) {

@@ -1,5 +1,6 @@
 // Command-line flag parsing shared by every `warpscope` subcommand: GNU-style long flags
-// (--name value, --name=value), short aliases (-o value), boolean switches, positionals and
+// (--name value, --name=value), short aliases (-o value), boolean switches (alone, or followed
+// by true or false as in Nsight Systems: `-f true`, `--quiet=false`), positionals and
 // a `--` that ends flag parsing (everything after it is kept verbatim, for `record`).
 #ifndef WARPSCOPE_ANALYZERS_CLI_FLAGS_H_
 #define WARPSCOPE_ANALYZERS_CLI_FLAGS_H_
@@ -34,7 +35,8 @@ class FlagSet {
   // are InvalidArgument errors whose message names the flag and points at --help.
   absl::Status Parse(const std::vector<std::string>& args, bool stop_at_first_positional = false);
 
-  bool Has(const std::string& name) const;  // given on the command line
+  // Given on the command line; for a switch, given and not turned off (`--quiet false`).
+  bool Has(const std::string& name) const;
   std::string Get(const std::string& name) const;  // value or default
   absl::StatusOr<int64_t> GetInt(const std::string& name) const;
   absl::StatusOr<double> GetDouble(const std::string& name) const;

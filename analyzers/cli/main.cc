@@ -23,6 +23,7 @@ const CommandInfo kCommands[] = {
     {"diff", "what changed between two traces, ranked by impact; exit status for CI",
      RunDiffCommand},
     {"advise", "findings ranked by the time a fix would save; HTML report", RunAdviseCommand},
+    {"export", "traces as Perfetto/Chrome JSON, Kineto JSON (HTA) or Parquet", RunExportCommand},
 };
 
 void PrintUsage(FILE* out) {

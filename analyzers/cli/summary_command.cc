@@ -1,12 +1,18 @@
 // `warpscope summary TRACE...`: kernel, API, memory and NVTX statistics (NVTX ranges with
 // the GPU work launched inside them) and GPU idle time (analyzers/analyses/summary.h).
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "analyzers/cli/commands.h"
+#include "absl/strings/str_cat.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/render/output.h"
+#include "analyzers/render/output_path.h"
+#include "proto/common/setting_error.h"
 #include "analyzers/analyses/summary.h"
 #include "analyzers/model/trace_model.h"
 
@@ -19,7 +25,11 @@ int RunSummaryCommand(const CommandArgs& args) {
        {"top", "n", true, "N", "keep the first N rows of each table (0 = all)", "0"},
        {"report", "r", true, "LIST",
         "comma-separated reports: kernels, api, memory, nvtx, nvtx-kernels, idle",
-        "kernels,api,memory,nvtx,idle"}});
+        "kernels,api,memory,nvtx,idle"},
+       {"output", "o", true, "FILE", "write the report to FILE instead of stdout", ""},
+       {"short-names", "", false, "", "kernel names without return type, namespaces, template "
+        "arguments and parameters", ""},
+       {"name-width", "", true, "N", "cut names in tables to N columns (0 = whole)", "0"}});
   if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
   if (flags.help_requested()) {
     std::fputs(flags.HelpText().c_str(), stdout);
@@ -50,13 +60,38 @@ int RunSummaryCommand(const CommandArgs& args) {
     return UsageError(absl::InvalidArgumentError("flag --top must be 0 or more"));
   }
   options.top = static_cast<size_t>(*top);
+  options.short_names = flags.Has("short-names");
+  absl::StatusOr<int64_t> name_width = flags.GetInt("name-width");
+  if (!name_width.ok()) return UsageError(name_width.status());
+  if (*name_width < 0 || (*name_width > 0 && *name_width < 4)) {
+    return UsageError(absl::InvalidArgumentError("flag --name-width must be 0 or at least 4"));
+  }
+  options.name_width = static_cast<size_t>(*name_width);
+  // The report file is checked before the traces are read.
+  const std::string output = flags.Get("output");
+  if (flags.Has("output") && output != "-") {
+    if (absl::StatusOr<bool> ok = CheckOutputPath(output, "-o", "summary.txt"); !ok.ok()) {
+      return UsageError(ok.status());
+    }
+  }
 
   std::vector<TraceModel> models;
   std::vector<const TraceModel*> pointers;
   if (!LoadTracesForCommand(flags.positionals(), &models, &pointers)) return 1;
   const std::vector<TraceSummary> summaries =
       SummarizeTraces(pointers, flags.positionals(), options);
-  std::fputs(RenderSummary(summaries, *format, options).c_str(), stdout);
+  const std::string report = RenderSummary(summaries, *format, options);
+  if (flags.Has("output") && output != "-") {
+    std::ofstream file(output, std::ios::binary | std::ios::trunc);
+    file << report;
+    file.close();
+    if (!file) {
+      return InputError(absl::InternalError(
+          absl::StrCat("cannot write -o ", QuoteValue(output), ": ", std::strerror(errno))));
+    }
+  } else {
+    std::fputs(report.c_str(), stdout);
+  }
   // Tables carry these notes; CSV and JSON stay machine-readable.
   if (*format != OutputFormat::kTable) {
     for (const std::string& line : SummaryNotes(summaries, options)) {

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -25,10 +26,135 @@ Cell PercentCell(double fraction) {
   return Cell(std::round(fraction * 10000.0) / 100.0, 1);
 }
 
+namespace {
+
+// Decodes the UTF-8 sequence at s[*i] and moves *i past it; a byte that does not start a
+// valid sequence is returned as itself (Latin-1), one byte long.
+char32_t NextCodePoint(std::string_view s, size_t* i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char lead = byte(*i);
+  size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3
+                                                            : (lead >> 3) == 0x1E ? 4 : 0;
+  if (length <= 1 || *i + length > s.size()) {
+    ++*i;
+    return lead;
+  }
+  char32_t cp = lead & (0x7F >> length);
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(*i + k) & 0xC0) != 0x80) {
+      ++*i;
+      return lead;
+    }
+    cp = (cp << 6) | (byte(*i + k) & 0x3F);
+  }
+  *i += length;
+  return cp;
+}
+
+// Columns a code point takes on a terminal, as wcwidth() has it for the common cases:
+// combining marks and zero-width characters 0, East Asian wide and fullwidth characters (CJK,
+// Hangul, kana, fullwidth forms, emoji) 2, everything else 1.
+int CodePointWidth(char32_t cp) {
+  if ((cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x200B && cp <= 0x200F) || cp == 0xFEFF ||
+      (cp >= 0xFE00 && cp <= 0xFE0F)) {
+    return 0;
+  }
+  static constexpr std::pair<char32_t, char32_t> kWide[] = {
+      {0x1100, 0x115F},   {0x2E80, 0x303E},   {0x3041, 0x33FF},   {0x3400, 0x4DBF},
+      {0x4E00, 0x9FFF},   {0xA000, 0xA4CF},   {0xAC00, 0xD7A3},   {0xF900, 0xFAFF},
+      {0xFE30, 0xFE4F},   {0xFF00, 0xFF60},   {0xFFE0, 0xFFE6},   {0x1F300, 0x1F64F},
+      {0x1F900, 0x1F9FF}, {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD}};
+  for (const auto& [first, last] : kWide) {
+    if (cp >= first && cp <= last) return 2;
+  }
+  return 1;
+}
+
+}  // namespace
+
+size_t DisplayWidth(std::string_view text) {
+  size_t width = 0;
+  for (size_t i = 0; i < text.size();) width += CodePointWidth(NextCodePoint(text, &i));
+  return width;
+}
+
+std::string TruncateToWidth(std::string_view text, size_t max_width) {
+  if (DisplayWidth(text) <= max_width) return std::string(text);
+  constexpr std::string_view kEllipsis = "...";
+  const size_t budget = max_width > kEllipsis.size() ? max_width - kEllipsis.size() : 0;
+  size_t width = 0, end = 0;
+  for (size_t i = 0; i < text.size();) {
+    const int w = CodePointWidth(NextCodePoint(text, &i));
+    if (width + w > budget) break;
+    width += w;
+    end = i;
+  }
+  return std::string(text.substr(0, end)) + std::string(kEllipsis);
+}
+
+namespace {
+
+// Index of the bracket that opens the group closing at name[close] (')' or '>'), scanning
+// back over nested () and <>; npos when unbalanced.
+size_t MatchingOpen(std::string_view name, size_t close) {
+  int depth = 0;
+  for (size_t i = close + 1; i-- > 0;) {
+    const char ch = name[i];
+    if (ch == ')' || ch == '>') ++depth;
+    if (ch == '(' || ch == '<') {
+      if (--depth == 0) return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+std::string_view TrimSpaces(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::string BaseFunctionName(std::string_view name) {
+  std::string_view s = TrimSpaces(name);
+  // Not a C++ signature: "[CUDA memcpy HtoD]", an API name, a mangled name.
+  if (s.find_first_of("(<:") == std::string_view::npos || s.front() == '[') return std::string(name);
+  // The parameter list, and qualifiers after it: "f(int) const".
+  if (const size_t paren = s.rfind(')'); paren != std::string_view::npos) {
+    const std::string_view tail = s.substr(paren + 1);
+    if (tail.find_first_of("()<>:") == std::string_view::npos) {
+      if (const size_t open = MatchingOpen(s, paren); open != std::string_view::npos && open > 0) {
+        s = TrimSpaces(s.substr(0, open));
+      }
+    }
+  }
+  // Template arguments of the function itself: "f<float, 4>".
+  if (!s.empty() && s.back() == '>') {
+    if (const size_t open = MatchingOpen(s, s.size() - 1); open != std::string_view::npos &&
+                                                           open > 0) {
+      s = TrimSpaces(s.substr(0, open));
+    }
+  }
+  // The last name after the return type and the enclosing namespaces and classes, at depth 0.
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
+    if (ch == '(' || ch == '<') ++depth;
+    if ((ch == ')' || ch == '>') && depth > 0) --depth;
+    if (depth != 0) continue;
+    if (ch == ' ') start = i + 1;
+    if (ch == ':' && i + 1 < s.size() && s[i + 1] == ':') start = i + 2;
+  }
+  const std::string_view base = s.substr(std::min(start, s.size()));
+  return base.empty() ? std::string(name) : std::string(base);
+}
+
 std::string ShortKernelName(std::string_view name, bool text) {
   constexpr size_t kMax = 80;
-  if (!text || name.size() <= kMax) return std::string(name);
-  return std::string(name.substr(0, kMax - 3)) + "...";
+  if (!text) return std::string(name);
+  return TruncateToWidth(name, kMax);
 }
 
 std::string CellText(const Cell& cell) {
@@ -60,12 +186,13 @@ std::string Table::Render(OutputFormat format) const {
 
 std::string Table::RenderText() const {
   std::vector<size_t> width(columns_.size());
-  for (size_t c = 0; c < columns_.size(); ++c) width[c] = columns_[c].name.size();
+  // Widths in terminal columns, not bytes: names may hold any UTF-8.
+  for (size_t c = 0; c < columns_.size(); ++c) width[c] = DisplayWidth(columns_[c].name);
   std::vector<std::vector<std::string>> text(rows_.size());
   for (size_t r = 0; r < rows_.size(); ++r) {
     for (size_t c = 0; c < columns_.size(); ++c) {
       text[r].push_back(CellText(rows_[r][c]));
-      width[c] = std::max(width[c], text[r].back().size());
+      width[c] = std::max(width[c], DisplayWidth(text[r].back()));
     }
   }
   std::string out;
@@ -73,7 +200,7 @@ std::string Table::RenderText() const {
     std::string line;
     for (size_t c = 0; c < cells.size(); ++c) {
       const bool last = c + 1 == cells.size();
-      const size_t pad = width[c] - std::min(width[c], cells[c].size());
+      const size_t pad = width[c] - std::min(width[c], DisplayWidth(cells[c]));
       if (columns_[c].align_right) line.append(pad, ' ');
       line += cells[c];
       if (!columns_[c].align_right && !last) line.append(pad, ' ');

@@ -66,9 +66,20 @@ std::string CellText(const Cell& cell);
 // stay stable; NaN is an empty cell.
 Cell PercentCell(double fraction);
 
-// Kernel names in text tables (`text`), cut to 80 characters with "...": C++ template names
+// Kernel names in text tables (`text`), cut to 80 columns with "...": C++ template names
 // run to hundreds. CSV and JSON keep the whole name.
 std::string ShortKernelName(std::string_view name, bool text);
+
+// A C++ function's base name, as Nsight Systems' "base" naming shows it: without return type,
+// namespaces, classes, template arguments or parameter list ("void ns::gemm<float, 4>(float
+// const*, int)" -> "gemm"). A name that is not a C++ signature comes back as it is.
+std::string BaseFunctionName(std::string_view name);
+
+// Columns `text` (UTF-8) takes on a terminal: one per code point, two for East Asian wide and
+// fullwidth characters, none for combining marks. Bytes that are not UTF-8 count one each.
+size_t DisplayWidth(std::string_view text);
+// `text` cut on a character boundary to at most `max_width` columns, ending in "..." when cut.
+std::string TruncateToWidth(std::string_view text, size_t max_width);
 
 // Human-readable duration from ns: "812 ns", "3.41 us", "12.0 ms", "4.20 s".
 std::string FormatDuration(double ns);

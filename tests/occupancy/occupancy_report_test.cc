@@ -84,7 +84,7 @@ TEST(OccupancyReportTest, FilterTopAndNoPm) {
   ASSERT_TRUE(report.ok());
   ASSERT_EQ(report->rows.size(), 1u);
   EXPECT_TRUE(std::isnan(report->rows[0].achieved));
-  EXPECT_THAT(report->rows[0].achieved_reason, HasSubstr("WARPSCOPE_PM_SAMPLING=1"));
+  EXPECT_THAT(report->rows[0].achieved_reason, HasSubstr("record with --pm-sampling"));
   ExpectGolden("scenario_no_pm.txt", RenderOccupancyReport(*report, OutputFormat::kTable));
   options.top = 0;
   options.kernel_regex = "smem";

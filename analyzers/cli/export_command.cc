@@ -1,0 +1,166 @@
+// `warpscope export TRACE... --format chrome|perfetto|kineto|parquet -o OUT`: traces in
+// formats other tools load (analyzers/analyses/export_chrome.h, export_kineto.h); Parquet is
+// written by the Python package, which this command runs. docs/export.md describes each.
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "analyzers/analyses/export_chrome.h"
+#include "analyzers/analyses/export_kineto.h"
+#include "analyzers/cli/commands.h"
+#include "analyzers/cli/flags.h"
+#include "analyzers/model/trace_model.h"
+#include "analyzers/render/output_path.h"
+#include "proto/common/setting_error.h"
+
+extern char** environ;
+
+namespace warpscope {
+namespace {
+
+constexpr char kParquetInstall[] =
+    "--format parquet is written by the warpscope Python package with pyarrow: install both "
+    "(pip install ./python pyarrow) for the python3 on PATH";
+
+// Runs `argv` (argv[0] looked up on PATH) and returns its exit status; -1 when it could not
+// be started, 128+N when signal N ended it.
+int RunProgram(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
+// Parquet: `python3 -m warpscope export --format parquet -o DIR TRACE...`, once python3 is
+// known to have the package and pyarrow.
+int ExportParquet(const std::string& out, const std::vector<std::string>& traces) {
+  const int probe = RunProgram(
+      {"python3", "-c",
+       "import importlib.util as u, sys; "
+       "sys.exit(0 if u.find_spec('pyarrow') and u.find_spec('warpscope') else 3)"});
+  if (probe == -1) {
+    return UsageError(absl::FailedPreconditionError(
+        absl::StrCat("no python3 on PATH; ", kParquetInstall)));
+  }
+  if (probe != 0) return UsageError(absl::FailedPreconditionError(kParquetInstall));
+  std::vector<std::string> args = {"python3", "-m", "warpscope", "export", "--format", "parquet",
+                                   "-o", out};
+  args.insert(args.end(), traces.begin(), traces.end());
+  std::fflush(nullptr);
+  const int status = RunProgram(args);
+  return status < 0 ? 1 : status;
+}
+
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return absl::OkStatus();
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) {
+    return absl::InternalError(
+        absl::StrCat("cannot write ", QuoteValue(path), ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+int RunExportCommand(const CommandArgs& args) {
+  FlagSet flags("export", "TRACE.wst... --format FORMAT -o OUT",
+                {{"format", "f", true, "FORMAT",
+                  "chrome or perfetto (trace-event JSON, one file), kineto (PyTorch profiler "
+                  "JSON for Holistic Trace Analysis: a file for one trace ending in .json, else "
+                  "a directory with one file per rank) or parquet (a directory, through the "
+                  "Python package)",
+                  ""},
+                 {"output", "o", true, "OUT", "the file or directory to write; - is stdout "
+                  "(chrome, perfetto, kineto of one trace)", ""}});
+  if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
+  if (flags.help_requested()) {
+    std::fputs(flags.HelpText().c_str(), stdout);
+    std::fputs("\nOne process per trace (rank) on one time line. See docs/export.md.\n", stdout);
+    return 0;
+  }
+  const std::vector<std::string>& traces = flags.positionals();
+  if (traces.empty()) {
+    return UsageError(absl::InvalidArgumentError(
+        "export needs at least one trace file; see warpscope export --help"));
+  }
+  if (!flags.Has("format")) {
+    return UsageError(absl::InvalidArgumentError(
+        "export needs --format chrome, perfetto, kineto or parquet; see warpscope export --help"));
+  }
+  absl::StatusOr<std::string> format =
+      flags.GetChoice("format", {"chrome", "perfetto", "kineto", "parquet"});
+  if (!format.ok()) return UsageError(format.status());
+  const std::string out = flags.Get("output");
+  if (out.empty()) {
+    return UsageError(absl::InvalidArgumentError(
+        "export needs -o OUT, the file or directory to write; see warpscope export --help"));
+  }
+  if (*format == "parquet") return ExportParquet(out, traces);
+
+  // One kineto file per rank goes into a directory unless one trace goes to a .json file.
+  const bool kineto_directory =
+      *format == "kineto" && out != "-" && !(traces.size() == 1 && absl::EndsWith(out, ".json"));
+  if (*format == "kineto" && out == "-" && traces.size() != 1) {
+    return UsageError(absl::InvalidArgumentError(
+        "-o - (stdout) takes the kineto export of one trace; name a directory for several"));
+  }
+  // The destination is checked before the traces are read.
+  if (kineto_directory) {
+    if (!IsDirectory(out) && ::mkdir(out.c_str(), 0777) != 0) {
+      return UsageError(absl::InvalidArgumentError(absl::StrCat(
+          "-o ", QuoteValue(out), ": cannot create the directory (", std::strerror(errno),
+          "); choose another path")));
+    }
+  } else if (out != "-") {
+    if (absl::StatusOr<bool> ok = CheckOutputPath(out, "-o", "trace.json"); !ok.ok()) {
+      return UsageError(ok.status());
+    }
+  }
+
+  std::vector<TraceModel> models;
+  std::vector<const TraceModel*> pointers;
+  if (!LoadTracesForCommand(traces, &models, &pointers)) return 1;
+  if (*format != "kineto") {
+    if (absl::Status s = WriteTextFile(out, ExportChromeTraceJson(pointers)); !s.ok()) {
+      return InputError(s);
+    }
+    if (out != "-") std::fprintf(stderr, "warpscope: wrote %s\n", out.c_str());
+    return 0;
+  }
+  for (const KinetoTraceFile& file : ExportKinetoTraces(pointers)) {
+    const std::string path = kineto_directory ? absl::StrCat(out, "/", file.file_name) : out;
+    if (absl::Status s = WriteTextFile(path, file.json); !s.ok()) return InputError(s);
+    if (path != "-") std::fprintf(stderr, "warpscope: wrote %s\n", path.c_str());
+  }
+  return 0;
+}
+
+}  // namespace warpscope
