@@ -345,7 +345,9 @@ bool GenerateEncoders(const gp::FileDescriptor& file, std::string* text, std::st
                      "One encoder per message: each field in schema order\n// with the sink "
                      "call of its wire type, into a wire::SizeSink (to measure) or a "
                      "wire::BufferSink.\n// Arguments after the record are what it does not "
-                     "hold, in schema order (times relative to\n// Header.time_base_ns).",
+                     "hold, in schema order (times relative to\n// Header.time_base_ns). Always inlined: "
+                     "a call would pass the sink through memory, and\n// every byte it "
+                     "writes may alias it, so each write would reload the sink's position.",
                      {"cstddef", "cstdint", "span", "string", "string_view",
                       "proto/writer/wire_format.h", "warpscope/v1/trace_fields.h",
                       "warpscope/v1/trace_records.h"})
@@ -370,7 +372,8 @@ bool GenerateEncoders(const gp::FileDescriptor& file, std::string* text, std::st
       if (!EncodeLines(message, field, value, &lines, error)) return false;
       body += "  " + lines + "\n";
     }
-    out << "\n// " << message.full_name() << "\ntemplate <typename Sink>\nvoid Encode"
+    out << "\n// " << message.full_name() << "\ntemplate <typename Sink>\n"
+        << "[[gnu::always_inline]] inline void Encode"
         << message.name() << "(Sink& s" << params << ") {\n  using F = fields::" << message.name()
         << ";\n"
         << body << "}\n";
