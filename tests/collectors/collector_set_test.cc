@@ -279,6 +279,9 @@ TEST_F(CollectorSetTest, ACollectorThatThrowsIsDisabledAndTheOthersGoOn) {
 }
 
 // The NVTX capture range collector writes the range that opened a window, once it closes.
+// The model reads times relative to the header's time base.
+constexpr uint64_t kTimeBase = 1000;
+
 class NvtxCaptureRangeTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -286,7 +289,7 @@ class NvtxCaptureRangeTest : public ::testing::Test {
     std::remove(path_.c_str());
     HeaderRecord header;
     header.producer = "nvtx_capture_range_test";
-    header.time_base_ns = 1000;
+    header.time_base_ns = kTimeBase;
     TraceWriterOptions options;
     options.path = path_;
     std::string error;
@@ -327,8 +330,8 @@ TEST_F(NvtxCaptureRangeTest, TheRangeThatOpenedTheWindowIsWrittenWhenItCloses) {
   const NvtxRange& r = model.nvtx_ranges[0];
   EXPECT_EQ(r.name, "capture");
   EXPECT_EQ(r.domain, "app");
-  EXPECT_EQ(r.start_ns, 5000u);
-  EXPECT_EQ(r.end_ns(), 9000u);
+  EXPECT_EQ(r.start_ns, 5000 - kTimeBase);
+  EXPECT_EQ(r.end_ns(), 9000 - kTimeBase);
   EXPECT_EQ(r.depth, 2u);
   EXPECT_TRUE(r.is_push_pop);
 }
