@@ -1,13 +1,14 @@
 # Collectors: the CUPTI-free parts (translation, controllers; unit-tested without a GPU) and
 # the CUPTI-facing parts linked into libwarpscope_core.so. The PM and PC sampling collectors
-# bring their own *.cmake; the core's list of collectors (libinject/collector_registry.cc)
-# names their factories, so their libraries link like any other.
+# bring their own *.cmake; the core's one list of collectors (libinject/collector_registry.cc)
+# names every collector's factory, so their libraries link like any other.
 
 add_library(warpscope_collectors_pure STATIC
   ${CMAKE_CURRENT_LIST_DIR}/activity/activity_controller.cc
   ${CMAKE_CURRENT_LIST_DIR}/activity/activity_translator.cc
   ${CMAKE_CURRENT_LIST_DIR}/activity/kernel_names.cc
-  ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_range_builder.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_range_builder.cc
+  ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_capture_range.cc)
 target_include_directories(warpscope_collectors_pure PUBLIC ${PROJECT_SOURCE_DIR}
                            ${WARPSCOPE_CUPTI_INCLUDE_DIR} ${WARPSCOPE_CUDA_INCLUDE_DIRS})
 set_target_properties(warpscope_collectors_pure PROPERTIES CXX_VISIBILITY_PRESET hidden

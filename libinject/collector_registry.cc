@@ -1,6 +1,12 @@
-// The explicit list behind Collectors() (collector_registry.h).
+// The explicit list behind Collectors() (collector_registry.h). The order is the order of
+// CUPTI calls at start and of every hook: the subscription first; activity before the NVTX
+// capture range (at a window's close, activity kinds go off before the range is written) and
+// before the optional collectors (kernel records are on before PC sampling starts).
 #include "libinject/collector_registry.h"
 
+#include "collectors/activity/cupti_activity.h"
+#include "collectors/callbacks/cupti_callbacks.h"
+#include "collectors/nvtx/nvtx_capture_range.h"
 #include "collectors/pc_sampling/cupti_pc_sampling.h"
 #include "collectors/pm_sampling/cupti_pm_sampling.h"
 #include "proto/common/settings.h"
@@ -9,10 +15,13 @@ namespace warpscope {
 
 std::span<const CollectorRegistration> Collectors() {
   static constexpr CollectorRegistration kCollectors[] = {
+      {"callbacks", "", &MakeCallbackCollector, CollectorStage::kBeforeTrace},
+      {"activity", "", &MakeActivityCollector, CollectorStage::kRequired},
+      {"nvtx", "", &MakeNvtxCaptureRangeCollector, CollectorStage::kRequired},
       {"pm_sampling", Setting(SettingId::kPmSampling).variable.data(), &MakePmSamplingCollector},
       // PC sampling needs kernel records on before it starts (collector_interface.h).
       {"pc_sampling", Setting(SettingId::kPcSampling).variable.data(), &MakePcSamplingCollector,
-       /*kernel_records_throughout=*/true},
+       CollectorStage::kOptional, /*kernel_records_throughout=*/true},
   };
   return kCollectors;
 }

@@ -1,5 +1,6 @@
-// The one list of the optional collectors the core can run (PM sampling, PC sampling), with
-// the variable that switches each on. Adding a collector means adding it here.
+// The one list of the collectors the core runs (CUPTI callbacks, activity tracing, the NVTX
+// capture range, PM sampling, PC sampling), with the stage each starts in and the variable
+// that switches an optional one on. Adding a collector means adding it here.
 #ifndef WARPSCOPE_LIBINJECT_COLLECTOR_REGISTRY_H_
 #define WARPSCOPE_LIBINJECT_COLLECTOR_REGISTRY_H_
 
@@ -9,7 +10,7 @@
 
 namespace warpscope {
 
-// Every optional collector, in the order the session starts them.
+// Every collector, in the order the session starts them and passes each hook to them.
 std::span<const CollectorRegistration> Collectors();
 
 }  // namespace warpscope

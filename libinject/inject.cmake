@@ -14,10 +14,11 @@ target_link_options(warpscope_shim PRIVATE
   -Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/shim.map -Wl,--no-undefined -Wl,-z,now)
 target_link_libraries(warpscope_shim PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 
-# Pure session code (config, capture window): also linked by unit tests and the CLI.
+# Pure session code (config, capture window, the collector set): also linked by unit tests and the CLI.
 add_library(warpscope_session_pure STATIC
   ${CMAKE_CURRENT_LIST_DIR}/config.cc
-  ${CMAKE_CURRENT_LIST_DIR}/capture_window.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/capture_window.cc
+  ${CMAKE_CURRENT_LIST_DIR}/collector_set.cc)
 target_include_directories(warpscope_session_pure PUBLIC ${PROJECT_SOURCE_DIR})
 # capture_window.h speaks in trace records, whose enums come from the generated field header.
 target_link_libraries(warpscope_session_pure PUBLIC warpscope_writer)
@@ -27,6 +28,7 @@ set_target_properties(warpscope_session_pure PROPERTIES CXX_VISIBILITY_PRESET hi
 add_library(warpscope_core SHARED
   ${CMAKE_CURRENT_LIST_DIR}/core_entry.cc
   ${CMAKE_CURRENT_LIST_DIR}/session.cc
+  ${CMAKE_CURRENT_LIST_DIR}/trace_header.cc
   ${CMAKE_CURRENT_LIST_DIR}/log.cc
   ${CMAKE_CURRENT_LIST_DIR}/collector_registry.cc)
 set_target_properties(warpscope_core PROPERTIES

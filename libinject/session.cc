@@ -1,10 +1,12 @@
 // The injection session (see session.h).
 //
-// Lifecycle: InitializeInjection → ParseConfig → cuptiSubscribe (step aside if taken) →
-// open the trace → register timestamp/buffer callbacks → collectors' OnSessionStart →
-// window Begin (enable kinds if open) → watcher thread (signals, window deadlines, periodic
-// flush, device limits) … atexit / SIGINT / SIGTERM → close the window, forced flush,
-// collectors' OnShutdown, EndOfTrace, close the file.
+// Lifecycle: InitializeInjection → ParseConfig → the kBeforeTrace collectors (cuptiSubscribe;
+// step aside if taken) → open the trace → the kRequired collectors (activity: timestamp and
+// buffer callbacks; the NVTX capture range) → the optional ones (PM, PC sampling) → window
+// Begin (enable kinds if open) → watcher thread (signals, window deadlines, periodic flush,
+// new devices) … atexit / SIGINT / SIGTERM → close the window, collectors' OnShutdown
+// (activity's forced flush first), EndOfTrace, close the file. The collectors and their order
+// are the registry's (collector_registry.cc).
 #include "libinject/session.h"
 
 #include <fcntl.h>
@@ -21,7 +23,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -29,20 +30,16 @@
 #include <thread>
 #include <vector>
 
+#include "collectors/activity/activity_controller.h"
 #include "collectors/activity/cupti_activity.h"
-#include "collectors/callbacks/cupti_callbacks.h"
 #include "libinject/capture_window.h"
 #include "libinject/collector_registry.h"
-#include "collectors/collector_interface.h"
+#include "libinject/collector_set.h"
 #include "libinject/config.h"
 #include "libinject/log.h"
-#include "proto/common/setting_error.h"
+#include "libinject/trace_header.h"
 #include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
-
-#ifndef WARPSCOPE_VERSION
-#define WARPSCOPE_VERSION "0.0.0"
-#endif
 
 namespace warpscope {
 namespace {
@@ -71,38 +68,6 @@ void SignalToPipe(unsigned char byte) {
 extern "C" void TerminationHandler(int sig) { SignalToPipe(static_cast<unsigned char>(sig)); }
 extern "C" void CaptureSignalHandler(int) { SignalToPipe(kWakeCapture); }
 
-std::string Hostname() {
-  char buf[256] = {0};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
-
-std::vector<std::string> CommandLine() {
-  std::vector<std::string> out;
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string arg;
-  while (std::getline(in, arg, '\0')) out.push_back(arg);
-  return out;
-}
-
-uint64_t RealtimeNs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-// Gives processes other than the one `warpscope record` launched their own file when the
-// pattern has no %p (LD_PRELOAD reaches every descendant).
-std::string PatternForThisProcess(const std::string& pattern) {
-  if (OutputPatternHasPid(pattern)) return pattern;
-  const char* launcher = std::getenv("WARPSCOPE_LAUNCHER_PID");
-  if (launcher == nullptr || std::atoi(launcher) == static_cast<int>(getppid())) return pattern;
-  size_t slash = pattern.rfind('/');
-  size_t dot = pattern.rfind('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return pattern + "_%p";
-  return pattern.substr(0, dot) + "_%p" + pattern.substr(dot);
-}
-
 // Lifecycle steps at WARPSCOPE_LOG_LEVEL=debug, with the time since the session started:
 // the order of context teardown, atexit and collector work is what exit-time problems hinge on.
 uint64_t g_debug_base_ns = 0;
@@ -113,17 +78,19 @@ void Debug(std::string_view what) {
   Log(LogLevel::kDebug, std::string(prefix) + std::string(what));
 }
 
-class Session final : public CallbackHandler, public SessionServices {
+class Session final : public SessionListener, public SessionServices {
  public:
   void Start();
   void Shutdown(EndReason reason);
-  void OnForkChild();
+  void OnForkChild() override;
   void CloseBeforeQuickExit();  // async-signal-safe on the calling thread
   bool running() const {
     return running_.load() && !forked_child_.load() && !shut_down_.load() && getpid() == pid_;
   }
 
-  // CallbackHandler
+  // SessionListener: the CUPTI callbacks, sent by the callbacks collector.
+  std::string_view name() const override { return "session"; }
+  bool OnSessionStart(SessionServices&) override { return true; }  // Start() starts the session
   void OnContextCreated(void* ctx, uint32_t context_id, uint32_t device_id) override;
   void OnContextDestroying(void* ctx, uint32_t context_id) override;
   void OnModuleLoaded(void* ctx, uint64_t module_id, const void* cubin, size_t size) override;
@@ -142,22 +109,34 @@ class Session final : public CallbackHandler, public SessionServices {
     Log(severity == Severity::kInfo ? LogLevel::kInfo : LogLevel::kWarning, message);
     if (writer_) writer_->WriteNotice(severity, source, message, TraceClockNs());
   }
+  void ReportStartError(std::string_view message) override { Log(LogLevel::kError, message); }
+  const CollectorOptions& options() const override { return collector_options_; }
+  const ActivityOptions& activity_options() const override { return activity_options_; }
+  SessionListener& callback_target() override { return *this; }
 
  private:
+  void SetCollectorOptions();
+  bool OpenTrace(uint64_t* now, std::string* error);
+  bool InstallLifecycleHooks();  // true when the watcher's pipe exists
+  void OpenFirstWindow(uint64_t now);
+  void StartWatcher(bool have_pipe);
+  void ReportCollectorFailure(std::string_view name, std::string_view message);
   void ApplyEdge(const CaptureWindow::Edge& edge);  // window_mu_ held
   void WatcherLoop();
   void HandleTermination(int sig);
   void InstallSignalHandlers();
   void RestoreSignalHandlers();
-  template <typename Fn>
-  void ForEachListener(Fn&& fn);
 
   Config config_;
+  CollectorOptions collector_options_;
+  ActivityOptions activity_options_;
+  CollectorSet collectors_{Collectors(), [this](std::string_view name, std::string_view message) {
+                             ReportCollectorFailure(name, message);
+                           }};
   pid_t pid_ = 0;
   TraceWriter* writer_ = nullptr;  // never freed: callbacks may still hold it at exit
   std::mutex window_mu_;
   std::unique_ptr<CaptureWindow> window_;
-  std::vector<std::unique_ptr<SessionListener>> listeners_;
   std::atomic<bool> started_{false};
   std::atomic<bool> running_{false};  // Start() completed: subscribed, trace open
   std::atomic<bool> shut_down_{false};
@@ -173,58 +152,29 @@ class Session final : public CallbackHandler, public SessionServices {
   bool installed_[65] = {};
   std::mutex devices_mu_;
   std::set<uint32_t> pending_devices_, known_devices_;
-  // The NVTX capture range that opened the current window (written by the session, see
-  // NvtxRangeBuilder::SuppressRange).
-  uint64_t nvtx_open_ns_ = 0;
-  uint32_t nvtx_open_tid_ = 0;
-  uint32_t nvtx_open_depth_ = 0;
 };
 
 Session* g_session = nullptr;
 
-template <typename Fn>
-void Session::ForEachListener(Fn&& fn) {
-  for (auto& l : listeners_) {
-    if (!l) continue;
-    try {
-      fn(*l);
-    } catch (...) {
-      Report(Severity::kError, l->name(),
-             "warpscope: collector '" + std::string(l->name()) + "' failed and was disabled");
-      if (writer_) {
-        writer_->AddToCounter(StatFamilyMember(stats::kCollectorErrors, l->name()), 1,
-                              stats::kCollectorErrors.severity);
-      }
-      l.reset();
-    }
-  }
+// `warpscope record` passes its launch time (CLOCK_MONOTONIC) so that --delay counts from
+// program start: moves it into the trace clock by the time elapsed since.
+uint64_t WindowStartNs(uint64_t now) {
+  const char* launch = std::getenv("WARPSCOPE_START_NS");
+  if (launch == nullptr) return now;
+  uint64_t v = std::strtoull(launch, nullptr, 10);
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t mono = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  return v != 0 && v <= mono && mono - v < now ? now - (mono - v) : now;
 }
 
-namespace {
-
-// The collectors whose variable is set to a true value (or that have none); a
-// value that is not a boolean is one line and leaves that collector off.
-std::vector<const CollectorRegistration*> EnabledCollectors() {
-  std::vector<const CollectorRegistration*> enabled;
-  const std::span<const CollectorRegistration> regs = Collectors();
-  for (size_t i = 0; i < regs.size(); ++i) {
-    bool on = regs[i].enable_env == nullptr || regs[i].enable_env[0] == '\0';
-    if (!on) {
-      const char* v = std::getenv(regs[i].enable_env);
-      std::string what;
-      if (v && !ParseBool(v, &on, &what)) {
-        Log(LogLevel::kError,
-            "warpscope: " + SettingError{regs[i].enable_env, v, " is not " + what}.ForVariable() +
-                "; " + regs[i].name + " stays off");
-        on = false;
-      }
-    }
-    if (on && regs[i].factory != nullptr) enabled.push_back(&regs[i]);
+void Session::ReportCollectorFailure(std::string_view name, std::string_view message) {
+  Report(Severity::kError, name, message);
+  if (writer_) {
+    writer_->AddToCounter(StatFamilyMember(stats::kCollectorErrors, name), 1,
+                          stats::kCollectorErrors.severity);
   }
-  return enabled;
 }
-
-}  // namespace
 
 void Session::Start() {
   if (started_.exchange(true)) return;
@@ -238,51 +188,61 @@ void Session::Start() {
   SetTraceClock(config_.monotonic_clock);
   g_debug_base_ns = TraceClockNs();
   Debug("session starting");
+  SetCollectorOptions();
 
   // 1. Subscribe first: if another CUPTI client owns the process, step aside before
   //    creating any file.
-  CallbackOptions cb;
-  cb.profiler_api = config_.capture_range == CaptureRange::kProfilerApi;
-  cb.nvtx = config_.capture_range == CaptureRange::kNvtx;
-  if (!CuptiCallbacks::Subscribe(this, cb, &error)) {
+  if (!collectors_.Start(CollectorStage::kBeforeTrace, *this)) return;
+  // 2. The trace file.
+  uint64_t now = 0;
+  if (!OpenTrace(&now, &error)) {
     Log(LogLevel::kError, error);
+    collectors_.AbandonStart();
     return;
   }
-
-  // 2. The trace file.
-  HeaderRecord header;
-  header.tool_version = WARPSCOPE_VERSION;
-  header.pid = static_cast<uint32_t>(pid_);
-  header.ppid = static_cast<uint32_t>(getppid());
-  header.hostname = Hostname();
-  header.command_line = CommandLine();
-  for (const char* name : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "NODE_RANK",
-                           "GROUP_RANK", "SLURM_PROCID", "SLURM_LOCALID", "OMPI_COMM_WORLD_RANK",
-                           "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "CUDA_VISIBLE_DEVICES"}) {
-    if (const char* v = std::getenv(name)) header.rank_env.emplace_back(name, v);
+  // 3. Activity (timestamp callback before any kind is enabled), then the optional
+  //    collectors (PM sampling, PC sampling, ...).
+  collectors_.Select([](const char* n) { return std::getenv(n); },
+                     [](std::string_view line) { Log(LogLevel::kError, line); });
+  activity_options_.kernels_always_on = collectors_.kernel_records_throughout();
+  if (!collectors_.Start(CollectorStage::kRequired, *this)) {
+    writer_->Close(EndReason::kWriteError, TraceClockNs());
+    collectors_.AbandonStart();
+    return;
   }
-  header.clock_domain = config_.monotonic_clock ? ClockDomain::kMonotonic : ClockDomain::kRealtime;
-  uint64_t now = TraceClockNs();
-  header.time_base_ns = now;
-  header.unix_time_base_ns = RealtimeNs();
-  header.config = config_.raw;
-  // Collectors' own variables (WARPSCOPE_PM_*, WARPSCOPE_PC_*) are not in the session's
-  // table: record every WARPSCOPE_* variable so the header says how the trace was taken.
-  for (char** env = environ; env != nullptr && *env != nullptr; ++env) {
-    std::string_view entry(*env);
-    const size_t eq = entry.find('=');
-    if (entry.rfind("WARPSCOPE_", 0) != 0 || eq == std::string_view::npos) continue;
-    std::string name(entry.substr(0, eq));
-    bool known = false;
-    for (const auto& [k, v] : header.config) known = known || k == name;
-    if (!known) header.config.emplace_back(std::move(name), std::string(entry.substr(eq + 1)));
-  }
-  header.config.emplace_back("effective.trace", TraceKindsString(config_.trace));
-  header.config.emplace_back("effective.capture_range",
-                             std::string(CaptureRangeName(config_.capture_range)));
-  header.producer = "libwarpscope";
-  header.cupti_version = CuptiCallbacks::CuptiVersion();
+  collectors_.Start(CollectorStage::kOptional, *this);
+  collectors_.FinishStart();
 
+  // 4. Lifecycle plumbing, then the first window edge.
+  const bool have_pipe = InstallLifecycleHooks();
+  OpenFirstWindow(now);
+  StartWatcher(have_pipe);
+  running_.store(true);
+  Log(LogLevel::kInfo, "warpscope: tracing to " + writer_->path());
+}
+
+void Session::SetCollectorOptions() {
+  collector_options_.profiler_api_callbacks = config_.capture_range == CaptureRange::kProfilerApi;
+  collector_options_.nvtx_callbacks = config_.capture_range == CaptureRange::kNvtx;
+  collector_options_.nvtx_range_name = config_.nvtx_range_name;
+  collector_options_.nvtx_range_domain = config_.nvtx_range_domain;
+  ActivityOptions& ao = activity_options_;
+  ao.kinds = config_.trace;
+  ao.buffer_bytes = static_cast<size_t>(config_.buffer_size_mb) << 20;
+  ao.device_buffer_bytes = static_cast<size_t>(config_.device_buffer_mb) << 20;
+  ao.device_buffer_pool = config_.device_buffer_pool;
+  ao.monotonic_clock = config_.monotonic_clock;
+  ao.filter_trivial_api = config_.api_filter;
+  if (config_.capture_range == CaptureRange::kNvtx) {
+    ao.suppress_nvtx_name = config_.nvtx_range_name;
+    ao.suppress_nvtx_domain = config_.nvtx_range_domain;
+  }
+}
+
+// Writes the header and keeps the writer; *now is the header's time base.
+bool Session::OpenTrace(uint64_t* now, std::string* error) {
+  const HeaderRecord header = MakeTraceHeader(config_, pid_);
+  *now = header.time_base_ns;
   TraceWriterOptions wo;
   std::string hostname = header.hostname;
   if (!ExpandOutputPattern(
@@ -292,61 +252,23 @@ void Session::Start() {
             struct stat st;
             return ::stat(p.c_str(), &st) == 0;
           },
-          &wo.path, &error)) {
-    Log(LogLevel::kError, error + "; running without profiling");
-    CuptiCallbacks::Unsubscribe();
-    return;
+          &wo.path, error)) {
+    *error += "; running without profiling";
+    return false;
   }
   wo.force_overwrite = config_.force_overwrite;
   wo.max_buffered_bytes = static_cast<size_t>(config_.writer_memory_mb) << 20;
   wo.flush_interval_ms = config_.flush_interval_ms;
-  std::unique_ptr<TraceWriter> writer = TraceWriter::Open(wo, header, &error);
+  std::unique_ptr<TraceWriter> writer = TraceWriter::Open(wo, header, error);
   if (!writer) {
-    Log(LogLevel::kError, error.empty() ? "warpscope: cannot open the trace file" : error);
-    CuptiCallbacks::Unsubscribe();
-    return;
+    if (error->empty()) *error = "warpscope: cannot open the trace file";
+    return false;
   }
   writer_ = writer.release();
+  return true;
+}
 
-  // 3. Activity (timestamp callback before any kind is enabled).
-  ActivityOptions ao;
-  ao.kinds = config_.trace;
-  ao.buffer_bytes = static_cast<size_t>(config_.buffer_size_mb) << 20;
-  ao.device_buffer_bytes = static_cast<size_t>(config_.device_buffer_mb) << 20;
-  ao.device_buffer_pool = config_.device_buffer_pool;
-  ao.monotonic_clock = config_.monotonic_clock;
-  ao.filter_trivial_api = config_.api_filter;
-  const std::vector<const CollectorRegistration*> collectors = EnabledCollectors();
-  for (const CollectorRegistration* r : collectors) {
-    ao.kernels_always_on |= r->kernel_records_throughout;
-  }
-  if (config_.capture_range == CaptureRange::kNvtx) {
-    ao.suppress_nvtx_name = config_.nvtx_range_name;
-    ao.suppress_nvtx_domain = config_.nvtx_range_domain;
-  }
-  if (!CuptiActivity::Init(ao, writer_, &error)) {
-    Report(Severity::kError, "activity", error);
-    writer_->Close(EndReason::kWriteError, TraceClockNs());
-    CuptiCallbacks::Unsubscribe();
-    return;
-  }
-
-  // 4. Optional collectors registered in the core (PM sampling, PC sampling, ...).
-  for (const CollectorRegistration* r : collectors) {
-    try {
-      std::unique_ptr<SessionListener> l = r->factory();
-      if (l && l->OnSessionStart(*this)) listeners_.push_back(std::move(l));
-    } catch (...) {
-      Report(Severity::kError, r->name,
-             std::string("warpscope: collector '") + r->name + "' failed to start and was disabled");
-      writer_->AddToCounter(StatFamilyMember(stats::kCollectorErrors, r->name), 1,
-                            stats::kCollectorErrors.severity);
-    }
-  }
-
-  if (!listeners_.empty()) CuptiCallbacks::EnableModuleCallbacks();
-
-  // 5. Lifecycle plumbing, then the first window edge.
+bool Session::InstallLifecycleHooks() {
   // Handlers only write to the pipe and the watcher acts on it: without both, installing
   // them would swallow SIGINT/SIGTERM.
   const bool have_pipe = pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) == 0;
@@ -361,22 +283,18 @@ void Session::Start() {
   std::atexit([] {
     if (g_session) g_session->Shutdown(EndReason::kExit);
   });
-  uint64_t start_ns = now;
-  if (const char* launch = std::getenv("WARPSCOPE_START_NS")) {
-    // `warpscope record` passes its launch time (CLOCK_MONOTONIC) so that --delay counts
-    // from program start: move it into the trace clock by the time elapsed since.
-    uint64_t v = std::strtoull(launch, nullptr, 10);
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t mono = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-    if (v != 0 && v <= mono && mono - v < now) start_ns = now - (mono - v);
-  }
-  {
-    std::lock_guard<std::mutex> lock(window_mu_);
-    window_ = std::make_unique<CaptureWindow>(CaptureWindowOptions::FromConfig(config_), start_ns);
-    ApplyEdge(window_->Begin());
-    ApplyEdge(window_->Tick(now));
-  }
+  return have_pipe;
+}
+
+void Session::OpenFirstWindow(uint64_t now) {
+  std::lock_guard<std::mutex> lock(window_mu_);
+  window_ = std::make_unique<CaptureWindow>(CaptureWindowOptions::FromConfig(config_),
+                                            WindowStartNs(now));
+  ApplyEdge(window_->Begin());
+  ApplyEdge(window_->Tick(now));
+}
+
+void Session::StartWatcher(bool have_pipe) {
   watcher_running_.store(have_pipe);  // before the thread: it clears the flag when it ends
   try {
     watcher_ = std::thread([this] {
@@ -389,13 +307,9 @@ void Session::Start() {
   } catch (...) {
     watcher_running_.store(false);
     RestoreSignalHandlers();
-    Report(Severity::kError, "session",
-           "warpscope: cannot start the flush thread; the trace is written at exit only");
-    writer_->AddToCounter(StatFamilyMember(stats::kCollectorErrors, "session"), 1,
-                          stats::kCollectorErrors.severity);
+    ReportCollectorFailure(
+        "session", "warpscope: cannot start the flush thread; the trace is written at exit only");
   }
-  running_.store(true);
-  Log(LogLevel::kInfo, "warpscope: tracing to " + writer_->path());
 }
 
 void Session::ApplyEdge(const CaptureWindow::Edge& edge) {
@@ -403,35 +317,15 @@ void Session::ApplyEdge(const CaptureWindow::Edge& edge) {
   // events can still matter, so the NVTX callbacks skip the lock once they cannot.
   nvtx_live_.store(window_ != nullptr && window_->wants_nvtx(), std::memory_order_relaxed);
   if (!edge) return;
-  std::string error;
   if (edge->begin) {
-    if (!CuptiActivity::SetEnabled(true, &error)) Report(Severity::kError, "activity", error);
+    collectors_.OnCaptureOpening(*edge, window_->nvtx_window_thread(), window_->nvtx_window_depth());
     writer_->Write(*edge);
-    if (edge->trigger == CaptureTrigger::kNvtx) {
-      nvtx_open_ns_ = edge->timestamp_ns;
-      nvtx_open_tid_ = static_cast<uint32_t>(window_->nvtx_window_thread());
-      nvtx_open_depth_ = window_->nvtx_window_depth();
-    }
-    ForEachListener([&](SessionListener& l) { l.OnCaptureStart(edge->window_id, edge->timestamp_ns); });
+    collectors_.OnCaptureStart(edge->window_id, edge->timestamp_ns);
     Log(LogLevel::kInfo, "warpscope: capture window " + std::to_string(edge->window_id) + " opened");
   } else {
-    CuptiActivity::SetEnabled(false, &error);
-    if (edge->trigger == CaptureTrigger::kNvtx ||
-        (config_.capture_range == CaptureRange::kNvtx && nvtx_open_ns_ != 0)) {
-      NvtxRangeRecord r;
-      r.name_id = writer_->InternString(config_.nvtx_range_name);
-      r.domain_id = config_.nvtx_range_domain.empty() ? 0 : writer_->InternString(config_.nvtx_range_domain);
-      r.start_ns = nvtx_open_ns_;
-      r.end_ns = edge->timestamp_ns;
-      r.thread_id = writer_->InternThread(nvtx_open_tid_, nvtx_open_tid_);
-      r.end_thread_id = r.thread_id;
-      r.is_push_pop = true;
-      r.depth = nvtx_open_depth_;
-      writer_->Write(r);
-      nvtx_open_ns_ = 0;
-    }
+    collectors_.OnCaptureClosing(*edge);
     writer_->Write(*edge);
-    ForEachListener([&](SessionListener& l) { l.OnCaptureStop(edge->window_id, edge->timestamp_ns); });
+    collectors_.OnCaptureStop(edge->window_id, edge->timestamp_ns);
     Log(LogLevel::kInfo, "warpscope: capture window " + std::to_string(edge->window_id) + " closed");
   }
 }
@@ -521,7 +415,7 @@ void Session::WatcherLoop() {
         devices.assign(pending_devices_.begin(), pending_devices_.end());
         pending_devices_.clear();
       }
-      for (uint32_t d : devices) QueryDeviceSharedMemoryLimits(d);
+      for (uint32_t d : devices) collectors_.OnNewDevice(d);
     }
     now = TraceClockNs();
     {
@@ -529,9 +423,7 @@ void Session::WatcherLoop() {
       ApplyEdge(window_->Tick(now));
     }
     if (now >= next_flush) {
-      CuptiActivity::Flush(false);
-      CuptiActivity::PublishCounters();
-      ForEachListener([](SessionListener& l) { l.OnFlush(); });
+      collectors_.OnFlush();  // activity first: flush, counters
       next_flush = now + config_.flush_interval_ms * 1000000ull;
     }
   }
@@ -557,8 +449,7 @@ void Session::Shutdown(EndReason reason) {
       std::lock_guard<std::mutex> lock(window_mu_);
       if (window_ != nullptr) ApplyEdge(window_->Finish(now));
     }
-    CuptiActivity::Shutdown();  // forced flush, counters
-    ForEachListener([](SessionListener& l) { l.OnShutdown(); });
+    collectors_.OnShutdown();  // activity first: forced flush, counters
     writer_->Close(reason, TraceClockNs());
     // Every handler goes back (not only the one of the signal being handled): the watcher
     // is gone, so a handler of ours left in place would swallow a later SIGTERM.
@@ -589,8 +480,7 @@ void Session::OnForkChild() {
   // The child shares nothing with us: no threads, the file and the pipe are the parent's.
   forked_child_.store(true);
   g_pipe_write.store(-1);
-  CuptiActivity::AbandonAfterFork();
-  CuptiCallbacks::AbandonAfterFork();
+  collectors_.OnForkChild();
   if (writer_) writer_->AbandonAfterFork();
   RestoreSignalHandlers();
 }
@@ -604,22 +494,20 @@ void Session::OnContextCreated(void* ctx, uint32_t context_id, uint32_t device_i
     if (known_devices_.insert(device_id).second) pending_devices_.insert(device_id);
   }
   SignalToPipe(kWakeDevice);
-  ForEachListener([&](SessionListener& l) { l.OnContextCreated(ctx, context_id, device_id); });
+  collectors_.OnContextCreated(ctx, context_id, device_id);
 }
 
 void Session::OnContextDestroying(void* ctx, uint32_t context_id) {
   if (forked_child_.load() || shut_down_.load()) return;
   Debug("context " + std::to_string(context_id) + " being destroyed");
-  ForEachListener([&](SessionListener& l) { l.OnContextDestroying(ctx, context_id); });
+  collectors_.OnContextDestroying(ctx, context_id);
   Debug("context " + std::to_string(context_id) + ": collectors done");
-  // cudart's teardown may destroy the context before our atexit handler runs: get the
-  // context's records out while it still exists.
-  CuptiActivity::Flush(true);
+  collectors_.AfterContextDestroying(ctx, context_id);  // activity: forced flush
 }
 
 void Session::OnModuleLoaded(void* ctx, uint64_t module_id, const void* cubin, size_t size) {
   if (forked_child_.load() || shut_down_.load()) return;
-  ForEachListener([&](SessionListener& l) { l.OnModuleLoaded(ctx, module_id, cubin, size); });
+  collectors_.OnModuleLoaded(ctx, module_id, cubin, size);
 }
 
 void Session::OnProfilerApi(bool start) {

@@ -63,6 +63,94 @@ std::vector<FlagSpec> RecordFlagSpecs() {
   return specs;
 }
 
+RecordRequest RequestFromFlags(const FlagSet& flags) {
+  RecordRequest req;
+  for (const SettingSpec& spec : kSettings) {
+    const std::string flag(spec.flag);
+    if (!flag.empty() && flags.Has(flag)) SetRecordFlag(spec.id, flags.Get(flag), &req);
+  }
+  req.command = flags.positionals();
+  req.command.insert(req.command.end(), flags.rest().begin(), flags.rest().end());
+  return req;
+}
+
+std::map<std::string, std::string> CurrentEnvironment() {
+  std::map<std::string, std::string> current;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (eq) current[std::string(*e, static_cast<size_t>(eq - *e))] = eq + 1;
+  }
+  return current;
+}
+
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+// The child: waits for the trace's name on `go` (closed empty: the launcher refused the run),
+// then execs the command; a failed exec writes its errno to `exec_status`.
+[[noreturn]] void RunChild(const int go[2], const int exec_status[2], const RecordPlan& plan,
+                           const std::vector<std::string>& command) {
+  // The program's own signal dispositions, before anything can arrive for it.
+  struct sigaction dfl = {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig : kForwardedSignals) sigaction(sig, &dfl, nullptr);
+  close(go[1]);
+  close(exec_status[0]);
+  std::string path;
+  char buf[4096];
+  for (ssize_t got; (got = read(go[0], buf, sizeof buf)) != 0;) {
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) _exit(127);
+    path.append(buf, static_cast<size_t>(got));
+  }
+  if (path.empty()) _exit(127);  // the launcher refused the run
+  for (const auto& [k, v] : plan.env) setenv(k.c_str(), v.c_str(), 1);
+  // The name is final; the library expands it again, so its '%' are escaped.
+  setenv("WARPSCOPE_OUTPUT", LiteralOutputPattern(path).c_str(), 1);
+  std::vector<char*> argv;
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  const int err = errno;
+  ssize_t ignored = write(exec_status[1], &err, sizeof err);
+  (void)ignored;
+  _exit(127);
+}
+
+// Termination and user signals go to the child (Forward).
+void ForwardSignalsToChild() {
+  struct sigaction sa = {};
+  sa.sa_sigaction = &Forward;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : kForwardedSignals) sigaction(sig, &sa, nullptr);
+}
+
+void WriteAll(int fd, const std::string& text) {
+  for (size_t sent = 0; sent < text.size();) {
+    ssize_t put = write(fd, text.data() + sent, text.size() - sent);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) break;
+    sent += static_cast<size_t>(put);
+  }
+}
+
+int WaitChild(pid_t child) {
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return 1 << 8;
+  }
+  return status;
+}
+
+// The errno of a failed exec, or 0 once the exec succeeded (the pipe closed empty).
+int ExecErrno(int fd) {
+  int exec_errno = 0;
+  ssize_t got;
+  while ((got = read(fd, &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
+  return got == static_cast<ssize_t>(sizeof exec_errno) ? exec_errno : 0;
+}
+
 }  // namespace
 
 int RunRecordCommand(const CommandArgs& args) {
@@ -74,38 +162,21 @@ int RunRecordCommand(const CommandArgs& args) {
     std::fputs(flags.HelpText().c_str(), stdout);
     return 0;
   }
-  RecordRequest req;
-  for (const SettingSpec& spec : kSettings) {
-    const std::string flag(spec.flag);
-    if (!flag.empty() && flags.Has(flag)) SetRecordFlag(spec.id, flags.Get(flag), &req);
-  }
-  req.command = flags.positionals();
-  req.command.insert(req.command.end(), flags.rest().begin(), flags.rest().end());
-
+  const RecordRequest req = RequestFromFlags(flags);
   char self[4096] = {0};
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) std::snprintf(self, sizeof self, "warpscope");
   absl::StatusOr<std::string> shim = FindShim(self, std::getenv("WARPSCOPE_SHIM"));
-  std::map<std::string, std::string> current;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const char* eq = std::strchr(*e, '=');
-    if (eq) current[std::string(*e, static_cast<size_t>(eq - *e))] = eq + 1;
-  }
   const uint64_t start_ns = MonotonicNs();
   const uint32_t launcher_pid = static_cast<uint32_t>(getpid());
   // Flags first: a usage error is reported even where the library is missing.
   absl::StatusOr<RecordPlan> plan =
-      BuildRecordPlan(req, current, shim.ok() ? *shim : "", launcher_pid, start_ns);
+      BuildRecordPlan(req, CurrentEnvironment(), shim.ok() ? *shim : "", launcher_pid, start_ns);
   if (!plan.ok()) return UsageError(plan.status());
   if (!shim.ok()) return UsageError(shim.status());
   for (const std::string& w : plan->warnings) std::fprintf(stderr, "%s\n", w.c_str());
 
-  // Forward termination and user signals to the child.
-  struct sigaction sa = {};
-  sa.sa_sigaction = &Forward;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaction(sig, &sa, nullptr);
+  ForwardSignalsToChild();
 
   // The child waits before exec until the launcher has checked the trace name, which needs
   // the child's pid (%p): `go` carries the name (closed empty: do not run), `exec_status`
@@ -120,45 +191,12 @@ int RunRecordCommand(const CommandArgs& args) {
   if (child < 0) {
     return InputError(absl::InternalError(absl::StrCat("fork failed: ", std::strerror(errno))));
   }
-  if (child == 0) {
-    // The program's own signal dispositions, before anything can arrive for it.
-    struct sigaction dfl = {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaction(sig, &dfl, nullptr);
-    close(go[1]);
-    close(exec_status[0]);
-    std::string path;
-    char buf[4096];
-    for (ssize_t got; (got = read(go[0], buf, sizeof buf)) != 0;) {
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) _exit(127);
-      path.append(buf, static_cast<size_t>(got));
-    }
-    if (path.empty()) _exit(127);  // the launcher refused the run
-    for (const auto& [k, v] : plan->env) setenv(k.c_str(), v.c_str(), 1);
-    // The name is final; the library expands it again, so its '%' are escaped.
-    setenv("WARPSCOPE_OUTPUT", LiteralOutputPattern(path).c_str(), 1);
-    std::vector<char*> argv;
-    for (const std::string& a : req.command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    const int err = errno;
-    ssize_t ignored = write(exec_status[1], &err, sizeof err);
-    (void)ignored;
-    _exit(127);
-  }
+  if (child == 0) RunChild(go, exec_status, *plan, req.command);
   close(go[0]);
   close(exec_status[1]);
   g_child = child;
   // A child that died before reading its name must not take the launcher with it.
   signal(SIGPIPE, SIG_IGN);
-  auto wait_child = [child]() {
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0) {
-      if (errno != EINTR) return 1 << 8;
-    }
-    return status;
-  };
   absl::StatusOr<std::string> path =
       ExpectedTracePath(plan->output_pattern, static_cast<uint32_t>(child), hostname);
   absl::StatusOr<bool> existed_before =
@@ -167,23 +205,15 @@ int RunRecordCommand(const CommandArgs& args) {
   if (!existed_before.ok()) {
     close(go[1]);
     close(exec_status[0]);
-    wait_child();
+    WaitChild(child);
     return UsageError(existed_before.status());
   }
-  for (size_t sent = 0; sent < path->size();) {
-    ssize_t put = write(go[1], path->data() + sent, path->size() - sent);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) break;
-    sent += static_cast<size_t>(put);
-  }
+  WriteAll(go[1], *path);
   close(go[1]);
-  int exec_errno = 0;
-  ssize_t got;
-  while ((got = read(exec_status[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
-  }
+  const int exec_errno = ExecErrno(exec_status[0]);
   close(exec_status[0]);
-  int status = wait_child();
-  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+  int status = WaitChild(child);
+  if (exec_errno != 0) {
     std::fprintf(stderr, "warpscope: cannot run %s: %s; check the command and PATH\n",
                  QuoteValue(req.command[0]).c_str(), std::strerror(exec_errno));
     return 127;

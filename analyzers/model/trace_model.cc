@@ -214,6 +214,21 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
   }
 }
 
+namespace {
+
+// When and where a kernel, copy, memset or graph launch ran (StreamWork).
+template <typename V1Event>
+void SetStreamWork(const V1Event& e, StreamWork& o) {
+  o.start_ns = e.start_ns();
+  o.duration_ns = e.duration_ns();
+  o.device_id = e.device_id();
+  o.context_id = e.context_id();
+  o.stream_id = e.stream_id();
+  o.correlation_id = e.correlation_id();
+}
+
+}  // namespace
+
 // GPU activity, API calls and NVTX: each also widens the trace's time span.
 void TraceModelBuilder::AddEvent(const v1::TracePacket& p) {
   TraceModel& m = model_;
@@ -243,8 +258,9 @@ void TraceModelBuilder::AddEvent(const v1::TracePacket& p) {
     }
     case v1::TracePacket::kGraphLaunch: {
       const v1::GraphLaunchEvent& g = p.graph_launch();
-      m.graph_launches.push_back({g.graph_id(), g.start_ns(), g.duration_ns(), g.device_id(),
-                                  g.context_id(), g.stream_id(), g.correlation_id()});
+      GraphLaunchEvent& o = m.graph_launches.emplace_back();
+      o.graph_id = g.graph_id();
+      SetStreamWork(g, o);
       Extend(g.start_ns(), g.start_ns() + g.duration_ns());
       break;
     }
@@ -310,12 +326,7 @@ void TraceModelBuilder::AddKernel(const v1::KernelEvent& k) {
   o.name = Str(k.name_id());
   o.mangled_name = Str(k.mangled_name_id());
   o.launch = Launch(k.launch_config_id());
-  o.start_ns = k.start_ns();
-  o.duration_ns = k.duration_ns();
-  o.device_id = k.device_id();
-  o.context_id = k.context_id();
-  o.stream_id = k.stream_id();
-  o.correlation_id = k.correlation_id();
+  SetStreamWork(k, o);
   o.graph_id = k.graph_id();
   o.graph_node_id = k.graph_node_id();
   o.grid_id = k.grid_id();
@@ -329,12 +340,7 @@ void TraceModelBuilder::AddMemcpy(const v1::MemcpyEvent& c) {
   o.src_kind = c.src_kind();
   o.dst_kind = c.dst_kind();
   o.bytes = c.bytes();
-  o.start_ns = c.start_ns();
-  o.duration_ns = c.duration_ns();
-  o.device_id = c.device_id();
-  o.context_id = c.context_id();
-  o.stream_id = c.stream_id();
-  o.correlation_id = c.correlation_id();
+  SetStreamWork(c, o);
   o.is_async = c.is_async();
   o.src_device_id = c.src_device_id();
   o.dst_device_id = c.dst_device_id();
@@ -348,12 +354,7 @@ void TraceModelBuilder::AddMemset(const v1::MemsetEvent& s) {
   o.value = s.value();
   o.bytes = s.bytes();
   o.memory_kind = s.memory_kind();
-  o.start_ns = s.start_ns();
-  o.duration_ns = s.duration_ns();
-  o.device_id = s.device_id();
-  o.context_id = s.context_id();
-  o.stream_id = s.stream_id();
-  o.correlation_id = s.correlation_id();
+  SetStreamWork(s, o);
   o.is_async = s.is_async();
   Extend(o.start_ns, o.end_ns());
 }

@@ -111,52 +111,43 @@ struct LaunchConfig {
 // Events. Names are views into the model's string table (valid while the model lives);
 // undefined interned ids read "<unknown:ID>" and are counted in import_counters.
 
-struct KernelEvent {
-  std::string_view name;  // demangled
-  std::string_view mangled_name;
-  const LaunchConfig* launch = nullptr;  // nullptr when the launch config is unknown
+// Work that ran on a GPU stream: when and where. Kernels, copies, memsets and graph
+// launches share these fields.
+struct StreamWork {
   uint64_t start_ns = 0;
   uint64_t duration_ns = 0;
   uint32_t device_id = 0;
   uint32_t context_id = 0;
   uint32_t stream_id = 0;
   uint32_t correlation_id = 0;
-  uint32_t graph_id = 0;  // 0 = not from a graph
-  uint32_t graph_node_id = 0;
-  uint64_t grid_id = 0;
   uint64_t end_ns() const { return start_ns + duration_ns; }
 };
 
-struct MemcpyEvent {
+struct KernelEvent : StreamWork {
+  std::string_view name;  // demangled
+  std::string_view mangled_name;
+  const LaunchConfig* launch = nullptr;  // nullptr when the launch config is unknown
+  uint32_t graph_id = 0;  // 0 = not from a graph
+  uint32_t graph_node_id = 0;
+  uint64_t grid_id = 0;
+};
+
+struct MemcpyEvent : StreamWork {
   v1::CopyKind copy_kind = v1::COPY_KIND_UNKNOWN;
   v1::MemoryKind src_kind = v1::MEMORY_KIND_UNKNOWN;
   v1::MemoryKind dst_kind = v1::MEMORY_KIND_UNKNOWN;
   uint64_t bytes = 0;
-  uint64_t start_ns = 0;
-  uint64_t duration_ns = 0;
-  uint32_t device_id = 0;
-  uint32_t context_id = 0;
-  uint32_t stream_id = 0;
-  uint32_t correlation_id = 0;
   bool is_async = false;
   uint32_t src_device_id = 0;  // peer copies
   uint32_t dst_device_id = 0;
   uint32_t graph_node_id = 0;
-  uint64_t end_ns() const { return start_ns + duration_ns; }
 };
 
-struct MemsetEvent {
+struct MemsetEvent : StreamWork {
   uint32_t value = 0;
   uint64_t bytes = 0;
   v1::MemoryKind memory_kind = v1::MEMORY_KIND_UNKNOWN;
-  uint64_t start_ns = 0;
-  uint64_t duration_ns = 0;
-  uint32_t device_id = 0;
-  uint32_t context_id = 0;
-  uint32_t stream_id = 0;
-  uint32_t correlation_id = 0;
   bool is_async = false;
-  uint64_t end_ns() const { return start_ns + duration_ns; }
 };
 
 // A host thread waiting for the GPU.
@@ -184,15 +175,8 @@ struct ApiCallEvent {
   uint64_t end_ns() const { return start_ns + duration_ns; }
 };
 
-struct GraphLaunchEvent {
+struct GraphLaunchEvent : StreamWork {
   uint32_t graph_id = 0;
-  uint64_t start_ns = 0;
-  uint64_t duration_ns = 0;
-  uint32_t device_id = 0;
-  uint32_t context_id = 0;
-  uint32_t stream_id = 0;
-  uint32_t correlation_id = 0;
-  uint64_t end_ns() const { return start_ns + duration_ns; }
 };
 
 // CUPTI's own overhead.

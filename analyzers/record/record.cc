@@ -84,48 +84,40 @@ std::string RecordFlagFor(std::string_view variable) {
   return spec != nullptr && !spec->flag.empty() ? spec->FlagName() : std::string(variable);
 }
 
-}  // namespace
+using Env = std::map<std::string, std::string>;
 
-absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
-                                           const std::map<std::string, std::string>& current_env,
-                                           const std::string& shim_path, uint32_t launcher_pid,
-                                           uint64_t start_ns) {
-  if (r.command.empty()) {
-    return absl::InvalidArgumentError(
-        "record needs a command to run, e.g. `warpscope record -o run.wst -- ./app args`");
-  }
-  if (r.output && r.output->empty()) {
-    return absl::InvalidArgumentError("-o/--output needs a file name");
-  }
-  RecordPlan plan;
-  auto& env = plan.env;
-  // An error about a value names what the user typed: the flag when it came from one, else
-  // the variable exported in the shell.
-  auto flag_error = [](const SettingError& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(e.ForFlag(RecordFlagFor(e.variable)), "; see warpscope record --help"));
-  };
-  // Each flag's value is checked with the parser of the layer that reads its variable; the
-  // PM and PC switches are set below, once their other flags are checked.
+// An error about a value names what the user typed: the flag when it came from one, else
+// the variable exported in the shell.
+absl::Status FlagError(const SettingError& e) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(e.ForFlag(RecordFlagFor(e.variable)), "; see warpscope record --help"));
+}
+absl::Status Refused(const SettingError& e, const Env& env) {
+  if (env.count(e.variable) > 0) return FlagError(e);
+  return absl::InvalidArgumentError(
+      absl::StrCat(e.ForVariable(), " (set in the environment; fix or unset it)"));
+}
+
+// Each flag's value is checked with the parser of the layer that reads its variable; the
+// PM and PC switches are set by PlanSampling, once their other flags are checked.
+absl::Status CopyFlagValues(const RecordRequest& r, Env& env) {
   for (const RecordFlagField& f : kRecordFlagFields) {
     const SettingSpec& spec = Setting(f.id);
     const std::string variable(spec.variable);
     if (f.value != nullptr && (r.*f.value).has_value()) {
       if (std::optional<SettingError> e = CheckSettingValue(spec, *(r.*f.value))) {
-        return flag_error(*e);
+        return FlagError(*e);
       }
       if (f.copied) env[variable] = *(r.*f.value);
     }
     if (f.on != nullptr && r.*f.on && spec.owner != SettingOwner::kCollectors) env[variable] = "1";
   }
-  auto refused = [&env, &flag_error](const SettingError& e) {
-    if (env.count(e.variable) > 0) return flag_error(e);
-    return absl::InvalidArgumentError(
-        absl::StrCat(e.ForVariable(), " (set in the environment; fix or unset it)"));
-  };
+  return absl::OkStatus();
+}
 
-  // -c and -p decide the capture range together: -p alone means nvtx.
-  std::string what;  // the values were checked above
+// -c and -p decide the capture range together: -p alone means nvtx.
+absl::Status PlanCaptureRange(const RecordRequest& r, Env& env) {
+  std::string what;  // the values were checked by CopyFlagValues
   CaptureRange range = CaptureRange::kNone;
   if (r.capture_range) ParseCaptureRange(*r.capture_range, &range, &what);
   if (r.nvtx_capture) {
@@ -152,6 +144,10 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
           "--capture-range-end repeat needs -c cudaProfilerApi, nvtx or signal");
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status PlanSampling(const RecordRequest& r, const Env& current_env, Env& env) {
   if ((r.pm_interval || r.pm_metrics || r.pm_buffer) && !r.pm_sampling) {
     return absl::InvalidArgumentError(
         "--pm-interval, --pm-metrics and --pm-buffer need --pm-sampling");
@@ -168,35 +164,38 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
         "--pc-sampling and --pm-sampling cannot share the GPU (PC sampling cannot start "
         "while PM sampling holds the counters); record them in two runs");
   }
-  if (r.pc_sampling) {
-    env[std::string(Setting(SettingId::kPcSampling).variable)] = "1";
-    PcSamplingConfig pc;
-    SettingError pc_error;
-    auto pc_env = [&env, &current_env](std::string_view name) -> std::string {
-      auto it = env.find(std::string(name));
-      if (it != env.end()) return it->second;
-      auto exported = current_env.find(std::string(name));
-      return exported == current_env.end() ? std::string() : exported->second;
-    };
-    if (!LoadPcSamplingConfig(pc_env, &pc, &pc_error)) return refused(pc_error);
-  }
+  if (!r.pc_sampling) return absl::OkStatus();
+  env[std::string(Setting(SettingId::kPcSampling).variable)] = "1";
+  PcSamplingConfig pc;
+  SettingError pc_error;
+  auto pc_env = [&env, &current_env](std::string_view name) -> std::string {
+    auto it = env.find(std::string(name));
+    if (it != env.end()) return it->second;
+    auto exported = current_env.find(std::string(name));
+    return exported == current_env.end() ? std::string() : exported->second;
+  };
+  if (!LoadPcSamplingConfig(pc_env, &pc, &pc_error)) return Refused(pc_error, env);
+  return absl::OkStatus();
+}
 
-  // Whole-configuration check with the library's parser: the child sees exactly these
-  // values (plus any WARPSCOPE_* the user exported, which the flags override).
-  std::map<std::string, std::string> merged;
+// Whole-configuration check with the library's parser: the child sees exactly these values
+// (plus any WARPSCOPE_* the user exported, which the flags override). Then the trace file:
+// -o, else an exported WARPSCOPE_OUTPUT, else the default; likewise -f.
+absl::Status PlanOutput(const RecordRequest& r, const Env& current_env, uint32_t launcher_pid,
+                        RecordPlan& plan) {
+  Env merged;
   for (const auto& [k, v] : current_env) {
     if (k.rfind("WARPSCOPE_", 0) == 0) merged[k] = v;
   }
-  for (const auto& [k, v] : env) merged[k] = v;
+  for (const auto& [k, v] : plan.env) merged[k] = v;
   Config config;
   SettingError error;
   auto getenv_fn = [&merged](const char* name) -> const char* {
     auto it = merged.find(name);
     return it == merged.end() ? nullptr : it->second.c_str();
   };
-  if (!ParseConfig(getenv_fn, &config, &error)) return refused(error);
+  if (!ParseConfig(getenv_fn, &config, &error)) return Refused(error, plan.env);
 
-  // The trace file: -o, else an exported WARPSCOPE_OUTPUT, else the default; likewise -f.
   plan.output_pattern = config.output_pattern;
   plan.force_overwrite = config.force_overwrite;
   const SettingSpec& output = Setting(SettingId::kOutput);
@@ -220,9 +219,14 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
     return absl::InvalidArgumentError(
         absl::StrCat(plan.output_name, ": ", name.status().message()));
   }
+  return absl::OkStatus();
+}
 
-  // Injection: the shim first in LD_PRELOAD (the user's entries kept after it), and both
-  // injection paths pointing at it.
+// Injection: the shim first in LD_PRELOAD (the user's entries kept after it), and both
+// injection paths pointing at it.
+void PlanInjection(const Env& current_env, const std::string& shim_path, uint32_t launcher_pid,
+                   uint64_t start_ns, RecordPlan& plan) {
+  Env& env = plan.env;
   auto get = [&current_env](const char* k) -> std::string {
     auto it = current_env.find(k);
     return it == current_env.end() ? std::string() : it->second;
@@ -239,6 +243,27 @@ absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
   }
   env[std::string(Setting(SettingId::kLauncherPid).variable)] = std::to_string(launcher_pid);
   env[std::string(Setting(SettingId::kStartNs).variable)] = std::to_string(start_ns);
+}
+
+}  // namespace
+
+absl::StatusOr<RecordPlan> BuildRecordPlan(const RecordRequest& r,
+                                           const std::map<std::string, std::string>& current_env,
+                                           const std::string& shim_path, uint32_t launcher_pid,
+                                           uint64_t start_ns) {
+  if (r.command.empty()) {
+    return absl::InvalidArgumentError(
+        "record needs a command to run, e.g. `warpscope record -o run.wst -- ./app args`");
+  }
+  if (r.output && r.output->empty()) {
+    return absl::InvalidArgumentError("-o/--output needs a file name");
+  }
+  RecordPlan plan;
+  if (absl::Status s = CopyFlagValues(r, plan.env); !s.ok()) return s;
+  if (absl::Status s = PlanCaptureRange(r, plan.env); !s.ok()) return s;
+  if (absl::Status s = PlanSampling(r, current_env, plan.env); !s.ok()) return s;
+  if (absl::Status s = PlanOutput(r, current_env, launcher_pid, plan); !s.ok()) return s;
+  PlanInjection(current_env, shim_path, launcher_pid, start_ns, plan);
   return plan;
 }
 

@@ -66,6 +66,18 @@ std::string ApiDisplayName(const char* name) {
 namespace {
 uint32_t U32(int32_t v) { return v < 0 ? 0 : static_cast<uint32_t>(v); }
 
+// When and where an operation on a stream ran: the fields CUPTI's kernel, copy, memset and
+// graph launch records share.
+template <typename Record, typename CuptiRecord>
+void SetStreamOperation(const CuptiRecord& c, Record* r) {
+  r->start_ns = c.start;
+  r->end_ns = c.end;
+  r->device_id = c.deviceId;
+  r->context_id = c.contextId;
+  r->stream_id = c.streamId;
+  r->correlation_id = c.correlationId;
+}
+
 // The fields CUPTI's host/device copy record (Memcpy6) and peer copy record (MemcpyPtoP4)
 // share; callers add what differs (copy kind, peer devices).
 template <typename CuptiMemcpy>
@@ -74,14 +86,72 @@ MemcpyRecord MemcpyCommon(const CuptiMemcpy& m) {
   r.src_kind = ToMemoryKind(m.srcKind);
   r.dst_kind = ToMemoryKind(m.dstKind);
   r.bytes = m.bytes;
-  r.start_ns = m.start;
-  r.end_ns = m.end;
-  r.device_id = m.deviceId;
-  r.context_id = m.contextId;
-  r.stream_id = m.streamId;
-  r.correlation_id = m.correlationId;
+  SetStreamOperation(m, &r);
   r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
   r.graph_node_id = static_cast<uint32_t>(m.graphNodeId);
+  return r;
+}
+
+MemsetRecord ToMemset(const CUpti_ActivityMemset4& m) {
+  MemsetRecord r;
+  r.value = m.value;
+  r.bytes = m.bytes;
+  r.memory_kind = ToMemoryKind(m.memoryKind);
+  SetStreamOperation(m, &r);
+  r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) != 0;
+  return r;
+}
+
+SyncRecord ToSync(const CUpti_ActivitySynchronization2& s) {
+  SyncRecord r;
+  r.kind = ToSyncKind(s.type);
+  r.start_ns = s.start;
+  r.end_ns = s.end;
+  r.context_id = s.contextId;
+  r.stream_id = s.streamId == 0xffffffffu ? 0 : s.streamId;
+  r.cuda_event_id = s.cudaEventId == 0xffffffffu ? 0 : s.cudaEventId;
+  r.correlation_id = s.correlationId;
+  return r;
+}
+
+MarkerEvent ToMarker(const CUpti_ActivityMarker2& m) {
+  MarkerEvent e;
+  if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+    e.kind = MarkerEvent::Kind::kStart;
+  } else if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+    e.kind = MarkerEvent::Kind::kEnd;
+  } else {
+    e.kind = MarkerEvent::Kind::kInstant;
+  }
+  e.id = m.id;
+  e.timestamp_ns = m.timestamp;
+  e.os_tid = m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ||
+                     m.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS
+                 ? m.objectId.pt.threadId
+                 : 0;
+  e.name = m.name;
+  e.domain = m.domain;
+  return e;
+}
+
+const char* OverheadKindName(CUpti_ActivityOverheadKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: return "DRIVER_COMPILER";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return "CUPTI_BUFFER_FLUSH";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return "CUPTI_INSTRUMENTATION";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return "CUPTI_RESOURCE";
+    default: return "OTHER";
+  }
+}
+
+OverheadRecord ToOverhead(const CUpti_ActivityOverhead3& o, RecordSink& sink) {
+  OverheadRecord r;
+  r.kind_id = sink.InternString(OverheadKindName(o.overheadKind));
+  r.start_ns = o.start;
+  r.end_ns = o.end;
+  if (o.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) {
+    r.thread_id = sink.InternThread(o.objectId.pt.threadId, o.objectId.pt.threadId);
+  }
   return r;
 }
 
@@ -94,6 +164,56 @@ std::string UuidHex(const CUuuid& uuid) {
     out += kHex[b & 15];
   }
   return out;
+}
+
+DeviceRecord ToDevice(const CUpti_ActivityDevice5& d) {
+  DeviceRecord r;
+  r.id = d.id;
+  r.name = d.name ? d.name : "";
+  r.compute_capability_major = d.computeCapabilityMajor;
+  r.compute_capability_minor = d.computeCapabilityMinor;
+  r.sm_count = d.numMultiprocessors;
+  r.max_warps_per_sm = d.maxWarpsPerMultiprocessor;
+  r.max_blocks_per_sm = d.maxBlocksPerMultiprocessor;
+  r.max_threads_per_block = d.maxThreadsPerBlock;
+  r.max_registers_per_sm = d.maxRegistersPerMultiprocessor;
+  r.max_registers_per_block = d.maxRegistersPerBlock;
+  r.max_shared_memory_per_sm = d.maxSharedMemoryPerMultiprocessor;
+  r.max_shared_memory_per_block = d.maxSharedMemoryPerBlock;
+  r.threads_per_warp = d.numThreadsPerWarp;
+  r.core_clock_khz = d.coreClockRate;
+  r.global_memory_bytes = d.globalMemorySize;
+  r.global_memory_bandwidth_kbps = d.globalMemoryBandwidth;
+  r.l2_cache_bytes = d.l2CacheSize;
+  r.uuid = UuidHex(d.uuid);
+  return r;
+}
+
+ContextRecord ToContext(const CUpti_ActivityContext3& c) {
+  ContextRecord r;
+  r.id = c.contextId;
+  r.device_id = c.deviceId;
+  r.is_green = c.isGreenContext != 0;
+  r.sm_count = c.isGreenContext ? c.numMultiprocessors : 0;
+  return r;
+}
+
+GraphLaunchRecord ToGraphLaunch(const CUpti_ActivityGraphTrace2& g) {
+  GraphLaunchRecord r;
+  r.graph_id = g.graphId;
+  SetStreamOperation(g, &r);
+  return r;
+}
+
+// CUPTI's record as the layout its kind says it has.
+template <typename CuptiRecord>
+const CuptiRecord& As(const CUpti_Activity* record) {
+  return *reinterpret_cast<const CuptiRecord*>(record);
+}
+
+template <typename CuptiRecord>
+bool ZeroTimestamps(const CuptiRecord& c) {
+  return c.start == 0 && c.end == 0;
 }
 }  // namespace
 
@@ -114,7 +234,7 @@ uint64_t ActivityTranslator::ApiName(bool runtime, uint32_t cbid, RecordSink& si
 
 void ActivityTranslator::Kernel(const CUpti_ActivityKernel10& k, RecordSink& sink) {
   ++counters_.kernels;
-  if (k.start == 0 && k.end == 0) ++counters_.zero_timestamps;
+  if (ZeroTimestamps(k)) ++counters_.zero_timestamps;
   KernelNameCache::Ids ids = names_.Lookup(k.name, sink);
   LaunchConfigRecord c;
   c.grid_x = U32(k.gridX);
@@ -139,16 +259,37 @@ void ActivityTranslator::Kernel(const CUpti_ActivityKernel10& k, RecordSink& sin
   r.name_id = ids.name_id;
   r.mangled_name_id = ids.mangled_name_id;
   r.launch_config_id = sink.InternLaunchConfig(c);
-  r.start_ns = k.start;
-  r.end_ns = k.end;
-  r.device_id = k.deviceId;
-  r.context_id = k.contextId;
-  r.stream_id = k.streamId;
-  r.correlation_id = k.correlationId;
+  SetStreamOperation(k, &r);
   r.graph_id = k.graphId;
   r.graph_node_id = static_cast<uint32_t>(k.graphNodeId);
   r.grid_id = static_cast<uint64_t>(k.gridId);
   if (!sink.Write(r)) ++counters_.write_failures;
+}
+
+bool ActivityTranslator::ApiCall(const CUpti_ActivityAPI& a, bool runtime, RecordSink& sink) {
+  if (runtime && filter_trivial_api_ && IsTrivialRuntimeApi(a.cbid)) {
+    ++counters_.api_calls_filtered;
+    return true;
+  }
+  ++counters_.api_calls;
+  ApiCallRecord r;
+  r.domain = runtime ? ApiDomain::kRuntime : ApiDomain::kDriver;
+  r.name_id = ApiName(runtime, a.cbid, sink);
+  r.start_ns = a.start;
+  r.end_ns = a.end;
+  r.thread_id = sink.InternThread(a.threadId, a.threadId);
+  r.correlation_id = a.correlationId;
+  r.result = a.returnValue;
+  r.callback_id = a.cbid;
+  return sink.Write(r);
+}
+
+bool ActivityTranslator::Device(const CUpti_ActivityDevice5& d, RecordSink& sink) {
+  ++counters_.devices;
+  if (!devices_seen_.insert(d.id).second) return true;
+  DeviceRecord r = ToDevice(d);
+  if (device_fixup_) device_fixup_(&r);
+  return sink.Write(r);
 }
 
 void ActivityTranslator::Translate(const CUpti_Activity* record, RecordSink& sink) {
@@ -156,19 +297,19 @@ void ActivityTranslator::Translate(const CUpti_Activity* record, RecordSink& sin
   switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL:
-      Kernel(*reinterpret_cast<const CUpti_ActivityKernel10*>(record), sink);
+      Kernel(As<CUpti_ActivityKernel10>(record), sink);
       return;
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      const auto& m = As<CUpti_ActivityMemcpy6>(record);
       ++counters_.memcpys;
-      if (m.start == 0 && m.end == 0) ++counters_.zero_timestamps;
+      if (ZeroTimestamps(m)) ++counters_.zero_timestamps;
       MemcpyRecord r = MemcpyCommon(m);
       r.copy_kind = ToCopyKind(m.copyKind);
       ok = sink.Write(r);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-      const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+      const auto& m = As<CUpti_ActivityMemcpyPtoP4>(record);
       ++counters_.memcpys;
       MemcpyRecord r = MemcpyCommon(m);
       r.copy_kind = CopyKind::kPtoP;
@@ -177,160 +318,44 @@ void ActivityTranslator::Translate(const CUpti_Activity* record, RecordSink& sin
       ok = sink.Write(r);
       break;
     }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-      const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+    case CUPTI_ACTIVITY_KIND_MEMSET:
       ++counters_.memsets;
-      if (m.start == 0 && m.end == 0) ++counters_.zero_timestamps;
-      MemsetRecord r;
-      r.value = m.value;
-      r.bytes = m.bytes;
-      r.memory_kind = ToMemoryKind(m.memoryKind);
-      r.start_ns = m.start;
-      r.end_ns = m.end;
-      r.device_id = m.deviceId;
-      r.context_id = m.contextId;
-      r.stream_id = m.streamId;
-      r.correlation_id = m.correlationId;
-      r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) != 0;
-      ok = sink.Write(r);
+      if (ZeroTimestamps(As<CUpti_ActivityMemset4>(record))) ++counters_.zero_timestamps;
+      ok = sink.Write(ToMemset(As<CUpti_ActivityMemset4>(record)));
       break;
-    }
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-      const auto& s = *reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
       ++counters_.syncs;
-      SyncRecord r;
-      r.kind = ToSyncKind(s.type);
-      r.start_ns = s.start;
-      r.end_ns = s.end;
-      r.context_id = s.contextId;
-      r.stream_id = s.streamId == 0xffffffffu ? 0 : s.streamId;
-      r.cuda_event_id = s.cudaEventId == 0xffffffffu ? 0 : s.cudaEventId;
-      r.correlation_id = s.correlationId;
-      ok = sink.Write(r);
+      ok = sink.Write(ToSync(As<CUpti_ActivitySynchronization2>(record)));
       break;
-    }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: {
-      const auto& a = *reinterpret_cast<const CUpti_ActivityAPI*>(record);
-      bool runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-      if (runtime && filter_trivial_api_ && IsTrivialRuntimeApi(a.cbid)) {
-        ++counters_.api_calls_filtered;
-        return;
-      }
-      ++counters_.api_calls;
-      ApiCallRecord r;
-      r.domain = runtime ? ApiDomain::kRuntime : ApiDomain::kDriver;
-      r.name_id = ApiName(runtime, a.cbid, sink);
-      r.start_ns = a.start;
-      r.end_ns = a.end;
-      r.thread_id = sink.InternThread(a.threadId, a.threadId);
-      r.correlation_id = a.correlationId;
-      r.result = a.returnValue;
-      r.callback_id = a.cbid;
-      ok = sink.Write(r);
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+      ok = ApiCall(As<CUpti_ActivityAPI>(record), record->kind == CUPTI_ACTIVITY_KIND_RUNTIME, sink);
       break;
-    }
-    case CUPTI_ACTIVITY_KIND_MARKER: {
-      const auto& m = *reinterpret_cast<const CUpti_ActivityMarker2*>(record);
+    case CUPTI_ACTIVITY_KIND_MARKER:
       ++counters_.nvtx;
-      MarkerEvent e;
-      if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
-        e.kind = MarkerEvent::Kind::kStart;
-      } else if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
-        e.kind = MarkerEvent::Kind::kEnd;
-      } else {
-        e.kind = MarkerEvent::Kind::kInstant;
-      }
-      e.id = m.id;
-      e.timestamp_ns = m.timestamp;
-      e.os_tid = m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ||
-                         m.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS
-                     ? m.objectId.pt.threadId
-                     : 0;
-      e.name = m.name;
-      e.domain = m.domain;
-      nvtx_.OnMarker(e, sink);
+      nvtx_.OnMarker(ToMarker(As<CUpti_ActivityMarker2>(record)), sink);
       return;
-    }
     case CUPTI_ACTIVITY_KIND_MARKER_DATA: {
-      const auto& d = *reinterpret_cast<const CUpti_ActivityMarkerData2*>(record);
+      const auto& d = As<CUpti_ActivityMarkerData2>(record);
       uint32_t color = (d.flags & CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB) ? d.color : 0;
       nvtx_.OnMarkerData(d.id, color, d.category, sink);
       return;
     }
-    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
-      const auto& o = *reinterpret_cast<const CUpti_ActivityOverhead3*>(record);
+    case CUPTI_ACTIVITY_KIND_OVERHEAD:
       ++counters_.overheads;
-      const char* kind = "OTHER";
-      switch (o.overheadKind) {
-        case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: kind = "DRIVER_COMPILER"; break;
-        case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: kind = "CUPTI_BUFFER_FLUSH"; break;
-        case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: kind = "CUPTI_INSTRUMENTATION"; break;
-        case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: kind = "CUPTI_RESOURCE"; break;
-        default: break;
-      }
-      OverheadRecord r;
-      r.kind_id = sink.InternString(kind);
-      r.start_ns = o.start;
-      r.end_ns = o.end;
-      if (o.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) {
-        r.thread_id = sink.InternThread(o.objectId.pt.threadId, o.objectId.pt.threadId);
-      }
-      ok = sink.Write(r);
+      ok = sink.Write(ToOverhead(As<CUpti_ActivityOverhead3>(record), sink));
       break;
-    }
-    case CUPTI_ACTIVITY_KIND_DEVICE: {
-      const auto& d = *reinterpret_cast<const CUpti_ActivityDevice5*>(record);
-      ++counters_.devices;
-      if (!devices_seen_.insert(d.id).second) return;
-      DeviceRecord r;
-      r.id = d.id;
-      r.name = d.name ? d.name : "";
-      r.compute_capability_major = d.computeCapabilityMajor;
-      r.compute_capability_minor = d.computeCapabilityMinor;
-      r.sm_count = d.numMultiprocessors;
-      r.max_warps_per_sm = d.maxWarpsPerMultiprocessor;
-      r.max_blocks_per_sm = d.maxBlocksPerMultiprocessor;
-      r.max_threads_per_block = d.maxThreadsPerBlock;
-      r.max_registers_per_sm = d.maxRegistersPerMultiprocessor;
-      r.max_registers_per_block = d.maxRegistersPerBlock;
-      r.max_shared_memory_per_sm = d.maxSharedMemoryPerMultiprocessor;
-      r.max_shared_memory_per_block = d.maxSharedMemoryPerBlock;
-      r.threads_per_warp = d.numThreadsPerWarp;
-      r.core_clock_khz = d.coreClockRate;
-      r.global_memory_bytes = d.globalMemorySize;
-      r.global_memory_bandwidth_kbps = d.globalMemoryBandwidth;
-      r.l2_cache_bytes = d.l2CacheSize;
-      r.uuid = UuidHex(d.uuid);
-      if (device_fixup_) device_fixup_(&r);
-      ok = sink.Write(r);
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+      ok = Device(As<CUpti_ActivityDevice5>(record), sink);
       break;
-    }
-    case CUPTI_ACTIVITY_KIND_CONTEXT: {
-      const auto& c = *reinterpret_cast<const CUpti_ActivityContext3*>(record);
+    case CUPTI_ACTIVITY_KIND_CONTEXT:
       ++counters_.contexts;
-      ContextRecord r;
-      r.id = c.contextId;
-      r.device_id = c.deviceId;
-      r.is_green = c.isGreenContext != 0;
-      r.sm_count = c.isGreenContext ? c.numMultiprocessors : 0;
-      ok = sink.Write(r);
+      ok = sink.Write(ToContext(As<CUpti_ActivityContext3>(record)));
       break;
-    }
-    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
-      const auto& g = *reinterpret_cast<const CUpti_ActivityGraphTrace2*>(record);
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
       ++counters_.graph_launches;
-      GraphLaunchRecord r;
-      r.graph_id = g.graphId;
-      r.start_ns = g.start;
-      r.end_ns = g.end;
-      r.device_id = g.deviceId;
-      r.context_id = g.contextId;
-      r.stream_id = g.streamId;
-      r.correlation_id = g.correlationId;
-      ok = sink.Write(r);
+      ok = sink.Write(ToGraphLaunch(As<CUpti_ActivityGraphTrace2>(record)));
       break;
-    }
     default:
       ++counters_.unknown_kinds;
       return;

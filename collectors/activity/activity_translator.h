@@ -63,6 +63,9 @@ class ActivityTranslator {
 
  private:
   void Kernel(const CUpti_ActivityKernel10& k, RecordSink& sink);
+  // Each returns false when the sink refused the record (counted by Translate).
+  bool ApiCall(const CUpti_ActivityAPI& a, bool runtime, RecordSink& sink);
+  bool Device(const CUpti_ActivityDevice5& d, RecordSink& sink);
   uint64_t ApiName(bool runtime, uint32_t cbid, RecordSink& sink);
 
   ApiNameFn api_name_;

@@ -8,6 +8,8 @@
 #include <time.h>
 
 #include <atomic>
+#include <memory>
+#include <string>
 
 #include "collectors/activity/activity_api.h"
 #include "collectors/activity/activity_controller.h"
@@ -154,20 +156,46 @@ uint64_t TraceClockNs() {
   return ts;
 }
 
-bool CuptiActivity::Init(const ActivityOptions& options, TraceWriter* writer, std::string* error) {
-  return Controller().Init(options, writer, error);
-}
-bool CuptiActivity::SetEnabled(bool enabled, std::string* error) {
-  return Controller().SetEnabled(enabled, error);
-}
-void CuptiActivity::Flush(bool forced) { Controller().Flush(forced); }
-void CuptiActivity::Shutdown() { Controller().Shutdown(); }
-void CuptiActivity::AbandonAfterFork() { Controller().AbandonAfterFork(); }
-void CuptiActivity::PublishCounters() { Controller().PublishCounters(); }
+namespace {
 
-// Called from the session's own thread (never inside a CUPTI callback).
-void QueryDeviceSharedMemoryLimits(uint32_t device) {
-  Controller().QueryDeviceSharedMemoryLimits(device);
+class ActivityCollector final : public SessionListener {
+ public:
+  std::string_view name() const override { return "activity"; }
+  bool OnSessionStart(SessionServices& services) override {
+    services_ = &services;
+    std::string error;
+    if (Controller().Init(services.activity_options(), &services.writer(), &error)) return true;
+    services.Report(Severity::kError, "activity", error);
+    return false;
+  }
+  void OnCaptureOpening(const CaptureWindowEdgeRecord&, uint64_t, uint32_t) override {
+    std::string error;
+    if (!Controller().SetEnabled(true, &error)) services_->Report(Severity::kError, "activity", error);
+  }
+  void OnCaptureClosing(const CaptureWindowEdgeRecord&) override {
+    std::string error;
+    Controller().SetEnabled(false, &error);
+  }
+  // Called from the session's own thread (never inside a CUPTI callback).
+  void OnNewDevice(uint32_t device) override { Controller().QueryDeviceSharedMemoryLimits(device); }
+  // cudart's teardown may destroy the context before the session's atexit handler runs: get
+  // the context's records out while it still exists.
+  void AfterContextDestroying(void*, uint32_t) override { Controller().Flush(true); }
+  void OnFlush() override {
+    Controller().Flush(false);
+    Controller().PublishCounters();
+  }
+  void OnShutdown() override { Controller().Shutdown(); }  // forced flush, counters
+  void OnForkChild() override { Controller().AbandonAfterFork(); }
+
+ private:
+  SessionServices* services_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<SessionListener> MakeActivityCollector() {
+  return std::make_unique<ActivityCollector>();
 }
 
 }  // namespace warpscope

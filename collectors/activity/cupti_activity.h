@@ -1,4 +1,4 @@
-// CuptiActivity: the tracer's entry points into activity tracing (Init, capture window
+// The activity collector: the session's entry into activity tracing (Init, capture window
 // edges, flush, shutdown, fork), over the one ActivityController of the process driving
 // CUPTI's activity API; and the trace clock. One per process (CUPTI's activity state is
 // global). CUPTI-free header.
@@ -6,13 +6,11 @@
 #define WARPSCOPE_COLLECTORS_ACTIVITY_CUPTI_ACTIVITY_H_
 
 #include <cstdint>
-#include <string>
+#include <memory>
 
-#include "collectors/activity/activity_controller.h"
+#include "collectors/collector_interface.h"
 
 namespace warpscope {
-
-class TraceWriter;
 
 // Chooses the clock every record and every session timestamp uses; call before anything
 // reads TraceClockNs. false: CUPTI's own (cuptiGetTimestamp; CLOCK_REALTIME on Linux);
@@ -21,22 +19,11 @@ void SetTraceClock(bool monotonic);
 // Now, in the trace clock (ns).
 uint64_t TraceClockNs();
 
-// Static entry points over the process's ActivityController (see activity_controller.h for
-// what each does), so that the session and CUPTI's callbacks reach the same one.
-class CuptiActivity {
- public:
-  // Returns false with a one-line *error.
-  static bool Init(const ActivityOptions& options, TraceWriter* writer, std::string* error);
-  static bool SetEnabled(bool enabled, std::string* error);  // capture window edges
-  static void Flush(bool forced);
-  static void Shutdown();
-  static void AbandonAfterFork();
-  static void PublishCounters();
-};
-
-// Reads the opt-in and reserved shared memory per block of `device` with
-// cuDeviceGetAttribute (Device5 lacks them). Call from the session's own thread only.
-void QueryDeviceSharedMemoryLimits(uint32_t device);
+// The activity collector (CollectorStage::kRequired) over the process's one
+// ActivityController: Init at start, the configured kinds on and off at capture window edges,
+// periodic flush and counters, a forced flush when a context is being destroyed, shared memory
+// limits of each new device, shutdown, and nothing after fork.
+std::unique_ptr<SessionListener> MakeActivityCollector();
 
 }  // namespace warpscope
 

@@ -23,7 +23,7 @@ namespace warpscope {
 namespace {
 
 CUpti_SubscriberHandle g_subscriber = nullptr;
-CallbackHandler* g_handler = nullptr;
+SessionListener* g_handler = nullptr;
 std::atomic<bool> g_live{false};
 std::mutex g_domain_mu;
 std::unordered_map<const void*, std::string>* g_domains = nullptr;  // nvtxDomainHandle_t -> name
@@ -129,7 +129,7 @@ void CUPTIAPI Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
 
 }  // namespace
 
-bool CuptiCallbacks::Subscribe(CallbackHandler* handler, const CallbackOptions& options,
+bool CuptiCallbacks::Subscribe(SessionListener* handler, const CallbackOptions& options,
                                std::string* error) {
   g_handler = handler;
   if (g_domains == nullptr) g_domains = new std::unordered_map<const void*, std::string>();
@@ -195,6 +195,33 @@ void CuptiCallbacks::AbandonAfterFork() { g_live.store(false); }
 uint32_t CuptiCallbacks::CuptiVersion() {
   uint32_t v = 0;
   return cuptiGetVersion(&v) == CUPTI_SUCCESS ? v : 0;
+}
+
+namespace {
+
+class CallbackCollector final : public SessionListener {
+ public:
+  std::string_view name() const override { return "callbacks"; }
+  bool OnSessionStart(SessionServices& services) override {
+    CallbackOptions options;
+    options.profiler_api = services.options().profiler_api_callbacks;
+    options.nvtx = services.options().nvtx_callbacks;
+    std::string error;
+    if (CuptiCallbacks::Subscribe(&services.callback_target(), options, &error)) return true;
+    services.ReportStartError(error);
+    return false;
+  }
+  void OnCollectorsStarted(size_t optional_running) override {
+    if (optional_running > 0) CuptiCallbacks::EnableModuleCallbacks();
+  }
+  void OnStartAbandoned() override { CuptiCallbacks::Unsubscribe(); }
+  void OnForkChild() override { CuptiCallbacks::AbandonAfterFork(); }
+};
+
+}  // namespace
+
+std::unique_ptr<SessionListener> MakeCallbackCollector() {
+  return std::make_unique<CallbackCollector>();
 }
 
 uint32_t CuptiCallbacks::DriverVersion() {

@@ -100,6 +100,113 @@ PmResult ResetCounterData(CuptiPmSampling::DeviceState& d) {
                "cuptiPmSamplingCounterDataImageInitialize");
 }
 
+// The profiler host object for the device's metrics, its config image and the number of
+// passes it needs.
+PmResult BuildConfigImage(CuptiPmSampling::DeviceState& d, size_t* num_passes) {
+  auto host = CuptiParams<CUpti_Profiler_Host_Initialize_Params>(
+      CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  host.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
+  host.pChipName = d.chip.c_str();
+  host.pCounterAvailabilityImage = d.availability.data();
+  if (PmResult r = Check(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
+      !r.ok()) {
+    return r;
+  }
+  d.host = host.pHostObject;
+
+  auto add = CuptiParams<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+      CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  add.pHostObject = d.host;
+  add.ppMetricNames = d.metric_names.data();
+  add.numMetrics = d.metric_names.size();
+  if (PmResult r =
+          Check(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
+      !r.ok()) {
+    return r;
+  }
+  auto size = CuptiParams<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  size.pHostObject = d.host;
+  if (PmResult r =
+          Check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+      !r.ok()) {
+    return r;
+  }
+  d.config_image.resize(size.configImageSize);
+  auto image = CuptiParams<CUpti_Profiler_Host_GetConfigImage_Params>(
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  image.pHostObject = d.host;
+  image.configImageSize = d.config_image.size();
+  image.pConfigImage = d.config_image.data();
+  if (PmResult r =
+          Check(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
+      !r.ok()) {
+    return r;
+  }
+  auto passes = CuptiParams<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  passes.configImageSize = d.config_image.size();
+  passes.pConfigImage = d.config_image.data();
+  if (PmResult r =
+          Check(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
+      !r.ok()) {
+    return r;
+  }
+  *num_passes = passes.numOfPasses;
+  return PmResult::Ok();
+}
+
+uint64_t Since(std::chrono::steady_clock::time_point t0) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now() - t0)
+                                   .count());
+}
+
+// Hands each completed sample not yet visited to `visitor`: its times and, when evaluating,
+// its metric values. Adds the time spent to *info_ns and result->evaluate_ns.
+PmResult VisitSamples(CuptiPmSampling::DeviceState& d, size_t completed,
+                      const PmSampleVisitor& visitor, PmDecodeResult* result, uint64_t* info_ns) {
+  for (size_t i = d.consumed; i < completed; ++i) {
+    const auto s0 = std::chrono::steady_clock::now();
+    auto sample = CuptiParams<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
+        CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
+    sample.pPmSamplingObject = d.sampler;
+    sample.pCounterDataImage = d.counter_data.data();
+    sample.counterDataImageSize = d.counter_data.size();
+    sample.sampleIndex = i;
+    if (PmResult r = Check(cuptiPmSamplingCounterDataGetSampleInfo(&sample),
+                           "cuptiPmSamplingCounterDataGetSampleInfo");
+        !r.ok()) {
+      return r;
+    }
+    *info_ns += Since(s0);
+    const double* values = nullptr;
+    size_t count = 0;
+    if (d.evaluate) {
+      auto eval = CuptiParams<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+          CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+      eval.pHostObject = d.host;
+      eval.pCounterDataImage = d.counter_data.data();
+      eval.counterDataImageSize = d.counter_data.size();
+      eval.rangeIndex = i;
+      eval.ppMetricNames = d.metric_names.data();
+      eval.numMetrics = d.metric_names.size();
+      eval.pMetricValues = d.values.data();
+      const auto e0 = std::chrono::steady_clock::now();
+      const CUptiResult evaluated = cuptiProfilerHostEvaluateToGpuValues(&eval);
+      result->evaluate_ns += Since(e0);
+      if (PmResult r = Check(evaluated, "cuptiProfilerHostEvaluateToGpuValues"); !r.ok()) {
+        return r;
+      }
+      values = d.values.data();
+      count = d.values.size();
+    }
+    visitor(static_cast<uint32_t>(i), sample.startTimestamp, sample.endTimestamp, values, count);
+    ++result->samples;
+  }
+  return PmResult::Ok();
+}
+
 }  // namespace
 
 CuptiPmSampling::CuptiPmSampling() = default;
@@ -153,57 +260,7 @@ PmResult CuptiPmSampling::PrepareDevice(const PmDeviceSettings& settings, std::s
   }
   counter_availability->assign(d.availability.begin(), d.availability.end());
 
-  auto host = CuptiParams<CUpti_Profiler_Host_Initialize_Params>(
-      CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
-  host.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
-  host.pChipName = d.chip.c_str();
-  host.pCounterAvailabilityImage = d.availability.data();
-  if (PmResult r = Check(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
-      !r.ok()) {
-    return r;
-  }
-  d.host = host.pHostObject;
-
-  auto add = CuptiParams<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
-      CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-  add.pHostObject = d.host;
-  add.ppMetricNames = d.metric_names.data();
-  add.numMetrics = d.metric_names.size();
-  if (PmResult r =
-          Check(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
-      !r.ok()) {
-    return r;
-  }
-  auto size = CuptiParams<CUpti_Profiler_Host_GetConfigImageSize_Params>(
-      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
-  size.pHostObject = d.host;
-  if (PmResult r =
-          Check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
-      !r.ok()) {
-    return r;
-  }
-  d.config_image.resize(size.configImageSize);
-  auto image = CuptiParams<CUpti_Profiler_Host_GetConfigImage_Params>(
-      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
-  image.pHostObject = d.host;
-  image.configImageSize = d.config_image.size();
-  image.pConfigImage = d.config_image.data();
-  if (PmResult r =
-          Check(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
-      !r.ok()) {
-    return r;
-  }
-  auto passes = CuptiParams<CUpti_Profiler_Host_GetNumOfPasses_Params>(
-      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
-  passes.configImageSize = d.config_image.size();
-  passes.pConfigImage = d.config_image.data();
-  if (PmResult r =
-          Check(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
-      !r.ok()) {
-    return r;
-  }
-  *num_passes = passes.numOfPasses;
-  return PmResult::Ok();
+  return BuildConfigImage(d, num_passes);
 }
 
 PmResult CuptiPmSampling::EnableDevice(uint32_t device_index) {
@@ -284,11 +341,6 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
   auto it = devices_.find(device_index);
   if (it == devices_.end() || it->second->sampler == nullptr) return NotPrepared(device_index);
   DeviceState& d = *it->second;
-  auto since = [](std::chrono::steady_clock::time_point t0) {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now() - t0)
-                                     .count());
-  };
   // Hands the image over and re-initialises it; only between whole samples.
   auto recycle = [&]() -> PmResult {
     if (d.keep_raw && d.consumed > 0 && image_visitor) {
@@ -298,7 +350,7 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
     }
     const auto r0 = std::chrono::steady_clock::now();
     PmResult reset = ResetCounterData(d);
-    result->reset_ns += since(r0);
+    result->reset_ns += Since(r0);
     d.consumed = 0;
     d.populated = 0;
     return reset;
@@ -316,7 +368,7 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
   decode.counterDataImageSize = d.counter_data.size();
   const auto t0 = std::chrono::steady_clock::now();
   PmResult decoded = Check(cuptiPmSamplingDecodeData(&decode), "cuptiPmSamplingDecodeData");
-  result->decode_ns += since(t0);
+  result->decode_ns += Since(t0);
   result->overflow = decode.overflow != 0;
   if (!decoded.ok() && decoded.kind != PmErrorKind::kOutOfMemory) return decoded;
   const bool full =
@@ -335,44 +387,9 @@ PmResult CuptiPmSampling::Decode(uint32_t device_index, const PmSampleVisitor& v
   }
   if (info.numCompletedSamples < d.consumed) d.consumed = 0;  // CUPTI started the image afresh
   d.populated = info.numPopulatedSamples;
-  uint64_t info_ns = since(i0);
-  for (size_t i = d.consumed; i < info.numCompletedSamples; ++i) {
-    const auto s0 = std::chrono::steady_clock::now();
-    auto sample = CuptiParams<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
-        CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
-    sample.pPmSamplingObject = d.sampler;
-    sample.pCounterDataImage = d.counter_data.data();
-    sample.counterDataImageSize = d.counter_data.size();
-    sample.sampleIndex = i;
-    if (PmResult r = Check(cuptiPmSamplingCounterDataGetSampleInfo(&sample),
-                           "cuptiPmSamplingCounterDataGetSampleInfo");
-        !r.ok()) {
-      return r;
-    }
-    info_ns += since(s0);
-    const double* values = nullptr;
-    size_t count = 0;
-    if (d.evaluate) {
-      auto eval = CuptiParams<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
-          CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
-      eval.pHostObject = d.host;
-      eval.pCounterDataImage = d.counter_data.data();
-      eval.counterDataImageSize = d.counter_data.size();
-      eval.rangeIndex = i;
-      eval.ppMetricNames = d.metric_names.data();
-      eval.numMetrics = d.metric_names.size();
-      eval.pMetricValues = d.values.data();
-      const auto e0 = std::chrono::steady_clock::now();
-      const CUptiResult evaluated = cuptiProfilerHostEvaluateToGpuValues(&eval);
-      result->evaluate_ns += since(e0);
-      if (PmResult r = Check(evaluated, "cuptiProfilerHostEvaluateToGpuValues"); !r.ok()) {
-        return r;
-      }
-      values = d.values.data();
-      count = d.values.size();
-    }
-    visitor(static_cast<uint32_t>(i), sample.startTimestamp, sample.endTimestamp, values, count);
-    ++result->samples;
+  uint64_t info_ns = Since(i0);
+  if (PmResult r = VisitSamples(d, info.numCompletedSamples, visitor, result, &info_ns); !r.ok()) {
+    return r;
   }
   result->info_ns += info_ns;
   d.consumed = info.numCompletedSamples;

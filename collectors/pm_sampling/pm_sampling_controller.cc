@@ -270,102 +270,110 @@ void PmSamplingController::DecodeLocked(bool allow_restart) {
       std::chrono::steady_clock::now() +
       std::chrono::milliseconds(allow_restart ? config_.decode_budget_ms
                                               : config_.final_decode_budget_ms);
-  uint64_t total = 0;
-  uint64_t decode_ns = 0;
-  uint64_t evaluate_ns = 0;
-  uint64_t reset_ns = 0;
-  uint64_t info_ns = 0;
+  PmDecodeResult totals;
   for (auto& [device, d] : devices_) {
     if (d.state != DeviceState::kSampling) continue;
-    Device* dev = &d;
-    const PmSampleVisitor visitor = [this, dev](uint32_t index, uint64_t start, uint64_t end,
-                                                const double* v, size_t n) {
-      HandleSample(*dev, index, start, end, v, n);
-    };
-    const PmImageVisitor image_visitor = [this, dev](std::span<const uint8_t> image) {
-      WriteImage(*dev, image);
-    };
-    // Drain: the counter data image holds max_samples_per_decode samples at a time.
-    bool overflowed = false;
-    bool cut_short = false;
-    for (int round = 0; round < 1024; ++round) {
-      PmDecodeResult result;
-      PmResult r = api_.Decode(device, visitor, image_visitor, /*flush=*/!allow_restart, &result);
-      total += result.samples;
-      decode_ns += result.decode_ns;
-      evaluate_ns += result.evaluate_ns;
-      reset_ns += result.reset_ns;
-      info_ns += result.info_ns;
-      if (result.overflow || r.kind == PmErrorKind::kOutOfMemory) {
-        overflowed = true;
-        sink_.AddToCounter(stats::kPmOverflows, 1);
-        if (!d.overflow_reported) {
-          d.overflow_reported = true;
-          sink_.Report(Severity::kDataLoss,
-                       "PM sampling: the hardware buffer overflowed on device " +
-                           std::to_string(device) +
-                           "; samples were lost (raise WARPSCOPE_PM_BUFFER or "
-                           "WARPSCOPE_PM_INTERVAL)");
-        }
-      }
-      if (!r.ok() && r.kind != PmErrorKind::kOutOfMemory) {
-        sink_.AddToCounter(stats::kPmDecodeErrors, 1);
-        if (!d.error_reported) {
-          d.error_reported = true;
-          sink_.Report(Severity::kError, "PM sampling: decoding failed on device " +
-                                             std::to_string(device) + " (" + r.message +
-                                             "); later samples may be missing");
-        }
-        break;
-      }
-      if (!result.more) break;
-      if (std::chrono::steady_clock::now() >= deadline) {
-        cut_short = true;
-        break;
-      }
-    }
-    if (cut_short) {
-      sink_.AddToCounter(stats::kPmDecodesCutShort, 1);
-      if (allow_restart && ++d.overloaded_polls >= config_.overloaded_polls_limit) {
-        sink_.AddToCounter(stats::kPmDisabledDecoderOverloaded, 1);
-        sink_.Report(Severity::kError,
-                     "PM sampling off on device " + std::to_string(device) +
-                         ": decoding cannot keep up with one sample every " +
-                         std::to_string(config_.interval_ns / 1000) +
-                         " us on this machine; use a longer --pm-interval "
-                         "(WARPSCOPE_PM_INTERVAL); tracing goes on");
-        api_.Stop(device);
-        d.state = DeviceState::kEnabled;
-        d.stopped_for_good = true;
-        continue;
-      }
-      if (!allow_restart && !d.final_cut_reported) {
-        d.final_cut_reported = true;
-        sink_.Report(Severity::kDataLoss,
-                     "PM sampling: decoding the last samples of device " + std::to_string(device) +
-                         " stopped after " + std::to_string(config_.final_decode_budget_ms) +
-                         " ms; the samples still in the hardware buffer were dropped");
-      }
+    const DrainOutcome drained = DrainLocked(device, d, allow_restart, deadline, totals);
+    if (drained.cut_short) {
+      if (CutShortLocked(device, d, allow_restart)) continue;  // stopped for good
     } else if (allow_restart) {
       d.overloaded_polls = 0;
     }
     // Only while a window is open: the final drains after Stop (window closed, device gone)
     // must not start sampling again.
-    if (overflowed && allow_restart && capture_active_ && d.state == DeviceState::kSampling) {
+    if (drained.overflowed && allow_restart && capture_active_ &&
+        d.state == DeviceState::kSampling) {
       RestartLocked(d);
     }
   }
-  if (total > 0) sink_.AddToCounter(stats::kPmSamples, total);
-  if (decode_ns >= 1000) {
-    sink_.AddToCounter(stats::kPmDecodeDataUs, decode_ns / 1000);
+  if (totals.samples > 0) sink_.AddToCounter(stats::kPmSamples, totals.samples);
+  if (totals.decode_ns >= 1000) {
+    sink_.AddToCounter(stats::kPmDecodeDataUs, totals.decode_ns / 1000);
   }
-  if (evaluate_ns >= 1000) {
-    sink_.AddToCounter(stats::kPmEvaluateUs, evaluate_ns / 1000);
+  if (totals.evaluate_ns >= 1000) {
+    sink_.AddToCounter(stats::kPmEvaluateUs, totals.evaluate_ns / 1000);
   }
-  if (reset_ns >= 1000) {
-    sink_.AddToCounter(stats::kPmImageResetUs, reset_ns / 1000);
+  if (totals.reset_ns >= 1000) {
+    sink_.AddToCounter(stats::kPmImageResetUs, totals.reset_ns / 1000);
   }
-  if (info_ns >= 1000) sink_.AddToCounter(stats::kPmSampleInfoUs, info_ns / 1000);
+  if (totals.info_ns >= 1000) sink_.AddToCounter(stats::kPmSampleInfoUs, totals.info_ns / 1000);
+}
+
+PmSamplingController::DrainOutcome PmSamplingController::DrainLocked(
+    uint32_t device, Device& d, bool allow_restart,
+    std::chrono::steady_clock::time_point deadline, PmDecodeResult& totals) {
+  Device* dev = &d;
+  const PmSampleVisitor visitor = [this, dev](uint32_t index, uint64_t start, uint64_t end,
+                                              const double* v, size_t n) {
+    HandleSample(*dev, index, start, end, v, n);
+  };
+  const PmImageVisitor image_visitor = [this, dev](std::span<const uint8_t> image) {
+    WriteImage(*dev, image);
+  };
+  // Drain: the counter data image holds max_samples_per_decode samples at a time.
+  DrainOutcome outcome;
+  for (int round = 0; round < 1024; ++round) {
+    PmDecodeResult result;
+    PmResult r = api_.Decode(device, visitor, image_visitor, /*flush=*/!allow_restart, &result);
+    totals.samples += result.samples;
+    totals.decode_ns += result.decode_ns;
+    totals.evaluate_ns += result.evaluate_ns;
+    totals.reset_ns += result.reset_ns;
+    totals.info_ns += result.info_ns;
+    if (result.overflow || r.kind == PmErrorKind::kOutOfMemory) {
+      outcome.overflowed = true;
+      sink_.AddToCounter(stats::kPmOverflows, 1);
+      if (!d.overflow_reported) {
+        d.overflow_reported = true;
+        sink_.Report(Severity::kDataLoss,
+                     "PM sampling: the hardware buffer overflowed on device " +
+                         std::to_string(device) +
+                         "; samples were lost (raise WARPSCOPE_PM_BUFFER or "
+                         "WARPSCOPE_PM_INTERVAL)");
+      }
+    }
+    if (!r.ok() && r.kind != PmErrorKind::kOutOfMemory) {
+      sink_.AddToCounter(stats::kPmDecodeErrors, 1);
+      if (!d.error_reported) {
+        d.error_reported = true;
+        sink_.Report(Severity::kError, "PM sampling: decoding failed on device " +
+                                           std::to_string(device) + " (" + r.message +
+                                           "); later samples may be missing");
+      }
+      break;
+    }
+    if (!result.more) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      outcome.cut_short = true;
+      break;
+    }
+  }
+  return outcome;
+}
+
+bool PmSamplingController::CutShortLocked(uint32_t device, Device& d, bool allow_restart) {
+  sink_.AddToCounter(stats::kPmDecodesCutShort, 1);
+  if (allow_restart && ++d.overloaded_polls >= config_.overloaded_polls_limit) {
+    sink_.AddToCounter(stats::kPmDisabledDecoderOverloaded, 1);
+    sink_.Report(Severity::kError,
+                 "PM sampling off on device " + std::to_string(device) +
+                     ": decoding cannot keep up with one sample every " +
+                     std::to_string(config_.interval_ns / 1000) +
+                     " us on this machine; use a longer --pm-interval "
+                     "(WARPSCOPE_PM_INTERVAL); tracing goes on");
+    api_.Stop(device);
+    d.state = DeviceState::kEnabled;
+    d.stopped_for_good = true;
+    return true;
+  }
+  if (!allow_restart && !d.final_cut_reported) {
+    d.final_cut_reported = true;
+    sink_.Report(Severity::kDataLoss,
+                 "PM sampling: decoding the last samples of device " + std::to_string(device) +
+                     " stopped after " + std::to_string(config_.final_decode_budget_ms) +
+                     " ms; the samples still in the hardware buffer were dropped");
+  }
+  return false;
 }
 
 void PmSamplingController::WriteImage(Device& d, std::span<const uint8_t> image) {

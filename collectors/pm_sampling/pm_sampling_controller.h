@@ -5,6 +5,7 @@
 #ifndef WARPSCOPE_COLLECTORS_PM_SAMPLING_PM_SAMPLING_CONTROLLER_H_
 #define WARPSCOPE_COLLECTORS_PM_SAMPLING_PM_SAMPLING_CONTROLLER_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -158,6 +159,16 @@ class PmSamplingController {
   // Drains every sampling device; after an overflow restarts sampling only when
   // `allow_restart` (the periodic poll) and a window is open.
   void DecodeLocked(bool allow_restart);                                      // mu_ held
+  // One device's drain, up to `deadline`; decode times and samples add to `totals`.
+  struct DrainOutcome {
+    bool overflowed = false;  // samples were lost: restart sampling
+    bool cut_short = false;   // the deadline came before the buffer was empty
+  };
+  DrainOutcome DrainLocked(uint32_t device, Device& d, bool allow_restart,
+                           std::chrono::steady_clock::time_point deadline,
+                           PmDecodeResult& totals);                             // mu_ held
+  // Counts and reports a drain cut short; true when the device's sampling stopped for good.
+  bool CutShortLocked(uint32_t device, Device& d, bool allow_restart);        // mu_ held
   void RestartLocked(Device& d);                                              // mu_ held
   void HandleSample(Device& d, uint32_t index, uint64_t start, uint64_t end, const double* v,
                     size_t n);

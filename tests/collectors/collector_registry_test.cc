@@ -1,0 +1,41 @@
+// The core's one list of collectors: every collector in the order the session starts them and
+// passes each hook to them, with its stage and its switch.
+#include "libinject/collector_registry.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace warpscope {
+namespace {
+
+using ::testing::ElementsAre;
+
+TEST(CollectorRegistry, SubscriptionThenActivityThenNvtxThenSampling) {
+  std::vector<std::string> names;
+  for (const CollectorRegistration& r : Collectors()) names.emplace_back(r.name);
+  EXPECT_THAT(names, ElementsAre("callbacks", "activity", "nvtx", "pm_sampling", "pc_sampling"));
+}
+
+TEST(CollectorRegistry, StagesAndSwitches) {
+  const auto regs = Collectors();
+  ASSERT_EQ(regs.size(), 5u);
+  EXPECT_EQ(regs[0].stage, CollectorStage::kBeforeTrace);
+  EXPECT_EQ(regs[1].stage, CollectorStage::kRequired);
+  EXPECT_EQ(regs[2].stage, CollectorStage::kRequired);
+  EXPECT_EQ(regs[3].stage, CollectorStage::kOptional);
+  EXPECT_EQ(regs[4].stage, CollectorStage::kOptional);
+  for (size_t i = 0; i < 3; ++i) EXPECT_STREQ(regs[i].enable_env, "") << regs[i].name;
+  EXPECT_STREQ(regs[3].enable_env, "WARPSCOPE_PM_SAMPLING");
+  EXPECT_STREQ(regs[4].enable_env, "WARPSCOPE_PC_SAMPLING");
+  for (const CollectorRegistration& r : regs) {
+    EXPECT_NE(r.factory, nullptr) << r.name;
+    // Only PC sampling needs kernel records before it starts.
+    EXPECT_EQ(r.kernel_records_throughout, std::string(r.name) == "pc_sampling") << r.name;
+  }
+}
+
+}  // namespace
+}  // namespace warpscope
