@@ -52,9 +52,9 @@ struct GapGroup {
   std::string steady_range;                             // startup: the repeated range
 };
 
-// Gaps that end before the first instance of the most repeated NVTX range, and gaps this many
-// times the median gap of their cause (with >= 5 such gaps) that begin before that instance ends (or in the first tenth
-// of the GPU span without such a range), are one-time start-up gaps.
+// Gaps at least half before the first instance of the most repeated NVTX range, and gaps this many
+// times the median gap of their cause (with >= 5 such gaps) that begin before that instance ends
+// (or in the first tenth of the GPU span without such a range), are one-time start-up gaps.
 constexpr uint64_t kStartupOutlierFactor = 20;
 
 // Where the program's steady state begins on one device (docs/advise.md, "Start-up").
@@ -66,7 +66,11 @@ struct SteadyState {
   std::map<std::string_view, uint64_t> outlier_ns;
 
   bool IsStartup(uint64_t begin_ns, uint64_t length_ns, std::string_view rule) const {
-    if (!range.empty() && begin_ns + length_ns <= first_start_ns) return true;
+    // At least half of the gap before the first instance began.
+    if (!range.empty() && begin_ns < first_start_ns &&
+        2 * (first_start_ns - begin_ns) >= length_ns) {
+      return true;
+    }
     const auto it = outlier_ns.find(rule);
     return begin_ns < first_end_ns && it != outlier_ns.end() && length_ns >= it->second;
   }
@@ -201,10 +205,10 @@ std::string TopNames(const std::map<std::string, uint64_t>& counts, size_t n) {
 }
 
 void DescribeStartup(const GapGroup& g, const std::string& gaps, AdviseFinding* f) {
-  f->title = g.steady_range.empty()
-                 ? std::string("one-time start-up: GPU idle early in the trace")
-                 : absl::StrCat("one-time start-up: GPU idle before the steady state of ",
-                                g.steady_range);
+  f->title =
+      g.steady_range.empty()
+          ? std::string("one-time start-up: GPU idle early in the trace")
+          : absl::StrCat("one-time start-up: GPU idle before the steady state of ", g.steady_range);
   std::vector<std::string> causes;
   for (const auto& [rule, ns] : g.startup_causes) {
     causes.push_back(absl::StrCat(std::string(rule), " ", FormatDuration(static_cast<double>(ns))));
@@ -287,7 +291,6 @@ void Describe(const GapGroup& g, AdviseFinding* f) {
   }
 }
 
-
 using GroupKey = std::tuple<std::string_view, std::string, std::string, uint64_t, uint32_t>;
 
 bool IsWaitRule(std::string_view rule) {
@@ -322,8 +325,8 @@ SteadyState SteadyStateOf(const TraceModel& model, const std::vector<GpuWork>& w
   uint64_t best = 2;
   for (const auto& [name, entry] : by_name) {
     const auto& [count, first] = entry;
-    if (count > best || (count == best && !steady.range.empty() &&
-                         first->start_ns < steady.first_start_ns)) {
+    if (count > best ||
+        (count == best && !steady.range.empty() && first->start_ns < steady.first_start_ns)) {
       best = count;
       steady.range = std::string(name);
       steady.first_start_ns = first->start_ns;
