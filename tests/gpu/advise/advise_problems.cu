@@ -25,9 +25,9 @@
 // synchronization at both ends, and prints one JSON line:
 //   {"problem": "item", "fixed": false, "steps": 53, "timed_steps": 50, "loop_ns": 61234567}
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <nvtx3/nvToolsExt.h>
 
 #include <chrono>
 #include <cstdio>
