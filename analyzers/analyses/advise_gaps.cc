@@ -392,7 +392,7 @@ GapTotals FindGapCauses(const AdviseTimeline& timeline, const AdviseOptions& opt
       if (GapCause cause; classifier.Classify(gap, &cause)) classified.push_back({gap, cause});
     }
     const SteadyState steady = SteadyStateOf(timeline.model(), work, classified);
-    std::optional<std::pair<GroupKey, uint64_t>> waited;  // the wait being caught up, its thread
+    std::optional<GroupKey> waited;  // the wait whose drained queue the host is refilling
     const GpuWork* stretch_begin = &work.front();
     for (auto& [gap, cause] : classified) {
       if (waited && HostAhead(timeline, stretch_begin, gap.after)) waited.reset();
@@ -407,9 +407,9 @@ GapTotals FindGapCauses(const AdviseTimeline& timeline, const AdviseOptions& opt
         cause = {kRuleStartup, "", "", cause.thread_id};
         waited.reset();
       } else if (IsWaitRule(cause.rule)) {
-        waited.emplace(key, cause.thread_id);
-      } else if (cause.rule == kRuleLaunchBound && waited && waited->second == cause.thread_id) {
-        key = waited->first;
+        waited = key;
+      } else if (cause.rule == kRuleLaunchBound && waited) {
+        key = *waited;
         catchup = true;
       } else {
         waited.reset();
