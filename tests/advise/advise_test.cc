@@ -261,6 +261,29 @@ TEST(AdviseTest, StartUpGapsAreOneTimeAndRankedAfterTheSteadyState) {
   EXPECT_THAT(report.headline, HasSubstr("1) blocking-read"));
 }
 
+// Without NVTX steps only outliers early in the run are start-up: the same long gap late in
+// the run stays with its cause.
+TEST(AdviseTest, WithoutStepsOnlyEarlyOutliersAreStartUp) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 20; ++s) {
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.DeviceSynchronize();
+      b.HostIdle(s == 0 || s == 15 ? 30'000'000 : 100'000);
+    }
+  });
+  const AdviseFinding* startup = FindRule(report, kRuleStartup);
+  ASSERT_NE(startup, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(startup->occurrences, 1u);
+  EXPECT_THAT(startup->title, HasSubstr("early in the trace"));
+  EXPECT_THAT(startup->evidence, HasSubstr("sync-idle"));
+  ASSERT_FALSE(report.findings.empty());
+  const AdviseFinding& top = report.findings.front();
+  EXPECT_EQ(top.rule, kRuleSync);
+  EXPECT_EQ(top.occurrences, 18u);
+  EXPECT_GE(top.worst_end_ns - top.worst_begin_ns, 30'000'000u);
+  EXPECT_EQ(report.findings.back().rule, kRuleStartup);
+}
+
 TEST(AdviseTest, ProgramWithoutProblemHasNoHighFinding) {
   const AdviseReport report = Advise(LoadProblem(Problem::kNone, false));
   EXPECT_FALSE(HasHighFinding(report)) << RenderAdviseReport(report, OutputFormat::kTable);
