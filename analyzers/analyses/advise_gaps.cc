@@ -34,6 +34,8 @@ struct GapCause {
   std::string label;  // API call, or the range name
   std::string path;
   uint64_t thread_id = 0;
+  // Waits: GPU work the host had queued ahead when it began waiting (wait start to the gap).
+  uint64_t lead_ns = 0;
 };
 
 struct GapGroup {
@@ -116,6 +118,7 @@ class GapClassifier {
     }
     if (const HostWait* wait = WaitEndingGap(gap, *launch); wait != nullptr) {
       cause->label = wait->label;
+      cause->lead_ns = gap.begin_ns > wait->start_ns ? gap.begin_ns - wait->start_ns : 0;
       cause->path = timeline_.PathAt(launch->thread_id, wait->start_ns);
       const bool read_before =
           gap.before->kind == WorkKind::kMemcpy &&
@@ -344,11 +347,13 @@ SteadyState SteadyStateOf(const TraceModel& model, const std::vector<GpuWork>& w
   return steady;
 }
 
-void AddGap(const AdviseTimeline& timeline, const Gap& gap, uint32_t device, GapGroup* g) {
+// Adds `ns` of `gap` (all of it, or the part left after a catch-up took its share).
+void AddGap(const AdviseTimeline& timeline, const Gap& gap, uint64_t ns, uint32_t device,
+            GapGroup* g) {
   if (g->gaps_ns.empty() || gap.length() > g->worst.length()) g->worst = gap;
   g->device_id = device;
-  g->gaps_ns.push_back(gap.length());
-  g->total_ns += gap.length();
+  g->gaps_ns.push_back(ns);
+  g->total_ns += ns;
   g->next_work[timeline.WorkName(*gap.after)]++;
   g->prev_work[timeline.WorkName(*gap.before)]++;
   g->streams.insert(gap.after->stream_id);
@@ -393,13 +398,14 @@ GapTotals FindGapCauses(const AdviseTimeline& timeline, const AdviseOptions& opt
     }
     const SteadyState steady = SteadyStateOf(timeline.model(), work, classified);
     std::optional<GroupKey> waited;  // the wait whose drained queue the host is refilling
+    uint64_t lead_left_ns = 0;       // of the work it had queued ahead, not yet caught up
     const GpuWork* stretch_begin = &work.front();
     for (auto& [gap, cause] : classified) {
       if (waited && HostAhead(timeline, stretch_begin, gap.after)) waited.reset();
       stretch_begin = gap.after;
       totals.attributed_ns += gap.length();
       GroupKey key{cause.rule, cause.label, cause.path, cause.thread_id, device};
-      bool catchup = false;
+      uint64_t rest_ns = gap.length();  // what is left for the gap's own cause
       if (steady.IsStartup(gap.begin_ns, gap.length(), cause.rule)) {
         groups[{kRuleStartup, "", "", cause.thread_id, device}].startup_causes[cause.rule] +=
             gap.length();
@@ -408,21 +414,26 @@ GapTotals FindGapCauses(const AdviseTimeline& timeline, const AdviseOptions& opt
         waited.reset();
       } else if (IsWaitRule(cause.rule)) {
         waited = key;
+        lead_left_ns = cause.lead_ns;
       } else if (cause.rule == kRuleLaunchBound && waited) {
-        key = *waited;
-        catchup = true;
+        // Without the wait the host would have been ahead by its lead: catch-up gaps up to
+        // that much go to the wait, the rest of a gap that exceeds it stays launch-bound.
+        const uint64_t taken = std::min(gap.length(), lead_left_ns);
+        GapGroup& w = groups[*waited];
+        w.catchup_gaps++;
+        w.catchup_ns += taken;
+        AddGap(timeline, gap, taken, device, &w);
+        lead_left_ns -= taken;
+        if (lead_left_ns == 0) waited.reset();
+        rest_ns -= taken;
+        if (rest_ns == 0) continue;
       } else {
         waited.reset();
       }
       GapGroup& g = groups[key];
-      if (catchup) {
-        g.catchup_gaps++;
-        g.catchup_ns += gap.length();
-      } else {
-        g.cause = cause;
-      }
+      g.cause = cause;
       if (cause.rule == kRuleStartup) g.steady_range = steady.range;
-      AddGap(timeline, gap, device, &g);
+      AddGap(timeline, gap, rest_ns, device, &g);
     }
   }
   for (const auto& [key, g] : groups) findings->push_back(FindingOf(timeline, g));

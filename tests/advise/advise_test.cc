@@ -230,6 +230,27 @@ TEST(AdviseTest, CatchUpGapsAfterAWaitGoToTheWait) {
   EXPECT_EQ(FindRule(report, kRuleStartup), nullptr);
 }
 
+// A wait that drained little work can only buy that little: a loop of tiny kernels the host
+// never gets ahead of stays launch-bound after a synchronize.
+TEST(AdviseTest, CatchUpIsBoundedByTheWorkTheWaitDrained) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int k = 0; k < 10; ++k) b.LaunchKernel(NamedKernel("tiny", 5'000));
+    b.DeviceSynchronize();  // a warm-up's synchronize: it waited for about one tiny kernel
+    for (int k = 0; k < 400; ++k) {
+      b.LaunchKernel(NamedKernel("tiny", 5'000));
+      b.HostIdle(40'000);
+    }
+    b.DeviceSynchronize();
+  });
+  ASSERT_FALSE(report.findings.empty());
+  const AdviseFinding& top = report.findings.front();
+  EXPECT_EQ(top.rule, kRuleLaunchBound) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_NEAR(static_cast<double>(top.cost_ns), 399.0 * 38'000, 0.05 * 399 * 38'000);
+  const AdviseFinding* sync = FindRule(report, kRuleSync);
+  ASSERT_NE(sync, nullptr);
+  EXPECT_LT(sync->cost_ns, 100'000u);  // its own gap and at most ~10 us of catch-up
+}
+
 // Idle time before the first step (loading, allocation), and one gap in the first step many
 // times the usual gap of its cause, are one-time start-up: their own finding, ranked after
 // the steady-state ones even when it costs more.
