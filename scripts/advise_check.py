@@ -10,7 +10,11 @@ For each case (a program with one problem on purpose):
 
   advise_check.py --case NAME:ADVISE_JSON:RECORD_LOG:RUNS_JSONL ... [--json OUT] [--tolerance 0.1]
 
-RECORD_LOG holds the program's JSON line from the recorded run ("steps": steps recorded);
+RECORD_LOG holds the program's JSON line from the recorded run ("steps": steps recorded,
+warm-up included, as the trace holds them; a finding's cost is over the whole trace less its
+one-time `startup` finding, so it is divided by those steps). Where that line has the
+recorded loop's time, the JSON gets record_overhead_per_step_ns: how much longer a recorded
+step took than a plain one, a bound on how much recording lengthened host-side gaps.
 RUNS_JSONL one JSON line per plain run ({"fixed": bool, "timed_steps": N, "loop_ns": T}).
 Prints a table and PASS/FAIL lines; the exit status is the number of failed checks.
 """
@@ -90,6 +94,10 @@ def check_case(name, advise, record_log, runs, tolerance):
         "relative_error": error,
         "run_spread": spread,
     })
+    if recorded.get("loop_ns") and recorded.get("timed_steps") == timed:
+        # What recording added to each timed step: host-side gaps (catch-up after a wait,
+        # launch gaps) read longer in the trace than in the plain runs by about this much.
+        result["record_overhead_per_step_ns"] = (recorded["loop_ns"] - med_problem) / timed
     checks["cost_within_tolerance"] = error is not None and abs(error) <= tolerance
     result["checks"] = checks
     return result

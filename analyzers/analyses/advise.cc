@@ -84,8 +84,9 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
   }
   std::stable_sort(report.findings.begin(), report.findings.end(),
                    [](const AdviseFinding& a, const AdviseFinding& b) {
-                     return std::tie(b.cost_ns, a.rule, a.nvtx_path) <
-                            std::tie(a.cost_ns, b.rule, b.nvtx_path);
+                     const bool a_once = a.rule == kRuleStartup, b_once = b.rule == kRuleStartup;
+                     return std::tie(a_once, b.cost_ns, a.rule, a.nvtx_path) <
+                            std::tie(b_once, a.cost_ns, b.rule, b.nvtx_path);
                    });
   if (options.top > 0 && report.findings.size() > options.top) {
     report.findings.resize(options.top);

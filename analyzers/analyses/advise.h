@@ -30,6 +30,8 @@ inline constexpr std::string_view kRuleNoOverlap = "copy-no-overlap";
 inline constexpr std::string_view kRuleTail = "long-tail";
 inline constexpr std::string_view kRuleOccupancy = "low-occupancy";
 inline constexpr std::string_view kRuleStalls = "stalls";
+// One-time idle gaps before the steady state; ranked after every steady-state finding.
+inline constexpr std::string_view kRuleStartup = "startup";
 
 struct AdviseFinding {
   std::string rule;   // one of the kRule* ids

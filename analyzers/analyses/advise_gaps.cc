@@ -3,6 +3,7 @@
 // Gaps with one cause in one place are summed into one finding.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -33,6 +34,8 @@ struct GapCause {
   std::string label;  // API call, or the range name
   std::string path;
   uint64_t thread_id = 0;
+  // Waits: GPU work the host had queued ahead when it began waiting (wait start to the gap).
+  uint64_t lead_ns = 0;
 };
 
 struct GapGroup {
@@ -45,6 +48,34 @@ struct GapGroup {
   std::map<std::string, uint64_t> prev_work;  // name of the work before it -> count
   std::set<uint32_t> streams;
   std::vector<uint64_t> next_durations_ns;  // duration of the work after each gap
+  uint64_t catchup_gaps = 0;  // launch gaps while the host refilled the queue after the wait
+  uint64_t catchup_ns = 0;
+  std::map<std::string_view, uint64_t> startup_causes;  // startup: ns per cause rule
+  std::string steady_range;                             // startup: the repeated range
+};
+
+// Gaps at least half before the first instance of the most repeated NVTX range, and gaps this many
+// times the median gap of their cause (with >= 5 such gaps) that begin before that instance ends
+// (or in the first tenth of the GPU span without such a range), are one-time start-up gaps.
+constexpr uint64_t kStartupOutlierFactor = 20;
+
+// Where the program's steady state begins on one device (docs/advise.md, "Start-up").
+struct SteadyState {
+  std::string range;  // the most repeated NVTX range name ("" when none repeats 3 times)
+  uint64_t first_start_ns = 0;
+  uint64_t first_end_ns = 0;
+  // Per cause rule: gaps at least this long may be start-up outliers.
+  std::map<std::string_view, uint64_t> outlier_ns;
+
+  bool IsStartup(uint64_t begin_ns, uint64_t length_ns, std::string_view rule) const {
+    // At least half of the gap before the first instance began.
+    if (!range.empty() && begin_ns < first_start_ns &&
+        2 * (first_start_ns - begin_ns) >= length_ns) {
+      return true;
+    }
+    const auto it = outlier_ns.find(rule);
+    return begin_ns < first_end_ns && it != outlier_ns.end() && length_ns >= it->second;
+  }
 };
 
 std::vector<Gap> GapsOf(const std::vector<GpuWork>& work, uint64_t* busy_ns) {
@@ -87,6 +118,7 @@ class GapClassifier {
     }
     if (const HostWait* wait = WaitEndingGap(gap, *launch); wait != nullptr) {
       cause->label = wait->label;
+      cause->lead_ns = gap.begin_ns > wait->start_ns ? gap.begin_ns - wait->start_ns : 0;
       cause->path = timeline_.PathAt(launch->thread_id, wait->start_ns);
       const bool read_before =
           gap.before->kind == WorkKind::kMemcpy &&
@@ -175,13 +207,41 @@ std::string TopNames(const std::map<std::string, uint64_t>& counts, size_t n) {
   return joined;
 }
 
+void DescribeStartup(const GapGroup& g, const std::string& gaps, AdviseFinding* f) {
+  f->title =
+      g.steady_range.empty()
+          ? std::string("one-time start-up: GPU idle early in the trace")
+          : absl::StrCat("one-time start-up: GPU idle before the steady state of ", g.steady_range);
+  std::vector<std::string> causes;
+  for (const auto& [rule, ns] : g.startup_causes) {
+    causes.push_back(absl::StrCat(std::string(rule), " ", FormatDuration(static_cast<double>(ns))));
+  }
+  f->evidence = absl::StrCat(gaps, "; causes: ", absl::StrJoin(causes, ", "),
+                             "; paid once (module and library loading, allocation, warm-up), "
+                             "not per step");
+  f->fix =
+      "Nothing per step; for a shorter start, load modules eagerly "
+      "(CUDA_MODULE_LOADING=EAGER moves the cost, it does not remove it) or reuse a warm "
+      "process.";
+}
+
 void Describe(const GapGroup& g, AdviseFinding* f) {
-  const std::string gaps =
+  std::string gaps =
       absl::StrCat(g.gaps_ns.size(), " gap", g.gaps_ns.size() == 1 ? "" : "s", ", median ",
                    FormatDuration(static_cast<double>(MedianOf(g.gaps_ns))), ", longest ",
                    FormatDuration(static_cast<double>(g.worst.length())));
   std::string place;
   if (!g.cause.path.empty()) place = absl::StrCat(" in ", g.cause.path);
+  if (g.catchup_gaps > 0) {
+    absl::StrAppend(&gaps, "; of them ", g.catchup_gaps, " catch-up gap",
+                    g.catchup_gaps == 1 ? "" : "s", " (",
+                    FormatDuration(static_cast<double>(g.catchup_ns)),
+                    ") while the host refilled the queue the wait had drained");
+  }
+  if (g.cause.rule == kRuleStartup) {
+    DescribeStartup(g, gaps, f);
+    return;
+  }
   if (g.cause.rule == kRuleSync) {
     f->title = absl::StrCat("GPU idle after the host waited in ", g.cause.label, place);
     f->evidence = absl::StrCat(gaps,
@@ -234,55 +294,149 @@ void Describe(const GapGroup& g, AdviseFinding* f) {
   }
 }
 
+using GroupKey = std::tuple<std::string_view, std::string, std::string, uint64_t, uint32_t>;
+
+bool IsWaitRule(std::string_view rule) {
+  return rule == kRuleSync || rule == kRuleBlockingRead || rule == kRuleBlockingCopy;
+}
+
+// Whether, in the busy stretch from `begin` to the work before `end` (pointers into one
+// device's work, by start), some launch returned before the GPU had finished the work started
+// before it: the queue was not empty, the host was ahead of the GPU again.
+bool HostAhead(const AdviseTimeline& timeline, const GpuWork* begin, const GpuWork* end) {
+  uint64_t queued_end = begin->end_ns;
+  for (const GpuWork* w = begin + 1; w < end; ++w) {
+    const ApiCallEvent* launch = timeline.LaunchOf(w->correlation_id);
+    if (launch != nullptr && launch->end_ns() < queued_end) return true;
+    queued_end = std::max(queued_end, w->end_ns);
+  }
+  return false;
+}
+
+// The steady state starts with the first instance of the most repeated NVTX range (>= 3
+// instances; the earliest first instance on a tie); without one, outliers in the first tenth
+// of the device's GPU span are start-up.
+SteadyState SteadyStateOf(const TraceModel& model, const std::vector<GpuWork>& work,
+                          const std::vector<std::pair<Gap, GapCause>>& gaps) {
+  SteadyState steady;
+  std::map<std::string_view, std::pair<uint64_t, const NvtxRange*>> by_name;
+  for (const NvtxRange& r : model.nvtx_ranges) {
+    auto& [count, first] = by_name[r.name];
+    ++count;
+    if (first == nullptr || r.start_ns < first->start_ns) first = &r;
+  }
+  uint64_t best = 2;
+  for (const auto& [name, entry] : by_name) {
+    const auto& [count, first] = entry;
+    if (count > best ||
+        (count == best && !steady.range.empty() && first->start_ns < steady.first_start_ns)) {
+      best = count;
+      steady.range = std::string(name);
+      steady.first_start_ns = first->start_ns;
+      steady.first_end_ns = first->end_ns();
+    }
+  }
+  if (steady.range.empty() && !work.empty()) {
+    steady.first_end_ns = work.front().start_ns + (work.back().end_ns - work.front().start_ns) / 10;
+  }
+  std::map<std::string_view, std::vector<uint64_t>> lengths;  // per cause rule
+  for (const auto& [gap, cause] : gaps) lengths[cause.rule].push_back(gap.length());
+  for (const auto& [rule, ns] : lengths) {
+    if (ns.size() >= 5) steady.outlier_ns[rule] = kStartupOutlierFactor * MedianOf(ns);
+  }
+  return steady;
+}
+
+// Adds `ns` of `gap` (all of it, or the part left after a catch-up took its share).
+void AddGap(const AdviseTimeline& timeline, const Gap& gap, uint64_t ns, uint32_t device,
+            GapGroup* g) {
+  if (g->gaps_ns.empty() || gap.length() > g->worst.length()) g->worst = gap;
+  g->device_id = device;
+  g->gaps_ns.push_back(ns);
+  g->total_ns += ns;
+  g->next_work[timeline.WorkName(*gap.after)]++;
+  g->prev_work[timeline.WorkName(*gap.before)]++;
+  g->streams.insert(gap.after->stream_id);
+  g->next_durations_ns.push_back(gap.after->end_ns - gap.after->start_ns);
+}
+
+AdviseFinding FindingOf(const AdviseTimeline& timeline, const GapGroup& g) {
+  AdviseFinding f;
+  f.rule = std::string(g.cause.rule);
+  f.cost_ns = g.total_ns;
+  f.occurrences = g.gaps_ns.size();
+  f.device_id = g.device_id;
+  f.nvtx_path = g.cause.path;
+  if (IsWaitRule(g.cause.rule)) f.api_call = g.cause.label;
+  f.kernel = TopNames(g.next_work, 1);
+  f.stream = absl::StrJoin(g.streams, ",");
+  timeline.DescribeThread(g.cause.thread_id, &f);
+  f.worst_begin_ns = g.worst.begin_ns;
+  f.worst_end_ns = g.worst.end_ns;
+  Describe(g, &f);
+  return f;
+}
+
 }  // namespace
 
 GapTotals FindGapCauses(const AdviseTimeline& timeline, const AdviseOptions& options,
                         std::vector<AdviseFinding>* findings) {
   GapTotals totals;
   GapClassifier classifier(timeline, options);
-  std::map<std::tuple<std::string_view, std::string, std::string, uint64_t, uint32_t>, GapGroup>
-      groups;
+  std::map<GroupKey, GapGroup> groups;
   for (const auto& [device, work] : timeline.work_by_device()) {
     uint64_t busy_ns = 0;
     const std::vector<Gap> gaps = GapsOf(work, &busy_ns);
     uint64_t end_ns = 0;
     for (const GpuWork& w : work) end_ns = std::max(end_ns, w.end_ns);
-    if (!work.empty()) totals.devices.push_back({device, work.front().start_ns, end_ns, busy_ns});
+    if (work.empty()) continue;
+    totals.devices.push_back({device, work.front().start_ns, end_ns, busy_ns});
+    std::vector<std::pair<Gap, GapCause>> classified;
     for (const Gap& gap : gaps) {
       totals.idle_ns += gap.length();
-      GapCause cause;
-      if (!classifier.Classify(gap, &cause)) continue;
+      if (GapCause cause; classifier.Classify(gap, &cause)) classified.push_back({gap, cause});
+    }
+    const SteadyState steady = SteadyStateOf(timeline.model(), work, classified);
+    std::optional<GroupKey> waited;  // the wait whose drained queue the host is refilling
+    uint64_t lead_left_ns = 0;       // of the work it had queued ahead, not yet caught up
+    const GpuWork* stretch_begin = &work.front();
+    for (auto& [gap, cause] : classified) {
+      if (waited && HostAhead(timeline, stretch_begin, gap.after)) waited.reset();
+      stretch_begin = gap.after;
       totals.attributed_ns += gap.length();
-      GapGroup& g = groups[{cause.rule, cause.label, cause.path, cause.thread_id, device}];
-      if (g.gaps_ns.empty() || gap.length() > g.worst.length()) g.worst = gap;
+      GroupKey key{cause.rule, cause.label, cause.path, cause.thread_id, device};
+      uint64_t rest_ns = gap.length();  // what is left for the gap's own cause
+      if (steady.IsStartup(gap.begin_ns, gap.length(), cause.rule)) {
+        groups[{kRuleStartup, "", "", cause.thread_id, device}].startup_causes[cause.rule] +=
+            gap.length();
+        key = {kRuleStartup, "", "", cause.thread_id, device};
+        cause = {kRuleStartup, "", "", cause.thread_id};
+        waited.reset();
+      } else if (IsWaitRule(cause.rule)) {
+        waited = key;
+        lead_left_ns = cause.lead_ns;
+      } else if (cause.rule == kRuleLaunchBound && waited) {
+        // Without the wait the host would have been ahead by its lead: catch-up gaps up to
+        // that much go to the wait, the rest of a gap that exceeds it stays launch-bound.
+        const uint64_t taken = std::min(gap.length(), lead_left_ns);
+        GapGroup& w = groups[*waited];
+        w.catchup_gaps++;
+        w.catchup_ns += taken;
+        AddGap(timeline, gap, taken, device, &w);
+        lead_left_ns -= taken;
+        if (lead_left_ns == 0) waited.reset();
+        rest_ns -= taken;
+        if (rest_ns == 0) continue;
+      } else {
+        waited.reset();
+      }
+      GapGroup& g = groups[key];
       g.cause = cause;
-      g.device_id = device;
-      g.gaps_ns.push_back(gap.length());
-      g.total_ns += gap.length();
-      g.next_work[timeline.WorkName(*gap.after)]++;
-      g.prev_work[timeline.WorkName(*gap.before)]++;
-      g.streams.insert(gap.after->stream_id);
-      g.next_durations_ns.push_back(gap.after->end_ns - gap.after->start_ns);
+      if (cause.rule == kRuleStartup) g.steady_range = steady.range;
+      AddGap(timeline, gap, rest_ns, device, &g);
     }
   }
-  for (const auto& [key, g] : groups) {
-    AdviseFinding f;
-    f.rule = std::string(g.cause.rule);
-    f.cost_ns = g.total_ns;
-    f.occurrences = g.gaps_ns.size();
-    f.device_id = g.device_id;
-    f.nvtx_path = g.cause.path;
-    if (g.cause.rule != kRuleHostRange && g.cause.rule != kRuleLaunchBound) {
-      f.api_call = g.cause.label;
-    }
-    f.kernel = TopNames(g.next_work, 1);
-    f.stream = absl::StrJoin(g.streams, ",");
-    timeline.DescribeThread(g.cause.thread_id, &f);
-    f.worst_begin_ns = g.worst.begin_ns;
-    f.worst_end_ns = g.worst.end_ns;
-    Describe(g, &f);
-    findings->push_back(std::move(f));
-  }
+  for (const auto& [key, g] : groups) findings->push_back(FindingOf(timeline, g));
   return totals;
 }
 

@@ -30,9 +30,10 @@ int RunAdviseCommand(const CommandArgs& args) {
         "\nFindings ranked by what a fix would save: GPU idle gaps with their cause (host\n"
         "synchronization, a blocking read of a GPU value, a blocking copy, a host NVTX range\n"
         "without GPU work, launch-bound stretches), pageable copies, copies that do not\n"
-        "overlap compute, and with PM/PC samples long tails, low occupancy and stalls. Each\n"
-        "finding says where, the evidence and the fix. See docs/advise.md for every rule,\n"
-        "threshold and cost model.\n",
+        "overlap compute, and with PM/PC samples long tails, low occupancy and stalls.\n"
+        "One-time start-up gaps are a finding of their own, ranked last. Each finding says\n"
+        "where, the evidence and the fix. See docs/advise.md for every rule, threshold and\n"
+        "cost model.\n",
         stdout);
     return 0;
   }

@@ -49,6 +49,19 @@ def test_cost_matching_the_saving_passes(ac):
     assert r["relative_error"] == pytest.approx(0)
 
 
+def test_recording_overhead_per_timed_step(ac):
+    log = ('{"problem": "item", "fixed": false, "steps": 53, "timed_steps": 50, '
+           '"loop_ns": 59000000}\n')
+    r = ac.check_case("item", advise(("blocking-read", 53 * 160_000)), log,
+                      runs([58e6] * 5, [50e6] * 5), 0.1)
+    assert r["record_overhead_per_step_ns"] == pytest.approx(20_000)
+    other = ac.check_case("item", advise(("blocking-read", 53 * 160_000)), log.replace(
+        '"timed_steps": 50', '"timed_steps": 40'), runs([58e6] * 5, [50e6] * 5), 0.1)
+    assert "record_overhead_per_step_ns" not in other
+    assert "record_overhead_per_step_ns" not in ac.check_case(
+        "item", advise(("blocking-read", 53 * 160_000)), LOG, runs([58e6] * 5, [50e6] * 5), 0.1)
+
+
 def test_cost_off_by_more_than_the_tolerance_fails(ac):
     r = ac.check_case("item", advise(("blocking-read", 53 * 200_000)), LOG,
                       runs([58e6] * 5, [50e6] * 5), 0.1)

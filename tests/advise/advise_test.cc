@@ -3,6 +3,7 @@
 // program, or a program with no problem) there must be no high finding.
 #include "analyzers/analyses/advise.h"
 
+#include <functional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -163,6 +164,145 @@ TEST(AdviseTest, HostRangeCoveringMostOfAGapTakesItFromTheWait) {
     EXPECT_EQ(FindRule(report, loader_wins ? kRuleSync : kRuleHostRange), nullptr);
     EXPECT_EQ(report.findings.front().occurrences, 9u);
   }
+}
+
+AdviseReport AdviseWritten(const std::function<void(fixtures::SyntheticTraceBuilder&)>& write) {
+  const std::string path = testing::MakeTempDir() + "/written.wst";
+  fixtures::SyntheticTraceOptions options;
+  options.pm_interval_ns = 0;
+  options.force_overwrite = true;
+  std::string error;
+  auto b = fixtures::SyntheticTraceBuilder::Create(path, options, &error);
+  EXPECT_NE(b, nullptr) << error;
+  if (b == nullptr) return {};
+  write(*b);
+  EXPECT_TRUE(b->Finish());
+  absl::StatusOr<TraceModel> model = TraceModel::Load(path);
+  EXPECT_TRUE(model.ok()) << model.status();
+  return model.ok() ? Advise(*model) : AdviseReport{};
+}
+
+fixtures::KernelSpec NamedKernel(const char* name, uint64_t ns) {
+  fixtures::KernelSpec spec;
+  spec.name = name;
+  spec.duration_ns = ns;
+  return spec;
+}
+
+// After a blocking read the host refills an empty queue: the launch gaps until a launch
+// returns while the GPU still has work are the read's; a later launch gap, with the host
+// ahead in between, stays launch-bound.
+TEST(AdviseTest, CatchUpGapsAfterAWaitGoToTheWait) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 10; ++s) {
+      b.PushRange("step");
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.Memcpy(CopyKind::kDtoH, 4, fixtures::kComputeStream, false, MemoryKind::kPageable);
+      for (int k = 0; k < 2; ++k) {  // two catch-up gaps: each tiny kernel runs dry
+        b.HostIdle(100'000);
+        b.LaunchKernel(NamedKernel("tiny", 5'000));
+      }
+      b.HostIdle(100'000);
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.LaunchKernel(NamedKernel("tiny", 5'000));  // queued behind compute: the host is ahead
+      b.HostIdle(1'500'000);
+      b.LaunchKernel(NamedKernel("tiny", 5'000));  // a launch gap of ~0.5 ms, no wait before
+      b.PopRange();
+    }
+    b.DeviceSynchronize();
+  });
+  const AdviseFinding* read = FindRule(report, kRuleBlockingRead);
+  ASSERT_NE(read, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(read->occurrences, 30u);  // per step: the read's gap and two catch-up gaps
+  EXPECT_THAT(read->evidence, HasSubstr("of them 20 catch-up gaps"));
+  EXPECT_GT(read->cost_ns, 30u * 100'000);
+  EXPECT_LT(read->cost_ns, 30u * 110'000);
+  EXPECT_EQ(report.findings.front().rule, kRuleLaunchBound);
+  uint64_t launch_gaps_ns = 0, launch_gaps = 0;
+  for (const AdviseFinding& f : report.findings) {
+    if (f.rule != kRuleLaunchBound) continue;
+    launch_gaps_ns += f.cost_ns;
+    launch_gaps += f.occurrences;
+    EXPECT_LT(f.worst_end_ns - f.worst_begin_ns, 600'000u);
+  }
+  EXPECT_GE(launch_gaps, 10u);
+  EXPECT_GT(launch_gaps_ns, 10u * 450'000);
+  EXPECT_EQ(FindRule(report, kRuleStartup), nullptr);
+}
+
+// A wait that drained little work can only buy that little: a loop of tiny kernels the host
+// never gets ahead of stays launch-bound after a synchronize.
+TEST(AdviseTest, CatchUpIsBoundedByTheWorkTheWaitDrained) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int k = 0; k < 10; ++k) b.LaunchKernel(NamedKernel("tiny", 5'000));
+    b.DeviceSynchronize();  // a warm-up's synchronize: it waited for about one tiny kernel
+    for (int k = 0; k < 400; ++k) {
+      b.LaunchKernel(NamedKernel("tiny", 5'000));
+      b.HostIdle(40'000);
+    }
+    b.DeviceSynchronize();
+  });
+  ASSERT_FALSE(report.findings.empty());
+  const AdviseFinding& top = report.findings.front();
+  EXPECT_EQ(top.rule, kRuleLaunchBound) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_NEAR(static_cast<double>(top.cost_ns), 399.0 * 38'000, 0.05 * 399 * 38'000);
+  const AdviseFinding* sync = FindRule(report, kRuleSync);
+  ASSERT_NE(sync, nullptr);
+  EXPECT_LT(sync->cost_ns, 100'000u);  // its own gap and at most ~10 us of catch-up
+}
+
+// Idle time before the first step (loading, allocation), and one gap in the first step many
+// times the usual gap of its cause, are one-time start-up: their own finding, ranked after
+// the steady-state ones even when it costs more.
+TEST(AdviseTest, StartUpGapsAreOneTimeAndRankedAfterTheSteadyState) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    b.Memcpy(CopyKind::kHtoD, 1 << 20, fixtures::kComputeStream, false);
+    b.HostIdle(50'000'000);  // loading libraries before the loop
+    for (int s = 0; s < 10; ++s) {
+      b.PushRange("step");
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.Memcpy(CopyKind::kDtoH, 4, fixtures::kComputeStream, false, MemoryKind::kPageable);
+      b.PopRange();
+      b.HostIdle(s == 0 ? 30'000'000 : 150'000);  // the first step loads a module
+    }
+    b.DeviceSynchronize();
+  });
+  ASSERT_GE(report.findings.size(), 2u);
+  EXPECT_EQ(report.findings.front().rule, kRuleBlockingRead)
+      << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(report.findings.front().occurrences, 8u);  // steps 2..9 to the next step
+  EXPECT_LT(report.findings.front().cost_ns, 8u * 160'000);
+  const AdviseFinding& last = report.findings.back();
+  EXPECT_EQ(last.rule, kRuleStartup);
+  EXPECT_EQ(last.occurrences, 2u);
+  EXPECT_GT(last.cost_ns, 80'000'000u);
+  EXPECT_GT(last.cost_ns, report.findings.front().cost_ns);
+  EXPECT_THAT(last.title, HasSubstr("steady state of step"));
+  EXPECT_THAT(last.evidence, HasSubstr("blocking-read"));
+  EXPECT_THAT(report.headline, HasSubstr("1) blocking-read"));
+}
+
+// Without NVTX steps only outliers early in the run are start-up: the same long gap late in
+// the run stays with its cause.
+TEST(AdviseTest, WithoutStepsOnlyEarlyOutliersAreStartUp) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 20; ++s) {
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.DeviceSynchronize();
+      b.HostIdle(s == 0 || s == 15 ? 30'000'000 : 100'000);
+    }
+  });
+  const AdviseFinding* startup = FindRule(report, kRuleStartup);
+  ASSERT_NE(startup, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(startup->occurrences, 1u);
+  EXPECT_THAT(startup->title, HasSubstr("early in the trace"));
+  EXPECT_THAT(startup->evidence, HasSubstr("sync-idle"));
+  ASSERT_FALSE(report.findings.empty());
+  const AdviseFinding& top = report.findings.front();
+  EXPECT_EQ(top.rule, kRuleSync);
+  EXPECT_EQ(top.occurrences, 18u);
+  EXPECT_GE(top.worst_end_ns - top.worst_begin_ns, 30'000'000u);
+  EXPECT_EQ(report.findings.back().rule, kRuleStartup);
 }
 
 TEST(AdviseTest, ProgramWithoutProblemHasNoHighFinding) {
