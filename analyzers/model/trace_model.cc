@@ -197,6 +197,10 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
     case v1::TracePacket::kCaptureWindow:
       AddCaptureWindowEdge(p.capture_window());
       break;
+    case v1::TracePacket::kLaunchConfig:
+      // Kernels after a redefinition use the new value, as strings do (docs/format.md).
+      launch_by_id_.erase(p.launch_config().id());
+      break;
     case v1::TracePacket::kStats:
       AddStats(p.stats());
       break;
@@ -310,6 +314,7 @@ void TraceModelBuilder::AddKernel(const v1::KernelEvent& k) {
   o.name = Str(k.name_id());
   o.mangled_name = Str(k.mangled_name_id());
   o.launch = Launch(k.launch_config_id());
+  o.launch_config_id = k.launch_config_id();
   o.start_ns = k.start_ns();
   o.duration_ns = k.duration_ns();
   o.device_id = k.device_id();

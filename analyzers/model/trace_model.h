@@ -115,6 +115,7 @@ struct KernelEvent {
   std::string_view name;  // demangled
   std::string_view mangled_name;
   const LaunchConfig* launch = nullptr;  // nullptr when the launch config is unknown
+  uint64_t launch_config_id = 0;         // as written, also when it was never defined
   uint64_t start_ns = 0;
   uint64_t duration_ns = 0;
   uint32_t device_id = 0;
