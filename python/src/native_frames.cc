@@ -112,20 +112,31 @@ class FrameBuilder {
     Int("end_ns", [](const Event& e) { return e.start_ns + e.duration_ns; });
     Int("duration_ns", [](const Event& e) { return e.duration_ns; });
   }
-  // thread_id, os_tid and thread_name of a thread id column.
+  // thread_id, os_tid and thread_name of a thread id column. Each row gets the thread's
+  // definition in force when its event was read: `counted` says how many rows of this
+  // table came before each definition.
   template <typename F>
-  void Thread(const TraceModel& model, const char* id_name, const char* tid_name,
-              const char* thread_name, F get) {
+  void Thread(const TraceModel& model, size_t TraceModel::ThreadEventCounts::*counted,
+              const char* id_name, const char* tid_name, const char* thread_name, F get) {
     Int(id_name, get);
-    std::unordered_map<uint64_t, const ThreadInfo*> threads;
-    for (const ThreadInfo& t : model.threads) threads[t.id] = &t;  // the last definition
+    std::vector<size_t> order(model.threads.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return model.thread_defined_after[a].*counted < model.thread_defined_after[b].*counted;
+    });
+    std::unordered_map<uint64_t, const ThreadInfo*> in_force;
+    size_t next = 0;
     std::vector<int64_t> tids(rows_.size());
     StringColumn names(rows_.size());
     std::map<uint64_t, std::string> unknown_names;
     for (size_t i = 0; i < rows_.size(); ++i) {
+      for (; next < order.size() && model.thread_defined_after[order[next]].*counted <= i;
+           ++next) {
+        in_force[model.threads[order[next]].id] = &model.threads[order[next]];
+      }
       const uint64_t id = get(rows_[i]);
-      auto it = threads.find(id);
-      if (it != threads.end()) {
+      auto it = in_force.find(id);
+      if (it != in_force.end()) {
         tids[i] = it->second->os_tid;
         names.Add(it->second->name);
       } else if (id == 0) {
@@ -189,7 +200,7 @@ nb::dict ApiCalls(const TraceModel& m) {
   f.Times();
   f.String("name", [](const ApiCallEvent& a) { return a.name; });
   f.Enum("domain", "ApiDomain", [](const ApiCallEvent& a) { return a.domain; });
-  f.Thread(m, "thread_id", "os_tid", "thread_name",
+  f.Thread(m, &TraceModel::ThreadEventCounts::api_calls, "thread_id", "os_tid", "thread_name",
            [](const ApiCallEvent& a) { return a.thread_id; });
   f.Int("correlation_id", [](const ApiCallEvent& a) { return a.correlation_id; });
   f.Int("result", [](const ApiCallEvent& a) { return a.result; });
@@ -206,10 +217,10 @@ nb::dict NvtxRanges(const TraceModel& m) {
   f.Int("color", [](const NvtxRange& r) { return r.color; });
   f.Int("depth", [](const NvtxRange& r) { return r.depth; });
   f.Bool("is_push_pop", [](const NvtxRange& r) { return r.is_push_pop; });
-  f.Thread(m, "thread_id", "os_tid", "thread_name",
-           [](const NvtxRange& r) { return r.thread_id; });
-  f.Thread(m, "end_thread_id", "end_os_tid", "end_thread_name",
-           [](const NvtxRange& r) { return r.end_thread_id; });
+  f.Thread(m, &TraceModel::ThreadEventCounts::nvtx_ranges, "thread_id", "os_tid",
+           "thread_name", [](const NvtxRange& r) { return r.thread_id; });
+  f.Thread(m, &TraceModel::ThreadEventCounts::nvtx_ranges, "end_thread_id", "end_os_tid",
+           "end_thread_name", [](const NvtxRange& r) { return r.end_thread_id; });
   return f.Finish();
 }
 
@@ -220,8 +231,8 @@ nb::dict NvtxMarks(const TraceModel& m) {
   f.String("domain", [](const NvtxMark& k) { return k.domain; });
   f.Int("category", [](const NvtxMark& k) { return k.category; });
   f.Int("color", [](const NvtxMark& k) { return k.color; });
-  f.Thread(m, "thread_id", "os_tid", "thread_name",
-           [](const NvtxMark& k) { return k.thread_id; });
+  f.Thread(m, &TraceModel::ThreadEventCounts::nvtx_marks, "thread_id", "os_tid",
+           "thread_name", [](const NvtxMark& k) { return k.thread_id; });
   return f.Finish();
 }
 
@@ -265,7 +276,7 @@ nb::dict Syncs(const TraceModel& m) {
   f.Int("stream_id", [](const SyncEvent& s) { return s.stream_id; });
   f.Int("cuda_event_id", [](const SyncEvent& s) { return s.cuda_event_id; });
   f.Int("correlation_id", [](const SyncEvent& s) { return s.correlation_id; });
-  f.Thread(m, "thread_id", "os_tid", "thread_name",
+  f.Thread(m, &TraceModel::ThreadEventCounts::syncs, "thread_id", "os_tid", "thread_name",
            [](const SyncEvent& s) { return s.thread_id; });
   return f.Finish();
 }
@@ -285,8 +296,8 @@ nb::dict Overheads(const TraceModel& m) {
   FrameBuilder<OverheadEvent> f(m.overheads);
   f.Times();
   f.String("kind", [](const OverheadEvent& o) { return o.kind; });
-  f.Thread(m, "thread_id", "os_tid", "thread_name",
-           [](const OverheadEvent& o) { return o.thread_id; });
+  f.Thread(m, &TraceModel::ThreadEventCounts::overheads, "thread_id", "os_tid",
+           "thread_name", [](const OverheadEvent& o) { return o.thread_id; });
   return f.Finish();
 }
 
@@ -392,23 +403,30 @@ nb::dict PmSamples(const TraceModel& m, nb::list* metric_names_out) {
     }
   }
   for (std::string_view n : names) metric_names_out->append(Utf8(n));
-  FrameBuilder<PmSample> f(m.pm_samples);
-  f.Times();
-  f.Int("metric_set_id", [](const PmSample& s) { return s.metric_set_id; });
-  f.Int("device_id", [&](const PmSample& s) {
-    const PmMetricSet* set = m.FindPmMetricSet(s.metric_set_id);
-    return set ? set->device_id : 0;
-  });
+  // A sample read before any definition of its metric set is left out (counted by the model).
+  std::vector<const PmSample*> rows;
+  rows.reserve(m.pm_samples.size());
+  for (const PmSample& s : m.pm_samples) {
+    if (s.metric_set_index >= 0) rows.push_back(&s);
+  }
+  using Row = const PmSample*;
+  FrameBuilder<Row> f(rows);
+  f.Int("start_ns", [](Row s) { return s->start_ns; });
+  f.Int("end_ns", [](Row s) { return s->start_ns + s->duration_ns; });
+  f.Int("duration_ns", [](Row s) { return s->duration_ns; });
+  f.Int("metric_set_id", [](Row s) { return s->metric_set_id; });
+  f.Int("device_id", [&](Row s) { return m.pm_metric_sets[s->metric_set_index].device_id; });
   nb::dict columns = f.Finish();
-  const size_t rows = m.pm_samples.size(), width = names.size();
-  auto* values = new std::vector<double>(rows * width, std::numeric_limits<double>::quiet_NaN());
-  std::unordered_map<uint32_t, std::vector<size_t>> positions;
-  for (size_t row = 0; row < rows; ++row) {
-    const PmSample& s = m.pm_samples[row];
-    auto [it, inserted] = positions.try_emplace(s.metric_set_id);
+  const size_t width = names.size();
+  auto* values =
+      new std::vector<double>(rows.size() * width, std::numeric_limits<double>::quiet_NaN());
+  std::unordered_map<int64_t, std::vector<size_t>> positions;  // by metric set entry
+  for (size_t row = 0; row < rows.size(); ++row) {
+    const PmSample& s = *rows[row];
+    auto [it, inserted] = positions.try_emplace(s.metric_set_index);
     if (inserted) {
-      if (const PmMetricSet* set = m.FindPmMetricSet(s.metric_set_id)) {
-        for (const std::string& n : set->metric_names) it->second.push_back(column_of[n]);
+      for (const std::string& n : m.pm_metric_sets[s.metric_set_index].metric_names) {
+        it->second.push_back(column_of[n]);
       }
     }
     const size_t count = std::min(s.values.size(), it->second.size());
@@ -416,7 +434,7 @@ nb::dict PmSamples(const TraceModel& m, nb::list* metric_names_out) {
   }
   nb::capsule owner(values,
                     [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
-  const size_t shape[2] = {rows, width};
+  const size_t shape[2] = {rows.size(), width};
   columns["__metrics__"] =
       nb::cast(nb::ndarray<nb::numpy, double, nb::ndim<2>>(values->data(), 2, shape, owner));
   return columns;

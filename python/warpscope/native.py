@@ -37,6 +37,9 @@ COUNTER_NAMES = {
     "model.orphan_pc_sample_continuations": "orphan_pc_sample_continuations",
     "model.incomplete_cubins": "incomplete_cubins",
     "model.unmatched_capture_window_ends": "unmatched_capture_window_ends",
+    "model.redefined_pm_metric_sets": "redefined_pm_metric_sets",
+    "model.redefined_devices": "redefined_devices",
+    "model.redefined_contexts": "redefined_contexts",
 }
 # Counters that the pure-Python reader reports elsewhere (truncated, complete) or not at all.
 _NOT_ISSUES = {"reader.truncated_bytes", "reader.missing_end_of_trace",

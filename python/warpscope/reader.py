@@ -112,6 +112,7 @@ class TraceFile:
         self._closed = False
         self._index: Optional[_Index] = None
         self.issues: Dict[str, int] = {}
+        self._native_state: Any = None  # what the C++ reader found (warpscope.native)
         try:
             self.header: Any = self._read_header()
         except TraceError:
@@ -309,7 +310,8 @@ class TraceFile:
         index.finish()
         if self._index is None:
             self._index = index
-            self.issues.clear()
+            if self._native_state is None:  # else issues hold what the C++ reader counted
+                self.issues.clear()
             self.issues.update(index.issues)
 
     def scan(self) -> Iterator[Tuple[str, Any]]:
