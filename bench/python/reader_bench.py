@@ -162,17 +162,19 @@ print(json.dumps({"native": warpscope.native.available(), "seconds": seconds,
 """
 
 
-def compare_readers(rows: int, repeat: int) -> None:
-    """Both readers on one trace of `rows` events written by the C++ fixture builder."""
-    tool = SOURCE_DIR / "build" / "bin" / "warpscope_bench_trace"
-    if not tool.exists():
-        sys.exit(f"warpscope: {tool} is missing; build it: cmake --build build --target "
-                 "warpscope_bench_trace")
-    native_dir = SOURCE_DIR / "build" / "python"
+def compare_readers(rows: int, repeat: int, trace: str, build_dir: Path) -> None:
+    """Both readers on one trace: `trace`, else `rows` events written by the C++ fixture
+    builder (build/bin/warpscope_bench_trace)."""
+    native_dir = build_dir / "python"
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "bench.wst"
-        subprocess.run([str(tool), str(path), str(rows)], check=True)
-        print(f"trace: {path.stat().st_size / 1e6:.1f} MB (warpscope_bench_trace {rows})")
+        path = Path(trace) if trace else Path(folder) / "bench.wst"
+        if not trace:
+            tool = SOURCE_DIR / "build" / "bin" / "warpscope_bench_trace"
+            if not tool.exists():
+                sys.exit(f"warpscope: {tool} is missing; build it: cmake --build build "
+                         "--target warpscope_bench_trace")
+            subprocess.run([str(tool), str(path), str(rows)], check=True)
+        print(f"trace: {path}, {path.stat().st_size / 1e6:.1f} MB")
         for name, extra_env in (("pure Python", {"WARPSCOPE_PURE_PYTHON": "1"}),
                                 ("C++ extension", {})):
             env = dict(os.environ, **extra_env)
@@ -205,9 +207,12 @@ def main() -> int:
     parser.add_argument("--readers", action="store_true",
                         help="compare the pure-Python reader and the C++ extension")
     parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--trace", default="", help="with --readers: read this trace instead")
+    parser.add_argument("--build-dir", default=str(SOURCE_DIR / "build"),
+                        help="with --readers: the CMake build holding python/warpscope_native")
     args = parser.parse_args()
     if args.readers:
-        compare_readers(args.rows, args.repeat)
+        compare_readers(args.rows, args.repeat, args.trace, Path(args.build_dir))
         return 0
     from google.protobuf.internal import api_implementation
     import pandas

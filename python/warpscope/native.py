@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from typing import Any, Dict, List, Optional, Sequence
 
 try:  # the extension is optional: a pure-Python install has the same API, only slower
@@ -59,6 +60,10 @@ def _column(value: Any, enum_label: Any) -> Any:
     import numpy as np
     import pandas as pd
     if not isinstance(value, tuple):
+        # nanobind hands 64-bit integers as C's long long ('q', 'Q'), which numpy treats as
+        # equal to int64/uint64 but pandas does not always: view them as the latter.
+        if value.dtype.kind in "iu" and value.dtype.itemsize == 8:
+            return value.view(np.int64 if value.dtype.kind == "i" else np.uint64)
         return value
     kind = value[0]
     if kind == "bool":
@@ -105,7 +110,11 @@ def read(trace: Any) -> Dict[str, Any]:
     try:
         result = _native.read_frames(trace.path)
     except ValueError as e:
-        raise TraceError(f"warpscope: {e}", path=trace.path) from e
+        # The C++ reader's message says where the data went wrong, as the Python reader's does.
+        message = str(e) if str(e).startswith("warpscope:") else f"warpscope: {e}"
+        at = re.search(r"byte offset (\d+)", message)
+        raise TraceError(message, path=trace.path,
+                         offset=int(at.group(1)) if at else None) from e
     frames: Dict[str, Any] = {}
     for name, columns in result["frames"].items():
         metrics = columns.pop("__metrics__", None)

@@ -418,6 +418,8 @@ class TraceFile:
 
     def problems(self) -> List[str]:
         """One line per reason the figures may be incomplete; empty for a sound file."""
+        if self._native_state is not None:  # to_dataframes ran on the C++ reader
+            return self._native_state.problems()
         self._ensure_indexed()
         return problem_lines(self.truncation_offset if self.truncated else None,
                              self.complete, self.stats, self.stats_severity, self.issues)
