@@ -10,7 +10,8 @@ shift || true
 path_without_cuda=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v -i cuda | paste -sd:)
 run() { env -u CUDA_PATH -u CUDA_HOME -u CUDACXX PATH="$path_without_cuda" "$@"; }
 run cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWARPSCOPE_WERROR=ON \
-  -DWARPSCOPE_ANALYZERS_ONLY=ON -DWARPSCOPE_PYTHON=ON -DWARPSCOPE_BUILD_BENCH=OFF "$@" >/dev/null
+  -DWARPSCOPE_ANALYZERS_ONLY=ON -DWARPSCOPE_PYTHON=ON -DWARPSCOPE_BUILD_TESTS=ON \
+  -DWARPSCOPE_BUILD_BENCH=OFF "$@" >/dev/null
 if grep -q -E "/cuda[^/ ]*/" "$dir/build.ninja"; then
   echo "warpscope: the analyzers-only build names the CUDA toolkit:" >&2
   grep -o -E "[^ ]*/cuda[^/ ]*/[^ ]*" "$dir/build.ninja" | sort -u | head >&2
