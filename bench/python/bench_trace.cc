@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
       spec.duration_ns = 5'000 + (launched * 7919) % 40'000;
       trace->LaunchKernel(spec);
     }
-    trace->Memcpy(CopyKind::kHtoD, 1 << 20, kCopyStream, true);
+    trace->Memcpy(warpscope::CopyKind::kHtoD, 1 << 20, kCopyStream, true);
     trace->Memset(1 << 16, kAuxStream);
     trace->StreamSynchronize(kComputeStream);
     trace->PopRange();
