@@ -24,3 +24,17 @@ set(WARPSCOPE_ANALYZER_TEST_DIRS reader analysis_summary cli diff fixtures fuzz 
 if(WARPSCOPE_CUDA_OCCUPANCY_INCLUDE_DIR)
   list(APPEND WARPSCOPE_ANALYZER_TEST_DIRS occupancy)  # theoretical figures need the header
 endif()
+
+# The toolkit's headers may still be on the compiler's default path (/usr/local/include):
+# the two analyzer files that could use them must not, so that this build behaves as it
+# would where there are none. Called once analyzers/ is added.
+function(warpscope_analyzers_without_cuda)
+  set(_defs WARPSCOPE_WITHOUT_CUPTI)
+  if(NOT WARPSCOPE_CUDA_OCCUPANCY_INCLUDE_DIR)
+    list(APPEND _defs WARPSCOPE_WITHOUT_CUDA_OCCUPANCY)
+  endif()
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/analyzers/model/cupti_host.cc
+                              ${PROJECT_SOURCE_DIR}/analyzers/analyses/occupancy.cc
+                              DIRECTORY ${PROJECT_SOURCE_DIR}/analyzers
+                              PROPERTIES COMPILE_DEFINITIONS "${_defs}")
+endfunction()

@@ -4,7 +4,7 @@
 
 // A build without the CUDA toolkit (WARPSCOPE_ANALYZERS_ONLY) has no calculator: theoretical
 // occupancy then says so, and everything else works.
-#if __has_include(<cuda_occupancy.h>)
+#if __has_include(<cuda_occupancy.h>) && !defined(WARPSCOPE_WITHOUT_CUDA_OCCUPANCY)
 #include <cuda_occupancy.h>
 #define WARPSCOPE_HAVE_CUDA_OCCUPANCY 1
 #endif

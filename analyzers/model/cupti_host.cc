@@ -4,7 +4,7 @@
 
 // A build without the CUDA toolkit (WARPSCOPE_ANALYZERS_ONLY) has no CUPTI declarations: the
 // entry points at the end of this file then say that they need CUPTI.
-#if __has_include(<cupti_profiler_host.h>)
+#if __has_include(<cupti_profiler_host.h>) && !defined(WARPSCOPE_WITHOUT_CUPTI)
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -256,7 +256,7 @@ absl::StatusOr<std::unique_ptr<PmCounterDataEvaluator>> MakePmCounterDataEvaluat
 namespace warpscope {
 namespace {
 
-absl::Status NeedsCupti(std::string_view what) {
+absl::Status NeedsCupti(const char* what) {
   return absl::UnimplementedError(absl::StrCat(
       what, " needs CUPTI, and this warpscope was built without the CUDA toolkit "
             "(WARPSCOPE_ANALYZERS_ONLY); use a warpscope built with CUDA 13"));
