@@ -8,7 +8,9 @@ if(WARPSCOPE_STATIC_DEPS)
 endif()
 find_package(Protobuf REQUIRED)
 find_package(absl REQUIRED)
-find_package(GTest REQUIRED)
+if(WARPSCOPE_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
 
 # Debian's abseil targets name the shared objects; point them at the static archives that sit
 # beside them so that executables carry abseil with them.
@@ -44,6 +46,15 @@ set_target_properties(warpscope_re2 PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES "${WARPSCOPE_RE2_INCLUDE_DIR}"
   INTERFACE_LINK_LIBRARIES Threads::Threads)
 
+if(WARPSCOPE_ANALYZERS_ONLY)
+  # Never use the toolkit, even where one is installed: this build must also work where none is.
+  set(CMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit ON)
+  find_path(WARPSCOPE_CUDA_OCCUPANCY_INCLUDE_DIR cuda_occupancy.h NO_DEFAULT_PATH)
+  set(WARPSCOPE_CUDA_INCLUDE_DIRS "")
+  if(WARPSCOPE_CUDA_OCCUPANCY_INCLUDE_DIR)
+    set(WARPSCOPE_CUDA_INCLUDE_DIRS ${WARPSCOPE_CUDA_OCCUPANCY_INCLUDE_DIR})
+  endif()
+else()
 find_package(CUDAToolkit REQUIRED)
 set(WARPSCOPE_CUDA_INCLUDE_DIRS ${CUDAToolkit_INCLUDE_DIRS})
 find_library(WARPSCOPE_CUPTI_LIBRARY NAMES cupti
@@ -53,6 +64,7 @@ find_path(WARPSCOPE_CUPTI_INCLUDE_DIR cupti.h
           HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/include
           REQUIRED)
 find_path(WARPSCOPE_NVTX_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${CUDAToolkit_INCLUDE_DIRS} REQUIRED)
+endif()
 
 # Static C++ runtime for executables that must run on other distributions.
 function(warpscope_portable_executable target)

@@ -24,9 +24,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# The Python package's own dependencies, for the python3 on PATH (when it is not Debian's).
+# The Python package's dependencies for the python3 on PATH (when it is not Debian's): its
+# runtime ones, nanobind for the extension (-DWARPSCOPE_PYTHON=ON), scikit-build-core for
+# `pip install ./python`, pyarrow for the Parquet export, duckdb and pytest for the tests.
 if [ "$(command -v python3)" != /usr/bin/python3 ]; then
-  python3 -m pip install -q --disable-pip-version-check -e "python[test]"
+  python3 -m pip install -q --disable-pip-version-check protobuf pandas numpy pytest \
+    nanobind scikit-build-core pyarrow duckdb
   # Holistic Trace Analysis reads `warpscope export --format kineto` in
   # python/tests/test_hta_export.py. Its package requires jupyterlab, which its analyses never
   # import: it goes in without its requirements, then the ones it imports (about 40 s).

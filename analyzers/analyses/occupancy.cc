@@ -2,7 +2,12 @@
 // found by re-running that calculator on varied registers, shared memory and block size.
 #include "analyzers/analyses/occupancy.h"
 
+// A build without the CUDA toolkit (WARPSCOPE_ANALYZERS_ONLY) has no calculator: theoretical
+// occupancy then says so, and everything else works.
+#if __has_include(<cuda_occupancy.h>) && !defined(WARPSCOPE_WITHOUT_CUDA_OCCUPANCY)
 #include <cuda_occupancy.h>
+#define WARPSCOPE_HAVE_CUDA_OCCUPANCY 1
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +21,7 @@
 #include "analyzers/model/trace_limits.h"
 
 namespace warpscope {
+#ifdef WARPSCOPE_HAVE_CUDA_OCCUPANCY
 namespace {
 
 // Per-architecture limits used where the Device packet leaves a field at 0. Values are those
@@ -331,6 +337,7 @@ void AdviseBlockSize(const CalculatorInputs& base, const TheoreticalOccupancy& c
 }
 
 }  // namespace
+#endif  // WARPSCOPE_HAVE_CUDA_OCCUPANCY
 
 std::string LimiterNames(uint32_t limiters) {
   std::vector<std::string> names;
@@ -344,12 +351,21 @@ std::string LimiterNames(uint32_t limiters) {
   return absl::StrJoin(names, "+");
 }
 
+#ifdef WARPSCOPE_HAVE_CUDA_OCCUPANCY
 absl::StatusOr<TheoreticalOccupancy> ComputeTheoreticalOccupancy(const DeviceInfo& device,
                                                                  const LaunchConfig& launch) {
   auto in = BuildInputs(device, launch);
   if (!in.ok()) return in.status();
   return Run(*in);
 }
+#else
+absl::StatusOr<TheoreticalOccupancy> ComputeTheoreticalOccupancy(const DeviceInfo&,
+                                                                 const LaunchConfig&) {
+  return absl::UnimplementedError(
+      "needs the CUDA toolkit: this warpscope was built without cuda_occupancy.h "
+      "(WARPSCOPE_ANALYZERS_ONLY); build with the toolkit for theoretical occupancy");
+}
+#endif
 
 ResidentWarpLimit ResidentWarpLimitOf(const DeviceInfo* device, const LaunchConfig* launch) {
   ResidentWarpLimit limit;
@@ -371,6 +387,12 @@ ResidentWarpLimit ResidentWarpLimitOf(const DeviceInfo* device, const LaunchConf
   return limit;
 }
 
+#ifndef WARPSCOPE_HAVE_CUDA_OCCUPANCY
+std::vector<OccupancyAdvice> AdviseOccupancy(const DeviceInfo&, const LaunchConfig&,
+                                             const TheoreticalOccupancy&) {
+  return {};  // no theoretical occupancy to advise from
+}
+#else
 std::vector<OccupancyAdvice> AdviseOccupancy(const DeviceInfo& device, const LaunchConfig& launch,
                                              const TheoreticalOccupancy& current) {
   std::vector<OccupancyAdvice> advice;
@@ -398,5 +420,6 @@ std::vector<OccupancyAdvice> AdviseOccupancy(const DeviceInfo& device, const Lau
   }
   return advice;
 }
+#endif  // WARPSCOPE_HAVE_CUDA_OCCUPANCY
 
 }  // namespace warpscope

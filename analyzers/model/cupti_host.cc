@@ -2,6 +2,9 @@
 // (cuptiProfilerHostInitialize -> ConfigAddMetrics -> EvaluateToGpuValues per sample).
 #include "analyzers/model/cupti_host.h"
 
+// A build without the CUDA toolkit (WARPSCOPE_ANALYZERS_ONLY) has no CUPTI declarations: the
+// entry points at the end of this file then say that they need CUPTI.
+#if __has_include(<cupti_profiler_host.h>) && !defined(WARPSCOPE_WITHOUT_CUPTI)
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -244,3 +247,35 @@ absl::StatusOr<std::unique_ptr<PmCounterDataEvaluator>> MakePmCounterDataEvaluat
 }
 
 }  // namespace warpscope
+
+#else  // no CUPTI headers
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace warpscope {
+namespace {
+
+absl::Status NeedsCupti(const char* what) {
+  return absl::UnimplementedError(absl::StrCat(
+      what, " needs CUPTI, and this warpscope was built without the CUDA toolkit "
+            "(WARPSCOPE_ANALYZERS_ONLY); use a warpscope built with CUDA 13"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> CuptiHostLibraryPath() { return NeedsCupti("loading libcupti"); }
+
+absl::StatusOr<SassSourceLine> CuptiSassToSource(std::span<const uint8_t>, const std::string&,
+                                                 uint64_t) {
+  return NeedsCupti("mapping PCs to source lines");
+}
+
+absl::StatusOr<std::unique_ptr<PmCounterDataEvaluator>> MakePmCounterDataEvaluator(
+    std::string_view, std::span<const uint8_t>, const std::vector<std::string>&) {
+  return NeedsCupti("evaluating raw PM samples (recorded with WARPSCOPE_PM_EVALUATE=offline)");
+}
+
+}  // namespace warpscope
+
+#endif

@@ -110,7 +110,8 @@ std::vector<PmSample> PmCounterDataImporter::ReadResults(const TraceModel& model
           continue;
         }
         ++counts_.evaluated;
-        evaluated.push_back({r.set_id, r.start_ns[i], r.duration_ns[i], values});
+        evaluated.push_back(
+            {r.set_id, r.start_ns[i], r.duration_ns[i], values, set - model.pm_metric_sets.data()});
       } else if (status == 1) {
         ++counts_.evaluation_errors;
       } else {

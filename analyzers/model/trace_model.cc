@@ -79,6 +79,15 @@ class TraceModelBuilder {
   PmCounterDataImporter pm_counter_data_;
   uint64_t sample_value_mismatches_ = 0;
   uint64_t overflowing_end_events_ = 0;
+  // Definitions by id as written, to count those written again with another value.
+  template <typename Message>
+  static bool Redefines(std::unordered_map<uint64_t, std::string>& seen, uint64_t id,
+                        const Message& m) {
+    auto [it, inserted] = seen.try_emplace(id, m.SerializeAsString());
+    return !inserted && it->second != m.SerializeAsString();
+  }
+  std::unordered_map<uint64_t, std::string> device_bytes_, context_bytes_, metric_set_bytes_;
+  uint64_t redefined_devices_ = 0, redefined_contexts_ = 0, redefined_metric_sets_ = 0;
 };
 
 void TraceModelBuilder::AddCubinPart(const v1::CubinImage& c) {
@@ -152,20 +161,25 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
   TraceModel& m = model_;
   switch (p.data_case()) {
     case v1::TracePacket::kDevice:
+      if (Redefines(device_bytes_, p.device().id(), p.device())) ++redefined_devices_;
       AddDevice(p.device());
       break;
     case v1::TracePacket::kContext: {
       const v1::ContextInfo& c = p.context();
+      if (Redefines(context_bytes_, c.id(), c)) ++redefined_contexts_;
       m.contexts.push_back({c.id(), c.device_id(), c.is_green(), c.sm_count()});
       break;
     }
     case v1::TracePacket::kThread: {
       const v1::ThreadInfo& t = p.thread();
       m.threads.push_back({t.id(), t.cupti_thread_id(), t.os_tid(), t.name()});
+      m.thread_defined_after.push_back({m.syncs.size(), m.api_calls.size(), m.overheads.size(),
+                                        m.nvtx_ranges.size(), m.nvtx_marks.size()});
       break;
     }
     case v1::TracePacket::kPmMetricSet: {
       const v1::PmMetricSet& s = p.pm_metric_set();
+      if (Redefines(metric_set_bytes_, s.id(), s)) ++redefined_metric_sets_;
       m.pm_metric_sets.push_back({s.id(),
                                   s.device_id(),
                                   {s.metric_names().begin(), s.metric_names().end()},
@@ -196,6 +210,10 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
       break;
     case v1::TracePacket::kCaptureWindow:
       AddCaptureWindowEdge(p.capture_window());
+      break;
+    case v1::TracePacket::kLaunchConfig:
+      // Kernels after a redefinition use the new value, as strings do (docs/format.md).
+      launch_by_id_.erase(p.launch_config().id());
       break;
     case v1::TracePacket::kStats:
       AddStats(p.stats());
@@ -326,6 +344,7 @@ void TraceModelBuilder::AddKernel(const v1::KernelEvent& k) {
   o.name = Str(k.name_id());
   o.mangled_name = Str(k.mangled_name_id());
   o.launch = Launch(k.launch_config_id());
+  o.launch_config_id = k.launch_config_id();
   SetStreamWork(k, o);
   o.graph_id = k.graph_id();
   o.graph_node_id = k.graph_node_id();
@@ -361,9 +380,10 @@ void TraceModelBuilder::AddMemset(const v1::MemsetEvent& s) {
 
 void TraceModelBuilder::AddPmSample(const v1::PmSample& s) {
   TraceModel& m = model_;
-  m.pm_samples.push_back(
-      {s.metric_set_id(), s.start_ns(), s.duration_ns(), {s.values().begin(), s.values().end()}});
   const PmMetricSet* set = m.FindPmMetricSet(s.metric_set_id());
+  m.pm_samples.push_back({s.metric_set_id(), s.start_ns(), s.duration_ns(),
+                          {s.values().begin(), s.values().end()},
+                          set == nullptr ? -1 : set - m.pm_metric_sets.data()});
   if (set == nullptr) {
     ++samples_without_set_;
   } else if (set->metric_names.size() != static_cast<size_t>(s.values_size())) {
@@ -518,6 +538,12 @@ void TraceModelBuilder::CountModelProblems() {
   using v1::SEVERITY_DATA_LOSS;
   using v1::SEVERITY_ERROR;
   using v1::SEVERITY_INFO;
+  Count("model.redefined_pm_metric_sets", redefined_metric_sets_, SEVERITY_ERROR,
+        "PM metric sets defined again with other metrics (samples use the one in force)");
+  Count("model.redefined_devices", redefined_devices_, SEVERITY_ERROR,
+        "devices described again differently (the first description is kept)");
+  Count("model.redefined_contexts", redefined_contexts_, SEVERITY_ERROR,
+        "contexts described again differently (the first description is kept)");
   Count("model.pm_samples_without_metric_set", samples_without_set_, SEVERITY_ERROR,
         "PM samples whose metric set was not defined before them");
   Count("model.pm_sample_value_count_mismatch", sample_value_mismatches_, SEVERITY_ERROR,

@@ -127,6 +127,7 @@ struct KernelEvent : StreamWork {
   std::string_view name;  // demangled
   std::string_view mangled_name;
   const LaunchConfig* launch = nullptr;  // nullptr when the launch config is unknown
+  uint64_t launch_config_id = 0;         // as written, also when it was never defined
   uint32_t graph_id = 0;  // 0 = not from a graph
   uint32_t graph_node_id = 0;
   uint64_t grid_id = 0;
@@ -232,6 +233,9 @@ struct PmSample {
   uint64_t start_ns = 0;
   uint64_t duration_ns = 0;
   std::vector<double> values;
+  // The entry of TraceModel::pm_metric_sets in force when the sample was read (the last
+  // definition of its id before it); -1 when none was.
+  int64_t metric_set_index = -1;
   uint64_t end_ns() const { return start_ns + duration_ns; }
 };
 
@@ -336,7 +340,13 @@ class TraceModel {
   TraceHeader header;
   std::vector<DeviceInfo> devices;  // in the order they appear
   std::vector<ContextInfo> contexts;
-  std::vector<ThreadInfo> threads;
+  std::vector<ThreadInfo> threads;  // every definition, in file order
+  // How many events of each table that names threads came before each entry of `threads`:
+  // an event uses the last definition of its thread id before it (docs/format.md).
+  struct ThreadEventCounts {
+    size_t syncs = 0, api_calls = 0, overheads = 0, nvtx_ranges = 0, nvtx_marks = 0;
+  };
+  std::vector<ThreadEventCounts> thread_defined_after;  // parallel to `threads`
 
   std::vector<KernelEvent> kernels;
   std::vector<MemcpyEvent> memcpys;

@@ -23,8 +23,9 @@ const ContextInfo* TraceModel::FindContext(uint32_t id) const {
 }
 
 const ThreadInfo* TraceModel::FindThread(uint64_t id) const {
-  for (const ThreadInfo& t : threads) {
-    if (t.id == id) return &t;
+  // Backwards: the last definition, as for the other interned tables (docs/format.md).
+  for (auto it = threads.rbegin(); it != threads.rend(); ++it) {
+    if (it->id == id) return &*it;
   }
   return nullptr;
 }

@@ -1,8 +1,16 @@
-"""Speed of the Python trace reader: events/s and the time for wide PM metric sets.
+"""Speed of the Python trace readers: events/s and the time for wide PM metric sets, and
+the two readers behind ``to_dataframes`` compared on one large trace.
 
-Builds synthetic traces with the package's own schema classes (the event mix of
-bench/reader/reader_bench.cc: runtime API calls, kernels, copies, memsets, NVTX ranges,
-syncs), writes them to a temporary folder, then times, on one core:
+``--readers``: writes a trace of ``--rows`` events with the C++ fixture builder
+(``build/bin/warpscope_bench_trace``, from bench/python/bench_trace.cc), then reads it into
+DataFrames in a fresh process per reader, pure Python and the C++ extension
+(``warpscope_native``, found on PYTHONPATH or in build/python), and reports rows/s (CPU
+time, one core), the peak RSS above the process's RSS after its imports, and the frames'
+own memory (``df.memory_usage(deep=True)``).
+
+The other figures come from traces built with the package's own schema classes (the event
+mix of bench/reader/reader_bench.cc: runtime API calls, kernels, copies, memsets, NVTX
+ranges, syncs), written to a temporary folder, read on one core:
 
 - ``iterate``: framing and parsing every packet (``for packet in trace``);
 - ``to_dataframes``: one pass that also resolves ids and builds the DataFrames;
@@ -12,12 +20,16 @@ Each figure is the least CPU time (``time.process_time``) of ``--repeat`` runs. 
 the repository root:
 
     python3 bench/python/reader_bench.py [--events 300000] [--metrics 100000] [--repeat 3]
+    python3 bench/python/reader_bench.py --readers [--rows 1000000]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +37,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, List
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+SOURCE_DIR = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(SOURCE_DIR / "python"))
 
 import warpscope  # noqa: E402
 from warpscope import schema  # noqa: E402
@@ -125,13 +138,82 @@ def best_of(repeat: int, run: Callable[[], Any]) -> float:
     return best
 
 
+# Run in a fresh interpreter per reader: RSS after the imports, then to_dataframes' CPU time,
+# peak RSS and the frames' memory, as JSON on stdout.
+_MEASURE = """
+import json, resource, sys, time, warnings
+import numpy, pandas, warpscope, warpscope.native
+def rss_kib():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+before = rss_kib()
+start = time.process_time()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    frames = warpscope.open(sys.argv[1]).to_dataframes()
+seconds = time.process_time() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"native": warpscope.native.available(), "seconds": seconds,
+                  "rows": sum(len(f) for f in frames.values()),
+                  "frames_bytes": int(sum(f.memory_usage(deep=True).sum()
+                                          for f in frames.values())),
+                  "rss_before_kib": before, "peak_rss_kib": peak}))
+"""
+
+
+def compare_readers(rows: int, repeat: int, trace: str, build_dir: Path) -> None:
+    """Both readers on one trace: `trace`, else `rows` events written by the C++ fixture
+    builder (build/bin/warpscope_bench_trace)."""
+    native_dir = build_dir / "python"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(trace) if trace else Path(folder) / "bench.wst"
+        if not trace:
+            tool = SOURCE_DIR / "build" / "bin" / "warpscope_bench_trace"
+            if not tool.exists():
+                sys.exit(f"warpscope: {tool} is missing; build it: cmake --build build "
+                         "--target warpscope_bench_trace")
+            subprocess.run([str(tool), str(path), str(rows)], check=True)
+        print(f"trace: {path}, {path.stat().st_size / 1e6:.1f} MB")
+        for name, extra_env in (("pure Python", {"WARPSCOPE_PURE_PYTHON": "1"}),
+                                ("C++ extension", {})):
+            env = dict(os.environ, **extra_env)
+            env["PYTHONPATH"] = os.pathsep.join(
+                [str(SOURCE_DIR / "python"), str(native_dir), env.get("PYTHONPATH", "")])
+            best = None
+            for _ in range(repeat):
+                out = subprocess.run([sys.executable, "-c", _MEASURE, str(path)], env=env,
+                                     check=True, capture_output=True, text=True).stdout
+                result = json.loads(out)
+                if best is None or result["seconds"] < best["seconds"]:
+                    best = result
+            assert best is not None
+            if name == "C++ extension" and not best["native"]:
+                print(f"  {name}: not built (cmake -DWARPSCOPE_PYTHON=ON)")
+                continue
+            grown = (best["peak_rss_kib"] - best["rss_before_kib"]) * 1024
+            print(f"  {name:13} {best['rows']} rows {best['seconds']:7.3f} s CPU "
+                  f"{best['rows'] / best['seconds'] / 1e6:6.2f} M rows/s  peak RSS +"
+                  f"{grown / 1e6:7.1f} MB  frames {best['frames_bytes'] / 1e6:7.1f} MB  "
+                  f"ratio {grown / max(best['frames_bytes'], 1):4.2f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=300_000)
     parser.add_argument("--metrics", type=int, default=100_000)
     parser.add_argument("--pm-samples", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--readers", action="store_true",
+                        help="compare the pure-Python reader and the C++ extension")
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--trace", default="", help="with --readers: read this trace instead")
+    parser.add_argument("--build-dir", default=str(SOURCE_DIR / "build"),
+                        help="with --readers: the CMake build holding python/warpscope_native")
     args = parser.parse_args()
+    if args.readers:
+        compare_readers(args.rows, args.repeat, args.trace, Path(args.build_dir))
+        return 0
     from google.protobuf.internal import api_implementation
     import pandas
     print(f"python {sys.version.split()[0]}, protobuf {api_implementation.Type()} backend "

@@ -218,6 +218,20 @@ def test_concat_dataframes_adds_rank_and_aligns_time(tmp_path):
     assert list(kernels["start_ns"]) == [100, 1100]  # rank 3 started 1000 ns later
 
 
+def test_concat_dataframes_says_which_file_each_row_came_from(tmp_path):
+    first = tb.write(tmp_path / "a.wst", tb.every_kind())
+    packets = tb.every_kind()
+    packets[0] = tb.header(rank_env=[schema.KeyValue(key="RANK", value="0")], pid=1)
+    second = tb.write(tmp_path / "b.wst", packets)
+    frames = warpscope.concat_dataframes(warpscope.open_many([first, second]))
+    kernels = frames["kernels"]
+    assert list(kernels["file"]) == [str(second), str(first)]  # ordered by rank: 0, then 3
+    assert list(kernels["rank"]) == [0, 3]
+    # Names stay categorical over files whose string tables differ.
+    assert isinstance(frames["api"]["name"].dtype, pd.CategoricalDtype)
+    assert set(frames["nvtx_ranges"]["file"]) == {str(first), str(second)}
+
+
 def test_metric_named_like_a_fixed_column_never_replaces_it(tmp_path):
     names = ["start_ns", "metric:start_ns", "device_id", "b"]
     trace = warpscope.open(tb.write(tmp_path / "t.wst", [

@@ -24,22 +24,16 @@ import pytest
 import tracebuilder as tb
 import warpscope
 from warpscope import schema
+from warpscope.native import COUNTER_NAMES
 
 SOURCE_DIR = Path(__file__).resolve().parents[2]
 # C++ import counter -> the Python reader's issue of the same meaning.
-COUNTERS = {
-    "reader.undefined_string_refs": "undefined_string_refs",
-    "reader.undefined_launch_config_refs": "undefined_launch_config_refs",
-    "reader.undefined_thread_refs": "undefined_thread_refs",
-    "reader.redefined_ids": "redefined_ids",
-    "reader.invalid_utf8_strings": "invalid_utf8_strings",
-    "reader.extra_headers": "extra_headers",
-    "reader.packets_after_end_of_trace": "packets_after_end_of_trace",
-    "reader.unknown_packets": "unknown_packet_kinds",
-    "model.pm_samples_without_metric_set": "undefined_pm_metric_set_refs",
-    "model.pm_sample_value_count_mismatch": "pm_sample_value_count_mismatch",
-    "model.pc_stall_reasons_length_mismatch": "pc_stall_reasons_length_mismatch",
-}
+COUNTERS = {k: COUNTER_NAMES[k] for k in (
+    "reader.undefined_string_refs", "reader.undefined_launch_config_refs",
+    "reader.undefined_thread_refs", "reader.redefined_ids", "reader.invalid_utf8_strings",
+    "reader.extra_headers", "reader.packets_after_end_of_trace", "reader.unknown_packets",
+    "model.pm_samples_without_metric_set", "model.pm_sample_value_count_mismatch",
+    "model.pc_stall_reasons_length_mismatch")}
 # The kinds `warpscope info` counts (event_counts).
 EVENT_KINDS = ("kernel", "memcpy", "memset", "synchronization", "api_call", "nvtx_range",
                "nvtx_mark", "graph_launch", "pm_sample", "pc_samples", "capture_window",

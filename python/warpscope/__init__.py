@@ -5,9 +5,11 @@
     frames = trace.to_dataframes()          # dict of pandas DataFrames by event kind
     frames["kernels"].groupby("name").duration_ns.sum()
 
-    warpscope.find_stat("pm_sampling.gaps")  # a Stats counter's severity and meaning
+The reader needs only protobuf; pandas is imported when DataFrames are asked for. With the
+``warpscope_native`` extension (built by ``pip install ./python``), ``to_dataframes`` runs on
+the C++ reader and ``summary``, ``occupancy`` and ``tail`` are available (docs/python.md).
 
-The reader needs only protobuf; pandas is imported when DataFrames are asked for.
+    warpscope.find_stat("pm_sampling.gaps")  # a Stats counter's severity and meaning
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from .stats import ALL_STATS, StatDef, find_stat
 
 __version__ = "0.1.0"
 __all__ = ["ALL_STATS", "DEFAULT_MAX_TRACE_BYTES", "Notice", "StatDef", "TraceError",
-           "TraceFile", "TraceWarning", "concat_dataframes", "find_stat", "open", "open_many",
-           "schema", "stalls"]
+           "TraceFile", "TraceWarning", "concat_dataframes", "find_stat", "occupancy", "open",
+           "open_many", "schema", "stalls", "summary", "tail"]
 
 
 def open(path: PathLike,  # noqa: A001 - named like the built-in on purpose
@@ -59,3 +61,27 @@ def stalls(traces: Union[TraceFile, PathLike, Iterable[Union[TraceFile, PathLike
     """
     from .stall_report import stall_frames
     return stall_frames(traces, kernel=kernel, by=by)
+
+
+def summary(traces: Union[PathLike, Sequence[PathLike]], reports: str = "") -> Dict[str, Any]:
+    """The tables of ``warpscope summary`` as DataFrames by report name (``kernels``, ``api``,
+    ``memory``, ``nvtx``, ``idle``, ...; `reports` picks some, as ``--report`` does), one
+    trace or several (then a combined ``file`` "*" view too). Needs the extension."""
+    from . import native
+    paths = [traces] if isinstance(traces, (str, bytes)) or hasattr(traces, "__fspath__") \
+        else list(traces)
+    return native.summary(paths, reports)
+
+
+def occupancy(trace: PathLike, kernel: str = "") -> Any:
+    """``warpscope occupancy`` as a DataFrame, one row per kernel name and launch
+    configuration; `kernel` is an RE2 pattern searched in the name. Needs the extension."""
+    from . import native
+    return native.occupancy(trace, kernel)
+
+
+def tail(trace: PathLike, kernel: str = "", instances: bool = False) -> Any:
+    """``warpscope tail`` as a DataFrame: one row per kernel name, or per launch with
+    `instances`. Needs the extension."""
+    from . import native
+    return native.tail(trace, kernel, instances)

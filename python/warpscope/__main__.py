@@ -1,7 +1,10 @@
-"""``python -m warpscope info FILE...``: a short summary of traces, for a first look.
+"""``python -m warpscope info FILE...``: a short summary of traces, for a first look;
+``python -m warpscope export --format parquet -o DIR FILE...``: the traces' events as Parquet
+files, one per event kind (docs/export_parquet.md; the C++ CLI's ``export --format parquet``
+runs this).
 
-The C++ ``warpscope`` CLI does the analyses; this exists so that a Python-only install can
-check what a file holds and whether it is whole.
+The C++ ``warpscope`` CLI does the analyses; ``info`` exists so that a Python-only install
+can check what a file holds and whether it is whole.
 """
 
 from __future__ import annotations
@@ -58,18 +61,53 @@ def print_stats(trace: TraceFile, out: TextIO) -> None:
         print(f"    {name} = {value} [{severity.replace('_', ' ')}]{meaning}", file=out)
 
 
+def export(args: argparse.Namespace) -> int:
+    """``export --format parquet -o DIR TRACE...``: one Parquet file per event kind."""
+    from .export import export_parquet
+    try:
+        written = export_parquet(args.files, args.output)
+    except TraceError as e:
+        print(e, file=sys.stderr)
+        return 1
+    except ImportError as e:
+        print(f"warpscope: export --format parquet needs pyarrow ({e}); install it with "
+              "`pip install pyarrow`", file=sys.stderr)
+        return 1
+    for path in written:
+        print(path)
+    return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m warpscope",
-                                     description="Summarize warpscope .wst traces.")
+                                     description="Summarize and export warpscope .wst traces.")
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="header, devices, packet counts, completeness")
     info.add_argument("files", nargs="+")
+    exporter = sub.add_parser("export", help="write the traces' events as Parquet files, one "
+                              "per event kind, with rank, host, pid and file columns")
+    exporter.add_argument("--format", choices=["parquet"], default="parquet")
+    exporter.add_argument("-o", "--output", required=True, help="folder to write into")
+    exporter.add_argument("files", nargs="+")
     args = parser.parse_args(argv)
+    try:
+        return export(args) if args.command == "export" else info_command(args)
+    except BrokenPipeError:
+        # The reader of stdout went away (`| head`): stop quietly, as command-line tools do.
+        # stdout is pointed at /dev/null so that the flush at exit does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141  # 128 + SIGPIPE, what a shell reports for a program killed by it
+
+
+def info_command(args: argparse.Namespace) -> int:
     status = 0
     for path in args.files:
         try:
             with TraceFile(path) as trace:
                 print_info(trace, sys.stdout)
+                sys.stdout.flush()  # a closed pipe shows here, inside main's handler
         except TraceError as e:
             print(e, file=sys.stderr)
             status = 1

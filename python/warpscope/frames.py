@@ -101,8 +101,12 @@ def _typed(values: Sequence[Any], field: Any) -> Any:
 
 
 def _strings(values: Sequence[str]) -> pd.Series:
-    # dtype=str: object on pandas 1.x, the string dtype on pandas 3; empty frames match.
-    return pd.Series(list(values), dtype=str)
+    """A categorical column whose categories are its distinct values, sorted (both readers
+    give the same categoricals; the categories are str: object on pandas 1.x, the string
+    dtype on pandas 3)."""
+    values = list(values)
+    categories = pd.Index(sorted(set(values)), dtype=str)
+    return pd.Series(pd.Categorical(values, dtype=pd.CategoricalDtype(categories)))
 
 
 _NEVER = np.iinfo(np.int64).max  # "defined at" of an id the file never defines
@@ -308,14 +312,15 @@ def _pm_frame(trace: TraceFile, metric_sets: List[Any],
     return pd.concat([fixed, metrics], axis=1)
 
 
-def _pc_frame(trace: TraceFile, batches: List[Tuple[Any, List[str]]],
+def _pc_frame(trace: TraceFile, batches: List[Tuple[Any, Any, List[str]]],
               resolver: _Resolver) -> pd.DataFrame:
     """One row per (batch, PC, stall reason) with the reason's name for that device.
-    `batches` pairs each batch with its records' function names."""
+    `batches` holds each packet's batch (the first packet of a split batch), records and
+    their function names."""
     rows = []
-    for batch, function_names in batches:
+    for batch, records, function_names in batches:
         reasons = trace.pc_stall_reasons.get(batch.device_id, {})
-        for record, function_name in zip(batch.records, function_names):
+        for record, function_name in zip(records, function_names):
             if len(record.stall_reason_index) != len(record.samples):
                 trace.count_issue("pc_record_length_mismatch")
             for index, count in zip(record.stall_reason_index, record.samples):
@@ -354,12 +359,26 @@ def trace_to_dataframes(trace: TraceFile) -> Dict[str, pd.DataFrame]:
     resolver = _Resolver()
     metric_sets: List[Any] = []
     pm_samples: List[Tuple[Any, Any]] = []
-    pc_batches: List[Tuple[Any, List[str]]] = []
+    pc_batches: List[Tuple[Any, Any, List[str]]] = []
     raw_pm_samples = 0  # PmCounterData: values only the analyzers' CUPTI evaluation gives
     index = None
     events = {kind: (event_rows.getter, event_rows.rows.append, event_rows.seqs.append)
               for kind, (_, event_rows) in rows.items()}
+    batch = None  # the PC sample batch that continuation packets add records to
+    orphans = 0  # continuations with no batch of their device and context before them
     for kind, message, index in trace._pass():
+        if kind == "pc_samples":
+            # A batch the writer split over several packets is one batch, as in the C++
+            # reader: its continuations add records under the first packet's fields.
+            if message.continuation:
+                if batch is not None and (batch.device_id, batch.context_id) == (
+                        message.device_id, message.context_id):
+                    pc_batches.append((batch, message.records,
+                                       [resolver.string_now(index, r.function_name_id)
+                                        for r in message.records]))
+                    continue
+                orphans += 1
+            batch = message
         event = events.get(kind)
         if event is not None:
             event[1](event[0](message))
@@ -375,19 +394,24 @@ def trace_to_dataframes(trace: TraceFile) -> Dict[str, pd.DataFrame]:
         elif kind == "pm_counter_data":
             raw_pm_samples += len(message.sample_index)
         elif kind == "pc_samples":
-            pc_batches.append((message, [resolver.string_now(index, r.function_name_id)
-                                         for r in message.records]))
+            pc_batches.append((message, message.records,
+                               [resolver.string_now(index, r.function_name_id)
+                                for r in message.records]))
     resolver.index = index if index is not None else trace._ensure_indexed()
 
     for name in ("pm_sample_value_count_mismatch", "pc_record_length_mismatch",
-                 "pm_raw_samples_not_evaluated"):
+                 "pm_raw_samples_not_evaluated", "orphan_pc_sample_continuations"):
         trace.issues.pop(name, None)  # recounted below; a second call must not double them
     if raw_pm_samples:
         # Recorded with WARPSCOPE_PM_EVALUATE=offline: the values need CUPTI's host API, which
         # `warpscope occupancy/tail` use; they are not in the pm_samples frame.
         trace.count_issue("pm_raw_samples_not_evaluated", raw_pm_samples)
+    if orphans:
+        trace.count_issue("orphan_pc_sample_continuations", orphans)
     frames = {frame: event_rows.frame(_EVENT_FRAMES[frame][2], resolver)
               for frame, event_rows in rows.values()}
+    # One row per batch (continuations merged above), so the flag says nothing any more.
+    frames["pc_sample_batches"] = frames["pc_sample_batches"].drop(columns=["continuation"])
     frames["pm_samples"] = _pm_frame(trace, metric_sets, pm_samples)
     frames["pc_samples"] = _pc_frame(trace, pc_batches, resolver)
     frames["devices"] = _message_frame("Device", sorted(trace.devices.values(),
@@ -406,7 +430,8 @@ def trace_to_dataframes(trace: TraceFile) -> Dict[str, pd.DataFrame]:
 
 
 def concat_dataframes(traces: Sequence[TraceFile]) -> Dict[str, pd.DataFrame]:
-    """Stacks the frames of several files (one per rank) and adds ``rank`` and ``pid``.
+    """Stacks the frames of several files (one per rank) and adds ``rank``, ``pid`` and
+    ``file`` (the path the trace was opened with: which file each row came from).
 
     Each file counts time from its own time base; here times move to the earliest
     ``unix_time_base_ns`` of all files so that ranks line up (as well as the hosts' clocks
@@ -424,7 +449,27 @@ def concat_dataframes(traces: Sequence[TraceFile]) -> Dict[str, pd.DataFrame]:
             for column in ("start_ns", "end_ns", "timestamp_ns"):
                 if column in frame:
                     frame[column] = frame[column] + shift
+            frame.insert(0, "file", pd.Categorical([trace.path] * len(frame),
+                                                   categories=[trace.path]))
             frame.insert(0, "pid", np.int64(trace.header.pid))
             frame.insert(0, "rank", -1 if trace.rank is None else trace.rank)
             stacked.setdefault(key, []).append(frame)
-    return {key: pd.concat(parts, ignore_index=True) for key, parts in stacked.items()}
+    return {key: pd.concat(_common_categories(parts), ignore_index=True)
+            for key, parts in stacked.items()}
+
+
+def _common_categories(parts: List[pd.DataFrame]) -> List[pd.DataFrame]:
+    """The parts with each string column's categories made the same (their sorted union),
+    so that the stacked column stays categorical."""
+    if len(parts) < 2:
+        return parts
+    columns = [c for c in parts[0].columns
+               if all(isinstance(p[c].dtype, pd.CategoricalDtype) for p in parts if c in p)]
+    unified = [p.copy(deep=False) for p in parts]
+    for column in columns:
+        values = sorted(set().union(*(p[column].cat.categories for p in parts if column in p)))
+        dtype = pd.CategoricalDtype(pd.Index(values, dtype=str))
+        for p in unified:
+            if column in p:
+                p[column] = p[column].astype(dtype)
+    return unified

@@ -80,6 +80,24 @@ def _map_trace_file(path: str, max_bytes: int) -> Union[bytes, mmap.mmap]:
         os.close(fd)
 
 
+def problem_lines(truncation_offset: Optional[int], complete: bool, stats: Dict[str, int],
+                  stats_severity: Dict[str, str], issues: Dict[str, int]) -> List[str]:
+    """The lines of ``TraceFile.problems()`` (both readers' findings are worded so)."""
+    lines = []
+    if truncation_offset is not None:
+        lines.append(f"the file was cut short: the packet at byte {truncation_offset} "
+                     "is incomplete (the profiled process was probably killed)")
+    elif not complete:
+        lines.append("the file has no EndOfTrace packet: the writer did not finish it")
+    for name, value in sorted(stats.items()):
+        severity = stats_severity.get(name)
+        if value and severity in ("data_loss", "error"):
+            lines.append(f"{name} = {value} ({severity.replace('_', ' ')})")
+    for name, value in sorted(issues.items()):
+        lines.append(f"reader: {name} = {value}")
+    return lines
+
+
 class TraceFile:
     """An open `.wst` file. Iterating yields ``TracePacket`` messages, streaming.
 
@@ -94,6 +112,7 @@ class TraceFile:
         self._closed = False
         self._index: Optional[_Index] = None
         self.issues: Dict[str, int] = {}
+        self._native_state: Any = None  # what the C++ reader found (warpscope.native)
         try:
             self.header: Any = self._read_header()
         except TraceError:
@@ -291,7 +310,8 @@ class TraceFile:
         index.finish()
         if self._index is None:
             self._index = index
-            self.issues.clear()
+            if self._native_state is None:  # else issues hold what the C++ reader counted
+                self.issues.clear()
             self.issues.update(index.issues)
 
     def scan(self) -> Iterator[Tuple[str, Any]]:
@@ -398,22 +418,19 @@ class TraceFile:
 
     def problems(self) -> List[str]:
         """One line per reason the figures may be incomplete; empty for a sound file."""
+        if self._native_state is not None:  # to_dataframes ran on the C++ reader
+            return self._native_state.problems()
         self._ensure_indexed()
-        lines = []
-        if self.truncated:
-            lines.append(f"the file was cut short: the packet at byte {self.truncation_offset} "
-                         "is incomplete (the profiled process was probably killed)")
-        elif not self.complete:
-            lines.append("the file has no EndOfTrace packet: the writer did not finish it")
-        for name, value in sorted(self.stats.items()):
-            severity = self.stats_severity.get(name)
-            if value and severity in ("data_loss", "error"):
-                lines.append(f"{name} = {value} ({severity.replace('_', ' ')})")
-        for name, value in sorted(self.issues.items()):
-            lines.append(f"reader: {name} = {value}")
-        return lines
+        return problem_lines(self.truncation_offset if self.truncated else None,
+                             self.complete, self.stats, self.stats_severity, self.issues)
 
     def to_dataframes(self) -> Dict[str, Any]:
-        """All events as pandas DataFrames keyed by kind; see ``warpscope.frames``."""
+        """All events as pandas DataFrames keyed by kind; see ``warpscope.frames``.
+
+        Read by the C++ reader when the ``warpscope_native`` extension is installed, else by
+        this package's own reader: the frames are the same (``warpscope.native``)."""
+        from . import native
+        if native.available():
+            return native.to_dataframes(self)
         from .frames import trace_to_dataframes  # pandas is imported only when needed
         return trace_to_dataframes(self)

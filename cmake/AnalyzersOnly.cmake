@@ -1,0 +1,40 @@
+# WARPSCOPE_ANALYZERS_ONLY: the CUPTI-free libraries that the analyzers and the launcher link,
+# in place of libinject/ and collectors/ (whose other parts need the CUDA toolkit).
+#   warpscope_collectors_pure: kernel name demangling as the writer does it (kernel_names.h)
+#   warpscope_session_pure:    the library's settings and capture windows (the launcher checks
+#                              flags with the library's own parsers)
+#   PM and PC sampling settings, from their own *.cmake (their CUPTI parts need warpscope_core)
+add_library(warpscope_collectors_pure STATIC
+  ${PROJECT_SOURCE_DIR}/collectors/activity/kernel_names.cc
+  ${PROJECT_SOURCE_DIR}/collectors/nvtx/nvtx_range_builder.cc)
+target_include_directories(warpscope_collectors_pure PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(warpscope_collectors_pure PUBLIC warpscope_writer)
+
+add_library(warpscope_session_pure STATIC ${PROJECT_SOURCE_DIR}/libinject/config.cc
+            ${PROJECT_SOURCE_DIR}/libinject/capture_window.cc)
+target_include_directories(warpscope_session_pure PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(warpscope_session_pure PUBLIC warpscope_writer)
+
+include(${PROJECT_SOURCE_DIR}/collectors/pm_sampling/pm_sampling.cmake)
+include(${PROJECT_SOURCE_DIR}/collectors/pc_sampling/pc_sampling.cmake)
+
+# The tests of what this configuration builds (tests/CMakeLists.txt reads the list).
+set(WARPSCOPE_ANALYZER_TEST_DIRS reader analysis_summary cli diff fixtures fuzz stalls tail
+    writer python)
+if(WARPSCOPE_CUDA_OCCUPANCY_INCLUDE_DIR)
+  list(APPEND WARPSCOPE_ANALYZER_TEST_DIRS occupancy)  # theoretical figures need the header
+endif()
+
+# The toolkit's headers may still be on the compiler's default path (/usr/local/include):
+# the two analyzer files that could use them must not, so that this build behaves as it
+# would where there are none. Called once analyzers/ is added.
+function(warpscope_analyzers_without_cuda)
+  set(_defs WARPSCOPE_WITHOUT_CUPTI)
+  if(NOT WARPSCOPE_CUDA_OCCUPANCY_INCLUDE_DIR)
+    list(APPEND _defs WARPSCOPE_WITHOUT_CUDA_OCCUPANCY)
+  endif()
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/analyzers/model/cupti_host.cc
+                              ${PROJECT_SOURCE_DIR}/analyzers/analyses/occupancy.cc
+                              DIRECTORY ${PROJECT_SOURCE_DIR}/analyzers
+                              PROPERTIES COMPILE_DEFINITIONS "${_defs}")
+endfunction()

@@ -1,0 +1,209 @@
+"""The two readers behind ``to_dataframes`` give the same frames and count the same problems:
+the C++ reader through the ``warpscope_native`` extension, and the pure-Python reader.
+Also the analyses the extension exposes (summary, occupancy, tail).
+
+Skipped where the extension is not built (``cmake -DWARPSCOPE_PYTHON=ON``, or
+``pip install ./python``): the pure-Python reader is then the only one.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tracebuilder as tb
+import warpscope
+from warpscope import native, schema
+from warpscope.frames import trace_to_dataframes
+
+pytest.importorskip("warpscope_native")
+
+SOURCE_DIR = Path(__file__).resolve().parents[2]
+s = schema
+
+
+def kernel(name_id: int, launch_config_id: int = 0, start_ns: int = 0) -> Any:
+    return tb.packet(kernel=s.KernelEvent(name_id=name_id, launch_config_id=launch_config_id,
+                                          start_ns=start_ns, duration_ns=5))
+
+
+def redefinitions() -> List[Any]:
+    """Every interned table defined twice, with the same value and with another one."""
+    def block(name: str, os_tid: int, grid_x: int, metric: str, t: int) -> List[Any]:
+        return [tb.string(1, name),
+                tb.packet(thread=s.ThreadInfo(id=1, os_tid=os_tid, name=f"t{os_tid}")),
+                tb.packet(launch_config=s.LaunchConfig(id=1, grid_x=grid_x)),
+                tb.packet(pm_metric_set=s.PmMetricSet(id=1, metric_names=[metric])),
+                tb.packet(device=s.Device(id=0, name=f"gpu{os_tid}")),
+                tb.packet(context=s.ContextInfo(id=1, device_id=0, sm_count=os_tid)),
+                kernel(1, 1, start_ns=t),
+                tb.packet(api_call=s.ApiCallEvent(name_id=1, thread_id=1, start_ns=t)),
+                tb.packet(synchronization=s.SyncEvent(thread_id=1, start_ns=t)),
+                tb.packet(pm_sample=s.PmSample(metric_set_id=1, start_ns=t, values=[t]))]
+    return ([tb.header()] + block("old", 10, 1, "a", 1) + block("old", 10, 1, "a", 2)
+            + block("new", 20, 2, "b", 3) + [tb.end()])
+
+
+def before_definition() -> List[Any]:
+    return [tb.header(),
+            kernel(1, 1),
+            tb.packet(nvtx_range=s.NvtxRangeEvent(name_id=1, thread_id=4, end_thread_id=4)),
+            tb.packet(nvtx_range=s.NvtxRangeEvent(name_id=1, thread_id=4, end_thread_id=5)),
+            tb.packet(overhead=s.OverheadEvent(kind_id=2, thread_id=4)),
+            tb.packet(nvtx_mark=s.NvtxMarkEvent(name_id=1, thread_id=4)),
+            tb.packet(pm_sample=s.PmSample(metric_set_id=1, values=[1.0])),
+            tb.string(1, "k"), tb.string(2, "flush"),
+            tb.packet(launch_config=s.LaunchConfig(id=1, grid_x=8)),
+            tb.packet(thread=s.ThreadInfo(id=4, os_tid=44, name="w")),
+            tb.packet(pm_metric_set=s.PmMetricSet(id=1, metric_names=["a", "start_ns"])),
+            kernel(1, 1),
+            tb.packet(nvtx_range=s.NvtxRangeEvent(name_id=1, thread_id=4, end_thread_id=4)),
+            tb.packet(overhead=s.OverheadEvent(kind_id=2, thread_id=4)),
+            tb.packet(nvtx_mark=s.NvtxMarkEvent(name_id=1, thread_id=4)),
+            tb.packet(pm_sample=s.PmSample(metric_set_id=1, values=[2.0, 3.0, 4.0])),
+            tb.end()]
+
+
+def split_pc_batches() -> List[Any]:
+    """A PC sample batch split over two packets, and a continuation that follows nothing."""
+    def batch(continuation: bool, context_id: int, pc: int) -> Any:
+        return tb.packet(pc_samples=s.PcSampleBatch(
+            device_id=0, context_id=context_id, timestamp_ns=300 + pc, total_samples=10,
+            continuation=continuation,
+            records=[s.PcSampleRecord(cubin_crc=tb.CRC, function_name_id=8, pc_offset=pc,
+                                      stall_reason_index=[1, 9], samples=[6, 4])]))
+    return [tb.header(), tb.string(8, "_Z4axpyPf"),
+            tb.packet(pc_stall_reasons=s.PcStallReasons(device_id=0, index=[1],
+                                                         name=[tb.LONG_SCOREBOARD])),
+            batch(False, 1, 0x10), batch(True, 1, 0x20), batch(True, 2, 0x30), tb.end()]
+
+
+def odd_values() -> List[Any]:
+    """An enum value newer than the schema, a time before the time base, a uint64 CRC."""
+    return [tb.header(),
+            tb.packet(memcpy=s.MemcpyEvent(copy_kind=77, start_ns=2**64 - 5, duration_ns=10)),
+            tb.packet(api_call=s.ApiCallEvent(domain=s.API_DOMAIN_DRIVER, start_ns=3)),
+            tb.packet(capture_window=s.CaptureWindowEdge(window_id=2, begin=True,
+                                                         timestamp_ns=5, trigger=9)),
+            tb.end()]
+
+
+FIXTURES: Dict[str, Callable[[], List[Any]]] = {
+    "every_kind": tb.every_kind,
+    "redefinitions": redefinitions,
+    "before_definition": before_definition,
+    "split_pc_batches": split_pc_batches,
+    "odd_values": odd_values,
+    "empty": lambda: [tb.header(), tb.end()],
+    "no_end": lambda: tb.every_kind()[:-1],
+}
+
+
+def read_both(path: Path):
+    with warnings.catch_warnings(record=True) as python_warnings:
+        warnings.simplefilter("always")
+        python_trace = warpscope.open(path)
+        python = trace_to_dataframes(python_trace)
+    with warnings.catch_warnings(record=True) as cpp_warnings:
+        warnings.simplefilter("always")
+        cpp_trace = warpscope.open(path)
+        cpp = native.to_dataframes(cpp_trace)
+    return ((python, python_trace, [str(w.message) for w in python_warnings]),
+            (cpp, cpp_trace, [str(w.message) for w in cpp_warnings]))
+
+
+def assert_same(python: Dict[str, pd.DataFrame], cpp: Dict[str, pd.DataFrame]) -> None:
+    assert list(python) == list(cpp)
+    for name in python:
+        pd.testing.assert_frame_equal(python[name], cpp[name], obj=name)
+
+
+@pytest.mark.parametrize("fixture", sorted(FIXTURES))
+def test_both_readers_give_the_same_frames(tmp_path, fixture):
+    path = tb.write(tmp_path / f"{fixture}.wst", FIXTURES[fixture]())
+    (python, python_trace, python_warnings), (cpp, cpp_trace, cpp_warnings) = read_both(path)
+    assert_same(python, cpp)
+    assert python_trace.issues == cpp_trace.issues
+    assert python_warnings == cpp_warnings
+    assert python_trace.problems() == cpp_trace.problems()
+
+
+def test_a_cut_trace_reads_the_same(tmp_path):
+    data = tb.encode(tb.every_kind())
+    for cut in (len(data) - 3, len(data) // 2):
+        path = tmp_path / f"cut{cut}.wst"
+        path.write_bytes(data[:cut])
+        (python, python_trace, python_warnings), (cpp, cpp_trace, _) = read_both(path)
+        assert_same(python, cpp)
+        assert python_trace.truncated and cpp_trace.problems() == python_trace.problems()
+
+
+def test_the_duplicate_id_rule(tmp_path):
+    """docs/format.md, *Interned definitions*: both readers give each event the definition
+    in force where it stands; the same value again is no problem, another value is counted;
+    devices and contexts keep their first description."""
+    path = tb.write(tmp_path / "t.wst", redefinitions())
+    for frames, trace, _ in read_both(path):
+        assert trace.issues == {"redefined_ids": 3, "redefined_pm_metric_sets": 1,
+                                "redefined_devices": 1, "redefined_contexts": 1}
+        kernels = frames["kernels"]
+        assert list(kernels["name"]) == ["old", "old", "new"]
+        assert list(kernels["grid_x"]) == [1, 1, 2]
+        for table in ("api", "sync"):
+            assert list(frames[table]["os_tid"]) == [10, 10, 20], table
+            assert list(frames[table]["thread_name"]) == ["t10", "t10", "t20"], table
+        pm = frames["pm_samples"]
+        assert list(pm["a"].fillna(-1)) == [1.0, 2.0, -1] and pm["b"].iloc[2] == 3.0
+        assert list(frames["devices"]["name"]) == ["gpu10"]
+        assert list(frames["contexts"]["sm_count"]) == [10]
+
+
+def test_to_dataframes_runs_on_the_extension(tmp_path, monkeypatch):
+    path = tb.write(tmp_path / "t.wst", tb.every_kind())
+    monkeypatch.delenv("WARPSCOPE_PURE_PYTHON", raising=False)
+    trace = warpscope.open(path)
+    trace.to_dataframes()
+    assert native.available() and trace._native_state is not None
+    monkeypatch.setenv("WARPSCOPE_PURE_PYTHON", "1")
+    trace = warpscope.open(path)
+    trace.to_dataframes()
+    assert not native.available() and trace._native_state is None
+
+
+def test_string_columns_are_categorical_codes(tmp_path):
+    path = tb.write(tmp_path / "t.wst", tb.every_kind())
+    frames = native.to_dataframes(warpscope.open(path))
+    names = frames["kernels"]["name"]
+    assert isinstance(names.dtype, pd.CategoricalDtype)
+    assert list(names.cat.categories) == ["gemm_kernel(float*)"]
+    assert frames["kernels"]["start_ns"].dtype == np.int64
+
+
+TRAINING_LOOP = SOURCE_DIR / "examples" / "traces" / "synthetic_training_loop.wst"
+
+
+def test_summary_matches_the_frames():
+    tables = warpscope.summary([TRAINING_LOOP])
+    kernels = tables["kernels"]
+    frames = warpscope.open(TRAINING_LOOP).to_dataframes()["kernels"]
+    assert int(kernels["instances"].sum()) == len(frames)
+    assert int(kernels["total_time_ns"].sum()) == int(frames["duration_ns"].sum())
+    by_name = frames.groupby("name", observed=True)["duration_ns"].sum()
+    assert kernels.iloc[0]["name"] == by_name.idxmax()
+    assert int(kernels.iloc[0]["total_time_ns"]) == int(by_name.max())
+
+
+def test_occupancy_and_tail_return_frames():
+    occupancy = warpscope.occupancy(TRAINING_LOOP)
+    frames = warpscope.open(TRAINING_LOOP).to_dataframes()["kernels"]
+    assert set(occupancy["kernel"]) <= set(frames["name"])
+    assert len(occupancy) > 0 and occupancy["launches"].sum() == len(frames)
+    tail = warpscope.tail(TRAINING_LOOP)
+    assert len(tail) > 0 and set(tail["kernel"]) <= set(frames["name"])
+    only = warpscope.tail(TRAINING_LOOP, kernel="flash")
+    assert 0 < len(only) < len(tail)

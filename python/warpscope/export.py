@@ -1,0 +1,110 @@
+"""Parquet export: the DataFrames of several traces (one per rank), one Parquet file per
+event kind, with ``rank``, ``host``, ``pid`` and ``file`` columns, for DuckDB, Polars, Spark
+or Dask (``python -m warpscope export --format parquet -o DIR TRACE...``;
+docs/export_parquet.md describes every column).
+
+Traces are read one at a time and appended to each kind's file as a row group, so memory
+holds one trace's frames, not the whole job's. Times are moved onto one time base as in
+``concat_dataframes``: the earliest ``Header.unix_time_base_ns`` of all the files, when
+every file knows its own.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any, Dict, List, Sequence
+
+from .reader import PathLike, TraceFile
+
+# Frames that are not events of the run: they are written too (devices, contexts) so a
+# query can join on device_id; frame name -> Parquet file stem.
+FILE_STEMS = {"api": "api_calls", "memcpy": "memcpy", "memset": "memset", "sync": "sync",
+              "kernels": "kernels", "nvtx_ranges": "nvtx_ranges", "nvtx_marks": "nvtx_marks",
+              "graph_launches": "graph_launches", "overhead": "overhead",
+              "capture_windows": "capture_windows", "pm_samples": "pm_samples",
+              "pc_samples": "pc_samples", "pc_sample_batches": "pc_sample_batches",
+              "devices": "devices", "contexts": "contexts"}
+_TIME_COLUMNS = ("start_ns", "end_ns", "timestamp_ns")
+
+
+def rank_of(trace: TraceFile, position: int) -> int:
+    """The trace's RANK variable, else its position among the files given."""
+    return trace.rank if trace.rank is not None else position
+
+
+def _arrow_table(frame: Any, extra: Dict[str, Any]) -> Any:
+    """The frame as an Arrow table with `extra` constant columns first. Categorical columns
+    become plain strings (Parquet dictionary-encodes them on its own), so that every file's
+    row groups share one schema."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    n = len(frame)
+    arrays, names = [], []
+    for name, value in extra.items():
+        arrays.append(pa.array(np.full(n, value)) if not isinstance(value, str)
+                      else pa.DictionaryArray.from_arrays(np.zeros(n, dtype=np.int32),
+                                                          pa.array([value])).cast(pa.string()))
+        names.append(name)
+    for name in frame.columns:
+        column = frame[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            categories = pa.array(list(column.cat.categories), type=pa.string())
+            codes = np.asarray(column.cat.codes, dtype=np.int32)
+            array = pa.DictionaryArray.from_arrays(codes, categories).cast(pa.string())
+        else:
+            array = pa.array(column.to_numpy())
+        arrays.append(array)
+        names.append(str(name))
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def export_parquet(paths: Sequence[PathLike], out_dir: PathLike) -> List[str]:
+    """Writes ``DIR/<kind>.parquet`` for every kind (``FILE_STEMS``), rows of all `paths`;
+    returns the paths written. pm_samples gets one float column per metric name of any
+    trace (null where a trace has no such metric)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    os.makedirs(out_dir, exist_ok=True)
+    traces = [TraceFile(p) for p in paths]  # headers only: fails early on a bad file
+    bases = [t.header.unix_time_base_ns for t in traces]
+    first = min(bases) if bases and all(bases) else None
+    writers: Dict[str, Any] = {}
+    pm_tables: List[Any] = []
+    try:
+        for position, trace in enumerate(traces):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # problems are the reader's to show (info)
+                frames = trace.to_dataframes()
+            shift = bases[position] - first if first is not None else 0
+            extra = {"rank": rank_of(trace, position), "host": trace.header.hostname,
+                     "pid": int(trace.header.pid), "file": str(os.fspath(trace.path))}
+            for name, frame in frames.items():
+                if shift:
+                    frame = frame.copy()
+                    for column in _TIME_COLUMNS:
+                        if column in frame:
+                            frame[column] = frame[column] + shift
+                table = _arrow_table(frame, extra)
+                if name == "pm_samples":
+                    pm_tables.append(table)
+                    continue
+                stem = FILE_STEMS.get(name, name)
+                writer = writers.get(stem)
+                if writer is None:
+                    writer = pq.ParquetWriter(os.path.join(out_dir, stem + ".parquet"),
+                                              table.schema)
+                    writers[stem] = writer
+                writer.write_table(table.cast(writer.schema))
+            trace.close()
+        if pm_tables:
+            pq.write_table(pa.concat_tables(pm_tables, promote_options="default"),
+                           os.path.join(out_dir, "pm_samples.parquet"))
+    finally:
+        for writer in writers.values():
+            writer.close()
+        for trace in traces:
+            trace.close()
+    stems = sorted(set(writers) | ({"pm_samples"} if pm_tables else set()))
+    return [os.path.join(os.fspath(out_dir), s + ".parquet") for s in stems]

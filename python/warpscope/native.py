@@ -1,0 +1,212 @@
+"""The C++ reader behind ``to_dataframes``, when the ``warpscope_native`` extension is there.
+
+The extension (python/src/, built by ``pip install ./python`` or CMake with
+``-DWARPSCOPE_PYTHON=ON``) loads the trace with the analyzers' reader (``TraceModel``) and
+returns each frame as numpy columns, which become the same DataFrames as the pure-Python
+reader's (``warpscope.frames``): the same frames, columns, dtypes, values and counted
+problems. Without the extension, or with ``WARPSCOPE_PURE_PYTHON=1`` in the environment,
+the pure-Python reader is used (docs/python.md, *Two readers, one result*).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from typing import Any, Dict, List, Optional, Sequence
+
+try:  # the extension is optional: a pure-Python install has the same API, only slower
+    import warpscope_native as _native  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - depends on the install
+    _native = None
+
+# C++ import counter -> the name the pure-Python reader gives the same problem.
+COUNTER_NAMES = {
+    "reader.undefined_string_refs": "undefined_string_refs",
+    "reader.undefined_launch_config_refs": "undefined_launch_config_refs",
+    "reader.undefined_thread_refs": "undefined_thread_refs",
+    "reader.redefined_ids": "redefined_ids",
+    "reader.invalid_utf8_strings": "invalid_utf8_strings",
+    "reader.extra_headers": "extra_headers",
+    "reader.packets_after_end_of_trace": "packets_after_end_of_trace",
+    "reader.unknown_packets": "unknown_packet_kinds",
+    "model.pm_samples_without_metric_set": "undefined_pm_metric_set_refs",
+    "model.pm_sample_value_count_mismatch": "pm_sample_value_count_mismatch",
+    "model.pc_stall_reasons_length_mismatch": "pc_stall_reasons_length_mismatch",
+    "model.undefined_pc_stall_reason_refs": "undefined_pc_stall_reason_refs",
+    "model.pm_raw_samples_not_evaluated": "pm_raw_samples_not_evaluated",
+    "model.orphan_pc_sample_continuations": "orphan_pc_sample_continuations",
+    "model.incomplete_cubins": "incomplete_cubins",
+    "model.unmatched_capture_window_ends": "unmatched_capture_window_ends",
+    "model.redefined_pm_metric_sets": "redefined_pm_metric_sets",
+    "model.redefined_devices": "redefined_devices",
+    "model.redefined_contexts": "redefined_contexts",
+}
+# Counters that the pure-Python reader reports elsewhere (truncated, complete) or not at all.
+_NOT_ISSUES = {"reader.truncated_bytes", "reader.missing_end_of_trace",
+               "reader.packets_with_unknown_fields", "reader.newer_format_minor",
+               "model.pm_raw_samples_evaluated", "model.pm_raw_samples_superseded",
+               "model.events_with_overflowing_end", "model.devices_out_of_range",
+               "model.launch_configs_out_of_range", "model.pm_samples_out_of_range"}
+_SEVERITIES = {0: "info", 1: "data_loss", 2: "error"}
+
+
+def available() -> bool:
+    """True when to_dataframes runs on the C++ reader."""
+    return _native is not None and os.environ.get("WARPSCOPE_PURE_PYTHON", "") in ("", "0")
+
+
+def _column(value: Any, enum_label: Any) -> Any:
+    import numpy as np
+    import pandas as pd
+    if not isinstance(value, tuple):
+        # nanobind hands 64-bit integers as C's long long ('q', 'Q'), which numpy treats as
+        # equal to int64/uint64 but pandas does not always: view them as the latter.
+        if value.dtype.kind in "iu" and value.dtype.itemsize == 8:
+            return value.view(np.int64 if value.dtype.kind == "i" else np.uint64)
+        return value
+    kind = value[0]
+    if kind == "bool":
+        return value[1].view(np.bool_)
+    if kind == "category":
+        return _categorical(value[1], list(value[2]))
+    # An enum: int32 values named with the schema's labels, categories sorted as the
+    # pure-Python reader's are.
+    codes, enum_name = value[1], value[2]
+    if len(codes) and 0 <= codes.min() and codes.max() < 1 << 16:
+        distinct = np.flatnonzero(np.bincount(codes))
+        lookup = np.zeros(int(distinct[-1]) + 1, dtype=np.int32)
+    else:
+        distinct = np.unique(codes)
+        lookup = None
+    labels = [enum_label(enum_name, int(v)) for v in distinct]
+    categories = sorted(set(labels))
+    positions = np.array([categories.index(label) for label in labels], dtype=np.int32)
+    if lookup is not None:
+        lookup[distinct] = positions
+        out = lookup[codes]
+    else:
+        out = positions[np.searchsorted(distinct, codes)] if len(codes) else codes
+    return _categorical(out.astype(np.int32, copy=False), categories)
+
+
+def _categorical(codes: Any, categories: List[str]) -> Any:
+    import pandas as pd
+    dtype = pd.CategoricalDtype(pd.Index(categories, dtype=str))
+    try:
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+    except TypeError:  # pandas < 2.1 has no `validate`
+        return pd.Categorical.from_codes(codes, dtype=dtype)
+
+
+def read(trace: Any) -> Dict[str, Any]:
+    """The frames of `trace` (a TraceFile) read by the C++ reader; fills ``trace.issues``
+    with the problems met, named as the pure-Python reader names them."""
+    import numpy as np
+    import pandas as pd
+    from .errors import TraceError
+    from .frames import metric_columns
+    from .metadata import enum_label
+    try:
+        result = _native.read_frames(trace.path)
+    except ValueError as e:
+        # The C++ reader's message says where the data went wrong, as the Python reader's does.
+        message = str(e) if str(e).startswith("warpscope:") else f"warpscope: {e}"
+        at = re.search(r"byte offset (\d+)", message)
+        raise TraceError(message, path=trace.path,
+                         offset=int(at.group(1)) if at else None) from e
+    frames: Dict[str, Any] = {}
+    for name, columns in result["frames"].items():
+        metrics = columns.pop("__metrics__", None)
+        frame = pd.DataFrame({c: _column(v, enum_label) for c, v in columns.items()},
+                             copy=False)
+        if metrics is not None and result["pm_metric_names"]:
+            names = metric_columns(list(result["pm_metric_names"]))
+            frame = pd.concat([frame, pd.DataFrame(metrics, columns=names, copy=False)],
+                              axis=1)
+        frames[name] = frame
+    issues: Dict[str, int] = {}
+    for name, value in result["import_counters"].items():
+        if name in _NOT_ISSUES or not value:
+            continue
+        issues[COUNTER_NAMES.get(name, name)] = int(value)
+    trace._native_state = _NativeState(result, issues)
+    trace.issues.clear()
+    trace.issues.update(issues)
+    return dict(sorted(frames.items()))
+
+
+class _NativeState:
+    """What the C++ reader found about a trace's completeness, for ``problems()``."""
+
+    def __init__(self, result: Dict[str, Any], issues: Dict[str, int]) -> None:
+        self.truncated = bool(result["truncated"])
+        self.truncation_offset: Optional[int] = (int(result["truncation_offset"])
+                                                 if self.truncated else None)
+        self.complete = bool(result["complete"])
+        self.stats = {k: int(v) for k, v in result["stats"].items()}
+        self.stats_severity = {k: _SEVERITIES.get(int(v), "info")
+                               for k, v in result["stats_severity"].items()}
+        self.issues = dict(issues)
+
+    def problems(self) -> List[str]:
+        """The lines of ``TraceFile.problems()``, from the C++ reader's findings."""
+        from .reader import problem_lines
+        return problem_lines(self.truncation_offset, self.complete, self.stats,
+                             self.stats_severity, self.issues)
+
+
+def to_dataframes(trace: Any) -> Dict[str, Any]:
+    """``TraceFile.to_dataframes`` on the C++ reader, warning as the pure-Python one does."""
+    import warnings
+    from .errors import TraceWarning
+    frames = read(trace)
+    problems = trace._native_state.problems()
+    if problems:
+        warnings.warn(TraceWarning(f"warpscope: {trace.path}: figures may be incomplete: "
+                                   + "; ".join(problems)), stacklevel=3)
+    return frames
+
+
+def _csv_tables(text: str) -> Dict[str, Any]:
+    """Splits the CLI's CSV (tables each after a ``# report: NAME`` line) into DataFrames."""
+    import pandas as pd
+    tables: Dict[str, Any] = {}
+    name, lines = "table", []  # type: ignore[var-annotated]
+
+    def flush() -> None:
+        body = "\n".join(lines).strip()
+        if body:
+            tables[name] = pd.read_csv(io.StringIO(body), keep_default_na=False,
+                                       na_values=[""])
+    for line in text.splitlines():
+        if line.startswith("# report:"):
+            flush()
+            name, lines = line.split(":", 1)[1].strip(), []
+        elif not line.startswith("#"):
+            lines.append(line)
+    flush()
+    return tables
+
+
+def _require() -> Any:
+    if _native is None:
+        raise RuntimeError("warpscope: this analysis needs the warpscope_native extension; "
+                           "install the package with `pip install ./python` (it builds it)")
+    return _native
+
+
+def summary(paths: Sequence[str], reports: str = "") -> Dict[str, Any]:
+    """``warpscope summary`` figures as DataFrames, one per report (kernels, api, memory,
+    nvtx, idle, ...), with the CLI's CSV columns (docs/cli.md)."""
+    return _csv_tables(_require().summary_csv([os.fspath(p) for p in paths], reports))
+
+
+def occupancy(path: str, kernel: str = "") -> Any:
+    """``warpscope occupancy`` rows as a DataFrame (docs/occupancy.md)."""
+    return _csv_tables(_require().occupancy_csv(os.fspath(path), kernel))["table"]
+
+
+def tail(path: str, kernel: str = "", instances: bool = False) -> Any:
+    """``warpscope tail`` rows as a DataFrame: one per kernel name, or per launch."""
+    return _csv_tables(_require().tail_csv(os.fspath(path), kernel, instances))["table"]
