@@ -1,5 +1,5 @@
 """Finds the straggler rank of a multi-rank job with DuckDB, over the Parquet files that
-``python -m warpscope export --format parquet`` writes (docs/export_parquet.md):
+``python -m warpscope export --format parquet`` writes (docs/export.md):
 
     python -m warpscope export --format parquet -o job_parquet run_rank*.wst
     python examples/duckdb_straggler.py job_parquet

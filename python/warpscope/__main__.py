@@ -1,6 +1,6 @@
 """``python -m warpscope info FILE...``: a short summary of traces, for a first look;
 ``python -m warpscope export --format parquet -o DIR FILE...``: the traces' events as Parquet
-files, one per event kind (docs/export_parquet.md; the C++ CLI's ``export --format parquet``
+files, one per event kind (docs/export.md; the C++ CLI's ``export --format parquet``
 runs this).
 
 The C++ ``warpscope`` CLI does the analyses; ``info`` exists so that a Python-only install

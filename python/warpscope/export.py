@@ -1,7 +1,7 @@
 """Parquet export: the DataFrames of several traces (one per rank), one Parquet file per
 event kind, with ``rank``, ``host``, ``pid`` and ``file`` columns, for DuckDB, Polars, Spark
 or Dask (``python -m warpscope export --format parquet -o DIR TRACE...``;
-docs/export_parquet.md describes every column).
+docs/export.md describes every column).
 
 Traces are read one at a time and appended to each kind's file as a row group, so memory
 holds one trace's frames, not the whole job's. Times are moved onto one time base as in
