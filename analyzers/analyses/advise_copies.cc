@@ -92,7 +92,7 @@ void FindPageableCopies(const AdviseTimeline& timeline, const AdviseOptions& opt
       if (c.bytes < options.min_copy_bytes) continue;
       const double pinned_ns = static_cast<double>(c.bytes) / bandwidth.at(c.copy_kind).first;
       const uint64_t excess =
-          c.duration_ns > pinned_ns ? c.duration_ns - static_cast<uint64_t>(pinned_ns) : 0;
+          c.duration_ns > pinned_ns ? c.duration_ns - NsFromDouble(pinned_ns) : 0;
       const ApiCallEvent* api = timeline.LaunchOf(c.correlation_id);
       const uint64_t thread = api == nullptr ? 0 : api->thread_id;
       std::string api_name, path;

@@ -36,7 +36,7 @@ void FindTails(const PmInputs& in, const AdviseOptions& options,
     if (!DeviceSelected(options, kernel.device_id)) continue;
     AdviseFinding f;
     f.rule = std::string(kRuleTail);
-    f.cost_ns = static_cast<uint64_t>(s.total_tail_cost_ns);
+    f.cost_ns = NsFromDouble(s.total_tail_cost_ns);
     f.occurrences = s.launches_with_curve;
     f.device_id = kernel.device_id;
     f.kernel = s.name;
@@ -68,8 +68,7 @@ void FindLowOccupancy(const PmInputs& in, const AdviseOptions& options,
     f.rule = std::string(kRuleOccupancy);
     // Run time if the kernel kept its theoretical warps busy, with time inversely
     // proportional to resident warps: an upper bound (docs/advise.md).
-    f.cost_ns =
-        static_cast<uint64_t>(static_cast<double>(row.total_ns) * (1 - row.achieved / theoretical));
+    f.cost_ns = NsFromDouble(static_cast<double>(row.total_ns) * (1 - row.achieved / theoretical));
     f.occurrences = row.launches;
     f.device_id = row.device_id;
     f.kernel = row.name;
@@ -111,7 +110,7 @@ void FindStalls(const TraceModel& model, const AdviseOptions& options,
     AdviseFinding f;
     f.rule = std::string(kRuleStalls);
     // The kernel time spent in that stall if issue were otherwise unchanged: an upper bound.
-    f.cost_ns = static_cast<uint64_t>(static_cast<double>(it->second.first) * top.fraction);
+    f.cost_ns = NsFromDouble(static_cast<double>(it->second.first) * top.fraction);
     f.occurrences = row.samples;
     f.device_id = it->second.second->device_id;
     f.kernel = row.name;

@@ -15,6 +15,14 @@
 
 namespace warpscope::advise_internal {
 
+// A cost computed in floating point as nanoseconds: NaN and negative values give 0, values
+// beyond the range of uint64_t give its maximum (a damaged trace can hold any timestamps).
+inline uint64_t NsFromDouble(double ns) {
+  if (!(ns > 0)) return 0;
+  if (ns >= 0x1p64) return UINT64_MAX;
+  return static_cast<uint64_t>(ns);
+}
+
 enum class WorkKind { kKernel, kMemcpy, kMemset };
 
 // One kernel, copy or memset on the GPU.

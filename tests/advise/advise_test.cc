@@ -3,10 +3,13 @@
 // program, or a program with no problem) there must be no high finding.
 #include "analyzers/analyses/advise.h"
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "analyzers/analyses/advise_timeline.h"
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -380,6 +383,15 @@ TEST(AdviseRenderTest, HtmlIsOnePageWithFindingsAndTimeline) {
   EXPECT_THAT(html, ::testing::Not(HasSubstr("<script")));
   EXPECT_THAT(html, ::testing::Not(HasSubstr("src=")));  // nothing to fetch
   EXPECT_THAT(html, ::testing::Not(HasSubstr("href=")));
+}
+
+TEST(AdviseTest, CostsFromFloatingPointSaturateInsteadOfOverflowing) {
+  using advise_internal::NsFromDouble;
+  EXPECT_EQ(NsFromDouble(1234.9), 1234u);
+  EXPECT_EQ(NsFromDouble(-5), 0u);
+  EXPECT_EQ(NsFromDouble(std::nan("")), 0u);
+  EXPECT_EQ(NsFromDouble(7.22867e+225), UINT64_MAX);  // a tail cost from a damaged trace
+  EXPECT_EQ(NsFromDouble(std::numeric_limits<double>::infinity()), UINT64_MAX);
 }
 
 }  // namespace
