@@ -12,6 +12,7 @@
 
 #include "collectors/activity/cupti_activity.h"
 #include "collectors/callbacks/cupti_callbacks.h"
+#include "libinject/driver_version.h"
 
 #ifndef WARPSCOPE_VERSION
 #define WARPSCOPE_VERSION "0.0.0"
@@ -32,6 +33,13 @@ std::vector<std::string> CommandLine() {
   std::string arg;
   while (std::getline(in, arg, '\0')) out.push_back(arg);
   return out;
+}
+
+std::string DisplayDriverVersion() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string first_line;
+  if (!std::getline(in, first_line)) return "";
+  return DisplayDriverVersionFrom(first_line);
 }
 
 uint64_t RealtimeNs() {
@@ -84,6 +92,8 @@ HeaderRecord MakeTraceHeader(const Config& config, pid_t pid) {
                              std::string(CaptureRangeName(config.capture_range)));
   header.producer = "libwarpscope";
   header.cupti_version = CuptiCallbacks::CuptiVersion();
+  header.cuda_driver_version = CuptiCallbacks::DriverVersion();
+  header.display_driver_version = DisplayDriverVersion();
   return header;
 }
 

@@ -168,8 +168,11 @@ void AppendTextHeader(const TraceModel& m, const std::string& name, std::string&
   line("clock",
        absl::StrCat(Sv(ClockDomainName(h.clock_domain)), ", time base ", h.time_base_ns, " ns"));
   line("cuda",
-       absl::StrCat("driver ", FormatDriverVersion(h.cuda_driver_version), ", CUPTI ",
-                    FormatCuptiVersion(h.cupti_version)));
+       absl::StrCat("driver ", FormatDriverVersion(h.cuda_driver_version),
+                    h.display_driver_version.empty()
+                        ? std::string()
+                        : absl::StrCat(" (kernel module ", h.display_driver_version, ")"),
+                    ", CUPTI ", FormatCuptiVersion(h.cupti_version)));
   if (m.span.empty) {
     line("span", "no timed events");
   } else {
@@ -368,6 +371,7 @@ void WriteJsonHeader(const TraceHeader& h, JsonWriter& j) {
   j.EndObject();
   j.Key("cupti_version").Uint(h.cupti_version);
   j.Key("cuda_driver_version").Uint(h.cuda_driver_version);
+  j.Key("display_driver_version").String(h.display_driver_version);
   j.EndObject();
 }
 

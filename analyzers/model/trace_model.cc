@@ -495,6 +495,7 @@ void TraceModelBuilder::CopyHeader(const v1::Header& h) {
   m.header.producer = h.producer();
   m.header.cupti_version = h.cupti_version();
   m.header.cuda_driver_version = h.cuda_driver_version();
+  m.header.display_driver_version = h.display_driver_version();
 }
 
 // What the reader met: truncation, references it could not resolve, what it does not know.

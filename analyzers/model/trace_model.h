@@ -42,6 +42,7 @@ struct TraceHeader {
   std::string producer;
   uint32_t cupti_version = 0;
   uint32_t cuda_driver_version = 0;
+  std::string display_driver_version;  // kernel module, e.g. "580.159.04"; empty = unknown
 };
 
 // One GPU (Device packet). Sizes in bytes, registers in 32-bit registers.

@@ -184,5 +184,26 @@ TEST(InfoCliTest, SaysWhatAnH200TraceRecordsOfCuda) {
   EXPECT_THAT(r.out, Not(HasSubstr("driver unknown")));
 }
 
+TEST(InfoCliTest, ShowsBothDriverVersionsWhenRecorded) {
+  const std::string trace = testing::WriteTempFile(
+      testing::TextprotoToWire(R"pb(packet {
+                             header {
+                               format_major: 1
+                               format_minor: 1
+                               cupti_version: 130001
+                               cuda_driver_version: 13000
+                               display_driver_version: "580.159.04"
+                             }
+                           })pb"),
+      "driver_versions.wst");
+  CliResult r = RunCli("info " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              HasSubstr("driver 13000 (13.0) (kernel module 580.159.04), CUPTI 130001 (CUDA 13.0)"));
+  CliResult json = RunCli("info " + trace + " -f json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_THAT(json.out, HasSubstr(R"("display_driver_version":"580.159.04")"));
+}
+
 }  // namespace
 }  // namespace warpscope

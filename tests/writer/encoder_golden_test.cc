@@ -59,7 +59,8 @@ HeaderRecord GoldenHeader() {
       .rank_env = {{"RANK", "3"}, {"EMPTY", ""}}, .clock_domain = ClockDomain::kMonotonicRaw,
       .time_base_ns = kBase, .unix_time_base_ns = kMax64,
       .config = {{"WARPSCOPE_OUTPUT", "trace_%p"}}, .producer = "golden",
-      .cupti_version = 130001, .cuda_driver_version = 13000};
+      .cupti_version = 130001, .cuda_driver_version = 13000,
+      .display_driver_version = "580.159.04"};
 }
 
 TraceWriterOptions GoldenOptions(const std::string& path, size_t chunk_bytes) {

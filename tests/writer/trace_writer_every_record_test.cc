@@ -26,7 +26,6 @@ using namespace writer_test;  // NOLINT(build/namespaces): the helpers all write
 // Fields of trace.proto that the trace of EveryRecordTypeFieldByField does not hold, and why.
 // Every other field of every message a Trace reaches must be in it.
 constexpr std::pair<std::string_view, std::string_view> kFieldsNotInEveryRecordTrace[] = {
-    {"warpscope.v1.Header.format_minor", "0 in format 1.0, and proto3 leaves zeros out"},
     {"warpscope.v1.Header.time_base_ns",
      "0 there, so that timestamps reach 2^64-1; HeaderFirstStatsThenEndOfTraceLast has it"},
     {"warpscope.v1.PcSampleBatch.continuation",
