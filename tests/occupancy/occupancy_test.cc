@@ -17,12 +17,21 @@ using ::testing::HasSubstr;
 // What CUPTI's Device record reports for an H200 (no opt-in / reserved fields: CUPTI lacks
 // them, so the architecture defaults must fill them in).
 DeviceInfo H200() {
-  return DeviceInfo{.id = 0, .name = "NVIDIA H200", .compute_capability_major = 9,
-                    .compute_capability_minor = 0, .sm_count = 132, .max_warps_per_sm = 64,
-                    .max_blocks_per_sm = 32, .max_threads_per_block = 1024,
-                    .max_registers_per_sm = 65536, .max_registers_per_block = 65536,
-                    .max_shared_memory_per_sm = 233472, .max_shared_memory_per_block = 49152,
-                    .threads_per_warp = 32};
+  DeviceInfo d;
+  d.id = 0;
+  d.name = "NVIDIA H200";
+  d.compute_capability_major = 9;
+  d.compute_capability_minor = 0;
+  d.sm_count = 132;
+  d.max_warps_per_sm = 64;
+  d.max_blocks_per_sm = 32;
+  d.max_threads_per_block = 1024;
+  d.max_registers_per_sm = 65536;
+  d.max_registers_per_block = 65536;
+  d.max_shared_memory_per_sm = 233472;
+  d.max_shared_memory_per_block = 49152;
+  d.threads_per_warp = 32;
+  return d;
 }
 
 LaunchConfig Launch(uint32_t threads, uint32_t regs, uint32_t dynamic_smem = 0,
