@@ -330,7 +330,8 @@ SteadyState SteadyStateOf(const TraceModel& model, const std::vector<GpuWork>& w
     }
   }
   if (steady.range.empty() && !work.empty()) {
-    steady.first_end_ns = work.front().start_ns + (work.back().end_ns() - work.front().start_ns) / 10;
+    steady.first_end_ns =
+        work.front().start_ns + (work.back().end_ns() - work.front().start_ns) / 10;
   }
   std::map<std::string_view, std::vector<uint64_t>> lengths;  // per cause rule
   for (const auto& [gap, cause] : gaps) lengths[cause.rule].push_back(gap.length());
