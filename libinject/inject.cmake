@@ -47,8 +47,9 @@ target_include_directories(warpscope_core PRIVATE ${PROJECT_SOURCE_DIR}
 target_link_options(warpscope_core PRIVATE
   -Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/core.map -Wl,--no-undefined -Wl,-z,now
   -static-libstdc++ -static-libgcc)
-# The collectors (collectors.cmake) and the writer; no protobuf, no abseil.
-target_link_libraries(warpscope_core PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,warpscope_collectors_cupti>"
+# The collectors (collectors.cmake) and the writer; no protobuf, no abseil. The registry
+# (collector_registry.cc) names every collector's factory, so a plain link takes them all.
+target_link_libraries(warpscope_core PRIVATE warpscope_collectors_cupti
                       warpscope_collectors_pure warpscope_session_pure warpscope_writer
                       ${WARPSCOPE_CUPTI_LIBRARY} ${CMAKE_DL_LIBS} Threads::Threads)
 

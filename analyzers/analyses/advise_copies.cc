@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/analyses/advise_timeline.h"
+#include "analyzers/model/interval_union.h"
 
 namespace warpscope::advise_internal {
 namespace {
@@ -43,28 +44,16 @@ std::map<v1::CopyKind, std::pair<double, bool>> PinnedBandwidth(const TraceModel
   return best;
 }
 
-// Sorted, merged intervals.
-using Intervals = std::vector<std::pair<uint64_t, uint64_t>>;
-Intervals Merge(Intervals v) {
-  std::sort(v.begin(), v.end());
-  Intervals out;
-  for (const auto& iv : v) {
-    if (!out.empty() && iv.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, iv.second);
-    } else {
-      out.push_back(iv);
-    }
-  }
-  return out;
-}
+using Intervals = std::vector<TimeInterval>;
 
 // Length of [begin, end) covered by `merged`.
 uint64_t Covered(const Intervals& merged, uint64_t begin, uint64_t end) {
-  auto it = std::upper_bound(merged.begin(), merged.end(), std::make_pair(begin, UINT64_MAX));
+  auto it = std::upper_bound(merged.begin(), merged.end(), begin,
+                             [](uint64_t t, const TimeInterval& i) { return t < i.begin_ns; });
   if (it != merged.begin()) --it;
   uint64_t covered = 0;
-  for (; it != merged.end() && it->first < end; ++it) {
-    const uint64_t lo = std::max(it->first, begin), hi = std::min(it->second, end);
+  for (; it != merged.end() && it->begin_ns < end; ++it) {
+    const uint64_t lo = std::max(it->begin_ns, begin), hi = std::min(it->end_ns, end);
     if (hi > lo) covered += hi - lo;
   }
   return covered;
@@ -143,13 +132,13 @@ void FindCopiesWithoutOverlap(const AdviseTimeline& timeline, const AdviseOption
   for (const auto& [device, work] : timeline.work_by_device()) {
     Intervals kernels, copies;
     for (const GpuWork& w : work) {
-      if (w.kind == WorkKind::kKernel) kernels.push_back({w.start_ns, w.end_ns});
+      if (w.kind == WorkKind::kKernel) kernels.push_back({w.start_ns, w.end_ns()});
       if (w.kind == WorkKind::kMemcpy && IsHostCopy(model.memcpys[w.index].copy_kind)) {
-        copies.push_back({w.start_ns, w.end_ns});
+        copies.push_back({w.start_ns, w.end_ns()});
       }
     }
-    kernels = Merge(std::move(kernels));
-    copies = Merge(std::move(copies));
+    kernels = MergedIntervals(std::move(kernels));
+    copies = MergedIntervals(std::move(copies));
     uint64_t copy_alone = 0, count = 0, bytes = 0, worst = 0;
     const MemcpyEvent* worst_copy = nullptr;
     std::set<uint32_t> streams, kernel_streams;
@@ -159,7 +148,7 @@ void FindCopiesWithoutOverlap(const AdviseTimeline& timeline, const AdviseOption
       const MemcpyEvent& c = model.memcpys[w.index];
       if (!IsHostCopy(c.copy_kind) || HostSide(c) == v1::MEMORY_KIND_PAGEABLE) continue;
       if (c.bytes < options.min_copy_bytes) continue;
-      const uint64_t alone = c.duration_ns - Covered(kernels, w.start_ns, w.end_ns);
+      const uint64_t alone = c.duration_ns - Covered(kernels, w.start_ns, w.end_ns());
       if (alone == 0) continue;
       copy_alone += alone, count++, bytes += c.bytes;
       streams.insert(c.stream_id);

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/analyses/advise_timeline.h"
+#include "analyzers/model/interval_union.h"
 
 namespace warpscope::advise_internal {
 namespace {
@@ -79,23 +80,15 @@ struct SteadyState {
 };
 
 std::vector<Gap> GapsOf(const std::vector<GpuWork>& work, uint64_t* busy_ns) {
+  std::vector<TimeInterval> intervals;
+  intervals.reserve(work.size());
+  for (const GpuWork& w : work) intervals.push_back({w.start_ns, w.end_ns()});
+  const IntervalUnion busy = UnionOfSorted(intervals);
+  *busy_ns = busy.covered_ns;
   std::vector<Gap> gaps;
-  *busy_ns = 0;
-  if (work.empty()) return gaps;
-  const GpuWork* last = &work[0];  // the work ending last so far
-  uint64_t busy_begin = work[0].start_ns;
-  for (size_t i = 1; i < work.size(); ++i) {
-    const GpuWork& w = work[i];
-    if (w.start_ns > last->end_ns) {
-      *busy_ns += last->end_ns - busy_begin;
-      gaps.push_back({last->end_ns, w.start_ns, last, &w});
-      busy_begin = w.start_ns;
-      last = &w;
-    } else if (w.end_ns > last->end_ns) {
-      last = &w;
-    }
+  for (const IntervalGap& g : busy.gaps) {
+    gaps.push_back({g.begin_ns, g.end_ns, &work[g.before], &work[g.after]});
   }
-  *busy_ns += last->end_ns - busy_begin;
   return gaps;
 }
 
@@ -304,11 +297,11 @@ bool IsWaitRule(std::string_view rule) {
 // device's work, by start), some launch returned before the GPU had finished the work started
 // before it: the queue was not empty, the host was ahead of the GPU again.
 bool HostAhead(const AdviseTimeline& timeline, const GpuWork* begin, const GpuWork* end) {
-  uint64_t queued_end = begin->end_ns;
+  uint64_t queued_end = begin->end_ns();
   for (const GpuWork* w = begin + 1; w < end; ++w) {
     const ApiCallEvent* launch = timeline.LaunchOf(w->correlation_id);
     if (launch != nullptr && launch->end_ns() < queued_end) return true;
-    queued_end = std::max(queued_end, w->end_ns);
+    queued_end = std::max(queued_end, w->end_ns());
   }
   return false;
 }
@@ -337,7 +330,8 @@ SteadyState SteadyStateOf(const TraceModel& model, const std::vector<GpuWork>& w
     }
   }
   if (steady.range.empty() && !work.empty()) {
-    steady.first_end_ns = work.front().start_ns + (work.back().end_ns - work.front().start_ns) / 10;
+    steady.first_end_ns =
+        work.front().start_ns + (work.back().end_ns() - work.front().start_ns) / 10;
   }
   std::map<std::string_view, std::vector<uint64_t>> lengths;  // per cause rule
   for (const auto& [gap, cause] : gaps) lengths[cause.rule].push_back(gap.length());
@@ -357,7 +351,7 @@ void AddGap(const AdviseTimeline& timeline, const Gap& gap, uint64_t ns, uint32_
   g->next_work[timeline.WorkName(*gap.after)]++;
   g->prev_work[timeline.WorkName(*gap.before)]++;
   g->streams.insert(gap.after->stream_id);
-  g->next_durations_ns.push_back(gap.after->end_ns - gap.after->start_ns);
+  g->next_durations_ns.push_back(gap.after->duration_ns);
 }
 
 AdviseFinding FindingOf(const AdviseTimeline& timeline, const GapGroup& g) {
@@ -388,7 +382,7 @@ GapTotals FindGapCauses(const AdviseTimeline& timeline, const AdviseOptions& opt
     uint64_t busy_ns = 0;
     const std::vector<Gap> gaps = GapsOf(work, &busy_ns);
     uint64_t end_ns = 0;
-    for (const GpuWork& w : work) end_ns = std::max(end_ns, w.end_ns);
+    for (const GpuWork& w : work) end_ns = std::max(end_ns, w.end_ns());
     if (work.empty()) continue;
     totals.devices.push_back({device, work.front().start_ns, end_ns, busy_ns});
     std::vector<std::pair<Gap, GapCause>> classified;

@@ -38,26 +38,16 @@ void AdviseTimeline::IndexWork(const AdviseOptions& options) {
   auto selected = [&](uint32_t device) {
     return !options.device.has_value() || *options.device == device;
   };
-  auto add = [&](WorkKind kind, uint32_t index, uint64_t start, uint64_t end, uint32_t device,
-                 uint32_t stream, uint32_t correlation) {
-    if (!selected(device) || end < start) return;
-    work_[device].push_back({kind, index, start, end, device, stream, correlation});
+  auto add = [&](WorkKind kind, uint32_t index, const StreamWork& w) {
+    if (!selected(w.device_id) || w.end_ns() < w.start_ns) return;
+    work_[w.device_id].push_back({w, kind, index});
   };
-  for (uint32_t i = 0; i < model_.kernels.size(); ++i) {
-    const KernelEvent& k = model_.kernels[i];
-    add(WorkKind::kKernel, i, k.start_ns, k.end_ns(), k.device_id, k.stream_id, k.correlation_id);
-  }
-  for (uint32_t i = 0; i < model_.memcpys.size(); ++i) {
-    const MemcpyEvent& c = model_.memcpys[i];
-    add(WorkKind::kMemcpy, i, c.start_ns, c.end_ns(), c.device_id, c.stream_id, c.correlation_id);
-  }
-  for (uint32_t i = 0; i < model_.memsets.size(); ++i) {
-    const MemsetEvent& m = model_.memsets[i];
-    add(WorkKind::kMemset, i, m.start_ns, m.end_ns(), m.device_id, m.stream_id, m.correlation_id);
-  }
+  for (uint32_t i = 0; i < model_.kernels.size(); ++i) add(WorkKind::kKernel, i, model_.kernels[i]);
+  for (uint32_t i = 0; i < model_.memcpys.size(); ++i) add(WorkKind::kMemcpy, i, model_.memcpys[i]);
+  for (uint32_t i = 0; i < model_.memsets.size(); ++i) add(WorkKind::kMemset, i, model_.memsets[i]);
   for (auto& [device, work] : work_) {
     std::sort(work.begin(), work.end(), [](const GpuWork& a, const GpuWork& b) {
-      return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns() < b.end_ns();
     });
   }
 }

@@ -25,15 +25,10 @@ inline uint64_t NsFromDouble(double ns) {
 
 enum class WorkKind { kKernel, kMemcpy, kMemset };
 
-// One kernel, copy or memset on the GPU.
-struct GpuWork {
+// One kernel, copy or memset on the GPU: when and where it ran, and which one it is.
+struct GpuWork : StreamWork {
   WorkKind kind = WorkKind::kKernel;
   uint32_t index = 0;  // into model.kernels / memcpys / memsets
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  uint32_t device_id = 0;
-  uint32_t stream_id = 0;
-  uint32_t correlation_id = 0;
 };
 
 // The host waiting for the GPU: a synchronize call, a sync event, or a copy whose API call

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "analyzers/model/interval_union.h"
 #include "proto/common/setting_error.h"
 
 namespace warpscope {
@@ -90,53 +91,46 @@ std::vector<MemoryOperationSummary> ToMemoryRows(std::map<std::string, MemoryGro
   return rows;
 }
 
-// Union of [start, end) intervals and the gaps between them.
-GpuBusy Busy(std::vector<std::pair<uint64_t, uint64_t>>& intervals) {
+// The union of `intervals` (any order): first start, last end, busy time and gaps.
+GpuBusy Busy(std::vector<TimeInterval>& intervals) {
+  std::sort(intervals.begin(), intervals.end(), [](const TimeInterval& a, const TimeInterval& b) {
+    return a.begin_ns < b.begin_ns;
+  });
+  const IntervalUnion u = UnionOfSorted(intervals);
   GpuBusy busy;
-  std::sort(intervals.begin(), intervals.end());
-  busy.begin_ns = intervals.front().first;
-  uint64_t cur_begin = intervals.front().first;
-  uint64_t cur_end = intervals.front().second;
-  for (size_t i = 1; i < intervals.size(); ++i) {
-    const auto [b, e] = intervals[i];
-    if (b > cur_end) {
-      busy.busy_ns += cur_end - cur_begin;
-      ++busy.gaps;
-      busy.longest_gap_ns = std::max(busy.longest_gap_ns, b - cur_end);
-      cur_begin = b;
-      cur_end = e;
-    } else {
-      cur_end = std::max(cur_end, e);
-    }
+  busy.begin_ns = u.begin_ns;
+  busy.end_ns = u.end_ns;
+  busy.busy_ns = u.covered_ns;
+  busy.idle_ns = u.span_ns() - u.covered_ns;
+  busy.gaps = u.gaps.size();
+  for (const IntervalGap& gap : u.gaps) {
+    busy.longest_gap_ns = std::max(busy.longest_gap_ns, gap.length());
   }
-  busy.busy_ns += cur_end - cur_begin;
-  busy.end_ns = cur_end;
-  busy.idle_ns = busy.span_ns() - busy.busy_ns;
   return busy;
 }
 
 // Adds a model's GPU events on `device` (all devices when null) to the groups.
 void CollectDevice(const TraceModel& m, const uint32_t* device, DurationGroups& kernels,
                    std::map<std::string, MemoryGroup>& memory,
-                   std::vector<std::pair<uint64_t, uint64_t>>& intervals) {
+                   std::vector<TimeInterval>& intervals) {
   for (const KernelEvent& k : m.kernels) {
     if (device != nullptr && k.device_id != *device) continue;
     kernels[KernelDisplayName(k)].push_back(k.duration_ns);
-    intervals.emplace_back(k.start_ns, std::max(k.start_ns, k.end_ns()));
+    intervals.push_back({k.start_ns, std::max(k.start_ns, k.end_ns())});
   }
   for (const MemcpyEvent& c : m.memcpys) {
     if (device != nullptr && c.device_id != *device) continue;
     MemoryGroup& g = memory[MemcpyOperationName(c.copy_kind)];
     g.durations.push_back(c.duration_ns);
     g.bytes.push_back(c.bytes);
-    intervals.emplace_back(c.start_ns, std::max(c.start_ns, c.end_ns()));
+    intervals.push_back({c.start_ns, std::max(c.start_ns, c.end_ns())});
   }
   for (const MemsetEvent& s : m.memsets) {
     if (device != nullptr && s.device_id != *device) continue;
     MemoryGroup& g = memory[std::string(kMemsetOperationName)];
     g.durations.push_back(s.duration_ns);
     g.bytes.push_back(s.bytes);
-    intervals.emplace_back(s.start_ns, std::max(s.start_ns, s.end_ns()));
+    intervals.push_back({s.start_ns, std::max(s.start_ns, s.end_ns())});
   }
 }
 
@@ -306,7 +300,7 @@ TraceSummary Summarize(const TraceModel& model, std::string label, const Summary
     if (const DeviceInfo* info = model.FindDevice(id)) dev.device_name = info->name;
     DurationGroups kernels;
     std::map<std::string, MemoryGroup> memory;
-    std::vector<std::pair<uint64_t, uint64_t>> intervals;
+    std::vector<TimeInterval> intervals;
     CollectDevice(model, &id, kernels, memory, intervals);
     dev.kernels = ToRows(kernels);
     SortNamed(dev.kernels, options);
@@ -367,7 +361,7 @@ std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& 
   dev.all_devices = true;
   DurationGroups kernels, api;
   std::map<std::string, MemoryGroup> memory;
-  std::vector<std::pair<uint64_t, uint64_t>> intervals;  // unused: ranks' clocks differ
+  std::vector<TimeInterval> intervals;  // unused: ranks' clocks differ
   for (const TraceModel* m : models) {
     CollectDevice(*m, nullptr, kernels, memory, intervals);
     CollectApi(*m, api);

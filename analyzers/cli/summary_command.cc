@@ -17,6 +17,31 @@
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope {
+
+namespace {
+
+// The flags that shape the report: order, reports, rows kept, names.
+absl::Status ParseSummaryOptions(const FlagSet& flags, SummaryOptions* options) {
+  if (absl::Status s = ParseSummarySort(flags.Get("sort"), options); !s.ok()) return s;
+  if (absl::Status s = ParseSummaryReports(flags.Get("report"), options); !s.ok()) return s;
+  absl::StatusOr<int64_t> top = flags.GetInt("top");
+  if (!top.ok()) return top.status();
+  if (*top < 0) {
+    return absl::InvalidArgumentError("flag --top must be 0 or more");
+  }
+  options->top = static_cast<size_t>(*top);
+  options->short_names = flags.Has("short-names");
+  absl::StatusOr<int64_t> name_width = flags.GetInt("name-width");
+  if (!name_width.ok()) return name_width.status();
+  if (*name_width < 0 || (*name_width > 0 && *name_width < 4)) {
+    return absl::InvalidArgumentError("flag --name-width must be 0 or at least 4");
+  }
+  options->name_width = static_cast<size_t>(*name_width);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 int RunSummaryCommand(const CommandArgs& args) {
   FlagSet flags(
       "summary", "TRACE.wst... [flags]",
@@ -50,23 +75,7 @@ int RunSummaryCommand(const CommandArgs& args) {
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
   if (!format.ok()) return UsageError(format.status());
   SummaryOptions options;
-  if (absl::Status s = ParseSummarySort(flags.Get("sort"), &options); !s.ok()) return UsageError(s);
-  if (absl::Status s = ParseSummaryReports(flags.Get("report"), &options); !s.ok()) {
-    return UsageError(s);
-  }
-  absl::StatusOr<int64_t> top = flags.GetInt("top");
-  if (!top.ok()) return UsageError(top.status());
-  if (*top < 0) {
-    return UsageError(absl::InvalidArgumentError("flag --top must be 0 or more"));
-  }
-  options.top = static_cast<size_t>(*top);
-  options.short_names = flags.Has("short-names");
-  absl::StatusOr<int64_t> name_width = flags.GetInt("name-width");
-  if (!name_width.ok()) return UsageError(name_width.status());
-  if (*name_width < 0 || (*name_width > 0 && *name_width < 4)) {
-    return UsageError(absl::InvalidArgumentError("flag --name-width must be 0 or at least 4"));
-  }
-  options.name_width = static_cast<size_t>(*name_width);
+  if (absl::Status s = ParseSummaryOptions(flags, &options); !s.ok()) return UsageError(s);
   // The report file is checked before the traces are read.
   const std::string output = flags.Get("output");
   if (flags.Has("output") && output != "-") {

@@ -1,94 +1,14 @@
 // Loads a trace into TraceModel tables (see trace_model.h): one pass over TraceReader,
-// converting packets to plain structs and counting what does not add up.
+// converting packets to plain structs (the problems it counts: trace_model_problems.cc).
 #include "analyzers/model/trace_model.h"
 
 #include <algorithm>
 #include <unordered_map>
 #include <utility>
 
-#include "analyzers/model/pm_counter_data.h"
-#include "analyzers/model/trace_limits.h"
+#include "analyzers/model/trace_model_builder.h"
 
 namespace warpscope {
-
-// Friend of TraceModel: builds one while the reader streams packets.
-class TraceModelBuilder {
- public:
-  TraceModelBuilder(TraceReader& reader, const TraceModelOptions& options)
-      : reader_(reader), options_(options) {
-    model_.strings_ = reader.shared_strings();
-    model_.launch_configs_ = std::make_unique<std::deque<LaunchConfig>>();
-  }
-
-  absl::StatusOr<TraceModel> Build();
-
- private:
-  void CopyHeader(const v1::Header& h);
-  void CountReaderProblems();
-  void CountModelProblems();
-  void CountValuesOutOfRange();
-  void Add(const v1::TracePacket& p);
-  void AddEvent(const v1::TracePacket& p);
-  void AddDevice(const v1::Device& d);
-  void AddKernel(const v1::KernelEvent& k);
-  void AddMemcpy(const v1::MemcpyEvent& c);
-  void AddMemset(const v1::MemsetEvent& s);
-  void AddPmSample(const v1::PmSample& s);
-  void AddPcStallReasons(const v1::PcStallReasons& r);
-  void AddPcSamples(const v1::PcSampleBatch& b);
-  void AddCaptureWindowEdge(const v1::CaptureWindowEdge& e);
-  void AddStats(const v1::Stats& s);
-  void Extend(uint64_t begin, uint64_t end) {
-    if (end < begin) {  // start + duration wrapped around: corrupt values (EndOverflows)
-      ++overflowing_end_events_;
-      end = begin;
-    }
-    if (model_.span.empty) {
-      model_.span = {begin, end, false};
-      return;
-    }
-    model_.span.begin_ns = std::min(model_.span.begin_ns, begin);
-    model_.span.end_ns = std::max(model_.span.end_ns, end);
-  }
-  std::string_view Str(uint64_t id) const { return model_.strings_->Get(id); }
-  const LaunchConfig* Launch(uint64_t id);
-  void AddPcRecords(const v1::PcSampleBatch& b, PcSampleBatch& o);
-  void Count(const std::string& name, uint64_t value, v1::Severity severity,
-             std::string description) {
-    if (value == 0) return;
-    model_.import_counters.push_back({name, value, severity, std::move(description)});
-  }
-
-  TraceReader& reader_;
-  TraceModelOptions options_;
-  TraceModel model_;
-  std::unordered_map<uint64_t, const LaunchConfig*> launch_by_id_;
-  std::unordered_map<uint32_t, size_t> window_by_id_;
-  uint64_t unmatched_window_ends_ = 0;
-  uint64_t orphan_pc_continuations_ = 0;
-  uint64_t pc_stall_reason_length_mismatches_ = 0;
-  // Cubins arriving in parts (CubinImage.offset/total_bytes): bytes so far, by CRC.
-  struct PartialCubin {
-    std::string bytes;
-    uint64_t total = 0;
-  };
-  std::map<uint64_t, PartialCubin> partial_cubins_;
-  uint64_t incomplete_cubins_ = 0;
-  void AddCubinPart(const v1::CubinImage& c);
-  uint64_t samples_without_set_ = 0;
-  PmCounterDataImporter pm_counter_data_;
-  uint64_t sample_value_mismatches_ = 0;
-  uint64_t overflowing_end_events_ = 0;
-  // Definitions by id as written, to count those written again with another value.
-  template <typename Message>
-  static bool Redefines(std::unordered_map<uint64_t, std::string>& seen, uint64_t id,
-                        const Message& m) {
-    auto [it, inserted] = seen.try_emplace(id, m.SerializeAsString());
-    return !inserted && it->second != m.SerializeAsString();
-  }
-  std::unordered_map<uint64_t, std::string> device_bytes_, context_bytes_, metric_set_bytes_;
-  uint64_t redefined_devices_ = 0, redefined_contexts_ = 0, redefined_metric_sets_ = 0;
-};
 
 void TraceModelBuilder::AddCubinPart(const v1::CubinImage& c) {
   const uint64_t total = c.total_bytes() != 0 ? c.total_bytes() : c.image().size();
@@ -496,108 +416,6 @@ void TraceModelBuilder::CopyHeader(const v1::Header& h) {
   m.header.cupti_version = h.cupti_version();
   m.header.cuda_driver_version = h.cuda_driver_version();
   m.header.display_driver_version = h.display_driver_version();
-}
-
-// What the reader met: truncation, references it could not resolve, what it does not know.
-void TraceModelBuilder::CountReaderProblems() {
-  const ReaderCounters& rc = reader_.counters();
-  const v1::Header& h = reader_.header();
-  using v1::SEVERITY_DATA_LOSS;
-  using v1::SEVERITY_ERROR;
-  using v1::SEVERITY_INFO;
-  const TruncationInfo& t = model_.truncation;
-  Count("reader.truncated_bytes", t.partial_packet ? t.bytes_lost : 0, SEVERITY_DATA_LOSS,
-        "bytes of an incomplete last packet (the file was cut mid-write)");
-  Count("reader.missing_end_of_trace", t.saw_end_of_trace ? 0 : 1, SEVERITY_DATA_LOSS,
-        "no end-of-trace marker: the process was killed or writing stopped early");
-  Count("reader.packets_after_end_of_trace", t.packets_after_end, SEVERITY_ERROR,
-        "whole packets after the end-of-trace marker");
-  Count("reader.undefined_string_refs", rc.undefined_string_refs, SEVERITY_ERROR,
-        "references to interned strings not defined before use (named <unknown:ID>)");
-  Count("reader.undefined_launch_config_refs", rc.undefined_launch_config_refs, SEVERITY_ERROR,
-        "kernels whose launch configuration was not defined before use");
-  Count("reader.undefined_thread_refs", rc.undefined_thread_refs, SEVERITY_ERROR,
-        "references to threads not defined before use");
-  Count("reader.redefined_ids", rc.redefined_ids, SEVERITY_ERROR,
-        "interned ids defined again with a different value (the last definition wins)");
-  Count("reader.unknown_packets", rc.unknown_packets, SEVERITY_INFO,
-        "packets of a kind this warpscope does not know (newer format minor), skipped");
-  Count("reader.packets_with_unknown_fields", rc.packets_with_unknown_fields, SEVERITY_INFO,
-        "packets with fields this warpscope does not know (newer format minor), ignored");
-  Count("reader.extra_headers", rc.extra_headers, SEVERITY_ERROR,
-        "header packets after the first, ignored");
-  Count("reader.invalid_utf8_strings", rc.invalid_utf8_strings, SEVERITY_INFO,
-        "strings that were not valid UTF-8; each bad byte reads as '?'");
-  Count("reader.newer_format_minor",
-        h.format_major() == kReaderFormatMajor && h.format_minor() > kReaderFormatMinor ? 1 : 0,
-        SEVERITY_INFO, "the file's format minor is newer than this warpscope's; new data skipped");
-}
-
-// What did not add up while packets became tables.
-void TraceModelBuilder::CountModelProblems() {
-  const TraceModel& m = model_;
-  using v1::SEVERITY_DATA_LOSS;
-  using v1::SEVERITY_ERROR;
-  using v1::SEVERITY_INFO;
-  Count("model.redefined_pm_metric_sets", redefined_metric_sets_, SEVERITY_ERROR,
-        "PM metric sets defined again with other metrics (samples use the one in force)");
-  Count("model.redefined_devices", redefined_devices_, SEVERITY_ERROR,
-        "devices described again differently (the first description is kept)");
-  Count("model.redefined_contexts", redefined_contexts_, SEVERITY_ERROR,
-        "contexts described again differently (the first description is kept)");
-  Count("model.pm_samples_without_metric_set", samples_without_set_, SEVERITY_ERROR,
-        "PM samples whose metric set was not defined before them");
-  Count("model.pm_sample_value_count_mismatch", sample_value_mismatches_, SEVERITY_ERROR,
-        "PM samples whose value count differs from their metric set's metric count");
-  const PmCounterDataImporter::Counts& raw = pm_counter_data_.counts();
-  Count("model.pm_raw_samples_evaluated", raw.evaluated, SEVERITY_INFO,
-        "raw PM samples (counter data images) evaluated with CUPTI's host API at load");
-  Count("model.pm_raw_samples_not_evaluated", raw.not_evaluated, SEVERITY_ERROR,
-        m.pm_samples_unavailable.empty() ? std::string("raw PM samples left unevaluated")
-                                         : m.pm_samples_unavailable);
-  Count("model.pm_raw_sample_evaluation_errors", raw.evaluation_errors, SEVERITY_ERROR,
-        "raw PM samples CUPTI could not evaluate (corrupt image or sample index)");
-  Count("model.pm_raw_records_malformed", raw.malformed_records, SEVERITY_ERROR,
-        "raw PM sample records without a metric set (with a chip name) before them or with "
-        "arrays of different lengths");
-  Count("model.pm_raw_samples_superseded", raw.superseded, SEVERITY_INFO,
-        "raw PM samples of metric sets that also have values evaluated by the process "
-        "(those are used)");
-  Count("model.pc_stall_reasons_length_mismatch", pc_stall_reason_length_mismatches_,
-        SEVERITY_ERROR,
-        "PcStallReasons packets with more indices than names or the reverse (the extra ones "
-        "are ignored)");
-  Count("model.orphan_pc_sample_continuations", orphan_pc_continuations_, SEVERITY_ERROR,
-        "PC sample continuation packets with no batch of the same device and context before "
-        "them (kept as batches of their own)");
-  for (const auto& [crc, part] : partial_cubins_) incomplete_cubins_ += model_.cubins.count(crc) == 0;
-  Count("model.incomplete_cubins", incomplete_cubins_, SEVERITY_DATA_LOSS,
-        "cubins of which some parts are missing (PCs in them cannot be mapped to SASS)");
-  Count("model.unmatched_capture_window_ends", unmatched_window_ends_, SEVERITY_ERROR,
-        "capture-window end edges without a matching begin");
-  Count("model.events_with_overflowing_end", overflowing_end_events_, SEVERITY_ERROR,
-        "events whose end overflows the 64-bit time range");
-}
-
-void TraceModelBuilder::CountValuesOutOfRange() {
-  const TraceModel& m = model_;
-  // Values no GPU has (trace_limits.h): the analyses leave these out and say why.
-  uint64_t devices_out_of_range = 0, launches_out_of_range = 0, samples_out_of_range = 0;
-  for (const DeviceInfo& d : m.devices) devices_out_of_range += !DeviceLimitsProblem(d).empty();
-  for (const LaunchConfig& l : *m.launch_configs_) {
-    launches_out_of_range += !LaunchConfigProblem(l).empty();
-  }
-  for (const PmSample& s : m.pm_samples) samples_out_of_range += !PmSampleProblem(s).empty();
-  using v1::SEVERITY_ERROR;
-  Count("model.devices_out_of_range", devices_out_of_range, SEVERITY_ERROR,
-        "devices with a limit far beyond any GPU's (listed under devices); occupancy is not "
-        "computed for their kernels");
-  Count("model.launch_configs_out_of_range", launches_out_of_range, SEVERITY_ERROR,
-        "launch configurations with a value far beyond CUDA's limits; occupancy is not computed "
-        "for their kernels");
-  Count("model.pm_samples_out_of_range", samples_out_of_range, SEVERITY_ERROR,
-        "PM samples whose end overflows the 64-bit time range or with a value that is not a "
-        "finite number; the analyses skip them");
 }
 
 absl::StatusOr<TraceModel> TraceModel::Load(TraceReader& reader, const TraceModelOptions& options) {

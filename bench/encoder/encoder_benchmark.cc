@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <unistd.h>
@@ -122,26 +123,34 @@ void BM_KernelInternEach(benchmark::State& state) {
 }
 BENCHMARK(BM_KernelInternEach);
 
+// Events of one host thread made by `make(i, thread)`, 1000 to a batch, after the
+// definitions are flushed: items per second and the bytes each event adds (`bytes_label`).
+template <typename MakeRecord>
+void WriteThreadEvents(benchmark::State& state, TraceWriter& writer, const MakeRecord& make,
+                       const char* bytes_label, std::string_view events_counter) {
+  const uint64_t thread = writer.InternThread(0x7f00aa001700ull, 4242, "main");
+  writer.Flush();
+  const uint64_t bytes_before = writer.Counter(kStatBytesWritten);
+  uint64_t i = 0;
+  for (auto _ : state) {
+    TraceWriter::Batch batch(writer);
+    for (int k = 0; k < 1000; ++k, ++i) benchmark::DoNotOptimize(batch.Write(make(i, thread)));
+  }
+  ReportItems(state, writer, i);
+  ReportBytesPer(state, writer, bytes_label, events_counter, bytes_before);
+}
+
 void BM_ApiBatch(benchmark::State& state) {
   auto writer = OpenWriter("/dev/null", true);
   const uint64_t name = writer->InternString("cudaLaunchKernel");
-  const uint64_t thread = writer->InternThread(0x7f00aa001700ull, 4242, "main");
-  writer->Flush();
-  const uint64_t bytes_before = writer->Counter(kStatBytesWritten);
-  uint64_t i = 0;
-  for (auto _ : state) {
-    TraceWriter::Batch batch(*writer);
-    for (int k = 0; k < 1000; ++k, ++i) {
-      const uint64_t start = kStart + i * 4'000;
-      benchmark::DoNotOptimize(batch.Write(ApiCallRecord{
-          .domain = ApiDomain::kRuntime, .name_id = name, .start_ns = start,
-          .end_ns = start + 3'300, .thread_id = thread,
-          .correlation_id = static_cast<uint32_t>(100'000 + i), .result = 0,
-          .callback_id = 211}));
-    }
-  }
-  ReportItems(state, *writer, i);
-  ReportBytesPer(state, *writer, "bytes_per_api", "writer.events_written.api_call", bytes_before);
+  auto make = [&](uint64_t i, uint64_t thread) {
+    const uint64_t start = kStart + i * 4'000;
+    return ApiCallRecord{.domain = ApiDomain::kRuntime, .name_id = name, .start_ns = start,
+                         .end_ns = start + 3'300, .thread_id = thread,
+                         .correlation_id = static_cast<uint32_t>(100'000 + i), .result = 0,
+                         .callback_id = 211};
+  };
+  WriteThreadEvents(state, *writer, make, "bytes_per_api", "writer.events_written.api_call");
 }
 BENCHMARK(BM_ApiBatch);
 
@@ -149,23 +158,13 @@ void BM_NvtxRangeBatch(benchmark::State& state) {
   auto writer = OpenWriter("/dev/null", true);
   const uint64_t names[] = {writer->InternString("forward"), writer->InternString("backward"),
                             writer->InternString("optimizer")};
-  const uint64_t thread = writer->InternThread(0x7f00aa001700ull, 4242, "main");
-  writer->Flush();
-  const uint64_t bytes_before = writer->Counter(kStatBytesWritten);
-  uint64_t i = 0;
-  for (auto _ : state) {
-    TraceWriter::Batch batch(*writer);
-    for (int k = 0; k < 1000; ++k, ++i) {
-      const uint64_t start = kStart + i * 40'000;
-      benchmark::DoNotOptimize(batch.Write(NvtxRangeRecord{
-          .name_id = names[i % 3], .domain_id = 0, .category = 0, .color = 0,
-          .start_ns = start, .end_ns = start + 35'000, .thread_id = thread,
-          .end_thread_id = thread, .is_push_pop = true, .depth = 1}));
-    }
-  }
-  ReportItems(state, *writer, i);
-  ReportBytesPer(state, *writer, "bytes_per_range", "writer.events_written.nvtx_range",
-                 bytes_before);
+  auto make = [&](uint64_t i, uint64_t thread) {
+    const uint64_t start = kStart + i * 40'000;
+    return NvtxRangeRecord{.name_id = names[i % 3], .domain_id = 0, .category = 0, .color = 0,
+                           .start_ns = start, .end_ns = start + 35'000, .thread_id = thread,
+                           .end_thread_id = thread, .is_push_pop = true, .depth = 1};
+  };
+  WriteThreadEvents(state, *writer, make, "bytes_per_range", "writer.events_written.nvtx_range");
 }
 BENCHMARK(BM_NvtxRangeBatch);
 

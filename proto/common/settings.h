@@ -6,6 +6,7 @@
 #ifndef WARPSCOPE_PROTO_COMMON_SETTINGS_H_
 #define WARPSCOPE_PROTO_COMMON_SETTINGS_H_
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -122,7 +123,8 @@ using P = SettingParser;
 using O = SettingOwner;
 using S = SettingId;
 
-inline constexpr std::array<SettingSpec, static_cast<size_t>(SettingId::kCount)> kRows = {{
+// The session: the trace file, capture windows, what is traced, buffers, messages.
+inline constexpr auto kSessionRows = std::to_array<SettingSpec>({
     {S::kOutput, "WARPSCOPE_OUTPUT", "output", "o", false, "PATTERN", "warpscope_%p.wst", "",
      "trace file; %p pid, %h host, %n sequence number, %q{VAR} environment variable",
      P::kOutputPattern, O::kLibrary},
@@ -159,6 +161,10 @@ inline constexpr std::array<SettingSpec, static_cast<size_t>(SettingId::kCount)>
      "error | warning | info | debug (library messages)", P::kLogLevel, O::kLibrary},
     {S::kQuiet, "WARPSCOPE_QUIET", "quiet", "q", true, "", "0", "",
      "library prints errors only; record prints no summary", P::kBool, O::kLibrary},
+});
+
+// PM and PC sampling, each off unless asked for.
+inline constexpr auto kSamplingRows = std::to_array<SettingSpec>({
     {S::kPmSampling, "WARPSCOPE_PM_SAMPLING", "pm-sampling", "", true, "", "0", "",
      "sample GPU performance counters (active warps, SM and DRAM throughput) for occupancy and "
      "tail analysis",
@@ -178,6 +184,10 @@ inline constexpr std::array<SettingSpec, static_cast<size_t>(SettingId::kCount)>
      5, 31,
      " is not an exponent N from 5 to 31 (the period is 2^N GPU cycles, e.g. 15) or 0 (CUPTI's "
      "default)"},
+});
+
+// Tuning without a record flag: clocks, CUPTI pools, the writer's memory, debugging.
+inline constexpr auto kTuningRows = std::to_array<SettingSpec>({
     {S::kApiFilter, "WARPSCOPE_API_FILTER", "", "", false, "", "1", "",
      "count, but do not write, trivial runtime queries", P::kBool, O::kLibrary},
     {S::kClock, "WARPSCOPE_CLOCK", "", "", false, "", "cupti", "",
@@ -203,6 +213,10 @@ inline constexpr std::array<SettingSpec, static_cast<size_t>(SettingId::kCount)>
     {S::kPcDebug, "WARPSCOPE_PC_DEBUG", "", "", false, "", "0", "",
      "one stderr line per CUPTI PC sampling call", P::kBool, O::kPcSampling, 0, 0,
      " is not 0 or 1"},
+});
+
+// Read outside the library: by the shim, by `warpscope record`, by the analyzers.
+inline constexpr auto kOutsideRows = std::to_array<SettingSpec>({
     {S::kDisable, "WARPSCOPE_DISABLE", "", "", false, "", "", "",
      "read by the shim: a true value makes libwarpscope.so do nothing", P::kText, O::kShim},
     {S::kCorePath, "WARPSCOPE_CORE_PATH", "", "", false, "", "", "",
@@ -216,7 +230,20 @@ inline constexpr std::array<SettingSpec, static_cast<size_t>(SettingId::kCount)>
     {S::kMaxTraceGb, "WARPSCOPE_MAX_TRACE_GB", "", "", false, "", "16", "",
      "largest trace file the analysis commands read, in GiB", P::kWholeNumber, O::kAnalyzers, 1,
      1048576, " is not a whole number of GiB from 1 to 1048576"},
-}};
+});
+
+// The groups above, one after another: the whole table.
+template <size_t... N>
+constexpr std::array<SettingSpec, (N + ...)> JoinRows(const std::array<SettingSpec, N>&... groups) {
+  std::array<SettingSpec, (N + ...)> rows{};
+  size_t next = 0;
+  ((std::copy(groups.begin(), groups.end(), rows.begin() + next), next += N), ...);
+  return rows;
+}
+
+inline constexpr auto kRows = JoinRows(kSessionRows, kSamplingRows, kTuningRows, kOutsideRows);
+static_assert(kRows.size() == static_cast<size_t>(SettingId::kCount),
+              "one row per SettingId");
 }  // namespace settings_internal
 
 inline constexpr const auto& kSettings = settings_internal::kRows;

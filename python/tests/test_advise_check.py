@@ -3,11 +3,12 @@ reports and run timings with known answers."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from script_module import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "advise_check.py"
@@ -17,10 +18,7 @@ pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not in a warpscope 
 
 @pytest.fixture(scope="module")
 def ac():
-    spec = importlib.util.spec_from_file_location("advise_check", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def advise(*findings):

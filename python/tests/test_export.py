@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any, List
 
 import pytest
 
 import tracebuilder as tb
+from script_module import load_script
 import warpscope
 from warpscope import schema
 from warpscope.__main__ import main
@@ -110,10 +110,7 @@ def test_duckdb_finds_the_straggler(tmp_path, job):
     pytest.importorskip("duckdb")
     out = tmp_path / "parquet"
     assert main(["export", "-o", str(out)] + [str(p) for p in job]) == 0
-    spec = importlib.util.spec_from_file_location(
-        "duckdb_straggler", SOURCE_DIR / "examples" / "duckdb_straggler.py")
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = load_script(SOURCE_DIR / "examples" / "duckdb_straggler.py")
     rows = example.ranks_slowest_first(str(out))
     assert [r[0] for r in rows][0] == 2  # the rank made slower on purpose
     assert rows[0][3] == 20 * 1500 and all(r[3] == 20 * 1000 for r in rows[1:])

@@ -3,11 +3,12 @@ tests/data/cuda13.0_sm90/stall_*; their README says how they were made)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from script_module import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "cuda13.0_sm90"
@@ -19,10 +20,7 @@ pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not in a warpscope 
 
 @pytest.fixture(scope="module")
 def sc():
-    spec = importlib.util.spec_from_file_location("stall_compare", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def marked_source(tmp_path: Path, moved: str | None = None) -> Path:

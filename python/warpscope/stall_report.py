@@ -82,12 +82,9 @@ def _percent(part: pd.Series, whole: pd.Series) -> pd.Series:
                      index=part.index)
 
 
-def stall_frames(traces: Union[TraceOrPath, Iterable[TraceOrPath]],
-                 kernel: Optional[str] = None, by: str = "kernel") -> Dict[str, pd.DataFrame]:
-    """See ``warpscope.stalls``."""
-    if by not in ("kernel", "pc"):
-        raise ValueError(f"by must be 'kernel' or 'pc', not {by!r}")
-    pattern = re.compile(kernel) if kernel else None
+def _read_rows(traces: Union[TraceOrPath, Iterable[TraceOrPath]]
+               ) -> Tuple[List[pd.DataFrame], Dict[str, str]]:
+    """The state rows of every trace, and the demangled name of each mangled kernel name."""
     opened: List[TraceFile] = []
     parts: List[pd.DataFrame] = []
     demangled: Dict[str, str] = {}
@@ -108,7 +105,67 @@ def stall_frames(traces: Union[TraceOrPath, Iterable[TraceOrPath]],
     finally:
         for trace in opened:
             trace.close()
+    return parts, demangled
 
+
+def _kernel_table(rows: pd.DataFrame, states: pd.DataFrame) -> pd.DataFrame:
+    """One row per kernel with samples, most sampled first (KERNEL_COLUMNS)."""
+    by_kernel = pd.DataFrame({
+        "samples": states.groupby("kernel")["samples"].sum(),
+        "selected": states[states["state"] == "selected"].groupby("kernel")["samples"].sum(),
+        "not_issued": rows[rows["not_issued"]].groupby("kernel")["samples"].sum(),
+    }).fillna(0).astype(np.int64)
+    by_kernel = by_kernel[(by_kernel["samples"] > 0) | (by_kernel["not_issued"] > 0)]
+    by_kernel.index.name = "kernel"
+    by_kernel = by_kernel.reset_index()
+    if by_kernel.empty:
+        return _empty(KERNEL_COLUMNS)
+    by_kernel["kernel"] = by_kernel["kernel"].astype(str)
+    total = pd.Series(np.full(len(by_kernel), by_kernel["samples"].sum()), index=by_kernel.index)
+    by_kernel["pct"] = _percent(by_kernel["samples"], total)
+    selected = by_kernel["selected"].to_numpy(dtype=np.float64)
+    by_kernel["cycles_per_issue"] = np.where(
+        selected > 0, by_kernel["samples"] / np.where(selected > 0, selected, 1.0), np.nan)
+    by_kernel = by_kernel.sort_values(["samples", "kernel"], ascending=[False, True])
+    return by_kernel[KERNEL_COLUMNS].reset_index(drop=True)
+
+
+def _reason_table(states: pd.DataFrame, rank: pd.Series,
+                  kernel_samples: pd.Series) -> pd.DataFrame:
+    """Samples per kernel and warp state, kernels in `rank` order (REASON_COLUMNS)."""
+    reasons = states.groupby(["kernel", "state"])["samples"].sum().reset_index()
+    reasons["pct"] = _percent(reasons["samples"],
+                              reasons["kernel"].map(kernel_samples))
+    reasons["rank"] = reasons["kernel"].map(rank)
+    reasons = reasons.sort_values(["rank", "samples", "state"],
+                                  ascending=[True, False, True])
+    reasons = reasons.rename(columns={"state": "reason"})
+    return reasons[REASON_COLUMNS].reset_index(drop=True)
+
+
+def _pc_table(states: pd.DataFrame, rank: pd.Series, kernel_samples: pd.Series) -> pd.DataFrame:
+    """Samples per PC and warp state, kernels in `rank` order, then busiest PC (PC_COLUMNS)."""
+    pc_key = ["kernel", "pc_offset", "cubin_crc"]
+    pcs = states.groupby(pc_key + ["state"])["samples"].sum().reset_index()
+    pc_samples = states.groupby(pc_key)["samples"].sum().rename("pc_samples").reset_index()
+    pcs = pcs.merge(pc_samples[pc_samples["pc_samples"] > 0], on=pc_key)
+    pcs["kernel_pct"] = _percent(pcs["pc_samples"], pcs["kernel"].map(kernel_samples))
+    pcs["pct"] = _percent(pcs["samples"], pcs["pc_samples"])
+    pcs["rank"] = pcs["kernel"].map(rank)
+    pcs = pcs.sort_values(["rank", "pc_samples", "pc_offset", "cubin_crc", "samples", "state"],
+                          ascending=[True, False, True, True, False, True])
+    pcs = pcs.rename(columns={"state": "reason"})
+    pcs["cubin_crc"] = pcs["cubin_crc"].astype(np.uint64)
+    return pcs[PC_COLUMNS].reset_index(drop=True)
+
+
+def stall_frames(traces: Union[TraceOrPath, Iterable[TraceOrPath]],
+                 kernel: Optional[str] = None, by: str = "kernel") -> Dict[str, pd.DataFrame]:
+    """See ``warpscope.stalls``."""
+    if by not in ("kernel", "pc"):
+        raise ValueError(f"by must be 'kernel' or 'pc', not {by!r}")
+    pattern = re.compile(kernel) if kernel else None
+    parts, demangled = _read_rows(traces)
     rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     detail_key, detail_columns = ("reasons", REASON_COLUMNS) if by == "kernel" else (
         "pcs", PC_COLUMNS)
@@ -122,48 +179,12 @@ def stall_frames(traces: Union[TraceOrPath, Iterable[TraceOrPath]],
         rows = rows[rows["kernel"].isin(keep)]
 
     states = rows[~rows["not_issued"]]
-    by_kernel = pd.DataFrame({
-        "samples": states.groupby("kernel")["samples"].sum(),
-        "selected": states[states["state"] == "selected"].groupby("kernel")["samples"].sum(),
-        "not_issued": rows[rows["not_issued"]].groupby("kernel")["samples"].sum(),
-    }).fillna(0).astype(np.int64)
-    by_kernel = by_kernel[(by_kernel["samples"] > 0) | (by_kernel["not_issued"] > 0)]
-    by_kernel.index.name = "kernel"
-    by_kernel = by_kernel.reset_index()
+    by_kernel = _kernel_table(rows, states)
     if by_kernel.empty:
-        return {"kernels": _empty(KERNEL_COLUMNS), detail_key: _empty(detail_columns)}
-    by_kernel["kernel"] = by_kernel["kernel"].astype(str)
-    total = pd.Series(np.full(len(by_kernel), by_kernel["samples"].sum()), index=by_kernel.index)
-    by_kernel["pct"] = _percent(by_kernel["samples"], total)
-    selected = by_kernel["selected"].to_numpy(dtype=np.float64)
-    by_kernel["cycles_per_issue"] = np.where(
-        selected > 0, by_kernel["samples"] / np.where(selected > 0, selected, 1.0), np.nan)
-    by_kernel = by_kernel.sort_values(["samples", "kernel"], ascending=[False, True])
-    by_kernel = by_kernel[KERNEL_COLUMNS].reset_index(drop=True)
+        return {"kernels": by_kernel, detail_key: _empty(detail_columns)}
     rank = pd.Series(np.arange(len(by_kernel)), index=by_kernel["kernel"])
     kernel_samples = by_kernel.set_index("kernel")["samples"]
     states = states[states["kernel"].isin(rank.index)]
-
     if by == "kernel":
-        reasons = states.groupby(["kernel", "state"])["samples"].sum().reset_index()
-        reasons["pct"] = _percent(reasons["samples"],
-                                  reasons["kernel"].map(kernel_samples))
-        reasons["rank"] = reasons["kernel"].map(rank)
-        reasons = reasons.sort_values(["rank", "samples", "state"],
-                                      ascending=[True, False, True])
-        reasons = reasons.rename(columns={"state": "reason"})
-        return {"kernels": by_kernel,
-                "reasons": reasons[REASON_COLUMNS].reset_index(drop=True)}
-
-    pc_key = ["kernel", "pc_offset", "cubin_crc"]
-    pcs = states.groupby(pc_key + ["state"])["samples"].sum().reset_index()
-    pc_samples = states.groupby(pc_key)["samples"].sum().rename("pc_samples").reset_index()
-    pcs = pcs.merge(pc_samples[pc_samples["pc_samples"] > 0], on=pc_key)
-    pcs["kernel_pct"] = _percent(pcs["pc_samples"], pcs["kernel"].map(kernel_samples))
-    pcs["pct"] = _percent(pcs["samples"], pcs["pc_samples"])
-    pcs["rank"] = pcs["kernel"].map(rank)
-    pcs = pcs.sort_values(["rank", "pc_samples", "pc_offset", "cubin_crc", "samples", "state"],
-                          ascending=[True, False, True, True, False, True])
-    pcs = pcs.rename(columns={"state": "reason"})
-    pcs["cubin_crc"] = pcs["cubin_crc"].astype(np.uint64)
-    return {"kernels": by_kernel, "pcs": pcs[PC_COLUMNS].reset_index(drop=True)}
+        return {"kernels": by_kernel, "reasons": _reason_table(states, rank, kernel_samples)}
+    return {"kernels": by_kernel, "pcs": _pc_table(states, rank, kernel_samples)}

@@ -147,22 +147,36 @@ double TidNamed(const std::vector<Value>& events, double pid, const std::string&
   return -1;
 }
 
-TEST(ExportChromeTest, FollowsTheFormatAndPlacesEveryEvent) {
-  TraceModel model = Load(FixturePath());
-  const TraceModel* models[] = {&model};
-  const std::vector<Value> events = Events(ParseJson(ExportChromeTraceJson(models)));
-  ExpectWellFormed(events);
+// The fixture's trace exported alone: the events, its process and its two streams' threads.
+class ExportChromeEventsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const TraceModel model = Load(FixturePath());
+    const TraceModel* models[] = {&model};
+    events = Events(ParseJson(ExportChromeTraceJson(models)));
+    const std::vector<Value> process = Select(events, "M", "process_name");
+    ASSERT_EQ(process.size(), 1u);
+    process_name = Str(*Field(process[0], "args"), "name");
+    pid = Num(process[0], "pid");
+    stream7 = TidNamed(events, pid, "GPU 0 stream 7");
+    stream9 = TidNamed(events, pid, "GPU 0 stream 9");
+  }
 
-  const std::vector<Value> process = Select(events, "M", "process_name");
-  ASSERT_EQ(process.size(), 1u);
-  EXPECT_EQ(Str(*Field(process[0], "args"), "name"), "rank 3: node-7 (pid 4242)");
-  const double pid = Num(process[0], "pid");
-  const double stream7 = TidNamed(events, pid, "GPU 0 stream 7");
-  const double stream9 = TidNamed(events, pid, "GPU 0 stream 9");
+  std::vector<Value> events;
+  std::string process_name;
+  double pid = -1, stream7 = -1, stream9 = -1;
+};
+
+TEST_F(ExportChromeEventsTest, FollowsTheFormatWithAProcessAndAThreadPerStreamAndHostThread) {
+  ExpectWellFormed(events);
+  EXPECT_EQ(process_name, "rank 3: node-7 (pid 4242)");
   EXPECT_GT(stream7, 0);
   EXPECT_GT(stream9, 0);
   EXPECT_EQ(TidNamed(events, pid, "main 100"), 100);
+}
 
+// GPU work: one slice each on its stream's thread, with its launch details as args.
+TEST_F(ExportChromeEventsTest, PlacesKernelsCopiesAndMemsetsOnTheirStreams) {
   const std::vector<Value> gemm = Select(events, "X", "void gemm<float, 4>(float const*, int)");
   ASSERT_EQ(gemm.size(), 1u);
   EXPECT_EQ(Num(gemm[0], "ts"), 10.0);
@@ -178,16 +192,20 @@ TEST(ExportChromeTest, FollowsTheFormatAndPlacesEveryEvent) {
   const std::vector<Value> memset = Select(events, "X", "[CUDA memset]");
   ASSERT_EQ(memset.size(), 1u);
   EXPECT_EQ(Num(memset[0], "tid"), stream9);
+}
 
-  // API calls on their threads; the driver call beneath a runtime launch is its own slice.
+// API calls on their threads; the driver call beneath a runtime launch is its own slice.
+TEST_F(ExportChromeEventsTest, PlacesApiCallsOnTheirThreads) {
   EXPECT_EQ(Select(events, "X", "cudaLaunchKernel").size(), 2u);
   const std::vector<Value> driver = Select(events, "X", "cuLaunchKernel");
   ASSERT_EQ(driver.size(), 1u);
   EXPECT_EQ(Str(driver[0], "cat"), "cuda_driver");
   EXPECT_EQ(Num(Select(events, "X", "cudaMemsetAsync")[0], "tid"), 200);
+}
 
-  // Flows: from the runtime launch (not the driver call) to each piece of GPU work that has
-  // an API call; the orphan kernel has none.
+// Flows: from the runtime launch (not the driver call) to each piece of GPU work that has
+// an API call; the orphan kernel has none.
+TEST_F(ExportChromeEventsTest, LinksLaunchesToTheirWork) {
   const std::vector<Value> starts = Select(events, "s");
   const std::vector<Value> ends = Select(events, "f");
   ASSERT_EQ(starts.size(), 4u);
@@ -204,18 +222,22 @@ TEST(ExportChromeTest, FollowsTheFormatAndPlacesEveryEvent) {
   EXPECT_TRUE(links.count({100, 6.0, stream7, 32.0}));   // softmax
   EXPECT_TRUE(links.count({100, 8.0, stream7, 37.0}));   // copy
   EXPECT_TRUE(links.count({200, 11.0, stream9, 12.0}));  // memset
+}
 
-  // NVTX: the push/pop range is a slice, the start/end range an async pair, the mark an
-  // instant.
+// NVTX: the push/pop range is a slice, the start/end range an async pair, the mark an
+// instant.
+TEST_F(ExportChromeEventsTest, PlacesNvtxRangesAndMarks) {
   const std::vector<Value> step = Select(events, "X", "step");
   ASSERT_EQ(step.size(), 1u);
   EXPECT_EQ(Num(step[0], "dur"), 49.0);
   ASSERT_EQ(Select(events, "b", "load").size(), 1u);
   EXPECT_EQ(Num(Select(events, "e", "load")[0], "ts"), 9.0);
   EXPECT_EQ(Select(events, "i", "tick").size(), 1u);
+}
 
-  // GPU-wide active warps: 32 per SM x 132 SMs x (active / elapsed cycles), then 0 after the
-  // last sample.
+// GPU-wide active warps: 32 per SM x 132 SMs x (active / elapsed cycles), then 0 after the
+// last sample.
+TEST_F(ExportChromeEventsTest, DrawsActiveWarpsAndMetricsAsCounters) {
   const std::vector<Value> warps = Select(events, "C", "GPU 0 active warps");
   ASSERT_EQ(warps.size(), 3u);
   EXPECT_DOUBLE_EQ(Arg(warps[0], "value"), 4224);
@@ -223,8 +245,10 @@ TEST(ExportChromeTest, FollowsTheFormatAndPlacesEveryEvent) {
   EXPECT_EQ(Num(warps[2], "ts"), 30.0);
   EXPECT_EQ(Arg(warps[2], "value"), 0);
   EXPECT_EQ(Select(events, "C", "GPU 0 sm__cycles_active.avg").size(), 2u);
+}
 
-  // Capture windows: the closed one a range, the open one an instant.
+// Capture windows: the closed one a range, the open one an instant.
+TEST_F(ExportChromeEventsTest, MarksCaptureWindows) {
   const std::vector<Value> window = Select(events, "b", "capture window 1");
   ASSERT_EQ(window.size(), 1u);
   EXPECT_EQ(Num(window[0], "ts"), 0.5);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the injected libraries' dependencies (readelf -d NEEDED) and exported symbols
-# (nm -D --defined-only) against allow-lists, and that the shim is harmless in a program
-# that never uses CUDA. Usage: check_library_surface.sh SHIM CORE
+# (nm -D --defined-only) against allow-lists, that the core holds every collector its
+# registry names, and that the shim is harmless in a program that never uses CUDA.
+# Usage: check_library_surface.sh SHIM CORE [COLLECTOR_REGISTRY_CC]
 set -u
 shim=$1; core=$2; fail=0
 for tool in readelf nm; do
@@ -31,6 +32,16 @@ check_needed "$core" '^(libc\.so\.6|libdl\.so\.2|libpthread\.so\.0|libm\.so\.6|l
 check_exports "$shim" '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtx|InitializeInjectionNvtxExtension|_exit|_Exit|warpscope_shim_constructor_pid)$'
 check_exports "$core" '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtx|InitializeInjectionNvtxExtension|warpscope_core_initialize_injection|warpscope_core_initialize_nvtx2|warpscope_core_initialize_nvtx|warpscope_core_initialize_nvtx_extension|warpscope_core_before_exit)$'
 if nm -D "$core" | grep -qiE 'protobuf|absl|_ZN3re2'; then echo "FAIL: core references protobuf/abseil/RE2"; fail=1; fi
+# Every factory the registry names is linked into the core (the registry is all that pulls
+# the collectors' objects in).
+if [[ -n ${3:-} ]]; then
+  factories=$(grep -oE '&Make[A-Za-z]+Collector' "$3" | tr -d '&')
+  [[ -n $factories ]] || { echo "FAIL: no collector factories read from $3"; fail=1; }
+  defined=$(nm -C --defined-only "$core")
+  for f in $factories; do
+    grep -qE " warpscope::$f\(" <<<"$defined" || { echo "FAIL: core lacks collector factory $f"; fail=1; }
+  done
+fi
 # The shim in a program without CUDA: no output, same exit code, env set for children.
 out=$(LD_PRELOAD=$shim sh -c 'echo "$CUDA_INJECTION64_PATH"' 2>&1)
 if [[ $out != "$(realpath "$shim")" && $out != "$shim" ]]; then echo "FAIL: shim did not set CUDA_INJECTION64_PATH ($out)"; fail=1; fi

@@ -96,6 +96,16 @@ class PcSamplingControllerTest : public ::testing::Test {
     c.StartCapture();
     return c;
   }
+  // The same with the worker thread draining every millisecond, after it wrote one batch.
+  PcSamplingController& MakeWorkerWithABatch() {
+    config_.drain_interval_ms = 1;
+    PcSamplingController& c = Make(/*worker=*/true);
+    c.OnContextCreated(Context(1), 1, 0);
+    c.StartCapture();
+    api_.Queue(Context(1), {}, Batch(1, 0, {Pc("a", 1, {{0, 1}})}));
+    WaitForABatch(sink_);
+    return c;
+  }
   FakePcApi api_;
   FakeSink sink_;
   PcSamplingConfig config_;
@@ -385,12 +395,7 @@ TEST_F(PcSamplingControllerTest, EnableFailureNeedsNoDisable) {
 }
 
 TEST_F(PcSamplingControllerTest, WorkerThreadDrainsPeriodically) {
-  config_.drain_interval_ms = 1;
-  PcSamplingController& c = Make(/*worker=*/true);
-  c.OnContextCreated(Context(1), 1, 0);
-  c.StartCapture();
-  api_.Queue(Context(1), {}, Batch(1, 0, {Pc("a", 1, {{0, 1}})}));
-  WaitForABatch(sink_);
+  PcSamplingController& c = MakeWorkerWithABatch();
   EXPECT_EQ(sink_.BatchCount(), 1u);
   c.Shutdown();  // joins the worker
   c.Shutdown();
@@ -414,12 +419,7 @@ TEST_F(PcSamplingControllerTest, CallsOffTheApplicationThreadsRunWithTheContextC
 }
 
 TEST_F(PcSamplingControllerTest, WorkerThreadDrainsWithTheContextCurrent) {
-  config_.drain_interval_ms = 1;
-  PcSamplingController& c = Make(/*worker=*/true);
-  c.OnContextCreated(Context(1), 1, 0);
-  c.StartCapture();
-  api_.Queue(Context(1), {}, Batch(1, 0, {Pc("a", 1, {{0, 1}})}));
-  WaitForABatch(sink_);
+  PcSamplingController& c = MakeWorkerWithABatch();
   c.Shutdown();
   std::lock_guard<std::mutex> lock(api_.mu);
   for (const std::string& call : api_.unbound_calls) EXPECT_THAT(call, ::testing::Not(HasSubstr("getdata")));

@@ -153,6 +153,14 @@ struct Harness {
     config.interval_ns = interval_ns;
     Start();
   }
+  // Started with a decoder that decodes one sample per call and has no time for a second:
+  // every poll with more queued is cut short; `limit` such polls in a row stop sampling.
+  void StartOverloaded(uint32_t limit) {
+    api.per_decode = 1;
+    config.decode_budget_ms = 0;
+    config.overloaded_polls_limit = limit;
+    Start();
+  }
   // `n` back-to-back samples of 100 ns from kTraceNow, queued on device 0.
   void QueueSamples(int n) {
     for (int i = 0; i < n; ++i) {
@@ -490,10 +498,7 @@ TEST(PmSamplingControllerTest, CaptureWindowsRestartSampling) {
 // in a row it stops sampling that device for good, with one line and a counter.
 TEST(PmSamplingControllerTest, AnOverloadedDecoderStopsSamplingInsteadOfFallingBehind) {
   Harness h;
-  h.api.per_decode = 1;
-  h.config.decode_budget_ms = 0;
-  h.config.overloaded_polls_limit = 3;
-  h.Start();
+  h.StartOverloaded(3);
   h.QueueSamples(100);
   h.controller->Poll();
   h.controller->Poll();
@@ -513,10 +518,7 @@ TEST(PmSamplingControllerTest, AnOverloadedDecoderStopsSamplingInsteadOfFallingB
 
 TEST(PmSamplingControllerTest, APollThatDrainsInTimeResetsTheOverloadCount) {
   Harness h;
-  h.api.per_decode = 1;
-  h.config.decode_budget_ms = 0;
-  h.config.overloaded_polls_limit = 2;
-  h.Start();
+  h.StartOverloaded(2);
   h.api.queued[0] = {{kTraceNow, kTraceNow + 100, Values(1)},
                      {kTraceNow + 100, kTraceNow + 200, Values(1)}};
   h.controller->Poll();  // cut short once

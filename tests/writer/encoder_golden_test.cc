@@ -86,27 +86,35 @@ DeviceRecord GoldenDevice() {
       .shared_memory_allocation_unit = 128};
 }
 
-// One record of every kind the writer takes, with edge values: zeros, maxima, times before
-// the base and ends before starts (clamped), invalid UTF-8.
-void WriteEveryRecord(TraceWriter& writer) {
-  TraceWriter::Batch batch(writer);
+// Ids of the interned values the records refer to, and the time they start at.
+struct GoldenIds {
+  uint64_t name = 0, mangled = 0, config = 0, thread = 0, other_thread = 0, start = 0;
+};
+
+// The device, contexts and interned values, with edge values: maxima, invalid UTF-8.
+void WriteDefinitions(TraceWriter::Batch& batch, GoldenIds* ids) {
   ASSERT_TRUE(batch.Write(GoldenDevice()));
   ASSERT_TRUE(batch.Write(ContextRecord{.id = 1, .device_id = 1, .is_green = true,
                                         .sm_count = 66}));
   ASSERT_TRUE(batch.Write(ContextRecord{}));
-  const uint64_t name = batch.InternString("gemm_kernel");
-  const uint64_t mangled = batch.InternString("_Z4gemmPfS_ \xc3\x28");
-  const uint64_t config = batch.InternLaunchConfig(LaunchConfigRecord{
+  ids->name = batch.InternString("gemm_kernel");
+  ids->mangled = batch.InternString("_Z4gemmPfS_ \xc3\x28");
+  ids->config = batch.InternLaunchConfig(LaunchConfigRecord{
       .grid_x = kMax32, .grid_y = 2, .grid_z = 3, .block_x = 256, .block_y = 1, .block_z = 1,
       .cluster_x = 2, .cluster_y = 1, .cluster_z = 1, .registers_per_thread = 255,
       .static_shared_memory = 48, .dynamic_shared_memory = 232448,
       .local_memory_per_thread = 16, .shared_memory_executed = 233472,
       .shared_memory_config = 1, .shared_memory_carveout_requested = 100,
       .shmem_limit_config = 1});
-  const uint64_t thread = batch.InternThread(kMax64, kMax32, "main");
-  const uint64_t other_thread = batch.InternThread(0, 99);
-  const uint64_t start = kBase + 600'000'000'000ull;
+  ids->thread = batch.InternThread(kMax64, kMax32, "main");
+  ids->other_thread = batch.InternThread(0, 99);
+  ids->start = kBase + 600'000'000'000ull;
+}
 
+// One timed event of every kind: zeros, maxima, times before the base and ends before starts
+// (clamped).
+void WriteEvents(TraceWriter::Batch& batch, const GoldenIds& ids) {
+  const auto [name, mangled, config, thread, other_thread, start] = ids;
   ASSERT_TRUE(batch.Write(KernelRecord{
       .name_id = name, .mangled_name_id = mangled, .launch_config_id = config,
       .start_ns = start, .end_ns = start + 2500, .device_id = 1, .context_id = 1,
@@ -144,6 +152,11 @@ void WriteEveryRecord(TraceWriter& writer) {
   ASSERT_TRUE(batch.Write(NvtxMarkRecord{.name_id = name, .domain_id = mangled,
                                          .category = kMax32, .color = 1,
                                          .timestamp_ns = kMax64, .thread_id = thread}));
+}
+
+// PM and PC samples, a capture window edge, a cubin and a notice.
+void WriteSamplesAndNotices(TraceWriter::Batch& batch, const GoldenIds& ids) {
+  const uint64_t mangled = ids.mangled, start = ids.start;
   ASSERT_TRUE(batch.Write(PmMetricSetRecord{
       .id = 1, .device_id = 2,
       .metric_names = {"sm__warps_active.avg.per_cycle_active", "", "gr__cycles_elapsed.max"},
@@ -187,6 +200,15 @@ void WriteEveryRecord(TraceWriter& writer) {
   ASSERT_TRUE(batch.Write(CubinImageRecord{kMax64, 7, cubin.data(), cubin.size()}));
   ASSERT_TRUE(batch.WriteNotice(Severity::kError, "pm_sampling", "bad \xed\xa0\x80 text",
                                 start + 31));
+}
+
+// One record of every kind the writer takes, in one batch.
+void WriteEveryRecord(TraceWriter& writer) {
+  TraceWriter::Batch batch(writer);
+  GoldenIds ids;
+  WriteDefinitions(batch, &ids);
+  WriteEvents(batch, ids);
+  WriteSamplesAndNotices(batch, ids);
 }
 
 TEST(EncoderGolden, EveryRecordTypeEncodesToTheGoldenBytes) {
