@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <array>
 #include <optional>
@@ -109,7 +110,10 @@ class MessageFields {
   explicit MessageFields(const Descriptor* type) : type_(type) {
     for (int i = 0; i < type->field_count(); ++i) {
       const FieldDescriptor* f = type->field(i);
-      if (KindOf(f) != FieldKind::kNone) kinds_[f->number()] = KindOf(f);
+      if (KindOf(f) != FieldKind::kNone) {
+        kinds_[f->number()] = KindOf(f);
+        used_ = std::max<size_t>(used_, f->number() + 1);
+      }
     }
   }
   int Number(const char* name) const {
@@ -119,7 +123,8 @@ class MessageFields {
   // Decodes `data`, a message whose fields are all known varints; false otherwise (the
   // caller then lets protobuf parse the packet).
   bool Decode(std::string_view data, FieldValues* values) const {
-    values->fill(0);
+    // Only the numbers in use: zeroing the whole array costs more than the decoding.
+    std::memset(values->data(), 0, used_ * sizeof(uint64_t));
     const uint8_t* p = reinterpret_cast<const uint8_t*>(data.data());
     const uint8_t* end = p + data.size();
     while (p < end) {
@@ -163,6 +168,7 @@ class MessageFields {
  private:
   const Descriptor* type_;
   std::array<FieldKind, kMaxField> kinds_{};
+  size_t used_ = 0;  // highest field number + 1
 };
 
 }  // namespace
@@ -207,7 +213,7 @@ struct ThreadInForce {
   bool defined = false;
 };
 struct LaunchInForce {
-  FieldValues values{};  // LaunchConfig fields by number
+  uint32_t slot = 0;  // in EventDecoder::launch_values_
   bool defined = false;
 };
 
@@ -239,7 +245,11 @@ class EventDecoder {
   struct Table {
     MessageFields fields;
     std::vector<Op> ops;
+    // Kernels: each row's launch configuration as a slot of launch_values_; its columns
+    // (launch_ops) are filled from the slots at Finish, one column at a time.
     int launch_config_id = -1;
+    std::vector<Op> launch_ops;
+    std::vector<uint32_t> launch_slots;
     FrameColumns* frame;
   };
   void Append(Table& t, const FieldValues& v, bool check);
@@ -261,6 +271,7 @@ class EventDecoder {
   IdCache<ThreadInForce> threads_;
   IdCache<LaunchInForce> launches_;
   LaunchInForce no_launch_{};
+  std::vector<FieldValues> launch_values_{FieldValues{}};  // slot 0: none (all 0)
 };
 
 EventDecoder::EventDecoder(TraceReader& reader, TraceColumns& out)
@@ -272,7 +283,7 @@ EventDecoder::EventDecoder(TraceReader& reader, TraceColumns& out)
     const Descriptor* type = packet->FindFieldByNumber(spec.packet_field)->message_type();
     FrameColumns& frame = out_.frames.emplace_back();
     frame.name = spec.frame;
-    Table& t = tables_.emplace_back(Table{MessageFields(type), {}, -1, &frame});
+    Table& t = tables_.emplace_back(Table{MessageFields(type), {}, -1, {}, {}, &frame});
     std::vector<size_t> first;
     for (const ColumnSpec& c : spec.columns) {
       first.push_back(frame.columns.size());
@@ -308,7 +319,8 @@ EventDecoder::EventDecoder(TraceReader& reader, TraceColumns& out)
       int other = -1;
       if (c.derive == Derive::kEnd) other = t.fields.Number("duration_ns");
       if (std::string_view(c.field) == "end_thread_id") other = t.fields.Number("thread_id");
-      t.ops.push_back({c.derive, fields.Number(c.field), other, &frame.columns[first[i]]});
+      (c.derive == Derive::kLaunch ? t.launch_ops : t.ops)
+          .push_back({c.derive, fields.Number(c.field), other, &frame.columns[first[i]]});
     }
     t.launch_config_id = t.fields.Number("launch_config_id");
     by_packet_field_[spec.packet_field] = &t;
@@ -383,6 +395,7 @@ void EventDecoder::Reserve(const std::string& path) {
   }
   for (size_t member = 0; member < rows.size(); ++member) {
     if (by_packet_field_[member] == nullptr) continue;
+    by_packet_field_[member]->launch_slots.reserve(rows[member]);
     for (ColumnData& c : by_packet_field_[member]->frame->columns) {
       switch (c.type) {
         case ColumnData::Type::kInt64:
@@ -402,10 +415,10 @@ void EventDecoder::Reserve(const std::string& path) {
 // the packets it parses (kernels: names and launch configuration; threads, and an NVTX
 // range's end thread where it differs from its start thread).
 void EventDecoder::Append(Table& t, const FieldValues& v, bool check) {
-  const LaunchInForce* launch = nullptr;
   if (t.launch_config_id >= 0) {
-    launch = &Launch(v[t.launch_config_id]);
-    if (check && !launch->defined) reader_.CheckLaunchConfig(v[t.launch_config_id]);
+    const LaunchInForce& launch = Launch(v[t.launch_config_id]);
+    if (check && !launch.defined) reader_.CheckLaunchConfig(v[t.launch_config_id]);
+    t.launch_slots.push_back(launch.slot);
   }
   for (const Op& op : t.ops) {
     ColumnData& c = *op.column;
@@ -438,8 +451,7 @@ void EventDecoder::Append(Table& t, const FieldValues& v, bool check) {
         break;
       }
       case Derive::kLaunch:
-        c.ints.push_back(static_cast<int64_t>(launch->values[op.field]));
-        break;
+        break;  // at Finish
     }
   }
   ++t.frame->rows;
@@ -470,14 +482,24 @@ const LaunchInForce& EventDecoder::Launch(uint64_t id) {
   if (const LaunchInForce* l = launches_.Find(id)) return *l;
   LaunchInForce l;
   if (const v1::LaunchConfig* config = reader_.FindLaunchConfig(id)) {
-    launch_fields_.FromMessage(*config, &l.values);
+    l.slot = static_cast<uint32_t>(launch_values_.size());
+    launch_fields_.FromMessage(*config, &launch_values_.emplace_back());
     l.defined = true;
   }
   return launches_.Set(id, l);
 }
 
-// String codes become codes into each column's sorted distinct values.
+// Fills the launch configuration columns; string codes become codes into each column's
+// sorted distinct values.
 void EventDecoder::Finish() {
+  for (Table& t : tables_) {
+    for (const Op& op : t.launch_ops) {
+      for (uint32_t slot : t.launch_slots) {
+        op.column->ints.push_back(static_cast<int64_t>(launch_values_[slot][op.field]));
+      }
+    }
+    t.launch_slots = {};
+  }
   std::vector<int32_t> rank(dictionary_.size(), -1);
   std::vector<int32_t> used;
   for (FrameColumns& frame : out_.frames) {
