@@ -10,15 +10,15 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <array>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/model/trace_columns_internal.h"
 
@@ -202,7 +202,7 @@ class IdCache {
 
  private:
   std::vector<std::optional<T>> dense_;
-  absl::flat_hash_map<uint64_t, T> sparse_;
+  std::unordered_map<uint64_t, T> sparse_;
 };
 
 // What an event resolves an id to; `defined`: the reader has a definition (else the event
@@ -229,17 +229,17 @@ class EventDecoder {
   void AddParsed(const v1::TracePacket& packet);
   // Definitions change what later events resolve to.
   void Invalidate(const v1::TracePacket& packet);
-  // Reserves each table's columns for the events of `path` (counted by a framing pass), so
-  // that they never grow: no copies, and each page is touched once.
-  void Reserve(const std::string& path);
+  // Reserves each table's columns for the events `counting` frames (a reader of the same
+  // bytes), so that they never grow: no copies, and each page is touched once.
+  void Reserve(TraceReader& counting);
   void Finish();
 
  private:
   // One step of appending a row: a column spec resolved.
   struct Op {
     Derive derive;
-    int field;          // its field's number (kLaunch: in LaunchConfig)
-    int other;          // kEnd: duration_ns; an NVTX end thread: the start thread; else -1
+    int field;           // its field's number (kLaunch: in LaunchConfig)
+    int other;           // kEnd: duration_ns; an NVTX end thread: the start thread; else -1
     ColumnData* column;  // its (first) column
   };
   struct Table {
@@ -336,8 +336,7 @@ bool EventDecoder::TryDecode(std::string_view payload) {
     return false;
   }
   Table* t = by_packet_field_[tag >> 3];
-  if (t == nullptr || !ParseVarint(&p, end, &length) ||
-      length != static_cast<uint64_t>(end - p)) {
+  if (t == nullptr || !ParseVarint(&p, end, &length) || length != static_cast<uint64_t>(end - p)) {
     return false;
   }
   FieldValues values;
@@ -383,13 +382,11 @@ void EventDecoder::Invalidate(const v1::TracePacket& packet) {
   }
 }
 
-void EventDecoder::Reserve(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path);
-  if (!reader.ok()) return;
+void EventDecoder::Reserve(TraceReader& counting) {
   std::array<size_t, std::tuple_size_v<decltype(by_packet_field_)>> rows{};
   std::string_view payload;
   // Stops at the end or at an error (Decode reports it); the tag is the packet's member.
-  while ((*reader)->NextPayload(&payload).value_or(false)) {
+  while (counting.NextPayload(&payload).value_or(false)) {
     const uint8_t tag = payload.empty() ? 0 : static_cast<uint8_t>(payload[0]);
     if ((tag & 7) == 2 && (tag >> 3) < rows.size()) ++rows[tag >> 3];
   }
@@ -471,8 +468,9 @@ const ThreadInForce& EventDecoder::Thread(uint64_t id) {
     t.name = AddToDictionary(out_.owned->emplace_back(info->name()));
     t.defined = true;
   } else {
-    t.name = AddToDictionary(id == 0 ? std::string_view()
-                                     : out_.owned->emplace_back(absl::StrCat("<unknown:", id, ">")));
+    t.name =
+        AddToDictionary(id == 0 ? std::string_view()
+                                : out_.owned->emplace_back(absl::StrCat("<unknown:", id, ">")));
   }
   return threads_.Set(id, t);
 }
@@ -529,13 +527,17 @@ void EventDecoder::Finish() {
 }  // namespace columns_internal
 
 absl::StatusOr<TraceColumns> TraceColumns::Decode(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(path);
-  if (!opened.ok()) return opened.status();
-  TraceReader& reader = **opened;
+  absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  absl::StatusOr<std::unique_ptr<TraceReader>> counting = TraceReader::Open(path);
+  return Decode(**reader, counting.ok() ? counting->get() : nullptr);
+}
+
+absl::StatusOr<TraceColumns> TraceColumns::Decode(TraceReader& reader, TraceReader* counting) {
   TraceColumns out;
   out.strings = reader.shared_strings();
   columns_internal::EventDecoder events(reader, out);
-  events.Reserve(path);
+  if (counting != nullptr) events.Reserve(*counting);
   columns_internal::SampleDecoder samples(reader, out);
   while (!out.needs_model) {
     std::string_view payload;

@@ -41,9 +41,9 @@ struct ColumnData {
   enum class Type { kInt64, kBool, kString, kEnum };
   std::string name;
   Type type = Type::kInt64;
-  ColumnVector<int64_t> ints;   // kInt64
-  ColumnVector<uint8_t> bools;  // kBool: 0 or 1
-  ColumnVector<int32_t> codes;  // kString: index into `categories`; kEnum: the value
+  ColumnVector<int64_t> ints;                // kInt64
+  ColumnVector<uint8_t> bools;               // kBool: 0 or 1
+  ColumnVector<int32_t> codes;               // kString: index into `categories`; kEnum: the value
   std::vector<std::string_view> categories;  // kString: distinct values, sorted
   const char* enum_name = nullptr;           // kEnum: the schema's enum ("CopyKind", ...)
 };
@@ -71,6 +71,9 @@ struct TraceColumns {
   // the same messages. A trace holding raw PM samples (PmCounterData) is read up to the
   // first of them and `needs_model` is set: TraceModel evaluates those (CUPTI's host API).
   static absl::StatusOr<TraceColumns> Decode(const std::string& path);
+  // The same from `reader`, just opened (nothing read past the header); `counting`, another
+  // reader of the same bytes, sizes the columns beforehand (without it they grow as read).
+  static absl::StatusOr<TraceColumns> Decode(TraceReader& reader, TraceReader* counting);
 
   // kernels, api, nvtx_ranges, nvtx_marks, memcpy, memset, sync, graph_launches, overhead.
   std::vector<FrameColumns> frames;

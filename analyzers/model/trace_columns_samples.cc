@@ -105,9 +105,11 @@ void SampleDecoder::AddPmSample(const v1::PmSample& s) {
   auto set = std::find_if(sets.rbegin(), sets.rend(),
                           [&](const PmMetricSet& m) { return m.id == s.metric_set_id(); });
   const int64_t index = set == sets.rend() ? -1 : static_cast<int64_t>(sets.rend() - set) - 1;
-  out_.samples.pm_samples.push_back(
-      {s.metric_set_id(), s.start_ns(), s.duration_ns(), {s.values().begin(), s.values().end()},
-       index});
+  out_.samples.pm_samples.push_back({s.metric_set_id(),
+                                     s.start_ns(),
+                                     s.duration_ns(),
+                                     {s.values().begin(), s.values().end()},
+                                     index});
   if (index < 0) {
     ++samples_without_set_;
   } else if (set->metric_names.size() != static_cast<size_t>(s.values_size())) {

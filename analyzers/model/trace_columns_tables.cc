@@ -6,9 +6,9 @@ namespace warpscope::columns_internal {
 namespace {
 
 constexpr Derive kInt = Derive::kInt;
-#define WARPSCOPE_TIMES                                                          \
-  {"start_ns", kInt, "start_ns"}, {"end_ns", Derive::kEnd, "start_ns"}, {        \
-    "duration_ns", kInt, "duration_ns"                                           \
+#define WARPSCOPE_TIMES                                                   \
+  {"start_ns", kInt, "start_ns"}, {"end_ns", Derive::kEnd, "start_ns"}, { \
+    "duration_ns", kInt, "duration_ns"                                    \
   }
 #define WARPSCOPE_LAUNCH(field) \
   { #field, Derive::kLaunch, #field }
@@ -29,12 +29,21 @@ std::vector<TableSpec> StreamTables() {
         {"graph_node_id", kInt, "graph_node_id"},
         {"grid_id", kInt, "grid_id"},
         {"launch_config_id", kInt, "launch_config_id"},
-        WARPSCOPE_LAUNCH(grid_x), WARPSCOPE_LAUNCH(grid_y), WARPSCOPE_LAUNCH(grid_z),
-        WARPSCOPE_LAUNCH(block_x), WARPSCOPE_LAUNCH(block_y), WARPSCOPE_LAUNCH(block_z),
-        WARPSCOPE_LAUNCH(cluster_x), WARPSCOPE_LAUNCH(cluster_y), WARPSCOPE_LAUNCH(cluster_z),
-        WARPSCOPE_LAUNCH(registers_per_thread), WARPSCOPE_LAUNCH(static_shared_memory),
-        WARPSCOPE_LAUNCH(dynamic_shared_memory), WARPSCOPE_LAUNCH(local_memory_per_thread),
-        WARPSCOPE_LAUNCH(shared_memory_executed), WARPSCOPE_LAUNCH(shared_memory_config),
+        WARPSCOPE_LAUNCH(grid_x),
+        WARPSCOPE_LAUNCH(grid_y),
+        WARPSCOPE_LAUNCH(grid_z),
+        WARPSCOPE_LAUNCH(block_x),
+        WARPSCOPE_LAUNCH(block_y),
+        WARPSCOPE_LAUNCH(block_z),
+        WARPSCOPE_LAUNCH(cluster_x),
+        WARPSCOPE_LAUNCH(cluster_y),
+        WARPSCOPE_LAUNCH(cluster_z),
+        WARPSCOPE_LAUNCH(registers_per_thread),
+        WARPSCOPE_LAUNCH(static_shared_memory),
+        WARPSCOPE_LAUNCH(dynamic_shared_memory),
+        WARPSCOPE_LAUNCH(local_memory_per_thread),
+        WARPSCOPE_LAUNCH(shared_memory_executed),
+        WARPSCOPE_LAUNCH(shared_memory_config),
         WARPSCOPE_LAUNCH(shared_memory_carveout_requested),
         WARPSCOPE_LAUNCH(shmem_limit_config)}},
       {"memcpy",

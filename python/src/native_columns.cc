@@ -37,8 +37,8 @@ nb::dict Frames(TraceColumns&& columns) {
   uint64_t unknown_reasons = 0;
   nb::list metric_names;
   AddSampleFrames(columns.samples, frames, &metric_names, &unknown_reasons);
-  return FramesResult(frames, metric_names, columns.import_counters, unknown_reasons,
-                      columns.stats, columns.stats_final, columns.truncation, columns.complete);
+  return FramesResult(frames, metric_names, columns.import_counters, unknown_reasons, columns.stats,
+                      columns.stats_final, columns.truncation, columns.complete);
 }
 
 }  // namespace warpscope::native
