@@ -458,29 +458,46 @@ absl::StatusOr<const v1::TracePacket*> TraceReader::Next() {
     header_pending_ = false;
     return packet_;
   }
-  if (at_end_) return nullptr;
+  std::string_view payload;
+  absl::StatusOr<bool> framed = NextPayload(&payload);
+  if (!framed.ok()) return framed.status();
+  if (!*framed) return nullptr;
+  return ParsePayload(payload);
+}
+
+absl::StatusOr<bool> TraceReader::NextPayload(std::string_view* payload) {
+  header_pending_ = false;
+  if (at_end_) return false;
   if (offset_ >= data_.size()) {
     at_end_ = true;
-    return nullptr;
+    return false;
   }
   const uint64_t start = offset_;
-  std::string_view payload;
-  absl::StatusOr<bool> framed = Frame(&payload);
+  absl::StatusOr<bool> framed = Frame(payload);
   if (!framed.ok()) {
     at_end_ = true;
     return absl::DataLossError(absl::StrCat(name_, ": corrupt data ", framed.status().message()));
   }
   if (!*framed) {
     at_end_ = true;
-    return nullptr;
+    return false;
   }
-  if (absl::Status status = ParsePacket(payload, start); !status.ok()) {
+  payload_offset_ = start;
+  return true;
+}
+
+void TraceReader::Accept() {
+  packet_offset_ = payload_offset_;
+  ++counters_.packets;
+  counters_.bytes = offset_;
+}
+
+absl::StatusOr<const v1::TracePacket*> TraceReader::ParsePayload(std::string_view payload) {
+  if (absl::Status status = ParsePacket(payload, payload_offset_); !status.ok()) {
     at_end_ = true;
     return status;
   }
-  packet_offset_ = start;
-  ++counters_.packets;
-  counters_.bytes = offset_;
+  Accept();
   Record(*packet_);
   return packet_;
 }

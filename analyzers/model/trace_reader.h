@@ -145,6 +145,23 @@ class TraceReader {
   // is a DataLoss error naming the byte offset; reading cannot continue after it.
   absl::StatusOr<const v1::TracePacket*> Next();
 
+  // Next() in two steps, for a decoder that reads the packets it knows straight from their
+  // bytes (analyzers/model/trace_columns.cc): NextPayload frames the next packet (the header
+  // excluded: Open read it) and sets *payload to its bytes, false at the end of the data, with
+  // the same errors and truncation as Next(). Each payload then goes either to ParsePayload,
+  // which parses and records it as Next() does, or, decoded elsewhere, to CountDecoded with the
+  // references it makes checked by CheckString / CheckLaunchConfig / CheckThread.
+  absl::StatusOr<bool> NextPayload(std::string_view* payload);
+  absl::StatusOr<const v1::TracePacket*> ParsePayload(std::string_view payload);
+  void CountDecoded() {
+    Accept();
+    if (truncation_.saw_end_of_trace) ++truncation_.packets_after_end;
+  }
+  // Counts a reference to an id not defined yet (strings: named "<unknown:ID>" from now on).
+  void CheckString(uint64_t id);
+  void CheckLaunchConfig(uint64_t id);
+  void CheckThread(uint64_t id);
+
   const v1::Header& header() const { return header_; }
   const std::string& name() const { return name_; }  // path or buffer name
   uint64_t file_size() const { return data_.size(); }
@@ -168,13 +185,12 @@ class TraceReader {
   // Splits the next packet off data_ at offset_: sets *payload and advances. Returns false
   // (and fills truncation_) when the data ends inside the packet.
   absl::StatusOr<bool> Frame(std::string_view* payload);
+  // Counts the packet NextPayload framed last as read.
+  void Accept();
   absl::Status ParsePacket(std::string_view payload, uint64_t offset);
   void Record(const v1::TracePacket& packet);
   void RecordDefinition(const v1::TracePacket& packet);
   void CheckReferences(const v1::TracePacket& packet);
-  void CheckString(uint64_t id);
-  void CheckLaunchConfig(uint64_t id);
-  void CheckThread(uint64_t id);
 
   std::string name_;
   std::string owned_;             // the data when read into memory
@@ -183,6 +199,7 @@ class TraceReader {
   std::string_view data_;
   uint64_t offset_ = 0;  // next unread byte
   uint64_t packet_offset_ = 0;
+  uint64_t payload_offset_ = 0;  // where the packet NextPayload framed last starts
   bool at_end_ = false;
   bool header_pending_ = true;  // the header was parsed by Open but not yet yielded
 

@@ -1,12 +1,15 @@
 """Speed of the Python trace readers: events/s and the time for wide PM metric sets, and
-the two readers behind ``to_dataframes`` compared on one large trace.
+the readers behind ``to_dataframes`` compared on one large trace.
 
 ``--readers``: writes a trace of ``--rows`` events with the C++ fixture builder
 (``build/bin/warpscope_bench_trace``, from bench/python/bench_trace.cc), then reads it into
-DataFrames in a fresh process per reader, pure Python and the C++ extension
-(``warpscope_native``, found on PYTHONPATH or in build/python), and reports rows/s (CPU
-time, one core), the peak RSS above the process's RSS after its imports, and the frames'
-own memory (``df.memory_usage(deep=True)``).
+DataFrames ``--repeat`` times (default 5) in a fresh process per run with each reader: pure
+Python, the C++ extension through its trace model (``native.to_dataframes(trace,
+via_model=True)``) and the C++ extension's columnar decoder (what ``to_dataframes`` uses;
+``warpscope_native``, found on PYTHONPATH or in build/python). It reports the median of the
+runs: rows/s (CPU time of the process, one core), the peak RSS above the process's RSS
+after its imports, the frames' own memory (``df.memory_usage(deep=True)``) and their ratio;
+and the load average before and after, since other processes slow the runs down.
 
 The other figures come from traces built with the package's own schema classes (the event
 mix of bench/reader/reader_bench.cc: runtime API calls, kernels, copies, memsets, NVTX
@@ -29,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -151,7 +155,11 @@ before = rss_kib()
 start = time.process_time()
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    frames = warpscope.open(sys.argv[1]).to_dataframes()
+    trace = warpscope.open(sys.argv[1])
+    if sys.argv[2] == "model":
+        frames = warpscope.native.to_dataframes(trace, via_model=True)
+    else:
+        frames = trace.to_dataframes()
 seconds = time.process_time() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"native": warpscope.native.available(), "seconds": seconds,
@@ -175,27 +183,32 @@ def compare_readers(rows: int, repeat: int, trace: str, build_dir: Path) -> None
                          "--target warpscope_bench_trace")
             subprocess.run([str(tool), str(path), str(rows)], check=True)
         print(f"trace: {path}, {path.stat().st_size / 1e6:.1f} MB")
-        for name, extra_env in (("pure Python", {"WARPSCOPE_PURE_PYTHON": "1"}),
-                                ("C++ extension", {})):
+        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        for name, reader, extra_env in (
+                ("pure Python", "python", {"WARPSCOPE_PURE_PYTHON": "1"}),
+                ("C++ model", "model", {}), ("C++ columns", "columns", {})):
             env = dict(os.environ, **extra_env)
             env["PYTHONPATH"] = os.pathsep.join(
                 [str(SOURCE_DIR / "python"), str(native_dir), env.get("PYTHONPATH", "")])
-            best = None
+            runs = []
             for _ in range(repeat):
-                out = subprocess.run([sys.executable, "-c", _MEASURE, str(path)], env=env,
-                                     check=True, capture_output=True, text=True).stdout
-                result = json.loads(out)
-                if best is None or result["seconds"] < best["seconds"]:
-                    best = result
-            assert best is not None
-            if name == "C++ extension" and not best["native"]:
+                out = subprocess.run([sys.executable, "-c", _MEASURE, str(path), reader],
+                                     env=env, check=True, capture_output=True, text=True).stdout
+                runs.append(json.loads(out))
+            if reader != "python" and not runs[0]["native"]:
                 print(f"  {name}: not built (cmake -DWARPSCOPE_PYTHON=ON)")
                 continue
-            grown = (best["peak_rss_kib"] - best["rss_before_kib"]) * 1024
-            print(f"  {name:13} {best['rows']} rows {best['seconds']:7.3f} s CPU "
-                  f"{best['rows'] / best['seconds'] / 1e6:6.2f} M rows/s  peak RSS +"
-                  f"{grown / 1e6:7.1f} MB  frames {best['frames_bytes'] / 1e6:7.1f} MB  "
-                  f"ratio {grown / max(best['frames_bytes'], 1):4.2f}")
+            seconds = statistics.median(r["seconds"] for r in runs)
+            grown = statistics.median((r["peak_rss_kib"] - r["rss_before_kib"]) * 1024
+                                      for r in runs)
+            frames = statistics.median(r["frames_bytes"] for r in runs)
+            rows = runs[0]["rows"]
+            cpu_seconds = " ".join(f"{r['seconds']:.3f}" for r in runs)
+            print(f"  {name:13} {rows} rows {seconds:7.3f} s CPU "
+                  f"{rows / seconds / 1e6:6.2f} M rows/s  peak RSS +{grown / 1e6:7.1f} MB  "
+                  f"frames {frames / 1e6:7.1f} MB  ratio {grown / max(frames, 1):4.2f}  "
+                  f"(median of {len(runs)}; CPU s of the runs: {cpu_seconds})")
+        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def main() -> int:
@@ -203,7 +216,8 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=300_000)
     parser.add_argument("--metrics", type=int, default=100_000)
     parser.add_argument("--pm-samples", type=int, default=10)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=0,
+                        help="runs per figure (default 3; with --readers 5)")
     parser.add_argument("--readers", action="store_true",
                         help="compare the pure-Python reader and the C++ extension")
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -212,7 +226,7 @@ def main() -> int:
                         help="with --readers: the CMake build holding python/warpscope_native")
     args = parser.parse_args()
     if args.readers:
-        compare_readers(args.rows, args.repeat, args.trace, Path(args.build_dir))
+        compare_readers(args.rows, args.repeat or 5, args.trace, Path(args.build_dir))
         return 0
     from google.protobuf.internal import api_implementation
     import pandas
@@ -233,7 +247,7 @@ def main() -> int:
                 trace.to_dataframes()
 
         for name, run in (("iterate", iterate), ("to_dataframes", frames)):
-            seconds = best_of(args.repeat, run)
+            seconds = best_of(args.repeat or 3, run)
             print(f"  {name:14} {seconds:8.3f} s CPU  "
                   f"{args.events / seconds / 1e6:6.3f} M events/s")
 
@@ -246,7 +260,7 @@ def main() -> int:
                 frame = trace.to_dataframes()["pm_samples"]
                 assert frame.shape == (args.pm_samples, args.metrics + 5), frame.shape
 
-        seconds = best_of(args.repeat, pm_frames)
+        seconds = best_of(args.repeat or 3, pm_frames)
         print(f"pm trace: {args.metrics} metric names x {args.pm_samples} samples, "
               f"{pm_path.stat().st_size} bytes")
         print(f"  to_dataframes  {seconds:8.3f} s CPU")

@@ -26,21 +26,6 @@ namespace {
 
 namespace nb = nanobind;
 
-template <typename T>
-nb::object Array(std::vector<T>&& values) {
-  auto* owned = new std::vector<T>(std::move(values));
-  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
-  const size_t shape[1] = {owned->size()};
-  return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(owned->data(), 1, shape, owner));
-}
-
-nb::str Utf8(std::string_view s) {
-  // The C++ reader has already repaired invalid UTF-8 ("?"); "replace" keeps a stray byte
-  // from turning into an exception all the same.
-  return nb::steal<nb::str>(
-      PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
-}
-
 // A string column as categorical codes into its sorted distinct values.
 class StringColumn {
  public:
@@ -303,7 +288,8 @@ nb::dict Overheads(const TraceModel& m) {
 
 // Capture window edges (the file's CaptureWindowEdge packets) from the model's windows:
 // each begin edge, then its end edge when the window was closed, in time order.
-nb::dict CaptureWindows(const TraceModel& m) {
+template <typename Tables>
+nb::dict CaptureWindows(const Tables& m) {
   struct Edge {
     uint64_t timestamp_ns;
     uint32_t window_id;
@@ -325,7 +311,8 @@ nb::dict CaptureWindows(const TraceModel& m) {
   return f.Finish();
 }
 
-nb::dict PcSampleBatches(const TraceModel& m) {
+template <typename Tables>
+nb::dict PcSampleBatches(const Tables& m) {
   FrameBuilder<PcSampleBatch> f(m.pc_sample_batches);
   f.Int("timestamp_ns", [](const PcSampleBatch& b) { return b.timestamp_ns; });
   f.Int("device_id", [](const PcSampleBatch& b) { return b.device_id; });
@@ -339,7 +326,8 @@ nb::dict PcSampleBatches(const TraceModel& m) {
 }
 
 // One row per (batch, PC record, stall reason), the reason named for the batch's device.
-nb::dict PcSamples(const TraceModel& m, uint64_t* unknown_reasons) {
+template <typename Tables>
+nb::dict PcSamples(const Tables& m, uint64_t* unknown_reasons) {
   struct Row {
     const PcSampleBatch* batch;
     const PcRecord* record;
@@ -350,7 +338,10 @@ nb::dict PcSamples(const TraceModel& m, uint64_t* unknown_reasons) {
   std::vector<Row> rows;
   std::deque<std::string> unknown;
   for (const PcSampleBatch& b : m.pc_sample_batches) {
-    const PcStallReasons* reasons = m.FindPcStallReasons(b.device_id);
+    const PcStallReasons* reasons = nullptr;  // the last entry of the device
+    for (const PcStallReasons& r : m.pc_stall_reasons) {
+      if (r.device_id == b.device_id) reasons = &r;
+    }
     for (const PcRecord& r : b.records) {
       for (const auto& [index, samples] : r.stall_samples) {
         std::string_view name;
@@ -390,7 +381,8 @@ nb::dict PcSamples(const TraceModel& m, uint64_t* unknown_reasons) {
 
 // Fixed columns, then one float64 column per metric name of any metric set (sets ordered by
 // id, names in first appearance); a sample fills the columns of its set, NaN elsewhere.
-nb::dict PmSamples(const TraceModel& m, nb::list* metric_names_out) {
+template <typename Tables>
+nb::dict PmSamples(const Tables& m, nb::list* metric_names_out) {
   std::vector<const PmMetricSet*> sets;
   for (const PmMetricSet& s : m.pm_metric_sets) sets.push_back(&s);
   std::stable_sort(sets.begin(), sets.end(),
@@ -440,7 +432,8 @@ nb::dict PmSamples(const TraceModel& m, nb::list* metric_names_out) {
   return columns;
 }
 
-nb::dict Devices(const TraceModel& m) {
+template <typename Tables>
+nb::dict Devices(const Tables& m) {
   std::map<uint32_t, const DeviceInfo*> by_id;  // the first definition of each id
   for (const DeviceInfo& d : m.devices) by_id.try_emplace(d.id, &d);
   std::vector<DeviceInfo> rows;
@@ -475,7 +468,8 @@ nb::dict Devices(const TraceModel& m) {
   return f.Finish();
 }
 
-nb::dict Contexts(const TraceModel& m) {
+template <typename Tables>
+nb::dict Contexts(const Tables& m) {
   std::map<uint32_t, ContextInfo> by_id;
   for (const ContextInfo& c : m.contexts) by_id.try_emplace(c.id, c);
   std::vector<ContextInfo> rows;
@@ -490,6 +484,44 @@ nb::dict Contexts(const TraceModel& m) {
 
 }  // namespace
 
+template <typename Tables>
+void AddSampleFrames(const Tables& tables, nb::dict& frames, nb::list* metric_names,
+                     uint64_t* unknown_reasons) {
+  frames["capture_windows"] = CaptureWindows(tables);
+  frames["pc_sample_batches"] = PcSampleBatches(tables);
+  frames["pc_samples"] = PcSamples(tables, unknown_reasons);
+  frames["pm_samples"] = PmSamples(tables, metric_names);
+  frames["devices"] = Devices(tables);
+  frames["contexts"] = Contexts(tables);
+}
+template void AddSampleFrames(const TraceModel&, nb::dict&, nb::list*, uint64_t*);
+template void AddSampleFrames(const SampleTables&, nb::dict&, nb::list*, uint64_t*);
+
+nb::dict FramesResult(nb::dict frames, nb::list metric_names,
+                      const std::vector<StatCounter>& import_counters, uint64_t unknown_reasons,
+                      const std::vector<StatCounter>& stats, bool stats_final,
+                      const TruncationInfo& truncation, bool complete) {
+  nb::dict result;
+  result["frames"] = frames;
+  result["pm_metric_names"] = metric_names;
+  nb::dict counters;
+  for (const StatCounter& c : import_counters) counters[Utf8(c.name)] = c.value;
+  if (unknown_reasons) counters["model.undefined_pc_stall_reason_refs"] = unknown_reasons;
+  result["import_counters"] = counters;
+  nb::dict stats_values, severity;
+  for (const StatCounter& c : stats) {
+    stats_values[Utf8(c.name)] = c.value;
+    severity[Utf8(c.name)] = static_cast<int>(c.severity);
+  }
+  result["stats"] = stats_values;
+  result["stats_severity"] = severity;
+  result["stats_final"] = stats_final;
+  result["truncated"] = truncation.partial_packet;
+  result["truncation_offset"] = truncation.partial_offset;
+  result["complete"] = complete;
+  return result;
+}
+
 nb::dict Frames(const TraceModel& m) {
   nb::dict frames;
   frames["kernels"] = Kernels(m);
@@ -501,34 +533,11 @@ nb::dict Frames(const TraceModel& m) {
   frames["sync"] = Syncs(m);
   frames["graph_launches"] = GraphLaunches(m);
   frames["overhead"] = Overheads(m);
-  frames["capture_windows"] = CaptureWindows(m);
-  frames["pc_sample_batches"] = PcSampleBatches(m);
   uint64_t unknown_reasons = 0;
-  frames["pc_samples"] = PcSamples(m, &unknown_reasons);
   nb::list metric_names;
-  frames["pm_samples"] = PmSamples(m, &metric_names);
-  frames["devices"] = Devices(m);
-  frames["contexts"] = Contexts(m);
-
-  nb::dict result;
-  result["frames"] = frames;
-  result["pm_metric_names"] = metric_names;
-  nb::dict counters;
-  for (const StatCounter& c : m.import_counters) counters[Utf8(c.name)] = c.value;
-  if (unknown_reasons) counters["model.undefined_pc_stall_reason_refs"] = unknown_reasons;
-  result["import_counters"] = counters;
-  nb::dict stats, severity;
-  for (const StatCounter& c : m.stats) {
-    stats[Utf8(c.name)] = c.value;
-    severity[Utf8(c.name)] = static_cast<int>(c.severity);
-  }
-  result["stats"] = stats;
-  result["stats_severity"] = severity;
-  result["stats_final"] = m.stats_final;
-  result["truncated"] = m.truncation.partial_packet;
-  result["truncation_offset"] = m.truncation.partial_offset;
-  result["complete"] = m.end_of_trace.has_value();
-  return result;
+  AddSampleFrames(m, frames, &metric_names, &unknown_reasons);
+  return FramesResult(frames, metric_names, m.import_counters, unknown_reasons, m.stats,
+                      m.stats_final, m.truncation, m.end_of_trace.has_value());
 }
 
 }  // namespace warpscope::native

@@ -1,19 +1,57 @@
-// Columns of a TraceModel for Python (native_frames.cc): one dict of numpy arrays per frame.
+// Frames for Python as columns, one dict of numpy arrays per frame: from a TraceModel
+// (native_frames.cc) or from TraceColumns (native_columns.cc).
 #ifndef WARPSCOPE_PYTHON_SRC_NATIVE_FRAMES_H_
 #define WARPSCOPE_PYTHON_SRC_NATIVE_FRAMES_H_
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analyzers/model/trace_columns.h"
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope::native {
+
+// A 1-D numpy array that owns `values` (moved, not copied) through a capsule.
+template <typename T, typename Allocator>
+nanobind::object Array(std::vector<T, Allocator>&& values) {
+  using Vector = std::vector<T, Allocator>;
+  auto* owned = new Vector(std::move(values));
+  nanobind::capsule owner(owned, [](void* p) noexcept { delete static_cast<Vector*>(p); });
+  const size_t shape[1] = {owned->size()};
+  return nanobind::cast(
+      nanobind::ndarray<nanobind::numpy, T, nanobind::ndim<1>>(owned->data(), 1, shape, owner));
+}
+
+inline nanobind::str Utf8(std::string_view s) {
+  // The C++ reader has already repaired invalid UTF-8 ("?"); "replace" keeps a stray byte
+  // from turning into an exception all the same.
+  return nanobind::steal<nanobind::str>(
+      PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
+}
 
 // {"frames": {name: {column: array | ("category", codes, values) | ("enum", values, enum
 // name) | ("bool", uint8 array)}}, "pm_metric_names": [...], "import_counters": {...},
 // "stats": {...}, "stats_severity": {...}, "stats_final", "truncated", "truncation_offset",
 // "complete"}.
 nanobind::dict Frames(const TraceModel& model);
+// The same from the columnar decoder; its columns move into the arrays.
+nanobind::dict Frames(TraceColumns&& columns);
+
+// The frames of the small tables (capture windows, PC and PM samples, devices, contexts) of
+// a TraceModel or a TraceColumns' SampleTables, which name them alike.
+template <typename Tables>
+void AddSampleFrames(const Tables& tables, nanobind::dict& frames, nanobind::list* metric_names,
+                     uint64_t* unknown_reasons);
+
+// The dict Frames returns, around its frames.
+nanobind::dict FramesResult(nanobind::dict frames, nanobind::list metric_names,
+                            const std::vector<StatCounter>& import_counters,
+                            uint64_t unknown_reasons, const std::vector<StatCounter>& stats,
+                            bool stats_final, const TruncationInfo& truncation, bool complete);
 
 }  // namespace warpscope::native
 

@@ -11,6 +11,7 @@
 #include "analyzers/analyses/pm_attribution.h"
 #include "analyzers/analyses/summary.h"
 #include "analyzers/analyses/tail_report.h"
+#include "analyzers/model/trace_columns.h"
 #include "analyzers/model/trace_model.h"
 #include "python/src/native_frames.h"
 
@@ -30,10 +31,20 @@ TraceModel LoadModel(const std::string& path) {
   return std::move(*model);
 }
 
+// The columnar decoder (TraceColumns); a trace with raw PM samples goes through TraceModel,
+// which evaluates them.
 nb::dict ReadFrames(const std::string& path) {
-  const TraceModel model = LoadModel(path);
-  return Frames(model);
+  absl::StatusOr<TraceColumns> columns = [&] {
+    nb::gil_scoped_release release;
+    return TraceColumns::Decode(path);
+  }();
+  if (!columns.ok()) throw nb::value_error(std::string(columns.status().message()).c_str());
+  if (columns->needs_model) return Frames(LoadModel(path));
+  return Frames(std::move(*columns));
 }
+
+// The same through TraceModel (what the columnar decoder is measured and tested against).
+nb::dict ReadFramesViaModel(const std::string& path) { return Frames(LoadModel(path)); }
 
 // The figures of `warpscope summary` over one trace or several, as the CLI's CSV.
 std::string SummaryCsv(const std::vector<std::string>& paths, const std::string& reports) {
@@ -87,6 +98,8 @@ NB_MODULE(warpscope_native, m) {
   m.doc() = "warpscope's C++ trace reader and analyses (use them through warpscope)";
   m.def("read_frames", &warpscope::native::ReadFrames, nb::arg("path"),
         "Reads a trace with the C++ reader; the columns of every frame.");
+  m.def("read_frames_via_model", &warpscope::native::ReadFramesViaModel, nb::arg("path"),
+        "read_frames through the C++ trace model (slower; for comparisons).");
   m.def("summary_csv", &warpscope::native::SummaryCsv, nb::arg("paths"),
         nb::arg("reports") = "", "`warpscope summary --format csv` over the traces.");
   m.def("occupancy_csv", &warpscope::native::OccupancyCsv, nb::arg("path"),

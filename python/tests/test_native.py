@@ -207,3 +207,133 @@ def test_occupancy_and_tail_return_frames():
     assert len(tail) > 0 and set(tail["kernel"]) <= set(frames["name"])
     only = warpscope.tail(TRAINING_LOOP, kernel="flash")
     assert 0 < len(only) < len(tail)
+
+
+# ---------------------------------------------------------------------------------------
+# The columnar decoder (TraceColumns, behind read_frames) against the pure-Python reader
+# and against the C++ trace model it replaces, on real traces and on damaged ones.
+
+BUNDLED = sorted((SOURCE_DIR / "examples" / "traces").rglob("*.wst"))
+
+
+def read_three(path: Path):
+    """(frames or the TraceError raised, issues, problems) per reader: pure Python, the
+    columnar decoder, the C++ trace model."""
+    results = []
+    for reader in ("python", "columns", "model"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                trace = warpscope.open(path)
+                if reader == "python":
+                    frames = trace_to_dataframes(trace)
+                else:
+                    frames = native.to_dataframes(trace, via_model=reader == "model")
+            except warpscope.TraceError as e:
+                results.append((e, None, None))
+                continue
+        results.append((frames, dict(trace.issues), trace.problems()))
+    return results
+
+
+def assert_three_agree(path: Path) -> int:
+    """Asserts that the three readers agree on `path`; the number of rows read."""
+    (python, *python_rest), columns, model = read_three(path)
+    for name, (frames, *rest) in (("columns", columns), ("model", model)):
+        if isinstance(python, Exception):
+            assert type(frames) is type(python), (name, python, frames)
+            assert (frames.offset, str(frames)) == (python.offset, str(python)), name
+            continue
+        assert not isinstance(frames, Exception), (name, frames)
+        assert_same(python, frames)
+        assert rest == python_rest, name
+    return 0 if isinstance(python, Exception) else sum(len(f) for f in python.values())
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
+def test_the_columnar_decoder_reads_the_bundled_traces_as_both_readers(path):
+    assert assert_three_agree(path) > 0
+
+
+@pytest.mark.parametrize("scenario", ["training_loop", "tail_kernels"])
+def test_the_columnar_decoder_reads_the_fixture_scenarios(tmp_path, scenario):
+    from test_fixture_traces import write_scenario
+    assert assert_three_agree(write_scenario(tmp_path, scenario)) > 0
+
+
+@pytest.mark.parametrize("fixture", sorted(FIXTURES))
+def test_the_columnar_decoder_reads_the_fixtures(tmp_path, fixture):
+    assert_three_agree(tb.write(tmp_path / f"{fixture}.wst", FIXTURES[fixture]()))
+
+
+def packet_offsets(data: bytes) -> List[int]:
+    """Where each packet of a trace starts (tag byte, varint length)."""
+    offsets, pos = [], 0
+    while pos < len(data):
+        offsets.append(pos)
+        length, shift, pos = 0, 0, pos + 1
+        while True:
+            byte = data[pos]
+            length |= (byte & 0x7F) << shift
+            pos, shift = pos + 1, shift + 7
+            if byte < 0x80:
+                break
+        pos += length
+    return offsets
+
+
+def test_cut_traces_keep_the_same_rows(tmp_path):
+    """A trace cut anywhere (inside a packet, between two, inside its header) gives the
+    same rows, truncation and problems, or the same error, with every reader."""
+    data = tb.encode(tb.every_kind())
+    starts = packet_offsets(data)
+    cuts = sorted({c for s in starts for c in (s, s + 1, s + 3)} | {len(data) - 1})
+    kept = []
+    for cut in cuts:
+        if 0 < cut < len(data):
+            path = tmp_path / f"cut{cut}.wst"
+            path.write_bytes(data[:cut])
+            kept.append(assert_three_agree(path))
+    assert kept == sorted(kept) and kept[-1] > kept[0]  # more bytes, more rows
+
+
+def test_damaged_traces_give_the_same_error_or_rows(tmp_path):
+    """Bytes overwritten inside event packets and in their framing: the same error (class
+    and byte offset) or the same frames and problems with every reader."""
+    data = tb.encode(tb.every_kind())
+    starts = packet_offsets(data)
+    errors = 0
+    for i, start in enumerate(starts[1:], 1):
+        end = starts[i + 1] if i + 1 < len(starts) else len(data)
+        for pos, value in ((start, 0x12), (start + 1, 0xFF), (start + 2, 0x0F),
+                           ((start + end) // 2, 0xFF), (end - 1, 0x80)):
+            if pos >= len(data):
+                continue
+            damaged = bytearray(data)
+            damaged[pos] = value
+            path = tmp_path / f"damaged{pos}_{value}.wst"
+            path.write_bytes(bytes(damaged))
+            (python, *_), _, _ = read_three(path)
+            errors += isinstance(python, Exception)
+            assert_three_agree(path)
+    assert errors > 0
+
+
+def test_event_packets_the_fast_path_leaves_to_protobuf(tmp_path):
+    """Events with a field this reader does not know, a field in another wire type, or two
+    members in one packet are parsed by protobuf; rows and counters stay those of both
+    readers."""
+    kernel_bytes = s.TracePacket(kernel=s.KernelEvent(name_id=1, start_ns=7,
+                                                      duration_ns=3)).SerializeToString()
+    unknown_field = kernel_bytes[:1] + bytes([kernel_bytes[1] + 2]) + kernel_bytes[2:] + \
+        bytes([0x78, 0x05])  # field 15, varint 5
+    packed_like = kernel_bytes[:1] + bytes([kernel_bytes[1] + 3]) + kernel_bytes[2:] + \
+        bytes([0x22, 0x01, 0x09])  # start_ns (field 4) as length-delimited
+    twice = kernel_bytes + kernel_bytes.replace(bytes([0x20, 0x07]), bytes([0x20, 0x08]))
+    path = tmp_path / "odd.wst"
+    raw = [tb.encode([tb.header(), tb.string(1, "k")])]
+    for payload in (kernel_bytes, unknown_field, packed_like, twice):
+        raw.append(bytes([0x0A, len(payload)]) + payload)
+    raw.append(tb.encode([tb.end()]))
+    path.write_bytes(b"".join(raw))
+    assert assert_three_agree(path) == 4

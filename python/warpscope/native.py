@@ -1,10 +1,10 @@
 """The C++ reader behind ``to_dataframes``, when the ``warpscope_native`` extension is there.
 
 The extension (python/src/, built by ``pip install ./python`` or CMake with
-``-DWARPSCOPE_PYTHON=ON``) loads the trace with the analyzers' reader (``TraceModel``) and
-returns each frame as numpy columns, which become the same DataFrames as the pure-Python
-reader's (``warpscope.frames``): the same frames, columns, dtypes, values and counted
-problems. Without the extension, or with ``WARPSCOPE_PURE_PYTHON=1`` in the environment,
+``-DWARPSCOPE_PYTHON=ON``) decodes the trace with the analyzers' reader straight into typed
+columns (``TraceColumns``, analyzers/model/trace_columns.h) and hands each column to numpy
+without a copy; they become the same DataFrames as the pure-Python reader's
+(``warpscope.frames``): the same frames, columns, dtypes, values and counted problems. Without the extension, or with ``WARPSCOPE_PURE_PYTHON=1`` in the environment,
 the pure-Python reader is used (docs/python.md, *Two readers, one result*).
 """
 
@@ -99,19 +99,24 @@ def _categorical(codes: Any, categories: List[str]) -> Any:
         return pd.Categorical.from_codes(codes, dtype=dtype)
 
 
-def read(trace: Any) -> Dict[str, Any]:
+def read(trace: Any, via_model: bool = False) -> Dict[str, Any]:
     """The frames of `trace` (a TraceFile) read by the C++ reader; fills ``trace.issues``
-    with the problems met, named as the pure-Python reader names them."""
+    with the problems met, named as the pure-Python reader names them. `via_model`: build
+    the C++ trace model first and copy it into columns (slower; for comparisons)."""
     import numpy as np
     import pandas as pd
-    from .errors import TraceError
+    from .errors import TraceError, _CorruptData
     from .frames import metric_columns
     from .metadata import enum_label
     try:
-        result = _native.read_frames(trace.path)
+        read_frames = _native.read_frames_via_model if via_model else _native.read_frames
+        result = read_frames(trace.path)
     except ValueError as e:
         # The C++ reader's message says where the data went wrong, as the Python reader's does.
         message = str(e) if str(e).startswith("warpscope:") else f"warpscope: {e}"
+        corrupt = re.search(r": corrupt data at byte offset (\d+): (.*)$", message)
+        if corrupt:
+            raise _CorruptData(trace.path, int(corrupt.group(1)), corrupt.group(2)) from e
         at = re.search(r"byte offset (\d+)", message)
         raise TraceError(message, path=trace.path,
                          offset=int(at.group(1)) if at else None) from e
@@ -156,11 +161,11 @@ class _NativeState:
                              self.stats_severity, self.issues)
 
 
-def to_dataframes(trace: Any) -> Dict[str, Any]:
+def to_dataframes(trace: Any, via_model: bool = False) -> Dict[str, Any]:
     """``TraceFile.to_dataframes`` on the C++ reader, warning as the pure-Python one does."""
     import warnings
     from .errors import TraceWarning
-    frames = read(trace)
+    frames = read(trace, via_model)
     problems = trace._native_state.problems()
     if problems:
         warnings.warn(TraceWarning(f"warpscope: {trace.path}: figures may be incomplete: "

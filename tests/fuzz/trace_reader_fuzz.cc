@@ -1,8 +1,8 @@
-// Fuzz entry for the trace reader and everything built on it: the model, `info`, `summary`,
-// `diff`, `advise` (with its HTML page), `occupancy`, `tail` and `stalls` with every
-// renderer. Any bytes must give output or a clean error, never a crash, hang or sanitizer
-// report. Used by the libFuzzer binary (clang, scripts/fuzz.sh) and by
-// trace_reader_fuzz_replay (every compiler, a ctest).
+// Fuzz entry for the trace reader and everything built on it: the columnar decoder
+// (TraceColumns), the model, `info`, `summary`, `diff`, `advise` (with its HTML page),
+// `occupancy`, `tail` and `stalls` with every renderer. Any bytes must give output or a clean
+// error, never a crash, hang or sanitizer report. Used by the libFuzzer binary (clang,
+// scripts/fuzz.sh) and by trace_reader_fuzz_replay (every compiler, a ctest).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,6 +17,7 @@
 #include "analyzers/analyses/summary.h"
 #include "analyzers/analyses/tail_report.h"
 #include "analyzers/analyses/trace_info.h"
+#include "analyzers/model/trace_columns.h"
 #include "analyzers/model/trace_model.h"
 #include "analyzers/model/trace_reader.h"
 
@@ -86,6 +87,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::FromBuffer(bytes, "fuzz");
   if (!reader.ok()) return 0;
+  // The columnar decoder of the Python package reads the same bytes.
+  absl::StatusOr<std::unique_ptr<TraceReader>> columns_reader = TraceReader::FromBuffer(bytes);
+  absl::StatusOr<std::unique_ptr<TraceReader>> counting = TraceReader::FromBuffer(bytes);
+  if (columns_reader.ok() && counting.ok()) {
+    (void)TraceColumns::Decode(**columns_reader, counting->get());
+  }
   // The model walks the reader itself; then the renderers touch every table.
   absl::StatusOr<TraceModel> model = TraceModel::Load(**reader);
   if (!model.ok()) return 0;

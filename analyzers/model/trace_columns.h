@@ -1,0 +1,98 @@
+// TraceColumns: a trace decoded into typed columns, one table per kind of event, in one pass
+// over the file without building a TraceModel: the fast path of the Python package's
+// to_dataframes (python/src/native_columns.cc hands the columns to numpy without a copy).
+#ifndef WARPSCOPE_ANALYZERS_MODEL_TRACE_COLUMNS_H_
+#define WARPSCOPE_ANALYZERS_MODEL_TRACE_COLUMNS_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analyzers/model/trace_model.h"
+#include "analyzers/model/trace_reader.h"
+
+namespace warpscope {
+
+// Column storage: large buffers ask the kernel for huge pages, so that filling a column
+// of millions of rows takes a few hundred page faults instead of hundreds of thousands.
+void* AllocateColumnBytes(size_t bytes);
+void FreeColumnBytes(void* p);
+template <typename T>
+struct ColumnAllocator {
+  using value_type = T;
+  ColumnAllocator() = default;
+  template <typename U>
+  ColumnAllocator(const ColumnAllocator<U>&) {}  // NOLINT: allocators convert implicitly
+  T* allocate(size_t n) { return static_cast<T*>(AllocateColumnBytes(n * sizeof(T))); }
+  void deallocate(T* p, size_t) { FreeColumnBytes(p); }
+  bool operator==(const ColumnAllocator&) const { return true; }
+};
+template <typename T>
+using ColumnVector = std::vector<T, ColumnAllocator<T>>;
+
+// One column, typed as pandas holds it: times and ids int64 (the schema's uint64 read as
+// two's complement), flags as bytes, strings as codes into sorted distinct values, enums as
+// their int32 values.
+struct ColumnData {
+  enum class Type { kInt64, kBool, kString, kEnum };
+  std::string name;
+  Type type = Type::kInt64;
+  ColumnVector<int64_t> ints;                // kInt64
+  ColumnVector<uint8_t> bools;               // kBool: 0 or 1
+  ColumnVector<int32_t> codes;               // kString: index into `categories`; kEnum: the value
+  std::vector<std::string_view> categories;  // kString: distinct values, sorted
+  const char* enum_name = nullptr;           // kEnum: the schema's enum ("CopyKind", ...)
+};
+
+// A frame of events: `rows` rows, the same in every column.
+struct FrameColumns {
+  std::string name;  // the key of to_dataframes ("kernels", "api", ...)
+  size_t rows = 0;
+  std::vector<ColumnData> columns;
+};
+
+// The tables of few rows (descriptions, samples, window edges), as the model holds them.
+struct SampleTables {
+  std::vector<DeviceInfo> devices;  // every description, in file order
+  std::vector<ContextInfo> contexts;
+  std::vector<PmMetricSet> pm_metric_sets;
+  std::vector<PmSample> pm_samples;
+  std::vector<PcStallReasons> pc_stall_reasons;
+  std::vector<PcSampleBatch> pc_sample_batches;
+  std::vector<CaptureWindowRange> capture_windows;
+};
+
+struct TraceColumns {
+  // Reads `path` in one pass. Fails as TraceModel::Load fails (TraceReader's errors), with
+  // the same messages. A trace holding raw PM samples (PmCounterData) is read up to the
+  // first of them and `needs_model` is set: TraceModel evaluates those (CUPTI's host API).
+  static absl::StatusOr<TraceColumns> Decode(const std::string& path);
+  // The same from `reader`, just opened (nothing read past the header); `counting`, another
+  // reader of the same bytes, sizes the columns beforehand (without it they grow as read).
+  static absl::StatusOr<TraceColumns> Decode(TraceReader& reader, TraceReader* counting);
+
+  // kernels, api, nvtx_ranges, nvtx_marks, memcpy, memset, sync, graph_launches, overhead.
+  std::vector<FrameColumns> frames;
+  SampleTables samples;
+  bool needs_model = false;
+
+  // The import counters TraceModel counts (same names), but for the time-span and
+  // value-range ones, which the Python package does not show.
+  std::vector<StatCounter> import_counters;
+  std::vector<StatCounter> stats;  // of the last Stats packet
+  bool stats_final = false;
+  bool complete = false;  // an EndOfTrace packet was read
+  TruncationInfo truncation;
+
+  // What the string_views above point into.
+  std::shared_ptr<InternedStrings> strings;
+  std::unique_ptr<std::deque<std::string>> owned = std::make_unique<std::deque<std::string>>();
+};
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_MODEL_TRACE_COLUMNS_H_

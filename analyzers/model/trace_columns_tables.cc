@@ -1,0 +1,148 @@
+// The columns of the large tables that TraceColumns decodes (trace_columns_internal.h):
+// each names its field in the schema and how the column follows from it.
+#include "analyzers/model/trace_columns_internal.h"
+
+namespace warpscope::columns_internal {
+namespace {
+
+constexpr Derive kInt = Derive::kInt;
+#define WARPSCOPE_TIMES                                                   \
+  {"start_ns", kInt, "start_ns"}, {"end_ns", Derive::kEnd, "start_ns"}, { \
+    "duration_ns", kInt, "duration_ns"                                    \
+  }
+#define WARPSCOPE_LAUNCH(field) \
+  { #field, Derive::kLaunch, #field }
+
+// GPU work: kernels, copies, memsets, graph launches.
+std::vector<TableSpec> StreamTables() {
+  return {
+      {"kernels",
+       v1::TracePacket::kKernelFieldNumber,
+       {WARPSCOPE_TIMES,
+        {"name", Derive::kString, "name_id"},
+        {"mangled_name", Derive::kString, "mangled_name_id"},
+        {"device_id", kInt, "device_id"},
+        {"context_id", kInt, "context_id"},
+        {"stream_id", kInt, "stream_id"},
+        {"correlation_id", kInt, "correlation_id"},
+        {"graph_id", kInt, "graph_id"},
+        {"graph_node_id", kInt, "graph_node_id"},
+        {"grid_id", kInt, "grid_id"},
+        {"launch_config_id", kInt, "launch_config_id"},
+        WARPSCOPE_LAUNCH(grid_x),
+        WARPSCOPE_LAUNCH(grid_y),
+        WARPSCOPE_LAUNCH(grid_z),
+        WARPSCOPE_LAUNCH(block_x),
+        WARPSCOPE_LAUNCH(block_y),
+        WARPSCOPE_LAUNCH(block_z),
+        WARPSCOPE_LAUNCH(cluster_x),
+        WARPSCOPE_LAUNCH(cluster_y),
+        WARPSCOPE_LAUNCH(cluster_z),
+        WARPSCOPE_LAUNCH(registers_per_thread),
+        WARPSCOPE_LAUNCH(static_shared_memory),
+        WARPSCOPE_LAUNCH(dynamic_shared_memory),
+        WARPSCOPE_LAUNCH(local_memory_per_thread),
+        WARPSCOPE_LAUNCH(shared_memory_executed),
+        WARPSCOPE_LAUNCH(shared_memory_config),
+        WARPSCOPE_LAUNCH(shared_memory_carveout_requested),
+        WARPSCOPE_LAUNCH(shmem_limit_config)}},
+      {"memcpy",
+       v1::TracePacket::kMemcpyFieldNumber,
+       {WARPSCOPE_TIMES,
+        {"copy_kind", Derive::kEnum, "copy_kind", "CopyKind"},
+        {"src_kind", Derive::kEnum, "src_kind", "MemoryKind"},
+        {"dst_kind", Derive::kEnum, "dst_kind", "MemoryKind"},
+        {"bytes", kInt, "bytes"},
+        {"device_id", kInt, "device_id"},
+        {"context_id", kInt, "context_id"},
+        {"stream_id", kInt, "stream_id"},
+        {"correlation_id", kInt, "correlation_id"},
+        {"is_async", Derive::kBool, "is_async"},
+        {"src_device_id", kInt, "src_device_id"},
+        {"dst_device_id", kInt, "dst_device_id"},
+        {"graph_node_id", kInt, "graph_node_id"}}},
+      {"memset",
+       v1::TracePacket::kMemsetFieldNumber,
+       {WARPSCOPE_TIMES,
+        {"value", kInt, "value"},
+        {"bytes", kInt, "bytes"},
+        {"memory_kind", Derive::kEnum, "memory_kind", "MemoryKind"},
+        {"device_id", kInt, "device_id"},
+        {"context_id", kInt, "context_id"},
+        {"stream_id", kInt, "stream_id"},
+        {"correlation_id", kInt, "correlation_id"},
+        {"is_async", Derive::kBool, "is_async"}}},
+      {"graph_launches",
+       v1::TracePacket::kGraphLaunchFieldNumber,
+       {WARPSCOPE_TIMES,
+        {"graph_id", kInt, "graph_id"},
+        {"device_id", kInt, "device_id"},
+        {"context_id", kInt, "context_id"},
+        {"stream_id", kInt, "stream_id"},
+        {"correlation_id", kInt, "correlation_id"}}},
+  };
+}
+
+// Host work: API calls, NVTX ranges and marks, waits, CUPTI's overhead.
+std::vector<TableSpec> HostTables() {
+  return {
+      {"api",
+       v1::TracePacket::kApiCallFieldNumber,
+       {WARPSCOPE_TIMES,
+        {"name", Derive::kString, "name_id"},
+        {"domain", Derive::kEnum, "domain", "ApiDomain"},
+        {"thread_id", Derive::kThread, "thread_id", "os_tid", "thread_name"},
+        {"correlation_id", kInt, "correlation_id"},
+        {"result", kInt, "result"},
+        {"callback_id", kInt, "callback_id"}}},
+      {"nvtx_ranges",
+       v1::TracePacket::kNvtxRangeFieldNumber,
+       {WARPSCOPE_TIMES,
+        {"name", Derive::kString, "name_id"},
+        {"domain", Derive::kString, "domain_id"},
+        {"category", kInt, "category"},
+        {"color", kInt, "color"},
+        {"depth", kInt, "depth"},
+        {"is_push_pop", Derive::kBool, "is_push_pop"},
+        {"thread_id", Derive::kThread, "thread_id", "os_tid", "thread_name"},
+        {"end_thread_id", Derive::kThread, "end_thread_id", "end_os_tid", "end_thread_name"}}},
+      {"nvtx_marks",
+       v1::TracePacket::kNvtxMarkFieldNumber,
+       {{"timestamp_ns", kInt, "timestamp_ns"},
+        {"name", Derive::kString, "name_id"},
+        {"domain", Derive::kString, "domain_id"},
+        {"category", kInt, "category"},
+        {"color", kInt, "color"},
+        {"thread_id", Derive::kThread, "thread_id", "os_tid", "thread_name"}}},
+      {"sync",
+       v1::TracePacket::kSynchronizationFieldNumber,
+       {WARPSCOPE_TIMES,
+        {"kind", Derive::kEnum, "kind", "SyncKind"},
+        {"context_id", kInt, "context_id"},
+        {"stream_id", kInt, "stream_id"},
+        {"cuda_event_id", kInt, "cuda_event_id"},
+        {"correlation_id", kInt, "correlation_id"},
+        {"thread_id", Derive::kThread, "thread_id", "os_tid", "thread_name"}}},
+      {"overhead",
+       v1::TracePacket::kOverheadFieldNumber,
+       {WARPSCOPE_TIMES,
+        {"kind", Derive::kString, "kind_id"},
+        {"thread_id", Derive::kThread, "thread_id", "os_tid", "thread_name"}}},
+  };
+}
+
+#undef WARPSCOPE_TIMES
+#undef WARPSCOPE_LAUNCH
+
+}  // namespace
+
+const std::vector<TableSpec>& EventTables() {
+  static const auto* tables = [] {
+    auto* all = new std::vector<TableSpec>(StreamTables());
+    for (TableSpec& t : HostTables()) all->push_back(std::move(t));
+    return all;
+  }();
+  return *tables;
+}
+
+}  // namespace warpscope::columns_internal

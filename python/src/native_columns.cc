@@ -1,0 +1,44 @@
+// Frames(TraceColumns&&): the columnar decoder's columns handed to numpy. Each column's
+// vector moves into the array that owns it (no copy); string columns carry their sorted
+// categories, enums their values, as Frames(const TraceModel&) gives them.
+#include "python/src/native_frames.h"
+
+namespace warpscope::native {
+namespace {
+
+namespace nb = nanobind;
+
+nb::object Column(ColumnData& c) {
+  switch (c.type) {
+    case ColumnData::Type::kBool:
+      return nb::make_tuple("bool", Array(std::move(c.bools)));
+    case ColumnData::Type::kString: {
+      nb::list categories;
+      for (std::string_view s : c.categories) categories.append(Utf8(s));
+      return nb::make_tuple("category", Array(std::move(c.codes)), categories);
+    }
+    case ColumnData::Type::kEnum:
+      return nb::make_tuple("enum", Array(std::move(c.codes)), c.enum_name);
+    case ColumnData::Type::kInt64:
+      break;
+  }
+  return Array(std::move(c.ints));
+}
+
+}  // namespace
+
+nb::dict Frames(TraceColumns&& columns) {
+  nb::dict frames;
+  for (FrameColumns& frame : columns.frames) {
+    nb::dict out;
+    for (ColumnData& c : frame.columns) out[c.name.c_str()] = Column(c);
+    frames[frame.name.c_str()] = out;
+  }
+  uint64_t unknown_reasons = 0;
+  nb::list metric_names;
+  AddSampleFrames(columns.samples, frames, &metric_names, &unknown_reasons);
+  return FramesResult(frames, metric_names, columns.import_counters, unknown_reasons, columns.stats,
+                      columns.stats_final, columns.truncation, columns.complete);
+}
+
+}  // namespace warpscope::native
