@@ -14,7 +14,8 @@ RECORD_LOG holds the program's JSON line from the recorded run ("steps": steps r
 warm-up included, as the trace holds them; a finding's cost is over the whole trace less its
 one-time `startup` finding, so it is divided by those steps). Where that line has the
 recorded loop's time, the JSON gets record_overhead_per_step_ns: how much longer a recorded
-step took than a plain one, a bound on how much recording lengthened host-side gaps.
+step took than a plain one, a bound on how much recording lengthened host-side gaps (the
+table's last column).
 RUNS_JSONL one JSON line per plain run ({"fixed": bool, "timed_steps": N, "loop_ns": T}).
 Prints a table and PASS/FAIL lines; the exit status is the number of failed checks.
 """
@@ -109,7 +110,7 @@ def fmt_us(ns):
 
 def render(results):
     lines = [f"{'case':<9} {'top finding':<16} {'expected':<16} {'cost/step us':>13} "
-             f"{'saved/step us':>14} {'error':>7} {'spread':>7}"]
+             f"{'saved/step us':>14} {'error':>7} {'spread':>7} {'rec. added/step us':>18}"]
     for r in results:
         err = r.get("relative_error")
         spread = r.get("run_spread")
@@ -117,7 +118,8 @@ def render(results):
             f"{r['case']:<9} {str(r['top_rule']):<16} {str(r['expected_rule']):<16} "
             f"{fmt_us(r.get('cost_per_step_ns')):>13} {fmt_us(r.get('saving_per_step_ns')):>14} "
             f"{'-' if err is None else f'{100 * err:+.1f}%':>7} "
-            f"{'-' if spread is None else f'{100 * spread:.1f}%':>7}")
+            f"{'-' if spread is None else f'{100 * spread:.1f}%':>7} "
+            f"{fmt_us(r.get('record_overhead_per_step_ns')):>18}")
     for r in results:
         for check, ok in r["checks"].items():
             if check == "top_finding":

@@ -9,6 +9,10 @@
 #
 # The program is ws_hostile (tests/gpu/hostile.cu): --kernels N kernels that spin for
 # --kernel-us U microseconds each on the GPU timer, so their length is set, not measured.
+# Then the efficiency rows, with PM samples: ws_pm_repro (tests/gpu_pm/pm_repro.cu) balanced
+# twice must give no occupancy or tail verdict, and imbalanced (the same kernel and time per
+# launch, the last 90% of it on 17 blocks) must make the kernel's tail row slower and
+# --fail-on-regression exit with status 3.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 WS_BUILD=${WS_BUILD:-$([[ -d $here/.gpu/bin ]] && echo "$here/.gpu" || echo "$here/build")}
@@ -54,6 +58,23 @@ check slower_change_and_impact $? "($detail)"
 "$WS" diff --fail-on-regression "$W/base.wst" "$W/slower.wst" >/dev/null 2>&1
 [[ $? == 3 ]]; check fail_on_regression_exits_3 $? ""
 cat "$OUTDIR/diff_slower.txt" >>"$summary"
+for run in balanced same_balanced imbalanced; do
+  "$WS" record -f --pm-sampling --pm-interval 100us -o "$W/pm_$run.wst" -- \
+      "$WS_BUILD/bin/ws_pm_repro" "${run#same_}" --launches 8 --json "$W/$run.json" \
+      >"$OUTDIR/pm_$run.log" 2>&1
+  check "record_pm_$run" $? ""
+done
+"$WS" diff -f csv "$W/pm_balanced.wst" "$W/pm_same_balanced.wst" >"$OUTDIR/diff_pm_same.csv" 2>&1
+judged=$(awk -F, '($1=="occupancy" || $1=="tail") && $NF != "" {print $1}' "$OUTDIR/diff_pm_same.csv")
+rows=$(awk -F, '$1=="occupancy" || $1=="tail"' "$OUTDIR/diff_pm_same.csv" | wc -l)
+[[ -z $judged && $rows -ge 2 ]]; check pm_same_run_no_efficiency_verdict $? "($rows rows; judged: ${judged:-none})"
+"$WS" diff "$W/pm_balanced.wst" "$W/pm_imbalanced.wst" >"$OUTDIR/diff_pm_tail.txt" 2>&1
+"$WS" diff -f csv "$W/pm_balanced.wst" "$W/pm_imbalanced.wst" >"$OUTDIR/diff_pm_tail.csv" 2>&1
+verdict=$(awk -F, '$1=="tail" && $2 ~ /ws_pm_spin/ {print $NF}' "$OUTDIR/diff_pm_tail.csv")
+[[ $verdict == slower ]]; check pm_longer_tail_is_slower $? "(tail verdict: ${verdict:-none})"
+"$WS" diff --fail-on-regression "$W/pm_balanced.wst" "$W/pm_imbalanced.wst" >/dev/null 2>&1
+[[ $? == 3 ]]; check pm_fail_on_regression_exits_3 $? ""
+cat "$OUTDIR/diff_pm_tail.txt" >>"$summary"
 echo "gpu_diff: $failures failed" | tee -a "$summary"
 rm -rf "$W"
 exit $failures

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "analyzers/analyses/diff_efficiency.h"
 #include "analyzers/analyses/nvtx_projection.h"
 #include "analyzers/analyses/summary.h"
 
@@ -130,18 +132,213 @@ void CompareNamed(DiffSection section, std::map<std::string, T>& base,
   }
 }
 
+// Stall reasons compared per kernel: the top ones of either side.
+constexpr size_t kStallReasonsCompared = 3;
+
+// Achieved occupancy of a kernel found on either side (NaN where a side has no figure). Judged
+// when both sides have it for at least min_instances launches: slower when it fell by more
+// than `threshold` of the base figure and the kernel's own time change costs more than
+// `min_delta_ns` (its impact); an occupancy drop that costs no time is shown, not judged.
+DiffRow OccupancyRow(const std::string& name, const KernelEfficiency* b,
+                     const KernelEfficiency* n, const DiffRow* kernel, const DiffOptions& options) {
+  DiffRow row;
+  row.section = DiffSection::kOccupancy;
+  row.name = name;
+  if (b != nullptr) {
+    row.base_count = b->occupancy_launches;
+    row.base_fraction = b->achieved;
+    row.base_theoretical = b->theoretical;
+  }
+  if (n != nullptr) {
+    row.new_count = n->occupancy_launches;
+    row.new_fraction = n->achieved;
+    row.new_theoretical = n->theoretical;
+  }
+  if (kernel != nullptr) {
+    row.per_instance = kernel->per_instance;
+    row.base_ns = kernel->base_ns;
+    row.new_ns = kernel->new_ns;
+    row.delta_ns = kernel->delta_ns;
+    row.base_total_ns = kernel->base_total_ns;
+    row.new_total_ns = kernel->new_total_ns;
+    row.impact_ns = kernel->impact_ns;
+  }
+  if (!std::isfinite(row.base_fraction) || !std::isfinite(row.new_fraction)) {
+    row.impact_ns = 0;  // n/a on a side: nothing to explain
+    return row;
+  }
+  const bool judged = row.base_fraction > 0 && row.base_count >= options.min_instances &&
+                      row.new_count >= options.min_instances;
+  if (!judged) return row;
+  row.delta_fraction = (row.new_fraction - row.base_fraction) / row.base_fraction;
+  if (row.delta_fraction < -options.threshold && row.impact_ns > options.min_delta_ns) {
+    row.verdict = DiffVerdict::kRegression;
+  } else if (row.delta_fraction > options.threshold && row.impact_ns < -options.min_delta_ns) {
+    row.verdict = DiffVerdict::kImprovement;
+  }
+  return row;
+}
+
+// Tail cost per launch, judged as kernel time is (median per launch or total, Judge) when both
+// sides have launches with tail metrics; "n/a" on a side without. A change per launch shorter
+// than `resolution_ns` (the PM sampling interval) is under what the curves resolve: a short
+// kernel that shares a sample with a neighbour whose tail changed moves by that much.
+DiffRow TailRow(const std::string& name, const KernelEfficiency* b, const KernelEfficiency* n,
+                uint64_t resolution_ns, const DiffOptions& options) {
+  DiffRow row;
+  row.section = DiffSection::kTail;
+  row.name = name;
+  row.base_count = b ? b->tail.count : 0;
+  row.new_count = n ? n->tail.count : 0;
+  row.base_total_ns = b ? b->tail.total_ns : 0;
+  row.new_total_ns = n ? n->tail.total_ns : 0;
+  if (row.base_count == 0 || row.new_count == 0) {
+    row.base_ns = row.base_count ? b->tail.median_ns : std::nan("");
+    row.new_ns = row.new_count ? n->tail.median_ns : std::nan("");
+    return row;
+  }
+  row.per_instance =
+      row.base_count >= options.min_instances && row.new_count >= options.min_instances;
+  row.base_ns = row.per_instance ? b->tail.median_ns : static_cast<double>(row.base_total_ns);
+  row.new_ns = row.per_instance ? n->tail.median_ns : static_cast<double>(row.new_total_ns);
+  Judge(options, &row);
+  const double launches = row.per_instance ? 1.0 : static_cast<double>(row.new_count);
+  if (std::fabs(row.new_ns - row.base_ns) < static_cast<double>(resolution_ns) * launches) {
+    row.verdict = DiffVerdict::kUnchanged;
+  }
+  return row;
+}
+
+double StallShareOf(const KernelEfficiency* k, const std::string& state) {
+  if (k == nullptr || k->stall_samples == 0) return std::nan("");
+  for (const StallShare& s : k->stalls) {
+    if (s.state == state) return s.fraction;
+  }
+  return 0;
+}
+
+// A row per warp state among the top kStallReasonsCompared of either side: its share of the
+// kernel's samples on each side. Shown, not judged: a stall mix has no time of its own.
+void AddStallRows(const std::string& name, const KernelEfficiency* b, const KernelEfficiency* n,
+                  std::vector<DiffRow>* rows) {
+  std::vector<std::string> states;
+  for (const KernelEfficiency* k : {b, n}) {
+    if (k == nullptr) continue;
+    for (size_t i = 0; i < k->stalls.size() && i < kStallReasonsCompared; ++i) {
+      if (std::find(states.begin(), states.end(), k->stalls[i].state) == states.end()) {
+        states.push_back(k->stalls[i].state);
+      }
+    }
+  }
+  for (const std::string& state : states) {
+    DiffRow row;
+    row.section = DiffSection::kStalls;
+    row.name = name;
+    row.figure = state;
+    row.base_count = b ? b->stall_samples : 0;
+    row.new_count = n ? n->stall_samples : 0;
+    row.base_fraction = StallShareOf(b, state);
+    row.new_fraction = StallShareOf(n, state);
+    if (row.base_fraction > 0 && std::isfinite(row.new_fraction)) {
+      row.delta_fraction = (row.new_fraction - row.base_fraction) / row.base_fraction;
+    }
+    rows->push_back(std::move(row));
+  }
+}
+
+std::string MissingSamplesNote(const std::string& what, const std::string& label,
+                               const std::string& kind, const std::string& flag) {
+  return absl::StrCat(what, ": n/a for ", label, ", which has no ", kind,
+                      " samples; record both runs with `warpscope record ", flag, "`");
+}
+
+// Occupancy, tail and stall rows, and notes on the figures a trace lacks.
+void AddEfficiencyRows(const TraceModel& base, const TraceModel& next, const DiffOptions& options,
+                       DiffReport* report) {
+  const TraceEfficiency b = CollectEfficiency(base), n = CollectEfficiency(next);
+  std::map<std::string, const DiffRow*> kernel_rows;
+  for (const DiffRow& row : report->rows) {
+    if (row.section == DiffSection::kKernel) kernel_rows[row.name] = &row;
+  }
+  std::set<std::string> names;
+  for (const auto& [name, k] : b.kernels) names.insert(name);
+  for (const auto& [name, k] : n.kernels) names.insert(name);
+  const bool pm = b.has_pm_samples || n.has_pm_samples;
+  const bool pc = b.has_pc_samples || n.has_pc_samples;
+  std::vector<DiffRow> rows;
+  for (const std::string& name : names) {
+    const auto bi = b.kernels.find(name), ni = n.kernels.find(name);
+    const KernelEfficiency* bk = bi == b.kernels.end() ? nullptr : &bi->second;
+    const KernelEfficiency* nk = ni == n.kernels.end() ? nullptr : &ni->second;
+    const auto kernel = kernel_rows.find(name);
+    const DiffRow* kernel_row = kernel == kernel_rows.end() ? nullptr : kernel->second;
+    if (pm && ((bk && !std::isnan(bk->achieved)) || (nk && !std::isnan(nk->achieved)))) {
+      rows.push_back(OccupancyRow(name, bk, nk, kernel_row, options));
+    }
+    if (pm && ((bk && bk->tail.count) || (nk && nk->tail.count))) {
+      rows.push_back(
+          TailRow(name, bk, nk, std::max(b.pm_interval_ns, n.pm_interval_ns), options));
+    }
+    if (pc) AddStallRows(name, bk, nk, &rows);
+  }
+  for (DiffRow& row : rows) report->rows.push_back(std::move(row));
+  for (const auto& [side, label] :
+       {std::pair(&b, report->base_label), std::pair(&n, report->new_label)}) {
+    if (pm && !side->has_pm_samples) {
+      report->notes.push_back(
+          MissingSamplesNote("occupancy and tail", label, "PM", "--pm-sampling"));
+    }
+    if (pc && !side->has_pc_samples) {
+      report->notes.push_back(MissingSamplesNote("stalls", label, "PC", "--pc-sampling"));
+    }
+  }
+}
+
 std::string SignedDuration(double ns) {
   return absl::StrCat(ns < 0 ? "-" : "+", FormatDuration(std::fabs(ns)));
 }
 
+bool ComparesFraction(const DiffRow& row) {
+  return row.section == DiffSection::kOccupancy || row.section == DiffSection::kStalls;
+}
+
 std::string ChangeText(const DiffRow& row) {
-  if (row.base_ns <= 0) return row.new_ns > 0 ? "new" : "";
+  if (ComparesFraction(row)) {
+    if (!(row.base_fraction > 0) || !std::isfinite(row.new_fraction)) return "";
+  } else if (std::isnan(row.base_ns) || std::isnan(row.new_ns)) {
+    return "";
+  } else if (row.base_ns <= 0) {
+    return row.new_ns > 0 ? "new" : "";
+  }
   return absl::StrFormat("%+.1f%%", row.delta_fraction * 100);
 }
 
-std::string_view ComparedName(const DiffRow& row) {
+std::string ComparedName(const DiffRow& row) {
+  if (row.section == DiffSection::kOccupancy) return "achieved (theoretical)";
+  if (row.section == DiffSection::kStalls) return row.figure;
   if (!row.per_instance) return "total";
   return row.section == DiffSection::kNvtx ? "mean" : "median";
+}
+
+std::string Percent(double fraction) {
+  return std::isnan(fraction) ? "n/a" : absl::StrFormat("%.1f%%", fraction * 100);
+}
+
+// A row's compared figure on one side, as the table shows it.
+std::string FigureText(const DiffRow& row, double ns, double fraction, double theoretical) {
+  switch (row.section) {
+    case DiffSection::kOccupancy:
+      return absl::StrCat(Percent(fraction), " (", Percent(theoretical), ")");
+    case DiffSection::kStalls:
+      return Percent(fraction);
+    default:
+      return std::isnan(ns) ? "n/a" : FormatDuration(ns);
+  }
+}
+
+// A number for CSV and JSON; empty (null) when the figure is n/a.
+Cell NumberCell(double value, int digits) {
+  return std::isnan(value) ? Cell() : Cell(value, digits);
 }
 
 }  // namespace
@@ -156,6 +353,12 @@ std::string_view DiffSectionName(DiffSection section) {
       return "nvtx";
     case DiffSection::kMemory:
       return "memory";
+    case DiffSection::kOccupancy:
+      return "occupancy";
+    case DiffSection::kTail:
+      return "tail";
+    case DiffSection::kStalls:
+      return "stalls";
   }
   return "";
 }
@@ -233,6 +436,7 @@ DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
         return r.count ? static_cast<double>(r.gpu_ns) / static_cast<double>(r.count) : 0.0;
       },
       options, &report.rows);
+  AddEfficiencyRows(base, next, options, &report);
   std::stable_sort(report.rows.begin(), report.rows.end(), [](const DiffRow& x, const DiffRow& y) {
     return std::fabs(x.impact_ns) > std::fabs(y.impact_ns);
   });
@@ -254,14 +458,17 @@ std::string RenderDiffReport(const DiffReport& report, OutputFormat format) {
                {"base", true}, {"new", true}, {"change", true}, {"impact", true},
                {"verdict"}};
   } else {
-    columns = {{"section"},         {"name"},          {"base_count", true}, {"new_count", true},
-               {"compared"},        {"base_ns", true}, {"new_ns", true},     {"delta_ns", true},
-               {"change_pct", true}, {"impact_ns", true}, {"base_total_ns", true},
-               {"new_total_ns", true}, {"verdict"}};
+    columns = {{"section"},           {"name"},           {"base_count", true},
+               {"new_count", true},   {"compared"},       {"base_ns", true},
+               {"new_ns", true},      {"delta_ns", true}, {"change_pct", true},
+               {"impact_ns", true},   {"base_total_ns", true}, {"new_total_ns", true},
+               {"base_fraction", true}, {"new_fraction", true}, {"base_theoretical", true},
+               {"new_theoretical", true}, {"verdict"}};
   }
   Table table(columns);
   for (const std::vector<DiffRow>* rows : {&report.totals, &report.rows}) {
     for (const DiffRow& row : *rows) {
+      const bool stalls = row.section == DiffSection::kStalls;
       std::vector<Cell> cells;
       cells.emplace_back(std::string(DiffSectionName(row.section)));
       cells.emplace_back(text ? ShortKernelName(row.name, true) : row.name);
@@ -269,26 +476,34 @@ std::string RenderDiffReport(const DiffReport& report, OutputFormat format) {
         cells.emplace_back(row.section == DiffSection::kTotal
                                ? std::string()
                                : absl::StrCat(row.base_count, " -> ", row.new_count));
-        cells.emplace_back(std::string(ComparedName(row)));
-        cells.emplace_back(FormatDuration(row.base_ns));
-        cells.emplace_back(FormatDuration(row.new_ns));
+        cells.emplace_back(ComparedName(row));
+        cells.emplace_back(FigureText(row, row.base_ns, row.base_fraction, row.base_theoretical));
+        cells.emplace_back(FigureText(row, row.new_ns, row.new_fraction, row.new_theoretical));
         cells.emplace_back(ChangeText(row));
-        cells.emplace_back(SignedDuration(row.impact_ns));
+        cells.emplace_back(stalls ? std::string() : SignedDuration(row.impact_ns));
       } else {
         cells.emplace_back(row.base_count);
         cells.emplace_back(row.new_count);
-        cells.emplace_back(std::string(ComparedName(row)));
-        cells.emplace_back(row.base_ns, 1);
-        cells.emplace_back(row.new_ns, 1);
-        cells.emplace_back(row.delta_ns, 1);
-        if (row.base_ns > 0) {
-          cells.emplace_back(row.delta_fraction * 100, 2);
+        cells.emplace_back(ComparedName(row));
+        if (stalls) {
+          cells.insert(cells.end(), 3, Cell());
         } else {
+          cells.emplace_back(NumberCell(row.base_ns, 1));
+          cells.emplace_back(NumberCell(row.new_ns, 1));
+          cells.emplace_back(NumberCell(row.new_ns - row.base_ns, 1));
+        }
+        if (ChangeText(row).empty() || ChangeText(row) == "new") {
           cells.emplace_back();
+        } else {
+          cells.emplace_back(row.delta_fraction * 100, 2);
         }
         cells.emplace_back(row.impact_ns, 1);
         cells.emplace_back(row.base_total_ns);
         cells.emplace_back(row.new_total_ns);
+        cells.emplace_back(NumberCell(row.base_fraction, 4));
+        cells.emplace_back(NumberCell(row.new_fraction, 4));
+        cells.emplace_back(NumberCell(row.base_theoretical, 4));
+        cells.emplace_back(NumberCell(row.new_theoretical, 4));
       }
       cells.emplace_back(std::string(DiffVerdictName(row.verdict)));
       table.AddRow(std::move(cells));
@@ -303,6 +518,7 @@ std::string RenderDiffReport(const DiffReport& report, OutputFormat format) {
                         "both sides\n",
                         report.regressions, report.improvements, report.options.threshold * 100,
                         FormatDuration(report.options.min_delta_ns), report.options.min_instances);
+  for (const std::string& note : report.notes) absl::StrAppend(&out, note, "\n");
   return out;
 }
 

@@ -6,6 +6,7 @@
 #define WARPSCOPE_ANALYZERS_ANALYSES_DIFF_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,9 +29,11 @@ struct DiffOptions {
   size_t top = 0;  // rows shown, most impact first; 0 = all (totals always shown)
 };
 
-// What a row is about.
-enum class DiffSection { kTotal, kKernel, kNvtx, kMemory };
-std::string_view DiffSectionName(DiffSection section);  // "total", "kernel", "nvtx", "memory"
+// What a row is about. Occupancy, tail and stall rows are per kernel name, from PM samples
+// (occupancy, tail) and PC samples (stalls) when a trace has them.
+enum class DiffSection { kTotal, kKernel, kNvtx, kMemory, kOccupancy, kTail, kStalls };
+// "total", "kernel", "nvtx", "memory", "occupancy", "tail", "stalls"
+std::string_view DiffSectionName(DiffSection section);
 
 enum class DiffVerdict { kUnchanged, kRegression, kImprovement, kAdded, kRemoved };
 std::string_view DiffVerdictName(DiffVerdict verdict);  // "", "slower", "faster", "new", "gone"
@@ -48,6 +51,18 @@ struct DiffRow {
   // difference of totals otherwise. Rows are ranked by its size.
   double impact_ns = 0;
   DiffVerdict verdict = DiffVerdict::kUnchanged;
+
+  // Occupancy and stall rows compare a fraction (0..1; NaN: the trace has no figure, "n/a"):
+  // achieved occupancy, or the share of the warp state `figure` in the kernel's PC samples.
+  // An occupancy row's counts are the launches with an achieved figure, its ns figures and
+  // impact the kernel row's (the time the change cost), its delta_fraction the relative
+  // change of achieved occupancy. Stall rows count PC samples and have no impact or verdict.
+  // Tail rows compare the tail cost per launch (ns; NaN: n/a) like kernel rows their time.
+  std::string figure;  // stall rows: the warp state, e.g. "long_scoreboard"
+  double base_fraction = std::numeric_limits<double>::quiet_NaN();
+  double new_fraction = std::numeric_limits<double>::quiet_NaN();
+  double base_theoretical = std::numeric_limits<double>::quiet_NaN();  // occupancy rows
+  double new_theoretical = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct DiffReport {
@@ -57,10 +72,12 @@ struct DiffReport {
   std::vector<DiffRow> rows;    // kernels, NVTX ranges, memory operations; by |impact|
   uint64_t regressions = 0;     // rows (totals included) judged slower
   uint64_t improvements = 0;
+  std::vector<std::string> notes;  // e.g. which trace has no PM samples (its figures are n/a)
 };
 
 // Compares `next` with `base`. Kernels match by demangled name over all devices, NVTX ranges
-// by domain and path over all threads, memory operations by kind.
+// by domain and path over all threads, memory operations by kind. Occupancy and tail rows
+// appear when either trace has PM samples, stall rows when either has PC samples.
 DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
                            std::string base_label, std::string new_label,
                            const DiffOptions& options);

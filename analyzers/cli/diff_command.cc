@@ -31,9 +31,10 @@ int RunDiffCommand(const CommandArgs& args) {
     std::fputs(flags.HelpText().c_str(), stdout);
     std::fputs(
         "\nCompares NEW with BASE per kernel, NVTX range and memory operation, and in total\n"
-        "(GPU busy, kernel and memory time, wall span). A row is slower or faster when it moved\n"
-        "by more than --threshold and its impact on NEW's run exceeds --min-delta. Exit status\n"
-        "3 with --fail-on-regression when a row is slower. See docs/diff.md.\n",
+        "(GPU busy, kernel and memory time, wall span); per kernel also achieved occupancy and\n"
+        "tail cost (PM samples) and the stall mix (PC samples). A row is slower or faster when it\n"
+        "moved by more than --threshold and its impact on NEW's run exceeds --min-delta. Exit\n"
+        "status 3 with --fail-on-regression when a row is slower. See docs/diff.md.\n",
         stdout);
     return 0;
   }
