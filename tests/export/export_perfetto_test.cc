@@ -77,14 +77,18 @@ Decoded DecodeAndCheck(const std::string& bytes) {
       const pe::TrackDescriptor& d = p.track_descriptor();
       EXPECT_TRUE(out.events.empty()) << "track declared after events";
       EXPECT_TRUE(out.tracks.emplace(d.uuid(), d).second) << "uuid " << d.uuid() << " twice";
-      if (d.has_parent_uuid()) EXPECT_TRUE(out.tracks.count(d.parent_uuid())) << d.name();
+      if (d.has_parent_uuid()) {
+        EXPECT_TRUE(out.tracks.count(d.parent_uuid())) << d.name();
+      }
     }
     if (!p.has_track_event()) continue;
     const pe::TrackEvent& e = p.track_event();
     EXPECT_EQ(p.timestamp_clock_id(), out.clock);
     EXPECT_EQ(p.sequence_flags(), pe::SEQ_NEEDS_INCREMENTAL_STATE);
     EXPECT_TRUE(out.tracks.count(e.track_uuid())) << "undeclared track " << e.track_uuid();
-    if (!out.events.empty()) EXPECT_GE(p.timestamp(), out.events.back().ns) << "out of order";
+    if (!out.events.empty()) {
+      EXPECT_GE(p.timestamp(), out.events.back().ns) << "out of order";
+    }
     std::string name;
     if (e.has_name_iid()) {
       EXPECT_TRUE(names.count(e.name_iid())) << "name iid " << e.name_iid() << " undefined";
@@ -109,7 +113,10 @@ Decoded DecodeAndCheck(const std::string& bytes) {
       EXPECT_GT(depth[e.track_uuid()]--, 0) << "an end without a begin on "
                                             << out.tracks[e.track_uuid()].name();
     }
-    if (e.type() != pe::TrackEvent::TYPE_SLICE_END) EXPECT_FALSE(d.name.empty());
+    // Slices and instants are named; an end closes the open slice, a counter is its track's.
+    if (e.type() == pe::TrackEvent::TYPE_SLICE_BEGIN || e.type() == pe::TrackEvent::TYPE_INSTANT) {
+      EXPECT_FALSE(d.name.empty());
+    }
     for (uint64_t id : e.flow_ids()) ++flow_starts[id];
     for (uint64_t id : e.terminating_flow_ids()) ++flow_ends[id];
   }
