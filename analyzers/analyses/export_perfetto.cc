@@ -14,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "analyzers/analyses/export_common.h"
 #include "analyzers/analyses/export_perfetto.pb.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace warpscope {
 namespace {
@@ -376,35 +378,50 @@ class Interner {
   Table names_, categories_, arg_names_;
 };
 
+// Appends `packet` as one `Trace.packet` field. Packets are encoded one at a time: no
+// message holds the whole file, so protobuf's 2 GiB limit on one message does not apply.
+void AppendPacket(const pe::TracePacket& packet, std::string* out) {
+  constexpr uint32_t kTracePacketTag = (1 << 3) | 2;  // field 1, length-delimited
+  const std::string bytes = packet.SerializeAsString();
+  google::protobuf::io::StringOutputStream stream(out);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.WriteTag(kTracePacketTag);
+  coded.WriteVarint64(bytes.size());
+  coded.WriteRaw(bytes.data(), static_cast<int>(bytes.size()));
+}
+
 std::string PerfettoTraceWriter::Finish() {
-  pe::Trace out;
-  pe::TracePacket* clock = out.add_packet();
-  clock->set_trusted_packet_sequence_id(kSequenceId);
-  clock->set_sequence_flags(pe::SEQ_INCREMENTAL_STATE_CLEARED);
-  pe::ClockSnapshot* snapshot = clock->mutable_clock_snapshot();
+  std::string out;
+  pe::TracePacket clock;
+  clock.set_trusted_packet_sequence_id(kSequenceId);
+  clock.set_sequence_flags(pe::SEQ_INCREMENTAL_STATE_CLEARED);
+  pe::ClockSnapshot* snapshot = clock.mutable_clock_snapshot();
   pe::ClockSnapshot::Clock* reading = snapshot->add_clocks();
   reading->set_clock_id(clock_);
   reading->set_timestamp(clock_base_ns_);
   snapshot->set_primary_trace_clock(clock_);
+  AppendPacket(clock, &out);
   for (pe::TrackDescriptor& track : tracks_) {
-    pe::TracePacket* p = out.add_packet();
-    p->set_trusted_packet_sequence_id(kSequenceId);
-    *p->mutable_track_descriptor() = std::move(track);
+    pe::TracePacket p;
+    p.set_trusted_packet_sequence_id(kSequenceId);
+    *p.mutable_track_descriptor() = std::move(track);
+    AppendPacket(p, &out);
   }
   std::stable_sort(events_.begin(), events_.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   Interner interner;
   for (auto& [ns, event] : events_) {
-    pe::TracePacket* p = out.add_packet();
-    p->set_timestamp(ns);
-    p->set_timestamp_clock_id(clock_);
-    p->set_trusted_packet_sequence_id(kSequenceId);
-    p->set_sequence_flags(pe::SEQ_NEEDS_INCREMENTAL_STATE);
-    interner.Intern(event, *p->mutable_interned_data());
-    if (p->interned_data().ByteSizeLong() == 0) p->clear_interned_data();
-    *p->mutable_track_event() = std::move(event);
+    pe::TracePacket p;
+    p.set_timestamp(ns);
+    p.set_timestamp_clock_id(clock_);
+    p.set_trusted_packet_sequence_id(kSequenceId);
+    p.set_sequence_flags(pe::SEQ_NEEDS_INCREMENTAL_STATE);
+    interner.Intern(event, *p.mutable_interned_data());
+    if (p.interned_data().ByteSizeLong() == 0) p.clear_interned_data();
+    *p.mutable_track_event() = std::move(event);
+    AppendPacket(p, &out);
   }
-  return out.SerializeAsString();
+  return out;
 }
 
 }  // namespace

@@ -103,8 +103,12 @@ std::string SvgTimeline::Axis(double y) const {
   std::string s = absl::StrFormat(
       "<line class=\"axis\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/>\n", X(begin_), y,
       X(end_), y);
-  for (double t = std::ceil(static_cast<double>(begin_) / step) * step;
-       t <= static_cast<double>(end_); t += step) {
+  // Counted, not stepped: far from 0 (a damaged trace's times) adding `step` can leave t as
+  // it was.
+  const double first = std::ceil(static_cast<double>(begin_) / step) * step;
+  for (int i = 0; i < 100; ++i) {
+    const double t = first + step * i;
+    if (t > static_cast<double>(end_)) break;
     const double x = X(begin_) + options_.chart_width * (t - static_cast<double>(begin_)) / span;
     absl::StrAppendFormat(&s,
                           "<line class=\"axis\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/>"
