@@ -15,7 +15,6 @@
 #include "analyzers/analyses/export_common.h"
 #include "analyzers/analyses/export_perfetto.pb.h"
 #include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace warpscope {
 namespace {
@@ -381,13 +380,13 @@ class Interner {
 // Appends `packet` as one `Trace.packet` field. Packets are encoded one at a time: no
 // message holds the whole file, so protobuf's 2 GiB limit on one message does not apply.
 void AppendPacket(const pe::TracePacket& packet, std::string* out) {
-  constexpr uint32_t kTracePacketTag = (1 << 3) | 2;  // field 1, length-delimited
+  constexpr uint8_t kTracePacketTag = (1 << 3) | 2;  // field 1, length-delimited
   const std::string bytes = packet.SerializeAsString();
-  google::protobuf::io::StringOutputStream stream(out);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.WriteTag(kTracePacketTag);
-  coded.WriteVarint64(bytes.size());
-  coded.WriteRaw(bytes.data(), static_cast<int>(bytes.size()));
+  uint8_t key[1 + 10] = {kTracePacketTag};  // the tag and the length, a varint
+  const uint8_t* end =
+      google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(bytes.size(), key + 1);
+  out->append(reinterpret_cast<const char*>(key), static_cast<size_t>(end - key));
+  out->append(bytes);
 }
 
 std::string PerfettoTraceWriter::Finish() {
