@@ -11,15 +11,12 @@
 #include "analyzers/analyses/advise.h"
 #include "analyzers/analyses/stall_report.h"
 #include "analyzers/analyses/tail_report.h"
+#include "analyzers/analyses/timeline.h"
 #include "analyzers/render/svg.h"
 
 namespace warpscope {
 namespace {
 
-constexpr double kChartWidth = 1000;
-constexpr double kLabelWidth = 150;
-constexpr double kLaneHeight = 22;
-constexpr size_t kMaxBoxes = 4000;  // boxes drawn in the timeline; the rest are counted
 
 constexpr const char* kStyle = R"(
 body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
@@ -50,80 +47,6 @@ bool WorstStretch(const AdviseReport& report, uint64_t* begin, uint64_t* end,
   return false;
 }
 
-struct Box {
-  uint64_t start_ns, end_ns;
-  std::string cls, label;
-};
-
-class TimelineSvg {
- public:
-  TimelineSvg(uint64_t begin, uint64_t end) : begin_(begin), end_(end) {}
-
-  void Add(const std::string& lane, uint64_t start, uint64_t stop, std::string cls,
-           std::string label) {
-    if (stop < begin_ || start > end_) return;
-    if (boxes_ >= kMaxBoxes) {
-      ++left_out_;
-      return;
-    }
-    ++boxes_;
-    lanes_[lane].push_back(
-        {std::max(start, begin_), std::min(stop, end_), std::move(cls), std::move(label)});
-  }
-  void AddGap(uint64_t start, uint64_t stop) {
-    if (stop > begin_ && start < end_)
-      gaps_.push_back({std::max(start, begin_), std::min(stop, end_)});
-  }
-
-  std::string Render(const std::string& title) const {
-    const double height = 40 + kLaneHeight * static_cast<double>(lanes_.size()) + 24;
-    std::string s = absl::StrFormat(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"%.0f\" "
-        "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n<title>%s</title>\n",
-        kLabelWidth + kChartWidth + 10, height, Html(title));
-    s += "<style>.kernel{fill:#4a7fc1}.copy{fill:#3c9a5f}.memset{fill:#999}.wait{fill:#d9534f}"
-         ".api{fill:#c9b458}.range{fill:#b48fd1}.gap{fill:#d9534f;fill-opacity:0.15}</style>\n";
-    for (const auto& [start, stop] : gaps_) {
-      absl::StrAppendFormat(&s,
-                            "<rect class=\"gap\" x=\"%.1f\" y=\"30\" width=\"%.1f\" "
-                            "height=\"%.0f\"><title>GPU idle %s</title></rect>\n",
-                            X(start), std::max(1.0, X(stop) - X(start)), height - 54,
-                            Html(FormatDuration(static_cast<double>(stop - start))));
-    }
-    double y = 34;
-    for (const auto& [lane, boxes] : lanes_) {
-      absl::StrAppendFormat(&s, "<text x=\"4\" y=\"%.0f\">%s</text>\n", y + 12, Html(lane));
-      for (const Box& b : boxes) {
-        absl::StrAppendFormat(
-            &s,
-            "<rect class=\"%s\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"16\">"
-            "<title>%s (%s)</title></rect>\n",
-            b.cls, X(b.start_ns), y, std::max(0.5, X(b.end_ns) - X(b.start_ns)), Html(b.label),
-            Html(FormatDuration(static_cast<double>(b.end_ns - b.start_ns))));
-      }
-      y += kLaneHeight;
-    }
-    absl::StrAppendFormat(&s,
-                          "<text x=\"%.0f\" y=\"18\">%s of the trace from %s; GPU idle shaded"
-                          "%s</text>\n",
-                          kLabelWidth, Html(FormatDuration(static_cast<double>(end_ - begin_))),
-                          Html(FormatDuration(static_cast<double>(begin_))),
-                          left_out_ > 0 ? absl::StrCat("; ", left_out_, " boxes not drawn") : "");
-    return s + "</svg>\n";
-  }
-
- private:
-  double X(uint64_t t) const {
-    const double span = static_cast<double>(std::max<uint64_t>(end_ - begin_, 1));
-    return kLabelWidth + kChartWidth * static_cast<double>(t - begin_) / span;
-  }
-
-  uint64_t begin_, end_;
-  std::map<std::string, std::vector<Box>> lanes_;
-  std::vector<std::pair<uint64_t, uint64_t>> gaps_;
-  size_t boxes_ = 0, left_out_ = 0;
-};
-
 // "thread 4242 API": the OS thread id when the trace has it.
 std::string ThreadLane(const TraceModel& model, uint64_t thread_id, std::string_view what) {
   const ThreadInfo* thread = model.FindThread(thread_id);
@@ -135,7 +58,9 @@ std::string Timeline(const AdviseReport& report, const TraceModel& model) {
   uint64_t begin = 0, end = 0;
   const AdviseFinding* f = nullptr;
   if (!WorstStretch(report, &begin, &end, &f)) return "";
-  TimelineSvg svg(begin, end);
+  SvgTimeline::Options options;
+  options.sort_rows = true;
+  SvgTimeline svg(begin, end, options);
   const uint32_t device = f->device_id;
   auto lane = [](uint32_t stream) { return absl::StrCat("stream ", stream); };
   std::vector<std::pair<uint64_t, uint64_t>> busy;
@@ -165,17 +90,17 @@ std::string Timeline(const AdviseReport& report, const TraceModel& model) {
     reach = std::max(reach, stop);
   }
   for (const ApiCallEvent& api : model.api_calls) {
-    const bool wait = api.name.find("Synchronize") != std::string_view::npos ||
-                      (api.name.find("Memcpy") != std::string_view::npos &&
-                       api.name.find("Async") == std::string_view::npos);
     svg.Add(ThreadLane(model, api.thread_id, "API"), api.start_ns, api.end_ns(),
-            wait ? "wait" : "api", std::string(api.name));
+            std::string(ApiCallBoxClass(api.name)), std::string(api.name));
   }
   for (const NvtxRange& r : model.nvtx_ranges) {
     svg.Add(ThreadLane(model, r.thread_id, "NVTX"), r.start_ns, r.end_ns(), "range",
             std::string(r.name));
   }
-  return svg.Render(absl::StrCat("worst stretch of finding ", f->rule));
+  return svg.Render(absl::StrCat("worst stretch of finding ", f->rule),
+                    absl::StrCat(FormatDuration(static_cast<double>(end - begin)),
+                                 " of the trace from ",
+                                 FormatDuration(static_cast<double>(begin)), "; GPU idle shaded"));
 }
 
 std::string FindingsTable(const AdviseReport& report) {

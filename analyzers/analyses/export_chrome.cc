@@ -10,7 +10,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzers/analyses/export_common.h"
-#include "analyzers/analyses/pm_attribution.h"
 #include "analyzers/render/output.h"
 
 namespace warpscope {
@@ -170,31 +169,9 @@ void ChromeTraceWriter::WriteGpu(const TraceModel& m) {
 }
 
 void ChromeTraceWriter::WriteCounters(const TraceModel& m) {
-  // GPU-wide active warps, as `tail` and `occupancy` compute them.
-  const ActiveWarpSamples warps = ExtractActiveWarpSamples(PmInputsOf(m));
-  for (size_t i = 0; i < warps.samples.size(); ++i) {
-    const ActiveWarpSample& s = warps.samples[i];
-    const std::string name = absl::StrCat("GPU ", s.device_id, " active warps");
-    Counter(name, s.start_ns, s.gpu_warps);
-    // A gap before the device's next sample (or after its last) reads as 0, not as the last
-    // value held.
-    const bool last_on_device = i + 1 == warps.samples.size() ||
-                                warps.samples[i + 1].device_id != s.device_id ||
-                                warps.samples[i + 1].start_ns > s.end_ns;
-    if (last_on_device && std::isfinite(s.gpu_warps)) Counter(name, s.end_ns, 0);
-  }
-  // Every metric as sampled (SM and DRAM throughput where the run asked for them).
-  std::map<uint32_t, const PmMetricSet*> sets;
-  for (const PmMetricSet& set : m.pm_metric_sets) sets[set.id] = &set;
-  for (const PmSample& sample : m.pm_samples) {
-    auto it = sets.find(sample.metric_set_id);
-    if (it == sets.end()) continue;
-    const PmMetricSet& set = *it->second;
-    for (size_t v = 0; v < sample.values.size() && v < set.metric_names.size(); ++v) {
-      Counter(absl::StrCat("GPU ", set.device_id, " ", set.metric_names[v]), sample.start_ns,
-              sample.values[v]);
-    }
-  }
+  ForEachPmCounterValue(m, [&](const std::string& name, uint64_t ns, double value) {
+    Counter(name, ns, value);
+  });
 }
 
 void ChromeTraceWriter::WriteCaptureWindows(const TraceModel& m) {

@@ -1,5 +1,5 @@
-// `warpscope export --format chrome|perfetto`: traces as Chrome trace-event JSON, the format
-// that Perfetto UI, Perfetto's trace processor and chrome://tracing load. docs/export.md
+// `warpscope export --format chrome`: traces as Chrome trace-event JSON, the format that
+// chrome://tracing, Perfetto UI and Perfetto's trace processor load. docs/export.md
 // lists every track, event and argument.
 #ifndef WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_CHROME_H_
 #define WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_CHROME_H_

@@ -2,12 +2,14 @@
 #include "analyzers/analyses/export_common.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analyzers/analyses/pm_attribution.h"
 
 namespace warpscope {
 namespace {
@@ -88,6 +90,62 @@ const ApiCallEvent* FindLaunchCall(const TraceModel& model,
                              [](const auto& entry, uint32_t id) { return entry.first < id; });
   if (it == table.end() || it->first != correlation_id) return nullptr;
   return &model.api_calls[it->second];
+}
+
+std::vector<SlicePlace> StackSlices(std::span<const SliceInterval> slices,
+                                    std::vector<uint32_t>* order) {
+  order->resize(slices.size());
+  for (size_t i = 0; i < slices.size(); ++i) (*order)[i] = static_cast<uint32_t>(i);
+  std::stable_sort(order->begin(), order->end(), [&](uint32_t a, uint32_t b) {
+    if (slices[a].start_ns != slices[b].start_ns) return slices[a].start_ns < slices[b].start_ns;
+    return slices[a].end_ns > slices[b].end_ns;
+  });
+  std::vector<SlicePlace> places(slices.size());
+  std::vector<std::vector<uint64_t>> open_ends;  // per lane, the ends of the open slices
+  for (uint32_t i : *order) {
+    const SliceInterval& s = slices[i];
+    SlicePlace& place = places[i];
+    place.lane = kNoLane;
+    for (uint32_t lane = 0; lane <= open_ends.size() && lane < kMaxSliceLanes; ++lane) {
+      if (lane == open_ends.size()) open_ends.emplace_back();
+      std::vector<uint64_t>& ends = open_ends[lane];
+      while (!ends.empty() && ends.back() <= s.start_ns) ends.pop_back();
+      if (!ends.empty() && ends.back() < s.end_ns) continue;
+      place = {lane, static_cast<uint32_t>(ends.size())};
+      ends.push_back(s.end_ns);
+      break;
+    }
+  }
+  return places;
+}
+
+void ForEachPmCounterValue(
+    const TraceModel& model,
+    const std::function<void(const std::string& name, uint64_t ns, double value)>& emit) {
+  auto finite = [&](const std::string& name, uint64_t ns, double value) {
+    if (std::isfinite(value)) emit(name, ns, value);
+  };
+  const ActiveWarpSamples warps = ExtractActiveWarpSamples(PmInputsOf(model));
+  for (size_t i = 0; i < warps.samples.size(); ++i) {
+    const ActiveWarpSample& s = warps.samples[i];
+    const std::string name = absl::StrCat("GPU ", s.device_id, " active warps");
+    finite(name, s.start_ns, s.gpu_warps);
+    const bool last_on_device = i + 1 == warps.samples.size() ||
+                                warps.samples[i + 1].device_id != s.device_id ||
+                                warps.samples[i + 1].start_ns > s.end_ns;
+    if (last_on_device && std::isfinite(s.gpu_warps)) finite(name, s.end_ns, 0);
+  }
+  std::map<uint32_t, const PmMetricSet*> sets;
+  for (const PmMetricSet& set : model.pm_metric_sets) sets[set.id] = &set;
+  for (const PmSample& sample : model.pm_samples) {
+    auto it = sets.find(sample.metric_set_id);
+    if (it == sets.end()) continue;
+    const PmMetricSet& set = *it->second;
+    for (size_t v = 0; v < sample.values.size() && v < set.metric_names.size(); ++v) {
+      finite(absl::StrCat("GPU ", set.device_id, " ", set.metric_names[v]), sample.start_ns,
+             sample.values[v]);
+    }
+  }
 }
 
 HostTids::HostTids(const TraceModel& model) {

@@ -1,9 +1,11 @@
-// What the export formats (Chrome trace-event JSON, Kineto JSON) share: which rank each trace
-// is, how it is labelled, and the offset that puts several traces on one time line.
+// What the export formats (Chrome trace-event JSON, Perfetto protobuf, Kineto JSON) and the
+// timeline picture share: which rank each trace is, how it is labelled, the offset that puts
+// several traces on one time line, and how slices that overlap are stacked.
 #ifndef WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_COMMON_H_
 #define WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_COMMON_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <utility>
@@ -38,6 +40,33 @@ std::vector<std::pair<uint32_t, uint32_t>> LaunchCallsByCorrelation(const TraceM
 const ApiCallEvent* FindLaunchCall(const TraceModel& model,
                                    const std::vector<std::pair<uint32_t, uint32_t>>& table,
                                    uint32_t correlation_id);
+
+// A slice's place on its track. Slices that nest or follow one another share lane 0, one
+// row per nesting depth; a slice that overlaps another without nesting in it (two CUDA calls
+// whose recorded times cross, say) goes to the first further lane where it nests. Every
+// lane's slices thus nest, as Perfetto's begin/end events and the timeline's rows need.
+struct SlicePlace {
+  uint32_t lane = 0;   // kNoLane: more overlap than kMaxSliceLanes lanes hold; not placed
+  uint32_t depth = 0;  // slices open around it on its lane
+};
+struct SliceInterval {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+inline constexpr uint32_t kNoLane = ~uint32_t{0};
+inline constexpr uint32_t kMaxSliceLanes = 64;
+// Places parallel to `slices`. `order` receives the slices' indices in the order placed: by
+// start, the longer first when two start together (the one that encloses the other).
+std::vector<SlicePlace> StackSlices(std::span<const SliceInterval> slices,
+                                    std::vector<uint32_t>* order);
+
+// The PM counter values the timeline exports draw, in order: per device, GPU-wide active
+// warps ("GPU D active warps", as `tail` and `occupancy` compute them) with a 0 where the
+// device's samples stop, so that a gap does not read as the last value held; then every
+// sampled metric ("GPU D METRIC"). Values that are not finite are left out.
+void ForEachPmCounterValue(
+    const TraceModel& model,
+    const std::function<void(const std::string& name, uint64_t ns, double value)>& emit);
 
 // Host thread ids as the OS knows them (ThreadInfo.os_tid) by warpscope's thread id.
 class HostTids {

@@ -45,6 +45,7 @@ int RunStallsCommand(const CommandArgs& args);
 int RunDiffCommand(const CommandArgs& args);
 int RunAdviseCommand(const CommandArgs& args);
 int RunExportCommand(const CommandArgs& args);
+int RunTimelineCommand(const CommandArgs& args);
 
 }  // namespace warpscope
 

@@ -1,5 +1,6 @@
 // `warpscope export TRACE... --format chrome|perfetto|kineto|parquet -o OUT`: traces in
-// formats other tools load (analyzers/analyses/export_chrome.h, export_kineto.h); Parquet is
+// formats other tools load (analyzers/analyses/export_chrome.h, export_perfetto.h,
+// export_kineto.h); Parquet is
 // written by the Python package, which this command runs. docs/export.md describes each.
 #include <spawn.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "analyzers/analyses/export_chrome.h"
 #include "analyzers/analyses/export_kineto.h"
+#include "analyzers/analyses/export_perfetto.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"
@@ -93,7 +95,8 @@ bool IsDirectory(const std::string& path) {
 int RunExportCommand(const CommandArgs& args) {
   FlagSet flags("export", "TRACE.wst... --format FORMAT -o OUT",
                 {{"format", "f", true, "FORMAT",
-                  "chrome or perfetto (trace-event JSON, one file), kineto (PyTorch profiler "
+                  "chrome (trace-event JSON, one file), perfetto (Perfetto's protobuf trace, "
+                  "one file), kineto (PyTorch profiler "
                   "JSON for Holistic Trace Analysis: a file for one trace ending in .json, else "
                   "a directory with one file per rank) or parquet (a directory, through the "
                   "Python package)",
@@ -140,7 +143,8 @@ int RunExportCommand(const CommandArgs& args) {
           "); choose another path")));
     }
   } else if (out != "-") {
-    if (absl::StatusOr<bool> ok = CheckOutputPath(out, "-o", "trace.json"); !ok.ok()) {
+    const char* example = *format == "perfetto" ? "trace.pftrace" : "trace.json";
+    if (absl::StatusOr<bool> ok = CheckOutputPath(out, "-o", example); !ok.ok()) {
       return UsageError(ok.status());
     }
   }
@@ -149,7 +153,9 @@ int RunExportCommand(const CommandArgs& args) {
   std::vector<const TraceModel*> pointers;
   if (!LoadTracesForCommand(traces, &models, &pointers)) return 1;
   if (*format != "kineto") {
-    if (absl::Status s = WriteTextFile(out, ExportChromeTraceJson(pointers)); !s.ok()) {
+    const std::string bytes = *format == "perfetto" ? ExportPerfettoTrace(pointers)
+                                                    : ExportChromeTraceJson(pointers);
+    if (absl::Status s = WriteTextFile(out, bytes); !s.ok()) {
       return InputError(s);
     }
     if (out != "-") std::fprintf(stderr, "warpscope: wrote %s\n", out.c_str());

@@ -23,7 +23,10 @@ const CommandInfo kCommands[] = {
     {"diff", "what changed between two traces, ranked by impact; exit status for CI",
      RunDiffCommand},
     {"advise", "findings ranked by the time a fix would save; HTML report", RunAdviseCommand},
-    {"export", "traces as Perfetto/Chrome JSON, Kineto JSON (HTA) or Parquet", RunExportCommand},
+    {"export", "traces as Perfetto protobuf, Chrome JSON, Kineto JSON (HTA) or Parquet",
+     RunExportCommand},
+    {"timeline", "an SVG picture of a stretch of the trace: threads and GPU streams",
+     RunTimelineCommand},
 };
 
 void PrintUsage(FILE* out) {

@@ -19,6 +19,7 @@
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/export/export_fixture.h"
 #include "tests/reader/cli_test_util.h"
 #include "tests/reader/trace_test_util.h"
 
@@ -31,26 +32,11 @@ using ::google::protobuf::Value;
 using ::testing::HasSubstr;
 using ::warpscope::testing::CliResult;
 using ::warpscope::testing::CountLines;
+using ::warpscope::testing::ExportFixturePath;
 using ::warpscope::testing::MakeTempDir;
 using ::warpscope::testing::ReadFileOrDie;
 using ::warpscope::testing::RunCli;
-using ::warpscope::testing::SourceDir;
-using ::warpscope::testing::TextprotoToWire;
 using ::warpscope::testing::WriteFileOrDie;
-using ::warpscope::testing::WriteTempFile;
-
-std::string FixtureText() { return ReadFileOrDie(SourceDir() + "/tests/export/export_small.textproto"); }
-
-// The fixture, with its header's wall-clock start moved by `shift_ns` and its RANK replaced.
-std::string FixturePath(uint64_t shift_ns = 0, const std::string& rank = "3") {
-  std::string text = FixtureText();
-  const std::string base = "unix_time_base_ns: 1763684401000000000";
-  text.replace(text.find(base), base.size(),
-               "unix_time_base_ns: " + std::to_string(1763684401000000000ull + shift_ns));
-  const std::string rank_line = "value: \"3\"";
-  text.replace(text.find(rank_line), rank_line.size(), "value: \"" + rank + "\"");
-  return WriteTempFile(TextprotoToWire(text), "export_" + rank + ".wst");
-}
 
 TraceModel Load(const std::string& path) {
   absl::StatusOr<TraceModel> model = TraceModel::Load(path);
@@ -151,7 +137,7 @@ double TidNamed(const std::vector<Value>& events, double pid, const std::string&
 class ExportChromeEventsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const TraceModel model = Load(FixturePath());
+    const TraceModel model = Load(ExportFixturePath());
     const TraceModel* models[] = {&model};
     events = Events(ParseJson(ExportChromeTraceJson(models)));
     const std::vector<Value> process = Select(events, "M", "process_name");
@@ -257,8 +243,8 @@ TEST_F(ExportChromeEventsTest, MarksCaptureWindows) {
 }
 
 TEST(ExportChromeTest, SeveralTracesShareOneTimeLineAsProcesses) {
-  TraceModel first = Load(FixturePath(0, "3"));
-  TraceModel second = Load(FixturePath(1000000, "5"));  // started 1 ms later
+  TraceModel first = Load(ExportFixturePath(0, "3"));
+  TraceModel second = Load(ExportFixturePath(1000000, "5"));  // started 1 ms later
   const TraceModel* models[] = {&first, &second};
   const std::vector<Value> events = Events(ParseJson(ExportChromeTraceJson(models)));
   ExpectWellFormed(events);
@@ -274,7 +260,7 @@ TEST(ExportChromeTest, SeveralTracesShareOneTimeLineAsProcesses) {
 }
 
 TEST(ExportKinetoTest, HasWhatHolisticTraceAnalysisReads) {
-  TraceModel model = Load(FixturePath());
+  TraceModel model = Load(ExportFixturePath());
   const TraceModel* models[] = {&model};
   const std::vector<KinetoTraceFile> files = ExportKinetoTraces(models);
   ASSERT_EQ(files.size(), 1u);
@@ -324,8 +310,8 @@ TEST(ExportKinetoTest, HasWhatHolisticTraceAnalysisReads) {
 }
 
 TEST(ExportKinetoTest, RanksClaimedTwiceFallBackToPositions) {
-  TraceModel first = Load(FixturePath(0, "3"));
-  TraceModel second = Load(FixturePath(0, "3"));
+  TraceModel first = Load(ExportFixturePath(0, "3"));
+  TraceModel second = Load(ExportFixturePath(0, "3"));
   const TraceModel* models[] = {&first, &second};
   const std::vector<KinetoTraceFile> files = ExportKinetoTraces(models);
   ASSERT_EQ(files.size(), 2u);
@@ -334,14 +320,14 @@ TEST(ExportKinetoTest, RanksClaimedTwiceFallBackToPositions) {
 }
 
 TEST(ExportCliTest, WritesEachFormat) {
-  const std::string trace = FixturePath();
+  const std::string trace = ExportFixturePath();
   const std::string dir = MakeTempDir();
-  CliResult chrome = RunCli("export " + trace + " --format perfetto -o " + dir + "/t.json");
+  CliResult chrome = RunCli("export " + trace + " --format chrome -o " + dir + "/t.json");
   ASSERT_EQ(chrome.exit_code, 0) << chrome.err;
   EXPECT_EQ(chrome.err, "warpscope: wrote " + dir + "/t.json\n");
   ExpectWellFormed(Events(ParseJson(ReadFileOrDie(dir + "/t.json"))));
 
-  const std::string other = FixturePath(0, "5");
+  const std::string other = ExportFixturePath(0, "5");
   CliResult kineto = RunCli("export " + trace + " " + other + " -f kineto -o " + dir + "/hta");
   ASSERT_EQ(kineto.exit_code, 0) << kineto.err;
   EXPECT_THAT(ReadFileOrDie(dir + "/hta/rank3.trace.json"), HasSubstr("\"rank\":3"));
@@ -386,7 +372,7 @@ void WriteScript(const std::string& path, const std::string& body) {
 }
 
 TEST(ExportCliTest, ParquetNeedsPythonWithThePackageAndPyarrow) {
-  const std::string trace = FixturePath();
+  const std::string trace = ExportFixturePath();
   const std::string empty = MakeTempDir();
   CliResult no_python = RunCliWithPath(empty, "export " + trace + " -f parquet -o " + empty + "/pq");
   EXPECT_EQ(no_python.exit_code, 2);
@@ -405,7 +391,7 @@ TEST(ExportCliTest, ParquetNeedsPythonWithThePackageAndPyarrow) {
 }
 
 TEST(ExportCliTest, ParquetRunsThePythonPackage) {
-  const std::string trace = FixturePath();
+  const std::string trace = ExportFixturePath();
   const std::string dir = MakeTempDir();
   // Passes the probe (-c ...), records the real call and fails with status 4 as a writer might.
   WriteScript(dir + "/python3",

@@ -1,8 +1,9 @@
 // Fuzz entry for the trace reader and everything built on it: the columnar decoder
 // (TraceColumns), the model, `info`, `summary`, `diff`, `advise` (with its HTML page),
-// `occupancy`, `tail` and `stalls` with every renderer. Any bytes must give output or a clean
-// error, never a crash, hang or sanitizer report. Used by the libFuzzer binary (clang,
-// scripts/fuzz.sh) and by trace_reader_fuzz_replay (every compiler, a ctest).
+// `timeline`, the Perfetto export, `occupancy`, `tail` and `stalls` with every renderer. Any
+// bytes must give output or a clean error, never a crash, hang or sanitizer report. Used by the
+// libFuzzer binary (clang, scripts/fuzz.sh) and by trace_reader_fuzz_replay (every compiler, a
+// ctest).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,12 +11,14 @@
 
 #include "analyzers/analyses/advise.h"
 #include "analyzers/analyses/diff.h"
+#include "analyzers/analyses/export_perfetto.h"
 #include "analyzers/analyses/occupancy_report.h"
 #include "analyzers/render/output.h"
 #include "analyzers/analyses/pm_attribution.h"
 #include "analyzers/analyses/stall_report.h"
 #include "analyzers/analyses/summary.h"
 #include "analyzers/analyses/tail_report.h"
+#include "analyzers/analyses/timeline.h"
 #include "analyzers/analyses/trace_info.h"
 #include "analyzers/model/trace_columns.h"
 #include "analyzers/model/trace_model.h"
@@ -116,6 +119,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const AdviseReport advice = BuildAdviseReport(*model, "fuzz", {});
   for (OutputFormat format : kFormats) (void)RenderAdviseReport(advice, format);
   (void)RenderAdviseHtml(advice, *model);
+  (void)RenderTimelineSvg(*model, {});
+  const TraceModel* exported[] = {&*model};
+  (void)ExportPerfettoTrace(exported);
 
   const PmInputs in = PmInputsOf(*model);
   (void)PmDataLossNote(model->stats);
