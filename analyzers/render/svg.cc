@@ -122,10 +122,12 @@ std::string SvgTimeline::Axis(double y) const {
 std::string SvgTimeline::Legend(double y) const {
   std::string s;
   double x = options_.label_width;
-  for (const auto& [cls, meaning] : kClassMeaning) {
+  for (const auto& entry : kClassMeaning) {
+    const auto& [cls, meaning] = entry;
+    // Lambdas capture the pair, not its bindings (clang 14 does not capture bindings).
     const bool used = std::any_of(rows_.begin(), rows_.end(), [&](const auto& row) {
       return std::any_of(row.second.begin(), row.second.end(),
-                         [&](const Box& b) { return b.cls == cls; });
+                         [&](const Box& b) { return b.cls == entry.first; });
     });
     if (!used) continue;
     absl::StrAppendFormat(&s,
