@@ -32,6 +32,8 @@ inline constexpr std::string_view kRuleOccupancy = "low-occupancy";
 inline constexpr std::string_view kRuleStalls = "stalls";
 // One-time idle gaps before the steady state; ranked after every steady-state finding.
 inline constexpr std::string_view kRuleStartup = "startup";
+// Idle gaps far longer than the usual gap of their cause: the part beyond the usual one.
+inline constexpr std::string_view kRuleOneOff = "one-off";
 
 struct AdviseFinding {
   std::string rule;   // one of the kRule* ids

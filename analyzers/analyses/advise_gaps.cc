@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/analyses/advise_timeline.h"
 #include "analyzers/model/interval_union.h"
@@ -51,22 +52,28 @@ struct GapGroup {
   std::vector<uint64_t> next_durations_ns;  // duration of the work after each gap
   uint64_t catchup_gaps = 0;  // launch gaps while the host refilled the queue after the wait
   uint64_t catchup_ns = 0;
-  std::map<std::string_view, uint64_t> startup_causes;  // startup: ns per cause rule
-  std::string steady_range;                             // startup: the repeated range
+  // startup and one-off: ns per cause rule the gaps would otherwise have had
+  std::map<std::string_view, uint64_t> split_causes;
+  std::string steady_range;  // startup: the repeated range
+  // one-off: how much of the gaps CUPTI overhead records cover, and their kinds
+  uint64_t overhead_ns = 0;
+  std::set<std::string_view> overhead_kinds;
 };
 
 // Gaps at least half before the first instance of the most repeated NVTX range, and gaps this many
 // times the median gap of their cause (with >= 5 such gaps) that begin before that instance ends
 // (or in the first tenth of the GPU span without such a range), are one-time start-up gaps.
-constexpr uint64_t kStartupOutlierFactor = 20;
+// Later, such an outlier is a one-off: its cause keeps the median, the rest is `one-off`.
+constexpr uint64_t kOutlierFactor = 20;
 
 // Where the program's steady state begins on one device (docs/advise.md, "Start-up").
 struct SteadyState {
   std::string range;  // the most repeated NVTX range name ("" when none repeats 3 times)
   uint64_t first_start_ns = 0;
   uint64_t first_end_ns = 0;
-  // Per cause rule: gaps at least this long may be start-up outliers.
-  std::map<std::string_view, uint64_t> outlier_ns;
+  // Per cause rule (with >= 5 gaps): the median gap; gaps at least kOutlierFactor times it
+  // are outliers.
+  std::map<std::string_view, uint64_t> median_ns;
 
   bool IsStartup(uint64_t begin_ns, uint64_t length_ns, std::string_view rule) const {
     // At least half of the gap before the first instance began.
@@ -74,9 +81,20 @@ struct SteadyState {
         2 * (first_start_ns - begin_ns) >= length_ns) {
       return true;
     }
-    const auto it = outlier_ns.find(rule);
-    return begin_ns < first_end_ns && it != outlier_ns.end() && length_ns >= it->second;
+    return begin_ns < first_end_ns && IsOutlier(length_ns, rule);
   }
+
+  bool IsOutlier(uint64_t length_ns, std::string_view rule) const {
+    const auto it = median_ns.find(rule);
+    return it != median_ns.end() && length_ns / kOutlierFactor >= std::max<uint64_t>(it->second, 1);
+  }
+
+  // A steady-state gap that is an outlier of its cause, other than a host range (whose range
+  // says what the host did), is one-off: its cause keeps the median gap.
+  bool IsOneOff(uint64_t length_ns, std::string_view rule) const {
+    return rule != kRuleHostRange && IsOutlier(length_ns, rule);
+  }
+  uint64_t Typical(std::string_view rule) const { return median_ns.at(rule); }
 };
 
 std::vector<Gap> GapsOf(const std::vector<GpuWork>& work, uint64_t* busy_ns) {
@@ -206,7 +224,7 @@ void DescribeStartup(const GapGroup& g, const std::string& gaps, AdviseFinding* 
           ? std::string("one-time start-up: GPU idle early in the trace")
           : absl::StrCat("one-time start-up: GPU idle before the steady state of ", g.steady_range);
   std::vector<std::string> causes;
-  for (const auto& [rule, ns] : g.startup_causes) {
+  for (const auto& [rule, ns] : g.split_causes) {
     causes.push_back(absl::StrCat(std::string(rule), " ", FormatDuration(static_cast<double>(ns))));
   }
   f->evidence = absl::StrCat(gaps, "; causes: ", absl::StrJoin(causes, ", "),
@@ -218,7 +236,37 @@ void DescribeStartup(const GapGroup& g, const std::string& gaps, AdviseFinding* 
       "process.";
 }
 
-void Describe(const GapGroup& g, AdviseFinding* f) {
+// `worst_ms`: where the longest gap begins, in ms from the trace's start.
+void DescribeOneOff(const GapGroup& g, double worst_ms, AdviseFinding* f) {
+  f->title = "one-off: GPU idle far longer than the usual gap of its cause";
+  std::vector<std::string> causes;
+  for (const auto& [rule, ns] : g.split_causes) {
+    causes.push_back(absl::StrCat(std::string(rule), " ", FormatDuration(static_cast<double>(ns))));
+  }
+  const double worst = static_cast<double>(g.worst.length());
+  f->evidence = absl::StrCat(
+      g.gaps_ns.size(), " gap", g.gaps_ns.size() == 1 ? "" : "s", ", longest ",
+      FormatDuration(worst), ", each at least ", kOutlierFactor,
+      " times the median gap of its cause; the cause keeps its median gap, the rest is "
+      "counted here (",
+      absl::StrJoin(causes, ", "),
+      "): fixing the cause would not remove it, something else held the host up");
+  if (g.overhead_ns > 0) {
+    std::vector<std::string> kinds;
+    for (std::string_view k : g.overhead_kinds) kinds.emplace_back(k);
+    absl::StrAppend(&f->evidence, "; CUPTI overhead records (", absl::StrJoin(kinds, ", "),
+                    ") cover ", FormatDuration(static_cast<double>(g.overhead_ns)),
+                    " of these gaps: recording overhead, absent from a plain run");
+  }
+  f->fix = absl::StrFormat(
+      "Look at what the host did then: the longest begins %.3f ms into the trace "
+      "(warpscope timeline TRACE --svg FILE --window %.3f:%.3f). Garbage collection, a "
+      "checkpoint, paging, a lock or the recorder's own flush are typical; a rare stall may "
+      "not come back in the next run.",
+      worst_ms, std::max(0.0, worst_ms - 1.0), worst_ms + 1.0 + worst / 1e6);
+}
+
+void Describe(const GapGroup& g, double worst_ms, AdviseFinding* f) {
   std::string gaps =
       absl::StrCat(g.gaps_ns.size(), " gap", g.gaps_ns.size() == 1 ? "" : "s", ", median ",
                    FormatDuration(static_cast<double>(MedianOf(g.gaps_ns))), ", longest ",
@@ -233,6 +281,10 @@ void Describe(const GapGroup& g, AdviseFinding* f) {
   }
   if (g.cause.rule == kRuleStartup) {
     DescribeStartup(g, gaps, f);
+    return;
+  }
+  if (g.cause.rule == kRuleOneOff) {
+    DescribeOneOff(g, worst_ms, f);
     return;
   }
   if (g.cause.rule == kRuleSync) {
@@ -336,15 +388,16 @@ SteadyState SteadyStateOf(const TraceModel& model, const std::vector<GpuWork>& w
   std::map<std::string_view, std::vector<uint64_t>> lengths;  // per cause rule
   for (const auto& [gap, cause] : gaps) lengths[cause.rule].push_back(gap.length());
   for (const auto& [rule, ns] : lengths) {
-    if (ns.size() >= 5) steady.outlier_ns[rule] = kStartupOutlierFactor * MedianOf(ns);
+    if (ns.size() >= 5) steady.median_ns[rule] = MedianOf(ns);
   }
   return steady;
 }
 
-// Adds `ns` of `gap` (all of it, or the part left after a catch-up took its share).
+// Adds `ns` of `gap` (all of it, or the part left after a catch-up or a one-off took its
+// share); the gap is the group's worst when it is the longest (`can_be_worst`) or the first.
 void AddGap(const AdviseTimeline& timeline, const Gap& gap, uint64_t ns, uint32_t device,
-            GapGroup* g) {
-  if (g->gaps_ns.empty() || gap.length() > g->worst.length()) g->worst = gap;
+            GapGroup* g, bool can_be_worst = true) {
+  if (g->gaps_ns.empty() || (can_be_worst && gap.length() > g->worst.length())) g->worst = gap;
   g->device_id = device;
   g->gaps_ns.push_back(ns);
   g->total_ns += ns;
@@ -367,9 +420,132 @@ AdviseFinding FindingOf(const AdviseTimeline& timeline, const GapGroup& g) {
   timeline.DescribeThread(g.cause.thread_id, &f);
   f.worst_begin_ns = g.worst.begin_ns;
   f.worst_end_ns = g.worst.end_ns;
-  Describe(g, &f);
+  const uint64_t trace_begin = timeline.model().span.begin_ns;
+  Describe(g,
+           g.worst.begin_ns > trace_begin
+               ? static_cast<double>(g.worst.begin_ns - trace_begin) / 1e6
+               : 0.0,
+           &f);
   return f;
 }
+
+// Sums classified gaps into groups by cause and place: start-up gaps and one-off outliers
+// apart, catch-up gaps after a wait to the wait (docs/advise.md, "Idle gaps").
+class GapGrouper {
+ public:
+  explicit GapGrouper(const AdviseTimeline& timeline)
+      : timeline_(timeline), overheads_(OverheadIntervals(timeline.model())) {
+    for (const OverheadEvent& o : timeline.model().overheads) {
+      overhead_events_.push_back(&o);
+      longest_overhead_ns_ = std::max(longest_overhead_ns_, o.duration_ns);
+    }
+    std::sort(
+        overhead_events_.begin(), overhead_events_.end(),
+        [](const OverheadEvent* a, const OverheadEvent* b) { return a->start_ns < b->start_ns; });
+  }
+
+  void AddDevice(uint32_t device, const std::vector<GpuWork>& work,
+                 std::vector<std::pair<Gap, GapCause>>& classified) {
+    const SteadyState steady = SteadyStateOf(timeline_.model(), work, classified);
+    waited_.reset();
+    const GpuWork* stretch_begin = &work.front();
+    for (auto& [gap, cause] : classified) {
+      if (waited_ && HostAhead(timeline_, stretch_begin, gap.after)) waited_.reset();
+      stretch_begin = gap.after;
+      if (steady.IsStartup(gap.begin_ns, gap.length(), cause.rule)) {
+        GapGroup& g = groups_[{kRuleStartup, "", "", cause.thread_id, device}];
+        g.split_causes[cause.rule] += gap.length();
+        g.cause = {kRuleStartup, "", "", cause.thread_id};
+        g.steady_range = steady.range;
+        AddGap(timeline_, gap, gap.length(), device, &g);
+        waited_.reset();
+        continue;
+      }
+      uint64_t rest_ns = gap.length();  // what is left for the gap's own cause
+      if (steady.IsOneOff(gap.length(), cause.rule)) {
+        rest_ns = steady.Typical(cause.rule);
+        AddOneOff(gap, cause, gap.length() - rest_ns, device);
+      }
+      AddToCause(gap, cause, rest_ns, device, rest_ns == gap.length());
+    }
+  }
+
+  const std::map<GroupKey, GapGroup>& groups() const { return groups_; }
+
+ private:
+  static std::vector<TimeInterval> OverheadIntervals(const TraceModel& model) {
+    std::vector<TimeInterval> intervals;
+    for (const OverheadEvent& o : model.overheads) {
+      if (o.duration_ns > 0) intervals.push_back({o.start_ns, o.start_ns + o.duration_ns});
+    }
+    return MergedIntervals(std::move(intervals));
+  }
+
+  // How much of [begin, end) the CUPTI overhead records cover.
+  uint64_t OverheadWithin(uint64_t begin, uint64_t end) const {
+    auto it = std::upper_bound(overheads_.begin(), overheads_.end(), begin,
+                               [](uint64_t t, const TimeInterval& i) { return t < i.end_ns; });
+    uint64_t ns = 0;
+    for (; it != overheads_.end() && it->begin_ns < end; ++it) {
+      ns += std::min(it->end_ns, end) - std::max(it->begin_ns, begin);
+    }
+    return ns;
+  }
+
+  void AddOneOff(const Gap& gap, const GapCause& cause, uint64_t excess_ns, uint32_t device) {
+    GapGroup& g = groups_[{kRuleOneOff, "", "", cause.thread_id, device}];
+    g.cause = {kRuleOneOff, "", "", cause.thread_id};
+    g.split_causes[cause.rule] += excess_ns;
+    if (const uint64_t ns = OverheadWithin(gap.begin_ns, gap.end_ns); ns > 0) {
+      g.overhead_ns += ns;
+      // Events starting at most the longest duration before the gap may reach into it.
+      const uint64_t from =
+          gap.begin_ns > longest_overhead_ns_ ? gap.begin_ns - longest_overhead_ns_ : 0;
+      auto it =
+          std::lower_bound(overhead_events_.begin(), overhead_events_.end(), from,
+                           [](const OverheadEvent* o, uint64_t t) { return o->start_ns < t; });
+      for (; it != overhead_events_.end() && (*it)->start_ns < gap.end_ns; ++it) {
+        if ((*it)->end_ns() > gap.begin_ns) g.overhead_kinds.insert((*it)->kind);
+      }
+    }
+    AddGap(timeline_, gap, excess_ns, device, &g);
+  }
+
+  // `whole`: the cause has the whole gap (not a one-off's usual part).
+  void AddToCause(const Gap& gap, const GapCause& cause, uint64_t rest_ns, uint32_t device,
+                  bool whole) {
+    const GroupKey key{cause.rule, cause.label, cause.path, cause.thread_id, device};
+    if (IsWaitRule(cause.rule)) {
+      waited_ = key;
+      lead_left_ns_ = cause.lead_ns;
+    } else if (cause.rule == kRuleLaunchBound && waited_) {
+      // Without the wait the host would have been ahead by its lead: catch-up gaps up to
+      // that much go to the wait, the rest of a gap that exceeds it stays launch-bound.
+      const uint64_t taken = std::min(rest_ns, lead_left_ns_);
+      GapGroup& w = groups_[*waited_];
+      w.catchup_gaps++;
+      w.catchup_ns += taken;
+      AddGap(timeline_, gap, taken, device, &w, whole);
+      lead_left_ns_ -= taken;
+      if (lead_left_ns_ == 0) waited_.reset();
+      rest_ns -= taken;
+      if (rest_ns == 0) return;
+    } else {
+      waited_.reset();
+    }
+    GapGroup& g = groups_[key];
+    g.cause = cause;
+    AddGap(timeline_, gap, rest_ns, device, &g, whole);
+  }
+
+  const AdviseTimeline& timeline_;
+  const std::vector<TimeInterval> overheads_;          // merged, in time order
+  std::vector<const OverheadEvent*> overhead_events_;  // by start
+  uint64_t longest_overhead_ns_ = 0;
+  std::map<GroupKey, GapGroup> groups_;
+  std::optional<GroupKey> waited_;  // the wait whose drained queue the host is refilling
+  uint64_t lead_left_ns_ = 0;       // of the work it had queued ahead, not yet caught up
+};
 
 }  // namespace
 
@@ -377,7 +553,7 @@ GapTotals FindGapCauses(const AdviseTimeline& timeline, const AdviseOptions& opt
                         std::vector<AdviseFinding>* findings) {
   GapTotals totals;
   GapClassifier classifier(timeline, options);
-  std::map<GroupKey, GapGroup> groups;
+  GapGrouper grouper(timeline);
   for (const auto& [device, work] : timeline.work_by_device()) {
     uint64_t busy_ns = 0;
     const std::vector<Gap> gaps = GapsOf(work, &busy_ns);
@@ -390,47 +566,10 @@ GapTotals FindGapCauses(const AdviseTimeline& timeline, const AdviseOptions& opt
       totals.idle_ns += gap.length();
       if (GapCause cause; classifier.Classify(gap, &cause)) classified.push_back({gap, cause});
     }
-    const SteadyState steady = SteadyStateOf(timeline.model(), work, classified);
-    std::optional<GroupKey> waited;  // the wait whose drained queue the host is refilling
-    uint64_t lead_left_ns = 0;       // of the work it had queued ahead, not yet caught up
-    const GpuWork* stretch_begin = &work.front();
-    for (auto& [gap, cause] : classified) {
-      if (waited && HostAhead(timeline, stretch_begin, gap.after)) waited.reset();
-      stretch_begin = gap.after;
-      totals.attributed_ns += gap.length();
-      GroupKey key{cause.rule, cause.label, cause.path, cause.thread_id, device};
-      uint64_t rest_ns = gap.length();  // what is left for the gap's own cause
-      if (steady.IsStartup(gap.begin_ns, gap.length(), cause.rule)) {
-        groups[{kRuleStartup, "", "", cause.thread_id, device}].startup_causes[cause.rule] +=
-            gap.length();
-        key = {kRuleStartup, "", "", cause.thread_id, device};
-        cause = {kRuleStartup, "", "", cause.thread_id};
-        waited.reset();
-      } else if (IsWaitRule(cause.rule)) {
-        waited = key;
-        lead_left_ns = cause.lead_ns;
-      } else if (cause.rule == kRuleLaunchBound && waited) {
-        // Without the wait the host would have been ahead by its lead: catch-up gaps up to
-        // that much go to the wait, the rest of a gap that exceeds it stays launch-bound.
-        const uint64_t taken = std::min(gap.length(), lead_left_ns);
-        GapGroup& w = groups[*waited];
-        w.catchup_gaps++;
-        w.catchup_ns += taken;
-        AddGap(timeline, gap, taken, device, &w);
-        lead_left_ns -= taken;
-        if (lead_left_ns == 0) waited.reset();
-        rest_ns -= taken;
-        if (rest_ns == 0) continue;
-      } else {
-        waited.reset();
-      }
-      GapGroup& g = groups[key];
-      g.cause = cause;
-      if (cause.rule == kRuleStartup) g.steady_range = steady.range;
-      AddGap(timeline, gap, rest_ns, device, &g);
-    }
+    for (const auto& [gap, cause] : classified) totals.attributed_ns += gap.length();
+    grouper.AddDevice(device, work, classified);
   }
-  for (const auto& [key, g] : groups) findings->push_back(FindingOf(timeline, g));
+  for (const auto& [key, g] : grouper.groups()) findings->push_back(FindingOf(timeline, g));
   return totals;
 }
 

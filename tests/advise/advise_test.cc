@@ -286,7 +286,7 @@ TEST(AdviseTest, StartUpGapsAreOneTimeAndRankedAfterTheSteadyState) {
 }
 
 // Without NVTX steps only outliers early in the run are start-up: the same long gap late in
-// the run stays with its cause.
+// the run is a one-off, its cause keeping the usual gap.
 TEST(AdviseTest, WithoutStepsOnlyEarlyOutliersAreStartUp) {
   const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
     for (int s = 0; s < 20; ++s) {
@@ -300,12 +300,82 @@ TEST(AdviseTest, WithoutStepsOnlyEarlyOutliersAreStartUp) {
   EXPECT_EQ(startup->occurrences, 1u);
   EXPECT_THAT(startup->title, HasSubstr("early in the trace"));
   EXPECT_THAT(startup->evidence, HasSubstr("sync-idle"));
+  const AdviseFinding* sync = FindRule(report, kRuleSync);
+  ASSERT_NE(sync, nullptr);
+  EXPECT_EQ(sync->occurrences, 18u);
+  EXPECT_LT(sync->worst_end_ns - sync->worst_begin_ns, 1'000'000u);
+  const AdviseFinding* one_off = FindRule(report, kRuleOneOff);
+  ASSERT_NE(one_off, nullptr);
+  EXPECT_EQ(one_off->occurrences, 1u);
+  EXPECT_GE(one_off->worst_end_ns - one_off->worst_begin_ns, 30'000'000u);
+  EXPECT_EQ(report.findings.back().rule, kRuleStartup);
+}
+
+// A gap 20 times the usual gap of its cause, in the steady state (a garbage collection, the
+// recorder's flush): the cause keeps the median gap, the rest is the `one-off` finding, which
+// names the CUPTI overhead records inside it. The wait's cost stays what its fix saves.
+TEST(AdviseTest, OneOffGapKeepsTheUsualGapWithItsCause) {
+  uint64_t stall_at = 0;
+  const AdviseReport report = AdviseWritten([&](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 60; ++s) {
+      b.PushRange("step");
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.Memcpy(CopyKind::kDtoH, 4, fixtures::kComputeStream, false, MemoryKind::kPageable);
+      b.PopRange();
+      if (s == 20) {
+        stall_at = b.host_now();
+        TraceWriter::Batch batch(b.writer());
+        OverheadRecord o;
+        o.kind_id = batch.InternString("CUPTI_BUFFER_FLUSH");
+        o.start_ns = fixtures::SyntheticTraceBuilder::ToAbsolute(stall_at + 100'000);
+        o.end_ns = o.start_ns + 4'000'000;
+        EXPECT_TRUE(batch.Write(o));
+      }
+      b.HostIdle(s == 20 ? 5'000'000 : 150'000);
+    }
+    b.DeviceSynchronize();
+  });
   ASSERT_FALSE(report.findings.empty());
   const AdviseFinding& top = report.findings.front();
-  EXPECT_EQ(top.rule, kRuleSync);
-  EXPECT_EQ(top.occurrences, 18u);
-  EXPECT_GE(top.worst_end_ns - top.worst_begin_ns, 30'000'000u);
-  EXPECT_EQ(report.findings.back().rule, kRuleStartup);
+  EXPECT_EQ(top.rule, kRuleBlockingRead) << RenderAdviseReport(report, OutputFormat::kTable);
+  // 59 gaps from one step's read to the next step's kernel, of about 156 us each: the
+  // one-off's included with its usual part.
+  EXPECT_EQ(top.occurrences, 59u);
+  EXPECT_LT(top.cost_ns, 59u * 160'000);
+  EXPECT_GT(top.cost_ns, 59u * 150'000);
+  EXPECT_LT(top.worst_end_ns - top.worst_begin_ns, 200'000u);
+  const AdviseFinding* one_off = FindRule(report, kRuleOneOff);
+  ASSERT_NE(one_off, nullptr);
+  EXPECT_EQ(one_off->occurrences, 1u);
+  EXPECT_GT(one_off->cost_ns, 4'800'000u);
+  EXPECT_LT(one_off->cost_ns, 5'000'000u);
+  // The gap begins when the read's copy ends, just before the stall.
+  EXPECT_LE(one_off->worst_begin_ns, stall_at);
+  EXPECT_GT(one_off->worst_begin_ns + 10'000, stall_at);
+  EXPECT_THAT(one_off->evidence, HasSubstr("blocking-read"));
+  EXPECT_THAT(one_off->evidence,
+              HasSubstr("CUPTI overhead records (CUPTI_BUFFER_FLUSH) cover 4.00 ms"));
+  EXPECT_THAT(one_off->fix, HasSubstr("warpscope timeline TRACE --svg FILE --window "));
+}
+
+// A host range far longer once than usual names what the host did: it stays with the range.
+TEST(AdviseTest, LongHostRangeIsNotAOneOff) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 30; ++s) {
+      b.PushRange("data_loader");
+      b.HostIdle(s == 20 ? 40'000'000 : 1'500'000);
+      b.PopRange();
+      b.PushRange("step");
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.PopRange();
+    }
+    b.DeviceSynchronize();
+  });
+  EXPECT_EQ(FindRule(report, kRuleOneOff), nullptr)
+      << RenderAdviseReport(report, OutputFormat::kTable);
+  const AdviseFinding* range = FindRule(report, kRuleHostRange);
+  ASSERT_NE(range, nullptr);
+  EXPECT_GT(range->cost_ns, 39'000'000u);
 }
 
 TEST(AdviseTest, ProgramWithoutProblemHasNoHighFinding) {
