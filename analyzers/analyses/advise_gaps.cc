@@ -55,7 +55,8 @@ struct GapGroup {
   // startup and one-off: ns per cause rule the gaps would otherwise have had
   std::map<std::string_view, uint64_t> split_causes;
   std::string steady_range;  // startup: the repeated range
-  // one-off: how much of the gaps CUPTI overhead records cover, and their kinds
+  // one-off: how much of the gaps overhead records (CUPTI's, warpscope's flushes) cover, and
+  // their kinds
   uint64_t overhead_ns = 0;
   std::set<std::string_view> overhead_kinds;
 };
@@ -254,9 +255,10 @@ void DescribeOneOff(const GapGroup& g, double worst_ms, AdviseFinding* f) {
   if (g.overhead_ns > 0) {
     std::vector<std::string> kinds;
     for (std::string_view k : g.overhead_kinds) kinds.emplace_back(k);
-    absl::StrAppend(&f->evidence, "; CUPTI overhead records (", absl::StrJoin(kinds, ", "),
-                    ") cover ", FormatDuration(static_cast<double>(g.overhead_ns)),
-                    " of these gaps: recording overhead, absent from a plain run");
+    absl::StrAppend(&f->evidence, "; overhead records (", absl::StrJoin(kinds, ", "), ") cover ",
+                    FormatDuration(static_cast<double>(g.overhead_ns)),
+                    " of these gaps: the recording's own time (WARPSCOPE_FLUSH: warpscope "
+                    "flushing CUPTI's buffers), absent from a plain run");
   }
   f->fix = absl::StrFormat(
       "Look at what the host did then: the longest begins %.3f ms into the trace "

@@ -87,6 +87,8 @@ class ActivityApi {
   virtual std::optional<SharedMemoryLimits> QuerySharedMemoryLimits(uint32_t device) = 0;
   // "CUPTI_ERROR_NOT_COMPATIBLE (22)": the one-line text of a failed call.
   virtual std::string ErrorText(ActivityResult result) = 0;
+  // Now on the records' clock (TraceClockNs), for the recorder's own overhead records.
+  virtual uint64_t Now() = 0;
 };
 
 }  // namespace warpscope

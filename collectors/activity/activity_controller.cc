@@ -3,13 +3,16 @@
 //     buffer size and pool limit (when set) → system thread ids → RegisterCallbacks → enable
 //     CONTEXT and DEVICE (and CONCURRENT_KERNEL with kernels_always_on)
 //   each capture window: SetEnabled(true) enables the window kinds … SetEnabled(false)
-//   periodically, from the session's thread: Flush(false) → FlushAll(0), dropped records
+//   periodically, from the session's thread: Flush(false) → FlushAll(0), its WARPSCOPE_FLUSH
+//     overhead record, dropped records
 //   on CUPTI's threads: BufferRequested → … → BufferCompleted → one TraceWriter::Batch
 //   Shutdown: disable the window kinds, CONTEXT, DEVICE → FlushAll(forced) → dropped records
 //     → counters → later buffers are ignored
 #include "collectors/activity/activity_controller.h"
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <optional>
@@ -123,8 +126,22 @@ bool ActivityController::SetEnabled(bool enabled, std::string* error) {
 
 void ActivityController::Flush(bool forced) {
   if (abandoned_.load() || !accepting_.load()) return;
+  const uint64_t start = api_.Now();
   api_.FlushAll(forced);
+  if (enabled_.load()) RecordFlush(start, api_.Now());
   CollectDropped();
+}
+
+void ActivityController::RecordFlush(uint64_t start_ns, uint64_t end_ns) {
+  if (writer_ == nullptr || end_ns <= start_ns) return;
+  const auto tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  TraceWriter::Batch batch(*writer_);
+  OverheadRecord r;
+  r.kind_id = batch.InternString(kFlushOverheadKind);
+  r.start_ns = start_ns;
+  r.end_ns = end_ns;
+  r.thread_id = batch.InternThread(tid, tid);
+  batch.Write(r);
 }
 
 void ActivityController::Shutdown() {

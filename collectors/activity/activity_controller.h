@@ -50,6 +50,9 @@ inline constexpr const char* kActivityStatZeroTimestamps = stats::kCuptiZeroTime
 inline constexpr const char* kActivityStatNvtxUnmatchedEnds = stats::kNvtxUnmatchedEnds.name.data();
 inline constexpr const char* kActivityStatNvtxUnclosedRanges = stats::kNvtxUnclosedRanges.name.data();
 
+// The kind of the overhead records of warpscope's flushes (OverheadEvent.kind_id).
+inline constexpr const char* kFlushOverheadKind = "WARPSCOPE_FLUSH";
+
 struct ActivityOptions {
   TraceKinds kinds;
   size_t buffer_bytes = 8 << 20;
@@ -80,7 +83,10 @@ class ActivityController final : public ActivityBufferHandler {
   // Enables (window open) or disables (window closed) the configured kinds. On failure the
   // other kinds are still tried; *error gets the first failure when it was empty.
   bool SetEnabled(bool enabled, std::string* error);
-  // FlushAll(0) or FlushAll(forced); then moves the dropped-record count to the trace.
+  // FlushAll(0) or FlushAll(forced); then moves the dropped-record count to the trace. While
+  // the kinds are enabled, the flush's time (its buffers' translation included) goes into the
+  // trace as an overhead record of kind kFlushOverheadKind on the flushing thread: CUPTI can
+  // hold the program's CUDA calls meanwhile, and `advise` must tell that from the program.
   void Flush(bool forced);
   // Disables everything, forced flush, counters; buffers completed later are ignored.
   void Shutdown();
@@ -100,6 +106,7 @@ class ActivityController final : public ActivityBufferHandler {
   uint8_t* AllocateBuffer();
   void ReleaseBuffer(uint8_t* buffer);
   void CollectDropped();
+  void RecordFlush(uint64_t start_ns, uint64_t end_ns);
   void DeviceFixup(DeviceRecord* record);
 
   ActivityApi& api_;

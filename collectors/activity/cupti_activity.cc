@@ -133,6 +133,7 @@ class CuptiActivityApi final : public ActivityApi {
   std::string ErrorText(ActivityResult result) override {
     return CuptiErrorText(static_cast<CUptiResult>(result.code));
   }
+  uint64_t Now() override { return TraceClockNs(); }
 };
 
 ActivityController& Controller() {

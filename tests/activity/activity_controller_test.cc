@@ -3,7 +3,8 @@
 // TraceWriter, and the tests read the file back with the TraceModel.
 #include "collectors/activity/activity_controller.h"
 
-#include <cupti_runtime_cbid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +14,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <cupti_runtime_cbid.h>
 
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
@@ -354,6 +357,31 @@ TEST_F(ActivityControllerTest, OnlyAForcedFlushHandsBackTheBufferBeingFilled) {
   EXPECT_EQ(writer_->Counter(kActivityStatBuffers), 2u);
   EXPECT_THAT(fake_.CallsStartingWith("flush"), ElementsAre("flush", "flush forced"));
   EXPECT_EQ(CloseAndLoad().kernels.size(), emitted);
+}
+
+// A flush while tracing is the recorder's own time, which CUPTI may take from the program's
+// CUDA calls: it goes into the trace as an overhead record on the flushing thread. Outside a
+// window, and when the flush took no time on the clock, nothing is written.
+TEST_F(ActivityControllerTest, FlushWhileTracingIsAnOverheadRecord) {
+  Init(Options());
+  fake_.now_ns = kTimeBase + 10'000'000;
+  fake_.flush_ns = 3'000'000;
+  controller_.Flush(false);  // no window open
+  OpenWindow();
+  controller_.Flush(false);  // from 13 ms to 16 ms
+  fake_.flush_ns = 0;
+  controller_.Flush(false);
+  const auto tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  const TraceModel model = CloseAndLoad();
+  ASSERT_EQ(model.overheads.size(), 1u);
+  const OverheadEvent& o = model.overheads[0];
+  EXPECT_EQ(o.kind, kFlushOverheadKind);
+  EXPECT_EQ(o.start_ns, 13'000'000u);
+  EXPECT_EQ(o.duration_ns, 3'000'000u);
+  bool on_this_thread = false;
+  for (const ThreadInfo& t : model.threads)
+    on_this_thread |= t.id == o.thread_id && t.os_tid == tid;
+  EXPECT_TRUE(on_this_thread);
 }
 
 TEST_F(ActivityControllerTest, DroppedRecordsGoIntoTheTraceCounters) {

@@ -88,6 +88,7 @@ class FakeActivityApi final : public ActivityApi {
   ActivityResult FlushAll(bool forced) override {
     ActivityResult r = Call(forced ? "flush forced" : "flush");
     if (r.ok() && !hold_buffers) Deliver(forced);
+    now_ns += flush_ns;
     return r;
   }
   ActivityResult GetNumDroppedRecords(size_t* out) override {
@@ -128,6 +129,10 @@ class FakeActivityApi final : public ActivityApi {
   std::string ErrorText(ActivityResult result) override {
     return "CUPTI_ERROR_FAKE (" + std::to_string(result.code) + ")";
   }
+  // The clock: each Now() returns now_ns; a FlushAll takes flush_ns of it.
+  uint64_t Now() override { return now_ns; }
+  uint64_t now_ns = 1'000'000;
+  uint64_t flush_ns = 0;
 
  private:
   struct Buffer {
