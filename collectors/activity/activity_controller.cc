@@ -133,15 +133,21 @@ void ActivityController::Flush(bool forced) {
 }
 
 void ActivityController::RecordFlush(uint64_t start_ns, uint64_t end_ns) {
-  if (writer_ == nullptr || end_ns <= start_ns) return;
+  if (writer_ == nullptr) return;
+  BatchSink sink(*writer_);
+  RecordOverhead(sink, kFlushOverheadKind, start_ns, end_ns);
+}
+
+void ActivityController::RecordOverhead(RecordSink& sink, const char* kind, uint64_t start_ns,
+                                        uint64_t end_ns) {
+  if (end_ns <= start_ns) return;
   const auto tid = static_cast<uint32_t>(syscall(SYS_gettid));
-  TraceWriter::Batch batch(*writer_);
   OverheadRecord r;
-  r.kind_id = batch.InternString(kFlushOverheadKind);
+  r.kind_id = sink.InternString(kind);
   r.start_ns = start_ns;
   r.end_ns = end_ns;
-  r.thread_id = batch.InternThread(tid, tid);
-  batch.Write(r);
+  r.thread_id = sink.InternThread(tid, tid);
+  sink.Write(r);
 }
 
 void ActivityController::Shutdown() {
@@ -209,6 +215,7 @@ void ActivityController::BufferCompleted(uint8_t* buffer, size_t, size_t valid) 
   if (buffer == nullptr) return;
   if (valid > 0 && accepting_.load(std::memory_order_acquire) && !abandoned_.load()) {
     try {
+      const uint64_t start = api_.Now();
       std::lock_guard<std::mutex> lock(translate_mu_);
       BatchSink sink(*writer_);
       const void* record = nullptr;
@@ -217,6 +224,8 @@ void ActivityController::BufferCompleted(uint8_t* buffer, size_t, size_t valid) 
         translator_->Translate(static_cast<const CUpti_Activity*>(record), sink);
         ++n;
       }
+      // Not after the window closed (nor at shutdown): the trace's span stays the window's.
+      if (enabled_.load()) RecordOverhead(sink, kBufferOverheadKind, start, api_.Now());
       records_.fetch_add(n, std::memory_order_relaxed);
       buffers_.fetch_add(1, std::memory_order_relaxed);
       uint64_t prev = buffer_bytes_used_max_.load();

@@ -23,6 +23,7 @@
 namespace warpscope {
 
 class ActivityTranslator;
+class RecordSink;
 class TraceWriter;
 struct DeviceRecord;
 
@@ -50,8 +51,10 @@ inline constexpr const char* kActivityStatZeroTimestamps = stats::kCuptiZeroTime
 inline constexpr const char* kActivityStatNvtxUnmatchedEnds = stats::kNvtxUnmatchedEnds.name.data();
 inline constexpr const char* kActivityStatNvtxUnclosedRanges = stats::kNvtxUnclosedRanges.name.data();
 
-// The kind of the overhead records of warpscope's flushes (OverheadEvent.kind_id).
+// The kinds of warpscope's own overhead records (OverheadEvent.kind_id): a flush call, and the
+// translation of one completed buffer (inside a flush, or on CUPTI's thread).
 inline constexpr const char* kFlushOverheadKind = "WARPSCOPE_FLUSH";
+inline constexpr const char* kBufferOverheadKind = "WARPSCOPE_BUFFER";
 
 struct ActivityOptions {
   TraceKinds kinds;
@@ -107,6 +110,7 @@ class ActivityController final : public ActivityBufferHandler {
   void ReleaseBuffer(uint8_t* buffer);
   void CollectDropped();
   void RecordFlush(uint64_t start_ns, uint64_t end_ns);
+  void RecordOverhead(RecordSink& sink, const char* kind, uint64_t start_ns, uint64_t end_ns);
   void DeviceFixup(DeviceRecord* record);
 
   ActivityApi& api_;

@@ -384,6 +384,52 @@ TEST_F(ActivityControllerTest, FlushWhileTracingIsAnOverheadRecord) {
   EXPECT_TRUE(on_this_thread);
 }
 
+// The translation of each completed buffer is an overhead record too, inside its flush:
+// the two tell CUPTI's own flush time from warpscope's.
+TEST_F(ActivityControllerTest, BufferTranslationIsAnOverheadRecordInsideTheFlush) {
+  Init(Options());
+  OpenWindow();
+  fake_.now_ns = kTimeBase + 10'000'000;
+  fake_.record_ns = 1'000;
+  fake_.flush_ns = 500;
+  for (uint32_t i = 1; i <= 3; ++i) fake_.Emit(Kernel("_Z1kv", i, 20'000'000 + i));
+  controller_.Flush(true);
+  const TraceModel model = CloseAndLoad();
+  ASSERT_EQ(model.kernels.size(), 3u);
+  const OverheadEvent* flush = nullptr;
+  const OverheadEvent* buffer = nullptr;
+  for (const OverheadEvent& o : model.overheads) {
+    if (o.kind == kFlushOverheadKind) flush = &o;
+    if (o.kind == kBufferOverheadKind) buffer = &o;
+  }
+  ASSERT_NE(flush, nullptr);
+  ASSERT_NE(buffer, nullptr);
+  EXPECT_EQ(buffer->duration_ns, 3'000u);  // three records read
+  EXPECT_EQ(flush->duration_ns, 3'500u);   // and the flush's own 500 ns
+  EXPECT_GE(buffer->start_ns, flush->start_ns);
+  EXPECT_LE(buffer->end_ns(), flush->end_ns());
+}
+
+// Buffers translated after the window closed, or at shutdown, leave no overhead record: the
+// trace's span stays the window's.
+TEST_F(ActivityControllerTest, NoOverheadRecordsOutsideTheWindow) {
+  Init(Options());
+  OpenWindow();
+  fake_.now_ns = kTimeBase + 10'000'000;
+  fake_.record_ns = 1'000;
+  fake_.flush_ns = 500;
+  fake_.Emit(Kernel("_Z1kv", 1, 20'000'000));
+  std::string error;
+  ASSERT_TRUE(controller_.SetEnabled(false, &error)) << error;
+  controller_.Flush(true);
+  OpenWindow();
+  fake_.Emit(Kernel("_Z1kv", 2, 30'000'000));
+  controller_.Shutdown();
+  const TraceModel model = CloseAndLoad();
+  EXPECT_EQ(model.kernels.size(), 2u);
+  EXPECT_TRUE(model.overheads.empty());
+}
+
 TEST_F(ActivityControllerTest, DroppedRecordsGoIntoTheTraceCounters) {
   Init(Options());
   fake_.dropped = 5;

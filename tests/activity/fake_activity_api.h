@@ -110,6 +110,7 @@ class FakeActivityApi final : public ActivityApi {
     }
     if (offset + 8 > valid_bytes) return false;
     *record = buffer + offset + 8;
+    now_ns += record_ns;
     return true;
   }
   const char* CallbackName(bool runtime, uint32_t cbid) override {
@@ -129,10 +130,12 @@ class FakeActivityApi final : public ActivityApi {
   std::string ErrorText(ActivityResult result) override {
     return "CUPTI_ERROR_FAKE (" + std::to_string(result.code) + ")";
   }
-  // The clock: each Now() returns now_ns; a FlushAll takes flush_ns of it.
+  // The clock: each Now() returns now_ns; a FlushAll takes flush_ns of it (after its
+  // buffers are back), and reading a record record_ns.
   uint64_t Now() override { return now_ns; }
   uint64_t now_ns = 1'000'000;
   uint64_t flush_ns = 0;
+  uint64_t record_ns = 0;
 
  private:
   struct Buffer {
