@@ -96,6 +96,15 @@ class ActivityControllerTest : public ::testing::Test {
     OpenWindow();
     return fake_.calls;
   }
+  // An open window, with a clock at 10 ms into the trace on which reading a record takes
+  // 1 us and a flush 500 ns more.
+  void TraceWithAClock() {
+    Init(Options());
+    OpenWindow();
+    fake_.now_ns = kTimeBase + 10'000'000;
+    fake_.record_ns = 1'000;
+    fake_.flush_ns = 500;
+  }
   // The activity counters as they would go into the next Stats packet.
   uint64_t Published(std::string_view name) {
     controller_.PublishCounters();
@@ -387,11 +396,7 @@ TEST_F(ActivityControllerTest, FlushWhileTracingIsAnOverheadRecord) {
 // The translation of each completed buffer is an overhead record too, inside its flush:
 // the two tell CUPTI's own flush time from warpscope's.
 TEST_F(ActivityControllerTest, BufferTranslationIsAnOverheadRecordInsideTheFlush) {
-  Init(Options());
-  OpenWindow();
-  fake_.now_ns = kTimeBase + 10'000'000;
-  fake_.record_ns = 1'000;
-  fake_.flush_ns = 500;
+  TraceWithAClock();
   for (uint32_t i = 1; i <= 3; ++i) fake_.Emit(Kernel("_Z1kv", i, 20'000'000 + i));
   controller_.Flush(true);
   const TraceModel model = CloseAndLoad();
@@ -413,11 +418,7 @@ TEST_F(ActivityControllerTest, BufferTranslationIsAnOverheadRecordInsideTheFlush
 // Buffers translated after the window closed, or at shutdown, leave no overhead record: the
 // trace's span stays the window's.
 TEST_F(ActivityControllerTest, NoOverheadRecordsOutsideTheWindow) {
-  Init(Options());
-  OpenWindow();
-  fake_.now_ns = kTimeBase + 10'000'000;
-  fake_.record_ns = 1'000;
-  fake_.flush_ns = 500;
+  TraceWithAClock();
   fake_.Emit(Kernel("_Z1kv", 1, 20'000'000));
   std::string error;
   ASSERT_TRUE(controller_.SetEnabled(false, &error)) << error;
