@@ -112,6 +112,12 @@ void ChromeTraceWriter::WriteHost(const TraceModel& m) {
       json_.Key("id").Uint(async_id++).EndObject();
     }
   }
+  // The recording's own time (warpscope's flushes, CUPTI's overhead) on the thread it took.
+  for (const OverheadEvent& o : m.overheads) {
+    Begin("X", o.kind, "overhead", host_tids_->Of(o.thread_id), o.start_ns);
+    Dur(o.duration_ns);
+    json_.EndObject();
+  }
   for (const NvtxMark& mark : m.nvtx_marks) {
     Begin("i", mark.name, "nvtx", host_tids_->Of(mark.thread_id), mark.timestamp_ns);
     json_.Key("s").String("t").Key("args").BeginObject().Key("domain").String(mark.domain);

@@ -237,6 +237,10 @@ void PerfettoTraceWriter::WriteHost(const TraceModel& m, std::vector<PendingSlic
   for (size_t i = 0; i < m.api_calls.size(); ++i) {
     per_thread[m.api_calls[i].thread_id].push_back(std::move(api_slices[i]));
   }
+  // The recording's own time (warpscope's flushes, CUPTI's overhead) on the thread it took.
+  for (const OverheadEvent& o : m.overheads) {
+    per_thread[o.thread_id].push_back({o.start_ns, o.end_ns(), Named(o.kind, "overhead")});
+  }
   for (auto& [thread_id, slices] : per_thread) {
     const uint64_t track = ThreadTrack(thread_id);
     Slices(track, threads_[thread_id].second, std::move(slices));

@@ -189,6 +189,15 @@ TEST_F(ExportChromeEventsTest, PlacesApiCallsOnTheirThreads) {
   EXPECT_EQ(Num(Select(events, "X", "cudaMemsetAsync")[0], "tid"), 200);
 }
 
+// The recording's own time: an overhead record is a slice on the thread it took.
+TEST_F(ExportChromeEventsTest, PlacesOverheadOnItsThread) {
+  const std::vector<Value> flush = Select(events, "X", "WARPSCOPE_FLUSH");
+  ASSERT_EQ(flush.size(), 1u);
+  EXPECT_EQ(Str(flush[0], "cat"), "overhead");
+  EXPECT_EQ(Num(flush[0], "tid"), 300);
+  EXPECT_DOUBLE_EQ(Num(flush[0], "dur"), 2.5);
+}
+
 // Flows: from the runtime launch (not the driver call) to each piece of GPU work that has
 // an API call; the orphan kernel has none.
 TEST_F(ExportChromeEventsTest, LinksLaunchesToTheirWork) {
