@@ -97,6 +97,10 @@ std::string Timeline(const AdviseReport& report, const TraceModel& model) {
     svg.Add(ThreadLane(model, r.thread_id, "NVTX"), r.start_ns, r.end_ns(), "range",
             std::string(r.name));
   }
+  for (const OverheadEvent& o : model.overheads) {
+    svg.Add(ThreadLane(model, o.thread_id, "recording"), o.start_ns, o.end_ns(), "overhead",
+            std::string(o.kind));
+  }
   return svg.Render(absl::StrCat("worst stretch of finding ", f->rule),
                     absl::StrCat(FormatDuration(static_cast<double>(end - begin)),
                                  " of the trace from ",

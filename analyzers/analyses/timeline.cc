@@ -81,6 +81,10 @@ void DrawHost(const TraceModel& m, SvgTimeline& svg, uint64_t begin, uint64_t en
       start_end.push_back(std::move(box));
     }
   }
+  for (const OverheadEvent& o : m.overheads) {
+    threads[o.thread_id].push_back(
+        {{o.start_ns, o.end_ns()}, "overhead", std::string(o.kind), ""});
+  }
   for (const auto& [id, boxes] : threads) {
     const ThreadInfo* info = m.FindThread(id);
     std::string title = absl::StrCat("thread ", tids.Of(id));

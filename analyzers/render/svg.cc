@@ -20,14 +20,16 @@ constexpr double kLegendHeight = 24;
 
 constexpr const char* kClassStyle =
     ".kernel{fill:#4a7fc1}.copy{fill:#3c9a5f}.memset{fill:#999}.wait{fill:#d9534f}"
-    ".api{fill:#c9b458}.range{fill:#b48fd1}.gap{fill:#d9534f;fill-opacity:0.15}"
+    ".api{fill:#c9b458}.range{fill:#b48fd1}.overhead{fill:#555}"
+    ".gap{fill:#d9534f;fill-opacity:0.15}"
     ".name{fill:#111;pointer-events:none}.axis{stroke:#888}";
 
 // What each box class stands for, in legend order.
 constexpr std::pair<const char*, const char*> kClassMeaning[] = {
     {"kernel", "kernel"},         {"copy", "memory copy"},
     {"memset", "memset"},         {"api", "CUDA API call"},
-    {"wait", "API call waiting for the GPU"}, {"range", "NVTX range"}};
+    {"wait", "API call waiting for the GPU"}, {"range", "NVTX range"},
+    {"overhead", "recording overhead"}};
 
 }  // namespace
 

@@ -90,16 +90,19 @@ TEST(TimelineTest, DefaultWindowIsTheFirstGpuOperationsWithoutSteps) {
   EXPECT_EQ(Count(svg, "<rect class=\"copy\""), 1u);
   EXPECT_EQ(Count(svg, "<rect class=\"memset\""), 1u);
   // Rows with something in the window, each labelled: thread 100's "step" range (its API
-  // calls came before), thread 200's memset call, both streams.
-  EXPECT_EQ(Count(svg, "<text class=\"row\""), 4u);
-  for (const char* row : {"thread 100 main", "thread 200 loader", "GPU 0 stream 7",
-                          "GPU 0 stream 9"}) {
+  // calls came before), thread 200's memset call, thread 300's recording overhead, both
+  // streams.
+  EXPECT_EQ(Count(svg, "<text class=\"row\""), 5u);
+  for (const char* row : {"thread 100 main", "thread 200 loader", "thread 300",
+                          "GPU 0 stream 7", "GPU 0 stream 9"}) {
     EXPECT_THAT(svg, HasSubstr(absl::StrCat("\">", row, "</text>"))) << row;
   }
   // Axis and legend: ms ticks, and the classes drawn.
   EXPECT_THAT(svg, HasSubstr(" ms</text>"));
   EXPECT_THAT(svg, HasSubstr(">kernel</text>"));
   EXPECT_THAT(svg, HasSubstr(">memory copy</text>"));
+  EXPECT_EQ(Count(svg, "<rect class=\"overhead\""), 1u);
+  EXPECT_THAT(svg, HasSubstr(">recording overhead</text>"));
 }
 
 TEST(TimelineTest, AskedWindowDrawsOnlyWhatOverlapsIt) {
@@ -128,10 +131,11 @@ TEST(TimelineTest, HostRowsStackByDepth) {
   const std::string& svg = picture->svg;
   ExpectWellFormed(svg);
   // "step" at depth 0, the runtime calls inside it at 1, the driver call beneath the first
-  // at 2; the start/end range "load" on its own row; no GPU work yet.
-  EXPECT_EQ(Count(svg, "<text class=\"row\""), 4u);
+  // at 2; thread 300's recording overhead; the start/end range "load" on its own row; no GPU
+  // work yet.
+  EXPECT_EQ(Count(svg, "<text class=\"row\""), 5u);
   for (const char* row : {"thread 100 main", "thread 100 main [1]", "thread 100 main [2]",
-                          "NVTX start/end ranges"}) {
+                          "thread 300", "NVTX start/end ranges"}) {
     EXPECT_THAT(svg, HasSubstr(absl::StrCat("\">", row, "</text>"))) << row;
   }
   EXPECT_EQ(picture->kernels, 0u);
