@@ -16,11 +16,15 @@ one-time `startup` finding, so it is divided by those steps). Where that line ha
 recorded loop's time, the JSON gets record_overhead_per_step_ns: how much longer a recorded
 step took than a plain one, a bound on how much recording lengthened host-side gaps (the
 table's last column).
+The `one-off` finding (gaps far longer than the usual gap of their cause, beyond that usual
+gap) is shown per recorded step beside it, with how much of it the trace's overhead records
+cover (warpscope's flushes): recording time, not the program's.
 RUNS_JSONL one JSON line per plain run ({"fixed": bool, "timed_steps": N, "loop_ns": T}).
 Prints a table and PASS/FAIL lines; the exit status is the number of failed checks.
 """
 import argparse
 import json
+import re
 import statistics
 import sys
 
@@ -48,6 +52,24 @@ def program_line(text):
         if isinstance(obj, dict) and "problem" in obj:
             found = obj
     return found
+
+
+_COVER = re.compile(r"cover ([0-9.]+) (ns|us|ms|s) of these gaps")
+_UNIT_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def one_off(findings):
+    """The one-off findings' cost, and how much of it overhead records cover (ns; None where
+    the evidence names none)."""
+    cost, covered = 0, None
+    for f in findings:
+        if f.get("rule") != "one-off":
+            continue
+        cost += f.get("cost_ns", 0)
+        m = _COVER.search(f.get("evidence", ""))
+        if m:
+            covered = (covered or 0) + float(m.group(1)) * _UNIT_NS[m.group(2)]
+    return cost, covered
 
 
 def check_case(name, advise, record_log, runs, tolerance):
@@ -95,6 +117,9 @@ def check_case(name, advise, record_log, runs, tolerance):
         "relative_error": error,
         "run_spread": spread,
     })
+    one_off_ns, covered_ns = one_off(findings)
+    result["one_off_per_step_ns"] = one_off_ns / recorded["steps"]
+    result["one_off_overhead_covered_ns"] = covered_ns
     if recorded.get("loop_ns") and recorded.get("timed_steps") == timed:
         # What recording added to each timed step: host-side gaps (catch-up after a wait,
         # launch gaps) read longer in the trace than in the plain runs by about this much.
@@ -110,7 +135,8 @@ def fmt_us(ns):
 
 def render(results):
     lines = [f"{'case':<9} {'top finding':<16} {'expected':<16} {'cost/step us':>13} "
-             f"{'saved/step us':>14} {'error':>7} {'spread':>7} {'rec. added/step us':>18}"]
+             f"{'saved/step us':>14} {'error':>7} {'spread':>7} {'rec. added/step us':>18} "
+             f"{'one-off/step us':>15}"]
     for r in results:
         err = r.get("relative_error")
         spread = r.get("run_spread")
@@ -119,7 +145,8 @@ def render(results):
             f"{fmt_us(r.get('cost_per_step_ns')):>13} {fmt_us(r.get('saving_per_step_ns')):>14} "
             f"{'-' if err is None else f'{100 * err:+.1f}%':>7} "
             f"{'-' if spread is None else f'{100 * spread:.1f}%':>7} "
-            f"{fmt_us(r.get('record_overhead_per_step_ns')):>18}")
+            f"{fmt_us(r.get('record_overhead_per_step_ns')):>18} "
+            f"{fmt_us(r.get('one_off_per_step_ns')):>15}")
     for r in results:
         for check, ok in r["checks"].items():
             if check == "top_finding":

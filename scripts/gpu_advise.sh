@@ -11,7 +11,8 @@
 #   scripts/gpu_advise.sh [--runs N] [--steps N]
 #                      (WS_BUILD: a staged build, default .gpu; output in $OUT or WS_OUT)
 #
-# Output: advise_summary.txt (the table and the PASS/FAIL lines), advise_check.json (every
+# Output: advise_summary.txt (the table, the PASS/FAIL lines, and per trace the recording's own
+# time from scripts/overhead_summary.py), advise_check.json (every
 # figure), advise_results.tgz (traces' advise reports as table, JSON and HTML, run logs).
 # Exit status: the number of failed checks.
 set -u
@@ -53,6 +54,9 @@ for p in "${problems[@]}"; do
   timeout 60 "$WS" advise -f json "$W/$p.wst" >"$W/$p.advise.json" 2>"$W/$p.advise.err"
   timeout 60 "$WS" advise --top 5 --html "$W/$p.advise.html" "$W/$p.wst" >"$W/$p.advise.txt" 2>&1
   head -12 "$W/$p.advise.txt"
+  # The recording's own time: warpscope's flushes and the program calls they overlapped.
+  timeout 120 python3 "$here/scripts/overhead_summary.py" "$W/$p.wst" >"$W/$p.overhead.txt" 2>&1
+  cat "$W/$p.overhead.txt"
   : >"$W/$p.runs.jsonl"
   for ((r = 0; r < runs; r++)); do
     for mode in "" --fixed; do
@@ -64,6 +68,7 @@ done
 python3 "$here/scripts/advise_check.py" "${cases[@]}" --json "$OUTDIR/advise_check.json" \
     | tee "$OUTDIR/advise_summary.txt"
 failures=${PIPESTATUS[0]}
+cat "$W"/*.overhead.txt >>"$OUTDIR/advise_summary.txt"
 tar czf "$OUTDIR/advise_results.tgz" -C "$W" --exclude='*.wst' .
 echo "gpu_advise: $failures failed" | tee -a "$OUTDIR/advise_summary.txt"
 rm -rf "$W"

@@ -60,6 +60,22 @@ def test_recording_overhead_per_timed_step(ac):
         "item", advise(("blocking-read", 53 * 160_000)), LOG, runs([58e6] * 5, [50e6] * 5), 0.1)
 
 
+def test_one_off_per_step_and_the_overhead_it_covers(ac):
+    findings = advise(("blocking-read", 53 * 160_000), ("one-off", 53 * 100_000))
+    findings["findings"][1]["evidence"] = (
+        "1 gap, longest 5.46 ms, ...; overhead records (WARPSCOPE_FLUSH) cover 4.90 ms of these "
+        "gaps: the recording's own time")
+    r = ac.check_case("item", findings, LOG, runs([58e6] * 5, [50e6] * 5), 0.1)
+    assert r["checks"] == {"top_finding": True, "cost_within_tolerance": True}
+    assert r["one_off_per_step_ns"] == pytest.approx(100_000)
+    assert r["one_off_overhead_covered_ns"] == pytest.approx(4.9e6)
+    assert "one-off/step us" in ac.render([r])
+    plain = ac.check_case("item", advise(("blocking-read", 53 * 160_000)), LOG,
+                          runs([58e6] * 5, [50e6] * 5), 0.1)
+    assert plain["one_off_per_step_ns"] == 0
+    assert plain["one_off_overhead_covered_ns"] is None
+
+
 def test_cost_off_by_more_than_the_tolerance_fails(ac):
     r = ac.check_case("item", advise(("blocking-read", 53 * 200_000)), LOG,
                       runs([58e6] * 5, [50e6] * 5), 0.1)
