@@ -347,19 +347,6 @@ bool IsWaitRule(std::string_view rule) {
   return rule == kRuleSync || rule == kRuleBlockingRead || rule == kRuleBlockingCopy;
 }
 
-// Whether, in the busy stretch from `begin` to the work before `end` (pointers into one
-// device's work, by start), some launch returned before the GPU had finished the work started
-// before it: the queue was not empty, the host was ahead of the GPU again.
-bool HostAhead(const AdviseTimeline& timeline, const GpuWork* begin, const GpuWork* end) {
-  uint64_t queued_end = begin->end_ns();
-  for (const GpuWork* w = begin + 1; w < end; ++w) {
-    const ApiCallEvent* launch = timeline.LaunchOf(w->correlation_id);
-    if (launch != nullptr && launch->end_ns() < queued_end) return true;
-    queued_end = std::max(queued_end, w->end_ns());
-  }
-  return false;
-}
-
 // The steady state starts with the first instance of the most repeated NVTX range (>= 3
 // instances; the earliest first instance on a tie); without one, outliers in the first tenth
 // of the device's GPU span are start-up.
@@ -450,10 +437,7 @@ class GapGrouper {
                  std::vector<std::pair<Gap, GapCause>>& classified) {
     const SteadyState steady = SteadyStateOf(timeline_.model(), work, classified);
     waited_.reset();
-    const GpuWork* stretch_begin = &work.front();
     for (auto& [gap, cause] : classified) {
-      if (waited_ && HostAhead(timeline_, stretch_begin, gap.after)) waited_.reset();
-      stretch_begin = gap.after;
       if (steady.IsStartup(gap.begin_ns, gap.length(), cause.rule)) {
         GapGroup& g = groups_[{kRuleStartup, "", "", cause.thread_id, device}];
         g.split_causes[cause.rule] += gap.length();

@@ -192,9 +192,12 @@ fixtures::KernelSpec NamedKernel(const char* name, uint64_t ns) {
   return spec;
 }
 
-// After a blocking read the host refills an empty queue: the launch gaps until a launch
-// returns while the GPU still has work are the read's; a later launch gap, with the host
-// ahead in between, stays launch-bound.
+// After a blocking read the host refills an empty queue: the launch gaps that follow are the
+// read's, as long as they add up to less than the work the host had queued when it began to
+// wait (its lead), even where the host got ahead for a while in between. Per step the host
+// works 1.8 ms and the GPU 2.015 ms, so without the read the program is GPU-bound and has no
+// idle time: the fix saves all of it, the read's gap (~106 us), two catch-up gaps (~100 us
+// each) and the later ~0.5 ms launch gap, about 0.8 ms a step, less than the ~1 ms lead.
 TEST(AdviseTest, CatchUpGapsAfterAWaitGoToTheWait) {
   const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
     for (int s = 0; s < 10; ++s) {
@@ -209,27 +212,20 @@ TEST(AdviseTest, CatchUpGapsAfterAWaitGoToTheWait) {
       b.LaunchKernel(NamedKernel("compute", 1'000'000));
       b.LaunchKernel(NamedKernel("tiny", 5'000));  // queued behind compute: the host is ahead
       b.HostIdle(1'500'000);
-      b.LaunchKernel(NamedKernel("tiny", 5'000));  // a launch gap of ~0.5 ms, no wait before
+      b.LaunchKernel(NamedKernel("tiny", 5'000));  // a launch gap of ~0.5 ms
       b.PopRange();
     }
     b.DeviceSynchronize();
   });
   const AdviseFinding* read = FindRule(report, kRuleBlockingRead);
   ASSERT_NE(read, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
-  EXPECT_EQ(read->occurrences, 30u);  // per step: the read's gap and two catch-up gaps
-  EXPECT_THAT(read->evidence, HasSubstr("of them 20 catch-up gaps"));
-  EXPECT_GT(read->cost_ns, 30u * 100'000);
-  EXPECT_LT(read->cost_ns, 30u * 110'000);
-  EXPECT_EQ(report.findings.front().rule, kRuleLaunchBound);
-  uint64_t launch_gaps_ns = 0, launch_gaps = 0;
-  for (const AdviseFinding& f : report.findings) {
-    if (f.rule != kRuleLaunchBound) continue;
-    launch_gaps_ns += f.cost_ns;
-    launch_gaps += f.occurrences;
-    EXPECT_LT(f.worst_end_ns - f.worst_begin_ns, 600'000u);
-  }
-  EXPECT_GE(launch_gaps, 10u);
-  EXPECT_GT(launch_gaps_ns, 10u * 450'000);
+  EXPECT_EQ(report.findings.front().rule, kRuleBlockingRead);
+  // The last step's gaps come after the last read too: 10 reads, 30 catch-up gaps.
+  EXPECT_EQ(read->occurrences, 40u);
+  EXPECT_THAT(read->evidence, HasSubstr("of them 30 catch-up gaps"));
+  EXPECT_GT(read->cost_ns, 10u * 750'000);
+  EXPECT_LT(read->cost_ns, 10u * 850'000);
+  EXPECT_EQ(FindRule(report, kRuleLaunchBound), nullptr);
   EXPECT_EQ(FindRule(report, kRuleStartup), nullptr);
 }
 
