@@ -16,10 +16,7 @@
 # WS_OUT): hostile.txt (one PASS/FAIL line per run, then the counts) and hostile.log (every
 # command, its output and the trace checks). Exit status: the number of failed runs (max 100).
 set -u
-here=$(cd "$(dirname "$0")/.." && pwd)
-WS_BUILD=${WS_BUILD:-$([[ -d $here/.gpu/bin ]] && echo "$here/.gpu" || echo "$here/build")}
-WS_BUILD=$(cd "$WS_BUILD" && pwd)
-OUTDIR=${WS_OUT:-${OUT:-$PWD/gpu_hostile_out}}
+source "$(dirname "$0")/gpu_build_env.sh" build gpu_hostile_out
 mkdir -p "$OUTDIR"
 part=all; repeat=1; modes=trace,pm,pc
 while [[ $# -gt 0 ]]; do
@@ -30,7 +27,6 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-BIN=$WS_BUILD/bin; LIB=$WS_BUILD/lib
 SHIM=$LIB/libwarpscope.so; CRASH=$LIB/libws_crash_report.so
 WS=$BIN/warpscope; CHECK=$BIN/ws_trace_check; HOSTILE=$BIN/ws_hostile
 PYPROG=$here/tests/gpu/hostile.py

@@ -29,10 +29,7 @@
 # command, its stdout/stderr with every pc-debug line, ws_trace_check and `warpscope info`),
 # and the traces of failed cases. Exit status: the number of failed cases (max 100).
 set -u
-here=$(cd "$(dirname "$0")/.." && pwd)
-WS_BUILD=${WS_BUILD:-$([[ -d $here/.gpu/bin ]] && echo "$here/.gpu" || echo "$here/build")}
-WS_BUILD=$(cd "$WS_BUILD" && pwd)
-OUTDIR=${WS_OUT:-${OUT:-$PWD/gpu_pc_out}}
+source "$(dirname "$0")/gpu_build_env.sh" build gpu_pc_out
 mkdir -p "$OUTDIR/logs" "$OUTDIR/traces"
 part=all; periods=12,15,18
 while [[ $# -gt 0 ]]; do
@@ -42,7 +39,6 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-BIN=$WS_BUILD/bin; LIB=$WS_BUILD/lib
 WS=$BIN/warpscope; CHECK=$BIN/ws_trace_check
 W=$(mktemp -d /tmp/ws_pc.XXXXXX)
 summary=$OUTDIR/pc_summary.txt

@@ -12,10 +12,7 @@
 # coexistence.txt and pm_overhead.csv. Exit status: number of failed checks (max 100).
 # Whole run: about 3-5 minutes (every step has a timeout; total kept under 8 minutes).
 set -u
-here=$(cd "$(dirname "$0")/.." && pwd)
-WS_BUILD=${WS_BUILD:-$([[ -d $here/.gpu/bin ]] && echo "$here/.gpu" || echo "$here/build-pm")}
-WS_BUILD=$(cd "$WS_BUILD" && pwd)
-OUTDIR=${WS_OUT:-${OUT:-$PWD/gpu_pm_out}}
+source "$(dirname "$0")/gpu_build_env.sh" build-pm gpu_pm_out
 mkdir -p "$OUTDIR"
 T=$(mktemp -d /tmp/ws_pm.XXXXXX)
 use_ncu=1; use_torch=1
@@ -25,7 +22,6 @@ for a in "$@"; do
     --no-torch) use_torch=0 ;;
   esac
 done
-BIN=$WS_BUILD/bin; LIB=$WS_BUILD/lib
 SHIM=$LIB/libwarpscope.so
 REPRO=$BIN/ws_pm_repro
 CHECK=$BIN/ws_gpu_pm_check

@@ -27,10 +27,7 @@
 # CSV compared, the SASS with line information). Exit status: failed checks plus failed steps
 # (max 100). NCU_TIMEOUT: seconds one ncu run may take (default 300).
 set -u
-here=$(cd "$(dirname "$0")/.." && pwd)
-WS_BUILD=${WS_BUILD:-$([[ -d $here/.gpu/bin ]] && echo "$here/.gpu" || echo "$here/build")}
-WS_BUILD=$(cd "$WS_BUILD" && pwd)
-OUTDIR=${WS_OUT:-${OUT:-$PWD/gpu_stalls_out}}
+source "$(dirname "$0")/gpu_build_env.sh" build gpu_stalls_out
 LOGS=$OUTDIR/logs
 mkdir -p "$LOGS"
 part=all; period=15
@@ -41,7 +38,7 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-WS=$WS_BUILD/bin/warpscope; LIB=$WS_BUILD/lib
+WS=$BIN/warpscope
 COMPARE=(python3 "$here/scripts/stall_compare.py")
 W=$(mktemp -d /tmp/ws_stalls.XXXXXX)
 summary=$OUTDIR/stalls_summary.txt

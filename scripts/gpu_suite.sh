@@ -15,10 +15,7 @@
 # ./gpu_suite_out): suite.log (every command and check), results.txt (one line per test),
 # bench.txt/bench.json (overhead figures). Exit status: number of failed tests (max 100).
 set -u
-here=$(cd "$(dirname "$0")/.." && pwd)
-WS_BUILD=${WS_BUILD:-$([[ -d $here/.gpu/bin ]] && echo "$here/.gpu" || echo "$here/build-inject")}
-WS_BUILD=$(cd "$WS_BUILD" && pwd)
-OUTDIR=${WS_OUT:-${OUT:-$PWD/gpu_suite_out}}
+source "$(dirname "$0")/gpu_build_env.sh" build-inject gpu_suite_out
 mkdir -p "$OUTDIR"
 work=$(mktemp -d /tmp/ws_suite.XXXXXX)
 mode=all; quick=0
@@ -36,7 +33,6 @@ for a in "$@"; do
     --quick) quick=1 ;;
   esac
 done
-BIN=$WS_BUILD/bin; LIB=$WS_BUILD/lib
 SHIM=$LIB/libwarpscope.so
 CHECK=$BIN/ws_trace_check
 REPRO=$BIN/ws_repro

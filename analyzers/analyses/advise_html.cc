@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,11 +13,11 @@
 #include "analyzers/analyses/stall_report.h"
 #include "analyzers/analyses/tail_report.h"
 #include "analyzers/analyses/timeline.h"
+#include "analyzers/model/interval_union.h"
 #include "analyzers/render/svg.h"
 
 namespace warpscope {
 namespace {
-
 
 constexpr const char* kStyle = R"(
 body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
@@ -63,7 +64,7 @@ std::string Timeline(const AdviseReport& report, const TraceModel& model) {
   SvgTimeline svg(begin, end, options);
   const uint32_t device = f->device_id;
   auto lane = [](uint32_t stream) { return absl::StrCat("stream ", stream); };
-  std::vector<std::pair<uint64_t, uint64_t>> busy;
+  std::vector<TimeInterval> busy;
   for (const KernelEvent& k : model.kernels) {
     if (k.device_id != device) continue;
     svg.Add(lane(k.stream_id), k.start_ns, k.end_ns(), "kernel", KernelDisplayName(k));
@@ -83,12 +84,7 @@ std::string Timeline(const AdviseReport& report, const TraceModel& model) {
     svg.Add(lane(m.stream_id), m.start_ns, m.end_ns(), "memset", std::string(kMemsetOperationName));
     busy.push_back({m.start_ns, m.end_ns()});
   }
-  std::sort(busy.begin(), busy.end());
-  uint64_t reach = busy.empty() ? 0 : busy.front().second;
-  for (const auto& [start, stop] : busy) {
-    if (start > reach) svg.AddGap(reach, start);
-    reach = std::max(reach, stop);
-  }
+  for (const IntervalGap& gap : UnionOf(std::move(busy)).gaps) svg.AddGap(gap.begin_ns, gap.end_ns);
   for (const ApiCallEvent& api : model.api_calls) {
     svg.Add(ThreadLane(model, api.thread_id, "API"), api.start_ns, api.end_ns(),
             std::string(ApiCallBoxClass(api.name)), std::string(api.name));

@@ -92,11 +92,8 @@ std::vector<MemoryOperationSummary> ToMemoryRows(std::map<std::string, MemoryGro
 }
 
 // The union of `intervals` (any order): first start, last end, busy time and gaps.
-GpuBusy Busy(std::vector<TimeInterval>& intervals) {
-  std::sort(intervals.begin(), intervals.end(), [](const TimeInterval& a, const TimeInterval& b) {
-    return a.begin_ns < b.begin_ns;
-  });
-  const IntervalUnion u = UnionOfSorted(intervals);
+GpuBusy Busy(std::vector<TimeInterval> intervals) {
+  const IntervalUnion u = UnionOf(std::move(intervals));
   GpuBusy busy;
   busy.begin_ns = u.begin_ns;
   busy.end_ns = u.end_ns;
@@ -308,7 +305,7 @@ TraceSummary Summarize(const TraceModel& model, std::string label, const Summary
     SortMemory(dev.memory, options);
     if (!intervals.empty()) {
       dev.has_busy = true;
-      dev.busy = Busy(intervals);
+      dev.busy = Busy(std::move(intervals));
     }
   }
   DurationGroups api;

@@ -2,6 +2,7 @@
 #include "analyzers/model/interval_union.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace warpscope {
 
@@ -28,11 +29,15 @@ IntervalUnion UnionOfSorted(const std::vector<TimeInterval>& intervals) {
   return u;
 }
 
-std::vector<TimeInterval> MergedIntervals(std::vector<TimeInterval> intervals) {
+IntervalUnion UnionOf(std::vector<TimeInterval> intervals) {
   std::sort(intervals.begin(), intervals.end(),
             [](const TimeInterval& a, const TimeInterval& b) { return a.begin_ns < b.begin_ns; });
+  return UnionOfSorted(intervals);
+}
+
+std::vector<TimeInterval> MergedIntervals(std::vector<TimeInterval> intervals) {
   if (intervals.empty()) return intervals;
-  const IntervalUnion u = UnionOfSorted(intervals);
+  const IntervalUnion u = UnionOf(std::move(intervals));
   std::vector<TimeInterval> merged;
   merged.reserve(u.gaps.size() + 1);
   uint64_t begin = u.begin_ns;

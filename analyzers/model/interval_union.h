@@ -35,6 +35,9 @@ struct IntervalUnion {
 // intervals that touch (one ends where the next begins) leave no gap.
 IntervalUnion UnionOfSorted(const std::vector<TimeInterval>& intervals);
 
+// The same for `intervals` in any order.
+IntervalUnion UnionOf(std::vector<TimeInterval> intervals);
+
 // The stretches `intervals` (any order) cover, in time order: overlapping and touching ones
 // merged into one.
 std::vector<TimeInterval> MergedIntervals(std::vector<TimeInterval> intervals);

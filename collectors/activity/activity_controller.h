@@ -27,30 +27,6 @@ class RecordSink;
 class TraceWriter;
 struct DeviceRecord;
 
-// Counter names, from the stats table (proto/writer/stats_table.h: severities, meanings).
-inline constexpr const char* kActivityStatBuffers = stats::kActivityBuffers.name.data();
-inline constexpr const char* kActivityStatRecords = stats::kActivityRecords.name.data();
-inline constexpr const char* kActivityStatKernels = stats::kActivityKernels.name.data();
-inline constexpr const char* kActivityStatMemcpys = stats::kActivityMemcpys.name.data();
-inline constexpr const char* kActivityStatMemsets = stats::kActivityMemsets.name.data();
-inline constexpr const char* kActivityStatSyncs = stats::kActivitySyncs.name.data();
-inline constexpr const char* kActivityStatApiCalls = stats::kActivityApiCalls.name.data();
-inline constexpr const char* kActivityStatApiCallsFiltered = stats::kActivityApiCallsFiltered.name.data();
-inline constexpr const char* kActivityStatBuffersAllocated = stats::kActivityBuffersAllocated.name.data();
-inline constexpr const char* kActivityStatNvtxMarkers = stats::kActivityNvtxMarkers.name.data();
-inline constexpr const char* kActivityStatKernelNamesDemangled = stats::kActivityKernelNamesDemangled.name.data();
-inline constexpr const char* kActivityStatBufferHighWater = stats::kActivityBufferHighWater.name.data();
-inline constexpr const char* kActivityStatUnknownKinds = stats::kActivityUnknownKinds.name.data();
-// A buffer whose translation threw: its records are lost.
-inline constexpr const char* kActivityStatBuffersLost = stats::kActivityBuffersLost.name.data();
-// Records CUPTI dropped (no host buffer in time), added at each flush, and their total.
-inline constexpr const char* kActivityStatDroppedRecords = stats::kCuptiDroppedRecords.name.data();
-inline constexpr const char* kActivityStatDroppedRecordsTotal = stats::kCuptiDroppedRecordsTotal.name.data();
-// start == end == 0: CUPTI ran out of device buffers.
-inline constexpr const char* kActivityStatZeroTimestamps = stats::kCuptiZeroTimestamps.name.data();
-inline constexpr const char* kActivityStatNvtxUnmatchedEnds = stats::kNvtxUnmatchedEnds.name.data();
-inline constexpr const char* kActivityStatNvtxUnclosedRanges = stats::kNvtxUnclosedRanges.name.data();
-
 // The kinds of warpscope's own overhead records (OverheadEvent.kind_id): a flush call, and the
 // translation of one completed buffer (inside a flush, or on CUPTI's thread).
 inline constexpr const char* kFlushOverheadKind = "WARPSCOPE_FLUSH";

@@ -19,30 +19,6 @@
 
 namespace warpscope {
 
-// Counter names, from the stats table (proto/writer/stats_table.h: severities, meanings).
-inline constexpr const char* kPcStatBatches = stats::kPcBatches.name.data();
-inline constexpr const char* kPcStatPcs = stats::kPcRecords.name.data();
-inline constexpr const char* kPcStatSamples = stats::kPcSamples.name.data();
-inline constexpr const char* kPcStatSamplesDropped = stats::kPcSamplesDropped.name.data();
-inline constexpr const char* kPcStatHardwareBufferFull = stats::kPcHardwareBufferFull.name.data();
-inline constexpr const char* kPcStatBatchesDropped = stats::kPcBatchesDropped.name.data();
-inline constexpr const char* kPcStatGetDataErrors = stats::kPcGetDataErrors.name.data();
-inline constexpr const char* kPcStatDrainCapped = stats::kPcDrainCapped.name.data();
-inline constexpr const char* kPcStatStartStopErrors = stats::kPcStartStopErrors.name.data();
-inline constexpr const char* kPcStatContextsSampled = stats::kPcContextsSampled.name.data();
-inline constexpr const char* kPcStatContextRefused = stats::kPcContextsRefused.name.data();
-inline constexpr const char* kPcStatPrivileges = stats::kPcDisabledPrivileges.name.data();
-inline constexpr const char* kPcStatUnsupported = stats::kPcDisabledUnsupported.name.data();
-inline constexpr const char* kPcStatBusy = stats::kPcDisabledBusy.name.data();  // another process samples it
-inline constexpr const char* kPcStatOtherError = stats::kPcDisabledError.name.data();
-// PC sampling was asked for together with PM sampling: PM sampling kept, PC sampling off.
-inline constexpr const char* kPcStatPmSamplingChosen = stats::kPcDisabledPmSamplingChosen.name.data();
-inline constexpr const char* kPcStatCubins = stats::kPcCubins.name.data();          // CubinImage records
-inline constexpr const char* kPcStatCubinBytes = stats::kPcCubinBytes.name.data();  // their image bytes
-// A cubin the writer could not take whole (or whose CRC CUPTI could not compute): PCs of
-// its functions cannot be mapped to SASS or source offline.
-inline constexpr const char* kPcStatCubinsLost = stats::kPcCubinsLost.name.data();
-
 // Where the controller's output goes: the session's TraceWriter in libwarpscope, a fake in
 // tests.
 class PcRecordSink {

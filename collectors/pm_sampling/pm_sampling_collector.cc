@@ -41,20 +41,20 @@ std::string Canonical(const std::string& path) {
 // Loads the libnvperf_host.so that belongs to the libcupti in use before CUPTI looks for one
 // (see PlanPerfHostLibrary). Returns "" or the line that explains why PM sampling is off,
 // with the counter that records it.
-std::pair<std::string, const char*> LoadMatchingPerfHostLibrary() {
+std::pair<std::string, const StatDef*> LoadMatchingPerfHostLibrary() {
   std::vector<std::string> loaded = LoadedLibraries();
   for (std::string& path : loaded) path = Canonical(path);
   const PerfHostPlan plan = PlanPerfHostLibrary(
       loaded, [](const std::string& path) { return access(path.c_str(), R_OK) == 0; },
       &Canonical);
-  if (!plan.error.empty()) return {plan.error, kPmStatLibraryMismatch};
+  if (!plan.error.empty()) return {plan.error, &stats::kPmDisabledLibraryMismatch};
   if (plan.load.empty()) return {"", nullptr};
   if (dlopen(plan.load.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
     const char* why = dlerror();
     return {"warpscope: PM sampling off: cannot load " + plan.load + " (" +
                 (why != nullptr ? why : "dlopen failed") +
                 "), and another copy may not match libcupti; tracing goes on",
-            kPmStatOtherError};
+            &stats::kPmDisabledError};
   }
   return {"", nullptr};
 }
@@ -73,8 +73,7 @@ bool PmSamplingCollector::OnSessionStart(SessionServices& services) {
     return false;
   }
   if (auto [error, counter] = LoadMatchingPerfHostLibrary(); !error.empty()) {
-    // Every pm_sampling.disabled.* counter is an error (proto/writer/stats_table.h).
-    services.writer().AddToCounter(counter, 1, stats::kPmDisabledError.severity);
+    services.writer().AddToCounter(counter->name, 1, counter->severity);
     Report(Severity::kError, error);
     return false;
   }

@@ -23,57 +23,32 @@
 
 namespace warpscope {
 
-// Counter names, from the stats table (proto/writer/stats_table.h: severities, meanings).
-inline constexpr const char* kPmStatSamples = stats::kPmSamples.name.data();
-inline constexpr const char* kPmStatSamplesDropped = stats::kPmSamplesDropped.name.data();
-inline constexpr const char* kPmStatSamplesInvalid = stats::kPmSamplesInvalid.name.data();
-inline constexpr const char* kPmStatOverflows = stats::kPmOverflows.name.data();
-inline constexpr const char* kPmStatDecodeErrors = stats::kPmDecodeErrors.name.data();
-inline constexpr const char* kPmStatPrivileges = stats::kPmDisabledPrivileges.name.data();
-inline constexpr const char* kPmStatHardwareBusy = stats::kPmDisabledHardwareBusy.name.data();
-inline constexpr const char* kPmStatUnsupported = stats::kPmDisabledUnsupported.name.data();
-inline constexpr const char* kPmStatMultiplePasses = stats::kPmDisabledMultiplePasses.name.data();
-inline constexpr const char* kPmStatOtherError = stats::kPmDisabledError.name.data();
-inline constexpr const char* kPmStatLibraryMismatch = stats::kPmDisabledLibraryMismatch.name.data();
-inline constexpr const char* kPmStatClockRemapped = stats::kPmClockRemapped.name.data();
-// Samples much longer than the interval (the first one after start spans the time before
-// the counters ran and reads zero) would smear zeros over kernels: dropped and counted.
-inline constexpr const char* kPmStatSamplesTooLong = stats::kPmSamplesTooLong.name.data();
-// While sampling, each sample starts where the previous one ended. A later start means the
-// hardware buffer had no room for them (the decoder fell behind; with KEEP_OLDEST CUPTI also
-// sets `overflow`) or, in the KEEP_LATEST mode used before, that they were overwritten
-// unflagged: counted as one gap and its length, as data loss.
-inline constexpr const char* kPmStatGaps = stats::kPmGaps.name.data();
-inline constexpr const char* kPmStatGapNs = stats::kPmGapNs.name.data();
-// Time the worker spent decoding and evaluating samples (its CPU cost, roughly), and the two
-// parts of it: CUPTI's decode of the raw records (cuptiPmSamplingDecodeData), and the
-// metric evaluation (cuptiProfilerHostEvaluateToGpuValues calls only).
-inline constexpr const char* kPmStatDecodeBusyUs = stats::kPmDecodeBusyUs.name.data();
-inline constexpr const char* kPmStatDecodeDataUs = stats::kPmDecodeDataUs.name.data();
-inline constexpr const char* kPmStatEvaluateUs = stats::kPmEvaluateUs.name.data();
-// Re-initialising the counter data image after each decode (cuptiPmSamplingCounterData-
-// ImageInitialize), which costs in proportion to the image's capacity, not to its samples.
-inline constexpr const char* kPmStatImageResetUs = stats::kPmImageResetUs.name.data();
-// A full hardware buffer (KEEP_OLDEST) takes no more records until sampling is restarted:
-// the controller stops and starts it again after draining; the time between is a gap.
-inline constexpr const char* kPmStatRestarts = stats::kPmRestarts.name.data();
-// A drain stopped by its time budget with samples left (data loss: they may be overwritten or
-// dropped), and devices where sampling stopped because the decoder could not keep up.
-inline constexpr const char* kPmStatDecodeCutShort = stats::kPmDecodesCutShort.name.data();
-inline constexpr const char* kPmStatOverloaded = stats::kPmDisabledDecoderOverloaded.name.data();
-// Time spent setting devices up, in µs: in all (initialize, prepare, enable, start), and
-// the two parts that dominate it: PrepareDevice (chip, counter availability, host object,
-// configuration image, pass count) and EnableDevice (enable, SetConfig, counter data image).
-// Setup runs on the thread that created the context, so this is time added to that thread.
-inline constexpr const char* kPmStatSetupUs = stats::kPmSetupUs.name.data();
-inline constexpr const char* kPmStatSetupPrepareUs = stats::kPmSetupPrepareUs.name.data();
-inline constexpr const char* kPmStatSetupEnableUs = stats::kPmSetupEnableUs.name.data();
-// Raw samples (WARPSCOPE_PM_EVALUATE=offline/both): counter data images written, their
-// bytes, and time reading sample times from images (GetCounterDataInfo, GetSampleInfo), µs.
-inline constexpr const char* kPmStatRawImages = stats::kPmRawImages.name.data();
-inline constexpr const char* kPmStatRawImageBytes = stats::kPmRawImageBytes.name.data();
-inline constexpr const char* kPmStatSampleInfoUs = stats::kPmSampleInfoUs.name.data();
-inline constexpr const char* kPmStatRawImagesDropped = stats::kPmRawImagesDropped.name.data();
+// What some of the counters (proto/writer/stats_table.h) say beyond their line in the table:
+// - kPmSamplesTooLong: samples much longer than the interval (the first one after start spans
+//   the time before the counters ran and reads zero) would smear zeros over kernels.
+// - kPmGaps, kPmGapNs: while sampling, each sample starts where the previous one ended. A later
+//   start means the hardware buffer had no room for them (the decoder fell behind; with
+//   KEEP_OLDEST CUPTI also sets `overflow`) or, in the KEEP_LATEST mode used before, that they
+//   were overwritten unflagged: counted as one gap and its length, as data loss.
+// - kPmDecodeBusyUs, and its two parts kPmDecodeDataUs (CUPTI's decode of the raw records,
+//   cuptiPmSamplingDecodeData) and kPmEvaluateUs (cuptiProfilerHostEvaluateToGpuValues calls
+//   only): the decode thread's CPU cost, roughly.
+// - kPmImageResetUs: re-initialising the counter data image after each decode
+//   (cuptiPmSamplingCounterDataImageInitialize) costs in proportion to the image's capacity,
+//   not to its samples.
+// - kPmRestarts: a full hardware buffer (KEEP_OLDEST) takes no more records until sampling is
+//   restarted: the controller stops and starts it again after draining; the time between is a
+//   gap.
+// - kPmDecodesCutShort: a drain stopped by its time budget with samples left (they may be
+//   overwritten or dropped); kPmDisabledDecoderOverloaded: devices where sampling stopped
+//   because the decoder could not keep up.
+// - kPmSetupUs, and the two parts that dominate it: kPmSetupPrepareUs (chip, counter
+//   availability, host object, configuration image, pass count) and kPmSetupEnableUs (enable,
+//   SetConfig, counter data image). Setup runs on the thread that created the context, so this
+//   is time added to that thread.
+// - kPmRawImages, kPmRawImageBytes, kPmSampleInfoUs (WARPSCOPE_PM_EVALUATE=offline/both):
+//   counter data images written, their bytes, and time reading sample times from images
+//   (GetCounterDataInfo, GetSampleInfo).
 
 // Where the controller's output goes: the session's TraceWriter in libwarpscope, a fake in
 // tests.

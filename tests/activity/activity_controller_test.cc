@@ -20,8 +20,10 @@
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 #include "tests/activity/fake_activity_api.h"
+#include "tests/collectors/written_trace_test.h"
 #include "tests/reader/trace_test_util.h"
 
 namespace warpscope {
@@ -58,23 +60,16 @@ const StatCounter* FindStat(const TraceModel& model, std::string_view name) {
   return nullptr;
 }
 
-class ActivityControllerTest : public ::testing::Test {
+class ActivityControllerTest : public testing::WrittenTraceTest {
  protected:
   void SetUp() override {
-    path_ = testing::WriteTempFile("", "activity_controller_test.wst");
-    std::remove(path_.c_str());
     HeaderRecord header;
-    header.producer = "activity_controller_test";
     header.clock_domain = ClockDomain::kMonotonic;
     header.time_base_ns = kTimeBase;
     TraceWriterOptions options;
-    options.path = path_;
     options.stats_interval_ms = 0;  // only the final Stats packet
-    std::string error;
-    writer_ = TraceWriter::Open(options, header, &error);
-    ASSERT_NE(writer_, nullptr) << error;
+    ASSERT_NO_FATAL_FAILURE(OpenWriter("activity_controller_test", header, options));
   }
-  void TearDown() override { std::remove(path_.c_str()); }
 
   static ActivityOptions Options() {
     ActivityOptions o;
@@ -110,20 +105,9 @@ class ActivityControllerTest : public ::testing::Test {
     controller_.PublishCounters();
     return writer_->Counter(name);
   }
-  TraceModel CloseAndLoad() {
-    writer_->Close(EndReason::kExit, kTimeBase + 1'000'000'000);
-    absl::StatusOr<TraceModel> model = TraceModel::Load(path_);
-    if (!model.ok()) {
-      std::fprintf(stderr, "cannot load %s: %s\n", path_.c_str(),
-                   std::string(model.status().message()).c_str());
-      std::abort();
-    }
-    return std::move(*model);
-  }
+  TraceModel CloseAndLoad() { return WrittenTraceTest::CloseAndLoad(kTimeBase + 1'000'000'000); }
 
-  std::string path_;
   FakeActivityApi fake_;
-  std::unique_ptr<TraceWriter> writer_;
   ActivityController controller_{fake_};
 };
 
@@ -174,7 +158,7 @@ TEST_F(ActivityControllerTest, RegisterCallbacksFailureStopsInitAndFlushes) {
   std::memcpy(buffer, &padded, 8);
   std::memcpy(buffer + 8, &context, sizeof context);
   controller_.BufferCompleted(buffer, size, 8 + padded);
-  EXPECT_EQ(Published(kActivityStatRecords), 0u);
+  EXPECT_EQ(Published(stats::kActivityRecords.name), 0u);
   EXPECT_TRUE(CloseAndLoad().contexts.empty());
 }
 
@@ -301,10 +285,10 @@ TEST_F(ActivityControllerTest, BuffersBecomeTraceEvents) {
   ASSERT_GE(fake_.buffers_delivered, 3u);  // the records span several buffers
   const uint64_t records = 2 + 2 * kLaunches + 2;
   EXPECT_EQ(fake_.records_delivered, records);
-  EXPECT_EQ(Published(kActivityStatRecords), records);
-  EXPECT_EQ(writer_->Counter(kActivityStatBuffers), fake_.buffers_delivered);
+  EXPECT_EQ(Published(stats::kActivityRecords.name), records);
+  EXPECT_EQ(writer_->Counter(stats::kActivityBuffers.name), fake_.buffers_delivered);
   // CUPTI held every buffer until the flush: each one was new.
-  EXPECT_EQ(writer_->Counter(kActivityStatBuffersAllocated), fake_.buffers_delivered);
+  EXPECT_EQ(writer_->Counter(stats::kActivityBuffersAllocated.name), fake_.buffers_delivered);
 
   TraceModel model = CloseAndLoad();
   ASSERT_EQ(model.devices.size(), 1u);
@@ -332,16 +316,16 @@ TEST_F(ActivityControllerTest, BuffersBecomeTraceEvents) {
     const StatCounter* c = FindStat(model, name);
     return c == nullptr ? ~uint64_t{0} : c->value;
   };
-  EXPECT_EQ(stat(kActivityStatRecords), records);
-  EXPECT_EQ(stat(kActivityStatKernels), kLaunches);
-  EXPECT_EQ(stat(kActivityStatApiCalls), kLaunches);
-  EXPECT_EQ(stat(kActivityStatApiCallsFiltered), 1u);
-  EXPECT_EQ(stat(kActivityStatMemcpys), 1u);
-  EXPECT_EQ(stat(kActivityStatKernelNamesDemangled), 2u);
-  EXPECT_GT(stat(kActivityStatBufferHighWater), kBufferBytes / 2);
-  EXPECT_LE(stat(kActivityStatBufferHighWater), kBufferBytes);
-  EXPECT_EQ(stat(kActivityStatDroppedRecordsTotal), 0u);
-  EXPECT_EQ(FindStat(model, kActivityStatDroppedRecords), nullptr);
+  EXPECT_EQ(stat(stats::kActivityRecords.name), records);
+  EXPECT_EQ(stat(stats::kActivityKernels.name), kLaunches);
+  EXPECT_EQ(stat(stats::kActivityApiCalls.name), kLaunches);
+  EXPECT_EQ(stat(stats::kActivityApiCallsFiltered.name), 1u);
+  EXPECT_EQ(stat(stats::kActivityMemcpys.name), 1u);
+  EXPECT_EQ(stat(stats::kActivityKernelNamesDemangled.name), 2u);
+  EXPECT_GT(stat(stats::kActivityBufferHighWater.name), kBufferBytes / 2);
+  EXPECT_LE(stat(stats::kActivityBufferHighWater.name), kBufferBytes);
+  EXPECT_EQ(stat(stats::kCuptiDroppedRecordsTotal.name), 0u);
+  EXPECT_EQ(FindStat(model, stats::kCuptiDroppedRecords.name), nullptr);
   EXPECT_EQ(model.WorstSeverity(), v1::SEVERITY_INFO);
 }
 
@@ -359,11 +343,11 @@ TEST_F(ActivityControllerTest, OnlyAForcedFlushHandsBackTheBufferBeingFilled) {
   const uint64_t in_complete_buffer = emitted - 3;  // the one that did not fit, and two more
 
   controller_.Flush(false);
-  EXPECT_EQ(Published(kActivityStatRecords), in_complete_buffer);
-  EXPECT_EQ(writer_->Counter(kActivityStatBuffers), 1u);
+  EXPECT_EQ(Published(stats::kActivityRecords.name), in_complete_buffer);
+  EXPECT_EQ(writer_->Counter(stats::kActivityBuffers.name), 1u);
   controller_.Flush(true);
-  EXPECT_EQ(Published(kActivityStatRecords), emitted);
-  EXPECT_EQ(writer_->Counter(kActivityStatBuffers), 2u);
+  EXPECT_EQ(Published(stats::kActivityRecords.name), emitted);
+  EXPECT_EQ(writer_->Counter(stats::kActivityBuffers.name), 2u);
   EXPECT_THAT(fake_.CallsStartingWith("flush"), ElementsAre("flush", "flush forced"));
   EXPECT_EQ(CloseAndLoad().kernels.size(), emitted);
 }
@@ -435,16 +419,16 @@ TEST_F(ActivityControllerTest, DroppedRecordsGoIntoTheTraceCounters) {
   Init(Options());
   fake_.dropped = 5;
   controller_.Flush(false);
-  EXPECT_EQ(writer_->Counter(kActivityStatDroppedRecords), 5u);
+  EXPECT_EQ(writer_->Counter(stats::kCuptiDroppedRecords.name), 5u);
   controller_.Flush(false);  // CUPTI reset its count when it was read
-  EXPECT_EQ(writer_->Counter(kActivityStatDroppedRecords), 5u);
+  EXPECT_EQ(writer_->Counter(stats::kCuptiDroppedRecords.name), 5u);
   fake_.dropped = 3;
   fake_.fail["dropped"] = 1;  // the count cannot be read: nothing added
   controller_.Flush(true);
-  EXPECT_EQ(writer_->Counter(kActivityStatDroppedRecords), 5u);
+  EXPECT_EQ(writer_->Counter(stats::kCuptiDroppedRecords.name), 5u);
   fake_.fail.clear();
   controller_.Flush(false);
-  EXPECT_EQ(writer_->Counter(kActivityStatDroppedRecords), 8u);
+  EXPECT_EQ(writer_->Counter(stats::kCuptiDroppedRecords.name), 8u);
   EXPECT_THAT(fake_.calls, ElementsAre("system_thread_ids", "register_callbacks", "enable 9",
                                        "enable 8", "flush", "dropped", "flush", "dropped",
                                        "flush forced", "dropped", "flush", "dropped"));
@@ -452,11 +436,11 @@ TEST_F(ActivityControllerTest, DroppedRecordsGoIntoTheTraceCounters) {
   controller_.Shutdown();
 
   TraceModel model = CloseAndLoad();
-  const StatCounter* dropped = FindStat(model, kActivityStatDroppedRecords);
+  const StatCounter* dropped = FindStat(model, stats::kCuptiDroppedRecords.name);
   ASSERT_NE(dropped, nullptr);
   EXPECT_EQ(dropped->value, 10u);
   EXPECT_EQ(dropped->severity, v1::SEVERITY_DATA_LOSS);
-  const StatCounter* total = FindStat(model, kActivityStatDroppedRecordsTotal);
+  const StatCounter* total = FindStat(model, stats::kCuptiDroppedRecordsTotal.name);
   ASSERT_NE(total, nullptr);
   EXPECT_EQ(total->value, 10u);
   EXPECT_EQ(total->severity, v1::SEVERITY_DATA_LOSS);
@@ -472,7 +456,7 @@ TEST_F(ActivityControllerTest, ShutdownClosesTheWindowFlushesAndPublishes) {
   EXPECT_THAT(fake_.calls, ElementsAre("disable 10", "disable 1", "disable 22", "disable 2",
                                        "disable 5", "disable 12", "disable 13", "disable 38",
                                        "disable 9", "disable 8", "flush forced", "dropped"));
-  EXPECT_EQ(writer_->Counter(kActivityStatRecords), 1u);  // published by Shutdown
+  EXPECT_EQ(writer_->Counter(stats::kActivityRecords.name), 1u);  // published by Shutdown
   fake_.calls.clear();
   controller_.Flush(false);
   EXPECT_THAT(fake_.calls, IsEmpty());
@@ -499,8 +483,8 @@ TEST_F(ActivityControllerTest, BuffersCompletedAfterShutdownAreIgnored) {
   controller_.Shutdown();
   fake_.DeliverAll();
   EXPECT_EQ(fake_.records_delivered, 2u);
-  EXPECT_EQ(Published(kActivityStatRecords), 0u);
-  EXPECT_EQ(writer_->Counter(kActivityStatBuffers), 0u);
+  EXPECT_EQ(Published(stats::kActivityRecords.name), 0u);
+  EXPECT_EQ(writer_->Counter(stats::kActivityBuffers.name), 0u);
   // The buffer went back to the pool all the same.
   uint8_t* buffer = nullptr;
   size_t size = 0, max_records = 0;
@@ -524,7 +508,7 @@ TEST_F(ActivityControllerTest, AbandonAfterForkTouchesNothing) {
   controller_.Flush(true);
   controller_.Shutdown();
   EXPECT_THAT(fake_.calls, IsEmpty());
-  EXPECT_EQ(Published(kActivityStatRecords), 0u);
+  EXPECT_EQ(Published(stats::kActivityRecords.name), 0u);
   EXPECT_TRUE(CloseAndLoad().kernels.empty());
 }
 
@@ -546,12 +530,12 @@ TEST_F(ActivityControllerTest, BuffersArePooled) {
     for (uint8_t* buffer : taken) controller_.BufferCompleted(buffer, kBufferBytes, 0);
   };
   take_six_and_return_them();
-  EXPECT_EQ(Published(kActivityStatBuffersAllocated), 6u);
+  EXPECT_EQ(Published(stats::kActivityBuffersAllocated.name), 6u);
   controller_.BufferCompleted(nullptr, 0, 0);
   // Four come back from the pool, two are new: the other two of the first six were unmapped.
   take_six_and_return_them();
-  EXPECT_EQ(Published(kActivityStatBuffersAllocated), 8u);
-  EXPECT_EQ(writer_->Counter(kActivityStatBuffers), 0u);  // empty buffers are not counted
+  EXPECT_EQ(Published(stats::kActivityBuffersAllocated.name), 8u);
+  EXPECT_EQ(writer_->Counter(stats::kActivityBuffers.name), 0u);  // empty buffers are not counted
 }
 
 TEST_F(ActivityControllerTest, ATranslationErrorLosesOneBuffer) {
@@ -560,16 +544,16 @@ TEST_F(ActivityControllerTest, ATranslationErrorLosesOneBuffer) {
   fake_.Emit(Kernel("_Z1kv", 1, 1000));
   fake_.throw_in_next_record = true;
   controller_.Flush(true);
-  EXPECT_EQ(writer_->Counter(kActivityStatBuffersLost), 1u);
+  EXPECT_EQ(writer_->Counter(stats::kActivityBuffersLost.name), 1u);
   fake_.throw_in_next_record = false;
   fake_.Emit(Kernel("_Z1kv", 2, 2000));
   controller_.Flush(true);
-  EXPECT_EQ(Published(kActivityStatRecords), 1u);
-  EXPECT_EQ(writer_->Counter(kActivityStatBuffersAllocated), 1u);  // the lost one came back
+  EXPECT_EQ(Published(stats::kActivityRecords.name), 1u);
+  EXPECT_EQ(writer_->Counter(stats::kActivityBuffersAllocated.name), 1u);  // the lost one came back
   TraceModel model = CloseAndLoad();
   ASSERT_EQ(model.kernels.size(), 1u);
   EXPECT_EQ(model.kernels[0].correlation_id, 2u);
-  const StatCounter* lost = FindStat(model, kActivityStatBuffersLost);
+  const StatCounter* lost = FindStat(model, stats::kActivityBuffersLost.name);
   ASSERT_NE(lost, nullptr);
   EXPECT_EQ(lost->severity, v1::SEVERITY_DATA_LOSS);
 }

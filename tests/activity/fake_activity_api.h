@@ -198,10 +198,17 @@ class FakeActivityApi final : public ActivityApi {
   Buffer filling_;
 };
 
+// A CUPTI activity record of type `Record`, zero but for its kind, as the tests fill it.
+template <typename Record>
+Record ZeroedActivity(CUpti_ActivityKind kind) {
+  Record r;
+  std::memset(&r, 0, sizeof r);
+  r.kind = kind;
+  return r;
+}
+
 inline CUpti_ActivityKernel10 Kernel(const char* name, uint32_t correlation, uint64_t start) {
-  CUpti_ActivityKernel10 k;
-  std::memset(&k, 0, sizeof k);
-  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  auto k = ZeroedActivity<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   k.name = name;
   k.start = kTimeBase + start;
   k.end = kTimeBase + start + 1000;
@@ -218,9 +225,7 @@ inline CUpti_ActivityKernel10 Kernel(const char* name, uint32_t correlation, uin
 }
 
 inline CUpti_ActivityAPI RuntimeApi(uint32_t cbid, uint32_t correlation, uint64_t start) {
-  CUpti_ActivityAPI a;
-  std::memset(&a, 0, sizeof a);
-  a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  auto a = ZeroedActivity<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME);
   a.cbid = cbid;
   a.start = kTimeBase + start;
   a.end = kTimeBase + start + 500;
@@ -230,9 +235,7 @@ inline CUpti_ActivityAPI RuntimeApi(uint32_t cbid, uint32_t correlation, uint64_
 }
 
 inline CUpti_ActivityMemcpy6 Memcpy(uint32_t correlation, uint64_t start) {
-  CUpti_ActivityMemcpy6 m;
-  std::memset(&m, 0, sizeof m);
-  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  auto m = ZeroedActivity<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
   m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
   m.bytes = 1 << 20;
   m.start = kTimeBase + start;
@@ -244,9 +247,7 @@ inline CUpti_ActivityMemcpy6 Memcpy(uint32_t correlation, uint64_t start) {
 }
 
 inline CUpti_ActivityDevice5 Device(uint32_t id) {
-  CUpti_ActivityDevice5 d;
-  std::memset(&d, 0, sizeof d);
-  d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  auto d = ZeroedActivity<CUpti_ActivityDevice5>(CUPTI_ACTIVITY_KIND_DEVICE);
   d.id = id;
   d.name = "NVIDIA H200";
   d.computeCapabilityMajor = 9;
@@ -256,18 +257,14 @@ inline CUpti_ActivityDevice5 Device(uint32_t id) {
 }
 
 inline CUpti_ActivityContext3 Context(uint32_t id, uint32_t device) {
-  CUpti_ActivityContext3 c;
-  std::memset(&c, 0, sizeof c);
-  c.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+  auto c = ZeroedActivity<CUpti_ActivityContext3>(CUPTI_ACTIVITY_KIND_CONTEXT);
   c.contextId = id;
   c.deviceId = device;
   return c;
 }
 
 inline CUpti_ActivityMarker2 Marker(uint32_t flags, uint32_t id, uint64_t ts, const char* name) {
-  CUpti_ActivityMarker2 m;
-  std::memset(&m, 0, sizeof m);
-  m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+  auto m = ZeroedActivity<CUpti_ActivityMarker2>(CUPTI_ACTIVITY_KIND_MARKER);
   m.flags = static_cast<CUpti_ActivityFlag>(flags);
   m.id = id;
   m.timestamp = kTimeBase + ts;

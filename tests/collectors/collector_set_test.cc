@@ -19,7 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/writer/trace_writer.h"
-#include "tests/reader/trace_test_util.h"
+#include "tests/collectors/written_trace_test.h"
 
 namespace warpscope {
 namespace {
@@ -282,38 +282,20 @@ TEST_F(CollectorSetTest, ACollectorThatThrowsIsDisabledAndTheOthersGoOn) {
 // The model reads times relative to the header's time base.
 constexpr uint64_t kTimeBase = 1000;
 
-class NvtxCaptureRangeTest : public ::testing::Test {
+class NvtxCaptureRangeTest : public testing::WrittenTraceTest {
  protected:
   void SetUp() override {
-    path_ = testing::WriteTempFile("", "nvtx_capture_range_test.wst");
-    std::remove(path_.c_str());
     HeaderRecord header;
-    header.producer = "nvtx_capture_range_test";
     header.time_base_ns = kTimeBase;
-    TraceWriterOptions options;
-    options.path = path_;
-    std::string error;
-    writer_ = TraceWriter::Open(options, header, &error);
-    ASSERT_NE(writer_, nullptr) << error;
+    ASSERT_NO_FATAL_FAILURE(OpenWriter("nvtx_capture_range_test", header));
     services_ = std::make_unique<FakeServices>(writer_.get());
     services_->options_.nvtx_callbacks = true;
     services_->options_.nvtx_range_name = "capture";
     services_->options_.nvtx_range_domain = "app";
     ASSERT_TRUE(collector_.OnSessionStart(*services_));
   }
-  void TearDown() override { std::remove(path_.c_str()); }
-  TraceModel CloseAndLoad() {
-    writer_->Close(EndReason::kExit, 1'000'000);
-    absl::StatusOr<TraceModel> model = TraceModel::Load(path_);
-    if (!model.ok()) {
-      std::fprintf(stderr, "cannot load %s\n", path_.c_str());
-      std::abort();
-    }
-    return std::move(*model);
-  }
+  TraceModel CloseAndLoad() { return WrittenTraceTest::CloseAndLoad(1'000'000); }
 
-  std::string path_;
-  std::unique_ptr<TraceWriter> writer_;
   std::unique_ptr<FakeServices> services_;
   NvtxCaptureRangeCollector collector_;
 };

@@ -5,13 +5,16 @@
 #include <cupti_runtime_cbid.h>
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "tests/activity/fake_activity_api.h"
+
 namespace warpscope {
 namespace {
+
+using testing::ZeroedActivity;
 
 class FakeSink : public RecordSink {
  public:
@@ -68,9 +71,7 @@ ActivityTranslator MakeTranslator() {
 const CUpti_Activity* AsActivity(const void* p) { return static_cast<const CUpti_Activity*>(p); }
 
 CUpti_ActivityKernel10 Kernel(const char* name, uint64_t start, uint64_t end) {
-  CUpti_ActivityKernel10 k;
-  std::memset(&k, 0, sizeof k);
-  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  auto k = ZeroedActivity<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   k.name = name;
   k.start = start;
   k.end = end;
@@ -146,9 +147,7 @@ TEST(ActivityTranslatorTest, ZeroTimestampsAreCounted) {
 TEST(ActivityTranslatorTest, MemcpyMemsetSyncApi) {
   FakeSink sink;
   ActivityTranslator t = MakeTranslator();
-  CUpti_ActivityMemcpy6 m;
-  std::memset(&m, 0, sizeof m);
-  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  auto m = ZeroedActivity<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
   m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
   m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
   m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
@@ -164,9 +163,7 @@ TEST(ActivityTranslatorTest, MemcpyMemsetSyncApi) {
   EXPECT_TRUE(sink.memcpys[0].is_async);
   EXPECT_EQ(sink.memcpys[0].bytes, 4u << 20);
 
-  CUpti_ActivityMemcpyPtoP4 p;
-  std::memset(&p, 0, sizeof p);
-  p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+  auto p = ZeroedActivity<CUpti_ActivityMemcpyPtoP4>(CUPTI_ACTIVITY_KIND_MEMCPY2);
   p.bytes = 77;
   p.srcDeviceId = 0;
   p.dstDeviceId = 1;
@@ -175,9 +172,7 @@ TEST(ActivityTranslatorTest, MemcpyMemsetSyncApi) {
   EXPECT_EQ(sink.memcpys[1].copy_kind, CopyKind::kPtoP);
   EXPECT_EQ(sink.memcpys[1].dst_device_id, 1u);
 
-  CUpti_ActivityMemset4 s;
-  std::memset(&s, 0, sizeof s);
-  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  auto s = ZeroedActivity<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET);
   s.value = 7;
   s.bytes = 3 << 20;
   s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
@@ -186,9 +181,7 @@ TEST(ActivityTranslatorTest, MemcpyMemsetSyncApi) {
   EXPECT_EQ(sink.memsets[0].value, 7u);
   EXPECT_EQ(sink.memsets[0].memory_kind, MemoryKind::kDevice);
 
-  CUpti_ActivitySynchronization2 y;
-  std::memset(&y, 0, sizeof y);
-  y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  auto y = ZeroedActivity<CUpti_ActivitySynchronization2>(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
   y.streamId = 9;
   y.cudaEventId = 0xffffffffu;
@@ -198,9 +191,7 @@ TEST(ActivityTranslatorTest, MemcpyMemsetSyncApi) {
   EXPECT_EQ(sink.syncs[0].stream_id, 9u);
   EXPECT_EQ(sink.syncs[0].cuda_event_id, 0u);
 
-  CUpti_ActivityAPI a;
-  std::memset(&a, 0, sizeof a);
-  a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  auto a = ZeroedActivity<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME);
   a.cbid = 211;
   a.threadId = 1234;
   a.correlationId = 42;
@@ -218,9 +209,7 @@ TEST(ActivityTranslatorTest, MemcpyMemsetSyncApi) {
 TEST(ActivityTranslatorTest, DeviceRecordOnceWithFixup) {
   FakeSink sink;
   ActivityTranslator t = MakeTranslator();
-  CUpti_ActivityDevice5 d;
-  std::memset(&d, 0, sizeof d);
-  d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  auto d = ZeroedActivity<CUpti_ActivityDevice5>(CUPTI_ACTIVITY_KIND_DEVICE);
   d.name = "NVIDIA H200";
   d.numMultiprocessors = 132;
   d.maxWarpsPerMultiprocessor = 64;
@@ -239,9 +228,7 @@ TEST(ActivityTranslatorTest, DeviceRecordOnceWithFixup) {
 
 CUpti_ActivityMarker2 Marker(uint32_t flags, uint32_t id, uint64_t ts, uint32_t tid,
                              const char* name, const char* domain = nullptr) {
-  CUpti_ActivityMarker2 m;
-  std::memset(&m, 0, sizeof m);
-  m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+  auto m = ZeroedActivity<CUpti_ActivityMarker2>(CUPTI_ACTIVITY_KIND_MARKER);
   m.flags = static_cast<CUpti_ActivityFlag>(flags);
   m.id = id;
   m.timestamp = ts;
@@ -257,9 +244,7 @@ TEST(ActivityTranslatorTest, NvtxPushPopNestingAndThreads) {
   ActivityTranslator t = MakeTranslator();
   auto feed = [&](CUpti_ActivityMarker2 m) { t.Translate(AsActivity(&m), sink); };
   feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 1, 100, 11, "outer"));
-  CUpti_ActivityMarkerData2 data;
-  std::memset(&data, 0, sizeof data);
-  data.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
+  auto data = ZeroedActivity<CUpti_ActivityMarkerData2>(CUPTI_ACTIVITY_KIND_MARKER_DATA);
   data.flags = CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB;
   data.id = 1;
   data.color = 0xff00ff00;
@@ -318,9 +303,7 @@ TEST(ActivityTranslatorTest, SuppressedCaptureRange) {
 TEST(ActivityTranslatorTest, TrivialRuntimeCallsAreFilteredAndCounted) {
   FakeSink sink;
   ActivityTranslator t = MakeTranslator();
-  CUpti_ActivityAPI a;
-  std::memset(&a, 0, sizeof a);
-  a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  auto a = ZeroedActivity<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME);
   a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020;
   t.Translate(AsActivity(&a), sink);
   a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000;

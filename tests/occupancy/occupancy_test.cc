@@ -12,7 +12,9 @@
 namespace warpscope {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 // What CUPTI's Device record reports for an H200 (no opt-in / reserved fields: CUPTI lacks
 // them, so the architecture defaults must fill them in).
@@ -189,10 +191,23 @@ TEST(OccupancyTest, RefusesMissingInputs) {
   EXPECT_FALSE(ComputeTheoreticalOccupancy(d, Launch(128, 32)).ok());
 }
 
+// The advice for `l` on the H200; empty, with a failure, when its occupancy has no answer.
+std::vector<OccupancyAdvice> AdviceOnH200(const LaunchConfig& l) {
+  auto t = ComputeTheoreticalOccupancy(H200(), l);
+  EXPECT_TRUE(t.ok()) << t.status();
+  if (!t.ok()) return {};
+  return AdviseOccupancy(H200(), l, *t);
+}
+
+// The same, its texts only.
+std::vector<std::string> AdviceTextsOnH200(const LaunchConfig& l) {
+  std::vector<std::string> texts;
+  for (const OccupancyAdvice& a : AdviceOnH200(l)) texts.push_back(a.text);
+  return texts;
+}
+
 TEST(OccupancyAdviceTest, RegisterLimitedSaysHowManyRegistersFit) {
-  auto t = ComputeTheoreticalOccupancy(H200(), Launch(256, 128));
-  ASSERT_TRUE(t.ok());
-  auto advice = AdviseOccupancy(H200(), Launch(256, 128), *t);
+  const std::vector<OccupancyAdvice> advice = AdviceOnH200(Launch(256, 128));
   ASSERT_EQ(advice.size(), 1u);
   EXPECT_EQ(advice[0].limiter, kLimitRegisters);
   EXPECT_EQ(advice[0].text,
@@ -202,57 +217,35 @@ TEST(OccupancyAdviceTest, RegisterLimitedSaysHowManyRegistersFit) {
             "spills)");
 }
 
-// The advice for `l` on the H200; empty, with a failure, when its occupancy has no answer.
-std::vector<OccupancyAdvice> AdviceOnH200(const LaunchConfig& l) {
-  auto t = ComputeTheoreticalOccupancy(H200(), l);
-  EXPECT_TRUE(t.ok()) << t.status();
-  if (!t.ok()) return {};
-  return AdviseOccupancy(H200(), l, *t);
-}
-
 TEST(OccupancyAdviceTest, SharedMemoryLimited) {
-  const LaunchConfig l = Launch(128, 32, 100 * 1024);
-  const std::vector<OccupancyAdvice> advice = AdviceOnH200(l);
-  ASSERT_EQ(advice.size(), 1u);
-  EXPECT_EQ(advice[0].text,
-            "100 KiB of shared memory per block (101 KiB allocated incl. 1 KiB reserved) limits "
-            "the SM to 2 blocks of 128 threads (8 warps, 12.5%); at <= 75 KiB per block 3 "
-            "blocks fit (12 warps, 18.8%)");
+  EXPECT_THAT(AdviceTextsOnH200(Launch(128, 32, 100 * 1024)),
+              ElementsAre("100 KiB of shared memory per block (101 KiB allocated incl. 1 KiB "
+                          "reserved) limits the SM to 2 blocks of 128 threads (8 warps, 12.5%); "
+                          "at <= 75 KiB per block 3 blocks fit (12 warps, 18.8%)"));
 }
 
 TEST(OccupancyAdviceTest, BlockLimitSuggestsLargerBlocks) {
-  const LaunchConfig l = Launch(32, 16);
-  const std::vector<OccupancyAdvice> advice = AdviceOnH200(l);
-  ASSERT_EQ(advice.size(), 1u);
-  EXPECT_EQ(advice[0].text,
-            "the SM holds at most 32 blocks; with 32-thread blocks that is 32 warps (50%); "
-            "blocks of 64 threads would give 64 warps (100%) with the same registers and "
-            "shared memory per block");
+  EXPECT_THAT(AdviceTextsOnH200(Launch(32, 16)),
+              ElementsAre("the SM holds at most 32 blocks; with 32-thread blocks that is 32 "
+                          "warps (50%); blocks of 64 threads would give 64 warps (100%) with the "
+                          "same registers and shared memory per block"));
 }
 
 TEST(OccupancyAdviceTest, OddBlockSize) {
-  const LaunchConfig l = Launch(768, 32);
-  const std::vector<OccupancyAdvice> advice = AdviceOnH200(l);
-  ASSERT_EQ(advice.size(), 2u);
-  EXPECT_EQ(advice[0].text,
-            "32 registers/thread ties with another limit at 2 blocks of 768 threads (48 warps, "
-            "75%); lowering registers alone does not raise occupancy");
-  EXPECT_THAT(advice[1].text, HasSubstr("blocks of 768 threads: 2 fit in the SM's 64 warp slots "
-                                        "(48 warps, 75%); blocks of 512 threads would give 64 "
-                                        "warps (100%)"));
+  EXPECT_THAT(AdviceTextsOnH200(Launch(768, 32)),
+              ElementsAre("32 registers/thread ties with another limit at 2 blocks of 768 "
+                          "threads (48 warps, 75%); lowering registers alone does not raise "
+                          "occupancy",
+                          HasSubstr("blocks of 768 threads: 2 fit in the SM's 64 warp slots "
+                                    "(48 warps, 75%); blocks of 512 threads would give 64 "
+                                    "warps (100%)")));
 }
 
 TEST(OccupancyAdviceTest, FullOccupancyNeedsNoAdviceButSmallGridIsNoted) {
-  auto t = ComputeTheoreticalOccupancy(H200(), Launch(1024, 32));
-  ASSERT_TRUE(t.ok());
-  EXPECT_TRUE(AdviseOccupancy(H200(), Launch(1024, 32), *t).empty());
-  const LaunchConfig small = Launch(1024, 32, 0, 0, 66);
-  auto s = ComputeTheoreticalOccupancy(H200(), small);
-  auto advice = AdviseOccupancy(H200(), small, *s);
-  ASSERT_EQ(advice.size(), 1u);
-  EXPECT_EQ(advice[0].text,
-            "the grid (66 blocks) fills 25% of one wave (2 blocks/SM x 132 SMs): achieved "
-            "occupancy stays below the theoretical one");
+  EXPECT_THAT(AdviceTextsOnH200(Launch(1024, 32)), IsEmpty());
+  EXPECT_THAT(AdviceTextsOnH200(Launch(1024, 32, 0, 0, 66)),
+              ElementsAre("the grid (66 blocks) fills 25% of one wave (2 blocks/SM x 132 SMs): "
+                          "achieved occupancy stays below the theoretical one"));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // PC sampling controller without a GPU: its per-context state machine, drains, errors and
 // cubins against a fake PcSamplingApi.
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include "collectors/pc_sampling/pc_sampling_controller.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "proto/writer/stats_table.h"
 #include "tests/pc_sampling/fake_pc_sampling_api.h"
 
 namespace warpscope {
@@ -54,6 +56,11 @@ class FakeSink : public PcRecordSink {
     lines.emplace_back(message);
   }
   uint64_t NowNs() override { return 1000; }
+  uint64_t Count(const StatDef& stat) const {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = counters.find(stat.name);
+    return it == counters.end() ? 0 : it->second;
+  }
   size_t BatchCount() const {
     std::lock_guard<std::mutex> lock(mu);
     return batches.size();
@@ -71,7 +78,7 @@ class FakeSink : public PcRecordSink {
   std::vector<PcStallReasonsRecord> reasons;
   std::vector<PcSampleBatchRecord> batches;
   std::map<std::string, uint64_t> strings;
-  std::map<std::string, uint64_t> counters;
+  std::map<std::string, uint64_t, std::less<>> counters;
   std::vector<std::string> lines;
 };
 
@@ -157,10 +164,10 @@ TEST_F(PcSamplingControllerTest, LifecycleWithCaptureWindow) {
   c.Shutdown();  // idempotent
   controller_.reset();
   EXPECT_TRUE(api_.TakeCalls().empty());
-  EXPECT_EQ(sink_.counters[kPcStatBatches], 2u);
-  EXPECT_EQ(sink_.counters[kPcStatPcs], 2u);
-  EXPECT_EQ(sink_.counters[kPcStatSamples], 13u);
-  EXPECT_EQ(sink_.counters[kPcStatContextsSampled], 1u);
+  EXPECT_EQ(sink_.Count(stats::kPcBatches), 2u);
+  EXPECT_EQ(sink_.Count(stats::kPcRecords), 2u);
+  EXPECT_EQ(sink_.Count(stats::kPcSamples), 13u);
+  EXPECT_EQ(sink_.Count(stats::kPcContextsSampled), 1u);
   EXPECT_TRUE(sink_.lines.empty());
 }
 
@@ -186,8 +193,8 @@ TEST_F(PcSamplingControllerTest, DrainsSeveralRounds) {
   ASSERT_EQ(sink_.batches.size(), 3u);
   EXPECT_EQ(sink_.batches[0].records.size(), 2u);
   EXPECT_EQ(sink_.batches[2].records[0].pc_offset, 4u);
-  EXPECT_EQ(sink_.counters[kPcStatPcs], 4u);
-  EXPECT_EQ(sink_.counters[kPcStatSamples], 10u);
+  EXPECT_EQ(sink_.Count(stats::kPcRecords), 4u);
+  EXPECT_EQ(sink_.Count(stats::kPcSamples), 10u);
   EXPECT_EQ(sink_.strings.size(), 3u);
 }
 
@@ -200,7 +207,7 @@ TEST_F(PcSamplingControllerTest, DrainIsBoundedWhenCuptiKeepsReportingMore) {
   for (int i = 0; i < 6; ++i) api_.Queue(ctx, {}, Batch(1, 1, {Pc("a", 1, {{0, 1}})}));
   c.Poll();
   EXPECT_EQ(api_.CountCalls("getdata 2"), 4u);
-  EXPECT_EQ(sink_.counters[kPcStatDrainCapped], 1u);
+  EXPECT_EQ(sink_.Count(stats::kPcDrainCapped), 1u);
 }
 
 TEST_F(PcSamplingControllerTest, HardwareBufferFullIsReportedOnceAndCounted) {
@@ -223,8 +230,8 @@ TEST_F(PcSamplingControllerTest, HardwareBufferFullIsReportedOnceAndCounted) {
   EXPECT_TRUE(sink_.batches[0].hardware_buffer_full);
   EXPECT_EQ(sink_.batches[0].device_id, 2u);
   EXPECT_FALSE(sink_.batches[1].hardware_buffer_full);
-  EXPECT_EQ(sink_.counters[kPcStatHardwareBufferFull], 2u);
-  EXPECT_EQ(sink_.counters[kPcStatSamplesDropped], 14u);
+  EXPECT_EQ(sink_.Count(stats::kPcHardwareBufferFull), 2u);
+  EXPECT_EQ(sink_.Count(stats::kPcSamplesDropped), 14u);
   ASSERT_EQ(sink_.lines.size(), 1u);
   EXPECT_THAT(sink_.lines[0], HasSubstr("hardware buffer of device 2 filled up"));
   EXPECT_THAT(sink_.lines[0], HasSubstr("WARPSCOPE_PC_BUFFER_MB"));
@@ -243,7 +250,7 @@ TEST_F(PcSamplingControllerTest, GetDataErrorIsCountedAndSamplingGoesOn) {
   c.Poll();
   c.Poll();
   c.Poll();
-  EXPECT_EQ(sink_.counters[kPcStatGetDataErrors], 2u);
+  EXPECT_EQ(sink_.Count(stats::kPcGetDataErrors), 2u);
   ASSERT_EQ(sink_.lines.size(), 1u);
   EXPECT_THAT(sink_.lines[0], HasSubstr("CUPTI_ERROR_UNKNOWN"));
   EXPECT_EQ(sink_.batches.size(), 1u);
@@ -256,8 +263,8 @@ TEST_F(PcSamplingControllerTest, WriterRefusalIsCounted) {
   sink_.refuse_batches = true;
   api_.Queue(Context(5), {}, Batch(1, 0, {Pc("a", 1, {{0, 1}})}));
   c.Poll();
-  EXPECT_EQ(sink_.counters[kPcStatBatchesDropped], 1u);
-  EXPECT_EQ(sink_.counters[kPcStatBatches], 0u);
+  EXPECT_EQ(sink_.Count(stats::kPcBatchesDropped), 1u);
+  EXPECT_EQ(sink_.Count(stats::kPcBatches), 0u);
 }
 
 TEST_F(PcSamplingControllerTest, SecondContextOnSameDeviceIsRefused) {
@@ -269,7 +276,7 @@ TEST_F(PcSamplingControllerTest, SecondContextOnSameDeviceIsRefused) {
   EXPECT_FALSE(c.enabled(Context(2)));
   EXPECT_TRUE(c.enabled(Context(3)));
   EXPECT_EQ(api_.CountCalls("enable 2"), 0u);
-  EXPECT_EQ(sink_.counters[kPcStatContextRefused], 1u);
+  EXPECT_EQ(sink_.Count(stats::kPcContextsRefused), 1u);
   ASSERT_EQ(sink_.lines.size(), 1u);
   EXPECT_THAT(sink_.lines[0], HasSubstr("context 8 on device 0 is not sampled"));
   EXPECT_THAT(sink_.lines[0], HasSubstr("context 7 has it"));
@@ -309,7 +316,7 @@ TEST_F(PcSamplingControllerTest, PcsLeftInTheConfiguredBufferAtDisableAreWritten
   c.Shutdown();
   ASSERT_EQ(sink_.batches.size(), 2u);
   EXPECT_EQ(sink_.batches[1].device_id, 1u);
-  EXPECT_EQ(sink_.counters[kPcStatSamples], 8u);
+  EXPECT_EQ(sink_.Count(stats::kPcSamples), 8u);
 }
 
 TEST_F(PcSamplingControllerTest, ModuleLoadDrainsOnlyWhileSampling) {
@@ -331,7 +338,7 @@ TEST_F(PcSamplingControllerTest, InsufficientPrivilegesDisablesForTheProcess) {
   c.OnContextCreated(Context(2), 2, 1);  // not even tried
   EXPECT_EQ(api_.CountCalls("enable 2"), 0u);
   EXPECT_FALSE(c.enabled(Context(1)));
-  EXPECT_EQ(sink_.counters[kPcStatPrivileges], 1u);
+  EXPECT_EQ(sink_.Count(stats::kPcDisabledPrivileges), 1u);
   ASSERT_EQ(sink_.lines.size(), 1u);
   EXPECT_THAT(sink_.lines[0], HasSubstr("NVreg_RestrictProfilingToAdminUsers=0"));
   EXPECT_THAT(sink_.lines[0], HasSubstr("tracing goes on"));
@@ -351,7 +358,7 @@ TEST_F(PcSamplingControllerTest, UnsupportedAndConfigureFailuresStayPerContext) 
   EXPECT_EQ(api_.CountCalls("disable 1"), 0u);
   EXPECT_FALSE(c.enabled(Context(1)));
   EXPECT_TRUE(sink_.reasons.empty());
-  EXPECT_EQ(sink_.counters[kPcStatUnsupported], 1u);
+  EXPECT_EQ(sink_.Count(stats::kPcDisabledUnsupported), 1u);
   api_.configure_result = {};
   c.OnContextCreated(Context(2), 2, 0);  // the device is still free
   EXPECT_TRUE(c.enabled(Context(2)));
@@ -366,7 +373,7 @@ TEST_F(PcSamplingControllerTest, StartFailureDisablesTheContext) {
   PcSamplingController& c = MakeSampling();
   EXPECT_FALSE(c.enabled(Context(1)));
   EXPECT_EQ(api_.CountCalls("disable 1"), 0u);  // not where the failure happened
-  EXPECT_EQ(sink_.counters[kPcStatOtherError], 1u);
+  EXPECT_EQ(sink_.Count(stats::kPcDisabledError), 1u);
   c.Shutdown();  // the session's end disables what is left
   EXPECT_EQ(api_.CountCalls("disable 1"), 1u);
 }
@@ -376,7 +383,7 @@ TEST_F(PcSamplingControllerTest, AGpuSampledByAnotherProcessIsOneLineAndTracingG
                         "another process already samples the PCs of GPU 0000:19:00.0"};
   PcSamplingController& c = MakeSampling();
   EXPECT_FALSE(c.enabled(Context(1)));
-  EXPECT_EQ(sink_.counters[kPcStatBusy], 1u);
+  EXPECT_EQ(sink_.Count(stats::kPcDisabledBusy), 1u);
   ASSERT_EQ(sink_.lines.size(), 1u);
   EXPECT_THAT(sink_.lines[0], HasSubstr("PC sampling off on device 0"));
   EXPECT_THAT(sink_.lines[0], HasSubstr("one process per GPU"));
@@ -445,9 +452,9 @@ TEST_F(PcSamplingControllerTest, CubinsAreWrittenOncePerCrcForSampledContexts) {
   ASSERT_EQ(sink_.cubins.size(), 2u);
   api_.crc_result = {PcErrorKind::kOther, "cuptiGetCubinCrc: CUPTI_ERROR_INVALID_PARAMETER (2)"};
   c.OnModuleLoaded(Context(1), "x", 1);
-  EXPECT_EQ(sink_.counters[kPcStatCubins], 2u);
-  EXPECT_EQ(sink_.counters[kPcStatCubinBytes], a.size() + b.size());
-  EXPECT_EQ(sink_.counters[kPcStatCubinsLost], 2u);
+  EXPECT_EQ(sink_.Count(stats::kPcCubins), 2u);
+  EXPECT_EQ(sink_.Count(stats::kPcCubinBytes), a.size() + b.size());
+  EXPECT_EQ(sink_.Count(stats::kPcCubinsLost), 2u);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "collectors/pm_sampling/pm_sampling_controller.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "proto/writer/stats_table.h"
 
 namespace warpscope {
 namespace {
@@ -107,8 +108,12 @@ class FakeSink : public PmRecordSink {
     std::vector<uint64_t> start_ns, end_ns;
   };
   std::vector<Raw> raw;
-  std::map<std::string, uint64_t> counters;
+  std::map<std::string, uint64_t, std::less<>> counters;
   std::vector<std::string> reports;
+  uint64_t Count(const StatDef& stat) const {
+    const auto it = counters.find(stat.name);
+    return it == counters.end() ? 0 : it->second;
+  }
   bool Write(const PmMetricSetRecord& r) override {
     sets.push_back(r);
     return true;
@@ -203,7 +208,7 @@ TEST(PmSamplingControllerTest, FullLifecycleWritesSetAndSamples) {
   h.controller->Shutdown();
   EXPECT_THAT(h.api.calls, ElementsAre("init", "prepare 0", "enable 0", "start 0", "decode 0",
                                        "stop 0", "final decode 0", "disable 0", "deinit"));
-  EXPECT_EQ(h.sink.counters[kPmStatSamples], 3u);
+  EXPECT_EQ(h.sink.Count(stats::kPmSamples), 3u);
   EXPECT_TRUE(h.sink.reports.empty());
   EXPECT_TRUE(h.sink.raw.empty());
 }
@@ -242,10 +247,10 @@ TEST(PmSamplingControllerTest, OfflineEvaluationWritesImagesWithTheUsableSamples
   ASSERT_EQ(h.sink.raw.size(), 2u);
   EXPECT_THAT(h.sink.raw[1].sample_index, ElementsAre(0u));
   EXPECT_THAT(h.sink.raw[1].start_ns, ElementsAre(kTraceNow + 60000));
-  EXPECT_EQ(h.sink.counters[kPmStatRawImages], 2u);
-  EXPECT_EQ(h.sink.counters[kPmStatRawImageBytes], 4u + 1u);
-  EXPECT_EQ(h.sink.counters[kPmStatSamplesTooLong], 1u);
-  EXPECT_EQ(h.sink.counters[kPmStatSamples], 5u);
+  EXPECT_EQ(h.sink.Count(stats::kPmRawImages), 2u);
+  EXPECT_EQ(h.sink.Count(stats::kPmRawImageBytes), 4u + 1u);
+  EXPECT_EQ(h.sink.Count(stats::kPmSamplesTooLong), 1u);
+  EXPECT_EQ(h.sink.Count(stats::kPmSamples), 5u);
   EXPECT_TRUE(h.sink.samples.empty());
 }
 
@@ -272,7 +277,7 @@ TEST(PmSamplingControllerTest, AnImageOfOnlyUnusableSamplesIsNotWritten) {
   h.api.queued[0] = {{kTraceNow - 725'000'000, kTraceNow, {}}};
   h.controller->StopCapture();
   EXPECT_TRUE(h.sink.raw.empty());
-  EXPECT_EQ(h.sink.counters[kPmStatRawImages], 0u);
+  EXPECT_EQ(h.sink.Count(stats::kPmRawImages), 0u);
 }
 
 TEST(PmSamplingControllerTest, DrainsAFullCounterDataImage) {
@@ -291,7 +296,7 @@ TEST(PmSamplingControllerTest, RefusesMultiPassMetricSets) {
   h.api.passes = 2;
   h.Start();
   EXPECT_FALSE(h.controller->sampling(0));
-  EXPECT_EQ(h.sink.counters[kPmStatMultiplePasses], 1u);
+  EXPECT_EQ(h.sink.Count(stats::kPmDisabledMultiplePasses), 1u);
   ASSERT_EQ(h.sink.reports.size(), 1u);
   EXPECT_THAT(h.sink.reports[0], HasSubstr("needs 2 passes on GH100"));
   EXPECT_THAT(h.sink.reports[0], HasSubstr("tracing goes on"));
@@ -310,10 +315,11 @@ TEST(PmSamplingControllerTest, PrivilegesAndBusyHardwareAreOneLineEach) {
     h.controller->StartCapture();
     EXPECT_FALSE(h.controller->sampling(0));
     ASSERT_EQ(h.sink.reports.size(), 2u);  // one per device
-    const char* counter = kind == PmErrorKind::kInsufficientPrivileges ? kPmStatPrivileges
-                          : kind == PmErrorKind::kHardwareBusy         ? kPmStatHardwareBusy
-                                                                       : kPmStatUnsupported;
-    EXPECT_EQ(h.sink.counters[counter], 2u);
+    const StatDef& counter =
+        kind == PmErrorKind::kInsufficientPrivileges ? stats::kPmDisabledPrivileges
+        : kind == PmErrorKind::kHardwareBusy         ? stats::kPmDisabledHardwareBusy
+                                                     : stats::kPmDisabledUnsupported;
+    EXPECT_EQ(h.sink.Count(counter), 2u);
     EXPECT_THAT(h.sink.reports[0], HasSubstr("PM sampling off on device 0"));
     EXPECT_THAT(h.sink.reports[0], HasSubstr("tracing goes on"));
     if (kind == PmErrorKind::kInsufficientPrivileges) {
@@ -340,7 +346,7 @@ TEST(PmSamplingControllerTest, OverflowIsCountedAndReportedOnce) {
   h.controller->Poll();
   h.api.overflow_next = true;
   h.controller->Poll();
-  EXPECT_EQ(h.sink.counters[kPmStatOverflows], 2u);
+  EXPECT_EQ(h.sink.Count(stats::kPmOverflows), 2u);
   ASSERT_EQ(h.sink.reports.size(), 1u);
   EXPECT_THAT(h.sink.reports[0], HasSubstr("raise WARPSCOPE_PM_BUFFER"));
 }
@@ -352,7 +358,7 @@ TEST(PmSamplingControllerTest, InvalidSamplesAreCountedNotWritten) {
                      {kTraceNow + 10, kTraceNow + 20, std::vector<double>{1, 2}}};
   h.controller->Poll();
   EXPECT_TRUE(h.sink.samples.empty());
-  EXPECT_EQ(h.sink.counters[kPmStatSamplesInvalid], 2u);
+  EXPECT_EQ(h.sink.Count(stats::kPmSamplesInvalid), 2u);
 }
 
 TEST(PmSamplingControllerTest, SamplesMuchLongerThanTheIntervalAreDiscarded) {
@@ -365,7 +371,7 @@ TEST(PmSamplingControllerTest, SamplesMuchLongerThanTheIntervalAreDiscarded) {
   h.controller->Poll();
   ASSERT_EQ(h.sink.samples.size(), 1u);
   EXPECT_EQ(h.sink.samples[0].values, Values(7));
-  EXPECT_EQ(h.sink.counters[kPmStatSamplesTooLong], 1u);
+  EXPECT_EQ(h.sink.Count(stats::kPmSamplesTooLong), 1u);
 }
 
 TEST(PmSamplingControllerTest, GapsBetweenSamplesAreCountedAsLostTime) {
@@ -380,8 +386,8 @@ TEST(PmSamplingControllerTest, GapsBetweenSamplesAreCountedAsLostTime) {
                      {t + 66'833'000, t + 66'843'000, Values(1)}};
   h.controller->Poll();
   EXPECT_EQ(h.sink.samples.size(), 4u);
-  EXPECT_EQ(h.sink.counters[kPmStatGaps], 1u);
-  EXPECT_EQ(h.sink.counters[kPmStatGapNs], 66'800'000u);
+  EXPECT_EQ(h.sink.Count(stats::kPmGaps), 1u);
+  EXPECT_EQ(h.sink.Count(stats::kPmGapNs), 66'800'000u);
   ASSERT_EQ(h.sink.reports.size(), 1u);
   EXPECT_THAT(h.sink.reports[0], HasSubstr("fell behind on device 0: 66800 us"));
   EXPECT_THAT(h.sink.reports[0], HasSubstr("WARPSCOPE_PM_INTERVAL"));
@@ -390,7 +396,7 @@ TEST(PmSamplingControllerTest, GapsBetweenSamplesAreCountedAsLostTime) {
   h.controller->StartCapture();
   h.api.queued[0] = {{t + 900'000'000, t + 900'010'000, Values(1)}};
   h.controller->Poll();
-  EXPECT_EQ(h.sink.counters[kPmStatGaps], 1u);
+  EXPECT_EQ(h.sink.Count(stats::kPmGaps), 1u);
   EXPECT_EQ(h.sink.reports.size(), 1u);  // reported once per device
 }
 
@@ -403,8 +409,8 @@ TEST(PmSamplingControllerTest, AFullHardwareBufferIsDrainedAndSamplingRestarted)
   h.api.calls.clear();
   h.controller->Poll();
   EXPECT_THAT(h.api.calls, ElementsAre("decode 0", "stop 0", "start 0"));
-  EXPECT_EQ(h.sink.counters[kPmStatOverflows], 1u);
-  EXPECT_EQ(h.sink.counters[kPmStatRestarts], 1u);
+  EXPECT_EQ(h.sink.Count(stats::kPmOverflows), 1u);
+  EXPECT_EQ(h.sink.Count(stats::kPmRestarts), 1u);
   EXPECT_TRUE(h.controller->sampling(0));
   // After the restart: the first sample spans the pause (discarded as overlong), then regular
   // ones. The time from the last sample before the overflow to the first regular one is lost.
@@ -412,9 +418,9 @@ TEST(PmSamplingControllerTest, AFullHardwareBufferIsDrainedAndSamplingRestarted)
                      {t + 30'000'000, t + 30'020'000, Values(2)}};
   h.controller->Poll();
   EXPECT_EQ(h.sink.samples.size(), 3u);
-  EXPECT_EQ(h.sink.counters[kPmStatSamplesTooLong], 1u);
-  EXPECT_EQ(h.sink.counters[kPmStatGaps], 1u);
-  EXPECT_EQ(h.sink.counters[kPmStatGapNs], 30'000'000u - 40'000u);
+  EXPECT_EQ(h.sink.Count(stats::kPmSamplesTooLong), 1u);
+  EXPECT_EQ(h.sink.Count(stats::kPmGaps), 1u);
+  EXPECT_EQ(h.sink.Count(stats::kPmGapNs), 30'000'000u - 40'000u);
 }
 
 TEST(PmSamplingControllerTest, NoRestartWhenTheFinalDrainAfterStopOverflows) {
@@ -432,8 +438,8 @@ TEST(PmSamplingControllerTest, NoRestartWhenTheFinalDrainAfterStopOverflows) {
       EXPECT_THAT(h.api.calls, ElementsAre("stop 0", "final decode 0"));
       EXPECT_FALSE(h.controller->sampling(0));
     }
-    EXPECT_EQ(h.sink.counters[kPmStatOverflows], 1u);
-    EXPECT_EQ(h.sink.counters[kPmStatRestarts], 0u);
+    EXPECT_EQ(h.sink.Count(stats::kPmOverflows), 1u);
+    EXPECT_EQ(h.sink.Count(stats::kPmRestarts), 0u);
   }
 }
 
@@ -445,9 +451,9 @@ TEST(PmSamplingControllerTest, AnOverlongSampleEndingBeforeThePreviousOneIsNoGap
                      {t + 200000, t + 220000, Values(1)},
                      {t - 500000, t + 100000, Values(1)}};  // overlong, ends before the last
   h.controller->Poll();
-  EXPECT_EQ(h.sink.counters[kPmStatGapNs], 0u);
-  EXPECT_EQ(h.sink.counters[kPmStatGaps], 0u);
-  EXPECT_EQ(h.sink.counters[kPmStatSamplesTooLong], 2u);
+  EXPECT_EQ(h.sink.Count(stats::kPmGapNs), 0u);
+  EXPECT_EQ(h.sink.Count(stats::kPmGaps), 0u);
+  EXPECT_EQ(h.sink.Count(stats::kPmSamplesTooLong), 2u);
 }
 
 TEST(PmSamplingControllerTest, DeviceGoneStopsDrainsAndDisablesWhileTheContextExists) {
@@ -472,7 +478,7 @@ TEST(PmSamplingControllerTest, RealtimeTimestampsAreMappedOntoTheTraceClock) {
   ASSERT_EQ(h.sink.samples.size(), 1u);
   EXPECT_EQ(h.sink.samples[0].start_ns, kTraceNow - 30000);
   EXPECT_EQ(h.sink.samples[0].end_ns, kTraceNow - 10000);
-  EXPECT_EQ(h.sink.counters[kPmStatClockRemapped], 1u);
+  EXPECT_EQ(h.sink.Count(stats::kPmClockRemapped), 1u);
   EXPECT_THAT(h.sink.reports[0], HasSubstr("CLOCK_REALTIME"));
 }
 
@@ -503,10 +509,10 @@ TEST(PmSamplingControllerTest, AnOverloadedDecoderStopsSamplingInsteadOfFallingB
   h.controller->Poll();
   h.controller->Poll();
   EXPECT_TRUE(h.controller->sampling(0));  // two polls behind: still sampling
-  EXPECT_EQ(h.sink.counters[kPmStatDecodeCutShort], 2u);
+  EXPECT_EQ(h.sink.Count(stats::kPmDecodesCutShort), 2u);
   h.controller->Poll();
   EXPECT_FALSE(h.controller->sampling(0));
-  EXPECT_EQ(h.sink.counters[kPmStatOverloaded], 1u);
+  EXPECT_EQ(h.sink.Count(stats::kPmDisabledDecoderOverloaded), 1u);
   ASSERT_EQ(h.sink.reports.size(), 1u);
   EXPECT_THAT(h.sink.reports[0], HasSubstr("decoding cannot keep up with one sample every 200 us"));
   EXPECT_THAT(h.sink.reports[0], HasSubstr("tracing goes on"));
@@ -527,7 +533,7 @@ TEST(PmSamplingControllerTest, APollThatDrainsInTimeResetsTheOverloadCount) {
                      {kTraceNow + 300, kTraceNow + 400, Values(1)}};
   h.controller->Poll();  // cut short once more
   EXPECT_TRUE(h.controller->sampling(0));
-  EXPECT_EQ(h.sink.counters[kPmStatOverloaded], 0u);
+  EXPECT_EQ(h.sink.Count(stats::kPmDisabledDecoderOverloaded), 0u);
 }
 
 TEST(PmSamplingControllerTest, TheLastDrainIsBoundedAndSaysWhatItDropped) {
@@ -540,7 +546,7 @@ TEST(PmSamplingControllerTest, TheLastDrainIsBoundedAndSaysWhatItDropped) {
   EXPECT_EQ(h.sink.samples.size(), 1u);
   ASSERT_EQ(h.sink.reports.size(), 1u);
   EXPECT_THAT(h.sink.reports[0], HasSubstr("stopped after 0 ms"));
-  EXPECT_EQ(h.sink.counters[kPmStatDecodeCutShort], 1u);
+  EXPECT_EQ(h.sink.Count(stats::kPmDecodesCutShort), 1u);
 }
 
 TEST(PmSamplingControllerTest, DeviceIsSamplingWhenTheContextCallbackReturns) {
@@ -552,9 +558,9 @@ TEST(PmSamplingControllerTest, DeviceIsSamplingWhenTheContextCallbackReturns) {
   h.controller->OnDevice(0);
   EXPECT_TRUE(h.controller->sampling(0));
   EXPECT_THAT(h.api.calls, ElementsAre("init", "prepare 0", "enable 0", "start 0"));
-  EXPECT_EQ(h.sink.counters.count(kPmStatSetupUs), 1u);
-  EXPECT_EQ(h.sink.counters.count(kPmStatSetupPrepareUs), 1u);
-  EXPECT_EQ(h.sink.counters.count(kPmStatSetupEnableUs), 1u);
+  EXPECT_EQ(h.sink.counters.count(stats::kPmSetupUs.name), 1u);
+  EXPECT_EQ(h.sink.counters.count(stats::kPmSetupPrepareUs.name), 1u);
+  EXPECT_EQ(h.sink.counters.count(stats::kPmSetupEnableUs.name), 1u);
 }
 
 TEST(PmSamplingControllerTest, WorkerThreadDecodes) {

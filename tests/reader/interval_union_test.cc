@@ -70,6 +70,21 @@ TEST(IntervalUnion, EmptyIntervalsCountAsInstants) {
   EXPECT_EQ(u.gaps[0].length(), 3u);
 }
 
+TEST(IntervalUnion, UnionOfTakesIntervalsInAnyOrder) {
+  // Out of order: [60, 70) comes first but starts last; [10, 15) lies inside [0, 20).
+  const IntervalUnion u = UnionOf({{60, 70}, {0, 20}, {10, 15}, {50, 55}});
+  EXPECT_EQ(u.begin_ns, 0u);
+  EXPECT_EQ(u.end_ns, 70u);
+  EXPECT_EQ(u.covered_ns, 20u + 5u + 10u);
+  ASSERT_EQ(u.gaps.size(), 2u);
+  EXPECT_EQ(u.gaps[0].begin_ns, 20u);
+  EXPECT_EQ(u.gaps[0].end_ns, 50u);
+  EXPECT_EQ(u.gaps[0].after, 2u);  // an index into the sorted intervals
+  EXPECT_EQ(u.gaps[1].begin_ns, 55u);
+  EXPECT_EQ(u.gaps[1].end_ns, 60u);
+  EXPECT_TRUE(UnionOf({}).gaps.empty());
+}
+
 TEST(IntervalUnion, MergedIntervalsAreTheStretchesBetweenTheGaps) {
   // Out of order; [40, 50) touches [30, 40); [12, 14) lies inside [10, 20).
   const std::vector<TimeInterval> merged =

@@ -107,9 +107,7 @@ TEST(TimelineTest, DefaultWindowIsTheFirstGpuOperationsWithoutSteps) {
 
 TEST(TimelineTest, AskedWindowDrawsOnlyWhatOverlapsIt) {
   const TraceModel model = Load(ExportFixtureText(), "timeline.wst");
-  TimelineOptions options;
-  options.from_ns = 30500;
-  options.to_ns = 38000;
+  TimelineOptions options{.from_ns = 30500, .to_ns = 38000, .device = {}};
   absl::StatusOr<TimelinePicture> picture = RenderTimelineSvg(model, options);
   ASSERT_TRUE(picture.ok()) << picture.status();
   ExpectWellFormed(picture->svg);
@@ -123,9 +121,7 @@ TEST(TimelineTest, AskedWindowDrawsOnlyWhatOverlapsIt) {
 
 TEST(TimelineTest, HostRowsStackByDepth) {
   const TraceModel model = Load(ExportFixtureText(), "timeline.wst");
-  TimelineOptions options;
-  options.from_ns = 0;
-  options.to_ns = 9000;
+  TimelineOptions options{.from_ns = 0, .to_ns = 9000, .device = {}};
   absl::StatusOr<TimelinePicture> picture = RenderTimelineSvg(model, options);
   ASSERT_TRUE(picture.ok()) << picture.status();
   const std::string& svg = picture->svg;

@@ -9,7 +9,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -67,15 +69,25 @@ class StalledFifo {
   std::string bytes_;
 };
 
-// Options for writing into a StalledFifo: a pool of two of the smallest chunks, so that a
-// stalled reader fills it soon.
-TraceWriterOptions FifoOptions(const std::string& path) {
-  TraceWriterOptions options = Options(path);
-  options.force_overwrite = true;  // The FIFO exists.
-  options.chunk_bytes = kMinChunkBytes;
-  options.max_buffered_bytes = 2 * kMinChunkBytes;
-  return options;
-}
+// A writer into a StalledFifo named `name` in a fresh directory, with a pool of two of the
+// smallest chunks, so that a stalled reader fills it soon; `tune` changes the other options.
+struct StalledWriter {
+  explicit StalledWriter(const std::string& name,
+                         const std::function<void(TraceWriterOptions&)>& tune = nullptr)
+      : path(dir.File(name)), fifo(path) {
+    TraceWriterOptions options = Options(path);
+    options.force_overwrite = true;  // The FIFO exists.
+    options.chunk_bytes = kMinChunkBytes;
+    options.max_buffered_bytes = 2 * kMinChunkBytes;
+    if (tune) tune(options);
+    writer = OpenOrDie(options, FileTestHeader());
+  }
+
+  TempDir dir;
+  std::string path;
+  StalledFifo fifo;
+  std::unique_ptr<TraceWriter> writer;
+};
 
 // The file of PoolExhaustionDropsCountsAndKeepsTheFileParseable: whole packets, every kernel
 // that Write accepted and no other, names defined before use, and the drops in the final stats.
@@ -112,14 +124,10 @@ void ExpectWholeFileWithTheAcceptedKernels(const std::string& bytes,
 }
 
 TEST(TraceWriterBuffering, PoolExhaustionDropsCountsAndKeepsTheFileParseable) {
-  TempDir dir;
-  const std::string path = dir.File("fifo.wst");
-  StalledFifo fifo(path);
-  TraceWriterOptions options = FifoOptions(path);
-  options.flush_interval_ms = 10;
-  std::string error;
-  auto writer = TraceWriter::Open(options, FileTestHeader(), &error);
-  ASSERT_NE(writer, nullptr) << error;
+  StalledWriter stalled("fifo.wst", [](TraceWriterOptions& o) { o.flush_interval_ms = 10; });
+  ASSERT_NE(stalled.writer, nullptr);
+  auto& writer = stalled.writer;
+  StalledFifo& fifo = stalled.fifo;
 
   const uint64_t name = writer->InternString("before_stall");
   ASSERT_NE(name, 0u);
@@ -165,14 +173,10 @@ TEST(TraceWriterBuffering, PoolExhaustionDropsCountsAndKeepsTheFileParseable) {
 }
 
 TEST(TraceWriterBuffering, CloseGivesUpOnAWriterThatMakesNoProgress) {
-  TempDir dir;
-  const std::string path = dir.File("stuck.wst");
-  StalledFifo fifo(path);
-  TraceWriterOptions options = FifoOptions(path);
-  options.close_timeout_ms = 200;
-  std::string error;
-  auto writer = TraceWriter::Open(options, FileTestHeader(), &error);
-  ASSERT_NE(writer, nullptr) << error;
+  StalledWriter stalled("stuck.wst", [](TraceWriterOptions& o) { o.close_timeout_ms = 200; });
+  ASSERT_NE(stalled.writer, nullptr);
+  auto& writer = stalled.writer;
+  StalledFifo& fifo = stalled.fifo;
   for (uint32_t i = 0; i < 10000; ++i) writer->Write(FileTestKernel(i));  // Fills pipe and pool.
   ::testing::internal::CaptureStderr();
   const auto start = std::chrono::steady_clock::now();
@@ -181,7 +185,7 @@ TEST(TraceWriterBuffering, CloseGivesUpOnAWriterThatMakesNoProgress) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_LT(took, 5s);
   EXPECT_GE(took, 200ms);
-  EXPECT_EQ(err, "warpscope: writing trace " + path +
+  EXPECT_EQ(err, "warpscope: writing trace " + stalled.path +
                      " makes no progress; giving up, the trace may be incomplete\n");
   EXPECT_FALSE(writer->healthy());
   writer->Flush();  // Returns at once.
@@ -194,13 +198,10 @@ TEST(TraceWriterBuffering, CloseGivesUpOnAWriterThatMakesNoProgress) {
 }
 
 TEST(TraceWriterBuffering, CountingInsideABatchWhileCloseWaitsDoesNotDeadlock) {
-  TempDir dir;
-  const std::string path = dir.File("count.wst");
-  StalledFifo fifo(path);
-  TraceWriterOptions options = FifoOptions(path);
-  std::string error;
-  auto writer = TraceWriter::Open(options, FileTestHeader(), &error);
-  ASSERT_NE(writer, nullptr) << error;
+  StalledWriter stalled("count.wst");
+  ASSERT_NE(stalled.writer, nullptr);
+  auto& writer = stalled.writer;
+  StalledFifo& fifo = stalled.fifo;
   for (uint32_t i = 0; i < 10000; ++i) writer->Write(FileTestKernel(i));  // Close will have to wait.
   std::atomic<bool> done{false};
   std::thread counter([&] {
