@@ -9,8 +9,8 @@ SampleDecoder::SampleDecoder(TraceReader& reader, TraceColumns& out)
     : reader_(reader),
       out_(out),
       rules_({out.samples.devices, out.samples.contexts, out.samples.pm_metric_sets,
-              out.samples.pm_samples, out.samples.pc_stall_reasons,
-              out.samples.pc_sample_batches, out.samples.capture_windows, nullptr},
+              out.samples.pm_samples, out.samples.pc_stall_reasons, out.samples.pc_sample_batches,
+              out.samples.capture_windows, nullptr},
              /*keep_pc_records=*/true) {}
 
 void SampleDecoder::Add(const v1::TracePacket& p) {

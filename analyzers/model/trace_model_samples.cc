@@ -117,8 +117,7 @@ void SampleTableBuilder::AddPcStallReasons(const v1::PcStallReasons& r) {
   }
 }
 
-void SampleTableBuilder::AddPcSamples(const v1::PcSampleBatch& b,
-                                      const InternedStrings& strings) {
+void SampleTableBuilder::AddPcSamples(const v1::PcSampleBatch& b, const InternedStrings& strings) {
   std::vector<PcSampleBatch>& batches = t_.pc_sample_batches;
   // A batch the writer split to fit its chunks continues in packets that only add records:
   // append them to the batch they belong to.

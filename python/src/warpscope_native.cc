@@ -144,16 +144,14 @@ NB_MODULE(warpscope_native, m) {
         "Reads a trace with the C++ reader; the columns of every frame.");
   m.def("read_frames_via_model", &warpscope::native::ReadFramesViaModel, nb::arg("path"),
         "read_frames through the C++ trace model (slower; for comparisons).");
-  m.def("summary_csv", &warpscope::native::SummaryCsv, nb::arg("paths"),
-        nb::arg("reports") = "", "`warpscope summary --format csv` over the traces.");
+  m.def("summary_csv", &warpscope::native::SummaryCsv, nb::arg("paths"), nb::arg("reports") = "",
+        "`warpscope summary --format csv` over the traces.");
   m.def("occupancy_csv", &warpscope::native::OccupancyCsv, nb::arg("path"),
         nb::arg("kernel_regex") = "", "`warpscope occupancy --format csv` of one trace.");
-  m.def("tail_csv", &warpscope::native::TailCsv, nb::arg("path"),
-        nb::arg("kernel_regex") = "", nb::arg("instances") = false,
-        "`warpscope tail --format csv` of one trace.");
+  m.def("tail_csv", &warpscope::native::TailCsv, nb::arg("path"), nb::arg("kernel_regex") = "",
+        nb::arg("instances") = false, "`warpscope tail --format csv` of one trace.");
   m.def("advise_tables", &warpscope::native::Advise, nb::arg("path"), nb::arg("device") = -1,
         nb::arg("top") = 0, "`warpscope advise` of one trace, as columns.");
-  m.def("stall_tables", &warpscope::native::Stalls, nb::arg("paths"),
-        nb::arg("kernel_regex") = "", nb::arg("by_pc") = false,
-        "`warpscope stalls` over the traces, as columns.");
+  m.def("stall_tables", &warpscope::native::Stalls, nb::arg("paths"), nb::arg("kernel_regex") = "",
+        nb::arg("by_pc") = false, "`warpscope stalls` over the traces, as columns.");
 }

@@ -10,6 +10,7 @@ the pure-Python reader is used (docs/python.md, *Two readers, one result*).
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import re
@@ -107,6 +108,18 @@ def read(trace: Any, via_model: bool = False) -> Dict[str, Any]:
     """The frames of `trace` (a TraceFile) read by the C++ reader; fills ``trace.issues``
     with the problems met, named as the pure-Python reader names them. `via_model`: build
     the C++ trace model first and copy it into columns (slower; for comparisons)."""
+    # Building the frames makes no reference cycles, but enough objects to start the cyclic
+    # garbage collector, whose full passes walk every object pandas has made (tens of ms).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _read(trace, via_model)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read(trace: Any, via_model: bool) -> Dict[str, Any]:
     import numpy as np
     import pandas as pd
     from .errors import TraceError, _CorruptData
