@@ -11,18 +11,19 @@
 namespace warpscope {
 
 void* AllocateColumnBytes(size_t bytes) {
-  // Huge pages for the whole ones a column fills; the rest of it (less than one) takes small
-  // pages, so that none is wasted. First touches of fresh pages are much of the decoder's
-  // cost (on a VM most of all): one fault per 2 MiB instead of one per 4 KiB.
+  // Huge pages for the whole ones a column fills, all of it where rounding up adds at most an
+  // eighth; else the rest (less than one) takes small pages, so that little is wasted. First
+  // touches of fresh pages are much of the decoder's cost (on a VM most of all): one fault
+  // per 2 MiB instead of one per 4 KiB.
   constexpr size_t kHugePage = 2u << 20;
-  if (bytes < kHugePage) {
+  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  if (bytes != 0 && rounded - bytes <= bytes / 8) {
+    bytes = rounded;
+  } else if (bytes < kHugePage) {
     void* p = std::malloc(bytes);
     if (p == nullptr) throw std::bad_alloc();
     return p;
   }
-  // Rounded up to whole huge pages where that adds little (at most an eighth).
-  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  if (rounded - bytes <= bytes / 8) bytes = rounded;
   void* p = nullptr;
   if (::posix_memalign(&p, kHugePage, bytes) != 0) throw std::bad_alloc();
   ::madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);  // a hint: else small pages

@@ -349,3 +349,18 @@ def test_both_implementations_give_equal_frames(tmp_path, implementation, monkey
             assert len(native[name]) > 0, (paths, kernel, by, name)
             pd.testing.assert_frame_equal(native[name], python[name], check_exact=False,
                                           rtol=1e-12, obj=f"{[str(p) for p in paths]} {name}")
+
+
+def test_patterns_and_damaged_traces(tmp_path, implementation):
+    path = tb.write(tmp_path / "pc.wst", fixture_packets())
+    lookbehind = "(?<=_Z7)sten"  # Python's re takes it, RE2 (the CLI's) does not
+    if implementation == "native":
+        with pytest.raises(ValueError, match="not a valid regular expression"):
+            quiet_stalls(path, kernel=lookbehind)
+    else:
+        assert list(quiet_stalls(path, kernel=lookbehind)["kernels"]["kernel"]) == [
+            "_Z7stencilPdPKd"]
+    damaged = tmp_path / "damaged.wst"
+    damaged.write_bytes(path.read_bytes() + b"\x12\x00")  # field 2: not a packet
+    with pytest.raises(warpscope.TraceError, match="corrupt data"):
+        quiet_stalls(damaged)

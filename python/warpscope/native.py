@@ -234,7 +234,7 @@ def tail(path: str, kernel: str = "", instances: bool = False) -> Any:
     return _csv_tables(_require().tail_csv(os.fspath(path), kernel, instances))["table"]
 
 
-def _load_error(e: ValueError, path: str) -> Exception:
+def _load_error(e: ValueError, path: Optional[str]) -> Exception:
     """A failed load of the C++ reader as the TraceError the package raises."""
     from .errors import TraceError
     message = str(e) if str(e).startswith("warpscope:") else f"warpscope: {e}"
@@ -297,7 +297,7 @@ def stalls(paths: Sequence[str], kernel: str = "", by: str = "kernel") -> Dict[s
     try:
         result = native.stall_tables(paths, kernel, by == "pc")
     except ValueError as e:
-        if "regular expression" in str(e) or "regex" in str(e):
+        if "not a valid regular expression" in str(e):  # RE2 refused what Python's re took
             raise
-        raise _load_error(e, paths[0] if len(paths) == 1 else "") from e
+        raise _load_error(e, paths[0] if len(paths) == 1 else None) from e
     return {name: _frame(columns, STALL_DTYPES[name]) for name, columns in result.items()}
