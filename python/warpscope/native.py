@@ -123,7 +123,6 @@ def _read(trace: Any, via_model: bool) -> Dict[str, Any]:
     import numpy as np
     import pandas as pd
     from .errors import TraceError, _CorruptData
-    from .frames import metric_columns
     from .metadata import enum_label
     try:
         read_frames = _native.read_frames_via_model if via_model else _native.read_frames
@@ -143,6 +142,7 @@ def _read(trace: Any, via_model: bool) -> Dict[str, Any]:
         frame = pd.DataFrame({c: _column(v, enum_label) for c, v in columns.items()},
                              copy=False)
         if metrics is not None and result["pm_metric_names"]:
+            from .frames import metric_columns  # only here: that module takes ms to import
             names = metric_columns(list(result["pm_metric_names"]))
             frame = pd.concat([frame, pd.DataFrame(metrics, columns=names, copy=False)],
                               axis=1)
