@@ -6,6 +6,8 @@
 #include <nanobind/stl/string.h>
 
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
