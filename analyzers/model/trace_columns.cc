@@ -7,13 +7,9 @@
 // keeps them (trace_columns_samples.cc).
 #include "analyzers/model/trace_columns.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <cstring>
-#include <new>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
@@ -23,22 +19,6 @@
 #include "analyzers/model/trace_columns_internal.h"
 
 namespace warpscope {
-
-void* AllocateColumnBytes(size_t bytes) {
-  // Huge pages only where a column fills several: a small one would waste most of one.
-  constexpr size_t kHugePage = 2u << 20;
-  if (bytes < 4 * kHugePage) {
-    void* p = std::malloc(bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    return p;
-  }
-  void* p = std::aligned_alloc(kHugePage, (bytes + kHugePage - 1) / kHugePage * kHugePage);
-  if (p == nullptr) throw std::bad_alloc();
-  ::madvise(p, bytes, MADV_HUGEPAGE);  // a hint: without huge pages, small pages serve
-  return p;
-}
-
-void FreeColumnBytes(void* p) { std::free(p); }
 
 namespace columns_internal {
 namespace {
@@ -88,6 +68,23 @@ inline bool ParseVarint(const uint8_t** p, const uint8_t* end, uint64_t* value) 
   if (*p < end && **p < 0x80) {  // most tags and many values: one byte
     *value = *(*p)++;
     return true;
+  }
+  if (end - *p >= 8) {
+    // Up to 8 bytes (times, ids) without a branch per byte: the first byte whose top bit is
+    // clear ends it; the 7-bit groups before it are packed together.
+    uint64_t word;
+    std::memcpy(&word, *p, sizeof(word));
+    const uint64_t stops = ~word & 0x8080808080808080u;
+    if (stops != 0) {
+      const int bits = __builtin_ctzll(stops) + 1;  // 8 * bytes
+      uint64_t x = bits == 64 ? word : word & ((uint64_t{1} << bits) - 1);
+      x = ((x & 0x7f007f007f007f00u) >> 1) | (x & 0x007f007f007f007fu);
+      x = ((x & 0x3fff00003fff0000u) >> 2) | (x & 0x00003fff00003fffu);
+      x = ((x & 0x0fffffff00000000u) >> 4) | (x & 0x000000000fffffffu);
+      *value = x;
+      *p += bits / 8;
+      return true;
+    }
   }
   uint64_t result = 0;
   const uint8_t* q = *p;
@@ -212,6 +209,10 @@ struct ThreadInForce {
   int32_t name = 0;  // dictionary code
   bool defined = false;
 };
+struct StringInForce {
+  int32_t code = 0;      // dictionary code
+  bool defined = false;  // or id 0: nothing for TraceReader::CheckString to count
+};
 struct LaunchInForce {
   uint32_t slot = 0;  // in EventDecoder::launch_values_
   bool defined = false;
@@ -253,7 +254,7 @@ class EventDecoder {
     FrameColumns* frame;
   };
   void Append(Table& t, const FieldValues& v, bool check);
-  int32_t StringCode(uint64_t id);
+  const StringInForce& StringCode(uint64_t id);
   const ThreadInForce& Thread(uint64_t id);
   const LaunchInForce& Launch(uint64_t id);
   int32_t AddToDictionary(std::string_view s) {
@@ -267,7 +268,7 @@ class EventDecoder {
   std::array<Table*, 64> by_packet_field_{};
   MessageFields launch_fields_;
   std::vector<std::string_view> dictionary_;  // string codes of every kString column
-  IdCache<int32_t> string_codes_;
+  IdCache<StringInForce> string_codes_;
   IdCache<ThreadInForce> threads_;
   IdCache<LaunchInForce> launches_;
   LaunchInForce no_launch_{};
@@ -292,6 +293,9 @@ EventDecoder::EventDecoder(TraceReader& reader, TraceColumns& out)
         column.name = name;
         column.type = type;
         column.enum_name = c.derive == Derive::kEnum ? c.aux : nullptr;
+        // Written row by row from the start: ends, threads and strings.
+        column.stored =
+            c.derive == Derive::kEnd || c.derive == Derive::kThread || c.derive == Derive::kString;
       };
       switch (c.derive) {
         case Derive::kBool:
@@ -408,6 +412,19 @@ void EventDecoder::Reserve(TraceReader& counting) {
   }
 }
 
+// Appends `value` to a column, or counts it while the column is all zeros (ColumnData::zeros).
+template <typename T, typename Values>
+inline void AppendOrCountZero(ColumnData& c, Values& values, uint64_t value) {
+  if (!c.stored) {
+    if (value == 0) {
+      ++c.zeros;
+      return;
+    }
+    c.Store();
+  }
+  values.push_back(static_cast<T>(value));
+}
+
 // One row. `check`: count references to ids not defined yet, as TraceReader::Record does for
 // the packets it parses (kernels: names and launch configuration; threads, and an NVTX
 // range's end thread where it differs from its start thread).
@@ -422,21 +439,26 @@ void EventDecoder::Append(Table& t, const FieldValues& v, bool check) {
     const uint64_t value = v[op.field];
     switch (op.derive) {
       case Derive::kInt:
-        c.ints.push_back(static_cast<int64_t>(value));
+        AppendOrCountZero<int64_t>(c, c.ints, value);
         break;
       case Derive::kEnd:
         c.ints.push_back(static_cast<int64_t>(value + v[op.other]));
         break;
       case Derive::kBool:
-        c.bools.push_back(static_cast<uint8_t>(value));
+        AppendOrCountZero<uint8_t>(c, c.bools, value);
         break;
       case Derive::kEnum:
-        c.codes.push_back(static_cast<int32_t>(value));
+        AppendOrCountZero<int32_t>(c, c.codes, value);
         break;
-      case Derive::kString:
-        if (check) reader_.CheckString(value);
-        c.codes.push_back(StringCode(value));
+      case Derive::kString: {
+        const StringInForce* string = string_codes_.Find(value);
+        if (string == nullptr || !string->defined) {
+          if (check) reader_.CheckString(value);
+          string = &StringCode(value);
+        }
+        c.codes.push_back(string->code);
         break;
+      }
       case Derive::kThread: {
         const ThreadInForce& thread = Thread(value);
         if (check && !thread.defined && (op.other < 0 || value != v[op.other])) {
@@ -454,10 +476,12 @@ void EventDecoder::Append(Table& t, const FieldValues& v, bool check) {
   ++t.frame->rows;
 }
 
-int32_t EventDecoder::StringCode(uint64_t id) {
-  if (const int32_t* code = string_codes_.Find(id)) return *code;
+const StringInForce& EventDecoder::StringCode(uint64_t id) {
+  if (const StringInForce* string = string_codes_.Find(id)) return *string;
   // "" for 0, the value in force, or "<unknown:ID>" (named so by CheckString).
-  return string_codes_.Set(id, AddToDictionary(reader_.strings().Get(id)));
+  const InternedStrings& strings = reader_.strings();
+  return string_codes_.Set(id,
+                           {AddToDictionary(strings.Get(id)), id == 0 || strings.IsDefined(id)});
 }
 
 const ThreadInForce& EventDecoder::Thread(uint64_t id) {
@@ -492,6 +516,13 @@ const LaunchInForce& EventDecoder::Launch(uint64_t id) {
 void EventDecoder::Finish() {
   for (Table& t : tables_) {
     for (const Op& op : t.launch_ops) {
+      const bool all_zero = std::all_of(launch_values_.begin(), launch_values_.end(),
+                                        [&](const FieldValues& v) { return v[op.field] == 0; });
+      if (all_zero) {
+        op.column->zeros = t.launch_slots.size();
+        continue;
+      }
+      op.column->Store();
       for (uint32_t slot : t.launch_slots) {
         op.column->ints.push_back(static_cast<int64_t>(launch_values_[slot][op.field]));
       }

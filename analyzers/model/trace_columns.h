@@ -46,6 +46,26 @@ struct ColumnData {
   ColumnVector<int32_t> codes;               // kString: index into `categories`; kEnum: the value
   std::vector<std::string_view> categories;  // kString: distinct values, sorted
   const char* enum_name = nullptr;           // kEnum: the schema's enum ("CopyKind", ...)
+  // kInt64, kBool, kEnum: while every value is 0 the column stores nothing and counts them
+  // here; the first other value writes them out (`stored`). Columns that stay 0 (graph ids,
+  // cluster sizes, ...) are often most of a frame's bytes: handed out as `zeros` rows of
+  // pages the kernel fills on first touch, they cost neither the writes nor the memory.
+  size_t zeros = 0;
+  bool stored = false;  // the values are in ints / bools / codes (kString: always)
+  void Store() {
+    switch (type) {
+      case Type::kBool:
+        bools.assign(zeros, 0);
+        break;
+      case Type::kEnum:
+        codes.assign(zeros, 0);
+        break;
+      default:
+        ints.assign(zeros, 0);
+    }
+    zeros = 0;
+    stored = true;
+  }
 };
 
 // A frame of events: `rows` rows, the same in every column.

@@ -3,13 +3,11 @@
 #define WARPSCOPE_ANALYZERS_MODEL_TRACE_COLUMNS_INTERNAL_H_
 
 #include <cstdint>
-#include <map>
-#include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "analyzers/model/trace_columns.h"
+#include "analyzers/model/trace_model_samples.h"
 
 namespace warpscope::columns_internal {
 
@@ -46,33 +44,18 @@ const std::vector<TableSpec>& EventTables();
 // the trace and, at Finish, the import counters.
 class SampleDecoder {
  public:
-  SampleDecoder(TraceReader& reader, TraceColumns& out) : reader_(reader), out_(out) {}
+  SampleDecoder(TraceReader& reader, TraceColumns& out);
   void Add(const v1::TracePacket& packet);
   void Finish();
 
  private:
-  void AddDevice(const v1::Device& d);
-  void AddPmSample(const v1::PmSample& s);
-  void AddPcStallReasons(const v1::PcStallReasons& r);
-  void AddPcSamples(const v1::PcSampleBatch& b);
-  void AddCaptureWindowEdge(const v1::CaptureWindowEdge& e);
-  void AddCubinPart(const v1::CubinImage& c);
   void Count(const char* name, uint64_t value) {
     if (value != 0) out_.import_counters.push_back({name, value, v1::SEVERITY_INFO, {}});
   }
 
   TraceReader& reader_;
   TraceColumns& out_;
-  // Definitions by id as written, to count those written again with another value.
-  std::unordered_map<uint64_t, std::string> device_bytes_, context_bytes_, metric_set_bytes_;
-  uint64_t redefined_devices_ = 0, redefined_contexts_ = 0, redefined_metric_sets_ = 0;
-  uint64_t samples_without_set_ = 0, sample_value_mismatches_ = 0;
-  uint64_t pc_stall_reason_length_mismatches_ = 0, orphan_pc_continuations_ = 0;
-  std::unordered_map<uint32_t, size_t> window_by_id_;
-  uint64_t unmatched_window_ends_ = 0;
-  // Cubins: only whether each arrived whole matters here (bytes so far, total, by CRC).
-  std::set<uint64_t> whole_cubins_;
-  std::map<uint64_t, std::pair<uint64_t, uint64_t>> partial_cubins_;
+  SampleTableBuilder rules_;
 };
 
 }  // namespace warpscope::columns_internal

@@ -10,43 +10,6 @@
 
 namespace warpscope {
 
-void TraceModelBuilder::AddCubinPart(const v1::CubinImage& c) {
-  const uint64_t total = c.total_bytes() != 0 ? c.total_bytes() : c.image().size();
-  if (model_.cubins.count(c.crc()) != 0) return;  // stored once; a repeat adds nothing
-  if (c.offset() == 0 && c.image().size() == total) {
-    model_.cubins[c.crc()] = c.image();
-    partial_cubins_.erase(c.crc());
-    return;
-  }
-  PartialCubin& part = partial_cubins_[c.crc()];
-  if (c.offset() == 0) part = {std::string(), total};
-  // Parts come in order; one that does not continue the bytes so far means a part was lost.
-  if (part.total != total || c.offset() != part.bytes.size()) {
-    part.total = 0;  // poisoned until a new offset-0 part starts it again
-    return;
-  }
-  part.bytes += c.image();
-  if (part.bytes.size() == part.total) {
-    model_.cubins[c.crc()] = std::move(part.bytes);
-    partial_cubins_.erase(c.crc());
-  }
-}
-
-void TraceModelBuilder::AddPcRecords(const v1::PcSampleBatch& b, PcSampleBatch& o) {
-  if (!options_.keep_pc_sample_records) return;
-  o.records.reserve(o.records.size() + b.records_size());
-  for (const v1::PcSampleRecord& r : b.records()) {
-    PcRecord& rec = o.records.emplace_back();
-    rec.cubin_crc = r.cubin_crc();
-    rec.function_name = Str(r.function_name_id());
-    rec.pc_offset = r.pc_offset();
-    rec.correlation_id = r.correlation_id();
-    for (int i = 0; i < r.stall_reason_index_size() && i < r.samples_size(); ++i) {
-      rec.stall_samples.emplace_back(r.stall_reason_index(i), r.samples(i));
-    }
-  }
-}
-
 const LaunchConfig* TraceModelBuilder::Launch(uint64_t id) {
   if (id == 0) return nullptr;
   auto it = launch_by_id_.find(id);
@@ -79,33 +42,22 @@ const LaunchConfig* TraceModelBuilder::Launch(uint64_t id) {
 // Definitions, samples and the trace's own state; timed events go on to AddEvent.
 void TraceModelBuilder::Add(const v1::TracePacket& p) {
   TraceModel& m = model_;
-  switch (p.data_case()) {
-    case v1::TracePacket::kDevice:
-      if (Redefines(device_bytes_, p.device().id(), p.device())) ++redefined_devices_;
-      AddDevice(p.device());
-      break;
-    case v1::TracePacket::kContext: {
-      const v1::ContextInfo& c = p.context();
-      if (Redefines(context_bytes_, c.id(), c)) ++redefined_contexts_;
-      m.contexts.push_back({c.id(), c.device_id(), c.is_green(), c.sm_count()});
-      break;
+  const size_t pc_batches = m.pc_sample_batches.size();
+  if (samples_.Add(p, *m.strings_)) {
+    // The trace's span covers PM samples and the time of each PC sample batch.
+    if (p.has_pm_sample()) {
+      Extend(p.pm_sample().start_ns(), p.pm_sample().start_ns() + p.pm_sample().duration_ns());
+    } else if (m.pc_sample_batches.size() > pc_batches) {
+      Extend(p.pc_samples().timestamp_ns(), p.pc_samples().timestamp_ns());
     }
+    return;
+  }
+  switch (p.data_case()) {
     case v1::TracePacket::kThread: {
       const v1::ThreadInfo& t = p.thread();
       m.threads.push_back({t.id(), t.cupti_thread_id(), t.os_tid(), t.name()});
       m.thread_defined_after.push_back({m.syncs.size(), m.api_calls.size(), m.overheads.size(),
                                         m.nvtx_ranges.size(), m.nvtx_marks.size()});
-      break;
-    }
-    case v1::TracePacket::kPmMetricSet: {
-      const v1::PmMetricSet& s = p.pm_metric_set();
-      if (Redefines(metric_set_bytes_, s.id(), s)) ++redefined_metric_sets_;
-      m.pm_metric_sets.push_back({s.id(),
-                                  s.device_id(),
-                                  {s.metric_names().begin(), s.metric_names().end()},
-                                  s.interval_ns(),
-                                  s.chip_name(),
-                                  s.counter_availability()});
       break;
     }
     case v1::TracePacket::kPmCounterData: {
@@ -116,21 +68,6 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
       }
       break;
     }
-    case v1::TracePacket::kPmSample:
-      AddPmSample(p.pm_sample());
-      break;
-    case v1::TracePacket::kPcStallReasons:
-      AddPcStallReasons(p.pc_stall_reasons());
-      break;
-    case v1::TracePacket::kPcSamples:
-      AddPcSamples(p.pc_samples());
-      break;
-    case v1::TracePacket::kCubin:
-      AddCubinPart(p.cubin());
-      break;
-    case v1::TracePacket::kCaptureWindow:
-      AddCaptureWindowEdge(p.capture_window());
-      break;
     case v1::TracePacket::kLaunchConfig:
       // Kernels after a redefinition use the new value, as strings do (docs/format.md).
       launch_by_id_.erase(p.launch_config().id());
@@ -230,34 +167,6 @@ void TraceModelBuilder::AddEvent(const v1::TracePacket& p) {
   }
 }
 
-void TraceModelBuilder::AddDevice(const v1::Device& d) {
-  TraceModel& m = model_;
-  DeviceInfo& o = m.devices.emplace_back();
-  o.id = d.id();
-  o.name = d.name();
-  o.compute_capability_major = d.compute_capability_major();
-  o.compute_capability_minor = d.compute_capability_minor();
-  o.sm_count = d.sm_count();
-  o.max_warps_per_sm = d.max_warps_per_sm();
-  o.max_blocks_per_sm = d.max_blocks_per_sm();
-  o.max_threads_per_block = d.max_threads_per_block();
-  o.max_registers_per_sm = d.max_registers_per_sm();
-  o.max_registers_per_block = d.max_registers_per_block();
-  o.max_shared_memory_per_sm = d.max_shared_memory_per_sm();
-  o.max_shared_memory_per_block = d.max_shared_memory_per_block();
-  o.max_shared_memory_per_block_optin = d.max_shared_memory_per_block_optin();
-  o.reserved_shared_memory_per_block = d.reserved_shared_memory_per_block();
-  o.threads_per_warp = d.threads_per_warp();
-  o.core_clock_khz = d.core_clock_khz();
-  o.global_memory_bytes = d.global_memory_bytes();
-  o.global_memory_bandwidth_kbps = d.global_memory_bandwidth_kbps();
-  o.l2_cache_bytes = d.l2_cache_bytes();
-  o.uuid = d.uuid();
-  o.pci_bus_id = d.pci_bus_id();
-  o.register_allocation_unit = d.register_allocation_unit();
-  o.shared_memory_allocation_unit = d.shared_memory_allocation_unit();
-}
-
 void TraceModelBuilder::AddKernel(const v1::KernelEvent& k) {
   TraceModel& m = model_;
   KernelEvent& o = m.kernels.emplace_back();
@@ -296,75 +205,6 @@ void TraceModelBuilder::AddMemset(const v1::MemsetEvent& s) {
   SetStreamWork(s, o);
   o.is_async = s.is_async();
   Extend(o.start_ns, o.end_ns());
-}
-
-void TraceModelBuilder::AddPmSample(const v1::PmSample& s) {
-  TraceModel& m = model_;
-  const PmMetricSet* set = m.FindPmMetricSet(s.metric_set_id());
-  m.pm_samples.push_back({s.metric_set_id(), s.start_ns(), s.duration_ns(),
-                          {s.values().begin(), s.values().end()},
-                          set == nullptr ? -1 : set - m.pm_metric_sets.data()});
-  if (set == nullptr) {
-    ++samples_without_set_;
-  } else if (set->metric_names.size() != static_cast<size_t>(s.values_size())) {
-    ++sample_value_mismatches_;
-  }
-  Extend(s.start_ns(), s.start_ns() + s.duration_ns());
-}
-
-void TraceModelBuilder::AddPcStallReasons(const v1::PcStallReasons& r) {
-  TraceModel& m = model_;
-  // A device's reasons written again (a new context, a later writer) add to the ones
-  // already read: a later name for the same index wins, as in the Python reader.
-  PcStallReasons* existing = nullptr;
-  for (PcStallReasons& e : m.pc_stall_reasons) {
-    if (e.device_id == r.device_id()) existing = &e;
-  }
-  PcStallReasons& o = existing != nullptr ? *existing : m.pc_stall_reasons.emplace_back();
-  o.device_id = r.device_id();
-  if (r.index_size() != r.name_size()) ++pc_stall_reason_length_mismatches_;
-  for (int i = 0; i < r.index_size() && i < r.name_size(); ++i) {
-    o.name_by_index[r.index(i)] = r.name(i);
-  }
-}
-
-void TraceModelBuilder::AddPcSamples(const v1::PcSampleBatch& b) {
-  TraceModel& m = model_;
-  // A batch the writer split to fit its chunks continues in packets that only add
-  // records: append them to the batch they belong to.
-  const bool continues = b.continuation() && !m.pc_sample_batches.empty() &&
-                         m.pc_sample_batches.back().device_id == b.device_id() &&
-                         m.pc_sample_batches.back().context_id == b.context_id();
-  if (b.continuation() && !continues) ++orphan_pc_continuations_;
-  PcSampleBatch& o = continues ? m.pc_sample_batches.back() : m.pc_sample_batches.emplace_back();
-  if (continues) {
-    AddPcRecords(b, o);
-    return;
-  }
-  o.device_id = b.device_id();
-  o.context_id = b.context_id();
-  o.timestamp_ns = b.timestamp_ns();
-  o.total_samples = b.total_samples();
-  o.dropped_samples = b.dropped_samples();
-  o.non_user_kernel_samples = b.non_user_kernel_samples();
-  o.hardware_buffer_full = b.hardware_buffer_full();
-  AddPcRecords(b, o);
-  Extend(b.timestamp_ns(), b.timestamp_ns());
-}
-
-void TraceModelBuilder::AddCaptureWindowEdge(const v1::CaptureWindowEdge& e) {
-  TraceModel& m = model_;
-  auto it = window_by_id_.find(e.window_id());
-  if (e.begin()) {
-    window_by_id_[e.window_id()] = m.capture_windows.size();
-    m.capture_windows.push_back(
-        {e.window_id(), e.timestamp_ns(), e.trigger(), std::nullopt, v1::CAPTURE_TRIGGER_UNKNOWN});
-  } else if (it == window_by_id_.end() || m.capture_windows[it->second].end_ns.has_value()) {
-    ++unmatched_window_ends_;
-  } else {
-    m.capture_windows[it->second].end_ns = e.timestamp_ns();
-    m.capture_windows[it->second].end_trigger = e.trigger();
-  }
 }
 
 void TraceModelBuilder::AddStats(const v1::Stats& s) {

@@ -45,18 +45,19 @@ void TraceModelBuilder::CountReaderProblems() {
 // What did not add up while packets became tables.
 void TraceModelBuilder::CountModelProblems() {
   const TraceModel& m = model_;
+  const SampleTableProblems s = samples_.Problems();
   using v1::SEVERITY_DATA_LOSS;
   using v1::SEVERITY_ERROR;
   using v1::SEVERITY_INFO;
-  Count("model.redefined_pm_metric_sets", redefined_metric_sets_, SEVERITY_ERROR,
+  Count("model.redefined_pm_metric_sets", s.redefined_metric_sets, SEVERITY_ERROR,
         "PM metric sets defined again with other metrics (samples use the one in force)");
-  Count("model.redefined_devices", redefined_devices_, SEVERITY_ERROR,
+  Count("model.redefined_devices", s.redefined_devices, SEVERITY_ERROR,
         "devices described again differently (the first description is kept)");
-  Count("model.redefined_contexts", redefined_contexts_, SEVERITY_ERROR,
+  Count("model.redefined_contexts", s.redefined_contexts, SEVERITY_ERROR,
         "contexts described again differently (the first description is kept)");
-  Count("model.pm_samples_without_metric_set", samples_without_set_, SEVERITY_ERROR,
+  Count("model.pm_samples_without_metric_set", s.pm_samples_without_set, SEVERITY_ERROR,
         "PM samples whose metric set was not defined before them");
-  Count("model.pm_sample_value_count_mismatch", sample_value_mismatches_, SEVERITY_ERROR,
+  Count("model.pm_sample_value_count_mismatch", s.pm_sample_value_mismatches, SEVERITY_ERROR,
         "PM samples whose value count differs from their metric set's metric count");
   const PmCounterDataImporter::Counts& raw = pm_counter_data_.counts();
   Count("model.pm_raw_samples_evaluated", raw.evaluated, SEVERITY_INFO,
@@ -72,17 +73,16 @@ void TraceModelBuilder::CountModelProblems() {
   Count("model.pm_raw_samples_superseded", raw.superseded, SEVERITY_INFO,
         "raw PM samples of metric sets that also have values evaluated by the process "
         "(those are used)");
-  Count("model.pc_stall_reasons_length_mismatch", pc_stall_reason_length_mismatches_,
+  Count("model.pc_stall_reasons_length_mismatch", s.pc_stall_reason_length_mismatches,
         SEVERITY_ERROR,
         "PcStallReasons packets with more indices than names or the reverse (the extra ones "
         "are ignored)");
-  Count("model.orphan_pc_sample_continuations", orphan_pc_continuations_, SEVERITY_ERROR,
+  Count("model.orphan_pc_sample_continuations", s.orphan_pc_continuations, SEVERITY_ERROR,
         "PC sample continuation packets with no batch of the same device and context before "
         "them (kept as batches of their own)");
-  for (const auto& [crc, part] : partial_cubins_) incomplete_cubins_ += model_.cubins.count(crc) == 0;
-  Count("model.incomplete_cubins", incomplete_cubins_, SEVERITY_DATA_LOSS,
+  Count("model.incomplete_cubins", s.incomplete_cubins, SEVERITY_DATA_LOSS,
         "cubins of which some parts are missing (PCs in them cannot be mapped to SASS)");
-  Count("model.unmatched_capture_window_ends", unmatched_window_ends_, SEVERITY_ERROR,
+  Count("model.unmatched_capture_window_ends", s.unmatched_capture_window_ends, SEVERITY_ERROR,
         "capture-window end edges without a matching begin");
   Count("model.events_with_overflowing_end", overflowing_end_events_, SEVERITY_ERROR,
         "events whose end overflows the 64-bit time range");

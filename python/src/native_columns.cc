@@ -9,6 +9,14 @@ namespace {
 namespace nb = nanobind;
 
 nb::object Column(ColumnData& c) {
+  if (!c.stored) {  // all zeros: numpy's zeroed allocation, pages the kernel fills on touch
+    const char* dtype = c.type == ColumnData::Type::kBool   ? "bool"
+                        : c.type == ColumnData::Type::kEnum ? "int32"
+                                                            : "int64";
+    nb::object zeros = nb::make_tuple("zeros", c.zeros, dtype);
+    if (c.type == ColumnData::Type::kEnum) return nb::make_tuple("enum", zeros, c.enum_name);
+    return zeros;
+  }
   switch (c.type) {
     case ColumnData::Type::kBool:
       return nb::make_tuple("bool", Array(std::move(c.bools)));

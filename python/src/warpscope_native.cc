@@ -4,9 +4,14 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "analyzers/analyses/kernel_name_filter.h"
 #include "analyzers/analyses/occupancy_report.h"
 #include "analyzers/analyses/pm_attribution.h"
 #include "analyzers/analyses/summary.h"
@@ -14,6 +19,7 @@
 #include "analyzers/model/trace_columns.h"
 #include "analyzers/model/trace_model.h"
 #include "python/src/native_frames.h"
+#include "python/src/native_reports.h"
 
 namespace nb = nanobind;
 
@@ -91,6 +97,44 @@ std::string TailCsv(const std::string& path, const std::string& kernel_regex, bo
   return RenderTailReport(*report, in, options, OutputFormat::kCsv);
 }
 
+// `warpscope advise` of one trace: its AdviseReport as columns. `device` < 0: all devices.
+nb::dict Advise(const std::string& path, int64_t device, int64_t top) {
+  AdviseOptions options;
+  if (device > UINT32_MAX) throw nb::value_error("warpscope: device must be a device id");
+  if (device >= 0) options.device = static_cast<uint32_t>(device);
+  options.top = static_cast<size_t>(std::clamp<int64_t>(top, 0, 1 << 20));
+  const TraceModel model = LoadModel(path);
+  return AdviseTables(model, path, options);
+}
+
+// `warpscope stalls` over the traces, every reason (or PC) of every kernel, without source
+// lines. Traces without PC samples give empty tables, as the Python fallback does.
+nb::dict Stalls(const std::vector<std::string>& paths, const std::string& kernel_regex,
+                bool by_pc) {
+  if (absl::StatusOr<KernelNameFilter> f = KernelNameFilter::Create(kernel_regex); !f.ok()) {
+    throw nb::value_error(absl::StrCat("warpscope: ", f.status().message()).c_str());
+  }
+  std::vector<TraceModel> models;
+  std::vector<const TraceModel*> pointers;
+  models.reserve(paths.size());
+  for (const std::string& p : paths) models.push_back(LoadModel(p));
+  for (const TraceModel& m : models) pointers.push_back(&m);
+  StallReportOptions options;
+  options.kernel_regex = kernel_regex;
+  options.top = 0;
+  options.view = by_pc ? StallView::kPc : StallView::kKernel;
+  options.locator = nullptr;
+  absl::StatusOr<StallReport> report = [&] {
+    nb::gil_scoped_release release;
+    return BuildStallReport(pointers, paths, options);
+  }();
+  if (!report.ok() && report.status().code() == absl::StatusCode::kFailedPrecondition) {
+    return StallTables(StallReport{}, by_pc);  // no PC samples
+  }
+  if (!report.ok()) throw nb::value_error(std::string(report.status().message()).c_str());
+  return StallTables(*report, by_pc);
+}
+
 }  // namespace
 }  // namespace warpscope::native
 
@@ -100,11 +144,14 @@ NB_MODULE(warpscope_native, m) {
         "Reads a trace with the C++ reader; the columns of every frame.");
   m.def("read_frames_via_model", &warpscope::native::ReadFramesViaModel, nb::arg("path"),
         "read_frames through the C++ trace model (slower; for comparisons).");
-  m.def("summary_csv", &warpscope::native::SummaryCsv, nb::arg("paths"),
-        nb::arg("reports") = "", "`warpscope summary --format csv` over the traces.");
+  m.def("summary_csv", &warpscope::native::SummaryCsv, nb::arg("paths"), nb::arg("reports") = "",
+        "`warpscope summary --format csv` over the traces.");
   m.def("occupancy_csv", &warpscope::native::OccupancyCsv, nb::arg("path"),
         nb::arg("kernel_regex") = "", "`warpscope occupancy --format csv` of one trace.");
-  m.def("tail_csv", &warpscope::native::TailCsv, nb::arg("path"),
-        nb::arg("kernel_regex") = "", nb::arg("instances") = false,
-        "`warpscope tail --format csv` of one trace.");
+  m.def("tail_csv", &warpscope::native::TailCsv, nb::arg("path"), nb::arg("kernel_regex") = "",
+        nb::arg("instances") = false, "`warpscope tail --format csv` of one trace.");
+  m.def("advise_tables", &warpscope::native::Advise, nb::arg("path"), nb::arg("device") = -1,
+        nb::arg("top") = 0, "`warpscope advise` of one trace, as columns.");
+  m.def("stall_tables", &warpscope::native::Stalls, nb::arg("paths"), nb::arg("kernel_regex") = "",
+        nb::arg("by_pc") = false, "`warpscope stalls` over the traces, as columns.");
 }

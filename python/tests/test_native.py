@@ -93,7 +93,23 @@ def odd_values() -> List[Any]:
             tb.end()]
 
 
+def zeros_then_values() -> List[Any]:
+    """Columns that stay 0 (not stored by the columnar decoder), columns that are 0 for some
+    rows and then not (written out at the first other value), and varints of every length
+    from 1 to 10 bytes (the decoder reads those of up to 8 bytes at once)."""
+    out = [tb.header(), tb.string(1, "k")]
+    for i, value in enumerate([0, 0, 1, 0] + [(1 << (7 * n)) - 1 for n in range(2, 10)]
+                              + [1 << 63, (1 << 64) - 1]):
+        graph_id = value & 0xFFFFFFFF if i > 1 else 0
+        out.append(tb.packet(kernel=s.KernelEvent(name_id=1, start_ns=value, duration_ns=i,
+                                                  graph_id=graph_id, grid_id=value)))
+        out.append(tb.packet(memcpy=s.MemcpyEvent(bytes=value, start_ns=i, is_async=i == 3,
+                                                  copy_kind=1 if i == 5 else 0)))
+    return out + [tb.end()]
+
+
 FIXTURES: Dict[str, Callable[[], List[Any]]] = {
+    "zeros_then_values": zeros_then_values,
     "every_kind": tb.every_kind,
     "redefinitions": redefinitions,
     "before_definition": before_definition,

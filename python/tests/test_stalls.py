@@ -60,6 +60,17 @@ def with_kernel_events(packets: List[Any], mangled_ids: Dict[str, int]) -> List[
     return packets[:-1] + extra + packets[-1:]
 
 
+@pytest.fixture(autouse=True, params=["native", "python"])
+def implementation(request, monkeypatch) -> str:
+    """Every test runs on the C++ stall report (with the extension) and on the pure-Python
+    fallback (stall_report.py), which must give the same figures."""
+    if request.param == "native" and not warpscope.native.available():
+        pytest.skip("the warpscope_native extension is not built")
+    if request.param == "python":
+        monkeypatch.setenv("WARPSCOPE_PURE_PYTHON", "1")
+    return request.param
+
+
 def quiet_stalls(*args: Any, **kwargs: Any) -> Dict[str, pd.DataFrame]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", warpscope.TraceWarning)
@@ -82,21 +93,23 @@ def test_warp_state_names():
     assert warp_state("gmma") == ("gmma", False)
 
 
-def test_fixture_figures(tmp_path):
+def test_fixture_figures(tmp_path, implementation):
     path = tb.write(tmp_path / "pc.wst", fixture_packets())
     frames = quiet_stalls(path)
-    # No kernel events: the functions keep their mangled names (the package has no demangler).
+    # No kernel events: the C++ report demangles the functions' names as the CLI does; the
+    # pure-Python one has no demangler and keeps them mangled.
+    stencil, reduce = ("_Z7stencilPdPKd", "_Z6reducePKdPd") if implementation == "python" else (
+        DEMANGLED["_Z7stencilPdPKd"], DEMANGLED["_Z6reducePKdPd"])
     assert rows(frames["kernels"]) == [
-        ("_Z7stencilPdPKd", 125, pytest.approx(100 * 125 / 175), 20, 50, 6.25),
-        ("_Z6reducePKdPd", 50, pytest.approx(100 * 50 / 175), 0, 0, pytest.approx(math.nan,
-                                                                                  nan_ok=True))]
+        (stencil, 125, pytest.approx(100 * 125 / 175), 20, 50, 6.25),
+        (reduce, 50, pytest.approx(100 * 50 / 175), 0, 0, pytest.approx(math.nan, nan_ok=True))]
     assert rows(frames["reasons"]) == [
-        ("_Z7stencilPdPKd", "long_scoreboard", 80, 64.0),
-        ("_Z7stencilPdPKd", "barrier", 25, 20.0),
-        ("_Z7stencilPdPKd", "selected", 20, 16.0),
-        ("_Z6reducePKdPd", "math_pipe_throttle", 32, 64.0),
-        ("_Z6reducePKdPd", "not_selected", 10, 20.0),
-        ("_Z6reducePKdPd", "reason_9", 8, 16.0)]
+        (stencil, "long_scoreboard", 80, 64.0),
+        (stencil, "barrier", 25, 20.0),
+        (stencil, "selected", 20, 16.0),
+        (reduce, "math_pipe_throttle", 32, 64.0),
+        (reduce, "not_selected", 10, 20.0),
+        (reduce, "reason_9", 8, 16.0)]
 
     named = tb.write(tmp_path / "named.wst", with_kernel_events(
         fixture_packets(), {"_Z7stencilPdPKd": 1, "_Z6reducePKdPd": 2}))
@@ -311,3 +324,43 @@ def test_random_traces_as_the_cli(tmp_path, seed):
     compare_by_kernel(paths)
     compare_by_pc(paths)
     compare_by_kernel(paths, kernel=r"^(void|re)")
+
+
+# -- the C++ report and the pure-Python one --------------------------------------------------
+
+PC_TRACES = [H200_TRACE, DATA / "cuda13.0_sm90" / "stall_kernels.wst",
+             SOURCE_DIR / "examples" / "traces" / "cuda13.0_sm90" / "stall_kernels.wst"]
+
+
+def test_both_implementations_give_equal_frames(tmp_path, implementation, monkeypatch):
+    if implementation == "python":
+        pytest.skip("compares both implementations once")
+    named = tb.write(tmp_path / "named.wst", with_kernel_events(
+        fixture_packets(), {"_Z7stencilPdPKd": 1, "_Z6reducePKdPd": 2}))
+    cases = [([p], kernel, by) for p in PC_TRACES + [named] for kernel in (None, "e")
+             for by in ("kernel", "pc")] + [(PC_TRACES + [named], None, "kernel")]
+    for paths, kernel, by in cases:
+        monkeypatch.delenv("WARPSCOPE_PURE_PYTHON", raising=False)
+        native = quiet_stalls(paths, kernel=kernel, by=by)
+        monkeypatch.setenv("WARPSCOPE_PURE_PYTHON", "1")
+        python = quiet_stalls(paths, kernel=kernel, by=by)
+        assert sorted(native) == sorted(python)
+        for name in native:
+            assert len(native[name]) > 0, (paths, kernel, by, name)
+            pd.testing.assert_frame_equal(native[name], python[name], check_exact=False,
+                                          rtol=1e-12, obj=f"{[str(p) for p in paths]} {name}")
+
+
+def test_patterns_and_damaged_traces(tmp_path, implementation):
+    path = tb.write(tmp_path / "pc.wst", fixture_packets())
+    lookbehind = "(?<=_Z7)sten"  # Python's re takes it, RE2 (the CLI's) does not
+    if implementation == "native":
+        with pytest.raises(ValueError, match="not a valid regular expression"):
+            quiet_stalls(path, kernel=lookbehind)
+    else:
+        assert list(quiet_stalls(path, kernel=lookbehind)["kernels"]["kernel"]) == [
+            "_Z7stencilPdPKd"]
+    damaged = tmp_path / "damaged.wst"
+    damaged.write_bytes(path.read_bytes() + b"\x12\x00")  # field 2: not a packet
+    with pytest.raises(warpscope.TraceError, match="corrupt data"):
+        quiet_stalls(damaged)

@@ -7,7 +7,8 @@
 
 The reader needs only protobuf; pandas is imported when DataFrames are asked for. With the
 ``warpscope_native`` extension (built by ``pip install ./python``), ``to_dataframes`` runs on
-the C++ reader and ``summary``, ``occupancy`` and ``tail`` are available (docs/python.md).
+the C++ reader and ``summary``, ``occupancy``, ``tail`` and ``advise`` are available, and
+``stalls`` runs on the C++ stall report (docs/python.md).
 
     warpscope.find_stat("pm_sampling.gaps")  # a Stats counter's severity and meaning
 """
@@ -23,7 +24,7 @@ from .stats import ALL_STATS, StatDef, find_stat
 
 __version__ = "0.1.0"
 __all__ = ["ALL_STATS", "DEFAULT_MAX_TRACE_BYTES", "Notice", "StatDef", "TraceError",
-           "TraceFile", "TraceWarning", "concat_dataframes", "find_stat", "occupancy", "open",
+           "TraceFile", "TraceWarning", "advise", "concat_dataframes", "find_stat", "occupancy", "open",
            "open_many", "schema", "stalls", "summary", "tail"]
 
 
@@ -50,13 +51,25 @@ def concat_dataframes(traces: Sequence[TraceFile]) -> Dict[str, Any]:
     return concat(traces)
 
 
+def advise(trace: Union[TraceFile, PathLike], device: Optional[int] = None,
+           top: int = 0) -> Dict[str, Any]:
+    """The findings of ``warpscope advise`` as DataFrames: ``findings`` (ranked by the time a
+    fix would save: rank, rule, cost, where, evidence, fix), ``summary`` (one row: the head
+    line and its figures), ``devices`` (busy time per device) and ``notes`` (rules skipped and
+    why); columns in docs/python.md. `device` keeps one device; `top` keeps the costliest
+    findings (0: all). Needs the extension."""
+    from . import native
+    return native.advise(trace.path if isinstance(trace, TraceFile) else trace, device, top)
+
+
 def stalls(traces: Union[TraceFile, PathLike, Iterable[Union[TraceFile, PathLike]]],
            kernel: Optional[str] = None, by: str = "kernel") -> Dict[str, Any]:
     """The figures of ``warpscope stalls`` as DataFrames: why each kernel's warps waited,
     from PC samples (docs/python.md, *Warp stall reasons*; definitions in docs/stalls.md).
 
     `traces` is one trace (a ``TraceFile`` or a path) or several (one per rank), summed per
-    kernel. `kernel` keeps the kernels whose name matches (``re.search``). Returns
+    kernel. `kernel` keeps the kernels whose name matches (``re.search``; RE2, as the CLI,
+    with the extension, which computes them with the CLI's code). Returns
     ``{"kernels": ..., "reasons": ...}``, or with ``by="pc"`` ``{"kernels": ..., "pcs": ...}``.
     """
     from .stall_report import stall_frames

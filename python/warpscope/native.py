@@ -10,6 +10,7 @@ the pure-Python reader is used (docs/python.md, *Two readers, one result*).
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import re
@@ -59,6 +60,8 @@ def available() -> bool:
 def _column(value: Any, enum_label: Any) -> Any:
     import numpy as np
     import pandas as pd
+    if isinstance(value, tuple) and value[0] == "zeros":  # a column of zeros, not stored
+        return np.zeros(value[1], dtype=value[2])
     if not isinstance(value, tuple):
         # nanobind hands 64-bit integers as C's long long ('q', 'Q'), which numpy treats as
         # equal to int64/uint64 but pandas does not always: view them as the latter.
@@ -73,6 +76,8 @@ def _column(value: Any, enum_label: Any) -> Any:
     # An enum: int32 values named with the schema's labels, categories sorted as the
     # pure-Python reader's are.
     codes, enum_name = value[1], value[2]
+    if isinstance(codes, tuple):  # zeros
+        codes = np.zeros(codes[1], dtype=codes[2])
     if len(codes) and 0 <= codes.min() and codes.max() < 1 << 16:
         distinct = np.flatnonzero(np.bincount(codes))
         lookup = np.zeros(int(distinct[-1]) + 1, dtype=np.int32)
@@ -103,10 +108,21 @@ def read(trace: Any, via_model: bool = False) -> Dict[str, Any]:
     """The frames of `trace` (a TraceFile) read by the C++ reader; fills ``trace.issues``
     with the problems met, named as the pure-Python reader names them. `via_model`: build
     the C++ trace model first and copy it into columns (slower; for comparisons)."""
+    # Building the frames makes no reference cycles, but enough objects to start the cyclic
+    # garbage collector, whose full passes walk every object pandas has made (tens of ms).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _read(trace, via_model)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read(trace: Any, via_model: bool) -> Dict[str, Any]:
     import numpy as np
     import pandas as pd
     from .errors import TraceError, _CorruptData
-    from .frames import metric_columns
     from .metadata import enum_label
     try:
         read_frames = _native.read_frames_via_model if via_model else _native.read_frames
@@ -126,6 +142,7 @@ def read(trace: Any, via_model: bool = False) -> Dict[str, Any]:
         frame = pd.DataFrame({c: _column(v, enum_label) for c, v in columns.items()},
                              copy=False)
         if metrics is not None and result["pm_metric_names"]:
+            from .frames import metric_columns  # only here: that module takes ms to import
             names = metric_columns(list(result["pm_metric_names"]))
             frame = pd.concat([frame, pd.DataFrame(metrics, columns=names, copy=False)],
                               axis=1)
@@ -215,3 +232,72 @@ def occupancy(path: str, kernel: str = "") -> Any:
 def tail(path: str, kernel: str = "", instances: bool = False) -> Any:
     """``warpscope tail`` rows as a DataFrame: one per kernel name, or per launch."""
     return _csv_tables(_require().tail_csv(os.fspath(path), kernel, instances))["table"]
+
+
+def _load_error(e: ValueError, path: Optional[str]) -> Exception:
+    """A failed load of the C++ reader as the TraceError the package raises."""
+    from .errors import TraceError
+    message = str(e) if str(e).startswith("warpscope:") else f"warpscope: {e}"
+    at = re.search(r"byte offset (\d+)", message)
+    return TraceError(message, path=path, offset=int(at.group(1)) if at else None)
+
+
+def _frame(columns: Dict[str, List[Any]], dtypes: Dict[str, Any]) -> Any:
+    """A DataFrame of `columns` (lists from the extension) in `dtypes`' order and types."""
+    import pandas as pd
+    return pd.DataFrame({name: pd.Series(columns.get(name, []), dtype=dtype)
+                         for name, dtype in dtypes.items()})
+
+
+ADVISE_FINDING_DTYPES = {
+    "rank": "int64", "rule": str, "severity": str, "cost_ns": "uint64",
+    "cost_percent": "float64", "occurrences": "uint64", "device": "int64", "nvtx_path": str,
+    "kernel": str, "api_call": str, "stream": str, "os_tid": "int64", "thread_name": str,
+    "title": str, "evidence": str, "fix": str, "worst_begin_ns": "uint64",
+    "worst_end_ns": "uint64"}
+ADVISE_SUMMARY_DTYPES = {
+    "trace": str, "headline": str, "wall_ns": "uint64", "gpu_span_ns": "uint64",
+    "gpu_busy_ns": "uint64", "gpu_busy_percent": "float64", "gpu_idle_ns": "uint64",
+    "idle_attributed_ns": "uint64"}
+ADVISE_DEVICE_DTYPES = {"device": "int64", "begin_ns": "uint64", "end_ns": "uint64",
+                        "busy_ns": "uint64"}
+
+
+def advise(path: str, device: Optional[int] = None, top: int = 0) -> Dict[str, Any]:
+    """``warpscope advise`` as DataFrames, from the C++ analysis' own result (see
+    ``warpscope.advise``)."""
+    native = _require()
+    path = os.fspath(path)
+    try:
+        result = native.advise_tables(path, -1 if device is None else int(device), int(top))
+    except ValueError as e:
+        raise _load_error(e, path) from e
+    import pandas as pd
+    return {"summary": _frame({k: [v] for k, v in result["summary"].items()},
+                              ADVISE_SUMMARY_DTYPES),
+            "findings": _frame(result["findings"], ADVISE_FINDING_DTYPES),
+            "devices": _frame(result["devices"], ADVISE_DEVICE_DTYPES),
+            "notes": pd.DataFrame({"note": pd.Series(list(result["notes"]), dtype=str)})}
+
+
+STALL_DTYPES = {
+    "kernels": {"kernel": str, "samples": "int64", "pct": "float64", "selected": "int64",
+                "not_issued": "int64", "cycles_per_issue": "float64"},
+    "reasons": {"kernel": str, "reason": str, "samples": "int64", "pct": "float64"},
+    "pcs": {"kernel": str, "cubin_crc": "uint64", "pc_offset": "int64", "pc_samples": "int64",
+            "kernel_pct": "float64", "reason": str, "samples": "int64", "pct": "float64"},
+}
+
+
+def stalls(paths: Sequence[str], kernel: str = "", by: str = "kernel") -> Dict[str, Any]:
+    """``warpscope stalls`` as the frames of ``warpscope.stalls``, from the C++ stall report
+    (analyzers/analyses/stall_report.cc)."""
+    native = _require()
+    paths = [os.fspath(p) for p in paths]
+    try:
+        result = native.stall_tables(paths, kernel, by == "pc")
+    except ValueError as e:
+        if "not a valid regular expression" in str(e):  # RE2 refused what Python's re took
+            raise
+        raise _load_error(e, paths[0] if len(paths) == 1 else None) from e
+    return {name: _frame(columns, STALL_DTYPES[name]) for name, columns in result.items()}

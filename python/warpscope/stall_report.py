@@ -165,6 +165,16 @@ def stall_frames(traces: Union[TraceOrPath, Iterable[TraceOrPath]],
     if by not in ("kernel", "pc"):
         raise ValueError(f"by must be 'kernel' or 'pc', not {by!r}")
     pattern = re.compile(kernel) if kernel else None
+    from . import native
+    if native.available():  # the C++ stall report, which the CLI prints
+        paths = [t.path if isinstance(t, TraceFile) else t for t in _as_traces(traces)]
+        return native.stalls(paths, kernel or "", by)
+    return python_stall_frames(traces, pattern, by)
+
+
+def python_stall_frames(traces: Union[TraceOrPath, Iterable[TraceOrPath]],
+                        pattern: "Optional[re.Pattern[str]]", by: str) -> Dict[str, pd.DataFrame]:
+    """``stall_frames`` computed here from the frames: what runs without the extension."""
     parts, demangled = _read_rows(traces)
     rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     detail_key, detail_columns = ("reasons", REASON_COLUMNS) if by == "kernel" else (

@@ -1,0 +1,24 @@
+// The advise and stall reports as columns for Python (native_reports.cc).
+#ifndef WARPSCOPE_PYTHON_SRC_NATIVE_REPORTS_H_
+#define WARPSCOPE_PYTHON_SRC_NATIVE_REPORTS_H_
+
+#include <string>
+
+#include "analyzers/analyses/advise.h"
+#include "analyzers/analyses/stall_report.h"
+#include "python/src/native_frames.h"
+
+namespace warpscope::native {
+
+// {"summary": {figure: value}, "findings": {column: list}, "devices": {column: list},
+// "notes": [str]}: BuildAdviseReport's result (the GIL released while it runs).
+nanobind::dict AdviseTables(const TraceModel& model, const std::string& label,
+                            const AdviseOptions& options);
+
+// {"kernels": {column: list}, "reasons" or (by_pc) "pcs": {column: list}}, with the columns
+// of python/warpscope/stall_report.py's frames.
+nanobind::dict StallTables(const StallReport& report, bool by_pc);
+
+}  // namespace warpscope::native
+
+#endif  // WARPSCOPE_PYTHON_SRC_NATIVE_REPORTS_H_

@@ -1,0 +1,78 @@
+"""``warpscope.advise``: the C++ advise analysis' result as DataFrames, equal to what
+``warpscope advise --format json`` prints for the bundled traces (the CLI is found as in
+test_differential.py; without it those comparisons skip). Needs the extension."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tracebuilder as tb
+import warpscope
+from test_differential import SOURCE_DIR, cli_path
+
+pytest.importorskip("warpscope_native")
+
+TRACES = sorted((SOURCE_DIR / "examples" / "traces").rglob("*.wst"))
+
+
+def cli_advise(path: Path, *flags: str) -> dict:
+    cli = cli_path()
+    if cli is None:
+        pytest.skip("the C++ CLI is not built (build/bin/warpscope); ctest runs this with it")
+    result = subprocess.run([str(cli), "advise", str(path), "--format", "json", *flags],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("path", TRACES, ids=[p.name for p in TRACES])
+def test_advise_frames_equal_the_cli_json(path):
+    frames = warpscope.advise(path)
+    report = cli_advise(path)
+    assert sorted(frames) == ["devices", "findings", "notes", "summary"]
+
+    summary = frames["summary"]
+    assert len(summary) == 1
+    head = summary.iloc[0]
+    assert head["trace"] == report["trace"] == str(path)
+    assert head["headline"] == report["headline"]
+    for column in ("wall_ns", "gpu_span_ns", "gpu_busy_ns", "gpu_idle_ns", "idle_attributed_ns"):
+        assert int(head[column]) == report[column], column
+    assert head["gpu_busy_percent"] == pytest.approx(report["gpu_busy_percent"], abs=1e-9)
+
+    findings = frames["findings"]
+    assert list(findings.columns) == list(warpscope.native.ADVISE_FINDING_DTYPES)
+    assert len(findings) == len(report["findings"])
+    for row, cli in zip(findings.to_dict("records"), report["findings"]):
+        for column, value in cli.items():
+            if isinstance(value, float):
+                assert row[column] == pytest.approx(value, abs=1e-9), column
+            else:
+                assert row[column] == value, column
+    assert list(findings["rank"]) == list(range(1, len(findings) + 1))
+    assert findings["cost_ns"].dtype == np.uint64
+
+    assert frames["devices"].to_dict("records") == [
+        {"device": d["device"], "begin_ns": d["begin_ns"], "end_ns": d["end_ns"],
+         "busy_ns": d["busy_ns"]} for d in report["devices"]]
+    assert list(frames["notes"]["note"]) == report["notes"]
+
+
+def test_advise_options_and_errors(tmp_path):
+    path = SOURCE_DIR / "examples" / "traces" / "synthetic_training_loop.wst"
+    every = warpscope.advise(warpscope.open(path))["findings"]
+    assert len(every) >= 2
+    top = warpscope.advise(path, top=1)["findings"]
+    pd.testing.assert_frame_equal(top, every.head(1))
+    assert warpscope.advise(path, device=12345)["findings"].empty
+    damaged = tb.write(tmp_path / "bad.wst", [tb.header(), tb.end()])
+    damaged.write_bytes(damaged.read_bytes() + b"\x12\x00")  # field 2: not a packet
+    with pytest.raises(warpscope.TraceError, match="corrupt data") as error:
+        warpscope.advise(damaged)
+    assert error.value.path == str(damaged) and error.value.offset is not None
