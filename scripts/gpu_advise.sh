@@ -4,16 +4,19 @@
 # (tests/gpu/advise/advise_torch.py, half the steps) where python3 has torch with a GPU. For
 # each, the problem must be the top finding of its recorded trace, and the finding's cost must
 # be within 10% of the time the fix saves, measured on plain (not recorded) runs of the
-# problem and --fixed programs: interleaved, --runs each (at least 5), medians of the timed
-# loop. Costs and savings are compared per step (the trace holds the warm-up steps too).
+# problem and --fixed programs: --runs rounds (at least 5) of one recorded run, one plain run
+# of the problem and one of the fix; the cost is the median over the recordings, the saving
+# the difference of the plain runs' medians of the timed loop. Costs and savings are compared
+# per step (the trace holds the warm-up steps too).
 # scripts/advise_check.py does the checks.
 #
-#   scripts/gpu_advise.sh [--runs N] [--steps N]
+#   scripts/gpu_advise.sh [--runs N] [--steps N] [--problems item,pageable,...,torch_item]
 #                      (WS_BUILD: a staged build, default .gpu; output in $OUT or WS_OUT)
 #
 # Output: advise_summary.txt (the table, the PASS/FAIL lines, and per trace the recording's own
 # time from scripts/overhead_summary.py), advise_check.json (every
-# figure), advise_results.tgz (traces' advise reports as table, JSON and HTML, run logs).
+# figure), advise_results.tgz (every recording's advise JSON and log; the first one's report as
+# table and HTML; the plain runs' lines).
 # Exit status: the number of failed checks.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,11 +24,12 @@ WS_BUILD=${WS_BUILD:-$([[ -d $here/.gpu/bin ]] && echo "$here/.gpu" || echo "$he
 OUTDIR=${WS_OUT:-${OUT:-$PWD/gpu_advise_out}}
 mkdir -p "$OUTDIR"
 WS=$WS_BUILD/bin/warpscope; APP=$WS_BUILD/bin/ws_advise_problems
-runs=5; steps=200
+runs=5; steps=200; only=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift ;;
     --steps) steps=$2; shift ;;
+    --problems) only=$2; shift ;;
   esac
   shift
 done
@@ -41,6 +45,7 @@ W=$(mktemp -d /tmp/ws_advise.XXXXXX)
 problems=(item pageable loader launch serial)
 # The PyTorch loop that calls .item() each step, where the GPU machine's python3 has torch.
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && problems+=(torch_item)
+[[ -n $only ]] && IFS=, read -r -a problems <<<"$only"
 cases=()
 for p in "${problems[@]}"; do
   echo "== $p"
@@ -49,21 +54,31 @@ for p in "${problems[@]}"; do
   else
     program=("$APP" --problem "$p" --steps "$steps")
   fi
-  timeout 180 "$WS" record -f -o "$W/$p.wst" -- "${program[@]}" >"$W/$p.record.log" 2>&1
-  echo "record: exit $?"
-  timeout 60 "$WS" advise -f json "$W/$p.wst" >"$W/$p.advise.json" 2>"$W/$p.advise.err"
-  timeout 60 "$WS" advise --top 5 --html "$W/$p.advise.html" "$W/$p.wst" >"$W/$p.advise.txt" 2>&1
-  head -12 "$W/$p.advise.txt"
-  # The recording's own time: warpscope's flushes and the program calls they overlapped.
-  timeout 120 python3 "$here/scripts/overhead_summary.py" "$W/$p.wst" >"$W/$p.overhead.txt" 2>&1
-  cat "$W/$p.overhead.txt"
+  # Rounds of: a recorded run, a plain run of the problem, a plain run of the fix. The
+  # recordings are interleaved with the plain runs like these with each other, so a slow
+  # spell of the machine touches both sides; the check takes medians of each.
   : >"$W/$p.runs.jsonl"
+  reports=(); logs=()
   for ((r = 0; r < runs; r++)); do
+    rec=$W/$p.$r
+    timeout 180 "$WS" record -f -o "$rec.wst" -- "${program[@]}" >"$rec.record.log" 2>&1
+    echo "record $((r + 1)): exit $?"
+    timeout 60 "$WS" advise -f json "$rec.wst" >"$rec.advise.json" 2>"$rec.advise.err"
+    reports+=("$rec.advise.json"); logs+=("$rec.record.log")
+    if ((r == 0)); then
+      # The first recording in full: the report as table and HTML, and the recording's own
+      # time (warpscope's flushes and the program calls they overlapped).
+      timeout 60 "$WS" advise --top 5 --html "$W/$p.advise.html" "$rec.wst" >"$W/$p.advise.txt" 2>&1
+      head -12 "$W/$p.advise.txt"
+      timeout 120 python3 "$here/scripts/overhead_summary.py" "$rec.wst" >"$W/$p.overhead.txt" 2>&1
+      cat "$W/$p.overhead.txt"
+    fi
+    rm -f "$rec.wst"
     for mode in "" --fixed; do
       timeout 120 "${program[@]}" $mode >>"$W/$p.runs.jsonl" 2>>"$W/$p.runs.err"
     done
   done
-  cases+=(--case "$p:$W/$p.advise.json:$W/$p.record.log:$W/$p.runs.jsonl")
+  cases+=(--case "$p:$(IFS=,; echo "${reports[*]}"):$(IFS=,; echo "${logs[*]}"):$W/$p.runs.jsonl")
 done
 python3 "$here/scripts/advise_check.py" "${cases[@]}" --json "$OUTDIR/advise_check.json" \
     | tee "$OUTDIR/advise_summary.txt"

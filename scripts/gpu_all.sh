@@ -66,7 +66,7 @@ if [[ $diff == 1 ]]; then
 fi
 if [[ $advise == 1 ]]; then
   echo "== warpscope advise on programs with one problem each"
-  WS_OUT=$res/advise timeout 400 bash "$here/scripts/gpu_advise.sh"
+  WS_OUT=$res/advise timeout 540 bash "$here/scripts/gpu_advise.sh"
   failed=$((failed + $?))
   cp "$res/advise/advise_summary.txt" "$OUTDIR/" 2>/dev/null
 fi

@@ -4,7 +4,7 @@
 # run has WARPSCOPE_PC_DEBUG=1, so its log shows each CUPTI PC sampling call, its arguments
 # and result, and each GetData's totals: where samples stop, if they do.
 #
-#   scripts/gpu_pc.sh [--part cpp|torch|probe|all] [--periods 12,15,18]
+#   scripts/gpu_pc.sh [--part cpp|torch|probe|all] [--periods 10,12,15,18]
 #
 # Cases (C++: tests/gpu/pc_kernels.cu, built here with nvcc -lineinfo; PyTorch:
 # tests/gpu/pc_torch.py), each at every period:
@@ -31,7 +31,7 @@
 set -u
 source "$(dirname "$0")/gpu_build_env.sh" build gpu_pc_out
 mkdir -p "$OUTDIR/logs" "$OUTDIR/traces"
-part=all; periods=12,15,18
+part=all; periods=10,12,15,18
 while [[ $# -gt 0 ]]; do
   case $1 in
     --part) part=$2; shift ;;

@@ -70,6 +70,9 @@ class ActivityApi {
   // cuptiActivityEnable / cuptiActivityDisable.
   virtual ActivityResult Enable(ActivityKind kind) = 0;
   virtual ActivityResult Disable(ActivityKind kind) = 0;
+  // cuptiActivityEnableRuntimeApi: whether CUPTI records calls of one runtime API (callback
+  // id) while kRuntime is enabled. Enabling kRuntime again resets every id to recorded.
+  virtual ActivityResult EnableRuntimeApi(uint32_t cbid, bool enable) = 0;
   // cuptiActivityFlushAll(0): complete buffers only; forced (CUPTI_ACTIVITY_FLAG_FLUSH_FORCED):
   // incomplete ones too. The buffers come back through BufferCompleted before it returns.
   virtual ActivityResult FlushAll(bool forced) = 0;

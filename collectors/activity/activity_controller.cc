@@ -113,6 +113,7 @@ bool ActivityController::SetEnabled(bool enabled, std::string* error) {
   bool ok = true;
   for (ActivityKind kind : WindowKinds(options_)) {
     ActivityResult r = enabled ? api_.Enable(kind) : api_.Disable(kind);
+    if (r.ok() && enabled && kind == ActivityKind::kRuntime) LeaveOutTrivialRuntimeApis();
     if (!r.ok() && error->empty()) {
       *error = std::string("warpscope: cannot ") + (enabled ? "enable" : "disable") +
                " CUPTI activity kind " + std::to_string(static_cast<int>(kind)) + ": " +
@@ -122,6 +123,19 @@ bool ActivityController::SetEnabled(bool enabled, std::string* error) {
   }
   enabled_.store(enabled);
   return ok;
+}
+
+void ActivityController::LeaveOutTrivialRuntimeApis() {
+  // Enabling kRuntime records every runtime API again, so this follows each enable. A CUPTI
+  // that refuses it leaves the translator's filter, which drops the records after CUPTI took
+  // them: the same trace, at CUPTI's cost per call.
+  if (!options_.filter_trivial_api || !runtime_api_selection_works_) return;
+  for (uint32_t cbid : TrivialRuntimeApis()) {
+    if (!api_.EnableRuntimeApi(cbid, false).ok()) {
+      runtime_api_selection_works_ = false;
+      return;
+    }
+  }
 }
 
 void ActivityController::Flush(bool forced) {

@@ -40,7 +40,7 @@ struct ActivityOptions {
   std::string suppress_nvtx_name;   // the NVTX capture range (session writes it itself)
   std::string suppress_nvtx_domain;
   bool monotonic_clock = false;  // register a CLOCK_MONOTONIC timestamp callback
-  bool filter_trivial_api = true;
+  bool filter_trivial_api = true;  // trivial runtime queries neither recorded nor written
   // Kernel records on from the start, not only inside capture windows: CUPTI refuses to
   // enable CONCURRENT_KERNEL once PC sampling is enabled on a context
   // (CUPTI_ERROR_NOT_COMPATIBLE, seen on the H200), so with PC sampling and a window that
@@ -86,6 +86,9 @@ class ActivityController final : public ActivityBufferHandler {
   void ReleaseBuffer(uint8_t* buffer);
   void CollectDropped();
   void RecordFlush(uint64_t start_ns, uint64_t end_ns);
+  // With the API filter on: tells CUPTI not to record TrivialRuntimeApis() (after each
+  // enable of kRuntime), so they cost the program nothing.
+  void LeaveOutTrivialRuntimeApis();
   void RecordOverhead(RecordSink& sink, const char* kind, uint64_t start_ns, uint64_t end_ns);
   void DeviceFixup(DeviceRecord* record);
 
@@ -96,6 +99,7 @@ class ActivityController final : public ActivityBufferHandler {
   std::atomic<bool> accepting_{false};  // completed buffers are translated only while true
   std::atomic<bool> abandoned_{false};
   std::atomic<bool> enabled_{false};
+  std::atomic<bool> runtime_api_selection_works_{true};  // cuptiActivityEnableRuntimeApi
 
   std::mutex translate_mu_;
   std::unique_ptr<ActivityTranslator> translator_;  // guarded by translate_mu_

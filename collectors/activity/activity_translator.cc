@@ -3,6 +3,8 @@
 
 #include <cupti_runtime_cbid.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 
@@ -20,37 +22,41 @@ SyncKind ToSyncKind(uint32_t t) {
                                                                        : SyncKind::kUnknown;
 }
 
+namespace {
+constexpr std::array<uint32_t, 25> kTrivialRuntimeApis = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v12000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetStreamPriorityRange_v5050,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_ptsz_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v12030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v12030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPointerGetAttributes_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFuncGetAttributes_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetFuncBySymbol_v11000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetDevice_v12080,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetDevice_ptsz_v12080,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetSymbolAddress_v3020,
+};
+}  // namespace
+
+std::span<const uint32_t> TrivialRuntimeApis() { return kTrivialRuntimeApis; }
+
 bool IsTrivialRuntimeApi(uint32_t cbid) {
-  switch (cbid) {
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v12000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetStreamPriorityRange_v5050:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_ptsz_v10000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v10010:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v10010:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_v11030:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_ptsz_v11030:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v12030:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v12030:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaPointerGetAttributes_v4000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaFuncGetAttributes_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGetFuncBySymbol_v11000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetDevice_v12080:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetDevice_ptsz_v12080:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGetSymbolAddress_v3020:
-      return true;
-    default:
-      return false;
-  }
+  return std::find(kTrivialRuntimeApis.begin(), kTrivialRuntimeApis.end(), cbid) !=
+         kTrivialRuntimeApis.end();
 }
 
 std::string ApiDisplayName(const char* name) {

@@ -95,6 +95,9 @@ class CuptiActivityApi final : public ActivityApi {
   ActivityResult Disable(ActivityKind kind) override {
     return Result(cuptiActivityDisable(static_cast<CUpti_ActivityKind>(kind)));
   }
+  ActivityResult EnableRuntimeApi(uint32_t cbid, bool enable) override {
+    return Result(cuptiActivityEnableRuntimeApi(cbid, enable ? 1 : 0));
+  }
   ActivityResult FlushAll(bool forced) override {
     return Result(cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0));
   }

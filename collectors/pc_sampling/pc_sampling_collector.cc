@@ -45,7 +45,7 @@ bool PcSamplingCollector::OnSessionStart(SessionServices& services) {
     DebugLine("debug log on (WARPSCOPE_PC_DEBUG=1): period=" +
               (config.period_exponent == 0 ? std::string("CUPTI default")
                                            : "2^" + std::to_string(config.period_exponent)) +
-              " hardware_buffer=" + std::to_string(config.hardware_buffer_bytes) +
+              " hardware_buffer=" + std::to_string(PcHardwareBufferBytes(config)) +
               " drain every " + std::to_string(config.drain_interval_ms) + " ms");
   }
   PcRecordSink& sink = *this;

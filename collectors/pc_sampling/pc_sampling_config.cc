@@ -1,6 +1,7 @@
 // Parsing of the WARPSCOPE_PC_* settings.
 #include "collectors/pc_sampling/pc_sampling_config.h"
 
+#include <algorithm>
 #include <string>
 
 #include "proto/common/setting_error.h"
@@ -15,6 +16,16 @@ bool LoadPcSamplingConfig(const std::function<std::string(std::string_view)>& ge
   if (LoadPcSamplingConfig(get_env, config, &refused)) return true;
   *error = "warpscope: " + refused.ForVariable() + "; PC sampling stays off";
   return false;
+}
+
+uint64_t PcHardwareBufferBytes(const PcSamplingConfig& config) {
+  if (config.hardware_buffer_bytes != 0) return config.hardware_buffer_bytes;
+  constexpr uint64_t kMiB = 1ull << 20;
+  if (config.period_exponent == 0) return 512 * kMiB;
+  constexpr uint32_t kFullAt = 12;  // 64 MiB from this period up
+  if (config.period_exponent >= kFullAt) return 64 * kMiB;
+  const uint32_t shorter = kFullAt - config.period_exponent;
+  return std::min<uint64_t>(kMaxPcBufferMiB * kMiB, (64 * kMiB) << shorter);
 }
 
 bool ApplyPcSamplingSetting(const SettingSpec& spec, std::string_view v, PcSamplingConfig* config,

@@ -27,11 +27,8 @@ struct PcSamplingConfig {
   // (WARPSCOPE_PC_PERIOD=12) for short captures of short kernels.
   // 0: SAMPLING_PERIOD is not set and CUPTI picks its own ("based on the number of SMs").
   uint32_t period_exponent = 15;
-  // 64 MiB per context instead of CUPTI's 512 MB: on an 8-GPU training node 512 MB each is
-  // 4 GB of HBM taken from the job. At 2^15 and ~32 B per sample (unverified) the buffer
-  // fills at ~256 MB/s, so 64 MiB is ~2.5x what CUPTI's 100 ms worker drains at a time;
-  // overflow is reported (pc_sampling.hardware_buffer_full), never silent.
-  uint64_t hardware_buffer_bytes = 64ull << 20;
+  // 0: sized from the period (PcHardwareBufferBytes); WARPSCOPE_PC_BUFFER_MB sets it.
+  uint64_t hardware_buffer_bytes = 0;
   // CUPTI's host-side buffer of decoded PCs: 1 MB holds ~5500 PCs; 4 MiB ~22k, so a drain
   // interval with many distinct PCs (large programs) does not overflow it.
   uint64_t scratch_buffer_bytes = 4ull << 20;
@@ -41,6 +38,16 @@ struct PcSamplingConfig {
   // WARPSCOPE_PC_DEBUG=1: one stderr line per CUPTI PC sampling call (PcSamplingCallLogger).
   bool debug = false;
 };
+
+// The hardware buffer per context: the one set, else sized from the period. When the buffer
+// fills, CUPTI loses the samples of the whole drain (0 samples, not fewer), so it must hold
+// what the GPU writes between drains. 64 MiB at 2^12 cycles and longer periods, doubled for
+// each step shorter (2^11: 128 MiB ... 2^6 and shorter: 4096 MiB): on an H200 the five test
+// kernels lost every sample at 2^10 and 2^11 with 64 MiB and none at 2^10 with 512 MiB.
+// CUPTI's own period (0; it chose 2^11 on the H200): CUPTI's own 512 MiB, which held it.
+// Beside CUPTI's 512 MB for every period, 64 MiB at the default 2^15 leaves 448 MiB per GPU to
+// the job.
+uint64_t PcHardwareBufferBytes(const PcSamplingConfig& config);
 
 // Parses one PC sampling setting (a row of proto/common/settings.h owned by kPcSampling) into
 // its field of *config; on a refused value false, with *problem the row's refusal. Rows of

@@ -104,7 +104,7 @@ void PcSamplingController::OnContextCreated(PcContext ctx, uint32_t context_id,
   if (!r.ok()) return FailLocked(ctx, device_id, r, "cuptiPCSamplingGetStallReasons", /*enabled=*/true);
   PcContextSettings settings;
   settings.period_exponent = config_.period_exponent;
-  settings.hardware_buffer_bytes = config_.hardware_buffer_bytes;
+  settings.hardware_buffer_bytes = PcHardwareBufferBytes(config_);
   settings.scratch_buffer_bytes = config_.scratch_buffer_bytes;
   settings.max_pcs_per_read = config_.max_pcs_per_read;
   settings.stall_reason_indices.reserve(reasons.size());

@@ -189,7 +189,7 @@ inline constexpr auto kSamplingRows = std::to_array<SettingSpec>({
 // Tuning without a record flag: clocks, CUPTI pools, the writer's memory, debugging.
 inline constexpr auto kTuningRows = std::to_array<SettingSpec>({
     {S::kApiFilter, "WARPSCOPE_API_FILTER", "", "", false, "", "1", "",
-     "count, but do not write, trivial runtime queries", P::kBool, O::kLibrary},
+     "leave trivial runtime queries out: CUPTI does not record them", P::kBool, O::kLibrary},
     {S::kClock, "WARPSCOPE_CLOCK", "", "", false, "", "cupti", "",
      "cupti (CUPTI's default clock) or monotonic (a CLOCK_MONOTONIC timestamp callback)", P::kClock,
      O::kLibrary},
@@ -207,7 +207,8 @@ inline constexpr auto kTuningRows = std::to_array<SettingSpec>({
     {S::kPmEvaluate, "WARPSCOPE_PM_EVALUATE", "", "", false, "", "process", "",
      "where metric values are computed: process, offline or both", P::kPmEvaluation,
      O::kPmSampling},
-    {S::kPcBufferMb, "WARPSCOPE_PC_BUFFER_MB", "", "", false, "", "64", "",
+    {S::kPcBufferMb, "WARPSCOPE_PC_BUFFER_MB", "", "", false, "", "",
+     "64 at period 2^12 and longer, doubled per step shorter; 512 with CUPTI's period",
      "CUPTI hardware buffer per sampled context, MiB", P::kWholeNumber, O::kPcSampling, 1, 4096,
      " is not a whole number of MiB from 1 to 4096 (e.g. 64)"},
     {S::kPcDebug, "WARPSCOPE_PC_DEBUG", "", "", false, "", "0", "",

@@ -78,7 +78,7 @@ inline constexpr StatDef kActivitySyncs{"activity.syncs", kInfo,
 inline constexpr StatDef kActivityApiCalls{"activity.api_calls", kInfo,
     "runtime and driver API call records"};
 inline constexpr StatDef kActivityApiCallsFiltered{"activity.api_calls_filtered", kInfo,
-    "API call records left out by the API filter"};
+    "trivial API call records CUPTI recorded anyway and the API filter dropped (0 where CUPTI accepts leaving them out)"};
 inline constexpr StatDef kActivityBuffersAllocated{"activity.buffers_allocated", kInfo,
     "activity buffers allocated for CUPTI"};
 inline constexpr StatDef kActivityNvtxMarkers{"activity.nvtx_markers", kInfo,

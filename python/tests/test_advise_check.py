@@ -34,12 +34,17 @@ def runs(problem_ns, fixed_ns, timed=50):
     return out
 
 
+def case(ac, name, report, log, plain_runs, tolerance):
+    """check_case on one recording."""
+    return ac.check_case(name, [(report, log)], plain_runs, tolerance)
+
+
 LOG = 'warpscope: recording\n{"problem": "item", "fixed": false, "steps": 53, "timed_steps": 50}\n'
 
 
 def test_cost_matching_the_saving_passes(ac):
     # 53 recorded steps of 160 us; the fix saves 8 ms over 50 timed steps = 160 us a step.
-    r = ac.check_case("item", advise(("blocking-read", 53 * 160_000), ("launch-bound", 10)), LOG,
+    r = case(ac, "item", advise(("blocking-read", 53 * 160_000), ("launch-bound", 10)), LOG,
                       runs([58e6, 58.1e6, 57.9e6, 58e6, 58.2e6], [50e6] * 5), 0.1)
     assert r["checks"] == {"top_finding": True, "cost_within_tolerance": True}
     assert r["cost_per_step_ns"] == pytest.approx(160_000)
@@ -50,13 +55,13 @@ def test_cost_matching_the_saving_passes(ac):
 def test_recording_overhead_per_timed_step(ac):
     log = ('{"problem": "item", "fixed": false, "steps": 53, "timed_steps": 50, '
            '"loop_ns": 59000000}\n')
-    r = ac.check_case("item", advise(("blocking-read", 53 * 160_000)), log,
+    r = case(ac, "item", advise(("blocking-read", 53 * 160_000)), log,
                       runs([58e6] * 5, [50e6] * 5), 0.1)
     assert r["record_overhead_per_step_ns"] == pytest.approx(20_000)
-    other = ac.check_case("item", advise(("blocking-read", 53 * 160_000)), log.replace(
+    other = case(ac, "item", advise(("blocking-read", 53 * 160_000)), log.replace(
         '"timed_steps": 50', '"timed_steps": 40'), runs([58e6] * 5, [50e6] * 5), 0.1)
     assert "record_overhead_per_step_ns" not in other
-    assert "record_overhead_per_step_ns" not in ac.check_case(
+    assert "record_overhead_per_step_ns" not in case(ac, 
         "item", advise(("blocking-read", 53 * 160_000)), LOG, runs([58e6] * 5, [50e6] * 5), 0.1)
 
 
@@ -65,19 +70,19 @@ def test_one_off_per_step_and_the_overhead_it_covers(ac):
     findings["findings"][1]["evidence"] = (
         "1 gap, longest 5.46 ms, ...; overhead records (WARPSCOPE_FLUSH) cover 4.90 ms of these "
         "gaps: the recording's own time")
-    r = ac.check_case("item", findings, LOG, runs([58e6] * 5, [50e6] * 5), 0.1)
+    r = case(ac, "item", findings, LOG, runs([58e6] * 5, [50e6] * 5), 0.1)
     assert r["checks"] == {"top_finding": True, "cost_within_tolerance": True}
     assert r["one_off_per_step_ns"] == pytest.approx(100_000)
     assert r["one_off_overhead_covered_ns"] == pytest.approx(4.9e6)
     assert "one-off/step us" in ac.render([r])
-    plain = ac.check_case("item", advise(("blocking-read", 53 * 160_000)), LOG,
+    plain = case(ac, "item", advise(("blocking-read", 53 * 160_000)), LOG,
                           runs([58e6] * 5, [50e6] * 5), 0.1)
     assert plain["one_off_per_step_ns"] == 0
     assert plain["one_off_overhead_covered_ns"] is None
 
 
 def test_cost_off_by_more_than_the_tolerance_fails(ac):
-    r = ac.check_case("item", advise(("blocking-read", 53 * 200_000)), LOG,
+    r = case(ac, "item", advise(("blocking-read", 53 * 200_000)), LOG,
                       runs([58e6] * 5, [50e6] * 5), 0.1)
     assert r["checks"]["top_finding"]
     assert not r["checks"]["cost_within_tolerance"]
@@ -85,24 +90,55 @@ def test_cost_off_by_more_than_the_tolerance_fails(ac):
 
 
 def test_wrong_top_finding_fails_but_cost_is_still_judged(ac):
-    r = ac.check_case("item", advise(("launch-bound", 10**9), ("blocking-read", 53 * 160_000)),
+    r = case(ac, "item", advise(("launch-bound", 10**9), ("blocking-read", 53 * 160_000)),
                       LOG, runs([58e6] * 5, [50e6] * 5), 0.1)
     assert r["top_rule"] == "launch-bound"
     assert r["checks"] == {"top_finding": False, "cost_within_tolerance": True}
 
 
 def test_medians_ignore_one_slow_run(ac):
-    r = ac.check_case("item", advise(("blocking-read", 53 * 160_000)), LOG,
+    r = case(ac, "item", advise(("blocking-read", 53 * 160_000)), LOG,
                       runs([58e6, 58e6, 90e6, 58e6, 58e6], [50e6, 50e6, 50e6, 70e6, 50e6]), 0.1)
     assert r["median_problem_ns"] == 58e6 and r["median_fixed_ns"] == 50e6
     assert r["checks"]["cost_within_tolerance"]
 
 
+def test_several_recordings_median_cost_and_every_top_must_match(ac):
+    # Recordings of a program whose copies vary run to run: 140, 160 and 210 us a step.
+    recs = [(advise(("pageable-copy", 53 * c)), LOG) for c in (140_000, 210_000, 160_000)]
+    r = ac.check_case("pageable", recs, runs([58e6] * 5, [50e6] * 5), 0.1)
+    assert r["recordings"] == 3
+    assert r["cost_per_step_ns"] == pytest.approx(160_000)
+    assert r["cost_spread"] == pytest.approx(70_000 / 160_000)
+    assert r["checks"] == {"top_finding": True, "cost_within_tolerance": True}
+    assert "cost spread" in ac.render([r])
+    # One recording with another top finding fails the top check, and says which.
+    recs[1] = (advise(("launch-bound", 10**9), ("pageable-copy", 53 * 160_000)), LOG)
+    r = ac.check_case("pageable", recs, runs([58e6] * 5, [50e6] * 5), 0.1)
+    assert r["top_rules"] == ["pageable-copy", "launch-bound", "pageable-copy"]
+    assert r["top_rule"] == "pageable-copy"
+    assert not r["checks"]["top_finding"]
+    assert "launch-bound" in ac.render([r])
+    # A recording without the expected finding leaves no cost to judge.
+    recs[1] = (advise(("launch-bound", 10**9)), LOG)
+    r = ac.check_case("pageable", recs, runs([58e6] * 5, [50e6] * 5), 0.1)
+    assert r["problem"] == "no finding of the expected rule"
+    assert not r["checks"]["cost_within_tolerance"]
+
+
+def test_recording_overhead_is_the_median_recorded_loop(ac):
+    logs = [LOG.replace('"timed_steps": 50}', f'"timed_steps": 50, "loop_ns": {t}}}')
+            for t in (59e6, 70e6, 58.5e6)]
+    recs = [(advise(("blocking-read", 53 * 160_000)), log) for log in logs]
+    r = ac.check_case("item", recs, runs([58e6] * 5, [50e6] * 5), 0.1)
+    assert r["record_overhead_per_step_ns"] == pytest.approx(20_000)
+
+
 def test_missing_pieces_fail_with_a_reason(ac):
-    r = ac.check_case("item", advise(), LOG, runs([1], [1]), 0.1)
+    r = case(ac, "item", advise(), LOG, runs([1], [1]), 0.1)
     assert r["checks"] == {"top_finding": False, "cost_within_tolerance": False}
     assert r["problem"] == "no finding of the expected rule"
-    r = ac.check_case("item", advise(("blocking-read", 5)), "no line here", runs([1], [1]), 0.1)
+    r = case(ac, "item", advise(("blocking-read", 5)), "no line here", runs([1], [1]), 0.1)
     assert r["problem"] == "no program line in the record log"
 
 
@@ -119,3 +155,11 @@ def test_main_reads_files_and_counts_failures(ac, tmp_path, capsys):
     assert json.loads(out.read_text())[0]["saving_per_step_ns"] == pytest.approx(500_000)
     # The same figures judged as another program: the top finding is the wrong rule.
     assert ac.main(["--case", spec.replace("loader:", "serial:", 1)]) == 2
+    # Two recordings: comma-separated reports and logs, in the same order.
+    (tmp_path / "b.json").write_text(json.dumps(advise(("host-range", 53 * 520_000))))
+    two = f"loader:{tmp_path}/a.json,{tmp_path}/b.json:{tmp_path}/rec.log,{tmp_path}/rec.log:" \
+          f"{tmp_path}/runs.jsonl"
+    assert ac.main(["--case", two, "--json", str(out)]) == 0
+    assert json.loads(out.read_text())[0]["recordings"] == 2
+    with pytest.raises(SystemExit):
+        ac.main(["--case", two.replace(f",{tmp_path}/rec.log", "", 1)])

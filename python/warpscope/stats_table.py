@@ -47,7 +47,7 @@ ROWS = (
     ("activity.api_calls", "info",
      "runtime and driver API call records"),
     ("activity.api_calls_filtered", "info",
-     "API call records left out by the API filter"),
+     "trivial API call records CUPTI recorded anyway and the API filter dropped (0 where CUPTI accepts leaving them out)"),
     ("activity.buffers_allocated", "info",
      "activity buffers allocated for CUPTI"),
     ("activity.nvtx_markers", "info",

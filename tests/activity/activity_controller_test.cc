@@ -18,6 +18,7 @@
 #include <cupti_runtime_cbid.h>
 
 #include "analyzers/model/trace_model.h"
+#include "collectors/activity/activity_translator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/writer/stats_table.h"
@@ -267,6 +268,63 @@ TEST_F(ActivityControllerTest, EnableFailureGivesTheFirstErrorAndTriesEveryKind)
   EXPECT_EQ(error, "warpscope: cannot disable CUPTI activity kind 38: CUPTI_ERROR_FAKE (3)");
 }
 
+TEST_F(ActivityControllerTest, TrivialRuntimeApisAreLeftOutAfterEachRuntimeEnable) {
+  Init(Options());
+  const size_t trivial = TrivialRuntimeApis().size();
+  ASSERT_GT(trivial, 20u);
+  for (int window = 0; window < 2; ++window) {
+    fake_.runtime_api_calls.clear();
+    OpenWindow();
+    // Every trivial id, each while kRuntime was on (enabling it again resets CUPTI's choice).
+    ASSERT_EQ(fake_.runtime_api_calls.size(), trivial);
+    EXPECT_EQ(fake_.runtime_api_calls[0],
+              "skip " + std::to_string(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
+    for (const std::string& call : fake_.runtime_api_calls) {
+      EXPECT_EQ(call.find("runtime off"), std::string::npos) << call;
+    }
+    fake_.Emit(RuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 10 + window, 1000));
+    fake_.Emit(RuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 20 + window, 2000));
+    std::string error;
+    ASSERT_TRUE(controller_.SetEnabled(false, &error)) << error;
+  }
+  controller_.Flush(true);
+  EXPECT_EQ(fake_.records_not_enabled, 2u);  // the two cudaGetDevice calls
+  EXPECT_EQ(Published(stats::kActivityApiCallsFiltered.name), 0u);
+  TraceModel model = CloseAndLoad();
+  ASSERT_EQ(model.api_calls.size(), 2u);
+  EXPECT_EQ(model.api_calls[0].name, "cudaLaunchKernel");
+}
+
+TEST_F(ActivityControllerTest, TrivialRuntimeApisAreRecordedWithTheFilterOff) {
+  ActivityOptions o = Options();
+  o.filter_trivial_api = false;
+  Init(o);
+  OpenWindow();
+  EXPECT_THAT(fake_.runtime_api_calls, IsEmpty());
+  o = Options();
+  o.kinds.runtime = false;  // no runtime records: nothing to leave out
+  ActivityController other(fake_);
+  std::string error;
+  ASSERT_TRUE(other.Init(o, writer_.get(), &error)) << error;
+  ASSERT_TRUE(other.SetEnabled(true, &error)) << error;
+  EXPECT_THAT(fake_.runtime_api_calls, IsEmpty());
+}
+
+TEST_F(ActivityControllerTest, ACuptiWithoutRuntimeApiSelectionKeepsTheTranslatorFilter) {
+  fake_.fail["runtime_api"] = 1;
+  Init(Options());
+  OpenWindow();
+  EXPECT_EQ(fake_.runtime_api_calls.size(), 1u);  // the first refusal ends the attempt
+  fake_.Emit(RuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 1, 1000));
+  std::string error;
+  ASSERT_TRUE(controller_.SetEnabled(false, &error)) << error;
+  ASSERT_TRUE(controller_.SetEnabled(true, &error)) << error;
+  EXPECT_EQ(fake_.runtime_api_calls.size(), 1u);  // not tried again
+  controller_.Flush(true);
+  EXPECT_EQ(Published(stats::kActivityApiCallsFiltered.name), 1u);
+  EXPECT_TRUE(CloseAndLoad().api_calls.empty());
+}
+
 TEST_F(ActivityControllerTest, BuffersBecomeTraceEvents) {
   Init(Options());
   fake_.Emit(Device(0));
@@ -283,7 +341,8 @@ TEST_F(ActivityControllerTest, BuffersBecomeTraceEvents) {
   fake_.Emit(RuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 501, 910000));
   controller_.Flush(true);
   ASSERT_GE(fake_.buffers_delivered, 3u);  // the records span several buffers
-  const uint64_t records = 2 + 2 * kLaunches + 2;
+  // CUPTI was told not to record cudaGetDevice (a trivial query): it never arrives.
+  const uint64_t records = 2 + 2 * kLaunches + 1;
   EXPECT_EQ(fake_.records_delivered, records);
   EXPECT_EQ(Published(stats::kActivityRecords.name), records);
   EXPECT_EQ(writer_->Counter(stats::kActivityBuffers.name), fake_.buffers_delivered);
@@ -297,7 +356,7 @@ TEST_F(ActivityControllerTest, BuffersBecomeTraceEvents) {
   ASSERT_EQ(model.contexts.size(), 1u);
   EXPECT_EQ(model.contexts[0].device_id, 0u);
   ASSERT_EQ(model.kernels.size(), kLaunches);
-  ASSERT_EQ(model.api_calls.size(), kLaunches);  // cudaGetDevice filtered out
+  ASSERT_EQ(model.api_calls.size(), kLaunches);  // no cudaGetDevice
   for (uint32_t i = 0; i < kLaunches; ++i) {
     const KernelEvent& k = model.kernels[i];
     EXPECT_EQ(k.name, i % 2 ? "ws_spin(float*)" : "ws_inside(int*)");
@@ -319,7 +378,7 @@ TEST_F(ActivityControllerTest, BuffersBecomeTraceEvents) {
   EXPECT_EQ(stat(stats::kActivityRecords.name), records);
   EXPECT_EQ(stat(stats::kActivityKernels.name), kLaunches);
   EXPECT_EQ(stat(stats::kActivityApiCalls.name), kLaunches);
-  EXPECT_EQ(stat(stats::kActivityApiCallsFiltered.name), 1u);
+  EXPECT_EQ(stat(stats::kActivityApiCallsFiltered.name), 0u);  // CUPTI never recorded it
   EXPECT_EQ(stat(stats::kActivityMemcpys.name), 1u);
   EXPECT_EQ(stat(stats::kActivityKernelNamesDemangled.name), 2u);
   EXPECT_GT(stat(stats::kActivityBufferHighWater.name), kBufferBytes / 2);

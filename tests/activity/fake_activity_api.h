@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -34,6 +35,7 @@ inline constexpr uint64_t kTimeBase = 1'000'000'000;
 class FakeActivityApi final : public ActivityApi {
  public:
   std::vector<std::string> calls;
+  std::vector<std::string> runtime_api_calls;  // EnableRuntimeApi, in order
   std::map<std::string, int> fail;
   size_t dropped = 0;         // reported and reset by GetNumDroppedRecords
   bool hold_buffers = false;  // FlushAll hands nothing back (CUPTI still holds them)
@@ -46,6 +48,12 @@ class FakeActivityApi final : public ActivityApi {
 
   template <typename CuptiRecord>
   void Emit(const CuptiRecord& record) {
+    if constexpr (std::is_same_v<CuptiRecord, CUpti_ActivityAPI>) {
+      if (record.kind == CUPTI_ACTIVITY_KIND_RUNTIME && skipped_runtime_apis_.count(record.cbid)) {
+        ++records_not_enabled;
+        return;
+      }
+    }
     EmitBytes(&record, sizeof record, static_cast<int>(record.kind));
   }
   // Hands back every buffer, complete or not (CUPTI, on its own thread).
@@ -78,12 +86,28 @@ class FakeActivityApi final : public ActivityApi {
   ActivityResult Enable(ActivityKind kind) override {
     ActivityResult r = Call("enable " + std::to_string(static_cast<int>(kind)));
     if (r.ok()) enabled_.insert(static_cast<int>(kind));
+    if (r.ok() && kind == ActivityKind::kRuntime) skipped_runtime_apis_.clear();
     return r;
   }
   ActivityResult Disable(ActivityKind kind) override {
     ActivityResult r = Call("disable " + std::to_string(static_cast<int>(kind)));
     if (r.ok()) enabled_.erase(static_cast<int>(kind));
     return r;
+  }
+  // Logged in runtime_api_calls, not calls ("skip 17", "record 17"; "... (runtime off)" when
+  // kRuntime was not enabled then); `fail["runtime_api"]` fails every one. Skipped ids are
+  // not recorded until kRuntime is enabled again, as with CUPTI.
+  ActivityResult EnableRuntimeApi(uint32_t cbid, bool enable) override {
+    const bool runtime_on = enabled_.count(static_cast<int>(ActivityKind::kRuntime)) > 0;
+    runtime_api_calls.push_back(std::string(enable ? "record " : "skip ") + std::to_string(cbid) +
+                                (runtime_on ? "" : " (runtime off)"));
+    if (auto it = fail.find("runtime_api"); it != fail.end()) return ActivityResult{it->second};
+    if (enable) {
+      skipped_runtime_apis_.erase(cbid);
+    } else {
+      skipped_runtime_apis_.insert(cbid);
+    }
+    return {};
   }
   ActivityResult FlushAll(bool forced) override {
     ActivityResult r = Call(forced ? "flush forced" : "flush");
@@ -194,6 +218,7 @@ class FakeActivityApi final : public ActivityApi {
 
   ActivityBufferHandler* handler_ = nullptr;
   std::set<int> enabled_;
+  std::set<uint32_t> skipped_runtime_apis_;
   std::vector<Buffer> complete_;
   Buffer filling_;
 };

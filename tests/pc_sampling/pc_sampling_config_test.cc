@@ -19,6 +19,23 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace pc_sampling_test;  // NOLINT(build/namespaces): the fake and its helpers.
 
+TEST(PcSamplingConfigTest, HardwareBufferFollowsThePeriodUnlessSet) {
+  constexpr uint64_t kMiB = 1ull << 20;
+  PcSamplingConfig config;
+  const std::map<uint32_t, uint64_t> expected = {
+      {31, 64 * kMiB},  {15, 64 * kMiB},  {12, 64 * kMiB},   {11, 128 * kMiB},
+      {10, 256 * kMiB}, {7, 2048 * kMiB}, {6, 4096 * kMiB},  {5, 4096 * kMiB},
+      {0, 512 * kMiB},  // CUPTI's period: CUPTI's own buffer
+  };
+  for (const auto& [period, bytes] : expected) {
+    config.period_exponent = period;
+    EXPECT_EQ(PcHardwareBufferBytes(config), bytes) << "period 2^" << period;
+  }
+  config.hardware_buffer_bytes = 8 * kMiB;
+  config.period_exponent = 5;
+  EXPECT_EQ(PcHardwareBufferBytes(config), 8 * kMiB);
+}
+
 TEST(PcSamplingConfigTest, DefaultsAndEnvironment) {
   std::map<std::string, std::string> env;
   auto get = [&](std::string_view name) {
@@ -29,13 +46,15 @@ TEST(PcSamplingConfigTest, DefaultsAndEnvironment) {
   std::string error;
   ASSERT_TRUE(LoadPcSamplingConfig(get, &config, &error)) << error;
   EXPECT_EQ(config.period_exponent, 15u);
-  EXPECT_EQ(config.hardware_buffer_bytes, 64ull << 20);
+  EXPECT_EQ(config.hardware_buffer_bytes, 0u);  // sized from the period
+  EXPECT_EQ(PcHardwareBufferBytes(config), 64ull << 20);
 
   env["WARPSCOPE_PC_PERIOD"] = " 12 ";
   env["WARPSCOPE_PC_BUFFER_MB"] = "256";
   ASSERT_TRUE(LoadPcSamplingConfig(get, &config, &error)) << error;
   EXPECT_EQ(config.period_exponent, 12u);
   EXPECT_EQ(config.hardware_buffer_bytes, 256ull << 20);
+  EXPECT_EQ(PcHardwareBufferBytes(config), 256ull << 20);  // set: the period does not change it
   env["WARPSCOPE_PC_PERIOD"] = "5";
   EXPECT_TRUE(LoadPcSamplingConfig(get, &config, &error));
   env["WARPSCOPE_PC_PERIOD"] = "31";

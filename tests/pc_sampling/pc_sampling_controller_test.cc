@@ -119,6 +119,14 @@ class PcSamplingControllerTest : public ::testing::Test {
   std::unique_ptr<PcSamplingController> controller_;
 };
 
+TEST_F(PcSamplingControllerTest, ConfiguresTheBufferSizedFromThePeriod) {
+  config_.period_exponent = 10;
+  PcSamplingController& c = Make();
+  c.OnContextCreated(Context(0x10), 1, 0);
+  EXPECT_EQ(api_.settings.period_exponent, 10u);
+  EXPECT_EQ(api_.settings.hardware_buffer_bytes, 256ull << 20);
+}
+
 TEST_F(PcSamplingControllerTest, LifecycleWithCaptureWindow) {
   config_.period_exponent = 13;
   PcSamplingController& c = Make();
