@@ -3,7 +3,6 @@
 
 #include <cupti_runtime_cbid.h>
 
-#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -50,14 +49,18 @@ constexpr std::array<uint32_t, 25> kTrivialRuntimeApis = {
     CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetDevice_ptsz_v12080,
     CUPTI_RUNTIME_TRACE_CBID_cudaGetSymbolAddress_v3020,
 };
+
+// The same set indexed by callback id: one load per API record on the translation path.
+constexpr std::array<bool, CUPTI_RUNTIME_TRACE_CBID_SIZE> kIsTrivial = [] {
+  std::array<bool, CUPTI_RUNTIME_TRACE_CBID_SIZE> table{};
+  for (uint32_t cbid : kTrivialRuntimeApis) table[cbid] = true;
+  return table;
+}();
 }  // namespace
 
 std::span<const uint32_t> TrivialRuntimeApis() { return kTrivialRuntimeApis; }
 
-bool IsTrivialRuntimeApi(uint32_t cbid) {
-  return std::find(kTrivialRuntimeApis.begin(), kTrivialRuntimeApis.end(), cbid) !=
-         kTrivialRuntimeApis.end();
-}
+bool IsTrivialRuntimeApi(uint32_t cbid) { return cbid < kIsTrivial.size() && kIsTrivial[cbid]; }
 
 std::string ApiDisplayName(const char* name) {
   std::string s(name);

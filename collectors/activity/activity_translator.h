@@ -39,7 +39,7 @@ struct TranslatorCounters {
 
 // Runtime API calls that PyTorch and other frameworks make around every launch and that
 // say nothing about performance (cudaGetDevice, cudaGetLastError, cudaStreamIsCapturing,
-// ...): about 340 a training step in a small PyTorch loop. With the filter on (the default)
+// ...): hundreds a training step in PyTorch. With the filter on (the default)
 // CUPTI is told not to record them (ActivityController), and any record of one that still
 // arrives is counted, not written.
 std::span<const uint32_t> TrivialRuntimeApis();
