@@ -422,8 +422,7 @@ AdviseFinding FindingOf(const AdviseTimeline& timeline, const GapGroup& g) {
 // apart, catch-up gaps after a wait to the wait (docs/advise.md, "Idle gaps").
 class GapGrouper {
  public:
-  explicit GapGrouper(const AdviseTimeline& timeline)
-      : timeline_(timeline), overheads_(OverheadIntervals(timeline.model())) {
+  explicit GapGrouper(const AdviseTimeline& timeline) : timeline_(timeline) {
     for (const OverheadEvent& o : timeline.model().overheads) {
       overhead_events_.push_back(&o);
       longest_overhead_ns_ = std::max(longest_overhead_ns_, o.duration_ns);
@@ -459,21 +458,26 @@ class GapGrouper {
   const std::map<GroupKey, GapGroup>& groups() const { return groups_; }
 
  private:
-  static std::vector<TimeInterval> OverheadIntervals(const TraceModel& model) {
-    std::vector<TimeInterval> intervals;
-    for (const OverheadEvent& o : model.overheads) {
-      if (o.duration_ns > 0) intervals.push_back({o.start_ns, o.start_ns + o.duration_ns});
-    }
-    return MergedIntervals(std::move(intervals));
-  }
-
-  // How much of [begin, end) the CUPTI overhead records cover.
-  uint64_t OverheadWithin(uint64_t begin, uint64_t end) const {
-    auto it = std::upper_bound(overheads_.begin(), overheads_.end(), begin,
-                               [](uint64_t t, const TimeInterval& i) { return t < i.end_ns; });
+  // How much of the gap the overhead records (CUPTI's, warpscope's flushes) cover, and the
+  // kinds of those that reach into it.
+  uint64_t OverheadWithin(const Gap& gap, std::set<std::string_view>* kinds) const {
+    // Events starting at most the longest duration before the gap may reach into it.
+    const uint64_t from =
+        gap.begin_ns > longest_overhead_ns_ ? gap.begin_ns - longest_overhead_ns_ : 0;
+    auto it = std::lower_bound(overhead_events_.begin(), overhead_events_.end(), from,
+                               [](const OverheadEvent* o, uint64_t t) { return o->start_ns < t; });
     uint64_t ns = 0;
-    for (; it != overheads_.end() && it->begin_ns < end; ++it) {
-      ns += std::min(it->end_ns, end) - std::max(it->begin_ns, begin);
+    uint64_t covered_to = gap.begin_ns;  // events come by start: count each ns once
+    for (; it != overhead_events_.end() && (*it)->start_ns < gap.end_ns; ++it) {
+      const OverheadEvent& o = **it;
+      if (o.end_ns() <= gap.begin_ns) continue;
+      kinds->insert(o.kind);
+      const uint64_t lo = std::max(o.start_ns, covered_to);
+      const uint64_t hi = std::min(o.end_ns(), gap.end_ns);
+      if (hi > lo) {
+        ns += hi - lo;
+        covered_to = hi;
+      }
     }
     return ns;
   }
@@ -482,17 +486,10 @@ class GapGrouper {
     GapGroup& g = groups_[{kRuleOneOff, "", "", cause.thread_id, device}];
     g.cause = {kRuleOneOff, "", "", cause.thread_id};
     g.split_causes[cause.rule] += excess_ns;
-    if (const uint64_t ns = OverheadWithin(gap.begin_ns, gap.end_ns); ns > 0) {
+    std::set<std::string_view> kinds;
+    if (const uint64_t ns = OverheadWithin(gap, &kinds); ns > 0) {
       g.overhead_ns += ns;
-      // Events starting at most the longest duration before the gap may reach into it.
-      const uint64_t from =
-          gap.begin_ns > longest_overhead_ns_ ? gap.begin_ns - longest_overhead_ns_ : 0;
-      auto it =
-          std::lower_bound(overhead_events_.begin(), overhead_events_.end(), from,
-                           [](const OverheadEvent* o, uint64_t t) { return o->start_ns < t; });
-      for (; it != overhead_events_.end() && (*it)->start_ns < gap.end_ns; ++it) {
-        if ((*it)->end_ns() > gap.begin_ns) g.overhead_kinds.insert((*it)->kind);
-      }
+      g.overhead_kinds.insert(kinds.begin(), kinds.end());
     }
     AddGap(timeline_, gap, excess_ns, device, &g);
   }
@@ -525,7 +522,6 @@ class GapGrouper {
   }
 
   const AdviseTimeline& timeline_;
-  const std::vector<TimeInterval> overheads_;          // merged, in time order
   std::vector<const OverheadEvent*> overhead_events_;  // by start
   uint64_t longest_overhead_ns_ = 0;
   std::map<GroupKey, GapGroup> groups_;

@@ -49,10 +49,6 @@ class SampleDecoder {
   void Finish();
 
  private:
-  void Count(const char* name, uint64_t value) {
-    if (value != 0) out_.import_counters.push_back({name, value, v1::SEVERITY_INFO, {}});
-  }
-
   TraceReader& reader_;
   TraceColumns& out_;
   SampleTableBuilder rules_;

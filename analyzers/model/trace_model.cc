@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "analyzers/model/import_problems.h"
 #include "analyzers/model/trace_model_builder.h"
 
 namespace warpscope {
@@ -232,7 +233,7 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
   pm_counter_data_.Finish(&m);
   m.packet_count = reader_.counters().packets;
   m.truncation = reader_.truncation();
-  CountReaderProblems();
+  AppendReaderProblems(reader_, m.truncation, &m.import_counters);
   CountModelProblems();
   CountValuesOutOfRange();
   return std::move(model_);

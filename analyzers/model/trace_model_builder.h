@@ -36,7 +36,6 @@ class TraceModelBuilder {
 
  private:
   void CopyHeader(const v1::Header& h);
-  void CountReaderProblems();
   void CountModelProblems();
   void CountValuesOutOfRange();
   void Add(const v1::TracePacket& p);

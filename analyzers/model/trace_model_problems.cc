@@ -1,20 +1,28 @@
-// The import problems TraceModel::Load counts (TraceModel::import_counters): what the reader
-// met, what did not add up while packets became tables, and values no GPU has.
+// The import problems (TraceModel::import_counters): what the reader met and what did not add
+// up in the sample tables (import_problems.h, shared with the columnar decoder), and what only
+// TraceModel::Load counts: raw PM samples, overflowing ends, values no GPU has.
+#include <cstdint>
 #include <string>
+#include <vector>
 
+#include "analyzers/model/import_problems.h"
 #include "analyzers/model/trace_limits.h"
 #include "analyzers/model/trace_model_builder.h"
 
 namespace warpscope {
 
 // What the reader met: truncation, references it could not resolve, what it does not know.
-void TraceModelBuilder::CountReaderProblems() {
-  const ReaderCounters& rc = reader_.counters();
-  const v1::Header& h = reader_.header();
+void AppendReaderProblems(const TraceReader& reader, const TruncationInfo& t,
+                          std::vector<StatCounter>* out) {
+  const ReaderCounters& rc = reader.counters();
+  const v1::Header& h = reader.header();
+  const auto Count = [out](const char* name, uint64_t value, v1::Severity severity,
+                           const char* meaning) {
+    if (value != 0) out->push_back({name, value, severity, meaning});
+  };
   using v1::SEVERITY_DATA_LOSS;
   using v1::SEVERITY_ERROR;
   using v1::SEVERITY_INFO;
-  const TruncationInfo& t = model_.truncation;
   Count("reader.truncated_bytes", t.partial_packet ? t.bytes_lost : 0, SEVERITY_DATA_LOSS,
         "bytes of an incomplete last packet (the file was cut mid-write)");
   Count("reader.missing_end_of_trace", t.saw_end_of_trace ? 0 : 1, SEVERITY_DATA_LOSS,
@@ -42,13 +50,14 @@ void TraceModelBuilder::CountReaderProblems() {
         SEVERITY_INFO, "the file's format minor is newer than this warpscope's; new data skipped");
 }
 
-// What did not add up while packets became tables.
-void TraceModelBuilder::CountModelProblems() {
-  const TraceModel& m = model_;
-  const SampleTableProblems s = samples_.Problems();
+// What did not add up while descriptions and samples became tables.
+void AppendSampleProblems(const SampleTableProblems& s, std::vector<StatCounter>* out) {
   using v1::SEVERITY_DATA_LOSS;
   using v1::SEVERITY_ERROR;
-  using v1::SEVERITY_INFO;
+  const auto Count = [out](const char* name, uint64_t value, v1::Severity severity,
+                           const char* meaning) {
+    if (value != 0) out->push_back({name, value, severity, meaning});
+  };
   Count("model.redefined_pm_metric_sets", s.redefined_metric_sets, SEVERITY_ERROR,
         "PM metric sets defined again with other metrics (samples use the one in force)");
   Count("model.redefined_devices", s.redefined_devices, SEVERITY_ERROR,
@@ -59,6 +68,26 @@ void TraceModelBuilder::CountModelProblems() {
         "PM samples whose metric set was not defined before them");
   Count("model.pm_sample_value_count_mismatch", s.pm_sample_value_mismatches, SEVERITY_ERROR,
         "PM samples whose value count differs from their metric set's metric count");
+  Count("model.pc_stall_reasons_length_mismatch", s.pc_stall_reason_length_mismatches,
+        SEVERITY_ERROR,
+        "PcStallReasons packets with more indices than names or the reverse (the extra ones "
+        "are ignored)");
+  Count("model.orphan_pc_sample_continuations", s.orphan_pc_continuations, SEVERITY_ERROR,
+        "PC sample continuation packets with no batch of the same device and context before "
+        "them (kept as batches of their own)");
+  Count("model.incomplete_cubins", s.incomplete_cubins, SEVERITY_DATA_LOSS,
+        "cubins of which some parts are missing (PCs in them cannot be mapped to SASS)");
+  Count("model.unmatched_capture_window_ends", s.unmatched_capture_window_ends, SEVERITY_ERROR,
+        "capture-window end edges without a matching begin");
+}
+
+// What did not add up while packets became tables (the sample tables' problems first).
+void TraceModelBuilder::CountModelProblems() {
+  const TraceModel& m = model_;
+  AppendSampleProblems(samples_.Problems(), &model_.import_counters);
+  using v1::SEVERITY_DATA_LOSS;
+  using v1::SEVERITY_ERROR;
+  using v1::SEVERITY_INFO;
   const PmCounterDataImporter::Counts& raw = pm_counter_data_.counts();
   Count("model.pm_raw_samples_evaluated", raw.evaluated, SEVERITY_INFO,
         "raw PM samples (counter data images) evaluated with CUPTI's host API at load");
@@ -73,17 +102,6 @@ void TraceModelBuilder::CountModelProblems() {
   Count("model.pm_raw_samples_superseded", raw.superseded, SEVERITY_INFO,
         "raw PM samples of metric sets that also have values evaluated by the process "
         "(those are used)");
-  Count("model.pc_stall_reasons_length_mismatch", s.pc_stall_reason_length_mismatches,
-        SEVERITY_ERROR,
-        "PcStallReasons packets with more indices than names or the reverse (the extra ones "
-        "are ignored)");
-  Count("model.orphan_pc_sample_continuations", s.orphan_pc_continuations, SEVERITY_ERROR,
-        "PC sample continuation packets with no batch of the same device and context before "
-        "them (kept as batches of their own)");
-  Count("model.incomplete_cubins", s.incomplete_cubins, SEVERITY_DATA_LOSS,
-        "cubins of which some parts are missing (PCs in them cannot be mapped to SASS)");
-  Count("model.unmatched_capture_window_ends", s.unmatched_capture_window_ends, SEVERITY_ERROR,
-        "capture-window end edges without a matching begin");
   Count("model.events_with_overflowing_end", overflowing_end_events_, SEVERITY_ERROR,
         "events whose end overflows the 64-bit time range");
 }
