@@ -77,6 +77,7 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
   for (AdviseFinding& f : findings) {
     if (f.cost_ns < options.min_finding_ns) continue;
     f.cost_fraction = static_cast<double>(f.cost_ns) / span;
+    f.cost_max_ns = std::max(f.cost_max_ns, f.cost_ns);
     f.severity = f.cost_fraction >= options.high_fraction     ? AdviseSeverity::kHigh
                  : f.cost_fraction >= options.medium_fraction ? AdviseSeverity::kMedium
                                                               : AdviseSeverity::kLow;

@@ -40,6 +40,10 @@ struct AdviseFinding {
   std::string title;  // one line: what is wrong
   AdviseSeverity severity = AdviseSeverity::kLow;
   uint64_t cost_ns = 0;      // what the fix would save (the rule's cost model)
+  // The most the fix could save: above cost_ns only where the cost model bounded it by what the
+  // recording showed (waits: idle time after them beyond the host's lead, docs/advise.md
+  // "Catch-up"); cost_ns elsewhere.
+  uint64_t cost_max_ns = 0;
   double cost_fraction = 0;  // cost_ns / AdviseReport::gpu_span_ns
   uint64_t occurrences = 0;  // gaps, copies, launches, ... the finding sums over
   uint32_t device_id = 0;

@@ -52,6 +52,9 @@ struct GapGroup {
   std::vector<uint64_t> next_durations_ns;  // duration of the work after each gap
   uint64_t catchup_gaps = 0;  // launch gaps while the host refilled the queue after the wait
   uint64_t catchup_ns = 0;
+  // Of the catch-up gaps, the idle time beyond the wait's lead (left to launch-bound): what
+  // the fix saves on top if the host keeps up with the GPU once it no longer waits.
+  uint64_t beyond_lead_ns = 0;
   // startup and one-off: ns per cause rule the gaps would otherwise have had
   std::map<std::string_view, uint64_t> split_causes;
   std::string steady_range;  // startup: the repeated range
@@ -280,6 +283,14 @@ void Describe(const GapGroup& g, double worst_ms, AdviseFinding* f) {
                     g.catchup_gaps == 1 ? "" : "s", " (",
                     FormatDuration(static_cast<double>(g.catchup_ns)),
                     ") while the host refilled the queue the wait had drained");
+    if (g.beyond_lead_ns > 0) {
+      absl::StrAppend(
+          &gaps, "; ", FormatDuration(static_cast<double>(g.beyond_lead_ns)),
+          " more idle after them, beyond the work queued ahead of the waits, stays "
+          "launch-bound: the fix saves up to ",
+          FormatDuration(static_cast<double>(g.total_ns + g.beyond_lead_ns)),
+          " where the host keeps up with the GPU (the recording slowed the host)");
+    }
   }
   if (g.cause.rule == kRuleStartup) {
     DescribeStartup(g, gaps, f);
@@ -400,6 +411,7 @@ AdviseFinding FindingOf(const AdviseTimeline& timeline, const GapGroup& g) {
   AdviseFinding f;
   f.rule = std::string(g.cause.rule);
   f.cost_ns = g.total_ns;
+  f.cost_max_ns = g.total_ns + g.beyond_lead_ns;
   f.occurrences = g.gaps_ns.size();
   f.device_id = g.device_id;
   f.nvtx_path = g.cause.path;
@@ -509,6 +521,7 @@ class GapGrouper {
       w.catchup_gaps++;
       w.catchup_ns += taken;
       AddGap(timeline_, gap, taken, device, &w, whole);
+      w.beyond_lead_ns += rest_ns - taken;
       lead_left_ns_ -= taken;
       if (lead_left_ns_ == 0) waited_.reset();
       rest_ns -= taken;

@@ -52,6 +52,7 @@ Table FindingsTable(const AdviseReport& report) {
                {"severity"},
                {"cost_ns", true},
                {"cost_percent", true},
+               {"cost_max_ns", true},
                {"occurrences", true},
                {"device", true},
                {"nvtx_path"},
@@ -65,7 +66,7 @@ Table FindingsTable(const AdviseReport& report) {
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {
     table.AddRow({++rank, f.rule, std::string(AdviseSeverityName(f.severity)), f.cost_ns,
-                  PercentCell(f.cost_fraction), f.occurrences, f.device_id, f.nvtx_path, f.kernel,
+                  PercentCell(f.cost_fraction), f.cost_max_ns, f.occurrences, f.device_id, f.nvtx_path, f.kernel,
                   f.api_call, f.stream, ThreadText(f), f.title, f.evidence, f.fix});
   }
   return table;
@@ -76,6 +77,7 @@ void WriteFinding(const AdviseFinding& f, int rank, JsonWriter& json) {
   json.Key("rank").Int(rank).Key("rule").String(f.rule);
   json.Key("severity").String(AdviseSeverityName(f.severity));
   json.Key("cost_ns").Uint(f.cost_ns).Key("cost_percent").Double(100 * f.cost_fraction);
+  json.Key("cost_max_ns").Uint(f.cost_max_ns);
   json.Key("occurrences").Uint(f.occurrences).Key("device").Uint(f.device_id);
   json.Key("nvtx_path").String(f.nvtx_path).Key("kernel").String(f.kernel);
   json.Key("api_call").String(f.api_call).Key("stream").String(f.stream);

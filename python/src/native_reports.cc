@@ -49,6 +49,7 @@ nb::dict Findings(const AdviseReport& report) {
   for (const AdviseFinding& f : report.findings) {
     c.Add("rank", ++rank).Add("rule", f.rule).Add("severity", AdviseSeverityName(f.severity));
     c.Add("cost_ns", f.cost_ns).Add("cost_percent", 100 * f.cost_fraction);
+    c.Add("cost_max_ns", f.cost_max_ns);
     c.Add("occurrences", f.occurrences).Add("device", f.device_id);
     c.Add("nvtx_path", f.nvtx_path).Add("kernel", f.kernel).Add("api_call", f.api_call);
     c.Add("stream", f.stream).Add("os_tid", f.os_tid).Add("thread_name", f.thread_name);

@@ -52,6 +52,21 @@ def test_cost_matching_the_saving_passes(ac):
     assert r["relative_error"] == pytest.approx(0)
 
 
+def test_cost_max_is_shown_beside_the_cost_and_not_checked(ac):
+    # The wait's finding says the fix saves up to 220 us a step should the host keep up;
+    # the check still compares its cost (160 us) with the saving.
+    report = advise(("blocking-read", 53 * 160_000))
+    report["findings"][0]["cost_max_ns"] = 53 * 220_000
+    r = case(ac, "item", report, LOG, runs([58e6] * 5, [50e6] * 5), 0.1)
+    assert r["cost_max_per_step_ns"] == pytest.approx(220_000)
+    assert r["checks"]["cost_within_tolerance"]
+    assert "220.0" in ac.render([r])
+    # Reports written before cost_max_ns existed: the cost is the most.
+    r = case(ac, "item", advise(("blocking-read", 53 * 160_000)), LOG,
+             runs([58e6] * 5, [50e6] * 5), 0.1)
+    assert r["cost_max_per_step_ns"] == pytest.approx(160_000)
+
+
 def test_recording_overhead_per_timed_step(ac):
     log = ('{"problem": "item", "fixed": false, "steps": 53, "timed_steps": 50, '
            '"loop_ns": 59000000}\n')

@@ -225,8 +225,40 @@ TEST(AdviseTest, CatchUpGapsAfterAWaitGoToTheWait) {
   EXPECT_THAT(read->evidence, HasSubstr("of them 30 catch-up gaps"));
   EXPECT_GT(read->cost_ns, 10u * 750'000);
   EXPECT_LT(read->cost_ns, 10u * 850'000);
+  EXPECT_EQ(read->cost_max_ns, read->cost_ns);  // the lead covered every catch-up gap
   EXPECT_EQ(FindRule(report, kRuleLaunchBound), nullptr);
   EXPECT_EQ(FindRule(report, kRuleStartup), nullptr);
+}
+
+// Where the host, after a wait, takes longer to queue the next work than the GPU work it had
+// queued ahead (the lead), the idle beyond the lead stays launch-bound; the wait's finding
+// says how much more the fix saves should the host keep up once it no longer waits
+// (cost_max_ns). Per step, as PyTorch's `.item()` loop: a 1 ms kernel read back at once (lead
+// ~1 ms), a tiny kernel adding the value up, then 1.5 ms of host work before the next step's
+// launch, so ~0.5 ms a step lies beyond the lead.
+TEST(AdviseTest, IdleBeyondTheLeadIsWhatTheWaitCostsAtMost) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 10; ++s) {
+      b.PushRange("step");
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.Memcpy(CopyKind::kDtoH, 4, fixtures::kComputeStream, false, MemoryKind::kPageable);
+      b.HostIdle(30'000);
+      b.LaunchKernel(NamedKernel("tiny", 5'000));
+      b.PopRange();
+      b.HostIdle(1'500'000);
+    }
+    b.DeviceSynchronize();
+  });
+  const AdviseFinding* read = FindRule(report, kRuleBlockingRead);
+  const AdviseFinding* launch = FindRule(report, kRuleLaunchBound);
+  ASSERT_NE(read, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  ASSERT_NE(launch, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(report.findings.front().rule, kRuleBlockingRead);
+  // Nine steps have a next launch: ~1 ms of each gap is catch-up, the rest launch-bound.
+  EXPECT_NEAR(static_cast<double>(launch->cost_ns), 9 * 500'000.0, 9 * 50'000.0);
+  EXPECT_EQ(read->cost_max_ns, read->cost_ns + launch->cost_ns);
+  EXPECT_THAT(read->evidence, HasSubstr("the fix saves up to"));
+  EXPECT_EQ(launch->cost_max_ns, launch->cost_ns);
 }
 
 // A wait that drained little work can only buy that little: a loop of tiny kernels the host
