@@ -33,7 +33,8 @@ struct Gap {
 // What a gap was put down to, and where.
 struct GapCause {
   std::string_view rule;
-  std::string label;  // API call, or the range name
+  // API call (waits; launch-bound gaps past a wait's lead: the wait's), or the range name
+  std::string label;
   std::string path;
   uint64_t thread_id = 0;
   // Waits: GPU work the host had queued ahead when it began waiting (wait start to the gap).
@@ -335,6 +336,19 @@ void Describe(const GapGroup& g, double worst_ms, AdviseFinding* f) {
                           " off the GPU's critical path: prepare it "
                           "ahead (DataLoader workers with prefetching, a background thread) "
                           "while the GPU runs the previous step.");
+  } else if (!g.cause.label.empty()) {  // launch-bound, past a wait's lead
+    f->title = absl::StrCat("the GPU waited for the host's next launch after ", g.cause.label,
+                            " returned", place);
+    f->evidence = absl::StrCat(
+        gaps,
+        "; each is what remained of a gap after the wait once the work the host had queued "
+        "ahead of the wait ran out: the host's own work after the wait (bookkeeping, logging, "
+        "preparing the next step) kept the GPU idle; work after the gaps: ",
+        TopNames(g.next_work, 3));
+    f->fix =
+        "Queue the next step's GPU work before the host's bookkeeping, or move that work to "
+        "another thread; without the wait (its own finding) the host's work overlaps the GPU "
+        "as far as the GPU has work queued.";
   } else {
     const uint64_t median_kernel = MedianOf(g.next_durations_ns);
     const bool short_work = median_kernel < kShortWorkNs;
@@ -415,7 +429,7 @@ AdviseFinding FindingOf(const AdviseTimeline& timeline, const GapGroup& g) {
   f.occurrences = g.gaps_ns.size();
   f.device_id = g.device_id;
   f.nvtx_path = g.cause.path;
-  if (IsWaitRule(g.cause.rule)) f.api_call = g.cause.label;
+  if (IsWaitRule(g.cause.rule) || g.cause.rule == kRuleLaunchBound) f.api_call = g.cause.label;
   f.kernel = TopNames(g.next_work, 1);
   f.stream = absl::StrJoin(g.streams, ",");
   timeline.DescribeThread(g.cause.thread_id, &f);
@@ -526,6 +540,14 @@ class GapGrouper {
       if (lead_left_ns_ == 0) waited_.reset();
       rest_ns -= taken;
       if (rest_ns == 0) return;
+      // The rest: the host, back from the wait, took longer than the work it had queued ahead.
+      // A group of its own, named after the wait, apart from stretches no wait drained.
+      GapCause after = cause;
+      after.label = w.cause.label;
+      GapGroup& g = groups_[{after.rule, after.label, after.path, after.thread_id, device}];
+      g.cause = after;
+      AddGap(timeline_, gap, rest_ns, device, &g, whole);
+      return;
     } else {
       waited_.reset();
     }

@@ -259,6 +259,9 @@ TEST(AdviseTest, IdleBeyondTheLeadIsWhatTheWaitCostsAtMost) {
   EXPECT_EQ(read->cost_max_ns, read->cost_ns + launch->cost_ns);
   EXPECT_THAT(read->evidence, HasSubstr("the fix saves up to"));
   EXPECT_EQ(launch->cost_max_ns, launch->cost_ns);
+  // Named after the wait, apart from launch gaps no wait drained.
+  EXPECT_EQ(launch->api_call, "cudaMemcpy");
+  EXPECT_THAT(launch->title, HasSubstr("after cudaMemcpy returned"));
 }
 
 // A wait that drained little work can only buy that little: a loop of tiny kernels the host
