@@ -181,9 +181,8 @@ def fmt_us(ns):
 
 def render(results):
     lines = [f"{'case':<9} {'top finding':<16} {'expected':<16} {'cost/step us':>13} "
-             f"{'max/step us':>12} {'saved/step us':>14} {'error':>7} {'spread':>7} {'cost spread':>11} "
-             f"{'rec. added/step us':>18} "
-             f"{'one-off/step us':>15}"]
+             f"{'max/step us':>12} {'saved/step us':>14} {'error':>7} {'spread':>7} "
+             f"{'cost spread':>11} {'rec. added/step us':>18} {'one-off/step us':>15}"]
     for r in results:
         err = r.get("relative_error")
         spread = r.get("run_spread")

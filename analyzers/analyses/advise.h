@@ -39,7 +39,7 @@ struct AdviseFinding {
   std::string rule;   // one of the kRule* ids
   std::string title;  // one line: what is wrong
   AdviseSeverity severity = AdviseSeverity::kLow;
-  uint64_t cost_ns = 0;      // what the fix would save (the rule's cost model)
+  uint64_t cost_ns = 0;  // what the fix would save (the rule's cost model)
   // The most the fix could save: above cost_ns only where the cost model bounded it by what the
   // recording showed (waits: idle time after them beyond the host's lead, docs/advise.md
   // "Catch-up"); cost_ns elsewhere.

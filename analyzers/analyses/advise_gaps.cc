@@ -272,11 +272,44 @@ void DescribeOneOff(const GapGroup& g, double worst_ms, AdviseFinding* f) {
       worst_ms, std::max(0.0, worst_ms - 1.0), worst_ms + 1.0 + worst / 1e6);
 }
 
+// Rule 4: launch gaps; with a `label`, the rest of catch-up gaps past that wait's lead.
+void DescribeLaunchBound(const GapGroup& g, const std::string& gaps, const std::string& place,
+                         AdviseFinding* f) {
+  if (!g.cause.label.empty()) {
+    f->title = absl::StrCat("the GPU waited for the host's next launch after ", g.cause.label,
+                            " returned", place);
+    f->evidence = absl::StrCat(
+        gaps,
+        "; each is what remained of a gap after the wait once the work the host had queued "
+        "ahead of the wait ran out: the host's own work after the wait (bookkeeping, logging, "
+        "preparing the next step) kept the GPU idle; work after the gaps: ",
+        TopNames(g.next_work, 3));
+    f->fix =
+        "Queue the next step's GPU work before the host's bookkeeping, or move that work to "
+        "another thread; without the wait (its own finding) the host's work overlaps the GPU "
+        "as far as the GPU has work queued.";
+    return;
+  }
+  const uint64_t median_kernel = MedianOf(g.next_durations_ns);
+  const bool short_work = median_kernel < kShortWorkNs;
+  f->title = absl::StrCat(short_work ? "launch-bound: short kernels, launched slower than "
+                                       "they run"
+                                     : "the GPU waited for the host's next launch",
+                          place);
+  f->evidence = absl::StrCat(
+      gaps, "; median work after a gap ", FormatDuration(static_cast<double>(median_kernel)),
+      "; the host launched it after the GPU had run dry; work: ", TopNames(g.next_work, 3));
+  f->fix = short_work ? "Fuse the short kernels (torch.compile, a custom kernel) or capture the "
+                        "sequence in a CUDA graph so one launch queues them all."
+                      : "Cut the host's work between launches (or move it off the launching "
+                        "thread), or capture the sequence in a CUDA graph.";
+}
+
 void Describe(const GapGroup& g, double worst_ms, AdviseFinding* f) {
-  std::string gaps =
-      absl::StrCat(g.gaps_ns.size(), " gap", g.gaps_ns.size() == 1 ? "" : "s", ", median ",
-                   FormatDuration(static_cast<double>(MedianOf(g.gaps_ns))), ", longest ",
-                   FormatDuration(static_cast<double>(g.worst.length())));
+  std::string gaps = absl::StrCat(
+      g.gaps_ns.size(), " gap", g.gaps_ns.size() == 1 ? "" : "s", ", median ",
+      FormatDuration(static_cast<double>(MedianOf(g.gaps_ns))), ", longest ",
+      FormatDuration(static_cast<double>(*std::max_element(g.gaps_ns.begin(), g.gaps_ns.end()))));
   std::string place;
   if (!g.cause.path.empty()) place = absl::StrCat(" in ", g.cause.path);
   if (g.catchup_gaps > 0) {
@@ -285,12 +318,11 @@ void Describe(const GapGroup& g, double worst_ms, AdviseFinding* f) {
                     FormatDuration(static_cast<double>(g.catchup_ns)),
                     ") while the host refilled the queue the wait had drained");
     if (g.beyond_lead_ns > 0) {
-      absl::StrAppend(
-          &gaps, "; ", FormatDuration(static_cast<double>(g.beyond_lead_ns)),
-          " more idle after them, beyond the work queued ahead of the waits, stays "
-          "launch-bound: the fix saves up to ",
-          FormatDuration(static_cast<double>(g.total_ns + g.beyond_lead_ns)),
-          " where the host keeps up with the GPU (the recording slowed the host)");
+      absl::StrAppend(&gaps, "; ", FormatDuration(static_cast<double>(g.beyond_lead_ns)),
+                      " more idle after them, beyond the work queued ahead of the waits, stays "
+                      "launch-bound: the fix saves up to ",
+                      FormatDuration(static_cast<double>(g.total_ns + g.beyond_lead_ns)),
+                      " where the host keeps up with the GPU (the recording slowed the host)");
     }
   }
   if (g.cause.rule == kRuleStartup) {
@@ -336,33 +368,8 @@ void Describe(const GapGroup& g, double worst_ms, AdviseFinding* f) {
                           " off the GPU's critical path: prepare it "
                           "ahead (DataLoader workers with prefetching, a background thread) "
                           "while the GPU runs the previous step.");
-  } else if (!g.cause.label.empty()) {  // launch-bound, past a wait's lead
-    f->title = absl::StrCat("the GPU waited for the host's next launch after ", g.cause.label,
-                            " returned", place);
-    f->evidence = absl::StrCat(
-        gaps,
-        "; each is what remained of a gap after the wait once the work the host had queued "
-        "ahead of the wait ran out: the host's own work after the wait (bookkeeping, logging, "
-        "preparing the next step) kept the GPU idle; work after the gaps: ",
-        TopNames(g.next_work, 3));
-    f->fix =
-        "Queue the next step's GPU work before the host's bookkeeping, or move that work to "
-        "another thread; without the wait (its own finding) the host's work overlaps the GPU "
-        "as far as the GPU has work queued.";
   } else {
-    const uint64_t median_kernel = MedianOf(g.next_durations_ns);
-    const bool short_work = median_kernel < kShortWorkNs;
-    f->title = absl::StrCat(short_work ? "launch-bound: short kernels, launched slower than "
-                                         "they run"
-                                       : "the GPU waited for the host's next launch",
-                            place);
-    f->evidence = absl::StrCat(
-        gaps, "; median work after a gap ", FormatDuration(static_cast<double>(median_kernel)),
-        "; the host launched it after the GPU had run dry; work: ", TopNames(g.next_work, 3));
-    f->fix = short_work ? "Fuse the short kernels (torch.compile, a custom kernel) or capture the "
-                          "sequence in a CUDA graph so one launch queues them all."
-                        : "Cut the host's work between launches (or move it off the launching "
-                          "thread), or capture the sequence in a CUDA graph.";
+    DescribeLaunchBound(g, gaps, place, f);
   }
 }
 
@@ -521,11 +528,12 @@ class GapGrouper {
   }
 
   // `whole`: the cause has the whole gap (not a one-off's usual part).
-  void AddToCause(const Gap& gap, const GapCause& cause, uint64_t rest_ns, uint32_t device,
-                  bool whole) {
-    const GroupKey key{cause.rule, cause.label, cause.path, cause.thread_id, device};
+  void AddToCause(const Gap& gap, GapCause cause, uint64_t rest_ns, uint32_t device, bool whole) {
     if (IsWaitRule(cause.rule)) {
-      waited_ = key;
+      // A wait that began after the GPU had run dry drained nothing: no catch-up.
+      waited_.reset();
+      if (cause.lead_ns > 0)
+        waited_ = {cause.rule, cause.label, cause.path, cause.thread_id, device};
       lead_left_ns_ = cause.lead_ns;
     } else if (cause.rule == kRuleLaunchBound && waited_) {
       // Without the wait the host would have been ahead by its lead: catch-up gaps up to
@@ -542,16 +550,11 @@ class GapGrouper {
       if (rest_ns == 0) return;
       // The rest: the host, back from the wait, took longer than the work it had queued ahead.
       // A group of its own, named after the wait, apart from stretches no wait drained.
-      GapCause after = cause;
-      after.label = w.cause.label;
-      GapGroup& g = groups_[{after.rule, after.label, after.path, after.thread_id, device}];
-      g.cause = after;
-      AddGap(timeline_, gap, rest_ns, device, &g, whole);
-      return;
+      cause.label = w.cause.label;
     } else {
       waited_.reset();
     }
-    GapGroup& g = groups_[key];
+    GapGroup& g = groups_[{cause.rule, cause.label, cause.path, cause.thread_id, device}];
     g.cause = cause;
     AddGap(timeline_, gap, rest_ns, device, &g, whole);
   }

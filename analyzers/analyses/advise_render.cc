@@ -66,8 +66,9 @@ Table FindingsTable(const AdviseReport& report) {
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {
     table.AddRow({++rank, f.rule, std::string(AdviseSeverityName(f.severity)), f.cost_ns,
-                  PercentCell(f.cost_fraction), f.cost_max_ns, f.occurrences, f.device_id, f.nvtx_path, f.kernel,
-                  f.api_call, f.stream, ThreadText(f), f.title, f.evidence, f.fix});
+                  PercentCell(f.cost_fraction), f.cost_max_ns, f.occurrences, f.device_id,
+                  f.nvtx_path, f.kernel, f.api_call, f.stream, ThreadText(f), f.title, f.evidence,
+                  f.fix});
   }
   return table;
 }

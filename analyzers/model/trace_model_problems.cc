@@ -85,7 +85,6 @@ void AppendSampleProblems(const SampleTableProblems& s, std::vector<StatCounter>
 void TraceModelBuilder::CountModelProblems() {
   const TraceModel& m = model_;
   AppendSampleProblems(samples_.Problems(), &model_.import_counters);
-  using v1::SEVERITY_DATA_LOSS;
   using v1::SEVERITY_ERROR;
   using v1::SEVERITY_INFO;
   const PmCounterDataImporter::Counts& raw = pm_counter_data_.counts();

@@ -251,7 +251,8 @@ def _frame(columns: Dict[str, List[Any]], dtypes: Dict[str, Any]) -> Any:
 
 ADVISE_FINDING_DTYPES = {
     "rank": "int64", "rule": str, "severity": str, "cost_ns": "uint64",
-    "cost_percent": "float64", "cost_max_ns": "uint64", "occurrences": "uint64", "device": "int64", "nvtx_path": str,
+    "cost_percent": "float64", "cost_max_ns": "uint64", "occurrences": "uint64",
+    "device": "int64", "nvtx_path": str,
     "kernel": str, "api_call": str, "stream": str, "os_tid": "int64", "thread_name": str,
     "title": str, "evidence": str, "fix": str, "worst_begin_ns": "uint64",
     "worst_end_ns": "uint64"}

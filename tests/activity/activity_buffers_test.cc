@@ -355,6 +355,5 @@ TEST_F(ActivityControllerTest, TranslatorOptionsApply) {
   EXPECT_EQ(model.nvtx_ranges[0].name, "step");
 }
 
-
 }  // namespace
 }  // namespace warpscope::testing

@@ -1,5 +1,7 @@
 // The activity controller without a GPU (the fixture: activity_controller_fixture.h): its
 // calls into CUPTI at start-up, at capture window edges and for the runtime API filter.
+#include "collectors/activity/activity_controller.h"
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -8,7 +10,6 @@
 #include <cupti_runtime_cbid.h>
 
 #include "analyzers/model/trace_model.h"
-#include "collectors/activity/activity_controller.h"
 #include "collectors/activity/activity_translator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
