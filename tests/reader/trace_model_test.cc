@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "analyzers/model/trace_columns.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/reader/trace_test_util.h"
@@ -157,6 +158,43 @@ TEST(TraceModelTest, CountsInconsistencies) {
   EXPECT_EQ(FindCounter(m.import_counters, "reader.newer_format_minor")->value, 1u);
   ASSERT_EQ(m.capture_windows.size(), 1u);
   EXPECT_FALSE(m.capture_windows[0].end_ns.has_value());
+}
+
+// The columnar reader (the Python package's) counts the reader's and the sample tables'
+// problems from the same list as the model: same names, values, severities and meanings.
+TEST(TraceModelTest, ColumnsCountTheSameImportProblemsAsTheModel) {
+  std::string cut = FixtureWire("synthetic/killed.textproto");
+  cut.resize(cut.size() - 3);
+  const struct {
+    std::string wire;
+    size_t shared;  // problems both readers count
+  } cases[] = {{TextprotoToWire(R"(
+                 packet { header { format_major: 1 format_minor: 3 } }
+                 packet { pm_sample { metric_set_id: 4 values: 1 } }
+                 packet { pm_metric_set { id: 4 metric_names: "a" metric_names: "b" } }
+                 packet { pm_sample { metric_set_id: 4 values: 1 } }
+                 packet { capture_window { window_id: 2 begin: false } }
+                 packet { end_of_trace {} }
+               )"),
+                4},
+               {cut, 2},
+               {FixtureWire("synthetic/two_gpus.textproto"), 1}};
+  for (const auto& c : cases) {
+    const std::string path = WriteTempFile(c.wire);
+    absl::StatusOr<TraceModel> model = TraceModel::Load(path);
+    absl::StatusOr<TraceColumns> columns = TraceColumns::Decode(path);
+    ASSERT_TRUE(model.ok()) << model.status();
+    ASSERT_TRUE(columns.ok()) << columns.status();
+    ASSERT_EQ(columns->import_counters.size(), c.shared);
+    for (const StatCounter& counter : columns->import_counters) {
+      const StatCounter* same = FindCounter(model->import_counters, counter.name);
+      ASSERT_NE(same, nullptr) << counter.name;
+      EXPECT_EQ(counter.value, same->value) << counter.name;
+      EXPECT_EQ(counter.severity, same->severity) << counter.name;
+      EXPECT_EQ(counter.description, same->description) << counter.name;
+      EXPECT_FALSE(counter.description.empty()) << counter.name;
+    }
+  }
 }
 
 TEST(TraceModelTest, CountsValuesOutOfRange) {
