@@ -19,9 +19,7 @@
 # table and HTML; the plain runs' lines).
 # Exit status: the number of failed checks.
 set -u
-here=$(cd "$(dirname "$0")/.." && pwd)
-WS_BUILD=${WS_BUILD:-$([[ -d $here/.gpu/bin ]] && echo "$here/.gpu" || echo "$here/build")}
-OUTDIR=${WS_OUT:-${OUT:-$PWD/gpu_advise_out}}
+source "$(dirname "$0")/gpu_build_env.sh" build gpu_advise_out
 mkdir -p "$OUTDIR"
 WS=$WS_BUILD/bin/warpscope; APP=$WS_BUILD/bin/ws_advise_problems
 runs=5; steps=200; only=""
@@ -34,13 +32,6 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 (( runs < 5 )) && runs=5
-# libcupti for the injected library, as gpu_suite.sh finds it.
-if [[ -e $WS_BUILD/lib/libwarpscope_core.so ]] && ! ldd "$WS_BUILD/lib/libwarpscope_core.so" | grep -q 'libcupti.so.13 => /'; then
-  for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64 \
-           $(python3 -c 'import nvidia.cuda_cupti, os; print(os.path.dirname(nvidia.cuda_cupti.__file__)+"/lib")' 2>/dev/null); do
-    if [[ -e $d/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; break; fi
-  done
-fi
 W=$(mktemp -d /tmp/ws_advise.XXXXXX)
 problems=(item pageable loader launch serial)
 # The PyTorch loop that calls .item() each step, where the GPU machine's python3 has torch.

@@ -35,13 +35,6 @@ log=$OUTDIR/hostile.log; results=$OUTDIR/hostile.txt
 : >"$log"; : >"$results"
 runs=0; failures=0
 
-# CUPTI for the core (same search as scripts/gpu_suite.sh).
-if ! ldd "$LIB/libwarpscope_core.so" | grep -q 'libcupti.so.13 => /'; then
-  for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64; do
-    if [[ -e $d/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; break; fi
-  done
-fi
-
 # A 2 MB file system for the full-disk case.
 FULL=$W/full
 mkdir -p "$FULL"

@@ -46,14 +46,6 @@ summary=$OUTDIR/pc_summary.txt
 failures=0; cases=0
 export PATH="$PATH:/usr/local/cuda/bin"
 
-# CUPTI for the core (same search as scripts/gpu_suite.sh).
-if ! ldd "$LIB/libwarpscope_core.so" 2>/dev/null | grep -q 'libcupti.so.13 => /'; then
-  for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64 \
-           $(python3 -c 'import nvidia.cuda_cupti, os; print(os.path.dirname(nvidia.cuda_cupti.__file__)+"/lib")' 2>/dev/null); do
-    if [[ -e $d/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; break; fi
-  done
-fi
-
 {
   echo "gpu_pc.sh $(date -u +%FT%TZ) on $(hostname)"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2

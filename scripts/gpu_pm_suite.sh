@@ -40,14 +40,6 @@ run() {  # logs and runs a command with a timeout (first argument, seconds)
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
 if [[ -z $NCU ]]; then use_ncu=0; fi
 
-# CUPTI for the core (same search as scripts/gpu_suite.sh).
-if ! ldd "$LIB/libwarpscope_core.so" | grep -q 'libcupti.so.13 => /'; then
-  for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64 \
-           $(python3 -c 'import nvidia.cuda_cupti, os; print(os.path.dirname(nvidia.cuda_cupti.__file__)+"/lib")' 2>/dev/null); do
-    if [[ -e $d/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; break; fi
-  done
-fi
-
 say "== probe $(date -u +%FT%TZ) build=$WS_BUILD interval=$INTERVAL"
 run 20 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
 run 5 bash -c 'grep -i RmProfilingAdminOnly /proc/driver/nvidia/params; id -u'

@@ -48,13 +48,6 @@ export PATH="$PATH:/usr/local/cuda/bin"
 # Nsight Compute's warp states, its issue-active cycles (to weigh launches) and durations.
 NCU_METRICS='^smsp__(average_warps_issue_stalled_.*_per_issue_active\.ratio|issue_active\.sum)$|^gpu__time_duration\.sum$'
 
-# CUPTI for the core (same search as scripts/gpu_suite.sh).
-if ! ldd "$LIB/libwarpscope_core.so" 2>/dev/null | grep -q 'libcupti.so.13 => /'; then
-  for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64 \
-           $(python3 -c 'import nvidia.cuda_cupti, os; print(os.path.dirname(nvidia.cuda_cupti.__file__)+"/lib")' 2>/dev/null); do
-    if [[ -e $d/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; break; fi
-  done
-fi
 NCU=$(command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
 
 say() { echo "$*" | tee -a "$summary"; }

@@ -43,15 +43,6 @@ log=$OUTDIR/suite.log; results=$OUTDIR/results.txt
 pass=0; failed=0
 say() { echo "$*" | tee -a "$log"; }
 
-# CUPTI: the core finds libcupti.so.13 through its RUNPATH (/usr/local/cuda/lib64,
-# extras/CUPTI/lib64); add the pip wheel's copy when the toolkit has none.
-if ! ldd "$LIB/libwarpscope_core.so" | grep -q 'libcupti.so.13 => /'; then
-  for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64 \
-           $(python3 -c 'import nvidia.cuda_cupti, os; print(os.path.dirname(nvidia.cuda_cupti.__file__)+"/lib")' 2>/dev/null); do
-    if [[ -e $d/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; break; fi
-  done
-fi
-
 result() {  # name status detail
   if [[ $2 == 0 ]]; then pass=$((pass+1)); echo "PASS $1 $3" >>"$results"; say "PASS $1 $3";
   else failed=$((failed+1)); echo "FAIL $1 $3" >>"$results"; say "FAIL $1 $3"; fi
