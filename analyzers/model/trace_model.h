@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "analyzers/model/trace_reader.h"
+#include "proto/writer/trace_records.h"
 
 namespace warpscope {
 
@@ -45,39 +46,11 @@ struct TraceHeader {
   std::string display_driver_version;  // kernel module, e.g. "580.159.04"; empty = unknown
 };
 
-// One GPU (Device packet). Sizes in bytes, registers in 32-bit registers.
-struct DeviceInfo {
-  uint32_t id = 0;
-  std::string name;
-  uint32_t compute_capability_major = 0;
-  uint32_t compute_capability_minor = 0;
-  uint32_t sm_count = 0;
-  uint32_t max_warps_per_sm = 0;
-  uint32_t max_blocks_per_sm = 0;
-  uint32_t max_threads_per_block = 0;
-  uint32_t max_registers_per_sm = 0;
-  uint32_t max_registers_per_block = 0;
-  uint64_t max_shared_memory_per_sm = 0;
-  uint64_t max_shared_memory_per_block = 0;
-  uint64_t max_shared_memory_per_block_optin = 0;
-  uint64_t reserved_shared_memory_per_block = 0;
-  uint32_t threads_per_warp = 0;
-  uint64_t core_clock_khz = 0;
-  uint64_t global_memory_bytes = 0;
-  uint64_t global_memory_bandwidth_kbps = 0;  // KiB/s as CUPTI reports it
-  uint64_t l2_cache_bytes = 0;
-  std::string uuid;
-  uint32_t pci_bus_id = 0;
-  uint32_t register_allocation_unit = 0;       // 0 = architecture default
-  uint32_t shared_memory_allocation_unit = 0;  // 0 = architecture default
-};
-
-struct ContextInfo {
-  uint32_t id = 0;
-  uint32_t device_id = 0;
-  bool is_green = false;
-  uint32_t sm_count = 0;  // SMs of a green context; 0 = all of the device
-};
+// One GPU (Device packet) and one context (ContextInfo packet): the records the writer is
+// handed, generated from trace.proto, whose Device and ContextInfo messages give each field's
+// meaning and unit.
+using DeviceInfo = DeviceRecord;
+using ContextInfo = ContextRecord;
 
 struct ThreadInfo {
   uint64_t id = 0;  // the small id events use
@@ -129,7 +102,7 @@ struct KernelEvent : StreamWork {
   std::string_view mangled_name;
   const LaunchConfig* launch = nullptr;  // nullptr when the launch config is unknown
   uint64_t launch_config_id = 0;         // as written, also when it was never defined
-  uint32_t graph_id = 0;  // 0 = not from a graph
+  uint32_t graph_id = 0;                 // 0 = not from a graph
   uint32_t graph_node_id = 0;
   uint64_t grid_id = 0;
 };

@@ -18,17 +18,7 @@ class CuptiPcSampling final : public PcSamplingApi {
   CuptiPcSampling();
   ~CuptiPcSampling() override;
 
-  PcBinding BindContext(PcContext ctx) override;
-  void UnbindContext(PcContext ctx, PcBinding binding) override;
-  PcResult Enable(PcContext ctx) override;
-  PcResult GetStallReasons(PcContext ctx, std::vector<PcStallReason>* reasons) override;
-  PcResult Configure(PcContext ctx, const PcContextSettings& settings) override;
-  std::string DescribeConfiguration(PcContext ctx) override;
-  PcResult Start(PcContext ctx) override;
-  PcResult Stop(PcContext ctx) override;
-  PcResult GetData(PcContext ctx, PcRawBatch* batch) override;
-  void Disable(PcContext ctx, PcRawBatch* leftover) override;
-  PcResult CubinCrc(const void* cubin, size_t size, uint64_t* crc) override;
+  WARPSCOPE_PC_SAMPLING_API_OVERRIDES;
 
   struct ContextBuffers;  // the CUpti_PCSamplingData of one context (defined in the .cc)
 

@@ -109,6 +109,21 @@ class PcSamplingApi {
   virtual PcResult CubinCrc(const void* cubin, size_t size, uint64_t* crc) = 0;
 };
 
+// The declarations of every PcSamplingApi call, for the implementations that define them all
+// out of line (the CUPTI one and the call logger): a new call is added here and above.
+#define WARPSCOPE_PC_SAMPLING_API_OVERRIDES                                              \
+  PcBinding BindContext(PcContext ctx) override;                                         \
+  void UnbindContext(PcContext ctx, PcBinding binding) override;                         \
+  PcResult Enable(PcContext ctx) override;                                               \
+  PcResult GetStallReasons(PcContext ctx, std::vector<PcStallReason>* reasons) override; \
+  PcResult Configure(PcContext ctx, const PcContextSettings& settings) override;         \
+  std::string DescribeConfiguration(PcContext ctx) override;                             \
+  PcResult Start(PcContext ctx) override;                                                \
+  PcResult Stop(PcContext ctx) override;                                                 \
+  PcResult GetData(PcContext ctx, PcRawBatch* batch) override;                           \
+  void Disable(PcContext ctx, PcRawBatch* leftover) override;                            \
+  PcResult CubinCrc(const void* cubin, size_t size, uint64_t* crc) override
+
 }  // namespace warpscope
 
 #endif  // WARPSCOPE_COLLECTORS_PC_SAMPLING_PC_SAMPLING_API_H_

@@ -22,17 +22,7 @@ class PcSamplingCallLogger final : public PcSamplingApi {
   using LineSink = std::function<void(std::string_view)>;
   PcSamplingCallLogger(std::unique_ptr<PcSamplingApi> api, LineSink log);
 
-  PcBinding BindContext(PcContext ctx) override;
-  void UnbindContext(PcContext ctx, PcBinding binding) override;
-  PcResult Enable(PcContext ctx) override;
-  PcResult GetStallReasons(PcContext ctx, std::vector<PcStallReason>* reasons) override;
-  PcResult Configure(PcContext ctx, const PcContextSettings& settings) override;
-  std::string DescribeConfiguration(PcContext ctx) override;
-  PcResult Start(PcContext ctx) override;
-  PcResult Stop(PcContext ctx) override;
-  PcResult GetData(PcContext ctx, PcRawBatch* batch) override;
-  void Disable(PcContext ctx, PcRawBatch* leftover) override;
-  PcResult CubinCrc(const void* cubin, size_t size, uint64_t* crc) override;
+  WARPSCOPE_PC_SAMPLING_API_OVERRIDES;
 
  private:
   // "<call> ctx=0x.. <details> -> <result> (<us> us, tid <n>)"

@@ -15,20 +15,12 @@
 #include "tests/reader/cli_test_util.h"
 #include "tests/reader/trace_test_util.h"
 
-namespace warpscope {
+namespace warpscope::testing {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
-using ::warpscope::testing::CliResult;
-using ::warpscope::testing::CountLines;
-using ::warpscope::testing::FixtureWire;
-using ::warpscope::testing::MakeTempDir;
-using ::warpscope::testing::ReadFileOrDie;
-using ::warpscope::testing::RunCli;
-using ::warpscope::testing::SourceDir;
-using ::warpscope::testing::WriteTempFile;
 
 // The switches and a value flag as `record` has them.
 FlagSet RecordLikeFlags() {
@@ -205,4 +197,4 @@ TEST(InfoCliTest, ShowsBothDriverVersionsWhenRecorded) {
 }
 
 }  // namespace
-}  // namespace warpscope
+}  // namespace warpscope::testing

@@ -11,19 +11,12 @@
 #include "tests/reader/cli_test_util.h"
 #include "tests/reader/trace_test_util.h"
 
-namespace warpscope {
+namespace warpscope::testing {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
-using ::warpscope::testing::CliResult;
-using ::warpscope::testing::CountLines;
-using ::warpscope::testing::FixtureWire;
-using ::warpscope::testing::MakeTempDir;
-using ::warpscope::testing::ReadFileOrDie;
-using ::warpscope::testing::RunCli;
-using ::warpscope::testing::WriteFileOrDie;
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -179,4 +172,4 @@ TEST(RecordCliTest, TheProgramGetsTheFinalNameWithPercentSignsEscaped) {
 }
 
 }  // namespace
-}  // namespace warpscope
+}  // namespace warpscope::testing

@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/fixtures/synthetic_trace.h"
 
 namespace warpscope {
 namespace {
@@ -16,23 +17,14 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// What CUPTI's Device record reports for an H200 (no opt-in / reserved fields: CUPTI lacks
-// them, so the architecture defaults must fill them in).
+// What CUPTI's Device record reports for an H200: the fixture's device without the opt-in and
+// reserved shared memory (CUPTI lacks them, so the architecture defaults must fill them in).
 DeviceInfo H200() {
-  DeviceInfo d;
-  d.id = 0;
-  d.name = "NVIDIA H200";
-  d.compute_capability_major = 9;
-  d.compute_capability_minor = 0;
-  d.sm_count = 132;
-  d.max_warps_per_sm = 64;
-  d.max_blocks_per_sm = 32;
-  d.max_threads_per_block = 1024;
-  d.max_registers_per_sm = 65536;
-  d.max_registers_per_block = 65536;
-  d.max_shared_memory_per_sm = 233472;
-  d.max_shared_memory_per_block = 49152;
-  d.threads_per_warp = 32;
+  DeviceInfo d = fixtures::H200Device(0);
+  d.max_shared_memory_per_block_optin = 0;
+  d.reserved_shared_memory_per_block = 0;
+  d.register_allocation_unit = 0;
+  d.shared_memory_allocation_unit = 0;
   return d;
 }
 
