@@ -3,29 +3,20 @@
 # bring their own *.cmake; the core's one list of collectors (libinject/collector_registry.cc)
 # names every collector's factory, so their libraries link like any other.
 
-add_library(warpscope_collectors_pure STATIC
-  ${CMAKE_CURRENT_LIST_DIR}/activity/activity_controller.cc
-  ${CMAKE_CURRENT_LIST_DIR}/activity/activity_translator.cc
-  ${CMAKE_CURRENT_LIST_DIR}/activity/kernel_names.cc
-  ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_range_builder.cc
-  ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_capture_range.cc)
-target_include_directories(warpscope_collectors_pure PUBLIC ${PROJECT_SOURCE_DIR}
-                           ${WARPSCOPE_CUPTI_INCLUDE_DIR} ${WARPSCOPE_CUDA_INCLUDE_DIRS})
-set_target_properties(warpscope_collectors_pure PROPERTIES CXX_VISIBILITY_PRESET hidden
-                      VISIBILITY_INLINES_HIDDEN ON)
-target_link_libraries(warpscope_collectors_pure PUBLIC warpscope_writer)
+warpscope_hidden_library(warpscope_collectors_pure CUPTI PUBLIC
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/activity/activity_controller.cc
+          ${CMAKE_CURRENT_LIST_DIR}/activity/activity_translator.cc
+          ${CMAKE_CURRENT_LIST_DIR}/activity/kernel_names.cc
+          ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_range_builder.cc
+          ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_capture_range.cc
+  LINK warpscope_writer)
 
-add_library(warpscope_collectors_cupti STATIC
-  ${CMAKE_CURRENT_LIST_DIR}/activity/cupti_activity.cc
-  ${CMAKE_CURRENT_LIST_DIR}/callbacks/cupti_callbacks.cc
-  ${CMAKE_CURRENT_LIST_DIR}/nvtx/cupti_nvtx_injection.cc
-  ${CMAKE_CURRENT_LIST_DIR}/common/cupti_util.cc)
-target_include_directories(warpscope_collectors_cupti PUBLIC ${PROJECT_SOURCE_DIR}
-                           ${WARPSCOPE_CUPTI_INCLUDE_DIR} ${WARPSCOPE_CUDA_INCLUDE_DIRS})
-set_target_properties(warpscope_collectors_cupti PROPERTIES CXX_VISIBILITY_PRESET hidden
-                      VISIBILITY_INLINES_HIDDEN ON)
-target_link_libraries(warpscope_collectors_cupti PUBLIC warpscope_collectors_pure
-                      warpscope_session_pure warpscope_writer)
+warpscope_hidden_library(warpscope_collectors_cupti CUPTI PUBLIC
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/activity/cupti_activity.cc
+          ${CMAKE_CURRENT_LIST_DIR}/callbacks/cupti_callbacks.cc
+          ${CMAKE_CURRENT_LIST_DIR}/nvtx/cupti_nvtx_injection.cc
+          ${CMAKE_CURRENT_LIST_DIR}/common/cupti_util.cc
+  LINK warpscope_collectors_pure warpscope_session_pure warpscope_writer)
 
 # Collectors owned by other folders.
 file(GLOB _warpscope_optional_collectors CONFIGURE_DEPENDS

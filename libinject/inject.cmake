@@ -15,16 +15,13 @@ target_link_options(warpscope_shim PRIVATE
 target_link_libraries(warpscope_shim PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 
 # Pure session code (config, capture window, the collector set, the driver version parser): also linked by unit tests and the CLI.
-add_library(warpscope_session_pure STATIC
-  ${CMAKE_CURRENT_LIST_DIR}/config.cc
-  ${CMAKE_CURRENT_LIST_DIR}/capture_window.cc
-  ${CMAKE_CURRENT_LIST_DIR}/collector_set.cc
-  ${CMAKE_CURRENT_LIST_DIR}/driver_version.cc)
-target_include_directories(warpscope_session_pure PUBLIC ${PROJECT_SOURCE_DIR})
 # capture_window.h speaks in trace records, whose enums come from the generated field header.
-target_link_libraries(warpscope_session_pure PUBLIC warpscope_writer)
-set_target_properties(warpscope_session_pure PROPERTIES CXX_VISIBILITY_PRESET hidden
-                      VISIBILITY_INLINES_HIDDEN ON)
+warpscope_hidden_library(warpscope_session_pure
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/config.cc
+          ${CMAKE_CURRENT_LIST_DIR}/capture_window.cc
+          ${CMAKE_CURRENT_LIST_DIR}/collector_set.cc
+          ${CMAKE_CURRENT_LIST_DIR}/driver_version.cc
+  LINK warpscope_writer)
 
 add_library(warpscope_core SHARED
   ${CMAKE_CURRENT_LIST_DIR}/core_entry.cc
