@@ -68,17 +68,27 @@ struct GapGroup {
 // Gaps at least half before the first instance of the most repeated NVTX range, and gaps this many
 // times the median gap of their cause (with >= 5 such gaps) that begin before that instance ends
 // (or in the first tenth of the GPU span without such a range), are one-time start-up gaps.
-// Later, such an outlier is a one-off: its cause keeps the median, the rest is `one-off`.
+// Later, such an outlier is a one-off: its cause keeps the median, the rest is `one-off`;
+// unless the cause's outliers recur (docs/advise.md, "One-off gaps"): at least once every
+// kRecurringSteps instances of the repeated range, or in at least 1 of kRecurringGaps of the
+// cause's gaps without one (and at least kMinRecurring times either way). A recurring long
+// gap is part of the program's step, and the cause keeps all of it.
 constexpr uint64_t kOutlierFactor = 20;
+constexpr uint64_t kRecurringSteps = 2;
+constexpr uint64_t kRecurringGaps = 10;
+constexpr uint64_t kMinRecurring = 3;
 
 // Where the program's steady state begins on one device (docs/advise.md, "Start-up").
 struct SteadyState {
   std::string range;  // the most repeated NVTX range name ("" when none repeats 3 times)
+  uint64_t steps = 0;  // its instances
   uint64_t first_start_ns = 0;
   uint64_t first_end_ns = 0;
   // Per cause rule (with >= 5 gaps): the median gap; gaps at least kOutlierFactor times it
   // are outliers.
   std::map<std::string_view, uint64_t> median_ns;
+  // Cause rules whose steady-state outliers recur: never one-off.
+  std::set<std::string_view> recurring;
 
   bool IsStartup(uint64_t begin_ns, uint64_t length_ns, std::string_view rule) const {
     // At least half of the gap before the first instance began.
@@ -97,7 +107,7 @@ struct SteadyState {
   // A steady-state gap that is an outlier of its cause, other than a host range (whose range
   // says what the host did), is one-off: its cause keeps the median gap.
   bool IsOneOff(uint64_t length_ns, std::string_view rule) const {
-    return rule != kRuleHostRange && IsOutlier(length_ns, rule);
+    return rule != kRuleHostRange && !recurring.contains(rule) && IsOutlier(length_ns, rule);
   }
   uint64_t Typical(std::string_view rule) const { return median_ns.at(rule); }
 };
@@ -398,6 +408,7 @@ SteadyState SteadyStateOf(const TraceModel& model, const std::vector<GpuWork>& w
         (count == best && !steady.range.empty() && first->start_ns < steady.first_start_ns)) {
       best = count;
       steady.range = std::string(name);
+      steady.steps = count;
       steady.first_start_ns = first->start_ns;
       steady.first_end_ns = first->end_ns();
     }
@@ -410,6 +421,18 @@ SteadyState SteadyStateOf(const TraceModel& model, const std::vector<GpuWork>& w
   for (const auto& [gap, cause] : gaps) lengths[cause.rule].push_back(gap.length());
   for (const auto& [rule, ns] : lengths) {
     if (ns.size() >= 5) steady.median_ns[rule] = MedianOf(ns);
+  }
+  std::map<std::string_view, uint64_t> outliers;  // per cause rule, in the steady state
+  for (const auto& [gap, cause] : gaps) {
+    if (!steady.IsStartup(gap.begin_ns, gap.length(), cause.rule) &&
+        steady.IsOutlier(gap.length(), cause.rule)) {
+      ++outliers[cause.rule];
+    }
+  }
+  for (const auto& [rule, count] : outliers) {
+    const uint64_t often = steady.range.empty() ? lengths[rule].size() / kRecurringGaps
+                                                : steady.steps / kRecurringSteps;
+    if (count >= std::max(kMinRecurring, often)) steady.recurring.insert(rule);
   }
   return steady;
 }

@@ -413,6 +413,53 @@ TEST(AdviseTest, OneOffGapKeepsTheUsualGapWithItsCause) {
   EXPECT_THAT(one_off->fix, HasSubstr("warpscope timeline TRACE --svg FILE --window "));
 }
 
+// A long gap that comes back every step is part of the step, not a one-off: its cause keeps
+// all of it. Here each step launches 20 tiny kernels 20 us apart, then the host spends 1 ms
+// outside any range (50 times the usual gap) before the next step.
+TEST(AdviseTest, LongGapInEveryStepIsNotAOneOff) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 30; ++s) {
+      b.PushRange("step");
+      for (int k = 0; k < 20; ++k) {
+        b.LaunchKernel(NamedKernel("tiny", 2'000));
+        b.HostIdle(20'000);
+      }
+      b.PopRange();
+      b.HostIdle(1'000'000);
+    }
+    b.DeviceSynchronize();
+  });
+  EXPECT_EQ(FindRule(report, kRuleOneOff), nullptr)
+      << RenderAdviseReport(report, OutputFormat::kTable);
+  const AdviseFinding* launch = FindRule(report, kRuleLaunchBound);
+  ASSERT_NE(launch, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  // Every step's 1 ms gap (the first step's may be start-up) is counted whole.
+  EXPECT_GT(launch->cost_ns, 29u * 1'000'000);
+  EXPECT_GT(launch->worst_end_ns - launch->worst_begin_ns, 1'000'000u);
+}
+
+// The same long gap in only two of 30 steps is a one-off: the cause keeps its usual gap.
+TEST(AdviseTest, LongGapInTwoStepsIsAOneOff) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 30; ++s) {
+      b.PushRange("step");
+      for (int k = 0; k < 20; ++k) {
+        b.LaunchKernel(NamedKernel("tiny", 2'000));
+        b.HostIdle(s == 10 && k == 5 ? 1'000'000 : 20'000);
+      }
+      b.PopRange();
+      b.HostIdle(s == 20 ? 1'000'000 : 20'000);
+    }
+    b.DeviceSynchronize();
+  });
+  const AdviseFinding* one_off = FindRule(report, kRuleOneOff);
+  ASSERT_NE(one_off, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(one_off->occurrences, 2u);
+  const AdviseFinding* launch = FindRule(report, kRuleLaunchBound);
+  ASSERT_NE(launch, nullptr);
+  EXPECT_LT(launch->worst_end_ns - launch->worst_begin_ns, 100'000u);
+}
+
 // A host range far longer once than usual names what the host did: it stays with the range.
 TEST(AdviseTest, LongHostRangeIsNotAOneOff) {
   const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
