@@ -80,7 +80,7 @@ constexpr uint64_t kMinRecurring = 3;
 
 // Where the program's steady state begins on one device (docs/advise.md, "Start-up").
 struct SteadyState {
-  std::string range;  // the most repeated NVTX range name ("" when none repeats 3 times)
+  std::string range;   // the most repeated NVTX range name ("" when none repeats 3 times)
   uint64_t steps = 0;  // its instances
   uint64_t first_start_ns = 0;
   uint64_t first_end_ns = 0;
