@@ -13,57 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analyzers/analyses/advise_gap_groups.h"
 #include "analyzers/analyses/advise_timeline.h"
 #include "analyzers/model/interval_union.h"
 
 namespace warpscope::advise_internal {
 namespace {
-
-// Work after launch-bound gaps with a median length under this is "short kernels".
-constexpr uint64_t kShortWorkNs = 20'000;
-
-struct Gap {
-  uint64_t begin_ns = 0;
-  uint64_t end_ns = 0;
-  const GpuWork* before = nullptr;  // the work that ended at begin_ns
-  const GpuWork* after = nullptr;   // the first work to start at end_ns
-  uint64_t length() const { return end_ns - begin_ns; }
-};
-
-// What a gap was put down to, and where.
-struct GapCause {
-  std::string_view rule;
-  // API call (waits; launch-bound gaps past a wait's lead: the wait's), or the range name
-  std::string label;
-  std::string path;
-  uint64_t thread_id = 0;
-  // Waits: GPU work the host had queued ahead when it began waiting (wait start to the gap).
-  uint64_t lead_ns = 0;
-};
-
-struct GapGroup {
-  GapCause cause;
-  uint32_t device_id = 0;
-  std::vector<uint64_t> gaps_ns;
-  uint64_t total_ns = 0;
-  Gap worst;
-  std::map<std::string, uint64_t> next_work;  // name of the work after each gap -> count
-  std::map<std::string, uint64_t> prev_work;  // name of the work before it -> count
-  std::set<uint32_t> streams;
-  std::vector<uint64_t> next_durations_ns;  // duration of the work after each gap
-  uint64_t catchup_gaps = 0;  // launch gaps while the host refilled the queue after the wait
-  uint64_t catchup_ns = 0;
-  // Of the catch-up gaps, the idle time beyond the wait's lead (left to launch-bound): what
-  // the fix saves on top if the host keeps up with the GPU once it no longer waits.
-  uint64_t beyond_lead_ns = 0;
-  // startup and one-off: ns per cause rule the gaps would otherwise have had
-  std::map<std::string_view, uint64_t> split_causes;
-  std::string steady_range;  // startup: the repeated range
-  // one-off: how much of the gaps overhead records (CUPTI's, warpscope's flushes) cover, and
-  // their kinds
-  uint64_t overhead_ns = 0;
-  std::set<std::string_view> overhead_kinds;
-};
 
 // Gaps at least half before the first instance of the most repeated NVTX range, and gaps this many
 // times the median gap of their cause (with >= 5 such gaps) that begin before that instance ends
@@ -73,7 +28,6 @@ struct GapGroup {
 // kRecurringSteps instances of the repeated range, or in at least 1 of kRecurringGaps of the
 // cause's gaps without one (and at least kMinRecurring times either way). A recurring long
 // gap is part of the program's step, and the cause keeps all of it.
-constexpr uint64_t kOutlierFactor = 20;
 constexpr uint64_t kRecurringSteps = 2;
 constexpr uint64_t kRecurringGaps = 10;
 constexpr uint64_t kMinRecurring = 3;
@@ -125,10 +79,75 @@ std::vector<Gap> GapsOf(const std::vector<GpuWork>& work, uint64_t* busy_ns) {
   return gaps;
 }
 
+// The recorder's own time in the trace: its overhead records (warpscope's flushes and buffer
+// translations, CUPTI's), by start.
+class RecorderTime {
+ public:
+  explicit RecorderTime(const AdviseTimeline& timeline) : timeline_(timeline) {
+    for (const OverheadEvent& o : timeline.model().overheads) {
+      events_.push_back(&o);
+      longest_ns_ = std::max(longest_ns_, o.duration_ns);
+    }
+    std::sort(events_.begin(), events_.end(), [](const OverheadEvent* a, const OverheadEvent* b) {
+      return a->start_ns < b->start_ns;
+    });
+  }
+
+  // How much of [begin_ns, end_ns) overhead records cover, and (`kinds`, may be null) the
+  // kinds of those that reach into it.
+  uint64_t Within(uint64_t begin_ns, uint64_t end_ns, std::set<std::string_view>* kinds) const {
+    // Events starting at most the longest duration before `begin_ns` may reach into it.
+    const uint64_t from = begin_ns > longest_ns_ ? begin_ns - longest_ns_ : 0;
+    auto it = std::lower_bound(events_.begin(), events_.end(), from,
+                               [](const OverheadEvent* o, uint64_t t) { return o->start_ns < t; });
+    uint64_t ns = 0;
+    uint64_t covered_to = begin_ns;  // events come by start: count each ns once
+    for (; it != events_.end() && (*it)->start_ns < end_ns; ++it) {
+      const OverheadEvent& o = **it;
+      if (o.end_ns() <= begin_ns) continue;
+      if (kinds != nullptr) kinds->insert(o.kind);
+      const uint64_t lo = std::max(o.start_ns, covered_to);
+      const uint64_t hi = std::min(o.end_ns(), end_ns);
+      if (hi > lo) {
+        ns += hi - lo;
+        covered_to = hi;
+      }
+    }
+    return ns;
+  }
+
+  // Of the gap, the time the recorder held the program (docs/advise.md, "One-off gaps"): the
+  // launching thread sat in a CUDA call (the next work's launch, or a wait) while overhead
+  // records ran, whose locks such calls wait on. A plain run has none of it.
+  uint64_t HeldNs(const Gap& gap, const ApiCallEvent& launch) const {
+    if (events_.empty()) return 0;
+    uint64_t ns = 0;
+    auto add_call = [&](uint64_t start_ns, uint64_t end_ns) {
+      const uint64_t lo = std::max(start_ns, gap.begin_ns);
+      const uint64_t hi = std::min(end_ns, gap.end_ns);
+      if (hi > lo) ns += Within(lo, hi, nullptr);
+    };
+    add_call(launch.start_ns, launch.end_ns());
+    if (const ThreadTimeline* t = timeline_.Thread(launch.thread_id)) {
+      // A thread's waits follow one another, so by end is also by start.
+      auto w = std::upper_bound(t->waits.begin(), t->waits.end(), gap.begin_ns,
+                                [](uint64_t v, const HostWait& x) { return v < x.end_ns; });
+      for (; w != t->waits.end() && w->start_ns < gap.end_ns; ++w) add_call(w->start_ns, w->end_ns);
+    }
+    return std::min(ns, gap.length());
+  }
+
+ private:
+  const AdviseTimeline& timeline_;
+  std::vector<const OverheadEvent*> events_;
+  uint64_t longest_ns_ = 0;
+};
+
 class GapClassifier {
  public:
-  GapClassifier(const AdviseTimeline& timeline, const AdviseOptions& options)
-      : timeline_(timeline), options_(options) {}
+  GapClassifier(const AdviseTimeline& timeline, const AdviseOptions& options,
+                const RecorderTime& recorder)
+      : timeline_(timeline), options_(options), recorder_(recorder) {}
 
   // False when the host is not to blame (it had queued the next work before the gap began)
   // or the launch of the next work is unknown.
@@ -136,7 +155,8 @@ class GapClassifier {
     const ApiCallEvent* launch = timeline_.LaunchOf(gap.after->correlation_id);
     if (launch == nullptr || launch->start_ns < gap.begin_ns) return false;
     cause->thread_id = launch->thread_id;
-    if (uint32_t range = 0; HostRangeCovering(gap, launch->thread_id, &range)) {
+    cause->held_ns = recorder_.HeldNs(gap, *launch);
+    if (uint32_t range = 0; HostRangeCovering(gap, launch->thread_id, cause->held_ns, &range)) {
       cause->rule = kRuleHostRange;
       cause->label = std::string(timeline_.model().nvtx_ranges[range].name);
       cause->path = timeline_.RangePath(range);
@@ -164,8 +184,9 @@ class GapClassifier {
 
  private:
   // A range of the launching thread, without GPU work of its own, that covers at least half
-  // of the gap (the one covering most; the innermost on a tie).
-  bool HostRangeCovering(const Gap& gap, uint64_t thread_id, uint32_t* range) {
+  // of the gap but the recorder's part, `held_ns` (the one covering most; the innermost on a
+  // tie).
+  bool HostRangeCovering(const Gap& gap, uint64_t thread_id, uint64_t held_ns, uint32_t* range) {
     const ThreadTimeline* thread = timeline_.Thread(thread_id);
     if (thread == nullptr || thread->segment_starts.empty()) return false;
     const auto& starts = thread->segment_starts;
@@ -190,7 +211,7 @@ class GapClassifier {
         *range = r;
       }
     }
-    return best > 0 && 2 * best >= gap.length();
+    return best > 0 && 2 * best >= gap.length() - held_ns;
   }
 
   bool LaunchedWork(uint32_t range) {
@@ -217,177 +238,11 @@ class GapClassifier {
 
   const AdviseTimeline& timeline_;
   const AdviseOptions& options_;
+  const RecorderTime& recorder_;
   std::unordered_map<uint32_t, bool> launched_;
 };
 
-std::string TopNames(const std::map<std::string, uint64_t>& counts, size_t n) {
-  std::vector<std::pair<uint64_t, std::string>> ranked;
-  for (const auto& [name, count] : counts) ranked.push_back({count, name});
-  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return std::tie(b.first, a.second) < std::tie(a.first, b.second);
-  });
-  std::vector<std::string> names;
-  for (size_t i = 0; i < ranked.size() && i < n; ++i) names.push_back(ranked[i].second);
-  std::string joined = absl::StrJoin(names, ", ");
-  if (ranked.size() > n) absl::StrAppend(&joined, " and ", ranked.size() - n, " more");
-  return joined;
-}
-
-void DescribeStartup(const GapGroup& g, const std::string& gaps, AdviseFinding* f) {
-  f->title =
-      g.steady_range.empty()
-          ? std::string("one-time start-up: GPU idle early in the trace")
-          : absl::StrCat("one-time start-up: GPU idle before the steady state of ", g.steady_range);
-  std::vector<std::string> causes;
-  for (const auto& [rule, ns] : g.split_causes) {
-    causes.push_back(absl::StrCat(std::string(rule), " ", FormatDuration(static_cast<double>(ns))));
-  }
-  f->evidence = absl::StrCat(gaps, "; causes: ", absl::StrJoin(causes, ", "),
-                             "; paid once (module and library loading, allocation, warm-up), "
-                             "not per step");
-  f->fix =
-      "Nothing per step; for a shorter start, load modules eagerly "
-      "(CUDA_MODULE_LOADING=EAGER moves the cost, it does not remove it) or reuse a warm "
-      "process.";
-}
-
-// `worst_ms`: where the longest gap begins, in ms from the trace's start.
-void DescribeOneOff(const GapGroup& g, double worst_ms, AdviseFinding* f) {
-  f->title = "one-off: GPU idle far longer than the usual gap of its cause";
-  std::vector<std::string> causes;
-  for (const auto& [rule, ns] : g.split_causes) {
-    causes.push_back(absl::StrCat(std::string(rule), " ", FormatDuration(static_cast<double>(ns))));
-  }
-  const double worst = static_cast<double>(g.worst.length());
-  f->evidence = absl::StrCat(
-      g.gaps_ns.size(), " gap", g.gaps_ns.size() == 1 ? "" : "s", ", longest ",
-      FormatDuration(worst), ", each at least ", kOutlierFactor,
-      " times the median gap of its cause; the cause keeps its median gap, the rest is "
-      "counted here (",
-      absl::StrJoin(causes, ", "),
-      "): fixing the cause would not remove it, something else held the host up");
-  if (g.overhead_ns > 0) {
-    std::vector<std::string> kinds;
-    for (std::string_view k : g.overhead_kinds) kinds.emplace_back(k);
-    absl::StrAppend(&f->evidence, "; overhead records (", absl::StrJoin(kinds, ", "), ") cover ",
-                    FormatDuration(static_cast<double>(g.overhead_ns)),
-                    " of these gaps: the recording's own time (WARPSCOPE_FLUSH: warpscope "
-                    "flushing CUPTI's buffers), absent from a plain run");
-  }
-  f->fix = absl::StrFormat(
-      "Look at what the host did then: the longest begins %.3f ms into the trace "
-      "(warpscope timeline TRACE --svg FILE --window %.3f:%.3f). Garbage collection, a "
-      "checkpoint, paging, a lock or the recorder's own flush are typical; a rare stall may "
-      "not come back in the next run.",
-      worst_ms, std::max(0.0, worst_ms - 1.0), worst_ms + 1.0 + worst / 1e6);
-}
-
-// Rule 4: launch gaps; with a `label`, the rest of catch-up gaps past that wait's lead.
-void DescribeLaunchBound(const GapGroup& g, const std::string& gaps, const std::string& place,
-                         AdviseFinding* f) {
-  if (!g.cause.label.empty()) {
-    f->title = absl::StrCat("the GPU waited for the host's next launch after ", g.cause.label,
-                            " returned", place);
-    f->evidence = absl::StrCat(
-        gaps,
-        "; each is what remained of a gap after the wait once the work the host had queued "
-        "ahead of the wait ran out: the host's own work after the wait (bookkeeping, logging, "
-        "preparing the next step) kept the GPU idle; work after the gaps: ",
-        TopNames(g.next_work, 3));
-    f->fix =
-        "Queue the next step's GPU work before the host's bookkeeping, or move that work to "
-        "another thread; without the wait (its own finding) the host's work overlaps the GPU "
-        "as far as the GPU has work queued.";
-    return;
-  }
-  const uint64_t median_kernel = MedianOf(g.next_durations_ns);
-  const bool short_work = median_kernel < kShortWorkNs;
-  f->title = absl::StrCat(short_work ? "launch-bound: short kernels, launched slower than "
-                                       "they run"
-                                     : "the GPU waited for the host's next launch",
-                          place);
-  f->evidence = absl::StrCat(
-      gaps, "; median work after a gap ", FormatDuration(static_cast<double>(median_kernel)),
-      "; the host launched it after the GPU had run dry; work: ", TopNames(g.next_work, 3));
-  f->fix = short_work ? "Fuse the short kernels (torch.compile, a custom kernel) or capture the "
-                        "sequence in a CUDA graph so one launch queues them all."
-                      : "Cut the host's work between launches (or move it off the launching "
-                        "thread), or capture the sequence in a CUDA graph.";
-}
-
-void Describe(const GapGroup& g, double worst_ms, AdviseFinding* f) {
-  std::string gaps = absl::StrCat(
-      g.gaps_ns.size(), " gap", g.gaps_ns.size() == 1 ? "" : "s", ", median ",
-      FormatDuration(static_cast<double>(MedianOf(g.gaps_ns))), ", longest ",
-      FormatDuration(static_cast<double>(*std::max_element(g.gaps_ns.begin(), g.gaps_ns.end()))));
-  std::string place;
-  if (!g.cause.path.empty()) place = absl::StrCat(" in ", g.cause.path);
-  if (g.catchup_gaps > 0) {
-    absl::StrAppend(&gaps, "; of them ", g.catchup_gaps, " catch-up gap",
-                    g.catchup_gaps == 1 ? "" : "s", " (",
-                    FormatDuration(static_cast<double>(g.catchup_ns)),
-                    ") while the host refilled the queue the wait had drained");
-    if (g.beyond_lead_ns > 0) {
-      absl::StrAppend(&gaps, "; ", FormatDuration(static_cast<double>(g.beyond_lead_ns)),
-                      " more idle after them, beyond the work queued ahead of the waits, stays "
-                      "launch-bound: the fix saves up to ",
-                      FormatDuration(static_cast<double>(g.total_ns + g.beyond_lead_ns)),
-                      " where the host keeps up with the GPU (the recording slowed the host)");
-    }
-  }
-  if (g.cause.rule == kRuleStartup) {
-    DescribeStartup(g, gaps, f);
-    return;
-  }
-  if (g.cause.rule == kRuleOneOff) {
-    DescribeOneOff(g, worst_ms, f);
-    return;
-  }
-  if (g.cause.rule == kRuleSync) {
-    f->title = absl::StrCat("GPU idle after the host waited in ", g.cause.label, place);
-    f->evidence = absl::StrCat(gaps,
-                               "; each began when the GPU ran dry during the wait and "
-                               "ended with the next work the host queued after it");
-    f->fix =
-        "Drop the synchronization, or move it where the host has nothing left to queue "
-        "(end of the step, every N steps); order streams with events "
-        "(cudaStreamWaitEvent) instead of host waits.";
-  } else if (g.cause.rule == kRuleBlockingRead) {
-    f->title =
-        absl::StrCat("GPU idle while the host read a GPU value (", g.cause.label, ")", place);
-    f->evidence = absl::StrCat(gaps,
-                               "; each followed a device-to-host copy the host waited "
-                               "for (like PyTorch's .item() or .cpu())");
-    f->fix =
-        "Keep the value on the GPU and read it every N steps, or copy it with "
-        "cudaMemcpyAsync into pinned memory and read it a step later, after an event.";
-  } else if (g.cause.rule == kRuleBlockingCopy) {
-    f->title =
-        absl::StrCat("GPU idle after a copy the host waited for (", g.cause.label, ")", place);
-    f->evidence = absl::StrCat(gaps, "; copies before the gaps: ", TopNames(g.prev_work, 3));
-    f->fix =
-        "Copy from pinned memory with cudaMemcpyAsync on a stream so the host keeps "
-        "queueing work while the copy runs.";
-  } else if (g.cause.rule == kRuleHostRange) {
-    f->title = absl::StrCat("GPU idle while the host was in NVTX range ", g.cause.path,
-                            " without GPU work");
-    f->evidence = absl::StrCat(gaps,
-                               "; the range covered at least half of each gap and "
-                               "launched nothing");
-    f->fix = absl::StrCat("Take ", g.cause.label,
-                          " off the GPU's critical path: prepare it "
-                          "ahead (DataLoader workers with prefetching, a background thread) "
-                          "while the GPU runs the previous step.");
-  } else {
-    DescribeLaunchBound(g, gaps, place, f);
-  }
-}
-
 using GroupKey = std::tuple<std::string_view, std::string, std::string, uint64_t, uint32_t>;
-
-bool IsWaitRule(std::string_view rule) {
-  return rule == kRuleSync || rule == kRuleBlockingRead || rule == kRuleBlockingCopy;
-}
 
 // The steady state starts with the first instance of the most repeated NVTX range (>= 3
 // instances; the earliest first instance on a tie); without one, outliers in the first tenth
@@ -451,42 +306,12 @@ void AddGap(const AdviseTimeline& timeline, const Gap& gap, uint64_t ns, uint32_
   g->next_durations_ns.push_back(gap.after->duration_ns);
 }
 
-AdviseFinding FindingOf(const AdviseTimeline& timeline, const GapGroup& g) {
-  AdviseFinding f;
-  f.rule = std::string(g.cause.rule);
-  f.cost_ns = g.total_ns;
-  f.cost_max_ns = g.total_ns + g.beyond_lead_ns;
-  f.occurrences = g.gaps_ns.size();
-  f.device_id = g.device_id;
-  f.nvtx_path = g.cause.path;
-  if (IsWaitRule(g.cause.rule) || g.cause.rule == kRuleLaunchBound) f.api_call = g.cause.label;
-  f.kernel = TopNames(g.next_work, 1);
-  f.stream = absl::StrJoin(g.streams, ",");
-  timeline.DescribeThread(g.cause.thread_id, &f);
-  f.worst_begin_ns = g.worst.begin_ns;
-  f.worst_end_ns = g.worst.end_ns;
-  const uint64_t trace_begin = timeline.model().span.begin_ns;
-  Describe(g,
-           g.worst.begin_ns > trace_begin
-               ? static_cast<double>(g.worst.begin_ns - trace_begin) / 1e6
-               : 0.0,
-           &f);
-  return f;
-}
-
 // Sums classified gaps into groups by cause and place: start-up gaps and one-off outliers
 // apart, catch-up gaps after a wait to the wait (docs/advise.md, "Idle gaps").
 class GapGrouper {
  public:
-  explicit GapGrouper(const AdviseTimeline& timeline) : timeline_(timeline) {
-    for (const OverheadEvent& o : timeline.model().overheads) {
-      overhead_events_.push_back(&o);
-      longest_overhead_ns_ = std::max(longest_overhead_ns_, o.duration_ns);
-    }
-    std::sort(
-        overhead_events_.begin(), overhead_events_.end(),
-        [](const OverheadEvent* a, const OverheadEvent* b) { return a->start_ns < b->start_ns; });
-  }
+  GapGrouper(const AdviseTimeline& timeline, const RecorderTime& recorder)
+      : timeline_(timeline), recorder_(recorder) {}
 
   void AddDevice(uint32_t device, const std::vector<GpuWork>& work,
                  std::vector<std::pair<Gap, GapCause>>& classified) {
@@ -505,7 +330,10 @@ class GapGrouper {
       uint64_t rest_ns = gap.length();  // what is left for the gap's own cause
       if (steady.IsOneOff(gap.length(), cause.rule)) {
         rest_ns = steady.Typical(cause.rule);
-        AddOneOff(gap, cause, gap.length() - rest_ns, device);
+        AddOneOff(gap, cause, gap.length() - rest_ns, device, false);
+      } else if (cause.held_ns > 0) {
+        rest_ns = gap.length() - cause.held_ns;
+        AddOneOff(gap, cause, cause.held_ns, device, true);
       }
       AddToCause(gap, cause, rest_ns, device, rest_ns == gap.length());
     }
@@ -514,36 +342,20 @@ class GapGrouper {
   const std::map<GroupKey, GapGroup>& groups() const { return groups_; }
 
  private:
-  // How much of the gap the overhead records (CUPTI's, warpscope's flushes) cover, and the
-  // kinds of those that reach into it.
-  uint64_t OverheadWithin(const Gap& gap, std::set<std::string_view>* kinds) const {
-    // Events starting at most the longest duration before the gap may reach into it.
-    const uint64_t from =
-        gap.begin_ns > longest_overhead_ns_ ? gap.begin_ns - longest_overhead_ns_ : 0;
-    auto it = std::lower_bound(overhead_events_.begin(), overhead_events_.end(), from,
-                               [](const OverheadEvent* o, uint64_t t) { return o->start_ns < t; });
-    uint64_t ns = 0;
-    uint64_t covered_to = gap.begin_ns;  // events come by start: count each ns once
-    for (; it != overhead_events_.end() && (*it)->start_ns < gap.end_ns; ++it) {
-      const OverheadEvent& o = **it;
-      if (o.end_ns() <= gap.begin_ns) continue;
-      kinds->insert(o.kind);
-      const uint64_t lo = std::max(o.start_ns, covered_to);
-      const uint64_t hi = std::min(o.end_ns(), gap.end_ns);
-      if (hi > lo) {
-        ns += hi - lo;
-        covered_to = hi;
-      }
-    }
-    return ns;
-  }
-
-  void AddOneOff(const Gap& gap, const GapCause& cause, uint64_t excess_ns, uint32_t device) {
+  // `held`: the part is time the recorder held the program, else an outlier's excess.
+  void AddOneOff(const Gap& gap, const GapCause& cause, uint64_t excess_ns, uint32_t device,
+                 bool held) {
     GapGroup& g = groups_[{kRuleOneOff, "", "", cause.thread_id, device}];
     g.cause = {kRuleOneOff, "", "", cause.thread_id};
     g.split_causes[cause.rule] += excess_ns;
+    if (held) {
+      ++g.held_gaps;
+      g.held_ns += excess_ns;
+    } else {
+      ++g.outlier_gaps;
+    }
     std::set<std::string_view> kinds;
-    if (const uint64_t ns = OverheadWithin(gap, &kinds); ns > 0) {
+    if (const uint64_t ns = recorder_.Within(gap.begin_ns, gap.end_ns, &kinds); ns > 0) {
       g.overhead_ns += ns;
       g.overhead_kinds.insert(kinds.begin(), kinds.end());
     }
@@ -583,8 +395,7 @@ class GapGrouper {
   }
 
   const AdviseTimeline& timeline_;
-  std::vector<const OverheadEvent*> overhead_events_;  // by start
-  uint64_t longest_overhead_ns_ = 0;
+  const RecorderTime& recorder_;
   std::map<GroupKey, GapGroup> groups_;
   std::optional<GroupKey> waited_;  // the wait whose drained queue the host is refilling
   uint64_t lead_left_ns_ = 0;       // of the work it had queued ahead, not yet caught up
@@ -595,8 +406,9 @@ class GapGrouper {
 GapTotals FindGapCauses(const AdviseTimeline& timeline, const AdviseOptions& options,
                         std::vector<AdviseFinding>* findings) {
   GapTotals totals;
-  GapClassifier classifier(timeline, options);
-  GapGrouper grouper(timeline);
+  const RecorderTime recorder(timeline);
+  GapClassifier classifier(timeline, options, recorder);
+  GapGrouper grouper(timeline, recorder);
   for (const auto& [device, work] : timeline.work_by_device()) {
     uint64_t busy_ns = 0;
     const std::vector<Gap> gaps = GapsOf(work, &busy_ns);

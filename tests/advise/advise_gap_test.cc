@@ -1,0 +1,352 @@
+// `warpscope advise` on idle gaps of synthetic traces written for one case each: catch-up
+// gaps after a wait, start-up gaps, one-off outliers (and long gaps that recur, which are not),
+// time the recorder held the program, and long host ranges.
+#include <string>
+
+#include "analyzers/analyses/advise.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "proto/writer/trace_writer.h"
+#include "tests/advise/advise_test_util.h"
+#include "tests/fixtures/synthetic_trace.h"
+
+namespace warpscope {
+namespace {
+
+using advise_testing::AdviseWritten;
+using advise_testing::FindRule;
+using advise_testing::NamedKernel;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// After a blocking read the host refills an empty queue: the launch gaps that follow are the
+// read's, as long as they add up to less than the work the host had queued when it began to
+// wait (its lead), even where the host got ahead for a while in between. Per step the host
+// works 1.8 ms and the GPU 2.015 ms, so without the read the program is GPU-bound and has no
+// idle time: the fix saves all of it, the read's gap (~106 us), two catch-up gaps (~100 us
+// each) and the later ~0.5 ms launch gap, about 0.8 ms a step, less than the ~1 ms lead.
+TEST(AdviseTest, CatchUpGapsAfterAWaitGoToTheWait) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 10; ++s) {
+      b.PushRange("step");
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.Memcpy(CopyKind::kDtoH, 4, fixtures::kComputeStream, false, MemoryKind::kPageable);
+      for (int k = 0; k < 2; ++k) {  // two catch-up gaps: each tiny kernel runs dry
+        b.HostIdle(100'000);
+        b.LaunchKernel(NamedKernel("tiny", 5'000));
+      }
+      b.HostIdle(100'000);
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.LaunchKernel(NamedKernel("tiny", 5'000));  // queued behind compute: the host is ahead
+      b.HostIdle(1'500'000);
+      b.LaunchKernel(NamedKernel("tiny", 5'000));  // a launch gap of ~0.5 ms
+      b.PopRange();
+    }
+    b.DeviceSynchronize();
+  });
+  const AdviseFinding* read = FindRule(report, kRuleBlockingRead);
+  ASSERT_NE(read, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(report.findings.front().rule, kRuleBlockingRead);
+  // The last step's gaps come after the last read too: 10 reads, 30 catch-up gaps.
+  EXPECT_EQ(read->occurrences, 40u);
+  EXPECT_THAT(read->evidence, HasSubstr("of them 30 catch-up gaps"));
+  EXPECT_GT(read->cost_ns, 10u * 750'000);
+  EXPECT_LT(read->cost_ns, 10u * 850'000);
+  EXPECT_EQ(read->cost_max_ns, read->cost_ns);  // the lead covered every catch-up gap
+  EXPECT_EQ(FindRule(report, kRuleLaunchBound), nullptr);
+  EXPECT_EQ(FindRule(report, kRuleStartup), nullptr);
+}
+
+// Where the host, after a wait, takes longer to queue the next work than the GPU work it had
+// queued ahead (the lead), the idle beyond the lead stays launch-bound, in a finding named
+// after the wait, apart from the launch gaps after it that no wait drained; the wait's finding
+// says how much more the fix saves should the host keep up (cost_max_ns). Per step, as
+// PyTorch's `.item()` loop: a tiny kernel, 100 us of host work and another (a launch gap no
+// wait drained), a 1 ms kernel read back at once (lead ~1 ms), a tiny kernel adding the value
+// up, then 1.5 ms of host work before the next step, ~0.5 ms of it beyond the lead.
+TEST(AdviseTest, IdleBeyondTheLeadIsWhatTheWaitCostsAtMost) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 10; ++s) {
+      b.PushRange("step");
+      b.LaunchKernel(NamedKernel("tiny", 5'000));
+      b.HostIdle(100'000);
+      b.LaunchKernel(NamedKernel("tiny", 5'000));
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.Memcpy(CopyKind::kDtoH, 4, fixtures::kComputeStream, false, MemoryKind::kPageable);
+      b.HostIdle(30'000);
+      b.LaunchKernel(NamedKernel("tiny", 5'000));
+      b.PopRange();
+      b.HostIdle(1'500'000);
+    }
+    b.DeviceSynchronize();
+  });
+  const std::string table = RenderAdviseReport(report, OutputFormat::kTable);
+  const AdviseFinding* read = FindRule(report, kRuleBlockingRead);
+  ASSERT_NE(read, nullptr) << table;
+  EXPECT_EQ(report.findings.front().rule, kRuleBlockingRead) << table;
+  const AdviseFinding* after_wait = nullptr;
+  const AdviseFinding* undrained = nullptr;
+  for (const AdviseFinding& f : report.findings) {
+    if (f.rule != kRuleLaunchBound) continue;
+    (f.api_call.empty() ? undrained : after_wait) = &f;
+  }
+  ASSERT_NE(after_wait, nullptr) << table;
+  ASSERT_NE(undrained, nullptr) << table;
+  // Nine steps follow a read: ~1 ms of each 1.5 ms gap is catch-up, the rest is named after
+  // the wait; every step has its ~95 us launch gap no wait drained.
+  EXPECT_NEAR(static_cast<double>(after_wait->cost_ns), 9 * 500'000.0, 9 * 50'000.0);
+  EXPECT_EQ(after_wait->occurrences, 9u);
+  EXPECT_EQ(after_wait->api_call, "cudaMemcpy");
+  EXPECT_THAT(after_wait->title, HasSubstr("after cudaMemcpy returned"));
+  EXPECT_THAT(after_wait->evidence, Not(HasSubstr("longest 1.")));  // the counted ~0.5 ms
+  EXPECT_NEAR(static_cast<double>(undrained->cost_ns), 10 * 95'000.0, 10 * 10'000.0);
+  EXPECT_THAT(undrained->title, Not(HasSubstr("after")));
+  EXPECT_EQ(read->cost_max_ns, read->cost_ns + after_wait->cost_ns);
+  EXPECT_THAT(read->evidence, HasSubstr("the fix saves up to"));
+}
+
+// A wait that drained little work can only buy that little: a loop of tiny kernels the host
+// never gets ahead of stays launch-bound after a synchronize.
+TEST(AdviseTest, CatchUpIsBoundedByTheWorkTheWaitDrained) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int k = 0; k < 10; ++k) b.LaunchKernel(NamedKernel("tiny", 5'000));
+    b.DeviceSynchronize();  // a warm-up's synchronize: it waited for about one tiny kernel
+    for (int k = 0; k < 400; ++k) {
+      b.LaunchKernel(NamedKernel("tiny", 5'000));
+      b.HostIdle(40'000);
+    }
+    b.DeviceSynchronize();
+  });
+  ASSERT_FALSE(report.findings.empty());
+  const AdviseFinding& top = report.findings.front();
+  EXPECT_EQ(top.rule, kRuleLaunchBound) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_NEAR(static_cast<double>(top.cost_ns), 399.0 * 38'000, 0.05 * 399 * 38'000);
+  const AdviseFinding* sync = FindRule(report, kRuleSync);
+  ASSERT_NE(sync, nullptr);
+  EXPECT_LT(sync->cost_ns, 100'000u);  // its own gap and at most ~10 us of catch-up
+}
+
+// Idle time before the first step (loading, allocation), and one gap in the first step many
+// times the usual gap of its cause, are one-time start-up: their own finding, ranked after
+// the steady-state ones even when it costs more.
+TEST(AdviseTest, StartUpGapsAreOneTimeAndRankedAfterTheSteadyState) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    b.Memcpy(CopyKind::kHtoD, 1 << 20, fixtures::kComputeStream, false);
+    b.HostIdle(50'000'000);  // loading libraries before the loop
+    for (int s = 0; s < 10; ++s) {
+      b.PushRange("step");
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.Memcpy(CopyKind::kDtoH, 4, fixtures::kComputeStream, false, MemoryKind::kPageable);
+      b.PopRange();
+      b.HostIdle(s == 0 ? 30'000'000 : 150'000);  // the first step loads a module
+    }
+    b.DeviceSynchronize();
+  });
+  ASSERT_GE(report.findings.size(), 2u);
+  EXPECT_EQ(report.findings.front().rule, kRuleBlockingRead)
+      << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(report.findings.front().occurrences, 8u);  // steps 2..9 to the next step
+  EXPECT_LT(report.findings.front().cost_ns, 8u * 160'000);
+  const AdviseFinding& last = report.findings.back();
+  EXPECT_EQ(last.rule, kRuleStartup);
+  EXPECT_EQ(last.occurrences, 2u);
+  EXPECT_GT(last.cost_ns, 80'000'000u);
+  EXPECT_GT(last.cost_ns, report.findings.front().cost_ns);
+  EXPECT_THAT(last.title, HasSubstr("steady state of step"));
+  EXPECT_THAT(last.evidence, HasSubstr("blocking-read"));
+  EXPECT_THAT(report.headline, HasSubstr("1) blocking-read"));
+}
+
+// Without NVTX steps only outliers early in the run are start-up: the same long gap late in
+// the run is a one-off, its cause keeping the usual gap.
+TEST(AdviseTest, WithoutStepsOnlyEarlyOutliersAreStartUp) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 20; ++s) {
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.DeviceSynchronize();
+      b.HostIdle(s == 0 || s == 15 ? 30'000'000 : 100'000);
+    }
+  });
+  const AdviseFinding* startup = FindRule(report, kRuleStartup);
+  ASSERT_NE(startup, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(startup->occurrences, 1u);
+  EXPECT_THAT(startup->title, HasSubstr("early in the trace"));
+  EXPECT_THAT(startup->evidence, HasSubstr("sync-idle"));
+  const AdviseFinding* sync = FindRule(report, kRuleSync);
+  ASSERT_NE(sync, nullptr);
+  EXPECT_EQ(sync->occurrences, 18u);
+  EXPECT_LT(sync->worst_end_ns - sync->worst_begin_ns, 1'000'000u);
+  const AdviseFinding* one_off = FindRule(report, kRuleOneOff);
+  ASSERT_NE(one_off, nullptr);
+  EXPECT_EQ(one_off->occurrences, 1u);
+  EXPECT_GE(one_off->worst_end_ns - one_off->worst_begin_ns, 30'000'000u);
+  EXPECT_EQ(report.findings.back().rule, kRuleStartup);
+}
+
+// A gap 20 times the usual gap of its cause, in the steady state (a garbage collection, the
+// recorder's flush): the cause keeps the median gap, the rest is the `one-off` finding, which
+// names the overhead records inside it and the time they cover, each ns once (a buffer's
+// translation nested in a flush, a second flush overlapping the first's end: 4.5 ms in all).
+// The wait's cost stays what its fix saves.
+TEST(AdviseTest, OneOffGapKeepsTheUsualGapWithItsCause) {
+  uint64_t stall_at = 0;
+  const AdviseReport report = AdviseWritten([&](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 60; ++s) {
+      b.PushRange("step");
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.Memcpy(CopyKind::kDtoH, 4, fixtures::kComputeStream, false, MemoryKind::kPageable);
+      b.PopRange();
+      if (s == 20) {
+        stall_at = b.host_now();
+        TraceWriter::Batch batch(b.writer());
+        const struct {
+          const char* kind;
+          uint64_t from_stall_ns, duration_ns;
+        } records[] = {{"CUPTI_BUFFER_FLUSH", 100'000, 4'000'000},
+                       {"WARPSCOPE_BUFFER", 1'000'000, 1'000'000},
+                       {"CUPTI_BUFFER_FLUSH", 3'600'000, 1'000'000}};
+        for (const auto& r : records) {
+          OverheadRecord o;
+          o.kind_id = batch.InternString(r.kind);
+          o.start_ns = fixtures::SyntheticTraceBuilder::ToAbsolute(stall_at + r.from_stall_ns);
+          o.end_ns = o.start_ns + r.duration_ns;
+          EXPECT_TRUE(batch.Write(o));
+        }
+      }
+      b.HostIdle(s == 20 ? 5'000'000 : 150'000);
+    }
+    b.DeviceSynchronize();
+  });
+  ASSERT_FALSE(report.findings.empty());
+  const AdviseFinding& top = report.findings.front();
+  EXPECT_EQ(top.rule, kRuleBlockingRead) << RenderAdviseReport(report, OutputFormat::kTable);
+  // 59 gaps from one step's read to the next step's kernel, of about 156 us each: the
+  // one-off's included with its usual part.
+  EXPECT_EQ(top.occurrences, 59u);
+  EXPECT_LT(top.cost_ns, 59u * 160'000);
+  EXPECT_GT(top.cost_ns, 59u * 150'000);
+  EXPECT_LT(top.worst_end_ns - top.worst_begin_ns, 200'000u);
+  const AdviseFinding* one_off = FindRule(report, kRuleOneOff);
+  ASSERT_NE(one_off, nullptr);
+  EXPECT_EQ(one_off->occurrences, 1u);
+  EXPECT_GT(one_off->cost_ns, 4'800'000u);
+  EXPECT_LT(one_off->cost_ns, 5'000'000u);
+  // The gap begins when the read's copy ends, just before the stall.
+  EXPECT_LE(one_off->worst_begin_ns, stall_at);
+  EXPECT_GT(one_off->worst_begin_ns + 10'000, stall_at);
+  EXPECT_THAT(one_off->evidence, HasSubstr("blocking-read"));
+  EXPECT_THAT(one_off->evidence,
+              HasSubstr("overhead records (CUPTI_BUFFER_FLUSH, WARPSCOPE_BUFFER) cover 4.50 ms"));
+  EXPECT_THAT(one_off->fix, HasSubstr("warpscope timeline TRACE --svg FILE --window "));
+}
+
+// A long gap that comes back every step is part of the step, not a one-off: its cause keeps
+// all of it. Here each step launches 20 tiny kernels 20 us apart, then the host spends 1 ms
+// outside any range (50 times the usual gap) before the next step.
+TEST(AdviseTest, LongGapInEveryStepIsNotAOneOff) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 30; ++s) {
+      b.PushRange("step");
+      for (int k = 0; k < 20; ++k) {
+        b.LaunchKernel(NamedKernel("tiny", 2'000));
+        b.HostIdle(20'000);
+      }
+      b.PopRange();
+      b.HostIdle(1'000'000);
+    }
+    b.DeviceSynchronize();
+  });
+  EXPECT_EQ(FindRule(report, kRuleOneOff), nullptr)
+      << RenderAdviseReport(report, OutputFormat::kTable);
+  const AdviseFinding* launch = FindRule(report, kRuleLaunchBound);
+  ASSERT_NE(launch, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  // Every step's 1 ms gap (the first step's may be start-up) is counted whole.
+  EXPECT_GT(launch->cost_ns, 29u * 1'000'000);
+  EXPECT_GT(launch->worst_end_ns - launch->worst_begin_ns, 1'000'000u);
+}
+
+// The same long gap in only two of 30 steps is a one-off: the cause keeps its usual gap.
+TEST(AdviseTest, LongGapInTwoStepsIsAOneOff) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 30; ++s) {
+      b.PushRange("step");
+      for (int k = 0; k < 20; ++k) {
+        b.LaunchKernel(NamedKernel("tiny", 2'000));
+        b.HostIdle(s == 10 && k == 5 ? 1'000'000 : 20'000);
+      }
+      b.PopRange();
+      b.HostIdle(s == 20 ? 1'000'000 : 20'000);
+    }
+    b.DeviceSynchronize();
+  });
+  const AdviseFinding* one_off = FindRule(report, kRuleOneOff);
+  ASSERT_NE(one_off, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(one_off->occurrences, 2u);
+  const AdviseFinding* launch = FindRule(report, kRuleLaunchBound);
+  ASSERT_NE(launch, nullptr);
+  EXPECT_LT(launch->worst_end_ns - launch->worst_begin_ns, 100'000u);
+}
+
+// A step's launch held 4 ms by the recorder (its flush covers the whole cudaLaunchKernel
+// call), after a data loader range that leaves 500 us gaps: the 4 ms go to `one-off` (a plain
+// run has none of it), the range keeps its 500 us, and the range's longest gap leaves it out.
+TEST(AdviseTest, LaunchHeldByTheRecorderIsAOneOff) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 30; ++s) {
+      b.PushRange("data_loader");
+      b.HostIdle(1'500'000);
+      b.PopRange();
+      if (s == 20) {
+        TraceWriter::Batch batch(b.writer());
+        OverheadRecord o;
+        o.kind_id = batch.InternString("WARPSCOPE_FLUSH");
+        o.start_ns = fixtures::SyntheticTraceBuilder::ToAbsolute(b.host_now());
+        o.end_ns = o.start_ns + 4'000'000;
+        EXPECT_TRUE(batch.Write(o));
+        b.SetLaunchApiNs(4'000'000);
+      }
+      b.PushRange("step");
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.SetLaunchApiNs(3'000);
+      b.PopRange();
+    }
+    b.DeviceSynchronize();
+  });
+  const AdviseFinding* range = FindRule(report, kRuleHostRange);
+  ASSERT_NE(range, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(range->occurrences, 29u) << RenderAdviseReport(report, OutputFormat::kTable);
+  // 29 gaps of about 1.5 ms of loading + launch and latency - 1 ms of queued work.
+  EXPECT_GT(range->cost_ns, 29u * 500'000);
+  EXPECT_LT(range->cost_ns, 29u * 520'000);
+  EXPECT_LT(range->worst_end_ns - range->worst_begin_ns, 600'000u);
+  const AdviseFinding* one_off = FindRule(report, kRuleOneOff);
+  ASSERT_NE(one_off, nullptr);
+  EXPECT_EQ(one_off->occurrences, 1u);
+  EXPECT_GT(one_off->cost_ns, 3'990'000u);
+  EXPECT_LE(one_off->cost_ns, 4'000'000u);
+  EXPECT_THAT(one_off->evidence, HasSubstr("1 gap in which the recorder held a CUDA call"));
+  EXPECT_THAT(one_off->evidence, Not(HasSubstr("times the median gap")));
+}
+
+// A host range far longer once than usual names what the host did: it stays with the range.
+TEST(AdviseTest, LongHostRangeIsNotAOneOff) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 30; ++s) {
+      b.PushRange("data_loader");
+      b.HostIdle(s == 20 ? 40'000'000 : 1'500'000);
+      b.PopRange();
+      b.PushRange("step");
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.PopRange();
+    }
+    b.DeviceSynchronize();
+  });
+  EXPECT_EQ(FindRule(report, kRuleOneOff), nullptr)
+      << RenderAdviseReport(report, OutputFormat::kTable);
+  const AdviseFinding* range = FindRule(report, kRuleHostRange);
+  ASSERT_NE(range, nullptr);
+  EXPECT_GT(range->cost_ns, 39'000'000u);
+}
+
+}  // namespace
+}  // namespace warpscope

@@ -1,0 +1,56 @@
+// Helpers of the advise tests: a report from a trace model or from a synthetic trace written
+// on the spot, a finding by rule, a kernel of a given name and length.
+#ifndef WARPSCOPE_TESTS_ADVISE_ADVISE_TEST_UTIL_H_
+#define WARPSCOPE_TESTS_ADVISE_ADVISE_TEST_UTIL_H_
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "analyzers/analyses/advise.h"
+#include "analyzers/model/trace_model.h"
+#include "gtest/gtest.h"
+#include "tests/fixtures/synthetic_trace.h"
+#include "tests/reader/cli_test_util.h"
+
+namespace warpscope::advise_testing {
+
+inline AdviseReport Advise(const TraceModel& model, const AdviseOptions& options = {}) {
+  return BuildAdviseReport(model, "t.wst", options);
+}
+
+inline const AdviseFinding* FindRule(const AdviseReport& report, std::string_view rule) {
+  for (const AdviseFinding& f : report.findings) {
+    if (f.rule == rule) return &f;
+  }
+  return nullptr;
+}
+
+// Advise on a trace that `write` builds (no PM samples).
+inline AdviseReport AdviseWritten(
+    const std::function<void(fixtures::SyntheticTraceBuilder&)>& write) {
+  const std::string path = ::warpscope::testing::MakeTempDir() + "/written.wst";
+  fixtures::SyntheticTraceOptions options;
+  options.pm_interval_ns = 0;
+  options.force_overwrite = true;
+  std::string error;
+  auto b = fixtures::SyntheticTraceBuilder::Create(path, options, &error);
+  EXPECT_NE(b, nullptr) << error;
+  if (b == nullptr) return {};
+  write(*b);
+  EXPECT_TRUE(b->Finish());
+  absl::StatusOr<TraceModel> model = TraceModel::Load(path);
+  EXPECT_TRUE(model.ok()) << model.status();
+  return model.ok() ? Advise(*model) : AdviseReport{};
+}
+
+inline fixtures::KernelSpec NamedKernel(const char* name, uint64_t ns) {
+  fixtures::KernelSpec spec;
+  spec.name = name;
+  spec.duration_ns = ns;
+  return spec;
+}
+
+}  // namespace warpscope::advise_testing
+
+#endif  // WARPSCOPE_TESTS_ADVISE_ADVISE_TEST_UTIL_H_
