@@ -11,23 +11,26 @@
 # scripts/advise_check.py does the checks.
 #
 #   scripts/gpu_advise.sh [--runs N] [--steps N] [--problems item,pageable,...,torch_item]
+#                      [--keep-traces item,...]
 #                      (WS_BUILD: a staged build, default .gpu; output in $OUT or WS_OUT)
 #
 # Output: advise_summary.txt (the table, the PASS/FAIL lines, and per trace the recording's own
 # time from scripts/overhead_summary.py), advise_check.json (every
 # figure), advise_results.tgz (every recording's advise JSON and log; the first one's report as
-# table and HTML; the plain runs' lines).
+# table and HTML; the plain runs' lines), and with --keep-traces advise_traces.tgz (the
+# recordings of those problems, to analyse again offline).
 # Exit status: the number of failed checks.
 set -u
 source "$(dirname "$0")/gpu_build_env.sh" build gpu_advise_out
 mkdir -p "$OUTDIR"
 WS=$WS_BUILD/bin/warpscope; APP=$WS_BUILD/bin/ws_advise_problems
-runs=5; steps=200; only=""
+runs=5; steps=200; only=""; keep=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift ;;
     --steps) steps=$2; shift ;;
     --problems) only=$2; shift ;;
+    --keep-traces) keep=,$2,; shift ;;
   esac
   shift
 done
@@ -64,7 +67,7 @@ for p in "${problems[@]}"; do
       timeout 120 python3 "$here/scripts/overhead_summary.py" "$rec.wst" >"$W/$p.overhead.txt" 2>&1
       cat "$W/$p.overhead.txt"
     fi
-    rm -f "$rec.wst"
+    [[ $keep == *",$p,"* ]] || rm -f "$rec.wst"
     for mode in "" --fixed; do
       timeout 120 "${program[@]}" $mode >>"$W/$p.runs.jsonl" 2>>"$W/$p.runs.err"
     done
@@ -76,6 +79,7 @@ python3 "$here/scripts/advise_check.py" "${cases[@]}" --json "$OUTDIR/advise_che
 failures=${PIPESTATUS[0]}
 cat "$W"/*.overhead.txt >>"$OUTDIR/advise_summary.txt"
 tar czf "$OUTDIR/advise_results.tgz" -C "$W" --exclude='*.wst' .
+if [[ -n $keep ]]; then (cd "$W" && tar czf "$OUTDIR/advise_traces.tgz" ./*.wst); fi
 echo "gpu_advise: $failures failed" | tee -a "$OUTDIR/advise_summary.txt"
 rm -rf "$W"
 exit "$failures"
