@@ -18,7 +18,8 @@ for rep in 1 2; do
   run "default$rep"
   run "no_nvtx$rep" --trace cuda,sync
   run "flush100_$rep" --flush-interval-ms 100
-  run "runtime_only$rep" --trace runtime
+  run "buffer1mb_$rep" --buffer-size-mb 1
+  run "buffer32mb_$rep" --buffer-size-mb 32
 done
 for mode in "" --fixed; do "$APP" --problem loader --steps 400 $mode; done
 python3 "$here/scripts/probe_flush_gaps.py" "$W"/*.wst
