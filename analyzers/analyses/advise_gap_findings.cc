@@ -50,28 +50,19 @@ void DescribeStartup(const GapGroup& g, const std::string& gaps, AdviseFinding* 
 
 // `worst_ms`: where the longest gap begins, in ms from the trace's start.
 void DescribeOneOff(const GapGroup& g, double worst_ms, AdviseFinding* f) {
-  f->title = "one-off: GPU idle that fixing its cause would not remove";
+  f->title = "one-off: GPU idle far longer than the usual gap of its cause";
   std::vector<std::string> causes;
   for (const auto& [rule, ns] : g.split_causes) {
     causes.push_back(absl::StrCat(std::string(rule), " ", FormatDuration(static_cast<double>(ns))));
   }
   const double worst = static_cast<double>(g.worst.length());
-  std::vector<std::string> parts;
-  if (g.outlier_gaps > 0) {
-    parts.push_back(absl::StrCat(
-        g.outlier_gaps, " gap", g.outlier_gaps == 1 ? "" : "s", " at least ", kOutlierFactor,
-        " times the median gap of its cause: the cause keeps its median gap, the rest is "
-        "counted here, since something else held the host up"));
-  }
-  if (g.held_gaps > 0) {
-    parts.push_back(absl::StrCat(
-        g.held_gaps, " gap", g.held_gaps == 1 ? "" : "s",
-        " in which the recorder held a CUDA "
-        "call of the program (a launch or a wait, while its overhead records ran): ",
-        FormatDuration(static_cast<double>(g.held_ns)), " counted here, absent from a plain run"));
-  }
-  f->evidence = absl::StrCat(absl::StrJoin(parts, "; "), "; longest gap ", FormatDuration(worst),
-                             " (", absl::StrJoin(causes, ", "), ")");
+  f->evidence = absl::StrCat(
+      g.gaps_ns.size(), " gap", g.gaps_ns.size() == 1 ? "" : "s", ", longest ",
+      FormatDuration(worst), ", each at least ", kOutlierFactor,
+      " times the median gap of its cause; the cause keeps its median gap, the rest is "
+      "counted here (",
+      absl::StrJoin(causes, ", "),
+      "): fixing the cause would not remove it, something else held the host up");
   if (g.overhead_ns > 0) {
     std::vector<std::string> kinds;
     for (std::string_view k : g.overhead_kinds) kinds.emplace_back(k);

@@ -37,8 +37,6 @@ struct GapCause {
   uint64_t thread_id = 0;
   // Waits: GPU work the host had queued ahead when it began waiting (wait start to the gap).
   uint64_t lead_ns = 0;
-  // Of the gap, the time the recorder held the program (RecorderTime::HeldNs).
-  uint64_t held_ns = 0;
 };
 
 struct GapGroup {
@@ -63,11 +61,6 @@ struct GapGroup {
   // their kinds
   uint64_t overhead_ns = 0;
   std::set<std::string_view> overhead_kinds;
-  // one-off: of its gaps, those that were outliers, and those whose part is time the recorder
-  // held one of the program's CUDA calls (held_ns of it)
-  uint64_t outlier_gaps = 0;
-  uint64_t held_gaps = 0;
-  uint64_t held_ns = 0;
 };
 
 inline bool IsWaitRule(std::string_view rule) {

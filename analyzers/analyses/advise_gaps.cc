@@ -26,16 +26,15 @@ namespace {
 // Later, such an outlier is a one-off: its cause keeps the median, the rest is `one-off`;
 // unless the cause's outliers recur (docs/advise.md, "One-off gaps"): at least once every
 // kRecurringSteps instances of the repeated range, or in at least 1 of kRecurringGaps of the
-// cause's gaps without one (and at least kMinRecurring times either way). A recurring long
-// gap is part of the program's step, and the cause keeps all of it.
+// cause's gaps without one (and at least kMinRecurring times either way; MarkRecurring). A
+// recurring long gap is part of the program's step, and the cause keeps all of it.
 constexpr uint64_t kRecurringSteps = 2;
 constexpr uint64_t kRecurringGaps = 10;
 constexpr uint64_t kMinRecurring = 3;
 
 // Where the program's steady state begins on one device (docs/advise.md, "Start-up").
 struct SteadyState {
-  std::string range;   // the most repeated NVTX range name ("" when none repeats 3 times)
-  uint64_t steps = 0;  // its instances
+  std::string range;  // the most repeated NVTX range name ("" when none repeats 3 times)
   uint64_t first_start_ns = 0;
   uint64_t first_end_ns = 0;
   // Per cause rule (with >= 5 gaps): the median gap; gaps at least kOutlierFactor times it
@@ -83,8 +82,8 @@ std::vector<Gap> GapsOf(const std::vector<GpuWork>& work, uint64_t* busy_ns) {
 // translations, CUPTI's), by start.
 class RecorderTime {
  public:
-  explicit RecorderTime(const AdviseTimeline& timeline) : timeline_(timeline) {
-    for (const OverheadEvent& o : timeline.model().overheads) {
+  explicit RecorderTime(const TraceModel& model) {
+    for (const OverheadEvent& o : model.overheads) {
       events_.push_back(&o);
       longest_ns_ = std::max(longest_ns_, o.duration_ns);
     }
@@ -116,38 +115,15 @@ class RecorderTime {
     return ns;
   }
 
-  // Of the gap, the time the recorder held the program (docs/advise.md, "One-off gaps"): the
-  // launching thread sat in a CUDA call (the next work's launch, or a wait) while overhead
-  // records ran, whose locks such calls wait on. A plain run has none of it.
-  uint64_t HeldNs(const Gap& gap, const ApiCallEvent& launch) const {
-    if (events_.empty()) return 0;
-    uint64_t ns = 0;
-    auto add_call = [&](uint64_t start_ns, uint64_t end_ns) {
-      const uint64_t lo = std::max(start_ns, gap.begin_ns);
-      const uint64_t hi = std::min(end_ns, gap.end_ns);
-      if (hi > lo) ns += Within(lo, hi, nullptr);
-    };
-    add_call(launch.start_ns, launch.end_ns());
-    if (const ThreadTimeline* t = timeline_.Thread(launch.thread_id)) {
-      // A thread's waits follow one another, so by end is also by start.
-      auto w = std::upper_bound(t->waits.begin(), t->waits.end(), gap.begin_ns,
-                                [](uint64_t v, const HostWait& x) { return v < x.end_ns; });
-      for (; w != t->waits.end() && w->start_ns < gap.end_ns; ++w) add_call(w->start_ns, w->end_ns);
-    }
-    return std::min(ns, gap.length());
-  }
-
  private:
-  const AdviseTimeline& timeline_;
   std::vector<const OverheadEvent*> events_;
   uint64_t longest_ns_ = 0;
 };
 
 class GapClassifier {
  public:
-  GapClassifier(const AdviseTimeline& timeline, const AdviseOptions& options,
-                const RecorderTime& recorder)
-      : timeline_(timeline), options_(options), recorder_(recorder) {}
+  GapClassifier(const AdviseTimeline& timeline, const AdviseOptions& options)
+      : timeline_(timeline), options_(options) {}
 
   // False when the host is not to blame (it had queued the next work before the gap began)
   // or the launch of the next work is unknown.
@@ -155,8 +131,7 @@ class GapClassifier {
     const ApiCallEvent* launch = timeline_.LaunchOf(gap.after->correlation_id);
     if (launch == nullptr || launch->start_ns < gap.begin_ns) return false;
     cause->thread_id = launch->thread_id;
-    cause->held_ns = recorder_.HeldNs(gap, *launch);
-    if (uint32_t range = 0; HostRangeCovering(gap, launch->thread_id, cause->held_ns, &range)) {
+    if (uint32_t range = 0; HostRangeCovering(gap, launch->thread_id, &range)) {
       cause->rule = kRuleHostRange;
       cause->label = std::string(timeline_.model().nvtx_ranges[range].name);
       cause->path = timeline_.RangePath(range);
@@ -184,9 +159,8 @@ class GapClassifier {
 
  private:
   // A range of the launching thread, without GPU work of its own, that covers at least half
-  // of the gap but the recorder's part, `held_ns` (the one covering most; the innermost on a
-  // tie).
-  bool HostRangeCovering(const Gap& gap, uint64_t thread_id, uint64_t held_ns, uint32_t* range) {
+  // of the gap (the one covering most; the innermost on a tie).
+  bool HostRangeCovering(const Gap& gap, uint64_t thread_id, uint32_t* range) {
     const ThreadTimeline* thread = timeline_.Thread(thread_id);
     if (thread == nullptr || thread->segment_starts.empty()) return false;
     const auto& starts = thread->segment_starts;
@@ -211,7 +185,7 @@ class GapClassifier {
         *range = r;
       }
     }
-    return best > 0 && 2 * best >= gap.length() - held_ns;
+    return best > 0 && 2 * best >= gap.length();
   }
 
   bool LaunchedWork(uint32_t range) {
@@ -238,11 +212,61 @@ class GapClassifier {
 
   const AdviseTimeline& timeline_;
   const AdviseOptions& options_;
-  const RecorderTime& recorder_;
   std::unordered_map<uint32_t, bool> launched_;
 };
 
 using GroupKey = std::tuple<std::string_view, std::string, std::string, uint64_t, uint32_t>;
+
+// Marks the cause rules whose steady-state outliers recur: with a repeated range, outliers in
+// at least every kRecurringSteps-th step (instances of the range on the threads of the rule's
+// gaps; a gap belongs to the step it begins in or after), else in at least 1 of
+// kRecurringGaps of the rule's gaps; and at least kMinRecurring times either way.
+void MarkRecurring(const TraceModel& model, const std::vector<std::pair<Gap, GapCause>>& gaps,
+                   const std::map<std::string_view, std::vector<uint64_t>>& lengths,
+                   SteadyState* steady) {
+  std::map<uint64_t, std::vector<uint64_t>> step_starts;  // per thread, sorted
+  if (!steady->range.empty()) {
+    for (const NvtxRange& r : model.nvtx_ranges) {
+      if (r.name == steady->range) step_starts[r.thread_id].push_back(r.start_ns);
+    }
+    for (auto& [thread, starts] : step_starts) std::sort(starts.begin(), starts.end());
+  }
+  struct Count {
+    std::set<std::pair<uint64_t, size_t>> steps;  // (thread, step index) with an outlier
+    std::set<uint64_t> threads;                   // of all the rule's gaps
+    uint64_t outlier_gaps = 0;
+  };
+  std::map<std::string_view, Count> counts;
+  for (const auto& [gap, cause] : gaps) {
+    Count& c = counts[cause.rule];
+    c.threads.insert(cause.thread_id);
+    if (steady->IsStartup(gap.begin_ns, gap.length(), cause.rule) ||
+        !steady->IsOutlier(gap.length(), cause.rule)) {
+      continue;
+    }
+    ++c.outlier_gaps;
+    if (auto it = step_starts.find(cause.thread_id); it != step_starts.end()) {
+      const auto& starts = it->second;
+      const size_t step = static_cast<size_t>(
+          std::upper_bound(starts.begin(), starts.end(), gap.begin_ns) - starts.begin());
+      c.steps.insert({cause.thread_id, step});
+    }
+  }
+  for (const auto& [rule, c] : counts) {
+    bool recurs = false;
+    if (steady->range.empty()) {
+      recurs = c.outlier_gaps >= kMinRecurring &&
+               c.outlier_gaps * kRecurringGaps >= lengths.at(rule).size();
+    } else {
+      uint64_t steps = 0;
+      for (uint64_t thread : c.threads) {
+        if (auto it = step_starts.find(thread); it != step_starts.end()) steps += it->second.size();
+      }
+      recurs = c.steps.size() >= kMinRecurring && c.steps.size() * kRecurringSteps >= steps;
+    }
+    if (recurs) steady->recurring.insert(rule);
+  }
+}
 
 // The steady state starts with the first instance of the most repeated NVTX range (>= 3
 // instances; the earliest first instance on a tie); without one, outliers in the first tenth
@@ -263,7 +287,6 @@ SteadyState SteadyStateOf(const TraceModel& model, const std::vector<GpuWork>& w
         (count == best && !steady.range.empty() && first->start_ns < steady.first_start_ns)) {
       best = count;
       steady.range = std::string(name);
-      steady.steps = count;
       steady.first_start_ns = first->start_ns;
       steady.first_end_ns = first->end_ns();
     }
@@ -277,18 +300,7 @@ SteadyState SteadyStateOf(const TraceModel& model, const std::vector<GpuWork>& w
   for (const auto& [rule, ns] : lengths) {
     if (ns.size() >= 5) steady.median_ns[rule] = MedianOf(ns);
   }
-  std::map<std::string_view, uint64_t> outliers;  // per cause rule, in the steady state
-  for (const auto& [gap, cause] : gaps) {
-    if (!steady.IsStartup(gap.begin_ns, gap.length(), cause.rule) &&
-        steady.IsOutlier(gap.length(), cause.rule)) {
-      ++outliers[cause.rule];
-    }
-  }
-  for (const auto& [rule, count] : outliers) {
-    const uint64_t often = steady.range.empty() ? lengths[rule].size() / kRecurringGaps
-                                                : steady.steps / kRecurringSteps;
-    if (count >= std::max(kMinRecurring, often)) steady.recurring.insert(rule);
-  }
+  MarkRecurring(model, gaps, lengths, &steady);
   return steady;
 }
 
@@ -330,10 +342,7 @@ class GapGrouper {
       uint64_t rest_ns = gap.length();  // what is left for the gap's own cause
       if (steady.IsOneOff(gap.length(), cause.rule)) {
         rest_ns = steady.Typical(cause.rule);
-        AddOneOff(gap, cause, gap.length() - rest_ns, device, false);
-      } else if (cause.held_ns > 0) {
-        rest_ns = gap.length() - cause.held_ns;
-        AddOneOff(gap, cause, cause.held_ns, device, true);
+        AddOneOff(gap, cause, gap.length() - rest_ns, device);
       }
       AddToCause(gap, cause, rest_ns, device, rest_ns == gap.length());
     }
@@ -342,18 +351,10 @@ class GapGrouper {
   const std::map<GroupKey, GapGroup>& groups() const { return groups_; }
 
  private:
-  // `held`: the part is time the recorder held the program, else an outlier's excess.
-  void AddOneOff(const Gap& gap, const GapCause& cause, uint64_t excess_ns, uint32_t device,
-                 bool held) {
+  void AddOneOff(const Gap& gap, const GapCause& cause, uint64_t excess_ns, uint32_t device) {
     GapGroup& g = groups_[{kRuleOneOff, "", "", cause.thread_id, device}];
     g.cause = {kRuleOneOff, "", "", cause.thread_id};
     g.split_causes[cause.rule] += excess_ns;
-    if (held) {
-      ++g.held_gaps;
-      g.held_ns += excess_ns;
-    } else {
-      ++g.outlier_gaps;
-    }
     std::set<std::string_view> kinds;
     if (const uint64_t ns = recorder_.Within(gap.begin_ns, gap.end_ns, &kinds); ns > 0) {
       g.overhead_ns += ns;
@@ -406,8 +407,8 @@ class GapGrouper {
 GapTotals FindGapCauses(const AdviseTimeline& timeline, const AdviseOptions& options,
                         std::vector<AdviseFinding>* findings) {
   GapTotals totals;
-  const RecorderTime recorder(timeline);
-  GapClassifier classifier(timeline, options, recorder);
+  const RecorderTime recorder(timeline.model());
+  GapClassifier classifier(timeline, options);
   GapGrouper grouper(timeline, recorder);
   for (const auto& [device, work] : timeline.work_by_device()) {
     uint64_t busy_ns = 0;

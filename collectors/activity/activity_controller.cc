@@ -4,7 +4,7 @@
 //     CONTEXT and DEVICE (and CONCURRENT_KERNEL with kernels_always_on)
 //   each capture window: SetEnabled(true) enables the window kinds … SetEnabled(false)
 //   periodically, from the session's thread: Flush(false) → FlushAll(0), its WARPSCOPE_FLUSH
-//     overhead record, dropped records
+//     overhead record, dropped records, spare buffers faulted in
 //   on CUPTI's threads: BufferRequested → … → BufferCompleted → one TraceWriter::Batch
 //   Shutdown: disable the window kinds, CONTEXT, DEVICE → FlushAll(forced) → dropped records
 //     → counters → later buffers are ignored
@@ -29,6 +29,12 @@ namespace {
 // 8 MB blocks in per-thread arenas (seen: +180 MB RSS in a PyTorch run), while pooled
 // buffers stay bounded and already faulted in.
 constexpr size_t kMaxPooledBuffers = 4;
+// Buffers the session's thread keeps in the pool, faulted in, at start and after each flush.
+// The program's thread that next writes a record after a flush takes a new buffer, and its
+// wait grows with the buffer's size and more than doubles when the buffer is fresh (H200, 1.5
+// ms steps: 2.8-3.1 ms from the pool and 15-17 ms fresh for 32 MB buffers; docs/record.md),
+// so the fault-in happens here instead.
+constexpr size_t kSpareBuffers = 2;
 
 // The kinds a capture window turns on and off, in the order they are enabled.
 std::vector<ActivityKind> WindowKinds(const ActivityOptions& o) {
@@ -99,6 +105,7 @@ bool ActivityController::Init(const ActivityOptions& options, TraceWriter* write
     return false;
   }
   accepting_.store(true, std::memory_order_release);
+  TopUpSpareBuffers();
   api_.Enable(ActivityKind::kContext);
   api_.Enable(ActivityKind::kDevice);
   if (options.kinds.kernel && options.kernels_always_on) {
@@ -144,6 +151,7 @@ void ActivityController::Flush(bool forced) {
   api_.FlushAll(forced);
   if (enabled_.load()) RecordFlush(start, api_.Now());
   CollectDropped();
+  TopUpSpareBuffers();
 }
 
 void ActivityController::RecordFlush(uint64_t start_ns, uint64_t end_ns) {
@@ -267,6 +275,21 @@ uint8_t* ActivityController::AllocateBuffer() {
   if (p == MAP_FAILED) return nullptr;
   buffers_allocated_.fetch_add(1, std::memory_order_relaxed);
   return static_cast<uint8_t*>(p);
+}
+
+void ActivityController::TopUpSpareBuffers() {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      if (pool_.size() >= kSpareBuffers) return;
+    }
+    void* p = mmap(nullptr, options_.buffer_bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) return;
+    buffers_allocated_.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    pool_.push_back(static_cast<uint8_t*>(p));
+  }
 }
 
 void ActivityController::ReleaseBuffer(uint8_t* buffer) {

@@ -39,7 +39,7 @@ struct ActivityOptions {
   uint32_t device_buffer_pool = 0;  // 0 = CUPTI's default
   std::string suppress_nvtx_name;   // the NVTX capture range (session writes it itself)
   std::string suppress_nvtx_domain;
-  bool monotonic_clock = false;  // register a CLOCK_MONOTONIC timestamp callback
+  bool monotonic_clock = false;    // register a CLOCK_MONOTONIC timestamp callback
   bool filter_trivial_api = true;  // trivial runtime queries neither recorded nor written
   // Kernel records on from the start, not only inside capture windows: CUPTI refuses to
   // enable CONCURRENT_KERNEL once PC sampling is enabled on a context
@@ -84,6 +84,8 @@ class ActivityController final : public ActivityBufferHandler {
  private:
   uint8_t* AllocateBuffer();
   void ReleaseBuffer(uint8_t* buffer);
+  // Fills the pool up to a few buffers, faulted in (on the calling thread: Init, Flush).
+  void TopUpSpareBuffers();
   void CollectDropped();
   void RecordFlush(uint64_t start_ns, uint64_t end_ns);
   // With the API filter on: tells CUPTI not to record TrivialRuntimeApis() (after each

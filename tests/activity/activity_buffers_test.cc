@@ -297,6 +297,34 @@ TEST_F(ActivityControllerTest, BuffersArePooled) {
   EXPECT_EQ(writer_->Counter(stats::kActivityBuffers.name), 0u);  // empty buffers are not counted
 }
 
+// The session's thread keeps two buffers in the pool, faulted in: at start and after each
+// flush. CUPTI's requests take those, so a program thread never faults in a fresh buffer.
+TEST_F(ActivityControllerTest, SpareBuffersAreReadyAtStartAndAfterEachFlush) {
+  Init(Options());
+  EXPECT_EQ(Published(stats::kActivityBuffersAllocated.name), 2u);
+  std::vector<uint8_t*> taken;
+  auto take = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      uint8_t* buffer = nullptr;
+      size_t size = 0, max_records = 0;
+      controller_.BufferRequested(&buffer, &size, &max_records);
+      ASSERT_NE(buffer, nullptr);
+      taken.push_back(buffer);
+    }
+  };
+  take(3);  // the two spares, then one mapped on the spot
+  EXPECT_EQ(Published(stats::kActivityBuffersAllocated.name), 3u);
+  controller_.Flush(false);  // the pool is empty: two more, faulted in
+  EXPECT_EQ(Published(stats::kActivityBuffersAllocated.name), 5u);
+  take(2);  // from the pool
+  EXPECT_EQ(Published(stats::kActivityBuffersAllocated.name), 5u);
+  controller_.Flush(false);
+  EXPECT_EQ(Published(stats::kActivityBuffersAllocated.name), 7u);
+  for (uint8_t* buffer : taken) controller_.BufferCompleted(buffer, kBufferBytes, 0);
+  controller_.Flush(false);  // the pool is full: nothing new
+  EXPECT_EQ(Published(stats::kActivityBuffersAllocated.name), 7u);
+}
+
 TEST_F(ActivityControllerTest, ATranslationErrorLosesOneBuffer) {
   Init(Options());
   OpenWindow();
@@ -308,7 +336,8 @@ TEST_F(ActivityControllerTest, ATranslationErrorLosesOneBuffer) {
   fake_.Emit(Kernel("_Z1kv", 2, 2000));
   controller_.Flush(true);
   EXPECT_EQ(Published(stats::kActivityRecords.name), 1u);
-  EXPECT_EQ(writer_->Counter(stats::kActivityBuffersAllocated.name), 1u);  // the lost one came back
+  // Only the two spares: the lost buffer came back to the pool and was taken again.
+  EXPECT_EQ(writer_->Counter(stats::kActivityBuffersAllocated.name), 2u);
   TraceModel model = CloseAndLoad();
   ASSERT_EQ(model.kernels.size(), 1u);
   EXPECT_EQ(model.kernels[0].correlation_id, 2u);
