@@ -35,7 +35,7 @@ struct Config {
   CaptureRangeEnd capture_range_end = CaptureRangeEnd::kStop;
   uint32_t max_windows = 1;       // repeat:N -> N; repeat -> 0 (no limit); stop -> 1
   TraceKinds trace;
-  uint32_t buffer_size_mb = 8;          // CUPTI host activity buffer size
+  uint32_t buffer_size_mb = 2;          // CUPTI host activity buffer size
   uint32_t device_buffer_mb = 0;        // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, 0 = CUPTI's
   uint32_t device_buffer_pool = 0;      // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, 0 = CUPTI's
   uint32_t writer_memory_mb = 64;       // TraceWriter memory bound

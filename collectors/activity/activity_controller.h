@@ -34,7 +34,7 @@ inline constexpr const char* kBufferOverheadKind = "WARPSCOPE_BUFFER";
 
 struct ActivityOptions {
   TraceKinds kinds;
-  size_t buffer_bytes = 8 << 20;
+  size_t buffer_bytes = 2 << 20;
   size_t device_buffer_bytes = 0;   // 0 = CUPTI's default (3.2 MB)
   uint32_t device_buffer_pool = 0;  // 0 = CUPTI's default
   std::string suppress_nvtx_name;   // the NVTX capture range (session writes it itself)

@@ -151,7 +151,7 @@ inline constexpr auto kSessionRows = std::to_array<SettingSpec>({
     {S::kFlushIntervalMs, "WARPSCOPE_FLUSH_INTERVAL_MS", "flush-interval-ms", "", false, "MS",
      "250", "", "periodic flush of CUPTI buffers and the file", P::kWholeNumber, O::kLibrary, 10,
      600000, " is not a flush interval in ms (10-600000)"},
-    {S::kBufferSizeMb, "WARPSCOPE_BUFFER_SIZE_MB", "buffer-size-mb", "", false, "MB", "8", "",
+    {S::kBufferSizeMb, "WARPSCOPE_BUFFER_SIZE_MB", "buffer-size-mb", "", false, "MB", "2", "",
      "size of one CUPTI activity buffer", P::kWholeNumber, O::kLibrary, 1, 256,
      " is not a buffer size in MiB (1-256)"},
     {S::kDeviceBufferMb, "WARPSCOPE_DEVICE_BUFFER_MB", "device-buffer-mb", "", false, "MB", "",
