@@ -1,6 +1,7 @@
 """warpscope overhead benchmark driver (run on the GPU machine by scripts/gpu_suite.sh).
 
-For each workload (launch-bound loop with 1 and 4 host threads; ResNet-18 training) it runs
+For each workload (launch-bound loop with 1 and 4 host threads; ResNet-18 training; a PyTorch
+step whose host and GPU time are about equal, `torch_balanced`, not in the default list) it runs
 every mode -- plain, CUPTI floor (bench/overhead/cupti_floor.cc: same activity kinds, only
 counts records), warpscope default tracing (LD_PRELOAD shim), torch.profiler where it
 applies -- interleaved in shuffled order, R times, and reports the median time of each mode
@@ -93,6 +94,13 @@ workloads = {
                 str(args.train_warmup)],
         "modes": ["plain", "floor", "warpscope", "warpscope_pm", "torch_profiler"],
         "runs": 3 if args.quick else args.train_runs},
+    # A PyTorch step whose host and GPU take about the same time (the fixed .item() program
+    # of warpscope advise's GPU check): what recording adds to the host shows in full here.
+    "torch_balanced": {
+        "cmd": [sys.executable, f"{here}/../../tests/gpu/advise/advise_torch.py", "--fixed",
+                "--steps", "100"],
+        "modes": ["plain", "floor", "warpscope"],
+        "runs": 3 if args.quick else args.train_runs},
 }
 wanted = set(args.workloads.split(","))
 workloads = {k: v for k, v in workloads.items() if k in wanted}
@@ -112,7 +120,7 @@ for name, w in workloads.items():
             res = run(cmd, mode_env(mode, f"{name}_{r}"))
             if res is None:
                 continue
-            samples[mode].append(res["seconds"])
+            samples[mode].append(res["seconds"] if "seconds" in res else res["loop_ns"] / 1e9)
             rss[mode].append(res["maxrss_kb"])
             if mode == "warpscope":
                 path = f"{tmp}/{name}_{r}.wst"
