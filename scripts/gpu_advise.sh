@@ -7,7 +7,8 @@
 # problem and --fixed programs: --runs rounds (at least 5) of one recorded run, one plain run
 # of the problem and one of the fix; the cost is the median over the recordings, the saving
 # the difference of the plain runs' medians of the timed loop. Costs and savings are compared
-# per step (the trace holds the warm-up steps too).
+# per step (the trace holds the warm-up steps too). Where the finding reports a range (its
+# cost_max_ns more than 10% above its cost), the saving must also lie in that range.
 # scripts/advise_check.py does the checks.
 #
 #   scripts/gpu_advise.sh [--runs N] [--steps N] [--problems item,pageable,...,torch_item]

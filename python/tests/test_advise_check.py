@@ -52,15 +52,32 @@ def test_cost_matching_the_saving_passes(ac):
     assert r["relative_error"] == pytest.approx(0)
 
 
-def test_cost_max_is_shown_beside_the_cost_and_not_checked(ac):
+def test_cost_max_makes_a_range_the_saving_must_lie_in(ac):
     # The wait's finding says the fix saves up to 220 us a step should the host keep up;
-    # the check still compares its cost (160 us) with the saving.
+    # the cost (160 us) is still compared with the saving, and the saving must lie in
+    # 160 - 10% to 220 + 10%.
     report = advise(("blocking-read", 53 * 160_000))
     report["findings"][0]["cost_max_ns"] = 53 * 220_000
     r = case(ac, "item", report, LOG, runs([58e6] * 5, [50e6] * 5), 0.1)
     assert r["cost_max_per_step_ns"] == pytest.approx(220_000)
-    assert r["checks"]["cost_within_tolerance"]
+    assert r["checks"] == {"top_finding": True, "cost_within_tolerance": True,
+                           "saving_within_range": True}
     assert "220.0" in ac.render([r])
+    assert "PASS advise_item_saving_within_range (saved 160.0 us a step; reported 160.0 to " \
+           "220.0 us)" in ac.render([r])
+    # A saving of 200 us a step: 25% above the cost, inside the range.
+    r = case(ac, "item", report, LOG, runs([60e6] * 5, [50e6] * 5), 0.1)
+    assert r["checks"] == {"top_finding": True, "cost_within_tolerance": False,
+                           "saving_within_range": True}
+    # 260 us a step lies above 220 + 10%; 120 us below 160 - 10%.
+    for problem_ns in (63e6, 56e6):
+        r = case(ac, "item", report, LOG, runs([problem_ns] * 5, [50e6] * 5), 0.1)
+        assert r["checks"] == {"top_finding": True, "cost_within_tolerance": False,
+                               "saving_within_range": False}
+    # cost_max within the tolerance of the cost: no range, no second check.
+    report["findings"][0]["cost_max_ns"] = 53 * 170_000
+    r = case(ac, "item", report, LOG, runs([58e6] * 5, [50e6] * 5), 0.1)
+    assert "saving_within_range" not in r["checks"]
     # Reports written before cost_max_ns existed: the cost is the most.
     r = case(ac, "item", advise(("blocking-read", 53 * 160_000)), LOG,
              runs([58e6] * 5, [50e6] * 5), 0.1)
