@@ -32,10 +32,16 @@ std::string RenderText(const AdviseReport& report) {
   std::string out = absl::StrCat("warpscope advise: ", report.label, "\n", report.headline, "\n");
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {
+    // A wait whose saving depends on the host's speed shows its range: the cost as recorded,
+    // up to cost_max_ns should the host keep up with the GPU.
+    std::string cost = FormatDuration(static_cast<double>(f.cost_ns));
+    if (f.cost_max_ns > f.cost_ns) {
+      absl::StrAppend(&cost, ", up to ", FormatDuration(static_cast<double>(f.cost_max_ns)));
+    }
     absl::StrAppendFormat(&out, "\n#%d [%s] %s: %s (%.1f%% of the GPU span), %d occurrence%s\n",
-                          ++rank, AdviseSeverityName(f.severity), f.rule,
-                          FormatDuration(static_cast<double>(f.cost_ns)), 100 * f.cost_fraction,
-                          static_cast<int>(f.occurrences), f.occurrences == 1 ? "" : "s");
+                          ++rank, AdviseSeverityName(f.severity), f.rule, cost,
+                          100 * f.cost_fraction, static_cast<int>(f.occurrences),
+                          f.occurrences == 1 ? "" : "s");
     absl::StrAppend(&out, "   ", f.title, "\n   where:    ", WhereText(f),
                     "\n   evidence: ", f.evidence, "\n   fix:      ", f.fix, "\n");
   }

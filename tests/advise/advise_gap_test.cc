@@ -3,7 +3,9 @@
 // and long host ranges.
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "analyzers/analyses/advise.h"
+#include "analyzers/render/output.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/writer/trace_writer.h"
@@ -102,6 +104,15 @@ TEST(AdviseTest, IdleBeyondTheLeadIsWhatTheWaitCostsAtMost) {
   EXPECT_THAT(undrained->title, Not(HasSubstr("after")));
   EXPECT_EQ(read->cost_max_ns, read->cost_ns + after_wait->cost_ns);
   EXPECT_THAT(read->evidence, HasSubstr("the fix saves up to"));
+  // The table's line of the finding gives the range; a finding without one, its cost alone.
+  EXPECT_THAT(table,
+              HasSubstr(absl::StrCat(
+                  "] blocking-read: ", FormatDuration(static_cast<double>(read->cost_ns)),
+                  ", up to ", FormatDuration(static_cast<double>(read->cost_max_ns)), " (")));
+  EXPECT_THAT(
+      table,
+      HasSubstr(absl::StrCat(
+          "] launch-bound: ", FormatDuration(static_cast<double>(undrained->cost_ns)), " (")));
 }
 
 // A wait that drained little work can only buy that little: a loop of tiny kernels the host
