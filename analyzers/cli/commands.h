@@ -4,11 +4,15 @@
 #ifndef WARPSCOPE_ANALYZERS_CLI_COMMANDS_H_
 #define WARPSCOPE_ANALYZERS_CLI_COMMANDS_H_
 
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope {
@@ -34,6 +38,23 @@ absl::StatusOr<TraceModel> LoadTraceForCommand(const std::string& path);
 // (errors printed) when one could not be loaded.
 bool LoadTracesForCommand(const std::vector<std::string>& paths, std::vector<TraceModel>* models,
                           std::vector<const TraceModel*>* pointers);
+
+// The steps every analysis command takes, written once (report_error.cc).
+//
+// Parses `args` into `flags`: a usage error is printed and 2 returned; --help prints the
+// flag list, then `about` (may be empty), and returns 0; otherwise nullopt and the command
+// goes on.
+std::optional<int> ParseCommandFlags(FlagSet& flags, const CommandArgs& args, const char* about);
+// The trace files given: exactly one, or with `several` at least one; else the error
+// "<command> needs exactly one trace file; see warpscope <command> --help".
+absl::Status CheckTraceCount(const FlagSet& flags, bool several);
+// A count flag such as --top: a whole number, 0 or more, capped at 2^20.
+absl::StatusOr<size_t> GetCountFlag(const FlagSet& flags, const std::string& name);
+// --device N: a device id when given, nullopt when not.
+absl::StatusOr<std::optional<uint32_t>> GetDeviceFlag(const FlagSet& flags);
+// Writes `content` to `path`, the value of `flag`; the error names both and errno's text.
+absl::Status WriteOutputFile(const std::string& path, const std::string& flag,
+                             const std::string& content);
 
 // Defined in cli/<name>_command.cc and listed in kCommands (main.cc).
 int RunInfoCommand(const CommandArgs& args);

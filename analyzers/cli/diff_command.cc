@@ -1,6 +1,5 @@
 // `warpscope diff BASE NEW`: what changed between two runs, ranked by impact, with an exit
 // status for CI (analyzers/analyses/diff.h, docs/diff.md).
-#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -26,17 +25,14 @@ int RunDiffCommand(const CommandArgs& args) {
         "instances on both sides to compare per instance (median) instead of total", "5"},
        {"top", "n", true, "N", "rows shown, most impact first (0 = all; totals always)", "20"},
        {"fail-on-regression", "", false, "", "exit with status 3 when anything got slower", ""}});
-  if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
-  if (flags.help_requested()) {
-    std::fputs(flags.HelpText().c_str(), stdout);
-    std::fputs(
-        "\nCompares NEW with BASE per kernel, NVTX range and memory operation, and in total\n"
-        "(GPU busy, kernel and memory time, wall span); per kernel also achieved occupancy and\n"
-        "tail cost (PM samples) and the stall mix (PC samples). A row is slower or faster when it\n"
-        "moved by more than --threshold and its impact on NEW's run exceeds --min-delta. Exit\n"
-        "status 3 with --fail-on-regression when a row is slower. See docs/diff.md.\n",
-        stdout);
-    return 0;
+  if (std::optional<int> exit = ParseCommandFlags(
+          flags, args,
+          "Compares NEW with BASE per kernel, NVTX range and memory operation, and in total\n"
+          "(GPU busy, kernel and memory time, wall span); per kernel also achieved occupancy and\n"
+          "tail cost (PM samples) and the stall mix (PC samples). A row is slower or faster when "
+          "it\nmoved by more than --threshold and its impact on NEW's run exceeds --min-delta. "
+          "Exit\nstatus 3 with --fail-on-regression when a row is slower. See docs/diff.md.\n")) {
+    return *exit;
   }
   if (flags.positionals().size() != 2) {
     return UsageError(absl::InvalidArgumentError(
@@ -53,14 +49,13 @@ int RunDiffCommand(const CommandArgs& args) {
   options.min_delta_ns = *min_delta;
   absl::StatusOr<int64_t> min_instances = flags.GetInt("min-instances");
   if (!min_instances.ok()) return UsageError(min_instances.status());
-  absl::StatusOr<int64_t> top = flags.GetInt("top");
-  if (!top.ok()) return UsageError(top.status());
-  if (*min_instances < 1 || *top < 0) {
-    return UsageError(absl::InvalidArgumentError(
-        "flag --min-instances must be 1 or more and --top 0 or more"));
+  if (*min_instances < 1) {
+    return UsageError(absl::InvalidArgumentError("flag --min-instances must be 1 or more"));
   }
+  absl::StatusOr<size_t> top = GetCountFlag(flags, "top");
+  if (!top.ok()) return UsageError(top.status());
   options.min_instances = static_cast<uint64_t>(*min_instances);
-  options.top = static_cast<size_t>(std::min<int64_t>(*top, 1 << 20));
+  options.top = *top;
 
   std::vector<TraceModel> models;
   std::vector<const TraceModel*> pointers;

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -53,17 +52,17 @@ int RunProgram(const std::vector<std::string>& args) {
 // Parquet: `python3 -m warpscope export --format parquet -o DIR TRACE...`, once python3 is
 // known to have the package and pyarrow.
 int ExportParquet(const std::string& out, const std::vector<std::string>& traces) {
-  const int probe = RunProgram(
-      {"python3", "-c",
-       "import importlib.util as u, sys; "
-       "sys.exit(0 if u.find_spec('pyarrow') and u.find_spec('warpscope') else 3)"});
+  const int probe =
+      RunProgram({"python3", "-c",
+                  "import importlib.util as u, sys; "
+                  "sys.exit(0 if u.find_spec('pyarrow') and u.find_spec('warpscope') else 3)"});
   if (probe == -1) {
-    return UsageError(absl::FailedPreconditionError(
-        absl::StrCat("no python3 on PATH; ", kParquetInstall)));
+    return UsageError(
+        absl::FailedPreconditionError(absl::StrCat("no python3 on PATH; ", kParquetInstall)));
   }
   if (probe != 0) return UsageError(absl::FailedPreconditionError(kParquetInstall));
-  std::vector<std::string> args = {"python3", "-m", "warpscope", "export", "--format", "parquet",
-                                   "-o", out};
+  std::vector<std::string> args = {"python3",  "-m",      "warpscope", "export",
+                                   "--format", "parquet", "-o",        out};
   args.insert(args.end(), traces.begin(), traces.end());
   std::fflush(nullptr);
   const int status = RunProgram(args);
@@ -75,14 +74,7 @@ absl::Status WriteTextFile(const std::string& path, const std::string& text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return absl::OkStatus();
   }
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << text;
-  file.close();
-  if (!file) {
-    return absl::InternalError(
-        absl::StrCat("cannot write ", QuoteValue(path), ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  return WriteOutputFile(path, "-o", text);
 }
 
 bool IsDirectory(const std::string& path) {
@@ -101,19 +93,16 @@ int RunExportCommand(const CommandArgs& args) {
                   "a directory with one file per rank) or parquet (a directory, through the "
                   "Python package)",
                   ""},
-                 {"output", "o", true, "OUT", "the file or directory to write; - is stdout "
-                  "(chrome, perfetto, kineto of one trace)", ""}});
-  if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
-  if (flags.help_requested()) {
-    std::fputs(flags.HelpText().c_str(), stdout);
-    std::fputs("\nOne process per trace (rank) on one time line. See docs/export.md.\n", stdout);
-    return 0;
+                 {"output", "o", true, "OUT",
+                  "the file or directory to write; - is stdout "
+                  "(chrome, perfetto, kineto of one trace)",
+                  ""}});
+  if (std::optional<int> exit = ParseCommandFlags(
+          flags, args, "One process per trace (rank) on one time line. See docs/export.md.\n")) {
+    return *exit;
   }
+  if (absl::Status s = CheckTraceCount(flags, true); !s.ok()) return UsageError(s);
   const std::vector<std::string>& traces = flags.positionals();
-  if (traces.empty()) {
-    return UsageError(absl::InvalidArgumentError(
-        "export needs at least one trace file; see warpscope export --help"));
-  }
   if (!flags.Has("format")) {
     return UsageError(absl::InvalidArgumentError(
         "export needs --format chrome, perfetto, kineto or parquet; see warpscope export --help"));
@@ -138,9 +127,9 @@ int RunExportCommand(const CommandArgs& args) {
   // The destination is checked before the traces are read.
   if (kineto_directory) {
     if (!IsDirectory(out) && ::mkdir(out.c_str(), 0777) != 0) {
-      return UsageError(absl::InvalidArgumentError(absl::StrCat(
-          "-o ", QuoteValue(out), ": cannot create the directory (", std::strerror(errno),
-          "); choose another path")));
+      return UsageError(absl::InvalidArgumentError(
+          absl::StrCat("-o ", QuoteValue(out), ": cannot create the directory (",
+                       std::strerror(errno), "); choose another path")));
     }
   } else if (out != "-") {
     const char* example = *format == "perfetto" ? "trace.pftrace" : "trace.json";
@@ -153,8 +142,8 @@ int RunExportCommand(const CommandArgs& args) {
   std::vector<const TraceModel*> pointers;
   if (!LoadTracesForCommand(traces, &models, &pointers)) return 1;
   if (*format != "kineto") {
-    const std::string bytes = *format == "perfetto" ? ExportPerfettoTrace(pointers)
-                                                    : ExportChromeTraceJson(pointers);
+    const std::string bytes =
+        *format == "perfetto" ? ExportPerfettoTrace(pointers) : ExportChromeTraceJson(pointers);
     if (absl::Status s = WriteTextFile(out, bytes); !s.ok()) {
       return InputError(s);
     }

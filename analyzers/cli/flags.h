@@ -48,6 +48,7 @@ class FlagSet {
   const std::vector<std::string>& rest() const { return rest_; }  // after `--` (or the command)
 
   std::string HelpText() const;
+  const std::string& command() const { return command_; }
 
  private:
   const FlagSpec* Find(const std::string& name, bool is_short) const;

@@ -2,32 +2,19 @@
 #include <cstdio>
 #include <string>
 
+#include "analyzers/analyses/trace_info.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
-#include "analyzers/render/output.h"
-#include "analyzers/analyses/trace_info.h"
 #include "analyzers/model/trace_model.h"
+#include "analyzers/render/output.h"
 
 namespace warpscope {
 
 int RunInfoCommand(const CommandArgs& args) {
   FlagSet flags("info", "TRACE.wst [--format text|json]",
                 {{"format", "f", true, "FORMAT", "text or json", "text"}});
-  if (absl::Status status = flags.Parse(args); !status.ok()) {
-    std::fprintf(stderr, "warpscope: %s\n", std::string(status.message()).c_str());
-    return 2;
-  }
-  if (flags.help_requested()) {
-    std::fputs(flags.HelpText().c_str(), stdout);
-    return 0;
-  }
-  if (flags.positionals().size() != 1) {
-    std::fprintf(stderr,
-                 "warpscope: info takes exactly one trace file (got %zu); see warpscope "
-                 "info --help\n",
-                 flags.positionals().size());
-    return 2;
-  }
+  if (std::optional<int> exit = ParseCommandFlags(flags, args, "")) return *exit;
+  if (absl::Status s = CheckTraceCount(flags, false); !s.ok()) return UsageError(s);
   absl::StatusOr<std::string> format_name = flags.GetChoice("format", {"text", "table", "json"});
   if (!format_name.ok()) {
     std::fprintf(stderr, "warpscope: %s\n", std::string(format_name.status().message()).c_str());

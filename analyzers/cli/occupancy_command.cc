@@ -3,11 +3,11 @@
 #include <cstdio>
 #include <string>
 
+#include "analyzers/analyses/occupancy_report.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
-#include "analyzers/analyses/occupancy_report.h"
-#include "analyzers/render/output.h"
 #include "analyzers/model/trace_model.h"
+#include "analyzers/render/output.h"
 
 namespace warpscope {
 int RunOccupancyCommand(const CommandArgs& args) {
@@ -15,26 +15,18 @@ int RunOccupancyCommand(const CommandArgs& args) {
                 {{"format", "f", true, "FORMAT", "table, csv or json", "table"},
                  {"kernel", "k", true, "REGEX", "only kernels whose name matches (RE2 syntax)", ""},
                  {"top", "n", true, "N", "keep the N rows with the most GPU time (0 = all)", "0"}});
-  if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
-  if (flags.help_requested()) {
-    std::fputs(flags.HelpText().c_str(), stdout);
-    std::fputs(
-        "\nTheoretical occupancy comes from CUDA's occupancy calculator (cuda_occupancy.h) "
-        "fed with the\ntrace's device limits and launch configuration; achieved occupancy "
-        "from PM samples\n(record with --pm-sampling). See docs/occupancy.md.\n",
-        stdout);
-    return 0;
+  if (std::optional<int> exit = ParseCommandFlags(
+          flags, args,
+          "Theoretical occupancy comes from CUDA's occupancy calculator (cuda_occupancy.h) "
+          "fed with the\ntrace's device limits and launch configuration; achieved occupancy "
+          "from PM samples\n(record with --pm-sampling). See docs/occupancy.md.\n")) {
+    return *exit;
   }
-  if (flags.positionals().size() != 1) {
-    return UsageError(absl::InvalidArgumentError(
-        "occupancy needs exactly one trace file; see warpscope occupancy --help"));
-  }
+  if (absl::Status s = CheckTraceCount(flags, false); !s.ok()) return UsageError(s);
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
   if (!format.ok()) return UsageError(format.status());
-  absl::StatusOr<int64_t> top = flags.GetInt("top");
+  absl::StatusOr<size_t> top = GetCountFlag(flags, "top");
   if (!top.ok()) return UsageError(top.status());
-  if (*top < 0)
-    return UsageError(absl::InvalidArgumentError("flag --top must be 0 or more"));
   OccupancyReportOptions options;
   options.kernel_regex = flags.Get("kernel");
   options.top = static_cast<int>(*top);

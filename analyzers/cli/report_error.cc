@@ -1,12 +1,67 @@
-// The one way CLI commands print errors and load traces (commands.h).
+// The one way CLI commands print errors, parse the flags they share, write files and load
+// traces (commands.h).
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "analyzers/cli/commands.h"
+#include "proto/common/setting_error.h"
 
 namespace warpscope {
+
+std::optional<int> ParseCommandFlags(FlagSet& flags, const CommandArgs& args, const char* about) {
+  if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
+  if (!flags.help_requested()) return std::nullopt;
+  std::fputs(flags.HelpText().c_str(), stdout);
+  if (about != nullptr && about[0] != '\0') std::fprintf(stdout, "\n%s", about);
+  return 0;
+}
+
+absl::Status CheckTraceCount(const FlagSet& flags, bool several) {
+  const size_t n = flags.positionals().size();
+  if (several ? n >= 1 : n == 1) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(flags.command(), " needs ", several ? "at least" : "exactly",
+                   " one trace file; see warpscope ", flags.command(), " --help"));
+}
+
+absl::StatusOr<size_t> GetCountFlag(const FlagSet& flags, const std::string& name) {
+  absl::StatusOr<int64_t> value = flags.GetInt(name);
+  if (!value.ok()) return value.status();
+  if (*value < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("flag --", name, " must be 0 or more"));
+  }
+  return static_cast<size_t>(std::min<int64_t>(*value, int64_t{1} << 20));
+}
+
+absl::StatusOr<std::optional<uint32_t>> GetDeviceFlag(const FlagSet& flags) {
+  if (!flags.Has("device")) return std::optional<uint32_t>();
+  absl::StatusOr<int64_t> device = flags.GetInt("device");
+  if (!device.ok()) return device.status();
+  if (*device < 0 || *device > UINT32_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("flag --device must be a device id, 0 or more, not ", *device));
+  }
+  return std::optional<uint32_t>(static_cast<uint32_t>(*device));
+}
+
+absl::Status WriteOutputFile(const std::string& path, const std::string& flag,
+                             const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  out.close();
+  if (!out) {
+    return absl::InternalError(
+        absl::StrCat("cannot write ", flag, " ", QuoteValue(path), ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
 
 int ReportError(const absl::Status& status, int exit_code) {
   std::fprintf(stderr, "warpscope: %s\n", std::string(status.message()).c_str());

@@ -1,21 +1,17 @@
 // `warpscope stalls TRACE...`: warp stall reasons per kernel from PC samples, with advice, or
 // the hottest PCs (analyzers/analyses/stall_report.h).
-#include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "analyzers/analyses/stall_report.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
+#include "analyzers/model/trace_model.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/output_path.h"
-#include "analyzers/analyses/stall_report.h"
-#include "analyzers/model/trace_model.h"
 #include "proto/common/setting_error.h"
 
 namespace warpscope {
@@ -37,33 +33,27 @@ int RunStallsCommand(const CommandArgs& args) {
       {{"format", "f", true, "FORMAT", "table, csv or json", "table"},
        {"kernel", "k", true, "REGEX", "only kernels whose name matches (RE2 syntax)", ""},
        {"top", "n", true, "N", "reasons, PCs or lines shown per kernel (0 = all)", "5"},
-       {"by", "b", true, "VIEW", "kernel (reasons), pc or line (hottest PCs or source lines)", "kernel"},
+       {"by", "b", true, "VIEW", "kernel (reasons), pc or line (hottest PCs or source lines)",
+        "kernel"},
        {"source-dir", "", true, "DIRS",
         "directories to find source files in by name (':'-separated)", ""},
        {"svg", "", true, "FILE", "one stacked bar of warp states per kernel, as SVG", ""}});
-  if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
-  if (flags.help_requested()) {
-    std::fputs(flags.HelpText().c_str(), stdout);
-    std::fputs(
-        "\nNeeds PC samples (record with --pc-sampling). Several traces (one per rank) are "
-        "summed per\nkernel. Reasons are Nsight Compute's warp states; cycles_per_issue = "
-        "samples / selected\nsamples. Source lines need the program built with nvcc -lineinfo "
-        "and CUPTI's library on\nthis machine (no GPU needed). See docs/stalls.md.\n",
-        stdout);
-    return 0;
+  if (std::optional<int> exit = ParseCommandFlags(
+          flags, args,
+          "Needs PC samples (record with --pc-sampling). Several traces (one per rank) are "
+          "summed per\nkernel. Reasons are Nsight Compute's warp states; cycles_per_issue = "
+          "samples / selected\nsamples. Source lines need the program built with nvcc -lineinfo "
+          "and CUPTI's library on\nthis machine (no GPU needed). See docs/stalls.md.\n")) {
+    return *exit;
   }
-  if (flags.positionals().empty()) {
-    return UsageError(absl::InvalidArgumentError(
-        "stalls needs at least one trace file; see warpscope stalls --help"));
-  }
+  if (absl::Status s = CheckTraceCount(flags, true); !s.ok()) return UsageError(s);
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
   if (!format.ok()) return UsageError(format.status());
-  absl::StatusOr<int64_t> top = flags.GetInt("top");
+  absl::StatusOr<size_t> top = GetCountFlag(flags, "top");
   if (!top.ok()) return UsageError(top.status());
-  if (*top < 0) return UsageError(absl::InvalidArgumentError("flag --top must be 0 or more"));
   StallReportOptions options;
   options.kernel_regex = flags.Get("kernel");
-  options.top = static_cast<int>(std::min<int64_t>(*top, 1 << 20));
+  options.top = static_cast<int>(*top);
   absl::StatusOr<StallView> view = ParseStallView(flags.Get("by"));
   if (!view.ok()) return UsageError(view.status());
   options.view = *view;
@@ -94,12 +84,8 @@ int RunStallsCommand(const CommandArgs& args) {
     }
   }
   if (flags.Has("svg")) {
-    std::ofstream out(svg_path, std::ios::binary | std::ios::trunc);
-    out << RenderStallSvg(*report);
-    out.close();
-    if (!out) {
-      return InputError(absl::InternalError(
-          absl::StrCat("cannot write --svg ", QuoteValue(svg_path), ": ", std::strerror(errno))));
+    if (absl::Status s = WriteOutputFile(svg_path, "--svg", RenderStallSvg(*report)); !s.ok()) {
+      return InputError(s);
     }
     std::fprintf(stderr, "warpscope: wrote %s\n", svg_path.c_str());
   }

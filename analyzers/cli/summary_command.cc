@@ -1,20 +1,17 @@
 // `warpscope summary TRACE...`: kernel, API, memory and NVTX statistics (NVTX ranges with
 // the GPU work launched inside them) and GPU idle time (analyzers/analyses/summary.h).
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include "analyzers/cli/commands.h"
 #include "absl/strings/str_cat.h"
+#include "analyzers/analyses/summary.h"
+#include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
+#include "analyzers/model/trace_model.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/output_path.h"
 #include "proto/common/setting_error.h"
-#include "analyzers/analyses/summary.h"
-#include "analyzers/model/trace_model.h"
 
 namespace warpscope {
 
@@ -24,12 +21,9 @@ namespace {
 absl::Status ParseSummaryOptions(const FlagSet& flags, SummaryOptions* options) {
   if (absl::Status s = ParseSummarySort(flags.Get("sort"), options); !s.ok()) return s;
   if (absl::Status s = ParseSummaryReports(flags.Get("report"), options); !s.ok()) return s;
-  absl::StatusOr<int64_t> top = flags.GetInt("top");
+  absl::StatusOr<size_t> top = GetCountFlag(flags, "top");
   if (!top.ok()) return top.status();
-  if (*top < 0) {
-    return absl::InvalidArgumentError("flag --top must be 0 or more");
-  }
-  options->top = static_cast<size_t>(*top);
+  options->top = *top;
   options->short_names = flags.Has("short-names");
   absl::StatusOr<int64_t> name_width = flags.GetInt("name-width");
   if (!name_width.ok()) return name_width.status();
@@ -52,26 +46,22 @@ int RunSummaryCommand(const CommandArgs& args) {
         "comma-separated reports: kernels, api, memory, nvtx, nvtx-kernels, idle",
         "kernels,api,memory,nvtx,idle"},
        {"output", "o", true, "FILE", "write the report to FILE instead of stdout", ""},
-       {"short-names", "", false, "", "kernel names without return type, namespaces, template "
-        "arguments and parameters", ""},
+       {"short-names", "", false, "",
+        "kernel names without return type, namespaces, template "
+        "arguments and parameters",
+        ""},
        {"name-width", "", true, "N", "cut names in tables to N columns (0 = whole)", "0"}});
-  if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
-  if (flags.help_requested()) {
-    std::fputs(flags.HelpText().c_str(), stdout);
-    std::fputs(
-        "\nWith several traces (one per rank), each gets its own section and a combined "
-        "view (file \"*\")\nsums kernels, memory operations, API calls and NVTX ranges "
-        "over all of them.\n\nThe nvtx report gives each range's host time and the GPU time of the "
-        "kernels and copies\nlaunched inside it (found through the API calls' correlation ids: "
-        "needs -t runtime or driver);\nnvtx-kernels lists those kernels per range. See "
-        "docs/cli.md.\n",
-        stdout);
-    return 0;
+  if (std::optional<int> exit = ParseCommandFlags(
+          flags, args,
+          "With several traces (one per rank), each gets its own section and a combined "
+          "view (file \"*\")\nsums kernels, memory operations, API calls and NVTX ranges "
+          "over all of them.\n\nThe nvtx report gives each range's host time and the GPU time of "
+          "the kernels and copies\nlaunched inside it (found through the API calls' correlation "
+          "ids: needs -t runtime or driver);\nnvtx-kernels lists those kernels per range. See "
+          "docs/cli.md.\n")) {
+    return *exit;
   }
-  if (flags.positionals().empty()) {
-    return UsageError(absl::InvalidArgumentError(
-        "summary needs at least one trace file; see warpscope summary --help"));
-  }
+  if (absl::Status s = CheckTraceCount(flags, true); !s.ok()) return UsageError(s);
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
   if (!format.ok()) return UsageError(format.status());
   SummaryOptions options;
@@ -91,13 +81,7 @@ int RunSummaryCommand(const CommandArgs& args) {
       SummarizeTraces(pointers, flags.positionals(), options);
   const std::string report = RenderSummary(summaries, *format, options);
   if (flags.Has("output") && output != "-") {
-    std::ofstream file(output, std::ios::binary | std::ios::trunc);
-    file << report;
-    file.close();
-    if (!file) {
-      return InputError(absl::InternalError(
-          absl::StrCat("cannot write -o ", QuoteValue(output), ": ", std::strerror(errno))));
-    }
+    if (absl::Status s = WriteOutputFile(output, "-o", report); !s.ok()) return InputError(s);
   } else {
     std::fputs(report.c_str(), stdout);
   }

@@ -1,19 +1,16 @@
 // `warpscope tail TRACE`: active-warp curves per kernel from PM samples, ranked by tail cost,
 // with an optional SVG of one curve (analyzers/analyses/tail_report.h).
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "analyzers/analyses/tail_report.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
+#include "analyzers/model/trace_model.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/output_path.h"
-#include "analyzers/analyses/tail_report.h"
-#include "analyzers/model/trace_model.h"
 #include "proto/common/setting_error.h"
 
 namespace warpscope {
@@ -26,20 +23,14 @@ int RunTailCommand(const CommandArgs& args) {
        {"instances", "i", false, "", "also list every launch", ""},
        {"svg", "", true, "FILE",
         "draw the worst launch of the top kernel (or of --kernel's) as SVG", ""}});
-  if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
-  if (flags.help_requested()) {
-    std::fputs(flags.HelpText().c_str(), stdout);
-    std::fputs(
-        "\nNeeds PM samples (record with --pm-sampling). Tail cost = time lost "
-        "against running\nat the steady level throughout; see docs/tail.md for every "
-        "definition and threshold.\n",
-        stdout);
-    return 0;
+  if (std::optional<int> exit = ParseCommandFlags(
+          flags, args,
+          "Needs PM samples (record with --pm-sampling). Tail cost = time lost "
+          "against running\nat the steady level throughout; see docs/tail.md for every "
+          "definition and threshold.\n")) {
+    return *exit;
   }
-  if (flags.positionals().size() != 1) {
-    return UsageError(
-        absl::InvalidArgumentError("tail needs exactly one trace file; see warpscope tail --help"));
-  }
+  if (absl::Status s = CheckTraceCount(flags, false); !s.ok()) return UsageError(s);
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
   if (!format.ok()) return UsageError(format.status());
   absl::StatusOr<int64_t> points = flags.GetInt("points");
@@ -74,12 +65,8 @@ int RunTailCommand(const CommandArgs& args) {
                    svg_path.c_str());
       return 1;
     }
-    std::ofstream out(svg_path, std::ios::binary | std::ios::trunc);
-    out << TailSvg(*curve, in);
-    out.close();
-    if (!out) {
-      return InputError(absl::InternalError(
-          absl::StrCat("cannot write --svg ", QuoteValue(svg_path), ": ", std::strerror(errno))));
+    if (absl::Status s = WriteOutputFile(svg_path, "--svg", TailSvg(*curve, in)); !s.ok()) {
+      return InputError(s);
     }
     std::fprintf(stderr, "warpscope: wrote %s (%s)\n", svg_path.c_str(),
                  std::string(in.kernels[curve->kernel_index].name).c_str());

@@ -1,10 +1,7 @@
 // `warpscope timeline TRACE --svg FILE`: a picture of a stretch of the trace
 // (analyzers/analyses/timeline.h).
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <optional>
 #include <string>
 
@@ -26,9 +23,9 @@ namespace {
 absl::StatusOr<uint64_t> TraceNsFromMs(std::string_view flag, std::string_view text) {
   double ms = 0;
   if (!absl::SimpleAtod(std::string(text), &ms) || !std::isfinite(ms) || ms < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        std::string(flag), " ", QuoteValue(std::string(text)),
-        ": expected milliseconds from the trace's start, a number >= 0 such as 12.5"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(flag), " ", QuoteValue(std::string(text)),
+                     ": expected milliseconds from the trace's start, a number >= 0 such as 12.5"));
   }
   return advise_internal::NsFromDouble(ms * 1e6);
 }
@@ -70,21 +67,15 @@ int RunTimelineCommand(const CommandArgs& args) {
                  {"to", "", true, "MS", "window end, ms from the trace's start", ""},
                  {"window", "", true, "START:END", "the window in ms, as --from and --to", ""},
                  {"device", "d", true, "N", "GPU streams of device N only", ""}});
-  if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
-  if (flags.help_requested()) {
-    std::fputs(flags.HelpText().c_str(), stdout);
-    std::fputs(
-        "\nOne row per host thread (API calls, NVTX ranges stacked by depth) and per GPU "
-        "stream\n(kernels, copies, memsets). Without a window: three steps (a recurring "
-        "top-level NVTX\nrange) from the second, else the first 200 GPU operations; see "
-        "docs/cli.md.\n",
-        stdout);
-    return 0;
+  if (std::optional<int> exit = ParseCommandFlags(
+          flags, args,
+          "One row per host thread (API calls, NVTX ranges stacked by depth) and per GPU "
+          "stream\n(kernels, copies, memsets). Without a window: three steps (a recurring "
+          "top-level NVTX\nrange) from the second, else the first 200 GPU operations; see "
+          "docs/cli.md.\n")) {
+    return *exit;
   }
-  if (flags.positionals().size() != 1) {
-    return UsageError(absl::InvalidArgumentError(
-        "timeline needs exactly one trace file; see warpscope timeline --help"));
-  }
+  if (absl::Status s = CheckTraceCount(flags, false); !s.ok()) return UsageError(s);
   const std::string svg_path = flags.Get("svg");
   if (svg_path.empty()) {
     return UsageError(absl::InvalidArgumentError(
@@ -92,15 +83,9 @@ int RunTimelineCommand(const CommandArgs& args) {
   }
   TimelineOptions options;
   if (absl::Status s = ParseWindow(flags, &options); !s.ok()) return UsageError(s);
-  if (flags.Has("device")) {
-    absl::StatusOr<int64_t> device = flags.GetInt("device");
-    if (!device.ok()) return UsageError(device.status());
-    if (*device < 0 || *device > UINT32_MAX) {
-      return UsageError(absl::InvalidArgumentError(
-          absl::StrCat("--device ", *device, ": expected a device id, 0 or more")));
-    }
-    options.device = static_cast<uint32_t>(*device);
-  }
+  absl::StatusOr<std::optional<uint32_t>> device = GetDeviceFlag(flags);
+  if (!device.ok()) return UsageError(device.status());
+  options.device = *device;
   if (absl::StatusOr<bool> ok = CheckOutputPath(svg_path, "--svg", "timeline.svg"); !ok.ok()) {
     return UsageError(ok.status());
   }
@@ -108,12 +93,8 @@ int RunTimelineCommand(const CommandArgs& args) {
   if (!model.ok()) return 1;
   absl::StatusOr<TimelinePicture> picture = RenderTimelineSvg(*model, options);
   if (!picture.ok()) return UsageError(picture.status());
-  std::ofstream out(svg_path, std::ios::binary | std::ios::trunc);
-  out << picture->svg;
-  out.close();
-  if (!out) {
-    return InputError(absl::InternalError(
-        absl::StrCat("cannot write --svg ", QuoteValue(svg_path), ": ", std::strerror(errno))));
+  if (absl::Status s = WriteOutputFile(svg_path, "--svg", picture->svg); !s.ok()) {
+    return InputError(s);
   }
   std::fprintf(stderr, "warpscope: wrote %s (%s, %zu kernels)\n", svg_path.c_str(),
                picture->window.rule.c_str(), picture->kernels);

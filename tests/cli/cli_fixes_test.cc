@@ -3,6 +3,7 @@
 // base names of kernels, `summary -o`, the GB/s column, and what `info` says of the CUDA
 // versions of a trace recorded on an H200.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -81,7 +82,7 @@ TEST(HelpCommandTest, EveryCommandIncludingExportAndDiff) {
 
 TEST(DisplayWidthTest, CountsColumnsNotBytes) {
   EXPECT_EQ(DisplayWidth("gemm"), 4u);
-  EXPECT_EQ(DisplayWidth("caf\xc3\xa9"), 4u);             // é: 2 bytes, 1 column
+  EXPECT_EQ(DisplayWidth("caf\xc3\xa9"), 4u);               // é: 2 bytes, 1 column
   EXPECT_EQ(DisplayWidth("\xe8\xa1\x8c\xe5\x88\x97"), 4u);  // 行列: 6 bytes, 2 wide
   EXPECT_EQ(DisplayWidth("e\xcc\x81"), 1u);                 // e + combining acute
   EXPECT_EQ(DisplayWidth("\xff"), 1u);                      // not UTF-8: one each
@@ -119,7 +120,9 @@ TEST(BaseFunctionNameTest, StripsWhatNsightSystemsBaseNamesStrip) {
   EXPECT_EQ(BaseFunctionName("_Z4gemmPf"), "_Z4gemmPf");
 }
 
-std::string BasicTrace() { return WriteTempFile(FixtureWire("synthetic/basic.textproto"), "basic.wst"); }
+std::string BasicTrace() {
+  return WriteTempFile(FixtureWire("synthetic/basic.textproto"), "basic.wst");
+}
 
 TEST(SummaryCliTest, ShortNamesAndNameWidth) {
   const std::string trace = BasicTrace();
@@ -155,6 +158,48 @@ TEST(SummaryCliTest, WritesToAFileCheckedBeforeReading) {
   }
 }
 
+// The steps the analysis commands share (analyzers/cli/commands.h): one wording for a
+// missing trace, a negative count, a bad device id, and a file that cannot be written.
+TEST(CommandStepsTest, SharedFlagsAndFilesReadTheSameInEveryCommand) {
+  const std::string trace = BasicTrace();
+  const std::pair<const char*, const char*> counts[] = {
+      {"info", "exactly"},    {"advise", "exactly"},   {"occupancy", "exactly"},
+      {"tail", "exactly"},    {"timeline", "exactly"}, {"summary", "at least"},
+      {"stalls", "at least"}, {"export", "at least"}};
+  for (const auto& [command, count] : counts) {
+    CliResult r = RunCli(command);
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_EQ(r.err, absl::StrCat("warpscope: ", command, " needs ", count,
+                                  " one trace file; see warpscope ", command, " --help\n"));
+  }
+  const std::string top_commands[] = {"advise", "occupancy", "stalls", "summary", "diff " + trace};
+  for (const std::string& command : top_commands) {
+    CliResult r = RunCli(absl::StrCat(command, " ", trace, " --top -1"));
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_EQ(r.err, "warpscope: flag --top must be 0 or more\n") << command;
+  }
+  const std::string dir = MakeTempDir();
+  const std::string device_commands[] = {"advise " + trace,
+                                         "timeline " + trace + " --svg " + dir + "/t.svg"};
+  for (const std::string& command : device_commands) {
+    CliResult r = RunCli(command + " --device -3");
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_EQ(r.err, "warpscope: flag --device must be a device id, 0 or more, not -3\n");
+  }
+  // A path that passes the early check and fails at the write: the disk is full.
+  CliResult full = RunCli("summary " + trace + " -o /dev/full");
+  EXPECT_EQ(full.exit_code, 1);
+  EXPECT_THAT(full.err, StartsWith("warpscope: cannot write -o '/dev/full': "));
+  CliResult html = RunCli("advise " + trace + " --html /dev/full");
+  EXPECT_EQ(html.exit_code, 1);
+  EXPECT_THAT(html.err, HasSubstr("warpscope: cannot write --html '/dev/full': "));
+  // --help: the flag list, a blank line, then what the command does.
+  CliResult help = RunCli("occupancy --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("--top N"));
+  EXPECT_THAT(help.out, HasSubstr("\n\nTheoretical occupancy comes from"));
+}
+
 TEST(SummaryCliTest, MemoryReportHasGigabytesPerSecond) {
   CliResult r = RunCli("summary " + BasicTrace() + " --report memory -f csv");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -168,29 +213,28 @@ TEST(SummaryCliTest, MemoryReportHasGigabytesPerSecond) {
 }
 
 TEST(InfoCliTest, SaysWhatAnH200TraceRecordsOfCuda) {
-  CliResult r =
-      RunCli("info " + SourceDir() + "/examples/traces/cuda13.0_sm90/pipeline_pm.wst");
+  CliResult r = RunCli("info " + SourceDir() + "/examples/traces/cuda13.0_sm90/pipeline_pm.wst");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("driver version not recorded, CUPTI 130001 (CUDA 13.0)"));
   EXPECT_THAT(r.out, Not(HasSubstr("driver unknown")));
 }
 
 TEST(InfoCliTest, ShowsBothDriverVersionsWhenRecorded) {
-  const std::string trace = testing::WriteTempFile(
-      testing::TextprotoToWire(R"pb(packet {
-                             header {
-                               format_major: 1
-                               format_minor: 1
-                               cupti_version: 130001
-                               cuda_driver_version: 13000
-                               display_driver_version: "580.159.04"
-                             }
-                           })pb"),
-      "driver_versions.wst");
+  const std::string trace =
+      testing::WriteTempFile(testing::TextprotoToWire(R"pb(packet {
+                                                             header {
+                                                               format_major: 1
+                                                               format_minor: 1
+                                                               cupti_version: 130001
+                                                               cuda_driver_version: 13000
+                                                               display_driver_version: "580.159.04"
+                                                             }
+                                                           })pb"),
+                             "driver_versions.wst");
   CliResult r = RunCli("info " + trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out,
-              HasSubstr("driver 13000 (13.0) (kernel module 580.159.04), CUPTI 130001 (CUDA 13.0)"));
+  EXPECT_THAT(
+      r.out, HasSubstr("driver 13000 (13.0) (kernel module 580.159.04), CUPTI 130001 (CUDA 13.0)"));
   CliResult json = RunCli("info " + trace + " -f json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_THAT(json.out, HasSubstr(R"("display_driver_version":"580.159.04")"));
