@@ -14,8 +14,8 @@ For each case (a program with one problem on purpose):
     the host (CUPTI's own work in every CUDA call, 1-14% per run on the PyTorch loop), so the
     trace cannot tell which one will set the fixed program's pace.
 
-  advise_check.py --case NAME:ADVISE_JSON[,...]:RECORD_LOG[,...]:RUNS_JSONL ... [--json OUT]
-                  [--tolerance 0.1]
+  advise_check.py --case NAME:ADVISE_JSON[,...]:RECORD_LOG[,...]:RUNS_JSONL[:FIXED_JSONL] ...
+                  [--json OUT] [--tolerance 0.1]
 
 ADVISE_JSON and RECORD_LOG: one pair per recorded run, comma-separated in the same order.
 The top finding must be the expected rule in every recording; the cost is the median over
@@ -31,6 +31,10 @@ The `one-off` finding (gaps far longer than the usual gap of their cause, beyond
 gap) is shown per recorded step beside it, with how much of it the trace's overhead records
 cover (warpscope's flushes): recording time, not the program's.
 RUNS_JSONL one JSON line per plain run ({"fixed": bool, "timed_steps": N, "loop_ns": T}).
+FIXED_JSONL (optional) the same lines from recorded runs of the fix: with the recorded runs
+of the problem they give the saving as the recording sees it (recorded_saving_per_step_ns,
+the table's "vs rec." column), not checked: where the cost matches that but not the plain
+saving, the rule is right and recording moved the program (it slows the host).
 Prints a table and PASS/FAIL lines; the exit status is the number of failed checks.
 """
 import argparse
@@ -111,7 +115,7 @@ def spread_of(values):
     return (max(values) - min(values)) / statistics.median(values)
 
 
-def check_case(name, recordings, runs, tolerance):
+def check_case(name, recordings, runs, tolerance, recorded_fixed=()):
     """One case's figures and verdicts, as a dict. `recordings`: (advise report, record log)
     of each recorded run. The top finding must be the expected rule in every recording; the
     cost compared with the saving is the median over the recordings of the expected
@@ -176,6 +180,14 @@ def check_case(name, recordings, runs, tolerance):
         # What recording added to each timed step: host-side gaps (catch-up after a wait,
         # launch gaps) read longer in the trace than in the plain runs by about this much.
         result["record_overhead_per_step_ns"] = (statistics.median(loops) - med_problem) / timed
+        fixed_loops = [r["loop_ns"] for r in recorded_fixed
+                       if r.get("loop_ns") and r.get("timed_steps") == timed]
+        if fixed_loops:
+            recorded_saving = (statistics.median(loops) - statistics.median(fixed_loops)) / timed
+            result["recorded_fixed_runs"] = len(fixed_loops)
+            result["recorded_saving_per_step_ns"] = recorded_saving
+            result["recorded_error"] = ((cost_per_step - recorded_saving) / recorded_saving
+                                        if recorded_saving > 0 else None)
     checks["cost_within_tolerance"] = error is not None and abs(error) <= tolerance
     cost_max = result["cost_max_per_step_ns"]
     if cost_max > cost_per_step * (1 + tolerance):
@@ -192,11 +204,13 @@ def fmt_us(ns):
 def render(results):
     lines = [f"{'case':<9} {'top finding':<16} {'expected':<16} {'cost/step us':>13} "
              f"{'max/step us':>12} {'saved/step us':>14} {'error':>7} {'spread':>7} "
-             f"{'cost spread':>11} {'rec. added/step us':>18} {'one-off/step us':>15}"]
+             f"{'cost spread':>11} {'rec. added/step us':>18} {'one-off/step us':>15} "
+             f"{'vs rec.':>8}"]
     for r in results:
         err = r.get("relative_error")
         spread = r.get("run_spread")
         cost_spread = r.get("cost_spread")
+        rec_err = "-" if r.get("recorded_error") is None else f"{100 * r['recorded_error']:+.1f}%"
         lines.append(
             f"{r['case']:<9} {str(r['top_rule']):<16} {str(r['expected_rule']):<16} "
             f"{fmt_us(r.get('cost_per_step_ns')):>13} {fmt_us(r.get('cost_max_per_step_ns')):>12} "
@@ -205,7 +219,8 @@ def render(results):
             f"{'-' if spread is None else f'{100 * spread:.1f}%':>7} "
             f"{'-' if cost_spread is None else f'{100 * cost_spread:.1f}%':>11} "
             f"{fmt_us(r.get('record_overhead_per_step_ns')):>18} "
-            f"{fmt_us(r.get('one_off_per_step_ns')):>15}")
+            f"{fmt_us(r.get('one_off_per_step_ns')):>15} "
+            f"{rec_err:>8}")
     for r in results:
         for check, ok in r["checks"].items():
             if check == "top_finding":
@@ -255,13 +270,13 @@ def load_jsonl(path):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", action="append", default=[],
-                        help="NAME:ADVISE_JSON[,...]:RECORD_LOG[,...]:RUNS_JSONL")
+                        help="NAME:ADVISE_JSON[,...]:RECORD_LOG[,...]:RUNS_JSONL[:FIXED_JSONL]")
     parser.add_argument("--json", help="write every figure here")
     parser.add_argument("--tolerance", type=float, default=0.1)
     args = parser.parse_args(argv)
     results = []
     for spec in args.case:
-        name, advise_paths, log_paths, runs_path = spec.split(":", 3)
+        name, advise_paths, log_paths, runs_path, *fixed_path = spec.split(":", 4)
         advise_paths, log_paths = advise_paths.split(","), log_paths.split(",")
         if len(advise_paths) != len(log_paths):
             parser.error(f"--case {name}: {len(advise_paths)} advise reports but "
@@ -271,7 +286,13 @@ def main(argv):
             runs = load_jsonl(runs_path)
         except OSError:
             runs = []
-        results.append(check_case(name, recordings, runs, args.tolerance))
+        recorded_fixed = []
+        if fixed_path:
+            try:
+                recorded_fixed = load_jsonl(fixed_path[0])
+            except OSError:
+                pass
+        results.append(check_case(name, recordings, runs, args.tolerance, recorded_fixed))
     print(render(results))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

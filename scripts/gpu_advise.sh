@@ -7,7 +7,9 @@
 # problem and --fixed programs: --runs rounds (at least 5) of one recorded run, one plain run
 # of the problem and one of the fix; the cost is the median over the recordings, the saving
 # the difference of the plain runs' medians of the timed loop. Costs and savings are compared
-# per step (the trace holds the warm-up steps too). Where the finding reports a range (its
+# per step (the trace holds the warm-up steps too). Each round also records the fix once:
+# against the recorded problem runs that gives the saving as the recording sees it, shown
+# beside the cost ("vs rec.") and not checked. Where the finding reports a range (its
 # cost_max_ns more than 10% above its cost), the saving must also lie in that range.
 # scripts/advise_check.py does the checks.
 #
@@ -49,9 +51,9 @@ for p in "${problems[@]}"; do
   else
     program=("$APP" --problem "$p" --steps "$steps")
   fi
-  # Rounds of: a recorded run, a plain run of the problem, a plain run of the fix. The
-  # recordings are interleaved with the plain runs like these with each other, so a slow
-  # spell of the machine touches both sides; the check takes medians of each.
+  # Rounds of: a recorded run, a plain run of the problem, a plain run of the fix, a recorded
+  # run of the fix. The recordings are interleaved with the plain runs like these with each
+  # other, so a slow spell of the machine touches both sides; the check takes medians of each.
   : >"$W/$p.runs.jsonl"
   reports=(); logs=()
   for ((r = 0; r < runs; r++)); do
@@ -72,8 +74,13 @@ for p in "${problems[@]}"; do
     for mode in "" --fixed; do
       timeout 120 "${program[@]}" $mode >>"$W/$p.runs.jsonl" 2>>"$W/$p.runs.err"
     done
+    # The fix recorded too: the saving as the recording sees it (the summary's "vs rec.").
+    timeout 180 "$WS" record -f -o "$W/$p.fixed.wst" -- "${program[@]}" --fixed \
+        >"$W/$p.fixed.$r.record.log" 2>&1
+    grep '^{' "$W/$p.fixed.$r.record.log" >>"$W/$p.recfixed.jsonl"
+    rm -f "$W/$p.fixed.wst"
   done
-  cases+=(--case "$p:$(IFS=,; echo "${reports[*]}"):$(IFS=,; echo "${logs[*]}"):$W/$p.runs.jsonl")
+  cases+=(--case "$p:$(IFS=,; echo "${reports[*]}"):$(IFS=,; echo "${logs[*]}"):$W/$p.runs.jsonl:$W/$p.recfixed.jsonl")
 done
 python3 "$here/scripts/advise_check.py" "${cases[@]}" --json "$OUTDIR/advise_check.json" \
     | tee "$OUTDIR/advise_summary.txt"

@@ -97,6 +97,27 @@ def test_recording_overhead_per_timed_step(ac):
         "item", advise(("blocking-read", 53 * 160_000)), LOG, runs([58e6] * 5, [50e6] * 5), 0.1)
 
 
+def test_saving_as_the_recording_sees_it(ac):
+    # Recorded: the problem's loop 59 ms, the fix's 52 ms and 53 ms over 50 steps: the
+    # recording sees a saving of 130 us a step (median fix 52.5 ms), the plain runs 160 us.
+    log = ('{"problem": "item", "fixed": false, "steps": 53, "timed_steps": 50, '
+           '"loop_ns": 59000000}\n')
+    fixed = [{"problem": "item", "fixed": True, "timed_steps": 50, "loop_ns": v}
+             for v in (52e6, 53e6)]
+    fixed.append({"problem": "item", "fixed": True, "timed_steps": 40, "loop_ns": 1})
+    r = ac.check_case("item", [(advise(("blocking-read", 53 * 130_000)), log)],
+                      runs([58e6] * 5, [50e6] * 5), 0.1, fixed)
+    assert r["recorded_fixed_runs"] == 2  # the run of another length is left out
+    assert r["recorded_saving_per_step_ns"] == pytest.approx(130_000)
+    assert r["recorded_error"] == pytest.approx(0)
+    assert r["relative_error"] == pytest.approx(130 / 160 - 1)
+    assert r["checks"]["cost_within_tolerance"] is False  # judged on the plain runs only
+    assert "+0.0%" in ac.render([r]).splitlines()[1]
+    assert "recorded_error" not in ac.check_case(
+        "item", [(advise(("blocking-read", 53 * 130_000)), log)], runs([58e6] * 5, [50e6] * 5),
+        0.1)
+
+
 def test_one_off_per_step_and_the_overhead_it_covers(ac):
     findings = advise(("blocking-read", 53 * 160_000), ("one-off", 53 * 100_000))
     findings["findings"][1]["evidence"] = (
@@ -195,3 +216,8 @@ def test_main_reads_files_and_counts_failures(ac, tmp_path, capsys):
     assert json.loads(out.read_text())[0]["recordings"] == 2
     with pytest.raises(SystemExit):
         ac.main(["--case", two.replace(f",{tmp_path}/rec.log", "", 1)])
+    # A fifth part: recorded runs of the fix (none of the recorded loop's length here).
+    (tmp_path / "fixed.jsonl").write_text(json.dumps(
+        {"problem": "loader", "fixed": True, "timed_steps": 50, "loop_ns": 60e6}) + "\n")
+    assert ac.main(["--case", f"{spec}:{tmp_path}/fixed.jsonl", "--json", str(out)]) == 0
+    assert "recorded_error" not in json.loads(out.read_text())[0]
