@@ -3,13 +3,11 @@
 #include <cstdio>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "analyzers/analyses/advise.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/output_path.h"
-#include "proto/common/setting_error.h"
 
 namespace warpscope {
 

@@ -16,16 +16,10 @@ int RunInfoCommand(const CommandArgs& args) {
   if (std::optional<int> exit = ParseCommandFlags(flags, args, "")) return *exit;
   if (absl::Status s = CheckTraceCount(flags, false); !s.ok()) return UsageError(s);
   absl::StatusOr<std::string> format_name = flags.GetChoice("format", {"text", "table", "json"});
-  if (!format_name.ok()) {
-    std::fprintf(stderr, "warpscope: %s\n", std::string(format_name.status().message()).c_str());
-    return 2;
-  }
+  if (!format_name.ok()) return UsageError(format_name.status());
   const std::string& path = flags.positionals()[0];
   absl::StatusOr<TraceModel> model = TraceModel::Load(path);
-  if (!model.ok()) {
-    std::fprintf(stderr, "warpscope: %s\n", std::string(model.status().message()).c_str());
-    return 1;
-  }
+  if (!model.ok()) return InputError(model.status());
   const OutputFormat format = *format_name == "json" ? OutputFormat::kJson : OutputFormat::kTable;
   std::fputs(RenderTraceInfo(*model, format).c_str(), stdout);
   if (model->truncation.truncated()) {

@@ -4,14 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "analyzers/analyses/summary.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/output_path.h"
-#include "proto/common/setting_error.h"
 
 namespace warpscope {
 

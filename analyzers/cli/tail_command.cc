@@ -4,14 +4,12 @@
 #include <cstdio>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "analyzers/analyses/tail_report.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/output_path.h"
-#include "proto/common/setting_error.h"
 
 namespace warpscope {
 int RunTailCommand(const CommandArgs& args) {
