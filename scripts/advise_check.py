@@ -11,8 +11,9 @@ For each case (a program with one problem on purpose):
     keep up with the GPU, lies more than --tolerance above its cost), a second check: the
     saving must lie in the range, widened by --tolerance at both ends. This is the case of a
     program whose fixed version has host and GPU time per step about equal: recording slows
-    the host (CUPTI's own work in every CUDA call, 1-14% per run on the PyTorch loop), so the
-    trace cannot tell which one will set the fixed program's pace.
+    the host (CUPTI's own work in every CUDA call: 1.4% and 13.6% in two sets of runs of
+    the fixed PyTorch loop), so the trace cannot tell which one will set the fixed
+    program's pace.
 
   advise_check.py --case NAME:ADVISE_JSON[,...]:RECORD_LOG[,...]:RUNS_JSONL[:FIXED_JSONL] ...
                   [--json OUT] [--tolerance 0.1]
