@@ -26,7 +26,7 @@
 set -u
 source "$(dirname "$0")/gpu_build_env.sh" build gpu_advise_out
 mkdir -p "$OUTDIR"
-WS=$WS_BUILD/bin/warpscope; APP=$WS_BUILD/bin/ws_advise_problems
+APP=$BIN/ws_advise_problems
 runs=5; steps=200; only=""; keep=""
 while [[ $# -gt 0 ]]; do
   case $1 in

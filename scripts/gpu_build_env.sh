@@ -2,7 +2,8 @@
 # where their results go. Arguments: the build folder to test when WS_BUILD is not set and
 # .gpu/ holds no staged copy, and the results folder's default name.
 # Sets here (the source tree), WS_BUILD (made absolute), OUTDIR ($WS_OUT, else $OUT, else
-# ./<name>), BIN and LIB (the build's bin/ and lib/), and makes libcupti.so.13 findable for
+# ./<name>), BIN and LIB (the build's bin/ and lib/), SHIM (the injected library) and WS (the
+# CLI), and makes libcupti.so.13 findable for
 # the build's injected library: the core finds it through its RUNPATH (/usr/local/cuda/lib64,
 # extras/CUPTI/lib64); where that fails, the first directory below that holds it (the
 # toolkit's, then the pip wheel nvidia-cuda-cupti's) goes in front of LD_LIBRARY_PATH.
@@ -11,6 +12,7 @@ WS_BUILD=${WS_BUILD:-$([[ -d $here/.gpu/bin ]] && echo "$here/.gpu" || echo "$he
 WS_BUILD=$(cd "$WS_BUILD" && pwd)
 OUTDIR=${WS_OUT:-${OUT:-$PWD/$2}}
 BIN=$WS_BUILD/bin; LIB=$WS_BUILD/lib
+SHIM=$LIB/libwarpscope.so; WS=$BIN/warpscope
 if [[ -e $LIB/libwarpscope_core.so ]] && ! ldd "$LIB/libwarpscope_core.so" 2>/dev/null | grep -q 'libcupti.so.13 => /'; then
   for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64 \
            $(python3 -c 'import nvidia.cuda_cupti, os; print(os.path.dirname(nvidia.cuda_cupti.__file__)+"/lib")' 2>/dev/null); do

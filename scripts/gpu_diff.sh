@@ -14,11 +14,9 @@
 # launch, the last 90% of it on 17 blocks) must make the kernel's tail row slower and
 # --fail-on-regression exit with status 3.
 set -u
-here=$(cd "$(dirname "$0")/.." && pwd)
-WS_BUILD=${WS_BUILD:-$([[ -d $here/.gpu/bin ]] && echo "$here/.gpu" || echo "$here/build")}
-OUTDIR=${WS_OUT:-${OUT:-$PWD/gpu_diff_out}}
+source "$(dirname "$0")/gpu_build_env.sh" build gpu_diff_out
 mkdir -p "$OUTDIR"
-WS=$WS_BUILD/bin/warpscope; APP=$WS_BUILD/bin/ws_hostile
+APP=$BIN/ws_hostile
 W=$(mktemp -d /tmp/ws_diff.XXXXXX)
 summary=$OUTDIR/diff_summary.txt
 : >"$summary"

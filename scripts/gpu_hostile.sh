@@ -27,8 +27,8 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-SHIM=$LIB/libwarpscope.so; CRASH=$LIB/libws_crash_report.so
-WS=$BIN/warpscope; CHECK=$BIN/ws_trace_check; HOSTILE=$BIN/ws_hostile
+CRASH=$LIB/libws_crash_report.so
+CHECK=$BIN/ws_trace_check; HOSTILE=$BIN/ws_hostile
 PYPROG=$here/tests/gpu/hostile.py
 W=$(mktemp -d /tmp/ws_hostile.XXXXXX)
 log=$OUTDIR/hostile.log; results=$OUTDIR/hostile.txt

@@ -39,7 +39,7 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-WS=$BIN/warpscope; CHECK=$BIN/ws_trace_check
+CHECK=$BIN/ws_trace_check
 W=$(mktemp -d /tmp/ws_pc.XXXXXX)
 summary=$OUTDIR/pc_summary.txt
 : >"$summary"

@@ -22,10 +22,8 @@ for a in "$@"; do
     --no-torch) use_torch=0 ;;
   esac
 done
-SHIM=$LIB/libwarpscope.so
 REPRO=$BIN/ws_pm_repro
 CHECK=$BIN/ws_gpu_pm_check
-WS=$BIN/warpscope
 INTERVAL=${WS_PM_INTERVAL:-200us}
 log=$OUTDIR/pm_suite.log; checks=$OUTDIR/pm_checks.txt; rows=$OUTDIR/pm_results.csv
 : >"$log"; : >"$checks"

@@ -38,7 +38,6 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-WS=$BIN/warpscope
 COMPARE=(python3 "$here/scripts/stall_compare.py")
 W=$(mktemp -d /tmp/ws_stalls.XXXXXX)
 summary=$OUTDIR/stalls_summary.txt

@@ -33,10 +33,8 @@ for a in "$@"; do
     --quick) quick=1 ;;
   esac
 done
-SHIM=$LIB/libwarpscope.so
 CHECK=$BIN/ws_trace_check
 REPRO=$BIN/ws_repro
-WS=$BIN/warpscope
 OTHER=$BIN/ws_other_subscriber
 log=$OUTDIR/suite.log; results=$OUTDIR/results.txt
 : >"$results"

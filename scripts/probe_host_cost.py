@@ -23,12 +23,14 @@ args = ap.parse_args()
 here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 B = os.path.abspath(args.build)
 tmp = tempfile.mkdtemp(prefix="ws_hostcost")
-shim, floor = f"{B}/lib/libwarpscope.so", f"{B}/lib/libws_cupti_floor.so"
-ws = {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": f"{tmp}/t.wst", "WARPSCOPE_FORCE_OVERWRITE": "1",
-      "WARPSCOPE_QUIET": "1"}
+sys.path.insert(0, f"{here}/bench/overhead")
+from modes import floor_env, recording_env, shim_path  # noqa: E402
+
+shim = shim_path(B)
+ws = recording_env(B, f"{tmp}/t.wst")
 modes = {
     "plain": {},
-    "floor": {"CUDA_INJECTION64_PATH": floor, "NVTX_INJECTION64_PATH": floor, "WS_FLOOR_QUIET": "1"},
+    "floor": floor_env(B),
     "warpscope": ws,
     "ws_injection_path": {k: v for k, v in ws.items() if k != "LD_PRELOAD"} | {
         "CUDA_INJECTION64_PATH": shim, "NVTX_INJECTION64_PATH": shim},

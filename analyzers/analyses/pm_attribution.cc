@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/model/trace_limits.h"
+#include "proto/writer/stats_table.h"
 
 namespace warpscope {
 namespace {
@@ -33,15 +34,15 @@ std::string PmDataLossNote(std::span<const StatCounter> stats) {
   std::vector<std::string> parts;
   for (const StatCounter& c : stats) {
     if (c.value == 0 || c.name.rfind("pm_sampling.", 0) != 0) continue;
-    if (c.name == "pm_sampling.gap_ns") {
+    if (c.name == stats::kPmGapNs.name) {
       parts.push_back(absl::StrFormat("%.1f ms without samples", c.value / 1e6));
-    } else if (c.name == "pm_sampling.overflows") {
+    } else if (c.name == stats::kPmOverflows.name) {
       parts.push_back(absl::StrCat(c.value, " hardware buffer overflow(s)"));
-    } else if (c.name == "pm_sampling.decode_errors") {
+    } else if (c.name == stats::kPmDecodeErrors.name) {
       parts.push_back(absl::StrCat(c.value, " decode error(s)"));
-    } else if (c.name == "pm_sampling.samples_dropped") {
+    } else if (c.name == stats::kPmSamplesDropped.name) {
       parts.push_back(absl::StrCat(c.value, " sample(s) dropped by the writer"));
-    } else if (c.name == "pm_sampling.samples_invalid") {
+    } else if (c.name == stats::kPmSamplesInvalid.name) {
       parts.push_back(absl::StrCat(c.value, " invalid sample(s)"));
     }
   }

@@ -17,6 +17,7 @@
 #include "collectors/pc_sampling/pc_sampling_config.h"
 #include "libinject/config.h"
 #include "proto/common/setting_error.h"
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 
 namespace warpscope {
@@ -365,7 +366,7 @@ std::string RecordOutcome(const std::string& path, bool existed_before, uint32_t
   }
   uint64_t dropped = 0;
   for (const StatCounter& c : model->stats) {
-    if (c.name == "cupti.dropped_records" || c.name.rfind("writer.events_dropped", 0) == 0) {
+    if (c.name == stats::kCuptiDroppedRecords.name || c.name.rfind(kStatDroppedPrefix, 0) == 0) {
       dropped += c.value;
     }
   }

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from modes import floor_env, recording_env
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True, help="dir with bin/ and lib/ (staged .gpu or build)")
 ap.add_argument("--out", required=True)
@@ -31,8 +33,6 @@ ap.add_argument("--quick", action="store_true")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 B = os.path.abspath(args.build)
-shim = f"{B}/lib/libwarpscope.so"
-floor = f"{B}/lib/libws_cupti_floor.so"
 loop = f"{B}/bin/ws_launch_loop"
 check = f"{B}/bin/ws_trace_check"
 tmp = tempfile.mkdtemp(prefix="ws_bench")
@@ -63,19 +63,12 @@ def run(cmd, env_extra):
 def mode_env(mode, tag):
     if mode == "plain":
         return {}
-    if mode == "floor":
-        return {"CUDA_INJECTION64_PATH": floor, "NVTX_INJECTION64_PATH": floor,
-                "WS_FLOOR_QUIET": "1"}
-    if mode == "floor_ts":
-        return {"CUDA_INJECTION64_PATH": floor, "NVTX_INJECTION64_PATH": floor,
-                "WS_FLOOR_QUIET": "1", "WS_FLOOR_TIMESTAMP_CALLBACK": "1"}
+    if mode in ("floor", "floor_ts"):
+        return floor_env(B, timestamps=mode == "floor_ts")
     if mode == "warpscope":
-        return {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": f"{tmp}/{tag}.wst",
-                "WARPSCOPE_FORCE_OVERWRITE": "1", "WARPSCOPE_QUIET": "1"}
+        return recording_env(B, f"{tmp}/{tag}.wst")
     if mode == "warpscope_pm":  # default tracing plus PM sampling at the default interval
-        return {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": f"{tmp}/{tag}_pm.wst",
-                "WARPSCOPE_FORCE_OVERWRITE": "1", "WARPSCOPE_QUIET": "1",
-                "WARPSCOPE_PM_SAMPLING": "1"}
+        return recording_env(B, f"{tmp}/{tag}_pm.wst", pm_sampling="1")
     return {}
 
 
@@ -155,8 +148,7 @@ for name, w in workloads.items():
 train = [sys.executable, f"{here}/train_resnet.py", "--steps", steps, "--warmup",
          str(args.train_warmup)]
 ws_path = f"{tmp}/size.wst"
-env = {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": ws_path, "WARPSCOPE_FORCE_OVERWRITE": "1",
-       "WARPSCOPE_QUIET": "1", "WARPSCOPE_CAPTURE_RANGE": "cudaProfilerApi"}
+env = recording_env(B, ws_path, capture_range="cudaProfilerApi")
 res_ws = run(train + ["--profiler-api"], env)
 json_path = f"{tmp}/torch_trace.json"
 res_tp = run(train + ["--mode", "torch_profiler", "--trace-out", json_path], {})

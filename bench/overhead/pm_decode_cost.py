@@ -26,6 +26,8 @@ import subprocess
 import tempfile
 import time
 
+from modes import recording_env
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True, help="dir with bin/ and lib/ (staged .gpu or build)")
 ap.add_argument("--seconds", type=float, default=5.0)
@@ -48,8 +50,7 @@ METRIC_SETS = {"default": "",
 
 def run(env_extra):
     path = f"{tmp}/run.wst"
-    env = dict(os.environ, LD_PRELOAD=f"{B}/lib/libwarpscope.so", WARPSCOPE_OUTPUT=path,
-               WARPSCOPE_FORCE_OVERWRITE="1", **env_extra)
+    env = dict(os.environ) | recording_env(B, path, quiet=False) | env_extra
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     try:

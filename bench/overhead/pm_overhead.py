@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 
+from modes import recording_env
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True, help="dir with bin/ and lib/ (staged .gpu or build)")
 ap.add_argument("--out", required=True)
@@ -34,7 +36,6 @@ ap.add_argument("--intervals", default="default,1ms,20us,10us")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 B = os.path.abspath(args.build)
-shim = f"{B}/lib/libwarpscope.so"
 pm_check = f"{B}/bin/ws_gpu_pm_check"
 tmp = tempfile.mkdtemp(prefix="ws_pm_bench")
 os.makedirs(args.out, exist_ok=True)
@@ -47,14 +48,11 @@ modes = [m for m in args.modes.split(",") if m] + [f"pm_{iv}" for iv in args.int
 def env_for(mode, tag):
     if mode == "plain":
         return {}
-    env = {"LD_PRELOAD": shim, "WARPSCOPE_OUTPUT": f"{tmp}/{tag}.wst",
-           "WARPSCOPE_FORCE_OVERWRITE": "1", "WARPSCOPE_QUIET": "1"}
-    if mode.startswith("pm_"):
-        env["WARPSCOPE_PM_SAMPLING"] = "1"
-        interval = mode[3:]
-        if interval != "default":
-            env["WARPSCOPE_PM_INTERVAL"] = interval
-    return env
+    if not mode.startswith("pm_"):
+        return recording_env(B, f"{tmp}/{tag}.wst")
+    interval = mode[3:]
+    pm = {"pm_sampling": "1"} | ({} if interval == "default" else {"pm_interval": interval})
+    return recording_env(B, f"{tmp}/{tag}.wst", **pm)
 
 
 def counts(path):

@@ -46,6 +46,8 @@ inline constexpr size_t kMinChunkBytes = 4096;
 // buffer_high_water_bytes: most bytes encoded but not yet written, seen at chunk hand-over.
 inline constexpr std::string_view kStatEventsWritten = "writer.events_written";
 inline constexpr std::string_view kStatBytesWritten = "writer.bytes_written";
+// Every counter of events the writer dropped starts with this.
+inline constexpr std::string_view kStatDroppedPrefix = "writer.events_dropped.";
 inline constexpr std::string_view kStatDroppedBufferFull = "writer.events_dropped.buffer_full";
 inline constexpr std::string_view kStatDroppedWriteError = "writer.events_dropped.write_error";
 inline constexpr std::string_view kStatBufferHighWater = "writer.buffer_high_water_bytes";

@@ -23,6 +23,7 @@
 
 #include "proto/writer/trace_writer.h"
 #include "tests/writer/packet_stream.h"
+#include "tests/writer/writer_test_support.h"
 
 namespace {
 
@@ -129,10 +130,7 @@ class SpyTest : public ::testing::Test {
     HeaderRecord header;
     header.time_base_ns = kBase;
     header.producer = "spy";
-    std::string error;
-    auto writer = TraceWriter::Open(options, header, &error);
-    EXPECT_NE(writer, nullptr) << error;
-    return writer;
+    return writer_test::OpenOrDie(options, header);
   }
 
   // Writes events in bursts with pauses, so that chunk hand-overs, periodic flushes of partial
