@@ -366,7 +366,8 @@ std::string RecordOutcome(const std::string& path, bool existed_before, uint32_t
   }
   uint64_t dropped = 0;
   for (const StatCounter& c : model->stats) {
-    if (c.name == stats::kCuptiDroppedRecords.name || c.name.rfind(kStatDroppedPrefix, 0) == 0) {
+    if (c.name == stats::kCuptiDroppedRecords.name ||
+        c.name.rfind(stats::kWriterDroppedPrefix, 0) == 0) {
       dropped += c.value;
     }
   }

@@ -4,6 +4,7 @@
 // Output goes to /dev/null (force-overwrite) so that the figure is the encoder's, not the
 // disk's; BM_KernelToFile writes a real file under $TMPDIR to show the end-to-end rate.
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
@@ -11,8 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include <unistd.h>
-
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 
 namespace warpscope {
@@ -64,13 +64,15 @@ struct KernelSource {
 void ReportItems(benchmark::State& state, TraceWriter& writer, uint64_t records) {
   writer.Flush();
   state.SetItemsProcessed(static_cast<int64_t>(records));
-  state.counters["dropped"] = static_cast<double>(writer.Counter(kStatDroppedBufferFull));
+  state.counters["dropped"] =
+      static_cast<double>(writer.Counter(stats::kWriterDroppedBufferFull.name));
 }
 
 void ReportBytesPer(benchmark::State& state, TraceWriter& writer, const char* counter,
                     std::string_view kind_counter, uint64_t bytes_before) {
   const double written = static_cast<double>(writer.Counter(kind_counter));
-  const double bytes = static_cast<double>(writer.Counter(kStatBytesWritten) - bytes_before);
+  const double bytes =
+      static_cast<double>(writer.Counter(stats::kWriterBytesWritten.name) - bytes_before);
   state.counters[counter] = written > 0 ? bytes / written : 0;
 }
 
@@ -78,7 +80,10 @@ void ReportBytesPer(benchmark::State& state, TraceWriter& writer, const char* co
 void BM_KernelBatch(benchmark::State& state) {
   auto writer = OpenWriter("/dev/null", true);
   KernelSource source(*writer);
-  const uint64_t bytes_before = [&] { writer->Flush(); return writer->Counter(kStatBytesWritten); }();
+  const uint64_t bytes_before = [&] {
+    writer->Flush();
+    return writer->Counter(stats::kWriterBytesWritten.name);
+  }();
   const int64_t per_batch = state.range(0);
   uint64_t i = 0;
   for (auto _ : state) {
@@ -130,7 +135,7 @@ void WriteThreadEvents(benchmark::State& state, TraceWriter& writer, const MakeR
                        const char* bytes_label, std::string_view events_counter) {
   const uint64_t thread = writer.InternThread(0x7f00aa001700ull, 4242, "main");
   writer.Flush();
-  const uint64_t bytes_before = writer.Counter(kStatBytesWritten);
+  const uint64_t bytes_before = writer.Counter(stats::kWriterBytesWritten.name);
   uint64_t i = 0;
   for (auto _ : state) {
     TraceWriter::Batch batch(writer);

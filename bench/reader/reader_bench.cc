@@ -16,6 +16,7 @@
 #include "analyzers/model/trace_model.h"
 #include "analyzers/model/trace_reader.h"
 #include "benchmark/benchmark.h"
+#include "proto/writer/stats_table.h"
 #include "tests/fixtures/synthetic_trace.h"
 
 namespace warpscope {
@@ -86,7 +87,7 @@ void WriteTrace(const std::string& path) {
   }
   std::mt19937_64 rng(42);
   int depth = 0;
-  while (b->writer().Counter(kStatEventsWritten) < static_cast<uint64_t>(kEvents)) {
+  while (b->writer().Counter(stats::kWriterEventsWritten.name) < static_cast<uint64_t>(kEvents)) {
     OneStep(*b, rng, &depth);
   }
   if (!b->Finish()) {

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "proto/writer/trace_records.h"
-#include "proto/writer/trace_writer.h"  // The writer's counter names.
+#include "proto/writer/trace_writer.h"
 
 namespace warpscope {
 
@@ -31,32 +31,43 @@ constexpr Severity kError = Severity::kError;
 
 // ---- The trace writer (proto/writer). The first five are in every Stats packet, the others
 // once they are non-zero.
-inline constexpr StatDef kWriterEventsWritten{kStatEventsWritten, kInfo,
+// Every counter of events the writer dropped starts with this.
+inline constexpr std::string_view kWriterDroppedPrefix = "writer.events_dropped.";
+inline constexpr StatDef kWriterEventsWritten{
+    "writer.events_written", kInfo,
     "packets other than Header, Stats and EndOfTrace (interned definitions count)"};
 inline constexpr StatDef kWriterEventsWrittenKind{"writer.events_written.<packet field>", kInfo,
     "the same, per packet kind, e.g. writer.events_written.kernel"};
-inline constexpr StatDef kWriterBytesWritten{kStatBytesWritten, kInfo,
-    "in a Stats packet: bytes of the file before that packet"};
-inline constexpr StatDef kWriterDroppedBufferFull{kStatDroppedBufferFull, kDataLoss,
+inline constexpr StatDef kWriterBytesWritten{
+    "writer.bytes_written", kInfo, "in a Stats packet: bytes of the file before that packet"};
+inline constexpr StatDef kWriterDroppedBufferFull{
+    "writer.events_dropped.buffer_full", kDataLoss,
     "events dropped because the write buffers were full"};
-inline constexpr StatDef kWriterDroppedWriteError{kStatDroppedWriteError, kDataLoss,
-    "events dropped after writing failed"};
-inline constexpr StatDef kWriterBufferHighWater{kStatBufferHighWater, kInfo,
+inline constexpr StatDef kWriterDroppedWriteError{"writer.events_dropped.write_error", kDataLoss,
+                                                  "events dropped after writing failed"};
+inline constexpr StatDef kWriterBufferHighWater{
+    "writer.buffer_high_water_bytes", kInfo,
     "most bytes encoded but not yet written, seen at chunk hand-over"};
-inline constexpr StatDef kWriterDroppedTooLarge{kStatDroppedTooLarge, kDataLoss,
+inline constexpr StatDef kWriterDroppedTooLarge{
+    "writer.events_dropped.too_large", kDataLoss,
     "packets larger than a chunk (one PC sample record, a huge string)"};
-inline constexpr StatDef kWriterDroppedAfterClose{kStatDroppedAfterClose, kDataLoss,
+inline constexpr StatDef kWriterDroppedAfterClose{
+    "writer.events_dropped.after_close", kDataLoss,
     "events after the writer closed (never in a file; visible in-process only)"};
-inline constexpr StatDef kWriterTimestampsClamped{kStatTimestampsClamped, kInfo,
+inline constexpr StatDef kWriterTimestampsClamped{
+    "writer.timestamps_clamped", kInfo,
     "an end before its start, or a time before time_base_ns: written as 0"};
-inline constexpr StatDef kWriterInternFailed{kStatInternFailed, kError,
+inline constexpr StatDef kWriterInternFailed{
+    "writer.intern_failed", kError,
     "interning could not remember a value (out of memory); it is re-emitted on next use"};
-inline constexpr StatDef kWriterInternTableFull{kStatInternTableFull, kInfo,
+inline constexpr StatDef kWriterInternTableFull{
+    "writer.intern_table_full", kInfo,
     "the intern tables reached their memory bound; new values are emitted on every use"};
-inline constexpr StatDef kWriterPcBatchesSplit{kStatPcBatchesSplit, kInfo,
+inline constexpr StatDef kWriterPcBatchesSplit{
+    "writer.pc_sample_batches_split", kInfo,
     "PC sample batches spread over several packets to fit a chunk"};
-inline constexpr StatDef kWriterWriteErrors{kStatWriteErrors, kError,
-    "write(2)/close(2) failed; writing stopped"};
+inline constexpr StatDef kWriterWriteErrors{"writer.write_errors", kError,
+                                            "write(2)/close(2) failed; writing stopped"};
 
 // ---- The session (libinject).
 inline constexpr StatDef kCollectorErrors{"collector_errors.<collector>", kError,

@@ -37,34 +37,9 @@ struct TraceWriterOptions {
 
 inline constexpr size_t kMinChunkBytes = 4096;
 
-// Counters every trace carries (names as written in Stats packets; docs/format.md). The first
-// five are in every Stats packet, the others only once they are non-zero.
-// events_written: packets other than Header, Stats and EndOfTrace (interned strings count);
-//   per kind as "writer.events_written.<oneof field name>", e.g. ".kernel".
-// bytes_written: in a Stats packet, the bytes of the file before that packet; from Counter(),
-//   the bytes the writer thread has written so far.
-// buffer_high_water_bytes: most bytes encoded but not yet written, seen at chunk hand-over.
-inline constexpr std::string_view kStatEventsWritten = "writer.events_written";
-inline constexpr std::string_view kStatBytesWritten = "writer.bytes_written";
-// Every counter of events the writer dropped starts with this.
-inline constexpr std::string_view kStatDroppedPrefix = "writer.events_dropped.";
-inline constexpr std::string_view kStatDroppedBufferFull = "writer.events_dropped.buffer_full";
-inline constexpr std::string_view kStatDroppedWriteError = "writer.events_dropped.write_error";
-inline constexpr std::string_view kStatBufferHighWater = "writer.buffer_high_water_bytes";
-// A packet larger than a chunk (one PcSampleRecord, a huge string) was dropped.
-inline constexpr std::string_view kStatDroppedTooLarge = "writer.events_dropped.too_large";
-// Written after Close(): never reach the file, visible through Counter() only.
-inline constexpr std::string_view kStatDroppedAfterClose = "writer.events_dropped.after_close";
-// An end before its start, or a time before Header.time_base_ns: written as 0.
-inline constexpr std::string_view kStatTimestampsClamped = "writer.timestamps_clamped";
-// Interning could not remember a string/config (out of memory): it is re-emitted on next use.
-inline constexpr std::string_view kStatInternFailed = "writer.intern_failed";
-// The intern tables reached their memory bound: new values are emitted on every use.
-inline constexpr std::string_view kStatInternTableFull = "writer.intern_table_full";
-// PcSampleBatch records spread over several packets to fit a chunk.
-inline constexpr std::string_view kStatPcBatchesSplit = "writer.pc_sample_batches_split";
-// write(2)/close(2) failed; writing stopped (1 at most).
-inline constexpr std::string_view kStatWriteErrors = "writer.write_errors";
+// The writer's own counters (events written and dropped, bytes, ...) are the "writer." entries
+// of the stats table (stats_table.h): Counter() takes their names. From Counter(),
+// writer.bytes_written is the bytes the writer thread has written so far.
 
 class TraceWriter {
  public:

@@ -207,7 +207,7 @@ struct TraceWriter::Impl {
 
   // ---- Counters (writer_stats.cc).
   uint64_t EventsWritten() const;
-  // Writer counters as they stand (bytes_written as given: see kStatBytesWritten).
+  // Writer counters as they stand (bytes_written as given: see stats::kWriterBytesWritten).
   BuiltinCounters Builtins(uint64_t bytes) const;
   // The counters of a Stats packet preceded by `bytes_before` bytes, as they stand now.
   StatsSnapshot SnapshotStats(uint64_t bytes_before) const;

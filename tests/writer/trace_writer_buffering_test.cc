@@ -1,6 +1,8 @@
 // Tests of the TraceWriter under pressure: bounded buffering with drops (a stalled reader
 // fills the chunk pool), concurrent writers, and a fork while writing.
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -17,9 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 #include "tests/writer/writer_test_support.h"
 
@@ -113,10 +113,12 @@ void ExpectWholeFileWithTheAcceptedKernels(const std::string& bytes,
   }
   EXPECT_EQ(kernels, accepted_ids);
   ASSERT_NE(final_stats, nullptr);
-  EXPECT_GE(StatValue(*final_stats, std::string(kStatDroppedBufferFull)), drops_while_stalled);
-  EXPECT_GE(StatValue(*final_stats, std::string(kStatBufferHighWater)), kMinChunkBytes);
+  EXPECT_GE(StatValue(*final_stats, std::string(stats::kWriterDroppedBufferFull.name)),
+            drops_while_stalled);
+  EXPECT_GE(StatValue(*final_stats, std::string(stats::kWriterBufferHighWater.name)),
+            kMinChunkBytes);
   for (const auto& c : final_stats->counters()) {
-    if (c.name() == kStatDroppedBufferFull) {
+    if (c.name() == stats::kWriterDroppedBufferFull.name) {
       EXPECT_EQ(c.severity(), pb::SEVERITY_DATA_LOSS);
     }
   }
@@ -146,13 +148,13 @@ TEST(TraceWriterBuffering, PoolExhaustionDropsCountsAndKeepsTheFileParseable) {
     if (correlation > 10'000'000) FAIL() << "the pool never filled";
   }
   EXPECT_GT(accepted, 100u);
-  EXPECT_EQ(writer->Counter(kStatDroppedBufferFull), dropped);
+  EXPECT_EQ(writer->Counter(stats::kWriterDroppedBufferFull.name), dropped);
   // An intern packet that cannot be written is not remembered, so nothing refers to it.
   EXPECT_EQ(writer->InternString("during_stall"), 0u);
   EXPECT_EQ(writer->InternString("during_stall"), 0u);
   EXPECT_EQ(writer->InternLaunchConfig(LaunchConfigRecord{.grid_x = 9}), 0u);
   EXPECT_EQ(writer->InternThread(99), 0u);
-  const uint64_t drops_while_stalled = writer->Counter(kStatDroppedBufferFull);
+  const uint64_t drops_while_stalled = writer->Counter(stats::kWriterDroppedBufferFull.name);
 
   fifo.StartDraining();
   // Once the writer thread moves again, writing works again.
@@ -262,7 +264,7 @@ TEST(TraceWriterThreads, ConcurrentWritersLoseNothing) {
   }
   for (auto& t : threads) t.join();
   writer->Close(EndReason::kExit, kFileTestBase);
-  EXPECT_EQ(writer->Counter(kStatDroppedBufferFull), 0u);
+  EXPECT_EQ(writer->Counter(stats::kWriterDroppedBufferFull.name), 0u);
 
   const testing::PacketStream stream = ParsePacketFile(path);
   ASSERT_FALSE(stream.malformed);

@@ -1,6 +1,9 @@
 // Writes every record type with edge values and reads it back with the generated protobuf
 // classes, field by field; and checks that every field of trace.proto is in that trace, so that
 // schema and writer cannot drift apart.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <limits>
 #include <map>
@@ -9,9 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 #include "tests/fixtures/synthetic_trace.h"
 #include "tests/writer/writer_test_support.h"
@@ -519,9 +520,10 @@ void ExpectStats(const pb::Trace& trace, const TraceWriter& writer) {
   EXPECT_EQ(StatValue(stats, "writer.events_written.interned_string"), 4u);
   EXPECT_EQ(StatValue(stats, "writer.events_written.pm_sample"), 1u);
   // device, context, 4 strings, config, 2 threads, 2 kernels, 15 other records, notice.
-  EXPECT_EQ(StatValue(stats, std::string(kStatEventsWritten)), 2u + 4u + 1u + 2u + 2u + 15u + 1u);
-  EXPECT_EQ(writer.Counter(kStatEventsWritten), 27u);
-  EXPECT_EQ(StatValue(stats, std::string(kStatTimestampsClamped)), 0u);
+  EXPECT_EQ(StatValue(stats, std::string(stats::kWriterEventsWritten.name)),
+            2u + 4u + 1u + 2u + 2u + 15u + 1u);
+  EXPECT_EQ(writer.Counter(stats::kWriterEventsWritten.name), 27u);
+  EXPECT_EQ(StatValue(stats, std::string(stats::kWriterTimestampsClamped.name)), 0u);
 }
 
 TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {

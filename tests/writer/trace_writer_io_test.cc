@@ -2,6 +2,8 @@
 // flush, periodic stats, the lifecycle, and output name patterns. Bounded buffering, threads and
 // fork are in trace_writer_buffering_test.cc.
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -14,9 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 #include "tests/writer/writer_test_support.h"
 
@@ -153,7 +153,7 @@ TEST(TraceWriterErrors, FileSizeLimitLeavesWholePacketsBeforeTheCut) {
 
   EXPECT_EQ(CountLines(err), 1u) << err;
   EXPECT_THAT(err, StartsWith("warpscope: no space left for trace " + path + " (File too large)"));
-  EXPECT_GT(writer->Counter(kStatDroppedWriteError), 0u);
+  EXPECT_GT(writer->Counter(stats::kWriterDroppedWriteError.name), 0u);
   const std::string bytes = ReadFileBytes(path);
   EXPECT_LE(bytes.size(), kLimit);
   const testing::PacketStream stream = ParsePacketStream(bytes);
@@ -168,7 +168,7 @@ TEST(TraceWriterErrors, FileSizeLimitLeavesWholePacketsBeforeTheCut) {
   EXPECT_TRUE(stats.stats().final());
   uint64_t dropped_in_file = 0;
   for (const auto& c : stats.stats().counters()) {
-    if (c.name() == kStatDroppedWriteError) dropped_in_file = c.value();
+    if (c.name() == stats::kWriterDroppedWriteError.name) dropped_in_file = c.value();
   }
   EXPECT_GT(dropped_in_file, 0u);
   size_t kernels = 0;
@@ -221,7 +221,7 @@ TEST(TraceWriterFlush, FlushWaitsUntilEverythingIsInTheFile) {
     size_t kernels = 0;
     for (const auto& p : stream.packets) kernels += p.packet.has_kernel() ? 1 : 0;
     EXPECT_EQ(kernels, 1000u * round);
-    EXPECT_EQ(writer->Counter(kStatBytesWritten), ReadFileBytes(path).size());
+    EXPECT_EQ(writer->Counter(stats::kWriterBytesWritten.name), ReadFileBytes(path).size());
   }
   writer->Close(EndReason::kExit, kFileTestBase);
 }
@@ -297,8 +297,8 @@ TEST(TraceWriterStats, PeriodicStatsAreCumulativeAndCountTheBytesBeforeThem) {
     if (!p.packet.has_stats()) continue;
     const pb::Stats& s = p.packet.stats();
     (s.final() ? final_count : periodic)++;
-    EXPECT_EQ(StatValue(s, std::string(kStatBytesWritten)), p.offset);
-    const uint64_t events = StatValue(s, std::string(kStatEventsWritten));
+    EXPECT_EQ(StatValue(s, std::string(stats::kWriterBytesWritten.name)), p.offset);
+    const uint64_t events = StatValue(s, std::string(stats::kWriterEventsWritten.name));
     EXPECT_GE(events, previous_events);
     previous_events = events;
   }
@@ -324,7 +324,7 @@ TEST(TraceWriterLifecycle, CloseIsIdempotentAndLaterWritesAreCounted) {
   EXPECT_EQ(writer->InternString("late"), 0u);
   EXPECT_FALSE(writer->WriteNotice(Severity::kInfo, "x", "y", kFileTestBase));
   writer->Flush();
-  EXPECT_EQ(writer->Counter(kStatDroppedAfterClose), 3u);
+  EXPECT_EQ(writer->Counter(stats::kWriterDroppedAfterClose.name), 3u);
   EXPECT_TRUE(writer->healthy());
   writer.reset();
   const testing::PacketStream stream = ParsePacketFile(path);

@@ -1,6 +1,9 @@
 // Round-trip tests of the TraceWriter's encoding: enums, the order of header, stats and end,
 // timestamps, strings, interning, chunking and splitting, read back with the generated protobuf
 // classes. trace_writer_every_record_test.cc writes every record type field by field.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -10,9 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 #include "tests/writer/writer_test_support.h"
 
@@ -137,11 +138,14 @@ TEST(TraceWriterRoundTrip, HeaderFirstStatsThenEndOfTraceLast) {
   EXPECT_TRUE(stats.stats().final());
   EXPECT_EQ(stats.stats().timestamp_ns(), 777u);
   // The always-present counters are there even at zero.
-  for (std::string_view name : {kStatEventsWritten, kStatBytesWritten, kStatDroppedBufferFull,
-                                kStatDroppedWriteError, kStatBufferHighWater}) {
+  for (std::string_view name :
+       {stats::kWriterEventsWritten.name, stats::kWriterBytesWritten.name,
+        stats::kWriterDroppedBufferFull.name, stats::kWriterDroppedWriteError.name,
+        stats::kWriterBufferHighWater.name}) {
     EXPECT_TRUE(HasStat(stats.stats(), std::string(name))) << name;
   }
-  EXPECT_EQ(StatValue(stats.stats(), std::string(kStatBytesWritten)), stream.packets[1].offset);
+  EXPECT_EQ(StatValue(stats.stats(), std::string(stats::kWriterBytesWritten.name)),
+            stream.packets[1].offset);
   for (const auto& c : stats.stats().counters()) {
     if (c.name().starts_with("writer.events_dropped.")) {
       EXPECT_EQ(c.severity(), pb::SEVERITY_DATA_LOSS) << c.name();
@@ -164,7 +168,7 @@ TEST(TraceWriterRoundTrip, TimestampsRelativeToBaseAndNegativesClamped) {
   ASSERT_TRUE(writer->Write(KernelRecord{.start_ns = kBase + 50, .end_ns = kBase + 40}));
   ASSERT_TRUE(writer->Write(KernelRecord{.start_ns = kBase - 5, .end_ns = kBase + 5}));
   ASSERT_TRUE(writer->Write(NvtxMarkRecord{.name_id = 0, .timestamp_ns = 3}));
-  EXPECT_EQ(writer->Counter(kStatTimestampsClamped), 3u);
+  EXPECT_EQ(writer->Counter(stats::kWriterTimestampsClamped.name), 3u);
   writer->Close(EndReason::kExit, kBase + 100);
 
   const pb::Trace trace = ParseWholeFile(path);
@@ -178,9 +182,9 @@ TEST(TraceWriterRoundTrip, TimestampsRelativeToBaseAndNegativesClamped) {
   EXPECT_EQ(kernels[2]->kernel().duration_ns(), 10u);
   auto stats = Select(trace, [](const auto& p) { return p.has_stats(); });
   ASSERT_EQ(stats.size(), 1u);
-  EXPECT_EQ(StatValue(stats[0]->stats(), std::string(kStatTimestampsClamped)), 3u);
+  EXPECT_EQ(StatValue(stats[0]->stats(), std::string(stats::kWriterTimestampsClamped.name)), 3u);
   for (const auto& c : stats[0]->stats().counters()) {
-    if (c.name() == kStatTimestampsClamped) {
+    if (c.name() == stats::kWriterTimestampsClamped.name) {
       EXPECT_EQ(c.severity(), pb::SEVERITY_INFO);
     }
   }
@@ -343,8 +347,8 @@ TEST(TraceWriterRoundTrip, LargePcSampleBatchIsSplitAcrossPackets) {
   }
   batch.records.insert(batch.records.begin() + 300, huge);
   EXPECT_FALSE(writer->Write(batch));  // Not everything was written.
-  EXPECT_EQ(writer->Counter(kStatDroppedTooLarge), 1u);
-  EXPECT_EQ(writer->Counter(kStatPcBatchesSplit), 1u);
+  EXPECT_EQ(writer->Counter(stats::kWriterDroppedTooLarge.name), 1u);
+  EXPECT_EQ(writer->Counter(stats::kWriterPcBatchesSplit.name), 1u);
   writer->Close(EndReason::kExit, kBase);
 
   const testing::PacketStream stream = ParsePacketFile(path);
@@ -375,8 +379,8 @@ TEST(TraceWriterRoundTrip, LargePcSampleBatchIsSplitAcrossPackets) {
     EXPECT_EQ(records[i].samples(9), i * 10 + 9);
   }
   auto stats = stream.packets[stream.packets.size() - 2].packet.stats();
-  EXPECT_EQ(StatValue(stats, std::string(kStatDroppedTooLarge)), 1u);
-  EXPECT_EQ(StatValue(stats, std::string(kStatPcBatchesSplit)), 1u);
+  EXPECT_EQ(StatValue(stats, std::string(stats::kWriterDroppedTooLarge.name)), 1u);
+  EXPECT_EQ(StatValue(stats, std::string(stats::kWriterPcBatchesSplit.name)), 1u);
 }
 
 TEST(TraceWriterRoundTrip, CubinLargerThanAChunkIsStoredInPartsThatJoinToTheImage) {
@@ -429,7 +433,7 @@ TEST(TraceWriterRoundTrip, OversizedPacketsOtherThanPcSamplesAreDroppedAndCounte
   PmSampleRecord sample{.metric_set_id = 1, .start_ns = kBase, .end_ns = kBase + 1,
                         .values = std::vector<double>(1000, 1.0)};
   EXPECT_FALSE(writer->Write(sample));
-  EXPECT_EQ(writer->Counter(kStatDroppedTooLarge), 3u);
+  EXPECT_EQ(writer->Counter(stats::kWriterDroppedTooLarge.name), 3u);
   // A later small string still gets id 1: the failed one consumed no id.
   EXPECT_EQ(writer->InternString("small"), 1u);
   writer->Close(EndReason::kExit, kBase);
@@ -455,8 +459,9 @@ TEST(TraceWriterRoundTrip, CountersAppearInStats) {
   }
   writer->SetCounter("pm.high_water", 10, Severity::kInfo);
   writer->SetCounter("pm.high_water", 4, Severity::kInfo);
-  writer->AddToCounter(kStatDroppedBufferFull, 3, Severity::kDataLoss);  // Adds to the writer's.
-  EXPECT_EQ(writer->Counter(kStatDroppedBufferFull), 3u);
+  writer->AddToCounter(stats::kWriterDroppedBufferFull.name, 3,
+                       Severity::kDataLoss);  // Adds to the writer's.
+  EXPECT_EQ(writer->Counter(stats::kWriterDroppedBufferFull.name), 3u);
   EXPECT_EQ(writer->Counter("never.set"), 0u);
   writer->Close(EndReason::kExit, kBase);
 
@@ -466,13 +471,13 @@ TEST(TraceWriterRoundTrip, CountersAppearInStats) {
   const pb::Stats& s = stats[0]->stats();
   EXPECT_EQ(StatValue(s, "cupti.dropped_records"), 7u);
   EXPECT_EQ(StatValue(s, "pm.high_water"), 4u);
-  EXPECT_EQ(StatValue(s, std::string(kStatDroppedBufferFull)), 3u);
+  EXPECT_EQ(StatValue(s, std::string(stats::kWriterDroppedBufferFull.name)), 3u);
   int buffer_full_entries = 0;
   for (const auto& c : s.counters()) {
     if (c.name() == "cupti.dropped_records") {
       EXPECT_EQ(c.severity(), pb::SEVERITY_DATA_LOSS);
     }
-    if (c.name() == kStatDroppedBufferFull) ++buffer_full_entries;
+    if (c.name() == stats::kWriterDroppedBufferFull.name) ++buffer_full_entries;
   }
   EXPECT_EQ(buffer_full_entries, 1);
 }

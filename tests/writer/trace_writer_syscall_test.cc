@@ -3,6 +3,8 @@
 // and injected errors (EIO, EBADF) stop writing with one line instead of hurting the program;
 // an interposed `fallocate` plays a full disk.
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,9 +20,7 @@
 #include <string>
 #include <thread>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
+#include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 #include "tests/writer/packet_stream.h"
 #include "tests/writer/writer_test_support.h"
@@ -235,7 +235,7 @@ TEST_P(SpyErrorTest, ErrorStopsWritingWithOneLine) {
   g_spy.fail_errno = GetParam();
   const std::string err = WriteUntilStopped(path, [](TraceWriter& writer) {
     EXPECT_FALSE(writer.Write(KernelRecord{}));
-    EXPECT_GT(writer.Counter(kStatDroppedWriteError), 0u);
+    EXPECT_GT(writer.Counter(stats::kWriterDroppedWriteError.name), 0u);
   });
   if (GetParam() == ENOSPC) {
     EXPECT_THAT(err, StartsWith("warpscope: no space left for trace " + path +
@@ -276,10 +276,11 @@ TEST_F(SpyTest, FullDiskEndsTheTraceWithItsStatisticsInTheReserve) {
   EXPECT_TRUE(stats.stats().final());
   std::map<std::string, uint64_t> counters;
   for (const auto& c : stats.stats().counters()) counters[c.name()] = c.value();
-  EXPECT_GT(counters[std::string(kStatDroppedWriteError)], 0u);
-  EXPECT_EQ(counters[std::string(kStatWriteErrors)], 1u);
+  EXPECT_GT(counters[std::string(stats::kWriterDroppedWriteError.name)], 0u);
+  EXPECT_EQ(counters[std::string(stats::kWriterWriteErrors.name)], 1u);
   // The Stats packet says how many bytes precede it: exactly what the file holds before it.
-  EXPECT_EQ(counters[std::string(kStatBytesWritten)], stream.packets[stream.packets.size() - 2].offset);
+  EXPECT_EQ(counters[std::string(stats::kWriterBytesWritten.name)],
+            stream.packets[stream.packets.size() - 2].offset);
 }
 
 INSTANTIATE_TEST_SUITE_P(Errnos, SpyErrorTest, ::testing::Values(EIO, EBADF, ENOSPC, EPIPE));
