@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -109,14 +110,9 @@ constexpr uint64_t kBase = 1000;
 class SpyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    g_spy.mode = kPassThrough;
-    g_spy.passed = 0;
-    g_spy.calls = 0;
-    g_spy.count = 0;
-    g_spy.eintr_returned = 0;
-    g_spy.short_returned = 0;
-    g_spy.space_limit = 0;
-    g_spy.fallocate_calls = 0;
+    // A fresh spy for each test: disarmed, no writer thread is running.
+    std::destroy_at(&g_spy);
+    std::construct_at(&g_spy);
     g_spy.armed = true;
   }
   void TearDown() override { g_spy.armed = false; }
