@@ -1,6 +1,5 @@
 // The import problems both readings of a trace count, TraceModel::Load (trace_model.cc) and
-// the columnar decoder (trace_columns_samples.cc): one list of names, severities and meanings
-// (`info` shows them; docs/format.md lists them).
+// the columnar decoder (trace_columns_samples.cc), under the rows of import_counters.h.
 #ifndef WARPSCOPE_ANALYZERS_MODEL_IMPORT_PROBLEMS_H_
 #define WARPSCOPE_ANALYZERS_MODEL_IMPORT_PROBLEMS_H_
 

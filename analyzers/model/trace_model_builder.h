@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "analyzers/model/import_counters.h"
 #include "analyzers/model/pm_counter_data.h"
 #include "analyzers/model/trace_model.h"
 #include "analyzers/model/trace_model_samples.h"
@@ -58,10 +59,8 @@ class TraceModelBuilder {
   }
   std::string_view Str(uint64_t id) const { return model_.strings_->Get(id); }
   const LaunchConfig* Launch(uint64_t id);
-  void Count(const std::string& name, uint64_t value, v1::Severity severity,
-             std::string description) {
-    if (value == 0) return;
-    model_.import_counters.push_back({name, value, severity, std::move(description)});
+  void Count(const StatDef& counter, uint64_t value, std::string meaning = {}) {
+    AppendImportCounter(counter, value, &model_.import_counters, std::move(meaning));
   }
 
   TraceReader& reader_;

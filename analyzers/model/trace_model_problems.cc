@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzers/model/import_counters.h"
 #include "analyzers/model/import_problems.h"
 #include "analyzers/model/trace_limits.h"
 #include "analyzers/model/trace_model_builder.h"
@@ -16,93 +17,52 @@ void AppendReaderProblems(const TraceReader& reader, const TruncationInfo& t,
                           std::vector<StatCounter>* out) {
   const ReaderCounters& rc = reader.counters();
   const v1::Header& h = reader.header();
-  const auto Count = [out](const char* name, uint64_t value, v1::Severity severity,
-                           const char* meaning) {
-    if (value != 0) out->push_back({name, value, severity, meaning});
+  const auto Count = [out](const StatDef& counter, uint64_t value) {
+    AppendImportCounter(counter, value, out);
   };
-  using v1::SEVERITY_DATA_LOSS;
-  using v1::SEVERITY_ERROR;
-  using v1::SEVERITY_INFO;
-  Count("reader.truncated_bytes", t.partial_packet ? t.bytes_lost : 0, SEVERITY_DATA_LOSS,
-        "bytes of an incomplete last packet (the file was cut mid-write)");
-  Count("reader.missing_end_of_trace", t.saw_end_of_trace ? 0 : 1, SEVERITY_DATA_LOSS,
-        "no end-of-trace marker: the process was killed or writing stopped early");
-  Count("reader.packets_after_end_of_trace", t.packets_after_end, SEVERITY_ERROR,
-        "whole packets after the end-of-trace marker");
-  Count("reader.undefined_string_refs", rc.undefined_string_refs, SEVERITY_ERROR,
-        "references to interned strings not defined before use (named <unknown:ID>)");
-  Count("reader.undefined_launch_config_refs", rc.undefined_launch_config_refs, SEVERITY_ERROR,
-        "kernels whose launch configuration was not defined before use");
-  Count("reader.undefined_thread_refs", rc.undefined_thread_refs, SEVERITY_ERROR,
-        "references to threads not defined before use");
-  Count("reader.redefined_ids", rc.redefined_ids, SEVERITY_ERROR,
-        "interned ids defined again with a different value (the last definition wins)");
-  Count("reader.unknown_packets", rc.unknown_packets, SEVERITY_INFO,
-        "packets of a kind this warpscope does not know (newer format minor), skipped");
-  Count("reader.packets_with_unknown_fields", rc.packets_with_unknown_fields, SEVERITY_INFO,
-        "packets with fields this warpscope does not know (newer format minor), ignored");
-  Count("reader.extra_headers", rc.extra_headers, SEVERITY_ERROR,
-        "header packets after the first, ignored");
-  Count("reader.invalid_utf8_strings", rc.invalid_utf8_strings, SEVERITY_INFO,
-        "strings that were not valid UTF-8; each bad byte reads as '?'");
-  Count("reader.newer_format_minor",
-        h.format_major() == kReaderFormatMajor && h.format_minor() > kReaderFormatMinor ? 1 : 0,
-        SEVERITY_INFO, "the file's format minor is newer than this warpscope's; new data skipped");
+  Count(import_counters::kReaderTruncatedBytes, t.partial_packet ? t.bytes_lost : 0);
+  Count(import_counters::kReaderMissingEndOfTrace, t.saw_end_of_trace ? 0 : 1);
+  Count(import_counters::kReaderPacketsAfterEndOfTrace, t.packets_after_end);
+  Count(import_counters::kReaderUndefinedStringRefs, rc.undefined_string_refs);
+  Count(import_counters::kReaderUndefinedLaunchConfigRefs, rc.undefined_launch_config_refs);
+  Count(import_counters::kReaderUndefinedThreadRefs, rc.undefined_thread_refs);
+  Count(import_counters::kReaderRedefinedIds, rc.redefined_ids);
+  Count(import_counters::kReaderUnknownPackets, rc.unknown_packets);
+  Count(import_counters::kReaderPacketsWithUnknownFields, rc.packets_with_unknown_fields);
+  Count(import_counters::kReaderExtraHeaders, rc.extra_headers);
+  Count(import_counters::kReaderInvalidUtf8Strings, rc.invalid_utf8_strings);
+  Count(import_counters::kReaderNewerFormatMinor,
+        h.format_major() == kReaderFormatMajor && h.format_minor() > kReaderFormatMinor ? 1 : 0);
 }
 
 // What did not add up while descriptions and samples became tables.
 void AppendSampleProblems(const SampleTableProblems& s, std::vector<StatCounter>* out) {
-  using v1::SEVERITY_DATA_LOSS;
-  using v1::SEVERITY_ERROR;
-  const auto Count = [out](const char* name, uint64_t value, v1::Severity severity,
-                           const char* meaning) {
-    if (value != 0) out->push_back({name, value, severity, meaning});
+  const auto Count = [out](const StatDef& counter, uint64_t value) {
+    AppendImportCounter(counter, value, out);
   };
-  Count("model.redefined_pm_metric_sets", s.redefined_metric_sets, SEVERITY_ERROR,
-        "PM metric sets defined again with other metrics (samples use the one in force)");
-  Count("model.redefined_devices", s.redefined_devices, SEVERITY_ERROR,
-        "devices described again differently (the first description is kept)");
-  Count("model.redefined_contexts", s.redefined_contexts, SEVERITY_ERROR,
-        "contexts described again differently (the first description is kept)");
-  Count("model.pm_samples_without_metric_set", s.pm_samples_without_set, SEVERITY_ERROR,
-        "PM samples whose metric set was not defined before them");
-  Count("model.pm_sample_value_count_mismatch", s.pm_sample_value_mismatches, SEVERITY_ERROR,
-        "PM samples whose value count differs from their metric set's metric count");
-  Count("model.pc_stall_reasons_length_mismatch", s.pc_stall_reason_length_mismatches,
-        SEVERITY_ERROR,
-        "PcStallReasons packets with more indices than names or the reverse (the extra ones "
-        "are ignored)");
-  Count("model.orphan_pc_sample_continuations", s.orphan_pc_continuations, SEVERITY_ERROR,
-        "PC sample continuation packets with no batch of the same device and context before "
-        "them (kept as batches of their own)");
-  Count("model.incomplete_cubins", s.incomplete_cubins, SEVERITY_DATA_LOSS,
-        "cubins of which some parts are missing (PCs in them cannot be mapped to SASS)");
-  Count("model.unmatched_capture_window_ends", s.unmatched_capture_window_ends, SEVERITY_ERROR,
-        "capture-window end edges without a matching begin");
+  Count(import_counters::kModelRedefinedPmMetricSets, s.redefined_metric_sets);
+  Count(import_counters::kModelRedefinedDevices, s.redefined_devices);
+  Count(import_counters::kModelRedefinedContexts, s.redefined_contexts);
+  Count(import_counters::kModelPmSamplesWithoutMetricSet, s.pm_samples_without_set);
+  Count(import_counters::kModelPmSampleValueCountMismatch, s.pm_sample_value_mismatches);
+  Count(import_counters::kModelPcStallReasonsLengthMismatch, s.pc_stall_reason_length_mismatches);
+  Count(import_counters::kModelOrphanPcSampleContinuations, s.orphan_pc_continuations);
+  Count(import_counters::kModelIncompleteCubins, s.incomplete_cubins);
+  Count(import_counters::kModelUnmatchedCaptureWindowEnds, s.unmatched_capture_window_ends);
 }
 
 // What did not add up while packets became tables (the sample tables' problems first).
 void TraceModelBuilder::CountModelProblems() {
   const TraceModel& m = model_;
   AppendSampleProblems(samples_.Problems(), &model_.import_counters);
-  using v1::SEVERITY_ERROR;
-  using v1::SEVERITY_INFO;
   const PmCounterDataImporter::Counts& raw = pm_counter_data_.counts();
-  Count("model.pm_raw_samples_evaluated", raw.evaluated, SEVERITY_INFO,
-        "raw PM samples (counter data images) evaluated with CUPTI's host API at load");
-  Count("model.pm_raw_samples_not_evaluated", raw.not_evaluated, SEVERITY_ERROR,
-        m.pm_samples_unavailable.empty() ? std::string("raw PM samples left unevaluated")
-                                         : m.pm_samples_unavailable);
-  Count("model.pm_raw_sample_evaluation_errors", raw.evaluation_errors, SEVERITY_ERROR,
-        "raw PM samples CUPTI could not evaluate (corrupt image or sample index)");
-  Count("model.pm_raw_records_malformed", raw.malformed_records, SEVERITY_ERROR,
-        "raw PM sample records without a metric set (with a chip name) before them or with "
-        "arrays of different lengths");
-  Count("model.pm_raw_samples_superseded", raw.superseded, SEVERITY_INFO,
-        "raw PM samples of metric sets that also have values evaluated by the process "
-        "(those are used)");
-  Count("model.events_with_overflowing_end", overflowing_end_events_, SEVERITY_ERROR,
-        "events whose end overflows the 64-bit time range");
+  Count(import_counters::kModelPmRawSamplesEvaluated, raw.evaluated);
+  Count(import_counters::kModelPmRawSamplesNotEvaluated, raw.not_evaluated,
+        m.pm_samples_unavailable);
+  Count(import_counters::kModelPmRawSampleEvaluationErrors, raw.evaluation_errors);
+  Count(import_counters::kModelPmRawRecordsMalformed, raw.malformed_records);
+  Count(import_counters::kModelPmRawSamplesSuperseded, raw.superseded);
+  Count(import_counters::kModelEventsWithOverflowingEnd, overflowing_end_events_);
 }
 
 void TraceModelBuilder::CountValuesOutOfRange() {
@@ -114,16 +74,9 @@ void TraceModelBuilder::CountValuesOutOfRange() {
     launches_out_of_range += !LaunchConfigProblem(l).empty();
   }
   for (const PmSample& s : m.pm_samples) samples_out_of_range += !PmSampleProblem(s).empty();
-  using v1::SEVERITY_ERROR;
-  Count("model.devices_out_of_range", devices_out_of_range, SEVERITY_ERROR,
-        "devices with a limit far beyond any GPU's (listed under devices); occupancy is not "
-        "computed for their kernels");
-  Count("model.launch_configs_out_of_range", launches_out_of_range, SEVERITY_ERROR,
-        "launch configurations with a value far beyond CUDA's limits; occupancy is not computed "
-        "for their kernels");
-  Count("model.pm_samples_out_of_range", samples_out_of_range, SEVERITY_ERROR,
-        "PM samples whose end overflows the 64-bit time range or with a value that is not a "
-        "finite number; the analyses skip them");
+  Count(import_counters::kModelDevicesOutOfRange, devices_out_of_range);
+  Count(import_counters::kModelLaunchConfigsOutOfRange, launches_out_of_range);
+  Count(import_counters::kModelPmSamplesOutOfRange, samples_out_of_range);
 }
 
 }  // namespace warpscope

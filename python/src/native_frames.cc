@@ -20,6 +20,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "analyzers/model/import_counters.h"
 
 namespace warpscope::native {
 namespace {
@@ -506,7 +507,10 @@ nb::dict FramesResult(nb::dict frames, nb::list metric_names,
   result["pm_metric_names"] = metric_names;
   nb::dict counters;
   for (const StatCounter& c : import_counters) counters[Utf8(c.name)] = c.value;
-  if (unknown_reasons) counters["model.undefined_pc_stall_reason_refs"] = unknown_reasons;
+  if (unknown_reasons) {
+    counters[Utf8(import_counters::kModelUndefinedPcStallReasonRefs.name)] =
+        unknown_reasons;
+  }
   result["import_counters"] = counters;
   nb::dict stats_values, severity;
   for (const StatCounter& c : stats) {

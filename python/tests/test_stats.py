@@ -72,3 +72,18 @@ def test_info_shows_table_severity_and_meaning(tmp_path, capsys):
 def test_the_package_exports_the_table():
     assert warpscope.find_stat is find_stat and warpscope.ALL_STATS is ALL_STATS
     assert warpscope.find_stat("writer.events_dropped.buffer_full").severity == "data_loss"
+
+
+def test_every_import_counter_has_its_python_name():
+    """Each import counter of the C++ reader (docs/format.md's list, which import_counters_test
+    keeps equal to analyzers/model/import_counters.h) becomes a ``trace.issues`` entry under
+    the pure-Python reader's name, is not an issue there, or keeps its C++ name on purpose."""
+    from warpscope import native
+    text = FORMAT_MD.read_text(encoding="utf-8")
+    table = text.split("<!-- import counters begin", 1)[1].split("<!-- import counters end", 1)[0]
+    documented = set(re.findall(r"^\| `([^`]+)` \|", table, re.M))
+    assert len(documented) > 25
+    handled = set(native.COUNTER_NAMES) | native._NOT_ISSUES | native.PASSED_THROUGH
+    assert documented - handled == set()
+    assert handled - documented == set()
+

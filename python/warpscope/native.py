@@ -49,6 +49,9 @@ _NOT_ISSUES = {"reader.truncated_bytes", "reader.missing_end_of_trace",
                "model.pm_raw_samples_evaluated", "model.pm_raw_samples_superseded",
                "model.events_with_overflowing_end", "model.devices_out_of_range",
                "model.launch_configs_out_of_range", "model.pm_samples_out_of_range"}
+# Counters the pure-Python reader does not count (raw PM samples are evaluated by the C++
+# reader only): issues under their C++ name.
+PASSED_THROUGH = {"model.pm_raw_sample_evaluation_errors", "model.pm_raw_records_malformed"}
 _SEVERITIES = {0: "info", 1: "data_loss", 2: "error"}
 
 

@@ -3,58 +3,18 @@
 // severities.
 #include "proto/writer/stats_table.h"
 
-#include <cstdlib>
-#include <fstream>
-#include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 
 #include <gtest/gtest.h>
 
 #include "proto/writer/trace_writer.h"
+#include "tests/writer/counter_table_docs.h"
 #include "tests/writer/packet_stream.h"
 
 namespace warpscope {
 namespace {
-
-std::string_view SeverityWord(Severity severity) {
-  switch (severity) {
-    case Severity::kInfo: return "info";
-    case Severity::kDataLoss: return "data loss";
-    case Severity::kError: return "error";
-    default: return "?";
-  }
-}
-
-// The rows `| `name` | severity | meaning |` of format.md's "Written by the writer and the
-// collectors" table, by name.
-std::string FormatMdPath() {
-  const char* source_dir = std::getenv("WARPSCOPE_SOURCE_DIR");  // Set by ctest.
-  return std::string(source_dir != nullptr ? source_dir : ".") + "/docs/format.md";
-}
-
-std::map<std::string, std::string> FormatMdRows() {
-  std::ifstream in(FormatMdPath());
-  EXPECT_TRUE(in.good()) << FormatMdPath();
-  std::map<std::string, std::string> rows;
-  std::string line;
-  bool in_table = false;
-  while (std::getline(in, line)) {
-    if (line.starts_with("<!-- stats table begin")) in_table = true;
-    if (line.starts_with("<!-- stats table end")) break;
-    if (!in_table || !line.starts_with("| `")) continue;
-    const size_t end = line.find('`', 3);
-    rows[line.substr(3, end - 3)] = line;
-  }
-  return rows;
-}
-
-std::string DocRow(const StatDef& stat) {
-  return "| `" + std::string(stat.name) + "` | " + std::string(SeverityWord(stat.severity)) +
-         " | " + std::string(stat.meaning) + " |";
-}
 
 TEST(StatsTable, NamesAreUniqueAndFound) {
   std::set<std::string_view> names;
@@ -72,21 +32,7 @@ TEST(StatsTable, NamesAreUniqueAndFound) {
 // Fails when a counter is missing from docs/format.md or from the table, or when the two
 // disagree on its severity or meaning. The row the docs need is printed.
 TEST(StatsTable, FormatMdListsEveryCounterOfTheTable) {
-  std::map<std::string, std::string> rows = FormatMdRows();
-  ASSERT_FALSE(rows.empty()) << "no stats table in " << FormatMdPath();
-  for (const StatDef* stat : AllStats()) {
-    auto it = rows.find(std::string(stat->name));
-    if (it == rows.end()) {
-      ADD_FAILURE() << "docs/format.md lacks the counter; add:\n" << DocRow(*stat);
-      continue;
-    }
-    EXPECT_EQ(it->second, DocRow(*stat)) << "docs/format.md and the table disagree";
-    rows.erase(it);
-  }
-  for (const auto& [name, row] : rows) {
-    ADD_FAILURE() << "docs/format.md lists " << name
-                  << ", which is not in proto/writer/stats_table.h";
-  }
+  testing::ExpectDocsListTable(AllStats(), "stats table", "proto/writer/stats_table.h");
 }
 
 TEST(StatsTable, WriterWritesItsCountersWithTheTablesSeverity) {
