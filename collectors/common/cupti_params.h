@@ -4,6 +4,7 @@
 #define WARPSCOPE_COLLECTORS_COMMON_CUPTI_PARAMS_H_
 
 #include <cstddef>
+#include <cstring>
 
 namespace warpscope {
 
@@ -12,6 +13,16 @@ template <typename T>
 T CuptiParams(size_t struct_size) {
   T params{};
   params.structSize = struct_size;
+  return params;
+}
+
+// The same for the PC sampling API's params, whose version field is `size` (pass the header's
+// *ParamsSize). Zeroed byte by byte: some hold unions.
+template <typename T>
+T CuptiSizedParams(size_t size) {
+  T params;
+  std::memset(&params, 0, sizeof(params));
+  params.size = size;
   return params;
 }
 

@@ -13,9 +13,6 @@
 // Disable, and read then (see ContextBuffers).
 #include "collectors/pc_sampling/cupti_pc_sampling.h"
 
-#include <cuda.h>
-#include <cupti.h>
-#include <cupti_pcsampling.h>
 #include <dlfcn.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -29,6 +26,11 @@
 #include <string>
 #include <vector>
 
+#include <cuda.h>
+#include <cupti.h>
+#include <cupti_pcsampling.h>
+
+#include "collectors/common/cupti_params.h"
 #include "collectors/pc_sampling/pc_sampling_collector.h"
 #include "proto/common/settings.h"
 
@@ -53,8 +55,7 @@ struct PcDataBuffer {
       pcs[i].size = sizeof(CUpti_PCSamplingPCData);
       pcs[i].stallReason = &reasons[i * per_pc];
     }
-    std::memset(&data, 0, sizeof(data));
-    data.size = sizeof(CUpti_PCSamplingData);
+    data = CuptiSizedParams<CUpti_PCSamplingData>(sizeof(CUpti_PCSamplingData));
     data.collectNumPcs = max_pcs;
     data.pPcData = pcs.data();
     ResetCounts();
@@ -125,6 +126,14 @@ struct CuptiPcSampling::ContextBuffers {
 namespace {
 
 CUcontext Ctx(PcContext ctx) { return static_cast<CUcontext>(ctx); }
+
+// Zeroed params of a call on one context.
+template <typename T>
+T ContextParams(size_t size, PcContext ctx) {
+  T params = CuptiSizedParams<T>(size);
+  params.ctx = Ctx(ctx);
+  return params;
+}
 
 PcResult Check(CUptiResult status, const char* call) {
   if (status == CUPTI_SUCCESS) return PcResult::Ok();
@@ -252,8 +261,8 @@ PcResult CuptiPcSampling::ClaimDevice(PcContext ctx) {
   addr.sun_family = AF_UNIX;
   const std::string name = "warpscope-pc-sampling-" + bus_id;
   std::memcpy(addr.sun_path + 1, name.data(), std::min(name.size(), sizeof addr.sun_path - 2));
-  const socklen_t len = static_cast<socklen_t>(
-      offsetof(sockaddr_un, sun_path) + 1 + std::min(name.size(), sizeof addr.sun_path - 2));
+  const socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 +
+                                               std::min(name.size(), sizeof addr.sun_path - 2));
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0) {
     claims_[bus_id] = fd;
     return PcResult::Ok();
@@ -267,21 +276,18 @@ PcResult CuptiPcSampling::ClaimDevice(PcContext ctx) {
   return r;
 }
 
+// CUPTI's *ParamsSize macros below are offsetof/sizeof expressions, as they should be.
+// NOLINTBEGIN(bugprone-sizeof-expression)
 PcResult CuptiPcSampling::Enable(PcContext ctx) {
   if (PcResult claim = ClaimDevice(ctx); !claim.ok()) return claim;
-  CUpti_PCSamplingEnableParams p;
-  std::memset(&p, 0, sizeof(p));
-  p.size = CUpti_PCSamplingEnableParamsSize;  // NOLINT(bugprone-sizeof-expression)
-  p.ctx = Ctx(ctx);
+  auto p = ContextParams<CUpti_PCSamplingEnableParams>(CUpti_PCSamplingEnableParamsSize, ctx);
   return Check(cuptiPCSamplingEnable(&p), "cuptiPCSamplingEnable");
 }
 
 PcResult CuptiPcSampling::GetStallReasons(PcContext ctx, std::vector<PcStallReason>* reasons) {
   size_t count = 0;
-  CUpti_PCSamplingGetNumStallReasonsParams n;
-  std::memset(&n, 0, sizeof(n));
-  n.size = CUpti_PCSamplingGetNumStallReasonsParamsSize;
-  n.ctx = Ctx(ctx);
+  auto n = ContextParams<CUpti_PCSamplingGetNumStallReasonsParams>(
+      CUpti_PCSamplingGetNumStallReasonsParamsSize, ctx);
   n.numStallReasons = &count;
   if (PcResult r =
           Check(cuptiPCSamplingGetNumStallReasons(&n), "cuptiPCSamplingGetNumStallReasons");
@@ -292,10 +298,8 @@ PcResult CuptiPcSampling::GetStallReasons(PcContext ctx, std::vector<PcStallReas
   std::vector<std::vector<char>> names(count, std::vector<char>(CUPTI_STALL_REASON_STRING_SIZE));
   std::vector<char*> name_ptrs(count);
   for (size_t i = 0; i < count; ++i) name_ptrs[i] = names[i].data();
-  CUpti_PCSamplingGetStallReasonsParams s;
-  std::memset(&s, 0, sizeof(s));
-  s.size = CUpti_PCSamplingGetStallReasonsParamsSize;
-  s.ctx = Ctx(ctx);
+  auto s = ContextParams<CUpti_PCSamplingGetStallReasonsParams>(
+      CUpti_PCSamplingGetStallReasonsParamsSize, ctx);
   s.numStallReasons = count;
   s.stallReasonIndex = index.data();
   s.stallReasons = name_ptrs.data();
@@ -354,10 +358,8 @@ PcResult CuptiPcSampling::Configure(PcContext ctx, const PcContextSettings& sett
   info.attributeData.samplingDataBufferData.samplingDataBuffer = &b.configured.data;
   infos.push_back(info);
 
-  CUpti_PCSamplingConfigurationInfoParams p;
-  std::memset(&p, 0, sizeof(p));
-  p.size = CUpti_PCSamplingConfigurationInfoParamsSize;  // NOLINT(bugprone-sizeof-expression)
-  p.ctx = Ctx(ctx);
+  auto p = ContextParams<CUpti_PCSamplingConfigurationInfoParams>(
+      CUpti_PCSamplingConfigurationInfoParamsSize, ctx);
   p.numAttributes = infos.size();
   p.pPCSamplingConfigurationInfo = infos.data();
   PcResult r = Check(cuptiPCSamplingSetConfigurationAttribute(&p),
@@ -432,10 +434,8 @@ std::string CuptiPcSampling::DescribeConfiguration(PcContext ctx) {
   // One attribute per call: a rejected one must not hide the others.
   for (const auto type : types) {
     CUpti_PCSamplingConfigurationInfo info = Attribute(type);
-    CUpti_PCSamplingConfigurationInfoParams p;
-    std::memset(&p, 0, sizeof(p));
-    p.size = CUpti_PCSamplingConfigurationInfoParamsSize;  // NOLINT(bugprone-sizeof-expression)
-    p.ctx = Ctx(ctx);
+    auto p = ContextParams<CUpti_PCSamplingConfigurationInfoParams>(
+        CUpti_PCSamplingConfigurationInfoParamsSize, ctx);
     p.numAttributes = 1;
     p.pPCSamplingConfigurationInfo = &info;
     const CUptiResult r = cuptiPCSamplingGetConfigurationAttribute(&p);
@@ -474,9 +474,7 @@ std::string CuptiPcSampling::DescribeConfiguration(PcContext ctx) {
 
 PcResult CuptiPcSampling::CubinCrc(const void* cubin, size_t size, uint64_t* crc) {
   *crc = 0;
-  CUpti_GetCubinCrcParams p;
-  std::memset(&p, 0, sizeof(p));
-  p.size = CUpti_GetCubinCrcParamsSize;  // NOLINT(bugprone-sizeof-expression)
+  auto p = CuptiSizedParams<CUpti_GetCubinCrcParams>(CUpti_GetCubinCrcParamsSize);
   p.cubinSize = size;
   p.cubin = cubin;
   PcResult r = Check(cuptiGetCubinCrc(&p), "cuptiGetCubinCrc");
@@ -485,18 +483,12 @@ PcResult CuptiPcSampling::CubinCrc(const void* cubin, size_t size, uint64_t* crc
 }
 
 PcResult CuptiPcSampling::Start(PcContext ctx) {
-  CUpti_PCSamplingStartParams p;
-  std::memset(&p, 0, sizeof(p));
-  p.size = CUpti_PCSamplingStartParamsSize;  // NOLINT(bugprone-sizeof-expression)
-  p.ctx = Ctx(ctx);
+  auto p = ContextParams<CUpti_PCSamplingStartParams>(CUpti_PCSamplingStartParamsSize, ctx);
   return Check(cuptiPCSamplingStart(&p), "cuptiPCSamplingStart");
 }
 
 PcResult CuptiPcSampling::Stop(PcContext ctx) {
-  CUpti_PCSamplingStopParams p;
-  std::memset(&p, 0, sizeof(p));
-  p.size = CUpti_PCSamplingStopParamsSize;  // NOLINT(bugprone-sizeof-expression)
-  p.ctx = Ctx(ctx);
+  auto p = ContextParams<CUpti_PCSamplingStopParams>(CUpti_PCSamplingStopParamsSize, ctx);
   return Check(cuptiPCSamplingStop(&p), "cuptiPCSamplingStop");
 }
 
@@ -506,10 +498,7 @@ PcResult CuptiPcSampling::GetData(PcContext ctx, PcRawBatch* batch) {
   if (it == contexts_.end()) return NotConfigured();
   ContextBuffers& b = *it->second;
   b.read.ResetCounts();
-  CUpti_PCSamplingGetDataParams p;
-  std::memset(&p, 0, sizeof(p));
-  p.size = CUpti_PCSamplingGetDataParamsSize;  // NOLINT(bugprone-sizeof-expression)
-  p.ctx = Ctx(ctx);
+  auto p = ContextParams<CUpti_PCSamplingGetDataParams>(CUpti_PCSamplingGetDataParamsSize, ctx);
   p.pcSamplingData = &b.read.data;
   PcResult r = Check(cuptiPCSamplingGetData(&p), "cuptiPCSamplingGetData");
   if (!r.ok() && r.kind != PcErrorKind::kOutOfMemory) {
@@ -522,10 +511,7 @@ PcResult CuptiPcSampling::GetData(PcContext ctx, PcRawBatch* batch) {
 
 void CuptiPcSampling::Disable(PcContext ctx, PcRawBatch* leftover) {
   leftover->Clear();
-  CUpti_PCSamplingDisableParams p;
-  std::memset(&p, 0, sizeof(p));
-  p.size = CUpti_PCSamplingDisableParamsSize;  // NOLINT(bugprone-sizeof-expression)
-  p.ctx = Ctx(ctx);
+  auto p = ContextParams<CUpti_PCSamplingDisableParams>(CUpti_PCSamplingDisableParamsSize, ctx);
   auto it = contexts_.find(ctx);
   if (it != contexts_.end()) it->second->configured.ResetCounts();
   const CUptiResult r = cuptiPCSamplingDisable(&p);  // fails on a context never enabled
@@ -533,6 +519,7 @@ void CuptiPcSampling::Disable(PcContext ctx, PcRawBatch* leftover) {
   if (r == CUPTI_SUCCESS) it->second->configured.CopyOut(leftover);
   contexts_.erase(it);
 }
+// NOLINTEND(bugprone-sizeof-expression)
 
 namespace {
 
