@@ -40,12 +40,38 @@ static void FindSelf(void) {
   }
 }
 
-/* WARPSCOPE_DISABLE=1/true/yes/on: do nothing at all, also when an inherited
- * CUDA_INJECTION64_PATH still names this library (checked again in every entry point). */
+/* Whether `v` without blanks around is one of `words`, in any case. */
+static int IsOneOf(const char* v, const char* const* words, size_t count) {
+  size_t begin = 0, end = strlen(v);
+  while (begin < end && (v[begin] == ' ' || v[begin] == '\t')) ++begin;
+  while (end > begin && (v[end - 1] == ' ' || v[end - 1] == '\t')) --end;
+  for (size_t i = 0; i < count; ++i) {
+    if (strlen(words[i]) == end - begin && strncasecmp(v + begin, words[i], end - begin) == 0) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* WARPSCOPE_DISABLE, read as the library reads every true/false setting (any case, blanks
+ * around allowed): 1/true/yes/on do nothing at all, also when an inherited
+ * CUDA_INJECTION64_PATH still names this library (checked again in every entry point);
+ * unset, empty or 0/false/no/off profile. Any other value is a mistake: it says so once and
+ * the program runs without profiling, as with any invalid setting. */
 static int Disabled(void) {
+  static const char* const kTrue[] = {"1", "true", "yes", "on"};
+  static const char* const kFalse[] = {"", "0", "false", "no", "off"};
+  static int warned;
   const char* v = getenv("WARPSCOPE_DISABLE");
-  return v != NULL && (v[0] == '1' || v[0] == 't' || v[0] == 'T' || v[0] == 'y' ||
-                       v[0] == 'Y' || strcasecmp(v, "on") == 0);
+  if (v == NULL || IsOneOf(v, kFalse, sizeof kFalse / sizeof kFalse[0])) return 0;
+  if (IsOneOf(v, kTrue, sizeof kTrue / sizeof kTrue[0])) return 1;
+  if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)) {
+    fprintf(stderr,
+            "warpscope: WARPSCOPE_DISABLE='%s' is not 1/true/yes/on or 0/false/no/off; running "
+            "without profiling\n",
+            v);
+  }
+  return 1;
 }
 
 __attribute__((constructor)) static void WarpscopeShimInit(void) {

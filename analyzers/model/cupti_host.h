@@ -13,14 +13,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "proto/common/settings.h"
 
 namespace warpscope {
 
 // Where libcupti is looked for, in order: $WARPSCOPE_CUPTI_LIBRARY (a file, e.g. the
-// libcupti.so.13 of the PyPI wheel nvidia-cuda-cupti), the dynamic loader's search path
-// (LD_LIBRARY_PATH, ldconfig), then $CUDA_HOME and /usr/local/cuda (extras/CUPTI/lib64,
-// lib64).
-inline constexpr char kCuptiLibraryEnv[] = "WARPSCOPE_CUPTI_LIBRARY";
+// libcupti.so.13 of the PyPI wheel nvidia-cuda-cupti; its row in proto/common/settings.h), the
+// dynamic loader's search path (LD_LIBRARY_PATH, ldconfig), then $CUDA_HOME and
+// /usr/local/cuda (extras/CUPTI/lib64, lib64).
+inline constexpr const char* kCuptiLibraryEnv = Setting(SettingId::kCuptiLibrary).variable.data();
 
 // Evaluates the samples of PM sampling counter data images of one metric set.
 class PmCounterDataEvaluator {

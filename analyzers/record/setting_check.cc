@@ -43,8 +43,11 @@ std::optional<SettingError> CheckSettingValue(const SettingSpec& spec, std::stri
       if (spec.parser == SettingParser::kWholeNumber) {
         uint64_t n = 0;
         ok = ParseWholeNumber(value, spec.min, spec.max, &n);
-        problem = std::string(spec.refusal);
+      } else if (spec.parser == SettingParser::kBool) {
+        bool on = false;
+        ok = ParseBoolSetting(value, &on);
       }
+      problem = std::string(spec.refusal);
       break;
   }
   if (ok) return std::nullopt;

@@ -55,6 +55,7 @@ enum class SettingId {
   kLauncherPid,
   kStartNs,
   kMaxTraceGb,
+  kCuptiLibrary,
   kCount,
 };
 
@@ -219,7 +220,8 @@ inline constexpr auto kTuningRows = std::to_array<SettingSpec>({
 // Read outside the library: by the shim, by `warpscope record`, by the analyzers.
 inline constexpr auto kOutsideRows = std::to_array<SettingSpec>({
     {S::kDisable, "WARPSCOPE_DISABLE", "", "", false, "", "", "",
-     "read by the shim: a true value makes libwarpscope.so do nothing", P::kText, O::kShim},
+     "read by the shim: a true value makes libwarpscope.so do nothing", P::kBool, O::kShim, 0, 0,
+     " is not 1/true/yes/on or 0/false/no/off"},
     {S::kCorePath, "WARPSCOPE_CORE_PATH", "", "", false, "", "", "",
      "read by the shim: load the core from here", P::kText, O::kShim},
     {S::kShim, "WARPSCOPE_SHIM", "", "", false, "", "", "",
@@ -231,6 +233,9 @@ inline constexpr auto kOutsideRows = std::to_array<SettingSpec>({
     {S::kMaxTraceGb, "WARPSCOPE_MAX_TRACE_GB", "", "", false, "", "16", "",
      "largest trace file the analysis commands read, in GiB", P::kWholeNumber, O::kAnalyzers, 1,
      1048576, " is not a whole number of GiB from 1 to 1048576"},
+    {S::kCuptiLibrary, "WARPSCOPE_CUPTI_LIBRARY", "", "", false, "", "", "",
+     "libcupti.so.13 the analysis commands load to evaluate raw PM samples and map PCs to lines",
+     P::kText, O::kAnalyzers},
 });
 
 // The groups above, one after another: the whole table.

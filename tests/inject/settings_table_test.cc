@@ -109,7 +109,8 @@ TEST(SettingsTableTest, EveryDefaultParsesWithItsOwnParser) {
 TEST(SettingsTableTest, ParsersRefuseWithTheRowsVariable) {
   for (SettingId id :
        {SettingId::kDelay, SettingId::kBufferSizeMb, SettingId::kPmInterval, SettingId::kPcPeriod,
-        SettingId::kPcDebug, SettingId::kPmSampling, SettingId::kMaxTraceGb}) {
+        SettingId::kPcDebug, SettingId::kPmSampling, SettingId::kMaxTraceGb,
+        SettingId::kDisable}) {
     std::optional<SettingError> e = CheckSettingValue(Setting(id), "junk");
     ASSERT_TRUE(e.has_value()) << Setting(id).variable;
     EXPECT_EQ(e->variable, Setting(id).variable);

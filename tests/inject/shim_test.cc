@@ -21,9 +21,10 @@ struct ShimRun {
   std::string err;       // what the shim wrote on stderr
 };
 
-// Loads the shim in a child process with `core_path` as WARPSCOPE_CORE_PATH (empty: unset),
-// calls InitializeInjection twice and the NVTX entry point once, as the driver and NVTX would.
-ShimRun LoadShim(const std::string& core_path, bool disabled = false) {
+// Loads the shim in a child process with `core_path` as WARPSCOPE_CORE_PATH (empty: unset) and
+// `disable` as WARPSCOPE_DISABLE (nullptr: unset), calls InitializeInjection twice and the
+// NVTX entry point once, as the driver and NVTX would.
+ShimRun LoadShim(const std::string& core_path, const char* disable = nullptr) {
   int pipe_fds[2];
   EXPECT_EQ(pipe(pipe_fds), 0);
   const pid_t child = fork();
@@ -35,7 +36,11 @@ ShimRun LoadShim(const std::string& core_path, bool disabled = false) {
     } else {
       setenv("WARPSCOPE_CORE_PATH", core_path.c_str(), 1);
     }
-    if (disabled) setenv("WARPSCOPE_DISABLE", "1", 1);
+    if (disable != nullptr) {
+      setenv("WARPSCOPE_DISABLE", disable, 1);
+    } else {
+      unsetenv("WARPSCOPE_DISABLE");
+    }
     void* shim = dlopen(WARPSCOPE_SHIM_PATH, RTLD_NOW | RTLD_LOCAL);
     if (shim == nullptr) _exit(100);
     auto init = reinterpret_cast<int (*)()>(dlsym(shim, "InitializeInjection"));
@@ -90,9 +95,33 @@ TEST(ShimTest, MissingCoreSaysSoOnce) {
 }
 
 TEST(ShimTest, DisabledShimStaysSilent) {
-  ShimRun run = LoadShim(WARPSCOPE_SHIM_PATH, /*disabled=*/true);
-  EXPECT_EQ(run.init_result, 1);
-  EXPECT_EQ(run.err, "");
+  for (const char* value : {"1", "true", " On ", "YES"}) {
+    ShimRun run = LoadShim(WARPSCOPE_SHIM_PATH, value);
+    EXPECT_EQ(run.init_result, 1) << value;
+    EXPECT_EQ(run.err, "") << value;
+  }
+}
+
+// A false value profiles: the shim goes on to load the core (here a library that is not one,
+// which it says).
+TEST(ShimTest, FalseDisableValuesProfile) {
+  for (const char* value : {"0", "off", " FALSE", "no", ""}) {
+    ShimRun run = LoadShim("libm.so.6", value);
+    EXPECT_EQ(run.init_result, 1) << value;
+    EXPECT_THAT(run.err, StartsWith("warpscope: WARPSCOPE_CORE_PATH=libm.so.6")) << value;
+  }
+}
+
+// A value that is neither: one line, and no profiling (the core is not loaded).
+TEST(ShimTest, InvalidDisableValueSaysSoOnceAndDoesNotProfile) {
+  for (const char* value : {"yesterday", "10", "t"}) {
+    ShimRun run = LoadShim("libm.so.6", value);
+    EXPECT_EQ(run.init_result, 1) << value;
+    EXPECT_EQ(Lines(run.err), 1) << run.err;
+    EXPECT_EQ(run.err, "warpscope: WARPSCOPE_DISABLE='" + std::string(value) +
+                           "' is not 1/true/yes/on or 0/false/no/off; running without "
+                           "profiling\n");
+  }
 }
 
 }  // namespace
