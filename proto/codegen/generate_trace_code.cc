@@ -122,12 +122,11 @@ bool GenerateFields(const gp::FileDescriptor& file, std::string* text, std::stri
   }
   std::ostringstream out;
   HeaderWriter writer(out);
-  out << "// Generated from " << file.name()
-      << " by proto/codegen/generate_trace_code.cc; do not\n"
+  out << "// Generated from " << file.name() << " by proto/codegen/generate_trace_code.cc; do not\n"
       << "// edit. The schema's field numbers and enum values for the writer, which encodes\n"
       << "// without libprotobuf. What each field means, and its unit: the .proto file.\n"
       << "#ifndef " << guard << "\n#define " << guard << "\n\n"
-      << "#include <cstdint>\n\n"
+      << "#include <cstdint>\n#include <string_view>\n\n"
       << "namespace warpscope::fields {\n";
   for (int i = 0; i < file.enum_type_count(); ++i) {
     out << "\n";
@@ -136,6 +135,20 @@ bool GenerateFields(const gp::FileDescriptor& file, std::string* text, std::stri
   for (int i = 0; i < file.message_type_count(); ++i) {
     out << "\n";
     if (!writer.Message(*file.message_type(i), "", error)) return false;
+  }
+  // The writer names its per-kind counters (writer.events_written.<field>) after these.
+  if (const gp::Descriptor* packet = file.FindMessageTypeByName("TracePacket")) {
+    int max_number = 0;
+    for (int i = 0; i < packet->field_count(); ++i) {
+      max_number = std::max(max_number, packet->field(i)->number());
+    }
+    out << "\n// TracePacket's field names, by field number (\"\" for numbers it does not use).\n"
+        << "inline constexpr std::string_view kTracePacketFieldNames[] = {\n";
+    for (int number = 0; number <= max_number; ++number) {
+      const gp::FieldDescriptor* field = packet->FindFieldByNumber(number);
+      out << "    \"" << (field != nullptr ? field->name() : "") << "\",\n";
+    }
+    out << "};\n";
   }
   out << "\n}  // namespace warpscope::fields\n\n#endif  // " << guard << "\n";
   *text = out.str();

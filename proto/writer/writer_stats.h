@@ -3,6 +3,7 @@
 #ifndef WARPSCOPE_PROTO_WRITER_WRITER_STATS_H_
 #define WARPSCOPE_PROTO_WRITER_WRITER_STATS_H_
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -20,34 +21,32 @@
 
 namespace warpscope::writer_internal {
 
-// The events_written counter of each packet kind that is an event (not the header, stats or
-// end of trace), indexed by field number: the members of stats::kWriterEventsWrittenKind.
+// "writer.events_written.<field>" (the members of stats::kWriterEventsWrittenKind) of each
+// packet kind that is an event (not the header, stats or end of trace), by field number: made
+// at compile time from the schema's field names (trace_fields.h).
+inline constexpr size_t kMaxKindCounterName = 64;
+inline constexpr auto kKindCounterText = [] {
+  constexpr std::string_view family = stats::kWriterEventsWrittenKind.name;
+  constexpr std::string_view prefix = family.substr(0, family.find('<'));
+  std::array<std::array<char, kMaxKindCounterName>, kNumPacketFields> text{};
+  for (size_t f = 0; f < kNumPacketFields; ++f) {
+    const std::string_view field = fields::kTracePacketFieldNames[f];
+    if (field.empty() || f == Packet::kHeader || f == Packet::kStats || f == Packet::kEndOfTrace) {
+      continue;
+    }
+    if (prefix.size() + field.size() >= kMaxKindCounterName) throw "field name too long";
+    std::copy(prefix.begin(), prefix.end(), text[f].begin());
+    std::copy(field.begin(), field.end(), text[f].begin() + prefix.size());
+  }
+  return text;
+}();
 inline constexpr std::array<std::string_view, kNumPacketFields> kKindCounterNames = [] {
   std::array<std::string_view, kNumPacketFields> names{};
-  names[Packet::kDevice] = "writer.events_written.device";
-  names[Packet::kInternedString] = "writer.events_written.interned_string";
-  names[Packet::kLaunchConfig] = "writer.events_written.launch_config";
-  names[Packet::kThread] = "writer.events_written.thread";
-  names[Packet::kKernel] = "writer.events_written.kernel";
-  names[Packet::kMemcpy] = "writer.events_written.memcpy";
-  names[Packet::kMemset] = "writer.events_written.memset";
-  names[Packet::kSynchronization] = "writer.events_written.synchronization";
-  names[Packet::kApiCall] = "writer.events_written.api_call";
-  names[Packet::kNvtxRange] = "writer.events_written.nvtx_range";
-  names[Packet::kNvtxMark] = "writer.events_written.nvtx_mark";
-  names[Packet::kGraphLaunch] = "writer.events_written.graph_launch";
-  names[Packet::kPmMetricSet] = "writer.events_written.pm_metric_set";
-  names[Packet::kPmSample] = "writer.events_written.pm_sample";
-  names[Packet::kPcStallReasons] = "writer.events_written.pc_stall_reasons";
-  names[Packet::kPcSamples] = "writer.events_written.pc_samples";
-  names[Packet::kCaptureWindow] = "writer.events_written.capture_window";
-  names[Packet::kContext] = "writer.events_written.context";
-  names[Packet::kOverhead] = "writer.events_written.overhead";
-  names[Packet::kNotice] = "writer.events_written.notice";
-  names[Packet::kPmCounterData] = "writer.events_written.pm_counter_data";
-  names[Packet::kCubin] = "writer.events_written.cubin";
+  for (size_t f = 0; f < kNumPacketFields; ++f) names[f] = kKindCounterText[f].data();
   return names;
 }();
+static_assert(kKindCounterNames[Packet::kKernel] == "writer.events_written.kernel");
+static_assert(kKindCounterNames[Packet::kStats].empty());
 
 // A counter that one thread at a time updates (the holder of Impl::mu) and any thread may read
 // without the lock. A relaxed load + store instead of fetch_add keeps locked instructions off

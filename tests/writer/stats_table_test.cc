@@ -3,13 +3,14 @@
 // severities.
 #include "proto/writer/stats_table.h"
 
+#include <gtest/gtest.h>
+
 #include <set>
 #include <string>
 #include <string_view>
 
-#include <gtest/gtest.h>
-
 #include "proto/writer/trace_writer.h"
+#include "proto/writer/writer_stats.h"
 #include "tests/writer/counter_table_docs.h"
 #include "tests/writer/packet_stream.h"
 
@@ -33,6 +34,25 @@ TEST(StatsTable, NamesAreUniqueAndFound) {
 // disagree on its severity or meaning. The row the docs need is printed.
 TEST(StatsTable, FormatMdListsEveryCounterOfTheTable) {
   testing::ExpectDocsListTable(AllStats(), "stats table", "proto/writer/stats_table.h");
+}
+
+// Every event kind of the schema has its writer.events_written.<field> counter, a member of
+// the table's family row.
+TEST(StatsTable, EveryEventKindHasItsWrittenCounter) {
+  const google::protobuf::Descriptor* packet = v1::TracePacket::descriptor();
+  size_t kinds = 0;
+  for (int i = 0; i < packet->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* field = packet->field(i);
+    const std::string_view name = writer_internal::kKindCounterNames.at(field->number());
+    if (field->name() == "header" || field->name() == "stats" || field->name() == "end_of_trace") {
+      EXPECT_EQ(name, "") << field->name();
+      continue;
+    }
+    EXPECT_EQ(name, StatFamilyMember(stats::kWriterEventsWrittenKind, field->name()));
+    EXPECT_EQ(FindStat(name), &stats::kWriterEventsWrittenKind) << name;
+    ++kinds;
+  }
+  EXPECT_GE(kinds, 22u);
 }
 
 TEST(StatsTable, WriterWritesItsCountersWithTheTablesSeverity) {
