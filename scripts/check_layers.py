@@ -40,7 +40,8 @@ LAYERS = [
     "analyzers/cli",
 ]
 CHECKED_EXTENSIONS = {".h", ".cc", ".c", ".cu"}
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+# "..." and <...> alike: a project header named with angle brackets is checked too.
+INCLUDE = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<([^>]+)>)', re.MULTILINE)
 
 
 def layer_of(path: str) -> int | None:
@@ -106,7 +107,7 @@ def main() -> int:
                 match = INCLUDE.match(line)
                 if not match:
                     continue
-                target = match.group(1)
+                target = match.group(1) or match.group(2)
                 if not (root / target).is_file():
                     continue  # a system, generated or third-party header
                 theirs = layer_of(target)

@@ -49,6 +49,10 @@ def test_downward_includes_pass(tmp_path):
     ({"libinject/config.h": "",
       "collectors/activity/a.h": '// x\n#include "libinject/config.h"\n'},
      "collectors/activity/a.h:2: includes libinject/config.h of libinject"),
+    # The same, named with angle brackets.
+    ({"libinject/session.h": "",
+      "collectors/pm_sampling/p.cc": '#include <vector>\n#include <libinject/session.h>\n'},
+     "collectors/pm_sampling/p.cc:2: includes libinject/session.h of libinject"),
     # A header in no layer.
     ({"misc/x.h": "", "libinject/s.cc": '#include "misc/x.h"\n'},
      "which is in no layer"),
@@ -56,7 +60,7 @@ def test_downward_includes_pass(tmp_path):
     ({"collectors/a/a.h": '#include "collectors/b/b.h"\n',
       "collectors/b/b.h": '#include "collectors/a/a.h"\n'},
      "cycle: collectors/a -> collectors/b -> collectors/a"),
-], ids=["runs_back_up", "no_layer", "cycle"])
+], ids=["runs_back_up", "angle_brackets", "no_layer", "cycle"])
 def test_a_broken_tree_fails_naming_the_place(tmp_path, files, message):
     r = run(tree(tmp_path, files))
     assert r.returncode == 1
