@@ -1,6 +1,6 @@
 // `warpscope record`: turns record flags into the environment of the profiled program
 // (WARPSCOPE_* variables, LD_PRELOAD, CUDA/NVTX injection paths) and describes the trace it
-// left. Pure functions here; the fork/exec/wait lives in analyzers/cli/record_command.cc.
+// left. Pure functions here; the fork/exec/wait is launch.h.
 #ifndef WARPSCOPE_ANALYZERS_RECORD_RECORD_H_
 #define WARPSCOPE_ANALYZERS_RECORD_RECORD_H_
 
