@@ -1,5 +1,9 @@
 """Builds `.wst` bytes in tests with the schema's own classes.
 
+For traces whose packets a test names field by field, and for inputs the writer never produces
+(hostile bytes); realistic traces come from the C++ fixture builder through the
+warpscope-fixture tool (tests/fixtures/synthetic_trace.h says which to use when).
+
 Framing goes through ``Trace.SerializeToString`` (the runtime's encoder), not through
 anything the reader shares, so a framing bug in the reader cannot hide itself.
 """
