@@ -38,6 +38,7 @@
 #include "libinject/config.h"
 #include "libinject/log.h"
 #include "libinject/trace_header.h"
+#include "proto/common/settings.h"
 #include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 
@@ -159,7 +160,7 @@ Session* g_session = nullptr;
 // `warpscope record` passes its launch time (CLOCK_MONOTONIC) so that --delay counts from
 // program start: moves it into the trace clock by the time elapsed since.
 uint64_t WindowStartNs(uint64_t now) {
-  const char* launch = std::getenv("WARPSCOPE_START_NS");
+  const char* launch = std::getenv(Setting(SettingId::kStartNs).variable.data());
   if (launch == nullptr) return now;
   uint64_t v = std::strtoull(launch, nullptr, 10);
   timespec ts;

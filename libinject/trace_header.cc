@@ -13,6 +13,7 @@
 #include "collectors/activity/cupti_activity.h"
 #include "collectors/callbacks/cupti_callbacks.h"
 #include "libinject/driver_version.h"
+#include "proto/common/settings.h"
 
 #ifndef WARPSCOPE_VERSION
 #define WARPSCOPE_VERSION "0.0.0"
@@ -52,7 +53,7 @@ uint64_t RealtimeNs() {
 
 std::string PatternForThisProcess(const std::string& pattern) {
   if (OutputPatternHasPid(pattern)) return pattern;
-  const char* launcher = std::getenv("WARPSCOPE_LAUNCHER_PID");
+  const char* launcher = std::getenv(Setting(SettingId::kLauncherPid).variable.data());
   if (launcher == nullptr || std::atoi(launcher) == static_cast<int>(getppid())) return pattern;
   size_t slash = pattern.rfind('/');
   size_t dot = pattern.rfind('.');

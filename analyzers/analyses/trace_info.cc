@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "analyzers/model/trace_limits.h"
 #include "proto/common/setting_values.h"
+#include "proto/common/settings.h"
 #include "proto/writer/stats_table.h"
 
 namespace warpscope {
@@ -89,7 +90,7 @@ PcSummary SummarizePc(const TraceModel& m) {
   PcSummary s;
   for (const auto& [key, value] : m.header.config) {
     bool on = false;
-    if (key == "WARPSCOPE_PC_SAMPLING" && ParseBoolSetting(value, &on) && on) s.requested = true;
+    if (key == Setting(SettingId::kPcSampling).variable && ParseBoolSetting(value, &on) && on) s.requested = true;
   }
   // From the data where the model kept it, else the collector's counters.
   s.batches = m.pc_sample_batches.size();

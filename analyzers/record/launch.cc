@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "proto/common/settings.h"
 
 extern char** environ;
 
@@ -58,7 +59,7 @@ constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, 
   if (path.empty()) _exit(127);  // the launcher refused the run
   for (const auto& [k, v] : plan.env) setenv(k.c_str(), v.c_str(), 1);
   // The name is final; the library expands it again, so its '%' are escaped.
-  setenv("WARPSCOPE_OUTPUT", LiteralOutputPattern(path).c_str(), 1);
+  setenv(Setting(SettingId::kOutput).variable.data(), LiteralOutputPattern(path).c_str(), 1);
   std::vector<char*> argv;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
