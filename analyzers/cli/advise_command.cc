@@ -18,7 +18,7 @@ int RunAdviseCommand(const CommandArgs& args) {
                  {"top", "n", true, "N", "findings shown, costliest first (0 = all)", "0"},
                  {"device", "d", true, "N", "only GPU work of this device", ""}});
   if (std::optional<int> exit = ParseCommandFlags(
-          flags, args,
+          flags, args, TraceFiles::kOne,
           "Findings ranked by what a fix would save: GPU idle gaps with their cause (host\n"
           "synchronization, a blocking read of a GPU value, a blocking copy, a host NVTX range\n"
           "without GPU work, launch-bound stretches), pageable copies, copies that do not\n"
@@ -28,7 +28,6 @@ int RunAdviseCommand(const CommandArgs& args) {
           "cost model.\n")) {
     return *exit;
   }
-  if (absl::Status s = CheckTraceCount(flags, false); !s.ok()) return UsageError(s);
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
   if (!format.ok()) return UsageError(format.status());
   AdviseOptions options;

@@ -41,13 +41,14 @@ bool LoadTracesForCommand(const std::vector<std::string>& paths, std::vector<Tra
 
 // The steps every analysis command takes, written once (report_error.cc).
 //
+// How many trace files a command takes: exactly one, one or more, or a count it checks itself.
+enum class TraceFiles { kOne, kOneOrMore, kCheckedByCommand };
 // Parses `args` into `flags`: a usage error is printed and 2 returned; --help prints the
-// flag list, then `about` (may be empty), and returns 0; otherwise nullopt and the command
-// goes on.
-std::optional<int> ParseCommandFlags(FlagSet& flags, const CommandArgs& args, const char* about);
-// The trace files given: exactly one, or with `several` at least one; else the error
-// "<command> needs exactly one trace file; see warpscope <command> --help".
-absl::Status CheckTraceCount(const FlagSet& flags, bool several);
+// flag list, then `about` (may be empty), and returns 0; trace files other than `traces`
+// says are a usage error ("<command> needs exactly one trace file; see warpscope <command>
+// --help"); otherwise nullopt and the command goes on.
+std::optional<int> ParseCommandFlags(FlagSet& flags, const CommandArgs& args, TraceFiles traces,
+                                     const char* about);
 // A count flag such as --top: a whole number, 0 or more, capped at 2^20.
 absl::StatusOr<size_t> GetCountFlag(const FlagSet& flags, const std::string& name);
 // --device N: a device id when given, nullopt when not.

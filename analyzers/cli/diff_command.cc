@@ -26,7 +26,7 @@ int RunDiffCommand(const CommandArgs& args) {
        {"top", "n", true, "N", "rows shown, most impact first (0 = all; totals always)", "20"},
        {"fail-on-regression", "", false, "", "exit with status 3 when anything got slower", ""}});
   if (std::optional<int> exit = ParseCommandFlags(
-          flags, args,
+          flags, args, TraceFiles::kCheckedByCommand,
           "Compares NEW with BASE per kernel, NVTX range and memory operation, and in total\n"
           "(GPU busy, kernel and memory time, wall span); per kernel also achieved occupancy and\n"
           "tail cost (PM samples) and the stall mix (PC samples). A row is slower or faster when "

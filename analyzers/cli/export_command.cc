@@ -98,10 +98,10 @@ int RunExportCommand(const CommandArgs& args) {
                   "(chrome, perfetto, kineto of one trace)",
                   ""}});
   if (std::optional<int> exit = ParseCommandFlags(
-          flags, args, "One process per trace (rank) on one time line. See docs/export.md.\n")) {
+          flags, args, TraceFiles::kOneOrMore,
+          "One process per trace (rank) on one time line. See docs/export.md.\n")) {
     return *exit;
   }
-  if (absl::Status s = CheckTraceCount(flags, true); !s.ok()) return UsageError(s);
   const std::vector<std::string>& traces = flags.positionals();
   if (!flags.Has("format")) {
     return UsageError(absl::InvalidArgumentError(

@@ -13,8 +13,7 @@ namespace warpscope {
 int RunInfoCommand(const CommandArgs& args) {
   FlagSet flags("info", "TRACE.wst [--format text|json]",
                 {{"format", "f", true, "FORMAT", "text or json", "text"}});
-  if (std::optional<int> exit = ParseCommandFlags(flags, args, "")) return *exit;
-  if (absl::Status s = CheckTraceCount(flags, false); !s.ok()) return UsageError(s);
+  if (std::optional<int> exit = ParseCommandFlags(flags, args, TraceFiles::kOne, "")) return *exit;
   absl::StatusOr<std::string> format_name = flags.GetChoice("format", {"text", "table", "json"});
   if (!format_name.ok()) return UsageError(format_name.status());
   const std::string& path = flags.positionals()[0];

@@ -16,13 +16,12 @@ int RunOccupancyCommand(const CommandArgs& args) {
                  {"kernel", "k", true, "REGEX", "only kernels whose name matches (RE2 syntax)", ""},
                  {"top", "n", true, "N", "keep the N rows with the most GPU time (0 = all)", "0"}});
   if (std::optional<int> exit = ParseCommandFlags(
-          flags, args,
+          flags, args, TraceFiles::kOne,
           "Theoretical occupancy comes from CUDA's occupancy calculator (cuda_occupancy.h) "
           "fed with the\ntrace's device limits and launch configuration; achieved occupancy "
           "from PM samples\n(record with --pm-sampling). See docs/occupancy.md.\n")) {
     return *exit;
   }
-  if (absl::Status s = CheckTraceCount(flags, false); !s.ok()) return UsageError(s);
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
   if (!format.ok()) return UsageError(format.status());
   absl::StatusOr<size_t> top = GetCountFlag(flags, "top");

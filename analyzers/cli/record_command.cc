@@ -61,7 +61,8 @@ int RunRecordCommand(const CommandArgs& args) {
   char self[4096] = {0};
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) std::snprintf(self, sizeof self, "warpscope");
-  absl::StatusOr<std::string> shim = FindShim(self, std::getenv(Setting(SettingId::kShim).variable.data()));
+  absl::StatusOr<std::string> shim =
+      FindShim(self, std::getenv(Setting(SettingId::kShim).variable.data()));
   const uint64_t start_ns = MonotonicNs();
   const uint32_t launcher_pid = static_cast<uint32_t>(getpid());
   // Flags first: a usage error is reported even where the library is missing.

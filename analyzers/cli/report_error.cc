@@ -15,20 +15,20 @@
 
 namespace warpscope {
 
-std::optional<int> ParseCommandFlags(FlagSet& flags, const CommandArgs& args, const char* about) {
+std::optional<int> ParseCommandFlags(FlagSet& flags, const CommandArgs& args, TraceFiles traces,
+                                     const char* about) {
   if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
-  if (!flags.help_requested()) return std::nullopt;
-  std::fputs(flags.HelpText().c_str(), stdout);
-  if (about != nullptr && about[0] != '\0') std::fprintf(stdout, "\n%s", about);
-  return 0;
-}
-
-absl::Status CheckTraceCount(const FlagSet& flags, bool several) {
+  if (flags.help_requested()) {
+    std::fputs(flags.HelpText().c_str(), stdout);
+    if (about != nullptr && about[0] != '\0') std::fprintf(stdout, "\n%s", about);
+    return 0;
+  }
   const size_t n = flags.positionals().size();
-  if (several ? n >= 1 : n == 1) return absl::OkStatus();
-  return absl::InvalidArgumentError(
+  const bool several = traces == TraceFiles::kOneOrMore;
+  if (traces == TraceFiles::kCheckedByCommand || (several ? n >= 1 : n == 1)) return std::nullopt;
+  return UsageError(absl::InvalidArgumentError(
       absl::StrCat(flags.command(), " needs ", several ? "at least" : "exactly",
-                   " one trace file; see warpscope ", flags.command(), " --help"));
+                   " one trace file; see warpscope ", flags.command(), " --help")));
 }
 
 absl::StatusOr<size_t> GetCountFlag(const FlagSet& flags, const std::string& name) {

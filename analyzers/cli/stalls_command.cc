@@ -39,14 +39,13 @@ int RunStallsCommand(const CommandArgs& args) {
         "directories to find source files in by name (':'-separated)", ""},
        {"svg", "", true, "FILE", "one stacked bar of warp states per kernel, as SVG", ""}});
   if (std::optional<int> exit = ParseCommandFlags(
-          flags, args,
+          flags, args, TraceFiles::kOneOrMore,
           "Needs PC samples (record with --pc-sampling). Several traces (one per rank) are "
           "summed per\nkernel. Reasons are Nsight Compute's warp states; cycles_per_issue = "
           "samples / selected\nsamples. Source lines need the program built with nvcc -lineinfo "
           "and CUPTI's library on\nthis machine (no GPU needed). See docs/stalls.md.\n")) {
     return *exit;
   }
-  if (absl::Status s = CheckTraceCount(flags, true); !s.ok()) return UsageError(s);
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
   if (!format.ok()) return UsageError(format.status());
   absl::StatusOr<size_t> top = GetCountFlag(flags, "top");

@@ -50,7 +50,7 @@ int RunSummaryCommand(const CommandArgs& args) {
         ""},
        {"name-width", "", true, "N", "cut names in tables to N columns (0 = whole)", "0"}});
   if (std::optional<int> exit = ParseCommandFlags(
-          flags, args,
+          flags, args, TraceFiles::kOneOrMore,
           "With several traces (one per rank), each gets its own section and a combined "
           "view (file \"*\")\nsums kernels, memory operations, API calls and NVTX ranges "
           "over all of them.\n\nThe nvtx report gives each range's host time and the GPU time of "
@@ -59,7 +59,6 @@ int RunSummaryCommand(const CommandArgs& args) {
           "docs/cli.md.\n")) {
     return *exit;
   }
-  if (absl::Status s = CheckTraceCount(flags, true); !s.ok()) return UsageError(s);
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
   if (!format.ok()) return UsageError(format.status());
   SummaryOptions options;

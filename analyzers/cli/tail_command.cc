@@ -22,13 +22,12 @@ int RunTailCommand(const CommandArgs& args) {
        {"svg", "", true, "FILE",
         "draw the worst launch of the top kernel (or of --kernel's) as SVG", ""}});
   if (std::optional<int> exit = ParseCommandFlags(
-          flags, args,
+          flags, args, TraceFiles::kOne,
           "Needs PM samples (record with --pm-sampling). Tail cost = time lost "
           "against running\nat the steady level throughout; see docs/tail.md for every "
           "definition and threshold.\n")) {
     return *exit;
   }
-  if (absl::Status s = CheckTraceCount(flags, false); !s.ok()) return UsageError(s);
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
   if (!format.ok()) return UsageError(format.status());
   absl::StatusOr<int64_t> points = flags.GetInt("points");

@@ -68,14 +68,13 @@ int RunTimelineCommand(const CommandArgs& args) {
                  {"window", "", true, "START:END", "the window in ms, as --from and --to", ""},
                  {"device", "d", true, "N", "GPU streams of device N only", ""}});
   if (std::optional<int> exit = ParseCommandFlags(
-          flags, args,
+          flags, args, TraceFiles::kOne,
           "One row per host thread (API calls, NVTX ranges stacked by depth) and per GPU "
           "stream\n(kernels, copies, memsets). Without a window: three steps (a recurring "
           "top-level NVTX\nrange) from the second, else the first 200 GPU operations; see "
           "docs/cli.md.\n")) {
     return *exit;
   }
-  if (absl::Status s = CheckTraceCount(flags, false); !s.ok()) return UsageError(s);
   const std::string svg_path = flags.Get("svg");
   if (svg_path.empty()) {
     return UsageError(absl::InvalidArgumentError(
