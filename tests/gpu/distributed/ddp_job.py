@@ -1,0 +1,161 @@
+"""A data-parallel training job for the multi-GPU checks of `warpscope job`
+(scripts/gpu_distributed.sh): one process per GPU under torchrun, NCCL, inputs made on the
+GPU, NVTX ranges per step (`step_N` holding `data_load`, `forward`, `backward`,
+`optimizer`), with one problem that can be planted on one rank:
+
+  --late-rank R --late-ms T     rank R stalls T ms on the host every step, inside its
+                                `data_load` range after that range launched GPU work
+                                (--late-where data_load, the default) or between steps,
+                                outside any range (--late-where outside)
+  --slow-rank R --slow-factor F rank R does F times the GPU work of a step's forward pass
+                                (extra matrix products on its compute stream)
+  --kill-rank R --kill-step S   rank R kills itself with SIGKILL at step S
+  --mode ddp|fsdp|gather        ddp: DistributedDataParallel (AllReduce of gradient buckets);
+                                fsdp: FullyShardedDataParallel (AllGather + ReduceScatter);
+                                gather: explicit all_gather_into_tensor + reduce_scatter_tensor
+
+Every rank prints one JSON line at the end: its rank, steps, the planted delay and the wall
+time of the timed steps, for the checker to compare with what warpscope reports.
+
+    torchrun --nproc_per_node 4 ddp_job.py --steps 40 --late-rank 2 --late-ms 15
+"""
+import argparse
+import json
+import os
+import signal
+import time
+
+import torch
+import torch.distributed as dist
+
+
+def host_stall(seconds):
+    """A host stall that holds the CPU, as data preparation in Python does."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def build_model(args, device):
+    if args.model == "resnet18":
+        import torchvision
+        model = torchvision.models.resnet18(num_classes=100)
+        inputs = lambda: torch.randn(args.batch, 3, 112, 112, device=device)
+    else:
+        width = 2048
+        model = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.ReLU())
+                                      for _ in range(8)], torch.nn.Linear(width, 100))
+        inputs = lambda: torch.randn(args.batch * 8, width, device=device)
+    return model.to(device), inputs
+
+
+def wrap(model, args, device):
+    if args.mode == "ddp":
+        return torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index])
+    if args.mode == "fsdp":
+        from torch.distributed.fsdp import FullyShardedDataParallel
+        return FullyShardedDataParallel(model, device_id=device.index, use_orig_params=True)
+    return model
+
+
+def explicit_collectives(model, world):
+    """--mode gather: the parameters are sharded by hand; every step all-gathers them before
+    the forward pass and reduce-scatters the gradients after the backward pass."""
+    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    pad = (-flat.numel()) % world
+    flat = torch.nn.functional.pad(flat, (0, pad))
+    shard = flat.reshape(world, -1)[dist.get_rank()].clone()
+    gathered = torch.empty_like(flat)
+    grad_shard = torch.empty_like(shard)
+
+    def before_forward():
+        dist.all_gather_into_tensor(gathered, shard)
+
+    def after_backward():
+        grads = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+        grads = torch.nn.functional.pad(grads, (0, pad))
+        dist.reduce_scatter_tensor(grad_shard, grads)
+    return before_forward, after_backward
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="resnet18", choices=["resnet18", "mlp"])
+    parser.add_argument("--mode", default="ddp", choices=["ddp", "fsdp", "gather"])
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--late-rank", type=int, default=-1)
+    parser.add_argument("--late-ms", type=float, default=15.0)
+    parser.add_argument("--late-where", default="data_load", choices=["data_load", "outside"])
+    parser.add_argument("--slow-rank", type=int, default=-1)
+    parser.add_argument("--slow-factor", type=int, default=3)
+    parser.add_argument("--kill-rank", type=int, default=-1)
+    parser.add_argument("--kill-step", type=int, default=10)
+    args = parser.parse_args()
+
+    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    device = torch.device("cuda", local_rank)
+    torch.cuda.set_device(device)
+    dist.init_process_group("nccl", device_id=device)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(rank)
+    model, make_inputs = build_model(args, device)
+    model = wrap(model, args, device)
+    hooks = explicit_collectives(model, world) if args.mode == "gather" else None
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+    extra = torch.randn(2048, 2048, device=device)
+    late = rank == args.late_rank
+    slow = rank == args.slow_rank
+    nvtx = torch.cuda.nvtx
+
+    def step(n):
+        nvtx.range_push(f"step_{n}")
+        nvtx.range_push("data_load")
+        x = make_inputs()
+        y = torch.randint(0, 100, (x.shape[0],), device=device)
+        if late and args.late_where == "data_load":
+            host_stall(args.late_ms / 1e3)
+        nvtx.range_pop()
+        nvtx.range_push("forward")
+        if hooks:
+            hooks[0]()
+        out = model(x)
+        if slow:
+            for _ in range(args.slow_factor * 8):
+                torch.mm(extra, extra)
+        loss = torch.nn.functional.cross_entropy(out, y)
+        nvtx.range_pop()
+        nvtx.range_push("backward")
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if hooks:
+            hooks[1]()
+        nvtx.range_pop()
+        nvtx.range_push("optimizer")
+        optimizer.step()
+        nvtx.range_pop()
+        nvtx.range_pop()
+        if late and args.late_where == "outside":
+            host_stall(args.late_ms / 1e3)
+
+    for n in range(args.warmup):
+        step(n)
+    torch.cuda.synchronize()
+    dist.barrier()
+    start = time.perf_counter_ns()
+    for n in range(args.warmup, args.warmup + args.steps):
+        if rank == args.kill_rank and n == args.kill_step:
+            os.kill(os.getpid(), signal.SIGKILL)
+        step(n)
+    torch.cuda.synchronize()
+    loop_ns = time.perf_counter_ns() - start
+    print(json.dumps({"rank": rank, "world": world, "mode": args.mode, "steps": args.warmup + args.steps,
+                      "timed_steps": args.steps, "late_ms": args.late_ms if late else 0.0,
+                      "late_where": args.late_where if late else "", "slow": slow,
+                      "loop_ns": loop_ns}), flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
