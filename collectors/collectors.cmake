@@ -9,11 +9,13 @@ warpscope_hidden_library(warpscope_collectors_pure CUPTI PUBLIC
           ${CMAKE_CURRENT_LIST_DIR}/activity/kernel_names.cc
           ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_range_builder.cc
           ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_capture_range.cc
+          ${CMAKE_CURRENT_LIST_DIR}/nccl/nccl_calls.cc
   LINK warpscope_writer)
 
 warpscope_hidden_library(warpscope_collectors_cupti CUPTI PUBLIC
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/activity/cupti_activity.cc
           ${CMAKE_CURRENT_LIST_DIR}/callbacks/cupti_callbacks.cc
+          ${CMAKE_CURRENT_LIST_DIR}/nccl/nccl_collector.cc
           ${CMAKE_CURRENT_LIST_DIR}/nvtx/cupti_nvtx_injection.cc
           ${CMAKE_CURRENT_LIST_DIR}/common/cupti_util.cc
   LINK warpscope_collectors_pure warpscope_session_pure warpscope_writer)

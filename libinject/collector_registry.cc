@@ -6,6 +6,7 @@
 
 #include "collectors/activity/cupti_activity.h"
 #include "collectors/callbacks/cupti_callbacks.h"
+#include "collectors/nccl/nccl_collector.h"
 #include "collectors/nvtx/nvtx_capture_range.h"
 #include "collectors/pc_sampling/cupti_pc_sampling.h"
 #include "collectors/pm_sampling/cupti_pm_sampling.h"
@@ -18,6 +19,7 @@ std::span<const CollectorRegistration> Collectors() {
       {"callbacks", "", &MakeCallbackCollector, CollectorStage::kBeforeTrace},
       {"activity", "", &MakeActivityCollector, CollectorStage::kRequired},
       {"nvtx", "", &MakeNvtxCaptureRangeCollector, CollectorStage::kRequired},
+      {"nccl", "", &MakeNcclCallCollector, CollectorStage::kRequired},
       {"pm_sampling", Setting(SettingId::kPmSampling).variable.data(), &MakePmSamplingCollector},
       // PC sampling needs kernel records on before it starts (collector_interface.h).
       {"pc_sampling", Setting(SettingId::kPcSampling).variable.data(), &MakePcSamplingCollector,

@@ -49,4 +49,26 @@ std::vector<TimeInterval> MergedIntervals(std::vector<TimeInterval> intervals) {
   return merged;
 }
 
+uint64_t OverlapOfMerged(const std::vector<TimeInterval>& a, const std::vector<TimeInterval>& b) {
+  uint64_t overlap = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const uint64_t begin = std::max(a[i].begin_ns, b[j].begin_ns);
+    const uint64_t end = std::min(a[i].end_ns, b[j].end_ns);
+    if (end > begin) overlap += end - begin;
+    if (a[i].end_ns < b[j].end_ns) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return overlap;
+}
+
+uint64_t LengthOfMerged(const std::vector<TimeInterval>& merged) {
+  uint64_t total = 0;
+  for (const TimeInterval& t : merged) total += t.end_ns - t.begin_ns;
+  return total;
+}
+
 }  // namespace warpscope

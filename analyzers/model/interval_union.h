@@ -42,6 +42,12 @@ IntervalUnion UnionOf(std::vector<TimeInterval> intervals);
 // merged into one.
 std::vector<TimeInterval> MergedIntervals(std::vector<TimeInterval> intervals);
 
+// How long two sets of merged intervals (MergedIntervals' output) overlap.
+uint64_t OverlapOfMerged(const std::vector<TimeInterval>& a, const std::vector<TimeInterval>& b);
+
+// The total length of merged intervals.
+uint64_t LengthOfMerged(const std::vector<TimeInterval>& merged);
+
 }  // namespace warpscope
 
 #endif  // WARPSCOPE_ANALYZERS_MODEL_INTERVAL_UNION_H_

@@ -441,6 +441,9 @@ void EventDecoder::Append(Table& t, const FieldValues& v, bool check) {
       case Derive::kInt:
         AppendOrCountZero<int64_t>(c, c.ints, value);
         break;
+      case Derive::kSint:
+        AppendOrCountZero<int64_t>(c, c.ints, static_cast<uint64_t>(ZigZagDecode(value)));
+        break;
       case Derive::kEnd:
         c.ints.push_back(static_cast<int64_t>(value + v[op.other]));
         break;

@@ -14,6 +14,7 @@ namespace warpscope::columns_internal {
 // How a column is derived from its packet's fields.
 enum class Derive : uint8_t {
   kInt,     // the field as int64
+  kSint,    // a sint32 field (zigzag on the wire) as int64
   kEnd,     // start_ns + duration_ns
   kBool,    // the field as 0 / 1
   kEnum,    // the field's int32 value (`aux` names the enum)
@@ -21,6 +22,11 @@ enum class Derive : uint8_t {
   kThread,  // three columns: the id, the os_tid and the name of the thread in force
   kLaunch,  // a field (`aux`) of the launch configuration in force for launch_config_id
 };
+
+// A sint32 field's value from its zigzag varint.
+inline int64_t ZigZagDecode(uint64_t value) {
+  return static_cast<int64_t>(value >> 1) ^ -static_cast<int64_t>(value & 1);
+}
 
 struct ColumnSpec {
   const char* column;

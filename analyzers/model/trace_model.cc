@@ -161,6 +161,15 @@ void TraceModelBuilder::AddEvent(const v1::TracePacket& p) {
       Extend(k.timestamp_ns(), k.timestamp_ns());
       break;
     }
+    case v1::TracePacket::kNcclCall: {
+      const v1::NcclCallEvent& n = p.nccl_call();
+      m.nccl_calls.push_back({Str(n.name_id()), n.start_ns(), n.duration_ns(), n.thread_id(),
+                              n.comm_hash(), n.bytes(), n.reduction_op(), n.root(), n.peer(),
+                              n.comm_size(), n.comm_rank(), n.launch_correlation_id(), n.launches(),
+                              n.payload_unreadable()});
+      Extend(n.start_ns(), n.start_ns() + n.duration_ns());
+      break;
+    }
     default:
       // Header (handled from reader.header()), interned definitions (the reader keeps
       // them) and packets this reader does not know (the reader counts them).

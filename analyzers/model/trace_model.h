@@ -186,6 +186,26 @@ struct NvtxMark {
   uint64_t thread_id = 0;
 };
 
+// One call into NCCL's API (NcclCallEvent): the collective, its communicator and size, and
+// the kernel launch it made (0 for a call queued in ncclGroupStart/End).
+struct NcclCall {
+  std::string_view name;  // "ncclAllReduce", "ncclGroupEnd", ...
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint64_t thread_id = 0;
+  uint64_t comm_hash = 0;  // 0 = unknown
+  uint64_t bytes = 0;
+  int32_t reduction_op = -1;
+  int32_t root = -1;
+  int32_t peer = -1;
+  int32_t comm_size = 0;
+  int32_t comm_rank = -1;
+  uint32_t launch_correlation_id = 0;
+  uint32_t launches = 0;
+  bool payload_unreadable = false;
+  uint64_t end_ns() const { return start_ns + duration_ns; }
+};
+
 // ---------------------------------------------------------------------------------------
 // Sampling
 
@@ -331,6 +351,7 @@ class TraceModel {
   std::vector<OverheadEvent> overheads;
   std::vector<NvtxRange> nvtx_ranges;
   std::vector<NvtxMark> nvtx_marks;
+  std::vector<NcclCall> nccl_calls;
   std::vector<PmMetricSet> pm_metric_sets;
   std::vector<PmSample> pm_samples;  // in-process values, then raw samples evaluated at load
   // Why raw PM samples (PmCounterData) could not all be evaluated, e.g. no CUPTI on this

@@ -200,6 +200,10 @@ void TraceReader::CheckReferences(const v1::TracePacket& p) {
         CheckThread(p.nvtx_range().end_thread_id());
       }
       break;
+    case v1::TracePacket::kNcclCall:
+      CheckString(p.nccl_call().name_id());
+      CheckThread(p.nccl_call().thread_id());
+      break;
     case v1::TracePacket::kNvtxMark:
       CheckString(p.nvtx_mark().name_id());
       CheckString(p.nvtx_mark().domain_id());

@@ -25,6 +25,8 @@ namespace {
 CUpti_SubscriberHandle g_subscriber = nullptr;
 SessionListener* g_handler = nullptr;
 std::atomic<bool> g_live{false};
+bool g_nvtx_capture = false;                      // NVTX pushes and pops go to the session
+std::atomic<NvtxDomainObserver*> g_domains_observer{nullptr};  // NCCL's calls
 std::mutex g_domain_mu;
 std::unordered_map<const void*, std::string>* g_domains = nullptr;  // nvtxDomainHandle_t -> name
 
@@ -42,8 +44,47 @@ const char* AttribMessage(const nvtxEventAttributes_t* a) {
   return a->message.ascii;
 }
 
+// Domain creation and strings, and domain pushes and pops with their attributes, for the
+// observer (the NCCL calls collector).
+void HandleDomainNvtx(NvtxDomainObserver& nccl, CUpti_CallbackId cbid, const CUpti_NvtxData* d) {
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
+      auto* p = static_cast<const nvtxDomainCreateA_params*>(d->functionParams);
+      auto* ret = static_cast<const nvtxDomainHandle_t*>(d->functionReturnValue);
+      if (p && p->name && ret) nccl.OnDomainCreated(*ret, p->name);
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA: {
+      auto* p = static_cast<const nvtxDomainRegisterStringA_params*>(d->functionParams);
+      auto* ret = static_cast<const nvtxStringHandle_t*>(d->functionReturnValue);
+      if (p && p->string && ret) nccl.OnStringRegistered(p->domain, *ret, p->string);
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      auto* p = static_cast<const nvtxDomainRangePushEx_params*>(d->functionParams);
+      const nvtxEventAttributes_t* a = p ? p->core.eventAttrib : nullptr;
+      if (a == nullptr) break;
+      nccl.OnPush(p->domain, OsTid(), AttribMessage(a),
+                  a->messageType == NVTX_MESSAGE_TYPE_REGISTERED ? a->message.registered : nullptr,
+                  a->payloadType, a->payload.ullValue);
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop: {
+      auto* p = static_cast<const nvtxDomainRangePop_params*>(d->functionParams);
+      if (p) nccl.OnPop(p->domain, OsTid());
+      break;
+    }
+    default:
+      break;
+  }
+}
+
 void HandleNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* d) {
   if (d == nullptr) return;
+  if (NvtxDomainObserver* o = g_domains_observer.load(std::memory_order_acquire)) {
+    HandleDomainNvtx(*o, cbid, d);
+  }
+  if (!g_nvtx_capture && cbid != CUPTI_CBID_NVTX_nvtxDomainCreateA) return;
   switch (cbid) {
     case CUPTI_CBID_NVTX_nvtxRangePushA: {
       auto* p = static_cast<const nvtxRangePushA_params*>(d->functionParams);
@@ -113,7 +154,11 @@ void CUPTIAPI Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
       if (c == nullptr) return;
       // Open after cuProfilerStart returns, close before cuProfilerStop runs, so the window
       // holds exactly the work between the two calls.
-      if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart && c->callbackSite == CUPTI_API_EXIT) {
+      if (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx) {
+        NvtxDomainObserver* o = g_domains_observer.load(std::memory_order_acquire);
+        if (o != nullptr && c->callbackSite == CUPTI_API_ENTER) o->OnLaunch(c->correlationId);
+      } else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart &&
+                 c->callbackSite == CUPTI_API_EXIT) {
         g_handler->OnProfilerApi(true);
       } else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop &&
                  c->callbackSite == CUPTI_API_ENTER) {
@@ -166,6 +211,7 @@ bool CuptiCallbacks::Subscribe(SessionListener* handler, const CallbackOptions& 
     cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
                         CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
   }
+  g_nvtx_capture = options.nvtx;
   if (options.nvtx) {
     const CUpti_CallbackId ids[] = {
         CUPTI_CBID_NVTX_nvtxRangePushA,        CUPTI_CBID_NVTX_nvtxRangePushW,
@@ -176,6 +222,23 @@ bool CuptiCallbacks::Subscribe(SessionListener* handler, const CallbackOptions& 
   }
   g_live.store(true, std::memory_order_release);
   return true;
+}
+
+void CuptiCallbacks::SetNvtxDomainObserver(NvtxDomainObserver* observer) {
+  if (g_subscriber == nullptr) return;
+  g_domains_observer.store(observer, std::memory_order_release);
+  const int on = observer != nullptr ? 1 : 0;
+  for (CUpti_CallbackId id :
+       {CUPTI_CBID_NVTX_nvtxDomainCreateA, CUPTI_CBID_NVTX_nvtxDomainRegisterStringA,
+        CUPTI_CBID_NVTX_nvtxDomainRangePushEx, CUPTI_CBID_NVTX_nvtxDomainRangePop}) {
+    // Off only where the nvtx capture range does not need them.
+    if (on || !g_nvtx_capture || id == CUPTI_CBID_NVTX_nvtxDomainRegisterStringA) {
+      cuptiEnableCallback(on, g_subscriber, CUPTI_CB_DOMAIN_NVTX, id);
+    }
+  }
+  // NCCL launches its kernels with cuLaunchKernelEx inside its NVTX ranges.
+  cuptiEnableCallback(on, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx);
 }
 
 void CuptiCallbacks::EnableModuleCallbacks() {

@@ -9,10 +9,29 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "collectors/collector_interface.h"
 
 namespace warpscope {
+
+// Receives NVTX domain callbacks (creation, registered strings, pushes and pops with their
+// raw attributes) and the kernel launches made through cuLaunchKernelEx, from CUPTI callback
+// threads: the NCCL calls collector (collectors/nccl) follows NCCL's domain with it. Every
+// method must be cheap for domains it does not follow.
+class NvtxDomainObserver {
+ public:
+  virtual ~NvtxDomainObserver() = default;
+  virtual void OnDomainCreated(const void* domain, std::string_view name) = 0;
+  virtual void OnStringRegistered(const void* domain, const void* handle,
+                                  std::string_view value) = 0;
+  // `ascii`: the name when given as text; `registered`: its string handle otherwise;
+  // `payload_type`, `payload_value`: nvtxEventAttributes_t's payload members.
+  virtual void OnPush(const void* domain, uint32_t os_tid, const char* ascii,
+                      const void* registered, int32_t payload_type, uint64_t payload_value) = 0;
+  virtual void OnPop(const void* domain, uint32_t os_tid) = 0;
+  virtual void OnLaunch(uint32_t correlation_id) = 0;
+};
 
 struct CallbackOptions {
   bool profiler_api = false;  // cuProfilerStart/Stop callbacks
@@ -29,6 +48,9 @@ class CuptiCallbacks {
   // PyTorch loads hundreds of modules, and the extra peak RSS of a traced PyTorch run
   // (about +140 MB measured) is suspected to come from them (unverified).
   static void EnableModuleCallbacks();
+  // NVTX domain callbacks and cuLaunchKernelEx launches go to `observer` (nullptr: off).
+  // After Subscribe.
+  static void SetNvtxDomainObserver(NvtxDomainObserver* observer);
   static void Unsubscribe();
   static void AbandonAfterFork();
   static uint32_t CuptiVersion();

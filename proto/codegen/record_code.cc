@@ -73,6 +73,7 @@ std::string MemberName(const FD& field, Role role) {
 std::string ValueType(const FD& field) {
   switch (field.type()) {
     case FD::TYPE_UINT32: return "uint32_t";
+    case FD::TYPE_SINT32: return field.is_repeated() ? "" : "int32_t";
     case FD::TYPE_UINT64: return "uint64_t";
     case FD::TYPE_BOOL: return "bool";
     case FD::TYPE_DOUBLE: return field.is_repeated() ? "double" : "";
@@ -83,11 +84,12 @@ std::string ValueType(const FD& field) {
   }
 }
 
-// A varint field: uint32, uint64, bool or enum, singular.
+// A varint field: uint32, sint32, uint64, bool or enum, singular.
 bool IsVarint(const FD& field) {
   return !field.is_repeated() &&
-         (field.type() == FD::TYPE_UINT32 || field.type() == FD::TYPE_UINT64 ||
-          field.type() == FD::TYPE_BOOL || field.type() == FD::TYPE_ENUM);
+         (field.type() == FD::TYPE_UINT32 || field.type() == FD::TYPE_SINT32 ||
+          field.type() == FD::TYPE_UINT64 || field.type() == FD::TYPE_BOOL ||
+          field.type() == FD::TYPE_ENUM);
 }
 
 // Every field a varint: the body has a bound known here, and goes through EmitSmall.
@@ -235,6 +237,7 @@ bool EncodeLines(const gp::Descriptor& message, const FD& field, const std::stri
   switch (field.type()) {
     case FD::TYPE_UINT32:
     case FD::TYPE_UINT64: *out = "s.Uint(" + k + ", " + value + ");"; return true;
+    case FD::TYPE_SINT32: *out = "s.Sint(" + k + ", " + value + ");"; return true;
     case FD::TYPE_BOOL: *out = "s.Bool(" + k + ", " + value + ");"; return true;
     case FD::TYPE_ENUM: *out = "s.EnumValue(" + k + ", " + value + ");"; return true;
     case FD::TYPE_STRING: *out = "s.String(" + k + ", " + value + ");"; return true;

@@ -39,6 +39,7 @@ inline constexpr RecordRule kRecords[] = {
     {"OverheadEvent", "OverheadRecord", Emit::kWrite, ""},
     {"NvtxRangeEvent", "NvtxRangeRecord", Emit::kWrite, ""},
     {"NvtxMarkEvent", "NvtxMarkRecord", Emit::kWrite, ""},
+    {"NcclCallEvent", "NcclCallRecord", Emit::kWrite, ""},
     {"PmMetricSet", "PmMetricSetRecord", Emit::kWrite, ""},
     {"PmCounterData", "PmCounterDataRecord", Emit::kStructOnly,
      "Raw PM samples: a counter data image and its usable samples; the analyzers evaluate "

@@ -9,7 +9,7 @@
 namespace warpscope {
 namespace {
 
-constexpr std::array<const StatDef*, 81> kAllStats = {
+constexpr std::array<const StatDef*, 83> kAllStats = {
     &stats::kWriterEventsWritten,
     &stats::kWriterEventsWrittenKind,
     &stats::kWriterBytesWritten,
@@ -43,6 +43,8 @@ constexpr std::array<const StatDef*, 81> kAllStats = {
     &stats::kCuptiZeroTimestamps,
     &stats::kNvtxUnmatchedEnds,
     &stats::kNvtxUnclosedRanges,
+    &stats::kNcclCalls,
+    &stats::kNcclPayloadUnreadable,
     &stats::kPcBatches,
     &stats::kPcRecords,
     &stats::kPcSamples,

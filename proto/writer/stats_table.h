@@ -113,6 +113,12 @@ inline constexpr StatDef kNvtxUnmatchedEnds{"nvtx.unmatched_ends", kInfo,
 inline constexpr StatDef kNvtxUnclosedRanges{"nvtx.unclosed_ranges", kInfo,
     "NVTX ranges still open at the end, not written"};
 
+// ---- NCCL's calls (collectors/nccl).
+inline constexpr StatDef kNcclCalls{"nccl.calls", kInfo,
+    "NCCL API calls recorded from NCCL's NVTX ranges"};
+inline constexpr StatDef kNcclPayloadUnreadable{"nccl.payload_unreadable", kInfo,
+    "NCCL calls whose NVTX payload could not be read (unknown schema or size): recorded without communicator and bytes"};
+
 // ---- PC sampling (collectors/pc_sampling; docs/pc_sampling.md).
 inline constexpr StatDef kPcBatches{"pc_sampling.batches", kInfo,
     "PC sample batches written"};

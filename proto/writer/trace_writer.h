@@ -86,6 +86,7 @@ class TraceWriter {
     bool Write(const OverheadRecord& r);
     bool Write(const NvtxRangeRecord& r);
     bool Write(const NvtxMarkRecord& r);
+    bool Write(const NcclCallRecord& r);
     bool Write(const PmMetricSetRecord& r);
     bool Write(const PmSampleRecord& r);
     bool Write(const PmCounterDataRecord& r);

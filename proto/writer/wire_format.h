@@ -101,6 +101,10 @@ class SinkRules {
     if (value != 0) self().VarintField(field, value);
   }
   void Bool(uint32_t field, bool value) { Uint(field, value ? 1 : 0); }
+  // sint32: zigzag, so that small negative values (-1 for "none") take one byte.
+  void Sint(uint32_t field, int32_t value) {
+    Uint(field, (static_cast<uint32_t>(value) << 1) ^ static_cast<uint32_t>(value >> 31));
+  }
   template <typename Enum>
   void EnumValue(uint32_t field, Enum value) {
     Uint(field, static_cast<uint64_t>(value));

@@ -42,6 +42,9 @@ _EVENT_FRAMES: Dict[str, Tuple[str, str, List[str]]] = {
         "end_thread_id", "end_os_tid", "end_thread_name"]),
     "nvtx_marks": ("nvtx_mark", "NvtxMarkEvent", [
         "timestamp_ns", "name", "domain", "category", "color"] + _THREAD),
+    "nccl_calls": ("nccl_call", "NcclCallEvent", _TIMES + ["name"] + _THREAD + [
+        "comm_hash", "bytes", "reduction_op", "root", "peer", "comm_size", "comm_rank",
+        "launch_correlation_id", "launches", "payload_unreadable"]),
     "memcpy": ("memcpy", "MemcpyEvent", _TIMES + [
         "copy_kind", "src_kind", "dst_kind", "bytes", "device_id", "context_id", "stream_id",
         "correlation_id", "is_async", "src_device_id", "dst_device_id", "graph_node_id"]),

@@ -152,6 +152,11 @@ void WriteEvents(TraceWriter::Batch& batch, const GoldenIds& ids) {
   ASSERT_TRUE(batch.Write(NvtxMarkRecord{.name_id = name, .domain_id = mangled,
                                          .category = kMax32, .color = 1,
                                          .timestamp_ns = kMax64, .thread_id = thread}));
+  ASSERT_TRUE(batch.Write(NcclCallRecord{
+      .name_id = name, .start_ns = start + 600, .end_ns = start + 640, .thread_id = thread,
+      .comm_hash = 0xc2e5cdcd6a46e35aull, .bytes = 26214400, .reduction_op = 0, .root = -1,
+      .peer = -1, .comm_size = 4, .comm_rank = 2, .launch_correlation_id = 4077, .launches = 1,
+      .payload_unreadable = false}));
 }
 
 // PM and PC samples, a capture window edge, a cubin and a notice.

@@ -238,6 +238,11 @@ void WriteSampling(TraceWriter::Batch& batch, EveryRecord* everything) {
   }
   ASSERT_TRUE(batch.Write(range));
   ASSERT_TRUE(batch.Write(mark));
+  ASSERT_TRUE(batch.Write(NcclCallRecord{
+      .name_id = r.name_id, .start_ns = 1000, .end_ns = 1700, .thread_id = r.thread_id,
+      .comm_hash = kMax64, .bytes = kMax64 - 1, .reduction_op = -1, .root = -2147483647 - 1,
+      .peer = 2147483647, .comm_size = 256, .comm_rank = 255, .launch_correlation_id = kMax32,
+      .launches = 3, .payload_unreadable = true}));
   ASSERT_TRUE(batch.Write(r.metric_set));
   ASSERT_TRUE(batch.Write(r.sample));
   ASSERT_TRUE(batch.Write(raw));
@@ -435,6 +440,22 @@ void ExpectApiGraphOverheadNvtx(const pb::Trace& trace, const EveryRecord& w) {
   EXPECT_EQ(mk.color(), 1u);
   EXPECT_EQ(mk.timestamp_ns(), kMax64);
   EXPECT_EQ(mk.thread_id(), w.thread_id);
+
+  // sint32 fields: negative values and both ends of the range survive zigzag encoding.
+  const pb::NcclCallEvent& n = One(trace, pb::TracePacket::kNcclCall).nccl_call();
+  EXPECT_EQ(n.name_id(), w.name_id);
+  EXPECT_EQ(n.duration_ns(), 700u);
+  EXPECT_EQ(n.thread_id(), w.thread_id);
+  EXPECT_EQ(n.comm_hash(), kMax64);
+  EXPECT_EQ(n.bytes(), kMax64 - 1);
+  EXPECT_EQ(n.reduction_op(), -1);
+  EXPECT_EQ(n.root(), -2147483647 - 1);
+  EXPECT_EQ(n.peer(), 2147483647);
+  EXPECT_EQ(n.comm_size(), 256);
+  EXPECT_EQ(n.comm_rank(), 255);
+  EXPECT_EQ(n.launch_correlation_id(), kMax32);
+  EXPECT_EQ(n.launches(), 3u);
+  EXPECT_TRUE(n.payload_unreadable());
 }
 
 
@@ -519,10 +540,10 @@ void ExpectStats(const pb::Trace& trace, const TraceWriter& writer) {
   EXPECT_EQ(StatValue(stats, "writer.events_written.kernel"), 2u);
   EXPECT_EQ(StatValue(stats, "writer.events_written.interned_string"), 4u);
   EXPECT_EQ(StatValue(stats, "writer.events_written.pm_sample"), 1u);
-  // device, context, 4 strings, config, 2 threads, 2 kernels, 15 other records, notice.
+  // device, context, 4 strings, config, 2 threads, 2 kernels, 16 other records, notice.
   EXPECT_EQ(StatValue(stats, std::string(stats::kWriterEventsWritten.name)),
-            2u + 4u + 1u + 2u + 2u + 15u + 1u);
-  EXPECT_EQ(writer.Counter(stats::kWriterEventsWritten.name), 27u);
+            2u + 4u + 1u + 2u + 2u + 16u + 1u);
+  EXPECT_EQ(writer.Counter(stats::kWriterEventsWritten.name), 28u);
   EXPECT_EQ(StatValue(stats, std::string(stats::kWriterTimestampsClamped.name)), 0u);
 }
 
