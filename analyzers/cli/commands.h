@@ -68,6 +68,7 @@ int RunDiffCommand(const CommandArgs& args);
 int RunAdviseCommand(const CommandArgs& args);
 int RunExportCommand(const CommandArgs& args);
 int RunTimelineCommand(const CommandArgs& args);
+int RunJobCommand(const CommandArgs& args);
 
 }  // namespace warpscope
 

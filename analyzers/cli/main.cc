@@ -23,6 +23,8 @@ const CommandInfo kCommands[] = {
     {"diff", "what changed between two traces, ranked by impact; exit status for CI",
      RunDiffCommand},
     {"advise", "findings ranked by the time a fix would save; HTML report", RunAdviseCommand},
+    {"job", "all ranks of a job: collectives matched, waiting, the straggler and its cause",
+     RunJobCommand},
     {"export", "traces as Perfetto protobuf, Chrome JSON, Kineto JSON (HTA) or Parquet",
      RunExportCommand},
     {"timeline", "an SVG picture of a stretch of the trace: threads and GPU streams",

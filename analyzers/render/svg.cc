@@ -21,6 +21,7 @@ constexpr double kLegendHeight = 24;
 constexpr const char* kClassStyle =
     ".kernel{fill:#4a7fc1}.copy{fill:#3c9a5f}.memset{fill:#999}.wait{fill:#d9534f}"
     ".api{fill:#c9b458}.range{fill:#b48fd1}.overhead{fill:#555}"
+    ".nccl{fill:#2a9d8f}.nccl-wait{fill:#f4a261}"
     ".gap{fill:#d9534f;fill-opacity:0.15}"
     ".name{fill:#111;pointer-events:none}.axis{stroke:#888}";
 
@@ -29,7 +30,9 @@ constexpr std::pair<const char*, const char*> kClassMeaning[] = {
     {"kernel", "kernel"},         {"copy", "memory copy"},
     {"memset", "memset"},         {"api", "CUDA API call"},
     {"wait", "API call waiting for the GPU"}, {"range", "NVTX range"},
-    {"overhead", "recording overhead"}};
+    {"overhead", "recording overhead"},
+    {"nccl", "NCCL collective moving data"},
+    {"nccl-wait", "NCCL collective waiting for the last rank"}};
 
 }  // namespace
 

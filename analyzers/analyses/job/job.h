@@ -1,0 +1,98 @@
+// The job view: the traces of all ranks of a data-parallel job read together. It matches each
+// collective across the ranks (by communicator and order, collectives.h), splits the time
+// each rank spends in it into waiting for the last rank and moving data, gives each step's
+// compute, communication and their overlap per rank, and names the straggler (the rank the
+// others wait for) with its evidence and its cause on that rank, or says plainly that the
+// ranks are balanced. docs/distributed.md says how every figure is made.
+//
+// Waiting needs no clock alignment: the rank that arrives last at a collective spends the
+// least time in it, so a rank's wait is its duration minus the shortest among the ranks, and
+// its lateness the longest duration minus its own. Ranks on one host share a clock; there the
+// same figures are also computed from the kernels' start times (`clock_*` columns) as a check.
+//
+// Memory: each trace is read, reduced to a RankDigest and dropped; at most `threads` traces are
+// held at once, so memory is about threads x (one trace loaded) + the digests (collectives and
+// steps of all ranks).
+#ifndef WARPSCOPE_ANALYZERS_ANALYSES_JOB_JOB_H_
+#define WARPSCOPE_ANALYZERS_ANALYSES_JOB_JOB_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analyzers/analyses/job/rank_digest.h"
+#include "analyzers/render/report.h"
+
+namespace warpscope {
+
+struct JobOptions {
+  std::string step;    // the NVTX range that marks steps ("" = steps.h's rule)
+  size_t threads = 0;  // traces read at once; 0 = the machine's cores, at most 8
+};
+
+// One collective instance across the ranks that ran it.
+struct MatchedCollective {
+  std::string comm;
+  uint64_t seq = 0;
+  std::string op;
+  uint64_t bytes = 0;                 // the largest any rank reported
+  uint32_t ranks = 0;                 // ranks that ran it
+  uint64_t shortest_ns = 0;           // the last arrival's duration: the data movement
+  uint64_t longest_ns = 0;
+  uint32_t last_rank = 0;             // shortest duration: arrived last
+  std::optional<uint32_t> clock_last_rank;  // latest kernel start, where clocks are shared
+  uint64_t clock_spread_ns = 0;       // latest start minus earliest start (shared clocks)
+  uint64_t spread_ns() const { return longest_ns - shortest_ns; }
+};
+
+struct StragglerVerdict {
+  std::optional<uint32_t> rank;  // the straggler; none when balanced or no one rank dominates
+  std::string verdict;           // one sentence: who, with the evidence, or that none is
+  std::string cause;             // what the straggler did meanwhile (empty without one)
+  std::string finding;           // its own `advise` finding that matches the cause, if any
+  uint32_t uneven = 0;           // instances whose arrivals differ by more than the threshold
+  uint32_t last_count = 0;       // of those, where the straggler arrived last
+  uint64_t median_lead_ns = 0;   // median time the others waited for it there
+  // The others' idle wait for it (RankCollective::idle_wait_ns; without a straggler, every
+  // rank's), and its share of their step time (their GPU span without steps).
+  uint64_t others_wait_ns = 0;
+  double others_wait_share = 0;
+};
+
+struct JobView {
+  std::vector<RankDigest> ranks;  // by rank
+  std::vector<MatchedCollective> collectives;
+  bool shared_clock = false;      // every trace from one host
+  std::string job_id;             // when the traces say (header)
+  uint32_t world_size = 0;
+  std::vector<std::string> problems;  // ranks missing, sequences that differ, ...
+  StragglerVerdict straggler;
+};
+
+// Reads the traces (files, or folders whose *.wst files are read) and builds the view. Errors:
+// a trace that cannot be read (the message names it), fewer than one trace.
+absl::StatusOr<JobView> BuildJobView(const std::vector<std::string>& paths,
+                                     const JobOptions& options = {});
+
+// The view as a report: scalars (ranks, straggler, waiting), tables `ranks`, `collectives` (per
+// operation and rank), `steps` (per rank and step) and `instances` (each matched collective).
+Report JobReport(const JobView& view);
+
+// The ranks side by side, one row per rank on one time axis (the job's clock when the ranks
+// share one, else each rank's own trace time lined up at its first matched collective): steps,
+// compute and NCCL kernels, with the wait in each collective shaded. `steps`: how many steps
+// from the middle of the job to draw (0 = all).
+std::string JobSvg(const JobView& view, size_t steps = 3);
+
+// Internal steps of BuildJobView, exposed for tests: matching and waiting (job_match.cc), the
+// straggler rule (straggler.cc).
+void MatchCollectives(JobView& view);
+void JudgeStraggler(JobView& view);
+// Names what the straggler did while the others waited, from its own trace (reloaded).
+void ExplainStraggler(JobView& view, const TraceModel& straggler_trace);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_ANALYSES_JOB_JOB_H_

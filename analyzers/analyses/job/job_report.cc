@@ -1,0 +1,174 @@
+// The job view as a Report: scalars and the ranks, collectives, steps and instances tables
+// (job.h; every column is described in docs/distributed.md).
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "analyzers/analyses/collectives.h"
+#include "analyzers/analyses/job/job.h"
+
+namespace warpscope {
+namespace {
+
+Cell Ms(uint64_t ns) { return Cell(static_cast<double>(ns) / 1e6, 3); }
+
+// A value only where it is known: an empty cell (null in JSON) otherwise.
+Cell MsIf(bool known, uint64_t ns) {
+  if (!known) return Cell();
+  return Ms(ns);
+}
+Cell NumberIf(bool known, uint64_t n) {
+  if (!known) return Cell();
+  return Cell(n);
+}
+Cell GbPerS(uint64_t bytes, uint64_t ns) {
+  if (ns == 0) return Cell();
+  return Cell(static_cast<double>(bytes) / static_cast<double>(ns), 2);
+}
+
+uint64_t MedianOf(std::vector<uint64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+Table RanksTable(const JobView& view) {
+  Table t({{"rank", true}, {"host", false}, {"pid", true}, {"device", false},
+           {"steps", true}, {"step_ms", true}, {"compute_ms", true}, {"comm_ms", true},
+           {"exposed_comm_ms", true}, {"wait_ms", true}, {"idle_wait_ms", true},
+           {"idle_wait_pct", true}, {"last_arrivals", true}, {"collectives", true},
+           {"trace", false}});
+  std::map<uint32_t, uint32_t> last;
+  for (const MatchedCollective& m : view.collectives) ++last[m.last_rank];
+  for (const RankDigest& r : view.ranks) {
+    std::vector<uint64_t> step, compute, comm, exposed;
+    uint64_t wait = 0, idle_wait = 0, step_total = 0;
+    for (size_t i = 0; i < r.step_times.size(); ++i) {
+      const StepTimes& s = r.step_times[i];
+      step.push_back(r.steps.steps[i].duration_ns());
+      step_total += r.steps.steps[i].duration_ns();
+      compute.push_back(s.compute_ns);
+      comm.push_back(s.comm_ns);
+      exposed.push_back(s.exposed_comm_ns());
+    }
+    for (const RankCollective& c : r.collectives) {
+      wait += c.wait_ns;
+      idle_wait += c.idle_wait_ns;
+    }
+    const uint64_t time = step_total > 0 ? step_total : r.gpu_end_ns - r.gpu_begin_ns;
+    const bool per_step = !step.empty();
+    t.AddRow({r.RankOrIndex(), r.host, r.pid, r.device, static_cast<uint64_t>(step.size()),
+              MsIf(per_step, MedianOf(step)),
+              Ms(per_step ? MedianOf(compute) : r.compute_ns),
+              Ms(per_step ? MedianOf(comm) : r.comm_ns),
+              Ms(per_step ? MedianOf(exposed) : r.comm_ns - r.overlap_ns), Ms(wait),
+              Ms(idle_wait), PercentCell(time > 0 ? static_cast<double>(idle_wait) / time : 0.0),
+              last[r.RankOrIndex()], static_cast<uint64_t>(r.collectives.size()), r.path});
+  }
+  return t;
+}
+
+// Per operation and rank: count, bytes, time, wait and the data movement's bus bandwidth.
+Table CollectivesTable(const JobView& view) {
+  Table t({{"op", false}, {"rank", true}, {"count", true}, {"bytes", true}, {"time_ms", true},
+           {"wait_ms", true}, {"transfer_ms", true}, {"busbw_gbps", true},
+           {"last_arrivals", true}});
+  struct Sums {
+    uint64_t count = 0, bytes = 0, time = 0, wait = 0, moved = 0, moved_time = 0, last = 0;
+  };
+  std::map<std::pair<std::string, uint32_t>, Sums> sums;
+  std::map<std::pair<std::string, uint64_t>, const MatchedCollective*> by_key;
+  for (const MatchedCollective& m : view.collectives) by_key[{m.comm, m.seq}] = &m;
+  for (const RankDigest& r : view.ranks) {
+    for (const RankCollective& c : r.collectives) {
+      Sums& s = sums[{c.op, r.RankOrIndex()}];
+      ++s.count;
+      s.bytes += c.bytes;
+      s.time += c.duration_ns;
+      s.wait += c.wait_ns;
+      auto m = by_key.find({c.comm, c.seq});
+      const uint32_t n = m != by_key.end() ? m->second->ranks : std::max<int32_t>(c.comm_size, 1);
+      if (m != by_key.end() && m->second->last_rank == r.RankOrIndex() && n > 1) ++s.last;
+      if (c.bytes > 0) {
+        s.moved += static_cast<uint64_t>(c.bytes * BusBandwidthFactor(c.op, n));
+        s.moved_time += c.duration_ns - c.wait_ns;
+      }
+    }
+  }
+  for (const auto& [key, s] : sums) {
+    t.AddRow({key.first, key.second, s.count, s.bytes, Ms(s.time), Ms(s.wait),
+              Ms(s.time - s.wait), GbPerS(s.moved, s.moved_time), s.last});
+  }
+  return t;
+}
+
+Table StepsTable(const JobView& view) {
+  Table t({{"rank", true}, {"step", true}, {"name", false}, {"start_ms", true},
+           {"duration_ms", true}, {"compute_ms", true}, {"comm_ms", true}, {"overlap_ms", true},
+           {"exposed_comm_ms", true}, {"wait_ms", true}, {"idle_wait_ms", true}});
+  for (const RankDigest& r : view.ranks) {
+    for (size_t i = 0; i < r.step_times.size(); ++i) {
+      const Step& s = r.steps.steps[i];
+      const StepTimes& x = r.step_times[i];
+      t.AddRow({r.RankOrIndex(), Cell(s.number.value_or(i)),
+                s.name, Ms(s.start_ns), Ms(s.duration_ns()), Ms(x.compute_ns), Ms(x.comm_ns),
+                Ms(x.overlap_ns), Ms(x.exposed_comm_ns()), Ms(x.wait_ns), Ms(x.idle_wait_ns)});
+    }
+  }
+  return t;
+}
+
+Table InstancesTable(const JobView& view) {
+  Table t({{"comm", false}, {"seq", true}, {"op", false}, {"bytes", true}, {"ranks", true},
+           {"transfer_ms", true}, {"spread_ms", true}, {"last_rank", true},
+           {"clock_last_rank", true}, {"clock_spread_ms", true}});
+  for (const MatchedCollective& m : view.collectives) {
+    t.AddRow({m.comm, m.seq, m.op, m.bytes, m.ranks, Ms(m.shortest_ns), Ms(m.spread_ns()),
+              m.last_rank, NumberIf(m.clock_last_rank.has_value(), m.clock_last_rank.value_or(0)),
+              MsIf(view.shared_clock, m.clock_spread_ns)});
+  }
+  return t;
+}
+
+}  // namespace
+
+Report JobReport(const JobView& view) {
+  Report report;
+  const StragglerVerdict& v = view.straggler;
+  const std::string steps_how = view.ranks.empty() ? "" : view.ranks.front().steps.how;
+  report.scalars = {
+      {"ranks", static_cast<uint64_t>(view.ranks.size())},
+      {"world_size", view.world_size},
+      {"job_id", view.job_id},
+      {"shared_clock", view.shared_clock ? "yes" : "no"},
+      {"steps", steps_how},
+      {"collectives_matched", static_cast<uint64_t>(view.collectives.size())},
+      {"straggler", NumberIf(v.rank.has_value(), v.rank.value_or(0))},
+      {"uneven_collectives", v.uneven},
+      {"straggler_last_arrivals", v.last_count},
+      {"straggler_median_lead_ms", Ms(v.median_lead_ns)},
+      {"idle_wait_ms", Ms(v.others_wait_ns)},
+      {"idle_wait_pct", PercentCell(v.others_wait_share)},
+      {"verdict", v.verdict},
+      {"cause", v.cause},
+      {"finding", v.finding},
+  };
+  report.text.push_back(v.verdict);
+  if (!v.cause.empty()) report.text.push_back(absl::StrCat("  cause: ", v.cause));
+  if (!v.finding.empty()) report.text.push_back(absl::StrCat("  see:   ", v.finding));
+  report.text.push_back(absl::StrCat(view.ranks.size(), " ranks", view.shared_clock ? " on one host" : "",
+                                     "; ", view.collectives.size(), " collectives matched; steps: ",
+                                     steps_how));
+  for (const std::string& p : view.problems) report.text.push_back(absl::StrCat("note: ", p));
+  report.tables.emplace_back("ranks", RanksTable(view));
+  report.tables.emplace_back("collectives", CollectivesTable(view));
+  report.tables.emplace_back("steps", StepsTable(view));
+  report.tables.emplace_back("instances", InstancesTable(view));
+  Table problems({{"problem", false}});
+  for (const std::string& p : view.problems) problems.AddRow({p});
+  report.tables.emplace_back("problems", std::move(problems));
+  report.text_tables = {"ranks", "collectives"};
+  return report;
+}
+
+}  // namespace warpscope

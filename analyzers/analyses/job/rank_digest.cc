@@ -1,0 +1,159 @@
+// One rank's trace reduced to its identity, collectives and step times (rank_digest.h).
+#include "analyzers/analyses/job/rank_digest.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+#include "analyzers/analyses/collectives.h"
+#include "analyzers/model/interval_union.h"
+#include "proto/common/job_variables.h"
+
+namespace warpscope {
+namespace {
+
+template <size_t N>
+std::optional<uint32_t> FirstNumber(const TraceHeader& h, const std::string_view (&names)[N]) {
+  for (std::string_view name : names) {
+    for (const auto& [k, v] : h.rank_env) {
+      uint32_t n = 0;
+      if (k != name) continue;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec == std::errc() && end == v.data() + v.size()) return n;
+    }
+  }
+  return std::nullopt;
+}
+
+void Identify(const TraceModel& model, RankDigest& d) {
+  d.rank = FirstNumber(model.header, kRankVariables);
+  d.world_size = FirstNumber(model.header, kWorldSizeVariables).value_or(0);
+  // Without the launcher's variables, NCCL's own word (a CommDestroy or CommAbort payload
+  // names the rank) for the largest communicator.
+  int32_t largest = 0;
+  for (const NcclCall& c : model.nccl_calls) {
+    if (c.comm_rank < 0 || c.comm_size <= largest) continue;
+    largest = c.comm_size;
+    if (!d.rank) d.rank = static_cast<uint32_t>(c.comm_rank);
+    if (d.world_size == 0) d.world_size = static_cast<uint32_t>(c.comm_size);
+  }
+  d.host = model.header.hostname;
+  d.pid = model.header.pid;
+  d.unix_time_base_ns = model.header.unix_time_base_ns;
+  d.truncated = model.truncation.truncated() ? model.truncation.Describe() : "";
+}
+
+// When each kernel was launched (host time): its API call, or for NCCL's kernels the NCCL call
+// that made it; 0 when neither is in the trace.
+std::vector<uint64_t> LaunchTimes(const TraceModel& model, const RankCollectives& collectives) {
+  std::unordered_map<uint32_t, uint64_t> call_start;
+  call_start.reserve(model.api_calls.size());
+  for (const ApiCallEvent& a : model.api_calls) {
+    if (a.correlation_id != 0) call_start.emplace(a.correlation_id, a.start_ns);
+  }
+  std::vector<uint64_t> launch(model.kernels.size(), 0);
+  for (size_t i = 0; i < model.kernels.size(); ++i) {
+    auto it = call_start.find(model.kernels[i].correlation_id);
+    if (model.kernels[i].correlation_id != 0 && it != call_start.end()) launch[i] = it->second;
+  }
+  for (const CollectiveInstance& c : collectives.instances) {
+    if (c.call_start_ns != 0) launch[c.kernel_index] = c.call_start_ns;
+  }
+  return launch;
+}
+
+// The step of every kernel: the step its launch fell in; a kernel with no launch time takes the
+// step of the kernel before it on its stream (a stream runs kernels in launch order), the
+// first on a stream the step its own start falls in.
+std::vector<int64_t> KernelSteps(const TraceModel& model, const StepSet& steps,
+                                 const std::vector<uint64_t>& launch) {
+  std::vector<size_t> order(model.kernels.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return model.kernels[a].start_ns < model.kernels[b].start_ns;
+  });
+  std::vector<int64_t> step(model.kernels.size(), -1);
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> last_on_stream;
+  for (size_t i : order) {
+    const KernelEvent& k = model.kernels[i];
+    const auto stream = std::make_pair(k.device_id, k.stream_id);
+    if (launch[i] != 0) {
+      step[i] = steps.StepAt(launch[i]);
+    } else if (auto it = last_on_stream.find(stream); it != last_on_stream.end()) {
+      step[i] = it->second;
+    } else {
+      step[i] = steps.StepAt(k.start_ns);
+    }
+    last_on_stream[stream] = step[i];
+  }
+  return step;
+}
+
+// Compute, communication and their overlap, per step and over the whole trace.
+void StepTimesOf(const TraceModel& model, const std::vector<int64_t>& kernel_step,
+                 RankDigest& d) {
+  const size_t n = d.steps.steps.size();
+  std::vector<std::vector<TimeInterval>> compute(n + 1), comm(n + 1);  // [n]: the whole trace
+  for (size_t i = 0; i < model.kernels.size(); ++i) {
+    const KernelEvent& k = model.kernels[i];
+    const std::string_view name = k.name.empty() ? k.mangled_name : k.name;
+    const TimeInterval t{k.start_ns, k.end_ns()};
+    auto& bucket = IsNcclKernel(name) ? comm : compute;
+    bucket[n].push_back(t);
+    if (kernel_step[i] >= 0) bucket[static_cast<size_t>(kernel_step[i])].push_back(t);
+    if (d.gpu_end_ns == 0 || k.start_ns < d.gpu_begin_ns) d.gpu_begin_ns = k.start_ns;
+    d.gpu_end_ns = std::max(d.gpu_end_ns, k.end_ns());
+  }
+  d.step_times.resize(n);
+  for (size_t s = 0; s <= n; ++s) {
+    const std::vector<TimeInterval> a = MergedIntervals(std::move(compute[s]));
+    const std::vector<TimeInterval> b = MergedIntervals(std::move(comm[s]));
+    StepTimes t{LengthOfMerged(a), LengthOfMerged(b), OverlapOfMerged(a, b), 0, 0};
+    if (s < n) {
+      d.step_times[s] = t;
+    } else {
+      d.compute_ns = t.compute_ns;
+      d.comm_ns = t.comm_ns;
+      d.overlap_ns = t.overlap_ns;
+      d.compute_busy = a;
+    }
+  }
+}
+
+}  // namespace
+
+RankDigest DigestRank(const TraceModel& model, uint32_t index, const std::string& step) {
+  RankDigest d;
+  d.path = model.source_name;
+  d.index = index;
+  Identify(model, d);
+  d.steps = FindSteps(model.nvtx_ranges, step);
+  const RankCollectives collectives = FindCollectives(model);
+  d.collectives_tied_to_calls = collectives.tied_to_calls;
+  d.collectives_keyed_by_stream = collectives.keyed_by_stream;
+  d.unreadable_payloads = collectives.unreadable_payloads;
+  const std::vector<uint64_t> launch = LaunchTimes(model, collectives);
+  const std::vector<int64_t> kernel_step = KernelSteps(model, d.steps, launch);
+  StepTimesOf(model, kernel_step, d);
+  d.collectives.reserve(collectives.instances.size());
+  for (const CollectiveInstance& c : collectives.instances) {
+    RankCollective& r = d.collectives.emplace_back();
+    r.op = std::string(c.op);
+    r.comm = c.comm;
+    r.seq = c.seq;
+    r.bytes = c.bytes;
+    r.comm_size = c.comm_size;
+    r.start_ns = c.start_ns;
+    r.duration_ns = c.duration_ns;
+    r.step = kernel_step[c.kernel_index];
+    if (d.device.empty()) {
+      const DeviceInfo* dev = model.FindDevice(c.device_id);
+      d.device = dev != nullptr ? dev->name : "";
+    }
+  }
+  return d;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,85 @@
+// RankDigest: what the job view keeps of one rank's trace once it has read it: who the rank
+// is, its collectives and its steps, each step's compute and communication time. A few
+// hundred bytes per collective and per step, so that a job of many ranks is analysed in
+// memory that grows with collectives and ranks, not with events (the trace itself is dropped
+// as soon as its digest is made).
+#ifndef WARPSCOPE_ANALYZERS_ANALYSES_JOB_RANK_DIGEST_H_
+#define WARPSCOPE_ANALYZERS_ANALYSES_JOB_RANK_DIGEST_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzers/analyses/steps.h"
+#include "analyzers/model/interval_union.h"
+#include "analyzers/model/trace_model.h"
+
+namespace warpscope {
+
+// One collective as this rank ran it (CollectiveInstance without views into the trace).
+struct RankCollective {
+  std::string op;
+  std::string comm;
+  uint64_t seq = 0;
+  uint64_t bytes = 0;
+  int32_t comm_size = 0;
+  uint64_t start_ns = 0;  // the NCCL kernel on the GPU, trace time
+  uint64_t duration_ns = 0;
+  int64_t step = -1;      // index into RankDigest::steps; -1 outside every step
+  // Filled by the job view once every rank is read (job_match.cc):
+  uint64_t wait_ns = 0;      // this duration minus the shortest among the ranks
+  // Of the wait (the kernel's first wait_ns), the part when this rank's GPU ran nothing
+  // else: what the straggler costs this rank. Waiting while its own compute still runs (a
+  // later gradient bucket's backward under an earlier bucket's AllReduce) costs nothing.
+  uint64_t idle_wait_ns = 0;
+  uint64_t lateness_ns = 0;  // the longest duration among the ranks minus this one
+  bool matched = false;      // the other ranks ran the same instance
+  uint64_t end_ns() const { return start_ns + duration_ns; }
+};
+
+// One step's time on this rank.
+struct StepTimes {
+  uint64_t compute_ns = 0;  // GPU time of work other than NCCL's launched in the step (union)
+  uint64_t comm_ns = 0;     // GPU time of NCCL kernels launched in the step (union)
+  uint64_t overlap_ns = 0;  // both at once
+  uint64_t wait_ns = 0;     // time its collectives waited for the last rank (job_match.cc)
+  uint64_t idle_wait_ns = 0;  // of it, with nothing else running on the GPU
+  uint64_t exposed_comm_ns() const { return comm_ns - overlap_ns; }
+};
+
+struct RankDigest {
+  std::string path;
+  std::optional<uint32_t> rank;  // from the launcher's variables (RANK, ...); else unknown
+  uint32_t world_size = 0;       // 0 = unknown
+  uint32_t index = 0;            // position among the traces given (the rank when unknown)
+  std::string host;
+  uint32_t pid = 0;
+  std::string device;            // the GPU its collectives ran on
+  uint64_t unix_time_base_ns = 0;  // trace time 0 in ns since the epoch (0 = unknown)
+  std::string truncated;         // why the trace ended early; empty when it is complete
+
+  std::vector<RankCollective> collectives;  // by start
+  size_t collectives_tied_to_calls = 0;     // with communicator and bytes from NCCL's calls
+  size_t collectives_keyed_by_stream = 0;   // matched by stream order (no communicator)
+  size_t unreadable_payloads = 0;
+
+  StepSet steps;
+  std::vector<StepTimes> step_times;  // parallel to steps.steps
+  uint64_t gpu_begin_ns = 0, gpu_end_ns = 0;  // first and last GPU work (trace time)
+  uint64_t compute_ns = 0, comm_ns = 0, overlap_ns = 0;
+  // When its GPU ran work other than NCCL's, merged (trace time): a few stretches per step
+  // where kernels run back to back.
+  std::vector<TimeInterval> compute_busy;
+
+  uint32_t RankOrIndex() const { return rank.value_or(index); }
+  // Trace time `ns` on the epoch clock, to line ranks up (valid on one host).
+  uint64_t Epoch(uint64_t ns) const { return unix_time_base_ns + ns; }
+};
+
+// The digest of one loaded trace; `index` is its position among the traces given.
+RankDigest DigestRank(const TraceModel& model, uint32_t index, const std::string& step);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_ANALYSES_JOB_RANK_DIGEST_H_

@@ -1,0 +1,106 @@
+// Rendering of a Report (see report.h).
+#include "analyzers/render/report.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace warpscope {
+namespace {
+
+Table ScalarTable(const Report& report) {
+  std::vector<Table::Column> columns;
+  std::vector<Cell> row;
+  for (const auto& [name, value] : report.scalars) {
+    columns.push_back({name, false});
+    row.push_back(value);
+  }
+  Table t(std::move(columns));
+  t.AddRow(std::move(row));
+  return t;
+}
+
+void JsonCell(JsonWriter& json, const Cell& cell) {
+  if (const auto* s = std::get_if<std::string>(&cell.value)) {
+    json.String(*s);
+  } else if (const auto* i = std::get_if<int64_t>(&cell.value)) {
+    json.Int(*i);
+  } else if (const auto* d = std::get_if<double>(&cell.value)) {
+    json.Double(*d);
+  } else {
+    json.Null();
+  }
+}
+
+std::string Trimmed(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+const Table* Report::FindTable(std::string_view name) const {
+  for (const auto& [n, t] : tables) {
+    if (n == name) return &t;
+  }
+  return nullptr;
+}
+
+const Cell* Report::FindScalar(std::string_view name) const {
+  for (const auto& [n, c] : scalars) {
+    if (n == name) return &c;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<std::string> RenderReport(const Report& report, OutputFormat format,
+                                         std::string_view only) {
+  if (!only.empty()) {
+    const Table* t = only == "scalars" ? nullptr : report.FindTable(only);
+    Table scalars = ScalarTable(report);
+    if (only == "scalars") t = &scalars;
+    if (t == nullptr) {
+      std::vector<std::string> names = {"scalars"};
+      for (const auto& [n, table] : report.tables) names.push_back(n);
+      return absl::InvalidArgumentError(absl::StrCat("no table named '", std::string(only),
+                                                     "'; this report has ",
+                                                     absl::StrJoin(names, ", ")));
+    }
+    return t->Render(format);
+  }
+  std::string out;
+  switch (format) {
+    case OutputFormat::kTable:
+      for (const std::string& line : report.text) absl::StrAppend(&out, line, "\n");
+      for (const auto& [name, table] : report.tables) {
+        const bool shown = report.text_tables.empty() ||
+                           std::find(report.text_tables.begin(), report.text_tables.end(),
+                                     name) != report.text_tables.end();
+        if (table.num_rows() == 0 || !shown) continue;
+        absl::StrAppend(&out, out.empty() ? "" : "\n", "-- ", name, " --\n", table.RenderText());
+      }
+      return out;
+    case OutputFormat::kCsv:
+      absl::StrAppend(&out, "# report: scalars\n", ScalarTable(report).RenderCsv());
+      for (const auto& [name, table] : report.tables) {
+        absl::StrAppend(&out, "\n# report: ", name, "\n", table.RenderCsv());
+      }
+      return out;
+    case OutputFormat::kJson: {
+      JsonWriter json;
+      json.BeginObject().Key("scalars").BeginObject();
+      for (const auto& [name, value] : report.scalars) JsonCell(json.Key(name), value);
+      json.EndObject();
+      for (const auto& [name, table] : report.tables) {
+        json.Key(name).Raw(Trimmed(table.RenderJson()));
+      }
+      json.EndObject();
+      return json.str() + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace warpscope

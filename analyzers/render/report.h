@@ -1,0 +1,39 @@
+// Report: what an analysis returns, in one shape: a few named scalars, named typed tables and
+// lines of prose for people. One renderer makes text, CSV and JSON of any report, and the
+// Python extension hands its tables to pandas column by column (python/src).
+#ifndef WARPSCOPE_ANALYZERS_RENDER_REPORT_H_
+#define WARPSCOPE_ANALYZERS_RENDER_REPORT_H_
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analyzers/render/output.h"
+
+namespace warpscope {
+
+struct Report {
+  std::vector<std::pair<std::string, Cell>> scalars;  // e.g. {"ranks", 4}
+  std::vector<std::pair<std::string, Table>> tables;  // in the order people read them
+  // Prose for the text form, before the tables (a verdict, evidence); not in CSV or JSON,
+  // where the scalars and tables carry the same figures.
+  std::vector<std::string> text;
+  // The tables the text form shows (the long ones stay for CSV, JSON and --table); empty: all.
+  std::vector<std::string> text_tables;
+
+  const Table* FindTable(std::string_view name) const;
+  const Cell* FindScalar(std::string_view name) const;
+};
+
+// Text: the prose, then each table under its name. CSV: each table after a "# report: NAME"
+// line (the scalars first, as table "scalars"). JSON: {"scalars": {...}, "NAME": [rows], ...}.
+// `only`: render just that table (CSV and text: without the marker); an unknown name is an
+// InvalidArgument error listing the tables.
+absl::StatusOr<std::string> RenderReport(const Report& report, OutputFormat format,
+                                         std::string_view only = "");
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_RENDER_REPORT_H_
