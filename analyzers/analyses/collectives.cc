@@ -182,6 +182,10 @@ std::string_view CollectiveOpOfCall(std::string_view call_name) {
   return {};
 }
 
+bool IsSymmetricCollective(std::string_view op) {
+  return op == "AllReduce" || op == "AllGather" || op == "ReduceScatter" || op == "AlltoAll";
+}
+
 double BusBandwidthFactor(std::string_view op, uint32_t nranks) {
   if (nranks <= 1) return 1.0;
   const double n = nranks;

@@ -69,6 +69,10 @@ struct RankCollectives {
 
 RankCollectives FindCollectives(const TraceModel& model);
 
+// Operations after which every rank has heard from every other (AllReduce, AllGather,
+// ReduceScatter, AlltoAll): the rank that arrives last spends the least time in them.
+bool IsSymmetricCollective(std::string_view op);
+
 // "AllReduce" from "ncclAllReduce"; "" for calls that are not collectives (ncclGroupEnd,
 // ncclCommInitRank, ...).
 std::string_view CollectiveOpOfCall(std::string_view call_name);

@@ -8,7 +8,9 @@
 // Waiting needs no clock alignment: the rank that arrives last at a collective spends the
 // least time in it, so a rank's wait is its duration minus the shortest among the ranks, and
 // its lateness the longest duration minus its own. Ranks on one host share a clock; there the
-// same figures are also computed from the kernels' start times (`clock_*` columns) as a check.
+// last arrival is also found from the kernels' start times (`clock_*` columns) as a check.
+// The time a rank *lost* waiting counts a run of back-to-back collectives once: while the
+// first waits for a late rank, the next ones queue behind it and wait for the same rank.
 //
 // Memory: each trace is read, reduced to a RankDigest and dropped; at most `threads` traces are
 // held at once, so memory is about threads x (one trace loaded) + the digests (collectives and
@@ -41,7 +43,9 @@ struct MatchedCollective {
   uint32_t ranks = 0;                 // ranks that ran it
   uint64_t shortest_ns = 0;           // the last arrival's duration: the data movement
   uint64_t longest_ns = 0;
-  uint32_t last_rank = 0;             // shortest duration: arrived last
+  // Arrived last: the shortest duration (AllReduce, AllGather, ReduceScatter, AlltoAll), for
+  // other operations the latest start where the ranks share a clock; unknown otherwise.
+  std::optional<uint32_t> last_rank;
   std::optional<uint32_t> clock_last_rank;  // latest kernel start, where clocks are shared
   uint64_t clock_spread_ns = 0;       // latest start minus earliest start (shared clocks)
   uint64_t spread_ns() const { return longest_ns - shortest_ns; }
@@ -55,10 +59,11 @@ struct StragglerVerdict {
   uint32_t uneven = 0;           // instances whose arrivals differ by more than the threshold
   uint32_t last_count = 0;       // of those, where the straggler arrived last
   uint64_t median_lead_ns = 0;   // median time the others waited for it there
-  // The others' idle wait for it (RankCollective::idle_wait_ns; without a straggler, every
-  // rank's), and its share of their step time (their GPU span without steps).
-  uint64_t others_wait_ns = 0;
-  double others_wait_share = 0;
+  // The time the others lost waiting for it (RankCollective::lost_ns at the collectives it
+  // arrived last at; without a straggler, every rank's at every collective), and its share
+  // of their step time (their GPU span without steps).
+  uint64_t others_lost_ns = 0;
+  double others_lost_share = 0;
 };
 
 struct JobView {

@@ -1,33 +1,52 @@
 // Matching each collective across the ranks and splitting its time into waiting and moving
-// data (job.h).
-#include "analyzers/analyses/job/job.h"
-
+// data (job.h), then the time each rank lost waiting.
 #include <algorithm>
 #include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "analyzers/analyses/collectives.h"
+#include "analyzers/analyses/job/job.h"
 
 namespace warpscope {
 namespace {
+
+// A collective that starts within this of the end of the one before it on its communicator
+// was queued behind it, not started by its rank's arrival.
+constexpr uint64_t kQueuedNs = 20'000;
 
 struct Participant {
   size_t rank;        // index into view.ranks
   size_t collective;  // index into its collectives
 };
 
-// How much of [begin, end) the merged intervals cover.
-uint64_t BusyWithin(const std::vector<TimeInterval>& busy, uint64_t begin, uint64_t end) {
-  auto it = std::lower_bound(busy.begin(), busy.end(), begin,
-                             [](const TimeInterval& t, uint64_t b) { return t.end_ns <= b; });
-  uint64_t covered = 0;
-  for (; it != busy.end() && it->begin_ns < end; ++it) {
-    covered += std::min(it->end_ns, end) - std::max(it->begin_ns, begin);
+// The rank that arrived last: the shortest duration where every rank must hear from every
+// other before it can finish (AllReduce, AllGather, ReduceScatter, AlltoAll); for the others
+// (a Broadcast's root finishes as soon as its data leaves) the latest start on a shared clock,
+// else none.
+void LastArrival(const JobView& view, const std::vector<Participant>& members,
+                 MatchedCollective& m) {
+  uint64_t earliest = UINT64_MAX, latest = 0;
+  std::optional<uint32_t> latest_rank;
+  for (const Participant& p : members) {
+    const RankDigest& r = view.ranks[p.rank];
+    const RankCollective& c = r.collectives[p.collective];
+    if (c.duration_ns == m.shortest_ns && !m.last_rank) m.last_rank = r.RankOrIndex();
+    const uint64_t start = r.Epoch(c.start_ns);
+    earliest = std::min(earliest, start);
+    if (start >= latest) {
+      latest = start;
+      latest_rank = r.RankOrIndex();
+    }
   }
-  return covered;
+  if (view.shared_clock) {
+    m.clock_last_rank = latest_rank;
+    m.clock_spread_ns = latest - earliest;
+  }
+  if (!IsSymmetricCollective(m.op)) m.last_rank = m.clock_last_rank;
 }
 
-// Fills in one instance's figures and each participant's wait and lateness.
+// One instance's figures, and each participant's wait.
 MatchedCollective Settle(JobView& view, const std::pair<std::string, uint64_t>& key,
                          const std::vector<Participant>& members, size_t* op_mismatches) {
   MatchedCollective m;
@@ -35,40 +54,72 @@ MatchedCollective Settle(JobView& view, const std::pair<std::string, uint64_t>& 
   m.seq = key.second;
   m.ranks = static_cast<uint32_t>(members.size());
   m.shortest_ns = UINT64_MAX;
-  uint64_t earliest = UINT64_MAX, latest = 0;
   for (const Participant& p : members) {
-    const RankDigest& r = view.ranks[p.rank];
-    const RankCollective& c = r.collectives[p.collective];
+    const RankCollective& c = view.ranks[p.rank].collectives[p.collective];
     if (m.op.empty()) m.op = c.op;
     if (c.op != m.op) ++*op_mismatches;
     m.bytes = std::max(m.bytes, c.bytes);
-    if (c.duration_ns < m.shortest_ns) {
-      m.shortest_ns = c.duration_ns;
-      m.last_rank = r.RankOrIndex();
-    }
+    m.shortest_ns = std::min(m.shortest_ns, c.duration_ns);
     m.longest_ns = std::max(m.longest_ns, c.duration_ns);
-    const uint64_t start = r.Epoch(c.start_ns);
-    earliest = std::min(earliest, start);
-    if (start >= latest) {
-      latest = start;
-      if (view.shared_clock) m.clock_last_rank = r.RankOrIndex();
-    }
   }
-  if (view.shared_clock) m.clock_spread_ns = latest - earliest;
+  LastArrival(view, members, m);
   for (const Participant& p : members) {
-    RankDigest& r = view.ranks[p.rank];
-    RankCollective& c = r.collectives[p.collective];
+    RankCollective& c = view.ranks[p.rank].collectives[p.collective];
     c.matched = members.size() > 1;
     c.wait_ns = c.duration_ns - m.shortest_ns;
     c.lateness_ns = m.longest_ns - c.duration_ns;
-    c.idle_wait_ns = c.wait_ns - BusyWithin(r.compute_busy, c.start_ns, c.start_ns + c.wait_ns);
-    if (c.step >= 0 && static_cast<size_t>(c.step) < r.step_times.size()) {
-      StepTimes& t = r.step_times[static_cast<size_t>(c.step)];
-      t.wait_ns += c.wait_ns;
-      t.idle_wait_ns += c.idle_wait_ns;
-    }
   }
   return m;
+}
+
+// When this rank's own GPU work (not NCCL's) before `before` last ended.
+uint64_t OwnWorkDone(const std::vector<TimeInterval>& busy, uint64_t before) {
+  auto it = std::upper_bound(busy.begin(), busy.end(), before,
+                             [](uint64_t t, const TimeInterval& b) { return t < b.begin_ns; });
+  if (it == busy.begin()) return 0;
+  --it;
+  return std::min(it->end_ns, before);
+}
+
+// Time lost waiting, per run of back-to-back collectives on one communicator (each queued
+// behind the one before): from when the rank's own work before the run's last collective was
+// done (or the run began, if later) until that collective's data started moving, at most the
+// run's waits together. A single collective loses its wait.
+void LostTime(RankDigest& r, const std::map<std::pair<std::string, uint64_t>, uint64_t>& moving) {
+  std::map<std::string, std::vector<size_t>> by_comm;
+  for (size_t i = 0; i < r.collectives.size(); ++i) by_comm[r.collectives[i].comm].push_back(i);
+  for (auto& [comm, indices] : by_comm) {
+    std::sort(indices.begin(), indices.end(),
+              [&](size_t a, size_t b) { return r.collectives[a].seq < r.collectives[b].seq; });
+    for (size_t first = 0; first < indices.size();) {
+      size_t last = first, longest = first;
+      uint64_t waits = r.collectives[indices[first]].wait_ns;
+      while (last + 1 < indices.size() &&
+             r.collectives[indices[last + 1]].start_ns <=
+                 r.collectives[indices[last]].end_ns() + kQueuedNs) {
+        ++last;
+        waits += r.collectives[indices[last]].wait_ns;
+        if (r.collectives[indices[last]].wait_ns > r.collectives[indices[longest]].wait_ns) {
+          longest = last;
+        }
+      }
+      RankCollective& end = r.collectives[indices[last]];
+      auto transfer = moving.find({end.comm, end.seq});
+      const uint64_t data_moves =
+          end.end_ns() - (transfer != moving.end() ? std::min(transfer->second, end.duration_ns) : 0);
+      const uint64_t ready = std::max(r.collectives[indices[first]].start_ns,
+                                      OwnWorkDone(r.compute_busy, end.start_ns));
+      end.lost_ns = std::min(waits, data_moves > ready ? data_moves - ready : 0);
+      end.lost_to_seq = r.collectives[indices[longest]].seq;
+      first = last + 1;
+    }
+  }
+  for (const RankCollective& c : r.collectives) {
+    if (c.step < 0 || static_cast<size_t>(c.step) >= r.step_times.size()) continue;
+    StepTimes& t = r.step_times[static_cast<size_t>(c.step)];
+    t.wait_ns += c.wait_ns;
+    t.lost_ns += c.lost_ns;
+  }
 }
 
 }  // namespace
@@ -80,6 +131,7 @@ void MatchCollectives(JobView& view) {
     for (size_t i = 0; i < cs.size(); ++i) by_key[{cs[i].comm, cs[i].seq}].push_back({r, i});
   }
   size_t op_mismatches = 0, alone = 0;
+  std::map<std::pair<std::string, uint64_t>, uint64_t> moving;  // the data movement's time
   view.collectives.clear();
   view.collectives.reserve(by_key.size());
   for (const auto& [key, members] : by_key) {
@@ -88,11 +140,9 @@ void MatchCollectives(JobView& view) {
       continue;
     }
     view.collectives.push_back(Settle(view, key, members, &op_mismatches));
+    moving[key] = view.collectives.back().shortest_ns;
   }
-  std::stable_sort(view.collectives.begin(), view.collectives.end(),
-                   [](const MatchedCollective& a, const MatchedCollective& b) {
-                     return std::make_pair(a.comm, a.seq) < std::make_pair(b.comm, b.seq);
-                   });
+  for (RankDigest& r : view.ranks) LostTime(r, moving);
   if (op_mismatches > 0) {
     view.problems.push_back(absl::StrCat(
         op_mismatches, " collective(s) matched by communicator and order ran a different "

@@ -35,14 +35,16 @@ uint64_t MedianOf(std::vector<uint64_t> v) {
 Table RanksTable(const JobView& view) {
   Table t({{"rank", true}, {"host", false}, {"pid", true}, {"device", false},
            {"steps", true}, {"step_ms", true}, {"compute_ms", true}, {"comm_ms", true},
-           {"exposed_comm_ms", true}, {"wait_ms", true}, {"idle_wait_ms", true},
-           {"idle_wait_pct", true}, {"last_arrivals", true}, {"collectives", true},
+           {"exposed_comm_ms", true}, {"wait_ms", true}, {"lost_ms", true},
+           {"lost_pct", true}, {"last_arrivals", true}, {"collectives", true},
            {"trace", false}});
   std::map<uint32_t, uint32_t> last;
-  for (const MatchedCollective& m : view.collectives) ++last[m.last_rank];
+  for (const MatchedCollective& m : view.collectives) {
+    if (m.last_rank) ++last[*m.last_rank];
+  }
   for (const RankDigest& r : view.ranks) {
     std::vector<uint64_t> step, compute, comm, exposed;
-    uint64_t wait = 0, idle_wait = 0, step_total = 0;
+    uint64_t wait = 0, lost = 0, step_total = 0;
     for (size_t i = 0; i < r.step_times.size(); ++i) {
       const StepTimes& s = r.step_times[i];
       step.push_back(r.steps.steps[i].duration_ns());
@@ -53,7 +55,7 @@ Table RanksTable(const JobView& view) {
     }
     for (const RankCollective& c : r.collectives) {
       wait += c.wait_ns;
-      idle_wait += c.idle_wait_ns;
+      lost += c.lost_ns;
     }
     const uint64_t time = step_total > 0 ? step_total : r.gpu_end_ns - r.gpu_begin_ns;
     const bool per_step = !step.empty();
@@ -62,7 +64,7 @@ Table RanksTable(const JobView& view) {
               Ms(per_step ? MedianOf(compute) : r.compute_ns),
               Ms(per_step ? MedianOf(comm) : r.comm_ns),
               Ms(per_step ? MedianOf(exposed) : r.comm_ns - r.overlap_ns), Ms(wait),
-              Ms(idle_wait), PercentCell(time > 0 ? static_cast<double>(idle_wait) / time : 0.0),
+              Ms(lost), PercentCell(time > 0 ? static_cast<double>(lost) / time : 0.0),
               last[r.RankOrIndex()], static_cast<uint64_t>(r.collectives.size()), r.path});
   }
   return t;
@@ -105,14 +107,14 @@ Table CollectivesTable(const JobView& view) {
 Table StepsTable(const JobView& view) {
   Table t({{"rank", true}, {"step", true}, {"name", false}, {"start_ms", true},
            {"duration_ms", true}, {"compute_ms", true}, {"comm_ms", true}, {"overlap_ms", true},
-           {"exposed_comm_ms", true}, {"wait_ms", true}, {"idle_wait_ms", true}});
+           {"exposed_comm_ms", true}, {"wait_ms", true}, {"lost_ms", true}});
   for (const RankDigest& r : view.ranks) {
     for (size_t i = 0; i < r.step_times.size(); ++i) {
       const Step& s = r.steps.steps[i];
       const StepTimes& x = r.step_times[i];
       t.AddRow({r.RankOrIndex(), Cell(s.number.value_or(i)),
                 s.name, Ms(s.start_ns), Ms(s.duration_ns()), Ms(x.compute_ns), Ms(x.comm_ns),
-                Ms(x.overlap_ns), Ms(x.exposed_comm_ns()), Ms(x.wait_ns), Ms(x.idle_wait_ns)});
+                Ms(x.overlap_ns), Ms(x.exposed_comm_ns()), Ms(x.wait_ns), Ms(x.lost_ns)});
     }
   }
   return t;
@@ -124,7 +126,8 @@ Table InstancesTable(const JobView& view) {
            {"clock_last_rank", true}, {"clock_spread_ms", true}});
   for (const MatchedCollective& m : view.collectives) {
     t.AddRow({m.comm, m.seq, m.op, m.bytes, m.ranks, Ms(m.shortest_ns), Ms(m.spread_ns()),
-              m.last_rank, NumberIf(m.clock_last_rank.has_value(), m.clock_last_rank.value_or(0)),
+              NumberIf(m.last_rank.has_value(), m.last_rank.value_or(0)),
+              NumberIf(m.clock_last_rank.has_value(), m.clock_last_rank.value_or(0)),
               MsIf(view.shared_clock, m.clock_spread_ns)});
   }
   return t;
@@ -147,8 +150,8 @@ Report JobReport(const JobView& view) {
       {"uneven_collectives", v.uneven},
       {"straggler_last_arrivals", v.last_count},
       {"straggler_median_lead_ms", Ms(v.median_lead_ns)},
-      {"idle_wait_ms", Ms(v.others_wait_ns)},
-      {"idle_wait_pct", PercentCell(v.others_wait_share)},
+      {"lost_ms", Ms(v.others_lost_ns)},
+      {"lost_pct", PercentCell(v.others_lost_share)},
       {"verdict", v.verdict},
       {"cause", v.cause},
       {"finding", v.finding},

@@ -64,9 +64,10 @@ std::vector<uint64_t> LaunchTimes(const TraceModel& model, const RankCollectives
   return launch;
 }
 
-// The step of every kernel: the step its launch fell in; a kernel with no launch time takes the
-// step of the kernel before it on its stream (a stream runs kernels in launch order), the
-// first on a stream the step its own start falls in.
+// The step of every kernel: the step its launch fell in. A kernel with no launch time
+// (launched through the driver API without its record) takes the step of the kernel before it
+// on its stream when that one had a launch time (a stream runs kernels in launch order), else
+// the step its own start falls in.
 std::vector<int64_t> KernelSteps(const TraceModel& model, const StepSet& steps,
                                  const std::vector<uint64_t>& launch) {
   std::vector<size_t> order(model.kernels.size());
@@ -75,18 +76,19 @@ std::vector<int64_t> KernelSteps(const TraceModel& model, const StepSet& steps,
     return model.kernels[a].start_ns < model.kernels[b].start_ns;
   });
   std::vector<int64_t> step(model.kernels.size(), -1);
-  std::map<std::pair<uint32_t, uint32_t>, int64_t> last_on_stream;
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> anchored;  // last launched step per stream
   for (size_t i : order) {
     const KernelEvent& k = model.kernels[i];
     const auto stream = std::make_pair(k.device_id, k.stream_id);
+    auto before = anchored.find(stream);
     if (launch[i] != 0) {
       step[i] = steps.StepAt(launch[i]);
-    } else if (auto it = last_on_stream.find(stream); it != last_on_stream.end()) {
-      step[i] = it->second;
+      anchored[stream] = step[i];
+    } else if (before != anchored.end()) {
+      step[i] = before->second;
     } else {
       step[i] = steps.StepAt(k.start_ns);
     }
-    last_on_stream[stream] = step[i];
   }
   return step;
 }

@@ -29,10 +29,12 @@ struct RankCollective {
   int64_t step = -1;      // index into RankDigest::steps; -1 outside every step
   // Filled by the job view once every rank is read (job_match.cc):
   uint64_t wait_ns = 0;      // this duration minus the shortest among the ranks
-  // Of the wait (the kernel's first wait_ns), the part when this rank's GPU ran nothing
-  // else: what the straggler costs this rank. Waiting while its own compute still runs (a
-  // later gradient bucket's backward under an earlier bucket's AllReduce) costs nothing.
-  uint64_t idle_wait_ns = 0;
+  // The time this rank lost waiting for later ranks, counted once per run of back-to-back
+  // collectives (job_match.cc, LostTime), on the run's last collective; 0 on the others.
+  uint64_t lost_ns = 0;
+  // With lost_ns: the collective of the run this rank waited longest in (its seq): whoever
+  // arrived last there is who the time was lost to.
+  uint64_t lost_to_seq = 0;
   uint64_t lateness_ns = 0;  // the longest duration among the ranks minus this one
   bool matched = false;      // the other ranks ran the same instance
   uint64_t end_ns() const { return start_ns + duration_ns; }
@@ -44,7 +46,7 @@ struct StepTimes {
   uint64_t comm_ns = 0;     // GPU time of NCCL kernels launched in the step (union)
   uint64_t overlap_ns = 0;  // both at once
   uint64_t wait_ns = 0;     // time its collectives waited for the last rank (job_match.cc)
-  uint64_t idle_wait_ns = 0;  // of it, with nothing else running on the GPU
+  uint64_t lost_ns = 0;     // time lost waiting (RankCollective::lost_ns)
   uint64_t exposed_comm_ns() const { return comm_ns - overlap_ns; }
 };
 

@@ -3,10 +3,9 @@
 // Rule: a collective is uneven when its ranks' durations differ by at least kMinSpreadNs. The
 // straggler is the rank that arrives last (shortest duration) at a share of the uneven
 // collectives of at least 1/2 + 1/(2n) for n ranks (3/4 with two ranks, 5/8 with four: more
-// than chance when the last arrival is random), at kMinUneven of them or more, while the other
-// ranks' idle waiting on its account (waiting with nothing else to run on their GPU) is at
-// least kMinWaitShare of their step time. Otherwise no
-// rank is named: the ranks are balanced, or they take turns being last.
+// than chance when the last arrival is random), at kMinUneven of them or more, while the time
+// the other ranks lose waiting for it (job.h) is at least kMinWaitShare of their step time.
+// Otherwise no rank is named: the ranks are balanced, or they take turns being last.
 #include <algorithm>
 #include <map>
 
@@ -57,38 +56,45 @@ std::string RankList(const std::vector<uint32_t>& ranks) {
 struct Tally {
   uint32_t last = 0;
   std::map<std::string, uint32_t> last_by_op;
-  uint64_t others_wait_ns = 0;  // their idle wait at those (RankCollective::idle_wait_ns)
+  uint64_t others_lost_ns = 0;  // the others' lost time at the collectives it was last at
 };
+
+using ByKey = std::map<std::pair<std::string, uint64_t>, const MatchedCollective*>;
+
+// Uneven collectives by the rank that arrived last, and the others' lost time by the rank it
+// was lost to; *all_lost, *all_time: every rank's lost time and step time.
+std::map<uint32_t, Tally> Tallies(const JobView& view, const ByKey& by_key, uint32_t* uneven,
+                                  uint64_t* all_lost, uint64_t* all_time) {
+  std::map<uint32_t, Tally> tally;
+  for (const MatchedCollective& m : view.collectives) {
+    if (m.spread_ns() < kMinSpreadNs || !m.last_rank) continue;
+    ++*uneven;
+    Tally& t = tally[*m.last_rank];
+    ++t.last;
+    ++t.last_by_op[m.op];
+  }
+  for (const RankDigest& r : view.ranks) {
+    *all_time += RankTime(r);
+    for (const RankCollective& c : r.collectives) {
+      *all_lost += c.lost_ns;
+      auto it = by_key.find({c.comm, c.lost_to_seq});
+      if (c.lost_ns == 0 || it == by_key.end() || !it->second->last_rank) continue;
+      if (*it->second->last_rank == r.RankOrIndex()) continue;
+      tally[*it->second->last_rank].others_lost_ns += c.lost_ns;
+    }
+  }
+  return tally;
+}
 
 }  // namespace
 
 void JudgeStraggler(JobView& view) {
   StragglerVerdict& v = view.straggler;
   v = StragglerVerdict{};
-  std::map<uint32_t, Tally> tally;
-  std::map<std::pair<std::string, uint64_t>, const MatchedCollective*> by_key;
-  for (const MatchedCollective& m : view.collectives) {
-    by_key[{m.comm, m.seq}] = &m;
-    if (m.spread_ns() < kMinSpreadNs) continue;
-    ++v.uneven;
-    Tally& t = tally[m.last_rank];
-    ++t.last;
-    ++t.last_by_op[m.op];
-  }
-  // The others' waits at each uneven collective, by the rank that was last there.
-  uint64_t all_wait = 0, all_time = 0;
-  for (const RankDigest& r : view.ranks) {
-    all_time += RankTime(r);
-    for (const RankCollective& c : r.collectives) {
-      all_wait += c.idle_wait_ns;
-      auto it = by_key.find({c.comm, c.seq});
-      if (it == by_key.end() || it->second->spread_ns() < kMinSpreadNs) continue;
-      if (it->second->last_rank == r.RankOrIndex()) continue;
-      tally[it->second->last_rank].others_wait_ns += c.idle_wait_ns;
-    }
-  }
-  const double n = static_cast<double>(std::max<size_t>(view.ranks.size(), 2));
-  const double share_needed = 0.5 + 0.5 / n;
+  ByKey by_key;
+  for (const MatchedCollective& m : view.collectives) by_key[{m.comm, m.seq}] = &m;
+  uint64_t all_lost = 0, all_time = 0;
+  const std::map<uint32_t, Tally> tally = Tallies(view, by_key, &v.uneven, &all_lost, &all_time);
   const Tally* top = nullptr;
   uint32_t top_rank = 0;
   for (const auto& [rank, t] : tally) {
@@ -104,32 +110,33 @@ void JudgeStraggler(JobView& view) {
     others.push_back(r.RankOrIndex());
     others_time += RankTime(r);
   }
+  const double n = static_cast<double>(std::max<size_t>(view.ranks.size(), 2));
   const bool named = top != nullptr && top->last >= kMinUneven &&
-                     top->last >= share_needed * v.uneven && others_time > 0 &&
-                     top->others_wait_ns >= kMinWaitShare * static_cast<double>(others_time);
-  const double all_share = all_time > 0 ? static_cast<double>(all_wait) / all_time : 0;
+                     top->last >= (0.5 + 0.5 / n) * v.uneven && others_time > 0 &&
+                     top->others_lost_ns >= kMinWaitShare * static_cast<double>(others_time);
+  const double all_share = all_time > 0 ? static_cast<double>(all_lost) / all_time : 0;
   if (!named) {
-    v.others_wait_ns = all_wait;
-    v.others_wait_share = all_share;
+    v.others_lost_ns = all_lost;
+    v.others_lost_share = all_share;
     if (view.collectives.empty()) {
       v.verdict = "No straggler to name: no collective was matched across the traces.";
     } else if (top == nullptr) {
       v.verdict = absl::StrFormat(
           "No straggler: the ranks are balanced; no collective's arrivals differ by %s or "
-          "more. Idle waiting in collectives: %s in all (%.1f%% of step time).",
-          FormatDuration(kMinSpreadNs), FormatDuration(all_wait), 100 * all_share);
+          "more. Time lost waiting in collectives: %s in all (%.1f%% of step time).",
+          FormatDuration(kMinSpreadNs), FormatDuration(all_lost), 100 * all_share);
     } else {
       v.verdict = absl::StrFormat(
           "No straggler: no one rank arrives last at most uneven collectives (rank %d is last "
-          "at %d of %d). Idle waiting in collectives: %s in all (%.1f%% of step time).",
-          top_rank, top->last, v.uneven, FormatDuration(all_wait), 100 * all_share);
+          "at %d of %d). Time lost waiting in collectives: %s in all (%.1f%% of step time).",
+          top_rank, top->last, v.uneven, FormatDuration(all_lost), 100 * all_share);
     }
     return;
   }
   v.rank = top_rank;
   v.last_count = top->last;
-  v.others_wait_ns = top->others_wait_ns;
-  v.others_wait_share = static_cast<double>(top->others_wait_ns) / others_time;
+  v.others_lost_ns = top->others_lost_ns;
+  v.others_lost_share = static_cast<double>(top->others_lost_ns) / others_time;
   std::vector<uint64_t> leads;
   for (const MatchedCollective& m : view.collectives) {
     if (m.spread_ns() >= kMinSpreadNs && m.last_rank == top_rank) leads.push_back(m.spread_ns());
@@ -139,10 +146,10 @@ void JudgeStraggler(JobView& view) {
   for (const auto& [op, count] : top->last_by_op) ops.push_back(absl::StrCat(count, " ", op));
   v.verdict = absl::StrFormat(
       "Straggler: rank %d arrives last at %d of %d uneven collectives (%s), by a median of %s; "
-      "rank%s %s wait %s for it with nothing else to run, %.1f%% of their step time.",
+      "rank%s %s lose %s waiting for it, %.1f%% of their step time.",
       top_rank, v.last_count, v.uneven, absl::StrJoin(ops, ", "), FormatDuration(v.median_lead_ns),
-      others.size() == 1 ? "" : "s", RankList(others), FormatDuration(v.others_wait_ns),
-      100 * v.others_wait_share);
+      others.size() == 1 ? "" : "s", RankList(others), FormatDuration(v.others_lost_ns),
+      100 * v.others_lost_share);
 }
 
 }  // namespace warpscope

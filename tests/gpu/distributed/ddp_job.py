@@ -14,6 +14,7 @@ GPU, NVTX ranges per step (`step_N` holding `data_load`, `forward`, `backward`,
                                 fsdp: FullyShardedDataParallel (AllGather + ReduceScatter);
                                 gather: explicit all_gather_into_tensor + reduce_scatter_tensor
 
+Each step reads its loss (`.item()`, as training loops do to log it; --no-sync leaves it out).
 Every rank prints one JSON line at the end: its rank, steps, the planted delay and the wall
 time of the timed steps, for the checker to compare with what warpscope reports.
 
@@ -92,6 +93,9 @@ def main():
     parser.add_argument("--slow-factor", type=int, default=3)
     parser.add_argument("--kill-rank", type=int, default=-1)
     parser.add_argument("--kill-step", type=int, default=10)
+    parser.add_argument("--no-sync", action="store_true",
+                        help="do not read the loss each step (the host may then run ahead of "
+                             "the GPU and absorb a host stall)")
     args = parser.parse_args()
 
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
@@ -105,6 +109,7 @@ def main():
     hooks = explicit_collectives(model, world) if args.mode == "gather" else None
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
     extra = torch.randn(2048, 2048, device=device)
+    losses = []
     late = rank == args.late_rank
     slow = rank == args.slow_rank
     nvtx = torch.cuda.nvtx
@@ -135,6 +140,8 @@ def main():
         nvtx.range_push("optimizer")
         optimizer.step()
         nvtx.range_pop()
+        if not args.no_sync:
+            losses.append(loss.item())  # the loss read every step, as training loops log it
         nvtx.range_pop()
         if late and args.late_where == "outside":
             host_stall(args.late_ms / 1e3)
