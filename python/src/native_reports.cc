@@ -123,4 +123,47 @@ nb::dict StallTables(const StallReport& report, bool by_pc) {
   return out;
 }
 
+namespace {
+
+nb::object CellValue(const Cell& cell) {
+  if (const auto* s = std::get_if<std::string>(&cell.value)) return Utf8(*s);
+  if (const auto* i = std::get_if<int64_t>(&cell.value)) return nb::int_(*i);
+  if (const auto* d = std::get_if<double>(&cell.value)) return nb::float_(*d);
+  return nb::none();
+}
+
+const char* CellType(const Cell& cell) {
+  if (std::holds_alternative<std::string>(cell.value)) return "str";
+  if (std::holds_alternative<int64_t>(cell.value)) return "int";
+  if (std::holds_alternative<double>(cell.value)) return "float";
+  return nullptr;
+}
+
+}  // namespace
+
+nb::dict ReportColumns(const Report& report) {
+  nb::dict out, scalars;
+  for (const auto& [name, value] : report.scalars) scalars[nb::str(name.c_str())] = CellValue(value);
+  out["scalars"] = scalars;
+  for (const auto& [name, table] : report.tables) {
+    nb::dict columns, types;
+    for (size_t c = 0; c < table.columns().size(); ++c) {
+      nb::list values;
+      const char* type = nullptr;
+      for (const std::vector<Cell>& row : table.rows()) {
+        values.append(CellValue(row[c]));
+        if (type == nullptr) type = CellType(row[c]);
+      }
+      const nb::str key(table.columns()[c].name.c_str());
+      columns[key] = values;
+      types[key] = nb::str(type != nullptr ? type : "str");
+    }
+    nb::dict t;
+    t["columns"] = columns;
+    t["types"] = types;
+    out[nb::str(name.c_str())] = t;
+  }
+  return out;
+}
+
 }  // namespace warpscope::native

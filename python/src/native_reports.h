@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analyzers/analyses/advise.h"
+#include "analyzers/render/report.h"
 #include "analyzers/analyses/stall_report.h"
 #include "python/src/native_frames.h"
 
@@ -18,6 +19,11 @@ nanobind::dict AdviseTables(const TraceModel& model, const std::string& label,
 // {"kernels": {column: list}, "reasons" or (by_pc) "pcs": {column: list}}, with the columns
 // of python/warpscope/stall_report.py's frames.
 nanobind::dict StallTables(const StallReport& report, bool by_pc);
+
+// Any Report as columns: {"scalars": {name: value}, TABLE: {"columns": {column: list},
+// "types": {column: "int" | "float" | "str"}}, ...}; empty cells are None. The one way a
+// report reaches pandas (python/warpscope/native.py, report_frames).
+nanobind::dict ReportColumns(const Report& report);
 
 }  // namespace warpscope::native
 

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "analyzers/analyses/job/job.h"
 #include "analyzers/analyses/kernel_name_filter.h"
 #include "analyzers/analyses/occupancy_report.h"
 #include "analyzers/analyses/pm_attribution.h"
@@ -135,6 +136,19 @@ nb::dict Stalls(const std::vector<std::string>& paths, const std::string& kernel
   return StallTables(*report, by_pc);
 }
 
+// `warpscope job` over every rank's trace (or folders of them), as ReportColumns.
+nb::dict Job(const std::vector<std::string>& paths, const std::string& step, int64_t threads) {
+  JobOptions options;
+  options.step = step;
+  options.threads = static_cast<size_t>(std::clamp<int64_t>(threads, 0, 256));
+  absl::StatusOr<JobView> view = [&] {
+    nb::gil_scoped_release release;
+    return BuildJobView(paths, options);
+  }();
+  if (!view.ok()) throw nb::value_error(absl::StrCat("warpscope: ", view.status().message()).c_str());
+  return ReportColumns(JobReport(*view));
+}
+
 }  // namespace
 }  // namespace warpscope::native
 
@@ -152,6 +166,8 @@ NB_MODULE(warpscope_native, m) {
         nb::arg("instances") = false, "`warpscope tail --format csv` of one trace.");
   m.def("advise_tables", &warpscope::native::Advise, nb::arg("path"), nb::arg("device") = -1,
         nb::arg("top") = 0, "`warpscope advise` of one trace, as columns.");
+  m.def("job_tables", &warpscope::native::Job, nb::arg("paths"), nb::arg("step") = "",
+        nb::arg("threads") = 0, "`warpscope job` over the ranks' traces, as columns.");
   m.def("stall_tables", &warpscope::native::Stalls, nb::arg("paths"), nb::arg("kernel_regex") = "",
         nb::arg("by_pc") = false, "`warpscope stalls` over the traces, as columns.");
 }

@@ -24,8 +24,8 @@ from .stats import ALL_STATS, StatDef, find_stat
 
 __version__ = "0.1.0"
 __all__ = ["ALL_STATS", "DEFAULT_MAX_TRACE_BYTES", "Notice", "StatDef", "TraceError",
-           "TraceFile", "TraceWarning", "advise", "concat_dataframes", "find_stat", "occupancy", "open",
-           "open_many", "schema", "stalls", "summary", "tail"]
+           "TraceFile", "TraceWarning", "advise", "concat_dataframes", "find_stat", "job",
+           "occupancy", "open", "open_many", "schema", "stalls", "summary", "tail"]
 
 
 def open(path: PathLike,  # noqa: A001 - named like the built-in on purpose
@@ -60,6 +60,23 @@ def advise(trace: Union[TraceFile, PathLike], device: Optional[int] = None,
     findings (0: all). Needs the extension."""
     from . import native
     return native.advise(trace.path if isinstance(trace, TraceFile) else trace, device, top)
+
+
+def job(traces: Union[PathLike, Iterable[Union[TraceFile, PathLike]]], step: str = "",
+        threads: int = 0) -> Dict[str, Any]:
+    """The figures of ``warpscope job`` as DataFrames: every rank's trace of a data-parallel
+    job read together (docs/distributed.md). `traces` is a folder of traces or the traces
+    (paths or ``TraceFile``). Returns ``scalars`` (one row: the straggler, its evidence and
+    cause, time lost waiting), ``ranks``, ``collectives`` (per operation and rank: time, wait,
+    transfer, bus bandwidth), ``steps`` (per rank and step: compute, communication, overlap,
+    wait), ``instances`` (each collective matched across the ranks) and ``problems``. `step`
+    names the NVTX range that marks a step; `threads` how many traces are read at once.
+    Needs the extension."""
+    from . import native
+    if isinstance(traces, (str, bytes)) or hasattr(traces, "__fspath__"):
+        traces = [traces]  # type: ignore[list-item]
+    paths = [t.path if isinstance(t, TraceFile) else t for t in traces]  # type: ignore[union-attr]
+    return native.job(paths, step, threads)
 
 
 def stalls(traces: Union[TraceFile, PathLike, Iterable[Union[TraceFile, PathLike]]],

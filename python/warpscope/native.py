@@ -305,3 +305,38 @@ def stalls(paths: Sequence[str], kernel: str = "", by: str = "kernel") -> Dict[s
             raise
         raise _load_error(e, paths[0] if len(paths) == 1 else None) from e
     return {name: _frame(columns, STALL_DTYPES[name]) for name, columns in result.items()}
+
+
+def report_frames(result: Dict[str, Any]) -> Dict[str, Any]:
+    """A report from the extension (``ReportColumns``: scalars and typed columns) as
+    DataFrames: ``scalars`` one row, then one frame per table. Integer columns with empty
+    cells are nullable ``Int64``; empty float cells are NaN."""
+    import pandas as pd
+    frames: Dict[str, Any] = {"scalars": pd.DataFrame({k: [v] for k, v in
+                                                      result["scalars"].items()})}
+    for name, table in result.items():
+        if name == "scalars":
+            continue
+        columns = {}
+        for column, values in table["columns"].items():
+            kind = table["types"][column]
+            if kind == "int":
+                dtype = "Int64" if any(v is None for v in values) else "int64"
+            elif kind == "float":
+                dtype = "float64"
+            else:
+                dtype = object
+            columns[column] = pd.Series(values, dtype=dtype)
+        frames[name] = pd.DataFrame(columns)
+    return frames
+
+
+def job(paths: Sequence[str], step: str = "", threads: int = 0) -> Dict[str, Any]:
+    """``warpscope job`` as DataFrames (see ``warpscope.job``)."""
+    native = _require()
+    paths = [os.fspath(p) for p in paths]
+    try:
+        result = native.job_tables(paths, step, int(threads))
+    except ValueError as e:
+        raise _load_error(e, paths[0] if len(paths) == 1 else None) from e
+    return report_frames(result)

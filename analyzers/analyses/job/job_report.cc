@@ -133,6 +133,26 @@ Table InstancesTable(const JobView& view) {
   return t;
 }
 
+// Every collective of every rank: for Parquet, DuckDB and DataFrames (large: ranks x
+// collectives), times in ns of the rank's own trace.
+Table RankCollectivesTable(const JobView& view) {
+  Table t({{"rank", true}, {"comm", false}, {"seq", true}, {"op", false}, {"bytes", true},
+           {"step", true}, {"start_ns", true}, {"duration_ns", true}, {"wait_ns", true},
+           {"lost_ns", true}, {"arrived_last", true}});
+  std::map<std::pair<std::string, uint64_t>, const MatchedCollective*> by_key;
+  for (const MatchedCollective& m : view.collectives) by_key[{m.comm, m.seq}] = &m;
+  for (const RankDigest& r : view.ranks) {
+    for (const RankCollective& c : r.collectives) {
+      auto m = by_key.find({c.comm, c.seq});
+      const bool matched = m != by_key.end() && m->second->last_rank.has_value();
+      t.AddRow({r.RankOrIndex(), c.comm, c.seq, c.op, c.bytes, c.step, c.start_ns, c.duration_ns,
+                c.wait_ns, c.lost_ns,
+                NumberIf(matched, matched && *m->second->last_rank == r.RankOrIndex() ? 1 : 0)});
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 Report JobReport(const JobView& view) {
@@ -167,6 +187,7 @@ Report JobReport(const JobView& view) {
   report.tables.emplace_back("collectives", CollectivesTable(view));
   report.tables.emplace_back("steps", StepsTable(view));
   report.tables.emplace_back("instances", InstancesTable(view));
+  report.tables.emplace_back("rank_collectives", RankCollectivesTable(view));
   Table problems({{"problem", false}});
   for (const std::string& p : view.problems) problems.AddRow({p});
   report.tables.emplace_back("problems", std::move(problems));

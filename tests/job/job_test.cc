@@ -1,0 +1,214 @@
+// The job view on synthetic data-parallel jobs (tests/fixtures/synthetic_job.h) with one
+// designed problem each: the straggler named right, the time the others lose against the
+// designed delay, the cause, and nobody named when the ranks are balanced; then the CLI.
+#include "analyzers/analyses/job/job.h"
+
+#include <numeric>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/fixtures/synthetic_job.h"
+#include "tests/reader/cli_test_util.h"
+
+namespace warpscope {
+namespace {
+
+using fixtures::DdpJobSpec;
+
+std::vector<std::string> Write(const DdpJobSpec& spec, std::string* dir = nullptr) {
+  const std::string d = testing::MakeTempDir();
+  if (dir != nullptr) *dir = d;
+  std::string error;
+  std::vector<std::string> paths = fixtures::WriteDdpJob(spec, d, &error);
+  EXPECT_EQ(paths.size(), spec.ranks) << error;
+  return paths;
+}
+
+JobView View(const std::vector<std::string>& paths, JobOptions options = {}) {
+  absl::StatusOr<JobView> view = BuildJobView(paths, options);
+  EXPECT_TRUE(view.ok()) << view.status();
+  return view.ok() ? std::move(*view) : JobView{};
+}
+
+uint64_t Lost(const RankDigest& r) {
+  uint64_t lost = 0;
+  for (const RankCollective& c : r.collectives) lost += c.lost_ns;
+  return lost;
+}
+
+TEST(Job, AHostStallInsideARangeNamesTheRankAndTheRange) {
+  DdpJobSpec spec;
+  spec.late_rank = 2;
+  spec.steps = 12;
+  const JobView view = View(Write(spec));
+  ASSERT_EQ(view.ranks.size(), 4u);
+  EXPECT_TRUE(view.shared_clock);
+  EXPECT_TRUE(view.problems.empty()) << view.problems.front();
+  ASSERT_TRUE(view.straggler.rank.has_value()) << view.straggler.verdict;
+  EXPECT_EQ(*view.straggler.rank, 2u);
+  EXPECT_EQ(view.straggler.last_count, view.straggler.uneven);
+  // Each other rank loses the designed delay every step (within 5%: the data movement and
+  // the kernels' jitter).
+  for (const RankDigest& r : view.ranks) {
+    if (r.RankOrIndex() == 2) {
+      EXPECT_EQ(Lost(r), 0u);
+      continue;
+    }
+    EXPECT_NEAR(static_cast<double>(Lost(r)), spec.late_ns * spec.steps,
+                0.05 * spec.late_ns * spec.steps) << "rank " << r.RankOrIndex();
+  }
+  EXPECT_NE(view.straggler.verdict.find("Straggler: rank 2 arrives last at 24 of 24"),
+            std::string::npos) << view.straggler.verdict;
+  EXPECT_NE(view.straggler.cause.find("in NVTX range step_<N>/data_load"), std::string::npos)
+      << view.straggler.cause;
+  EXPECT_NE(view.straggler.cause.find("the host is late"), std::string::npos);
+  // Where clocks are shared, the latest start names the same rank.
+  for (const MatchedCollective& m : view.collectives) {
+    if (m.spread_ns() > 1'000'000) EXPECT_EQ(m.clock_last_rank, m.last_rank);
+  }
+}
+
+TEST(Job, AHostStallBetweenStepsIsOutsideAnyRange) {
+  DdpJobSpec spec;
+  spec.late_rank = 1;
+  spec.late_in_range = false;
+  spec.steps = 8;
+  const JobView view = View(Write(spec));
+  ASSERT_EQ(view.straggler.rank, 1u) << view.straggler.verdict;
+  EXPECT_NE(view.straggler.cause.find("outside any NVTX range"), std::string::npos)
+      << view.straggler.cause;
+}
+
+TEST(Job, SlowerGpuWorkIsTheCauseWhenTheStragglersGpuWasBusy) {
+  DdpJobSpec spec;
+  spec.slow_rank = 3;
+  spec.steps = 8;
+  const JobView view = View(Write(spec));
+  ASSERT_EQ(view.straggler.rank, 3u) << view.straggler.verdict;
+  EXPECT_NE(view.straggler.cause.find("slower GPU work"), std::string::npos)
+      << view.straggler.cause;
+  EXPECT_NE(view.straggler.cause.find("backward_gemm"), std::string::npos);
+  // The others lose what the slow rank's extra compute takes per step: forward and backward,
+  // 2 x 20 kernels x 100 us x (3 - 1) = 8 ms.
+  EXPECT_NEAR(static_cast<double>(Lost(view.ranks[0])), 8e6 * spec.steps, 0.05 * 8e6 * spec.steps);
+}
+
+TEST(Job, BalancedRanksNameNobody) {
+  for (uint32_t ranks : {2u, 4u, 8u}) {
+    DdpJobSpec spec;
+    spec.ranks = ranks;
+    spec.steps = 10;
+    const JobView view = View(Write(spec));
+    EXPECT_FALSE(view.straggler.rank.has_value()) << view.straggler.verdict;
+    EXPECT_NE(view.straggler.verdict.find("No straggler"), std::string::npos);
+    for (const RankDigest& r : view.ranks) EXPECT_LT(Lost(r), 1'000'000u) << ranks;
+  }
+}
+
+TEST(Job, FsdpsAllGatherAndReduceScatterAreMatched) {
+  DdpJobSpec spec;
+  spec.mode = DdpJobSpec::Mode::kGatherScatter;
+  spec.late_rank = 0;
+  spec.steps = 6;
+  const JobView view = View(Write(spec));
+  ASSERT_EQ(view.straggler.rank, 0u) << view.straggler.verdict;
+  size_t gathers = 0, scatters = 0;
+  for (const MatchedCollective& m : view.collectives) {
+    EXPECT_EQ(m.ranks, 4u);
+    gathers += m.op == "AllGather";
+    scatters += m.op == "ReduceScatter";
+  }
+  EXPECT_EQ(gathers, 6u);
+  EXPECT_EQ(scatters, 6u);
+}
+
+TEST(Job, WithoutNcclsCallsCollectivesAreMatchedByStreamOrder) {
+  DdpJobSpec spec;
+  spec.late_rank = 2;
+  spec.steps = 5;
+  spec.nccl_calls = false;
+  const JobView view = View(Write(spec));
+  EXPECT_EQ(view.straggler.rank, 2u) << view.straggler.verdict;
+  ASSERT_FALSE(view.collectives.empty());
+  EXPECT_EQ(view.collectives.front().comm, "stream#0");
+  EXPECT_EQ(view.collectives.front().bytes, 0u);
+  EXPECT_EQ(view.ranks[0].collectives_keyed_by_stream, 10u);
+}
+
+TEST(Job, MissingAndDuplicateRanksAreSaid) {
+  DdpJobSpec spec;
+  spec.steps = 3;
+  std::vector<std::string> paths = Write(spec);
+  const JobView missing = View({paths[0], paths[1], paths[3]});
+  ASSERT_FALSE(missing.problems.empty());
+  EXPECT_NE(missing.problems.back().find("no trace of rank(s) 2 of 4"), std::string::npos)
+      << missing.problems.back();
+  const JobView twice = View({paths[0], paths[1], paths[1]});
+  ASSERT_FALSE(twice.problems.empty());
+  EXPECT_NE(twice.problems.front().find("two traces say rank 1"), std::string::npos);
+}
+
+TEST(Job, UnreadableInputsAreErrorsThatNameTheFile) {
+  const std::string dir = testing::MakeTempDir();
+  absl::StatusOr<JobView> none = BuildJobView({dir});
+  EXPECT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("without .wst traces"), std::string::npos);
+  absl::StatusOr<JobView> missing = BuildJobView({dir + "/nothing.wst"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("nothing.wst"), std::string::npos);
+}
+
+TEST(Job, TheReportsTablesAgreeWithTheView) {
+  DdpJobSpec spec;
+  spec.late_rank = 2;
+  spec.steps = 4;
+  const JobView view = View(Write(spec));
+  const Report report = JobReport(view);
+  const Table* ranks = report.FindTable("ranks");
+  ASSERT_NE(ranks, nullptr);
+  EXPECT_EQ(ranks->num_rows(), 4u);
+  EXPECT_EQ(report.FindTable("steps")->num_rows(), 16u);
+  EXPECT_EQ(report.FindTable("instances")->num_rows(), view.collectives.size());
+  EXPECT_EQ(report.FindTable("rank_collectives")->num_rows(), 4 * view.collectives.size());
+  const Table* per_op = report.FindTable("collectives");
+  ASSERT_EQ(per_op->num_rows(), 4u);  // AllReduce x 4 ranks
+  // Bus bandwidth of the data movement: 25 MiB AllReduces at the designed 300 GB/s.
+  const size_t busbw = 7;
+  ASSERT_EQ(per_op->columns()[busbw].name, "busbw_gbps");
+  EXPECT_NEAR(std::get<double>(per_op->rows()[0][busbw].value), 300.0, 3.0);
+  EXPECT_EQ(std::get<int64_t>(report.FindScalar("straggler")->value), 2);
+}
+
+TEST(JobCli, TextCsvJsonTablesAndPicture) {
+  DdpJobSpec spec;
+  spec.late_rank = 1;
+  spec.steps = 4;
+  std::string dir;
+  Write(spec, &dir);
+  testing::CliResult text = testing::RunCli("job " + dir);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.rfind("Straggler: rank 1 arrives last", 0), 0u) << text.out;
+  EXPECT_NE(text.out.find("-- ranks --"), std::string::npos);
+  EXPECT_EQ(text.out.find("-- steps --"), std::string::npos);  // long tables: CSV and JSON only
+
+  testing::CliResult csv = testing::RunCli("job " + dir + " --format csv --table ranks");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("rank,host,pid,device,steps,step_ms,", 0), 0u) << csv.out;
+  EXPECT_EQ(testing::CountLines(csv.out), 5);
+
+  testing::CliResult json = testing::RunCli("job " + dir + "/rank_*.wst --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"straggler\":1"), std::string::npos);
+  EXPECT_NE(json.out.find("\"rank_collectives\":[{"), std::string::npos);
+
+  testing::CliResult svg = testing::RunCli("job " + dir + " --svg " + dir + "/job.svg");
+  ASSERT_EQ(svg.exit_code, 0) << svg.err;
+  testing::CliResult bad = testing::RunCli("job " + dir + " --table nope");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("no table named 'nope'"), std::string::npos) << bad.err;
+  testing::CliResult none = testing::RunCli("job");
+  EXPECT_EQ(none.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace warpscope

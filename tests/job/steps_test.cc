@@ -1,0 +1,114 @@
+// The step rule (analyzers/analyses/steps.h) on NVTX ranges written out by hand.
+#include "analyzers/analyses/steps.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace warpscope {
+namespace {
+
+// Ranges own their names here (NvtxRange keeps views).
+class Ranges {
+ public:
+  Ranges& Add(std::string name, uint64_t start, uint64_t end, uint32_t depth = 0,
+              uint64_t thread = 1, std::string domain = "") {
+    names_.push_back(std::make_unique<std::string>(std::move(name)));
+    domains_.push_back(std::make_unique<std::string>(std::move(domain)));
+    NvtxRange r;
+    r.name = *names_.back();
+    r.domain = *domains_.back();
+    r.start_ns = start;
+    r.duration_ns = end - start;
+    r.depth = depth;
+    r.thread_id = thread;
+    r.is_push_pop = true;
+    ranges_.push_back(r);
+    return *this;
+  }
+  const std::vector<NvtxRange>& get() const { return ranges_; }
+
+ private:
+  std::vector<std::unique_ptr<std::string>> names_, domains_;
+  std::vector<NvtxRange> ranges_;
+};
+
+TEST(Steps, FamilyDropsTheTrailingNumber) {
+  EXPECT_EQ(StepFamily("step_12"), "step_");
+  EXPECT_EQ(StepFamily("ProfilerStep#3"), "ProfilerStep#");
+  EXPECT_EQ(StepFamily("forward"), "forward");
+  EXPECT_EQ(StepFamily("1234"), "1234");
+}
+
+TEST(Steps, NumberedOutermostRangesAreTheStepsFromStartToStart) {
+  Ranges r;
+  for (uint64_t k = 0; k < 3; ++k) {
+    const uint64_t t = 1000 * k;
+    r.Add("step_" + std::to_string(k + 5), t, t + 800);
+    r.Add("forward", t + 10, t + 300, 1).Add("backward", t + 300, t + 700, 1);
+  }
+  const StepSet s = FindSteps(r.get());
+  EXPECT_EQ(s.family, "step_");
+  EXPECT_EQ(s.how, "numbered NVTX range step_<N>");
+  ASSERT_EQ(s.steps.size(), 3u);
+  EXPECT_EQ(s.steps[0].number, 5u);
+  EXPECT_EQ(s.steps[0].end_ns, 1000u);  // the next step's start: the gap belongs to it
+  EXPECT_EQ(s.steps[2].end_ns, 2800u);  // the last: its own end
+  EXPECT_EQ(s.StepAt(900), 0);
+  EXPECT_EQ(s.StepAt(1000), 1);
+  EXPECT_EQ(s.StepAt(2900), -1);
+  EXPECT_EQ(s.StepAt(0), 0);
+}
+
+TEST(Steps, AStepNamedRangeWinsOverOtherRepeatedOnes) {
+  Ranges r;
+  for (uint64_t k = 0; k < 4; ++k) {
+    r.Add("data", 1000 * k, 1000 * k + 100).Add("train_step", 1000 * k + 100, 1000 * k + 900);
+  }
+  const StepSet s = FindSteps(r.get());
+  EXPECT_EQ(s.family, "train_step");
+  EXPECT_EQ(s.steps.size(), 4u);
+}
+
+TEST(Steps, WithoutNumbersOrStepNamesTheMostRepeatedOutermostRange) {
+  Ranges r;
+  for (uint64_t k = 0; k < 5; ++k) {
+    r.Add("forward", 1000 * k, 1000 * k + 400).Add("backward", 1000 * k + 400, 1000 * k + 900);
+  }
+  r.Add("setup", 9000, 9100).Add("setup", 9200, 9300);
+  const StepSet s = FindSteps(r.get());
+  EXPECT_EQ(s.family, "forward");  // as many as backward: the one that starts each cycle
+  EXPECT_NE(s.how.find("--step"), std::string::npos);
+}
+
+TEST(Steps, OverlappingInstancesAndNcclRangesAreNotSteps) {
+  Ranges r;
+  r.Add("step_1", 0, 500).Add("step_2", 400, 900);  // overlap: not a sequence
+  r.Add("ncclAllReduce", 10, 20, 0, 1, "NCCL").Add("ncclAllReduce", 30, 40, 0, 1, "NCCL");
+  const StepSet s = FindSteps(r.get());
+  EXPECT_TRUE(s.steps.empty());
+  EXPECT_EQ(s.how, "no repeated NVTX range: no steps");
+}
+
+TEST(Steps, TheUsersChoiceByNameOrFamily) {
+  Ranges r;
+  for (uint64_t k = 0; k < 3; ++k) {
+    r.Add("iteration_" + std::to_string(k), 1000 * k, 1000 * k + 900);
+    r.Add("forward", 1000 * k, 1000 * k + 500, 1);
+  }
+  EXPECT_EQ(FindSteps(r.get(), "forward").family, "forward");
+  EXPECT_EQ(FindSteps(r.get(), "iteration_7").family, "iteration_");
+  const StepSet none = FindSteps(r.get(), "optimizer");
+  EXPECT_TRUE(none.steps.empty());
+  EXPECT_EQ(none.how, "no repeated NVTX range named optimizer (--step)");
+}
+
+TEST(Steps, StepsOnAnotherThreadAreTheirOwnFamily) {
+  Ranges r;
+  r.Add("step_1", 0, 100, 0, 1).Add("step_2", 150, 250, 0, 2);  // one each: no repeat
+  EXPECT_TRUE(FindSteps(r.get()).steps.empty());
+}
+
+}  // namespace
+}  // namespace warpscope
