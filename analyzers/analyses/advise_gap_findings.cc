@@ -167,10 +167,10 @@ void Describe(const GapGroup& g, double worst_ms, AdviseFinding* f) {
         "queueing work while the copy runs.";
   } else if (g.cause.rule == kRuleHostRange) {
     f->title = absl::StrCat("GPU idle while the host was in NVTX range ", g.cause.path,
-                            " without GPU work");
+                            " without launching GPU work");
     f->evidence = absl::StrCat(gaps,
                                "; the range covered at least half of each gap and "
-                               "launched nothing");
+                               "launched nothing during it");
     f->fix = absl::StrCat("Take ", g.cause.label,
                           " off the GPU's critical path: prepare it "
                           "ahead (DataLoader workers with prefetching, a background thread) "

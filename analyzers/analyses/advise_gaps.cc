@@ -131,7 +131,12 @@ class GapClassifier {
     const ApiCallEvent* launch = timeline_.LaunchOf(gap.after->correlation_id);
     if (launch == nullptr || launch->start_ns < gap.begin_ns) return false;
     cause->thread_id = launch->thread_id;
-    if (uint32_t range = 0; HostRangeCovering(gap, launch->thread_id, &range)) {
+    // A range that launched no GPU work at all first; a host wait next (the host was waiting
+    // for the GPU, not working); then a range that had launched work before the gap but none
+    // during it (a data loader that made its batch on the GPU, then stalled on the host).
+    if (uint32_t range = 0; HostRangeCovering(gap, *launch, /*launched_before=*/false, &range) ||
+                            (WaitEndingGap(gap, *launch) == nullptr &&
+                             HostRangeCovering(gap, *launch, /*launched_before=*/true, &range))) {
       cause->rule = kRuleHostRange;
       cause->label = std::string(timeline_.model().nvtx_ranges[range].name);
       cause->path = timeline_.RangePath(range);
@@ -158,10 +163,12 @@ class GapClassifier {
   }
 
  private:
-  // A range of the launching thread, without GPU work of its own, that covers at least half
-  // of the gap (the one covering most; the innermost on a tie).
-  bool HostRangeCovering(const Gap& gap, uint64_t thread_id, uint32_t* range) {
-    const ThreadTimeline* thread = timeline_.Thread(thread_id);
+  // A range of the launching thread that covers at least half of the gap and launched no GPU
+  // work: at all, or (`launched_before`) during the gap, the launch that ended it included:
+  // the host was busy in it while the GPU ran dry and launched the next work after leaving it.
+  bool HostRangeCovering(const Gap& gap, const ApiCallEvent& launch, bool launched_before,
+                         uint32_t* range) {
+    const ThreadTimeline* thread = timeline_.Thread(launch.thread_id);
     if (thread == nullptr || thread->segment_starts.empty()) return false;
     const auto& starts = thread->segment_starts;
     size_t i = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), gap.begin_ns) -
@@ -174,24 +181,29 @@ class GapClassifier {
       const uint64_t hi = std::min(seg_end, gap.end_ns);
       if (hi <= lo) continue;
       for (uint32_t r : thread->open_ranges[i]) {
-        if (!LaunchedWork(r)) covered[r] += hi - lo;
+        const bool launched =
+            launched_before ? timeline_.RangeLaunchedWorkBetween(r, gap.begin_ns, launch.start_ns + 1)
+                            : timeline_.RangeLaunchedWork(r);
+        if (!launched) {
+          covered[r] += hi - lo;
+        }
       }
     }
+    // Of those covering at least half, the innermost (it says most precisely what the host
+    // did); on equal depth, the one covering most, then the later one.
+    const auto& ranges = timeline_.model().nvtx_ranges;
+    bool found = false;
     uint64_t best = 0;
     for (const auto& [r, ns] : covered) {
-      const auto& ranges = timeline_.model().nvtx_ranges;
-      if (ns > best || (ns == best && best > 0 && ranges[r].start_ns > ranges[*range].start_ns)) {
+      if (2 * ns < gap.length()) continue;
+      const auto key = std::make_tuple(ranges[r].depth, ns, ranges[r].start_ns);
+      if (!found || key > std::make_tuple(ranges[*range].depth, best, ranges[*range].start_ns)) {
+        found = true;
         best = ns;
         *range = r;
       }
     }
-    return best > 0 && 2 * best >= gap.length();
-  }
-
-  bool LaunchedWork(uint32_t range) {
-    auto [it, inserted] = launched_.emplace(range, false);
-    if (inserted) it->second = timeline_.RangeLaunchedWork(range);
-    return it->second;
+    return found && best > 0;
   }
 
   // The last host wait on the launching thread that was under way when the gap began and
@@ -212,7 +224,6 @@ class GapClassifier {
 
   const AdviseTimeline& timeline_;
   const AdviseOptions& options_;
-  std::unordered_map<uint32_t, bool> launched_;
 };
 
 using GroupKey = std::tuple<std::string_view, std::string, std::string, uint64_t, uint32_t>;

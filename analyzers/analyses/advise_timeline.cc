@@ -169,11 +169,18 @@ std::string AdviseTimeline::PathAt(uint64_t thread_id, uint64_t t) const {
 
 bool AdviseTimeline::RangeLaunchedWork(uint32_t range_index) const {
   const NvtxRange& range = model_.nvtx_ranges[range_index];
+  return RangeLaunchedWorkBetween(range_index, range.start_ns, range.end_ns() + 1);
+}
+
+bool AdviseTimeline::RangeLaunchedWorkBetween(uint32_t range_index, uint64_t from,
+                                              uint64_t to) const {
+  const NvtxRange& range = model_.nvtx_ranges[range_index];
   const ThreadTimeline* thread = Thread(range.thread_id);
   if (thread == nullptr) return false;
-  auto it =
-      std::lower_bound(thread->launch_starts.begin(), thread->launch_starts.end(), range.start_ns);
-  return it != thread->launch_starts.end() && *it <= range.end_ns();
+  from = std::max(from, range.start_ns);
+  to = std::min(to, range.end_ns() + 1);
+  auto it = std::lower_bound(thread->launch_starts.begin(), thread->launch_starts.end(), from);
+  return it != thread->launch_starts.end() && *it < to;
 }
 
 std::string AdviseTimeline::WorkName(const GpuWork& work) const {

@@ -65,8 +65,10 @@ class AdviseTimeline {
   std::string RangePath(uint32_t range_index) const;
   // The path of the innermost range open on `thread_id` at `t`; "" outside any.
   std::string PathAt(uint64_t thread_id, uint64_t t) const;
-  // Whether the range launched GPU work (an API call with a GPU record started inside it).
+  // Whether the range launched GPU work (an API call with a GPU record started inside it),
+  // at all or in [from, to).
   bool RangeLaunchedWork(uint32_t range_index) const;
+  bool RangeLaunchedWorkBetween(uint32_t range_index, uint64_t from, uint64_t to) const;
   std::string WorkName(const GpuWork& work) const;
   void DescribeThread(uint64_t thread_id, AdviseFinding* finding) const;
 

@@ -144,11 +144,20 @@ void JudgeStraggler(JobView& view) {
   v.median_lead_ns = Median(leads);
   std::vector<std::string> ops;
   for (const auto& [op, count] : top->last_by_op) ops.push_back(absl::StrCat(count, " ", op));
+  size_t others_steps = 0;
+  for (const RankDigest& r : view.ranks) {
+    if (r.RankOrIndex() != top_rank) others_steps += r.steps.steps.size();
+  }
+  const std::string per_step =
+      others_steps == 0 ? std::string()
+                        : absl::StrCat(FormatDuration(static_cast<double>(v.others_lost_ns) /
+                                                      static_cast<double>(others_steps)),
+                                       " a step, ");
   v.verdict = absl::StrFormat(
       "Straggler: rank %d arrives last at %d of %d uneven collectives (%s), by a median of %s; "
-      "rank%s %s lose %s waiting for it, %.1f%% of their step time.",
+      "rank%s %s lose %s waiting for it (%s%.1f%% of their step time).",
       top_rank, v.last_count, v.uneven, absl::StrJoin(ops, ", "), FormatDuration(v.median_lead_ns),
-      others.size() == 1 ? "" : "s", RankList(others), FormatDuration(v.others_lost_ns),
+      others.size() == 1 ? "" : "s", RankList(others), FormatDuration(v.others_lost_ns), per_step,
       100 * v.others_lost_share);
 }
 

@@ -39,6 +39,21 @@ std::vector<Window> LateWindows(const JobView& view, const RankDigest& r) {
   return out;
 }
 
+// A path with each range's trailing number replaced: "step_12/data_load" -> "step_<N>/data_load".
+std::string FamilyPath(std::string_view path) {
+  std::string out;
+  while (!path.empty()) {
+    const size_t slash = path.find('/');
+    const std::string_view name = path.substr(0, slash);
+    const std::string_view family = StepFamily(name);
+    absl::StrAppend(&out, out.empty() ? "" : "/", std::string(family),
+                    family.size() != name.size() ? "<N>" : "");
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return out;
+}
+
 // "step_<N>/data_load" for the ranges covering `ns` on `thread`, outermost first.
 std::string RangePath(const std::vector<const NvtxRange*>& ranges, uint64_t ns) {
   std::vector<const NvtxRange*> covering;
@@ -49,9 +64,7 @@ std::string RangePath(const std::vector<const NvtxRange*>& ranges, uint64_t ns) 
             [](const NvtxRange* a, const NvtxRange* b) { return a->depth < b->depth; });
   std::string path;
   for (const NvtxRange* r : covering) {
-    const std::string_view family = StepFamily(r->name);
-    absl::StrAppend(&path, path.empty() ? "" : "/", std::string(family),
-                    family.size() != r->name.size() ? "<N>" : "");
+    absl::StrAppend(&path, path.empty() ? "" : "/", FamilyPath(r->name));
   }
   return path;
 }
@@ -102,20 +115,28 @@ typename Map::const_iterator Largest(const Map& m) {
                           [](const auto& a, const auto& b) { return a.second < b.second; });
 }
 
-// The straggler's own advise finding that speaks of `range` (its leaf), else its top one.
+// The straggler's own `advise` findings in `range` (a FamilyPath; one per step where the
+// range is numbered), summed; without a range, or none there, its top finding.
 std::string OwnFinding(const TraceModel& model, const std::string& range) {
-  AdviseReport report = BuildAdviseReport(model, model.source_name, AdviseOptions{});
-  const std::string leaf = range.substr(range.rfind('/') == std::string::npos ? 0 : range.rfind('/') + 1);
+  const AdviseReport report = BuildAdviseReport(model, model.source_name, AdviseOptions{});
+  if (report.findings.empty()) return "";
+  uint64_t cost = 0;
+  size_t count = 0, first = 0;
   for (size_t i = 0; i < report.findings.size(); ++i) {
     const AdviseFinding& f = report.findings[i];
-    if (!leaf.empty() && f.nvtx_path.find(leaf) != std::string::npos) {
-      return absl::StrFormat("its own `warpscope advise` finding #%d: %s: %s", i + 1, f.rule,
-                             f.title);
-    }
+    if (range.empty() || FamilyPath(f.nvtx_path) != range) continue;
+    if (count++ == 0) first = i;
+    cost += f.cost_ns;
   }
-  if (report.findings.empty()) return "";
-  return absl::StrFormat("its own `warpscope advise` top finding: %s: %s",
-                         report.findings.front().rule, report.findings.front().title);
+  if (count == 0) {
+    return absl::StrFormat("its own `warpscope advise` top finding: %s: %s",
+                           report.findings.front().rule, report.findings.front().title);
+  }
+  const AdviseFinding& f = report.findings[first];
+  return absl::StrFormat("its own `warpscope advise` finds it too: %s in %s, %d finding%s (#%d "
+                         "first) costing %s in all",
+                         f.rule, range, count, count == 1 ? "" : "s", first + 1,
+                         FormatDuration(static_cast<double>(cost)));
 }
 
 double MedianComputePerStep(const RankDigest& r) {
