@@ -34,6 +34,13 @@ std::string Headline(const AdviseReport& report) {
       100 * report.busy_fraction, FormatDuration(static_cast<double>(report.gpu_span_ns)),
       FormatDuration(static_cast<double>(report.gpu_idle_ns)),
       FormatDuration(static_cast<double>(report.wall_ns)));
+  if (report.collective_wait_ns > 0) {
+    absl::StrAppendFormat(
+        &line, ", and %.1f%% only waiting inside NCCL for other ranks",
+        100 * static_cast<double>(report.collective_wait_ns) /
+            static_cast<double>(std::max<uint64_t>(report.gpu_span_ns, 1) *
+                                std::max<size_t>(report.devices.size(), 1)));
+  }
   if (report.findings.empty()) return absl::StrCat(line, "; no findings");
   absl::StrAppend(&line, "; top:");
   for (size_t i = 0; i < report.findings.size() && i < 3; ++i) {
@@ -58,6 +65,7 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
   FindPageableCopies(timeline, options, &findings);
   FindCopiesWithoutOverlap(timeline, options, &findings);
   FindKernelEfficiency(model, options, &findings, &report.notes);
+  report.collective_wait_ns = FindCollectiveWaits(timeline, options, &findings);
 
   report.devices = gaps.devices;
   report.gpu_idle_ns = gaps.idle_ns;
@@ -70,8 +78,10 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
   }
   report.gpu_span_ns = report.devices.empty() ? report.wall_ns : last - first;
   const double span = static_cast<double>(std::max<uint64_t>(report.gpu_span_ns, 1));
+  // Waiting inside NCCL for other ranks keeps a kernel on the GPU but does no work.
+  const uint64_t working = report.gpu_busy_ns - std::min(report.gpu_busy_ns, report.collective_wait_ns);
   report.busy_fraction =
-      std::min(1.0, static_cast<double>(report.gpu_busy_ns) /
+      std::min(1.0, static_cast<double>(working) /
                         (span * static_cast<double>(std::max<size_t>(report.devices.size(), 1))));
 
   for (AdviseFinding& f : findings) {

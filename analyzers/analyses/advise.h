@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "analyzers/model/trace_model.h"
@@ -34,6 +35,10 @@ inline constexpr std::string_view kRuleStalls = "stalls";
 inline constexpr std::string_view kRuleStartup = "startup";
 // Idle gaps far longer than the usual gap of their cause: the part beyond the usual one.
 inline constexpr std::string_view kRuleOneOff = "one-off";
+// NCCL collectives waiting for other ranks (the GPU is not working then).
+inline constexpr std::string_view kRuleCollectiveWait = "nccl-wait";
+// In a job of several ranks: the rank the others wait for.
+inline constexpr std::string_view kRuleStraggler = "straggler";
 
 struct AdviseFinding {
   std::string rule;   // one of the kRule* ids
@@ -59,6 +64,16 @@ struct AdviseFinding {
   // The worst single occurrence (trace ns), for the HTML timeline; begin == end when none.
   uint64_t worst_begin_ns = 0;
   uint64_t worst_end_ns = 0;
+  // In a job's report (several ranks' traces): the rank the finding is about; -1 otherwise.
+  int64_t job_rank = -1;
+};
+
+// What the other ranks' traces say about this rank's NCCL collectives (`warpscope advise` of a
+// job): each collective kernel's wait for the last rank, measured, and who the rank waited
+// for. Without it the nccl-wait rule estimates the waits from this trace alone.
+struct MeasuredCollectiveWaits {
+  std::unordered_map<size_t, uint64_t> wait_by_kernel;  // index into TraceModel::kernels
+  std::optional<uint32_t> waited_for;                    // the straggler, when one was named
 };
 
 struct AdviseOptions {
@@ -73,6 +88,8 @@ struct AdviseOptions {
   double medium_fraction = 0.01;   // medium: >= 1%
   // A host wait or launch within this of the gap's edges counts as touching it.
   uint64_t edge_tolerance_ns = 5000;
+  // Measured waits of this rank's collectives (a job's advise); nullptr: estimate them.
+  const MeasuredCollectiveWaits* collective_waits = nullptr;
 };
 
 struct AdviseDeviceBusy {
@@ -92,6 +109,9 @@ struct AdviseReport {
   double busy_fraction = 0;         // gpu_busy_ns / gpu_span_ns
   uint64_t gpu_idle_ns = 0;         // idle time inside each device's first-to-last GPU work, summed
   uint64_t idle_attributed_ns = 0;  // of it, in gaps a rule attributed to a cause
+  // GPU time spent only waiting inside NCCL collectives for other ranks (no other work ran):
+  // counted in gpu_busy_ns, left out of busy_fraction.
+  uint64_t collective_wait_ns = 0;
   std::vector<AdviseDeviceBusy> devices;
   std::vector<AdviseFinding> findings;  // by cost, descending
   std::vector<std::string> notes;       // rules skipped and why (no PM samples, ...)
@@ -103,13 +123,17 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
                                const AdviseOptions& options);
 
 // Table: the head line, then one block per finding. CSV: one row per finding. JSON: an
-// object with the head figures, "findings" and "notes".
+// object with the head figures, "findings" and "notes". A job's findings name their rank
+// (job_rank; -1, not shown, for a single trace).
 std::string RenderAdviseReport(const AdviseReport& report, OutputFormat format);
 
 // One self-contained HTML page (inline CSS and SVG, no script): head line, findings, a
 // timeline of the worst stretch, and the active-warp curve and stall bars when the trace has
 // the samples.
-std::string RenderAdviseHtml(const AdviseReport& report, const TraceModel& model);
+// `picture`: an SVG shown after the findings under `picture_title` (a job's ranks side by
+// side); the timeline of the worst stretch is drawn from `model`.
+std::string RenderAdviseHtml(const AdviseReport& report, const TraceModel& model,
+                             std::string_view picture_title = "", std::string_view picture = "");
 
 }  // namespace warpscope
 

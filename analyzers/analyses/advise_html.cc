@@ -110,6 +110,7 @@ std::string FindingsTable(const AdviseReport& report) {
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {
     std::string where;
+    if (f.job_rank >= 0) absl::StrAppend(&where, "rank ", f.job_rank, "<br>");
     if (!f.nvtx_path.empty()) absl::StrAppend(&where, "NVTX ", Html(f.nvtx_path), "<br>");
     if (!f.api_call.empty()) absl::StrAppend(&where, "API ", Html(f.api_call), "<br>");
     if (!f.kernel.empty()) absl::StrAppend(&where, Html(ShortKernelName(f.kernel, true)), "<br>");
@@ -149,7 +150,8 @@ std::string SampleCharts(const TraceModel& model) {
 
 }  // namespace
 
-std::string RenderAdviseHtml(const AdviseReport& report, const TraceModel& model) {
+std::string RenderAdviseHtml(const AdviseReport& report, const TraceModel& model,
+                             std::string_view picture_title, std::string_view picture) {
   std::string s = absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<title>warpscope advise: ",
@@ -160,6 +162,9 @@ std::string RenderAdviseHtml(const AdviseReport& report, const TraceModel& model
     absl::StrAppend(&s, "<p class=\"none\">No findings.</p>\n");
   } else {
     absl::StrAppend(&s, FindingsTable(report));
+  }
+  if (!picture.empty()) {
+    absl::StrAppend(&s, "<h2>", Html(picture_title), "</h2>\n", std::string(picture), "\n");
   }
   if (std::string timeline = Timeline(report, model); !timeline.empty()) {
     absl::StrAppend(&s, "<h2>Timeline of the worst stretch</h2>\n", timeline);

@@ -19,6 +19,7 @@ std::string ThreadText(const AdviseFinding& f) {
 // "nvtx step/forward · api cudaMemcpy · ..." with the parts that are known.
 std::string WhereText(const AdviseFinding& f) {
   std::vector<std::string> parts;
+  if (f.job_rank >= 0) parts.push_back(absl::StrCat("rank ", f.job_rank));
   if (!f.nvtx_path.empty()) parts.push_back(absl::StrCat("nvtx ", f.nvtx_path));
   if (!f.api_call.empty()) parts.push_back(absl::StrCat("api ", f.api_call));
   if (!f.kernel.empty()) parts.push_back(absl::StrCat("work ", ShortKernelName(f.kernel, true)));
@@ -68,13 +69,14 @@ Table FindingsTable(const AdviseReport& report) {
                {"thread"},
                {"title"},
                {"evidence"},
-               {"fix"}});
+               {"fix"},
+               {"job_rank", true}});
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {
     table.AddRow({++rank, f.rule, std::string(AdviseSeverityName(f.severity)), f.cost_ns,
                   PercentCell(f.cost_fraction), f.cost_max_ns, f.occurrences, f.device_id,
                   f.nvtx_path, f.kernel, f.api_call, f.stream, ThreadText(f), f.title, f.evidence,
-                  f.fix});
+                  f.fix, f.job_rank});
   }
   return table;
 }
@@ -91,6 +93,7 @@ void WriteFinding(const AdviseFinding& f, int rank, JsonWriter& json) {
   json.Key("os_tid").Uint(f.os_tid).Key("thread_name").String(f.thread_name);
   json.Key("title").String(f.title).Key("evidence").String(f.evidence).Key("fix").String(f.fix);
   json.Key("worst_begin_ns").Uint(f.worst_begin_ns).Key("worst_end_ns").Uint(f.worst_end_ns);
+  json.Key("job_rank").Int(f.job_rank);
   json.EndObject();
 }
 

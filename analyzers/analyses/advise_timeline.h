@@ -96,6 +96,10 @@ void FindPageableCopies(const AdviseTimeline& timeline, const AdviseOptions& opt
                         std::vector<AdviseFinding>* findings);
 void FindCopiesWithoutOverlap(const AdviseTimeline& timeline, const AdviseOptions& options,
                               std::vector<AdviseFinding>* findings);
+// NCCL collectives waiting for other ranks (advise_collectives.cc): one finding per operation;
+// returns the GPU time spent only waiting (no other work ran), which is not useful work.
+uint64_t FindCollectiveWaits(const AdviseTimeline& timeline, const AdviseOptions& options,
+                             std::vector<AdviseFinding>* findings);
 // Tails, occupancy and stalls, from the trace's samples; a note per part that had none.
 void FindKernelEfficiency(const TraceModel& model, const AdviseOptions& options,
                           std::vector<AdviseFinding>* findings, std::vector<std::string>* notes);

@@ -194,6 +194,46 @@ double BusBandwidthFactor(std::string_view op, uint32_t nranks) {
   return 1.0;
 }
 
+namespace {
+
+constexpr uint64_t kQueuedNs = 20'000;
+
+// When the rank's own work before `before` last ended (0: none before it).
+uint64_t OwnWorkDone(const std::vector<TimeInterval>& busy, uint64_t before) {
+  auto it = std::upper_bound(busy.begin(), busy.end(), before,
+                             [](uint64_t t, const TimeInterval& b) { return t < b.begin_ns; });
+  if (it == busy.begin()) return 0;
+  --it;
+  return std::min(it->end_ns, before);
+}
+
+}  // namespace
+
+void LostToWaiting(std::vector<CollectiveWait>& c, const std::vector<TimeInterval>& own_work) {
+  std::map<std::string_view, std::vector<size_t>> by_comm;
+  for (size_t i = 0; i < c.size(); ++i) by_comm[c[i].comm].push_back(i);
+  for (auto& [comm, order] : by_comm) {
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return c[a].seq < c[b].seq; });
+    for (size_t first = 0; first < order.size();) {
+      size_t last = first, longest = first;
+      uint64_t waits = c[order[first]].wait_ns;
+      while (last + 1 < order.size() &&
+             c[order[last + 1]].start_ns <= c[order[last]].end_ns + kQueuedNs) {
+        ++last;
+        waits += c[order[last]].wait_ns;
+        if (c[order[last]].wait_ns > c[order[longest]].wait_ns) longest = last;
+      }
+      CollectiveWait& end = c[order[last]];
+      const uint64_t moves = end.end_ns - std::min(end.transfer_ns, end.end_ns - end.start_ns);
+      const uint64_t ready =
+          std::max(c[order[first]].start_ns, OwnWorkDone(own_work, end.start_ns));
+      end.lost_ns = std::min(waits, moves > ready ? moves - ready : 0);
+      end.lost_to = order[longest];
+      first = last + 1;
+    }
+  }
+}
+
 RankCollectives FindCollectives(const TraceModel& model) {
   RankCollectives out;
   const std::unordered_map<uint32_t, LaunchCalls> by_launch =

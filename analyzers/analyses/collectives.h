@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzers/model/interval_union.h"
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope {
@@ -68,6 +69,29 @@ struct RankCollectives {
 };
 
 RankCollectives FindCollectives(const TraceModel& model);
+
+// One rank's collective as the time-lost computation needs it: where it ran in its
+// communicator's order, and how long it waited for the last rank (measured across ranks, or
+// estimated from this rank alone).
+struct CollectiveWait {
+  std::string_view comm;
+  uint64_t seq = 0;
+  uint64_t start_ns = 0, end_ns = 0;
+  uint64_t wait_ns = 0;
+  uint64_t transfer_ns = 0;  // the data movement: the end of the wait to the end
+  // Out: the time lost to waiting, on the last collective of each run (0 on the others), and
+  // the index of the run's collective with the longest wait (who the time was lost to).
+  uint64_t lost_ns = 0;
+  size_t lost_to = 0;
+};
+
+// Time lost waiting, per run of back-to-back collectives on one communicator (each starting
+// within 20 us of the end of the one before it: queued behind it, waiting for the same late
+// rank): from when the rank's own work (`own_work`: its merged non-NCCL GPU work) before the
+// run's last collective was done, or the run began if later, until that collective's data
+// started moving; at most the run's waits together. A lone collective loses its wait.
+void LostToWaiting(std::vector<CollectiveWait>& collectives,
+                   const std::vector<TimeInterval>& own_work);
 
 // Operations after which every rank has heard from every other (AllReduce, AllGather,
 // ReduceScatter, AlltoAll): the rank that arrives last spends the least time in them.

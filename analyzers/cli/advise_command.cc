@@ -1,31 +1,69 @@
 // `warpscope advise TRACE`: findings ranked by the time a fix would save, as a table, CSV,
 // JSON and, with --html, a one-page report (analyzers/analyses/advise.h, docs/advise.md).
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <string>
 
 #include "analyzers/analyses/advise.h"
+#include "analyzers/analyses/job/job.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/output_path.h"
 
 namespace warpscope {
+namespace {
+
+bool IsDirectoryPath(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// A job's advise: every rank's trace read together (job.h); the HTML page draws the ranks
+// side by side and the straggler's worst stretch.
+int RunJobAdvise(const std::vector<std::string>& paths, const AdviseOptions& options,
+                 size_t per_rank, OutputFormat format, const std::string& html_path) {
+  absl::StatusOr<JobView> view = BuildJobView(paths);
+  if (!view.ok()) return InputError(view.status());
+  absl::StatusOr<AdviseReport> report = BuildJobAdviseReport(*view, options, per_rank);
+  if (!report.ok()) return InputError(report.status());
+  std::fputs(RenderAdviseReport(*report, format).c_str(), stdout);
+  if (html_path.empty()) return 0;
+  const RankDigest* shown = &view->ranks.front();
+  for (const RankDigest& r : view->ranks) {
+    if (view->straggler.rank == r.RankOrIndex()) shown = &r;
+  }
+  absl::StatusOr<TraceModel> model = LoadTraceForCommand(shown->path);
+  if (!model.ok()) return 1;
+  const std::string page = RenderAdviseHtml(*report, *model, "The ranks side by side",
+                                            JobSvg(*view));
+  if (absl::Status s = WriteOutputFile(html_path, "--html", page); !s.ok()) return InputError(s);
+  std::fprintf(stderr, "warpscope: wrote %s\n", html_path.c_str());
+  return 0;
+}
+
+}  // namespace
 
 int RunAdviseCommand(const CommandArgs& args) {
-  FlagSet flags("advise", "TRACE.wst [flags]",
+  FlagSet flags("advise", "TRACE.wst... | DIR [flags]",
                 {{"format", "f", true, "FORMAT", "table, csv or json", "table"},
                  {"html", "", true, "FILE", "also write a one-page HTML report", ""},
                  {"top", "n", true, "N", "findings shown, costliest first (0 = all)", "0"},
-                 {"device", "d", true, "N", "only GPU work of this device", ""}});
+                 {"device", "d", true, "N", "only GPU work of this device", ""},
+                 {"per-rank", "", true, "N", "a job's: findings kept of each rank's advise", "5"}});
   if (std::optional<int> exit = ParseCommandFlags(
-          flags, args, TraceFiles::kOne,
+          flags, args, TraceFiles::kOneOrMore,
           "Findings ranked by what a fix would save: GPU idle gaps with their cause (host\n"
           "synchronization, a blocking read of a GPU value, a blocking copy, a host NVTX range\n"
           "without GPU work, launch-bound stretches), pageable copies, copies that do not\n"
           "overlap compute, and with PM/PC samples long tails, low occupancy and stalls.\n"
           "One-time start-up gaps are a finding of their own, ranked last. Each finding says\n"
           "where, the evidence and the fix. See docs/advise.md for every rule, threshold and\n"
-          "cost model.\n")) {
+          "cost model.\n"
+          "Several traces (or a folder of them) are the ranks of one job: the rank the others\n"
+          "wait for comes first when it costs the most, then each rank's own findings, their\n"
+          "waits in collectives measured against the other ranks (docs/distributed.md).\n")) {
     return *exit;
   }
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
@@ -44,7 +82,12 @@ int RunAdviseCommand(const CommandArgs& args) {
     }
   }
 
+  absl::StatusOr<size_t> per_rank = GetCountFlag(flags, "per-rank");
+  if (!per_rank.ok()) return UsageError(per_rank.status());
   const std::string& path = flags.positionals()[0];
+  if (flags.positionals().size() > 1 || IsDirectoryPath(path)) {
+    return RunJobAdvise(flags.positionals(), options, *per_rank, *format, html_path);
+  }
   absl::StatusOr<TraceModel> model = LoadTraceForCommand(path);
   if (!model.ok()) return 1;
   const AdviseReport report = BuildAdviseReport(*model, path, options);

@@ -55,6 +55,7 @@ nb::dict Findings(const AdviseReport& report) {
     c.Add("stream", f.stream).Add("os_tid", f.os_tid).Add("thread_name", f.thread_name);
     c.Add("title", f.title).Add("evidence", f.evidence).Add("fix", f.fix);
     c.Add("worst_begin_ns", f.worst_begin_ns).Add("worst_end_ns", f.worst_end_ns);
+    c.Add("job_rank", f.job_rank);
   }
   return c.Finish();
 }

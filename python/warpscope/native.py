@@ -258,7 +258,7 @@ ADVISE_FINDING_DTYPES = {
     "device": "int64", "nvtx_path": str,
     "kernel": str, "api_call": str, "stream": str, "os_tid": "int64", "thread_name": str,
     "title": str, "evidence": str, "fix": str, "worst_begin_ns": "uint64",
-    "worst_end_ns": "uint64"}
+    "worst_end_ns": "uint64", "job_rank": "int64"}
 ADVISE_SUMMARY_DTYPES = {
     "trace": str, "headline": str, "wall_ns": "uint64", "gpu_span_ns": "uint64",
     "gpu_busy_ns": "uint64", "gpu_busy_percent": "float64", "gpu_idle_ns": "uint64",

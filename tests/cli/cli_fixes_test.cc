@@ -163,9 +163,9 @@ TEST(SummaryCliTest, WritesToAFileCheckedBeforeReading) {
 TEST(CommandStepsTest, SharedFlagsAndFilesReadTheSameInEveryCommand) {
   const std::string trace = BasicTrace();
   const std::pair<const char*, const char*> counts[] = {
-      {"info", "exactly"},    {"advise", "exactly"},   {"occupancy", "exactly"},
+      {"info", "exactly"},    {"advise", "at least"},  {"occupancy", "exactly"},
       {"tail", "exactly"},    {"timeline", "exactly"}, {"summary", "at least"},
-      {"stalls", "at least"}, {"export", "at least"}};
+      {"stalls", "at least"}, {"export", "at least"},  {"job", "at least"}};
   for (const auto& [command, count] : counts) {
     CliResult r = RunCli(command);
     EXPECT_EQ(r.exit_code, 2) << command;

@@ -3,6 +3,8 @@
 // designed delay, the cause, and nobody named when the ranks are balanced; then the CLI.
 #include "analyzers/analyses/job/job.h"
 
+#include "analyzers/analyses/advise.h"
+
 #include <numeric>
 #include <string>
 
@@ -208,6 +210,101 @@ TEST(JobCli, TextCsvJsonTablesAndPicture) {
   EXPECT_NE(bad.err.find("no table named 'nope'"), std::string::npos) << bad.err;
   testing::CliResult none = testing::RunCli("job");
   EXPECT_EQ(none.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace warpscope
+
+namespace warpscope {
+namespace {
+
+const AdviseFinding* FindRule(const AdviseReport& r, std::string_view rule, int64_t rank = -2) {
+  for (const AdviseFinding& f : r.findings) {
+    if (f.rule == rule && (rank == -2 || f.job_rank == rank)) return &f;
+  }
+  return nullptr;
+}
+
+TEST(JobAdvise, OneRanksWaitingIsEstimatedFromItsOwnTrace) {
+  DdpJobSpec spec;
+  spec.late_rank = 2;
+  spec.steps = 10;
+  const std::vector<std::string> paths = Write(spec);
+  absl::StatusOr<TraceModel> waiting = TraceModel::Load(paths[0]);
+  ASSERT_TRUE(waiting.ok());
+  const AdviseReport report = BuildAdviseReport(*waiting, paths[0], AdviseOptions{});
+  ASSERT_FALSE(report.findings.empty());
+  const AdviseFinding& top = report.findings.front();
+  EXPECT_EQ(top.rule, "nccl-wait");
+  EXPECT_EQ(top.title, "GPU waited inside NCCL AllReduce for other ranks");
+  EXPECT_NE(top.evidence.find("estimated from this trace alone"), std::string::npos);
+  // The first bucket of each step waits for the late rank (15 ms a step designed). The estimate
+  // takes the shortest AllReduce of that size as pure data movement, but the shortest (a second
+  // bucket) waited too, about a millisecond: a lower bound, within 10% here.
+  EXPECT_LE(static_cast<double>(top.cost_ns), 1.01 * 15e6 * spec.steps);
+  EXPECT_GE(static_cast<double>(top.cost_ns), 0.90 * 15e6 * spec.steps);
+  // Waiting is kept out of the busy share.
+  EXPECT_GT(report.collective_wait_ns, 0u);
+  EXPECT_LT(report.busy_fraction,
+            static_cast<double>(report.gpu_busy_ns - report.collective_wait_ns / 2) /
+                static_cast<double>(report.gpu_span_ns));
+  EXPECT_NE(report.headline.find("only waiting inside NCCL for other ranks"), std::string::npos);
+  // The late rank's own trace: its stall in data_load, not waiting.
+  absl::StatusOr<TraceModel> late = TraceModel::Load(paths[2]);
+  ASSERT_TRUE(late.ok());
+  const AdviseReport own = BuildAdviseReport(*late, paths[2], AdviseOptions{});
+  ASSERT_FALSE(own.findings.empty());
+  EXPECT_EQ(own.findings.front().rule, "host-range");
+  EXPECT_NE(own.findings.front().nvtx_path.find("/data_load"), std::string::npos);
+  EXPECT_EQ(FindRule(own, "nccl-wait"), nullptr);
+}
+
+TEST(JobAdvise, TheJobsFindingComesFirstWhenItCostsTheMost) {
+  DdpJobSpec spec;
+  spec.late_rank = 1;
+  spec.steps = 10;
+  const JobView view = View(Write(spec));
+  absl::StatusOr<AdviseReport> report = BuildJobAdviseReport(view, AdviseOptions{});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_FALSE(report->findings.empty());
+  const AdviseFinding& top = report->findings.front();
+  EXPECT_EQ(top.rule, "straggler");
+  EXPECT_EQ(top.job_rank, 1);
+  EXPECT_EQ(top.nvtx_path, "step_<N>/data_load");
+  EXPECT_NEAR(static_cast<double>(top.cost_ns), 15e6 * spec.steps, 0.05 * 15e6 * spec.steps);
+  // The others' waiting is the straggler's cost, not three findings of their own.
+  EXPECT_EQ(FindRule(*report, "nccl-wait"), nullptr);
+  // The straggler's own findings follow, tagged with its rank.
+  const AdviseFinding* own = FindRule(*report, "host-range", 1);
+  ASSERT_NE(own, nullptr);
+  for (const AdviseFinding& f : report->findings) EXPECT_GE(f.job_rank, 0) << f.title;
+  EXPECT_EQ(report->headline.rfind("job of 4 ranks: Straggler: rank 1", 0), 0u);
+}
+
+TEST(JobAdvise, BalancedRanksKeepTheirOwnFindings) {
+  DdpJobSpec spec;
+  spec.steps = 6;
+  const JobView view = View(Write(spec));
+  absl::StatusOr<AdviseReport> report = BuildJobAdviseReport(view, AdviseOptions{}, 2);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(FindRule(*report, "straggler"), nullptr);
+  EXPECT_LE(report->findings.size(), 8u);  // 2 per rank
+}
+
+TEST(JobAdviseCli, SeveralTracesOrAFolderAreAJob) {
+  DdpJobSpec spec;
+  spec.late_rank = 3;
+  spec.steps = 4;
+  std::string dir;
+  Write(spec, &dir);
+  testing::CliResult r = testing::RunCli("advise " + dir + " --html " + dir + "/job.html --top 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("#1 [high] straggler:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("where:    rank 3 | nvtx step_<N>/data_load"), std::string::npos);
+  testing::CliResult csv = testing::RunCli("advise " + dir + "/rank_0.wst " + dir +
+                                           "/rank_3.wst --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find(",job_rank\n"), std::string::npos);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analyzers/analyses/advise.h"
 #include "analyzers/analyses/job/rank_digest.h"
 #include "analyzers/render/report.h"
 
@@ -90,6 +91,14 @@ Report JobReport(const JobView& view);
 // compute and NCCL kernels, with the wait in each collective shaded. `steps`: how many steps
 // from the middle of the job to draw (0 = all).
 std::string JobSvg(const JobView& view, size_t steps = 3);
+
+// `warpscope advise` of a job: the straggler finding (rule straggler: what it costs each
+// other rank, why it is late, the fix) and the top `per_rank` findings of each rank's own
+// advise (of the straggler and up to 16 ranks), with its collectives' waits measured against
+// the other ranks (rule nccl-wait), in one list by cost; every finding names its job_rank.
+// Reloads each advised rank's trace, one at a time.
+absl::StatusOr<AdviseReport> BuildJobAdviseReport(const JobView& view, const AdviseOptions& options,
+                                                  size_t per_rank = 5);
 
 // Internal steps of BuildJobView, exposed for tests: matching and waiting (job_match.cc), the
 // straggler rule (straggler.cc).

@@ -11,10 +11,6 @@
 namespace warpscope {
 namespace {
 
-// A collective that starts within this of the end of the one before it on its communicator
-// was queued behind it, not started by its rank's arrival.
-constexpr uint64_t kQueuedNs = 20'000;
-
 struct Participant {
   size_t rank;        // index into view.ranks
   size_t collective;  // index into its collectives
@@ -72,49 +68,20 @@ MatchedCollective Settle(JobView& view, const std::pair<std::string, uint64_t>& 
   return m;
 }
 
-// When this rank's own GPU work (not NCCL's) before `before` last ended.
-uint64_t OwnWorkDone(const std::vector<TimeInterval>& busy, uint64_t before) {
-  auto it = std::upper_bound(busy.begin(), busy.end(), before,
-                             [](uint64_t t, const TimeInterval& b) { return t < b.begin_ns; });
-  if (it == busy.begin()) return 0;
-  --it;
-  return std::min(it->end_ns, before);
-}
-
-// Time lost waiting, per run of back-to-back collectives on one communicator (each queued
-// behind the one before): from when the rank's own work before the run's last collective was
-// done (or the run began, if later) until that collective's data started moving, at most the
-// run's waits together. A single collective loses its wait.
+// The time each rank lost waiting (LostToWaiting), per collective and per step.
 void LostTime(RankDigest& r, const std::map<std::pair<std::string, uint64_t>, uint64_t>& moving) {
-  std::map<std::string, std::vector<size_t>> by_comm;
-  for (size_t i = 0; i < r.collectives.size(); ++i) by_comm[r.collectives[i].comm].push_back(i);
-  for (auto& [comm, indices] : by_comm) {
-    std::sort(indices.begin(), indices.end(),
-              [&](size_t a, size_t b) { return r.collectives[a].seq < r.collectives[b].seq; });
-    for (size_t first = 0; first < indices.size();) {
-      size_t last = first, longest = first;
-      uint64_t waits = r.collectives[indices[first]].wait_ns;
-      while (last + 1 < indices.size() &&
-             r.collectives[indices[last + 1]].start_ns <=
-                 r.collectives[indices[last]].end_ns() + kQueuedNs) {
-        ++last;
-        waits += r.collectives[indices[last]].wait_ns;
-        if (r.collectives[indices[last]].wait_ns > r.collectives[indices[longest]].wait_ns) {
-          longest = last;
-        }
-      }
-      RankCollective& end = r.collectives[indices[last]];
-      auto transfer = moving.find({end.comm, end.seq});
-      const uint64_t data_moves =
-          end.end_ns() - (transfer != moving.end() ? std::min(transfer->second, end.duration_ns) : 0);
-      const uint64_t ready = std::max(r.collectives[indices[first]].start_ns,
-                                      OwnWorkDone(r.compute_busy, end.start_ns));
-      end.lost_ns = std::min(waits, data_moves > ready ? data_moves - ready : 0);
-      end.lost_to_seq = r.collectives[indices[longest]].seq;
-      first = last + 1;
-    }
-  }
+  std::vector<CollectiveWait> waits;
+  waits.reserve(r.collectives.size());
   for (const RankCollective& c : r.collectives) {
+    auto transfer = moving.find({c.comm, c.seq});
+    waits.push_back({c.comm, c.seq, c.start_ns, c.end_ns(), c.wait_ns,
+                     transfer != moving.end() ? transfer->second : c.duration_ns});
+  }
+  LostToWaiting(waits, r.compute_busy);
+  for (size_t i = 0; i < waits.size(); ++i) {
+    RankCollective& c = r.collectives[i];
+    c.lost_ns = waits[i].lost_ns;
+    c.lost_to_seq = waits[waits[i].lost_to].seq;
     if (c.step < 0 || static_cast<size_t>(c.step) >= r.step_times.size()) continue;
     StepTimes& t = r.step_times[static_cast<size_t>(c.step)];
     t.wait_ns += c.wait_ns;

@@ -150,6 +150,7 @@ RankDigest DigestRank(const TraceModel& model, uint32_t index, const std::string
     r.start_ns = c.start_ns;
     r.duration_ns = c.duration_ns;
     r.step = kernel_step[c.kernel_index];
+    r.kernel_index = c.kernel_index;
     if (d.device.empty()) {
       const DeviceInfo* dev = model.FindDevice(c.device_id);
       d.device = dev != nullptr ? dev->name : "";

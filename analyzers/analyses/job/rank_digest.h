@@ -27,6 +27,7 @@ struct RankCollective {
   uint64_t start_ns = 0;  // the NCCL kernel on the GPU, trace time
   uint64_t duration_ns = 0;
   int64_t step = -1;      // index into RankDigest::steps; -1 outside every step
+  size_t kernel_index = 0;  // into the trace's TraceModel::kernels (as loaded)
   // Filled by the job view once every rank is read (job_match.cc):
   uint64_t wait_ns = 0;      // this duration minus the shortest among the ranks
   // The time this rank lost waiting for later ranks, counted once per run of back-to-back

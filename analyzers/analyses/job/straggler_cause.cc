@@ -133,7 +133,7 @@ std::string OwnFinding(const TraceModel& model, const std::string& range) {
                            report.findings.front().rule, report.findings.front().title);
   }
   const AdviseFinding& f = report.findings[first];
-  return absl::StrFormat("its own `warpscope advise` finds it too: %s in %s, %d finding%s (#%d "
+  return absl::StrFormat("its own `warpscope advise` finds it: %s in %s, %d finding%s (#%d "
                          "first) costing %s in all",
                          f.rule, range, count, count == 1 ? "" : "s", first + 1,
                          FormatDuration(static_cast<double>(cost)));
