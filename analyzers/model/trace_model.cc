@@ -58,7 +58,8 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
       const v1::ThreadInfo& t = p.thread();
       m.threads.push_back({t.id(), t.cupti_thread_id(), t.os_tid(), t.name()});
       m.thread_defined_after.push_back({m.syncs.size(), m.api_calls.size(), m.overheads.size(),
-                                        m.nvtx_ranges.size(), m.nvtx_marks.size()});
+                                        m.nvtx_ranges.size(), m.nvtx_marks.size(),
+                                        m.nccl_calls.size()});
       break;
     }
     case v1::TracePacket::kPmCounterData: {

@@ -338,7 +338,8 @@ class TraceModel {
   // How many events of each table that names threads came before each entry of `threads`:
   // an event uses the last definition of its thread id before it (docs/format.md).
   struct ThreadEventCounts {
-    size_t syncs = 0, api_calls = 0, overheads = 0, nvtx_ranges = 0, nvtx_marks = 0;
+    size_t syncs = 0, api_calls = 0, overheads = 0, nvtx_ranges = 0, nvtx_marks = 0,
+           nccl_calls = 0;
   };
   std::vector<ThreadEventCounts> thread_defined_after;  // parallel to `threads`
 

@@ -222,6 +222,25 @@ nb::dict NvtxMarks(const TraceModel& m) {
   return f.Finish();
 }
 
+nb::dict NcclCalls(const TraceModel& m) {
+  FrameBuilder<NcclCall> f(m.nccl_calls);
+  f.Times();
+  f.String("name", [](const NcclCall& c) { return c.name; });
+  f.Thread(m, &TraceModel::ThreadEventCounts::nccl_calls, "thread_id", "os_tid", "thread_name",
+           [](const NcclCall& c) { return c.thread_id; });
+  f.Int("comm_hash", [](const NcclCall& c) { return c.comm_hash; });
+  f.Int("bytes", [](const NcclCall& c) { return c.bytes; });
+  f.Int("reduction_op", [](const NcclCall& c) { return c.reduction_op; });
+  f.Int("root", [](const NcclCall& c) { return c.root; });
+  f.Int("peer", [](const NcclCall& c) { return c.peer; });
+  f.Int("comm_size", [](const NcclCall& c) { return c.comm_size; });
+  f.Int("comm_rank", [](const NcclCall& c) { return c.comm_rank; });
+  f.Int("launch_correlation_id", [](const NcclCall& c) { return c.launch_correlation_id; });
+  f.Int("launches", [](const NcclCall& c) { return c.launches; });
+  f.Bool("payload_unreadable", [](const NcclCall& c) { return c.payload_unreadable; });
+  return f.Finish();
+}
+
 nb::dict Memcpys(const TraceModel& m) {
   FrameBuilder<MemcpyEvent> f(m.memcpys);
   f.Times();
@@ -532,6 +551,7 @@ nb::dict Frames(const TraceModel& m) {
   frames["api"] = ApiCalls(m);
   frames["nvtx_ranges"] = NvtxRanges(m);
   frames["nvtx_marks"] = NvtxMarks(m);
+  frames["nccl_calls"] = NcclCalls(m);
   frames["memcpy"] = Memcpys(m);
   frames["memset"] = Memsets(m);
   frames["sync"] = Syncs(m);
