@@ -222,3 +222,14 @@ def test_without_the_extension_collectives_are_left_out_and_said(ddp_jobs, tmp_p
     assert not stale.exists()
     err = capsys.readouterr().err
     assert "collectives.parquet not written" in err and "pip install ./python" in err
+
+
+@needs_extension
+def test_collectives_are_left_out_when_two_traces_claim_one_rank(ddp_jobs, tmp_path, capsys):
+    first = ddp_jobs["late"]["traces"][2]  # rank 0
+    again = tmp_path / "again.wst"
+    again.write_bytes(first.read_bytes())
+    out = tmp_path / "parquet"
+    assert main(["export", "-o", str(out), str(first), str(again)]) == 0
+    assert not (out / "collectives.parquet").exists()
+    assert "several traces say they are rank 0" in capsys.readouterr().err

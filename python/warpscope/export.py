@@ -77,24 +77,35 @@ def has_nccl_kernels(kernels: Any) -> bool:
     return any(p in str(v) for v in values for p in _NCCL_KERNEL_PREFIXES)
 
 
-def _write_collectives(sources: List[Dict[str, Any]], out_dir: PathLike) -> str:
+def _write_collectives(sources: List[Dict[str, Any]], out_dir: PathLike,
+                       notes: Optional[List[str]]) -> List[str]:
     """``collectives.parquet``: the job view's ``rank_collectives`` table, each row with the
     ``rank``, ``host``, ``pid`` and ``file`` of its trace (as in the other files, which the
-    job view may number otherwise) and its start on the files' shared time base."""
-    import pyarrow as pa
+    job view may number otherwise) and its start on the files' shared time base. Returns the
+    path written, or none (and a note) where two traces claim one rank: the table tells
+    traces apart by rank only."""
+    import pandas as pd
     import pyarrow.parquet as pq
     from . import native
     frames = native.job([s["path"] for s in sources])
     collectives = frames["rank_collectives"]
     job_rank = dict(zip(frames["ranks"]["trace"], frames["ranks"]["rank"]))
-    tables = []
+    claimed = [r for r in job_rank.values() if list(job_rank.values()).count(r) > 1]
+    if claimed:
+        if notes is not None:
+            notes.append(f"warpscope: collectives.parquet not written: several traces say they "
+                         f"are rank {claimed[0]}; export the traces of one job together")
+        return []
+    parts = []
     for source in sources:
-        rows = collectives[collectives["rank"] == job_rank[source["path"]]].drop(columns="rank")
-        rows = rows.assign(start_ns=rows["start_ns"] + source["shift"])
-        tables.append(_arrow_table(rows.reset_index(drop=True), source["extra"]))
+        rows = collectives[collectives["rank"] == job_rank[source["path"]]]
+        parts.append(rows.assign(**source["extra"], start_ns=rows["start_ns"] + source["shift"]))
+    # One table, so that a rank without collectives does not give a column another type.
+    table = pd.concat(parts, ignore_index=True)
+    table = table[list(sources[0]["extra"]) + [c for c in collectives if c != "rank"]]
     path = os.path.join(os.fspath(out_dir), COLLECTIVES_STEM + ".parquet")
-    pq.write_table(pa.concat_tables(tables), path)
-    return path
+    pq.write_table(_arrow_table(table, {}), path)
+    return [path]
 
 
 def export_parquet(paths: Sequence[PathLike], out_dir: PathLike,
@@ -158,7 +169,7 @@ def export_parquet(paths: Sequence[PathLike], out_dir: PathLike,
     if nccl:
         from . import native
         if native.has_extension():
-            written.append(_write_collectives(sources, out_dir))
+            written += _write_collectives(sources, out_dir, notes)
         elif notes is not None:
             notes.append("warpscope: collectives.parquet not written: matching NCCL's "
                          "collectives across the ranks needs the warpscope_native "
