@@ -4,35 +4,117 @@
     python -m warpscope export --format parquet -o job_parquet run_rank*.wst
     python examples/duckdb_straggler.py job_parquet
 
-The straggler is the rank whose GPU spent the most time in kernels: the others wait for it
-at every collective. Prints one line per rank, slowest first.
+The rank that arrives last at a collective spends the least time in it: the others wait
+inside theirs until it comes. Each collective instance (matched across the ranks by
+communicator and order) names its last arrival; the straggler is the rank that arrives last
+at most of the instances whose durations differ across the ranks, and the time the others
+lose waiting is what it costs. Prints one line per rank, then the straggler or that there is
+none. With `--kernels`, the same from kernels.parquet alone (one NCCL stream per rank).
 """
 
 import sys
 
 import duckdb
 
+# Instances whose durations differ by less than this count for nobody (as `warpscope job`).
+MIN_SPREAD_NS = 100_000
+# The straggler is last at 3 or more uneven instances, and at more of them than chance would
+# give: a share of 1/2 + 1/(2n) for n ranks.
+MIN_LAST = 3
+
+# Per rank: the uneven instances it arrived last at, and the time it lost waiting in
+# collectives (collectives.parquet: every rank's collectives, `arrived_last` = 1 on the
+# shortest duration of each instance; `lost_ns` counts a run of back-to-back collectives once).
 QUERY = """
-SELECT rank, host, count(*) AS kernels, sum(duration_ns) AS kernel_ns
-FROM read_parquet('{folder}/kernels.parquet')
-GROUP BY rank, host ORDER BY kernel_ns DESC
+WITH c AS (SELECT * FROM read_parquet('{folder}/collectives.parquet')),
+uneven AS (
+  SELECT comm, seq, max(duration_ns) - min(duration_ns) AS spread_ns
+  FROM c GROUP BY comm, seq
+  HAVING count(*) > 1 AND max(duration_ns) - min(duration_ns) >= {min_spread})
+SELECT c.rank,
+       count(u.seq) FILTER (WHERE c.arrived_last = 1) AS last_arrivals,
+       (SELECT count(*) FROM uneven) AS uneven,
+       sum(c.lost_ns) AS lost_ns
+FROM c LEFT JOIN uneven u USING (comm, seq)
+GROUP BY c.rank ORDER BY last_arrivals DESC, c.rank
+"""
+
+# The same from kernels.parquet alone: each rank's NCCL kernels numbered in start order match
+# across the ranks when every rank runs one NCCL stream (one communicator, as plain data
+# parallelism has); the shortest of each instance arrived last. Without a wait per collective
+# in the file, the cost is not given here.
+KERNELS_QUERY = """
+WITH k AS (
+  SELECT rank, duration_ns, ROW_NUMBER() OVER (PARTITION BY rank ORDER BY start_ns) AS seq
+  FROM read_parquet('{folder}/kernels.parquet')
+  WHERE regexp_matches(name, 'nccl(Dev)?Kernel_')),
+i AS (
+  SELECT *, min(duration_ns) OVER (PARTITION BY seq) AS shortest_ns,
+         max(duration_ns) OVER (PARTITION BY seq) - min(duration_ns) OVER (PARTITION BY seq)
+           AS spread_ns,
+         count(*) OVER (PARTITION BY seq) AS ranks
+  FROM k)
+SELECT rank,
+       count(*) FILTER (WHERE duration_ns = shortest_ns AND spread_ns >= {min_spread}
+                        AND ranks > 1) AS last_arrivals,
+       (SELECT count(DISTINCT seq) FROM i WHERE spread_ns >= {min_spread} AND ranks > 1)
+         AS uneven
+FROM i GROUP BY rank ORDER BY last_arrivals DESC, rank
 """
 
 
-def ranks_slowest_first(folder: str):
-    """(rank, host, kernels, kernel_ns) per rank, the straggler first."""
-    return duckdb.sql(QUERY.format(folder=folder.replace("'", "''"))).fetchall()
+def _sql(query: str, folder: str):
+    return duckdb.sql(query.format(folder=folder.replace("'", "''"),
+                                   min_spread=MIN_SPREAD_NS)).fetchall()
+
+
+def ranks_by_last_arrivals(folder: str):
+    """(rank, last_arrivals, uneven, lost_ns) per rank, most often last first, from
+    collectives.parquet."""
+    return _sql(QUERY, folder)
+
+
+def ranks_by_last_arrivals_from_kernels(folder: str):
+    """(rank, last_arrivals, uneven) per rank, most often last first, from kernels.parquet."""
+    return _sql(KERNELS_QUERY, folder)
+
+
+def straggler(rows):
+    """The rank that arrives last at most uneven instances, or None: no instance is uneven,
+    or no rank is last more often than chance would make it."""
+    if not rows:
+        return None
+    rank, last, uneven = rows[0][:3]
+    share = 0.5 + 0.5 / max(len(rows), 2)
+    return rank if last >= MIN_LAST and last >= share * uneven else None
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
-        print("usage: python examples/duckdb_straggler.py PARQUET_DIR", file=sys.stderr)
+    args = sys.argv[1:]
+    kernels_only = "--kernels" in args
+    args = [a for a in args if a != "--kernels"]
+    if len(args) != 1:
+        print("usage: python examples/duckdb_straggler.py [--kernels] PARQUET_DIR",
+              file=sys.stderr)
         return 2
-    rows = ranks_slowest_first(sys.argv[1])
-    for rank, host, kernels, kernel_ns in rows:
-        print(f"rank {rank} on {host}: {kernels} kernels, {kernel_ns / 1e6:.3f} ms")
-    if rows:
-        print(f"straggler: rank {rows[0][0]}")
+    if kernels_only:
+        rows = ranks_by_last_arrivals_from_kernels(args[0])
+        for rank, last, uneven in rows:
+            print(f"rank {rank}: last at {last} of {uneven} uneven collectives")
+    else:
+        rows = ranks_by_last_arrivals(args[0])
+        for rank, last, uneven, lost_ns in rows:
+            print(f"rank {rank}: last at {last} of {uneven} uneven collectives; "
+                  f"lost {lost_ns / 1e6:.3f} ms waiting")
+    found = straggler(rows)
+    if found is None:
+        print("straggler: none (no rank arrives last at most uneven collectives)")
+        return 0
+    if kernels_only:
+        print(f"straggler: rank {found}")
+    else:
+        cost = sum(r[3] for r in rows if r[0] != found)
+        print(f"straggler: rank {found}; the other ranks lose {cost / 1e6:.3f} ms waiting")
     return 0
 
 

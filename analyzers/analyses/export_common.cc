@@ -10,13 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/analyses/pm_attribution.h"
+#include "proto/common/job_variables.h"
 
 namespace warpscope {
 namespace {
-
-// Variables through which launchers tell a process its rank, in the order they are trusted.
-constexpr std::string_view kRankVariables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                               "SLURM_PROCID"};
 
 std::optional<int64_t> RankFromHeader(const TraceHeader& header) {
   for (std::string_view variable : kRankVariables) {

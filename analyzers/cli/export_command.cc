@@ -96,6 +96,10 @@ int RunExportCommand(const CommandArgs& args) {
                  {"output", "o", true, "OUT",
                   "the file or directory to write; - is stdout "
                   "(chrome, perfetto, kineto of one trace)",
+                  ""},
+                 {"step", "", true, "RANGE",
+                  "kineto: the NVTX range that marks a step, written as ProfilerStep#N "
+                  "(default: a numbered or step-named range, as warpscope job finds it)",
                   ""}});
   if (std::optional<int> exit = ParseCommandFlags(
           flags, args, TraceFiles::kOneOrMore,
@@ -150,7 +154,7 @@ int RunExportCommand(const CommandArgs& args) {
     if (out != "-") std::fprintf(stderr, "warpscope: wrote %s\n", out.c_str());
     return 0;
   }
-  for (const KinetoTraceFile& file : ExportKinetoTraces(pointers)) {
+  for (const KinetoTraceFile& file : ExportKinetoTraces(pointers, flags.Get("step"))) {
     const std::string path = kineto_directory ? absl::StrCat(out, "/", file.file_name) : out;
     if (absl::Status s = WriteTextFile(path, file.json); !s.ok()) return InputError(s);
     if (path != "-") std::fprintf(stderr, "warpscope: wrote %s\n", path.c_str());

@@ -324,9 +324,16 @@ void JsonWriter::BeforeValue() {
     return;
   }
   if (!first_in_scope_.empty()) {
-    if (!first_in_scope_.back()) out_ += ',';
+    const bool first = first_in_scope_.back();
+    if (!first) out_ += ',';
+    if (line_break_) {
+      out_ += '\n';
+    } else if (!first && spacing_ == JsonSpacing::kSpaced) {
+      out_ += ' ';
+    }
     first_in_scope_.back() = false;
   }
+  line_break_ = false;
 }
 
 JsonWriter& JsonWriter::BeginObject() {
@@ -353,7 +360,8 @@ JsonWriter& JsonWriter::EndArray() {
 }
 JsonWriter& JsonWriter::Key(std::string_view key) {
   BeforeValue();
-  absl::StrAppend(&out_, "\"", JsonEscape(key), "\":");
+  absl::StrAppend(&out_, "\"", JsonEscape(key),
+                  spacing_ == JsonSpacing::kSpaced ? "\": " : "\":");
   after_key_ = true;
   return *this;
 }

@@ -89,9 +89,21 @@ std::string FormatBytes(double bytes);
 // Escapes a string for a JSON string literal (without the quotes).
 std::string JsonEscape(std::string_view s);
 
+// How a JsonWriter spaces its output. kSpaced writes `"key": value, "next": ...`, as Python's
+// json.dumps and PyTorch's profiler do: some readers of those files search the text for
+// `"key": value` rather than parse it.
+enum class JsonSpacing { kCompact, kSpaced };
+
 // Streaming JSON builder: commas and nesting are handled; keys only inside objects.
 class JsonWriter {
  public:
+  explicit JsonWriter(JsonSpacing spacing = JsonSpacing::kCompact) : spacing_(spacing) {}
+  // The next member or element starts on a new line (one event per line keeps large files
+  // readable line by line).
+  JsonWriter& LineBreak() {
+    line_break_ = true;
+    return *this;
+  }
   JsonWriter& BeginObject();
   JsonWriter& EndObject();
   JsonWriter& BeginArray();
@@ -111,6 +123,8 @@ class JsonWriter {
   std::string out_;
   std::vector<bool> first_in_scope_;
   bool after_key_ = false;
+  bool line_break_ = false;
+  JsonSpacing spacing_;
 };
 
 }  // namespace warpscope

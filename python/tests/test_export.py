@@ -1,17 +1,21 @@
 """``python -m warpscope export --format parquet``: one Parquet file per event kind with
-``rank``, ``host``, ``pid`` and ``file`` columns, and the DuckDB straggler example over it."""
+``rank``, ``host``, ``pid`` and ``file`` columns, collectives.parquet for jobs with NCCL
+kernels, and the DuckDB straggler example over them (examples/duckdb_straggler.py) on
+synthetic data-parallel jobs (the `warpscope-fixture ddp_job` tool)."""
 
 from __future__ import annotations
 
+import re
+import subprocess
 from pathlib import Path
-from typing import Any, List
+from typing import Any, Dict, List
 
 import pytest
 
 import tracebuilder as tb
 from script_module import load_script
 import warpscope
-from warpscope import schema
+from warpscope import native, schema
 from warpscope.__main__ import main
 from warpscope.export import FILE_STEMS
 
@@ -106,11 +110,126 @@ def test_a_bad_file_fails_before_anything_is_written(tmp_path, job, capsys):
     assert not list(out.glob("*.parquet"))
 
 
-def test_duckdb_finds_the_straggler(tmp_path, job):
+COLLECTIVE_COLUMNS = ["rank", "host", "pid", "file", "comm", "seq", "op", "bytes", "step",
+                      "start_ns", "duration_ns", "wait_ns", "lost_ns", "arrived_last"]
+needs_extension = pytest.mark.skipif(not native.has_extension(),
+                                     reason="collectives.parquet needs the warpscope_native "
+                                            "extension")
+
+
+@pytest.fixture(scope="module")
+def ddp_jobs(tmp_path_factory) -> Dict[str, Dict[str, Any]]:
+    """Four ranks, six steps: rank 2's host 15 ms late every step (it spends the least time
+    in its AllReduces: the others wait inside theirs), and the same job balanced. Each
+    exported to Parquet, written with the ranks given in an order other than theirs."""
+    from test_fixture_traces import fixture_tool
+    jobs = {}
+    for name, extra in {"late": ["--late-rank", "2", "--late-ms", "15"], "balanced": []}.items():
+        folder = tmp_path_factory.mktemp(name)
+        subprocess.run([str(fixture_tool()), "ddp_job", str(folder), "--ranks", "4", "--steps",
+                        "6", *extra], check=True)
+        traces = [folder / f"rank_{r}.wst" for r in (3, 1, 0, 2)]
+        out = folder / "parquet"
+        assert main(["export", "-o", str(out)] + [str(p) for p in traces]) == 0
+        jobs[name] = {"traces": traces, "parquet": out}
+    return jobs
+
+
+def example() -> Any:
+    return load_script(SOURCE_DIR / "examples" / "duckdb_straggler.py")
+
+
+@needs_extension
+def test_collectives_parquet_holds_every_ranks_collectives(ddp_jobs):
+    job = ddp_jobs["late"]
+    collectives = pq.read_table(job["parquet"] / "collectives.parquet").to_pandas()
+    assert list(collectives.columns) == COLLECTIVE_COLUMNS
+    assert len(collectives) == 4 * 6 * 2  # ranks x steps x gradient buckets
+    assert set(collectives["op"]) == {"AllReduce"}
+    # Each instance (communicator, order) on every rank, one of them the last to arrive.
+    instances = collectives.groupby(["comm", "seq"])
+    assert (instances.size() == 4).all()
+    assert (instances["arrived_last"].sum() == 1).all()
+    # Ranks, files and times as in kernels.parquet: each collective is an NCCL kernel there.
+    kernels = pq.read_table(job["parquet"] / "kernels.parquet").to_pandas()
+    nccl = kernels[kernels["name"].str.startswith("ncclDevKernel_")]
+    merged = collectives.merge(nccl, on=["rank", "host", "pid", "file", "start_ns",
+                                         "duration_ns"], how="left", indicator=True)
+    assert (merged["_merge"] == "both").all()
+    assert dict(zip(collectives["rank"], collectives["file"])) == {
+        r: str(p) for r, p in zip((3, 1, 0, 2), job["traces"])}
+    # The job view's figures (warpscope.job), row for row.
+    view = warpscope.job(job["traces"])["rank_collectives"]
+    theirs = view.sort_values(["rank", "seq"]).reset_index(drop=True)
+    ours = collectives.sort_values(["rank", "seq"]).reset_index(drop=True)
+    for column in ["comm", "seq", "step", "duration_ns", "wait_ns", "lost_ns", "arrived_last"]:
+        assert list(ours[column]) == list(theirs[column]), column
+
+
+@needs_extension
+def test_duckdb_names_the_late_rank_though_it_has_the_least_kernel_time(ddp_jobs):
     pytest.importorskip("duckdb")
+    job = ddp_jobs["late"]
+    kernels = pq.read_table(job["parquet"] / "kernels.parquet").to_pandas()
+    kernel_ns = kernels.groupby("rank")["duration_ns"].sum()
+    assert kernel_ns.idxmin() == 2  # ranking by kernel time would name another rank
+    rows = example().ranks_by_last_arrivals(str(job["parquet"]))
+    assert example().straggler(rows) == 2
+    assert rows[0][:3] == (2, 12, 12)  # last at every uneven AllReduce
+    # What it costs: the others' lost time, as warpscope job counts it.
+    lost = sum(r[3] for r in rows if r[0] != 2)
+    scalars = warpscope.job(job["traces"])["scalars"]
+    assert int(scalars["straggler"][0]) == 2
+    assert lost / 1e6 == pytest.approx(float(scalars["lost_ms"][0]), rel=1e-9)
+
+
+@needs_extension
+def test_duckdb_names_nobody_on_a_balanced_job(ddp_jobs):
+    pytest.importorskip("duckdb")
+    rows = example().ranks_by_last_arrivals(str(ddp_jobs["balanced"]["parquet"]))
+    assert sorted(r[0] for r in rows) == [0, 1, 2, 3]
+    assert all(r[2] == 0 for r in rows)  # no instance's durations differ by 100 us
+    assert example().straggler(rows) is None
+
+
+def test_kernels_only_query_agrees(ddp_jobs):
+    pytest.importorskip("duckdb")
+    late = example().ranks_by_last_arrivals_from_kernels(str(ddp_jobs["late"]["parquet"]))
+    assert late[0] == (2, 12, 12)
+    assert example().straggler(late) == 2
+    balanced = example().ranks_by_last_arrivals_from_kernels(
+        str(ddp_jobs["balanced"]["parquet"]))
+    assert example().straggler(balanced) is None
+
+
+def test_the_docs_show_the_examples_queries():
+    """docs/export.md shows the example's two queries, with a folder and the threshold."""
+    doc = (SOURCE_DIR / "docs" / "export.md").read_text()
+    shown = [" ".join(b.split()) for b in re.findall(r"```sql\n(.*?)```", doc, re.S)]
+    for query in (example().QUERY, example().KERNELS_QUERY):
+        text = query.format(folder="job_parquet", min_spread=example().MIN_SPREAD_NS)
+        assert " ".join(text.split()) in shown
+
+
+def test_without_the_extension_collectives_are_left_out_and_said(ddp_jobs, tmp_path,
+                                                                 monkeypatch, capsys):
+    monkeypatch.setattr(native, "_native", None)
     out = tmp_path / "parquet"
-    assert main(["export", "-o", str(out)] + [str(p) for p in job]) == 0
-    example = load_script(SOURCE_DIR / "examples" / "duckdb_straggler.py")
-    rows = example.ranks_slowest_first(str(out))
-    assert [r[0] for r in rows][0] == 2  # the rank made slower on purpose
-    assert rows[0][3] == 20 * 1500 and all(r[3] == 20 * 1000 for r in rows[1:])
+    stale = out / "collectives.parquet"
+    out.mkdir()
+    stale.write_bytes(b"from an earlier export")
+    assert main(["export", "-o", str(out)] + [str(p) for p in ddp_jobs["late"]["traces"]]) == 0
+    assert not stale.exists()
+    err = capsys.readouterr().err
+    assert "collectives.parquet not written" in err and "pip install ./python" in err
+
+
+@needs_extension
+def test_collectives_are_left_out_when_two_traces_claim_one_rank(ddp_jobs, tmp_path, capsys):
+    first = ddp_jobs["late"]["traces"][2]  # rank 0
+    again = tmp_path / "again.wst"
+    again.write_bytes(first.read_bytes())
+    out = tmp_path / "parquet"
+    assert main(["export", "-o", str(out), str(first), str(again)]) == 0
+    assert not (out / "collectives.parquet").exists()
+    assert "several traces say they are rank 0" in capsys.readouterr().err

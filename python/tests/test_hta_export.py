@@ -112,7 +112,9 @@ def test_hta_breakdowns_match_summary(cli: Path, trace: Path, tmp_path: Path, ht
     run(cli, "export", str(trace), "--format", "kineto", "-o", str(out))
     files = list(out.glob("rank*.trace.json"))
     assert len(files) == 1, files
-    analysis = hta_analysis(trace_dir=str(out))
+    # Traces with steps get ProfilerStep#N ranges, and HTA then leaves the last one out unless
+    # told to keep it: the figures are the whole trace's.
+    analysis = hta_analysis(trace_dir=str(out), include_last_profiler_step=True)
     s = summary(cli, trace)
 
     kernel_ns = sum(r["total_time_ns"] for r in s["kernels"])
@@ -138,3 +140,133 @@ def test_hta_breakdowns_match_summary(cli: Path, trace: Path, tmp_path: Path, ht
     assert row["kernel_time(us)"] * 1000 == pytest.approx(idle_row["span_ns"], rel=0.01)
     assert (row["kernel_time(us)"] - row["idle_time(us)"]) * 1000 == pytest.approx(
         idle_row["busy_ns"], rel=0.01)
+
+
+# A synthetic 4-rank data-parallel job (tests/fixtures/synthetic_job.h): rank 2's host is late
+# by 15 ms in every step, so it spends the least time in its AllReduces; and the same job
+# balanced. Six steps, numbered step_0 ... step_5.
+JOB_STEPS = 6
+
+
+@pytest.fixture(scope="module")
+def ddp_jobs(tmp_path_factory) -> Dict[str, Path]:
+    from test_fixture_traces import fixture_tool
+    jobs = {"late": ["--late-rank", "2", "--late-ms", "15"], "balanced": []}
+    out = {}
+    for name, extra in jobs.items():
+        folder = tmp_path_factory.mktemp(name)
+        subprocess.run([str(fixture_tool()), "ddp_job", str(folder), "--ranks", "4",
+                        "--steps", str(JOB_STEPS), *extra], check=True)
+        out[name] = folder
+    return out
+
+
+def job_traces(folder: Path) -> List[Path]:
+    return sorted(folder.glob("rank_*.wst"))
+
+
+@pytest.fixture(scope="module")
+def kineto_jobs(cli: Path, ddp_jobs, tmp_path_factory) -> Dict[str, Path]:
+    out = {}
+    for name, folder in ddp_jobs.items():
+        target = tmp_path_factory.mktemp(f"kineto_{name}")
+        run(cli, "export", *map(str, job_traces(folder)), "--format", "kineto", "-o", str(target))
+        out[name] = target
+    return out
+
+
+def test_hta_reads_every_rank_and_step(kineto_jobs, hta_analysis):
+    assert sorted(p.name for p in kineto_jobs["late"].iterdir()) == [
+        f"rank{r}.trace.json" for r in range(4)]
+    analysis = hta_analysis(trace_dir=str(kineto_jobs["late"]))
+    assert analysis.t.get_ranks() == [0, 1, 2, 3]
+    # HTA leaves out the last step unless told to keep it.
+    assert analysis.get_profiler_steps() == list(range(JOB_STEPS - 1))
+    keep_last = hta_analysis(trace_dir=str(kineto_jobs["late"]), include_last_profiler_step=True)
+    assert keep_last.get_profiler_steps() == list(range(JOB_STEPS))
+
+
+def by_rank(rows: List[dict], key: str) -> Dict[int, float]:
+    sums: Dict[int, float] = {}
+    for row in rows:
+        sums[row["rank"]] = sums.get(row["rank"], 0) + row[key]
+    return sums
+
+
+# HTA's figures are unions of kernel intervals, as warpscope's are, over the same kernels; with
+# HTA_DISABLE_NS_ROUNDING=1 it reads the exported nanoseconds exactly, so the two agree up to
+# floating-point sums: 1e-6 relative (1 ns in 1 ms).
+EXACT = 1e-6
+
+
+@pytest.mark.parametrize("job", ["late", "balanced"])
+def test_hta_temporal_breakdown_and_overlap_equal_warpscope(cli: Path, ddp_jobs, kineto_jobs,
+                                                            hta_analysis, job: str):
+    tables = json.loads(run(cli, "job", "--format", "json", str(ddp_jobs[job])))
+    steps = tables["steps"]
+    assert len(steps) == 4 * JOB_STEPS
+    compute = by_rank(steps, "compute_ms")
+    comm = by_rank(steps, "comm_ms")
+    overlap = by_rank(steps, "overlap_ms")
+    exposed = by_rank(steps, "exposed_comm_ms")
+    analysis = hta_analysis(trace_dir=str(kineto_jobs[job]), include_last_profiler_step=True)
+    temporal = analysis.get_temporal_breakdown(visualize=False).set_index("rank")
+    overlap_pct = analysis.get_comm_comp_overlap(visualize=False).set_index("rank")
+    assert sorted(temporal.index) == [0, 1, 2, 3]
+    for rank, trace in enumerate(job_traces(ddp_jobs[job])):
+        [idle] = summary(cli, trace)["idle"]
+        row = temporal.loc[rank]
+        assert row["kernel_time(us)"] * 1e3 == pytest.approx(idle["span_ns"], rel=EXACT)
+        assert (row["kernel_time(us)"] - row["idle_time(us)"]) * 1e3 == pytest.approx(
+            idle["busy_ns"], rel=EXACT)
+        assert row["compute_time(us)"] / 1e3 == pytest.approx(compute[rank], rel=EXACT)
+        assert row["non_compute_time(us)"] / 1e3 == pytest.approx(exposed[rank], rel=EXACT)
+        # HTA rounds the percentage to two decimals.
+        assert overlap_pct.loc[rank, "comp_comm_overlap_pctg"] == pytest.approx(
+            100 * overlap[rank] / comm[rank], abs=0.005)
+    if job == "late":  # the late rank's GPU sits idle while the others wait in NCCL
+        assert temporal["idle_time_pctg"].idxmax() == 2
+        assert temporal.loc[2, "idle_time_pctg"] > 50
+
+    # With HTA's defaults the last step, and the work launched in it, is left out.
+    default = hta_analysis(trace_dir=str(kineto_jobs[job]))
+    temporal = default.get_temporal_breakdown(visualize=False).set_index("rank")
+    last = JOB_STEPS - 1
+    for rank in range(4):
+        before_last = sum(s["compute_ms"] for s in steps if s["rank"] == rank and s["step"] != last)
+        assert temporal.loc[rank, "compute_time(us)"] / 1e3 == pytest.approx(before_last, rel=EXACT)
+
+
+def test_hta_straggler_analysis_finds_steps_but_not_current_nccl_kernels(kineto_jobs,
+                                                                         hta_analysis,
+                                                                         tmp_path: Path):
+    analysis = hta_analysis(trace_dir=str(kineto_jobs["late"]))
+    assert analysis.get_profiler_steps()
+    # HTA 0.5 looks for kernels named ncclKernel* (NCCL 2.18 and older); NCCL 2.19 and later
+    # name them ncclDevKernel_*, and it finds none after finding the steps.
+    with pytest.raises(ValueError) as failure:
+        analysis.get_potential_stragglers(num_candidates=1)
+    assert "available profiler steps" not in str(failure.value)
+    assert "empty sequence" in str(failure.value)
+    # With the older names (a copy renamed here, not an export option) its rule still misses
+    # the late rank: it keeps the communication kernels longer than 1% of a step, and the late
+    # rank's are the short ones (the others wait inside theirs).
+    renamed = tmp_path / "renamed"
+    renamed.mkdir()
+    for path in kineto_jobs["late"].iterdir():
+        (renamed / path.name).write_text(
+            path.read_text().replace("ncclDevKernel_", "ncclKernel_"))
+    assert hta_analysis(trace_dir=str(renamed)).get_potential_stragglers(num_candidates=1) != [2]
+
+
+def test_chrome_export_names_every_rank(cli: Path, ddp_jobs, tmp_path: Path):
+    out = tmp_path / "job.json"
+    run(cli, "export", *map(str, job_traces(ddp_jobs["late"])), "--format", "chrome", "-o",
+        str(out))
+    events = json.loads(out.read_text())["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    order = {e["pid"]: e["args"]["sort_index"] for e in events
+             if e["name"] == "process_sort_index"}
+    assert sorted(names.values()) == [f"rank {r}: synthetic-node (pid {5000 + 2 * r})"
+                                      for r in range(4)]
+    assert sorted(order.values()) == [0, 1, 2, 3]

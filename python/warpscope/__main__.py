@@ -64,8 +64,9 @@ def print_stats(trace: TraceFile, out: TextIO) -> None:
 def export(args: argparse.Namespace) -> int:
     """``export --format parquet -o DIR TRACE...``: one Parquet file per event kind."""
     from .export import export_parquet
+    notes: List[str] = []
     try:
-        written = export_parquet(args.files, args.output)
+        written = export_parquet(args.files, args.output, notes)
     except TraceError as e:
         print(e, file=sys.stderr)
         return 1
@@ -75,6 +76,8 @@ def export(args: argparse.Namespace) -> int:
         return 1
     for path in written:
         print(path)
+    for note in notes:
+        print(note, file=sys.stderr)
     return 0
 
 

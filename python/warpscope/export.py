@@ -1,7 +1,9 @@
 """Parquet export: the DataFrames of several traces (one per rank), one Parquet file per
 event kind, with ``rank``, ``host``, ``pid`` and ``file`` columns, for DuckDB, Polars, Spark
 or Dask (``python -m warpscope export --format parquet -o DIR TRACE...``;
-docs/export.md describes every column).
+docs/export.md describes every column). When the traces hold NCCL kernels, also
+``collectives.parquet``: every rank's collectives from the job view (``warpscope.job``),
+matched across the ranks, with each one's wait and who arrived last.
 
 Traces are read one at a time and appended to each kind's file as a row group, so memory
 holds one trace's frames, not the whole job's. Times are moved onto one time base as in
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from .reader import PathLike, TraceFile
 
@@ -27,6 +29,10 @@ FILE_STEMS = {"api": "api_calls", "memcpy": "memcpy", "memset": "memset", "sync"
               "pc_samples": "pc_samples", "pc_sample_batches": "pc_sample_batches",
               "devices": "devices", "contexts": "contexts"}
 _TIME_COLUMNS = ("start_ns", "end_ns", "timestamp_ns")
+COLLECTIVES_STEM = "collectives"
+# How NCCL names its kernels (analyzers/analyses/collectives.cc, kPrefixes): NCCL 2.19 and
+# later, and before.
+_NCCL_KERNEL_PREFIXES = ("ncclDevKernel_", "ncclKernel_")
 
 
 def rank_of(trace: TraceFile, position: int) -> int:
@@ -54,6 +60,9 @@ def _arrow_table(frame: Any, extra: Dict[str, Any]) -> Any:
             categories = pa.array(list(column.cat.categories), type=pa.string())
             codes = np.asarray(column.cat.codes, dtype=np.int32)
             array = pa.DictionaryArray.from_arrays(codes, categories).cast(pa.string())
+        elif isinstance(column.dtype, pd.api.extensions.ExtensionDtype):
+            # Nullable integers (the job view's columns): missing values become nulls.
+            array = pa.array(column.to_numpy(dtype=object, na_value=None))
         else:
             array = pa.array(column.to_numpy())
         arrays.append(array)
@@ -61,10 +70,51 @@ def _arrow_table(frame: Any, extra: Dict[str, Any]) -> Any:
     return pa.Table.from_arrays(arrays, names=names)
 
 
-def export_parquet(paths: Sequence[PathLike], out_dir: PathLike) -> List[str]:
-    """Writes ``DIR/<kind>.parquet`` for every kind (``FILE_STEMS``), rows of all `paths`;
-    returns the paths written. pm_samples gets one float column per metric name of any
-    trace (null where a trace has no such metric)."""
+def has_nccl_kernels(kernels: Any) -> bool:
+    """Whether a ``kernels`` frame holds one of NCCL's kernels."""
+    names = kernels["name"]
+    values = names.cat.categories if hasattr(names, "cat") else names.unique()
+    return any(p in str(v) for v in values for p in _NCCL_KERNEL_PREFIXES)
+
+
+def _write_collectives(sources: List[Dict[str, Any]], out_dir: PathLike,
+                       notes: Optional[List[str]]) -> List[str]:
+    """``collectives.parquet``: the job view's ``rank_collectives`` table, each row with the
+    ``rank``, ``host``, ``pid`` and ``file`` of its trace (as in the other files, which the
+    job view may number otherwise) and its start on the files' shared time base. Returns the
+    path written, or none (and a note) where two traces claim one rank: the table tells
+    traces apart by rank only."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+    from . import native
+    frames = native.job([s["path"] for s in sources])
+    collectives = frames["rank_collectives"]
+    job_rank = dict(zip(frames["ranks"]["trace"], frames["ranks"]["rank"]))
+    claimed = [r for r in job_rank.values() if list(job_rank.values()).count(r) > 1]
+    if claimed:
+        if notes is not None:
+            notes.append(f"warpscope: collectives.parquet not written: several traces say they "
+                         f"are rank {claimed[0]}; export the traces of one job together")
+        return []
+    parts = []
+    for source in sources:
+        rows = collectives[collectives["rank"] == job_rank[source["path"]]]
+        parts.append(rows.assign(**source["extra"], start_ns=rows["start_ns"] + source["shift"]))
+    # One table, so that a rank without collectives does not give a column another type.
+    table = pd.concat(parts, ignore_index=True)
+    table = table[list(sources[0]["extra"]) + [c for c in collectives if c != "rank"]]
+    path = os.path.join(os.fspath(out_dir), COLLECTIVES_STEM + ".parquet")
+    pq.write_table(_arrow_table(table, {}), path)
+    return [path]
+
+
+def export_parquet(paths: Sequence[PathLike], out_dir: PathLike,
+                   notes: Optional[List[str]] = None) -> List[str]:
+    """Writes ``DIR/<kind>.parquet`` for every kind (``FILE_STEMS``), rows of all `paths`,
+    and ``DIR/collectives.parquet`` when they hold NCCL kernels; returns the paths written.
+    pm_samples gets one float column per metric name of any trace (null where a trace has no
+    such metric). Why a file was not written (collectives.parquet without the extension) is
+    appended to `notes`."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     os.makedirs(out_dir, exist_ok=True)
@@ -73,6 +123,8 @@ def export_parquet(paths: Sequence[PathLike], out_dir: PathLike) -> List[str]:
     first = min(bases) if bases and all(bases) else None
     writers: Dict[str, Any] = {}
     pm_tables: List[Any] = []
+    sources: List[Dict[str, Any]] = []
+    nccl = False
     try:
         for position, trace in enumerate(traces):
             with warnings.catch_warnings():
@@ -81,6 +133,8 @@ def export_parquet(paths: Sequence[PathLike], out_dir: PathLike) -> List[str]:
             shift = bases[position] - first if first is not None else 0
             extra = {"rank": rank_of(trace, position), "host": trace.header.hostname,
                      "pid": int(trace.header.pid), "file": str(os.fspath(trace.path))}
+            sources.append({"path": os.fspath(paths[position]), "extra": extra, "shift": shift})
+            nccl = nccl or has_nccl_kernels(frames["kernels"])
             for name, frame in frames.items():
                 if shift:
                     frame = frame.copy()
@@ -108,4 +162,16 @@ def export_parquet(paths: Sequence[PathLike], out_dir: PathLike) -> List[str]:
         for trace in traces:
             trace.close()
     stems = sorted(set(writers) | ({"pm_samples"} if pm_tables else set()))
-    return [os.path.join(os.fspath(out_dir), s + ".parquet") for s in stems]
+    written = [os.path.join(os.fspath(out_dir), s + ".parquet") for s in stems]
+    stale = os.path.join(os.fspath(out_dir), COLLECTIVES_STEM + ".parquet")
+    if os.path.exists(stale):  # from an earlier export into this folder: not these traces'
+        os.remove(stale)
+    if nccl:
+        from . import native
+        if native.has_extension():
+            written += _write_collectives(sources, out_dir, notes)
+        elif notes is not None:
+            notes.append("warpscope: collectives.parquet not written: matching NCCL's "
+                         "collectives across the ranks needs the warpscope_native "
+                         "extension; install the package with `pip install ./python`")
+    return written

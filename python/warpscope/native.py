@@ -57,7 +57,12 @@ _SEVERITIES = {0: "info", 1: "data_loss", 2: "error"}
 
 def available() -> bool:
     """True when to_dataframes runs on the C++ reader."""
-    return _native is not None and os.environ.get("WARPSCOPE_PURE_PYTHON", "") in ("", "0")
+    return has_extension() and os.environ.get("WARPSCOPE_PURE_PYTHON", "") in ("", "0")
+
+
+def has_extension() -> bool:
+    """True when the extension is there: the analyses (summary, job, ...) can run."""
+    return _native is not None
 
 
 def _column(value: Any, enum_label: Any) -> Any:

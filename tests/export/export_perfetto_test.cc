@@ -174,12 +174,18 @@ TEST(ExportPerfettoTest, SameEventsAsTheChromeExport) {
   EXPECT_GT(chrome["X"], 0u);
   EXPECT_GT(chrome["s"], 0u);
   EXPECT_GT(chrome["C"], 0u);
-  // One process per trace, pids by position as in the Chrome export.
+  // One process per trace, pids by position as in the Chrome export, each named after its
+  // rank so that the ranks load side by side.
   std::set<int> pids;
+  std::set<std::string> names;
   for (const auto& [uuid, t] : d.tracks) {
-    if (t.has_process()) pids.insert(t.process().pid());
+    if (!t.has_process()) continue;
+    pids.insert(t.process().pid());
+    names.insert(t.process().process_name());
   }
   EXPECT_EQ(pids, (std::set<int>{1, 2}));
+  EXPECT_EQ(names,
+            (std::set<std::string>{"rank 0: node-7 (pid 4242)", "rank 1: node-7 (pid 4242)"}));
 }
 
 TEST(ExportPerfettoTest, FixtureEventsOnTheirTracks) {

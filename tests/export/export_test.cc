@@ -1,8 +1,8 @@
 // The exporters on tests/export/export_small.textproto: the Chrome trace-event JSON follows
 // the format's rules (every event has ph/ts/pid/tid, complete events a duration, async and
 // flow events pair up, counters carry numbers) and holds the fixture's events where they
-// belong; the Kineto JSON has what Holistic Trace Analysis reads; the CLI checks its output
-// before reading traces and hands Parquet to the Python package.
+// belong; the CLI checks its output before reading traces and hands Parquet to the Python
+// package. The Kineto JSON: export_kineto_test.cc.
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -13,117 +13,35 @@
 #include <vector>
 
 #include "analyzers/analyses/export_chrome.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
-#include "analyzers/analyses/export_kineto.h"
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/export/export_fixture.h"
+#include "tests/export/trace_event_json.h"
 #include "tests/reader/cli_test_util.h"
 #include "tests/reader/trace_test_util.h"
 
 namespace warpscope {
 namespace {
 
-using ::google::protobuf::ListValue;
-using ::google::protobuf::Struct;
-using ::google::protobuf::Value;
 using ::testing::HasSubstr;
+using ::warpscope::testing::Arg;
 using ::warpscope::testing::CliResult;
 using ::warpscope::testing::CountLines;
+using ::warpscope::testing::Events;
+using ::warpscope::testing::ExpectWellFormed;
 using ::warpscope::testing::ExportFixturePath;
+using ::warpscope::testing::Field;
+using ::warpscope::testing::Load;
+using ::warpscope::testing::Num;
+using ::warpscope::testing::ParseJson;
+using ::warpscope::testing::Select;
+using ::warpscope::testing::Str;
+using ::warpscope::testing::Value;
 using ::warpscope::testing::MakeTempDir;
 using ::warpscope::testing::ReadFileOrDie;
 using ::warpscope::testing::RunCli;
 using ::warpscope::testing::WriteFileOrDie;
-
-TraceModel Load(const std::string& path) {
-  absl::StatusOr<TraceModel> model = TraceModel::Load(path);
-  EXPECT_TRUE(model.ok()) << model.status();
-  return std::move(*model);
-}
-
-Struct ParseJson(const std::string& json) {
-  Struct out;
-  const auto status = google::protobuf::util::JsonStringToMessage(json, &out);
-  EXPECT_TRUE(status.ok()) << status.ToString() << "\n" << json.substr(0, 500);
-  return out;
-}
-
-const Value* Field(const Value& v, const std::string& key) {
-  const auto& fields = v.struct_value().fields();
-  auto it = fields.find(key);
-  return it == fields.end() ? nullptr : &it->second;
-}
-std::string Str(const Value& v, const std::string& key) {
-  const Value* f = Field(v, key);
-  return f != nullptr ? f->string_value() : "";
-}
-double Num(const Value& v, const std::string& key) {
-  const Value* f = Field(v, key);
-  return f != nullptr ? f->number_value() : -1;
-}
-double Arg(const Value& v, const std::string& key) {
-  const Value* args = Field(v, "args");
-  return args != nullptr ? Num(*args, key) : -1;
-}
-bool HasArg(const Value& v, const std::string& key) {
-  const Value* args = Field(v, "args");
-  return args != nullptr && Field(*args, key) != nullptr;
-}
-
-std::vector<Value> Events(const Struct& root) {
-  auto it = root.fields().find("traceEvents");
-  EXPECT_NE(it, root.fields().end());
-  if (it == root.fields().end()) return {};
-  const ListValue& list = it->second.list_value();
-  return {list.values().begin(), list.values().end()};
-}
-
-std::vector<Value> Select(const std::vector<Value>& events, const std::string& ph,
-                          const std::string& name = "") {
-  std::vector<Value> out;
-  for (const Value& e : events) {
-    if (Str(e, "ph") == ph && (name.empty() || Str(e, "name") == name)) out.push_back(e);
-  }
-  return out;
-}
-
-// The rules of the trace-event format that viewers rely on.
-void ExpectWellFormed(const std::vector<Value>& events) {
-  const std::set<std::string> known = {"X", "b", "e", "i", "s", "f", "C", "M"};
-  std::map<std::tuple<double, std::string, double>, int> open_async;  // (pid, cat, id)
-  std::map<double, int> flows;                                        // id -> s minus f
-  for (const Value& e : events) {
-    const std::string ph = Str(e, "ph");
-    ASSERT_TRUE(known.count(ph)) << "ph " << ph;
-    for (const char* key : {"ph", "ts", "pid", "tid", "name"}) {
-      EXPECT_NE(Field(e, key), nullptr) << key << " missing in a " << ph << " event";
-    }
-    EXPECT_GE(Num(e, "ts"), 0);
-    if (ph == "X") {
-      EXPECT_GE(Num(e, "dur"), 0) << Str(e, "name");
-    }
-    if (ph == "b") ++open_async[{Num(e, "pid"), Str(e, "cat"), Num(e, "id")}];
-    if (ph == "e") --open_async[{Num(e, "pid"), Str(e, "cat"), Num(e, "id")}];
-    if (ph == "s") ++flows[Num(e, "id")];
-    if (ph == "f") {
-      --flows[Num(e, "id")];
-      EXPECT_EQ(Str(e, "bp"), "e");
-    }
-    if (ph == "C") {
-      const Value* args = Field(e, "args");
-      ASSERT_NE(args, nullptr);
-      ASSERT_FALSE(args->struct_value().fields().empty());
-      for (const auto& [key, value] : args->struct_value().fields()) {
-        EXPECT_EQ(value.kind_case(), Value::kNumberValue) << key;
-      }
-    }
-  }
-  for (const auto& [key, count] : open_async) EXPECT_EQ(count, 0) << "async id " << std::get<2>(key);
-  for (const auto& [id, count] : flows) EXPECT_EQ(count, 0) << "flow id " << id;
-}
 
 // The thread id a thread_name metadata event gives `name` in process `pid`.
 double TidNamed(const std::vector<Value>& events, double pid, const std::string& name) {
@@ -268,66 +186,6 @@ TEST(ExportChromeTest, SeveralTracesShareOneTimeLineAsProcesses) {
   EXPECT_EQ(Num(gemm[1], "pid"), Num(processes[1], "pid"));
 }
 
-TEST(ExportKinetoTest, HasWhatHolisticTraceAnalysisReads) {
-  TraceModel model = Load(ExportFixturePath());
-  const TraceModel* models[] = {&model};
-  const std::vector<KinetoTraceFile> files = ExportKinetoTraces(models);
-  ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(files[0].file_name, "rank3.trace.json");
-  const Struct root = ParseJson(files[0].json);
-  Value root_value;
-  *root_value.mutable_struct_value() = root;
-  const Value* info = Field(root_value, "distributedInfo");
-  ASSERT_NE(info, nullptr);
-  EXPECT_EQ(Num(*info, "rank"), 3);
-  EXPECT_EQ(Num(*info, "world_size"), 1);
-  const Value* devices = Field(root_value, "deviceProperties");
-  ASSERT_NE(devices, nullptr);
-  ASSERT_EQ(devices->list_value().values_size(), 1);
-  EXPECT_EQ(Num(devices->list_value().values(0), "numSms"), 132);
-  EXPECT_EQ(Num(devices->list_value().values(0), "maxThreadsPerMultiprocessor"), 2048);
-  EXPECT_EQ(Num(root_value, "baseTimeNanoseconds"), 1763684401000000000.0);
-
-  const std::vector<Value> events = Events(root);
-  ExpectWellFormed(events);
-  const std::vector<Value> gemm = Select(events, "X", "void gemm<float, 4>(float const*, int)");
-  ASSERT_EQ(gemm.size(), 1u);
-  EXPECT_EQ(Str(gemm[0], "cat"), "kernel");
-  EXPECT_EQ(Num(gemm[0], "pid"), 0);  // the device
-  EXPECT_EQ(Num(gemm[0], "tid"), 7);  // the stream
-  EXPECT_EQ(Arg(gemm[0], "stream"), 7);
-  EXPECT_EQ(Arg(gemm[0], "correlation"), 1);
-  EXPECT_EQ(Arg(gemm[0], "External id"), 1);
-  const std::vector<Value> copy = Select(events, "X", "Memcpy HtoD (Pinned -> Device)");
-  ASSERT_EQ(copy.size(), 1u);
-  EXPECT_EQ(Str(copy[0], "cat"), "gpu_memcpy");
-  const std::vector<Value> memset = Select(events, "X", "Memset (Device)");
-  ASSERT_EQ(memset.size(), 1u);
-  EXPECT_EQ(Str(memset[0], "cat"), "gpu_memset");
-  // Host events carry no stream: HTA tells GPU events from host events by it.
-  for (const Value& call : Select(events, "X", "cudaLaunchKernel")) {
-    EXPECT_EQ(Str(call, "cat"), "cuda_runtime");
-    EXPECT_EQ(Num(call, "pid"), 4242);
-    EXPECT_FALSE(HasArg(call, "stream"));
-    EXPECT_GT(Arg(call, "correlation"), 0);
-  }
-  const std::vector<Value> step = Select(events, "X", "step");
-  ASSERT_EQ(step.size(), 1u);
-  EXPECT_EQ(Str(step[0], "cat"), "user_annotation");
-  EXPECT_EQ(Select(events, "s").size(), 4u);
-  for (const Value& f : Select(events, "f")) EXPECT_EQ(Str(f, "cat"), "ac2g");
-}
-
-TEST(ExportKinetoTest, RanksClaimedTwiceFallBackToPositions) {
-  TraceModel first = Load(ExportFixturePath(0, "3"));
-  TraceModel second = Load(ExportFixturePath(0, "3"));
-  const TraceModel* models[] = {&first, &second};
-  const std::vector<KinetoTraceFile> files = ExportKinetoTraces(models);
-  ASSERT_EQ(files.size(), 2u);
-  EXPECT_EQ(files[0].file_name, "rank0.trace.json");
-  EXPECT_EQ(files[1].file_name, "rank1.trace.json");
-}
-
 TEST(ExportCliTest, WritesEachFormat) {
   const std::string trace = ExportFixturePath();
   const std::string dir = MakeTempDir();
@@ -339,8 +197,8 @@ TEST(ExportCliTest, WritesEachFormat) {
   const std::string other = ExportFixturePath(0, "5");
   CliResult kineto = RunCli("export " + trace + " " + other + " -f kineto -o " + dir + "/hta");
   ASSERT_EQ(kineto.exit_code, 0) << kineto.err;
-  EXPECT_THAT(ReadFileOrDie(dir + "/hta/rank3.trace.json"), HasSubstr("\"rank\":3"));
-  EXPECT_THAT(ReadFileOrDie(dir + "/hta/rank5.trace.json"), HasSubstr("\"world_size\":2"));
+  EXPECT_THAT(ReadFileOrDie(dir + "/hta/rank3.trace.json"), HasSubstr("\"rank\": 3"));
+  EXPECT_THAT(ReadFileOrDie(dir + "/hta/rank5.trace.json"), HasSubstr("\"rank\": 5"));
   CliResult one = RunCli("export " + trace + " -f kineto -o " + dir + "/one.json");
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_THAT(ReadFileOrDie(dir + "/one.json"), HasSubstr("\"distributedInfo\""));
