@@ -66,7 +66,9 @@ TEST(Job, AHostStallInsideARangeNamesTheRankAndTheRange) {
   EXPECT_NE(view.straggler.cause.find("the host is late"), std::string::npos);
   // Where clocks are shared, the latest start names the same rank.
   for (const MatchedCollective& m : view.collectives) {
-    if (m.spread_ns() > 1'000'000) EXPECT_EQ(m.clock_last_rank, m.last_rank);
+    if (m.spread_ns() > 1'000'000) {
+      EXPECT_EQ(m.clock_last_rank, m.last_rank);
+    }
   }
 }
 

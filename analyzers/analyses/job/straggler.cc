@@ -61,6 +61,29 @@ struct Tally {
 
 using ByKey = std::map<std::pair<std::string, uint64_t>, const MatchedCollective*>;
 
+// How late the straggler typically is: per step, the largest spread among the collectives it
+// arrived last at (later ones of a step were queued behind the first and spread less), then
+// the median over steps; without steps, the median over those collectives.
+uint64_t MedianLead(const JobView& view, const ByKey& by_key, uint32_t rank) {
+  std::map<int64_t, uint64_t> by_step;
+  std::vector<uint64_t> all;
+  for (const RankDigest& r : view.ranks) {
+    if (r.RankOrIndex() != rank) continue;
+    for (const RankCollective& c : r.collectives) {
+      auto it = by_key.find({c.comm, c.seq});
+      if (it == by_key.end() || it->second->last_rank != rank) continue;
+      const uint64_t spread = it->second->spread_ns();
+      if (spread < kMinSpreadNs) continue;
+      all.push_back(spread);
+      if (c.step >= 0) by_step[c.step] = std::max(by_step[c.step], spread);
+    }
+  }
+  if (by_step.empty()) return Median(all);
+  std::vector<uint64_t> steps;
+  for (const auto& [step, spread] : by_step) steps.push_back(spread);
+  return Median(steps);
+}
+
 // Uneven collectives by the rank that arrived last, and the others' lost time by the rank it
 // was lost to; *all_lost, *all_time: every rank's lost time and step time.
 std::map<uint32_t, Tally> Tallies(const JobView& view, const ByKey& by_key, uint32_t* uneven,
@@ -98,7 +121,7 @@ void JudgeStraggler(JobView& view) {
   const Tally* top = nullptr;
   uint32_t top_rank = 0;
   for (const auto& [rank, t] : tally) {
-    if (top == nullptr || t.last > top->last) {
+    if (t.last > 0 && (top == nullptr || t.last > top->last)) {
       top = &t;
       top_rank = rank;
     }
@@ -137,11 +160,7 @@ void JudgeStraggler(JobView& view) {
   v.last_count = top->last;
   v.others_lost_ns = top->others_lost_ns;
   v.others_lost_share = static_cast<double>(top->others_lost_ns) / others_time;
-  std::vector<uint64_t> leads;
-  for (const MatchedCollective& m : view.collectives) {
-    if (m.spread_ns() >= kMinSpreadNs && m.last_rank == top_rank) leads.push_back(m.spread_ns());
-  }
-  v.median_lead_ns = Median(leads);
+  v.median_lead_ns = MedianLead(view, by_key, top_rank);
   std::vector<std::string> ops;
   for (const auto& [op, count] : top->last_by_op) ops.push_back(absl::StrCat(count, " ", op));
   size_t others_steps = 0;
