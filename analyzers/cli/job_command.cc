@@ -18,7 +18,9 @@ int RunJobCommand(const CommandArgs& args) {
       "job", "TRACE.wst... | DIR [flags]",
       {{"format", "f", true, "FORMAT", "table, csv or json", "table"},
        {"table", "t", true, "NAME",
-        "only this table: scalars, ranks, collectives, steps, instances, problems", ""},
+        "only this table: scalars, ranks, collectives, steps, instances, rank_collectives, "
+        "problems",
+        ""},
        {"step", "", true, "RANGE",
         "the NVTX range that marks a step (default: a numbered or step-named range)", ""},
        {"threads", "j", true, "N", "traces read at once (0: the machine's cores, at most 8)",

@@ -3,12 +3,15 @@
 // tracing with the same buffer size, and only counts the records it gets: CUPTI's own cost,
 // which no CUPTI-based tracer can go below. WS_FLOOR_TIMESTAMP_CALLBACK=1 also registers a
 // CLOCK_MONOTONIC timestamp callback like warpscope does (to measure what that costs).
+// WS_FLOOR_KINDS=kernel,runtime,memory,nvtx,sync enables only the kinds named (context and
+// device records always), to find which kind costs what.
 #include <cupti.h>
 #include <time.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace {
 
@@ -55,13 +58,24 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   const char* ts = std::getenv("WS_FLOOR_TIMESTAMP_CALLBACK");
   if (ts && ts[0] == '1') cuptiActivityRegisterTimestampCallback(&Monotonic);
   cuptiActivityRegisterCallbacks(&Request, &Complete);
-  const CUpti_ActivityKind kinds[] = {
-      CUPTI_ACTIVITY_KIND_CONTEXT,         CUPTI_ACTIVITY_KIND_DEVICE,
-      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-      CUPTI_ACTIVITY_KIND_MEMCPY2,         CUPTI_ACTIVITY_KIND_MEMSET,
-      CUPTI_ACTIVITY_KIND_RUNTIME,         CUPTI_ACTIVITY_KIND_MARKER,
-      CUPTI_ACTIVITY_KIND_MARKER_DATA,     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
-  for (CUpti_ActivityKind k : kinds) cuptiActivityEnable(k);
+  struct Kind {
+    const char* name;
+    CUpti_ActivityKind kinds[2];
+  };
+  const Kind kinds[] = {
+      {"kernel", {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}},
+      {"memory", {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET}},
+      {"memory", {CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMCPY2}},
+      {"runtime", {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_RUNTIME}},
+      {"nvtx", {CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA}},
+      {"sync", {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION}}};
+  const char* only = std::getenv("WS_FLOOR_KINDS");
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONTEXT);
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+  for (const Kind& k : kinds) {
+    if (only != nullptr && std::strstr(only, k.name) == nullptr) continue;
+    for (CUpti_ActivityKind a : k.kinds) cuptiActivityEnable(a);
+  }
   std::atexit(&AtExit);
   return 1;
 }

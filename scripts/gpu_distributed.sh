@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The multi-GPU proof of `warpscope job` and of recording a job (docs/distributed.md), on a
+# machine with several GPUs: DDP jobs under torchrun, one process per GPU, recorded with
+# `warpscope record -o DIR/`, each with one problem planted on one rank
+# (tests/gpu/distributed/ddp_job.py), checked by tests/gpu/distributed/check_job.py:
+#   late_in    rank 1 stalls 15 ms a step on the host inside data_load
+#   late_out   rank 2 stalls 15 ms a step between steps, outside any NVTX range
+#   slow       rank 3 runs 3x the forward's matrix products on its GPU
+#   balanced   nobody is late
+#   fsdp       FullyShardedDataParallel (AllGather, ReduceScatter), rank 1 late
+#   gather     all_gather_into_tensor + reduce_scatter_tensor by hand, rank 2 late
+# and two faults: rank 3 killed with SIGKILL mid-job, and SIGTERM to the launcher; every
+# trace must end readable, and the job must not take longer than the same job without
+# warpscope. Needs a staged build in .gpu/ (scripts/gpu_suite.sh --stage BUILD).
+#   scripts/gpu_distributed.sh [--steps N] [--cases "late_in slow ..."] [--no-faults]
+# Results: $OUT/distributed.txt (one PASS/FAIL line per check), $OUT/distributed.tgz (the
+# traces and logs of every case). Exit status: failed checks.
+set -u
+source "$(dirname "$0")/gpu_build_env.sh" .gpu distributed_out
+JOB=$here/tests/gpu/distributed/ddp_job.py
+CHECK=$here/tests/gpu/distributed/check_job.py
+W=$(mktemp -d /tmp/ws_dist.XXXXXX)
+NP=$(nvidia-smi -L | wc -l)
+steps=30; faults=1
+cases="late_in late_out slow balanced fsdp gather"
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --steps) steps=$2; shift ;;
+    --cases) cases=$2; shift ;;
+    --no-faults) faults=0 ;;
+  esac
+  shift
+done
+mkdir -p "$OUTDIR"
+results=$OUTDIR/distributed.txt
+: >"$results"
+failed=0
+say() { echo "$*" | tee -a "$results"; }
+
+# record NAME JOB_ARGS...: the job under `warpscope record -o DIR/`, then `warpscope job`.
+record() {
+  local name=$1; shift
+  local dir=$W/$name
+  mkdir -p "$dir"
+  local t0=$(date +%s%N)
+  timeout 300 "$WS" record -f -o "$dir/" -- torchrun --standalone --nproc_per_node "$NP" \
+    "$JOB" --steps "$steps" "$@" >"$dir/log.txt" 2>&1
+  local rc=$?
+  echo "$name rc=$rc ms=$(( ($(date +%s%N) - t0) / 1000000 ))" | tee -a "$results"
+  "$WS" job "$dir" --format json >"$dir/job.json" 2>"$dir/job.err"
+  "$WS" job "$dir" --svg "$dir/job.svg" >"$dir/job.txt" 2>>"$dir/job.err"
+  head -3 "$dir/job.txt"
+  "$WS" advise "$dir" --top 3 >"$dir/advise.txt" 2>&1
+}
+checkjob() {  # NAME CHECK_ARGS...
+  local name=$1; shift
+  python3 "$CHECK" "$name" "$W/$name/job.json" "$@" | tee -a "$results"
+  failed=$((failed + ${PIPESTATUS[0]}))
+}
+{ nvidia-smi -L; python3 -c 'import torch; print(torch.__version__, torch.cuda.nccl.version())'; } >>"$results" 2>&1
+
+for c in $cases; do
+  echo "== $c"
+  case $c in
+    late_in)  record $c --late-rank 1 --late-ms 15 && checkjob $c --late-rank 1 --late-ms 15 --cause "data_load" ;;
+    late_out) record $c --late-rank 2 --late-ms 15 --late-where outside &&
+              checkjob $c --late-rank 2 --late-ms 15 --cause "outside any NVTX range" ;;
+    slow)     record $c --slow-rank 3 --slow-factor 3 && checkjob $c --slow-rank 3 --cause "slower GPU work" ;;
+    balanced) record $c && checkjob $c ;;
+    fsdp)     record $c --mode fsdp --late-rank 1 --late-ms 15 &&
+              checkjob $c --late-rank 1 --late-ms 15 --ops AllGather,ReduceScatter ;;
+    gather)   record $c --mode gather --model mlp --late-rank 2 --late-ms 15 &&
+              checkjob $c --late-rank 2 --late-ms 15 --ops AllGather,ReduceScatter ;;
+  esac
+done
+
+# fault_check NAME EXPECT_RANKS: every trace readable; prints each one's end.
+fault_check() {
+  local name=$1 n=0 ok=0
+  for f in "$W/$name"/*.wst; do
+    n=$((n + 1))
+    if "$WS" info "$f" --format json >"$f.info.json" 2>"$f.info.err"; then
+      ok=$((ok + 1))
+      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d.get("end_of_trace") or {}; t=d["truncation"]; print(sys.argv[1].rsplit("/",1)[1], "end:", e.get("reason","none"), "truncated:", t["truncated"], t["message"])' "$f.info.json" | tee -a "$results"
+    fi
+  done
+  local status=FAIL
+  [[ $n -eq $2 && $ok -eq $n ]] && status=PASS
+  [[ $status == FAIL ]] && failed=$((failed + 1))
+  say "$status $name/traces_readable $ok of $n readable, $2 expected"
+}
+if [[ $faults == 1 ]]; then
+  echo "== kill: rank 3 SIGKILLs itself at step 12"
+  t0=$(date +%s%N)
+  timeout 300 torchrun --standalone --nproc_per_node "$NP" "$JOB" --steps 40 --kill-rank 3 --kill-step 12 \
+    >"$W/kill_plain.txt" 2>&1
+  say "kill_plain rc=$? ms=$(( ($(date +%s%N) - t0) / 1000000 ))"
+  steps_saved=$steps; steps=40
+  record kill --kill-rank 3 --kill-step 12
+  steps=$steps_saved
+  fault_check kill "$NP"
+  echo "== sigterm to the launcher after 25 s of a long job"
+  for mode in plain recorded; do
+    mkdir -p "$W/sigterm"
+    t0=$(date +%s%N)
+    if [[ $mode == plain ]]; then
+      torchrun --standalone --nproc_per_node "$NP" "$JOB" --steps 5000 >"$W/sigterm_plain.txt" 2>&1 &
+    else
+      "$WS" record -f -o "$W/sigterm/" -- torchrun --standalone --nproc_per_node "$NP" "$JOB" \
+        --steps 5000 >"$W/sigterm/log.txt" 2>&1 &
+    fi
+    pid=$!
+    sleep 25
+    kill -TERM $pid
+    for _ in $(seq 120); do kill -0 $pid 2>/dev/null || break; sleep 1; done
+    if kill -0 $pid 2>/dev/null; then say "FAIL sigterm_$mode still running 120 s after SIGTERM"; kill -KILL $pid; failed=$((failed + 1)); fi
+    wait $pid; rc=$?
+    say "sigterm_$mode rc=$rc ms_after_term=$(( ($(date +%s%N) - t0) / 1000000 - 25000 ))"
+  done
+  fault_check sigterm "$NP"
+fi
+(cd "$W" && tar czf "$OUTDIR/distributed.tgz" --exclude='*.info.err' .)
+say "failed checks: $failed"
+exit $((failed > 100 ? 100 : failed))
