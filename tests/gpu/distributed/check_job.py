@@ -10,7 +10,8 @@ with the number of failures:
   - each other rank's time lost waiting per timed step (steps from --warmup on), median and
     total, within 10% of the designed delay (--late-ms);
   - the cause names what was planted (--cause, a substring);
-  - the collectives present (--ops).
+  - the collectives present (--ops);
+  - on one host, the last arrival by kernel start agrees with the duration rule.
 """
 import argparse
 import json
@@ -62,6 +63,15 @@ def main():
             check(results, f"{a.case}/lost_rank{r}", ok,
                   f"median {median:.2f} ms a step, {total:.1f} ms over {len(lost)} steps "
                   f"(designed {a.late_ms:.1f} ms a step, {designed:.1f} ms)")
+    # On one host the ranks share a clock: the last arrival by kernel start must agree with the
+    # duration rule where the arrivals differ by more than jitter.
+    uneven = [i for i in job["instances"]
+              if i["clock_last_rank"] is not None and i["spread_ms"] >= 1.0]
+    if uneven:
+        same = sum(1 for i in uneven if i["clock_last_rank"] == i["last_rank"])
+        check(results, f"{a.case}/clock_agrees", same >= 0.9 * len(uneven),
+              f"last rank by start time = by duration at {same} of {len(uneven)} collectives "
+              f"spread by 1 ms or more")
     if a.ops:
         present = {row["op"] for row in job["collectives"]}
         want = set(a.ops.split(","))
