@@ -39,6 +39,7 @@
 #include "libinject/log.h"
 #include "libinject/trace_header.h"
 #include "proto/common/settings.h"
+#include "proto/writer/output_name.h"
 #include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 

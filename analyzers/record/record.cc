@@ -17,8 +17,8 @@
 #include "collectors/pc_sampling/pc_sampling_config.h"
 #include "libinject/config.h"
 #include "proto/common/setting_error.h"
+#include "proto/writer/output_name.h"
 #include "proto/writer/stats_table.h"
-#include "proto/writer/trace_writer.h"
 
 namespace warpscope {
 namespace {

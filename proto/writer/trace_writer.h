@@ -151,18 +151,6 @@ class TraceWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// Expands an output name pattern: %p pid, %h host name, %q{VAR} environment variable (empty
-// when unset), %n the smallest sequence number >= 1 that names no existing file, %% a '%'.
-// Appends ".wst" when the result has no extension: when the last path component has no '.'
-// written literally in the pattern after its first character (a '.' from %h or %q{} does not
-// count, so "trace_%h" on host "node1.cluster" still gets ".wst"). Returns false and sets
-// *error (one line starting with "warpscope:") for an unknown escape, a lone trailing '%', an
-// unterminated or empty %q{}, or when %n finds no free number up to 1000000.
-bool ExpandOutputPattern(std::string_view pattern, uint32_t pid, std::string_view hostname,
-                         const std::function<const char*(const char*)>& getenv_fn,
-                         const std::function<bool(const std::string&)>& file_exists,
-                         std::string* out, std::string* error);
-
 }  // namespace warpscope
 
 #endif  // WARPSCOPE_PROTO_WRITER_TRACE_WRITER_H_

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "analyzers/render/output_path.h"
-#include "proto/writer/trace_writer.h"
+#include "proto/writer/output_name.h"
 #include "tests/reader/cli_test_util.h"
 #include "tests/reader/trace_test_util.h"
 

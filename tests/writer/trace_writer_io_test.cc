@@ -1,6 +1,6 @@
 // Tests of the TraceWriter's file behaviour: open errors, write errors, periodic and explicit
-// flush, periodic stats, the lifecycle, and output name patterns. Bounded buffering, threads and
-// fork are in trace_writer_buffering_test.cc.
+// flush, periodic stats and the lifecycle. Bounded buffering, threads and fork are in
+// trace_writer_buffering_test.cc; output names in output_name_test.cc.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -346,89 +346,6 @@ TEST(TraceWriterLifecycle, DestructorClosesWithReasonExit) {
   ASSERT_FALSE(stream.packets.empty());
   EXPECT_EQ(stream.packets.back().packet.end_of_trace().reason(), pb::END_REASON_EXIT);
   EXPECT_TRUE(stream.packets[stream.packets.size() - 2].packet.stats().final());
-}
-
-// ---------------------------------------------------------------------------------------
-// Output names
-
-class ExpandTest : public ::testing::Test {
- protected:
-  bool Expand(std::string_view pattern, std::string* out, std::string* error) {
-    return ExpandOutputPattern(
-        pattern, 4242, "node1.cluster",
-        [this](const char* name) -> const char* {
-          auto it = env_.find(name);
-          return it == env_.end() ? nullptr : it->second.c_str();
-        },
-        [this](const std::string& path) { return existing_.count(path) > 0; }, out, error);
-  }
-  std::string ExpandOk(std::string_view pattern) {
-    std::string out, error;
-    EXPECT_TRUE(Expand(pattern, &out, &error)) << pattern << ": " << error;
-    EXPECT_EQ(error, "");
-    return out;
-  }
-  std::string ExpandError(std::string_view pattern) {
-    std::string out, error;
-    EXPECT_FALSE(Expand(pattern, &out, &error)) << pattern << " gave " << out;
-    EXPECT_THAT(error, StartsWith("warpscope: "));
-    EXPECT_EQ(error.find('\n'), std::string::npos);
-    return error;
-  }
-  std::map<std::string, std::string> env_ = {{"RANK", "3"}, {"EMPTY", ""}, {"JOB", "run.7"}};
-  std::set<std::string> existing_;
-};
-
-TEST_F(ExpandTest, SubstitutesEscapes) {
-  EXPECT_EQ(ExpandOk("trace"), "trace.wst");
-  EXPECT_EQ(ExpandOk("trace.wst"), "trace.wst");
-  EXPECT_EQ(ExpandOk("trace.pb"), "trace.pb");
-  EXPECT_EQ(ExpandOk("trace_%p"), "trace_4242.wst");
-  EXPECT_EQ(ExpandOk("/tmp/x/%h_%p.wst"), "/tmp/x/node1.cluster_4242.wst");
-  EXPECT_EQ(ExpandOk("rank%q{RANK}"), "rank3.wst");
-  EXPECT_EQ(ExpandOk("rank%q{UNSET}_x"), "rank_x.wst");
-  EXPECT_EQ(ExpandOk("rank%q{EMPTY}"), "rank.wst");
-  EXPECT_EQ(ExpandOk("100%%"), "100%.wst");
-  EXPECT_EQ(ExpandOk("%%p"), "%p.wst");
-  EXPECT_EQ(ExpandOk("%q{RANK}%q{RANK}"), "33.wst");
-}
-
-TEST_F(ExpandTest, ExtensionIsDecidedByTheLiteralLastComponent) {
-  // Dots that come from substitutions or from directories do not count as an extension.
-  EXPECT_EQ(ExpandOk("trace_%h"), "trace_node1.cluster.wst");
-  EXPECT_EQ(ExpandOk("job_%q{JOB}"), "job_run.7.wst");
-  EXPECT_EQ(ExpandOk("out.d/trace"), "out.d/trace.wst");
-  EXPECT_EQ(ExpandOk(".hidden"), ".hidden.wst");
-  EXPECT_EQ(ExpandOk("trace."), "trace.");
-}
-
-TEST_F(ExpandTest, SequenceNumberPicksTheFirstFreeName) {
-  EXPECT_EQ(ExpandOk("run_%n"), "run_1.wst");
-  existing_ = {"run_1.wst", "run_2.wst", "run_4.wst"};
-  EXPECT_EQ(ExpandOk("run_%n"), "run_3.wst");
-  // Several %n take the same number; the check is on the full name.
-  existing_ = {"a1/b1.wst"};
-  EXPECT_EQ(ExpandOk("a%n/b%n"), "a2/b2.wst");
-  existing_ = {"r3_1.wst"};
-  EXPECT_EQ(ExpandOk("r%q{RANK}_%n"), "r3_2.wst");
-}
-
-TEST_F(ExpandTest, RejectsMalformedPatterns) {
-  EXPECT_THAT(ExpandError("trace_%x"), HasSubstr("unknown escape %x"));
-  EXPECT_THAT(ExpandError("trace_%"), HasSubstr("lone '%'"));
-  EXPECT_THAT(ExpandError("trace_%q"), HasSubstr("unterminated %q{"));
-  EXPECT_THAT(ExpandError("trace_%qRANK"), HasSubstr("unterminated %q{"));
-  EXPECT_THAT(ExpandError("trace_%q{RANK"), HasSubstr("unterminated %q{"));
-  EXPECT_THAT(ExpandError("trace_%q{}"), HasSubstr("empty %q{}"));
-}
-
-TEST_F(ExpandTest, SequenceNumberRunsOut) {
-  std::string out, error;
-  const bool ok = ExpandOutputPattern(
-      "t%n", 1, "h", [](const char*) -> const char* { return nullptr; },
-      [](const std::string&) { return true; }, &out, &error);
-  EXPECT_FALSE(ok);
-  EXPECT_THAT(error, HasSubstr("%n found no free number"));
 }
 
 }  // namespace
