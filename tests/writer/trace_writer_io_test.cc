@@ -1,5 +1,6 @@
 // Tests of the TraceWriter's file behaviour: open errors, write errors, periodic and explicit
-// flush, periodic stats and the lifecycle. Bounded buffering, threads and fork are in
+// flush, periodic stats, the lifecycle, a trace without work removed at its end, and a taken
+// name left for another. Bounded buffering, threads and fork are in
 // trace_writer_buffering_test.cc; output names in output_name_test.cc.
 #include <fcntl.h>
 #include <gmock/gmock.h>
@@ -12,6 +13,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -346,6 +350,176 @@ TEST(TraceWriterLifecycle, DestructorClosesWithReasonExit) {
   ASSERT_FALSE(stream.packets.empty());
   EXPECT_EQ(stream.packets.back().packet.end_of_trace().reason(), pb::END_REASON_EXIT);
   EXPECT_TRUE(stream.packets[stream.packets.size() - 2].packet.stats().final());
+}
+
+// ---------------------------------------------------------------------------------------
+// A trace without work, and a name another process took
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+// Opens a trace with remove_if_no_work at `path`, lets `write` fill it, closes it for `reason`;
+// returns whether the writer says it removed the file, which must agree with the disk.
+template <typename WriteFn>
+bool ClosedAndRemoved(const std::string& path, WriteFn write,
+                      EndReason reason = EndReason::kExit, bool remove_if_no_work = true) {
+  TraceWriterOptions options = Options(path);
+  options.remove_if_no_work = remove_if_no_work;
+  auto writer = OpenOrDie(options, FileTestHeader());
+  if (writer == nullptr) return false;
+  write(*writer);
+  writer->Close(reason, kFileTestBase + 1000);
+  EXPECT_EQ(writer->removed(), !Exists(path)) << path;
+  return writer->removed();
+}
+
+// What the session writes before any work: the device, a context, an API call, a sync, a
+// capture window and a notice are not work.
+void WriteNoWork(TraceWriter& w) {
+  DeviceRecord device;
+  device.name = "NVIDIA H200";
+  device.sm_count = 132;
+  w.Write(device);
+  w.Write(ContextRecord{.id = 1, .device_id = 0});
+  w.Write(ApiCallRecord{.name_id = w.InternString("cudaGetDeviceCount"),
+                        .start_ns = kFileTestBase + 10, .end_ns = kFileTestBase + 20});
+  w.Write(SyncRecord{.start_ns = kFileTestBase + 30, .end_ns = kFileTestBase + 40});
+  w.Write(CaptureWindowEdgeRecord{.window_id = 1, .begin = true, .timestamp_ns = kFileTestBase});
+  w.WriteNotice(Severity::kInfo, "session", "started", kFileTestBase);
+  w.AddToCounter("activity.records", 4, Severity::kInfo);
+}
+
+TEST(TraceWriterRemoveIfNoWork, ATraceWithoutWorkIsRemovedAtANormalEnd) {
+  TempDir dir;
+  EXPECT_TRUE(ClosedAndRemoved(dir.File("exit.wst"), WriteNoWork));
+  EXPECT_TRUE(ClosedAndRemoved(dir.File("signal.wst"), WriteNoWork, EndReason::kSignal));
+  EXPECT_TRUE(ClosedAndRemoved(dir.File("header_only.wst"), [](TraceWriter&) {}));
+  // The destructor's close is an exit too.
+  TraceWriterOptions options = Options(dir.File("destructor.wst"));
+  options.remove_if_no_work = true;
+  OpenOrDie(options, FileTestHeader()).reset();
+  EXPECT_FALSE(Exists(dir.File("destructor.wst")));
+}
+
+TEST(TraceWriterRemoveIfNoWork, ATraceWithWorkIsKept) {
+  TempDir dir;
+  const std::pair<const char*, std::function<void(TraceWriter&)>> work[] = {
+      {"kernel", [](TraceWriter& w) { w.Write(FileTestKernel(1)); }},
+      {"memcpy", [](TraceWriter& w) {
+         w.Write(MemcpyRecord{.start_ns = kFileTestBase, .end_ns = kFileTestBase + 5});
+       }},
+      {"nvtx_range", [](TraceWriter& w) {
+         w.Write(NvtxRangeRecord{.name_id = w.InternString("step"), .start_ns = kFileTestBase,
+                                 .end_ns = kFileTestBase + 5});
+       }},
+      {"nvtx_mark", [](TraceWriter& w) {
+         w.Write(NvtxMarkRecord{.name_id = w.InternString("here"), .timestamp_ns = kFileTestBase});
+       }},
+      {"nccl_call", [](TraceWriter& w) {  // NCCL's own NVTX range around a call
+         w.Write(NcclCallRecord{.name_id = w.InternString("ncclAllReduce"),
+                                .start_ns = kFileTestBase, .end_ns = kFileTestBase + 5});
+       }},
+      {"pm_sample", [](TraceWriter& w) {
+         PmSampleRecord sample;
+         sample.start_ns = kFileTestBase;
+         sample.end_ns = kFileTestBase + 5;
+         sample.values = {0.5};
+         w.Write(sample);
+       }},
+      // A range still open at the end is not written, but was pushed.
+      {"unclosed_range", [](TraceWriter& w) {
+         w.AddToCounter(stats::kNvtxUnclosedRanges.name, 1, stats::kNvtxUnclosedRanges.severity);
+       }},
+      {"cupti_dropped", [](TraceWriter& w) {
+         w.AddToCounter(stats::kCuptiDroppedRecords.name, 3, stats::kCuptiDroppedRecords.severity);
+       }},
+  };
+  for (const auto& [name, write] : work) {
+    const std::string path = dir.File(std::string(name) + ".wst");
+    EXPECT_FALSE(ClosedAndRemoved(path, [&](TraceWriter& w) {
+      WriteNoWork(w);
+      write(w);
+    })) << name;
+    EXPECT_TRUE(ParsePacketFile(path).packets.size() > 2) << name;
+  }
+}
+
+TEST(TraceWriterRemoveIfNoWork, KeptWhenOffOrAtAnAbnormalEnd) {
+  TempDir dir;
+  EXPECT_FALSE(ClosedAndRemoved(dir.File("off.wst"), WriteNoWork, EndReason::kExit, false));
+  EXPECT_FALSE(ClosedAndRemoved(dir.File("write_error.wst"), WriteNoWork, EndReason::kWriteError));
+  EXPECT_FALSE(ClosedAndRemoved(dir.File("detach.wst"), WriteNoWork, EndReason::kDetach));
+}
+
+// Only the file this writer made: one put in its place since is left alone.
+TEST(TraceWriterRemoveIfNoWork, AFileThatReplacedTheTraceIsLeftAlone) {
+  TempDir dir;
+  const std::string path = dir.File("run.wst");
+  EXPECT_FALSE(ClosedAndRemoved(path, [&](TraceWriter&) {
+    std::ofstream(dir.File("other")) << "someone else's";
+    ASSERT_EQ(rename(dir.File("other").c_str(), path.c_str()), 0);
+  }));
+  EXPECT_EQ(ReadFileBytes(path), "someone else's");
+}
+
+// A file replaced with -f was truncated by this writer: it goes too.
+TEST(TraceWriterRemoveIfNoWork, ATruncatedFileIsRemoved) {
+  TempDir dir;
+  const std::string path = dir.File("old.wst");
+  { std::ofstream(path) << "an earlier trace"; }
+  TraceWriterOptions options = Options(path);
+  options.force_overwrite = true;
+  options.remove_if_no_work = true;
+  auto writer = OpenOrDie(options, FileTestHeader());
+  ASSERT_NE(writer, nullptr);
+  writer->Close(EndReason::kExit, kFileTestBase);
+  EXPECT_TRUE(writer->removed());
+  EXPECT_FALSE(Exists(path));
+}
+
+TEST(TraceWriterRenameIfExists, ATakenNameMovesToTheNameGiven) {
+  TempDir dir;
+  const std::string taken = dir.File("run_0.wst");
+  { std::ofstream(taken) << "another process's trace"; }
+  TraceWriterOptions options = Options(taken);
+  std::string asked_about;
+  options.rename_if_exists = [&](const std::string& path) {
+    asked_about = path;
+    return dir.File("run_0_77.wst");
+  };
+  auto writer = OpenOrDie(options, FileTestHeader());
+  ASSERT_NE(writer, nullptr);
+  EXPECT_EQ(asked_about, taken);
+  EXPECT_EQ(writer->path(), dir.File("run_0_77.wst"));
+  writer->Close(EndReason::kExit, kFileTestBase);
+  EXPECT_EQ(ReadFileBytes(taken), "another process's trace");
+  EXPECT_TRUE(ParsePacketFile(dir.File("run_0_77.wst")).packets[0].packet.has_header());
+
+  // A free name is not asked about.
+  asked_about.clear();
+  options.path = dir.File("free.wst");
+  OpenOrDie(options, FileTestHeader()).reset();
+  EXPECT_EQ(asked_about, "");
+}
+
+TEST(TraceWriterRenameIfExists, NoOtherNameLeavesTheUsualRules) {
+  TempDir dir;
+  const std::string path = dir.File("old.wst");
+  { std::ofstream(path) << "keep me"; }
+  TraceWriterOptions options = Options(path);
+  options.rename_if_exists = [](const std::string&) { return std::string(); };
+  std::string error;
+  EXPECT_EQ(TraceWriter::Open(options, FileTestHeader(), &error), nullptr);
+  EXPECT_THAT(error, HasSubstr("exists; pass -f/--force-overwrite"));
+  EXPECT_EQ(ReadFileBytes(path), "keep me");
+  options.force_overwrite = true;
+  auto writer = OpenOrDie(options, FileTestHeader());
+  ASSERT_NE(writer, nullptr);
+  EXPECT_EQ(writer->path(), path);
+  writer->Close(EndReason::kExit, kFileTestBase);
+  EXPECT_TRUE(ParsePacketFile(path).packets[0].packet.has_header());
 }
 
 }  // namespace
