@@ -29,6 +29,16 @@ bool FileExists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+uint64_t UnixNsOfMonotonic(uint64_t monotonic_ns) {
+  const uint64_t monotonic = ClockNs(CLOCK_MONOTONIC);
+  const uint64_t realtime = ClockNs(CLOCK_REALTIME);
+  // A time from the future is another host's clock: it says nothing here.
+  if (monotonic_ns == 0 || monotonic_ns > monotonic || monotonic - monotonic_ns > realtime) {
+    return 0;
+  }
+  return realtime - (monotonic - monotonic_ns);
+}
+
 }  // namespace
 
 TracePatternChoice ChooseTracePattern(const std::string& configured, uint32_t ppid,
@@ -45,16 +55,6 @@ TracePatternChoice ChooseTracePattern(const std::string& configured, uint32_t pp
   }
   choice.step_aside_if_taken = true;
   return choice;
-}
-
-uint64_t UnixNsOfMonotonic(uint64_t monotonic_ns) {
-  const uint64_t monotonic = ClockNs(CLOCK_MONOTONIC);
-  const uint64_t realtime = ClockNs(CLOCK_REALTIME);
-  // A time from the future is another host's clock: it says nothing here.
-  if (monotonic_ns == 0 || monotonic_ns > monotonic || monotonic - monotonic_ns > realtime) {
-    return 0;
-  }
-  return realtime - (monotonic - monotonic_ns);
 }
 
 uint64_t RunStartUnixNs(const GetEnvFn& getenv_fn) {

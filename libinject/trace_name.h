@@ -29,19 +29,19 @@ struct TracePatternChoice {
 TracePatternChoice ChooseTracePattern(const std::string& configured, uint32_t ppid,
                                       const GetEnvFn& getenv_fn);
 
-// A CLOCK_MONOTONIC time of this host (`record`'s launch time) in CLOCK_REALTIME ns, the clock
-// of file times, from the two clocks read now; 0 for a time that is not in the past here.
-uint64_t UnixNsOfMonotonic(uint64_t monotonic_ns);
-
-// When the run began (WARPSCOPE_START_NS in UnixNsOfMonotonic); 0 when unknown.
+// When the run began, in CLOCK_REALTIME ns (the clock of file times): `record`'s launch time
+// (WARPSCOPE_START_NS, CLOCK_MONOTONIC of this host) moved by the two clocks read now; 0 when
+// unknown, or not in the past here (another host's clock).
 uint64_t RunStartUnixNs(const GetEnvFn& getenv_fn);
 
 // Whether the regular file at `path` was made during this run: modified at or after
 // `run_start_unix_ns` (0: unknown, false), less kFileClockSlackNs.
 bool TakenByThisRun(const std::string& path, uint64_t run_start_unix_ns);
 // File times come from the kernel's coarse clock, up to one tick (10 ms at HZ=100) behind
-// CLOCK_REALTIME: a file made just after the launch can carry a time just before it.
-inline constexpr uint64_t kFileClockSlackNs = 20'000'000;
+// CLOCK_REALTIME, or from a file server's clock (NFS), which may be a little behind this
+// host's: a file made just after the launch can carry a time just before it. An older file
+// taken for this run's costs only a "_<pid>" name.
+inline constexpr uint64_t kFileClockSlackNs = 1'000'000'000;
 
 // Whether the settings ask for a capture window (a delay, a duration or a capture range): then
 // a trace without work is kept, since the program may just not have opened the window.

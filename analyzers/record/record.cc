@@ -22,7 +22,6 @@
 #include "analyzers/render/output_path.h"
 #include "collectors/pc_sampling/pc_sampling_config.h"
 #include "libinject/config.h"
-#include "libinject/trace_name.h"
 #include "proto/common/setting_error.h"
 #include "proto/writer/output_name.h"
 #include "proto/writer/stats_table.h"
@@ -464,11 +463,10 @@ std::vector<std::string> FindRunTraces(const RecordedRun& run) {
   if (!IsFolderPattern(pattern)) {
     AddGlobMatches(OutputPatternGlob(WithSuffixBeforeExtension(pattern, "_%p")), &candidates);
   }
-  // Older files are left out by their time before any is opened.
-  const uint64_t start_unix_ns = UnixNsOfMonotonic(run.start_ns);
+  // The header decides, not the file's time: a file server's clock may differ from this
+  // host's. Opening reads the header only.
   std::vector<std::pair<int64_t, std::string>> found;  // (rank, or max for none; path)
   for (const std::string& path : candidates) {
-    if (!TakenByThisRun(path, start_unix_ns)) continue;
     absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path);
     if (!reader.ok() || !FromThisLaunch((*reader)->header(), run.launcher_pid, run.start_ns)) {
       continue;

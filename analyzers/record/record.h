@@ -86,9 +86,8 @@ struct RecordedRun {
 
 // The traces this run wrote: the launched program's file and every file the user's pattern
 // can name (each escape a wildcard; with or without the "_<pid>" that a process below the
-// launched one adds), modified since the launch, whose header carries this launch's
-// WARPSCOPE_LAUNCHER_PID and WARPSCOPE_START_NS. In rank order (traces without one last),
-// then by name.
+// launched one adds) whose header carries this launch's WARPSCOPE_LAUNCHER_PID and
+// WARPSCOPE_START_NS. In rank order (traces without one last), then by name.
 std::vector<std::string> FindRunTraces(const RecordedRun& run);
 
 // The lines `record` prints after the program exited: one per trace this run wrote,
