@@ -16,8 +16,8 @@ namespace {
 // Placement variables launchers set beside those of job_variables.h: torchrun's group and node
 // ranks and local world size, Slurm's and Open MPI's local ids, and the GPUs the process sees.
 constexpr std::string_view kOtherPlacementVariables[] = {
-    "LOCAL_WORLD_SIZE", "NODE_RANK", "GROUP_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
-    "CUDA_VISIBLE_DEVICES"};
+    "LOCAL_WORLD_SIZE",           "NODE_RANK",           "GROUP_RANK", "SLURM_LOCALID",
+    "OMPI_COMM_WORLD_LOCAL_RANK", "CUDA_VISIBLE_DEVICES"};
 
 // A lookup in an environment array (KEY=VALUE strings).
 const char* Lookup(char** environment, const char* name) {

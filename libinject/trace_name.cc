@@ -78,7 +78,8 @@ bool CaptureWindowConfigured(const Config& config) {
 
 std::unique_ptr<TraceWriter> OpenProcessTrace(const Config& config, const HeaderRecord& header,
                                               const GetEnvFn& getenv_fn, std::string* error) {
-  const TracePatternChoice choice = ChooseTracePattern(config.output_pattern, header.ppid, getenv_fn);
+  const TracePatternChoice choice =
+      ChooseTracePattern(config.output_pattern, header.ppid, getenv_fn);
   TraceWriterOptions options;
   if (!ExpandOutputPattern(choice.pattern, header.pid, header.hostname, getenv_fn, FileExists,
                            &options.path, error) ||
@@ -93,8 +94,9 @@ std::unique_ptr<TraceWriter> OpenProcessTrace(const Config& config, const Header
   if (choice.step_aside_if_taken) {
     options.rename_if_exists = [start = RunStartUnixNs(getenv_fn),
                                 pid = header.pid](const std::string& path) {
-      return TakenByThisRun(path, start) ? WithSuffixBeforeExtension(path, "_" + std::to_string(pid))
-                                         : std::string();
+      return TakenByThisRun(path, start)
+                 ? WithSuffixBeforeExtension(path, "_" + std::to_string(pid))
+                 : std::string();
     };
   }
   std::unique_ptr<TraceWriter> writer = TraceWriter::Open(options, header, error);

@@ -479,6 +479,7 @@ std::vector<std::string> FindRunTraces(const RecordedRun& run) {
   }
   std::sort(found.begin(), found.end());
   std::vector<std::string> paths;
+  paths.reserve(found.size());
   for (auto& [rank, path] : found) paths.push_back(std::move(path));
   return paths;
 }

@@ -149,9 +149,7 @@ std::string FilePattern(std::string_view pattern) {
 
 }  // namespace
 
-bool IsFolderPattern(std::string_view pattern) {
-  return !pattern.empty() && pattern.back() == '/';
-}
+bool IsFolderPattern(std::string_view pattern) { return !pattern.empty() && pattern.back() == '/'; }
 
 bool ExpandOutputPattern(std::string_view pattern, uint32_t pid, std::string_view hostname,
                          const OutputGetEnv& getenv_fn,
@@ -196,8 +194,7 @@ bool OutputPatternIsPerProcess(std::string_view pattern, const OutputGetEnv& get
   std::string why;
   EscapeValues values;
   values.getenv_fn = &getenv_fn;
-  return SubstituteEscapes(FilePattern(pattern), values, &expanded, &why) &&
-         expanded.per_process;
+  return SubstituteEscapes(FilePattern(pattern), values, &expanded, &why) && expanded.per_process;
 }
 
 std::string WithSuffixBeforeExtension(std::string_view name, std::string_view suffix) {

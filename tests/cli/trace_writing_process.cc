@@ -78,8 +78,8 @@ int Run(const Args& args) {
   header.unix_time_base_ns = header.time_base_ns;
   header.producer = "test:trace_writing_process";
   AddEnvironmentToHeader(config, environ, &header);
-  std::unique_ptr<TraceWriter> writer =
-      OpenProcessTrace(config, header, [](const char* n) { return std::getenv(n); }, &error);
+  std::unique_ptr<TraceWriter> writer = OpenProcessTrace(
+      config, header, [](const char* n) { return std::getenv(n); }, &error);
   if (writer == nullptr) std::fprintf(stderr, "%s\n", error.c_str());  // and run on
   const std::vector<pid_t> children = StartChildren(args);
   for (int i = 0; writer != nullptr && i < args.kernels; ++i) {

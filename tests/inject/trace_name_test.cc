@@ -103,7 +103,7 @@ TEST(TraceNameTest, AFileIsTakenByThisRunWhenMadeAfterItsStart) {
   const std::string path = dir.File("run_0.wst");
   { std::ofstream(path) << "x"; }
   const uint64_t now = RealtimeNs();
-  EXPECT_TRUE(TakenByThisRun(path, now - 1'000'000'000));  // run began a second ago
+  EXPECT_TRUE(TakenByThisRun(path, now - 1'000'000'000));          // run began a second ago
   EXPECT_TRUE(TakenByThisRun(path, now + kFileClockSlackNs / 2));  // a clock a little behind
   EXPECT_FALSE(TakenByThisRun(path, now + 10'000'000'000));
   EXPECT_FALSE(TakenByThisRun(path, 0));  // start unknown
@@ -214,7 +214,8 @@ TEST(TraceNameTest, ATraceWithoutWorkIsRemovedUnlessAWindowWasAskedFor) {
   EXPECT_TRUE(removed);
   EXPECT_EQ(access(path.c_str(), F_OK), -1);
   config.capture_range = CaptureRange::kProfilerApi;
-  EXPECT_EQ(WriteProcessTrace(config, 402, 1, {}, 0, &error, &removed), dir.File("launcher_402.wst"));
+  EXPECT_EQ(WriteProcessTrace(config, 402, 1, {}, 0, &error, &removed),
+            dir.File("launcher_402.wst"));
   EXPECT_FALSE(removed);
   EXPECT_EQ(access(dir.File("launcher_402.wst").c_str(), F_OK), 0);
 }
@@ -250,9 +251,9 @@ TEST(HeaderEnvironmentTest, JobIdIsTheLaunchersElseRecordsElseEmpty) {
             "SLURM_JOB_ID=81");
   EXPECT_EQ(JobId(GetEnvOf({{"OMPI_MCA_ess_base_jobid", "7"}, {"TORCHELASTIC_RUN_ID", ""}}), "n1"),
             "OMPI_MCA_ess_base_jobid=7");
-  EXPECT_EQ(JobId(GetEnvOf({{"WARPSCOPE_LAUNCHER_PID", "100"}, {"WARPSCOPE_START_NS", "5"}}),
-                  "node1"),
-            "warpscope-record=node1:100:5");
+  EXPECT_EQ(
+      JobId(GetEnvOf({{"WARPSCOPE_LAUNCHER_PID", "100"}, {"WARPSCOPE_START_NS", "5"}}), "node1"),
+      "warpscope-record=node1:100:5");
   EXPECT_EQ(JobId(GetEnvOf({}), "n1"), "");
 }
 
@@ -271,11 +272,10 @@ TEST(HeaderEnvironmentTest, HeaderGetsTheJobAndTheSettings) {
   EXPECT_EQ(header.job_id, "TORCHELASTIC_RUN_ID=r1");
   EXPECT_THAT(header.rank_env, Contains(Pair("RANK", "1")));
   EXPECT_THAT(header.rank_env, Contains(Pair("TORCHELASTIC_RUN_ID", "r1")));
-  EXPECT_EQ(header.config,
-            (KeyValueList{{"WARPSCOPE_OUTPUT", "a.wst"},
-                          {"WARPSCOPE_PM_INTERVAL", "10us"},
-                          {"effective.trace", TraceKindsString(config.trace)},
-                          {"effective.capture_range", "none"}}));
+  EXPECT_EQ(header.config, (KeyValueList{{"WARPSCOPE_OUTPUT", "a.wst"},
+                                         {"WARPSCOPE_PM_INTERVAL", "10us"},
+                                         {"effective.trace", TraceKindsString(config.trace)},
+                                         {"effective.capture_range", "none"}}));
 }
 
 }  // namespace

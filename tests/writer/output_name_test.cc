@@ -111,9 +111,11 @@ TEST_F(ExpandTest, SequenceNumberRunsOut) {
 // %r is the first rank variable that is set, in the order of job_variables.h, whichever
 // launcher set it; without one it is the pid.
 TEST_F(ExpandTest, RankIsTheFirstRankVariableSetElseThePid) {
-  const std::pair<const char*, const char*> launchers[] = {
-      {"RANK", "5"}, {"OMPI_COMM_WORLD_RANK", "6"}, {"PMIX_RANK", "7"}, {"PMI_RANK", "8"},
-      {"SLURM_PROCID", "9"}};
+  const std::pair<const char*, const char*> launchers[] = {{"RANK", "5"},
+                                                           {"OMPI_COMM_WORLD_RANK", "6"},
+                                                           {"PMIX_RANK", "7"},
+                                                           {"PMI_RANK", "8"},
+                                                           {"SLURM_PROCID", "9"}};
   for (const auto& [variable, value] : launchers) {
     env_ = {{variable, value}};
     EXPECT_EQ(ExpandOk("run_%r.wst"), std::string("run_") + value + ".wst") << variable;
@@ -143,12 +145,12 @@ TEST(OutputNameTest, PerProcessPatterns) {
   EXPECT_TRUE(OutputPatternIsPerProcess("run_%p.wst", get));
   EXPECT_TRUE(OutputPatternIsPerProcess("run_%r.wst", get));
   EXPECT_TRUE(OutputPatternIsPerProcess("run_%q{RANK}.wst", get));
-  EXPECT_TRUE(OutputPatternIsPerProcess("out/", get));  // rank%r.wst
+  EXPECT_TRUE(OutputPatternIsPerProcess("out/", get));                     // rank%r.wst
   EXPECT_FALSE(OutputPatternIsPerProcess("run_%q{LOCAL_RANK}.wst", get));  // not set here
   EXPECT_FALSE(OutputPatternIsPerProcess("run_%q{EMPTY}.wst", get));
   EXPECT_FALSE(OutputPatternIsPerProcess("run_%h_%n.wst", get));
   EXPECT_FALSE(OutputPatternIsPerProcess("run_%%p.wst", get));  // a literal "%p"
-  EXPECT_FALSE(OutputPatternIsPerProcess("run_%p%", get));  // malformed
+  EXPECT_FALSE(OutputPatternIsPerProcess("run_%p%", get));      // malformed
 }
 
 TEST(OutputNameTest, SuffixGoesBeforeTheExtension) {
