@@ -243,15 +243,6 @@ bool ParseClock(std::string_view text, bool* monotonic, std::string* what) {
   return true;
 }
 
-bool OutputPatternHasPid(std::string_view pattern) {
-  for (size_t i = 0; i + 1 < pattern.size(); ++i) {
-    if (pattern[i] != '%') continue;
-    if (pattern[i + 1] == 'p') return true;
-    ++i;  // the escaped character: %%, %h, %n, %q
-  }
-  return false;
-}
-
 std::string_view CaptureRangeName(CaptureRange range) {
   switch (range) {
     case CaptureRange::kNone: return "none";

@@ -82,9 +82,6 @@ bool ParseSignal(std::string_view text, int* out, std::string* what);
 bool ParseLogLevel(std::string_view text, LogLevel* out, std::string* what);
 bool ParseClock(std::string_view text, bool* monotonic, std::string* what);
 
-// Whether an output pattern has a %p escape (a literal "%%p" is not one).
-bool OutputPatternHasPid(std::string_view pattern);
-
 std::string_view CaptureRangeName(CaptureRange range);
 std::string TraceKindsString(const TraceKinds& kinds);
 

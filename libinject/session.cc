@@ -13,7 +13,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +37,7 @@
 #include "libinject/config.h"
 #include "libinject/log.h"
 #include "libinject/trace_header.h"
+#include "libinject/trace_name.h"
 #include "proto/common/settings.h"
 #include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
@@ -244,27 +244,9 @@ void Session::SetCollectorOptions() {
 bool Session::OpenTrace(uint64_t* now, std::string* error) {
   const HeaderRecord header = MakeTraceHeader(config_, pid_);
   *now = header.time_base_ns;
-  TraceWriterOptions wo;
-  std::string hostname = header.hostname;
-  if (!ExpandOutputPattern(
-          PatternForThisProcess(config_.output_pattern), header.pid, hostname,
-          [](const char* n) { return std::getenv(n); },
-          [](const std::string& p) {
-            struct stat st;
-            return ::stat(p.c_str(), &st) == 0;
-          },
-          &wo.path, error)) {
-    *error += "; running without profiling";
-    return false;
-  }
-  wo.force_overwrite = config_.force_overwrite;
-  wo.max_buffered_bytes = static_cast<size_t>(config_.writer_memory_mb) << 20;
-  wo.flush_interval_ms = config_.flush_interval_ms;
-  std::unique_ptr<TraceWriter> writer = TraceWriter::Open(wo, header, error);
-  if (!writer) {
-    if (error->empty()) *error = "warpscope: cannot open the trace file";
-    return false;
-  }
+  std::unique_ptr<TraceWriter> writer =
+      OpenProcessTrace(config_, header, [](const char* n) { return std::getenv(n); }, error);
+  if (writer == nullptr) return false;
   writer_ = writer.release();
   return true;
 }
@@ -456,7 +438,10 @@ void Session::Shutdown(EndReason reason) {
     // is gone, so a handler of ours left in place would swallow a later SIGTERM.
     RestoreSignalHandlers();
     Debug("shutdown done");
-    Log(LogLevel::kInfo, "warpscope: trace written to " + writer_->path());
+    Log(LogLevel::kInfo, writer_->removed()
+                             ? "warpscope: no GPU work or NVTX range recorded; removed " +
+                                   writer_->path()
+                             : "warpscope: trace written to " + writer_->path());
   } catch (...) {
     Log(LogLevel::kError, "warpscope: error while closing the trace");
   }

@@ -1,5 +1,4 @@
-// What the session writes at the top of its trace (who, where, when, with which settings) and
-// which file pattern this process writes to.
+// What the session writes at the top of its trace: who, where, when, with which settings.
 #ifndef WARPSCOPE_LIBINJECT_TRACE_HEADER_H_
 #define WARPSCOPE_LIBINJECT_TRACE_HEADER_H_
 
@@ -15,10 +14,6 @@ namespace warpscope {
 // The header of this process's trace; its time base is now, in the trace clock (set the
 // clock first).
 HeaderRecord MakeTraceHeader(const Config& config, pid_t pid);
-
-// Gives processes other than the one `warpscope record` launched their own file when the
-// pattern has no %p (LD_PRELOAD reaches every descendant).
-std::string PatternForThisProcess(const std::string& pattern);
 
 }  // namespace warpscope
 

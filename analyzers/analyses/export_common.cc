@@ -6,26 +6,11 @@
 #include <limits>
 #include <optional>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/analyses/pm_attribution.h"
-#include "proto/common/job_variables.h"
 
 namespace warpscope {
-namespace {
-
-std::optional<int64_t> RankFromHeader(const TraceHeader& header) {
-  for (std::string_view variable : kRankVariables) {
-    for (const auto& [name, value] : header.rank_env) {
-      int64_t rank = 0;
-      if (name == variable && absl::SimpleAtoi(value, &rank) && rank >= 0) return rank;
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 std::vector<ExportedTrace> PrepareExport(std::span<const TraceModel* const> models) {
   std::vector<ExportedTrace> out;
@@ -40,7 +25,7 @@ std::vector<ExportedTrace> PrepareExport(std::span<const TraceModel* const> mode
     const TraceModel& m = *models[i];
     ExportedTrace t;
     t.model = &m;
-    t.rank = RankFromHeader(m.header).value_or(static_cast<int64_t>(i));
+    t.rank = HeaderRank(m.header).value_or(static_cast<int64_t>(i));
     if (all_have_wall_clock) t.offset_ns = m.header.unix_time_base_ns - earliest;
     ranks.push_back(t.rank);
     out.push_back(std::move(t));

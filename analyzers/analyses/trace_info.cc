@@ -166,6 +166,7 @@ void AppendTextHeader(const TraceModel& m, const std::string& name, std::string&
                                h.hostname.empty() ? "unknown host" : h.hostname));
   line("command", h.command_line.empty() ? "unknown" : absl::StrJoin(h.command_line, " "));
   if (!h.rank_env.empty()) line("rank", JoinKeyValues(h.rank_env));
+  if (!h.job_id.empty()) line("job", h.job_id);
   line("clock",
        absl::StrCat(Sv(ClockDomainName(h.clock_domain)), ", time base ", h.time_base_ns, " ns"));
   line("cuda",
@@ -199,15 +200,8 @@ void AppendTextDevices(const TraceModel& m, std::string& out) {
   if (m.devices.empty()) {
     out += "  (none described)\n";
   } else {
-    Table t({{"ID", true},
-             {"Name", false},
-             {"CC", false},
-             {"SMs", true},
-             {"Warps/SM", true},
-             {"Regs/SM", true},
-             {"Shared/SM", true},
-             {"Memory", true},
-             {"Clock", true}});
+    Table t({{"ID", true}, {"Name", false}, {"CC", false}, {"SMs", true}, {"Warps/SM", true},
+             {"Regs/SM", true}, {"Shared/SM", true}, {"Memory", true}, {"Clock", true}});
     for (const DeviceInfo& d : m.devices) {
       t.AddRow({d.id, d.name,
                 absl::StrCat(d.compute_capability_major, ".", d.compute_capability_minor),
@@ -364,6 +358,7 @@ void WriteJsonHeader(const TraceHeader& h, JsonWriter& j) {
   j.Key("rank_env").BeginObject();
   for (const auto& [k, v] : h.rank_env) j.Key(k).String(v);
   j.EndObject();
+  j.Key("job_id").String(h.job_id);
   j.Key("clock_domain").String(ClockDomainName(h.clock_domain));
   j.Key("time_base_ns").Uint(h.time_base_ns);
   j.Key("unix_time_base_ns").Uint(h.unix_time_base_ns);

@@ -1,6 +1,6 @@
 // `warpscope record [flags] [--] COMMAND ARGS...`: runs COMMAND with warpscope injected
-// (analyzers/record: the plan, the launch), returns its exit status and says where the trace
-// is.
+// (analyzers/record: the plan, the launch), returns its exit status and says which traces the
+// run wrote.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -83,9 +83,12 @@ int RunRecordCommand(const CommandArgs& args) {
   const int status = run->wait_status;
   int code = ChildExitCode(status);
   if (!req.quiet) {
-    std::fprintf(
-        stderr, "%s\n",
-        RecordOutcome(run->trace_path, run->trace_existed, launcher_pid, start_ns).c_str());
+    const RecordedRun recorded{.output_pattern = plan->output_pattern,
+                               .child_trace = run->trace_path,
+                               .child_trace_existed = run->trace_existed,
+                               .launcher_pid = launcher_pid,
+                               .start_ns = start_ns};
+    std::fprintf(stderr, "%s\n", RecordOutcome(recorded).c_str());
     if (WIFSIGNALED(status)) {
       std::fprintf(stderr, "warpscope: %s was killed by signal %d\n", req.command[0].c_str(),
                    WTERMSIG(status));

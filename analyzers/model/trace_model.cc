@@ -259,6 +259,7 @@ void TraceModelBuilder::CopyHeader(const v1::Header& h) {
   m.header.hostname = h.hostname();
   m.header.command_line.assign(h.command_line().begin(), h.command_line().end());
   for (const v1::KeyValue& kv : h.rank_env()) m.header.rank_env.emplace_back(kv.key(), kv.value());
+  m.header.job_id = h.job_id();
   m.header.clock_domain = h.clock_domain();
   m.header.time_base_ns = h.time_base_ns();
   m.header.unix_time_base_ns = h.unix_time_base_ns();

@@ -36,6 +36,7 @@ struct TraceHeader {
   std::string hostname;
   std::vector<std::string> command_line;
   std::vector<std::pair<std::string, std::string>> rank_env;  // RANK, LOCAL_RANK, ...
+  std::string job_id;  // the run of a job, e.g. "TORCHELASTIC_RUN_ID=abc"; empty = unknown
   v1::ClockDomain clock_domain = v1::CLOCK_DOMAIN_UNSPECIFIED;
   uint64_t time_base_ns = 0;       // absolute time of trace time 0, in clock_domain
   uint64_t unix_time_base_ns = 0;  // ns since the epoch at trace time 0; 0 = unknown
@@ -45,6 +46,10 @@ struct TraceHeader {
   uint32_t cuda_driver_version = 0;
   std::string display_driver_version;  // kernel module, e.g. "580.159.04"; empty = unknown
 };
+
+// The process's global rank: the first of kRankVariables (proto/common/job_variables.h) in
+// rank_env that holds a whole number >= 0; none when no launcher gave one.
+std::optional<int64_t> HeaderRank(const TraceHeader& header);
 
 // One GPU (Device packet) and one context (ContextInfo packet): the records the writer is
 // handed, generated from trace.proto, whose Device and ContextInfo messages give each field's

@@ -1,12 +1,25 @@
-// TraceModel's lookups (devices, contexts, threads, metric sets, cubins by id) and the names
+// TraceModel's lookups (devices, contexts, threads, metric sets, cubins by id, the header's
+// rank) and the names
 // the analyses print for the schema's enums and for kernels (see trace_model.h).
 #include "analyzers/model/trace_model.h"
 
 #include <set>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "proto/common/job_variables.h"
 
 namespace warpscope {
+
+std::optional<int64_t> HeaderRank(const TraceHeader& header) {
+  for (std::string_view variable : kRankVariables) {
+    for (const auto& [name, value] : header.rank_env) {
+      int64_t rank = 0;
+      if (name == variable && absl::SimpleAtoi(value, &rank) && rank >= 0) return rank;
+    }
+  }
+  return std::nullopt;
+}
 
 const DeviceInfo* TraceModel::FindDevice(uint32_t id) const {
   for (const DeviceInfo& d : devices) {

@@ -146,8 +146,7 @@ absl::StatusOr<LaunchResult> LaunchRecorded(const RecordPlan& plan,
   absl::StatusOr<std::string> path =
       ExpectedTracePath(plan.output_pattern, static_cast<uint32_t>(child), hostname);
   absl::StatusOr<bool> existed_before =
-      path.ok() ? CheckTraceDestination(*path, plan.force_overwrite, plan.output_name)
-                : path.status();
+      path.ok() ? PrepareTraceDestination(plan, *path) : path.status();
   if (!existed_before.ok()) {
     close(go[1]);
     close(exec_status[0]);

@@ -24,7 +24,7 @@ struct LaunchResult {
 
 // Runs `command` (program and arguments, looked up on PATH) with `plan`'s environment and its
 // trace named by the output pattern expanded for the program's pid. Fails before anything runs
-// with the destination's error (CheckTraceDestination), and with an INTERNAL error when no pipe
+// with the destination's error (PrepareTraceDestination), and with an INTERNAL error when no pipe
 // or process could be made.
 absl::StatusOr<LaunchResult> LaunchRecorded(const RecordPlan& plan,
                                             const std::vector<std::string>& command);

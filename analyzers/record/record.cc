@@ -1,12 +1,18 @@
-// Environment planning and trace description for `warpscope record` (see record.h).
+// Environment planning and the traces a run left, for `warpscope record` (see record.h).
 #include "analyzers/record/record.h"
 
+#include <glob.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <memory>
+#include <set>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -17,8 +23,8 @@
 #include "collectors/pc_sampling/pc_sampling_config.h"
 #include "libinject/config.h"
 #include "proto/common/setting_error.h"
+#include "proto/writer/output_name.h"
 #include "proto/writer/stats_table.h"
-#include "proto/writer/trace_writer.h"
 
 namespace warpscope {
 namespace {
@@ -31,6 +37,13 @@ bool FileExists(const std::string& path) {
 bool IsDirectory(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// A library message without its "warpscope: ", which the CLI adds.
+std::string WithoutPrefix(std::string message) {
+  constexpr std::string_view kPrefix = "warpscope: ";
+  if (message.rfind(kPrefix, 0) == 0) message.erase(0, kPrefix.size());
+  return message;
 }
 
 std::string Dirname(const std::string& path) {
@@ -203,16 +216,17 @@ absl::Status PlanOutput(const RecordRequest& r, const Env& current_env, uint32_t
   plan.output_name = r.output || merged.count(std::string(output.variable)) == 0
                          ? output.FlagName()
                          : std::string(output.variable);
-  // A pattern that names a directory would become a hidden DIR/.wst, or DIR.wst beside it.
+  // A pattern that names a directory without the folder form's '/' would become DIR.wst
+  // beside it, or DIR/..wst.
   const std::string& pattern = plan.output_pattern;
   const std::string last_component = pattern.substr(pattern.rfind('/') + 1);
-  if (last_component.empty() || last_component == "." || last_component == ".." ||
-      (pattern.find('%') == std::string::npos && IsDirectory(pattern))) {
-    std::string dir = pattern;
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (last_component == "." || last_component == ".." ||
+      (pattern.find('%') == std::string::npos && !IsFolderPattern(pattern) &&
+       IsDirectory(pattern))) {
     return absl::InvalidArgumentError(absl::StrCat(
-        plan.output_name, " ", QuoteValue(pattern), " names a directory; name a file in it, e.g. ",
-        QuoteValue(absl::StrCat(dir == "/" ? "" : dir, "/run.wst"))));
+        plan.output_name, " ", QuoteValue(pattern), " names a directory; write ",
+        QuoteValue(pattern + "/"), " for one trace per process in it, or name a file in it, e.g. ",
+        QuoteValue(pattern + "/run.wst")));
   }
   // The pattern's syntax; the name itself is checked once the program's pid is known.
   if (absl::StatusOr<std::string> name = ExpectedTracePath(pattern, launcher_pid, "host");
@@ -221,6 +235,15 @@ absl::Status PlanOutput(const RecordRequest& r, const Env& current_env, uint32_t
         absl::StrCat(plan.output_name, ": ", name.status().message()));
   }
   return absl::OkStatus();
+}
+
+// `pattern` from the root: a relative one under this directory (its '%' escaped).
+std::string AbsolutePattern(const std::string& pattern) {
+  if (pattern.empty() || pattern[0] == '/') return pattern;
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof cwd) == nullptr) return pattern;
+  const std::string dir = LiteralOutputPattern(cwd);
+  return dir == "/" ? dir + pattern : dir + "/" + pattern;
 }
 
 // Injection: the shim first in LD_PRELOAD (the user's entries kept after it), and both
@@ -244,6 +267,11 @@ void PlanInjection(const Env& current_env, const std::string& shim_path, uint32_
   }
   env[std::string(Setting(SettingId::kLauncherPid).variable)] = std::to_string(launcher_pid);
   env[std::string(Setting(SettingId::kStartNs).variable)] = std::to_string(start_ns);
+  // The launched program gets the name checked here; every process below it expands this,
+  // from this directory even where a launcher starts it in another (srun --chdir, a script's
+  // cd), so that its trace lands where the end of the run looks for it.
+  env[std::string(Setting(SettingId::kRecordOutputPattern).variable)] =
+      AbsolutePattern(plan.output_pattern);
 }
 
 }  // namespace
@@ -309,10 +337,7 @@ absl::StatusOr<std::string> ExpectedTracePath(const std::string& pattern, uint32
   if (!ExpandOutputPattern(
           pattern, child_pid, hostname, [](const char* n) { return std::getenv(n); },
           [](const std::string& p) { return FileExists(p); }, &out, &error)) {
-    // The library's line starts with "warpscope: "; here the CLI adds that.
-    constexpr std::string_view kPrefix = "warpscope: ";
-    if (error.rfind(kPrefix, 0) == 0) error.erase(0, kPrefix.size());
-    return absl::InvalidArgumentError(error);
+    return absl::InvalidArgumentError(WithoutPrefix(error));
   }
   return out;
 }
@@ -326,6 +351,14 @@ absl::StatusOr<bool> CheckTraceDestination(const std::string& path, bool force_o
                    " exists; pass -f/--force-overwrite to replace it, or choose another name"));
 }
 
+absl::StatusOr<bool> PrepareTraceDestination(const RecordPlan& plan, const std::string& path) {
+  std::string error;
+  if (IsFolderPattern(plan.output_pattern) && !MakeOutputFolder(path, &error)) {
+    return absl::InvalidArgumentError(absl::StrCat(plan.output_name, ": ", WithoutPrefix(error)));
+  }
+  return CheckTraceDestination(path, plan.force_overwrite, plan.output_name);
+}
+
 std::string LiteralOutputPattern(const std::string& path) {
   std::string pattern;
   for (char c : path) {
@@ -335,47 +368,83 @@ std::string LiteralOutputPattern(const std::string& path) {
   return pattern;
 }
 
-std::string RecordOutcome(const std::string& path, bool existed_before, uint32_t launcher_pid,
-                          uint64_t start_ns) {
-  const std::string no_trace_reason =
-      "the program did not initialize CUDA, or warpscope stepped aside; see the messages above";
+namespace {
+
+// Whether a header carries this launch's variables: the library copies every WARPSCOPE_*
+// variable into it, and these two are this launch's own.
+bool FromThisLaunch(const v1::Header& header, uint32_t launcher_pid, uint64_t start_ns) {
+  std::string header_launcher, header_start;
+  for (const v1::KeyValue& kv : header.config()) {
+    if (kv.key() == Setting(SettingId::kLauncherPid).variable) header_launcher = kv.value();
+    if (kv.key() == Setting(SettingId::kStartNs).variable) header_start = kv.value();
+  }
+  return header_launcher == std::to_string(launcher_pid) &&
+         header_start == std::to_string(start_ns);
+}
+
+void AddGlobMatches(const std::string& pattern, std::set<std::string>* paths) {
+  glob_t matches{};
+  if (!pattern.empty() && ::glob(pattern.c_str(), 0, nullptr, &matches) == 0) {
+    for (size_t i = 0; i < matches.gl_pathc; ++i) paths->insert(matches.gl_pathv[i]);
+  }
+  ::globfree(&matches);
+}
+
+constexpr char kNoTraceReason[] =
+    "no process launched GPU work or pushed an NVTX range, or warpscope stepped aside; see the "
+    "messages above";
+
+// Why the run left no trace, said about the launched program's file.
+std::string NoTraceLine(const RecordedRun& run) {
+  const std::string& path = run.child_trace;
   if (!FileExists(path)) {
-    return absl::StrCat("warpscope: no trace at ", path, " (", no_trace_reason, ")");
+    return absl::StrCat("warpscope: no trace at ", path, " (", kNoTraceReason, ")");
   }
-  absl::StatusOr<TraceModel> model = TraceModel::Load(path);
-  // The library copies every WARPSCOPE_* variable into the header, and these two are this
-  // launch's own: a file without them (or with another launch's) was not written by this run.
-  bool from_this_run = false;
-  if (model.ok()) {
-    std::string header_launcher, header_start;
-    for (const auto& [key, value] : model->header.config) {
-      if (key == Setting(SettingId::kLauncherPid).variable) header_launcher = value;
-      if (key == Setting(SettingId::kStartNs).variable) header_start = value;
+  absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path);
+  if (!reader.ok() && !run.child_trace_existed) {
+    // Created during the run but unreadable: the program was killed before its first write.
+    return absl::StrCat("warpscope: trace ", path, ": unreadable: ", reader.status().message());
+  }
+  return absl::StrCat("warpscope: no trace from this run (", kNoTraceReason, "); ", path,
+                      run.child_trace_existed ? " is the earlier file, left as it was"
+                                              : " was written by another process");
+}
+
+struct TraceFigures {
+  uint64_t kernels = 0, copies = 0, api_calls = 0, nvtx_ranges = 0, dropped = 0;
+};
+
+TraceFigures FiguresOf(const TraceModel& model) {
+  TraceFigures f{model.kernels.size(), model.memcpys.size() + model.memsets.size(),
+                 model.api_calls.size(), model.nvtx_ranges.size(), 0};
+  for (const StatCounter& c : model.stats) {
+    if (c.name == stats::kCuptiDroppedRecords.name ||
+        c.name.rfind(stats::kWriterDroppedPrefix, 0) == 0) {
+      f.dropped += c.value;
     }
-    from_this_run =
-        header_launcher == std::to_string(launcher_pid) && header_start == std::to_string(start_ns);
   }
-  if (!from_this_run && (existed_before || model.ok())) {
-    return absl::StrCat("warpscope: no trace from this run (", no_trace_reason, "); ", path,
-                        existed_before ? " is the earlier file, left as it was"
-                                       : " was written by another process");
-  }
-  // Created during the run but unreadable: the program was killed before its first write.
+  return f;
+}
+
+std::string FiguresText(const TraceFigures& f) {
+  return absl::StrFormat("%d kernels, %d memcpy/memset, %d API calls, %d NVTX ranges", f.kernels,
+                         f.copies, f.api_calls, f.nvtx_ranges);
+}
+
+// One trace's line; adds its figures to *total.
+std::string TraceLine(const std::string& path, TraceFigures* total) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(path);
   if (!model.ok()) {
     return absl::StrCat("warpscope: trace ", path, ": unreadable: ", model.status().message());
   }
-  uint64_t dropped = 0;
-  for (const StatCounter& c : model->stats) {
-    if (c.name == stats::kCuptiDroppedRecords.name ||
-        c.name.rfind(stats::kWriterDroppedPrefix, 0) == 0) {
-      dropped += c.value;
-    }
-  }
+  const TraceFigures f = FiguresOf(*model);
+  *total = {total->kernels + f.kernels, total->copies + f.copies, total->api_calls + f.api_calls,
+            total->nvtx_ranges + f.nvtx_ranges, total->dropped + f.dropped};
+  const std::optional<int64_t> rank = HeaderRank(model->header);
   std::string line = absl::StrFormat(
-      "warpscope: trace %s: %d kernels, %d memcpy/memset, %d API calls, %d NVTX ranges, %.3f s "
-      "span, %d dropped",
-      path, model->kernels.size(), model->memcpys.size() + model->memsets.size(),
-      model->api_calls.size(), model->nvtx_ranges.size(), model->span.duration_ns() / 1e9, dropped);
+      "warpscope: trace %s%s: %s, %.3f s span, %d dropped", path,
+      rank ? absl::StrCat(" (rank ", *rank, ")") : "", FiguresText(f),
+      model->span.duration_ns() / 1e9, f.dropped);
   if (model->capture_windows.size() > 1 ||
       (model->capture_windows.size() == 1 &&
        model->capture_windows[0].begin_trigger != v1::CAPTURE_TRIGGER_PROCESS)) {
@@ -385,6 +454,50 @@ std::string RecordOutcome(const std::string& path, bool existed_before, uint32_t
   return line;
 }
 
+}  // namespace
+
+std::vector<std::string> FindRunTraces(const RecordedRun& run) {
+  std::set<std::string> candidates = {run.child_trace};
+  const std::string& pattern = run.output_pattern;
+  AddGlobMatches(OutputPatternGlob(pattern), &candidates);
+  if (!IsFolderPattern(pattern)) {
+    AddGlobMatches(OutputPatternGlob(WithSuffixBeforeExtension(pattern, "_%p")), &candidates);
+  }
+  // The header decides, not the file's time: a file server's clock may differ from this
+  // host's. Opening reads the header only.
+  std::vector<std::pair<int64_t, std::string>> found;  // (rank, or max for none; path)
+  for (const std::string& path : candidates) {
+    absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path);
+    if (!reader.ok() || !FromThisLaunch((*reader)->header(), run.launcher_pid, run.start_ns)) {
+      continue;
+    }
+    TraceHeader header;
+    for (const v1::KeyValue& kv : (*reader)->header().rank_env()) {
+      header.rank_env.emplace_back(kv.key(), kv.value());
+    }
+    found.emplace_back(HeaderRank(header).value_or(std::numeric_limits<int64_t>::max()), path);
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> paths;
+  paths.reserve(found.size());
+  for (auto& [rank, path] : found) paths.push_back(std::move(path));
+  return paths;
+}
+
+std::string RecordOutcome(const RecordedRun& run) {
+  const std::vector<std::string> traces = FindRunTraces(run);
+  if (traces.empty()) return NoTraceLine(run);
+  std::string out;
+  TraceFigures total;
+  for (const std::string& path : traces) {
+    absl::StrAppend(&out, out.empty() ? "" : "\n", TraceLine(path, &total));
+  }
+  if (traces.size() > 1) {
+    absl::StrAppend(&out, "\nwarpscope: ", traces.size(), " traces: ", FiguresText(total), ", ",
+                    total.dropped, " dropped");
+  }
+  return out;
+}
 int ChildExitCode(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

@@ -68,17 +68,34 @@ absl::StatusOr<std::string> ExpectedTracePath(const std::string& pattern, uint32
 absl::StatusOr<bool> CheckTraceDestination(const std::string& path, bool force_overwrite,
                                            std::string_view output_name = "-o/--output");
 
+// The same for `plan`'s trace, after making the folder of a folder pattern ("DIR/", one level).
+absl::StatusOr<bool> PrepareTraceDestination(const RecordPlan& plan, const std::string& path);
+
 // The output pattern that names exactly `path` when the library expands it again ('%'
 // doubled), so that the launcher and the library agree on the file.
 std::string LiteralOutputPattern(const std::string& path);
 
-// The line `record` prints after the program exited: "warpscope: trace PATH: 1200 kernels,
-// ..., 2.310 s span, 0 dropped", or why this run left no trace. A file at `path` that this run
-// did not write (its header lacks this launch's WARPSCOPE_LAUNCHER_PID and WARPSCOPE_START_NS,
-// e.g. an older trace kept because the program never initialized CUDA) is never described as
-// this run's. `existed_before`: a file was at `path` before the launch.
-std::string RecordOutcome(const std::string& path, bool existed_before, uint32_t launcher_pid,
-                          uint64_t start_ns);
+// What a run of `record` left behind, for the lines it prints at the end.
+struct RecordedRun {
+  std::string output_pattern;        // the user's pattern (RecordPlan::output_pattern)
+  std::string child_trace;           // the name the launched program was given
+  bool child_trace_existed = false;  // a file was there before the launch (-f replaced it)
+  uint32_t launcher_pid = 0;
+  uint64_t start_ns = 0;  // the launch time (WARPSCOPE_START_NS)
+};
+
+// The traces this run wrote: the launched program's file and every file the user's pattern
+// can name (each escape a wildcard; with or without the "_<pid>" that a process below the
+// launched one adds) whose header carries this launch's WARPSCOPE_LAUNCHER_PID and
+// WARPSCOPE_START_NS. In rank order (traces without one last), then by name.
+std::vector<std::string> FindRunTraces(const RecordedRun& run);
+
+// The lines `record` prints after the program exited: one per trace this run wrote,
+// "warpscope: trace PATH (rank 2): 1200 kernels, ..., 2.310 s span, 0 dropped", and a total
+// when there are several; or one line on why this run left no trace. A file at the launched
+// program's name that this run did not write (e.g. an older trace that -f would have replaced)
+// is never described as this run's.
+std::string RecordOutcome(const RecordedRun& run);
 
 // Exit status of `warpscope record`: the child's code, or 128 + signal when it was killed.
 int ChildExitCode(int wait_status);

@@ -54,6 +54,7 @@ enum class SettingId {
   kShim,
   kLauncherPid,
   kStartNs,
+  kRecordOutputPattern,
   kMaxTraceGb,
   kCuptiLibrary,
   kCount,
@@ -127,7 +128,8 @@ using S = SettingId;
 // The session: the trace file, capture windows, what is traced, buffers, messages.
 inline constexpr auto kSessionRows = std::to_array<SettingSpec>({
     {S::kOutput, "WARPSCOPE_OUTPUT", "output", "o", false, "PATTERN", "warpscope_%p.wst", "",
-     "trace file; %p pid, %h host, %n sequence number, %q{VAR} environment variable",
+     "trace file; %p pid, %h host, %r rank, %n sequence number, %q{VAR} environment variable; "
+     "DIR/ = DIR/rank%r.wst",
      P::kOutputPattern, O::kLibrary},
     {S::kForceOverwrite, "WARPSCOPE_FORCE_OVERWRITE", "force-overwrite", "f", true, "", "0", "",
      "overwrite an existing trace file", P::kBool, O::kLibrary},
@@ -230,6 +232,10 @@ inline constexpr auto kOutsideRows = std::to_array<SettingSpec>({
      "set by warpscope record: its pid", P::kText, O::kLauncher},
     {S::kStartNs, "WARPSCOPE_START_NS", "", "", false, "", "", "",
      "set by warpscope record: its launch time (CLOCK_MONOTONIC ns)", P::kText, O::kLauncher},
+    {S::kRecordOutputPattern, "WARPSCOPE_OUTPUT_PATTERN", "", "", false, "", "", "",
+     "set by warpscope record: the output pattern as given, which every process below the one "
+     "it launched expands for itself",
+     P::kText, O::kLauncher},
     {S::kMaxTraceGb, "WARPSCOPE_MAX_TRACE_GB", "", "", false, "", "16", "",
      "largest trace file the analysis commands read, in GiB", P::kWholeNumber, O::kAnalyzers, 1,
      1048576, " is not a whole number of GiB from 1 to 1048576"},

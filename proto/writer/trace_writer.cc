@@ -9,7 +9,7 @@
 //
 // The jobs live in one file each: record_writers.cc (records into packets), chunk_pool.cc,
 // string_interning.cc, writer_stats.cc, writer_thread.cc (the thread and the file),
-// output_name.cc (ExpandOutputPattern); this file opens, flushes and closes the writer.
+// output_name.cc (file names); this file opens, flushes and closes the writer.
 #include "proto/writer/trace_writer.h"
 
 #include <fcntl.h>
@@ -68,27 +68,63 @@ std::unique_ptr<TraceWriter::Impl> NewImpl(const TraceWriterOptions& options,
   }
 }
 
-// Creates the trace file; on failure -1 and *error says why and what to do.
-int CreateTraceFile(const TraceWriterOptions& options, std::string* error) {
-  const int flags =
-      O_WRONLY | O_CREAT | O_CLOEXEC | (options.force_overwrite ? O_TRUNC : O_EXCL);
-  const int fd = ::open(options.path.c_str(), flags, 0644);
+bool IsDirectory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The name to create when options.path exists: rename_if_exists's answer, or options.path.
+std::string NameIfTaken(const TraceWriterOptions& options) {
+  try {
+    std::string other = options.rename_if_exists(options.path);
+    return other.empty() ? options.path : other;
+  } catch (...) {
+    return options.path;  // Out of memory: the usual rules decide.
+  }
+}
+
+// Creates the trace file at *path (options.path, or the name rename_if_exists gave); on
+// failure -1 and *error says why and what to do. *created: the file did not exist before.
+int CreateTraceFile(const TraceWriterOptions& options, std::string* path, bool* created,
+                    std::string* error) {
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_CLOEXEC;
+  *path = options.path;
+  if (options.rename_if_exists) {
+    const int fd = ::open(path->c_str(), kFlags | O_EXCL, 0644);
+    const int err = errno;
+    *created = fd >= 0;
+    if (fd >= 0) return fd;
+    if (err == EEXIST && !IsDirectory(*path)) *path = NameIfTaken(options);
+  }
+  const int fd = ::open(path->c_str(), kFlags | (options.force_overwrite ? O_TRUNC : O_EXCL), 0644);
+  *created = fd >= 0 && !options.force_overwrite;
   if (fd >= 0) return fd;
   const int err = errno;
-  struct stat st {};
-  if (err == EISDIR || (err == EEXIST && ::stat(options.path.c_str(), &st) == 0 &&
-                        S_ISDIR(st.st_mode))) {
-    *error = "warpscope: cannot create trace " + options.path +
+  if (err == EISDIR || (err == EEXIST && IsDirectory(*path))) {
+    *error = "warpscope: cannot create trace " + *path +
              ": it is a directory; give a file name (-o)";
   } else if (err == EEXIST) {
-    *error = "warpscope: trace file " + options.path +
+    *error = "warpscope: trace file " + *path +
              " exists; pass -f/--force-overwrite or set WARPSCOPE_FORCE_OVERWRITE=1 to "
              "replace it, or choose another name (-o)";
   } else {
-    *error = "warpscope: cannot create trace " + options.path + ": " + ErrnoText(err) +
+    *error = "warpscope: cannot create trace " + *path + ": " + ErrnoText(err) +
              "; check that its directory exists and is writable, or choose another name (-o)";
   }
   return -1;
+}
+
+// Removes the file at Close when remove_if_no_work asks for it and it holds no work; only the
+// regular file Open got, and only while `path` still names it.
+void RemoveIfNoWork(TraceWriter::Impl& w, EndReason reason) {
+  if (!w.remove_if_no_work || !w.regular_file || w.HoldsWork()) return;
+  if (reason != EndReason::kExit && reason != EndReason::kSignal) return;
+  struct stat st {};
+  if (::stat(w.path.c_str(), &st) != 0 || st.st_dev != w.file_device ||
+      st.st_ino != w.file_inode) {
+    return;
+  }
+  w.removed = ::unlink(w.path.c_str()) == 0;
 }
 
 // Encodes the header and writes it to the file at once, not with the first flush: a program
@@ -153,9 +189,14 @@ std::unique_ptr<TraceWriter> TraceWriter::Open(const TraceWriterOptions& options
     *error = "warpscope: out of memory setting up the trace writer; tracing is off";
     return nullptr;
   }
-  impl->fd = CreateTraceFile(options, error);
+  impl->fd = CreateTraceFile(options, &impl->path, &impl->created_file, error);
   if (impl->fd < 0) return nullptr;
-  impl->created_file = !options.force_overwrite;
+  impl->remove_if_no_work = options.remove_if_no_work;
+  if (struct stat st {}; ::fstat(impl->fd, &st) == 0) {
+    impl->regular_file = S_ISREG(st.st_mode);
+    impl->file_device = st.st_dev;
+    impl->file_inode = st.st_ino;
+  }
 
   auto fail = [&]() -> std::unique_ptr<TraceWriter> {
     ::close(impl->fd);
@@ -238,6 +279,7 @@ void TraceWriter::Close(EndReason reason, uint64_t timestamp_ns) {
     const bool had_error = !w.healthy.load(std::memory_order_relaxed);
     if (::close(w.fd) != 0 && !had_error && errno != EINTR) w.ReportWriteError(errno);
     w.fd = -1;
+    RemoveIfNoWork(w, reason);
   }
 }
 
@@ -265,6 +307,8 @@ bool TraceWriter::healthy() const {
 }
 
 const std::string& TraceWriter::path() const { return impl_->path; }
+
+bool TraceWriter::removed() const { return impl_->removed; }
 
 uint64_t TraceWriter::InternString(std::string_view value) {
   Batch batch(*this);

@@ -33,6 +33,17 @@ struct TraceWriterOptions {
   // written nothing for this long, so that a write(2) that never returns cannot hang the
   // program at exit.
   uint32_t close_timeout_ms = 10000;
+  // When `path` exists already: the name to create instead (which follows the rules above),
+  // or empty to go on as without this (force_overwrite replaces the file, else an error).
+  // Unset: only force_overwrite decides. A process of a job uses it to step aside from a
+  // name another process of the same run took.
+  std::function<std::string(const std::string& path)> rename_if_exists;
+  // At a Close for kExit or kSignal, remove the file when it holds no work: no kernel, copy,
+  // memset, graph launch, NVTX range or mark (NCCL's calls included), PM or PC sample, no
+  // event lost (writer drops, CUPTI's dropped records), and no NVTX range left open. Only a
+  // regular file that this writer created or truncated, and still at `path`, is removed
+  // (removed() says it was).
+  bool remove_if_no_work = false;
 };
 
 inline constexpr size_t kMinChunkBytes = 4096;
@@ -130,8 +141,9 @@ class TraceWriter {
   void Flush();
 
   // Writes final stats and the EndOfTrace packet, flushes, stops the writer thread and
-  // closes the file. Idempotent; later writes are dropped and counted. Never blocks longer
-  // than close_timeout_ms without the writer thread making progress.
+  // closes the file (and removes it when it holds no work, with remove_if_no_work).
+  // Idempotent; later writes are dropped and counted. Never blocks longer than
+  // close_timeout_ms without the writer thread making progress.
   void Close(EndReason reason, uint64_t timestamp_ns);
 
   // In a child process after fork(): the writer thread does not exist there and the file
@@ -142,7 +154,10 @@ class TraceWriter {
 
   // False once an I/O error stopped writing.
   bool healthy() const;
+  // The file written: options.path, or the name rename_if_exists gave.
   const std::string& path() const;
+  // Close removed the file, which held no work (remove_if_no_work).
+  bool removed() const;
 
   struct Impl;
 
@@ -150,18 +165,6 @@ class TraceWriter {
   explicit TraceWriter(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-// Expands an output name pattern: %p pid, %h host name, %q{VAR} environment variable (empty
-// when unset), %n the smallest sequence number >= 1 that names no existing file, %% a '%'.
-// Appends ".wst" when the result has no extension: when the last path component has no '.'
-// written literally in the pattern after its first character (a '.' from %h or %q{} does not
-// count, so "trace_%h" on host "node1.cluster" still gets ".wst"). Returns false and sets
-// *error (one line starting with "warpscope:") for an unknown escape, a lone trailing '%', an
-// unterminated or empty %q{}, or when %n finds no free number up to 1000000.
-bool ExpandOutputPattern(std::string_view pattern, uint32_t pid, std::string_view hostname,
-                         const std::function<const char*(const char*)>& getenv_fn,
-                         const std::function<bool(const std::string&)>& file_exists,
-                         std::string* out, std::string* error);
 
 }  // namespace warpscope
 

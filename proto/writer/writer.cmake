@@ -17,6 +17,7 @@ add_library(warpscope_writer STATIC
   ${CMAKE_CURRENT_LIST_DIR}/stats_table.cc
   ${CMAKE_CURRENT_LIST_DIR}/writer_thread.cc
   ${CMAKE_CURRENT_LIST_DIR}/writer_impl.h
+  ${CMAKE_CURRENT_LIST_DIR}/output_name.h
   ${CMAKE_CURRENT_LIST_DIR}/output_name.cc
   ${WARPSCOPE_TRACE_GENERATED})
 set_target_properties(warpscope_writer PROPERTIES POSITION_INDEPENDENT_CODE ON)

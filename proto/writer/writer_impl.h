@@ -5,6 +5,8 @@
 #ifndef WARPSCOPE_PROTO_WRITER_WRITER_IMPL_H_
 #define WARPSCOPE_PROTO_WRITER_WRITER_IMPL_H_
 
+#include <sys/types.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -59,6 +61,13 @@ struct TraceWriter::Impl {
   std::string path;
   int fd = -1;
   bool created_file = false;  // Open made the file (and removes it if it fails later).
+  // remove_if_no_work, and what Close checks before removing: the file Open got is a regular
+  // one, and this one (`path` may have been replaced since).
+  bool remove_if_no_work = false;
+  bool regular_file = false;
+  dev_t file_device = 0;
+  ino_t file_inode = 0;
+  bool removed = false;  // Close removed the file.
   uint64_t time_base_ns = 0;
   ClockDomain clock_domain = ClockDomain::kUnspecified;
   size_t chunk_bytes = 0;
@@ -207,6 +216,9 @@ struct TraceWriter::Impl {
 
   // ---- Counters (writer_stats.cc).
   uint64_t EventsWritten() const;
+  // Whether the trace holds work (remove_if_no_work in trace_writer.h), or lost events that
+  // may have been work.
+  bool HoldsWork() const;
   // Writer counters as they stand (bytes_written as given: see stats::kWriterBytesWritten).
   BuiltinCounters Builtins(uint64_t bytes) const;
   // The counters of a Stats packet preceded by `bytes_before` bytes, as they stand now.

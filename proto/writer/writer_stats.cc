@@ -48,6 +48,26 @@ uint64_t TraceWriter::Impl::EventsWritten() const {
   return total;
 }
 
+bool TraceWriter::Impl::HoldsWork() const {
+  using writer_internal::Packet;
+  for (uint32_t field : {Packet::kKernel, Packet::kMemcpy, Packet::kMemset, Packet::kGraphLaunch,
+                         Packet::kNvtxRange, Packet::kNvtxMark, Packet::kNcclCall,
+                         Packet::kPmSample, Packet::kPmCounterData, Packet::kPcSamples}) {
+    if (packets[field].Get() != 0) return true;
+  }
+  if (dropped_buffer_full.Get() != 0 || dropped_too_large.Get() != 0 ||
+      dropped_write_error.Get() != 0) {
+    return true;
+  }
+  // A range pushed and never popped is not written, and records CUPTI dropped are unknown.
+  std::lock_guard<std::mutex> lock(counters_mu);
+  for (const StatDef* stat : {&stats::kNvtxUnclosedRanges, &stats::kCuptiDroppedRecords}) {
+    auto it = named.find(stat->name);
+    if (it != named.end() && it->second.value != 0) return true;
+  }
+  return false;
+}
+
 writer_internal::BuiltinCounters TraceWriter::Impl::Builtins(uint64_t bytes) const {
   // The first five always, the others once non-zero (docs/format.md).
   const std::array<uint64_t, kNumBuiltinCounters> values = {

@@ -162,14 +162,6 @@ TEST(ConfigTest, EchoedValuesAreCutAndKeptOnOneLine) {
       << error;
 }
 
-TEST(ConfigTest, OutputPatternHasPid) {
-  EXPECT_TRUE(OutputPatternHasPid("run_%p.wst"));
-  EXPECT_TRUE(OutputPatternHasPid("%%%p"));
-  EXPECT_FALSE(OutputPatternHasPid("run_%%p.wst"));  // a literal "%p"
-  EXPECT_FALSE(OutputPatternHasPid("run_%h_%n.wst"));
-  EXPECT_FALSE(OutputPatternHasPid("run%"));
-}
-
 TEST(ConfigTest, CrossFieldChecks) {
   Config c;
   std::string error;

@@ -60,9 +60,9 @@ TEST(RecordCliTest, AnEarlierTraceIsNeverDescribedAsThisRuns) {
   WriteFileOrDie(old_trace, FixtureWire("synthetic/basic.textproto"));
   CliResult r = RunCli(absl::StrCat("record -f -o ", old_trace, " true"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err, absl::StrCat("warpscope: no trace from this run (the program did not "
-                                "initialize CUDA, or warpscope stepped aside; see the messages "
-                                "above); ",
+  EXPECT_EQ(r.err, absl::StrCat("warpscope: no trace from this run (no process launched GPU "
+                                "work or pushed an NVTX range, or warpscope stepped aside; see "
+                                "the messages above); ",
                                 old_trace, " is the earlier file, left as it was\n"));
   EXPECT_THAT(r.err, Not(HasSubstr("kernels")));
 }
@@ -88,10 +88,15 @@ TEST(RecordCliTest, OutputInAMissingOrUnusableDirectoryIsRefusedBeforeTheLaunch)
   WriteFileOrDie(dir + "/file", "");
   ExpectRefused("-o " + dir + "/file/run.wst", "is a file; choose another path");
   ExpectRefused("-o " + dir,
-                absl::StrCat("-o/--output '", dir, "' names a directory; name a file in it, e.g. '",
+                absl::StrCat("-o/--output '", dir, "' names a directory; write '", dir,
+                             "/' for one trace per process in it, or name a file in it, e.g. '",
                              dir, "/run.wst'"));
-  ExpectRefused("-o " + dir + "/", "names a directory");
-  ExpectRefused("-o .", "names a directory");
+  ExpectRefused("-o " + dir + "/.", "names a directory");
+  ExpectRefused("-o .", "names a directory; write './' for one trace per process in it");
+  // The folder form makes one level, no more.
+  ExpectRefused("-o " + dir + "/missing/job/",
+                absl::StrCat("-o/--output: cannot create the trace folder '", dir,
+                             "/missing/job': No such file or directory"));
   // %p names the file only once the program's pid is known; the check still comes first.
   ExpectRefused("-o " + dir + "/missing/run_%p.wst", "does not exist");
   ExpectRefused("-o " + dir + "/run%", "ends with a lone '%'");
@@ -140,8 +145,8 @@ TEST(RecordCliTest, ExitStatusAndTheLineAtTheEnd) {
   CliResult r = RunCli(absl::StrCat("record -o ", dir, "/run.wst -- sh -c 'exit 3'"));
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.err, absl::StrCat("warpscope: no trace at ", dir,
-                                "/run.wst (the program did not initialize CUDA, or warpscope "
-                                "stepped aside; see the messages above)\n"));
+                                "/run.wst (no process launched GPU work or pushed an NVTX range, "
+                                "or warpscope stepped aside; see the messages above)\n"));
   CliResult quiet = RunCli(absl::StrCat("record -q -o ", dir, "/run.wst -- true"));
   EXPECT_EQ(quiet.exit_code, 0);
   EXPECT_EQ(quiet.err, "");

@@ -7,13 +7,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "analyzers/render/output_path.h"
-#include "proto/writer/trace_writer.h"
+#include "proto/writer/output_name.h"
 #include "tests/reader/cli_test_util.h"
 #include "tests/reader/trace_test_util.h"
 
@@ -134,8 +136,9 @@ TEST(RecordTest, ClearErrors) {
        },
        "--capture-signal 'TERM' is also a termination signal"},
       {[](RecordRequest& r) { r.output = "run_%x"; }, "-o/--output: output name 'run_%x'"},
-      {[](RecordRequest& r) { r.output = "/tmp/"; },
-       "-o/--output '/tmp/' names a directory; name a file in it, e.g. '/tmp/run.wst'"},
+      {[](RecordRequest& r) { r.output = "/tmp"; },
+       "-o/--output '/tmp' names a directory; write '/tmp/' for one trace per process in it, or "
+       "name a file in it, e.g. '/tmp/run.wst'"},
       {[](RecordRequest& r) { r.output = "/tmp"; }, "names a directory"},
       {[](RecordRequest& r) { r.delay = std::string(5000, '7'); },
        absl::StrCat("-y/--delay '", std::string(80, '7'),
@@ -205,10 +208,10 @@ TEST(RecordTest, TheTraceFileFollowsExportedVariablesWithoutFlags) {
   EXPECT_EQ(from_flag->output_name, "-o/--output");
   EXPECT_EQ(from_flag->env["WARPSCOPE_OUTPUT"], "mine.wst");
 
-  auto dir = BuildRecordPlan(Req(), {{"WARPSCOPE_OUTPUT", "/tmp/"}}, "/s.so", 1, 1);
+  auto dir = BuildRecordPlan(Req(), {{"WARPSCOPE_OUTPUT", "/tmp"}}, "/s.so", 1, 1);
   ASSERT_FALSE(dir.ok());
   EXPECT_THAT(std::string(dir.status().message()),
-              StartsWith("WARPSCOPE_OUTPUT '/tmp/' names a directory"));
+              StartsWith("WARPSCOPE_OUTPUT '/tmp' names a directory"));
 }
 
 TEST(RecordTest, WarnsWhenReplacingInjectionPaths) {
@@ -323,45 +326,156 @@ TEST(RecordTest, LiteralOutputPatternExpandsBackToThePath) {
   }
 }
 
-// The basic fixture with the two variables `record` sets, as the library writes them.
-std::string TraceOfLaunch(const std::string& launcher_pid, const std::string& start_ns) {
+// The basic fixture with the two variables `record` sets, as the library writes them, and the
+// rank `rank` ("": none).
+std::string TraceOfLaunch(const std::string& launcher_pid, const std::string& start_ns,
+                          const std::string& rank = "0") {
   return testing::TextprotoToWire(absl::StrReplaceAll(
       testing::ReadFileOrDie(testing::SourceDir() + "/tests/data/synthetic/basic.textproto"),
       {{"config { key: \"WARPSCOPE_OUTPUT\" value: \"trace-%p.wst\" }",
         absl::StrCat("config { key: \"WARPSCOPE_LAUNCHER_PID\" value: \"", launcher_pid,
-                     "\" } config { key: \"WARPSCOPE_START_NS\" value: \"", start_ns, "\" }")}}));
+                     "\" } config { key: \"WARPSCOPE_START_NS\" value: \"", start_ns, "\" }")},
+       {"rank_env { key: \"RANK\" value: \"0\" }",
+        rank.empty() ? "" : absl::StrCat("rank_env { key: \"RANK\" value: \"", rank, "\" }")}}));
 }
+
+// A run of launcher 10 that started at CLOCK_MONOTONIC 20.
+RecordedRun RunOf(const std::string& pattern, const std::string& child_trace,
+                  bool existed = false) {
+  return RecordedRun{.output_pattern = pattern, .child_trace = child_trace,
+                     .child_trace_existed = existed, .launcher_pid = 10, .start_ns = 20};
+}
+
+constexpr char kBasicFigures[] =
+    "5 kernels, 3 memcpy/memset, 9 API calls, 2 NVTX ranges, 0.000 s span, 0 dropped";
 
 TEST(RecordTest, RecordOutcomeDescribesOnlyATraceOfThisLaunch) {
   const std::string dir = MakeTempDir();
   const std::string path = dir + "/run.wst";
   const std::string reason =
-      "(the program did not initialize CUDA, or warpscope stepped aside; see the messages above)";
-  EXPECT_EQ(RecordOutcome(path, false, 10, 20),
+      "(no process launched GPU work or pushed an NVTX range, or warpscope stepped aside; see "
+      "the messages above)";
+  EXPECT_EQ(RecordOutcome(RunOf(path, path)),
             absl::StrCat("warpscope: no trace at ", path, " ", reason));
 
   WriteFileOrDie(path, TraceOfLaunch("10", "20"));
-  EXPECT_EQ(RecordOutcome(path, false, 10, 20),
-            absl::StrCat("warpscope: trace ", path,
-                         ": 5 kernels, 3 memcpy/memset, 9 API calls, 2 NVTX ranges, 0.000 s "
-                         "span, 0 dropped"));
+  EXPECT_EQ(RecordOutcome(RunOf(path, path)),
+            absl::StrCat("warpscope: trace ", path, " (rank 0): ", kBasicFigures));
   // Replaced with -f: still this launch's.
-  EXPECT_THAT(RecordOutcome(path, true, 10, 20), StartsWith("warpscope: trace "));
+  EXPECT_THAT(RecordOutcome(RunOf(path, path, true)), StartsWith("warpscope: trace "));
 
   // Another launch's trace, or one taken without `record`, left in place.
   for (const std::string& other : {TraceOfLaunch("10", "21"), TraceOfLaunch("11", "20"),
                                    FixtureWire("synthetic/basic.textproto"), std::string("junk")}) {
     WriteFileOrDie(path, other);
-    EXPECT_EQ(RecordOutcome(path, true, 10, 20),
+    EXPECT_EQ(RecordOutcome(RunOf(path, path, true)),
               absl::StrCat("warpscope: no trace from this run ", reason, "; ", path,
                            " is the earlier file, left as it was"));
   }
   WriteFileOrDie(path, TraceOfLaunch("10", "21"));
-  EXPECT_THAT(RecordOutcome(path, false, 10, 20), HasSubstr("was written by another process"));
+  EXPECT_THAT(RecordOutcome(RunOf(path, path)), HasSubstr("was written by another process"));
   // Created by this run but unreadable (killed before its first write).
   WriteFileOrDie(path, "");
-  EXPECT_THAT(RecordOutcome(path, false, 10, 20),
+  EXPECT_THAT(RecordOutcome(RunOf(path, path)),
               StartsWith(absl::StrCat("warpscope: trace ", path, ": unreadable: ")));
+}
+
+// torchrun under record: its own name (RANK unset) has no trace, its ranks wrote theirs.
+TEST(RecordTest, RecordOutcomeListsEveryTraceOfTheRunInRankOrder) {
+  const std::string dir = MakeTempDir();
+  const std::string pattern = dir + "/run_%q{RANK}.wst";
+  for (const std::string rank : {"2", "0", "10", "1"}) {
+    WriteFileOrDie(absl::StrCat(dir, "/run_", rank, ".wst"), TraceOfLaunch("10", "20", rank));
+  }
+  WriteFileOrDie(dir + "/run_1_4242.wst", TraceOfLaunch("10", "20", "1"));  // stepped aside
+  WriteFileOrDie(dir + "/run__999.wst", TraceOfLaunch("10", "20", ""));  // no rank: last
+  WriteFileOrDie(dir + "/run_7.wst", TraceOfLaunch("11", "20", "7"));     // another launch
+  WriteFileOrDie(dir + "/run_8.wst", "not a trace");
+  WriteFileOrDie(dir + "/walk_3.wst", TraceOfLaunch("10", "20", "3"));    // another name
+  const RecordedRun run = RunOf(pattern, dir + "/run_.wst");
+  EXPECT_EQ(FindRunTraces(run),
+            (std::vector<std::string>{dir + "/run_0.wst", dir + "/run_1.wst",
+                                      dir + "/run_1_4242.wst", dir + "/run_2.wst",
+                                      dir + "/run_10.wst", dir + "/run__999.wst"}));
+  const std::string outcome = RecordOutcome(run);
+  EXPECT_THAT(outcome, StartsWith(absl::StrCat("warpscope: trace ", dir, "/run_0.wst (rank 0): ",
+                                               kBasicFigures, "\n")));
+  EXPECT_THAT(outcome, HasSubstr(absl::StrCat("warpscope: trace ", dir, "/run__999.wst: ")));
+  EXPECT_THAT(outcome, ::testing::EndsWith(
+                           "\nwarpscope: 6 traces: 30 kernels, 18 memcpy/memset, 54 API calls, "
+                           "12 NVTX ranges, 0 dropped"));
+  EXPECT_EQ(std::count(outcome.begin(), outcome.end(), '\n'), 6);
+  EXPECT_THAT(outcome, ::testing::Not(HasSubstr("did not initialize CUDA")));
+}
+
+TEST(RecordTest, RecordOutcomeFindsTheFolderFormsTraces) {
+  const std::string dir = MakeTempDir();
+  ASSERT_EQ(mkdir((dir + "/job").c_str(), 0755), 0);
+  WriteFileOrDie(dir + "/job/rank1.wst", TraceOfLaunch("10", "20", "1"));
+  WriteFileOrDie(dir + "/job/rank0.wst", TraceOfLaunch("10", "20", "0"));
+  WriteFileOrDie(dir + "/job/notes.txt", "x");
+  EXPECT_EQ(FindRunTraces(RunOf(dir + "/job/", dir + "/job/rankpid5.wst")),
+            (std::vector<std::string>{dir + "/job/rank0.wst", dir + "/job/rank1.wst"}));
+}
+
+// The pattern as given travels to every process, from this directory: a process that a
+// launcher starts elsewhere still writes here.
+TEST(RecordTest, TheUsersPatternTravelsToEveryProcess) {
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  const std::string here = LiteralOutputPattern(cwd) + (std::string(cwd) == "/" ? "" : "/");
+  for (const std::string pattern : {"run_%q{RANK}.wst", "out/", "run_%r", "/abs/run_%p"}) {
+    RecordRequest r = Req();
+    r.output = pattern;
+    auto plan = BuildRecordPlan(r, {}, "/s.so", 1, 1);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->env["WARPSCOPE_OUTPUT_PATTERN"], pattern[0] == '/' ? pattern : here + pattern);
+    EXPECT_EQ(plan->output_pattern, pattern);
+  }
+  // Exported in the shell, it travels the same way.
+  auto plan = BuildRecordPlan(Req(), {{"WARPSCOPE_OUTPUT", "job/"}}, "/s.so", 1, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->env["WARPSCOPE_OUTPUT_PATTERN"], here + "job/");
+}
+
+TEST(RecordTest, ADirectoryWithoutTheSlashIsRefusedWithTheFolderForm) {
+  const std::string dir = MakeTempDir();
+  RecordRequest r = Req();
+  r.output = dir;
+  auto refused = BuildRecordPlan(r, {}, "/s.so", 1, 1);
+  EXPECT_EQ(refused.status().message(),
+            absl::StrCat("-o/--output '", dir, "' names a directory; write '", dir,
+                         "/' for one trace per process in it, or name a file in it, e.g. '", dir,
+                         "/run.wst'"));
+  r.output = dir + "/..";
+  EXPECT_THAT(BuildRecordPlan(r, {}, "/s.so", 1, 1).status().message(),
+              HasSubstr("names a directory"));
+  r.output = dir + "/";
+  EXPECT_TRUE(BuildRecordPlan(r, {}, "/s.so", 1, 1).ok());
+}
+
+TEST(RecordTest, PrepareTraceDestinationMakesTheFolder) {
+  const std::string dir = MakeTempDir();
+  RecordRequest r = Req();
+  r.output = dir + "/job/";
+  auto plan = BuildRecordPlan(r, {}, "/s.so", 1, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<std::string> path = ExpectedTracePath(plan->output_pattern, 77, "h");
+  ASSERT_TRUE(path.ok()) << path.status();
+  EXPECT_THAT(*path, ::testing::MatchesRegex(".*/job/rank(pid77|[0-9]+)\\.wst"));
+  absl::StatusOr<bool> existed = PrepareTraceDestination(*plan, *path);
+  ASSERT_TRUE(existed.ok()) << existed.status();
+  EXPECT_FALSE(*existed);
+  struct stat st {};
+  EXPECT_EQ(stat((dir + "/job").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  // One level only: a missing parent is said.
+  r.output = dir + "/a/b/";
+  plan = BuildRecordPlan(r, {}, "/s.so", 1, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(std::string(PrepareTraceDestination(*plan, dir + "/a/b/rank0.wst").status().message()),
+              StartsWith(absl::StrCat("-o/--output: cannot create the trace folder '", dir,
+                                      "/a/b': No such file or directory")));
 }
 
 }  // namespace

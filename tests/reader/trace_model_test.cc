@@ -71,6 +71,28 @@ TEST(TraceModelTest, LoadsTheBasicFixture) {
   EXPECT_EQ(m.WorstSeverity(), v1::SEVERITY_INFO);
 }
 
+// The header's place in a job: the job id as written, and the rank from the first rank
+// variable (job_variables.h order) that holds a whole number.
+TEST(TraceModelTest, ReadsTheJobIdAndTheRank) {
+  TraceModel m = LoadWire(TextprotoToWire(R"pb(
+    packet {
+      header {
+        format_major: 1 format_minor: 3
+        rank_env { key: "SLURM_PROCID" value: "0" }
+        rank_env { key: "RANK" value: "x" }
+        rank_env { key: "PMIX_RANK" value: "6" }
+        job_id: "TORCHELASTIC_RUN_ID=abc"
+      }
+    }
+  )pb"));
+  EXPECT_EQ(m.header.job_id, "TORCHELASTIC_RUN_ID=abc");
+  EXPECT_EQ(HeaderRank(m.header), 6);
+  TraceHeader none;
+  EXPECT_EQ(HeaderRank(none), std::nullopt);
+  none.rank_env = {{"LOCAL_RANK", "1"}, {"RANK", "-1"}};
+  EXPECT_EQ(HeaderRank(none), std::nullopt);
+}
+
 TEST(TraceModelTest, ViewsSurviveMovingTheModel) {
   TraceModel m = LoadWire(FixtureWire("synthetic/basic.textproto"));
   TraceModel moved = std::move(m);
@@ -142,7 +164,7 @@ TEST(TraceModelTest, TruncatedTraceLoadsWithDataLossCounters) {
 
 TEST(TraceModelTest, CountsInconsistencies) {
   TraceModel m = LoadWire(TextprotoToWire(R"(
-    packet { header { format_major: 1 format_minor: 3 } }
+    packet { header { format_major: 1 format_minor: 4 } }
     packet { pm_sample { metric_set_id: 4 values: 1 } }
     packet { pm_metric_set { id: 4 metric_names: "a" metric_names: "b" } }
     packet { pm_sample { metric_set_id: 4 values: 1 } }
@@ -169,7 +191,7 @@ TEST(TraceModelTest, ColumnsCountTheSameImportProblemsAsTheModel) {
     std::string wire;
     size_t shared;  // problems both readers count
   } cases[] = {{TextprotoToWire(R"(
-                 packet { header { format_major: 1 format_minor: 3 } }
+                 packet { header { format_major: 1 format_minor: 4 } }
                  packet { pm_sample { metric_set_id: 4 values: 1 } }
                  packet { pm_metric_set { id: 4 metric_names: "a" metric_names: "b" } }
                  packet { pm_sample { metric_set_id: 4 values: 1 } }

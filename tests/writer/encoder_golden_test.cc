@@ -60,7 +60,7 @@ HeaderRecord GoldenHeader() {
       .time_base_ns = kBase, .unix_time_base_ns = kMax64,
       .config = {{"WARPSCOPE_OUTPUT", "trace_%p"}}, .producer = "golden",
       .cupti_version = 130001, .cuda_driver_version = 13000,
-      .display_driver_version = "580.159.04"};
+      .display_driver_version = "580.159.04", .job_id = "SLURM_JOB_ID=81234"};
 }
 
 TraceWriterOptions GoldenOptions(const std::string& path, size_t chunk_bytes) {

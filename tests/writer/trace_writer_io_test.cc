@@ -1,6 +1,7 @@
 // Tests of the TraceWriter's file behaviour: open errors, write errors, periodic and explicit
-// flush, periodic stats, the lifecycle, and output name patterns. Bounded buffering, threads and
-// fork are in trace_writer_buffering_test.cc.
+// flush, periodic stats, the lifecycle, a trace without work removed at its end, and a taken
+// name left for another. Bounded buffering, threads and fork are in
+// trace_writer_buffering_test.cc; output names in output_name_test.cc.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,6 +13,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -349,86 +353,173 @@ TEST(TraceWriterLifecycle, DestructorClosesWithReasonExit) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Output names
+// A trace without work, and a name another process took
 
-class ExpandTest : public ::testing::Test {
- protected:
-  bool Expand(std::string_view pattern, std::string* out, std::string* error) {
-    return ExpandOutputPattern(
-        pattern, 4242, "node1.cluster",
-        [this](const char* name) -> const char* {
-          auto it = env_.find(name);
-          return it == env_.end() ? nullptr : it->second.c_str();
-        },
-        [this](const std::string& path) { return existing_.count(path) > 0; }, out, error);
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+// Opens a trace with remove_if_no_work at `path`, lets `write` fill it, closes it for `reason`;
+// returns whether the writer says it removed the file, which must agree with the disk.
+template <typename WriteFn>
+bool ClosedAndRemoved(const std::string& path, WriteFn write,
+                      EndReason reason = EndReason::kExit, bool remove_if_no_work = true) {
+  TraceWriterOptions options = Options(path);
+  options.remove_if_no_work = remove_if_no_work;
+  auto writer = OpenOrDie(options, FileTestHeader());
+  if (writer == nullptr) return false;
+  write(*writer);
+  writer->Close(reason, kFileTestBase + 1000);
+  EXPECT_EQ(writer->removed(), !Exists(path)) << path;
+  return writer->removed();
+}
+
+// What the session writes before any work: the device, a context, an API call, a sync, a
+// capture window and a notice are not work.
+void WriteNoWork(TraceWriter& w) {
+  DeviceRecord device;
+  device.name = "NVIDIA H200";
+  device.sm_count = 132;
+  w.Write(device);
+  w.Write(ContextRecord{.id = 1, .device_id = 0});
+  w.Write(ApiCallRecord{.name_id = w.InternString("cudaGetDeviceCount"),
+                        .start_ns = kFileTestBase + 10, .end_ns = kFileTestBase + 20});
+  w.Write(SyncRecord{.start_ns = kFileTestBase + 30, .end_ns = kFileTestBase + 40});
+  w.Write(CaptureWindowEdgeRecord{.window_id = 1, .begin = true, .timestamp_ns = kFileTestBase});
+  w.WriteNotice(Severity::kInfo, "session", "started", kFileTestBase);
+  w.AddToCounter("activity.records", 4, Severity::kInfo);
+}
+
+TEST(TraceWriterRemoveIfNoWork, ATraceWithoutWorkIsRemovedAtANormalEnd) {
+  TempDir dir;
+  EXPECT_TRUE(ClosedAndRemoved(dir.File("exit.wst"), WriteNoWork));
+  EXPECT_TRUE(ClosedAndRemoved(dir.File("signal.wst"), WriteNoWork, EndReason::kSignal));
+  EXPECT_TRUE(ClosedAndRemoved(dir.File("header_only.wst"), [](TraceWriter&) {}));
+  // The destructor's close is an exit too.
+  TraceWriterOptions options = Options(dir.File("destructor.wst"));
+  options.remove_if_no_work = true;
+  OpenOrDie(options, FileTestHeader()).reset();
+  EXPECT_FALSE(Exists(dir.File("destructor.wst")));
+}
+
+TEST(TraceWriterRemoveIfNoWork, ATraceWithWorkIsKept) {
+  TempDir dir;
+  const std::pair<const char*, std::function<void(TraceWriter&)>> work[] = {
+      {"kernel", [](TraceWriter& w) { w.Write(FileTestKernel(1)); }},
+      {"memcpy", [](TraceWriter& w) {
+         w.Write(MemcpyRecord{.start_ns = kFileTestBase, .end_ns = kFileTestBase + 5});
+       }},
+      {"nvtx_range", [](TraceWriter& w) {
+         w.Write(NvtxRangeRecord{.name_id = w.InternString("step"), .start_ns = kFileTestBase,
+                                 .end_ns = kFileTestBase + 5});
+       }},
+      {"nvtx_mark", [](TraceWriter& w) {
+         w.Write(NvtxMarkRecord{.name_id = w.InternString("here"), .timestamp_ns = kFileTestBase});
+       }},
+      {"nccl_call", [](TraceWriter& w) {  // NCCL's own NVTX range around a call
+         w.Write(NcclCallRecord{.name_id = w.InternString("ncclAllReduce"),
+                                .start_ns = kFileTestBase, .end_ns = kFileTestBase + 5});
+       }},
+      {"pm_sample", [](TraceWriter& w) {
+         PmSampleRecord sample;
+         sample.start_ns = kFileTestBase;
+         sample.end_ns = kFileTestBase + 5;
+         sample.values = {0.5};
+         w.Write(sample);
+       }},
+      // A range still open at the end is not written, but was pushed.
+      {"unclosed_range", [](TraceWriter& w) {
+         w.AddToCounter(stats::kNvtxUnclosedRanges.name, 1, stats::kNvtxUnclosedRanges.severity);
+       }},
+      {"cupti_dropped", [](TraceWriter& w) {
+         w.AddToCounter(stats::kCuptiDroppedRecords.name, 3, stats::kCuptiDroppedRecords.severity);
+       }},
+  };
+  for (const auto& [name, write] : work) {
+    const std::string path = dir.File(std::string(name) + ".wst");
+    EXPECT_FALSE(ClosedAndRemoved(path, [&](TraceWriter& w) {
+      WriteNoWork(w);
+      write(w);
+    })) << name;
+    EXPECT_TRUE(ParsePacketFile(path).packets.size() > 2) << name;
   }
-  std::string ExpandOk(std::string_view pattern) {
-    std::string out, error;
-    EXPECT_TRUE(Expand(pattern, &out, &error)) << pattern << ": " << error;
-    EXPECT_EQ(error, "");
-    return out;
-  }
-  std::string ExpandError(std::string_view pattern) {
-    std::string out, error;
-    EXPECT_FALSE(Expand(pattern, &out, &error)) << pattern << " gave " << out;
-    EXPECT_THAT(error, StartsWith("warpscope: "));
-    EXPECT_EQ(error.find('\n'), std::string::npos);
-    return error;
-  }
-  std::map<std::string, std::string> env_ = {{"RANK", "3"}, {"EMPTY", ""}, {"JOB", "run.7"}};
-  std::set<std::string> existing_;
-};
-
-TEST_F(ExpandTest, SubstitutesEscapes) {
-  EXPECT_EQ(ExpandOk("trace"), "trace.wst");
-  EXPECT_EQ(ExpandOk("trace.wst"), "trace.wst");
-  EXPECT_EQ(ExpandOk("trace.pb"), "trace.pb");
-  EXPECT_EQ(ExpandOk("trace_%p"), "trace_4242.wst");
-  EXPECT_EQ(ExpandOk("/tmp/x/%h_%p.wst"), "/tmp/x/node1.cluster_4242.wst");
-  EXPECT_EQ(ExpandOk("rank%q{RANK}"), "rank3.wst");
-  EXPECT_EQ(ExpandOk("rank%q{UNSET}_x"), "rank_x.wst");
-  EXPECT_EQ(ExpandOk("rank%q{EMPTY}"), "rank.wst");
-  EXPECT_EQ(ExpandOk("100%%"), "100%.wst");
-  EXPECT_EQ(ExpandOk("%%p"), "%p.wst");
-  EXPECT_EQ(ExpandOk("%q{RANK}%q{RANK}"), "33.wst");
 }
 
-TEST_F(ExpandTest, ExtensionIsDecidedByTheLiteralLastComponent) {
-  // Dots that come from substitutions or from directories do not count as an extension.
-  EXPECT_EQ(ExpandOk("trace_%h"), "trace_node1.cluster.wst");
-  EXPECT_EQ(ExpandOk("job_%q{JOB}"), "job_run.7.wst");
-  EXPECT_EQ(ExpandOk("out.d/trace"), "out.d/trace.wst");
-  EXPECT_EQ(ExpandOk(".hidden"), ".hidden.wst");
-  EXPECT_EQ(ExpandOk("trace."), "trace.");
+TEST(TraceWriterRemoveIfNoWork, KeptWhenOffOrAtAnAbnormalEnd) {
+  TempDir dir;
+  EXPECT_FALSE(ClosedAndRemoved(dir.File("off.wst"), WriteNoWork, EndReason::kExit, false));
+  EXPECT_FALSE(ClosedAndRemoved(dir.File("write_error.wst"), WriteNoWork, EndReason::kWriteError));
+  EXPECT_FALSE(ClosedAndRemoved(dir.File("detach.wst"), WriteNoWork, EndReason::kDetach));
 }
 
-TEST_F(ExpandTest, SequenceNumberPicksTheFirstFreeName) {
-  EXPECT_EQ(ExpandOk("run_%n"), "run_1.wst");
-  existing_ = {"run_1.wst", "run_2.wst", "run_4.wst"};
-  EXPECT_EQ(ExpandOk("run_%n"), "run_3.wst");
-  // Several %n take the same number; the check is on the full name.
-  existing_ = {"a1/b1.wst"};
-  EXPECT_EQ(ExpandOk("a%n/b%n"), "a2/b2.wst");
-  existing_ = {"r3_1.wst"};
-  EXPECT_EQ(ExpandOk("r%q{RANK}_%n"), "r3_2.wst");
+// Only the file this writer made: one put in its place since is left alone.
+TEST(TraceWriterRemoveIfNoWork, AFileThatReplacedTheTraceIsLeftAlone) {
+  TempDir dir;
+  const std::string path = dir.File("run.wst");
+  EXPECT_FALSE(ClosedAndRemoved(path, [&](TraceWriter&) {
+    std::ofstream(dir.File("other")) << "someone else's";
+    ASSERT_EQ(rename(dir.File("other").c_str(), path.c_str()), 0);
+  }));
+  EXPECT_EQ(ReadFileBytes(path), "someone else's");
 }
 
-TEST_F(ExpandTest, RejectsMalformedPatterns) {
-  EXPECT_THAT(ExpandError("trace_%x"), HasSubstr("unknown escape %x"));
-  EXPECT_THAT(ExpandError("trace_%"), HasSubstr("lone '%'"));
-  EXPECT_THAT(ExpandError("trace_%q"), HasSubstr("unterminated %q{"));
-  EXPECT_THAT(ExpandError("trace_%qRANK"), HasSubstr("unterminated %q{"));
-  EXPECT_THAT(ExpandError("trace_%q{RANK"), HasSubstr("unterminated %q{"));
-  EXPECT_THAT(ExpandError("trace_%q{}"), HasSubstr("empty %q{}"));
+// A file replaced with -f was truncated by this writer: it goes too.
+TEST(TraceWriterRemoveIfNoWork, ATruncatedFileIsRemoved) {
+  TempDir dir;
+  const std::string path = dir.File("old.wst");
+  { std::ofstream(path) << "an earlier trace"; }
+  TraceWriterOptions options = Options(path);
+  options.force_overwrite = true;
+  options.remove_if_no_work = true;
+  auto writer = OpenOrDie(options, FileTestHeader());
+  ASSERT_NE(writer, nullptr);
+  writer->Close(EndReason::kExit, kFileTestBase);
+  EXPECT_TRUE(writer->removed());
+  EXPECT_FALSE(Exists(path));
 }
 
-TEST_F(ExpandTest, SequenceNumberRunsOut) {
-  std::string out, error;
-  const bool ok = ExpandOutputPattern(
-      "t%n", 1, "h", [](const char*) -> const char* { return nullptr; },
-      [](const std::string&) { return true; }, &out, &error);
-  EXPECT_FALSE(ok);
-  EXPECT_THAT(error, HasSubstr("%n found no free number"));
+TEST(TraceWriterRenameIfExists, ATakenNameMovesToTheNameGiven) {
+  TempDir dir;
+  const std::string taken = dir.File("run_0.wst");
+  { std::ofstream(taken) << "another process's trace"; }
+  TraceWriterOptions options = Options(taken);
+  std::string asked_about;
+  options.rename_if_exists = [&](const std::string& path) {
+    asked_about = path;
+    return dir.File("run_0_77.wst");
+  };
+  auto writer = OpenOrDie(options, FileTestHeader());
+  ASSERT_NE(writer, nullptr);
+  EXPECT_EQ(asked_about, taken);
+  EXPECT_EQ(writer->path(), dir.File("run_0_77.wst"));
+  writer->Close(EndReason::kExit, kFileTestBase);
+  EXPECT_EQ(ReadFileBytes(taken), "another process's trace");
+  EXPECT_TRUE(ParsePacketFile(dir.File("run_0_77.wst")).packets[0].packet.has_header());
+
+  // A free name is not asked about.
+  asked_about.clear();
+  options.path = dir.File("free.wst");
+  OpenOrDie(options, FileTestHeader()).reset();
+  EXPECT_EQ(asked_about, "");
+}
+
+TEST(TraceWriterRenameIfExists, NoOtherNameLeavesTheUsualRules) {
+  TempDir dir;
+  const std::string path = dir.File("old.wst");
+  { std::ofstream(path) << "keep me"; }
+  TraceWriterOptions options = Options(path);
+  options.rename_if_exists = [](const std::string&) { return std::string(); };
+  std::string error;
+  EXPECT_EQ(TraceWriter::Open(options, FileTestHeader(), &error), nullptr);
+  EXPECT_THAT(error, HasSubstr("exists; pass -f/--force-overwrite"));
+  EXPECT_EQ(ReadFileBytes(path), "keep me");
+  options.force_overwrite = true;
+  auto writer = OpenOrDie(options, FileTestHeader());
+  ASSERT_NE(writer, nullptr);
+  EXPECT_EQ(writer->path(), path);
+  writer->Close(EndReason::kExit, kFileTestBase);
+  EXPECT_TRUE(ParsePacketFile(path).packets[0].packet.has_header());
 }
 
 }  // namespace

@@ -110,7 +110,7 @@ TEST(TraceWriterRoundTrip, HeaderFirstStatsThenEndOfTraceLast) {
   EXPECT_EQ(h.format_major(), kFormatMajor);
   EXPECT_EQ(h.format_minor(), kFormatMinor);
   EXPECT_EQ(h.format_major(), 1u);
-  EXPECT_EQ(h.format_minor(), 2u);
+  EXPECT_EQ(h.format_minor(), 3u);
   EXPECT_EQ(h.tool_version(), header.tool_version);
   EXPECT_EQ(h.pid(), 4242u);
   EXPECT_EQ(h.ppid(), 1u);
@@ -132,6 +132,7 @@ TEST(TraceWriterRoundTrip, HeaderFirstStatsThenEndOfTraceLast) {
   EXPECT_EQ(h.cupti_version(), 130001u);
   EXPECT_EQ(h.cuda_driver_version(), 13000u);
   EXPECT_EQ(h.display_driver_version(), "580.159.04");
+  EXPECT_EQ(h.job_id(), "TORCHELASTIC_RUN_ID=job-17");
 
   const pb::TracePacket& stats = stream.packets[1].packet;
   ASSERT_TRUE(stats.has_stats());

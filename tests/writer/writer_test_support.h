@@ -45,6 +45,7 @@ inline HeaderRecord TestHeader(uint64_t time_base = kBase) {
   h.cupti_version = 130001;
   h.cuda_driver_version = 13000;
   h.display_driver_version = "580.159.04";
+  h.job_id = "TORCHELASTIC_RUN_ID=job-17";
   return h;
 }
 
