@@ -87,7 +87,8 @@ TEST_F(FindCollectivesTest, EachKernelTiedToItsCallNumberedInItsCommunicator) {
     s.stream = i == 1 ? 30 : fixtures::kNcclStream;
     b->NcclCollective(s);
   }
-  const RankCollectives c = FindCollectives(Load(*b));
+  const TraceModel model = Load(*b);  // the instances view its strings
+  const RankCollectives c = FindCollectives(model);
   ASSERT_EQ(c.instances.size(), 3u);
   EXPECT_EQ(c.tied_to_calls, 3u);
   EXPECT_EQ(c.instances[0].comm, "0x0000000000000011");
@@ -129,7 +130,8 @@ TEST_F(FindCollectivesTest, AGroupsCallsBelongToTheLaunchOfItsEnd) {
   k.stream_id = 40;
   k.correlation_id = 500;
   w.Write(k);
-  const RankCollectives c = FindCollectives(Load(*b));
+  const TraceModel model = Load(*b);  // the instances view its strings
+  const RankCollectives c = FindCollectives(model);
   ASSERT_EQ(c.instances.size(), 1u);
   EXPECT_EQ(c.instances[0].calls, 2u);
   EXPECT_EQ(c.instances[0].bytes, 300u);
@@ -149,7 +151,8 @@ TEST_F(FindCollectivesTest, KernelsWithoutCallsTakeTheirStreamsCommunicator) {
   untied.stream = 50;  // a stream with no call at all
   b->NcclCollective(untied);
   b->NcclCollective(untied);
-  const RankCollectives c = FindCollectives(Load(*b));
+  const TraceModel model = Load(*b);  // the instances view its strings
+  const RankCollectives c = FindCollectives(model);
   ASSERT_EQ(c.instances.size(), 4u);
   EXPECT_EQ(c.comm_from_stream, 1u);
   EXPECT_EQ(c.keyed_by_stream, 2u);
