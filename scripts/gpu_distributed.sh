@@ -9,6 +9,7 @@
 #   balanced   nobody is late
 #   fsdp       FullyShardedDataParallel (AllGather, ReduceScatter), rank 1 late
 #   gather     all_gather_into_tensor + reduce_scatter_tensor by hand, rank 2 late
+#   example    a small MLP job, rank 2 late 10 ms a step (examples/traces/, $OUT/example_job.tgz)
 # and two faults: rank 3 killed with SIGKILL mid-job, and SIGTERM to the launcher; every
 # trace must end readable, and the job must not take longer than the same job without
 # warpscope. Needs a staged build in .gpu/ (scripts/gpu_suite.sh --stage BUILD).
@@ -22,7 +23,7 @@ CHECK=$here/tests/gpu/distributed/check_job.py
 W=$(mktemp -d /tmp/ws_dist.XXXXXX)
 NP=$(nvidia-smi -L | wc -l)
 steps=30; faults=1
-cases="late_in late_out slow balanced fsdp gather"
+cases="late_in late_out slow balanced fsdp gather example"
 while [[ $# -gt 0 ]]; do
   case $1 in
     --steps) steps=$2; shift ;;
@@ -71,6 +72,12 @@ for c in $cases; do
               checkjob $c --late-rank 1 --late-ms 15 --ops AllGather,ReduceScatter ;;
     gather)   record $c --mode gather --model mlp --late-rank 2 --late-ms 15 &&
               checkjob $c --late-rank 2 --late-ms 15 --ops AllGather,ReduceScatter ;;
+    # A small job for examples/traces (the quick start and the CPU tests read it).
+    example)  steps_saved=$steps; steps=12
+              record $c --model mlp --warmup 2 --late-rank 2 --late-ms 10 &&
+              checkjob $c --late-rank 2 --late-ms 10 --warmup 2 --cause "data_load"
+              steps=$steps_saved
+              (cd "$W/example" && tar czf "$OUTDIR/example_job.tgz" ./*.wst job.txt job.svg) ;;
   esac
 done
 
@@ -119,6 +126,6 @@ if [[ $faults == 1 ]]; then
   done
   fault_check sigterm "$NP"
 fi
-(cd "$W" && tar czf "$OUTDIR/distributed.tgz" --exclude='*.info.err' .)
+(cd "$W" && tar czf "$OUTDIR/distributed.tgz" --exclude='*.info.err' --exclude='sigterm/*.wst' .)
 say "failed checks: $failed"
 exit $((failed > 100 ? 100 : failed))
