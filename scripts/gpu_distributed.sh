@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The multi-GPU proof of `warpscope job` and of recording a job (docs/distributed.md), on a
-# machine with several GPUs: DDP jobs under torchrun, one process per GPU, recorded with
+# machine with N >= 2 GPUs: DDP jobs under torchrun, one process per GPU, recorded with
 # `warpscope record -o DIR/`, each with one problem planted on one rank
-# (tests/gpu/distributed/ddp_job.py), checked by tests/gpu/distributed/check_job.py:
+# (tests/gpu/distributed/ddp_job.py), checked by tests/gpu/distributed/check_job.py; rank 1
+# and the last rank (N-1; the same with two GPUs) carry the problems:
 #   late_in    rank 1 stalls 15 ms a step on the host inside data_load
-#   late_out   rank 2 stalls 15 ms a step between steps, outside any NVTX range
-#   slow       rank 3 runs 3x the forward's matrix products on its GPU
+#   late_out   rank N-1 stalls 15 ms a step between steps, outside any NVTX range
+#   slow       rank N-1 runs 3x the forward's matrix products on its GPU
 #   balanced   nobody is late
 #   fsdp       FullyShardedDataParallel (AllGather, ReduceScatter), rank 1 late
-#   gather     all_gather_into_tensor + reduce_scatter_tensor by hand, rank 2 late
-#   example    a small MLP job, rank 2 late 10 ms a step (examples/traces/, $OUT/example_job.tgz)
-# and two faults: rank 3 killed with SIGKILL mid-job, and SIGTERM to the launcher; every
+#   gather     all_gather_into_tensor + reduce_scatter_tensor by hand, rank N-1 late
+#   example    a small MLP job, rank N-1 late 10 ms a step (examples/traces/,
+#              $OUT/example_job.tgz)
+# and two faults: rank N-1 killed with SIGKILL mid-job, and SIGTERM to the launcher; every
 # trace must end readable, and the job must not take longer than the same job without
 # warpscope. Needs a staged build in .gpu/ (scripts/gpu_suite.sh --stage BUILD).
 #   scripts/gpu_distributed.sh [--steps N] [--cases "late_in slow ..."] [--no-faults]
@@ -22,6 +24,7 @@ JOB=$here/tests/gpu/distributed/ddp_job.py
 CHECK=$here/tests/gpu/distributed/check_job.py
 W=$(mktemp -d /tmp/ws_dist.XXXXXX)
 NP=$(nvidia-smi -L | wc -l)
+LAST=$((NP - 1))
 steps=30; faults=1
 cases="late_in late_out slow balanced fsdp gather example"
 while [[ $# -gt 0 ]]; do
@@ -64,18 +67,19 @@ for c in $cases; do
   echo "== $c"
   case $c in
     late_in)  record $c --late-rank 1 --late-ms 15 && checkjob $c --late-rank 1 --late-ms 15 --cause "data_load" ;;
-    late_out) record $c --late-rank 2 --late-ms 15 --late-where outside &&
-              checkjob $c --late-rank 2 --late-ms 15 --cause "outside any NVTX range" ;;
-    slow)     record $c --slow-rank 3 --slow-factor 3 && checkjob $c --slow-rank 3 --cause "slower GPU work" ;;
+    late_out) record $c --late-rank $LAST --late-ms 15 --late-where outside &&
+              checkjob $c --late-rank $LAST --late-ms 15 --cause "outside any NVTX range" ;;
+    slow)     record $c --slow-rank $LAST --slow-factor 3 &&
+              checkjob $c --slow-rank $LAST --cause "slower GPU work" ;;
     balanced) record $c && checkjob $c ;;
     fsdp)     record $c --mode fsdp --late-rank 1 --late-ms 15 &&
               checkjob $c --late-rank 1 --late-ms 15 --ops AllGather,ReduceScatter ;;
-    gather)   record $c --mode gather --model mlp --late-rank 2 --late-ms 15 &&
-              checkjob $c --late-rank 2 --late-ms 15 --ops AllGather,ReduceScatter ;;
+    gather)   record $c --mode gather --model mlp --late-rank $LAST --late-ms 15 &&
+              checkjob $c --late-rank $LAST --late-ms 15 --ops AllGather,ReduceScatter ;;
     # A small job for examples/traces (the quick start and the CPU tests read it).
     example)  steps_saved=$steps; steps=12
-              record $c --model mlp --warmup 2 --late-rank 2 --late-ms 10 &&
-              checkjob $c --late-rank 2 --late-ms 10 --warmup 2 --cause "data_load"
+              record $c --model mlp --warmup 2 --late-rank $LAST --late-ms 10 &&
+              checkjob $c --late-rank $LAST --late-ms 10 --warmup 2 --cause "data_load"
               steps=$steps_saved
               (cd "$W/example" && tar czf "$OUTDIR/example_job.tgz" ./*.wst job.txt job.svg) ;;
   esac
@@ -97,13 +101,13 @@ fault_check() {
   say "$status $name/traces_readable $ok of $n readable, $2 expected"
 }
 if [[ $faults == 1 ]]; then
-  echo "== kill: rank 3 SIGKILLs itself at step 12"
+  echo "== kill: rank $LAST SIGKILLs itself at step 12"
   t0=$(date +%s%N)
-  timeout 300 torchrun --standalone --nproc_per_node "$NP" "$JOB" --steps 40 --kill-rank 3 --kill-step 12 \
+  timeout 300 torchrun --standalone --nproc_per_node "$NP" "$JOB" --steps 40 --kill-rank $LAST --kill-step 12 \
     >"$W/kill_plain.txt" 2>&1
   say "kill_plain rc=$? ms=$(( ($(date +%s%N) - t0) / 1000000 ))"
   steps_saved=$steps; steps=40
-  record kill --kill-rank 3 --kill-step 12
+  record kill --kill-rank $LAST --kill-step 12
   steps=$steps_saved
   fault_check kill "$NP"
   echo "== sigterm to the launcher after 25 s of a long job"
