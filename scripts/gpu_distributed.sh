@@ -6,7 +6,7 @@
 # and the last rank (N-1; the same with two GPUs) carry the problems:
 #   late_in    rank 1 stalls 15 ms a step on the host inside data_load
 #   late_out   rank N-1 stalls 15 ms a step between steps, outside any NVTX range
-#   slow       rank N-1 runs 3x the forward's matrix products on its GPU
+#   slow       rank N-1's GPU runs 40 ms more each step (a sleeping kernel in its forward)
 #   balanced   nobody is late
 #   fsdp       FullyShardedDataParallel (AllGather, ReduceScatter), rank 1 late
 #   gather     all_gather_into_tensor + reduce_scatter_tensor by hand, rank N-1 late
@@ -69,7 +69,7 @@ for c in $cases; do
     late_in)  record $c --late-rank 1 --late-ms 15 && checkjob $c --late-rank 1 --late-ms 15 --cause "data_load" ;;
     late_out) record $c --late-rank $LAST --late-ms 15 --late-where outside &&
               checkjob $c --late-rank $LAST --late-ms 15 --cause "outside any NVTX range" ;;
-    slow)     record $c --slow-rank $LAST --slow-factor 3 &&
+    slow)     record $c --slow-rank $LAST --slow-ms 40 &&
               checkjob $c --slow-rank $LAST --cause "slower GPU work" ;;
     balanced) record $c && checkjob $c ;;
     fsdp)     record $c --mode fsdp --late-rank 1 --late-ms 15 &&

@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "analyzers/analyses/advise_timeline.h"
 #include "analyzers/analyses/collectives.h"
+#include "analyzers/analyses/steps.h"
 
 namespace warpscope::advise_internal {
 namespace {
@@ -105,11 +106,13 @@ uint64_t FindCollectiveWaits(const AdviseTimeline& timeline, const AdviseOptions
       waits[i] = it != options.collective_waits->wait_by_kernel.end() ? it->second : 0;
     }
   }
+  const StepSet steps = FindSteps(model.nvtx_ranges);
   std::vector<CollectiveWait> cw;
   for (size_t i = 0; i < rc.instances.size(); ++i) {
     const CollectiveInstance& c = rc.instances[i];
     if (options.device && c.device_id != *options.device) continue;
-    cw.push_back({c.comm, c.seq, c.start_ns, c.end_ns(), waits[i], c.duration_ns - waits[i]});
+    const int64_t step = steps.StepAt(c.call_start_ns != 0 ? c.call_start_ns : c.start_ns);
+    cw.push_back({c.comm, c.seq, c.start_ns, c.end_ns(), waits[i], c.duration_ns - waits[i], step});
   }
   const std::vector<TimeInterval> own = OwnWork(model);
   LostToWaiting(cw, own);

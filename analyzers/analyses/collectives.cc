@@ -232,6 +232,15 @@ void LostToWaiting(std::vector<CollectiveWait>& c, const std::vector<TimeInterva
       first = last + 1;
     }
   }
+  std::map<int64_t, size_t> longest_in_step;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c[i].step < 0 || c[i].lost_ns == 0) continue;
+    auto [it, added] = longest_in_step.try_emplace(c[i].step, i);
+    if (added) continue;
+    const size_t keep = c[i].lost_ns > c[it->second].lost_ns ? i : it->second;
+    c[keep == i ? it->second : i].lost_ns = 0;
+    it->second = keep;
+  }
 }
 
 RankCollectives FindCollectives(const TraceModel& model) {

@@ -79,6 +79,7 @@ struct CollectiveWait {
   uint64_t start_ns = 0, end_ns = 0;
   uint64_t wait_ns = 0;
   uint64_t transfer_ns = 0;  // the data movement: the end of the wait to the end
+  int64_t step = -1;         // the step it belongs to (steps.h); -1: none
   // Out: the time lost to waiting, on the last collective of each run (0 on the others), and
   // the index of the run's collective with the longest wait (who the time was lost to).
   uint64_t lost_ns = 0;
@@ -89,7 +90,10 @@ struct CollectiveWait {
 // within 20 us of the end of the one before it: queued behind it, waiting for the same late
 // rank): from when the rank's own work (`own_work`: its merged non-NCCL GPU work) before the
 // run's last collective was done, or the run began if later, until that collective's data
-// started moving; at most the run's waits together. A lone collective loses its wait.
+// started moving; at most the run's waits together. A lone collective loses its wait. Within
+// one step, the runs wait for the same late rank (it stays behind through the step: a wait at
+// an AllGather, then at a ReduceScatter after the waiting rank caught up on its queued work),
+// so the step loses its longest run's loss, and the other runs of the step lose nothing.
 void LostToWaiting(std::vector<CollectiveWait>& collectives,
                    const std::vector<TimeInterval>& own_work);
 

@@ -75,7 +75,7 @@ void LostTime(RankDigest& r, const std::map<std::pair<std::string, uint64_t>, ui
   for (const RankCollective& c : r.collectives) {
     auto transfer = moving.find({c.comm, c.seq});
     waits.push_back({c.comm, c.seq, c.start_ns, c.end_ns(), c.wait_ns,
-                     transfer != moving.end() ? transfer->second : c.duration_ns});
+                     transfer != moving.end() ? transfer->second : c.duration_ns, c.step});
   }
   LostToWaiting(waits, r.compute_busy);
   for (size_t i = 0; i < waits.size(); ++i) {

@@ -7,8 +7,8 @@ GPU, NVTX ranges per step (`step_N` holding `data_load`, `forward`, `backward`,
                                 `data_load` range after that range launched GPU work
                                 (--late-where data_load, the default) or between steps,
                                 outside any range (--late-where outside)
-  --slow-rank R --slow-factor F rank R does F times the GPU work of a step's forward pass
-                                (extra matrix products on its compute stream)
+  --slow-rank R --slow-ms T     rank R's GPU runs T ms more each step in its forward pass (a
+                                sleeping kernel on its compute stream, timed once at start)
   --kill-rank R --kill-step S   rank R kills itself with SIGKILL at step S
   --mode ddp|fsdp|gather        ddp: DistributedDataParallel (AllReduce of gradient buckets);
                                 fsdp: FullyShardedDataParallel (AllGather + ReduceScatter);
@@ -35,6 +35,17 @@ def host_stall(seconds):
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         pass
+
+
+def calibrate_sleep():
+    """GPU clock cycles per ms of torch.cuda._sleep, timed with CUDA events."""
+    torch.cuda._sleep(1_000_000)  # warm up
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    torch.cuda._sleep(50_000_000)
+    end.record()
+    torch.cuda.synchronize()
+    return 50_000_000 / start.elapsed_time(end)
 
 
 def build_model(args, device):
@@ -90,7 +101,7 @@ def main():
     parser.add_argument("--late-ms", type=float, default=15.0)
     parser.add_argument("--late-where", default="data_load", choices=["data_load", "outside"])
     parser.add_argument("--slow-rank", type=int, default=-1)
-    parser.add_argument("--slow-factor", type=int, default=3)
+    parser.add_argument("--slow-ms", type=float, default=40.0)
     parser.add_argument("--kill-rank", type=int, default=-1)
     parser.add_argument("--kill-step", type=int, default=10)
     parser.add_argument("--no-sync", action="store_true",
@@ -108,7 +119,7 @@ def main():
     model = wrap(model, args, device)
     hooks = explicit_collectives(model, world) if args.mode == "gather" else None
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
-    extra = torch.randn(2048, 2048, device=device)
+    cycles_per_ms = calibrate_sleep() if rank == args.slow_rank else 0.0
     losses = []
     late = rank == args.late_rank
     slow = rank == args.slow_rank
@@ -127,8 +138,7 @@ def main():
             hooks[0]()
         out = model(x)
         if slow:
-            for _ in range(args.slow_factor * 8):
-                torch.mm(extra, extra)
+            torch.cuda._sleep(int(args.slow_ms * cycles_per_ms))
         loss = torch.nn.functional.cross_entropy(out, y)
         nvtx.range_pop()
         nvtx.range_push("backward")
@@ -159,7 +169,8 @@ def main():
     loop_ns = time.perf_counter_ns() - start
     print(json.dumps({"rank": rank, "world": world, "mode": args.mode, "steps": args.warmup + args.steps,
                       "timed_steps": args.steps, "late_ms": args.late_ms if late else 0.0,
-                      "late_where": args.late_where if late else "", "slow": slow,
+                      "late_where": args.late_where if late else "",
+                      "slow_ms": args.slow_ms if slow else 0.0,
                       "loop_ns": loop_ns}), flush=True)
     dist.destroy_process_group()
 
