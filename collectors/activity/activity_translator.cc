@@ -79,8 +79,10 @@ uint32_t U32(int32_t v) { return v < 0 ? 0 : static_cast<uint32_t>(v); }
 // graph launch records share.
 template <typename Record, typename CuptiRecord>
 void SetStreamOperation(const CuptiRecord& c, Record* r) {
-  r->start_ns = c.start;
-  r->end_ns = c.end;
+  // CUPTI gives ~0 for work that never ran (the process ended first): no timestamps, as 0.
+  const bool never_ran = c.start == UINT64_MAX || c.end == UINT64_MAX;
+  r->start_ns = never_ran ? 0 : c.start;
+  r->end_ns = never_ran ? 0 : c.end;
   r->device_id = c.deviceId;
   r->context_id = c.contextId;
   r->stream_id = c.streamId;
@@ -220,9 +222,10 @@ const CuptiRecord& As(const CUpti_Activity* record) {
   return *reinterpret_cast<const CuptiRecord*>(record);
 }
 
+// No timestamps: 0 when CUPTI ran out of device buffers, ~0 for work that never ran.
 template <typename CuptiRecord>
 bool ZeroTimestamps(const CuptiRecord& c) {
-  return c.start == 0 && c.end == 0;
+  return (c.start == 0 && c.end == 0) || c.start == UINT64_MAX || c.end == UINT64_MAX;
 }
 }  // namespace
 
@@ -320,6 +323,7 @@ void ActivityTranslator::Translate(const CUpti_Activity* record, RecordSink& sin
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto& m = As<CUpti_ActivityMemcpyPtoP4>(record);
       ++counters_.memcpys;
+      if (ZeroTimestamps(m)) ++counters_.zero_timestamps;
       MemcpyRecord r = MemcpyCommon(m);
       r.copy_kind = CopyKind::kPtoP;
       r.src_device_id = m.srcDeviceId;

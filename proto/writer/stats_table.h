@@ -107,7 +107,7 @@ inline constexpr StatDef kCuptiDroppedRecords{"cupti.dropped_records", kDataLoss
 inline constexpr StatDef kCuptiDroppedRecordsTotal{"cupti.dropped_records_total", kDataLoss,
     "the total of cupti.dropped_records over the run"};
 inline constexpr StatDef kCuptiZeroTimestamps{"cupti.zero_timestamp_records", kDataLoss,
-    "records with start == end == 0: CUPTI ran out of device buffers"};
+    "records without timestamps, written as 0: start == end == 0 (CUPTI ran out of device buffers) or ~0 (work that never ran: the process ended first)"};
 inline constexpr StatDef kNvtxUnmatchedEnds{"nvtx.unmatched_ends", kInfo,
     "NVTX range ends without a start"};
 inline constexpr StatDef kNvtxUnclosedRanges{"nvtx.unclosed_ranges", kInfo,

@@ -65,7 +65,7 @@ ROWS = (
     ("cupti.dropped_records_total", "data_loss",
      "the total of cupti.dropped_records over the run"),
     ("cupti.zero_timestamp_records", "data_loss",
-     "records with start == end == 0: CUPTI ran out of device buffers"),
+     "records without timestamps, written as 0: start == end == 0 (CUPTI ran out of device buffers) or ~0 (work that never ran: the process ended first)"),
     ("nvtx.unmatched_ends", "info",
      "NVTX range ends without a start"),
     ("nvtx.unclosed_ranges", "info",

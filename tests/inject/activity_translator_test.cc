@@ -144,6 +144,27 @@ TEST(ActivityTranslatorTest, ZeroTimestampsAreCounted) {
   EXPECT_EQ(t.counters().zero_timestamps, 1u);
 }
 
+// Seen on the H200: copies queued when a rank was told to stop (torchrun's SIGTERM after
+// another rank died) come back with start == end == ~0; written as is they put the trace's
+// end at +16651025403 s.
+TEST(ActivityTranslatorTest, WorkThatNeverRanHasNoTimestamps) {
+  FakeSink sink;
+  ActivityTranslator t = MakeTranslator();
+  auto m = ZeroedActivity<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
+  m.start = UINT64_MAX;
+  m.end = UINT64_MAX;
+  t.Translate(AsActivity(&m), sink);
+  CUpti_ActivityKernel10 k = Kernel("k", 5, UINT64_MAX);
+  t.Translate(AsActivity(&k), sink);
+  ASSERT_EQ(sink.memcpys.size(), 1u);
+  EXPECT_EQ(sink.memcpys[0].start_ns, 0u);
+  EXPECT_EQ(sink.memcpys[0].end_ns, 0u);
+  ASSERT_EQ(sink.kernels.size(), 1u);
+  EXPECT_EQ(sink.kernels[0].end_ns, 0u);
+  EXPECT_EQ(t.counters().zero_timestamps, 2u);
+}
+
 TEST(ActivityTranslatorTest, MemcpyMemsetSyncApi) {
   FakeSink sink;
   ActivityTranslator t = MakeTranslator();

@@ -59,7 +59,9 @@ TEST(Job, AHostStallInsideARangeNamesTheRankAndTheRange) {
     EXPECT_NEAR(static_cast<double>(Lost(r)), spec.late_ns * spec.steps,
                 0.05 * spec.late_ns * spec.steps) << "rank " << r.RankOrIndex();
   }
-  EXPECT_NE(view.straggler.verdict.find("Straggler: rank 2 arrives last at 24 of 24"),
+  // The first bucket of each step is uneven by the delay; the second, queued behind it, only by
+  // the backward of its half, less than a tenth of the delay: 12 steps, 12 uneven collectives.
+  EXPECT_NE(view.straggler.verdict.find("Straggler: rank 2 arrives last at 12 of 12"),
             std::string::npos) << view.straggler.verdict;
   EXPECT_NE(view.straggler.cause.find("in NVTX range step_<N>/data_load"), std::string::npos)
       << view.straggler.cause;

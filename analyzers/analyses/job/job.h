@@ -57,6 +57,7 @@ struct StragglerVerdict {
   std::string verdict;           // one sentence: who, with the evidence, or that none is
   std::string cause;             // what the straggler did meanwhile (empty without one)
   std::string finding;           // its own `advise` finding that matches the cause, if any
+  uint64_t uneven_spread_ns = 0;  // the spread from which a collective counts as uneven
   uint32_t uneven = 0;           // instances whose arrivals differ by more than the threshold
   uint32_t last_count = 0;       // of those, where the straggler arrived last
   uint64_t median_lead_ns = 0;   // median time the others waited for it there

@@ -1,6 +1,8 @@
 // The straggler rule and its cause on the straggler's own trace (job.h; docs/distributed.md).
 //
-// Rule: a collective is uneven when its ranks' durations differ by at least kMinSpreadNs. The
+// Rule: a collective is uneven when its ranks' durations differ by at least kMinSpreadNs and
+// by a tenth of the 90th percentile of all collectives' spreads (beside a rank 35 ms late at
+// every AllReduce, the other collectives' sub-millisecond jitter is not counted). The
 // straggler is the rank that arrives last (shortest duration) at a share of the uneven
 // collectives of at least 1/2 + 1/(2n) for n ranks (3/4 with two ranks, 5/8 with four: more
 // than chance when the last arrival is random), at kMinUneven of them or more, while the time
@@ -64,7 +66,7 @@ using ByKey = std::map<std::pair<std::string, uint64_t>, const MatchedCollective
 // How late the straggler typically is: per step, the largest spread among the collectives it
 // arrived last at (later ones of a step were queued behind the first and spread less), then
 // the median over steps; without steps, the median over those collectives.
-uint64_t MedianLead(const JobView& view, const ByKey& by_key, uint32_t rank) {
+uint64_t MedianLead(const JobView& view, const ByKey& by_key, uint32_t rank, uint64_t uneven) {
   std::map<int64_t, uint64_t> by_step;
   std::vector<uint64_t> all;
   for (const RankDigest& r : view.ranks) {
@@ -73,7 +75,7 @@ uint64_t MedianLead(const JobView& view, const ByKey& by_key, uint32_t rank) {
       auto it = by_key.find({c.comm, c.seq});
       if (it == by_key.end() || it->second->last_rank != rank) continue;
       const uint64_t spread = it->second->spread_ns();
-      if (spread < kMinSpreadNs) continue;
+      if (spread < uneven) continue;
       all.push_back(spread);
       if (c.step >= 0) by_step[c.step] = std::max(by_step[c.step], spread);
     }
@@ -86,11 +88,21 @@ uint64_t MedianLead(const JobView& view, const ByKey& by_key, uint32_t rank) {
 
 // Uneven collectives by the rank that arrived last, and the others' lost time by the rank it
 // was lost to; *all_lost, *all_time: every rank's lost time and step time.
-std::map<uint32_t, Tally> Tallies(const JobView& view, const ByKey& by_key, uint32_t* uneven,
-                                  uint64_t* all_lost, uint64_t* all_time) {
+// The spread from which a collective is uneven (the rule above).
+uint64_t UnevenSpread(const JobView& view) {
+  std::vector<uint64_t> spreads;
+  for (const MatchedCollective& m : view.collectives) spreads.push_back(m.spread_ns());
+  if (spreads.empty()) return kMinSpreadNs;
+  const size_t p90 = spreads.size() * 9 / 10;
+  std::nth_element(spreads.begin(), spreads.begin() + static_cast<long>(p90), spreads.end());
+  return std::max(kMinSpreadNs, spreads[p90] / 10);
+}
+
+std::map<uint32_t, Tally> Tallies(const JobView& view, const ByKey& by_key, uint64_t threshold,
+                                  uint32_t* uneven, uint64_t* all_lost, uint64_t* all_time) {
   std::map<uint32_t, Tally> tally;
   for (const MatchedCollective& m : view.collectives) {
-    if (m.spread_ns() < kMinSpreadNs || !m.last_rank) continue;
+    if (m.spread_ns() < threshold || !m.last_rank) continue;
     ++*uneven;
     Tally& t = tally[*m.last_rank];
     ++t.last;
@@ -117,7 +129,9 @@ void JudgeStraggler(JobView& view) {
   ByKey by_key;
   for (const MatchedCollective& m : view.collectives) by_key[{m.comm, m.seq}] = &m;
   uint64_t all_lost = 0, all_time = 0;
-  const std::map<uint32_t, Tally> tally = Tallies(view, by_key, &v.uneven, &all_lost, &all_time);
+  v.uneven_spread_ns = UnevenSpread(view);
+  const std::map<uint32_t, Tally> tally =
+      Tallies(view, by_key, v.uneven_spread_ns, &v.uneven, &all_lost, &all_time);
   const Tally* top = nullptr;
   uint32_t top_rank = 0;
   for (const auto& [rank, t] : tally) {
@@ -147,7 +161,7 @@ void JudgeStraggler(JobView& view) {
       v.verdict = absl::StrFormat(
           "No straggler: the ranks are balanced; no collective's arrivals differ by %s or "
           "more. Time lost waiting in collectives: %s in all (%.1f%% of step time).",
-          FormatDuration(kMinSpreadNs), FormatDuration(all_lost), 100 * all_share);
+          FormatDuration(v.uneven_spread_ns), FormatDuration(all_lost), 100 * all_share);
     } else {
       v.verdict = absl::StrFormat(
           "No straggler: no one rank arrives last at most uneven collectives (rank %d is last "
@@ -160,7 +174,7 @@ void JudgeStraggler(JobView& view) {
   v.last_count = top->last;
   v.others_lost_ns = top->others_lost_ns;
   v.others_lost_share = static_cast<double>(top->others_lost_ns) / others_time;
-  v.median_lead_ns = MedianLead(view, by_key, top_rank);
+  v.median_lead_ns = MedianLead(view, by_key, top_rank, v.uneven_spread_ns);
   std::vector<std::string> ops;
   for (const auto& [op, count] : top->last_by_op) ops.push_back(absl::StrCat(count, " ", op));
   size_t others_steps = 0;
@@ -174,9 +188,10 @@ void JudgeStraggler(JobView& view) {
                                        " a step, ");
   v.verdict = absl::StrFormat(
       "Straggler: rank %d arrives last at %d of %d uneven collectives (%s), by a median of %s; "
-      "rank%s %s lose %s waiting for it (%s%.1f%% of their step time).",
+      "rank%s %s %s %s waiting for it (%s%.1f%% of their step time).",
       top_rank, v.last_count, v.uneven, absl::StrJoin(ops, ", "), FormatDuration(v.median_lead_ns),
-      others.size() == 1 ? "" : "s", RankList(others), FormatDuration(v.others_lost_ns), per_step,
+      others.size() == 1 ? "" : "s", RankList(others), others.size() == 1 ? "loses" : "lose",
+      FormatDuration(v.others_lost_ns), per_step,
       100 * v.others_lost_share);
 }
 

@@ -18,8 +18,6 @@
 namespace warpscope {
 namespace {
 
-constexpr uint64_t kMinSpreadNs = 100'000;  // as straggler.cc
-
 struct Window {
   uint64_t begin_ns, end_ns;
 };
@@ -33,7 +31,7 @@ std::vector<Window> LateWindows(const JobView& view, const RankDigest& r) {
     auto it = by_key.find({c.comm, c.seq});
     if (it == by_key.end() || it->second->last_rank != r.RankOrIndex()) continue;
     const uint64_t lead = it->second->spread_ns();
-    if (lead < kMinSpreadNs) continue;
+    if (lead < view.straggler.uneven_spread_ns) continue;
     out.push_back({c.start_ns > lead ? c.start_ns - lead : 0, c.start_ns});
   }
   return out;
@@ -116,26 +114,31 @@ typename Map::const_iterator Largest(const Map& m) {
 }
 
 // The straggler's own `advise` findings in `range` (a FamilyPath; one per step where the
-// range is numbered), summed; without a range, or none there, its top finding.
-std::string OwnFinding(const TraceModel& model, const std::string& range) {
+// range is numbered) or on `kernel`, summed; none there: its top finding, when it has a range.
+std::string OwnFinding(const TraceModel& model, const std::string& range,
+                       const std::string& kernel = "") {
   const AdviseReport report = BuildAdviseReport(model, model.source_name, AdviseOptions{});
   if (report.findings.empty()) return "";
   uint64_t cost = 0;
   size_t count = 0, first = 0;
   for (size_t i = 0; i < report.findings.size(); ++i) {
     const AdviseFinding& f = report.findings[i];
-    if (range.empty() || FamilyPath(f.nvtx_path) != range) continue;
+    const bool here = range.empty() ? !kernel.empty() && f.kernel == kernel
+                                    : FamilyPath(f.nvtx_path) == range;
+    if (!here) continue;
     if (count++ == 0) first = i;
     cost += f.cost_ns;
   }
   if (count == 0) {
+    if (range.empty()) return "";  // slower GPU work: its top finding says nothing of it
     return absl::StrFormat("its own `warpscope advise` top finding: %s: %s",
                            report.findings.front().rule, report.findings.front().title);
   }
   const AdviseFinding& f = report.findings[first];
   return absl::StrFormat("its own `warpscope advise` finds it: %s in %s, %d finding%s (#%d "
                          "first) costing %s in all",
-                         f.rule, range, count, count == 1 ? "" : "s", first + 1,
+                         f.rule, range.empty() ? ShortKernelName(kernel, true) : range, count,
+                         count == 1 ? "" : "s", first + 1,
                          FormatDuration(static_cast<double>(cost)));
 }
 
@@ -176,7 +179,7 @@ void ExplainStraggler(JobView& view, const TraceModel& trace) {
         100 * busy, FormatDuration(MedianComputePerStep(*me)), FormatDuration(others),
         kernel == use.busy_by_kernel.end() ? std::string("(no kernel)")
                                            : ShortKernelName(kernel->first, true));
-    v.finding = OwnFinding(trace, "");
+    v.finding = kernel == use.busy_by_kernel.end() ? "" : OwnFinding(trace, "", kernel->first);
     return;
   }
   auto range = Largest(use.idle_by_range);
