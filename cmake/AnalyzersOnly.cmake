@@ -10,8 +10,13 @@ add_library(warpscope_collectors_pure STATIC
 target_include_directories(warpscope_collectors_pure PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(warpscope_collectors_pure PUBLIC warpscope_writer)
 
+# The CUPTI-free part of libinject/inject.cmake's warpscope_session_pure that the launcher and
+# the tests of this configuration use (settings, capture windows, the trace's header fields
+# and name).
 add_library(warpscope_session_pure STATIC ${PROJECT_SOURCE_DIR}/libinject/config.cc
-            ${PROJECT_SOURCE_DIR}/libinject/capture_window.cc)
+            ${PROJECT_SOURCE_DIR}/libinject/capture_window.cc
+            ${PROJECT_SOURCE_DIR}/libinject/header_environment.cc
+            ${PROJECT_SOURCE_DIR}/libinject/trace_name.cc)
 target_include_directories(warpscope_session_pure PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(warpscope_session_pure PUBLIC warpscope_writer)
 

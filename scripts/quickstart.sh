@@ -6,7 +6,9 @@
 #    (examples/traces/cuda13.0_sm90/pipeline_pm.wst).
 # Prints the summary, occupancy and tail tables and writes the tail curve as SVG; then the warp
 # stall breakdown of the bundled PC sampling trace (examples/traces/cuda13.0_sm90/
-# stall_kernels.wst: PM and PC sampling cannot share a process, so it is a second recording).
+# stall_kernels.wst: PM and PC sampling cannot share a process, so it is a second recording);
+# then `warpscope job` on the bundled recording of a data-parallel job of two ranks, one of them
+# late (examples/traces/cuda13.0_sm90/ddp_late_rank), with its picture.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -41,3 +43,7 @@ echo "== warpscope stalls $stalls --top 3"
 echo
 echo "== warpscope stalls $stalls --by line --top 1 --source-dir tests/gpu"
 "$ws" stalls "$stalls" --by line --top 1 --source-dir tests/gpu
+echo
+job=examples/traces/cuda13.0_sm90/ddp_late_rank
+echo "== warpscope job $job --svg $out/job.svg   (a data-parallel job of 2 ranks, one late)"
+"$ws" job "$job" --svg "$out/job.svg"

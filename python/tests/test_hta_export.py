@@ -117,19 +117,31 @@ def test_hta_breakdowns_match_summary(cli: Path, trace: Path, tmp_path: Path, ht
     analysis = hta_analysis(trace_dir=str(out), include_last_profiler_step=True)
     s = summary(cli, trace)
 
-    kernel_ns = sum(r["total_time_ns"] for r in s["kernels"])
+    # HTA counts kernels whose name holds "nccl" as communication, the rest as computation.
+    nccl = [r for r in s["kernels"] if "nccl" in r["name"].lower()]
+    computing = [r for r in s["kernels"] if r not in nccl]
+    kernel_ns = sum(r["total_time_ns"] for r in computing)
+    nccl_ns = sum(r["total_time_ns"] for r in nccl)
     memory_ns = sum(r["total_time_ns"] for r in s["memory"])
     assert kernel_ns > 0
 
-    # Kernel breakdown: per-type totals (us). No bundled kernel is a NCCL kernel, so the
-    # computation total is every kernel's time.
+    # Kernel breakdown: per-type totals (us).
     kernel_types, kernels = analysis.get_gpu_kernel_breakdown(
         visualize=False, duration_ratio=1.0, num_kernels=1000, include_memory_kernels=True)
     by_type = dict(zip(kernel_types["kernel_type"], kernel_types["sum"]))
+    if nccl:
+        # A PyTorch job: cuBLAS launches through the driver API, not recorded by default, and
+        # HTA drops GPU work whose launch is not in the file, or that starts after the last
+        # step, once it has steps (export.md): NCCL's kernels of the steps remain (through
+        # their NCCL calls), not the ones after the last step.
+        assert 0.95 * nccl_ns <= by_type.get("COMMUNICATION", 0) * 1000 <= nccl_ns
+        assert 0 < by_type.get("COMPUTATION", 0) * 1000 <= kernel_ns
+        return
+    assert by_type.get("COMMUNICATION", 0) == 0
     assert by_type.get("COMPUTATION", 0) * 1000 == pytest.approx(kernel_ns, rel=0.01)
     assert by_type.get("MEMORY", 0) * 1000 == pytest.approx(memory_ns, rel=0.01)
     compute = kernels[kernels["kernel_type"] == "COMPUTATION"]
-    assert len(set(compute["name"])) == len({r["name"] for r in s["kernels"]})
+    assert len(set(compute["name"])) == len({r["name"] for r in computing})
 
     # Temporal breakdown: HTA's kernel time is the span from the first GPU activity to the
     # last, its idle time the part of it with none: summary's idle report per device.

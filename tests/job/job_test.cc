@@ -5,6 +5,8 @@
 
 #include "analyzers/analyses/advise.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <string>
 
@@ -309,6 +311,58 @@ TEST(JobAdviseCli, SeveralTracesOrAFolderAreAJob) {
                                            "/rank_3.wst --format csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_NE(csv.out.find(",job_rank\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace warpscope
+
+namespace warpscope {
+namespace {
+
+// The bundled recording of a 2-rank DDP job on two H200s, rank 1 late 10 ms a step in
+// data_load (examples/traces/cuda13.0_sm90/README.md).
+std::string BundledJob() {
+  const char* source = std::getenv("WARPSCOPE_SOURCE_DIR");
+  return std::string(source != nullptr ? source : ".") +
+         "/examples/traces/cuda13.0_sm90/ddp_late_rank";
+}
+
+TEST(BundledJob, TheLateRankTheRangeAndTheDesignedDelay) {
+  const JobView view = View({BundledJob()});
+  ASSERT_EQ(view.ranks.size(), 2u);
+  EXPECT_TRUE(view.shared_clock);
+  EXPECT_EQ(view.straggler.rank, 1u) << view.straggler.verdict;
+  EXPECT_NE(view.straggler.cause.find("step_<N>/data_load"), std::string::npos);
+  // Rank 0's time lost per timed step (steps 2 to 13), against the designed 10 ms.
+  std::vector<uint64_t> lost;
+  for (size_t i = 0; i < view.ranks[0].step_times.size(); ++i) {
+    if (view.ranks[0].steps.steps[i].number.value_or(0) >= 2) {
+      lost.push_back(view.ranks[0].step_times[i].lost_ns);
+    }
+  }
+  ASSERT_EQ(lost.size(), 12u);
+  std::sort(lost.begin(), lost.end());
+  EXPECT_NEAR(static_cast<double>(lost[lost.size() / 2]), 10e6, 1e6);
+  const uint64_t total = std::accumulate(lost.begin(), lost.end(), uint64_t{0});
+  EXPECT_NEAR(static_cast<double>(total), 120e6, 12e6);
+  // NCCL's calls tie the collectives to their communicator and bytes. Four of the main
+  // thread's calls carried payloads NCCL 2.28 sent unreadable (3 Broadcasts, and the AllReduce
+  // of dist.barrier, which ran on the compute stream): the Broadcasts take their stream's
+  // communicator, the barrier is matched by its stream's order, none has bytes.
+  EXPECT_EQ(view.ranks[0].unreadable_payloads, 4u);
+  EXPECT_EQ(view.ranks[0].collectives_keyed_by_stream, 1u);
+  size_t with_bytes = 0;
+  for (const MatchedCollective& m : view.collectives) with_bytes += m.bytes > 0;
+  EXPECT_EQ(with_bytes + 4, view.collectives.size());
+}
+
+TEST(BundledJob, OneRanksAdviseSeesItsWaiting) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(BundledJob() + "/rank0.wst");
+  ASSERT_TRUE(model.ok()) << model.status();
+  const AdviseReport report = BuildAdviseReport(*model, "rank0", AdviseOptions{});
+  ASSERT_FALSE(report.findings.empty());
+  EXPECT_EQ(report.findings.front().rule, "nccl-wait") << report.headline;
+  EXPECT_GT(report.collective_wait_ns, 50'000'000u);
 }
 
 }  // namespace

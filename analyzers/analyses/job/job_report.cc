@@ -147,10 +147,10 @@ Table RankCollectivesTable(const JobView& view) {
       const bool matched = m != by_key.end() && m->second->last_rank.has_value();
       // The step as the steps table names it: its number, else its position.
       const bool in_step = c.step >= 0 && static_cast<size_t>(c.step) < r.steps.steps.size();
-      const Cell step =
-          in_step ? Cell(r.steps.steps[static_cast<size_t>(c.step)].number.value_or(
+      const int64_t step =
+          in_step ? static_cast<int64_t>(r.steps.steps[static_cast<size_t>(c.step)].number.value_or(
                         static_cast<uint64_t>(c.step)))
-                  : Cell(c.step);
+                  : c.step;
       t.AddRow({r.RankOrIndex(), c.comm, c.seq, c.op, c.bytes, step, c.start_ns, c.duration_ns,
                 c.wait_ns, c.lost_ns,
                 NumberIf(matched, matched && *m->second->last_rank == r.RankOrIndex() ? 1 : 0)});
