@@ -16,7 +16,10 @@ import sys
 
 import duckdb
 
-# Instances whose durations differ by less than this count for nobody (as `warpscope job`).
+# An instance is uneven when its durations differ by at least MIN_SPREAD_NS and by a tenth of
+# the 90th percentile of all instances' spreads (as `warpscope job`: beside a rank 15 ms late at
+# every step, the sub-millisecond spreads of the collectives queued behind its first one do
+# not count).
 MIN_SPREAD_NS = 100_000
 # The straggler is last at 3 or more uneven instances, and at more of them than chance would
 # give: a share of 1/2 + 1/(2n) for n ranks.
@@ -27,10 +30,15 @@ MIN_LAST = 3
 # shortest duration of each instance; `lost_ns` counts a run of back-to-back collectives once).
 QUERY = """
 WITH c AS (SELECT * FROM read_parquet('{folder}/collectives.parquet')),
+spreads AS (
+  SELECT comm, seq, max(duration_ns) - min(duration_ns) AS spread_ns, count(*) AS ranks
+  FROM c GROUP BY comm, seq),
+threshold AS (
+  SELECT greatest({min_spread}, max(spread_ns) FILTER (WHERE i = n * 9 // 10) // 10) AS ns
+  FROM (SELECT spread_ns, row_number() OVER (ORDER BY spread_ns) - 1 AS i,
+               count(*) OVER () AS n FROM spreads)),
 uneven AS (
-  SELECT comm, seq, max(duration_ns) - min(duration_ns) AS spread_ns
-  FROM c GROUP BY comm, seq
-  HAVING count(*) > 1 AND max(duration_ns) - min(duration_ns) >= {min_spread})
+  SELECT comm, seq FROM spreads, threshold WHERE ranks > 1 AND spread_ns >= threshold.ns)
 SELECT c.rank,
        count(u.seq) FILTER (WHERE c.arrived_last = 1) AS last_arrivals,
        (SELECT count(*) FROM uneven) AS uneven,
@@ -48,18 +56,22 @@ WITH k AS (
   SELECT rank, duration_ns, ROW_NUMBER() OVER (PARTITION BY rank ORDER BY start_ns) AS seq
   FROM read_parquet('{folder}/kernels.parquet')
   WHERE regexp_matches(name, 'nccl(Dev)?Kernel_')),
-i AS (
-  SELECT *, min(duration_ns) OVER (PARTITION BY seq) AS shortest_ns,
-         max(duration_ns) OVER (PARTITION BY seq) - min(duration_ns) OVER (PARTITION BY seq)
-           AS spread_ns,
-         count(*) OVER (PARTITION BY seq) AS ranks
-  FROM k)
-SELECT rank,
-       count(*) FILTER (WHERE duration_ns = shortest_ns AND spread_ns >= {min_spread}
-                        AND ranks > 1) AS last_arrivals,
-       (SELECT count(DISTINCT seq) FROM i WHERE spread_ns >= {min_spread} AND ranks > 1)
-         AS uneven
-FROM i GROUP BY rank ORDER BY last_arrivals DESC, rank
+spreads AS (
+  SELECT seq, max(duration_ns) - min(duration_ns) AS spread_ns, count(*) AS ranks,
+         min(duration_ns) AS shortest_ns
+  FROM k GROUP BY seq),
+threshold AS (
+  SELECT greatest({min_spread}, max(spread_ns) FILTER (WHERE i = n * 9 // 10) // 10) AS ns
+  FROM (SELECT spread_ns, row_number() OVER (ORDER BY spread_ns) - 1 AS i,
+               count(*) OVER () AS n FROM spreads)),
+uneven AS (
+  SELECT seq, shortest_ns FROM spreads, threshold
+  WHERE ranks > 1 AND spread_ns >= threshold.ns)
+SELECT k.rank,
+       count(u.seq) FILTER (WHERE k.duration_ns = u.shortest_ns) AS last_arrivals,
+       (SELECT count(*) FROM uneven) AS uneven
+FROM k LEFT JOIN uneven u USING (seq)
+GROUP BY k.rank ORDER BY last_arrivals DESC, k.rank
 """
 
 

@@ -25,6 +25,7 @@ namespace warpscope {
 namespace {
 
 constexpr char kProfilerStep[] = "ProfilerStep#";
+constexpr char kProfilerStepFamily[] = "ProfilerStep#<N>";  // steps.h RangeFamily
 
 class KinetoWriter {
  public:
@@ -189,7 +190,7 @@ void KinetoWriter::WriteNcclCall(const NcclCall& call) {
 void KinetoWriter::WriteSteps() {
   const StepSet steps = FindSteps(m_.nvtx_ranges, step_);
   // A program that marks its steps as PyTorch's profiler does already has them.
-  if (steps.steps.empty() || steps.family == kProfilerStep) return;
+  if (steps.steps.empty() || steps.family == kProfilerStepFamily) return;
   bool numbered = true;
   for (size_t i = 0; i < steps.steps.size(); ++i) {
     const std::optional<uint64_t>& n = steps.steps[i].number;

@@ -67,7 +67,7 @@ TEST(Job, AHostStallInsideARangeNamesTheRankAndTheRange) {
             std::string::npos) << view.straggler.verdict;
   EXPECT_NE(view.straggler.cause.find("in NVTX range step_<N>/data_load"), std::string::npos)
       << view.straggler.cause;
-  EXPECT_NE(view.straggler.cause.find("the host is late"), std::string::npos);
+  EXPECT_NE(view.straggler.cause.find("host is late"), std::string::npos);
   // Where clocks are shared, the latest start names the same rank.
   for (const MatchedCollective& m : view.collectives) {
     if (m.spread_ns() > 1'000'000) {
@@ -87,13 +87,69 @@ TEST(Job, AHostStallBetweenStepsIsOutsideAnyRange) {
       << view.straggler.cause;
 }
 
+// The host time per step of each NVTX path, waiting for the GPU left out: the late rank spends
+// the delay more in data_load, the others the same everywhere.
+TEST(Job, HostTimePerStepShowsWhereTheLateHostSpendsItsTime) {
+  DdpJobSpec spec;
+  spec.late_rank = 2;
+  spec.steps = 6;
+  const JobView view = View(Write(spec));
+  ASSERT_EQ(view.ranks.size(), 4u);
+  const auto& late = view.ranks[2].host_ns_per_step;
+  const auto& other = view.ranks[0].host_ns_per_step;
+  ASSERT_TRUE(late.count("step_<N>/data_load")) << late.size();
+  ASSERT_TRUE(other.count("step_<N>/data_load"));
+  const double excess = static_cast<double>(late.at("step_<N>/data_load")) -
+                        static_cast<double>(other.at("step_<N>/data_load"));
+  EXPECT_NEAR(excess, spec.late_ns, 0.01 * spec.late_ns);
+  // The others' wait for the late rank is spent blocked in the loss read: not host time.
+  for (const auto& [path, ns] : other) {
+    if (!late.count(path)) continue;
+    EXPECT_LT(static_cast<double>(ns), static_cast<double>(late.at(path)) + 0.05 * spec.late_ns)
+        << path;
+  }
+  EXPECT_EQ(view.straggler.cause_kind, StragglerCause::kHost);
+  EXPECT_EQ(view.straggler.cause_range, "step_<N>/data_load");
+  EXPECT_NEAR(static_cast<double>(view.straggler.cause_host_excess_ns), spec.late_ns,
+              0.01 * spec.late_ns);
+}
+
+// A launch-bound step: the late rank's own launches, late by its stall, keep its GPU running
+// at launch pace through the stretch before its arrival, while its host is in forward and
+// backward. The host-time rule still names the stall's place, inside a range and outside any.
+TEST(Job, InALaunchBoundStepTheStallsPlaceIsNamedNotThePhaseAfterIt) {
+  for (bool in_range : {true, false}) {
+    DdpJobSpec spec;
+    spec.late_rank = 1;
+    spec.late_in_range = in_range;
+    spec.steps = 8;
+    // 600 launches of 20 us: 12 ms of host per phase, longer than the stall, so that the
+    // stretch before the late arrival holds only forward and backward.
+    spec.kernels_per_phase = 600;
+    spec.kernel_ns = 6'000;
+    spec.launch_api_ns = 20'000;
+    const JobView view = View(Write(spec));
+    ASSERT_EQ(view.straggler.rank, 1u) << view.straggler.verdict;
+    EXPECT_EQ(view.straggler.cause_kind, StragglerCause::kHost) << view.straggler.cause;
+    EXPECT_EQ(view.straggler.cause_range, in_range ? "step_<N>/data_load" : "")
+        << view.straggler.cause;
+    EXPECT_NE(view.straggler.cause.find(in_range ? "in NVTX range step_<N>/data_load"
+                                                 : "outside any NVTX range"),
+              std::string::npos)
+        << view.straggler.cause;
+    EXPECT_NEAR(static_cast<double>(view.straggler.cause_host_excess_ns), spec.late_ns,
+                0.02 * spec.late_ns);
+  }
+}
+
 TEST(Job, SlowerGpuWorkIsTheCauseWhenTheStragglersGpuWasBusy) {
   DdpJobSpec spec;
   spec.slow_rank = 3;
   spec.steps = 8;
   const JobView view = View(Write(spec));
   ASSERT_EQ(view.straggler.rank, 3u) << view.straggler.verdict;
-  EXPECT_NE(view.straggler.cause.find("slower GPU work"), std::string::npos)
+  EXPECT_EQ(view.straggler.cause_kind, StragglerCause::kGpu) << view.straggler.cause;
+  EXPECT_NE(view.straggler.cause.find("GPU work is slower"), std::string::npos)
       << view.straggler.cause;
   EXPECT_NE(view.straggler.cause.find("backward_gemm"), std::string::npos);
   // The others lose what the slow rank's extra compute takes per step: forward and backward,
@@ -310,7 +366,7 @@ TEST(JobAdviseCli, SeveralTracesOrAFolderAreAJob) {
   testing::CliResult csv = testing::RunCli("advise " + dir + "/rank_0.wst " + dir +
                                            "/rank_3.wst --format csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
-  EXPECT_NE(csv.out.find(",job_rank\n"), std::string::npos);
+  EXPECT_NE(csv.out.find(",job_rank,one_time\n"), std::string::npos);
 }
 
 }  // namespace

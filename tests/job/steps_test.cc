@@ -34,11 +34,24 @@ class Ranges {
   std::vector<NvtxRange> ranges_;
 };
 
-TEST(Steps, FamilyDropsTheTrailingNumber) {
-  EXPECT_EQ(StepFamily("step_12"), "step_");
-  EXPECT_EQ(StepFamily("ProfilerStep#3"), "ProfilerStep#");
-  EXPECT_EQ(StepFamily("forward"), "forward");
-  EXPECT_EQ(StepFamily("1234"), "1234");
+TEST(Steps, AFamilyHasItsNumbersReplaced) {
+  EXPECT_EQ(RangeFamily("step_12"), "step_<N>");
+  EXPECT_EQ(RangeFamily("ProfilerStep#3"), "ProfilerStep#<N>");
+  EXPECT_EQ(RangeFamily("iteration 12"), "iteration <N>");
+  EXPECT_EQ(RangeFamily("epoch 3 step 12"), "epoch <N> step <N>");
+  EXPECT_EQ(RangeFamily("step12"), "step<N>");
+  EXPECT_EQ(RangeFamily("Iter7"), "Iter<N>");
+  EXPECT_EQ(RangeFamily("layers.3.attn"), "layers.<N>.attn");
+  EXPECT_EQ(RangeFamily("1234"), "<N>");
+  EXPECT_EQ(RangeFamily("forward"), "forward");
+  // Digits that are part of a word stay.
+  EXPECT_EQ(RangeFamily("conv2d"), "conv2d");
+  EXPECT_EQ(RangeFamily("layer3"), "layer3");
+  EXPECT_EQ(RangeFamily("matmul_fp16"), "matmul_fp16");
+  EXPECT_EQ(RangeFamily("sm90_kernel"), "sm90_kernel");
+  EXPECT_EQ(RangeFamily("stepper2x"), "stepper2x");
+  EXPECT_EQ(RangeFamilyPath("step_12/layers.0/conv2d"), "step_<N>/layers.<N>/conv2d");
+  EXPECT_EQ(RangeFamilyPath(""), "");
 }
 
 TEST(Steps, NumberedOutermostRangesAreTheStepsFromStartToStart) {
@@ -49,7 +62,7 @@ TEST(Steps, NumberedOutermostRangesAreTheStepsFromStartToStart) {
     r.Add("forward", t + 10, t + 300, 1).Add("backward", t + 300, t + 700, 1);
   }
   const StepSet s = FindSteps(r.get());
-  EXPECT_EQ(s.family, "step_");
+  EXPECT_EQ(s.family, "step_<N>");
   EXPECT_EQ(s.how, "numbered NVTX range step_<N>");
   ASSERT_EQ(s.steps.size(), 3u);
   EXPECT_EQ(s.steps[0].number, 5u);
@@ -98,7 +111,9 @@ TEST(Steps, TheUsersChoiceByNameOrFamily) {
     r.Add("forward", 1000 * k, 1000 * k + 500, 1);
   }
   EXPECT_EQ(FindSteps(r.get(), "forward").family, "forward");
-  EXPECT_EQ(FindSteps(r.get(), "iteration_7").family, "iteration_");
+  EXPECT_EQ(FindSteps(r.get(), "iteration_7").family, "iteration_<N>");
+  EXPECT_EQ(FindSteps(r.get(), "iteration_").family, "iteration_<N>");
+  EXPECT_EQ(FindSteps(r.get(), "iteration_<N>").family, "iteration_<N>");
   const StepSet none = FindSteps(r.get(), "optimizer");
   EXPECT_TRUE(none.steps.empty());
   EXPECT_EQ(none.how, "no repeated NVTX range named optimizer (--step)");

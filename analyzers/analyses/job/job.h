@@ -52,11 +52,24 @@ struct MatchedCollective {
   uint64_t spread_ns() const { return longest_ns - shortest_ns; }
 };
 
+// What made the straggler late (straggler_cause.cc).
+enum class StragglerCause {
+  kUnknown,  // no straggler, or its trace says nothing either way
+  kHost,     // its host spends longer in one place per step than the others' hosts
+  kGpu,      // its GPU work per step takes longer than the others'
+  kLater,    // its GPU work starts later but takes no longer, and no host range explains it
+};
+
 struct StragglerVerdict {
   std::optional<uint32_t> rank;  // the straggler; none when balanced or no one rank dominates
   std::string verdict;           // one sentence: who, with the evidence, or that none is
   std::string cause;             // what the straggler did meanwhile (empty without one)
   std::string finding;           // its own `advise` finding that matches the cause, if any
+  StragglerCause cause_kind = StragglerCause::kUnknown;
+  // kHost: where its host spends the extra time (a RangeFamilyPath; "" = outside any NVTX
+  // range), and how much more per step than the other ranks' median (median over steps).
+  std::string cause_range;
+  uint64_t cause_host_excess_ns = 0;
   uint64_t uneven_spread_ns = 0;  // the spread from which a collective counts as uneven
   uint32_t uneven = 0;           // instances whose arrivals differ by more than the threshold
   uint32_t last_count = 0;       // of those, where the straggler arrived last

@@ -37,14 +37,10 @@ AdviseFinding StragglerFinding(const JobView& view, uint64_t median_span_ns) {
   f.title = absl::StrFormat("rank %d arrives last at the collectives: each other rank loses %s "
                             "waiting for it",
                             *v.rank, FormatDuration(static_cast<double>(f.cost_ns)));
-  const size_t in = v.cause.find("in NVTX range ");
-  if (in != std::string::npos) {
-    const size_t from = in + 14, to = v.cause.find(' ', from);
-    f.nvtx_path = v.cause.substr(from, to == std::string::npos ? to : to - from);
-  }
+  if (v.cause_kind == StragglerCause::kHost) f.nvtx_path = v.cause_range;
   f.evidence = absl::StrCat(v.verdict, " ", v.cause,
                             v.finding.empty() ? "" : absl::StrCat(" (", v.finding, ")"));
-  const bool gpu = v.cause.find("slower GPU work") != std::string::npos;
+  const bool gpu = v.cause_kind == StragglerCause::kGpu;
   f.fix = gpu ? absl::StrCat("Rank ", *v.rank,
                              "'s GPU work takes longer than the others': give it less work, or "
                              "find why the same kernels run slower on it (clocks, another "

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "analyzers/analyses/collectives.h"
 #include "analyzers/analyses/job/job.h"
+#include "analyzers/analyses/median.h"
 
 namespace warpscope {
 namespace {
@@ -26,10 +27,14 @@ Cell GbPerS(uint64_t bytes, uint64_t ns) {
   return Cell(static_cast<double>(bytes) / static_cast<double>(ns), 2);
 }
 
-uint64_t MedianOf(std::vector<uint64_t> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-  return v[v.size() / 2];
+std::string CauseKindName(StragglerCause kind) {
+  switch (kind) {
+    case StragglerCause::kHost: return "host";
+    case StragglerCause::kGpu: return "gpu";
+    case StragglerCause::kLater: return "later";
+    case StragglerCause::kUnknown: break;
+  }
+  return "";
 }
 
 Table RanksTable(const JobView& view) {
@@ -180,6 +185,9 @@ Report JobReport(const JobView& view) {
       {"lost_pct", PercentCell(v.others_lost_share)},
       {"verdict", v.verdict},
       {"cause", v.cause},
+      {"cause_kind", CauseKindName(v.cause_kind)},
+      {"cause_range", v.cause_kind == StragglerCause::kHost ? v.cause_range : ""},
+      {"cause_host_excess_ms", Ms(v.cause_host_excess_ns)},
       {"finding", v.finding},
   };
   report.text.push_back(v.verdict);

@@ -7,6 +7,7 @@
 #define WARPSCOPE_ANALYZERS_ANALYSES_JOB_RANK_DIGEST_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,6 +70,9 @@ struct RankDigest {
 
   StepSet steps;
   std::vector<StepTimes> step_times;  // parallel to steps.steps
+  // The host time of the steps' thread per NVTX path, median per step (steps.h
+  // HostTimePerStep): where a late rank's host spends its extra time.
+  std::map<std::string, uint64_t> host_ns_per_step;
   uint64_t gpu_begin_ns = 0, gpu_end_ns = 0;  // first and last GPU work (trace time)
   uint64_t compute_ns = 0, comm_ns = 0, overlap_ns = 0;
   // When its GPU ran work other than NCCL's, merged (trace time): a few stretches per step

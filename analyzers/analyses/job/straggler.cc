@@ -17,6 +17,7 @@
 #include "analyzers/analyses/advise.h"
 #include "analyzers/analyses/collectives.h"
 #include "analyzers/analyses/job/job.h"
+#include "analyzers/analyses/median.h"
 #include "analyzers/analyses/steps.h"
 #include "analyzers/model/interval_union.h"
 #include "analyzers/render/output.h"
@@ -27,12 +28,6 @@ namespace {
 constexpr uint64_t kMinSpreadNs = 100'000;  // 100 us
 constexpr uint32_t kMinUneven = 3;
 constexpr double kMinWaitShare = 0.02;
-
-uint64_t Median(std::vector<uint64_t> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 
 // Step time of a rank: its steps, else its GPU span.
 uint64_t RankTime(const RankDigest& r) {
@@ -80,10 +75,10 @@ uint64_t MedianLead(const JobView& view, const ByKey& by_key, uint32_t rank, uin
       if (c.step >= 0) by_step[c.step] = std::max(by_step[c.step], spread);
     }
   }
-  if (by_step.empty()) return Median(all);
+  if (by_step.empty()) return MedianOf(std::move(all));
   std::vector<uint64_t> steps;
   for (const auto& [step, spread] : by_step) steps.push_back(spread);
-  return Median(steps);
+  return MedianOf(std::move(steps));
 }
 
 // Uneven collectives by the rank that arrived last, and the others' lost time by the rank it

@@ -1,8 +1,17 @@
-// What the straggler did while the others waited, read from its own trace (job.h). For each
-// collective it reached last, the stretch before its arrival as long as the earliest rank's
-// wait: how much of it its GPU was busy with its own work, and, on the host thread that runs
-// its steps, which NVTX range (the innermost open) held the rest. Mostly busy: its GPU work is
-// slower than the others'. Mostly idle: its host was late, in the range named.
+// What the straggler did while the others waited (job.h), in this order:
+//  1. Its host: where the steps' thread spends its time per step (RankDigest's
+//     host_ns_per_step, waiting for the GPU left out) against the other ranks' median. The
+//     path with the largest excess is the cause when that excess is at least half the
+//     straggler's lead: its host is late there.
+//  2. Its GPU: its compute per step against the other ranks' median, when longer by at least
+//     half its lead: slower GPU work, with the kernel it spent the time before its late
+//     arrivals in.
+//  3. Otherwise the stretches before its late arrivals (each as long as the lead there), read
+//     from its own trace: GPU busy with its own work most of the time means its work ran later
+//     but no slower; GPU idle most of the time, the NVTX range its host was in meanwhile.
+// Rule 1 comes first because in a launch-bound step the straggler's own launches, late by its
+// host's stall, fill the stretch before its arrival: that stretch names the phase after the
+// stall, not the stall.
 #include <algorithm>
 #include <map>
 
@@ -11,6 +20,7 @@
 #include "analyzers/analyses/advise.h"
 #include "analyzers/analyses/collectives.h"
 #include "analyzers/analyses/job/job.h"
+#include "analyzers/analyses/median.h"
 #include "analyzers/analyses/steps.h"
 #include "analyzers/model/interval_union.h"
 #include "analyzers/render/output.h"
@@ -37,21 +47,6 @@ std::vector<Window> LateWindows(const JobView& view, const RankDigest& r) {
   return out;
 }
 
-// A path with each range's trailing number replaced: "step_12/data_load" -> "step_<N>/data_load".
-std::string FamilyPath(std::string_view path) {
-  std::string out;
-  while (!path.empty()) {
-    const size_t slash = path.find('/');
-    const std::string_view name = path.substr(0, slash);
-    const std::string_view family = StepFamily(name);
-    absl::StrAppend(&out, out.empty() ? "" : "/", std::string(family),
-                    family.size() != name.size() ? "<N>" : "");
-    if (slash == std::string_view::npos) break;
-    path.remove_prefix(slash + 1);
-  }
-  return out;
-}
-
 // "step_<N>/data_load" for the ranges covering `ns` on `thread`, outermost first.
 std::string RangePath(const std::vector<const NvtxRange*>& ranges, uint64_t ns) {
   std::vector<const NvtxRange*> covering;
@@ -62,7 +57,7 @@ std::string RangePath(const std::vector<const NvtxRange*>& ranges, uint64_t ns) 
             [](const NvtxRange* a, const NvtxRange* b) { return a->depth < b->depth; });
   std::string path;
   for (const NvtxRange* r : covering) {
-    absl::StrAppend(&path, path.empty() ? "" : "/", FamilyPath(r->name));
+    absl::StrAppend(&path, path.empty() ? "" : "/", RangeFamily(r->name));
   }
   return path;
 }
@@ -113,7 +108,7 @@ typename Map::const_iterator Largest(const Map& m) {
                           [](const auto& a, const auto& b) { return a.second < b.second; });
 }
 
-// The straggler's own `advise` findings in `range` (a FamilyPath; one per step where the
+// The straggler's own `advise` findings in `range` (a RangeFamilyPath; one per step where the
 // range is numbered) or on `kernel`, summed; none there: its top finding, when it has a range.
 std::string OwnFinding(const TraceModel& model, const std::string& range,
                        const std::string& kernel = "") {
@@ -124,7 +119,7 @@ std::string OwnFinding(const TraceModel& model, const std::string& range,
   for (size_t i = 0; i < report.findings.size(); ++i) {
     const AdviseFinding& f = report.findings[i];
     const bool here = range.empty() ? !kernel.empty() && f.kernel == kernel
-                                    : FamilyPath(f.nvtx_path) == range;
+                                    : RangeFamilyPath(f.nvtx_path) == range;
     if (!here) continue;
     if (count++ == 0) first = i;
     cost += f.cost_ns;
@@ -142,12 +137,36 @@ std::string OwnFinding(const TraceModel& model, const std::string& range,
                          FormatDuration(static_cast<double>(cost)));
 }
 
-double MedianComputePerStep(const RankDigest& r) {
+uint64_t MedianComputePerStep(const RankDigest& r) {
   std::vector<uint64_t> v;
   for (const StepTimes& t : r.step_times) v.push_back(t.compute_ns);
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-  return static_cast<double>(v[v.size() / 2]);
+  return MedianOf(std::move(v));
+}
+
+struct HostExcess {
+  std::string path;
+  uint64_t mine_ns = 0, others_ns = 0;
+  uint64_t excess_ns() const { return mine_ns > others_ns ? mine_ns - others_ns : 0; }
+};
+
+// The path where `me`'s host spends the most time per step beyond the other ranks' median.
+HostExcess LargestHostExcess(const RankDigest& me, const std::vector<const RankDigest*>& others) {
+  HostExcess best;
+  for (const auto& [path, mine] : me.host_ns_per_step) {
+    std::vector<uint64_t> theirs;
+    for (const RankDigest* r : others) {
+      auto it = r->host_ns_per_step.find(path);
+      theirs.push_back(it == r->host_ns_per_step.end() ? 0 : it->second);
+    }
+    HostExcess h{path, mine, MedianOf(std::move(theirs))};
+    if (h.excess_ns() > best.excess_ns()) best = std::move(h);
+  }
+  return best;
+}
+
+std::string Where(const std::string& path) {
+  return path.empty() ? std::string("outside any NVTX range")
+                      : absl::StrCat("in NVTX range ", path);
 }
 
 }  // namespace
@@ -155,45 +174,88 @@ double MedianComputePerStep(const RankDigest& r) {
 void ExplainStraggler(JobView& view, const TraceModel& trace) {
   StragglerVerdict& v = view.straggler;
   const RankDigest* me = nullptr;
-  std::vector<double> others_compute;
+  std::vector<const RankDigest*> others;
+  std::vector<uint64_t> others_compute;
   for (const RankDigest& r : view.ranks) {
     if (v.rank && r.RankOrIndex() == *v.rank) {
       me = &r;
     } else {
+      others.push_back(&r);
       others_compute.push_back(MedianComputePerStep(r));
     }
   }
-  if (me == nullptr) return;
+  if (me == nullptr || others.empty()) return;
+  const uint64_t half_lead = v.median_lead_ns / 2;
+
+  const HostExcess host = LargestHostExcess(*me, others);
+  if (host.excess_ns() > 0 && host.excess_ns() >= half_lead) {
+    v.cause_kind = StragglerCause::kHost;
+    v.cause_range = host.path;
+    v.cause_host_excess_ns = host.excess_ns();
+    v.cause = absl::StrFormat(
+        "Its host spends a median of %s per step %s against %s on the other ranks: %s more, "
+        "%.0f%% of its lead. The host is late, not the GPU.",
+        FormatDuration(static_cast<double>(host.mine_ns)), Where(host.path),
+        FormatDuration(static_cast<double>(host.others_ns)),
+        FormatDuration(static_cast<double>(host.excess_ns())),
+        100.0 * static_cast<double>(host.excess_ns()) /
+            static_cast<double>(std::max<uint64_t>(v.median_lead_ns, 1)));
+    v.finding = OwnFinding(trace, host.path);
+    return;
+  }
+
   const std::vector<Window> windows = LateWindows(view, *me);
   const WindowUse use = Use(trace, me->steps.thread_id, windows);
-  if (use.total_ns == 0) return;
-  const double busy = static_cast<double>(use.busy_ns) / use.total_ns;
-  std::sort(others_compute.begin(), others_compute.end());
-  const double others = others_compute.empty() ? 0 : others_compute[others_compute.size() / 2];
-  if (busy >= 0.5) {
-    auto kernel = Largest(use.busy_by_kernel);
+  const uint64_t mine = MedianComputePerStep(*me), theirs = MedianOf(others_compute);
+  auto kernel = Largest(use.busy_by_kernel);
+  const std::string kernel_name = kernel == use.busy_by_kernel.end()
+                                      ? std::string("(no kernel)")
+                                      : ShortKernelName(kernel->first, true);
+  if (!me->step_times.empty() && mine > theirs && mine - theirs >= half_lead &&
+      mine - theirs > 0) {
+    v.cause_kind = StragglerCause::kGpu;
     v.cause = absl::StrFormat(
-        "Its GPU was busy with its own work %.0f%% of the time the others waited (slower GPU "
-        "work): its compute takes a median of %s per step against %s on the other ranks; the "
-        "most of it in %s.",
-        100 * busy, FormatDuration(MedianComputePerStep(*me)), FormatDuration(others),
-        kernel == use.busy_by_kernel.end() ? std::string("(no kernel)")
-                                           : ShortKernelName(kernel->first, true));
+        "Its GPU work is slower: its compute takes a median of %s per step against %s on the "
+        "other ranks; before its late arrivals its GPU spent the most time in %s.",
+        FormatDuration(static_cast<double>(mine)), FormatDuration(static_cast<double>(theirs)),
+        kernel_name);
     v.finding = kernel == use.busy_by_kernel.end() ? "" : OwnFinding(trace, "", kernel->first);
     return;
   }
+  if (use.total_ns == 0) return;
+  const double busy = static_cast<double>(use.busy_ns) / static_cast<double>(use.total_ns);
+  if (busy >= 0.5) {
+    // Without steps there is no per-step compute to compare: the stretches decide.
+    if (me->step_times.empty()) {
+      v.cause_kind = StragglerCause::kGpu;
+      v.cause = absl::StrFormat(
+          "Its GPU was busy with its own work %.0f%% of the time the others waited (slower GPU "
+          "work); the most of it in %s.",
+          100 * busy, kernel_name);
+      v.finding = kernel == use.busy_by_kernel.end() ? "" : OwnFinding(trace, "", kernel->first);
+      return;
+    }
+    v.cause_kind = StragglerCause::kLater;
+    v.cause = absl::StrFormat(
+        "Its GPU was busy with its own work %.0f%% of the time the others waited, but its "
+        "compute per step (%s) is no longer than the others' (%s): its work ran later, not "
+        "slower, and no NVTX range of its host takes longer than theirs. Look at what delays "
+        "its launches (a host stall the ranges do not cover, a launch queue that filled).",
+        100 * busy, FormatDuration(static_cast<double>(mine)),
+        FormatDuration(static_cast<double>(theirs)));
+    return;
+  }
   auto range = Largest(use.idle_by_range);
-  const std::string where =
-      range == use.idle_by_range.end() || range->first.empty()
-          ? std::string("outside any NVTX range")
-          : absl::StrCat("in NVTX range ", range->first);
+  const std::string path = range == use.idle_by_range.end() ? "" : range->first;
   const double range_share =
       range == use.idle_by_range.end() ? 0 : static_cast<double>(range->second) / use.total_ns;
+  v.cause_kind = StragglerCause::kHost;
+  v.cause_range = path;
   v.cause = absl::StrFormat(
       "Its GPU sat idle %.0f%% of the time the others waited, while its host was %s (%.0f%% "
       "of that time): the host is late, not the GPU.",
-      100 * (1 - busy), where, 100 * range_share);
-  v.finding = OwnFinding(trace, range == use.idle_by_range.end() ? "" : range->first);
+      100 * (1 - busy), Where(path), 100 * range_share);
+  v.finding = OwnFinding(trace, path);
 }
 
 }  // namespace warpscope
