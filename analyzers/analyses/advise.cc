@@ -60,6 +60,9 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
   report.label = std::move(label);
   report.wall_ns = model.span.duration_ns();
   const AdviseTimeline timeline(model, options);
+  report.steps = timeline.steps().steps.size();
+  report.warmup_steps = timeline.warmup_steps();
+  report.step_rule = timeline.steps().how;
   std::vector<AdviseFinding> findings;
   const GapTotals gaps = FindGapCauses(timeline, options, &findings);
   FindPageableCopies(timeline, options, &findings);
@@ -95,9 +98,8 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
   }
   std::stable_sort(report.findings.begin(), report.findings.end(),
                    [](const AdviseFinding& a, const AdviseFinding& b) {
-                     const bool a_once = a.rule == kRuleStartup, b_once = b.rule == kRuleStartup;
-                     return std::tie(a_once, b.cost_ns, a.rule, a.nvtx_path) <
-                            std::tie(b_once, a.cost_ns, b.rule, b.nvtx_path);
+                     return std::tie(a.one_time, b.cost_ns, a.rule, a.nvtx_path) <
+                            std::tie(b.one_time, a.cost_ns, b.rule, b.nvtx_path);
                    });
   if (options.top > 0 && report.findings.size() > options.top) {
     report.findings.resize(options.top);

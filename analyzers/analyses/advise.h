@@ -66,6 +66,9 @@ struct AdviseFinding {
   uint64_t worst_end_ns = 0;
   // In a job's report (several ranks' traces): the rank the finding is about; -1 otherwise.
   int64_t job_rank = -1;
+  // Paid once, before the steady state (start-up gaps, copies of the weights, the first
+  // collectives): ranked after every steady-state finding.
+  bool one_time = false;
 };
 
 // What the other ranks' traces say about this rank's NCCL collectives (`warpscope advise` of a
@@ -90,6 +93,11 @@ struct AdviseOptions {
   uint64_t edge_tolerance_ns = 5000;
   // Measured waits of this rank's collectives (a job's advise); nullptr: estimate them.
   const MeasuredCollectiveWaits* collective_waits = nullptr;
+  // Places are NVTX paths with each range's numbers replaced (steps.h RangeFamily:
+  // "step_12/data_load" -> "step_<N>/data_load"), so that a finding covers every step; true:
+  // as the ranges are named.
+  bool literal_ranges = false;
+  std::string step;  // the NVTX range that marks steps ("" = steps.h's rule)
 };
 
 struct AdviseDeviceBusy {
@@ -116,6 +124,11 @@ struct AdviseReport {
   std::vector<AdviseFinding> findings;  // by cost, descending
   std::vector<std::string> notes;       // rules skipped and why (no PM samples, ...)
   std::string headline;
+  // The program's steps (steps.h) and how many of the first are warm-up; the steady state
+  // starts with the first step after them.
+  size_t steps = 0;
+  size_t warmup_steps = 0;
+  std::string step_rule;
 };
 
 // Runs every rule on `model`, ranks the findings and writes the head line.

@@ -106,7 +106,7 @@ uint64_t FindCollectiveWaits(const AdviseTimeline& timeline, const AdviseOptions
       waits[i] = it != options.collective_waits->wait_by_kernel.end() ? it->second : 0;
     }
   }
-  const StepSet steps = FindSteps(model.nvtx_ranges);
+  const StepSet& steps = timeline.steps();
   std::vector<CollectiveWait> cw;
   for (size_t i = 0; i < rc.instances.size(); ++i) {
     const CollectiveInstance& c = rc.instances[i];
@@ -116,13 +116,16 @@ uint64_t FindCollectiveWaits(const AdviseTimeline& timeline, const AdviseOptions
   }
   const std::vector<TimeInterval> own = OwnWork(model);
   LostToWaiting(cw, own);
-  std::map<std::string_view, OpTotals> by_op;
+  // By operation, and whether before the steady state (NCCL's set-up, the first steps'
+  // collectives: one-time).
+  std::map<std::pair<std::string_view, bool>, OpTotals> by_op;
   uint64_t idle_waiting = 0;
   for (size_t i = 0, j = 0; i < rc.instances.size(); ++i) {
     const CollectiveInstance& c = rc.instances[i];
     if (options.device && c.device_id != *options.device) continue;
     const CollectiveWait& w = cw[j++];
-    OpTotals& t = by_op[c.op];
+    const uint64_t issued = c.call_start_ns != 0 ? c.call_start_ns : c.start_ns;
+    OpTotals& t = by_op[{c.op, issued < timeline.steady_begin_ns()}];
     ++t.collectives;
     t.lost_ns += w.lost_ns;  // on a run's last collective, which may not wait itself
     t.runs += w.lost_ns > 0;
@@ -133,10 +136,12 @@ uint64_t FindCollectiveWaits(const AdviseTimeline& timeline, const AdviseOptions
     const std::vector<TimeInterval> waiting{{w.start_ns, w.start_ns + w.wait_ns}};
     idle_waiting += w.wait_ns - OverlapOfMerged(waiting, own);
   }
-  for (const auto& [op, t] : by_op) {
+  for (const auto& [key, t] : by_op) {
     if (t.lost_ns == 0 || t.worst == SIZE_MAX) continue;
     AdviseFinding& f = findings->emplace_back();
-    Describe(timeline, options, rc, op, t, &f);
+    Describe(timeline, options, rc, key.first, t, &f);
+    f.one_time = key.second;
+    if (f.one_time) absl::StrAppend(&f.title, ", before the steady state (one-time)");
   }
   return idle_waiting;
 }

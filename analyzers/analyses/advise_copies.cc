@@ -72,7 +72,10 @@ void FindPageableCopies(const AdviseTimeline& timeline, const AdviseOptions& opt
     const MemcpyEvent* worst = nullptr;
     uint64_t worst_excess = 0;
   };
-  std::map<std::tuple<uint32_t, v1::CopyKind, std::string, std::string, uint64_t>, Group> groups;
+  // Device, kind, call, place, thread, and whether before the steady state (one-time: the
+  // weights, buffers set up once).
+  std::map<std::tuple<uint32_t, v1::CopyKind, std::string, std::string, uint64_t, bool>, Group>
+      groups;
   for (const auto& [device, work] : timeline.work_by_device()) {
     for (const GpuWork& w : work) {
       if (w.kind != WorkKind::kMemcpy) continue;
@@ -85,11 +88,13 @@ void FindPageableCopies(const AdviseTimeline& timeline, const AdviseOptions& opt
       const ApiCallEvent* api = timeline.LaunchOf(c.correlation_id);
       const uint64_t thread = api == nullptr ? 0 : api->thread_id;
       std::string api_name, path;
+      const uint64_t issued = api != nullptr ? api->start_ns : c.start_ns;
       if (api != nullptr) {
         api_name = std::string(api->name);
         path = timeline.PathAt(thread, api->start_ns);
       }
-      Group& g = groups[{device, c.copy_kind, api_name, path, thread}];
+      const bool once = issued < timeline.steady_begin_ns();
+      Group& g = groups[{device, c.copy_kind, api_name, path, thread, once}];
       g.count++, g.bytes += c.bytes, g.copy_ns += c.duration_ns, g.excess_ns += excess;
       g.thread_id = thread, g.device = device;
       g.streams.insert(c.stream_id);
@@ -97,7 +102,7 @@ void FindPageableCopies(const AdviseTimeline& timeline, const AdviseOptions& opt
     }
   }
   for (const auto& [key, g] : groups) {
-    const auto& [device, kind, api, path, thread] = key;
+    const auto& [device, kind, api, path, thread, once] = key;
     const auto [pinned_bw, measured] = bandwidth.at(kind);
     AdviseFinding f;
     f.rule = std::string(kRulePageable);
@@ -112,6 +117,8 @@ void FindPageableCopies(const AdviseTimeline& timeline, const AdviseOptions& opt
     f.title = absl::StrCat(g.count, " ", std::string(CopyKindName(kind)), " cop",
                            g.count == 1 ? "y" : "ies", " from pageable host memory");
     if (!path.empty()) absl::StrAppend(&f.title, " in ", path);
+    f.one_time = once;
+    if (once) absl::StrAppend(&f.title, ", before the steady state (one-time)");
     f.evidence = absl::StrFormat(
         "%s in %s: %.1f GB/s, against %.1f GB/s for pinned copies (%s)",
         FormatBytes(static_cast<double>(g.bytes)), FormatDuration(static_cast<double>(g.copy_ns)),

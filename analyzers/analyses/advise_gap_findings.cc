@@ -48,7 +48,8 @@ void DescribeStartup(const GapGroup& g, const std::string& gaps, AdviseFinding* 
       "process.";
 }
 
-// `worst_ms`: where the longest gap begins, in ms from the trace's start.
+// `worst_ms`: where the longest gap begins, in trace ms (the time base of every command's
+// --window and --from).
 void DescribeOneOff(const GapGroup& g, double worst_ms, AdviseFinding* f) {
   f->title = "one-off: GPU idle far longer than the usual gap of its cause";
   std::vector<std::string> causes;
@@ -72,7 +73,7 @@ void DescribeOneOff(const GapGroup& g, double worst_ms, AdviseFinding* f) {
                     "flushing CUPTI's buffers), absent from a plain run");
   }
   f->fix = absl::StrFormat(
-      "Look at what the host did then: the longest begins %.3f ms into the trace "
+      "Look at what the host did then: the longest begins at %.3f ms "
       "(warpscope timeline TRACE --svg FILE --window %.3f:%.3f). Garbage collection, a "
       "checkpoint, paging, a lock or the recorder's own flush are typical; a rare stall may "
       "not come back in the next run.",
@@ -126,8 +127,8 @@ void Describe(const GapGroup& g, double worst_ms, AdviseFinding* f) {
                     ") while the host refilled the queue the wait had drained");
     if (g.beyond_lead_ns > 0) {
       absl::StrAppend(&gaps, "; ", FormatDuration(static_cast<double>(g.beyond_lead_ns)),
-                      " more idle after them, beyond the work queued ahead of the waits, stays "
-                      "launch-bound: the fix saves up to ",
+                      " more idle after them, beyond the work queued ahead of the waits, is the "
+                      "host's own time after the wait (its own finding): the fix saves up to ",
                       FormatDuration(static_cast<double>(g.total_ns + g.beyond_lead_ns)),
                       " where the host keeps up with the GPU (the recording slowed the host)");
     }
@@ -165,6 +166,31 @@ void Describe(const GapGroup& g, double worst_ms, AdviseFinding* f) {
     f->fix =
         "Copy from pinned memory with cudaMemcpyAsync on a stream so the host keeps "
         "queueing work while the copy runs.";
+  } else if (g.cause.rule == kRuleHostRange && g.stalled_after_launch) {
+    const std::string where = g.cause.path.empty()
+                                  ? std::string("outside any NVTX range")
+                                  : absl::StrCat("in NVTX range ", g.cause.path);
+    f->title = absl::StrCat("GPU idle while the host stalled ", where,
+                            " after launching its GPU work");
+    if (g.steady_steps > 0) {
+      absl::StrAppend(&f->title, ", in ", g.steps_hit.size(), " of ", g.steady_steps, " steps");
+    }
+    f->evidence = absl::StrCat(
+        gaps, "; each a pause between two launches far longer than launching takes, recurring "
+        "in this place: the host did something else there (data preparation, a CPU "
+        "computation, a lock, a sleep) while the GPU had run dry");
+    if (g.given_to_wait_ns > 0) {
+      absl::StrAppend(&f->evidence, "; another ",
+                      FormatDuration(static_cast<double>(g.given_to_wait_ns)),
+                      " of these gaps is counted with the wait before them (the host would have "
+                      "been ahead by that much without it): the fix saves up to ",
+                      FormatDuration(static_cast<double>(g.total_ns + g.given_to_wait_ns)));
+    }
+    f->fix = absl::StrCat(
+        "Find what the host does ", where,
+        " between its launches and take it off the GPU's critical path: prepare it ahead "
+        "(DataLoader workers, a background thread) or move it after the step's GPU work is "
+        "queued.");
   } else if (g.cause.rule == kRuleHostRange) {
     f->title = absl::StrCat("GPU idle while the host was in NVTX range ", g.cause.path,
                             " without launching GPU work");
@@ -186,7 +212,7 @@ AdviseFinding FindingOf(const AdviseTimeline& timeline, const GapGroup& g) {
   AdviseFinding f;
   f.rule = std::string(g.cause.rule);
   f.cost_ns = g.total_ns;
-  f.cost_max_ns = g.total_ns + g.beyond_lead_ns;
+  f.cost_max_ns = g.total_ns + g.beyond_lead_ns + g.given_to_wait_ns;
   f.occurrences = g.gaps_ns.size();
   f.device_id = g.device_id;
   f.nvtx_path = g.cause.path;
@@ -196,12 +222,9 @@ AdviseFinding FindingOf(const AdviseTimeline& timeline, const GapGroup& g) {
   timeline.DescribeThread(g.cause.thread_id, &f);
   f.worst_begin_ns = g.worst.begin_ns;
   f.worst_end_ns = g.worst.end_ns;
-  const uint64_t trace_begin = timeline.model().span.begin_ns;
-  Describe(g,
-           g.worst.begin_ns > trace_begin
-               ? static_cast<double>(g.worst.begin_ns - trace_begin) / 1e6
-               : 0.0,
-           &f);
+  f.one_time = g.cause.rule == kRuleStartup;
+  // In trace time, as `warpscope timeline --window` takes it.
+  Describe(g, static_cast<double>(g.worst.begin_ns) / 1e6, &f);
   return f;
 }
 

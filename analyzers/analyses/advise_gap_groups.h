@@ -35,6 +35,8 @@ struct GapCause {
   std::string label;
   std::string path;
   uint64_t thread_id = 0;
+  // Launch-bound gaps: where the host was halfway through the gap (a stall's place).
+  std::string host_path{};
   // Waits: GPU work the host had queued ahead when it began waiting (wait start to the gap).
   uint64_t lead_ns = 0;
 };
@@ -61,6 +63,13 @@ struct GapGroup {
   // their kinds
   uint64_t overhead_ns = 0;
   std::set<std::string_view> overhead_kinds;
+  // host-range from recurring long launch gaps: the host stalled in the range after it had
+  // launched GPU work; the steady steps with such a gap, of how many.
+  bool stalled_after_launch = false;
+  std::set<int64_t> steps_hit;
+  uint64_t steady_steps = 0;
+  // Of such gaps, the part a wait before them took as catch-up: the stall's fix saves it too.
+  uint64_t given_to_wait_ns = 0;
 };
 
 inline bool IsWaitRule(std::string_view rule) {

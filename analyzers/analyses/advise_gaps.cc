@@ -20,28 +20,48 @@
 namespace warpscope::advise_internal {
 namespace {
 
-// Gaps at least half before the first instance of the most repeated NVTX range, and gaps this many
-// times the median gap of their cause (with >= 5 such gaps) that begin before that instance ends
-// (or in the first tenth of the GPU span without such a range), are one-time start-up gaps.
-// Later, such an outlier is a one-off: its cause keeps the median, the rest is `one-off`;
-// unless the cause's outliers recur (docs/advise.md, "One-off gaps"): at least once every
-// kRecurringSteps instances of the repeated range, or in at least 1 of kRecurringGaps of the
-// cause's gaps without one (and at least kMinRecurring times either way; MarkRecurring). A
-// recurring long gap is part of the program's step, and the cause keeps all of it.
+// The steady state begins with the first step after the warm-up steps (steps.h: the program's
+// steps, and the leading ones that take 1.5 times the median step). Gaps at least half before
+// it, and gaps this many times the median gap of their cause (with >= 5 such gaps) that begin
+// before the first steady step ends (without steps: in the first tenth of the device's GPU
+// work, by count), are one-time start-up gaps. Later, such an outlier is a one-off: its cause
+// keeps the median, the rest is `one-off`; unless the cause's outliers recur (docs/advise.md,
+// "One-off gaps"): in at least every kRecurringSteps-th steady step, or in at least 1 of
+// kRecurringGaps of the cause's gaps without steps (and at least kMinRecurring times either
+// way; MarkRecurring). A recurring long gap is part of the program's step, and the cause keeps
+// all of it. A recurring long launch gap is the host stalling between two launches: it goes to
+// the range the host was in (host-range, "after launching its GPU work").
 constexpr uint64_t kRecurringSteps = 2;
+// A launch gap this many times the median launch call is the host doing something else than
+// launching (a stall), whatever the usual launch gap is.
+constexpr uint64_t kStallFactor = 100;
 constexpr uint64_t kRecurringGaps = 10;
 constexpr uint64_t kMinRecurring = 3;
 
 // Where the program's steady state begins on one device (docs/advise.md, "Start-up").
 struct SteadyState {
-  std::string range;  // the most repeated NVTX range name ("" when none repeats 3 times)
-  uint64_t first_start_ns = 0;
-  uint64_t first_end_ns = 0;
+  std::string range;  // the steps' range family ("" without steps)
+  uint64_t first_start_ns = 0;  // the first steady step's start
+  uint64_t first_end_ns = 0;    // its end; without steps, the end of the first tenth of work
   // Per cause rule (with >= 5 gaps): the median gap; gaps at least kOutlierFactor times it
   // are outliers.
   std::map<std::string_view, uint64_t> median_ns;
   // Cause rules whose steady-state outliers recur: never one-off.
   std::set<std::string_view> recurring;
+  // Places where long launch gaps recur: the host stalls there between two launches.
+  std::set<std::string> stall_places;
+
+  // Launch gaps from this long on are stalls (kStallFactor); 0: only outliers are.
+  uint64_t stall_ns = 0;
+
+  // A launch gap far longer than the usual one, or than launching takes.
+  bool IsLongLaunchGap(uint64_t length_ns, const GapCause& cause) const {
+    return cause.rule == kRuleLaunchBound &&
+           (IsOutlier(length_ns, cause.rule) || (stall_ns > 0 && length_ns >= stall_ns));
+  }
+  bool IsRecurringStall(uint64_t length_ns, const GapCause& cause) const {
+    return IsLongLaunchGap(length_ns, cause) && stall_places.contains(cause.host_path);
+  }
 
   bool IsStartup(uint64_t begin_ns, uint64_t length_ns, std::string_view rule) const {
     // At least half of the gap before the first instance began.
@@ -125,11 +145,20 @@ class GapClassifier {
   GapClassifier(const AdviseTimeline& timeline, const AdviseOptions& options)
       : timeline_(timeline), options_(options) {}
 
-  // False when the host is not to blame (it had queued the next work before the gap began)
-  // or the launch of the next work is unknown.
+  // False when the host is not to blame or the launch of the next work is unknown. A launch
+  // call that began before the gap is the host's only while it was still under way when the
+  // GPU ran dry and the work started as it returned (within the edge tolerance): the host was
+  // too slow with it. Returned before the gap began, the work was queued in time; started
+  // well after the return, the GPU waited for something else (a stream waiting for an event,
+  // a module loading) once the host was done.
   bool Classify(const Gap& gap, GapCause* cause) {
     const ApiCallEvent* launch = timeline_.LaunchOf(gap.after->correlation_id);
-    if (launch == nullptr || launch->start_ns < gap.begin_ns) return false;
+    if (launch == nullptr) return false;
+    if (launch->start_ns < gap.begin_ns &&
+        (launch->end_ns() <= gap.begin_ns ||
+         gap.end_ns > launch->end_ns() + options_.edge_tolerance_ns)) {
+      return false;
+    }
     cause->thread_id = launch->thread_id;
     // A range that launched no GPU work at all first; a host wait next (the host was waiting
     // for the GPU, not working); then a range that had launched work before the gap but none
@@ -138,7 +167,7 @@ class GapClassifier {
                             (WaitEndingGap(gap, *launch) == nullptr &&
                              HostRangeCovering(gap, *launch, /*launched_before=*/true, &range))) {
       cause->rule = kRuleHostRange;
-      cause->label = std::string(timeline_.model().nvtx_ranges[range].name);
+      cause->label = timeline_.RangeName(range);
       cause->path = timeline_.RangePath(range);
       return true;
     }
@@ -159,6 +188,7 @@ class GapClassifier {
     }
     cause->rule = kRuleLaunchBound;
     cause->path = timeline_.PathAt(launch->thread_id, launch->start_ns);
+    cause->host_path = timeline_.PathAt(launch->thread_id, gap.begin_ns + gap.length() / 2);
     return true;
   }
 
@@ -182,7 +212,8 @@ class GapClassifier {
       if (hi <= lo) continue;
       for (uint32_t r : thread->open_ranges[i]) {
         const bool launched =
-            launched_before ? timeline_.RangeLaunchedWorkBetween(r, gap.begin_ns, launch.start_ns + 1)
+            launched_before ? timeline_.RangeLaunchedWorkBetween(
+                                  r, std::min(gap.begin_ns, launch.start_ns), launch.start_ns + 1)
                             : timeline_.RangeLaunchedWork(r);
         if (!launched) {
           covered[r] += hi - lo;
@@ -226,92 +257,87 @@ class GapClassifier {
   const AdviseOptions& options_;
 };
 
-using GroupKey = std::tuple<std::string_view, std::string, std::string, uint64_t, uint32_t>;
+// Rule, label, place, thread, device, and whether the host stalled after launching.
+using GroupKey =
+    std::tuple<std::string_view, std::string, std::string, uint64_t, uint32_t, bool>;
 
-// Marks the cause rules whose steady-state outliers recur: with a repeated range, outliers in
-// at least every kRecurringSteps-th step (instances of the range on the threads of the rule's
-// gaps; a gap belongs to the step it begins in or after), else in at least 1 of
-// kRecurringGaps of the rule's gaps; and at least kMinRecurring times either way.
-void MarkRecurring(const TraceModel& model, const std::vector<std::pair<Gap, GapCause>>& gaps,
+// The steady step a gap belongs to (the one it begins in), -1 outside the steady steps.
+int64_t SteadyStepOf(const AdviseTimeline& timeline, uint64_t ns) {
+  const int64_t step = timeline.steps().StepAt(ns);
+  return step >= static_cast<int64_t>(timeline.warmup_steps()) ? step : -1;
+}
+
+uint64_t SteadySteps(const AdviseTimeline& timeline) {
+  return timeline.steps().steps.size() - timeline.warmup_steps();
+}
+
+// Whether outliers counted in `steps` distinct steady steps, or (without steps) in
+// `outlier_gaps` of `gaps` gaps, recur.
+bool Recurs(const AdviseTimeline& timeline, uint64_t steps, uint64_t outlier_gaps, uint64_t gaps) {
+  if (timeline.steps().steps.empty()) {
+    return outlier_gaps >= kMinRecurring && outlier_gaps * kRecurringGaps >= gaps;
+  }
+  return steps >= kMinRecurring && steps * kRecurringSteps >= SteadySteps(timeline);
+}
+
+// Marks the cause rules whose steady-state outliers recur (the rule above), and the places
+// (NVTX paths) where long launch gaps recur: the host stalled there between two launches.
+void MarkRecurring(const AdviseTimeline& timeline,
+                   const std::vector<std::pair<Gap, GapCause>>& gaps,
                    const std::map<std::string_view, std::vector<uint64_t>>& lengths,
                    SteadyState* steady) {
-  std::map<uint64_t, std::vector<uint64_t>> step_starts;  // per thread, sorted
-  if (!steady->range.empty()) {
-    for (const NvtxRange& r : model.nvtx_ranges) {
-      if (r.name == steady->range) step_starts[r.thread_id].push_back(r.start_ns);
-    }
-    for (auto& [thread, starts] : step_starts) std::sort(starts.begin(), starts.end());
-  }
   struct Count {
-    std::set<std::pair<uint64_t, size_t>> steps;  // (thread, step index) with an outlier
-    std::set<uint64_t> threads;                   // of all the rule's gaps
+    std::set<int64_t> steps;  // steady steps with an outlier
     uint64_t outlier_gaps = 0;
   };
-  std::map<std::string_view, Count> counts;
+  std::map<std::string_view, Count> by_rule;
+  std::map<std::string, Count> stalls;  // launch-bound outliers by place
   for (const auto& [gap, cause] : gaps) {
-    Count& c = counts[cause.rule];
-    c.threads.insert(cause.thread_id);
-    if (steady->IsStartup(gap.begin_ns, gap.length(), cause.rule) ||
-        !steady->IsOutlier(gap.length(), cause.rule)) {
-      continue;
-    }
-    ++c.outlier_gaps;
-    if (auto it = step_starts.find(cause.thread_id); it != step_starts.end()) {
-      const auto& starts = it->second;
-      const size_t step = static_cast<size_t>(
-          std::upper_bound(starts.begin(), starts.end(), gap.begin_ns) - starts.begin());
-      c.steps.insert({cause.thread_id, step});
+    if (steady->IsStartup(gap.begin_ns, gap.length(), cause.rule)) continue;
+    const int64_t step = SteadyStepOf(timeline, gap.begin_ns);
+    const bool outlier = steady->IsOutlier(gap.length(), cause.rule);
+    const bool stall = steady->IsLongLaunchGap(gap.length(), cause);
+    for (Count* c : {outlier ? &by_rule[cause.rule] : nullptr,
+                     stall ? &stalls[cause.host_path] : nullptr}) {
+      if (c == nullptr) continue;
+      ++c->outlier_gaps;
+      if (step >= 0) c->steps.insert(step);
     }
   }
-  for (const auto& [rule, c] : counts) {
-    bool recurs = false;
-    if (steady->range.empty()) {
-      recurs = c.outlier_gaps >= kMinRecurring &&
-               c.outlier_gaps * kRecurringGaps >= lengths.at(rule).size();
-    } else {
-      uint64_t steps = 0;
-      for (uint64_t thread : c.threads) {
-        if (auto it = step_starts.find(thread); it != step_starts.end()) steps += it->second.size();
-      }
-      recurs = c.steps.size() >= kMinRecurring && c.steps.size() * kRecurringSteps >= steps;
+  for (const auto& [rule, c] : by_rule) {
+    if (Recurs(timeline, c.steps.size(), c.outlier_gaps, lengths.at(rule).size())) {
+      steady->recurring.insert(rule);
     }
-    if (recurs) steady->recurring.insert(rule);
+  }
+  for (const auto& [path, c] : stalls) {
+    // Without steps, a stall place needs its long gaps among the launch gaps as often as a
+    // recurring cause needs its outliers.
+    if (Recurs(timeline, c.steps.size(), c.outlier_gaps, lengths.at(kRuleLaunchBound).size())) {
+      steady->stall_places.insert(path);
+    }
   }
 }
 
-// The steady state starts with the first instance of the most repeated NVTX range (>= 3
-// instances; the earliest first instance on a tie); without one, outliers in the first tenth
-// of the device's GPU span are start-up.
-SteadyState SteadyStateOf(const TraceModel& model, const std::vector<GpuWork>& work,
+// The steady state (the rule above) of one device.
+SteadyState SteadyStateOf(const AdviseTimeline& timeline, const std::vector<GpuWork>& work,
                           const std::vector<std::pair<Gap, GapCause>>& gaps) {
   SteadyState steady;
-  std::map<std::string_view, std::pair<uint64_t, const NvtxRange*>> by_name;
-  for (const NvtxRange& r : model.nvtx_ranges) {
-    auto& [count, first] = by_name[r.name];
-    ++count;
-    if (first == nullptr || r.start_ns < first->start_ns) first = &r;
-  }
-  uint64_t best = 2;
-  for (const auto& [name, entry] : by_name) {
-    const auto& [count, first] = entry;
-    if (count > best ||
-        (count == best && !steady.range.empty() && first->start_ns < steady.first_start_ns)) {
-      best = count;
-      steady.range = std::string(name);
-      steady.first_start_ns = first->start_ns;
-      steady.first_end_ns = first->end_ns();
-    }
-  }
-  if (steady.range.empty() && !work.empty()) {
-    steady.first_end_ns =
-        work.front().start_ns + (work.back().end_ns() - work.front().start_ns) / 10;
+  const StepSet& steps = timeline.steps();
+  if (!steps.steps.empty()) {
+    const Step& first = steps.steps[timeline.warmup_steps()];
+    steady.range = steps.family;
+    steady.first_start_ns = first.start_ns;
+    steady.first_end_ns = first.end_ns;
+  } else if (!work.empty()) {
+    steady.first_end_ns = work[work.size() / 10].start_ns;
   }
   std::map<std::string_view, std::vector<uint64_t>> lengths;  // per cause rule
   for (const auto& [gap, cause] : gaps) lengths[cause.rule].push_back(gap.length());
   for (const auto& [rule, ns] : lengths) {
     if (ns.size() >= 5) steady.median_ns[rule] = MedianOf(ns);
   }
-  MarkRecurring(model, gaps, lengths, &steady);
+  steady.stall_ns = kStallFactor * timeline.median_launch_call_ns();
+  MarkRecurring(timeline, gaps, lengths, &steady);
   return steady;
 }
 
@@ -338,11 +364,11 @@ class GapGrouper {
 
   void AddDevice(uint32_t device, const std::vector<GpuWork>& work,
                  std::vector<std::pair<Gap, GapCause>>& classified) {
-    const SteadyState steady = SteadyStateOf(timeline_.model(), work, classified);
+    const SteadyState steady = SteadyStateOf(timeline_, work, classified);
     waited_.reset();
     for (auto& [gap, cause] : classified) {
       if (steady.IsStartup(gap.begin_ns, gap.length(), cause.rule)) {
-        GapGroup& g = groups_[{kRuleStartup, "", "", cause.thread_id, device}];
+        GapGroup& g = groups_[{kRuleStartup, "", "", cause.thread_id, device, false}];
         g.split_causes[cause.rule] += gap.length();
         g.cause = {kRuleStartup, "", "", cause.thread_id};
         g.steady_range = steady.range;
@@ -355,15 +381,35 @@ class GapGrouper {
         rest_ns = steady.Typical(cause.rule);
         AddOneOff(gap, cause, gap.length() - rest_ns, device);
       }
-      AddToCause(gap, cause, rest_ns, device, rest_ns == gap.length());
+      AddToCause(gap, cause, rest_ns, device, rest_ns == gap.length(),
+                 steady.IsRecurringStall(gap.length(), cause));
     }
   }
 
   const std::map<GroupKey, GapGroup>& groups() const { return groups_; }
 
  private:
+  // What is left of a long launch gap that recurs where the host was during it: the host
+  // stalled there (`ns`), after the range had launched GPU work. `to_wait_ns`: the part of the
+  // gap a wait before it took as catch-up, which removing the stall alone saves too.
+  void AddStall(const Gap& gap, const GapCause& cause, uint64_t ns, uint64_t to_wait_ns,
+                uint32_t device, bool whole) {
+    const std::string& path = cause.host_path;
+    const size_t slash = path.rfind('/');
+    const std::string label = slash == std::string::npos ? path : path.substr(slash + 1);
+    GapGroup& g = groups_[{kRuleHostRange, label, path, cause.thread_id, device, true}];
+    g.cause = {kRuleHostRange, label, path, cause.thread_id};
+    g.stalled_after_launch = true;
+    g.steady_steps = SteadySteps(timeline_);
+    g.given_to_wait_ns += to_wait_ns;
+    if (const int64_t step = SteadyStepOf(timeline_, gap.begin_ns); step >= 0) {
+      g.steps_hit.insert(step);
+    }
+    AddGap(timeline_, gap, ns, device, &g, whole);
+  }
+
   void AddOneOff(const Gap& gap, const GapCause& cause, uint64_t excess_ns, uint32_t device) {
-    GapGroup& g = groups_[{kRuleOneOff, "", "", cause.thread_id, device}];
+    GapGroup& g = groups_[{kRuleOneOff, "", "", cause.thread_id, device, false}];
     g.cause = {kRuleOneOff, "", "", cause.thread_id};
     g.split_causes[cause.rule] += excess_ns;
     std::set<std::string_view> kinds;
@@ -374,13 +420,15 @@ class GapGrouper {
     AddGap(timeline_, gap, excess_ns, device, &g);
   }
 
-  // `whole`: the cause has the whole gap (not a one-off's usual part).
-  void AddToCause(const Gap& gap, GapCause cause, uint64_t rest_ns, uint32_t device, bool whole) {
+  // `whole`: the cause has the whole gap (not a one-off's usual part). `stall`: a recurring
+  // long launch gap, which after any catch-up is the host's stall where it was (AddStall).
+  void AddToCause(const Gap& gap, GapCause cause, uint64_t rest_ns, uint32_t device, bool whole,
+                  bool stall) {
     if (IsWaitRule(cause.rule)) {
       // A wait that began after the GPU had run dry drained nothing: no catch-up.
       waited_.reset();
       if (cause.lead_ns > 0)
-        waited_ = {cause.rule, cause.label, cause.path, cause.thread_id, device};
+        waited_ = {cause.rule, cause.label, cause.path, cause.thread_id, device, false};
       lead_left_ns_ = cause.lead_ns;
     } else if (cause.rule == kRuleLaunchBound && waited_) {
       // Without the wait the host would have been ahead by its lead: catch-up gaps up to
@@ -395,13 +443,21 @@ class GapGrouper {
       if (lead_left_ns_ == 0) waited_.reset();
       rest_ns -= taken;
       if (rest_ns == 0) return;
+      if (stall) {
+        AddStall(gap, cause, rest_ns, taken, device, whole);
+        return;
+      }
       // The rest: the host, back from the wait, took longer than the work it had queued ahead.
       // A group of its own, named after the wait, apart from stretches no wait drained.
       cause.label = w.cause.label;
     } else {
       waited_.reset();
+      if (stall) {
+        AddStall(gap, cause, rest_ns, 0, device, whole);
+        return;
+      }
     }
-    GapGroup& g = groups_[{cause.rule, cause.label, cause.path, cause.thread_id, device}];
+    GapGroup& g = groups_[{cause.rule, cause.label, cause.path, cause.thread_id, device, false}];
     g.cause = cause;
     AddGap(timeline_, gap, rest_ns, device, &g, whole);
   }

@@ -31,6 +31,11 @@ std::string WhereText(const AdviseFinding& f) {
 
 std::string RenderText(const AdviseReport& report) {
   std::string out = absl::StrCat("warpscope advise: ", report.label, "\n", report.headline, "\n");
+  if (report.steps > 0) {
+    absl::StrAppend(&out, report.steps, " steps (", report.step_rule, "); ", report.warmup_steps,
+                    " warm-up step", report.warmup_steps == 1 ? "" : "s",
+                    " before the steady state; costs are summed over every step\n");
+  }
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {
     // A wait whose saving depends on the host's speed shows its range: the cost as recorded,
@@ -70,13 +75,14 @@ Table FindingsTable(const AdviseReport& report) {
                {"title"},
                {"evidence"},
                {"fix"},
-               {"job_rank", true}});
+               {"job_rank", true},
+               {"one_time"}});
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {
     table.AddRow({++rank, f.rule, std::string(AdviseSeverityName(f.severity)), f.cost_ns,
                   PercentCell(f.cost_fraction), f.cost_max_ns, f.occurrences, f.device_id,
                   f.nvtx_path, f.kernel, f.api_call, f.stream, ThreadText(f), f.title, f.evidence,
-                  f.fix, f.job_rank});
+                  f.fix, f.job_rank, f.one_time ? "yes" : "no"});
   }
   return table;
 }
@@ -93,7 +99,7 @@ void WriteFinding(const AdviseFinding& f, int rank, JsonWriter& json) {
   json.Key("os_tid").Uint(f.os_tid).Key("thread_name").String(f.thread_name);
   json.Key("title").String(f.title).Key("evidence").String(f.evidence).Key("fix").String(f.fix);
   json.Key("worst_begin_ns").Uint(f.worst_begin_ns).Key("worst_end_ns").Uint(f.worst_end_ns);
-  json.Key("job_rank").Int(f.job_rank);
+  json.Key("job_rank").Int(f.job_rank).Key("one_time").Bool(f.one_time);
   json.EndObject();
 }
 
@@ -106,6 +112,8 @@ std::string RenderJson(const AdviseReport& report) {
   json.Key("gpu_busy_percent").Double(100 * report.busy_fraction);
   json.Key("gpu_idle_ns").Uint(report.gpu_idle_ns);
   json.Key("idle_attributed_ns").Uint(report.idle_attributed_ns);
+  json.Key("steps").Uint(report.steps).Key("warmup_steps").Uint(report.warmup_steps);
+  json.Key("step_rule").String(report.step_rule);
   json.Key("devices").BeginArray();
   for (const AdviseDeviceBusy& d : report.devices) {
     json.BeginObject().Key("device").Uint(d.device_id).Key("begin_ns").Uint(d.begin_ns);

@@ -3,6 +3,8 @@
 #include "analyzers/analyses/advise_timeline.h"
 
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -20,18 +22,14 @@ std::string SyncLabel(v1::SyncKind kind) {
 
 }  // namespace
 
-uint64_t MedianOf(std::vector<uint64_t> values) {
-  if (values.empty()) return 0;
-  const size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  return values[mid];
-}
-
 AdviseTimeline::AdviseTimeline(const TraceModel& model, const AdviseOptions& options)
-    : model_(model) {
+    : model_(model), literal_ranges_(options.literal_ranges) {
   IndexWork(options);
   IndexThreads();
   IndexRanges();
+  steps_ = FindSteps(model.nvtx_ranges, options.step);
+  warmup_steps_ = WarmupSteps(steps_);
+  if (!steps_.steps.empty()) steady_begin_ns_ = steps_.steps[warmup_steps_].start_ns;
 }
 
 void AdviseTimeline::IndexWork(const AdviseOptions& options) {
@@ -59,8 +57,10 @@ void AdviseTimeline::IndexThreads() {
     for (const GpuWork& w : work) launched[w.correlation_id] = true;
   }
   std::unordered_map<uint32_t, bool> sync_calls;  // correlation ids of synchronize calls
+  std::vector<uint64_t> launch_calls_ns;
   for (const ApiCallEvent& api : model_.api_calls) {
     if (launched.count(api.correlation_id) != 0) {
+      launch_calls_ns.push_back(api.duration_ns);
       auto [it, inserted] = launch_by_correlation_.emplace(api.correlation_id, &api);
       // The runtime call, not the driver call it made, is what the program wrote.
       if (!inserted && api.domain == v1::API_DOMAIN_RUNTIME) it->second = &api;
@@ -72,6 +72,7 @@ void AdviseTimeline::IndexThreads() {
           {api.start_ns, api.end_ns(), std::string(api.name), nullptr});
     }
   }
+  median_launch_call_ns_ = MedianOf(std::move(launch_calls_ns));
   for (const SyncEvent& sync : model_.syncs) {
     // A stream waiting for an event is the GPU waiting, not the host.
     if (sync.thread_id == 0 || sync.kind == v1::SYNC_KIND_STREAM_WAIT_EVENT) continue;
@@ -104,6 +105,11 @@ void AdviseTimeline::IndexRanges() {
     boundaries[r.thread_id].push_back({r.end_ns(), -(static_cast<int64_t>(i) + 1)});
   }
   const auto& ranges = model_.nvtx_ranges;
+  std::set<uint64_t> ranged;
+  for (const NvtxRange& r : ranges) {
+    if (r.domain != "NCCL" && r.duration_ns > 0) ranged.insert(r.thread_id);
+  }
+  ranged_threads_.assign(ranged.begin(), ranged.end());
   for (auto& [thread_id, events] : boundaries) {
     std::sort(events.begin(), events.end());
     ThreadTimeline& thread = threads_[thread_id];
@@ -148,21 +154,45 @@ const std::vector<uint32_t>& AdviseTimeline::OpenRangesAt(uint64_t thread_id, ui
   return thread->open_ranges[static_cast<size_t>(it - thread->segment_starts.begin()) - 1];
 }
 
+std::string AdviseTimeline::RangeName(uint32_t range_index) const {
+  const std::string_view name = model_.nvtx_ranges[range_index].name;
+  return literal_ranges_ ? std::string(name) : RangeFamily(name);
+}
+
 std::string AdviseTimeline::RangePath(uint32_t range_index) const {
   const NvtxRange& range = model_.nvtx_ranges[range_index];
-  if (!range.is_push_pop) return std::string(range.name);
+  if (!range.is_push_pop) return RangeName(range_index);
   std::string path;
   for (uint32_t i : OpenRangesAt(range.thread_id, range.start_ns)) {
     const NvtxRange& outer = model_.nvtx_ranges[i];
     if (i == range_index || !outer.is_push_pop || outer.depth >= range.depth) continue;
     if (outer.start_ns > range.start_ns || outer.end_ns() < range.end_ns()) continue;
-    path.append(outer.name).push_back('/');
+    path.append(RangeName(i)).push_back('/');
   }
-  path.append(range.name);
+  path.append(RangeName(range_index));
   return path;
 }
 
 std::string AdviseTimeline::PathAt(uint64_t thread_id, uint64_t t) const {
+  // The innermost range of the program's own (not NCCL's) open on `thread` at `t`.
+  auto innermost_own = [&](uint64_t thread) -> std::optional<uint32_t> {
+    const std::vector<uint32_t>& open = OpenRangesAt(thread, t);
+    for (auto it = open.rbegin(); it != open.rend(); ++it) {
+      if (model_.nvtx_ranges[*it].domain != "NCCL") return *it;
+    }
+    return std::nullopt;
+  };
+  if (!std::binary_search(ranged_threads_.begin(), ranged_threads_.end(), thread_id)) {
+    std::optional<uint32_t> lent;
+    size_t threads_open = 0;
+    for (uint64_t other : ranged_threads_) {
+      if (const auto r = innermost_own(other); r.has_value()) {
+        lent = r;
+        ++threads_open;
+      }
+    }
+    if (threads_open == 1) return RangePath(*lent);
+  }
   const std::vector<uint32_t>& open = OpenRangesAt(thread_id, t);
   return open.empty() ? std::string() : RangePath(open.back());
 }

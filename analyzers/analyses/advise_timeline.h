@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "analyzers/analyses/advise.h"
+#include "analyzers/analyses/median.h"
+#include "analyzers/analyses/steps.h"
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope::advise_internal {
@@ -61,10 +63,23 @@ class AdviseTimeline {
   const ThreadTimeline* Thread(uint64_t thread_id) const;
   // Ranges open on `thread_id` at `t`, outermost first.
   const std::vector<uint32_t>& OpenRangesAt(uint64_t thread_id, uint64_t t) const;
-  // The path of a range ("step/forward"): the push/pop ranges around it, then its own name.
+  // The path of a range ("step_<N>/forward"): the push/pop ranges around it, then its own
+  // name, each a RangeFamily unless AdviseOptions::literal_ranges.
   std::string RangePath(uint32_t range_index) const;
-  // The path of the innermost range open on `thread_id` at `t`; "" outside any.
+  // A range's name as places show it: its RangeFamily unless literal_ranges.
+  std::string RangeName(uint32_t range_index) const;
+  // The path of the innermost range open on `thread_id` at `t`; "" outside any. A thread
+  // that opens no ranges of its own (NCCL's do not count: an autograd or NCCL thread) is in
+  // the ranges of the one thread that has a range of its own open at `t`; in none when
+  // several have.
   std::string PathAt(uint64_t thread_id, uint64_t t) const;
+  // The program's steps, the warm-up steps among them, and when the steady state begins:
+  // the start of the first step after the warm-up (0 without steps).
+  const StepSet& steps() const { return steps_; }
+  // The median host time of a launch call (API calls that launched GPU work); 0 without any.
+  uint64_t median_launch_call_ns() const { return median_launch_call_ns_; }
+  size_t warmup_steps() const { return warmup_steps_; }
+  uint64_t steady_begin_ns() const { return steady_begin_ns_; }
   // Whether the range launched GPU work (an API call with a GPU record started inside it),
   // at all or in [from, to).
   bool RangeLaunchedWork(uint32_t range_index) const;
@@ -78,6 +93,12 @@ class AdviseTimeline {
   void IndexRanges();
 
   const TraceModel& model_;
+  bool literal_ranges_ = false;
+  StepSet steps_;
+  size_t warmup_steps_ = 0;
+  uint64_t steady_begin_ns_ = 0;
+  uint64_t median_launch_call_ns_ = 0;
+  std::vector<uint64_t> ranged_threads_;  // threads with ranges of their own (not NCCL's)
   std::map<uint32_t, std::vector<GpuWork>> work_;
   std::unordered_map<uint32_t, const ApiCallEvent*> launch_by_correlation_;
   std::map<uint64_t, ThreadTimeline> threads_;
@@ -103,9 +124,6 @@ uint64_t FindCollectiveWaits(const AdviseTimeline& timeline, const AdviseOptions
 // Tails, occupancy and stalls, from the trace's samples; a note per part that had none.
 void FindKernelEfficiency(const TraceModel& model, const AdviseOptions& options,
                           std::vector<AdviseFinding>* findings, std::vector<std::string>* notes);
-
-// "12 x, median 3.1 us"-style helpers.
-uint64_t MedianOf(std::vector<uint64_t> values);
 
 }  // namespace warpscope::advise_internal
 

@@ -23,6 +23,7 @@ namespace {
 struct RangeWork {
   uint64_t count = 0;
   uint64_t gpu_ns = 0;
+  uint64_t host_ns = 0;  // host time of the instances, start to end
 };
 
 // What one trace contributes to the comparison.
@@ -40,7 +41,7 @@ std::map<std::string, DurationStats> StatsByName(
   return out;
 }
 
-Side Collect(const TraceModel& model) {
+Side Collect(const TraceModel& model, const DiffOptions& options) {
   Side side;
   std::map<std::string, std::vector<uint64_t>> kernels, memory;
   for (const KernelEvent& k : model.kernels) {
@@ -57,10 +58,13 @@ Side Collect(const TraceModel& model) {
   }
   side.kernels = StatsByName(kernels);
   side.memory = StatsByName(memory);
-  for (const NvtxRangeGroup& g : ProjectNvtxRanges(model).groups) {
+  NvtxProjectionOptions projection;
+  projection.literal_ranges = options.literal_ranges;
+  for (const NvtxRangeGroup& g : ProjectNvtxRanges(model, projection).groups) {
     RangeWork& r = side.ranges[g.domain.empty() ? g.path : absl::StrCat(g.domain, ":", g.path)];
     r.count += g.cpu_durations_ns.size();
     r.gpu_ns += g.gpu_time_ns;
+    for (uint64_t ns : g.cpu_durations_ns) r.host_ns += ns;
   }
   SummaryOptions busy_only;
   busy_only.kernels = busy_only.api = busy_only.memory = busy_only.nvtx = false;
@@ -317,7 +321,8 @@ std::string ComparedName(const DiffRow& row) {
   if (row.section == DiffSection::kOccupancy) return "achieved (theoretical)";
   if (row.section == DiffSection::kStalls) return row.figure;
   if (!row.per_instance) return "total";
-  return row.section == DiffSection::kNvtx ? "mean" : "median";
+  return row.section == DiffSection::kNvtx || row.section == DiffSection::kNvtxHost ? "mean"
+                                                                                    : "median";
 }
 
 std::string Percent(double fraction) {
@@ -351,6 +356,8 @@ std::string_view DiffSectionName(DiffSection section) {
       return "kernel";
     case DiffSection::kNvtx:
       return "nvtx";
+    case DiffSection::kNvtxHost:
+      return "nvtx-host";
     case DiffSection::kMemory:
       return "memory";
     case DiffSection::kOccupancy:
@@ -417,7 +424,7 @@ DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
   report.base_label = std::move(base_label);
   report.new_label = std::move(new_label);
   report.options = options;
-  Side b = Collect(base), n = Collect(next);
+  Side b = Collect(base, options), n = Collect(next, options);
   report.totals = {TotalRow("GPU busy time", b.gpu_busy_ns, n.gpu_busy_ns, options),
                    TotalRow("kernel time", b.kernel_ns, n.kernel_ns, options),
                    TotalRow("memory time", b.memory_ns, n.memory_ns, options),
@@ -434,6 +441,13 @@ DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
       [](const RangeWork& r) { return r.gpu_ns; },
       [](const RangeWork& r) {
         return r.count ? static_cast<double>(r.gpu_ns) / static_cast<double>(r.count) : 0.0;
+      },
+      options, &report.rows);
+  CompareNamed(
+      DiffSection::kNvtxHost, b.ranges, n.ranges, [](const RangeWork& r) { return r.count; },
+      [](const RangeWork& r) { return r.host_ns; },
+      [](const RangeWork& r) {
+        return r.count ? static_cast<double>(r.host_ns) / static_cast<double>(r.count) : 0.0;
       },
       options, &report.rows);
   AddEfficiencyRows(base, next, options, &report);

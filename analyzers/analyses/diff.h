@@ -27,12 +27,18 @@ struct DiffOptions {
   // rows with fewer are compared by total time.
   uint64_t min_instances = 5;
   size_t top = 0;  // rows shown, most impact first; 0 = all (totals always shown)
+  // NVTX rows by the names as written, not with numbers replaced (step_12, not step_<N>).
+  bool literal_ranges = false;
 };
 
 // What a row is about. Occupancy, tail and stall rows are per kernel name, from PM samples
 // (occupancy, tail) and PC samples (stalls) when a trace has them.
-enum class DiffSection { kTotal, kKernel, kNvtx, kMemory, kOccupancy, kTail, kStalls };
-// "total", "kernel", "nvtx", "memory", "occupancy", "tail", "stalls"
+// kNvtx compares the GPU time of the work a range launched, kNvtxHost its host time (a host
+// stall inside a range changes the second, not the first).
+enum class DiffSection {
+  kTotal, kKernel, kNvtx, kNvtxHost, kMemory, kOccupancy, kTail, kStalls
+};
+// "total", "kernel", "nvtx", "nvtx-host", "memory", "occupancy", "tail", "stalls"
 std::string_view DiffSectionName(DiffSection section);
 
 enum class DiffVerdict { kUnchanged, kRegression, kImprovement, kAdded, kRemoved };

@@ -5,12 +5,16 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <string_view>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "analyzers/analyses/steps.h"
+#include "analyzers/model/interval_union.h"
 
 namespace warpscope {
 
@@ -258,6 +262,52 @@ std::unordered_map<uint64_t, std::vector<LaunchCall>> LaunchCallsByThread(
   return calls_by_thread;
 }
 
+// Lends the launches of threads without ranges of their own (not NCCL's) to the one thread
+// that has a range of its own open when the launch starts; none when several have.
+void LendLaunchesOfThreadsWithoutRanges(
+    const TraceModel& model, std::unordered_map<uint64_t, std::vector<LaunchCall>>& calls) {
+  std::map<uint64_t, std::vector<TimeInterval>> spans;  // per thread with ranges, merged
+  for (const NvtxRange& r : model.nvtx_ranges) {
+    if (r.domain == "NCCL") continue;
+    spans[r.thread_id].push_back({r.start_ns, EndOf(r.start_ns, r.duration_ns)});
+  }
+  if (spans.empty()) return;
+  for (auto& [thread, s] : spans) s = MergedIntervals(std::move(s));
+  auto open_at = [](const std::vector<TimeInterval>& s, uint64_t t) {
+    auto it = std::upper_bound(s.begin(), s.end(), t,
+                               [](uint64_t x, const TimeInterval& i) { return x < i.begin_ns; });
+    return it != s.begin() && t <= std::prev(it)->end_ns;
+  };
+  std::vector<std::pair<uint64_t, LaunchCall>> lent;  // added after the walk over `calls`
+  for (auto& [thread, list] : calls) {
+    if (spans.contains(thread)) continue;
+    std::vector<LaunchCall> kept;
+    for (const LaunchCall& c : list) {
+      uint64_t owner = 0;
+      size_t open = 0;
+      for (const auto& [other, s] : spans) {
+        if (open_at(s, c.start_ns)) owner = other, ++open;
+      }
+      if (open == 1) {
+        lent.push_back({owner, c});
+      } else {
+        kept.push_back(c);
+      }
+    }
+    list = std::move(kept);
+  }
+  std::set<uint64_t> changed;
+  for (const auto& [owner, c] : lent) {
+    calls[owner].push_back(c);
+    changed.insert(owner);
+  }
+  for (uint64_t owner : changed) {
+    std::sort(calls[owner].begin(), calls[owner].end(), [](const LaunchCall& a, const LaunchCall& b) {
+      return std::tie(a.start_ns, a.work) < std::tie(b.start_ns, b.work);
+    });
+  }
+}
+
 // Adds the GPU work launched by `calls` (one thread's, in start order) between a range's
 // start and end to its group; with `names`, also its time per kernel or copy name.
 void AddLaunchedWork(const std::vector<LaunchCall>& calls, uint64_t range_start_ns,
@@ -302,6 +352,7 @@ NvtxProjection ProjectNvtxRanges(const TraceModel& model, const NvtxProjectionOp
 
   std::unordered_map<uint64_t, std::vector<LaunchCall>> calls_by_thread =
       LaunchCallsByThread(model, launched);
+  LendLaunchesOfThreadsWithoutRanges(model, calls_by_thread);
   out.gpu_records = kept.size() + unjoinable;
   out.gpu_records_without_api_call = unjoinable;
   for (const LaunchedWork& w : launched) {
@@ -314,7 +365,10 @@ NvtxProjection ProjectNvtxRanges(const TraceModel& model, const NvtxProjectionOp
               return a.begin_ns < b.begin_ns;
             });
 
-  const std::vector<std::string> paths = RangePaths(model);
+  std::vector<std::string> paths = RangePaths(model);
+  if (!options.literal_ranges) {
+    for (std::string& p : paths) p = RangeFamilyPath(p);
+  }
   using GroupKey = std::tuple<std::string_view, std::string_view, uint64_t>;
   std::map<GroupKey, size_t> group_of_key;
   std::vector<NvtxRangeGroup> groups;
@@ -326,7 +380,7 @@ NvtxProjection ProjectNvtxRanges(const TraceModel& model, const NvtxProjectionOp
     if (added) {
       NvtxRangeGroup& g = groups.emplace_back();
       g.domain = std::string(r.domain);
-      g.name = std::string(r.name);
+      g.name = options.literal_ranges ? std::string(r.name) : RangeFamily(r.name);
       g.path = paths[i];
       g.thread_id = r.thread_id;
       if (const ThreadInfo* t = model.FindThread(r.thread_id)) {

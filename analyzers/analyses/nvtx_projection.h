@@ -10,6 +10,11 @@
 // - Push/pop ranges nest on their thread; a range's path joins the names of the push/pop
 //   ranges around it and its own ("step/forward"). Start/end ranges neither nest nor hold
 //   others: their path is their name.
+// - A thread that opens no ranges of its own (NCCL's do not count), such as PyTorch's autograd
+//   threads that run the backward pass, launches for the ranges open at that moment on the one
+//   thread that has a range of its own open; when several threads have, for none.
+// - Numbered ranges group as one: paths are RangeFamilyPath's ("step_<N>/forward", steps.h)
+//   unless NvtxProjectionOptions::literal_ranges.
 // - One API call can launch many GPU records (a CUDA graph launch); a GraphLaunchEvent
 //   counts as work only when the trace has no kernel records of that launch (`-t graph`).
 #ifndef WARPSCOPE_ANALYZERS_ANALYSES_NVTX_PROJECTION_H_
@@ -70,6 +75,7 @@ struct NvtxProjection {
 
 struct NvtxProjectionOptions {
   bool work_by_name = false;  // fill NvtxRangeGroup::work_by_name
+  bool literal_ranges = false;  // group by the names as written, not by RangeFamily
 };
 
 // Projects every NVTX range of `model` onto the GPU. Time O((R + A + G) log) plus, per range,

@@ -139,6 +139,7 @@ NvtxProjection Project(const TraceModel& m, const SummaryOptions& options) {
   if (!options.nvtx && !options.nvtx_kernels) return {};  // only the NVTX reports use it
   NvtxProjectionOptions projection;
   projection.work_by_name = options.nvtx_kernels;
+  projection.literal_ranges = options.literal_ranges;
   return ProjectNvtxRanges(m, projection);
 }
 

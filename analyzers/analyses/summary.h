@@ -124,6 +124,8 @@ struct SummaryOptions {
   bool idle = true;
   bool short_names = false;  // show kernel and API names as base names (BaseFunctionName)
   size_t name_width = 0;     // cut names in text tables to this many columns; 0 = whole
+  // NVTX rows by the names as written; by default numbered ranges are one row (step_<N>).
+  bool literal_ranges = false;
 };
 
 // Parses --sort (total|count|avg|max|name) and --report (comma-separated subset of

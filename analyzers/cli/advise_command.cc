@@ -24,7 +24,9 @@ bool IsDirectoryPath(const std::string& path) {
 // side by side and the straggler's worst stretch.
 int RunJobAdvise(const std::vector<std::string>& paths, const AdviseOptions& options,
                  size_t per_rank, OutputFormat format, const std::string& html_path) {
-  absl::StatusOr<JobView> view = BuildJobView(paths);
+  JobOptions job_options;
+  job_options.step = options.step;
+  absl::StatusOr<JobView> view = BuildJobView(paths, job_options);
   if (!view.ok()) return InputError(view.status());
   absl::StatusOr<AdviseReport> report = BuildJobAdviseReport(*view, options, per_rank);
   if (!report.ok()) return InputError(report.status());
@@ -51,14 +53,20 @@ int RunAdviseCommand(const CommandArgs& args) {
                  {"html", "", true, "FILE", "also write a one-page HTML report", ""},
                  {"top", "n", true, "N", "findings shown, costliest first (0 = all)", "0"},
                  {"device", "d", true, "N", "only GPU work of this device", ""},
-                 {"per-rank", "", true, "N", "a job's: findings kept of each rank's advise", "5"}});
+                 {"per-rank", "", true, "N", "a job's: findings kept of each rank's advise", "5"},
+                 {"step", "", true, "RANGE", "the NVTX range that marks steps (default: found)",
+                  ""},
+                 {"literal-ranges", "", false, "",
+                  "keep NVTX range names as written (step_12, not step_<N>)", ""}});
   if (std::optional<int> exit = ParseCommandFlags(
           flags, args, TraceFiles::kOneOrMore,
           "Findings ranked by what a fix would save: GPU idle gaps with their cause (host\n"
           "synchronization, a blocking read of a GPU value, a blocking copy, a host NVTX range\n"
           "without GPU work, launch-bound stretches), pageable copies, copies that do not\n"
           "overlap compute, and with PM/PC samples long tails, low occupancy and stalls.\n"
-          "One-time start-up gaps are a finding of their own, ranked last. Each finding says\n"
+          "A finding covers every step: numbered ranges (step_12, ProfilerStep#12) are one\n"
+          "place, step_<N>. One-time costs (start-up gaps, warm-up steps, copies of the\n"
+          "weights) are findings of their own, ranked last. Each finding says\n"
           "where, the evidence and the fix. See docs/advise.md for every rule, threshold and\n"
           "cost model.\n"
           "Several traces (or a folder of them) are the ranks of one job: the rank the others\n"
@@ -69,6 +77,8 @@ int RunAdviseCommand(const CommandArgs& args) {
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));
   if (!format.ok()) return UsageError(format.status());
   AdviseOptions options;
+  options.literal_ranges = flags.Has("literal-ranges");
+  options.step = flags.Get("step");
   absl::StatusOr<size_t> top = GetCountFlag(flags, "top");
   if (!top.ok()) return UsageError(top.status());
   options.top = *top;

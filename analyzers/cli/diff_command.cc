@@ -24,10 +24,13 @@ int RunDiffCommand(const CommandArgs& args) {
        {"min-instances", "", true, "N",
         "instances on both sides to compare per instance (median) instead of total", "5"},
        {"top", "n", true, "N", "rows shown, most impact first (0 = all; totals always)", "20"},
-       {"fail-on-regression", "", false, "", "exit with status 3 when anything got slower", ""}});
+       {"fail-on-regression", "", false, "", "exit with status 3 when anything got slower", ""},
+       {"literal-ranges", "", false, "",
+        "NVTX ranges by their names as written (step_12, not step_<N>)", ""}});
   if (std::optional<int> exit = ParseCommandFlags(
           flags, args, TraceFiles::kCheckedByCommand,
-          "Compares NEW with BASE per kernel, NVTX range and memory operation, and in total\n"
+          "Compares NEW with BASE per kernel, NVTX range (the GPU time of its work, and its\n"
+          "host time: nvtx-host) and memory operation, and in total\n"
           "(GPU busy, kernel and memory time, wall span); per kernel also achieved occupancy and\n"
           "tail cost (PM samples) and the stall mix (PC samples). A row is slower or faster when "
           "it\nmoved by more than --threshold and its impact on NEW's run exceeds --min-delta. "
@@ -56,6 +59,7 @@ int RunDiffCommand(const CommandArgs& args) {
   if (!top.ok()) return UsageError(top.status());
   options.min_instances = static_cast<uint64_t>(*min_instances);
   options.top = *top;
+  options.literal_ranges = flags.Has("literal-ranges");
 
   std::vector<TraceModel> models;
   std::vector<const TraceModel*> pointers;

@@ -23,6 +23,7 @@ absl::Status ParseSummaryOptions(const FlagSet& flags, SummaryOptions* options) 
   if (!top.ok()) return top.status();
   options->top = *top;
   options->short_names = flags.Has("short-names");
+  options->literal_ranges = flags.Has("literal-ranges");
   absl::StatusOr<int64_t> name_width = flags.GetInt("name-width");
   if (!name_width.ok()) return name_width.status();
   if (*name_width < 0 || (*name_width > 0 && *name_width < 4)) {
@@ -48,15 +49,18 @@ int RunSummaryCommand(const CommandArgs& args) {
         "kernel names without return type, namespaces, template "
         "arguments and parameters",
         ""},
-       {"name-width", "", true, "N", "cut names in tables to N columns (0 = whole)", "0"}});
+       {"name-width", "", true, "N", "cut names in tables to N columns (0 = whole)", "0"},
+       {"literal-ranges", "", false, "",
+        "NVTX ranges by their names as written (step_12, not step_<N>)", ""}});
   if (std::optional<int> exit = ParseCommandFlags(
           flags, args, TraceFiles::kOneOrMore,
           "With several traces (one per rank), each gets its own section and a combined "
           "view (file \"*\")\nsums kernels, memory operations, API calls and NVTX ranges "
           "over all of them.\n\nThe nvtx report gives each range's host time and the GPU time of "
           "the kernels and copies\nlaunched inside it (found through the API calls' correlation "
-          "ids: needs -t runtime or driver);\nnvtx-kernels lists those kernels per range. See "
-          "docs/cli.md.\n")) {
+          "ids: needs -t runtime or driver);\nnvtx-kernels lists those kernels per range. "
+          "Numbered ranges (step_12, ProfilerStep#12) are one\nrow, step_<N>, with the steps as "
+          "its instances (--literal-ranges: one row per name). See\ndocs/cli.md.\n")) {
     return *exit;
   }
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));

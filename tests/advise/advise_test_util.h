@@ -26,11 +26,14 @@ inline const AdviseFinding* FindRule(const AdviseReport& report, std::string_vie
   return nullptr;
 }
 
-// Advise on a trace that `write` builds (no PM samples).
+// Advise on a trace that `write` builds (no PM samples), with `advise_options`; one launch
+// call takes the host `launch_api_ns`.
 inline AdviseReport AdviseWritten(
-    const std::function<void(fixtures::SyntheticTraceBuilder&)>& write) {
+    const std::function<void(fixtures::SyntheticTraceBuilder&)>& write,
+    const AdviseOptions& advise_options = {}, uint64_t launch_api_ns = 3'000) {
   const std::string path = ::warpscope::testing::MakeTempDir() + "/written.wst";
   fixtures::SyntheticTraceOptions options;
+  options.launch_api_ns = launch_api_ns;
   options.pm_interval_ns = 0;
   options.force_overwrite = true;
   std::string error;
@@ -41,7 +44,7 @@ inline AdviseReport AdviseWritten(
   EXPECT_TRUE(b->Finish());
   absl::StatusOr<TraceModel> model = TraceModel::Load(path);
   EXPECT_TRUE(model.ok()) << model.status();
-  return model.ok() ? Advise(*model) : AdviseReport{};
+  return model.ok() ? Advise(*model, advise_options) : AdviseReport{};
 }
 
 inline fixtures::KernelSpec NamedKernel(const char* name, uint64_t ns) {

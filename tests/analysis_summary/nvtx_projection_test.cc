@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "analyzers/model/trace_model.h"
 #include "gtest/gtest.h"
 #include "tests/reader/trace_test_util.h"
@@ -86,6 +87,77 @@ TEST(NvtxProjectionTest, KnownAnswersOnTheFixture) {
   EXPECT_EQ(node.count, 3u);
   EXPECT_EQ(node.min_ns, 5000u);
   EXPECT_EQ(node.max_ns, 10000u);
+}
+
+// Two numbered steps on the main thread (thread 1), each with a backward range; thread 2 opens
+// no ranges and launches a kernel inside each backward (an autograd thread), thread 3 opens
+// none and launches one between the steps; thread 4 opens a range of its own (so its launches
+// stay its own) while thread 1's step_1 is open.
+TEST(NvtxProjectionTest, NumberedRangesAreOneRowAndRangelessThreadsLaunchForTheMainOne) {
+  std::string text = R"pb(
+    packet { header { format_major: 1 format_minor: 0 tool_version: "0.1.0" pid: 1
+                      clock_domain: CLOCK_DOMAIN_SYNTHETIC producer: "test:lending" } }
+    packet { thread { id: 1 cupti_thread_id: 11 os_tid: 100 name: "main" } }
+    packet { thread { id: 2 cupti_thread_id: 12 os_tid: 101 name: "autograd" } }
+    packet { thread { id: 3 cupti_thread_id: 13 os_tid: 102 name: "other" } }
+    packet { thread { id: 4 cupti_thread_id: 14 os_tid: 103 name: "loader" } }
+    packet { interned_string { id: 1 value: "cudaLaunchKernel" } }
+    packet { interned_string { id: 2 value: "gemm" } }
+    packet { interned_string { id: 3 value: "step_0" } }
+    packet { interned_string { id: 4 value: "step_1" } }
+    packet { interned_string { id: 5 value: "backward" } }
+    packet { interned_string { id: 6 value: "prefetch" } }
+  )pb";
+  auto range = [&](int name, uint64_t start, uint64_t end, int thread, int depth) {
+    absl::StrAppendFormat(&text,
+                          "packet { nvtx_range { name_id: %d start_ns: %d duration_ns: %d "
+                          "thread_id: %d end_thread_id: %d is_push_pop: true depth: %d } }\n",
+                          name, start, end - start, thread, thread, depth);
+  };
+  int correlation = 0;
+  auto launch = [&](uint64_t at, int thread, uint64_t ns) {
+    ++correlation;
+    absl::StrAppendFormat(&text,
+                          "packet { api_call { domain: API_DOMAIN_RUNTIME name_id: 1 start_ns: %d "
+                          "duration_ns: 1000 thread_id: %d correlation_id: %d } }\n"
+                          "packet { kernel { name_id: 2 start_ns: %d duration_ns: %d device_id: 0 "
+                          "context_id: 1 stream_id: 7 correlation_id: %d } }\n",
+                          at, thread, correlation, at + 2000, ns, correlation);
+  };
+  range(3, 0, 100000, 1, 0);
+  range(5, 50000, 90000, 1, 1);
+  range(4, 200000, 300000, 1, 0);
+  range(5, 250000, 290000, 1, 1);
+  launch(60000, 2, 10000);   // in step_0/backward
+  launch(260000, 2, 20000);  // in step_1/backward
+  launch(150000, 3, 5000);   // between the steps: no range of any thread open
+  range(6, 292000, 299000, 4, 0);
+  launch(295000, 4, 7000);   // its own range, while step_1 is open: stays there
+  text += "packet { end_of_trace { } }\n";
+  absl::StatusOr<TraceModel> model =
+      TraceModel::Load(WriteTempFile(testing::TextprotoToWire(text), "lending.wst"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const NvtxProjection p = ProjectNvtxRanges(*model);
+  const NvtxRangeGroup* backward = Find(p, "step_<N>/backward", 100);
+  ASSERT_NE(backward, nullptr);
+  EXPECT_EQ(backward->name, "backward");
+  EXPECT_EQ(backward->cpu_durations_ns.size(), 2u);
+  EXPECT_EQ(backward->gpu_time_ns, 30000u);
+  const NvtxRangeGroup* step = Find(p, "step_<N>", 100);
+  ASSERT_NE(step, nullptr);
+  EXPECT_EQ(step->cpu_durations_ns.size(), 2u);
+  EXPECT_EQ(step->gpu_time_ns, 30000u);  // not thread 3's launch between the steps
+  const NvtxRangeGroup* prefetch = Find(p, "prefetch", 103);
+  ASSERT_NE(prefetch, nullptr);
+  EXPECT_EQ(prefetch->gpu_time_ns, 7000u);
+
+  NvtxProjectionOptions literal;
+  literal.literal_ranges = true;
+  const NvtxProjection by_name = ProjectNvtxRanges(*model, literal);
+  EXPECT_EQ(Find(by_name, "step_<N>/backward", 100), nullptr);
+  const NvtxRangeGroup* first = Find(by_name, "step_0/backward", 100);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->gpu_time_ns, 10000u);
 }
 
 TEST(NvtxProjectionTest, WithoutApiRecordsNothingIsClaimed) {

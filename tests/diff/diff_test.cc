@@ -26,6 +26,8 @@ struct Program {
   uint64_t relu_ns = 10000;
   uint64_t copy_ns = 20000;
   bool extra_kernel = false;  // a third kernel, `softmax` (30 us), in every step
+  uint64_t host_stall_ns = 0;  // host time in the step before its launches (no GPU work)
+  bool numbered = false;       // steps named step_0, step_1, ... instead of step
 };
 
 // The trace of `p`, written to a temporary file named `name`.
@@ -46,6 +48,13 @@ std::string TracePath(const Program& p, const std::string& name) {
   uint32_t correlation = 1;
   for (int s = 0; s < p.steps; ++s) {
     const uint64_t step_start = t;
+    uint32_t step_name = 4;
+    if (p.numbered) {
+      step_name = 100 + s;
+      absl::StrAppendFormat(&text, "packet { interned_string { id: %d value: \"step_%d\" } }\n",
+                            step_name, s);
+    }
+    t += p.host_stall_ns;
     std::string work;
     auto launch = [&](uint32_t name_id, uint64_t duration, bool copy) {
       absl::StrAppendFormat(&work,
@@ -73,9 +82,9 @@ std::string TracePath(const Program& p, const std::string& name) {
     if (p.extra_kernel) launch(5, 30000, false);
     t += 5000;
     absl::StrAppendFormat(&text,
-                          "packet { nvtx_range { name_id: 4 start_ns: %d duration_ns: %d "
+                          "packet { nvtx_range { name_id: %d start_ns: %d duration_ns: %d "
                           "thread_id: 1 end_thread_id: 1 is_push_pop: true depth: 0 } }\n",
-                          step_start, t - step_start - 1000);
+                          step_name, step_start, t - step_start - 1000);
     text += work;
   }
   text += "packet { end_of_trace { } }\n";
@@ -103,8 +112,36 @@ TEST(DiffTest, TheSameRunHasNoVerdicts) {
   const DiffReport r = BuildDiffReport(a, b, "a", "b", {});
   EXPECT_EQ(r.regressions, 0u);
   EXPECT_EQ(r.improvements, 0u);
-  ASSERT_EQ(r.rows.size(), 4u);  // gemm, relu, the HtoD copy, the step range
+  // gemm, relu, the HtoD copy, the step range's GPU work and its host time
+  ASSERT_EQ(r.rows.size(), 5u);
   for (const DiffRow& row : r.rows) EXPECT_EQ(row.verdict, DiffVerdict::kUnchanged) << row.name;
+}
+
+// A host stall of 1 ms at the start of every step: the range's host time per step is the
+// regression; the GPU work it launched is unchanged. Numbered steps (step_0, step_1, ...)
+// compare as one range, step_<N>.
+TEST(DiffTest, AHostStallInsideARangeIsAChangeOfItsHostTime) {
+  Program base, stalled;
+  base.numbered = stalled.numbered = true;
+  stalled.host_stall_ns = 1'000'000;
+  const TraceModel a = Load(TracePath(base, "host_a.wst"));
+  const TraceModel b = Load(TracePath(stalled, "host_b.wst"));
+  const DiffReport r = BuildDiffReport(a, b, "a", "b", {});
+  const DiffRow* host = Find(r, DiffSection::kNvtxHost, "step_<N>");
+  ASSERT_NE(host, nullptr);
+  EXPECT_EQ(host->verdict, DiffVerdict::kRegression);
+  EXPECT_EQ(host->new_count, 10u);
+  EXPECT_NEAR(host->delta_ns, 1e6, 1.0);
+  const DiffRow* gpu = Find(r, DiffSection::kNvtx, "step_<N>");
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->verdict, DiffVerdict::kUnchanged);
+  DiffOptions literal;
+  literal.literal_ranges = true;
+  const DiffReport by_name = BuildDiffReport(a, b, "a", "b", literal);
+  EXPECT_EQ(Find(by_name, DiffSection::kNvtxHost, "step_<N>"), nullptr);
+  const DiffRow* one = Find(by_name, DiffSection::kNvtxHost, "step_3");
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->new_count, 1u);
 }
 
 TEST(DiffTest, ASlowerKernelIsTheTopRegressionWithItsCost) {
