@@ -12,6 +12,7 @@
 #include "analyzers/analyses/stall_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <fstream>
 #include <map>
@@ -23,8 +24,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "analyzers/analyses/intervals.h"
 #include "analyzers/analyses/kernel_name_filter.h"
 #include "collectors/activity/kernel_names.h"
+#include "proto/common/settings.h"
 
 namespace warpscope {
 namespace {
@@ -162,7 +167,50 @@ struct KernelAcc {
   uint64_t samples = 0, selected = 0, not_issued = 0;
   std::map<std::string, uint64_t> by_state;
   std::map<std::pair<uint64_t, uint64_t>, PcAcc> pcs;  // (pc offset, cubin crc)
+  double instants = 0;        // sampling instants of its recorded launches (StallKernelRow)
+  double fallback_units = 0;  // samples over SM sub-partitions, where launches are unknown
+  std::set<std::pair<size_t, std::string_view>> functions;  // (trace, mangled name) seen
 };
+
+// Sampling instants per mangled kernel name of one trace: the recorded time of its launches x
+// the SM clock / 2^period.
+std::unordered_map<std::string_view, double> InstantsByFunction(const TraceModel& model) {
+  std::unordered_map<std::string_view, double> out;
+  const double period = std::ldexp(1.0, static_cast<int>(PcSamplingPeriodExponent(model)));
+  for (const KernelEvent& k : model.kernels) {
+    const DeviceInfo* device = model.FindDevice(k.device_id);
+    if (device == nullptr || device->core_clock_khz == 0) continue;
+    const double cycles = static_cast<double>(k.duration_ns) * 1e-6 *
+                          static_cast<double>(device->core_clock_khz);
+    out[k.mangled_name.empty() ? k.name : k.mangled_name] += cycles / period;
+  }
+  return out;
+}
+
+// The 95% intervals of a row's shares, over its sampling instants, and what would give
+// enough when the top share's is wider than kMaxStallHalfWidth.
+void AddIntervals(const KernelAcc& kernel, uint32_t period, StallKernelRow& row) {
+  const double n = kernel.instants > 0 ? kernel.instants : kernel.fallback_units;
+  row.sampling_instants = std::min(static_cast<double>(row.samples), std::max(n, 1.0));
+  for (StallShare& share : row.reasons) {
+    const Interval i = WilsonInterval(share.fraction, row.sampling_instants);
+    share.low = i.low;
+    share.high = i.high;
+  }
+  if (row.reasons.empty()) return;
+  const StallShare& top = row.reasons.front();
+  const double worst = std::max(top.fraction - top.low, top.high - top.fraction);
+  if (worst <= kMaxStallHalfWidth) return;
+  // Instants for +-5 points at p = 0.5: (z / 0.05)^2 / 4, about 385.
+  const double wanted = kZ95 * kZ95 / (4 * kMaxStallHalfWidth * kMaxStallHalfWidth);
+  const int lower = static_cast<int>(std::ceil(std::log2(wanted / row.sampling_instants)));
+  const int suggested = std::max(5, static_cast<int>(period) - std::max(lower, 1));
+  row.too_few = absl::StrFormat(
+      "only about %.0f sampling instants: its top share could be %.0f points off; record with "
+      "--pc-period %d or over %s launches",
+      row.sampling_instants, 100 * worst, suggested,
+      lower > 0 ? absl::StrCat(1 << std::min(lower, 20), "x more") : std::string("more"));
+}
 
 }  // namespace
 
@@ -198,6 +246,18 @@ std::vector<std::string_view> KnownWarpStates() {
 double WarpCyclesPerIssue(uint64_t samples, uint64_t selected) {
   if (selected == 0) return std::numeric_limits<double>::quiet_NaN();
   return static_cast<double>(samples) / static_cast<double>(selected);
+}
+
+uint32_t PcSamplingPeriodExponent(const TraceModel& model) {
+  const SettingSpec& spec = Setting(SettingId::kPcPeriod);
+  uint32_t period = 0;
+  for (const auto& [key, value] : model.header.config) {
+    if (key == spec.variable && absl::SimpleAtoi(value, &period) && period >= spec.min &&
+        period <= spec.max) {
+      return period;
+    }
+  }
+  return absl::SimpleAtoi(std::string(spec.default_value), &period) ? period : 15;
 }
 
 size_t StallRowsShown(size_t available, int top) {
@@ -326,8 +386,12 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
   std::map<std::string, KernelAcc> kernels;
   std::map<std::string, bool> selected_by_name;
   bool any_samples = false;
+  uint32_t period = 0;  // the smallest period of the traces, for the advice
   for (size_t t = 0; t < traces.size(); ++t) {
     const TraceModel& model = *traces[t];
+    const std::unordered_map<std::string_view, double> instants = InstantsByFunction(model);
+    const uint32_t trace_period = PcSamplingPeriodExponent(model);
+    period = period == 0 ? trace_period : std::min(period, trace_period);
     std::unordered_map<std::string_view, std::string> demangled;  // views into the model
     bool trace_has_samples = false;
     for (const PcSampleBatch& batch : model.pc_sample_batches) {
@@ -347,7 +411,18 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
         KernelAcc& kernel = kernel_it->second;
         PcAcc& pc = kernel.pcs[{record.pc_offset, record.cubin_crc}];
         if (pc.function.empty()) pc.function = record.function_name;
+        const uint64_t before = kernel.samples;
         AddRecordSamples(record, names, kernel, pc, report);
+        if (kernel.functions.insert({t, record.function_name}).second) {
+          auto it = instants.find(record.function_name);
+          if (it != instants.end()) kernel.instants += it->second;
+        }
+        if (instants.find(record.function_name) == instants.end()) {
+          const DeviceInfo* device = model.FindDevice(batch.device_id);
+          const double units = device != nullptr && device->sm_count > 0
+                                   ? 4.0 * device->sm_count : 1.0;
+          kernel.fallback_units += static_cast<double>(kernel.samples - before) / units;
+        }
       }
     }
     if (trace_has_samples) {
@@ -366,6 +441,7 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
   for (auto& [name, kernel] : kernels) {
     if (kernel.samples == 0 && kernel.not_issued == 0) continue;
     StallKernelRow row = KernelRow(name, kernel);
+    AddIntervals(kernel, period, row);
     report.samples += row.samples;
     report.rows.push_back(std::move(row));
   }

@@ -29,6 +29,10 @@ WarpStateName ParseStallReasonName(std::string_view cupti_name);
 // table does not know.
 std::string_view StallReasonAdvice(std::string_view state);
 
+// The PC sampling period (2^N cycles) a trace was recorded with: WARPSCOPE_PC_PERIOD in its
+// header's configuration, else the default, 15.
+uint32_t PcSamplingPeriodExponent(const TraceModel& model);
+
 // Every state StallReasonAdvice knows, in table order.
 std::vector<std::string_view> KnownWarpStates();
 
@@ -58,6 +62,9 @@ struct StallShare {
                       // not name
   uint64_t samples = 0;
   double fraction = 0;  // of the kernel's (or PC's) samples
+  // Kernel rows: the 95% interval of `fraction` (Wilson, over the kernel's sampling instants,
+  // StallKernelRow::sampling_instants); 0 and 1 where not computed (PCs, lines).
+  double low = 0, high = 1;
 };
 
 struct PcHotspot {
@@ -93,7 +100,20 @@ struct StallKernelRow {
   // PCs without a line are not in any entry (see unlocated_samples).
   std::vector<LineHotspot> lines;
   uint64_t unlocated_samples = 0;   // samples at PCs without a source line
+  // How many independent looks at the kernel its samples amount to: each SM sub-partition
+  // samples a warp every 2^period cycles, all at the same instants, and warps of one kernel
+  // at one instant tend to be in the same phase (all at the barrier), so the samples of one
+  // instant count as one draw. Instants = the kernel's recorded time x SM clock / 2^period
+  // (summed over launches and traces), at most `samples`; without kernel records or a clock,
+  // samples / the SM sub-partitions. The share intervals rest on it.
+  double sampling_instants = 0;
+  // When the top share's interval is wider than kMaxStallHalfWidth on either side: what would
+  // give enough (a lower --pc-period, more launches); "" otherwise.
+  std::string too_few;
 };
+
+// A kernel's shares are "too few" beyond this half-width of its top share's interval.
+inline constexpr double kMaxStallHalfWidth = 0.05;
 
 struct StallReport {
   std::vector<StallKernelRow> rows;  // ranked by samples

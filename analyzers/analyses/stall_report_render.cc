@@ -42,6 +42,11 @@ std::string ReasonList(const std::vector<StallShare>& reasons, size_t count) {
   return absl::StrJoin(parts, ", ");
 }
 
+// "85.6% [84.0, 87.2]": a kernel share with its 95% interval.
+std::string ShareWithInterval(const StallShare& r) {
+  return absl::StrFormat("%.1f%% [%.1f, %.1f]", r.fraction * 100, r.low * 100, r.high * 100);
+}
+
 std::string HexPc(uint64_t pc) { return absl::StrFormat("0x%x", pc); }
 
 Cell CyclesCell(double cycles, bool text) {
@@ -72,6 +77,11 @@ std::vector<std::string> StallReportNotes(const StallReport& report) {
   }
   for (const std::string& label : report.traces_without_samples) {
     notes.push_back(absl::StrCat(label, " has no PC samples"));
+  }
+  for (const StallKernelRow& row : report.rows) {
+    if (!row.too_few.empty()) {
+      notes.push_back(absl::StrCat(ShortKernelName(row.name, true), ": ", row.too_few));
+    }
   }
   if (report.source_mapped) {
     const SourceMapping& source = report.source;
@@ -216,6 +226,8 @@ std::string RenderJson(const StallReport& report) {
     json.Key("selected").Uint(row.selected);
     json.Key("not_issued").Uint(row.not_issued);
     json.Key("cycles_per_issue").Double(row.cycles_per_issue);
+    json.Key("sampling_instants").Double(std::round(row.sampling_instants * 10.0) / 10.0);
+    json.Key("too_few").String(row.too_few);
     json.Key("reasons").BeginArray();
     for (size_t i = 0; i < StallRowsShown(row.reasons.size(), report.top); ++i) {
       const StallShare& r = row.reasons[i];
@@ -223,6 +235,8 @@ std::string RenderJson(const StallReport& report) {
       json.Key("reason").String(r.state);
       json.Key("samples").Uint(r.samples);
       json.Key("pct").Double(std::round(r.fraction * 10000.0) / 100.0);
+      json.Key("low_pct").Double(std::round(r.low * 10000.0) / 100.0);
+      json.Key("high_pct").Double(std::round(r.high * 10000.0) / 100.0);
       json.Key("advice").String(StallReasonAdvice(r.state));
       json.EndObject();
     }
@@ -257,7 +271,10 @@ std::string RenderByKernelCsv(const StallReport& report) {
                {"hottest_line"},
                {"reason"},
                {"reason_samples", true},
-               {"reason_pct", true}});
+               {"reason_pct", true},
+               {"reason_low_pct", true},
+               {"reason_high_pct", true},
+               {"sampling_instants", true}});
   for (const StallKernelRow& row : report.rows) {
     for (size_t i = 0; i < StallRowsShown(row.reasons.size(), report.top); ++i) {
       const StallShare& r = row.reasons[i];
@@ -272,6 +289,9 @@ std::string RenderByKernelCsv(const StallReport& report) {
       cells.emplace_back(r.state);
       cells.emplace_back(r.samples);
       cells.emplace_back(PercentCell(r.fraction));
+      cells.emplace_back(PercentCell(r.low));
+      cells.emplace_back(PercentCell(r.high));
+      cells.emplace_back(row.sampling_instants, 1);
       table.AddRow(std::move(cells));
     }
   }
@@ -313,7 +333,7 @@ std::string RenderByKernelText(const StallReport& report) {
     for (size_t i = 0; i < StallRowsShown(row.reasons.size(), report.top); ++i) {
       const StallShare& r = row.reasons[i];
       std::string_view advice = StallReasonAdvice(r.state);
-      absl::StrAppendFormat(&out, "  %-20s %6s  %s\n", r.state, PctText(r.fraction),
+      absl::StrAppendFormat(&out, "  %-20s %-20s  %s\n", r.state, ShareWithInterval(r),
                             advice.empty() ? "no description for this reason" : advice);
     }
   }

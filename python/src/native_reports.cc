@@ -55,7 +55,7 @@ nb::dict Findings(const AdviseReport& report) {
     c.Add("stream", f.stream).Add("os_tid", f.os_tid).Add("thread_name", f.thread_name);
     c.Add("title", f.title).Add("evidence", f.evidence).Add("fix", f.fix);
     c.Add("worst_begin_ns", f.worst_begin_ns).Add("worst_end_ns", f.worst_end_ns);
-    c.Add("job_rank", f.job_rank);
+    c.Add("job_rank", f.job_rank).Add("one_time", f.one_time);
   }
   return c.Finish();
 }
@@ -82,6 +82,9 @@ nb::dict AdviseTables(const TraceModel& model, const std::string& label,
   head["gpu_busy_percent"] = 100 * report.busy_fraction;
   head["gpu_idle_ns"] = report.gpu_idle_ns;
   head["idle_attributed_ns"] = report.idle_attributed_ns;
+  head["steps"] = report.steps;
+  head["warmup_steps"] = report.warmup_steps;
+  head["step_rule"] = Utf8(report.step_rule);
   out["summary"] = head;
   out["findings"] = Findings(report);
   ColumnLists devices;
@@ -102,10 +105,12 @@ nb::dict StallTables(const StallReport& report, bool by_pc) {
     kernels.Add("kernel", row.name).Add("samples", row.samples);
     kernels.Add("pct", Percent(row.fraction)).Add("selected", row.selected);
     kernels.Add("not_issued", row.not_issued).Add("cycles_per_issue", row.cycles_per_issue);
+    kernels.Add("sampling_instants", row.sampling_instants).Add("too_few", row.too_few);
     if (!by_pc) {
       for (const StallShare& s : row.reasons) {
         detail.Add("kernel", row.name).Add("reason", s.state).Add("samples", s.samples);
-        detail.Add("pct", Percent(s.fraction));
+        detail.Add("pct", Percent(s.fraction)).Add("low_pct", Percent(s.low));
+        detail.Add("high_pct", Percent(s.high));
       }
       continue;
     }

@@ -99,8 +99,11 @@ std::string TailCsv(const std::string& path, const std::string& kernel_regex, bo
 }
 
 // `warpscope advise` of one trace: its AdviseReport as columns. `device` < 0: all devices.
-nb::dict Advise(const std::string& path, int64_t device, int64_t top) {
+nb::dict Advise(const std::string& path, int64_t device, int64_t top, bool literal_ranges,
+                const std::string& step) {
   AdviseOptions options;
+  options.literal_ranges = literal_ranges;
+  options.step = step;
   if (device > UINT32_MAX) throw nb::value_error("warpscope: device must be a device id");
   if (device >= 0) options.device = static_cast<uint32_t>(device);
   options.top = static_cast<size_t>(std::clamp<int64_t>(top, 0, 1 << 20));
@@ -165,7 +168,8 @@ NB_MODULE(warpscope_native, m) {
   m.def("tail_csv", &warpscope::native::TailCsv, nb::arg("path"), nb::arg("kernel_regex") = "",
         nb::arg("instances") = false, "`warpscope tail --format csv` of one trace.");
   m.def("advise_tables", &warpscope::native::Advise, nb::arg("path"), nb::arg("device") = -1,
-        nb::arg("top") = 0, "`warpscope advise` of one trace, as columns.");
+        nb::arg("top") = 0, nb::arg("literal_ranges") = false, nb::arg("step") = "",
+        "`warpscope advise` of one trace, as columns.");
   m.def("job_tables", &warpscope::native::Job, nb::arg("paths"), nb::arg("step") = "",
         nb::arg("threads") = 0, "`warpscope job` over the ranks' traces, as columns.");
   m.def("stall_tables", &warpscope::native::Stalls, nb::arg("paths"), nb::arg("kernel_regex") = "",

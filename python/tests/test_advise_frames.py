@@ -42,8 +42,10 @@ def test_advise_frames_equal_the_cli_json(path):
     head = summary.iloc[0]
     assert head["trace"] == report["trace"] == str(path)
     assert head["headline"] == report["headline"]
-    for column in ("wall_ns", "gpu_span_ns", "gpu_busy_ns", "gpu_idle_ns", "idle_attributed_ns"):
+    for column in ("wall_ns", "gpu_span_ns", "gpu_busy_ns", "gpu_idle_ns", "idle_attributed_ns",
+                   "steps", "warmup_steps"):
         assert int(head[column]) == report[column], column
+    assert head["step_rule"] == report["step_rule"]
     assert head["gpu_busy_percent"] == pytest.approx(report["gpu_busy_percent"], abs=1e-9)
 
     findings = frames["findings"]
@@ -76,3 +78,19 @@ def test_advise_options_and_errors(tmp_path):
     with pytest.raises(warpscope.TraceError, match="corrupt data") as error:
         warpscope.advise(damaged)
     assert error.value.path == str(damaged) and error.value.offset is not None
+
+
+def test_numbered_ranges_are_one_place_unless_literal():
+    """On rank 0 of the bundled job (ranges step_0, step_1, ...), findings name step_<N>;
+    literal_ranges keeps one finding per step's name, as the CLI's --literal-ranges."""
+    path = SOURCE_DIR / "examples" / "traces" / "cuda13.0_sm90" / "ddp_late_rank" / "rank1.wst"
+    grouped = warpscope.advise(path)
+    literal = warpscope.advise(path, literal_ranges=True)
+    paths = set(grouped["findings"]["nvtx_path"])
+    assert any("step_<N>" in p for p in paths)
+    assert not any("step_1" in p for p in paths)
+    assert any(p.startswith("step_1") for p in literal["findings"]["nvtx_path"])
+    assert len(literal["findings"]) > len(grouped["findings"])
+    assert int(grouped["summary"]["steps"][0]) > 0
+    cli = cli_advise(path, "--literal-ranges")
+    assert list(literal["findings"]["nvtx_path"]) == [f["nvtx_path"] for f in cli["findings"]]

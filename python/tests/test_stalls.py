@@ -25,7 +25,6 @@ import tracebuilder as tb
 import warpscope
 from test_differential import SOURCE_DIR, cli_path
 from warpscope import schema
-from warpscope.stall_report import warp_state
 
 DATA = SOURCE_DIR / "tests" / "data"
 H200_TRACE = DATA / "cuda13.0_sm90" / "pc_kernels.wst"
@@ -60,15 +59,8 @@ def with_kernel_events(packets: List[Any], mangled_ids: Dict[str, int]) -> List[
     return packets[:-1] + extra + packets[-1:]
 
 
-@pytest.fixture(autouse=True, params=["native", "python"])
-def implementation(request, monkeypatch) -> str:
-    """Every test runs on the C++ stall report (with the extension) and on the pure-Python
-    fallback (stall_report.py), which must give the same figures."""
-    if request.param == "native" and not warpscope.native.available():
-        pytest.skip("the warpscope_native extension is not built")
-    if request.param == "python":
-        monkeypatch.setenv("WARPSCOPE_PURE_PYTHON", "1")
-    return request.param
+pytestmark = pytest.mark.skipif(not warpscope.native.available(),
+                                reason="warpscope.stalls needs the warpscope_native extension")
 
 
 def quiet_stalls(*args: Any, **kwargs: Any) -> Dict[str, pd.DataFrame]:
@@ -83,33 +75,29 @@ def rows(frame: pd.DataFrame) -> List[tuple]:
 
 # -- Python alone ----------------------------------------------------------------------------
 
-def test_warp_state_names():
-    assert warp_state(STALLED + "long_scoreboard") == ("long_scoreboard", False)
-    assert warp_state(STALLED + "math_pipe_throttle_not_issued") == ("math_pipe_throttle", True)
-    assert warp_state("smsp__pcsamp_warps_issue_selected") == ("selected", False)
-    assert warp_state(STALLED + "no_instructions_not_issued") == ("no_instruction", True)
-    assert warp_state(STALLED + "not_selected") == ("not_selected", False)
-    assert warp_state("smsp__pcsamp_sample_count") == ("sample_count", False)
-    assert warp_state("gmma") == ("gmma", False)
-
-
-def test_fixture_figures(tmp_path, implementation):
+def test_fixture_figures(tmp_path):
     path = tb.write(tmp_path / "pc.wst", fixture_packets())
     frames = quiet_stalls(path)
-    # No kernel events: the C++ report demangles the functions' names as the CLI does; the
-    # pure-Python one has no demangler and keeps them mangled.
-    stencil, reduce = ("_Z7stencilPdPKd", "_Z6reducePKdPd") if implementation == "python" else (
-        DEMANGLED["_Z7stencilPdPKd"], DEMANGLED["_Z6reducePKdPd"])
-    assert rows(frames["kernels"]) == [
-        (stencil, 125, pytest.approx(100 * 125 / 175), 20, 50, 6.25),
-        (reduce, 50, pytest.approx(100 * 50 / 175), 0, 0, pytest.approx(math.nan, nan_ok=True))]
-    assert rows(frames["reasons"]) == [
+    # No kernel events: the functions' names are demangled as the CLI does, and without the
+    # kernels' time (or the device's SMs) each sample counts as a sampling instant.
+    stencil, reduce = DEMANGLED["_Z7stencilPdPKd"], DEMANGLED["_Z6reducePKdPd"]
+    kernels = frames["kernels"].drop(columns=["too_few"])
+    assert rows(kernels) == [
+        (stencil, 125, pytest.approx(100 * 125 / 175), 20, 50, 6.25, 125.0),
+        (reduce, 50, pytest.approx(100 * 50 / 175), 0, 0, pytest.approx(math.nan, nan_ok=True),
+         50.0)]
+    assert "--pc-period 12" in frames["kernels"]["too_few"][1]
+    reasons = frames["reasons"]
+    assert rows(reasons[["kernel", "reason", "samples", "pct"]]) == [
         (stencil, "long_scoreboard", 80, 64.0),
         (stencil, "barrier", 25, 20.0),
         (stencil, "selected", 20, 16.0),
         (reduce, "math_pipe_throttle", 32, 64.0),
         (reduce, "not_selected", 10, 20.0),
         (reduce, "reason_9", 8, 16.0)]
+    # The 95% Wilson interval of 80 in 125: [55.28, 71.88].
+    assert reasons["low_pct"][0] == pytest.approx(55.28, abs=0.01)
+    assert reasons["high_pct"][0] == pytest.approx(71.88, abs=0.01)
 
     named = tb.write(tmp_path / "named.wst", with_kernel_events(
         fixture_packets(), {"_Z7stencilPdPKd": 1, "_Z6reducePKdPd": 2}))
@@ -130,8 +118,9 @@ def test_fixture_figures(tmp_path, implementation):
 
     # Two ranks sum per kernel; the filter is a regular expression searched in the name.
     frames = quiet_stalls([named, str(named)], kernel=r"^sten")
-    assert rows(frames["kernels"]) == [("stencil(double*, double const*)", 250, 100.0, 40, 100,
-                                        6.25)]
+    assert rows(frames["kernels"][["kernel", "samples", "pct", "selected", "not_issued",
+                                   "cycles_per_issue"]]) == [
+        ("stencil(double*, double const*)", 250, 100.0, 40, 100, 6.25)]
     assert list(frames["reasons"]["samples"]) == [160, 50, 40]
 
 
@@ -224,6 +213,12 @@ def compare_by_kernel(paths: Sequence[Path], kernel: Optional[str] = None) -> No
             zip(mine["reason"], mine["samples"]))
         for r, pct in zip(cli["reasons"], mine["pct"]):
             check_percent(pct, r["pct"], r["samples"], k.samples)
+        # The intervals, as the CLI rounds them.
+        assert cli["sampling_instants"] == pytest.approx(k.sampling_instants, abs=0.05)
+        assert cli["too_few"] == k.too_few
+        for r, low, high in zip(cli["reasons"], mine["low_pct"], mine["high_pct"]):
+            assert abs(r["low_pct"] - low) <= 0.005 + 1e-9
+            assert abs(r["high_pct"] - high) <= 0.005 + 1e-9
 
 
 def compare_by_pc(paths: Sequence[Path], kernel: Optional[str] = None) -> None:
@@ -326,40 +321,11 @@ def test_random_traces_as_the_cli(tmp_path, seed):
     compare_by_kernel(paths, kernel=r"^(void|re)")
 
 
-# -- the C++ report and the pure-Python one --------------------------------------------------
-
-PC_TRACES = [H200_TRACE, DATA / "cuda13.0_sm90" / "stall_kernels.wst",
-             SOURCE_DIR / "examples" / "traces" / "cuda13.0_sm90" / "stall_kernels.wst"]
-
-
-def test_both_implementations_give_equal_frames(tmp_path, implementation, monkeypatch):
-    if implementation == "python":
-        pytest.skip("compares both implementations once")
-    named = tb.write(tmp_path / "named.wst", with_kernel_events(
-        fixture_packets(), {"_Z7stencilPdPKd": 1, "_Z6reducePKdPd": 2}))
-    cases = [([p], kernel, by) for p in PC_TRACES + [named] for kernel in (None, "e")
-             for by in ("kernel", "pc")] + [(PC_TRACES + [named], None, "kernel")]
-    for paths, kernel, by in cases:
-        monkeypatch.delenv("WARPSCOPE_PURE_PYTHON", raising=False)
-        native = quiet_stalls(paths, kernel=kernel, by=by)
-        monkeypatch.setenv("WARPSCOPE_PURE_PYTHON", "1")
-        python = quiet_stalls(paths, kernel=kernel, by=by)
-        assert sorted(native) == sorted(python)
-        for name in native:
-            assert len(native[name]) > 0, (paths, kernel, by, name)
-            pd.testing.assert_frame_equal(native[name], python[name], check_exact=False,
-                                          rtol=1e-12, obj=f"{[str(p) for p in paths]} {name}")
-
-
-def test_patterns_and_damaged_traces(tmp_path, implementation):
+def test_patterns_and_damaged_traces(tmp_path):
     path = tb.write(tmp_path / "pc.wst", fixture_packets())
     lookbehind = "(?<=_Z7)sten"  # Python's re takes it, RE2 (the CLI's) does not
-    if implementation == "native":
-        with pytest.raises(ValueError, match="not a valid regular expression"):
-            quiet_stalls(path, kernel=lookbehind)
-    else:
-        assert list(quiet_stalls(path, kernel=lookbehind)["kernels"]["kernel"]) == [
-            "_Z7stencilPdPKd"]
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        quiet_stalls(path, kernel=lookbehind)
     damaged = tmp_path / "damaged.wst"
     damaged.write_bytes(path.read_bytes() + b"\x12\x00")  # field 2: not a packet
     with pytest.raises(warpscope.TraceError, match="corrupt data"):

@@ -52,14 +52,17 @@ def concat_dataframes(traces: Sequence[TraceFile]) -> Dict[str, Any]:
 
 
 def advise(trace: Union[TraceFile, PathLike], device: Optional[int] = None,
-           top: int = 0) -> Dict[str, Any]:
+           top: int = 0, literal_ranges: bool = False, step: str = "") -> Dict[str, Any]:
     """The findings of ``warpscope advise`` as DataFrames: ``findings`` (ranked by the time a
-    fix would save: rank, rule, cost, where, evidence, fix), ``summary`` (one row: the head
-    line and its figures), ``devices`` (busy time per device) and ``notes`` (rules skipped and
-    why); columns in docs/python.md. `device` keeps one device; `top` keeps the costliest
-    findings (0: all). Needs the extension."""
+    fix would save: rank, rule, cost, where, evidence, fix, one_time), ``summary`` (one row:
+    the head line and its figures, the steps found and the warm-up steps), ``devices`` (busy
+    time per device) and ``notes`` (rules skipped and why); columns in docs/python.md.
+    `device` keeps one device; `top` keeps the costliest findings (0: all); `literal_ranges`
+    keeps range names as written (by default ``step_12`` is ``step_<N>``); `step` names the
+    NVTX range that marks steps. Needs the extension."""
     from . import native
-    return native.advise(trace.path if isinstance(trace, TraceFile) else trace, device, top)
+    return native.advise(trace.path if isinstance(trace, TraceFile) else trace, device, top,
+                         literal_ranges, step)
 
 
 def job(traces: Union[PathLike, Iterable[Union[TraceFile, PathLike]]], step: str = "",
@@ -85,12 +88,17 @@ def stalls(traces: Union[TraceFile, PathLike, Iterable[Union[TraceFile, PathLike
     from PC samples (docs/python.md, *Warp stall reasons*; definitions in docs/stalls.md).
 
     `traces` is one trace (a ``TraceFile`` or a path) or several (one per rank), summed per
-    kernel. `kernel` keeps the kernels whose name matches (``re.search``; RE2, as the CLI,
-    with the extension, which computes them with the CLI's code). Returns
-    ``{"kernels": ..., "reasons": ...}``, or with ``by="pc"`` ``{"kernels": ..., "pcs": ...}``.
-    """
-    from .stall_report import stall_frames
-    return stall_frames(traces, kernel=kernel, by=by)
+    kernel. `kernel` keeps the kernels whose name matches (RE2, as the CLI). Returns
+    ``{"kernels": ..., "reasons": ...}``, or with ``by="pc"`` ``{"kernels": ..., "pcs": ...}``;
+    each share with its 95% interval (``low_pct``, ``high_pct``) and each kernel with its
+    ``sampling_instants`` and ``too_few``. Needs the extension (the CLI's own code)."""
+    if by not in ("kernel", "pc"):
+        raise ValueError(f"by must be 'kernel' or 'pc', not {by!r}")
+    from . import native
+    items = [traces] if isinstance(traces, (TraceFile, str, bytes)) or hasattr(
+        traces, "__fspath__") else list(traces)
+    paths = [t.path if isinstance(t, TraceFile) else t for t in items]
+    return native.stalls(paths, kernel or "", by)
 
 
 def summary(traces: Union[PathLike, Sequence[PathLike]], reports: str = "") -> Dict[str, Any]:

@@ -263,22 +263,25 @@ ADVISE_FINDING_DTYPES = {
     "device": "int64", "nvtx_path": str,
     "kernel": str, "api_call": str, "stream": str, "os_tid": "int64", "thread_name": str,
     "title": str, "evidence": str, "fix": str, "worst_begin_ns": "uint64",
-    "worst_end_ns": "uint64", "job_rank": "int64"}
+    "worst_end_ns": "uint64", "job_rank": "int64", "one_time": bool}
 ADVISE_SUMMARY_DTYPES = {
     "trace": str, "headline": str, "wall_ns": "uint64", "gpu_span_ns": "uint64",
     "gpu_busy_ns": "uint64", "gpu_busy_percent": "float64", "gpu_idle_ns": "uint64",
-    "idle_attributed_ns": "uint64"}
+    "idle_attributed_ns": "uint64", "steps": "uint64", "warmup_steps": "uint64",
+    "step_rule": str}
 ADVISE_DEVICE_DTYPES = {"device": "int64", "begin_ns": "uint64", "end_ns": "uint64",
                         "busy_ns": "uint64"}
 
 
-def advise(path: str, device: Optional[int] = None, top: int = 0) -> Dict[str, Any]:
+def advise(path: str, device: Optional[int] = None, top: int = 0, literal_ranges: bool = False,
+           step: str = "") -> Dict[str, Any]:
     """``warpscope advise`` as DataFrames, from the C++ analysis' own result (see
     ``warpscope.advise``)."""
     native = _require()
     path = os.fspath(path)
     try:
-        result = native.advise_tables(path, -1 if device is None else int(device), int(top))
+        result = native.advise_tables(path, -1 if device is None else int(device), int(top),
+                                      bool(literal_ranges), str(step))
     except ValueError as e:
         raise _load_error(e, path) from e
     import pandas as pd
@@ -291,8 +294,10 @@ def advise(path: str, device: Optional[int] = None, top: int = 0) -> Dict[str, A
 
 STALL_DTYPES = {
     "kernels": {"kernel": str, "samples": "int64", "pct": "float64", "selected": "int64",
-                "not_issued": "int64", "cycles_per_issue": "float64"},
-    "reasons": {"kernel": str, "reason": str, "samples": "int64", "pct": "float64"},
+                "not_issued": "int64", "cycles_per_issue": "float64",
+                "sampling_instants": "float64", "too_few": str},
+    "reasons": {"kernel": str, "reason": str, "samples": "int64", "pct": "float64",
+                "low_pct": "float64", "high_pct": "float64"},
     "pcs": {"kernel": str, "cubin_crc": "uint64", "pc_offset": "int64", "pc_samples": "int64",
             "kernel_pct": "float64", "reason": str, "samples": "int64", "pct": "float64"},
 }

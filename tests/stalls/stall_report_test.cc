@@ -3,6 +3,8 @@
 // (figures worked out by hand in the fixture's header) through the library and the CLI.
 #include "analyzers/analyses/stall_report.h"
 
+#include "analyzers/analyses/intervals.h"
+
 #include <cmath>
 #include <map>
 #include <string>
@@ -353,6 +355,98 @@ TEST(StallReportTest, PurposeBuiltKernelsAgreeWithNsightComputeAndFindTheirLine)
       EXPECT_EQ(row->lines[0].source.line, marked.at(e.name)) << e.name;
     }
   }
+}
+
+// Each share's 95% interval, over the kernel's sampling instants, holds Nsight Compute's share
+// of the same state, on both recorded traces (the figures above); a kernel whose top share's
+// interval is wider than 5 points says so and what period would give enough.
+TEST(StallReportTest, IntervalsHoldNsightComputesShares) {
+  struct Expected {
+    std::string trace, kernel;
+    std::vector<std::pair<std::string, double>> ncu;
+  };
+  const std::vector<Expected> expected = {
+      {"pc_kernels", "ws_pc_memory", {{"long_scoreboard", 98.7}, {"wait", 1.0}, {"selected", 0.3}}},
+      {"pc_kernels", "ws_pc_math", {{"wait", 74.7}, {"selected", 24.3}, {"not_selected", 0.5}}},
+      {"pc_kernels", "ws_pc_barrier",
+       {{"wait", 51.0}, {"selected", 18.2}, {"branch_resolving", 12.6}}},
+      {"pc_kernels", "ws_pc_atomics",
+       {{"lg_throttle", 84.1}, {"long_scoreboard", 15.7}, {"drain", 0.1}}},
+      {"pc_kernels", "ws_pc_short", {{"wait", 66.2}, {"selected", 15.0}, {"no_instruction", 7.7}}},
+      {"stall_kernels", "ws_stall_long_scoreboard",
+       {{"long_scoreboard", 99.24}, {"wait", 0.54}, {"selected", 0.16}}},
+      {"stall_kernels", "ws_stall_barrier",
+       {{"barrier", 85.61}, {"wait", 4.63}, {"short_scoreboard", 4.02}}},
+      {"stall_kernels", "ws_stall_wait", {{"wait", 64.38}, {"selected", 26.03}, {"no_instruction", 5.48}}},
+      {"stall_kernels", "ws_stall_bank_conflict",
+       {{"short_scoreboard", 98.68}, {"wait", 0.93}, {"selected", 0.33}}},
+      {"stall_kernels", "ws_stall_fma_saturated",
+       {{"not_selected", 85.14}, {"selected", 6.13}, {"math_pipe_throttle", 4.22}}},
+  };
+  std::map<std::string, TraceModel> models;
+  std::map<std::string, StallReport> reports;
+  for (const std::string name : {"pc_kernels", "stall_kernels"}) {
+    absl::StatusOr<TraceModel> model = TraceModel::Load(
+        ::warpscope::testing::SourceDir() + "/tests/data/cuda13.0_sm90/" + name + ".wst");
+    ASSERT_TRUE(model.ok()) << model.status();
+    EXPECT_EQ(PcSamplingPeriodExponent(*model), 15u);
+    auto it = models.emplace(name, std::move(*model)).first;
+    StallReportOptions options;
+    options.locator = nullptr;
+    absl::StatusOr<StallReport> report = BuildStallReport({&it->second}, {name}, options);
+    ASSERT_TRUE(report.ok()) << report.status();
+    reports.emplace(name, std::move(*report));
+  }
+  for (const Expected& e : expected) {
+    const StallKernelRow* row = nullptr;
+    for (const StallKernelRow& k : reports.at(e.trace).rows) {
+      if (k.name.starts_with(e.kernel + "(")) row = &k;
+    }
+    ASSERT_NE(row, nullptr) << e.kernel;
+    // About 132 samples an instant: one per SM.
+    EXPECT_GT(row->sampling_instants, row->samples / 200.0) << e.kernel;
+    EXPECT_LT(row->sampling_instants, row->samples / 100.0) << e.kernel;
+    for (const auto& [state, ncu_pct] : e.ncu) {
+      const StallShare* share = nullptr;
+      for (const StallShare& r : row->reasons) {
+        if (r.state == state) share = &r;
+      }
+      ASSERT_NE(share, nullptr) << e.kernel << " " << state;
+      EXPECT_LE(100 * share->low, ncu_pct) << e.kernel << " " << state;
+      EXPECT_GE(100 * share->high, ncu_pct) << e.kernel << " " << state;
+      EXPECT_LT(share->low, share->fraction + 1e-12);
+      EXPECT_GT(share->high, share->fraction - 1e-12);
+    }
+    // ws_pc_short ran 16k samples in about 120 instants: +-9 points; the others have enough.
+    if (e.kernel == "ws_pc_short") {
+      EXPECT_THAT(row->too_few, HasSubstr("--pc-period 13"));
+    } else {
+      EXPECT_EQ(row->too_few, "") << e.kernel;
+    }
+  }
+  // The fill kernel of stall_kernels.wst: 630 samples, about 10 instants.
+  const StallKernelRow* fill = nullptr;
+  for (const StallKernelRow& k : reports.at("stall_kernels").rows) {
+    if (k.name.starts_with("ws_fill_chain(")) fill = &k;
+  }
+  ASSERT_NE(fill, nullptr);
+  EXPECT_LT(fill->sampling_instants, 20);
+  EXPECT_THAT(fill->too_few, HasSubstr("--pc-period 9"));
+  EXPECT_GT(fill->reasons[0].high - fill->reasons[0].low, 0.4);
+  std::vector<std::string> notes = StallReportNotes(reports.at("stall_kernels"));
+  EXPECT_THAT(notes, ::testing::Contains(HasSubstr("ws_fill_chain(unsigned int*): only about")));
+}
+
+TEST(StallReportTest, WilsonIntervalsAtTheEdges) {
+  const Interval half = WilsonInterval(0.5, 385);
+  EXPECT_NEAR(half.low, 0.45, 0.002);
+  EXPECT_NEAR(half.high, 0.55, 0.002);
+  const Interval all = WilsonInterval(1.0, 10);
+  EXPECT_LT(all.low, 0.75);  // not empty at p = 1
+  EXPECT_EQ(all.high, 1.0);
+  const Interval none = WilsonInterval(0.3, 0);
+  EXPECT_EQ(none.low, 0.0);
+  EXPECT_EQ(none.high, 1.0);
 }
 
 // A device's stall reasons written twice are merged (a later name for an index wins), and a
