@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/model/trace_limits.h"
+#include "analyzers/render/output.h"
 
 namespace warpscope {
 namespace {
@@ -133,6 +134,8 @@ void AddCurveToSummary(const std::vector<ActiveWarpCurve>& curves, uint32_t ci,
   sum.curve_ns += c.duration_ns;
   sum.total_tail_cost_ns += c.tail_cost_ns;
   sum.tail_fraction += w * c.tail_fraction;
+  sum.tail_low += w * c.tail_low;
+  sum.tail_high += w * c.tail_high;
   sum.tail_cost_fraction += w * c.tail_cost_fraction;
   sum.below_50 += w * c.below_50;
   sum.below_25 += w * c.below_25;
@@ -150,6 +153,17 @@ void FinishSummary(const TailOptions& options, KernelTailSummary& sum) {
   const double w = static_cast<double>(sum.curve_ns);
   if (w <= 0) return;
   sum.tail_fraction /= w;
+  sum.tail_low /= w;
+  sum.tail_high /= w;
+  if (sum.tail_high - sum.tail_low > kMaxTailWidth) {
+    // Each edge is known to one PM sample: samples a twentieth of a launch keep it within 10%.
+    const double launch_ns = w / sum.launches_with_curve;
+    sum.too_few = absl::StrFormat(
+        "its tail is known only to %.0f-%.0f%% of the runtime (a launch of %s spans few PM "
+        "samples): record with --pm-interval %s or shorter",
+        100 * sum.tail_low, 100 * sum.tail_high, FormatDuration(launch_ns),
+        FormatDuration(std::max(1000.0, launch_ns / 20)));
+  }
   sum.tail_cost_fraction /= w;
   sum.below_50 /= w;
   sum.below_25 /= w;
@@ -276,17 +290,25 @@ void ComputeTailMetrics(ActiveWarpCurve& c, const TailOptions& options) {
   // this kernel ends.
   uint64_t last_high = c.segments.front().start_ns;
   uint64_t own_end = 0;
+  double high_len = 0, after_len = 0;  // the last high segment's length, the next one's
   for (auto it = c.segments.rbegin(); it != c.segments.rend(); ++it) {
     if (it->shared && !c.levels_from_shared) continue;
     if (own_end == 0) own_end = it->end_ns;
     if (it->warps >= options.drain_threshold * c.steady) {
       last_high = it->end_ns;
+      high_len = static_cast<double>(it->end_ns - it->start_ns);
       break;
     }
+    after_len = static_cast<double>(it->end_ns - it->start_ns);
   }
   if (own_end == 0) own_end = c.segments.back().end_ns;
   c.drain_ns = static_cast<double>(own_end - std::min(own_end, last_high));
   c.tail_fraction = c.drain_ns / total;
+  // The drain may have begun anywhere in the last high sample, or not before the end of the
+  // first low one; past the last own sample, the kernel may still have been draining.
+  const double unseen_end = static_cast<double>(c.segments.back().end_ns - own_end);
+  c.tail_low = std::max(0.0, c.drain_ns - after_len) / total;
+  c.tail_high = std::min(total, c.drain_ns + high_len + unseen_end) / total;
   c.has_tail_metrics = true;
   c.verdict = TailVerdict(c.tail_fraction, c.tail_cost_fraction, c.below_50, c.below_25,
                           c.duration_ns, options);

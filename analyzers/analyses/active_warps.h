@@ -62,6 +62,10 @@ struct ActiveWarpCurve {
   double below_25 = 0;            // share below 25% of steady
   double drain_ns = 0;            // end minus last time at >= drain_threshold x steady
   double tail_fraction = 0;       // drain_ns / duration
+  // Where the drain begins is known to within the sample it falls in, and where it ends to
+  // within the kernel's last own sample (a shared or missing last sample says nothing): the
+  // tail fraction lies in [tail_low, tail_high] (each a share of the duration).
+  double tail_low = 0, tail_high = 0;
   double tail_cost_ns = 0;        // ∫ max(steady - active, 0) dt / steady
   double tail_cost_fraction = 0;  // tail_cost_ns / duration
   std::string verdict;            // empty unless material
@@ -99,6 +103,9 @@ struct KernelTailSummary {
   uint64_t curve_ns = 0;  // launches with tail metrics
   double total_tail_cost_ns = 0;
   double tail_fraction = 0;
+  double tail_low = 0, tail_high = 0;  // duration-weighted, as tail_fraction (ActiveWarpCurve)
+  // When tail_high - tail_low exceeds kMaxTailWidth: what would give enough; "" otherwise.
+  std::string too_few;
   double tail_cost_fraction = 0;
   double below_50 = 0;
   double below_25 = 0;
@@ -112,6 +119,9 @@ struct KernelTailSummary {
   std::string verdict;
   std::string note;  // e.g. why no launch had a curve
 };
+
+// A summary's tail fraction is "too few" beyond this width of its interval.
+inline constexpr double kMaxTailWidth = 0.10;
 
 struct TailReport {
   std::vector<ActiveWarpCurve> curves;       // one per selected kernel instance

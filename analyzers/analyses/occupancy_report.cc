@@ -48,6 +48,7 @@ const DeviceInfo* DeviceById(std::span<const DeviceInfo> devices, uint32_t id) {
 // A row's sums over the launches that have an achieved figure.
 struct RowAccumulator {
   double weight = 0, weighted = 0, shared_ns = 0, sampled_ns = 0;
+  double unseen_ns = 0;  // time of the launches with a figure that no own sample covers
   uint64_t longest_without = 0;
   ResidentWarpLimit limit;
 };
@@ -57,6 +58,20 @@ void FinishAchieved(const RowAccumulator& a, OccupancyRow& row) {
   if (!(a.weight > 0)) return;  // no launch with an achieved figure
   row.achieved = a.weighted / a.weight;
   row.shared_time_fraction = a.sampled_ns > 0 ? a.shared_ns / a.sampled_ns : 0;
+  const double unseen = a.sampled_ns > 0 ? std::clamp(a.unseen_ns / a.sampled_ns, 0.0, 1.0) : 1;
+  const double ceiling = std::max(row.theoretical ? row.theoretical->occupancy : 1.0, row.achieved);
+  row.achieved_low = row.achieved * (1 - unseen);
+  row.achieved_high = row.achieved * (1 - unseen) + ceiling * unseen;
+  if (row.achieved_high - row.achieved_low > kMaxAchievedWidth) {
+    // Each launch's edges fall in samples shared with its neighbours: samples a twentieth of
+    // a launch keep the unseen part near a tenth.
+    const double launch_ns = a.sampled_ns / std::max<uint32_t>(row.achieved_launches, 1);
+    row.too_few = absl::StrFormat(
+        "%.0f%% of its time has no PM sample of its own: achieved lies between %.1f%% and "
+        "%.1f%%; record with --pm-interval %s or shorter (a launch runs %s)",
+        100 * unseen, 100 * row.achieved_low, 100 * row.achieved_high,
+        FormatDuration(std::max(1000.0, launch_ns / 20)), FormatDuration(launch_ns));
+  }
   if (row.achieved_launches < row.launches) {
     row.achieved_reason = absl::StrCat("from ", row.achieved_launches, " of ", row.launches,
                                        " launches; others: ", row.achieved_reason);
@@ -126,6 +141,8 @@ std::vector<Table::Column> OccupancyColumns(bool text) {
                                         {"blocks_per_sm", true},
                                         {"limiter"},
                                         {"achieved_pct", true},
+                                        {"achieved_low_pct", true},
+                                        {"achieved_high_pct", true},
                                         {"gap_pts", true},
                                         {"samples", true},
                                         {"shared_samples", true},
@@ -170,6 +187,8 @@ void AppendFigureCells(const OccupancyRow& row, bool text, std::vector<Cell>& ce
   if (std::isnan(row.achieved)) {
     cells.emplace_back(text ? Cell("n/a") : Cell());
     cells.emplace_back();
+    cells.emplace_back();
+    cells.emplace_back();
   } else {
     // "*": the figure rests on samples shared with other kernels (a footnote says so).
     if (text && row.launches_from_shared > 0) {
@@ -177,6 +196,8 @@ void AppendFigureCells(const OccupancyRow& row, bool text, std::vector<Cell>& ce
     } else {
       cells.emplace_back(PercentCell(row.achieved));
     }
+    cells.emplace_back(PercentCell(row.achieved_low));
+    cells.emplace_back(PercentCell(row.achieved_high));
     cells.emplace_back(row.theoretical ? PercentCell(row.theoretical->occupancy - row.achieved)
                                        : Cell());
   }
@@ -195,6 +216,7 @@ void AppendNoteCells(const OccupancyRow& row, bool text, std::vector<std::string
   std::vector<std::string> notes;
   if (!row.theoretical_error.empty()) notes.push_back(row.theoretical_error);
   if (!row.achieved_reason.empty()) notes.push_back(row.achieved_reason);
+  if (!row.too_few.empty()) notes.push_back(row.too_few);
   std::vector<std::string> advice;
   for (const OccupancyAdvice& a : row.advice) advice.push_back(a.text);
   if (text) {
@@ -268,6 +290,9 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
       a.weighted += ach.weight * ach.achieved;
       a.shared_ns += ach.shared_time_fraction * kernel.duration_ns;
       a.sampled_ns += kernel.duration_ns;
+      const double unseen =
+          ach.from_shared_samples ? 1.0 : ach.shared_time_fraction + (1 - ach.coverage);
+      a.unseen_ns += std::clamp(unseen, 0.0, 1.0) * static_cast<double>(kernel.duration_ns);
     } else if (kernel.duration_ns >= a.longest_without) {
       a.longest_without = kernel.duration_ns;
       row.achieved_reason = ach.reason;
@@ -275,8 +300,8 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
   }
 
   for (size_t i = 0; i < report.rows.size(); ++i) {
+    FillTheoretical(in.devices, report.rows[i]);  // the ceiling of the achieved bounds
     FinishAchieved(acc[i], report.rows[i]);
-    FillTheoretical(in.devices, report.rows[i]);
   }
   std::stable_sort(
       report.rows.begin(), report.rows.end(),

@@ -37,9 +37,18 @@ struct OccupancyRow {
   uint32_t above_limit = 0;           // samples above the theoretical warps per SM, capped
   bool time_weighted = false;         // some launch had no active-cycle weights
   double shared_time_fraction = 0;  // over launches with samples, duration-weighted
+  // Where achieved can lie: the part of the launches' time no sample of their own covers
+  // (samples shared with other kernels, time outside samples, launches measured on shared
+  // samples only) may have held anywhere from no warps to the theoretical occupancy, the rest
+  // is measured. Bounds, not a statistical interval (docs/occupancy.md).
+  double achieved_low = kNaN, achieved_high = kNaN;
+  // When the bounds are more than kMaxAchievedWidth apart: what would give enough; "" else.
+  std::string too_few;
   std::string achieved_reason;      // why achieved is NaN (or a caveat)
   std::vector<OccupancyAdvice> advice;
 };
+
+inline constexpr double kMaxAchievedWidth = 0.10;
 
 struct OccupancyReport {
   std::vector<OccupancyRow> rows;  // ranked by total time

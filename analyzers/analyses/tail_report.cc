@@ -36,6 +36,8 @@ Table SummaryTable(const TailReport& report, bool text) {
            {text ? "tail_cost" : "tail_cost_ns", true},
            {"tail_cost_pct", true},
            {"tail_pct", true},
+           {"tail_low_pct", true},
+           {"tail_high_pct", true},
            {"below_50_pct", true},
            {"below_25_pct", true},
            {"steady_warps", true},
@@ -55,6 +57,7 @@ Table SummaryTable(const TailReport& report, bool text) {
               Duration(s.total_ns, text), has ? Duration(s.total_tail_cost_ns, text) : Cell(),
               has ? PercentCell(s.tail_cost_fraction) : Cell(),
               has ? PercentCell(s.tail_fraction) : Cell(),
+              has ? PercentCell(s.tail_low) : Cell(), has ? PercentCell(s.tail_high) : Cell(),
               has ? PercentCell(s.below_50) : Cell(), has ? PercentCell(s.below_25) : Cell(),
               has ? Level(s.steady, text, shared_levels) : Cell(),
               has ? Level(s.peak, text, shared_levels) : Cell(), Limit(s.limit_warps),
@@ -76,6 +79,8 @@ Table InstanceTable(const TailReport& report, const PmInputs& in, bool text) {
            {"limit_warps", true},
            {"above_limit", true},
            {"tail_pct", true},
+           {"tail_low_pct", true},
+           {"tail_high_pct", true},
            {"below_50_pct", true},
            {"below_25_pct", true},
            {text ? "drain" : "drain_ns", true},
@@ -94,6 +99,7 @@ Table InstanceTable(const TailReport& report, const PmInputs& in, bool text) {
               any ? Level(c.peak, text, c.levels_from_shared) : Cell(),
               any ? Cell(std::round(c.mean), 0) : Cell(), Limit(c.limit_warps), c.above_limit,
               has ? PercentCell(c.tail_fraction) : Cell(),
+              has ? PercentCell(c.tail_low) : Cell(), has ? PercentCell(c.tail_high) : Cell(),
               has ? PercentCell(c.below_50) : Cell(), has ? PercentCell(c.below_25) : Cell(),
               has ? Duration(c.drain_ns, text) : Cell(),
               has ? Duration(c.tail_cost_ns, text) : Cell(), verdict, c.note});
@@ -125,6 +131,7 @@ void WriteInstanceJson(const ActiveWarpCurve& c, std::string_view kernel, JsonWr
   if (c.has_tail_metrics) {
     json.Key("steady_warps").Double(c.steady);
     json.Key("tail_fraction").Double(c.tail_fraction);
+    json.Key("tail_low").Double(c.tail_low).Key("tail_high").Double(c.tail_high);
     json.Key("below_50").Double(c.below_50);
     json.Key("below_25").Double(c.below_25);
     json.Key("drain_ns").Double(c.drain_ns);
@@ -146,6 +153,10 @@ std::string SummaryNotes(const TailReport& report) {
     ++rank;
     if (!s.verdict.empty()) {
       absl::StrAppend(&notes, "[", rank, "] ", ShortKernelName(s.name, true), ": ", s.verdict,
+                      "\n");
+    }
+    if (!s.too_few.empty()) {
+      absl::StrAppend(&notes, "[", rank, "] ", ShortKernelName(s.name, true), ": ", s.too_few,
                       "\n");
     }
   }

@@ -168,6 +168,7 @@ struct Expectation {
 // The figures compared, and written to the --row CSV.
 struct Figures {
   double ours_theoretical = NAN, ours_achieved = NAN;
+  double ours_achieved_low = NAN, ours_achieved_high = NAN;  // the bounds (occupancy_report.h)
   int ours_blocks = -1;
   double ncu_theoretical = NAN, ncu_achieved = NAN;
   double tail_fraction = NAN, coverage = NAN;
@@ -198,6 +199,8 @@ void CheckTheoretical(const warpscope::PmInputs& in, const Expectation& e, Figur
                   e.api_blocks, e.api_pct);
     Check(f->ours_blocks == e.api_blocks, mode + "/theoretical_vs_api", detail);
     f->ours_achieved = 100 * r->achieved;
+    f->ours_achieved_low = 100 * r->achieved_low;
+    f->ours_achieved_high = 100 * r->achieved_high;
   }
 }
 
@@ -218,6 +221,12 @@ void CheckAgainstNcu(const std::string& ncu, const Expectation& e, Figures* f) {
   std::snprintf(detail, sizeof detail, "warpscope %.2f%%, Nsight Compute %.2f%% (limit 5 points)",
                 f->ours_achieved, f->ncu_achieved);
   Check(std::fabs(f->ours_achieved - f->ncu_achieved) <= 5.0, mode + "/achieved_vs_ncu", detail);
+  // The bounds must hold Nsight Compute's figure (0.5 points for its rounding and replay).
+  std::snprintf(detail, sizeof detail, "warpscope bounds [%.2f, %.2f]%%, Nsight Compute %.2f%%",
+                f->ours_achieved_low, f->ours_achieved_high, f->ncu_achieved);
+  Check(f->ours_achieved_low - 0.5 <= f->ncu_achieved &&
+            f->ncu_achieved <= f->ours_achieved_high + 0.5,
+        mode + "/achieved_bounds_hold_ncu", detail);
 }
 
 void CheckTail(const warpscope::PmInputs& in, const Expectation& e, Figures* f) {

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
@@ -69,6 +71,22 @@ TEST(OccupancyReportTest, EdgeScenarioMarksSharedSamples) {
   const OccupancyRow* tiny = Find(*report, "tiny_between");
   ASSERT_NE(tiny, nullptr);
   EXPECT_EQ(tiny->launches_from_shared, 1u);
+  // The bounds hold each kernel's designed level: narrow where the kernel has samples of its
+  // own, [0, 100%] for the 3 us kernel seen only in a sample it shared, which says so.
+  for (const auto& [prefix, designed] :
+       std::vector<std::pair<std::string, double>>{
+           {"heavy_prev", 0.95}, {"heavy_next", 0.95}, {"regs_limited", 0.48},
+           {"tiny_between", 0.02}}) {
+    const OccupancyRow* row = Find(*report, prefix);
+    ASSERT_NE(row, nullptr) << prefix;
+    EXPECT_LE(row->achieved_low, designed + 1e-3) << prefix;
+    EXPECT_GE(row->achieved_high, designed - 1e-3) << prefix;
+    EXPECT_LE(row->achieved_low, row->achieved);
+    EXPECT_GE(row->achieved_high, row->achieved);
+  }
+  EXPECT_LT(regs->achieved_high - regs->achieved_low, 0.02);
+  EXPECT_EQ(regs->too_few, "");
+  EXPECT_THAT(tiny->too_few, HasSubstr("achieved lies between 0.0% and 100.0%"));
   const std::string text = RenderOccupancyReport(*report, OutputFormat::kTable);
   EXPECT_THAT(text, HasSubstr("* measured only on PM samples shared with other kernels"));
   ExpectGolden("edges.txt", text);

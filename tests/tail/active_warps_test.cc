@@ -107,6 +107,31 @@ TEST(ActiveWarpsTest, DesignedTailsAreMeasured) {
   }
 }
 
+// The tail fraction's bounds hold the designed tail whatever the phase of the samples against
+// the drain's start, and are about one sample wide; few samples a launch widen them past the
+// limit, and the summary says what interval would give enough.
+TEST(ActiveWarpsTest, TailBoundsHoldTheDesignedTail) {
+  for (double tail : {0.25, 0.333, 0.6}) {
+    for (uint64_t interval : {10000u, 13000u, 50000u}) {
+      SCOPED_TRACE(testing::Message() << "tail " << tail << " interval " << interval);
+      TailReport r = DesignedTail(tail, 0.05, interval);
+      const ActiveWarpCurve& c = r.curves[0];
+      ASSERT_TRUE(c.has_tail_metrics) << c.note;
+      EXPECT_LE(c.tail_low, tail + 1e-9);
+      EXPECT_GE(c.tail_high, tail - 1e-9);
+      EXPECT_LE(c.tail_low, c.tail_fraction);
+      EXPECT_GE(c.tail_high, c.tail_fraction);
+      EXPECT_LE(c.tail_high - c.tail_low, 2.0 * interval / 1e6 + 1e-9);
+      EXPECT_NEAR(r.summaries[0].tail_low, c.tail_low, 1e-12);
+    }
+  }
+  // 1 ms in samples of 200 us: each edge known to a fifth of the runtime.
+  TailReport coarse = DesignedTail(0.5, 0.05, 200000);
+  EXPECT_GT(coarse.summaries[0].tail_high - coarse.summaries[0].tail_low, kMaxTailWidth);
+  EXPECT_THAT(coarse.summaries[0].too_few, HasSubstr("--pm-interval 50.00 us"));
+  EXPECT_EQ(DesignedTail(0.5, 0.05, 10000).summaries[0].too_few, "");
+}
+
 TEST(ActiveWarpsTest, DeepTailSaysTwentyFivePercent) {
   TailReport r = DesignedTail(0.4, 0.05);
   EXPECT_THAT(r.curves[0].verdict, HasSubstr("last 40% of runtime below 25% of steady"));
