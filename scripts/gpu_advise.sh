@@ -13,8 +13,14 @@
 # cost_max_ns more than 10% above its cost), the saving must also lie in that range.
 # scripts/advise_check.py does the checks.
 #
+# --heldout runs instead the held-out programs, written after the rules they check
+# (tests/gpu/advise/heldout.py and heldout.cu): PyTorch cases h_NAME@RANGES (NAME one of
+# pageable, loader, tiny, item, serial, sync, graph, compiled; RANGES numbered, constant or
+# none: how the program marks its steps) and C++ cases c_tinyloop, c_readback, c_devsync.
+# The whole set takes longer than one device call allows: pass --problems to run a part.
+#
 #   scripts/gpu_advise.sh [--runs N] [--steps N] [--problems item,pageable,...,torch_item]
-#                      [--keep-traces item,...]
+#                      [--heldout] [--keep-traces item,...]
 #                      (WS_BUILD: a staged build, default .gpu; output in $OUT or WS_OUT)
 #
 # Output: advise_summary.txt (the table, the PASS/FAIL lines, and per trace the recording's own
@@ -27,13 +33,15 @@ set -u
 source "$(dirname "$0")/gpu_build_env.sh" build gpu_advise_out
 mkdir -p "$OUTDIR"
 APP=$BIN/ws_advise_problems
-runs=5; steps=200; only=""; keep=""
+HELDOUT=$BIN/ws_advise_heldout
+runs=5; steps=200; only=""; keep=""; heldout=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift ;;
     --steps) steps=$2; shift ;;
     --problems) only=$2; shift ;;
     --keep-traces) keep=,$2,; shift ;;
+    --heldout) heldout=1 ;;
   esac
   shift
 done
@@ -42,12 +50,25 @@ W=$(mktemp -d /tmp/ws_advise.XXXXXX)
 problems=(item pageable loader launch serial)
 # The PyTorch loop that calls .item() each step, where the GPU machine's python3 has torch.
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && problems+=(torch_item)
+if ((heldout)); then
+  problems=(h_pageable@numbered h_loader@numbered h_loader@constant h_loader@none
+            h_tiny@numbered h_tiny@none h_item@numbered h_item@none h_serial@numbered
+            h_sync@constant h_graph@numbered h_compiled@numbered
+            c_tinyloop c_readback c_devsync)
+  ((steps > 30)) && steps=30
+fi
 [[ -n $only ]] && IFS=, read -r -a problems <<<"$only"
 cases=()
 for p in "${problems[@]}"; do
   echo "== $p"
   if [[ $p == torch_item ]]; then
     program=(python3 "$here/tests/gpu/advise/advise_torch.py" --steps $((steps / 2)))
+  elif [[ $p == h_* ]]; then
+    name=${p#h_}
+    program=(python3 "$here/tests/gpu/advise/heldout.py" --problem "${name%@*}"
+             --ranges "${name#*@}" --steps "$steps")
+  elif [[ $p == c_* ]]; then
+    program=("$HELDOUT" --problem "${p#c_}" --steps "$steps")
   else
     program=("$APP" --problem "$p" --steps "$steps")
   fi

@@ -221,3 +221,20 @@ def test_main_reads_files_and_counts_failures(ac, tmp_path, capsys):
         {"problem": "loader", "fixed": True, "timed_steps": 50, "loop_ns": 60e6}) + "\n")
     assert ac.main(["--case", f"{spec}:{tmp_path}/fixed.jsonl", "--json", str(out)]) == 0
     assert "recorded_error" not in json.loads(out.read_text())[0]
+
+
+def test_a_finding_is_divided_by_the_steady_steps_advise_found(ac):
+    """With NVTX steps, a finding covers the steady steps (advise's steps less its warm-up);
+    without, every recorded step. A held-out case NAME@RANGES expects NAME's rule."""
+    log = json.dumps({"problem": "h_item@numbered", "fixed": False, "steps": 33,
+                      "timed_steps": 30, "loop_ns": 1})
+    report = advise(("blocking-read", 30_000_000))
+    with_steps = dict(report, steps=33, warmup_steps=3)
+    r = case(ac, "h_item@numbered", with_steps, log, runs([100e6] * 5, [70e6] * 5, timed=30), 0.1)
+    assert r["expected_rule"] == "blocking-read"
+    assert r["cost_per_step_ns"] == pytest.approx(1e6)  # 30 ms over 30 steady steps
+    assert r["checks"]["cost_within_tolerance"]
+    without = case(ac, "h_item@none", report, log, runs([100e6] * 5, [70e6] * 5, timed=30), 0.1)
+    assert without["cost_per_step_ns"] == pytest.approx(30e6 / 33)
+    assert ac.expected_rule("c_tinyloop") == "launch-bound"
+    assert ac.expected_rule("nothing@numbered") is None

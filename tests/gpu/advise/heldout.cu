@@ -1,0 +1,206 @@
+// ws_advise_heldout: C++ programs with one performance problem each (and a --fixed mode
+// without it), written after the `warpscope advise` rules they check, to try the rules on
+// programs they were not tuned on (scripts/gpu_advise.sh --heldout; PyTorch ones in
+// heldout.py).
+//
+//   ws_advise_heldout --problem tinyloop|readback|devsync [--fixed] [--steps N] [--warmup W]
+//
+//   tinyloop  no NVTX: each step launches 10,000 kernels of about 2 us back to back, and
+//             launching each takes the host longer than the kernel runs. Fixed: one kernel a
+//             step that runs as long as the 10,000 together (20 ms).
+//   readback  steps in NVTX ranges "iter 0", "iter 1", ... (a number after a space): 1 ms of
+//             kernels, then a blocking 4-byte cudaMemcpy of a result and 300 us of host work
+//             using it. Fixed: the result goes to pinned memory with cudaMemcpyAsync and is
+//             read one step later, after an event.
+//   devsync   steps in a constant NVTX range "train": 2 ms of kernels, cudaDeviceSynchronize,
+//             then 500 us of host work. Fixed: no synchronize.
+//
+// Kernels spin on the GPU's global timer, so their length is set, not measured. Prints one
+// JSON line as ws_advise_problems does:
+//   {"problem": "tinyloop", "fixed": false, "steps": 23, "timed_steps": 20, "loop_ns": ...}
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+#define CHECK(x)                                                                             \
+  do {                                                                                       \
+    cudaError_t e = (x);                                                                     \
+    if (e != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "ws_advise_heldout: %s failed: %s\n", #x, cudaGetErrorString(e)); \
+      std::exit(3);                                                                          \
+    }                                                                                        \
+  } while (0)
+
+constexpr unsigned long long kUs = 1000ull;
+
+__device__ void Spin(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+__global__ void ws_heldout_spin(unsigned long long ns, float* out) {
+  Spin(ns);
+  if (threadIdx.x == 0 && blockIdx.x == 0) out[0] += 1.0f;
+}
+
+void HostWork(long long ns) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+struct Options {
+  std::string problem;
+  bool fixed = false;
+  int steps = 20;
+  int warmup = 3;
+};
+
+Options Parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--fixed") {
+      o.fixed = true;
+    } else if (a == "--problem" && i + 1 < argc) {
+      o.problem = argv[++i];
+    } else if (a == "--steps" && i + 1 < argc) {
+      o.steps = std::atoi(argv[++i]);
+    } else if (a == "--warmup" && i + 1 < argc) {
+      o.warmup = std::atoi(argv[++i]);
+    } else {
+      o.problem.clear();
+      return o;
+    }
+  }
+  return o;
+}
+
+class Program {
+ public:
+  explicit Program(const Options& o) : o_(o) {}
+  virtual ~Program() = default;
+  virtual void Step(int i) = 0;
+  virtual void Finish() {}
+
+ protected:
+  const Options& o_;
+};
+
+class TinyLoop : public Program {
+ public:
+  TinyLoop(const Options& o) : Program(o) { CHECK(cudaMalloc(&out_, sizeof(float))); }
+  void Step(int) override {
+    constexpr int kLaunches = 10000;
+    if (o_.fixed) {
+      ws_heldout_spin<<<1, 32>>>(kLaunches * 2 * kUs, out_);
+    } else {
+      for (int k = 0; k < kLaunches; ++k) ws_heldout_spin<<<1, 32>>>(2 * kUs, out_);
+    }
+    CHECK(cudaGetLastError());
+  }
+
+ private:
+  float* out_ = nullptr;
+};
+
+class Readback : public Program {
+ public:
+  Readback(const Options& o) : Program(o) {
+    CHECK(cudaMalloc(&out_, sizeof(float)));
+    CHECK(cudaMallocHost(&pinned_, sizeof(float)));
+    CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+  }
+  void Step(int i) override {
+    const std::string name = "iter " + std::to_string(i);
+    nvtxRangePushA(name.c_str());
+    for (int k = 0; k < 4; ++k) ws_heldout_spin<<<132, 128>>>(250 * kUs, out_);
+    if (o_.fixed) {
+      if (i > 0) {
+        CHECK(cudaEventSynchronize(ready_));  // last step's value: long since copied
+        sum_ += *pinned_;
+      }
+      CHECK(cudaMemcpyAsync(pinned_, out_, sizeof(float), cudaMemcpyDeviceToHost));
+      CHECK(cudaEventRecord(ready_));
+    } else {
+      float v = 0;
+      CHECK(cudaMemcpy(&v, out_, sizeof(float), cudaMemcpyDeviceToHost));
+      sum_ += v;
+    }
+    HostWork(300 * 1000);
+    nvtxRangePop();
+  }
+  void Finish() override {
+    CHECK(cudaDeviceSynchronize());
+    if (o_.fixed) sum_ += *pinned_;
+  }
+
+ private:
+  float* out_ = nullptr;
+  float* pinned_ = nullptr;
+  cudaEvent_t ready_ = nullptr;
+  double sum_ = 0;
+};
+
+class DevSync : public Program {
+ public:
+  DevSync(const Options& o) : Program(o) { CHECK(cudaMalloc(&out_, sizeof(float))); }
+  void Step(int) override {
+    nvtxRangePushA("train");
+    for (int k = 0; k < 8; ++k) ws_heldout_spin<<<132, 128>>>(250 * kUs, out_);
+    if (!o_.fixed) CHECK(cudaDeviceSynchronize());
+    HostWork(500 * 1000);
+    nvtxRangePop();
+  }
+
+ private:
+  float* out_ = nullptr;
+};
+
+Program* MakeProgram(const Options& o) {
+  if (o.problem == "tinyloop") return new TinyLoop(o);
+  if (o.problem == "readback") return new Readback(o);
+  if (o.problem == "devsync") return new DevSync(o);
+  return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = Parse(argc, argv);
+  Program* program = MakeProgram(o);
+  if (program == nullptr || o.steps < 1 || o.warmup < 0) {
+    std::fprintf(stderr,
+                 "usage: ws_advise_heldout --problem tinyloop|readback|devsync [--fixed] "
+                 "[--steps N] [--warmup W]\n");
+    return 2;
+  }
+  CHECK(cudaFree(nullptr));
+  for (int i = 0; i < o.warmup; ++i) program->Step(i);
+  CHECK(cudaDeviceSynchronize());
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < o.steps; ++i) program->Step(o.warmup + i);
+  CHECK(cudaDeviceSynchronize());
+  const auto loop_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+  program->Finish();
+  CHECK(cudaDeviceSynchronize());
+  std::printf(
+      "{\"problem\": \"%s\", \"fixed\": %s, \"steps\": %d, \"timed_steps\": %d, "
+      "\"loop_ns\": %lld}\n",
+      o.problem.c_str(), o.fixed ? "true" : "false", o.warmup + o.steps, o.steps,
+      static_cast<long long>(loop_ns));
+  delete program;
+  return 0;
+}
