@@ -14,7 +14,10 @@
 #              $OUT/example_job.tgz)
 # and two faults: rank N-1 killed with SIGKILL mid-job, and SIGTERM to the launcher; every
 # trace must end readable, and the job must not take longer than the same job without
-# warpscope. Needs a staged build in .gpu/ (scripts/gpu_suite.sh --stage BUILD).
+# warpscope. For the late cases, plain runs (no warpscope) of the job and of the balanced job
+# measure what the delay costs a step (--measured-ms to the checker): the lost time is checked
+# against that as well as against the designed delay, since a late rank can fall further
+# behind than its stall (its queue of GPU work ran dry during it). Needs a staged build in .gpu/ (scripts/gpu_suite.sh --stage BUILD).
 #   scripts/gpu_distributed.sh [--steps N] [--cases "late_in slow ..."] [--no-faults]
 # Results: $OUT/distributed.txt (one PASS/FAIL line per check), $OUT/distributed.tgz (the
 # traces and logs of every case). Exit status: failed checks.
@@ -56,6 +59,24 @@ record() {
   head -3 "$dir/job.txt"
   "$WS" advise "$dir" --top 3 >"$dir/advise.txt" 2>&1
 }
+# plain_ms JOB_ARGS...: the job without warpscope, its timed step in ms (median over ranks).
+plain_ms() {
+  timeout 300 torchrun --standalone --nproc_per_node "$NP" "$JOB" --steps "$steps" "$@" 2>/dev/null |
+    python3 -c 'import json,statistics,sys
+v=[json.loads(l) for l in sys.stdin if l.startswith("{")]
+print("%.3f" % statistics.median(d["loop_ns"]/d["timed_steps"]/1e6 for d in v) if v else "nan")'
+}
+# measured NAME JOB_ARGS...: what the planted delay costs a step, from plain runs of the job
+# and of the balanced job (two of each, interleaved; the medians' difference).
+measured() {
+  local name=$1; shift
+  local a=() b=()
+  for _ in 1 2; do a+=("$(plain_ms "$@")"); b+=("$(plain_ms)"); done
+  echo "$name plain step: late ${a[*]} ms, balanced ${b[*]} ms" >>"$results"
+  python3 -c 'import statistics,sys
+n=len(sys.argv)//2; a=[float(x) for x in sys.argv[1:1+n]]; b=[float(x) for x in sys.argv[1+n:]]
+print("%.3f" % (statistics.median(a)-statistics.median(b)))' "${a[@]}" "${b[@]}"
+}
 checkjob() {  # NAME CHECK_ARGS...
   local name=$1; shift
   python3 "$CHECK" "$name" "$W/$name/job.json" "$@" | tee -a "$results"
@@ -66,9 +87,13 @@ checkjob() {  # NAME CHECK_ARGS...
 for c in $cases; do
   echo "== $c"
   case $c in
-    late_in)  record $c --late-rank 1 --late-ms 15 && checkjob $c --late-rank 1 --late-ms 15 --cause "data_load" ;;
+    late_in)  record $c --late-rank 1 --late-ms 15 &&
+              m=$(measured $c --late-rank 1 --late-ms 15) &&
+              checkjob $c --late-rank 1 --late-ms 15 --measured-ms "$m" --cause "data_load" ;;
     late_out) record $c --late-rank $LAST --late-ms 15 --late-where outside &&
-              checkjob $c --late-rank $LAST --late-ms 15 --cause "outside any NVTX range" ;;
+              m=$(measured $c --late-rank $LAST --late-ms 15 --late-where outside) &&
+              checkjob $c --late-rank $LAST --late-ms 15 --measured-ms "$m" \
+                --cause "outside any NVTX range" ;;
     slow)     record $c --slow-rank $LAST --slow-ms 40 &&
               checkjob $c --slow-rank $LAST --cause "slower GPU work" ;;
     balanced) record $c && checkjob $c ;;

@@ -1,14 +1,18 @@
 """Checks `warpscope job` on a recorded multi-GPU job against what the job was designed to do
 (scripts/gpu_distributed.sh runs the jobs; tests/gpu/distributed/ddp_job.py plants the problem).
 
-    python3 check_job.py CASE JOB_JSON [--late-rank R] [--late-ms T] [--warmup N]
-                         [--slow-rank R] [--cause TEXT] [--ops AllGather,ReduceScatter]
+    python3 check_job.py CASE JOB_JSON [--late-rank R] [--late-ms T] [--measured-ms M]
+                         [--warmup N] [--slow-rank R] [--cause TEXT]
+                         [--ops AllGather,ReduceScatter]
 
 JOB_JSON is `warpscope job DIR --format json`. Prints one PASS/FAIL line per check and exits
 with the number of failures:
   - the straggler: the late or slow rank, or nobody for a balanced job;
   - each other rank's time lost waiting per timed step (steps from --warmup on), median and
-    total, within 10% of the designed delay (--late-ms);
+    total, within 10% of the designed delay (--late-ms), and, with --measured-ms, within 10%
+    of what the delay costs a step in plain runs (the late job's step time less the balanced
+    job's, measured without warpscope): the independent reference where the late rank falls
+    further behind than its stall;
   - the cause names what was planted (--cause, a substring);
   - the collectives present (--ops);
   - on one host, the last arrival by kernel start agrees with the duration rule.
@@ -36,6 +40,7 @@ def main():
     p.add_argument("--late-rank", type=int)
     p.add_argument("--slow-rank", type=int)
     p.add_argument("--late-ms", type=float, default=0.0)
+    p.add_argument("--measured-ms", type=float, default=float("nan"))
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--cause", default="")
     p.add_argument("--ops", default="")
@@ -63,6 +68,11 @@ def main():
             check(results, f"{a.case}/lost_rank{r}", ok,
                   f"median {median:.2f} ms a step, {total:.1f} ms over {len(lost)} steps "
                   f"(designed {a.late_ms:.1f} ms a step, {designed:.1f} ms)")
+            if a.measured_ms == a.measured_ms:  # not NaN
+                ok = abs(median - a.measured_ms) <= 0.1 * a.measured_ms
+                check(results, f"{a.case}/lost_vs_measured_rank{r}", ok,
+                      f"median {median:.2f} ms a step against {a.measured_ms:.2f} ms measured "
+                      f"(late job's plain step less the balanced job's)")
     # On one host the ranks share a clock: the last arrival by kernel start must agree with the
     # duration rule where the arrivals differ by more than jitter.
     uneven = [i for i in job["instances"]
