@@ -312,11 +312,13 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
   return report;
 }
 
-std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat format) {
-  const bool text = format == OutputFormat::kTable;
+namespace {
+
+// The report's rows as a table: for people (`text`: short names, durations, footnote marks
+// into `footnotes`) or for machines (ns, notes and advice in cells).
+Table RowsTable(const OccupancyReport& report, bool text, std::vector<std::string>& footnotes,
+                bool& any_from_shared) {
   Table table(OccupancyColumns(text));
-  std::vector<std::string> footnotes;
-  bool any_from_shared = false;
   for (const OccupancyRow& row : report.rows) {
     // Cells are built in place: moving one in makes GCC 12 warn falsely (-Wmaybe-uninitialized).
     std::vector<Cell> cells;
@@ -328,6 +330,24 @@ std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat fo
     AppendNoteCells(row, text, footnotes, cells);
     table.AddRow(std::move(cells));
   }
+  return table;
+}
+
+}  // namespace
+
+Report OccupancyReportTables(const OccupancyReport& report) {
+  std::vector<std::string> footnotes;
+  bool any_from_shared = false;
+  Report out;
+  out.tables.emplace_back("occupancy", RowsTable(report, false, footnotes, any_from_shared));
+  return out;
+}
+
+std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat format) {
+  const bool text = format == OutputFormat::kTable;
+  std::vector<std::string> footnotes;
+  bool any_from_shared = false;
+  Table table = RowsTable(report, text, footnotes, any_from_shared);
   if (!text) return table.Render(format);
   std::string out;
   if (report.rows.empty()) return "warpscope: no kernels match\n";

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "analyzers/analyses/occupancy.h"
 #include "analyzers/render/output.h"
+#include "analyzers/render/report.h"
 #include "analyzers/analyses/pm_attribution.h"
 
 namespace warpscope {
@@ -64,6 +65,9 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
 // Table (text): rows, then numbered advice and reasons below. CSV: one row per line, advice
 // joined with " | ". JSON: an array of row objects.
 std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat format);
+
+// The rows as the CSV gives them, as one table "occupancy" (for Python's DataFrames).
+Report OccupancyReportTables(const OccupancyReport& report);
 
 }  // namespace warpscope
 

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "analyzers/analyses/nvtx_projection.h"
 #include "analyzers/render/output.h"
+#include "analyzers/render/report.h"
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope {
@@ -146,6 +147,10 @@ std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& 
 // Table: sections per trace and device with human durations. CSV: one table per report
 // (with `file` and `device` columns, durations in ns), each preceded by a "# report: NAME"
 // line, separated by blank lines. JSON: one object with an array of rows per report.
+// The machine tables of the summaries (as CSV and JSON give them: whole names, ns), one per
+// report asked for in `options`, named kernels, api, memory, nvtx, nvtx_kernels, idle.
+Report SummaryReport(const std::vector<TraceSummary>& summaries, const SummaryOptions& options);
+
 std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputFormat format,
                           const SummaryOptions& options);
 

@@ -362,14 +362,11 @@ std::string RenderText(const std::vector<TraceSummary>& summaries, const Summary
   return out;
 }
 
-struct MachineTables {
-  std::vector<std::pair<std::string, Table>> tables;
-};
+}  // namespace
 
-MachineTables BuildMachineTables(const std::vector<TraceSummary>& summaries,
-                                 const SummaryOptions& options) {
+Report SummaryReport(const std::vector<TraceSummary>& summaries, const SummaryOptions& options) {
   const Style s{false, true, options.short_names, options.name_width};
-  MachineTables out;
+  Report out;
   if (options.kernels) {
     Table table = NamedTable(s, true);
     for (const TraceSummary& t : summaries) {
@@ -411,12 +408,10 @@ MachineTables BuildMachineTables(const std::vector<TraceSummary>& summaries,
   return out;
 }
 
-}  // namespace
-
 std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputFormat format,
                           const SummaryOptions& options) {
   if (format == OutputFormat::kTable) return RenderText(summaries, options);
-  MachineTables machine = BuildMachineTables(summaries, options);
+  const Report machine = SummaryReport(summaries, options);
   if (format == OutputFormat::kCsv) {
     std::string out;
     for (const auto& [name, table] : machine.tables) {

@@ -246,6 +246,14 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
   return out;
 }
 
+Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances) {
+  Report out;
+  out.scalars.emplace_back("problem", report.problem);
+  out.tables.emplace_back("kernels", SummaryTable(report, false));
+  if (instances) out.tables.emplace_back("instances", InstanceTable(report, in, false));
+  return out;
+}
+
 const ActiveWarpCurve* CurveToDraw(const TailReport& report) {
   for (const KernelTailSummary& s : report.summaries) {
     if (s.launches_with_curve > 0) return &report.curves[s.worst_instance];

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "analyzers/analyses/active_warps.h"
 #include "analyzers/render/output.h"
+#include "analyzers/render/report.h"
 
 namespace warpscope {
 
@@ -25,6 +26,10 @@ absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
 // "instances": [... with "curve": resampled points]} ("instances" only when asked).
 std::string RenderTailReport(const TailReport& report, const PmInputs& in,
                              const TailReportOptions& options, OutputFormat format);
+
+// The tables as the CSV gives them: "kernels" (per name) and, with `instances`, "instances"
+// (per launch); scalar "problem" (why the trace gives no curves, or empty).
+Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances);
 
 // The curve to draw: the worst launch (largest tail cost) of the top-ranked kernel name that
 // has a curve. nullptr when no launch has one.

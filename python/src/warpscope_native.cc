@@ -53,8 +53,8 @@ nb::dict ReadFrames(const std::string& path) {
 // The same through TraceModel (what the columnar decoder is measured and tested against).
 nb::dict ReadFramesViaModel(const std::string& path) { return Frames(LoadModel(path)); }
 
-// The figures of `warpscope summary` over one trace or several, as the CLI's CSV.
-std::string SummaryCsv(const std::vector<std::string>& paths, const std::string& reports) {
+// The tables of `warpscope summary` over one trace or several, as typed columns.
+nb::dict SummaryTables(const std::vector<std::string>& paths, const std::string& reports) {
   SummaryOptions options;
   if (!reports.empty()) {
     if (absl::Status s = ParseSummaryReports(reports, &options); !s.ok()) {
@@ -66,36 +66,42 @@ std::string SummaryCsv(const std::vector<std::string>& paths, const std::string&
   models.reserve(paths.size());
   for (const std::string& p : paths) models.push_back(LoadModel(p));
   for (const TraceModel& m : models) pointers.push_back(&m);
-  nb::gil_scoped_release release;
-  return RenderSummary(SummarizeTraces(pointers, paths, options), OutputFormat::kCsv, options);
+  Report report;
+  {
+    nb::gil_scoped_release release;
+    report = SummaryReport(SummarizeTraces(pointers, paths, options), options);
+  }
+  return ReportColumns(report);
 }
 
-std::string OccupancyCsv(const std::string& path, const std::string& kernel_regex) {
+// `warpscope occupancy` of one trace, as typed columns (table "occupancy").
+nb::dict OccupancyTables(const std::string& path, const std::string& kernel_regex) {
   const TraceModel model = LoadModel(path);
   OccupancyReportOptions options;
   options.kernel_regex = kernel_regex;
-  nb::gil_scoped_release release;
-  absl::StatusOr<OccupancyReport> report = BuildOccupancyReport(PmInputsOf(model), options);
-  if (!report.ok()) {
-    nb::gil_scoped_acquire acquire;
-    throw nb::value_error(std::string(report.status().message()).c_str());
+  absl::StatusOr<OccupancyReport> report;
+  {
+    nb::gil_scoped_release release;
+    report = BuildOccupancyReport(PmInputsOf(model), options);
   }
-  return RenderOccupancyReport(*report, OutputFormat::kCsv);
+  if (!report.ok()) throw nb::value_error(std::string(report.status().message()).c_str());
+  return ReportColumns(OccupancyReportTables(*report));
 }
 
-std::string TailCsv(const std::string& path, const std::string& kernel_regex, bool instances) {
+// `warpscope tail` of one trace, as typed columns (tables "kernels" and "instances").
+nb::dict TailTables(const std::string& path, const std::string& kernel_regex, bool instances) {
   const TraceModel model = LoadModel(path);
   TailReportOptions options;
   options.kernel_regex = kernel_regex;
   options.instances = instances;
   const PmInputs in = PmInputsOf(model);
-  nb::gil_scoped_release release;
-  absl::StatusOr<TailReport> report = BuildTailReportFiltered(in, options);
-  if (!report.ok()) {
-    nb::gil_scoped_acquire acquire;
-    throw nb::value_error(std::string(report.status().message()).c_str());
+  absl::StatusOr<TailReport> report;
+  {
+    nb::gil_scoped_release release;
+    report = BuildTailReportFiltered(in, options);
   }
-  return RenderTailReport(*report, in, options, OutputFormat::kCsv);
+  if (!report.ok()) throw nb::value_error(std::string(report.status().message()).c_str());
+  return ReportColumns(TailReportTables(*report, in, instances));
 }
 
 // `warpscope advise` of one trace: its AdviseReport as columns. `device` < 0: all devices.
@@ -161,12 +167,13 @@ NB_MODULE(warpscope_native, m) {
         "Reads a trace with the C++ reader; the columns of every frame.");
   m.def("read_frames_via_model", &warpscope::native::ReadFramesViaModel, nb::arg("path"),
         "read_frames through the C++ trace model (slower; for comparisons).");
-  m.def("summary_csv", &warpscope::native::SummaryCsv, nb::arg("paths"), nb::arg("reports") = "",
-        "`warpscope summary --format csv` over the traces.");
-  m.def("occupancy_csv", &warpscope::native::OccupancyCsv, nb::arg("path"),
-        nb::arg("kernel_regex") = "", "`warpscope occupancy --format csv` of one trace.");
-  m.def("tail_csv", &warpscope::native::TailCsv, nb::arg("path"), nb::arg("kernel_regex") = "",
-        nb::arg("instances") = false, "`warpscope tail --format csv` of one trace.");
+  m.def("summary_tables", &warpscope::native::SummaryTables, nb::arg("paths"),
+        nb::arg("reports") = "", "`warpscope summary` over the traces, as typed columns.");
+  m.def("occupancy_tables", &warpscope::native::OccupancyTables, nb::arg("path"),
+        nb::arg("kernel_regex") = "", "`warpscope occupancy` of one trace, as typed columns.");
+  m.def("tail_tables", &warpscope::native::TailTables, nb::arg("path"),
+        nb::arg("kernel_regex") = "", nb::arg("instances") = false,
+        "`warpscope tail` of one trace, as typed columns.");
   m.def("advise_tables", &warpscope::native::Advise, nb::arg("path"), nb::arg("device") = -1,
         nb::arg("top") = 0, nb::arg("literal_ranges") = false, nb::arg("step") = "",
         "`warpscope advise` of one trace, as columns.");

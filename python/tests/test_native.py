@@ -225,6 +225,21 @@ def test_occupancy_and_tail_return_frames():
     assert 0 < len(only) < len(tail)
 
 
+def test_report_frames_are_typed_and_named_after_their_reports():
+    """The analyses' tables reach pandas as typed columns, not through CSV: one report keeps
+    its name, integers are int64, and the bounds columns are there."""
+    one = warpscope.summary(TRAINING_LOOP, reports="nvtx")
+    assert list(one) == ["nvtx"]
+    assert one["nvtx"]["instances"].dtype == np.int64
+    occupancy = warpscope.occupancy(TRAINING_LOOP)
+    assert {"achieved_low_pct", "achieved_high_pct"} <= set(occupancy.columns)
+    assert occupancy["launches"].dtype == np.int64
+    tail = warpscope.tail(TRAINING_LOOP)
+    assert {"tail_low_pct", "tail_high_pct"} <= set(tail.columns)
+    per_launch = warpscope.tail(TRAINING_LOOP, instances=True)
+    assert "start_ns" in per_launch.columns and len(per_launch) >= len(tail)
+
+
 # ---------------------------------------------------------------------------------------
 # The columnar decoder (TraceColumns, behind read_frames) against the pure-Python reader
 # and against the C++ trace model it replaces, on real traces and on damaged ones.

@@ -11,7 +11,6 @@ the pure-Python reader is used (docs/python.md, *Two readers, one result*).
 from __future__ import annotations
 
 import gc
-import io
 import os
 import re
 from typing import Any, Dict, List, Optional, Sequence
@@ -198,27 +197,6 @@ def to_dataframes(trace: Any, via_model: bool = False) -> Dict[str, Any]:
     return frames
 
 
-def _csv_tables(text: str) -> Dict[str, Any]:
-    """Splits the CLI's CSV (tables each after a ``# report: NAME`` line) into DataFrames."""
-    import pandas as pd
-    tables: Dict[str, Any] = {}
-    name, lines = "table", []  # type: ignore[var-annotated]
-
-    def flush() -> None:
-        body = "\n".join(lines).strip()
-        if body:
-            tables[name] = pd.read_csv(io.StringIO(body), keep_default_na=False,
-                                       na_values=[""])
-    for line in text.splitlines():
-        if line.startswith("# report:"):
-            flush()
-            name, lines = line.split(":", 1)[1].strip(), []
-        elif not line.startswith("#"):
-            lines.append(line)
-    flush()
-    return tables
-
-
 def _require() -> Any:
     if _native is None:
         raise RuntimeError("warpscope: this analysis needs the warpscope_native extension; "
@@ -228,18 +206,21 @@ def _require() -> Any:
 
 def summary(paths: Sequence[str], reports: str = "") -> Dict[str, Any]:
     """``warpscope summary`` figures as DataFrames, one per report (kernels, api, memory,
-    nvtx, idle, ...), with the CLI's CSV columns (docs/cli.md)."""
-    return _csv_tables(_require().summary_csv([os.fspath(p) for p in paths], reports))
+    nvtx, nvtx_kernels, idle), with the CLI's CSV columns (docs/cli.md)."""
+    frames = report_frames(_require().summary_tables([os.fspath(p) for p in paths], reports))
+    frames.pop("scalars")
+    return frames
 
 
 def occupancy(path: str, kernel: str = "") -> Any:
     """``warpscope occupancy`` rows as a DataFrame (docs/occupancy.md)."""
-    return _csv_tables(_require().occupancy_csv(os.fspath(path), kernel))["table"]
+    return report_frames(_require().occupancy_tables(os.fspath(path), kernel))["occupancy"]
 
 
 def tail(path: str, kernel: str = "", instances: bool = False) -> Any:
     """``warpscope tail`` rows as a DataFrame: one per kernel name, or per launch."""
-    return _csv_tables(_require().tail_csv(os.fspath(path), kernel, instances))["table"]
+    frames = report_frames(_require().tail_tables(os.fspath(path), kernel, instances))
+    return frames["instances" if instances else "kernels"]
 
 
 def _load_error(e: ValueError, path: Optional[str]) -> Exception:
