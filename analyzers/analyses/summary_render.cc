@@ -315,7 +315,14 @@ std::string RenderText(const std::vector<TraceSummary>& summaries, const Summary
                     t.label == "*" ? absl::StrCat("all ", traces, " traces combined")
                                    : absl::StrCat("trace ", t.label),
                     " ==\n");
+    // A device the process never used (no kernel, no copy) has no section, unless no device
+    // was used at all: then the first says so.
+    bool any_work = false;
+    for (const DeviceSummary& d : t.devices) any_work |= !d.kernels.empty() || !d.memory.empty();
     for (const DeviceSummary& d : t.devices) {
+      if (d.kernels.empty() && d.memory.empty() && (any_work || &d != &t.devices.front())) {
+        continue;
+      }
       const std::string title = DeviceTitle(d);
       if (options.kernels) {
         Table table = NamedTable(s, true);

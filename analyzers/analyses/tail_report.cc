@@ -2,6 +2,9 @@
 #include "analyzers/analyses/tail_report.h"
 
 #include <cmath>
+#include <map>
+#include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -192,9 +195,13 @@ absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
   }
   absl::StatusOr<KernelNameFilter> filter = KernelNameFilter::Create(options.kernel_regex);
   if (!filter.ok()) return filter.status();
-  if (filter->accepts_all()) return BuildTailReport(in, options.tail);
-  return BuildTailReport(in, options.tail,
-                         [&](std::string_view name) { return filter->Matches(name); });
+  TailReport report =
+      filter->accepts_all()
+          ? BuildTailReport(in, options.tail)
+          : BuildTailReport(in, options.tail,
+                            [&](std::string_view name) { return filter->Matches(name); });
+  KeepTopKernels(in, options.top, report);
+  return report;
 }
 
 std::string RenderTailReport(const TailReport& report, const PmInputs& in,
@@ -244,6 +251,22 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
   }
   if (options.instances) absl::StrAppend(&out, "\n", InstanceTable(report, in, true).RenderText());
   return out;
+}
+
+void KeepTopKernels(const PmInputs& in, size_t top, TailReport& report) {
+  if (top == 0 || report.summaries.size() <= top) return;
+  report.summaries.resize(top);
+  std::map<std::string_view, size_t> kept;  // name -> summary
+  for (size_t i = 0; i < report.summaries.size(); ++i) kept[report.summaries[i].name] = i;
+  std::vector<ActiveWarpCurve> curves;
+  for (size_t c = 0; c < report.curves.size(); ++c) {
+    auto it = kept.find(in.kernels[report.curves[c].kernel_index].name);
+    if (it == kept.end()) continue;
+    KernelTailSummary& s = report.summaries[it->second];
+    if (s.launches_with_curve > 0 && s.worst_instance == c) s.worst_instance = curves.size();
+    curves.push_back(std::move(report.curves[c]));
+  }
+  report.curves = std::move(curves);
 }
 
 Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances) {

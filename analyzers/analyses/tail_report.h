@@ -15,11 +15,16 @@ namespace warpscope {
 struct TailReportOptions {
   std::string kernel_regex;  // RE2, searched in the demangled name; empty = all
   bool instances = false;    // also list every launch
+  size_t top = 0;            // kernel names kept, costliest tail first (0 = all), and their launches
   TailOptions tail;
 };
 
 absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
                                                    const TailReportOptions& options);
+
+// Keeps the `top` kernel names with the most tail cost (summaries are ranked so) and the
+// launches of those names; 0 keeps all.
+void KeepTopKernels(const PmInputs& in, size_t top, TailReport& report);
 
 // Text: the per-name table, verdicts below it, then (with instances) the per-launch table.
 // CSV: the per-name table, or the per-launch one with instances. JSON: {"kernels": [...],

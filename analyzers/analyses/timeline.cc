@@ -179,14 +179,7 @@ TimelineWindow DefaultTimelineWindow(const TraceModel& model, std::optional<uint
 
 absl::StatusOr<TimelinePicture> RenderTimelineSvg(const TraceModel& model,
                                                   const TimelineOptions& options) {
-  if (options.device.has_value()) {
-    const std::vector<uint32_t> ids = model.DeviceIds();
-    if (std::find(ids.begin(), ids.end(), *options.device) == ids.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--device ", *options.device, ": the trace has no such device (it has ",
-          ids.empty() ? "none" : absl::StrJoin(ids, ", "), "); choose one of them"));
-    }
-  }
+  if (absl::Status s = model.CheckDevice(options.device); !s.ok()) return s;
   TimelinePicture picture;
   if (options.from_ns.has_value() || options.to_ns.has_value()) {
     picture.window = {options.from_ns.value_or(0), options.to_ns.value_or(model.span.end_ns),

@@ -100,6 +100,7 @@ int RunAdviseCommand(const CommandArgs& args) {
   }
   absl::StatusOr<TraceModel> model = LoadTraceForCommand(path);
   if (!model.ok()) return 1;
+  if (absl::Status s = model->CheckDevice(options.device); !s.ok()) return UsageError(s);
   const AdviseReport report = BuildAdviseReport(*model, path, options);
   std::fputs(RenderAdviseReport(report, *format).c_str(), stdout);
   if (flags.Has("html")) {

@@ -49,7 +49,7 @@ int RunSummaryCommand(const CommandArgs& args) {
         "kernel names without return type, namespaces, template "
         "arguments and parameters",
         ""},
-       {"name-width", "", true, "N", "cut names in tables to N columns (0 = whole)", "0"},
+       {"name-width", "", true, "N", "cut names in text tables to N columns (0 = whole)", "100"},
        {"literal-ranges", "", false, "",
         "NVTX ranges by their names as written (step_12, not step_<N>)", ""}});
   if (std::optional<int> exit = ParseCommandFlags(

@@ -19,6 +19,7 @@ int RunTailCommand(const CommandArgs& args) {
        {"kernel", "k", true, "REGEX", "only kernels whose name matches (RE2 syntax)", ""},
        {"points", "p", true, "N", "points of the resampled curve (normalised time)", "50"},
        {"instances", "i", false, "", "also list every launch", ""},
+       {"top", "n", true, "N", "keep the N kernels with the most tail cost (0 = all)", "0"},
        {"svg", "", true, "FILE",
         "draw the worst launch of the top kernel (or of --kernel's) as SVG", ""}});
   if (std::optional<int> exit = ParseCommandFlags(
@@ -36,6 +37,9 @@ int RunTailCommand(const CommandArgs& args) {
   options.kernel_regex = flags.Get("kernel");
   options.instances = flags.Has("instances");
   options.tail.points = static_cast<int>(std::min<int64_t>(*points, 1 << 20));
+  absl::StatusOr<size_t> top = GetCountFlag(flags, "top");
+  if (!top.ok()) return UsageError(top.status());
+  options.top = *top;
   // The SVG's path is checked before the report is built and printed.
   const std::string svg_path = flags.Get("svg");
   if (flags.Has("svg")) {

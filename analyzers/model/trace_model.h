@@ -399,6 +399,9 @@ class TraceModel {
   std::optional<uint32_t> DeviceOfContext(uint32_t context_id) const;
   // Ids of every device that is described or has GPU events, ascending.
   std::vector<uint32_t> DeviceIds() const;
+  // OK when `device` is unset or one of DeviceIds(); else InvalidArgument naming the devices
+  // the trace has (the message of every command's --device).
+  absl::Status CheckDevice(std::optional<uint32_t> device) const;
   // The worst severity among import counters and stats counters with a non-zero value.
   v1::Severity WorstSeverity() const;
 

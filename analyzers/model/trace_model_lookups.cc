@@ -3,10 +3,12 @@
 // the analyses print for the schema's enums and for kernels (see trace_model.h).
 #include "analyzers/model/trace_model.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "proto/common/job_variables.h"
 
 namespace warpscope {
@@ -76,6 +78,15 @@ std::vector<uint32_t> TraceModel::DeviceIds() const {
   for (const MemcpyEvent& c : memcpys) ids.insert(c.device_id);
   for (const MemsetEvent& s : memsets) ids.insert(s.device_id);
   return {ids.begin(), ids.end()};
+}
+
+absl::Status TraceModel::CheckDevice(std::optional<uint32_t> device) const {
+  if (!device.has_value()) return absl::OkStatus();
+  const std::vector<uint32_t> ids = DeviceIds();
+  if (std::find(ids.begin(), ids.end(), *device) != ids.end()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--device ", *device, ": the trace has no such device (it has ",
+      ids.empty() ? "none" : absl::StrJoin(ids, ", "), "); choose one of them"));
 }
 
 v1::Severity TraceModel::WorstSeverity() const {

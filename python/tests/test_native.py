@@ -368,3 +368,14 @@ def test_event_packets_the_fast_path_leaves_to_protobuf(tmp_path):
     raw.append(tb.encode([tb.end()]))
     path.write_bytes(b"".join(raw))
     assert assert_three_agree(path) == 4
+
+
+def test_native_is_an_attribute_of_the_package_without_importing_it():
+    """`warpscope.native.available()` right after `import warpscope`, in a fresh interpreter."""
+    import subprocess
+    import sys
+    code = "import warpscope; print(warpscope.native.available() in (True, False))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**__import__("os").environ})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-from . import schema
+from . import native, schema
 from .reader import (DEFAULT_MAX_TRACE_BYTES, Notice, PathLike, TraceError, TraceFile,
                      TraceWarning)
 from .stats import ALL_STATS, StatDef, find_stat
@@ -25,7 +25,7 @@ from .stats import ALL_STATS, StatDef, find_stat
 __version__ = "0.1.0"
 __all__ = ["ALL_STATS", "DEFAULT_MAX_TRACE_BYTES", "Notice", "StatDef", "TraceError",
            "TraceFile", "TraceWarning", "advise", "concat_dataframes", "find_stat", "job",
-           "occupancy", "open", "open_many", "schema", "stalls", "summary", "tail"]
+           "native", "occupancy", "open", "open_many", "schema", "stalls", "summary", "tail"]
 
 
 def open(path: PathLike,  # noqa: A001 - named like the built-in on purpose

@@ -74,9 +74,15 @@ TEST(AdviseCliTest, TopAndDeviceFlags) {
   CliResult one = RunCli(absl::StrCat("advise -f csv --top 1 ", trace));
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(testing::CountLines(one.out), 2);  // header and one finding
+  // A device the trace does not have is a usage error that names the devices it has, as in
+  // `timeline`; not an empty report.
   CliResult other = RunCli(absl::StrCat("advise --device 5 ", trace));
-  ASSERT_EQ(other.exit_code, 0) << other.err;
-  EXPECT_THAT(other.out, HasSubstr("no findings"));
+  EXPECT_EQ(other.exit_code, 2) << other.out;
+  EXPECT_THAT(other.err, HasSubstr("--device 5: the trace has no such device (it has 0)"));
+  EXPECT_EQ(other.out, "");
+  CliResult zero = RunCli(absl::StrCat("advise --device 0 -f csv ", trace));
+  ASSERT_EQ(zero.exit_code, 0) << zero.err;
+  EXPECT_GT(testing::CountLines(zero.out), 2);
 }
 
 std::string Chromium() {

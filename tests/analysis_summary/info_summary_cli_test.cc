@@ -164,6 +164,35 @@ TEST(SummaryCliTest, SummarizesSeveralTraces) {
   EXPECT_THAT(r.out, HasSubstr("\n*,,"));  // the combined view
 }
 
+// Readable defaults: a device the process never used gets no section, and a kernel name of
+// hundreds of characters (PyTorch's templates) is cut at 100 in the text table, whole in CSV.
+TEST(SummaryCliTest, UnusedDevicesAndLongNamesStayOutOfTheText) {
+  const std::string name = "void at::native::kernel<" + std::string(300, 'T') + ">(float*)";
+  const std::string text = absl::StrCat(R"pb(
+    packet { header { format_major: 1 format_minor: 0 tool_version: "0.1.0" pid: 1
+                      clock_domain: CLOCK_DOMAIN_SYNTHETIC producer: "test:defaults" } }
+    packet { device { id: 0 name: "NVIDIA H200" compute_capability_major: 9 } }
+    packet { device { id: 1 name: "NVIDIA H200" compute_capability_major: 9 } }
+    packet { device { id: 2 name: "NVIDIA H200" compute_capability_major: 9 } }
+    packet { interned_string { id: 1 value: ")pb", name, R"pb(" } }
+    packet { kernel { name_id: 1 start_ns: 1000 duration_ns: 5000 device_id: 0 context_id: 1
+                      stream_id: 7 correlation_id: 1 } }
+    packet { end_of_trace { } }
+  )pb");
+  const std::string path = WriteTempFile(TextprotoToWire(text), "defaults.wst");
+  CliResult r = RunCli("summary --report kernels " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("GPU 0"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("GPU 1")));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("no kernels")));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr(name)));
+  EXPECT_THAT(r.out, HasSubstr("..."));
+  CliResult whole = RunCli("summary --report kernels --name-width 0 " + path);
+  EXPECT_THAT(whole.out, HasSubstr(name));
+  CliResult csv = RunCli("summary --report kernels -f csv " + path);
+  EXPECT_THAT(csv.out, HasSubstr(name));
+}
+
 TEST(SummaryCliTest, ErrorsAndUsage) {
   EXPECT_EQ(RunCli("summary").exit_code, 2);
   EXPECT_EQ(RunCli("summary --sort fastest x.wst").exit_code, 2);

@@ -13,6 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using ::testing::Not;
 using namespace ::warpscope::testing;  // NOLINT(build/namespaces): the test helpers.
 
 // A trace with PM samples, recorded on an H200.
@@ -37,6 +38,25 @@ TEST(TailCliTest, UnwritableSvgPathsAreRefusedBeforeTheReport) {
     EXPECT_THAT(r.err, HasSubstr(expect));
     EXPECT_EQ(CountLines(r.err), 1) << r.err;
   }
+}
+
+// --top keeps the kernels with the most tail cost, and with --instances only their launches:
+// on the pipeline trace the imbalanced reduction, whose tail is designed.
+TEST(TailCliTest, TopKeepsTheCostliestKernelsAndTheirLaunches) {
+  CliResult all = RunCli(absl::StrCat("tail -f csv ", PmTrace()));
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(testing::CountLines(all.out), 4);  // header and three kernels
+  CliResult one = RunCli(absl::StrCat("tail -f csv --top 1 ", PmTrace()));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(testing::CountLines(one.out), 2);
+  EXPECT_THAT(one.out, HasSubstr("reduce_imbalanced"));
+  CliResult launches = RunCli(absl::StrCat("tail -f csv --top 1 --instances ", PmTrace()));
+  ASSERT_EQ(launches.exit_code, 0) << launches.err;
+  EXPECT_GT(testing::CountLines(launches.out), 2);
+  EXPECT_THAT(launches.out, HasSubstr("reduce_imbalanced"));
+  EXPECT_THAT(launches.out, Not(HasSubstr("scale_balanced")));
+  EXPECT_THAT(launches.out, Not(HasSubstr("mix_register_heavy")));
+  EXPECT_EQ(RunCli(absl::StrCat("tail --top -1 ", PmTrace())).exit_code, 2);
 }
 
 TEST(TailCliTest, WritesTheSvg) {
