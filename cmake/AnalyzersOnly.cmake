@@ -43,7 +43,7 @@ function(warpscope_analyzers_without_cuda)
     list(APPEND _defs WARPSCOPE_WITHOUT_CUDA_OCCUPANCY)
   endif()
   set_source_files_properties(${PROJECT_SOURCE_DIR}/analyzers/model/cupti_host.cc
-                              ${PROJECT_SOURCE_DIR}/analyzers/analyses/occupancy.cc
+                              ${PROJECT_SOURCE_DIR}/analyzers/measures/occupancy_calculator.cc
                               DIRECTORY ${PROJECT_SOURCE_DIR}/analyzers
                               PROPERTIES COMPILE_DEFINITIONS "${_defs}")
 endfunction()

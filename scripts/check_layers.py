@@ -12,7 +12,9 @@ The layers, bottom first (docs/architecture.md says what each holds):
     libinject           entry points, session, settings, capture windows
     analyzers/render    tables, CSV, JSON, SVG primitives, output paths
     analyzers/model     reading a trace into a TraceModel
-    analyzers/analyses  one file per analysis
+    analyzers/measures  the measures analyses share (PM attribution, occupancy calculator,
+                        NVTX projection, steps, collectives, intervals, ...)
+    analyzers/analyses  one file or folder per analysis (advise/, export/, job/)
     analyzers/record    the launcher behind `warpscope record`
     analyzers/cli       the command line
 
@@ -35,6 +37,7 @@ LAYERS = [
     "libinject",
     "analyzers/render",
     "analyzers/model",
+    "analyzers/measures",
     "analyzers/analyses",
     "analyzers/record",
     "analyzers/cli",

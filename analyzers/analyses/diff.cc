@@ -13,7 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "analyzers/analyses/diff_efficiency.h"
-#include "analyzers/analyses/nvtx_projection.h"
+#include "analyzers/measures/nvtx_projection.h"
 #include "analyzers/analyses/summary.h"
 
 namespace warpscope {

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <utility>
 
-#include "analyzers/analyses/active_warps.h"
-#include "analyzers/analyses/advise_timeline.h"
-#include "analyzers/analyses/occupancy_report.h"
+#include "analyzers/measures/active_warps.h"
+#include "analyzers/measures/ns_from_double.h"
+#include "analyzers/analyses/occupancy.h"
 
 namespace warpscope {
 namespace {
@@ -51,7 +51,7 @@ void AddTails(const PmInputs& in, TraceEfficiency& out) {
     if (!curve.has_tail_metrics || curve.kernel_index >= in.kernels.size()) continue;
     // Saturating: a damaged trace can give any figure.
     costs[std::string(in.kernels[curve.kernel_index].name)].push_back(
-        advise_internal::NsFromDouble(curve.tail_cost_ns));
+        NsFromDouble(curve.tail_cost_ns));
   }
   for (auto& [name, ns] : costs) out.kernels[name].tail = DurationStats::Of(ns);
 }

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "analyzers/analyses/pm_attribution.h"
-#include "analyzers/analyses/stall_report.h"
+#include "analyzers/measures/pm_attribution.h"
+#include "analyzers/analyses/stalls.h"
 #include "analyzers/analyses/summary.h"
 #include "analyzers/model/trace_model.h"
 

@@ -1,425 +1,374 @@
-// Theoretical occupancy via cuda_occupancy.h (the calculator CUDA's runtime uses), and advice
-// found by re-running that calculator on varied registers, shared memory and block size.
+// Builds and renders the occupancy report (see occupancy_report.h and docs/occupancy.md).
 #include "analyzers/analyses/occupancy.h"
-
-// A build without the CUDA toolkit (WARPSCOPE_ANALYZERS_ONLY) has no calculator: theoretical
-// occupancy then says so, and everything else works.
-#if __has_include(<cuda_occupancy.h>) && !defined(WARPSCOPE_WITHOUT_CUDA_OCCUPANCY)
-#include <cuda_occupancy.h>
-#define WARPSCOPE_HAVE_CUDA_OCCUPANCY 1
-#endif
 
 #include <algorithm>
 #include <cmath>
-#include <string>
-#include <vector>
+#include <map>
+#include <span>
+#include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analyzers/measures/kernel_name_filter.h"
 #include "analyzers/model/trace_limits.h"
 
 namespace warpscope {
-#ifdef WARPSCOPE_HAVE_CUDA_OCCUPANCY
 namespace {
 
-// Per-architecture limits used where the Device packet leaves a field at 0. Values are those
-// cudaGetDeviceProperties reports on the reference parts (A100, A10/RTX 30, L4/RTX 40,
-// H100/H200, B200, RTX 50).
-struct ArchDefaults {
-  int major, minor;
-  int max_threads_per_sm;
-  uint64_t smem_per_sm;
-  uint64_t smem_per_block_optin;
-};
-constexpr ArchDefaults kArchDefaults[] = {
-    {8, 0, 2048, 167936, 166912},  {8, 6, 1536, 102400, 101376}, {8, 7, 2048, 167936, 166912},
-    {8, 9, 1536, 102400, 101376},  {9, 0, 2048, 233472, 232448}, {10, 0, 2048, 233472, 232448},
-    {12, 0, 1536, 102400, 101376},
-};
+std::string Dims(uint32_t x, uint32_t y, uint32_t z) {
+  if (y <= 1 && z <= 1) return absl::StrCat(x);
+  return absl::StrCat(x, "x", y, "x", z);
+}
 
-const ArchDefaults* FindArch(int major, int minor) {
-  const ArchDefaults* same_major = nullptr;
-  for (const ArchDefaults& a : kArchDefaults) {
-    if (a.major == major && a.minor == minor) return &a;
-    if (a.major == major && same_major == nullptr) same_major = &a;
+// One group per row (name, launch configuration, device), over all kernels: a sample shared
+// only by launches of one row measured that row alone, and counts for it in full.
+std::vector<uint32_t> GroupKernelsByRow(std::span<const KernelEvent> kernels) {
+  using Key = std::tuple<std::string_view, uint64_t, uint32_t>;
+  std::map<Key, uint32_t> groups;
+  std::vector<uint32_t> kernel_group(kernels.size());
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const KernelEvent& kernel = kernels[k];
+    const Key key{kernel.name, kernel.launch ? kernel.launch->id : 0, kernel.device_id};
+    kernel_group[k] = groups.emplace(key, static_cast<uint32_t>(groups.size())).first->second;
   }
-  return same_major;
+  return kernel_group;
 }
 
-template <typename T>
-T OrDefault(uint64_t value, T fallback) {
-  return value != 0 ? static_cast<T>(value) : fallback;
+// The last device described with `id` (a later description wins), or null.
+const DeviceInfo* DeviceById(std::span<const DeviceInfo> devices, uint32_t id) {
+  const DeviceInfo* device = nullptr;
+  for (const DeviceInfo& d : devices) {
+    if (d.id == id) device = &d;
+  }
+  return device;
 }
 
-// The calculator's three inputs, built once per launch and then varied by the advice search.
-struct CalculatorInputs {
-  cudaOccDeviceProp prop;
-  cudaOccFuncAttributes attrs;
-  cudaOccDeviceState state;
-  int block_size = 0;
-  size_t dynamic_smem = 0;
-  int sm_count = 0;
-  uint64_t grid_blocks = 0;
+// A row's sums over the launches that have an achieved figure.
+struct RowAccumulator {
+  double weight = 0, weighted = 0, shared_ns = 0, sampled_ns = 0;
+  double unseen_ns = 0;  // time of the launches with a figure that no own sample covers
+  uint64_t longest_without = 0;
+  ResidentWarpLimit limit;
 };
 
-// The calculator's device properties: the trace's limits, else the architecture's defaults.
-void FillDeviceProp(const DeviceInfo& device, int major, int minor, const ArchDefaults* arch,
-                    cudaOccDeviceProp& p) {
-  const int warp = OrDefault<int>(device.threads_per_warp, 32);
-  p.computeMajor = major;
-  p.computeMinor = minor;
-  p.maxThreadsPerBlock = OrDefault<int>(device.max_threads_per_block, 1024);
-  p.maxThreadsPerMultiprocessor = device.max_warps_per_sm != 0
-                                      ? static_cast<int>(device.max_warps_per_sm) * warp
-                                      : arch->max_threads_per_sm;
-  p.regsPerBlock = OrDefault<int>(device.max_registers_per_block, 65536);
-  p.regsPerMultiprocessor = OrDefault<int>(device.max_registers_per_sm, 65536);
-  p.warpSize = warp;
-  p.sharedMemPerBlock = OrDefault<size_t>(device.max_shared_memory_per_block, 49152);
-  p.sharedMemPerMultiprocessor =
-      OrDefault<size_t>(device.max_shared_memory_per_sm, arch ? arch->smem_per_sm : 0);
-  p.numSms = OrDefault<int>(device.sm_count, 1);
-  p.sharedMemPerBlockOptin =
-      OrDefault<size_t>(device.max_shared_memory_per_block_optin,
-                        arch ? arch->smem_per_block_optin : p.sharedMemPerMultiprocessor);
-  // CUPTI's Device record lacks the reserved size; every part from sm_80 on reserves 1 KiB.
-  p.reservedSharedMemPerBlock =
-      OrDefault<size_t>(device.reserved_shared_memory_per_block, major >= 8 ? 1024 : 0);
-}
-
-absl::StatusOr<CalculatorInputs> BuildInputs(const DeviceInfo& device, const LaunchConfig& launch) {
-  CalculatorInputs in;
-  // The calculator computes in int: values beyond these bounds would overflow it.
-  if (std::string problem = DeviceLimitsProblem(device); !problem.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device ", device.id, " is unusable in the trace: ", problem));
+// The achieved figure of a row from its launches, and what qualifies it.
+void FinishAchieved(const RowAccumulator& a, OccupancyRow& row) {
+  if (!(a.weight > 0)) return;  // no launch with an achieved figure
+  row.achieved = a.weighted / a.weight;
+  row.shared_time_fraction = a.sampled_ns > 0 ? a.shared_ns / a.sampled_ns : 0;
+  const double unseen = a.sampled_ns > 0 ? std::clamp(a.unseen_ns / a.sampled_ns, 0.0, 1.0) : 1;
+  const double ceiling = std::max(row.theoretical ? row.theoretical->occupancy : 1.0, row.achieved);
+  row.achieved_low = row.achieved * (1 - unseen);
+  row.achieved_high = row.achieved * (1 - unseen) + ceiling * unseen;
+  if (row.achieved_high - row.achieved_low > kMaxAchievedWidth) {
+    // Each launch's edges fall in samples shared with its neighbours: samples a twentieth of
+    // a launch keep the unseen part near a tenth.
+    const double launch_ns = a.sampled_ns / std::max<uint32_t>(row.achieved_launches, 1);
+    row.too_few = absl::StrFormat(
+        "%.0f%% of its time has no PM sample of its own: achieved lies between %.1f%% and "
+        "%.1f%%; record with --pm-interval %s or shorter (a launch runs %s)",
+        100 * unseen, 100 * row.achieved_low, 100 * row.achieved_high,
+        FormatDuration(std::max(1000.0, launch_ns / 20)), FormatDuration(launch_ns));
   }
-  if (std::string problem = LaunchConfigProblem(launch); !problem.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("launch config ", launch.id, " is unusable in the trace: ", problem));
-  }
-  const int major = static_cast<int>(device.compute_capability_major);
-  const int minor = static_cast<int>(device.compute_capability_minor);
-  if (major == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "device ", device.id, " has no compute capability in the trace; cannot compute occupancy"));
-  }
-  const ArchDefaults* arch = FindArch(major, minor);
-  if (arch == nullptr && (device.max_warps_per_sm == 0 || device.max_shared_memory_per_sm == 0)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "compute capability %d.%d: the trace lacks the device limits and warpscope knows no "
-        "defaults for it",
-        major, minor));
-  }
-  cudaOccDeviceProp& p = in.prop;
-  FillDeviceProp(device, major, minor, arch, p);
-
-  const uint64_t block =
-      uint64_t{launch.block_x} * std::max(1u, launch.block_y) * std::max(1u, launch.block_z);
-  if (launch.block_x == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("launch config ", launch.id, " has no valid block size"));
-  }
-  in.block_size = static_cast<int>(block);
-  in.dynamic_smem = launch.dynamic_shared_memory;
-  in.sm_count = p.numSms;
-  in.grid_blocks =
-      uint64_t{launch.grid_x} * std::max(1u, launch.grid_y) * std::max(1u, launch.grid_z);
-
-  cudaOccFuncAttributes& a = in.attrs;
-  a.maxThreadsPerBlock = p.maxThreadsPerBlock;  // launch bounds are not in the trace
-  a.numRegs = static_cast<int>(launch.registers_per_thread);
-  a.sharedSizeBytes = launch.static_shared_memory;
-  a.partitionedGCConfig = PARTITIONED_GC_OFF;
-  // A launch that ran with more than the default per-block limit must have opted in.
-  const bool opt_in =
-      launch.shmem_limit_config == 1 ||
-      uint64_t{launch.static_shared_memory} + launch.dynamic_shared_memory > p.sharedMemPerBlock;
-  a.shmemLimitConfig = opt_in ? FUNC_SHMEM_LIMIT_OPTIN : FUNC_SHMEM_LIMIT_DEFAULT;
-  a.maxDynamicSharedSizeBytes =
-      opt_in
-          ? p.sharedMemPerBlockOptin - std::min<size_t>(a.sharedSizeBytes, p.sharedMemPerBlockOptin)
-          : in.dynamic_smem;
-  a.numBlockBarriers = 1;  // what cudaOccFuncAttributes(cudaFuncAttributes) assumes
-  a.virtualResourceCount = 0;
-
-  in.state.cacheConfig = CACHE_PREFER_NONE;
-  const uint32_t carveout = launch.shared_memory_carveout_requested;
-  in.state.carveoutConfig =
-      (carveout == 0 || carveout > 100) ? SHAREDMEM_CARVEOUT_DEFAULT : static_cast<int>(carveout);
-  return in;
-}
-
-absl::StatusOr<TheoreticalOccupancy> Run(const CalculatorInputs& in) {
-  cudaOccResult r{};
-  const cudaOccError err = cudaOccMaxActiveBlocksPerMultiprocessor(
-      &r, &in.prop, &in.attrs, &in.state, in.block_size, in.dynamic_smem);
-  if (err != CUDA_OCC_SUCCESS) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "CUDA's occupancy calculator refused the input (%s) for compute capability %d.%d, "
-        "block %d, %d registers, %d+%d bytes shared memory",
-        err == CUDA_OCC_ERROR_UNKNOWN_DEVICE ? "unknown device" : "invalid input",
-        in.prop.computeMajor, in.prop.computeMinor, in.block_size, in.attrs.numRegs,
-        static_cast<int>(in.attrs.sharedSizeBytes), static_cast<int>(in.dynamic_smem)));
-  }
-  TheoreticalOccupancy t;
-  t.threads_per_block = in.block_size;
-  t.warps_per_block = (in.block_size + in.prop.warpSize - 1) / in.prop.warpSize;
-  t.blocks_per_sm = r.activeBlocksPerMultiprocessor;
-  t.active_warps_per_sm = t.blocks_per_sm * t.warps_per_block;
-  t.max_warps_per_sm = in.prop.maxThreadsPerMultiprocessor / in.prop.warpSize;
-  t.occupancy = t.max_warps_per_sm > 0
-                    ? static_cast<double>(t.active_warps_per_sm) / t.max_warps_per_sm
-                    : 0.0;
-  t.limiters = r.limitingFactors;
-  t.block_limit_registers = r.blockLimitRegs;
-  t.block_limit_shared_memory = r.blockLimitSharedMem;
-  t.block_limit_warps = r.blockLimitWarps;
-  t.block_limit_blocks = r.blockLimitBlocks;
-  t.block_limit_barriers = r.blockLimitBarriers;
-  t.allocated_registers_per_block = r.allocatedRegistersPerBlock;
-  t.allocated_shared_memory_per_block = r.allocatedSharedMemPerBlock;
-  t.shared_memory_per_block = in.attrs.sharedSizeBytes + in.dynamic_smem;
-  t.grid_blocks = in.grid_blocks;
-  const double wave = static_cast<double>(t.blocks_per_sm) * in.sm_count;
-  t.waves = wave > 0 ? static_cast<double>(in.grid_blocks) / wave : 0.0;
-  return t;
-}
-
-// "25%", "37.5%".
-std::string Percent(double fraction) {
-  const double p = std::round(fraction * 1000.0) / 10.0;
-  if (p == std::floor(p)) return absl::StrFormat("%d%%", static_cast<int>(p));
-  return absl::StrFormat("%.1f%%", p);
-}
-
-// "100 KiB", "48.5 KiB", "512 B".
-std::string Bytes(uint64_t bytes) {
-  if (bytes < 1024) return absl::StrCat(bytes, " B");
-  if (bytes % 1024 == 0) return absl::StrCat(bytes / 1024, " KiB");
-  return absl::StrFormat("%.1f KiB", bytes / 1024.0);
-}
-
-std::string Summary(const TheoreticalOccupancy& t) {
-  return absl::StrFormat("%d block%s of %d threads (%d warps, %s)", t.blocks_per_sm,
-                         t.blocks_per_sm == 1 ? "" : "s", t.threads_per_block,
-                         t.active_warps_per_sm, Percent(t.occupancy));
-}
-
-std::string Fits(const TheoreticalOccupancy& t) {
-  return absl::StrFormat("%d block%s fit (%d warps, %s)", t.blocks_per_sm,
-                         t.blocks_per_sm == 1 ? "" : "s", t.active_warps_per_sm,
-                         Percent(t.occupancy));
-}
-
-void AdviseRegisters(const CalculatorInputs& base, const TheoreticalOccupancy& cur,
-                     std::vector<OccupancyAdvice>* out) {
-  CalculatorInputs in = base;
-  in.attrs.numRegs = 0;
-  auto unlimited = Run(in);
-  if (!unlimited.ok() || unlimited->blocks_per_sm <= cur.blocks_per_sm) {
-    out->push_back({kLimitRegisters,
-                    absl::StrFormat("%d registers/thread ties with another limit at %s; lowering "
-                                    "registers alone does not raise occupancy",
-                                    base.attrs.numRegs, Summary(cur))});
-    return;
-  }
-  int next_regs = 0, full_regs = 0;
-  TheoreticalOccupancy next, full;
-  for (int regs = base.attrs.numRegs - 1; regs >= 1; --regs) {
-    in.attrs.numRegs = regs;
-    auto t = Run(in);
-    if (!t.ok()) continue;
-    if (next_regs == 0 && t->blocks_per_sm > cur.blocks_per_sm) {
-      next_regs = regs;
-      next = *t;
-    }
-    if (t->blocks_per_sm >= unlimited->blocks_per_sm) {
-      full_regs = regs;
-      full = *t;
-      break;
-    }
-  }
-  if (next_regs == 0) return;
-  std::string text =
-      absl::StrFormat("%d registers/thread limits the SM to %s; at <= %d registers %s",
-                      base.attrs.numRegs, Summary(cur), next_regs, Fits(next));
-  if (full_regs != 0 && full_regs != next_regs) {
-    absl::StrAppendFormat(&text, ", at <= %d registers %s", full_regs, Fits(full));
-  }
-  if (full.occupancy < 1.0 && full_regs != 0) {
-    absl::StrAppend(&text, ", then ", LimiterNames(full.limiters & ~kLimitRegisters), " limits it");
-  }
-  absl::StrAppend(&text,
-                  " (cap registers with __launch_bounds__ or -maxrregcount; check for spills)");
-  out->push_back({kLimitRegisters, std::move(text)});
-}
-
-void AdviseSharedMemory(const CalculatorInputs& base, const TheoreticalOccupancy& cur,
-                        std::vector<OccupancyAdvice>* out) {
-  const uint64_t smem = base.attrs.sharedSizeBytes + base.dynamic_smem;
-  CalculatorInputs in = base;
-  in.attrs.sharedSizeBytes = 0;
-  std::string reserved =
-      base.prop.reservedSharedMemPerBlock > 0
-          ? absl::StrCat(" incl. ", Bytes(base.prop.reservedSharedMemPerBlock), " reserved")
-          : "";
-  std::string text = absl::StrFormat(
-      "%s of shared memory per block (%s allocated%s) limits the SM to %s", Bytes(smem),
-      Bytes(cur.allocated_shared_memory_per_block), reserved, Summary(cur));
-  // Does a larger carve-out alone help?
-  if (base.state.carveoutConfig != SHAREDMEM_CARVEOUT_DEFAULT &&
-      base.state.carveoutConfig < SHAREDMEM_CARVEOUT_MAX_SHARED) {
-    CalculatorInputs c = base;
-    c.state.carveoutConfig = SHAREDMEM_CARVEOUT_MAX_SHARED;
-    auto t = Run(c);
-    if (t.ok() && t->blocks_per_sm > cur.blocks_per_sm) {
-      absl::StrAppendFormat(&text,
-                            "; the requested carve-out is %d%%: at 100%% "
-                            "(cudaFuncAttributePreferredSharedMemoryCarveout) %s",
-                            base.state.carveoutConfig, Fits(*t));
-      out->push_back({kLimitSharedMemory, std::move(text)});
-      return;
-    }
-  }
-  const uint64_t step = 128;
-  for (uint64_t s = (smem / step) * step;; s -= step) {
-    if (s < smem) {
-      in.dynamic_smem = s;
-      auto t = Run(in);
-      if (t.ok() && t->blocks_per_sm > cur.blocks_per_sm) {
-        absl::StrAppendFormat(&text, "; at <= %s per block %s", Bytes(s), Fits(*t));
-        out->push_back({kLimitSharedMemory, std::move(text)});
-        return;
-      }
-    }
-    if (s < step) break;
-  }
-  absl::StrAppend(&text, "; another limit ties with it, so less shared memory alone does not help");
-  out->push_back({kLimitSharedMemory, std::move(text)});
-}
-
-void AdviseBlockSize(const CalculatorInputs& base, const TheoreticalOccupancy& cur,
-                     std::vector<OccupancyAdvice>* out) {
-  CalculatorInputs in = base;
-  const int warp = base.prop.warpSize;
-  TheoreticalOccupancy best = cur;
-  for (int b = warp; b <= base.prop.maxThreadsPerBlock; b += warp) {
-    in.block_size = b;
-    auto t = Run(in);
-    if (!t.ok()) continue;
-    // Prefer more warps, then the block size closest to the current one.
-    const bool more = t->active_warps_per_sm > best.active_warps_per_sm;
-    const bool closer = t->active_warps_per_sm == best.active_warps_per_sm &&
-                        std::abs(b - cur.threads_per_block) <
-                            std::abs(best.threads_per_block - cur.threads_per_block);
-    if (more || closer) best = *t;
-  }
-  if (best.active_warps_per_sm <= cur.active_warps_per_sm) return;
-  std::string text;
-  if (cur.limiters & kLimitBlocks) {
-    text = absl::StrFormat(
-        "the SM holds at most %d blocks; with %d-thread blocks that is %d warps (%s)",
-        cur.block_limit_blocks, cur.threads_per_block, cur.active_warps_per_sm,
-        Percent(cur.occupancy));
+  if (row.achieved_launches < row.launches) {
+    row.achieved_reason = absl::StrCat("from ", row.achieved_launches, " of ", row.launches,
+                                       " launches; others: ", row.achieved_reason);
   } else {
-    text = absl::StrFormat("blocks of %d threads: %d fit in the SM's %d warp slots (%d warps, %s)",
-                           cur.threads_per_block, cur.blocks_per_sm, cur.max_warps_per_sm,
-                           cur.active_warps_per_sm, Percent(cur.occupancy));
+    row.achieved_reason.clear();
   }
-  absl::StrAppendFormat(&text,
-                        "; blocks of %d threads would give %d warps (%s) with the same registers "
-                        "and shared memory per block",
-                        best.threads_per_block, best.active_warps_per_sm, Percent(best.occupancy));
-  out->push_back({cur.limiters & (kLimitBlocks | kLimitWarps), std::move(text)});
+  std::vector<std::string> caveats;
+  if (row.launches_from_shared > 0) {
+    caveats.push_back(absl::StrCat(
+        row.launches_from_shared, " of ", row.achieved_launches,
+        " launches had no PM sample of their own, only samples shared with other kernels: "
+        "the achieved figure includes those kernels"));
+  } else if (row.shared_time_fraction > 0.1) {
+    caveats.push_back(absl::StrFormat(
+        "%.0f%% of its sampled time is in samples shared with other kernels, left out of "
+        "the achieved figure",
+        row.shared_time_fraction * 100));
+  }
+  if (row.above_limit > 0) {
+    caveats.push_back(absl::StrFormat(
+        "%u PM sample%s above the %.0f warps per SM %s (another kernel ran in %s), capped to "
+        "it",
+        row.above_limit, row.above_limit == 1 ? "" : "s", a.limit.per_sm,
+        a.limit.theoretical ? "its theoretical occupancy allows" : "an SM holds",
+        row.above_limit == 1 ? "it" : "them"));
+  }
+  if (row.time_weighted) {
+    caveats.push_back(absl::StrCat(
+        "the PM metric set lacks ", kMetricSmCyclesActive,
+        ": samples are weighted by time, not by active cycles, so a long tail (few SMs "
+        "busy) reads lower than Nsight Compute's figure"));
+  }
+  for (const std::string& c : caveats) {
+    if (!row.achieved_reason.empty()) absl::StrAppend(&row.achieved_reason, "; ");
+    absl::StrAppend(&row.achieved_reason, c);
+  }
+}
+
+// The theoretical occupancy of a row's launch configuration on its device, or why there is none.
+void FillTheoretical(std::span<const DeviceInfo> devices, OccupancyRow& row) {
+  const DeviceInfo* device = DeviceById(devices, row.device_id);
+  if (!row.launch_known) {
+    row.theoretical_error = "launch configuration not in the trace";
+  } else if (device == nullptr) {
+    row.theoretical_error = absl::StrCat("device ", row.device_id, " not described in the trace");
+  } else {
+    auto t = ComputeTheoreticalOccupancy(*device, row.launch);
+    if (t.ok()) {
+      row.theoretical = *t;
+      row.advice = AdviseOccupancy(*device, row.launch, *t);
+    } else {
+      row.theoretical_error = std::string(t.status().message());
+    }
+  }
+}
+
+std::vector<Table::Column> OccupancyColumns(bool text) {
+  std::vector<Table::Column> columns = {{"kernel"},
+                                        {"device", true},
+                                        {"grid", true},
+                                        {"block", true},
+                                        {"regs", true},
+                                        {"smem_per_block", true},
+                                        {"launches", true},
+                                        {text ? "total_time" : "total_ns", true},
+                                        {"theoretical_pct", true},
+                                        {"blocks_per_sm", true},
+                                        {"limiter"},
+                                        {"achieved_pct", true},
+                                        {"achieved_low_pct", true},
+                                        {"achieved_high_pct", true},
+                                        {"gap_pts", true},
+                                        {"samples", true},
+                                        {"shared_samples", true},
+                                        {"shared_pct", true},
+                                        {"above_limit", true}};
+  if (!text) {
+    columns.push_back({"launches_from_shared", true});
+    columns.push_back({"note"});
+    columns.push_back({"advice"});
+  } else {
+    columns.push_back({"see"});
+  }
+  return columns;
+}
+
+void AppendLaunchCells(const OccupancyRow& row, bool text, std::vector<Cell>& cells) {
+  cells.emplace_back(row.device_id);
+  if (row.launch_known) {
+    cells.emplace_back(Dims(row.launch.grid_x, row.launch.grid_y, row.launch.grid_z));
+    cells.emplace_back(Dims(row.launch.block_x, row.launch.block_y, row.launch.block_z));
+    cells.emplace_back(row.launch.registers_per_thread);
+    cells.emplace_back(text ? Cell(FormatBytes(row.launch.shared_memory_per_block()))
+                            : Cell(row.launch.shared_memory_per_block()));
+  } else {
+    for (int i = 0; i < 4; ++i) cells.emplace_back();
+  }
+}
+
+// Launches, time, theoretical and achieved occupancy, and the samples behind them.
+void AppendFigureCells(const OccupancyRow& row, bool text, std::vector<Cell>& cells) {
+  cells.emplace_back(row.launches);
+  cells.emplace_back(text ? Cell(FormatDuration(row.total_ns)) : Cell(row.total_ns));
+  if (row.theoretical) {
+    cells.emplace_back(PercentCell(row.theoretical->occupancy));
+    cells.emplace_back(row.theoretical->blocks_per_sm);
+    cells.emplace_back(LimiterNames(row.theoretical->limiters & ~kLimitBarriers));
+  } else {
+    cells.emplace_back(text ? Cell("n/a") : Cell());
+    cells.emplace_back();
+    cells.emplace_back();
+  }
+  if (std::isnan(row.achieved)) {
+    cells.emplace_back(text ? Cell("n/a") : Cell());
+    cells.emplace_back();
+    cells.emplace_back();
+    cells.emplace_back();
+  } else {
+    // "*": the figure rests on samples shared with other kernels (a footnote says so).
+    if (text && row.launches_from_shared > 0) {
+      cells.emplace_back(absl::StrFormat("%.1f*", std::round(row.achieved * 1000.0) / 10.0));
+    } else {
+      cells.emplace_back(PercentCell(row.achieved));
+    }
+    cells.emplace_back(PercentCell(row.achieved_low));
+    cells.emplace_back(PercentCell(row.achieved_high));
+    cells.emplace_back(row.theoretical ? PercentCell(row.theoretical->occupancy - row.achieved)
+                                       : Cell());
+  }
+  cells.emplace_back(row.samples);
+  cells.emplace_back(row.shared_samples);
+  cells.emplace_back(std::isnan(row.achieved) ? Cell() : PercentCell(row.shared_time_fraction));
+  cells.emplace_back(std::isnan(row.achieved) ? Cell() : Cell(row.above_limit));
+  if (!text) {
+    cells.emplace_back(std::isnan(row.achieved) ? Cell() : Cell(row.launches_from_shared));
+  }
+}
+
+// In text, references to footnotes (added to `footnotes`); otherwise the notes and advice.
+void AppendNoteCells(const OccupancyRow& row, bool text, std::vector<std::string>& footnotes,
+                     std::vector<Cell>& cells) {
+  std::vector<std::string> notes;
+  if (!row.theoretical_error.empty()) notes.push_back(row.theoretical_error);
+  if (!row.achieved_reason.empty()) notes.push_back(row.achieved_reason);
+  if (!row.too_few.empty()) notes.push_back(row.too_few);
+  std::vector<std::string> advice;
+  for (const OccupancyAdvice& a : row.advice) advice.push_back(a.text);
+  if (text) {
+    std::vector<std::string> refs;
+    for (const std::string& n : notes) {
+      footnotes.push_back(n);
+      refs.push_back(absl::StrCat("[", footnotes.size(), "]"));
+    }
+    for (const std::string& n : advice) {
+      footnotes.push_back(n);
+      refs.push_back(absl::StrCat("[", footnotes.size(), "]"));
+    }
+    cells.emplace_back(absl::StrJoin(refs, ""));
+  } else {
+    cells.emplace_back(absl::StrJoin(notes, " | "));
+    cells.emplace_back(absl::StrJoin(advice, " | "));
+  }
 }
 
 }  // namespace
-#endif  // WARPSCOPE_HAVE_CUDA_OCCUPANCY
 
-std::string LimiterNames(uint32_t limiters) {
-  std::vector<std::string> names;
-  if (limiters & kLimitRegisters) names.push_back("registers");
-  if (limiters & kLimitSharedMemory) names.push_back("shared memory");
-  if (limiters & kLimitWarps) names.push_back("warps");
-  if (limiters & kLimitBlocks) names.push_back("blocks");
-  if (limiters & kLimitBarriers) names.push_back("barriers");
-  if (limiters & kLimitVirtual) names.push_back("virtual resources");
-  if (names.empty()) return "none";
-  return absl::StrJoin(names, "+");
-}
+absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
+                                                     const OccupancyReportOptions& options) {
+  absl::StatusOr<KernelNameFilter> filter = KernelNameFilter::Create(options.kernel_regex);
+  if (!filter.ok()) return filter.status();
+  OccupancyReport report;
+  const ActiveWarpSamples samples = ExtractActiveWarpSamples(in);
+  report.has_pm_samples = !samples.samples.empty();
+  report.pm_samples_unavailable = std::string(in.samples_unavailable);
+  const std::vector<uint32_t> kernel_group = GroupKernelsByRow(in.kernels);
+  const PmAttribution attribution = AttributeSamples(in.kernels, samples, kernel_group);
 
-#ifdef WARPSCOPE_HAVE_CUDA_OCCUPANCY
-absl::StatusOr<TheoreticalOccupancy> ComputeTheoreticalOccupancy(const DeviceInfo& device,
-                                                                 const LaunchConfig& launch) {
-  auto in = BuildInputs(device, launch);
-  if (!in.ok()) return in.status();
-  return Run(*in);
-}
-#else
-absl::StatusOr<TheoreticalOccupancy> ComputeTheoreticalOccupancy(const DeviceInfo&,
-                                                                 const LaunchConfig&) {
-  return absl::UnimplementedError(
-      "needs the CUDA toolkit: this warpscope was built without cuda_occupancy.h "
-      "(WARPSCOPE_ANALYZERS_ONLY); build with the toolkit for theoretical occupancy");
-}
-#endif
-
-ResidentWarpLimit ResidentWarpLimitOf(const DeviceInfo* device, const LaunchConfig* launch) {
-  ResidentWarpLimit limit;
-  if (device == nullptr || !DeviceLimitsProblem(*device).empty()) return limit;
-  const double sms = device->sm_count;
-  if (launch != nullptr) {
-    absl::StatusOr<TheoreticalOccupancy> t = ComputeTheoreticalOccupancy(*device, *launch);
-    if (t.ok() && t->blocks_per_sm > 0) {
-      limit.per_sm = t->active_warps_per_sm;
-      const double blocks =
-          std::min(static_cast<double>(t->grid_blocks), t->blocks_per_sm * sms);
-      limit.gpu = blocks * t->warps_per_block;
-      limit.theoretical = true;
-      return limit;
+  std::map<uint32_t, size_t> index;  // group -> row
+  std::vector<RowAccumulator> acc;
+  for (size_t k = 0; k < in.kernels.size(); ++k) {
+    const KernelEvent& kernel = in.kernels[k];
+    if (!filter->Matches(kernel.name)) continue;
+    ++report.kernels_matched;
+    auto [it, inserted] = index.emplace(kernel_group[k], report.rows.size());
+    if (inserted) {
+      OccupancyRow row;
+      row.name = std::string(kernel.name);
+      row.device_id = kernel.device_id;
+      if (kernel.launch) {
+        row.launch = *kernel.launch;
+        row.launch_known = true;
+      }
+      report.rows.push_back(std::move(row));
+      acc.emplace_back();
+    }
+    OccupancyRow& row = report.rows[it->second];
+    RowAccumulator& a = acc[it->second];
+    ++row.launches;
+    row.total_ns += kernel.duration_ns;
+    const DeviceInfo* device = DeviceById(in.devices, kernel.device_id);
+    // A device whose limits are out of range has no achieved figure either (it divides by
+    // max warps per SM); the theoretical column's note below says why.
+    if (device != nullptr && !DeviceLimitsProblem(*device).empty()) continue;
+    const uint32_t max_warps = device && device->max_warps_per_sm ? device->max_warps_per_sm : 64;
+    if (inserted) a.limit = ResidentWarpLimitOf(device, kernel.launch);
+    AchievedOccupancy ach = ComputeAchievedOccupancy(kernel, attribution.kernel_samples[k], samples,
+                                                     attribution, max_warps, a.limit.per_sm);
+    row.samples += ach.samples;
+    row.shared_samples += ach.shared_samples;
+    if (!std::isnan(ach.achieved)) {
+      ++row.achieved_launches;
+      row.above_limit += ach.above_limit;
+      if (ach.from_shared_samples) ++row.launches_from_shared;
+      if (ach.time_weighted) row.time_weighted = true;
+      a.weight += ach.weight;
+      a.weighted += ach.weight * ach.achieved;
+      a.shared_ns += ach.shared_time_fraction * kernel.duration_ns;
+      a.sampled_ns += kernel.duration_ns;
+      const double unseen =
+          ach.from_shared_samples ? 1.0 : ach.shared_time_fraction + (1 - ach.coverage);
+      a.unseen_ns += std::clamp(unseen, 0.0, 1.0) * static_cast<double>(kernel.duration_ns);
+    } else if (kernel.duration_ns >= a.longest_without) {
+      a.longest_without = kernel.duration_ns;
+      row.achieved_reason = ach.reason;
     }
   }
-  limit.per_sm = device->max_warps_per_sm;
-  limit.gpu = sms * device->max_warps_per_sm;
-  return limit;
+
+  for (size_t i = 0; i < report.rows.size(); ++i) {
+    FillTheoretical(in.devices, report.rows[i]);  // the ceiling of the achieved bounds
+    FinishAchieved(acc[i], report.rows[i]);
+  }
+  std::stable_sort(
+      report.rows.begin(), report.rows.end(),
+      [](const OccupancyRow& a, const OccupancyRow& b) { return a.total_ns > b.total_ns; });
+  if (options.top > 0 && report.rows.size() > static_cast<size_t>(options.top)) {
+    report.rows.resize(options.top);
+  }
+  return report;
 }
 
-#ifndef WARPSCOPE_HAVE_CUDA_OCCUPANCY
-std::vector<OccupancyAdvice> AdviseOccupancy(const DeviceInfo&, const LaunchConfig&,
-                                             const TheoreticalOccupancy&) {
-  return {};  // no theoretical occupancy to advise from
+namespace {
+
+// The report's rows as a table: for people (`text`: short names, durations, footnote marks
+// into `footnotes`) or for machines (ns, notes and advice in cells).
+Table RowsTable(const OccupancyReport& report, bool text, std::vector<std::string>& footnotes,
+                bool& any_from_shared) {
+  Table table(OccupancyColumns(text));
+  for (const OccupancyRow& row : report.rows) {
+    // Cells are built in place: moving one in makes GCC 12 warn falsely (-Wmaybe-uninitialized).
+    std::vector<Cell> cells;
+    cells.emplace_back(ShortKernelName(row.name, text));
+    AppendLaunchCells(row, text, cells);
+    AppendFigureCells(row, text, cells);
+    // AppendFigureCells marked the achieved figure "*": the footnote below explains it.
+    if (text && row.launches_from_shared > 0 && !std::isnan(row.achieved)) any_from_shared = true;
+    AppendNoteCells(row, text, footnotes, cells);
+    table.AddRow(std::move(cells));
+  }
+  return table;
 }
-#else
-std::vector<OccupancyAdvice> AdviseOccupancy(const DeviceInfo& device, const LaunchConfig& launch,
-                                             const TheoreticalOccupancy& current) {
-  std::vector<OccupancyAdvice> advice;
-  auto in = BuildInputs(device, launch);
-  if (!in.ok()) return advice;
-  if (current.blocks_per_sm == 0) {
-    advice.push_back(
-        {current.limiters, absl::StrFormat("the calculator finds that no block of this launch fits "
-                                           "on an SM (limited by %s): check the trace's device "
-                                           "limits and launch configuration",
-                                           LimiterNames(current.limiters))});
-    return advice;
-  }
-  if (current.occupancy < 1.0) {
-    if (current.limiters & kLimitRegisters) AdviseRegisters(*in, current, &advice);
-    if (current.limiters & kLimitSharedMemory) AdviseSharedMemory(*in, current, &advice);
-    if (current.limiters & (kLimitWarps | kLimitBlocks)) AdviseBlockSize(*in, current, &advice);
-  }
-  if (current.grid_blocks > 0 && current.waves < 1.0) {
-    advice.push_back(
-        {0, absl::StrFormat("the grid (%d blocks) fills %s of one wave (%d blocks/SM x %d SMs): "
-                            "achieved occupancy stays below the theoretical one",
-                            current.grid_blocks, Percent(current.waves), current.blocks_per_sm,
-                            in->sm_count)});
-  }
-  return advice;
+
+}  // namespace
+
+Report OccupancyReportTables(const OccupancyReport& report) {
+  std::vector<std::string> footnotes;
+  bool any_from_shared = false;
+  Report out;
+  out.tables.emplace_back("occupancy", RowsTable(report, false, footnotes, any_from_shared));
+  return out;
 }
-#endif  // WARPSCOPE_HAVE_CUDA_OCCUPANCY
+
+std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat format) {
+  const bool text = format == OutputFormat::kTable;
+  std::vector<std::string> footnotes;
+  bool any_from_shared = false;
+  Table table = RowsTable(report, text, footnotes, any_from_shared);
+  if (!text) return table.Render(format);
+  std::string out;
+  if (report.rows.empty()) return "warpscope: no kernels match\n";
+  out = table.RenderText();
+  if (!report.has_pm_samples && !report.pm_samples_unavailable.empty()) {
+    absl::StrAppend(&out, "\nachieved occupancy needs PM samples, and ",
+                    report.pm_samples_unavailable, "\n");
+  } else if (!report.has_pm_samples) {
+    absl::StrAppend(&out,
+                    "\nachieved occupancy needs PM samples: record with `warpscope record --pm-sampling`\n");
+  }
+  if (any_from_shared) {
+    absl::StrAppend(&out,
+                    "\n* measured only on PM samples shared with other kernels: includes their "
+                    "warps\n");
+  }
+  if (!footnotes.empty()) out += "\n";
+  for (size_t i = 0; i < footnotes.size(); ++i) {
+    absl::StrAppend(&out, "[", i + 1, "] ", footnotes[i], "\n");
+  }
+  return out;
+}
 
 }  // namespace warpscope

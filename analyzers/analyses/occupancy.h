@@ -1,83 +1,73 @@
-// Theoretical occupancy of a kernel launch, computed by CUDA's own occupancy calculator
-// (cuda_occupancy.h) from the trace model's DeviceInfo and LaunchConfig, plus plain-words advice.
+// The `warpscope occupancy` report: per kernel name and launch configuration, theoretical
+// occupancy (CUDA's calculator) next to achieved occupancy (PM samples), the gap and advice.
 #ifndef WARPSCOPE_ANALYZERS_ANALYSES_OCCUPANCY_H_
 #define WARPSCOPE_ANALYZERS_ANALYSES_OCCUPANCY_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "analyzers/model/trace_model.h"
+#include "analyzers/measures/occupancy_calculator.h"
+#include "analyzers/render/output.h"
+#include "analyzers/render/report.h"
+#include "analyzers/measures/pm_attribution.h"
 
 namespace warpscope {
 
-// What caps the number of resident blocks per SM (bits; several can tie).
-enum OccupancyLimiter : uint32_t {
-  kLimitWarps = 1 << 0,         // warp slots per SM (block size)
-  kLimitRegisters = 1 << 1,     // register file
-  kLimitSharedMemory = 1 << 2,  // shared memory
-  kLimitBlocks = 1 << 3,        // maximum resident blocks per SM
-  kLimitBarriers = 1 << 4,      // named barriers
-  kLimitVirtual = 1 << 5,       // virtual resources (Blackwell)
+struct OccupancyReportOptions {
+  std::string kernel_regex;  // RE2, searched in the demangled name; empty = all
+  int top = 0;               // rows to keep after ranking by total time; 0 = all
 };
 
-// "registers", "shared memory+registers", ... ("none" for 0).
-std::string LimiterNames(uint32_t limiters);
-
-struct TheoreticalOccupancy {
-  int threads_per_block = 0;
-  int warps_per_block = 0;
-  int blocks_per_sm = 0;        // 0: the launch cannot run on this device as described
-  int active_warps_per_sm = 0;  // blocks_per_sm * warps_per_block
-  int max_warps_per_sm = 0;
-  double occupancy = 0;   // active_warps_per_sm / max_warps_per_sm, 0..1
-  uint32_t limiters = 0;  // OccupancyLimiter bits
-  // The per-resource caps the calculator found (INT_MAX when a resource is unused).
-  int block_limit_registers = 0;
-  int block_limit_shared_memory = 0;
-  int block_limit_warps = 0;
-  int block_limit_blocks = 0;
-  int block_limit_barriers = 0;
-  int allocated_registers_per_block = 0;
-  uint64_t allocated_shared_memory_per_block = 0;  // incl. the reserved 1 KiB on sm_80+
-  uint64_t shared_memory_per_block = 0;            // static + dynamic, as launched
-  uint64_t grid_blocks = 0;
-  // grid_blocks / (blocks_per_sm * sm_count): below 1 the grid cannot fill the GPU once.
-  double waves = 0;
+struct OccupancyRow {
+  std::string name;
+  uint32_t device_id = 0;
+  LaunchConfig launch;  // a copy (id 0 when the launch config was unknown)
+  bool launch_known = false;
+  uint32_t launches = 0;
+  uint64_t total_ns = 0;
+  std::optional<TheoreticalOccupancy> theoretical;
+  std::string theoretical_error;  // why theoretical is missing
+  double achieved = kNaN;         // 0..1, weighted over launches with an estimate
+  uint32_t achieved_launches = 0;
+  uint32_t samples = 0;
+  uint32_t shared_samples = 0;        // samples that also covered a kernel of another row
+  uint32_t launches_from_shared = 0;  // launches measured on shared samples only
+  uint32_t above_limit = 0;           // samples above the theoretical warps per SM, capped
+  bool time_weighted = false;         // some launch had no active-cycle weights
+  double shared_time_fraction = 0;  // over launches with samples, duration-weighted
+  // Where achieved can lie: the part of the launches' time no sample of their own covers
+  // (samples shared with other kernels, time outside samples, launches measured on shared
+  // samples only) may have held anywhere from no warps to the theoretical occupancy, the rest
+  // is measured. Bounds, not a statistical interval (docs/occupancy.md).
+  double achieved_low = kNaN, achieved_high = kNaN;
+  // When the bounds are more than kMaxAchievedWidth apart: what would give enough; "" else.
+  std::string too_few;
+  std::string achieved_reason;      // why achieved is NaN (or a caveat)
+  std::vector<OccupancyAdvice> advice;
 };
 
-// Runs cudaOccMaxActiveBlocksPerMultiprocessor. Device limits come from the Device packet;
-// fields it leaves 0 fall back to the architecture's defaults (sm_90: 64 warps, 32 blocks,
-// 64 Ki registers, 228 KiB shared memory per SM, 227 KiB opt-in, 1 KiB reserved per block).
-// Errors: InvalidArgument for unusable inputs (no block size, unknown architecture, a value
-// out of range: trace_limits.h).
-absl::StatusOr<TheoreticalOccupancy> ComputeTheoreticalOccupancy(const DeviceInfo& device,
-                                                                 const LaunchConfig& launch);
+inline constexpr double kMaxAchievedWidth = 0.10;
 
-// The most warps one launch can keep resident, by which PM values attributed to it are capped
-// (a value above it measured another kernel too). From the theoretical occupancy when the
-// launch configuration is known and the calculator accepts it: per SM, the calculator's active
-// warps; on the whole GPU, min(grid blocks, blocks per SM x SMs) x warps per block. Otherwise
-// the device's capacity (max warps per SM, x SMs), with `theoretical` false. All 0 when the
-// device is missing or its limits are out of range (trace_limits.h): no cap then.
-struct ResidentWarpLimit {
-  double per_sm = 0;
-  double gpu = 0;
-  bool theoretical = false;
-};
-ResidentWarpLimit ResidentWarpLimitOf(const DeviceInfo* device, const LaunchConfig* launch);
+struct OccupancyReport {
+  std::vector<OccupancyRow> rows;  // ranked by total time
+  uint32_t kernels_matched = 0;
+  bool has_pm_samples = false;
+  std::string pm_samples_unavailable;  // why raw PM samples could not be evaluated, or ""
 
-// One suggestion: what to change, and what the calculator says the change gives.
-struct OccupancyAdvice {
-  uint32_t limiter = 0;  // the OccupancyLimiter it is about
-  std::string text;      // one sentence with numbers
 };
 
-// Advice for a launch below 100% theoretical occupancy, found by re-running the calculator
-// on varied registers/thread, shared memory/block and block size. Empty at 100%.
-std::vector<OccupancyAdvice> AdviseOccupancy(const DeviceInfo& device, const LaunchConfig& launch,
-                                             const TheoreticalOccupancy& current);
+absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
+                                                     const OccupancyReportOptions& options);
+
+// Table (text): rows, then numbered advice and reasons below. CSV: one row per line, advice
+// joined with " | ". JSON: an array of row objects.
+std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat format);
+
+// The rows as the CSV gives them, as one table "occupancy" (for Python's DataFrames).
+Report OccupancyReportTables(const OccupancyReport& report);
 
 }  // namespace warpscope
 

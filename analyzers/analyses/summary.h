@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "analyzers/analyses/nvtx_projection.h"
+#include "analyzers/measures/nvtx_projection.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/report.h"
 #include "analyzers/model/trace_model.h"

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "analyzers/analyses/export_common.h"
+#include "analyzers/analyses/export/export_common.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/svg.h"
 

@@ -1,11 +1,11 @@
 // `warpscope advise TRACE`: findings ranked by the time a fix would save, as a table, CSV,
-// JSON and, with --html, a one-page report (analyzers/analyses/advise.h, docs/advise.md).
+// JSON and, with --html, a one-page report (analyzers/analyses/advise/advise.h, docs/advise.md).
 #include <sys/stat.h>
 
 #include <cstdio>
 #include <string>
 
-#include "analyzers/analyses/advise.h"
+#include "analyzers/analyses/advise/advise.h"
 #include "analyzers/analyses/job/job.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"

@@ -1,5 +1,5 @@
 // `warpscope export TRACE... --format chrome|perfetto|kineto|parquet -o OUT`: traces in
-// formats other tools load (analyzers/analyses/export_chrome.h, export_perfetto.h,
+// formats other tools load (analyzers/analyses/export/export_chrome.h, export_perfetto.h,
 // export_kineto.h); Parquet is
 // written by the Python package, which this command runs. docs/export.md describes each.
 #include <spawn.h>
@@ -15,9 +15,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "analyzers/analyses/export_chrome.h"
-#include "analyzers/analyses/export_kineto.h"
-#include "analyzers/analyses/export_perfetto.h"
+#include "analyzers/analyses/export/export_chrome.h"
+#include "analyzers/analyses/export/export_kineto.h"
+#include "analyzers/analyses/export/export_perfetto.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"

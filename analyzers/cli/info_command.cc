@@ -1,8 +1,8 @@
-// `warpscope info TRACE`: prints what a trace holds (analyzers/analyses/trace_info.h).
+// `warpscope info TRACE`: prints what a trace holds (analyzers/analyses/info.h).
 #include <cstdio>
 #include <string>
 
-#include "analyzers/analyses/trace_info.h"
+#include "analyzers/analyses/info.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"

@@ -1,9 +1,9 @@
 // `warpscope occupancy TRACE`: theoretical vs achieved occupancy per kernel name and launch
-// configuration, with advice (analyzers/analyses/occupancy_report.h).
+// configuration, with advice (analyzers/analyses/occupancy.h).
 #include <cstdio>
 #include <string>
 
-#include "analyzers/analyses/occupancy_report.h"
+#include "analyzers/analyses/occupancy.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"

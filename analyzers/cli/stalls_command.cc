@@ -1,12 +1,12 @@
 // `warpscope stalls TRACE...`: warp stall reasons per kernel from PC samples, with advice, or
-// the hottest PCs (analyzers/analyses/stall_report.h).
+// the hottest PCs (analyzers/analyses/stalls.h).
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "analyzers/analyses/stall_report.h"
+#include "analyzers/analyses/stalls.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"

@@ -1,10 +1,10 @@
 // `warpscope tail TRACE`: active-warp curves per kernel from PM samples, ranked by tail cost,
-// with an optional SVG of one curve (analyzers/analyses/tail_report.h).
+// with an optional SVG of one curve (analyzers/analyses/tail.h).
 #include <algorithm>
 #include <cstdio>
 #include <string>
 
-#include "analyzers/analyses/tail_report.h"
+#include "analyzers/analyses/tail.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"

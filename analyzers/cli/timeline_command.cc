@@ -8,10 +8,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "analyzers/analyses/advise_timeline.h"
 #include "analyzers/analyses/timeline.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
+#include "analyzers/measures/ns_from_double.h"
 #include "analyzers/model/trace_model.h"
 #include "analyzers/render/output_path.h"
 #include "proto/common/setting_error.h"
@@ -27,7 +27,7 @@ absl::StatusOr<uint64_t> TraceNsFromMs(std::string_view flag, std::string_view t
         absl::StrCat(std::string(flag), " ", QuoteValue(std::string(text)),
                      ": expected milliseconds from the trace's start, a number >= 0 such as 12.5"));
   }
-  return advise_internal::NsFromDouble(ms * 1e6);
+  return NsFromDouble(ms * 1e6);
 }
 
 absl::Status ParseWindow(const FlagSet& flags, TimelineOptions* options) {

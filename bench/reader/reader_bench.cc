@@ -12,7 +12,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "analyzers/analyses/nvtx_projection.h"
+#include "analyzers/measures/nvtx_projection.h"
 #include "analyzers/model/trace_model.h"
 #include "analyzers/model/trace_reader.h"
 #include "benchmark/benchmark.h"

@@ -417,7 +417,7 @@ void CuptiPmSampling::Deinitialize() {
   // where the teardown calls of the profiler API crashed sampled runs on the H200 (see
   // DisableDevice). PyTorch programs with PM sampling still ended with SIGSEGV at exit in
   // the last H200 runs (both with this call made); whether leaving it out is enough has not
-  // been checked on a GPU yet (docs/status.md).
+  // been checked on a GPU yet (docs/validation.md).
 }
 
 namespace {

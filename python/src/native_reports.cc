@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "analyzers/analyses/advise.h"
-#include "analyzers/analyses/stall_report.h"
+#include "analyzers/analyses/advise/advise.h"
+#include "analyzers/analyses/stalls.h"
 
 namespace warpscope::native {
 namespace {

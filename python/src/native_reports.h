@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "analyzers/analyses/advise.h"
+#include "analyzers/analyses/advise/advise.h"
 #include "analyzers/render/report.h"
-#include "analyzers/analyses/stall_report.h"
+#include "analyzers/analyses/stalls.h"
 #include "python/src/native_frames.h"
 
 namespace warpscope::native {

@@ -286,7 +286,7 @@ STALL_DTYPES = {
 
 def stalls(paths: Sequence[str], kernel: str = "", by: str = "kernel") -> Dict[str, Any]:
     """``warpscope stalls`` as the frames of ``warpscope.stalls``, from the C++ stall report
-    (analyzers/analyses/stall_report.cc)."""
+    (analyzers/analyses/stalls.cc)."""
     native = _require()
     paths = [os.fspath(p) for p in paths]
     try:

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "analyzers/analyses/advise.h"
+#include "analyzers/analyses/advise/advise.h"
 #include "analyzers/render/output.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,14 +1,14 @@
 // `warpscope advise` on synthetic traces with one problem each (advise_traces.h): the problem
 // must be the top finding, with the cost it was designed to have; without it (the fixed
 // program, or a program with no problem) there must be no high finding.
-#include "analyzers/analyses/advise.h"
+#include "analyzers/analyses/advise/advise.h"
 
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "analyzers/analyses/advise_timeline.h"
+#include "analyzers/analyses/advise/advise_timeline.h"
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -238,7 +238,6 @@ TEST(AdviseRenderTest, HtmlIsOnePageWithFindingsAndTimeline) {
 }
 
 TEST(AdviseTest, CostsFromFloatingPointSaturateInsteadOfOverflowing) {
-  using advise_internal::NsFromDouble;
   EXPECT_EQ(NsFromDouble(1234.9), 1234u);
   EXPECT_EQ(NsFromDouble(-5), 0u);
   EXPECT_EQ(NsFromDouble(std::nan("")), 0u);

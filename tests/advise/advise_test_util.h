@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "analyzers/analyses/advise.h"
+#include "analyzers/analyses/advise/advise.h"
 #include "analyzers/model/trace_model.h"
 #include "gtest/gtest.h"
 #include "tests/fixtures/synthetic_trace.h"

@@ -5,7 +5,7 @@
 
 #include "analyzers/render/output.h"
 #include "analyzers/analyses/summary.h"
-#include "analyzers/analyses/trace_info.h"
+#include "analyzers/analyses/info.h"
 #include "analyzers/model/trace_model.h"
 #include "gtest/gtest.h"
 #include "tests/reader/trace_test_util.h"

@@ -2,7 +2,7 @@
 // a graph launch, a start/end range, work without an API record, a range without work),
 // capture windows, and the bundled H200 recording checked against an independent all-pairs
 // reference.
-#include "analyzers/analyses/nvtx_projection.h"
+#include "analyzers/measures/nvtx_projection.h"
 
 #include <map>
 #include <set>

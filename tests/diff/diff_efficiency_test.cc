@@ -14,7 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/analyses/diff.h"
-#include "analyzers/analyses/occupancy.h"
+#include "analyzers/measures/occupancy_calculator.h"
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

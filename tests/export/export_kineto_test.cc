@@ -1,7 +1,7 @@
 // The Kineto JSON export: what Holistic Trace Analysis reads, laid out as Kineto writes it (the
 // rank found the way HTA searches the text for it), a ProfilerStep#N range per step of a
 // synthetic data-parallel job, and NCCL's calls carrying the launches of their kernels.
-#include "analyzers/analyses/export_kineto.h"
+#include "analyzers/analyses/export/export_kineto.h"
 
 #include <regex>
 #include <sstream>

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "analyzers/analyses/export_chrome.h"
-#include "analyzers/analyses/export_common.h"
-#include "analyzers/analyses/export_perfetto.h"
-#include "analyzers/analyses/export_perfetto.pb.h"
+#include "analyzers/analyses/export/export_chrome.h"
+#include "analyzers/analyses/export/export_common.h"
+#include "analyzers/analyses/export/export_perfetto.h"
+#include "analyzers/analyses/export/export_perfetto.pb.h"
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"

@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "analyzers/analyses/export_chrome.h"
+#include "analyzers/analyses/export/export_chrome.h"
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "analyzers/analyses/occupancy_report.h"
-#include "analyzers/analyses/tail_report.h"
+#include "analyzers/analyses/occupancy.h"
+#include "analyzers/analyses/tail.h"
 #include "analyzers/model/trace_model.h"
 
 namespace {

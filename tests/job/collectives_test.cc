@@ -1,7 +1,7 @@
-// One rank's collectives (analyzers/analyses/collectives.h): NCCL's kernel names as H200
+// One rank's collectives (analyzers/measures/collectives.h): NCCL's kernel names as H200
 // traces show them, kernels tied to their NCCL calls (a group's calls to its ncclGroupEnd's
 // launch), and the communicator of kernels no call is tied to.
-#include "analyzers/analyses/collectives.h"
+#include "analyzers/measures/collectives.h"
 
 #include <string>
 

@@ -3,7 +3,7 @@
 // designed delay, the cause, and nobody named when the ranks are balanced; then the CLI.
 #include "analyzers/analyses/job/job.h"
 
-#include "analyzers/analyses/advise.h"
+#include "analyzers/analyses/advise/advise.h"
 
 #include <algorithm>
 #include <cstdlib>

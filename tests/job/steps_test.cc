@@ -1,5 +1,5 @@
-// The step rule (analyzers/analyses/steps.h) on NVTX ranges written out by hand.
-#include "analyzers/analyses/steps.h"
+// The step rule (analyzers/measures/steps.h) on NVTX ranges written out by hand.
+#include "analyzers/measures/steps.h"
 
 #include <string>
 #include <vector>

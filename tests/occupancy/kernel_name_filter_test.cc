@@ -1,13 +1,13 @@
 // KernelNameFilter (`--kernel`): RE2 syntax searched in the demangled name, errors that
 // repeat RE2's reason, and templated names of 100,000 characters through the occupancy and
 // tail reports (std::regex overflowed the stack on names a tenth that long).
-#include "analyzers/analyses/kernel_name_filter.h"
+#include "analyzers/measures/kernel_name_filter.h"
 
 #include <string>
 #include <utility>
 
-#include "analyzers/analyses/occupancy_report.h"
-#include "analyzers/analyses/tail_report.h"
+#include "analyzers/analyses/occupancy.h"
+#include "analyzers/analyses/tail.h"
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,12 +1,12 @@
 // PM sample attribution and achieved occupancy on synthetic samples: partial overlaps,
 // concurrent kernels, gaps, samples longer than kernels, kernels without samples.
-#include "analyzers/analyses/pm_attribution.h"
+#include "analyzers/measures/pm_attribution.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "analyzers/analyses/occupancy_report.h"
+#include "analyzers/analyses/occupancy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -1,8 +1,8 @@
-// Tests of PC-to-source-line mapping (analyzers/analyses/source_lines.h): the lookup protocol with
+// Tests of PC-to-source-line mapping (analyzers/measures/source_lines.h): the lookup protocol with
 // a fake locator (lines, cubins without line info, refusals, PCs without a cubin, a lookup that
 // crashes), and CUPTI's own SASS-to-source correlation on the cubins of a trace recorded on an
 // H200 from tests/gpu/pc_kernels.cu built with -lineinfo.
-#include "analyzers/analyses/source_lines.h"
+#include "analyzers/measures/source_lines.h"
 
 #include <csignal>
 #include <optional>

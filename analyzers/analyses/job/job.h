@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "analyzers/analyses/advise.h"
+#include "analyzers/analyses/advise/advise.h"
 #include "analyzers/analyses/job/rank_digest.h"
 #include "analyzers/render/report.h"
 

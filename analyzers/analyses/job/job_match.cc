@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "analyzers/analyses/collectives.h"
+#include "analyzers/measures/collectives.h"
 #include "analyzers/analyses/job/job.h"
 
 namespace warpscope {

@@ -4,9 +4,9 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "analyzers/analyses/collectives.h"
+#include "analyzers/measures/collectives.h"
 #include "analyzers/analyses/job/job.h"
-#include "analyzers/analyses/median.h"
+#include "analyzers/measures/median.h"
 
 namespace warpscope {
 namespace {

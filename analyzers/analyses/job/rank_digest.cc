@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "analyzers/analyses/collectives.h"
+#include "analyzers/measures/collectives.h"
 #include "analyzers/model/interval_union.h"
 #include "proto/common/job_variables.h"
 

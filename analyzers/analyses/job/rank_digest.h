@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzers/analyses/steps.h"
+#include "analyzers/measures/steps.h"
 #include "analyzers/model/interval_union.h"
 #include "analyzers/model/trace_model.h"
 

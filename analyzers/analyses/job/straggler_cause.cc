@@ -17,11 +17,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzers/analyses/advise.h"
-#include "analyzers/analyses/collectives.h"
+#include "analyzers/analyses/advise/advise.h"
+#include "analyzers/measures/collectives.h"
 #include "analyzers/analyses/job/job.h"
-#include "analyzers/analyses/median.h"
-#include "analyzers/analyses/steps.h"
+#include "analyzers/measures/median.h"
+#include "analyzers/measures/steps.h"
 #include "analyzers/model/interval_union.h"
 #include "analyzers/render/output.h"
 

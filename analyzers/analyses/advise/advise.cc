@@ -1,0 +1,112 @@
+// `warpscope advise`: runs the rules (advise_gaps.cc, advise_copies.cc, advise_kernels.cc),
+// ranks their findings by cost and writes the head line.
+#include "analyzers/analyses/advise/advise.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analyzers/analyses/advise/advise_timeline.h"
+
+namespace warpscope {
+
+std::string_view AdviseSeverityName(AdviseSeverity severity) {
+  switch (severity) {
+    case AdviseSeverity::kHigh:
+      return "high";
+    case AdviseSeverity::kMedium:
+      return "medium";
+    case AdviseSeverity::kLow:
+      break;
+  }
+  return "low";
+}
+
+namespace {
+
+std::string Headline(const AdviseReport& report) {
+  std::string line = absl::StrFormat(
+      "GPU busy %.1f%% of the %s from the first to the last GPU work (%s idle; trace %s)",
+      100 * report.busy_fraction, FormatDuration(static_cast<double>(report.gpu_span_ns)),
+      FormatDuration(static_cast<double>(report.gpu_idle_ns)),
+      FormatDuration(static_cast<double>(report.wall_ns)));
+  if (report.collective_wait_ns > 0) {
+    absl::StrAppendFormat(
+        &line, ", and %.1f%% only waiting inside NCCL for other ranks",
+        100 * static_cast<double>(report.collective_wait_ns) /
+            static_cast<double>(std::max<uint64_t>(report.gpu_span_ns, 1) *
+                                std::max<size_t>(report.devices.size(), 1)));
+  }
+  if (report.findings.empty()) return absl::StrCat(line, "; no findings");
+  absl::StrAppend(&line, "; top:");
+  for (size_t i = 0; i < report.findings.size() && i < 3; ++i) {
+    const AdviseFinding& f = report.findings[i];
+    absl::StrAppendFormat(&line, "%s %d) %s %s (%.1f%%)", i == 0 ? "" : ";", i + 1, f.rule,
+                          FormatDuration(static_cast<double>(f.cost_ns)), 100 * f.cost_fraction);
+  }
+  return line;
+}
+
+}  // namespace
+
+AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
+                               const AdviseOptions& options) {
+  using namespace advise_internal;  // NOLINT: the rule finders
+  AdviseReport report;
+  report.label = std::move(label);
+  report.wall_ns = model.span.duration_ns();
+  const AdviseTimeline timeline(model, options);
+  report.steps = timeline.steps().steps.size();
+  report.warmup_steps = timeline.warmup_steps();
+  report.step_rule = timeline.steps().how;
+  std::vector<AdviseFinding> findings;
+  const GapTotals gaps = FindGapCauses(timeline, options, &findings);
+  FindPageableCopies(timeline, options, &findings);
+  FindCopiesWithoutOverlap(timeline, options, &findings);
+  FindKernelEfficiency(model, options, &findings, &report.notes);
+  report.collective_wait_ns = FindCollectiveWaits(timeline, options, &findings);
+
+  report.devices = gaps.devices;
+  report.gpu_idle_ns = gaps.idle_ns;
+  report.idle_attributed_ns = gaps.attributed_ns;
+  uint64_t first = UINT64_MAX, last = 0;
+  for (const AdviseDeviceBusy& d : report.devices) {
+    report.gpu_busy_ns += d.busy_ns;
+    first = std::min(first, d.begin_ns);
+    last = std::max(last, d.end_ns);
+  }
+  report.gpu_span_ns = report.devices.empty() ? report.wall_ns : last - first;
+  const double span = static_cast<double>(std::max<uint64_t>(report.gpu_span_ns, 1));
+  // Waiting inside NCCL for other ranks keeps a kernel on the GPU but does no work.
+  const uint64_t working = report.gpu_busy_ns - std::min(report.gpu_busy_ns, report.collective_wait_ns);
+  report.busy_fraction =
+      std::min(1.0, static_cast<double>(working) /
+                        (span * static_cast<double>(std::max<size_t>(report.devices.size(), 1))));
+
+  for (AdviseFinding& f : findings) {
+    if (f.cost_ns < options.min_finding_ns) continue;
+    f.cost_fraction = static_cast<double>(f.cost_ns) / span;
+    f.cost_max_ns = std::max(f.cost_max_ns, f.cost_ns);
+    f.severity = f.cost_fraction >= options.high_fraction     ? AdviseSeverity::kHigh
+                 : f.cost_fraction >= options.medium_fraction ? AdviseSeverity::kMedium
+                                                              : AdviseSeverity::kLow;
+    report.findings.push_back(std::move(f));
+  }
+  std::stable_sort(report.findings.begin(), report.findings.end(),
+                   [](const AdviseFinding& a, const AdviseFinding& b) {
+                     return std::tie(a.one_time, b.cost_ns, a.rule, a.nvtx_path) <
+                            std::tie(b.one_time, a.cost_ns, b.rule, b.nvtx_path);
+                   });
+  if (options.top > 0 && report.findings.size() > options.top) {
+    report.findings.resize(options.top);
+  }
+  if (report.devices.empty()) report.notes.push_back("no GPU work in the trace");
+  report.headline = Headline(report);
+  return report;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,153 @@
+// `warpscope advise`: findings ranked by the time a fix would save. Rules (docs/advise.md):
+// GPU idle gaps with the host activity that caused them (a synchronisation, a blocking read
+// of a GPU value, a blocking copy, a host NVTX range without GPU work, launch-bound
+// stretches), pageable copies, copies that do not overlap compute, and, when the trace has
+// samples, long tails, low achieved occupancy and warp stalls.
+#ifndef WARPSCOPE_ANALYZERS_ANALYSES_ADVISE_ADVISE_H_
+#define WARPSCOPE_ANALYZERS_ANALYSES_ADVISE_ADVISE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analyzers/model/trace_model.h"
+#include "analyzers/render/output.h"
+
+namespace warpscope {
+
+enum class AdviseSeverity { kLow, kMedium, kHigh };
+std::string_view AdviseSeverityName(AdviseSeverity severity);  // "low", "medium", "high"
+
+// Rule ids, as they appear in the output and in docs/advise.md.
+inline constexpr std::string_view kRuleSync = "sync-idle";
+inline constexpr std::string_view kRuleBlockingRead = "blocking-read";
+inline constexpr std::string_view kRuleBlockingCopy = "blocking-copy";
+inline constexpr std::string_view kRuleHostRange = "host-range";
+inline constexpr std::string_view kRuleLaunchBound = "launch-bound";
+inline constexpr std::string_view kRulePageable = "pageable-copy";
+inline constexpr std::string_view kRuleNoOverlap = "copy-no-overlap";
+inline constexpr std::string_view kRuleTail = "long-tail";
+inline constexpr std::string_view kRuleOccupancy = "low-occupancy";
+inline constexpr std::string_view kRuleStalls = "stalls";
+// One-time idle gaps before the steady state; ranked after every steady-state finding.
+inline constexpr std::string_view kRuleStartup = "startup";
+// Idle gaps far longer than the usual gap of their cause: the part beyond the usual one.
+inline constexpr std::string_view kRuleOneOff = "one-off";
+// NCCL collectives waiting for other ranks (the GPU is not working then).
+inline constexpr std::string_view kRuleCollectiveWait = "nccl-wait";
+// In a job of several ranks: the rank the others wait for.
+inline constexpr std::string_view kRuleStraggler = "straggler";
+
+struct AdviseFinding {
+  std::string rule;   // one of the kRule* ids
+  std::string title;  // one line: what is wrong
+  AdviseSeverity severity = AdviseSeverity::kLow;
+  uint64_t cost_ns = 0;  // what the fix would save (the rule's cost model)
+  // The most the fix could save: above cost_ns only where the cost model bounded it by what the
+  // recording showed (waits: idle time after them beyond the host's lead, docs/advise.md
+  // "Catch-up"); cost_ns elsewhere.
+  uint64_t cost_max_ns = 0;
+  double cost_fraction = 0;  // cost_ns / AdviseReport::gpu_span_ns
+  uint64_t occurrences = 0;  // gaps, copies, launches, ... the finding sums over
+  uint32_t device_id = 0;
+  // Where: empty when not known or not relevant.
+  std::string nvtx_path;  // "step/forward"
+  std::string kernel;
+  std::string api_call;  // "cudaStreamSynchronize"
+  std::string stream;    // "7", "7,13"
+  uint32_t os_tid = 0;   // the host thread; 0 = unknown
+  std::string thread_name;
+  std::string evidence;  // numbers that support it
+  std::string fix;       // what to do, in plain words
+  // The worst single occurrence (trace ns), for the HTML timeline; begin == end when none.
+  uint64_t worst_begin_ns = 0;
+  uint64_t worst_end_ns = 0;
+  // In a job's report (several ranks' traces): the rank the finding is about; -1 otherwise.
+  int64_t job_rank = -1;
+  // Paid once, before the steady state (start-up gaps, copies of the weights, the first
+  // collectives): ranked after every steady-state finding.
+  bool one_time = false;
+};
+
+// What the other ranks' traces say about this rank's NCCL collectives (`warpscope advise` of a
+// job): each collective kernel's wait for the last rank, measured, and who the rank waited
+// for. Without it the nccl-wait rule estimates the waits from this trace alone.
+struct MeasuredCollectiveWaits {
+  std::unordered_map<size_t, uint64_t> wait_by_kernel;  // index into TraceModel::kernels
+  std::optional<uint32_t> waited_for;                    // the straggler, when one was named
+};
+
+struct AdviseOptions {
+  std::optional<uint32_t> device;  // only this device; all when unset
+  size_t top = 0;                  // findings kept, by cost; 0 = all
+  // Bandwidth (bytes/ns = GB/s) assumed for pinned copies when the trace has none to measure.
+  double pinned_bytes_per_ns = 50.0;
+  // Copies smaller than this are left to the gap rules (latency, not bandwidth, sets them).
+  uint64_t min_copy_bytes = 64 * 1024;
+  uint64_t min_finding_ns = 1000;  // findings costing less are dropped
+  double high_fraction = 0.05;     // severity high: cost >= 5% of the GPU span
+  double medium_fraction = 0.01;   // medium: >= 1%
+  // A host wait or launch within this of the gap's edges counts as touching it.
+  uint64_t edge_tolerance_ns = 5000;
+  // Measured waits of this rank's collectives (a job's advise); nullptr: estimate them.
+  const MeasuredCollectiveWaits* collective_waits = nullptr;
+  // Places are NVTX paths with each range's numbers replaced (steps.h RangeFamily:
+  // "step_12/data_load" -> "step_<N>/data_load"), so that a finding covers every step; true:
+  // as the ranges are named.
+  bool literal_ranges = false;
+  std::string step;  // the NVTX range that marks steps ("" = steps.h's rule)
+};
+
+struct AdviseDeviceBusy {
+  uint32_t device_id = 0;
+  uint64_t begin_ns = 0;  // first GPU work
+  uint64_t end_ns = 0;    // end of the last
+  uint64_t busy_ns = 0;   // union of kernels, copies, memsets
+};
+
+struct AdviseReport {
+  std::string label;     // the trace's path
+  uint64_t wall_ns = 0;  // the trace's span (host and GPU events, start-up included)
+  // From the first GPU work to the end of the last, over the selected devices (the trace's
+  // span when there is none): what costs and busy time are shares of.
+  uint64_t gpu_span_ns = 0;
+  uint64_t gpu_busy_ns = 0;         // union per device, summed over the selected devices
+  double busy_fraction = 0;         // gpu_busy_ns / gpu_span_ns
+  uint64_t gpu_idle_ns = 0;         // idle time inside each device's first-to-last GPU work, summed
+  uint64_t idle_attributed_ns = 0;  // of it, in gaps a rule attributed to a cause
+  // GPU time spent only waiting inside NCCL collectives for other ranks (no other work ran):
+  // counted in gpu_busy_ns, left out of busy_fraction.
+  uint64_t collective_wait_ns = 0;
+  std::vector<AdviseDeviceBusy> devices;
+  std::vector<AdviseFinding> findings;  // by cost, descending
+  std::vector<std::string> notes;       // rules skipped and why (no PM samples, ...)
+  std::string headline;
+  // The program's steps (steps.h) and how many of the first are warm-up; the steady state
+  // starts with the first step after them.
+  size_t steps = 0;
+  size_t warmup_steps = 0;
+  std::string step_rule;
+};
+
+// Runs every rule on `model`, ranks the findings and writes the head line.
+AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
+                               const AdviseOptions& options);
+
+// Table: the head line, then one block per finding. CSV: one row per finding. JSON: an
+// object with the head figures, "findings" and "notes". A job's findings name their rank
+// (job_rank; -1, not shown, for a single trace).
+std::string RenderAdviseReport(const AdviseReport& report, OutputFormat format);
+
+// One self-contained HTML page (inline CSS and SVG, no script): head line, findings, a
+// timeline of the worst stretch, and the active-warp curve and stall bars when the trace has
+// the samples.
+// `picture`: an SVG shown after the findings under `picture_title` (a job's ranks side by
+// side); the timeline of the worst stretch is drawn from `model`.
+std::string RenderAdviseHtml(const AdviseReport& report, const TraceModel& model,
+                             std::string_view picture_title = "", std::string_view picture = "");
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_ANALYSES_ADVISE_ADVISE_H_

@@ -1,0 +1,144 @@
+// Ranks, labels, time offsets and launch lookups shared by the exporters (export_common.h).
+#include "analyzers/analyses/export/export_common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analyzers/measures/pm_attribution.h"
+
+namespace warpscope {
+
+std::vector<ExportedTrace> PrepareExport(std::span<const TraceModel* const> models) {
+  std::vector<ExportedTrace> out;
+  bool all_have_wall_clock = true;
+  uint64_t earliest = std::numeric_limits<uint64_t>::max();
+  for (const TraceModel* model : models) {
+    all_have_wall_clock &= model->header.unix_time_base_ns != 0;
+    earliest = std::min(earliest, model->header.unix_time_base_ns);
+  }
+  std::vector<int64_t> ranks;
+  for (size_t i = 0; i < models.size(); ++i) {
+    const TraceModel& m = *models[i];
+    ExportedTrace t;
+    t.model = &m;
+    t.rank = HeaderRank(m.header).value_or(static_cast<int64_t>(i));
+    if (all_have_wall_clock) t.offset_ns = m.header.unix_time_base_ns - earliest;
+    ranks.push_back(t.rank);
+    out.push_back(std::move(t));
+  }
+  // Ranks name processes and files: when two traces claim one rank, positions are used.
+  std::sort(ranks.begin(), ranks.end());
+  const bool ranks_unique = std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end();
+  for (size_t i = 0; i < out.size(); ++i) {
+    ExportedTrace& t = out[i];
+    if (!ranks_unique) t.rank = static_cast<int64_t>(i);
+    const TraceHeader& h = t.model->header;
+    t.label = absl::StrCat("rank ", t.rank, ": ", h.hostname.empty() ? "unknown host" : h.hostname,
+                           " (pid ", h.pid, ")");
+  }
+  return out;
+}
+
+std::string TraceEventMicros(uint64_t ns) {
+  return absl::StrFormat("%u.%03u", ns / 1000, ns % 1000);
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> LaunchCallsByCorrelation(const TraceModel& model) {
+  std::vector<std::pair<uint32_t, uint32_t>> table;
+  for (size_t i = 0; i < model.api_calls.size(); ++i) {
+    const ApiCallEvent& call = model.api_calls[i];
+    if (call.correlation_id != 0) table.emplace_back(call.correlation_id, static_cast<uint32_t>(i));
+  }
+  // Runtime calls first within a correlation id: the call the program made, not the driver
+  // call beneath it.
+  std::stable_sort(table.begin(), table.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    const bool a_runtime = model.api_calls[a.second].domain == v1::API_DOMAIN_RUNTIME;
+    const bool b_runtime = model.api_calls[b.second].domain == v1::API_DOMAIN_RUNTIME;
+    return a_runtime && !b_runtime;
+  });
+  return table;
+}
+
+const ApiCallEvent* FindLaunchCall(const TraceModel& model,
+                                   const std::vector<std::pair<uint32_t, uint32_t>>& table,
+                                   uint32_t correlation_id) {
+  if (correlation_id == 0) return nullptr;
+  auto it = std::lower_bound(table.begin(), table.end(), correlation_id,
+                             [](const auto& entry, uint32_t id) { return entry.first < id; });
+  if (it == table.end() || it->first != correlation_id) return nullptr;
+  return &model.api_calls[it->second];
+}
+
+std::vector<SlicePlace> StackSlices(std::span<const SliceInterval> slices,
+                                    std::vector<uint32_t>* order) {
+  order->resize(slices.size());
+  for (size_t i = 0; i < slices.size(); ++i) (*order)[i] = static_cast<uint32_t>(i);
+  std::stable_sort(order->begin(), order->end(), [&](uint32_t a, uint32_t b) {
+    if (slices[a].start_ns != slices[b].start_ns) return slices[a].start_ns < slices[b].start_ns;
+    return slices[a].end_ns > slices[b].end_ns;
+  });
+  std::vector<SlicePlace> places(slices.size());
+  std::vector<std::vector<uint64_t>> open_ends;  // per lane, the ends of the open slices
+  for (uint32_t i : *order) {
+    const SliceInterval& s = slices[i];
+    SlicePlace& place = places[i];
+    place.lane = kNoLane;
+    for (uint32_t lane = 0; lane <= open_ends.size() && lane < kMaxSliceLanes; ++lane) {
+      if (lane == open_ends.size()) open_ends.emplace_back();
+      std::vector<uint64_t>& ends = open_ends[lane];
+      while (!ends.empty() && ends.back() <= s.start_ns) ends.pop_back();
+      if (!ends.empty() && ends.back() < s.end_ns) continue;
+      place = {lane, static_cast<uint32_t>(ends.size())};
+      ends.push_back(s.end_ns);
+      break;
+    }
+  }
+  return places;
+}
+
+void ForEachPmCounterValue(
+    const TraceModel& model,
+    const std::function<void(const std::string& name, uint64_t ns, double value)>& emit) {
+  auto finite = [&](const std::string& name, uint64_t ns, double value) {
+    if (std::isfinite(value)) emit(name, ns, value);
+  };
+  const ActiveWarpSamples warps = ExtractActiveWarpSamples(PmInputsOf(model));
+  for (size_t i = 0; i < warps.samples.size(); ++i) {
+    const ActiveWarpSample& s = warps.samples[i];
+    const std::string name = absl::StrCat("GPU ", s.device_id, " active warps");
+    finite(name, s.start_ns, s.gpu_warps);
+    const bool last_on_device = i + 1 == warps.samples.size() ||
+                                warps.samples[i + 1].device_id != s.device_id ||
+                                warps.samples[i + 1].start_ns > s.end_ns;
+    if (last_on_device && std::isfinite(s.gpu_warps)) finite(name, s.end_ns, 0);
+  }
+  std::map<uint32_t, const PmMetricSet*> sets;
+  for (const PmMetricSet& set : model.pm_metric_sets) sets[set.id] = &set;
+  for (const PmSample& sample : model.pm_samples) {
+    auto it = sets.find(sample.metric_set_id);
+    if (it == sets.end()) continue;
+    const PmMetricSet& set = *it->second;
+    for (size_t v = 0; v < sample.values.size() && v < set.metric_names.size(); ++v) {
+      finite(absl::StrCat("GPU ", set.device_id, " ", set.metric_names[v]), sample.start_ns,
+             sample.values[v]);
+    }
+  }
+}
+
+HostTids::HostTids(const TraceModel& model) {
+  for (const ThreadInfo& thread : model.threads) {
+    if (thread.os_tid != 0) os_tid_[thread.id] = thread.os_tid;
+  }
+}
+
+int64_t HostTids::Of(uint64_t thread_id) const {
+  auto it = os_tid_.find(thread_id);
+  return it != os_tid_.end() ? it->second : static_cast<int64_t>(thread_id);
+}
+
+}  // namespace warpscope

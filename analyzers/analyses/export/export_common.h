@@ -1,0 +1,84 @@
+// What the export formats (Chrome trace-event JSON, Perfetto protobuf, Kineto JSON) and the
+// timeline picture share: which rank each trace is, how it is labelled, the offset that puts
+// several traces on one time line, and how slices that overlap are stacked.
+#ifndef WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_EXPORT_COMMON_H_
+#define WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_EXPORT_COMMON_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "analyzers/model/trace_model.h"
+
+namespace warpscope {
+
+struct ExportedTrace {
+  const TraceModel* model = nullptr;
+  int64_t rank = 0;    // RANK (or a launcher's equivalent) from the header, else the position
+  std::string label;   // "rank 0: host (pid 123)"
+  // Added to the trace's times (ns since its time 0) so that traces recorded together share
+  // one time line: each trace's wall-clock start minus the earliest one's. 0 for every trace
+  // when one of them lacks a wall-clock start (Header.unix_time_base_ns).
+  uint64_t offset_ns = 0;
+};
+
+// The traces in the order given, with ranks, labels and offsets filled in.
+std::vector<ExportedTrace> PrepareExport(std::span<const TraceModel* const> models);
+
+// Nanoseconds as exact microseconds ("12.345"), the unit of trace-event timestamps.
+std::string TraceEventMicros(uint64_t ns);
+
+// The API call that launched each correlation id (a runtime call rather than the driver call
+// beneath it when both were traced), as indices into model.api_calls.
+std::vector<std::pair<uint32_t, uint32_t>> LaunchCallsByCorrelation(const TraceModel& model);
+// Looks `correlation_id` up in the sorted table LaunchCallsByCorrelation returns; nullptr when
+// no API call has it.
+const ApiCallEvent* FindLaunchCall(const TraceModel& model,
+                                   const std::vector<std::pair<uint32_t, uint32_t>>& table,
+                                   uint32_t correlation_id);
+
+// A slice's place on its track. Slices that nest or follow one another share lane 0, one
+// row per nesting depth; a slice that overlaps another without nesting in it (two CUDA calls
+// whose recorded times cross, say) goes to the first further lane where it nests. Every
+// lane's slices thus nest, as Perfetto's begin/end events and the timeline's rows need.
+struct SlicePlace {
+  uint32_t lane = 0;   // kNoLane: more overlap than kMaxSliceLanes lanes hold; not placed
+  uint32_t depth = 0;  // slices open around it on its lane
+};
+struct SliceInterval {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+inline constexpr uint32_t kNoLane = ~uint32_t{0};
+inline constexpr uint32_t kMaxSliceLanes = 64;
+// Places parallel to `slices`. `order` receives the slices' indices in the order placed: by
+// start, the longer first when two start together (the one that encloses the other).
+std::vector<SlicePlace> StackSlices(std::span<const SliceInterval> slices,
+                                    std::vector<uint32_t>* order);
+
+// The PM counter values the timeline exports draw, in order: per device, GPU-wide active
+// warps ("GPU D active warps", as `tail` and `occupancy` compute them) with a 0 where the
+// device's samples stop, so that a gap does not read as the last value held; then every
+// sampled metric ("GPU D METRIC"). Values that are not finite are left out.
+void ForEachPmCounterValue(
+    const TraceModel& model,
+    const std::function<void(const std::string& name, uint64_t ns, double value)>& emit);
+
+// Host thread ids as the OS knows them (ThreadInfo.os_tid) by warpscope's thread id.
+class HostTids {
+ public:
+  explicit HostTids(const TraceModel& model);
+  // The OS thread id, else warpscope's own id when the trace does not know it.
+  int64_t Of(uint64_t thread_id) const;
+
+ private:
+  std::map<uint64_t, int64_t> os_tid_;
+};
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_EXPORT_COMMON_H_

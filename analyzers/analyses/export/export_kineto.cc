@@ -1,0 +1,335 @@
+// Kineto-compatible JSON writer (export_kineto.h). Names, categories, argument keys and the
+// text's spacing are Kineto's, as Holistic Trace Analysis reads them: it finds a file's rank by
+// searching the text for `"rank": N`, classifies GPU work by name (copies "Memcpy HtoD
+// (Pageable -> Device)", memsets "Memset (Device)", NCCL's kernels "nccl...Kernel...") and
+// splits a trace into iterations at `ProfilerStep#N` ranges.
+#include "analyzers/analyses/export/export_kineto.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analyzers/analyses/export/export_common.h"
+#include "analyzers/measures/steps.h"
+#include "analyzers/render/output.h"
+#include "proto/common/job_variables.h"
+
+namespace warpscope {
+namespace {
+
+constexpr char kProfilerStep[] = "ProfilerStep#";
+constexpr char kProfilerStepFamily[] = "ProfilerStep#<N>";  // steps.h RangeFamily
+
+class KinetoWriter {
+ public:
+  KinetoWriter(const ExportedTrace& trace, JsonWriter& json, std::string_view step)
+      : m_(*trace.model),
+        offset_ns_(trace.offset_ns),
+        label_(trace.label),
+        json_(json),
+        step_(step),
+        host_tids_(m_),
+        launches_(LaunchCallsByCorrelation(m_)) {
+    for (const NcclCall& call : m_.nccl_calls) {
+      nccl_calls_[{call.thread_id, call.name}].push_back(&call);
+      if (call.launch_correlation_id != 0) nccl_launches_[call.launch_correlation_id] = &call;
+    }
+    for (auto& [key, calls] : nccl_calls_) {
+      std::sort(calls.begin(), calls.end(),
+                [](const NcclCall* a, const NcclCall* b) { return a->start_ns < b->start_ns; });
+    }
+  }
+
+  void WriteEvents() {
+    WriteHost();
+    WriteSteps();
+    WriteGpu();
+    WriteMetadata();
+  }
+
+ private:
+  // One event per line, as Kineto writes them.
+  void Begin(std::string_view ph, std::string_view name, std::string_view cat, int64_t pid,
+             int64_t tid, uint64_t ns) {
+    json_.LineBreak().BeginObject();
+    json_.Key("ph").String(ph).Key("cat").String(cat).Key("name").String(name);
+    json_.Key("pid").Int(pid).Key("tid").Int(tid);
+    json_.Key("ts").Raw(TraceEventMicros(ns + offset_ns_));
+  }
+  // A complete event; the caller writes the args object's members and calls EndArgs.
+  void Complete(std::string_view name, std::string_view cat, int64_t pid, int64_t tid, uint64_t ns,
+                uint64_t dur_ns) {
+    Begin("X", name, cat, pid, tid, ns);
+    json_.Key("dur").Raw(TraceEventMicros(dur_ns)).Key("args").BeginObject();
+  }
+  void EndArgs() { json_.EndObject().EndObject(); }
+  void Metadata(std::string_view name, int64_t pid, int64_t tid, std::string_view key,
+                std::string_view value) {
+    json_.LineBreak().BeginObject().Key("name").String(name).Key("ph").String("M");
+    json_.Key("ts").Int(0).Key("pid").Int(pid).Key("tid").Int(tid);
+    json_.Key("args").BeginObject().Key(key).String(value).EndObject().EndObject();
+  }
+  void GpuArgs(uint32_t device, uint32_t context, uint32_t stream, uint32_t correlation) {
+    json_.Key("device").Uint(device).Key("context").Uint(context).Key("stream").Uint(stream);
+    json_.Key("correlation").Uint(correlation).Key("External id").Uint(correlation);
+  }
+  // The launch and its GPU work, as Kineto links them: "ac2g" flow events with the
+  // correlation id.
+  void Flow(uint32_t correlation_id, int64_t device, int64_t stream, uint64_t gpu_start_ns);
+
+  // A copy or memset: its GPU args, size and bandwidth, and its launch flow.
+  template <typename Event>
+  void MemoryOperation(const std::string& name, std::string_view cat, const Event& e) {
+    Complete(name, cat, e.device_id, e.stream_id, e.start_ns, e.duration_ns);
+    GpuArgs(e.device_id, e.context_id, e.stream_id, e.correlation_id);
+    json_.Key("bytes").Uint(e.bytes);
+    if (e.duration_ns > 0) {
+      json_.Key("memory bandwidth (GB/s)").Double(static_cast<double>(e.bytes) / e.duration_ns);
+    }
+    EndArgs();
+    Flow(e.correlation_id, e.device_id, e.stream_id, e.start_ns);
+  }
+
+  bool IsNcclCallRange(const NvtxRange& r) const;
+  void WriteHost();
+  void WriteNcclCall(const NcclCall& call);
+  void WriteSteps();
+  void WriteGpu();
+  void WriteMetadata();
+
+  const TraceModel& m_;
+  uint64_t offset_ns_;
+  std::string_view label_;
+  JsonWriter& json_;
+  std::string_view step_;
+  HostTids host_tids_;
+  std::vector<std::pair<uint32_t, uint32_t>> launches_;
+  // NCCL's calls by thread and name, by start; and by the correlation id of the launch each
+  // made.
+  std::map<std::pair<uint64_t, std::string_view>, std::vector<const NcclCall*>> nccl_calls_;
+  std::unordered_map<uint32_t, const NcclCall*> nccl_launches_;
+};
+
+void KinetoWriter::Flow(uint32_t correlation_id, int64_t device, int64_t stream,
+                        uint64_t gpu_start_ns) {
+  uint64_t thread_id = 0, start_ns = 0;
+  if (const ApiCallEvent* call = FindLaunchCall(m_, launches_, correlation_id)) {
+    thread_id = call->thread_id;
+    start_ns = call->start_ns;
+  } else if (auto it = nccl_launches_.find(correlation_id); it != nccl_launches_.end()) {
+    // An NCCL kernel launched through the driver API, whose call was not traced: the NCCL
+    // call that made the launch stands for it.
+    thread_id = it->second->thread_id;
+    start_ns = it->second->start_ns;
+  } else {
+    return;
+  }
+  Begin("s", "ac2g", "ac2g", m_.header.pid, host_tids_.Of(thread_id), start_ns);
+  json_.Key("id").Uint(correlation_id).EndObject();
+  Begin("f", "ac2g", "ac2g", device, stream, gpu_start_ns);
+  json_.Key("id").Uint(correlation_id).Key("bp").String("e").EndObject();
+}
+
+// NCCL's NVTX range of a call that the trace also holds as an NcclCallEvent (same thread and
+// name, overlapping): the call is written once, from the event, which says more.
+bool KinetoWriter::IsNcclCallRange(const NvtxRange& r) const {
+  if (r.domain != "NCCL") return false;
+  auto it = nccl_calls_.find({r.thread_id, r.name});
+  if (it == nccl_calls_.end()) return false;
+  const std::vector<const NcclCall*>& calls = it->second;
+  auto next = std::upper_bound(calls.begin(), calls.end(), r.end_ns(),
+                               [](uint64_t t, const NcclCall* c) { return t < c->start_ns; });
+  return next != calls.begin() && (*std::prev(next))->end_ns() >= r.start_ns;
+}
+
+void KinetoWriter::WriteHost() {
+  const int64_t pid = m_.header.pid;
+  for (const ApiCallEvent& call : m_.api_calls) {
+    Complete(call.name, call.domain == v1::API_DOMAIN_DRIVER ? "cuda_driver" : "cuda_runtime", pid,
+             host_tids_.Of(call.thread_id), call.start_ns, call.duration_ns);
+    json_.Key("cbid").Uint(call.callback_id).Key("correlation").Uint(call.correlation_id);
+    json_.Key("External id").Uint(call.correlation_id);
+    EndArgs();
+  }
+  // NVTX ranges are what PyTorch's record_function annotations are to Kineto.
+  for (const NvtxRange& r : m_.nvtx_ranges) {
+    if (IsNcclCallRange(r)) continue;
+    Complete(r.name, "user_annotation", pid, host_tids_.Of(r.thread_id), r.start_ns, r.duration_ns);
+    if (!r.domain.empty()) json_.Key("domain").String(r.domain);
+    EndArgs();
+  }
+  for (const NcclCall& call : m_.nccl_calls) WriteNcclCall(call);
+}
+
+// An NCCL call as the NVTX range NCCL made for it, with its payload's figures and the
+// correlation id of the kernel launch it made: tools that tie GPU work to the host event with
+// its correlation id (HTA keeps only such work once steps are marked) find NCCL's kernels
+// through it when the driver API call beneath was not traced.
+void KinetoWriter::WriteNcclCall(const NcclCall& call) {
+  Complete(call.name, "user_annotation", m_.header.pid, host_tids_.Of(call.thread_id),
+           call.start_ns, call.duration_ns);
+  json_.Key("domain").String("NCCL");
+  if (call.launch_correlation_id != 0) json_.Key("correlation").Uint(call.launch_correlation_id);
+  if (call.comm_hash != 0) json_.Key("comm").String(absl::StrFormat("0x%016x", call.comm_hash));
+  json_.Key("bytes").Uint(call.bytes);
+  if (call.comm_size > 0) json_.Key("comm_size").Int(call.comm_size);
+  if (call.comm_rank >= 0) json_.Key("comm_rank").Int(call.comm_rank);
+  EndArgs();
+}
+
+// The program's steps as Kineto marks them: a ProfilerStep#N range per step on the thread that
+// ran it, from the start of the step to the start of the next (steps.h), N the step's number
+// when the steps are numbered in order, else its position.
+void KinetoWriter::WriteSteps() {
+  const StepSet steps = FindSteps(m_.nvtx_ranges, step_);
+  // A program that marks its steps as PyTorch's profiler does already has them.
+  if (steps.steps.empty() || steps.family == kProfilerStepFamily) return;
+  bool numbered = true;
+  for (size_t i = 0; i < steps.steps.size(); ++i) {
+    const std::optional<uint64_t>& n = steps.steps[i].number;
+    numbered = numbered && n.has_value() && (i == 0 || *n > *steps.steps[i - 1].number);
+  }
+  const int64_t tid = host_tids_.Of(steps.thread_id);
+  for (size_t i = 0; i < steps.steps.size(); ++i) {
+    const Step& s = steps.steps[i];
+    Complete(absl::StrCat(kProfilerStep, numbered ? *s.number : i), "user_annotation",
+             m_.header.pid, tid, s.start_ns, s.duration_ns());
+    EndArgs();
+  }
+}
+
+std::string KinetoMemcpyName(const MemcpyEvent& c) {
+  // "[CUDA memcpy HtoD]" -> "Memcpy HtoD (Pageable -> Device)", Kineto's wording.
+  std::string kind = MemcpyOperationName(c.copy_kind);
+  const std::string prefix = "[CUDA memcpy ";
+  if (kind.rfind(prefix, 0) == 0 && kind.size() > prefix.size()) {
+    kind = kind.substr(prefix.size(), kind.size() - prefix.size() - 1);
+  }
+  return absl::StrCat("Memcpy ", kind, " (", std::string(MemoryKindName(c.src_kind)), " -> ",
+                      std::string(MemoryKindName(c.dst_kind)), ")");
+}
+
+void KinetoWriter::WriteGpu() {
+  for (const KernelEvent& k : m_.kernels) {
+    Complete(KernelDisplayName(k), "kernel", k.device_id, k.stream_id, k.start_ns, k.duration_ns);
+    GpuArgs(k.device_id, k.context_id, k.stream_id, k.correlation_id);
+    if (k.launch != nullptr) {
+      const LaunchConfig& l = *k.launch;
+      json_.Key("registers per thread").Uint(l.registers_per_thread);
+      json_.Key("shared memory").Uint(l.shared_memory_per_block());
+      json_.Key("grid").BeginArray().Uint(l.grid_x).Uint(l.grid_y).Uint(l.grid_z).EndArray();
+      json_.Key("block").BeginArray().Uint(l.block_x).Uint(l.block_y).Uint(l.block_z).EndArray();
+    }
+    EndArgs();
+    Flow(k.correlation_id, k.device_id, k.stream_id, k.start_ns);
+  }
+  for (const MemcpyEvent& c : m_.memcpys) {
+    MemoryOperation(KinetoMemcpyName(c), "gpu_memcpy", c);
+  }
+  for (const MemsetEvent& s : m_.memsets) {
+    MemoryOperation(absl::StrCat("Memset (", std::string(MemoryKindName(s.memory_kind)), ")"),
+                    "gpu_memset", s);
+  }
+}
+
+// Process and track names as Kineto writes them: the host process and each GPU (pid = the
+// device) named after the trace, so that every rank's files say which rank they are; "CPU" or
+// "GPU D" as the process's label; threads and streams by name.
+void KinetoWriter::WriteMetadata() {
+  const int64_t pid = m_.header.pid;
+  Metadata("process_name", pid, 0, "name", label_);
+  Metadata("process_labels", pid, 0, "labels", "CPU");
+  std::set<std::pair<uint32_t, uint32_t>> streams;
+  for (const KernelEvent& k : m_.kernels) streams.emplace(k.device_id, k.stream_id);
+  for (const MemcpyEvent& c : m_.memcpys) streams.emplace(c.device_id, c.stream_id);
+  for (const MemsetEvent& s : m_.memsets) streams.emplace(s.device_id, s.stream_id);
+  std::optional<uint32_t> device;
+  for (const auto& [d, stream] : streams) {
+    if (device != d) {
+      Metadata("process_name", d, 0, "name", label_);
+      Metadata("process_labels", d, 0, "labels", absl::StrCat("GPU ", d));
+      device = d;
+    }
+    Metadata("thread_name", d, stream, "name", absl::StrCat("stream ", stream));
+  }
+  for (const ThreadInfo& t : m_.threads) {
+    const int64_t tid = host_tids_.Of(t.id);
+    Metadata("thread_name", pid, tid, "name",
+             t.name.empty() ? absl::StrCat("thread ", tid) : std::string(t.name));
+  }
+}
+
+void WriteDeviceProperties(const TraceModel& m, JsonWriter& json) {
+  json.LineBreak().Key("deviceProperties").BeginArray();
+  for (const DeviceInfo& d : m.devices) {
+    json.LineBreak().BeginObject().Key("id").Uint(d.id).Key("name").String(d.name);
+    json.Key("totalGlobalMem").Uint(d.global_memory_bytes);
+    json.Key("computeMajor").Uint(d.compute_capability_major);
+    json.Key("computeMinor").Uint(d.compute_capability_minor);
+    json.Key("maxThreadsPerBlock").Uint(d.max_threads_per_block);
+    json.Key("maxThreadsPerMultiprocessor").Uint(uint64_t{d.max_warps_per_sm} * d.threads_per_warp);
+    json.Key("regsPerBlock").Uint(d.max_registers_per_block);
+    json.Key("regsPerMultiprocessor").Uint(d.max_registers_per_sm);
+    json.Key("warpSize").Uint(d.threads_per_warp);
+    json.Key("sharedMemPerBlock").Uint(d.max_shared_memory_per_block);
+    json.Key("sharedMemPerMultiprocessor").Uint(d.max_shared_memory_per_sm);
+    json.Key("numSms").Uint(d.sm_count);
+    json.Key("sharedMemPerBlockOptin").Uint(d.max_shared_memory_per_block_optin);
+    json.EndObject();
+  }
+  json.EndArray();
+}
+
+// The job's size as the launcher told the process (WORLD_SIZE, ...), else `traces`.
+uint64_t WorldSize(const TraceHeader& header, size_t traces) {
+  for (std::string_view variable : kWorldSizeVariables) {
+    for (const auto& [name, value] : header.rank_env) {
+      uint64_t n = 0;
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (name == variable && ec == std::errc() && end == value.data() + value.size() && n > 0) {
+        return n;
+      }
+    }
+  }
+  return traces;
+}
+
+}  // namespace
+
+std::vector<KinetoTraceFile> ExportKinetoTraces(std::span<const TraceModel* const> models,
+                                                std::string_view step) {
+  const std::vector<ExportedTrace> traces = PrepareExport(models);
+  uint64_t base_ns = std::numeric_limits<uint64_t>::max();
+  for (const ExportedTrace& t : traces) {
+    base_ns = std::min(base_ns, t.model->header.unix_time_base_ns);
+  }
+  std::vector<KinetoTraceFile> out;
+  for (const ExportedTrace& t : traces) {
+    // Spaced and one event per line, as Kineto writes: HTA finds the rank by searching the
+    // file's lines for `"rank": N`.
+    JsonWriter json(JsonSpacing::kSpaced);
+    json.BeginObject().LineBreak().Key("schemaVersion").Int(1);
+    WriteDeviceProperties(*t.model, json);
+    json.LineBreak().Key("distributedInfo").BeginObject().Key("backend").String("nccl");
+    json.Key("rank").Int(t.rank);
+    json.Key("world_size").Uint(WorldSize(t.model->header, traces.size())).EndObject();
+    json.LineBreak().Key("displayTimeUnit").String("ms");
+    // Only when the traces' shared time line starts at a known wall-clock time.
+    if (base_ns != 0 && !traces.empty()) json.LineBreak().Key("baseTimeNanoseconds").Uint(base_ns);
+    json.LineBreak().Key("traceEvents").BeginArray();
+    KinetoWriter(t, json, step).WriteEvents();
+    json.EndArray();
+    json.LineBreak().Key("traceName").String(t.model->source_name).EndObject();
+    out.push_back({t.rank, absl::StrCat("rank", t.rank, ".trace.json"), json.str() + "\n"});
+  }
+  return out;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,26 @@
+// `warpscope export --format perfetto`: traces as Perfetto's native protobuf trace (a `Trace`
+// of `TracePacket`s, analyses/export_perfetto.proto), which Perfetto UI and its trace
+// processor load without conversion. docs/export.md lists every track and event.
+#ifndef WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_EXPORT_PERFETTO_H_
+#define WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_EXPORT_PERFETTO_H_
+
+#include <span>
+#include <string>
+
+#include "analyzers/model/trace_model.h"
+
+namespace warpscope {
+
+// The content of the Chrome export (export_chrome.h) as Perfetto tracks: one process track
+// per trace; a thread track per host thread with API calls, push/pop NVTX ranges (slices)
+// and marks (instants); a track per GPU stream with kernels, copies and memsets; flows from
+// each launching API call to its GPU work; a counter track per PM metric and device; tracks
+// for start/end NVTX ranges and capture windows. Slices that overlap without nesting go to
+// extra tracks beside their own ("... overlapping N"), since a Perfetto track's slices must
+// nest. Timestamps are ns on the trace's clock (Header.clock_domain), declared as Perfetto's
+// trace clock; event names, categories and argument names are interned on one sequence.
+std::string ExportPerfettoTrace(std::span<const TraceModel* const> models);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_EXPORT_PERFETTO_H_

@@ -1,0 +1,594 @@
+// Renders `warpscope info` (see trace_info.h).
+#include "analyzers/analyses/info.h"
+
+#include <algorithm>
+#include <ctime>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "analyzers/model/trace_limits.h"
+#include "proto/common/setting_values.h"
+#include "proto/common/settings.h"
+#include "proto/writer/stats_table.h"
+
+namespace warpscope {
+namespace {
+
+std::string Sv(std::string_view s) { return std::string(s); }
+
+// What a stats counter means, from the stats table; empty for a name the table lacks (a
+// newer or foreign producer).
+std::string StatMeaning(std::string_view name) {
+  const StatDef* stat = FindStat(name);
+  return stat != nullptr ? std::string(stat->meaning) : std::string();
+}
+
+std::string Relative(uint64_t ns) { return absl::StrCat("+", FormatDuration(ns)); }
+
+std::string FormatDriverVersion(uint32_t v) {
+  // The driver encodes its version as major*1000 + minor*10 (13000 -> 13.0). Traces from
+  // libraries that do not ask the driver carry 0.
+  if (v == 0) return "version not recorded";
+  return absl::StrFormat("%u (%u.%u)", v, v / 1000, (v % 1000) / 10);
+}
+
+std::string FormatCuptiVersion(uint32_t v) {
+  if (v == 0) return "version not recorded";
+  // From CUDA 13 on, CUPTI's version is the toolkit's: major*10000 + minor*100 + patch
+  // (130001 -> CUDA 13.0); older CUPTIs count API versions (e.g. 22), which say nothing of it.
+  if (v < 100000) return absl::StrCat(v);
+  return absl::StrFormat("%u (CUDA %u.%u)", v, v / 10000, (v % 10000) / 100);
+}
+
+std::string JoinKeyValues(const std::vector<std::pair<std::string, std::string>>& kvs) {
+  return absl::StrJoin(kvs, " ", [](std::string* out, const auto& kv) {
+    absl::StrAppend(out, kv.first, "=", kv.second);
+  });
+}
+
+// One metric set's samples, for the "pm sampling" lines.
+struct PmSetSummary {
+  const PmMetricSet* set = nullptr;
+  uint64_t samples = 0;
+  uint64_t sampled_ns = 0;  // sum of the samples' durations
+};
+
+std::vector<PmSetSummary> SummarizePm(const TraceModel& m) {
+  std::vector<PmSetSummary> out;
+  for (const PmMetricSet& s : m.pm_metric_sets) out.push_back({&s});
+  for (const PmSample& p : m.pm_samples) {
+    for (PmSetSummary& s : out) {
+      if (s.set->id == p.metric_set_id) {
+        ++s.samples;
+        s.sampled_ns += p.duration_ns;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+uint64_t CounterValue(const TraceModel& m, std::string_view name) {
+  for (const StatCounter& c : m.stats) {
+    if (c.name == name) return c.value;
+  }
+  return 0;
+}
+
+// PC sampling as the trace tells it: whether it was asked for, what came of it, and for a
+// run with no samples the likeliest reason (from the collector's own counters).
+struct PcSummary {
+  bool requested = false;  // WARPSCOPE_PC_SAMPLING in the header, or any PC data
+  uint64_t samples = 0, dropped = 0, buffer_full = 0, batches = 0, pc_records = 0;
+  uint64_t cubins = 0, cubin_bytes = 0, contexts = 0, cupti_total = 0, non_user = 0;
+  std::string diagnosis;  // empty unless sampling was on and produced no samples
+};
+
+PcSummary SummarizePc(const TraceModel& m) {
+  PcSummary s;
+  for (const auto& [key, value] : m.header.config) {
+    bool on = false;
+    if (key == Setting(SettingId::kPcSampling).variable && ParseBoolSetting(value, &on) && on) s.requested = true;
+  }
+  // From the data where the model kept it, else the collector's counters.
+  s.batches = m.pc_sample_batches.size();
+  for (const PcSampleBatch& b : m.pc_sample_batches) {
+    s.pc_records += b.records.size();
+    for (const PcRecord& r : b.records) {
+      for (const auto& [reason, n] : r.stall_samples) s.samples += n;
+    }
+    s.dropped += b.dropped_samples;
+    s.buffer_full += b.hardware_buffer_full ? 1 : 0;
+  }
+  if (s.pc_records == 0) {
+    s.samples = CounterValue(m, stats::kPcSamples.name);
+    s.pc_records = CounterValue(m, stats::kPcRecords.name);
+  }
+  s.dropped = std::max(s.dropped, CounterValue(m, stats::kPcSamplesDropped.name));
+  s.buffer_full = std::max(s.buffer_full, CounterValue(m, stats::kPcHardwareBufferFull.name));
+  s.cubins = m.cubins.size();
+  s.cubin_bytes = CounterValue(m, stats::kPcCubinBytes.name);
+  s.contexts = CounterValue(m, stats::kPcContextsSampled.name);
+  for (const PcSampleBatch& b : m.pc_sample_batches) {
+    s.cupti_total += b.total_samples;
+    s.non_user += b.non_user_kernel_samples;
+  }
+  s.requested = s.requested || !m.pc_sample_batches.empty() || !m.pc_stall_reasons.empty();
+  if (!s.requested || s.samples != 0) return s;
+  if (CounterValue(m, stats::kPcDisabledPmSamplingChosen.name) != 0) {
+    s.diagnosis = "PM sampling was also requested and was kept; record PC sampling alone";
+  } else if (CounterValue(m, stats::kPcDisabledPrivileges.name) != 0) {
+    s.diagnosis = "GPU profiling is restricted to admin users (NVreg_RestrictProfilingToAdminUsers=0 "
+                  "or root)";
+  } else if (CounterValue(m, stats::kPcDisabledBusy.name) != 0) {
+    s.diagnosis = "another process (or profiler) was sampling the GPU";
+  } else if (s.contexts == 0) {
+    s.diagnosis = "no CUDA context was set up for sampling (see the notices: unsupported device, "
+                  "setup error, or no context created while warpscope was attached)";
+  } else if (s.buffer_full != 0) {
+    s.diagnosis = "the hardware buffer overflowed and CUPTI returned no PCs: raise the period "
+                  "(--pc-period) or WARPSCOPE_PC_BUFFER_MB";
+  } else if (s.cupti_total != 0 && s.non_user == s.cupti_total) {
+    s.diagnosis = "CUPTI counted samples only in kernels it treats as non-user (no PC records)";
+  } else if (s.cupti_total != 0) {
+    s.diagnosis = "CUPTI counted samples but returned no PC records; rerun with "
+                  "WARPSCOPE_PC_DEBUG=1 to see each CUPTI call";
+  } else if (CounterValue(m, stats::kPcGetDataErrors.name) != 0 ||
+             CounterValue(m, stats::kPcStartStopErrors.name) != 0 ||
+             CounterValue(m, stats::kPcDisabledError.name) != 0) {
+    s.diagnosis = "CUPTI calls failed (see the notices and pc_sampling.* counters)";
+  } else if (m.capture_windows.empty()) {
+    s.diagnosis = "no capture window opened, so sampling never started";
+  } else {
+    s.diagnosis = "CUPTI reported no samples at all: kernels shorter than the period, or "
+                  "sampling not running while they ran; rerun with WARPSCOPE_PC_DEBUG=1";
+  }
+  return s;
+}
+
+// Counters worth a warning: data loss or errors with a non-zero value.
+bool Alarming(const StatCounter& c) { return c.value != 0 && c.severity != v1::SEVERITY_INFO; }
+
+// The trace, its process and clock, its span and how it ended.
+void AppendTextHeader(const TraceModel& m, const std::string& name, std::string& out) {
+  auto line = [&](const std::string& key, const std::string& value) {
+    absl::StrAppend(&out, absl::StrFormat("%-14s", key), value, "\n");
+  };
+  const TraceHeader& h = m.header;
+  line("trace",
+       absl::StrCat(name, " (", FormatBytes(m.file_size), ", ", m.packet_count, " packets)"));
+  line("format", absl::StrCat(h.format_major, ".", h.format_minor));
+  line("producer", absl::StrCat(h.producer.empty() ? "unknown" : h.producer,
+                                h.tool_version.empty() ? "" : " " + h.tool_version));
+  line("process", absl::StrCat("pid ", h.pid, " (parent ", h.ppid, ") on ",
+                               h.hostname.empty() ? "unknown host" : h.hostname));
+  line("command", h.command_line.empty() ? "unknown" : absl::StrJoin(h.command_line, " "));
+  if (!h.rank_env.empty()) line("rank", JoinKeyValues(h.rank_env));
+  if (!h.job_id.empty()) line("job", h.job_id);
+  line("clock",
+       absl::StrCat(Sv(ClockDomainName(h.clock_domain)), ", time base ", h.time_base_ns, " ns"));
+  line("cuda",
+       absl::StrCat("driver ", FormatDriverVersion(h.cuda_driver_version),
+                    h.display_driver_version.empty()
+                        ? std::string()
+                        : absl::StrCat(" (kernel module ", h.display_driver_version, ")"),
+                    ", CUPTI ", FormatCuptiVersion(h.cupti_version)));
+  if (m.span.empty) {
+    line("span", "no timed events");
+  } else {
+    line("span", absl::StrCat(FormatDuration(m.span.duration_ns()), " (from ",
+                              Relative(m.span.begin_ns), " to ", Relative(m.span.end_ns), ")"));
+    if (h.unix_time_base_ns != 0) {
+      line("started", FormatUtcTimestamp(h.unix_time_base_ns + m.span.begin_ns));
+    }
+  }
+  if (m.end_of_trace.has_value()) {
+    line("ended", absl::StrCat(Sv(EndReasonName(m.end_of_trace->reason)), " at ",
+                               Relative(m.end_of_trace->timestamp_ns)));
+  } else {
+    line("ended", "no end-of-trace marker");
+  }
+  for (size_t i = 0; i < h.config.size(); ++i) {
+    line(i == 0 ? "config" : "", absl::StrCat(h.config[i].first, "=", h.config[i].second));
+  }
+}
+
+void AppendTextDevices(const TraceModel& m, std::string& out) {
+  out += "\ndevices\n";
+  if (m.devices.empty()) {
+    out += "  (none described)\n";
+  } else {
+    Table t({{"ID", true}, {"Name", false}, {"CC", false}, {"SMs", true}, {"Warps/SM", true},
+             {"Regs/SM", true}, {"Shared/SM", true}, {"Memory", true}, {"Clock", true}});
+    for (const DeviceInfo& d : m.devices) {
+      t.AddRow({d.id, d.name,
+                absl::StrCat(d.compute_capability_major, ".", d.compute_capability_minor),
+                d.sm_count, d.max_warps_per_sm, d.max_registers_per_sm,
+                FormatBytes(d.max_shared_memory_per_sm), FormatBytes(d.global_memory_bytes),
+                absl::StrFormat("%.0f MHz", d.core_clock_khz / 1000.0)});
+    }
+    out += t.RenderText();
+    for (const DeviceInfo& d : m.devices) {
+      if (std::string problem = DeviceLimitsProblem(d); !problem.empty()) {
+        absl::StrAppend(&out, "  ! device ", d.id, " is unusable: ", problem,
+                        "; occupancy is not computed for it\n");
+      }
+    }
+  }
+}
+
+// Event counts by kind, and the capture windows.
+void AppendTextEvents(const TraceModel& m, std::string& out) {
+  out += "\nevents\n";
+  {
+    Table t({{"Kind", false}, {"Count", true}});
+    for (const auto& [kind, count] : CountEventsByKind(m)) t.AddRow({kind, count});
+    out += t.RenderText();
+  }
+
+  if (!m.capture_windows.empty()) {
+    out += "\ncapture windows\n";
+    Table t({{"ID", true}, {"Begin", true}, {"By", false}, {"End", true}, {"By", false}});
+    for (const CaptureWindowRange& w : m.capture_windows) {
+      t.AddRow({w.id, Relative(w.begin_ns), Sv(CaptureTriggerName(w.begin_trigger)),
+                w.end_ns.has_value() ? Relative(*w.end_ns) : std::string("open"),
+                w.end_ns.has_value() ? Sv(CaptureTriggerName(w.end_trigger)) : std::string()});
+    }
+    out += t.RenderText();
+  }
+}
+
+// What PM and PC sampling produced.
+void AppendTextSampling(const TraceModel& m, std::string& out) {
+  if (!m.pm_metric_sets.empty()) {
+    out += "\npm sampling\n";
+    for (const PmSetSummary& s : SummarizePm(m)) {
+      absl::StrAppend(&out, "  device ", s.set->device_id, ": ", s.samples, " samples every ",
+                      FormatDuration(s.set->interval_ns), " (", s.set->metric_names.size(),
+                      " metrics), covering ", FormatDuration(s.sampled_ns), "\n");
+    }
+    const uint64_t gap_ns = CounterValue(m, stats::kPmGapNs.name);
+    const uint64_t overflows = CounterValue(m, stats::kPmOverflows.name);
+    absl::StrAppend(&out, "  without samples while sampling: ", FormatDuration(gap_ns),
+                    "; hardware buffer overflows: ", overflows, "\n");
+    if (const uint64_t busy = CounterValue(m, stats::kPmDecodeBusyUs.name); busy != 0) {
+      absl::StrAppend(&out, "  decode thread CPU: ", FormatDuration(busy * 1e3), " (CUPTI decode ",
+                      FormatDuration(CounterValue(m, stats::kPmDecodeDataUs.name) * 1e3),
+                      ", metric evaluation ",
+                      FormatDuration(CounterValue(m, stats::kPmEvaluateUs.name) * 1e3), ")\n");
+    }
+  }
+
+  if (const PcSummary pc = SummarizePc(m); pc.requested) {
+    out += "\npc sampling\n";
+    absl::StrAppend(&out, "  samples: ", pc.samples, " in ", pc.pc_records, " PC records, ",
+                    pc.batches, " batches; dropped samples: ", pc.dropped,
+                    "; hardware buffer full: ", pc.buffer_full, "\n");
+    absl::StrAppend(&out, "  CUPTI totals: ", pc.cupti_total, " samples (", pc.non_user,
+                    " in non-user kernels); contexts sampled: ", pc.contexts, "; cubins: ",
+                    pc.cubins, " (", pc.cubin_bytes, " bytes)\n");
+    if (!pc.diagnosis.empty()) {
+      absl::StrAppend(&out, "  PC sampling was on but produced 0 samples: likely cause: ",
+                      pc.diagnosis, "\n");
+    }
+  }
+}
+
+// The writer's stats, the import problems, and the notices collectors left.
+void AppendTextCounters(const TraceModel& m, std::string& out) {
+  absl::StrAppend(&out, "\nstats",
+                  m.stats_packets == 0 ? " (no stats packet)"
+                  : m.stats_final      ? " (final)"
+                                       : " (last periodic; no final stats)",
+                  "\n");
+  if (!m.stats.empty()) {
+    Table t({{"Counter", false}, {"Value", true}, {"Severity", false}, {"Meaning", false}});
+    for (const StatCounter& c : m.stats) {
+      // Upper case makes data loss stand out in a column of "info".
+      std::string severity = Sv(SeverityName(c.severity));
+      if (Alarming(c)) severity = absl::AsciiStrToUpper(severity) + " !";
+      t.AddRow({c.name, c.value, severity, StatMeaning(c.name)});
+    }
+    out += t.RenderText();
+  }
+
+  if (!m.import_counters.empty()) {
+    out += "\nimport problems\n";
+    Table t({{"Counter", false}, {"Value", true}, {"Severity", false}, {"Meaning", false}});
+    for (const StatCounter& c : m.import_counters) {
+      t.AddRow({c.name, c.value, Sv(SeverityName(c.severity)), c.description});
+    }
+    out += t.RenderText();
+  }
+
+  if (!m.notices.empty()) {
+    out += "\nnotices\n";
+    for (const Notice& n : m.notices) {
+      absl::StrAppend(&out, "  [", Sv(SeverityName(n.severity)), "] ", Relative(n.timestamp_ns),
+                      " ", n.source, ": ", n.message, "\n");
+    }
+  }
+}
+
+// Lost data and truncation, last so that they are seen.
+void AppendTextWarnings(const TraceModel& m, std::string& out) {
+  std::vector<std::string> warnings;
+  for (const StatCounter& c : m.stats) {
+    if (Alarming(c)) {
+      warnings.push_back(
+          absl::StrCat(c.name, " = ", c.value, " (", Sv(SeverityName(c.severity)), ")"));
+    }
+  }
+  if (!warnings.empty()) {
+    absl::StrAppend(&out,
+                    "\nWARNING: the writer or collectors lost data or failed; figures may "
+                    "be incomplete: ",
+                    absl::StrJoin(warnings, ", "), "\n");
+  }
+  if (m.truncation.truncated()) {
+    absl::StrAppend(&out, "\nTRUNCATED: ", m.truncation.Describe(), "\n");
+  }
+}
+
+std::string RenderText(const TraceModel& m, const std::string& name) {
+  std::string out;
+  AppendTextHeader(m, name, out);
+  AppendTextDevices(m, out);
+  AppendTextEvents(m, out);
+  AppendTextSampling(m, out);
+  AppendTextCounters(m, out);
+  AppendTextWarnings(m, out);
+  return out;
+}
+
+void WriteJsonHeader(const TraceHeader& h, JsonWriter& j) {
+  j.Key("header").BeginObject();
+  j.Key("format_major").Uint(h.format_major);
+  j.Key("format_minor").Uint(h.format_minor);
+  j.Key("tool_version").String(h.tool_version);
+  j.Key("producer").String(h.producer);
+  j.Key("pid").Uint(h.pid);
+  j.Key("ppid").Uint(h.ppid);
+  j.Key("hostname").String(h.hostname);
+  j.Key("command_line").BeginArray();
+  for (const std::string& arg : h.command_line) j.String(arg);
+  j.EndArray();
+  j.Key("rank_env").BeginObject();
+  for (const auto& [k, v] : h.rank_env) j.Key(k).String(v);
+  j.EndObject();
+  j.Key("job_id").String(h.job_id);
+  j.Key("clock_domain").String(ClockDomainName(h.clock_domain));
+  j.Key("time_base_ns").Uint(h.time_base_ns);
+  j.Key("unix_time_base_ns").Uint(h.unix_time_base_ns);
+  j.Key("config").BeginObject();
+  for (const auto& [k, v] : h.config) j.Key(k).String(v);
+  j.EndObject();
+  j.Key("cupti_version").Uint(h.cupti_version);
+  j.Key("cuda_driver_version").Uint(h.cuda_driver_version);
+  j.Key("display_driver_version").String(h.display_driver_version);
+  j.EndObject();
+}
+
+void WriteJsonDevices(const TraceModel& m, JsonWriter& j) {
+  j.Key("devices").BeginArray();
+  for (const DeviceInfo& d : m.devices) {
+    j.BeginObject();
+    j.Key("id").Uint(d.id);
+    j.Key("name").String(d.name);
+    j.Key("compute_capability")
+        .String(absl::StrCat(d.compute_capability_major, ".", d.compute_capability_minor));
+    j.Key("sm_count").Uint(d.sm_count);
+    j.Key("max_warps_per_sm").Uint(d.max_warps_per_sm);
+    j.Key("max_blocks_per_sm").Uint(d.max_blocks_per_sm);
+    j.Key("max_threads_per_block").Uint(d.max_threads_per_block);
+    j.Key("max_registers_per_sm").Uint(d.max_registers_per_sm);
+    j.Key("max_registers_per_block").Uint(d.max_registers_per_block);
+    j.Key("max_shared_memory_per_sm").Uint(d.max_shared_memory_per_sm);
+    j.Key("max_shared_memory_per_block").Uint(d.max_shared_memory_per_block);
+    j.Key("max_shared_memory_per_block_optin").Uint(d.max_shared_memory_per_block_optin);
+    j.Key("threads_per_warp").Uint(d.threads_per_warp);
+    j.Key("core_clock_khz").Uint(d.core_clock_khz);
+    j.Key("global_memory_bytes").Uint(d.global_memory_bytes);
+    j.Key("l2_cache_bytes").Uint(d.l2_cache_bytes);
+    j.Key("uuid").String(d.uuid);
+    j.Key("pci_bus_id").Uint(d.pci_bus_id);
+    if (std::string problem = DeviceLimitsProblem(d); !problem.empty()) {
+      j.Key("problem").String(problem);
+    }
+    j.EndObject();
+  }
+  j.EndArray();
+}
+
+// Event counts, the span and the capture windows.
+void WriteJsonEvents(const TraceModel& m, JsonWriter& j) {
+  const TraceHeader& h = m.header;
+  j.Key("event_counts").BeginObject();
+  for (const auto& [kind, count] : CountEventsByKind(m)) j.Key(kind).Uint(count);
+  j.EndObject();
+
+  j.Key("span");
+  if (m.span.empty) {
+    j.Null();
+  } else {
+    j.BeginObject();
+    j.Key("begin_ns").Uint(m.span.begin_ns);
+    j.Key("end_ns").Uint(m.span.end_ns);
+    j.Key("duration_ns").Uint(m.span.duration_ns());
+    if (h.unix_time_base_ns != 0) {
+      j.Key("wall_clock_begin_unix_ns").Uint(h.unix_time_base_ns + m.span.begin_ns);
+      j.Key("wall_clock_begin").String(FormatUtcTimestamp(h.unix_time_base_ns + m.span.begin_ns));
+    }
+    j.EndObject();
+  }
+
+  j.Key("capture_windows").BeginArray();
+  for (const CaptureWindowRange& w : m.capture_windows) {
+    j.BeginObject();
+    j.Key("id").Uint(w.id);
+    j.Key("begin_ns").Uint(w.begin_ns);
+    j.Key("begin_trigger").String(CaptureTriggerName(w.begin_trigger));
+    j.Key("end_ns");
+    if (w.end_ns.has_value()) {
+      j.Uint(*w.end_ns);
+    } else {
+      j.Null();
+    }
+    j.Key("end_trigger");
+    if (w.end_ns.has_value()) {
+      j.String(CaptureTriggerName(w.end_trigger));
+    } else {
+      j.Null();
+    }
+    j.EndObject();
+  }
+  j.EndArray();
+}
+
+void WriteJsonSampling(const TraceModel& m, JsonWriter& j) {
+  if (!m.pm_metric_sets.empty()) {
+    j.Key("pm_sampling").BeginObject();
+    j.Key("metric_sets").BeginArray();
+    for (const PmSetSummary& s : SummarizePm(m)) {
+      j.BeginObject();
+      j.Key("id").Uint(s.set->id);
+      j.Key("device_id").Uint(s.set->device_id);
+      j.Key("interval_ns").Uint(s.set->interval_ns);
+      j.Key("metrics").Uint(s.set->metric_names.size());
+      j.Key("samples").Uint(s.samples);
+      j.Key("sampled_ns").Uint(s.sampled_ns);
+      j.EndObject();
+    }
+    j.EndArray();
+    j.Key("gap_ns").Uint(CounterValue(m, stats::kPmGapNs.name));
+    j.Key("overflows").Uint(CounterValue(m, stats::kPmOverflows.name));
+    j.Key("decode_busy_us").Uint(CounterValue(m, stats::kPmDecodeBusyUs.name));
+    j.EndObject();
+  }
+
+  if (const PcSummary pc = SummarizePc(m); pc.requested) {
+    j.Key("pc_sampling").BeginObject();
+    j.Key("samples").Uint(pc.samples);
+    j.Key("pc_records").Uint(pc.pc_records);
+    j.Key("batches").Uint(pc.batches);
+    j.Key("samples_dropped").Uint(pc.dropped);
+    j.Key("hardware_buffer_full").Uint(pc.buffer_full);
+    j.Key("cupti_total_samples").Uint(pc.cupti_total);
+    j.Key("non_user_kernel_samples").Uint(pc.non_user);
+    j.Key("contexts_sampled").Uint(pc.contexts);
+    j.Key("cubins").Uint(pc.cubins);
+    j.Key("cubin_bytes").Uint(pc.cubin_bytes);
+    j.Key("zero_samples_cause").String(pc.diagnosis);
+    j.EndObject();
+  }
+}
+
+// Stats, import counters and notices. Stats counters are described by the stats table,
+// import counters by the reader.
+void WriteJsonCounters(const TraceModel& m, JsonWriter& j) {
+  auto counters = [&](const std::vector<StatCounter>& list, bool stats_counters) {
+    j.BeginArray();
+    for (const StatCounter& c : list) {
+      j.BeginObject();
+      j.Key("name").String(c.name);
+      j.Key("value").Uint(c.value);
+      j.Key("severity").String(SeverityName(c.severity));
+      j.Key("description").String(stats_counters ? StatMeaning(c.name) : c.description);
+      j.EndObject();
+    }
+    j.EndArray();
+  };
+  j.Key("stats").BeginObject();
+  j.Key("packets").Uint(m.stats_packets);
+  j.Key("final").Bool(m.stats_final);
+  j.Key("counters");
+  counters(m.stats, true);
+  j.EndObject();
+  j.Key("import_counters");
+  counters(m.import_counters, false);
+
+  j.Key("notices").BeginArray();
+  for (const Notice& n : m.notices) {
+    j.BeginObject();
+    j.Key("timestamp_ns").Uint(n.timestamp_ns);
+    j.Key("severity").String(SeverityName(n.severity));
+    j.Key("source").String(n.source);
+    j.Key("message").String(n.message);
+    j.EndObject();
+  }
+  j.EndArray();
+}
+
+// How the trace ended: its marker and any truncation.
+void WriteJsonEnd(const TraceModel& m, JsonWriter& j) {
+  j.Key("end_of_trace");
+  if (m.end_of_trace.has_value()) {
+    j.BeginObject();
+    j.Key("timestamp_ns").Uint(m.end_of_trace->timestamp_ns);
+    j.Key("reason").String(EndReasonName(m.end_of_trace->reason));
+    j.EndObject();
+  } else {
+    j.Null();
+  }
+  j.Key("truncation").BeginObject();
+  j.Key("truncated").Bool(m.truncation.truncated());
+  j.Key("partial_packet").Bool(m.truncation.partial_packet);
+  j.Key("partial_packet_offset").Uint(m.truncation.partial_offset);
+  j.Key("bytes_lost").Uint(m.truncation.bytes_lost);
+  j.Key("message").String(m.truncation.Describe());
+  j.EndObject();
+}
+
+std::string RenderJson(const TraceModel& m, const std::string& name) {
+  JsonWriter j;
+  j.BeginObject();
+  j.Key("trace").String(name);
+  j.Key("file_size_bytes").Uint(m.file_size);
+  j.Key("packets").Uint(m.packet_count);
+  WriteJsonHeader(m.header, j);
+  WriteJsonDevices(m, j);
+  WriteJsonEvents(m, j);
+  WriteJsonSampling(m, j);
+  WriteJsonCounters(m, j);
+  WriteJsonEnd(m, j);
+  j.Key("worst_severity").String(SeverityName(m.WorstSeverity()));
+  j.EndObject();
+  return j.str() + "\n";
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, uint64_t>> CountEventsByKind(const TraceModel& m) {
+  uint64_t window_edges = 0;
+  for (const CaptureWindowRange& w : m.capture_windows)
+    window_edges += w.end_ns.has_value() ? 2 : 1;
+  return {
+      {"kernel", m.kernels.size()},       {"memcpy", m.memcpys.size()},
+      {"memset", m.memsets.size()},       {"synchronization", m.syncs.size()},
+      {"api_call", m.api_calls.size()},   {"nvtx_range", m.nvtx_ranges.size()},
+      {"nvtx_mark", m.nvtx_marks.size()}, {"graph_launch", m.graph_launches.size()},
+      {"pm_sample", m.pm_samples.size()}, {"pc_samples", m.pc_sample_batches.size()},
+      {"capture_window", window_edges},   {"overhead", m.overheads.size()},
+      {"notice", m.notices.size()},
+  };
+}
+
+std::string FormatUtcTimestamp(uint64_t unix_ns) {
+  if (unix_ns == 0) return "";
+  const time_t seconds = static_cast<time_t>(unix_ns / 1000000000);
+  struct tm tm {};
+  gmtime_r(&seconds, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%S", &tm);
+  return absl::StrFormat("%s.%09uZ", buffer, unix_ns % 1000000000);
+}
+
+std::string RenderTraceInfo(const TraceModel& model, OutputFormat format,
+                            const TraceInfoOptions& options) {
+  const std::string name = options.display_name.empty() ? model.source_name : options.display_name;
+  return format == OutputFormat::kTable ? RenderText(model, name) : RenderJson(model, name);
+}
+
+}  // namespace warpscope

@@ -1,0 +1,424 @@
+// Renders the stall report (see stall_report.h and docs/cli.md#stalls): per kernel, per PC or
+// per source line as a table, CSV or JSON, the notes under it, and the SVG of warp states.
+#include "analyzers/analyses/stalls.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "analyzers/render/svg.h"
+
+namespace warpscope {
+namespace {
+
+std::string BaseName(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// "pc_kernels.cu:41", or with the whole path.
+std::string LineText(const SourceLocation& source, bool base_name) {
+  return absl::StrCat(base_name ? BaseName(source.path) : source.path, ":", source.line);
+}
+
+// "1 PC", "3 PCs".
+std::string Count(uint64_t n, absl::string_view noun) {
+  return absl::StrCat(n, " ", noun, n == 1 ? "" : "s");
+}
+
+std::string PctText(double fraction) { return absl::StrFormat("%.1f%%", fraction * 100); }
+
+// "long_scoreboard 64.0%, barrier 20.0%".
+std::string ReasonList(const std::vector<StallShare>& reasons, size_t count) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < count && i < reasons.size(); ++i) {
+    parts.push_back(absl::StrCat(reasons[i].state, " ", PctText(reasons[i].fraction)));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+// "85.6% [84.0, 87.2]": a kernel share with its 95% interval.
+std::string ShareWithInterval(const StallShare& r) {
+  return absl::StrFormat("%.1f%% [%.1f, %.1f]", r.fraction * 100, r.low * 100, r.high * 100);
+}
+
+std::string HexPc(uint64_t pc) { return absl::StrFormat("0x%x", pc); }
+
+Cell CyclesCell(double cycles, bool text) {
+  if (std::isnan(cycles)) return text ? Cell("n/a") : Cell();
+  return Cell(cycles, 2);
+}
+
+}  // namespace
+
+std::vector<std::string> StallReportNotes(const StallReport& report) {
+  std::vector<std::string> notes;
+  if (report.unknown_reason_samples > 0) {
+    std::vector<std::string> names;
+    for (uint32_t i : report.unknown_reasons) names.push_back(absl::StrCat("reason_", i));
+    notes.push_back(absl::StrCat(report.unknown_reason_samples,
+                                 " samples have a stall reason index the trace does not name (",
+                                 absl::StrJoin(names, ", "), "); shown by index"));
+  }
+  if (report.dropped_samples > 0) {
+    notes.push_back(absl::StrCat("CUPTI dropped ", report.dropped_samples,
+                                 " samples (hardware buffer or decode could not keep up); "
+                                 "shares are of the samples that arrived"));
+  }
+  if (report.buffer_full_batches > 0) {
+    notes.push_back(absl::StrCat(report.buffer_full_batches,
+                                 " reads found the hardware buffer full: raise "
+                                 "WARPSCOPE_PC_BUFFER_MB or the period (docs/pc_sampling.md)"));
+  }
+  for (const std::string& label : report.traces_without_samples) {
+    notes.push_back(absl::StrCat(label, " has no PC samples"));
+  }
+  for (const StallKernelRow& row : report.rows) {
+    if (!row.too_few.empty()) {
+      notes.push_back(absl::StrCat(ShortKernelName(row.name, true), ": ", row.too_few));
+    }
+  }
+  if (report.source_mapped) {
+    const SourceMapping& source = report.source;
+    const bool listing = report.view != StallView::kKernel;
+    if (source.failed > 0) {
+      notes.push_back(absl::StrCat("no source line for ", Count(source.failed, "PC"), ": ",
+                                   source.problem));
+    }
+    if (listing && source.without_line_info > 0) {
+      notes.push_back(absl::StrCat(
+          Count(source.without_line_info, "PC"),
+          source.without_line_info == 1 ? " is" : " are",
+          " in cubins without line information: build with nvcc -lineinfo to see source "
+          "lines"));
+    }
+    if (listing && source.without_cubin > 0) {
+      notes.push_back(absl::StrCat(
+          Count(source.without_cubin, "PC"), source.without_cubin == 1 ? " has" : " have",
+          " no cubin in the trace, so no source line (a cubin the writer dropped, or a trace "
+          "without cubins)"));
+    }
+  }
+  return notes;
+}
+
+namespace {
+
+bool AnyLines(const StallReport& report) {
+  for (const StallKernelRow& row : report.rows) {
+    if (!row.lines.empty()) return true;
+  }
+  return false;
+}
+
+std::string RenderByPc(const StallReport& report, OutputFormat format) {
+  const bool text = format == OutputFormat::kTable;
+  // The source column is there whenever lines were looked up, so scripts see one layout.
+  const bool source = report.source_mapped && (!text || AnyLines(report));
+  std::vector<Table::Column> columns = {{"kernel"},           {"pc", true},
+                                        {"samples", true},    {"kernel_pct", true},
+                                        {"top_reasons"}};
+  if (!text) columns.insert(columns.begin() + 2, {"cubin_crc", true});
+  if (source) columns.insert(columns.begin() + 2, {"source"});
+  Table table(columns);
+  for (const StallKernelRow& row : report.rows) {
+    for (size_t i = 0; i < StallRowsShown(row.pcs.size(), report.top); ++i) {
+      const PcHotspot& pc = row.pcs[i];
+      std::vector<Cell> cells;
+      cells.emplace_back(ShortKernelName(row.name, text));
+      cells.emplace_back(HexPc(pc.pc_offset));
+      if (source) {
+        cells.emplace_back(pc.source.line > 0 ? LineText(pc.source, text) : std::string());
+      }
+      if (!text) cells.emplace_back(HexPc(pc.cubin_crc));
+      cells.emplace_back(pc.samples);
+      cells.emplace_back(PercentCell(pc.fraction));
+      cells.emplace_back(ReasonList(pc.reasons, 3));
+      table.AddRow(std::move(cells));
+    }
+  }
+  return table.Render(format);
+}
+
+// A row per hot line of each kernel, and one for the samples at PCs without a line.
+std::string RenderByLine(const StallReport& report, OutputFormat format) {
+  const bool text = format == OutputFormat::kTable;
+  std::vector<Table::Column> columns = {{"kernel"},           {"line"},
+                                        {"samples", true},    {"kernel_pct", true},
+                                        {"pcs", true},        {"top_reasons"},
+                                        {"code"}};
+  if (!text) {
+    columns[1] = {"file"};
+    columns.insert(columns.begin() + 2, {"line", true});
+  }
+  Table table(columns);
+  for (const StallKernelRow& row : report.rows) {
+    for (size_t i = 0; i < StallRowsShown(row.lines.size(), report.top); ++i) {
+      const LineHotspot& line = row.lines[i];
+      std::vector<Cell> cells;
+      cells.emplace_back(ShortKernelName(row.name, text));
+      if (text) {
+        cells.emplace_back(LineText(line.source, true));
+      } else {
+        cells.emplace_back(line.source.path);
+        cells.emplace_back(static_cast<uint64_t>(line.source.line));
+      }
+      cells.emplace_back(line.samples);
+      cells.emplace_back(PercentCell(line.fraction));
+      cells.emplace_back(line.pcs);
+      cells.emplace_back(ReasonList(line.reasons, 3));
+      cells.emplace_back(line.code);
+      table.AddRow(std::move(cells));
+    }
+    if (row.unlocated_samples > 0) {
+      std::vector<Cell> cells;
+      cells.emplace_back(ShortKernelName(row.name, text));
+      cells.emplace_back(text ? "(no source line)" : "");
+      if (!text) cells.emplace_back();
+      cells.emplace_back(row.unlocated_samples);
+      cells.emplace_back(PercentCell(row.samples > 0 ? static_cast<double>(row.unlocated_samples) /
+                                                           static_cast<double>(row.samples)
+                                                     : 0.0));
+      uint64_t pcs = 0;
+      for (const PcHotspot& pc : row.pcs) pcs += pc.source.line == 0 ? 1 : 0;
+      cells.emplace_back(pcs);
+      cells.emplace_back("");
+      cells.emplace_back("");
+      table.AddRow(std::move(cells));
+    }
+  }
+  return table.Render(format);
+}
+
+void WriteLineJson(const LineHotspot& line, int top, JsonWriter& json) {
+  json.BeginObject();
+  json.Key("file").String(line.source.path);
+  json.Key("line").Uint(line.source.line);
+  json.Key("samples").Uint(line.samples);
+  json.Key("pct").Double(std::round(line.fraction * 10000.0) / 100.0);
+  json.Key("pcs").Uint(line.pcs);
+  json.Key("code").String(line.code);
+  json.Key("reasons").BeginArray();
+  for (size_t i = 0; i < StallRowsShown(line.reasons.size(), top); ++i) {
+    json.BeginObject();
+    json.Key("reason").String(line.reasons[i].state);
+    json.Key("samples").Uint(line.reasons[i].samples);
+    json.Key("pct").Double(std::round(line.reasons[i].fraction * 10000.0) / 100.0);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+}
+
+std::string RenderJson(const StallReport& report) {
+  JsonWriter json;
+  json.BeginArray();
+  for (const StallKernelRow& row : report.rows) {
+    json.BeginObject();
+    json.Key("kernel").String(row.name);
+    json.Key("samples").Uint(row.samples);
+    json.Key("pct").Double(std::round(row.fraction * 10000.0) / 100.0);
+    json.Key("selected").Uint(row.selected);
+    json.Key("not_issued").Uint(row.not_issued);
+    json.Key("cycles_per_issue").Double(row.cycles_per_issue);
+    json.Key("sampling_instants").Double(std::round(row.sampling_instants * 10.0) / 10.0);
+    json.Key("too_few").String(row.too_few);
+    json.Key("reasons").BeginArray();
+    for (size_t i = 0; i < StallRowsShown(row.reasons.size(), report.top); ++i) {
+      const StallShare& r = row.reasons[i];
+      json.BeginObject();
+      json.Key("reason").String(r.state);
+      json.Key("samples").Uint(r.samples);
+      json.Key("pct").Double(std::round(r.fraction * 10000.0) / 100.0);
+      json.Key("low_pct").Double(std::round(r.low * 10000.0) / 100.0);
+      json.Key("high_pct").Double(std::round(r.high * 10000.0) / 100.0);
+      json.Key("advice").String(StallReasonAdvice(r.state));
+      json.EndObject();
+    }
+    json.EndArray();
+    json.Key("hottest_line");
+    if (row.lines.empty()) {
+      json.Null();
+    } else {
+      WriteLineJson(row.lines.front(), 3, json);
+    }
+    json.Key("unlocated_samples").Uint(row.unlocated_samples);
+    if (report.view == StallView::kLine) {
+      json.Key("lines").BeginArray();
+      for (size_t i = 0; i < StallRowsShown(row.lines.size(), report.top); ++i) {
+        WriteLineJson(row.lines[i], 0, json);
+      }
+      json.EndArray();
+    }
+    json.EndObject();
+  }
+  json.EndArray();
+  return json.str() + "\n";
+}
+
+// Per kernel, a row per shown reason.
+std::string RenderByKernelCsv(const StallReport& report) {
+  Table table({{"kernel"},
+               {"samples", true},
+               {"pct", true},
+               {"cycles_per_issue", true},
+               {"not_issued", true},
+               {"hottest_line"},
+               {"reason"},
+               {"reason_samples", true},
+               {"reason_pct", true},
+               {"reason_low_pct", true},
+               {"reason_high_pct", true},
+               {"sampling_instants", true}});
+  for (const StallKernelRow& row : report.rows) {
+    for (size_t i = 0; i < StallRowsShown(row.reasons.size(), report.top); ++i) {
+      const StallShare& r = row.reasons[i];
+      std::vector<Cell> cells;
+      cells.emplace_back(row.name);
+      cells.emplace_back(row.samples);
+      cells.emplace_back(PercentCell(row.fraction));
+      cells.emplace_back(CyclesCell(row.cycles_per_issue, false));
+      cells.emplace_back(row.not_issued);
+      cells.emplace_back(row.lines.empty() ? std::string()
+                                           : LineText(row.lines.front().source, false));
+      cells.emplace_back(r.state);
+      cells.emplace_back(r.samples);
+      cells.emplace_back(PercentCell(r.fraction));
+      cells.emplace_back(PercentCell(r.low));
+      cells.emplace_back(PercentCell(r.high));
+      cells.emplace_back(row.sampling_instants, 1);
+      table.AddRow(std::move(cells));
+    }
+  }
+  return table.RenderCsv();
+}
+
+// A table of kernels, then each kernel's reasons with what they mean.
+std::string RenderByKernelText(const StallReport& report) {
+  const bool lines = AnyLines(report);
+  std::vector<Table::Column> columns = {{"kernel"},
+                                        {"samples", true},
+                                        {"pct", true},
+                                        {"cycles_per_issue", true},
+                                        {"not_issued_pct", true},
+                                        {"top_reasons"}};
+  if (lines) columns.push_back({"hottest_line"});
+  Table table(columns);
+  for (const StallKernelRow& row : report.rows) {
+    std::vector<Cell> cells;
+    cells.emplace_back(ShortKernelName(row.name, true));
+    cells.emplace_back(row.samples);
+    cells.emplace_back(PercentCell(row.fraction));
+    cells.emplace_back(CyclesCell(row.cycles_per_issue, true));
+    cells.emplace_back(row.samples > 0 ? PercentCell(static_cast<double>(row.not_issued) /
+                                                 static_cast<double>(row.samples))
+                                       : Cell());
+    cells.emplace_back(ReasonList(row.reasons, StallRowsShown(row.reasons.size(), report.top)));
+    if (lines) {
+      cells.emplace_back(row.lines.empty()
+                             ? std::string()
+                             : absl::StrCat(LineText(row.lines.front().source, true), " ",
+                                            PctText(row.lines.front().fraction)));
+    }
+    table.AddRow(std::move(cells));
+  }
+  std::string out = table.RenderText();
+  for (const StallKernelRow& row : report.rows) {
+    absl::StrAppend(&out, "\n", row.name, "\n");
+    for (size_t i = 0; i < StallRowsShown(row.reasons.size(), report.top); ++i) {
+      const StallShare& r = row.reasons[i];
+      std::string_view advice = StallReasonAdvice(r.state);
+      absl::StrAppendFormat(&out, "  %-20s %-20s  %s\n", r.state, ShareWithInterval(r),
+                            advice.empty() ? "no description for this reason" : advice);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderStallReport(const StallReport& report, OutputFormat format) {
+  const bool text = format == OutputFormat::kTable;
+  if (text && report.rows.empty()) return "warpscope: no kernels with PC samples match\n";
+  if (format == OutputFormat::kJson && report.view != StallView::kPc) return RenderJson(report);
+  if (report.view == StallView::kPc && !text) return RenderByPc(report, format);
+  if (report.view == StallView::kLine && !text) return RenderByLine(report, format);
+  if (format == OutputFormat::kCsv) return RenderByKernelCsv(report);
+  std::string out;
+  if (report.view == StallView::kPc) {
+    out = RenderByPc(report, format);
+  } else if (report.view == StallView::kLine) {
+    out = RenderByLine(report, format);
+  } else {
+    out = RenderByKernelText(report);
+  }
+  const std::vector<std::string> notes = StallReportNotes(report);
+  if (!notes.empty()) out += "\n";
+  for (const std::string& note : notes) absl::StrAppend(&out, "note: ", note, "\n");
+  return out;
+}
+
+std::string RenderStallSvg(const StallReport& report) {
+  // A colour per warp state (its place in KnownWarpStates), so a reason looks the same in every
+  // bar; states the table does not know are grey.
+  static constexpr std::string_view kColours[] = {"#d62728", "#1f77b4", "#ff7f0e", "#2ca02c",
+                                                  "#9467bd", "#8c564b", "#e377c2", "#17becf",
+                                                  "#bcbd22", "#7f7f7f"};
+  const auto colour = [](std::string_view state) -> std::string_view {
+    static const std::vector<std::string_view> known = KnownWarpStates();
+    for (size_t i = 0; i < known.size(); ++i) {
+      if (known[i] == state) return kColours[i % std::size(kColours)];
+    }
+    return "#555555";
+  };
+  constexpr double kWidth = 880, kLeft = 16, kBarWidth = 848, kBarHeight = 26, kRowHeight = 64;
+  const size_t shown_reasons = StallRowsShown(8, report.top);
+  const double height = 48 + kRowHeight * static_cast<double>(report.rows.size()) + 16;
+  std::string svg = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+      "<text x=\"%.0f\" y=\"24\" font-size=\"15\">Warp states of PC samples per kernel</text>\n",
+      kWidth, height, kLeft);
+  double y = 48;
+  for (const StallKernelRow& row : report.rows) {
+    absl::StrAppendFormat(&svg, "<text x=\"%.0f\" y=\"%.0f\">%s (%d samples)</text>\n", kLeft,
+                          y + 12, SvgEscape(row.name), row.samples);
+    double x = kLeft;
+    const double bar_y = y + 18;
+    double rest = 1.0;
+    for (size_t i = 0; i < StallRowsShown(row.reasons.size(), static_cast<int>(shown_reasons));
+         ++i) {
+      const StallShare& r = row.reasons[i];
+      const double w = r.fraction * kBarWidth;
+      rest -= r.fraction;
+      absl::StrAppendFormat(&svg,
+                            "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" "
+                            "fill=\"%s\"><title>%s %s</title></rect>\n",
+                            x, bar_y, w, kBarHeight, colour(r.state),
+                            SvgEscape(r.state), PctText(r.fraction));
+      if (w > 90) {
+        absl::StrAppendFormat(&svg,
+                              "<text x=\"%.1f\" y=\"%.0f\" fill=\"white\">%s %s</text>\n",
+                              x + 4, bar_y + 17, SvgEscape(r.state), PctText(r.fraction));
+      }
+      x += w;
+    }
+    if (rest > 1e-9 && row.samples > 0) {
+      absl::StrAppendFormat(&svg,
+                            "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" "
+                            "fill=\"#bbbbbb\"><title>other %s</title></rect>\n",
+                            x, bar_y, rest * kBarWidth, kBarHeight, PctText(rest));
+    }
+    y += kRowHeight;
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace warpscope

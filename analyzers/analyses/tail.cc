@@ -1,0 +1,301 @@
+// Builds and renders the tail report (see tail_report.h and docs/tail.md).
+#include "analyzers/analyses/tail.h"
+
+#include <cmath>
+#include <map>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "analyzers/measures/kernel_name_filter.h"
+#include "analyzers/measures/active_warps_svg.h"
+#include "analyzers/model/trace_limits.h"
+
+namespace warpscope {
+namespace {
+
+// Text tables show durations for people; CSV and JSON carry plain nanoseconds.
+Cell Duration(double ns, bool text) {
+  return text ? Cell(FormatDuration(ns)) : Cell(static_cast<int64_t>(std::llround(ns)));
+}
+
+// Steady and peak in text tables, with "*" when they rest on samples shared with other
+// kernels (a footnote explains it); plain numbers in CSV/JSON, where a field says so.
+Cell Level(double warps, bool text, bool from_shared) {
+  if (text && from_shared) return Cell(absl::StrCat(std::llround(warps), "*"));
+  return Cell(std::round(warps), 0);
+}
+
+// The limit the curve was capped at; empty when none is known.
+Cell Limit(double warps) { return warps > 0 ? Cell(std::round(warps), 0) : Cell(); }
+
+Table SummaryTable(const TailReport& report, bool text) {
+  Table t({{"rank", true},
+           {"kernel"},
+           {"launches", true},
+           {"with_curve", true},
+           {text ? "total_time" : "total_ns", true},
+           {text ? "tail_cost" : "tail_cost_ns", true},
+           {"tail_cost_pct", true},
+           {"tail_pct", true},
+           {"tail_low_pct", true},
+           {"tail_high_pct", true},
+           {"below_50_pct", true},
+           {"below_25_pct", true},
+           {"steady_warps", true},
+           {"peak_warps", true},
+           {"limit_warps", true},
+           {"shared_samples", true},
+           {"above_limit", true},
+           {"levels_from_shared", true},
+           {"verdict"}});
+  int rank = 0;
+  for (const KernelTailSummary& s : report.summaries) {
+    const bool has = s.launches_with_curve > 0;
+    const bool shared_levels = s.launches_levels_from_shared > 0;
+    std::string verdict = s.verdict;
+    if (text) verdict = s.verdict.empty() ? (has ? "-" : "n/a") : absl::StrCat("[", rank + 1, "]");
+    t.AddRow({++rank, ShortKernelName(s.name, text), s.launches, s.launches_with_curve,
+              Duration(s.total_ns, text), has ? Duration(s.total_tail_cost_ns, text) : Cell(),
+              has ? PercentCell(s.tail_cost_fraction) : Cell(),
+              has ? PercentCell(s.tail_fraction) : Cell(),
+              has ? PercentCell(s.tail_low) : Cell(), has ? PercentCell(s.tail_high) : Cell(),
+              has ? PercentCell(s.below_50) : Cell(), has ? PercentCell(s.below_25) : Cell(),
+              has ? Level(s.steady, text, shared_levels) : Cell(),
+              has ? Level(s.peak, text, shared_levels) : Cell(), Limit(s.limit_warps),
+              has ? Cell(s.shared_samples) : Cell(), has ? Cell(s.above_limit) : Cell(),
+              has ? Cell(s.launches_levels_from_shared) : Cell(), verdict});
+  }
+  return t;
+}
+
+Table InstanceTable(const TailReport& report, const PmInputs& in, bool text) {
+  Table t({{"kernel"},
+           {text ? "start_us" : "start_ns", true},
+           {text ? "duration" : "duration_ns", true},
+           {"samples", true},
+           {"shared_samples", true},
+           {"steady_warps", true},
+           {"peak_warps", true},
+           {"mean_warps", true},
+           {"limit_warps", true},
+           {"above_limit", true},
+           {"tail_pct", true},
+           {"tail_low_pct", true},
+           {"tail_high_pct", true},
+           {"below_50_pct", true},
+           {"below_25_pct", true},
+           {text ? "drain" : "drain_ns", true},
+           {text ? "tail_cost" : "tail_cost_ns", true},
+           {text ? "tail" : "verdict"},
+           {"note"}});
+  for (const ActiveWarpCurve& c : report.curves) {
+    const bool has = c.has_tail_metrics;
+    const bool any = !c.segments.empty();
+    Cell verdict = c.verdict;
+    if (text) verdict = c.verdict.empty() ? "-" : "material";
+    t.AddRow({ShortKernelName(in.kernels[c.kernel_index].name, text),
+              text ? Cell(c.start_ns / 1e3, 3) : Cell(c.start_ns), Duration(c.duration_ns, text),
+              c.samples, c.shared_samples,
+              has ? Level(c.steady, text, c.levels_from_shared) : Cell(),
+              any ? Level(c.peak, text, c.levels_from_shared) : Cell(),
+              any ? Cell(std::round(c.mean), 0) : Cell(), Limit(c.limit_warps), c.above_limit,
+              has ? PercentCell(c.tail_fraction) : Cell(),
+              has ? PercentCell(c.tail_low) : Cell(), has ? PercentCell(c.tail_high) : Cell(),
+              has ? PercentCell(c.below_50) : Cell(), has ? PercentCell(c.below_25) : Cell(),
+              has ? Duration(c.drain_ns, text) : Cell(),
+              has ? Duration(c.tail_cost_ns, text) : Cell(), verdict, c.note});
+  }
+  return t;
+}
+
+// One launch's curve and figures, for --instances in JSON.
+void WriteInstanceJson(const ActiveWarpCurve& c, std::string_view kernel, JsonWriter& json) {
+  json.BeginObject();
+  json.Key("kernel").String(kernel);
+  json.Key("start_ns").Uint(c.start_ns);
+  json.Key("duration_ns").Uint(c.duration_ns);
+  json.Key("samples").Uint(c.samples);
+  json.Key("coverage").Double(c.coverage);
+  json.Key("shared_fraction").Double(c.shared_fraction);
+  json.Key("shared_samples").Uint(c.shared_samples);
+  json.Key("levels_from_shared").Bool(c.levels_from_shared);
+  json.Key("above_limit").Uint(c.above_limit);
+  if (c.limit_warps > 0) {
+    json.Key("limit_warps").Double(c.limit_warps);
+    json.Key("limit_theoretical").Bool(c.limit_theoretical);
+  }
+  json.Key("has_tail_metrics").Bool(c.has_tail_metrics);
+  if (!c.segments.empty()) {
+    json.Key("peak_warps").Double(c.peak);
+    json.Key("mean_warps").Double(c.mean);
+  }
+  if (c.has_tail_metrics) {
+    json.Key("steady_warps").Double(c.steady);
+    json.Key("tail_fraction").Double(c.tail_fraction);
+    json.Key("tail_low").Double(c.tail_low).Key("tail_high").Double(c.tail_high);
+    json.Key("below_50").Double(c.below_50);
+    json.Key("below_25").Double(c.below_25);
+    json.Key("drain_ns").Double(c.drain_ns);
+    json.Key("tail_cost_ns").Double(c.tail_cost_ns);
+  }
+  json.Key("verdict").String(c.verdict);
+  json.Key("note").String(c.note);
+  json.Key("curve").BeginArray();
+  for (double p : c.points) json.Double(p);
+  json.EndArray();
+  json.EndObject();
+}
+
+// The verdicts by rank, then why kernels have no tail metrics (the first few of them).
+std::string SummaryNotes(const TailReport& report) {
+  std::string notes;
+  int rank = 0;
+  for (const KernelTailSummary& s : report.summaries) {
+    ++rank;
+    if (!s.verdict.empty()) {
+      absl::StrAppend(&notes, "[", rank, "] ", ShortKernelName(s.name, true), ": ", s.verdict,
+                      "\n");
+    }
+    if (!s.too_few.empty()) {
+      absl::StrAppend(&notes, "[", rank, "] ", ShortKernelName(s.name, true), ": ", s.too_few,
+                      "\n");
+    }
+  }
+  // Notes say why a kernel has no tail metrics; a PyTorch trace has a hundred such kernels,
+  // so the text table shows the first few (CSV and JSON carry every one).
+  constexpr int kMaxNotes = 12;
+  int shown = 0, hidden = 0;
+  rank = 0;
+  for (const KernelTailSummary& s : report.summaries) {
+    ++rank;
+    if (s.note.empty()) continue;
+    if (shown == kMaxNotes) {
+      ++hidden;
+      continue;
+    }
+    ++shown;
+    absl::StrAppend(&notes, "(", rank, ") ", ShortKernelName(s.name, true), ": ", s.note, "\n");
+  }
+  if (hidden > 0) {
+    absl::StrAppend(&notes, "... and ", hidden,
+                    " more kernels without tail metrics (each launch's reason: --instances)\n");
+  }
+  return notes;
+}
+
+}  // namespace
+
+absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
+                                                   const TailReportOptions& options) {
+  if (options.tail.points < 2 || options.tail.points > 10000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--points ", options.tail.points, " is out of range: use 2..10000"));
+  }
+  absl::StatusOr<KernelNameFilter> filter = KernelNameFilter::Create(options.kernel_regex);
+  if (!filter.ok()) return filter.status();
+  TailReport report =
+      filter->accepts_all()
+          ? BuildTailReport(in, options.tail)
+          : BuildTailReport(in, options.tail,
+                            [&](std::string_view name) { return filter->Matches(name); });
+  KeepTopKernels(in, options.top, report);
+  return report;
+}
+
+std::string RenderTailReport(const TailReport& report, const PmInputs& in,
+                             const TailReportOptions& options, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kCsv:
+      return options.instances ? InstanceTable(report, in, false).RenderCsv()
+                               : SummaryTable(report, false).RenderCsv();
+    case OutputFormat::kJson: {
+      JsonWriter json;
+      json.BeginObject();
+      if (!report.problem.empty()) json.Key("problem").String(report.problem);
+      std::string kernels = SummaryTable(report, false).RenderJson();
+      while (!kernels.empty() && (kernels.back() == '\n' || kernels.back() == ' '))
+        kernels.pop_back();
+      json.Key("kernels").Raw(kernels);
+      if (options.instances) {
+        json.Key("instances").BeginArray();
+        for (const ActiveWarpCurve& c : report.curves) {
+          WriteInstanceJson(c, in.kernels[c.kernel_index].name, json);
+        }
+        json.EndArray();
+      }
+      json.EndObject();
+      return json.str() + "\n";
+    }
+    case OutputFormat::kTable:
+      break;
+  }
+  std::string out;
+  if (!report.problem.empty()) absl::StrAppend(&out, "warpscope: ", report.problem, "\n\n");
+  if (report.summaries.empty()) return out + "warpscope: no kernels match\n";
+  out += SummaryTable(report, true).RenderText();
+  const std::string notes = SummaryNotes(report);
+  if (!notes.empty()) absl::StrAppend(&out, "\n", notes);
+  bool shared_levels = false;
+  for (const KernelTailSummary& s : report.summaries) {
+    if (s.launches_levels_from_shared > 0) shared_levels = true;
+  }
+  for (const ActiveWarpCurve& c : report.curves) {
+    if (options.instances && c.levels_from_shared && !c.segments.empty()) shared_levels = true;
+  }
+  if (shared_levels) {
+    absl::StrAppend(&out,
+                    "\n* steady/peak of a launch without PM samples of its own: taken from samples "
+                    "shared with other kernels, so they include those kernels' warps\n");
+  }
+  if (options.instances) absl::StrAppend(&out, "\n", InstanceTable(report, in, true).RenderText());
+  return out;
+}
+
+void KeepTopKernels(const PmInputs& in, size_t top, TailReport& report) {
+  if (top == 0 || report.summaries.size() <= top) return;
+  report.summaries.resize(top);
+  std::map<std::string_view, size_t> kept;  // name -> summary
+  for (size_t i = 0; i < report.summaries.size(); ++i) kept[report.summaries[i].name] = i;
+  std::vector<ActiveWarpCurve> curves;
+  for (size_t c = 0; c < report.curves.size(); ++c) {
+    auto it = kept.find(in.kernels[report.curves[c].kernel_index].name);
+    if (it == kept.end()) continue;
+    KernelTailSummary& s = report.summaries[it->second];
+    if (s.launches_with_curve > 0 && s.worst_instance == c) s.worst_instance = curves.size();
+    curves.push_back(std::move(report.curves[c]));
+  }
+  report.curves = std::move(curves);
+}
+
+Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances) {
+  Report out;
+  out.scalars.emplace_back("problem", report.problem);
+  out.tables.emplace_back("kernels", SummaryTable(report, false));
+  if (instances) out.tables.emplace_back("instances", InstanceTable(report, in, false));
+  return out;
+}
+
+const ActiveWarpCurve* CurveToDraw(const TailReport& report) {
+  for (const KernelTailSummary& s : report.summaries) {
+    if (s.launches_with_curve > 0) return &report.curves[s.worst_instance];
+  }
+  for (const ActiveWarpCurve& c : report.curves) {
+    if (!c.segments.empty()) return &c;
+  }
+  return nullptr;
+}
+
+std::string TailSvg(const ActiveWarpCurve& curve, const PmInputs& in) {
+  const KernelEvent& k = in.kernels[curve.kernel_index];
+  double capacity = 0;
+  for (const DeviceInfo& d : in.devices) {
+    if (d.id == k.device_id && DeviceLimitsProblem(d).empty()) {
+      capacity = static_cast<double>(d.sm_count) * d.max_warps_per_sm;
+    }
+  }
+  return RenderActiveWarpSvg(curve, k.name, capacity);
+}
+
+}  // namespace warpscope

@@ -1,0 +1,48 @@
+// The `warpscope tail` report: kernels ranked by total tail cost (aggregated per name), per
+// instance on request, and the SVG of one instance's active-warp curve.
+#ifndef WARPSCOPE_ANALYZERS_ANALYSES_TAIL_H_
+#define WARPSCOPE_ANALYZERS_ANALYSES_TAIL_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "analyzers/measures/active_warps.h"
+#include "analyzers/render/output.h"
+#include "analyzers/render/report.h"
+
+namespace warpscope {
+
+struct TailReportOptions {
+  std::string kernel_regex;  // RE2, searched in the demangled name; empty = all
+  bool instances = false;    // also list every launch
+  size_t top = 0;            // kernel names kept, costliest tail first (0 = all), and their launches
+  TailOptions tail;
+};
+
+absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
+                                                   const TailReportOptions& options);
+
+// Keeps the `top` kernel names with the most tail cost (summaries are ranked so) and the
+// launches of those names; 0 keeps all.
+void KeepTopKernels(const PmInputs& in, size_t top, TailReport& report);
+
+// Text: the per-name table, verdicts below it, then (with instances) the per-launch table.
+// CSV: the per-name table, or the per-launch one with instances. JSON: {"kernels": [...],
+// "instances": [... with "curve": resampled points]} ("instances" only when asked).
+std::string RenderTailReport(const TailReport& report, const PmInputs& in,
+                             const TailReportOptions& options, OutputFormat format);
+
+// The tables as the CSV gives them: "kernels" (per name) and, with `instances`, "instances"
+// (per launch); scalar "problem" (why the trace gives no curves, or empty).
+Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances);
+
+// The curve to draw: the worst launch (largest tail cost) of the top-ranked kernel name that
+// has a curve. nullptr when no launch has one.
+const ActiveWarpCurve* CurveToDraw(const TailReport& report);
+
+// SVG of `curve` (RenderActiveWarpSvg with the device's capacity).
+std::string TailSvg(const ActiveWarpCurve& curve, const PmInputs& in);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_ANALYSES_TAIL_H_

@@ -1,0 +1,281 @@
+// PM sample extraction, sample-to-kernel attribution by time overlap, and achieved occupancy.
+#include "analyzers/measures/pm_attribution.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "analyzers/model/trace_limits.h"
+#include "proto/writer/stats_table.h"
+
+namespace warpscope {
+namespace {
+
+int FindMetric(const PmMetricSet& set, const char* name) {
+  for (size_t i = 0; i < set.metric_names.size(); ++i) {
+    if (set.metric_names[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Resolved metric positions of one set.
+struct SetLayout {
+  const PmMetricSet* set = nullptr;
+  int warps_per_sm = -1, gpu_warps = -1, sm_cycles = -1, elapsed = -1;
+  uint32_t sm_count = 0;
+};
+
+}  // namespace
+
+std::string PmDataLossNote(std::span<const StatCounter> stats) {
+  std::vector<std::string> parts;
+  for (const StatCounter& c : stats) {
+    if (c.value == 0 || c.name.rfind("pm_sampling.", 0) != 0) continue;
+    if (c.name == stats::kPmGapNs.name) {
+      parts.push_back(absl::StrFormat("%.1f ms without samples", c.value / 1e6));
+    } else if (c.name == stats::kPmOverflows.name) {
+      parts.push_back(absl::StrCat(c.value, " hardware buffer overflow(s)"));
+    } else if (c.name == stats::kPmDecodeErrors.name) {
+      parts.push_back(absl::StrCat(c.value, " decode error(s)"));
+    } else if (c.name == stats::kPmSamplesDropped.name) {
+      parts.push_back(absl::StrCat(c.value, " sample(s) dropped by the writer"));
+    } else if (c.name == stats::kPmSamplesInvalid.name) {
+      parts.push_back(absl::StrCat(c.value, " invalid sample(s)"));
+    }
+  }
+  if (parts.empty()) return "";
+  return absl::StrCat("PM samples are incomplete in this trace (", absl::StrJoin(parts, ", "),
+                      "): kernels that ran in those stretches have fewer samples or none");
+}
+
+PmInputs PmInputsOf(const TraceModel& model) {
+  return PmInputs{model.kernels, model.pm_samples, model.pm_metric_sets, model.devices,
+                  model.pm_samples_unavailable};
+}
+
+uint64_t ActiveWarpSamples::IntervalOnDevice(uint32_t device_id) const {
+  for (const auto& [device, interval] : intervals) {
+    if (device == device_id) return interval;
+  }
+  return 0;
+}
+
+uint64_t PmAttribution::SamplesOnDevice(uint32_t device_id) const {
+  for (size_t i = 0; i < device_ids.size(); ++i) {
+    if (device_ids[i] == device_id) return device_sample_count[i];
+  }
+  return 0;
+}
+
+std::string MicrosText(double ns) {
+  const double us = ns / 1000.0;
+  if (us >= 100) return absl::StrFormat("%.0f us", us);
+  if (us >= 10) return absl::StrFormat("%.1f us", us);
+  return absl::StrFormat("%.2f us", us);
+}
+
+ActiveWarpSamples ExtractActiveWarpSamples(const PmInputs& in) {
+  ActiveWarpSamples out;
+  std::unordered_map<uint32_t, SetLayout> layouts;
+  for (const PmMetricSet& set : in.metric_sets) {
+    SetLayout l;
+    l.set = &set;
+    l.warps_per_sm = FindMetric(set, kMetricWarpsPerSmActive);
+    l.gpu_warps = FindMetric(set, kMetricGpuWarpsElapsed);
+    l.sm_cycles = FindMetric(set, kMetricSmCyclesActive);
+    l.elapsed = FindMetric(set, kMetricCyclesElapsed);
+    for (const DeviceInfo& d : in.devices) {
+      if (d.id == set.device_id && DeviceLimitsProblem(d).empty()) l.sm_count = d.sm_count;
+    }
+    layouts[set.id] = l;
+    if (l.warps_per_sm >= 0) out.has_warps_per_sm = true;
+    if (out.IntervalOnDevice(set.device_id) == 0) {
+      out.intervals.emplace_back(set.device_id, set.interval_ns);
+    }
+  }
+  out.samples.reserve(in.samples.size());
+  for (const PmSample& s : in.samples) {
+    auto it = layouts.find(s.metric_set_id);
+    if (it == layouts.end() || it->second.set->metric_names.size() != s.values.size() ||
+        s.duration_ns == 0 || !PmSampleProblem(s).empty()) {
+      ++out.skipped;
+      continue;
+    }
+    const SetLayout& l = it->second;
+    ActiveWarpSample a;
+    a.device_id = l.set->device_id;
+    a.start_ns = s.start_ns;
+    a.end_ns = s.end_ns();
+    a.interval_ns = l.set->interval_ns;
+    if (l.warps_per_sm >= 0) a.warps_per_sm = s.values[l.warps_per_sm];
+    if (l.sm_cycles >= 0) a.sm_active_cycles = s.values[l.sm_cycles];
+    if (l.gpu_warps >= 0) {
+      a.gpu_warps = s.values[l.gpu_warps];
+    } else if (l.warps_per_sm >= 0 && l.sm_cycles >= 0 && l.elapsed >= 0 && l.sm_count > 0 &&
+               s.values[l.elapsed] > 0) {
+      a.gpu_warps = a.warps_per_sm * l.sm_count * a.sm_active_cycles / s.values[l.elapsed];
+    }
+    if (!std::isnan(a.gpu_warps)) out.has_gpu_warps = true;
+    out.samples.push_back(a);
+  }
+  std::stable_sort(
+      out.samples.begin(), out.samples.end(),
+      [](const ActiveWarpSample& a, const ActiveWarpSample& b) { return a.start_ns < b.start_ns; });
+  return out;
+}
+
+PmAttribution AttributeSamples(std::span<const KernelEvent> kernels,
+                               const ActiveWarpSamples& samples,
+                               std::span<const uint32_t> kernel_group) {
+  PmAttribution out;
+  out.kernel_samples.resize(kernels.size());
+  out.sample_kernel_count.assign(samples.samples.size(), 0);
+  out.sample_group_count.assign(samples.samples.size(), 0);
+  const bool grouped = kernel_group.size() == kernels.size();
+  out.sample_busy_ns.assign(samples.samples.size(), 0);
+
+  // Per device: kernels by start, samples by start (already sorted), then one sweep.
+  std::unordered_map<uint32_t, std::vector<uint32_t>> kernels_by_device, samples_by_device;
+  for (uint32_t i = 0; i < kernels.size(); ++i) {
+    if (kernels[i].duration_ns > 0 && !EndOverflows(kernels[i].start_ns, kernels[i].duration_ns)) {
+      kernels_by_device[kernels[i].device_id].push_back(i);
+    }
+  }
+  for (uint32_t i = 0; i < samples.samples.size(); ++i) {
+    samples_by_device[samples.samples[i].device_id].push_back(i);
+  }
+  for (auto& [device, sample_ids] : samples_by_device) {
+    out.device_ids.push_back(device);
+    out.device_sample_count.push_back(sample_ids.size());
+    std::vector<uint32_t>& ks = kernels_by_device[device];
+    std::sort(ks.begin(), ks.end(),
+              [&](uint32_t a, uint32_t b) { return kernels[a].start_ns < kernels[b].start_ns; });
+    size_t next = 0;
+    std::vector<uint32_t> active;  // kernels started before the sample ends, not yet over
+    std::vector<std::pair<uint64_t, uint64_t>> pieces;
+    std::vector<uint32_t> groups;
+    for (uint32_t si : sample_ids) {
+      const ActiveWarpSample& s = samples.samples[si];
+      while (next < ks.size() && kernels[ks[next]].start_ns < s.end_ns)
+        active.push_back(ks[next++]);
+      // Samples come in start order, so a kernel over before this one starts is over for all.
+      std::erase_if(active, [&](uint32_t k) { return kernels[k].end_ns() <= s.start_ns; });
+      pieces.clear();
+      groups.clear();
+      for (uint32_t k : active) {
+        const uint64_t lo = std::max(kernels[k].start_ns, s.start_ns);
+        const uint64_t hi = std::min(kernels[k].end_ns(), s.end_ns);
+        if (hi <= lo) continue;
+        out.kernel_samples[k].push_back({si, hi - lo});
+        pieces.emplace_back(lo, hi);
+        groups.push_back(grouped ? kernel_group[k] : k);
+      }
+      out.sample_kernel_count[si] = static_cast<uint32_t>(pieces.size());
+      std::sort(groups.begin(), groups.end());
+      out.sample_group_count[si] = static_cast<uint32_t>(
+          std::unique(groups.begin(), groups.end()) - groups.begin());
+      std::sort(pieces.begin(), pieces.end());
+      uint64_t busy = 0, cur_lo = 0, cur_hi = 0;
+      bool open = false;
+      for (const auto& [lo, hi] : pieces) {
+        if (open && lo <= cur_hi) {
+          cur_hi = std::max(cur_hi, hi);
+          continue;
+        }
+        if (open) busy += cur_hi - cur_lo;
+        cur_lo = lo;
+        cur_hi = hi;
+        open = true;
+      }
+      if (open) busy += cur_hi - cur_lo;
+      out.sample_busy_ns[si] = busy;
+    }
+  }
+  return out;
+}
+
+AchievedOccupancy ComputeAchievedOccupancy(const KernelEvent& kernel,
+                                           std::span<const SampleOverlap> overlaps,
+                                           const ActiveWarpSamples& samples,
+                                           const PmAttribution& attribution,
+                                           uint32_t max_warps_per_sm, double limit_warps_per_sm) {
+  AchievedOccupancy r;
+  const double duration = static_cast<double>(kernel.duration_ns);
+  double covered = 0, shared = 0;
+  bool has_own = false;  // a sample with the metric that no kernel of another group touches
+  for (const SampleOverlap& o : overlaps) {
+    ++r.samples;
+    covered += o.overlap_ns;
+    const bool is_shared = attribution.sample_group_count[o.sample] > 1;
+    if (is_shared) {
+      ++r.shared_samples;
+      shared += o.overlap_ns;
+    } else if (!std::isnan(samples.samples[o.sample].warps_per_sm)) {
+      has_own = true;
+    }
+  }
+  double sum_w = 0, sum_wv = 0, sum_o = 0, sum_ov = 0;
+  for (const SampleOverlap& o : overlaps) {
+    const ActiveWarpSample& s = samples.samples[o.sample];
+    if (std::isnan(s.warps_per_sm)) continue;
+    if (has_own && attribution.sample_group_count[o.sample] > 1) continue;
+    double value = s.warps_per_sm;
+    if (limit_warps_per_sm > 0 && value > limit_warps_per_sm) {
+      ++r.above_limit;
+      value = limit_warps_per_sm;
+    }
+    const double overlap = static_cast<double>(o.overlap_ns);
+    if (std::isnan(s.sm_active_cycles)) {
+      r.time_weighted = true;
+    } else {
+      const double busy = std::max<double>(1.0, attribution.sample_busy_ns[o.sample]);
+      const double w = s.sm_active_cycles * (overlap / busy);
+      sum_w += w;
+      sum_wv += w * value;
+    }
+    sum_o += overlap;
+    sum_ov += overlap * value;
+  }
+  r.from_shared_samples = !has_own && sum_o > 0;
+  if (duration > 0) {
+    r.coverage = std::min(1.0, covered / duration);
+    r.shared_time_fraction = std::min(1.0, shared / duration);
+  }
+  if (r.samples == 0) {
+    const uint64_t interval = samples.IntervalOnDevice(kernel.device_id);
+    if (EndOverflows(kernel.start_ns, kernel.duration_ns)) {
+      r.reason = "the kernel's start_ns + duration_ns overflows 64 bits (a corrupt event)";
+    } else if (attribution.SamplesOnDevice(kernel.device_id) == 0) {
+      r.reason = absl::StrCat("no PM samples on device ", kernel.device_id,
+                              " (PM sampling was off: record with --pm-sampling)");
+    } else if (interval > 0 && kernel.duration_ns < interval) {
+      r.reason = absl::StrCat("no PM samples: kernel shorter than the sampling interval (",
+                              MicrosText(duration), " < ", MicrosText(interval), ")");
+    } else {
+      r.reason = "no PM samples overlap this kernel (outside the sampled time, or samples lost)";
+    }
+    return r;
+  }
+  if (sum_o == 0) {
+    r.reason = absl::StrCat("the PM metric set lacks ", kMetricWarpsPerSmActive);
+    return r;
+  }
+  // Samples whose SMs were idle have no active cycles, and a set without the metric has no
+  // cycles at all: the kernel's time in each sample is the weight then.
+  if (sum_w > 0 && !r.time_weighted) {
+    r.mean_warps_per_sm = sum_wv / sum_w;
+    r.weight = sum_w;
+  } else {
+    r.mean_warps_per_sm = sum_ov / sum_o;
+    r.weight = sum_o;
+    r.time_weighted = true;
+  }
+  const uint32_t max_warps = max_warps_per_sm > 0 ? max_warps_per_sm : 64;
+  r.achieved = r.mean_warps_per_sm / max_warps;
+  return r;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,139 @@
+// Attribution of PM samples (per device, no kernel id) to kernel instances by time overlap,
+// and the achieved occupancy per kernel that follows from it. Pure: plain model structs in.
+#ifndef WARPSCOPE_ANALYZERS_MEASURES_PM_ATTRIBUTION_H_
+#define WARPSCOPE_ANALYZERS_MEASURES_PM_ATTRIBUTION_H_
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analyzers/model/trace_model.h"
+
+namespace warpscope {
+
+// PM sampling metric names warpscope reads (CUPTI names, without NCU's "pmsampling:" prefix).
+inline constexpr char kMetricWarpsPerSmActive[] = "sm__warps_active.avg.per_cycle_active";
+inline constexpr char kMetricGpuWarpsElapsed[] = "sm__warps_active.sum.per_cycle_elapsed";
+inline constexpr char kMetricSmCyclesActive[] = "sm__cycles_active.avg";
+inline constexpr char kMetricCyclesElapsed[] = "gr__cycles_elapsed.max";
+
+// The tables the PM analyses read; a TraceModel provides them (PmInputsOf), tests build them.
+struct PmInputs {
+  std::span<const KernelEvent> kernels;
+  std::span<const PmSample> samples;
+  std::span<const PmMetricSet> metric_sets;
+  std::span<const DeviceInfo> devices;
+  // Why the trace's raw PM samples could not be evaluated (TraceModel::pm_samples_unavailable).
+  std::string_view samples_unavailable = {};
+};
+PmInputs PmInputsOf(const TraceModel& model);
+
+// One sentence when the trace's pm_sampling.* data-loss counters are non-zero (time without
+// samples, hardware buffer overflows, decode errors, samples dropped or invalid): achieved
+// occupancy and curves of kernels in the affected stretches rest on fewer samples or none.
+// "" when nothing was lost.
+std::string PmDataLossNote(std::span<const StatCounter> stats);
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// One PM sample with the active-warp metrics pulled out (NaN where the set lacks them).
+struct ActiveWarpSample {
+  uint32_t device_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t interval_ns = 0;        // the set's requested interval
+  double warps_per_sm = kNaN;      // sm__warps_active.avg.per_cycle_active
+  double sm_active_cycles = kNaN;  // sm__cycles_active.avg (cycles per SM in the sample)
+  // Warps resident on the whole GPU per elapsed cycle: sm__warps_active.sum.per_cycle_elapsed,
+  // else warps_per_sm * sm_count * sm__cycles_active.avg / gr__cycles_elapsed.max.
+  double gpu_warps = kNaN;
+};
+
+// Samples in time order per device (stable across devices), with metrics resolved. Samples
+// whose set is unknown, whose value count does not match or that are out of range
+// (PmSampleProblem) are skipped and counted.
+struct ActiveWarpSamples {
+  std::vector<ActiveWarpSample> samples;
+  uint64_t skipped = 0;
+  bool has_warps_per_sm = false;  // some set carries sm__warps_active.avg.per_cycle_active
+  bool has_gpu_warps = false;     // some sample has a GPU-wide active-warp value
+  std::vector<std::pair<uint32_t, uint64_t>> intervals;  // (device id, interval ns)
+  uint64_t IntervalOnDevice(uint32_t device_id) const;   // 0 when the device has no set
+};
+ActiveWarpSamples ExtractActiveWarpSamples(const PmInputs& in);
+
+// A sample's share in one kernel.
+struct SampleOverlap {
+  uint32_t sample = 0;      // index into ActiveWarpSamples::samples
+  uint64_t overlap_ns = 0;  // |kernel ∩ sample|, > 0
+};
+
+// Which samples touch which kernels (same device, positive overlap). Kernels whose end
+// overflows 64 bits get no samples.
+struct PmAttribution {
+  std::vector<std::vector<SampleOverlap>> kernel_samples;  // by kernel index, in time order
+  std::vector<uint32_t> sample_kernel_count;  // kernels overlapping each sample (>1: shared)
+  // Distinct kernel groups overlapping each sample (AttributeSamples' kernel_group; without
+  // groups, equal to sample_kernel_count). A sample with one group measured only that group.
+  std::vector<uint32_t> sample_group_count;
+  std::vector<uint64_t> sample_busy_ns;       // union of kernel time inside each sample
+  std::vector<uint64_t> device_sample_count;  // not indexed by id: see SamplesOnDevice
+  std::vector<uint32_t> device_ids;
+  uint64_t SamplesOnDevice(uint32_t device_id) const;
+};
+// `kernel_group` (empty, or one id per kernel) names the launches that an analysis counts as
+// one: the occupancy report's rows (name, launch configuration, device). Two back-to-back
+// launches of one row that share a sample then leave it unshared for that row.
+PmAttribution AttributeSamples(std::span<const KernelEvent> kernels,
+                               const ActiveWarpSamples& samples,
+                               std::span<const uint32_t> kernel_group = {});
+
+// Achieved occupancy of one kernel instance from its samples.
+//   mean warps/SM = Σ w_s · warps_per_sm_s / Σ w_s,  w_s = C_s · o_s / B_s
+// where C_s is the sample's active SM cycles (sm__cycles_active.avg), o_s the kernel's overlap
+// with the sample and B_s the union of all kernels' time in the sample. A sample that only this
+// kernel touches thus counts with all its active cycles, and idle time inside it has none: this
+// is Nsight Compute's "warps per active cycle" estimator restricted to the kernel's samples,
+// exact however the sample is cut by the kernel's start and end.
+//
+// Samples shared with kernels of another group (back to back inside one sample, or
+// concurrent; PmAttribution::sample_group_count) measure those kernels too, so they are left
+// out whenever the kernel has samples of its own; only a kernel without any is measured on
+// shared samples, split by overlap, and says so (from_shared_samples). A sample shared only
+// with launches of the kernel's own group is used, split by overlap: summed over the group's
+// launches, it counts with all its active cycles and accumulated warps, so the group's figure
+// is the ratio over all its launches, ramp-up and drain at launch boundaries included. A value above `limit_warps_per_sm` (ResidentWarpLimit::per_sm; 0: no
+// limit) cannot be this kernel's alone: it is capped at the limit and counted (above_limit).
+// Without sm__cycles_active.avg the weights are the overlaps o_s (time_weighted): a long tail,
+// where few SMs are active, then counts as much as the full part and the figure reads low.
+struct AchievedOccupancy {
+  uint32_t samples = 0;
+  uint32_t shared_samples = 0;  // samples that also overlap a kernel of another group
+  bool from_shared_samples = false;  // no sample of its own: the figure includes other kernels
+  uint32_t above_limit = 0;          // samples used whose value exceeded the limit (capped)
+  bool time_weighted = false;        // no active-cycle metric: weights are overlap times
+  double mean_warps_per_sm = kNaN;
+  double achieved = kNaN;           // mean_warps_per_sm / max warps per SM, 0..1
+  double coverage = 0;              // share of the kernel's time inside some sample
+  double shared_time_fraction = 0;  // share of its time inside shared (left out) samples
+  double weight = 0;                // Σ w_s, for aggregation over launches
+  std::string reason;               // why achieved is NaN
+};
+AchievedOccupancy ComputeAchievedOccupancy(const KernelEvent& kernel,
+                                           std::span<const SampleOverlap> overlaps,
+                                           const ActiveWarpSamples& samples,
+                                           const PmAttribution& attribution,
+                                           uint32_t max_warps_per_sm,
+                                           double limit_warps_per_sm = 0);
+
+// "12.5 us" style formatting used in reasons.
+std::string MicrosText(double ns);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_MEASURES_PM_ATTRIBUTION_H_

@@ -1,0 +1,77 @@
+// Training steps from NVTX ranges: which repeated range marks a program's steps, and each
+// step's span on the host. Used wherever figures are given per step (the job view, the Kineto
+// export's ProfilerStep#N).
+//
+// The rule: a family is a range name with its numbers replaced by <N> ("step_12" and
+// "step_13" are family "step_<N>", "ProfilerStep#3" is "ProfilerStep#<N>"; RangeFamily), on
+// one thread. Among the
+// families that repeat at least twice without overlapping, the step family is, in order of
+// preference: the one named by the user; the outermost numbered family; the outermost family
+// whose name says step, iter or batch; the outermost family with the most instances. Step i
+// runs from the start of its range to the start of the next (the last to its range's end), so
+// host time between two step ranges belongs to the step before it.
+#ifndef WARPSCOPE_ANALYZERS_MEASURES_STEPS_H_
+#define WARPSCOPE_ANALYZERS_MEASURES_STEPS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyzers/model/trace_model.h"
+
+namespace warpscope {
+
+struct Step {
+  std::string name;           // the range's own name, e.g. "step_12"
+  std::optional<uint64_t> number;  // its trailing number, when it has one
+  uint64_t start_ns = 0;      // the range's start
+  uint64_t end_ns = 0;        // the next step's start (the last: its range's end)
+  uint64_t range_end_ns = 0;  // the range's own end
+  uint64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+struct StepSet {
+  std::string family;  // e.g. "step_<N>"; empty when no steps were found
+  uint64_t thread_id = 0;
+  std::string how;     // which rule chose it, for reports ("numbered range step_<N>", ...)
+  std::vector<Step> steps;  // in time order
+  // The step holding `ns` (host time), or -1 before the first and after the last.
+  int64_t StepAt(uint64_t ns) const;
+};
+
+// Warm-up steps: the leading steps that take at least kWarmupFactor times the median step
+// (first CUDA calls, cuBLAS handles, the caching allocator's first allocations, autotuning,
+// compilation), at most half of the steps. Their count; 0 without steps.
+inline constexpr double kWarmupFactor = 1.5;
+size_t WarmupSteps(const StepSet& steps);
+
+// `requested`: a range name or family given by the user ("" = choose by the rule above). A
+// requested name that matches no repeated range gives an empty set whose `how` says so.
+StepSet FindSteps(const std::vector<NvtxRange>& ranges, std::string_view requested = "");
+
+// The family of a range name: each number in it replaced by <N>, so that the instances of a
+// numbered range group as one ("step_12" -> "step_<N>", "ProfilerStep#12" ->
+// "ProfilerStep#<N>", "iteration 12" -> "iteration <N>", "epoch 3 step 12" -> "epoch <N>
+// step <N>", "layers.3.attn" -> "layers.<N>.attn"). A number is a run of digits with no
+// letter on either side, or one that follows a word naming a step (step, iter, iteration,
+// batch, epoch: "step12") with no letter after it. Digits that are part of a word stay:
+// "conv2d", "layer3", "fp16", "sm90".
+std::string RangeFamily(std::string_view name);
+
+// The same for a path of ranges, each part on its own: "step_12/data_load" ->
+// "step_<N>/data_load".
+std::string RangeFamilyPath(std::string_view path);
+
+// The host time of the steps' thread in each NVTX range path per step: over each step's span,
+// the time each path (RangeFamilyPath of the ranges open, outermost first; "" when none is
+// open, NCCL's own left out) was the innermost open, less the time the thread was blocked
+// waiting for the GPU (synchronisations, blocking copies); the median over the steps (a step
+// without the path counts 0). Empty without steps.
+std::map<std::string, uint64_t> HostTimePerStep(const TraceModel& model, const StepSet& steps);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_MEASURES_STEPS_H_
