@@ -187,6 +187,20 @@ std::unordered_map<std::string_view, double> InstantsByFunction(const TraceModel
   return out;
 }
 
+// What a record adds to its kernel's independent looks: the sampling instants of the
+// function's launches in trace `t`, once per trace and function; where its launches are not
+// in the trace, its samples over the device's SM sub-partitions (four per SM).
+void AddLooks(size_t t, std::string_view function, uint64_t samples, const DeviceInfo* device,
+              const std::unordered_map<std::string_view, double>& instants, KernelAcc& kernel) {
+  auto it = instants.find(function);
+  if (it == instants.end()) {
+    const double units = device != nullptr && device->sm_count > 0 ? 4.0 * device->sm_count : 1.0;
+    kernel.fallback_units += static_cast<double>(samples) / units;
+    return;
+  }
+  if (kernel.functions.insert({t, function}).second) kernel.instants += it->second;
+}
+
 // The 95% intervals of a row's shares, over its sampling instants, and what would give
 // enough when the top share's is wider than kMaxStallHalfWidth.
 void AddIntervals(const KernelAcc& kernel, uint32_t period, StallKernelRow& row) {
@@ -413,16 +427,8 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
         if (pc.function.empty()) pc.function = record.function_name;
         const uint64_t before = kernel.samples;
         AddRecordSamples(record, names, kernel, pc, report);
-        if (kernel.functions.insert({t, record.function_name}).second) {
-          auto it = instants.find(record.function_name);
-          if (it != instants.end()) kernel.instants += it->second;
-        }
-        if (instants.find(record.function_name) == instants.end()) {
-          const DeviceInfo* device = model.FindDevice(batch.device_id);
-          const double units = device != nullptr && device->sm_count > 0
-                                   ? 4.0 * device->sm_count : 1.0;
-          kernel.fallback_units += static_cast<double>(kernel.samples - before) / units;
-        }
+        AddLooks(t, record.function_name, kernel.samples - before,
+                 model.FindDevice(batch.device_id), instants, kernel);
       }
     }
     if (trace_has_samples) {

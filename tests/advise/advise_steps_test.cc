@@ -118,8 +118,7 @@ TEST(AdviseSteps, PageableCopiesBeforeTheSteadyStateAreOneTime) {
     b.PopRange();
     for (int s = 0; s < 20; ++s) {
       b.PushRange("step_" + std::to_string(s));
-      b.Memcpy(CopyKind::kHtoD, 8ull << 20, fixtures::kComputeStream, false,
-               MemoryKind::kPageable);
+      b.Memcpy(CopyKind::kHtoD, 8ull << 20, fixtures::kComputeStream, false, MemoryKind::kPageable);
       b.LaunchKernel(NamedKernel("compute", 1'000'000));
       b.PopRange();
     }

@@ -113,6 +113,33 @@ void DescribeLaunchBound(const GapGroup& g, const std::string& gaps, const std::
                         "thread), or capture the sequence in a CUDA graph.";
 }
 
+// Rule 6: recurring long launch gaps, the host stalled where it was.
+void DescribeStall(const GapGroup& g, const std::string& gaps, AdviseFinding* f) {
+  const std::string where = g.cause.path.empty() ? std::string("outside any NVTX range")
+                                                 : absl::StrCat("in NVTX range ", g.cause.path);
+  f->title = absl::StrCat("GPU idle while the host stalled ", where,
+                          " after launching its GPU work");
+  if (g.steady_steps > 0) {
+    absl::StrAppend(&f->title, ", in ", g.steps_hit.size(), " of ", g.steady_steps, " steps");
+  }
+  f->evidence = absl::StrCat(
+      gaps, "; each a pause between two launches far longer than launching takes, recurring "
+      "in this place: the host did something else there (data preparation, a CPU "
+      "computation, a lock, a sleep) while the GPU had run dry");
+  if (g.given_to_wait_ns > 0) {
+    absl::StrAppend(&f->evidence, "; another ",
+                    FormatDuration(static_cast<double>(g.given_to_wait_ns)),
+                    " of these gaps is counted with the wait before them (the host would have "
+                    "been ahead by that much without it): the fix saves up to ",
+                    FormatDuration(static_cast<double>(g.total_ns + g.given_to_wait_ns)));
+  }
+  f->fix = absl::StrCat(
+      "Find what the host does ", where,
+      " between its launches and take it off the GPU's critical path: prepare it ahead "
+      "(DataLoader workers, a background thread) or move it after the step's GPU work is "
+      "queued.");
+}
+
 void Describe(const GapGroup& g, double worst_ms, AdviseFinding* f) {
   std::string gaps = absl::StrCat(
       g.gaps_ns.size(), " gap", g.gaps_ns.size() == 1 ? "" : "s", ", median ",
@@ -167,30 +194,7 @@ void Describe(const GapGroup& g, double worst_ms, AdviseFinding* f) {
         "Copy from pinned memory with cudaMemcpyAsync on a stream so the host keeps "
         "queueing work while the copy runs.";
   } else if (g.cause.rule == kRuleHostRange && g.stalled_after_launch) {
-    const std::string where = g.cause.path.empty()
-                                  ? std::string("outside any NVTX range")
-                                  : absl::StrCat("in NVTX range ", g.cause.path);
-    f->title = absl::StrCat("GPU idle while the host stalled ", where,
-                            " after launching its GPU work");
-    if (g.steady_steps > 0) {
-      absl::StrAppend(&f->title, ", in ", g.steps_hit.size(), " of ", g.steady_steps, " steps");
-    }
-    f->evidence = absl::StrCat(
-        gaps, "; each a pause between two launches far longer than launching takes, recurring "
-        "in this place: the host did something else there (data preparation, a CPU "
-        "computation, a lock, a sleep) while the GPU had run dry");
-    if (g.given_to_wait_ns > 0) {
-      absl::StrAppend(&f->evidence, "; another ",
-                      FormatDuration(static_cast<double>(g.given_to_wait_ns)),
-                      " of these gaps is counted with the wait before them (the host would have "
-                      "been ahead by that much without it): the fix saves up to ",
-                      FormatDuration(static_cast<double>(g.total_ns + g.given_to_wait_ns)));
-    }
-    f->fix = absl::StrCat(
-        "Find what the host does ", where,
-        " between its launches and take it off the GPU's critical path: prepare it ahead "
-        "(DataLoader workers, a background thread) or move it after the step's GPU work is "
-        "queued.");
+    DescribeStall(g, gaps, f);
   } else if (g.cause.rule == kRuleHostRange) {
     f->title = absl::StrCat("GPU idle while the host was in NVTX range ", g.cause.path,
                             " without launching GPU work");

@@ -169,6 +169,22 @@ std::string Where(const std::string& path) {
                       : absl::StrCat("in NVTX range ", path);
 }
 
+// Rule 1's cause: the path where the straggler's host spends the extra time.
+void SayHostIsLate(const HostExcess& host, const TraceModel& trace, StragglerVerdict& v) {
+  v.cause_kind = StragglerCause::kHost;
+  v.cause_range = host.path;
+  v.cause_host_excess_ns = host.excess_ns();
+  v.cause = absl::StrFormat(
+      "Its host spends a median of %s per step %s against %s on the other ranks: %s more, "
+      "%.0f%% of its lead. The host is late, not the GPU.",
+      FormatDuration(static_cast<double>(host.mine_ns)), Where(host.path),
+      FormatDuration(static_cast<double>(host.others_ns)),
+      FormatDuration(static_cast<double>(host.excess_ns())),
+      100.0 * static_cast<double>(host.excess_ns()) /
+          static_cast<double>(std::max<uint64_t>(v.median_lead_ns, 1)));
+  v.finding = OwnFinding(trace, host.path);
+}
+
 }  // namespace
 
 void ExplainStraggler(JobView& view, const TraceModel& trace) {
@@ -189,18 +205,7 @@ void ExplainStraggler(JobView& view, const TraceModel& trace) {
 
   const HostExcess host = LargestHostExcess(*me, others);
   if (host.excess_ns() > 0 && host.excess_ns() >= half_lead) {
-    v.cause_kind = StragglerCause::kHost;
-    v.cause_range = host.path;
-    v.cause_host_excess_ns = host.excess_ns();
-    v.cause = absl::StrFormat(
-        "Its host spends a median of %s per step %s against %s on the other ranks: %s more, "
-        "%.0f%% of its lead. The host is late, not the GPU.",
-        FormatDuration(static_cast<double>(host.mine_ns)), Where(host.path),
-        FormatDuration(static_cast<double>(host.others_ns)),
-        FormatDuration(static_cast<double>(host.excess_ns())),
-        100.0 * static_cast<double>(host.excess_ns()) /
-            static_cast<double>(std::max<uint64_t>(v.median_lead_ns, 1)));
-    v.finding = OwnFinding(trace, host.path);
+    SayHostIsLate(host, trace, v);
     return;
   }
 

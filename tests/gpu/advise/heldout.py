@@ -92,154 +92,165 @@ def train(model, optimizer, x, ranges):
     return loss
 
 
+def copies(problem, fixed, ranges):
+    """pageable and serial: a 64 MiB batch copied each step."""
+    model = mlp(4096, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
+    rows = 64 * 1024 * 1024 // (4096 * 2)  # 64 MiB of bf16
+    host = torch.randn(rows, 4096).to(torch.bfloat16)
+    if problem == "pageable":
+        src = host.pin_memory() if fixed else host
+
+        def step(i):
+            with ranges.phase("data"):
+                x = src.to("cuda", non_blocking=fixed)
+            train(model, optimizer, x[:4096], ranges)
+        return step
+    pinned = host.pin_memory()
+    copy_stream = torch.cuda.Stream()
+    state = {"next": None}
+
+    def load():
+        return pinned.to("cuda", non_blocking=True)
+
+    def step(i):
+        with ranges.phase("data"):
+            if not fixed:
+                x = load()
+            else:
+                if state["next"] is None:
+                    with torch.cuda.stream(copy_stream):
+                        state["next"] = load()
+                torch.cuda.current_stream().wait_stream(copy_stream)
+                x = state["next"]
+                x.record_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(copy_stream):
+                    state["next"] = load()  # the next step's batch, beside this compute
+        train(model, optimizer, x[:4096], ranges)
+    return step
+
+
+def loader(fixed, ranges):
+    model = mlp(4096, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
+    rng = np.random.default_rng(0)
+
+    def build():
+        a = rng.standard_normal((512, 512))
+        for _ in range(6):  # CPU work a data loader does: about 3 ms
+            a = np.tanh(a @ a.T / 512.0)
+        return torch.from_numpy(a.astype(np.float32)).pin_memory()
+
+    prepared = [build() for _ in range(8)] if fixed else None
+
+    def step(i):
+        with ranges.phase("data_load"):
+            batch = prepared[i % len(prepared)] if fixed else build()
+            x = batch.to("cuda", non_blocking=True).to(torch.bfloat16).repeat(8, 8)
+        train(model, optimizer, x, ranges)
+    return step
+
+
+def tiny(fixed, ranges):
+    params = [torch.zeros(64, device="cuda", requires_grad=False) for _ in range(300)]
+    grads = [torch.full((64,), 1e-3, device="cuda") for _ in range(300)]
+    model = mlp(1024, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
+    x = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
+
+    def step(i):
+        train(model, optimizer, x, ranges)
+        with ranges.phase("update"):
+            if fixed:
+                torch._foreach_add_(params, grads, alpha=-0.1)
+            else:
+                for p, g in zip(params, grads):
+                    p.add_(g, alpha=-0.1)
+    return step
+
+
+def waits(problem, fixed, ranges):
+    """item and sync: the host waits for the GPU each step, then logs for 1 ms."""
+    model = mlp(4096, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
+    x = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    state = {"sum": 0.0, "total": torch.zeros((), device="cuda")}
+
+    def step(i):
+        loss = train(model, optimizer, x, ranges)
+        with ranges.phase("log"):
+            host_work(0.001)  # bookkeeping, metrics, logging
+            if problem == "item":
+                if fixed:
+                    state["total"] = state["total"] + loss.detach()
+                else:
+                    state["sum"] += loss.item()
+            elif not fixed:
+                torch.cuda.synchronize()
+    return step
+
+
+def graph(fixed, ranges):
+    model = mlp(256, 24, dtype=torch.float32)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
+    x = torch.randn(64, 256, device="cuda")
+    if not fixed:
+        return lambda i: train(model, optimizer, x, ranges)
+    # Warm up on a side stream, then capture the whole step once (PyTorch's recipe).
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            train(model, optimizer, x, Ranges("none"))
+    torch.cuda.current_stream().wait_stream(side)
+    captured = torch.cuda.CUDAGraph()
+    optimizer.zero_grad(set_to_none=True)
+    with torch.cuda.graph(captured):
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+
+    def step(i):
+        with ranges.phase("forward"):
+            captured.replay()
+    return step
+
+
+def compiled(fixed, ranges):
+    model = torch.compile(mlp(2048, 6))
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
+    x = torch.randn(2048, 2048, device="cuda", dtype=torch.bfloat16)
+    y = torch.randint(0, 2048, (2048,), device="cuda")
+    state = {"acc": [], "correct": torch.zeros((), device="cuda")}
+
+    def step(i):
+        with ranges.phase("forward"):
+            out = model(x)
+            loss = torch.nn.functional.cross_entropy(out.float(), y)
+        with ranges.phase("backward"):
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+        with ranges.phase("optimizer"):
+            optimizer.step()
+        with ranges.phase("metrics"):
+            hits = (out.argmax(1) == y).float().mean()
+            if fixed:
+                state["correct"] = state["correct"] + hits
+            else:
+                state["acc"].append(hits.cpu())
+    return step
+
+
 def make_program(problem, fixed, ranges):
     """Setup, then a function that runs step i."""
     torch.manual_seed(0)
     if problem in ("pageable", "serial"):
-        model = mlp(4096, 2)
-        optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
-        rows = 64 * 1024 * 1024 // (4096 * 2)  # 64 MiB of bf16
-        host = torch.randn(rows, 4096).to(torch.bfloat16)
-        if problem == "pageable":
-            src = host.pin_memory() if fixed else host
-
-            def step(i):
-                with ranges.phase("data"):
-                    x = src.to("cuda", non_blocking=fixed)
-                train(model, optimizer, x[:4096], ranges)
-            return step
-        pinned = host.pin_memory()
-        copy_stream = torch.cuda.Stream()
-        state = {"next": None}
-
-        def load():
-            return pinned.to("cuda", non_blocking=True)
-
-        def step(i):
-            with ranges.phase("data"):
-                if not fixed:
-                    x = load()
-                else:
-                    if state["next"] is None:
-                        with torch.cuda.stream(copy_stream):
-                            state["next"] = load()
-                    torch.cuda.current_stream().wait_stream(copy_stream)
-                    x = state["next"]
-                    x.record_stream(torch.cuda.current_stream())
-                    with torch.cuda.stream(copy_stream):
-                        state["next"] = load()  # the next step's batch, beside this compute
-            train(model, optimizer, x[:4096], ranges)
-        return step
-
-    if problem == "loader":
-        model = mlp(4096, 4)
-        optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
-        rng = np.random.default_rng(0)
-
-        def build():
-            a = rng.standard_normal((512, 512))
-            for _ in range(6):  # CPU work a data loader does: about 3 ms
-                a = np.tanh(a @ a.T / 512.0)
-            return torch.from_numpy(a.astype(np.float32)).pin_memory()
-
-        prepared = [build() for _ in range(8)] if fixed else None
-
-        def step(i):
-            with ranges.phase("data_load"):
-                batch = prepared[i % len(prepared)] if fixed else build()
-                x = batch.to("cuda", non_blocking=True).to(torch.bfloat16).repeat(8, 8)
-            train(model, optimizer, x, ranges)
-        return step
-
-    if problem == "tiny":
-        params = [torch.zeros(64, device="cuda", requires_grad=False) for _ in range(300)]
-        grads = [torch.full((64,), 1e-3, device="cuda") for _ in range(300)]
-        model = mlp(1024, 2)
-        optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
-        x = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
-
-        def step(i):
-            train(model, optimizer, x, ranges)
-            with ranges.phase("update"):
-                if fixed:
-                    torch._foreach_add_(params, grads, alpha=-0.1)
-                else:
-                    for p, g in zip(params, grads):
-                        p.add_(g, alpha=-0.1)
-        return step
-
+        return copies(problem, fixed, ranges)
     if problem in ("item", "sync"):
-        model = mlp(4096, 4)
-        optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
-        x = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-        total = torch.zeros((), device="cuda")
-        state = {"sum": 0.0}
-
-        def step(i):
-            nonlocal total
-            loss = train(model, optimizer, x, ranges)
-            with ranges.phase("log"):
-                host_work(0.001)  # bookkeeping, metrics, logging
-                if problem == "item":
-                    if fixed:
-                        total = total + loss.detach()
-                    else:
-                        state["sum"] += loss.item()
-                elif not fixed:
-                    torch.cuda.synchronize()
-        return step
-
-    if problem == "graph":
-        model = mlp(256, 24, dtype=torch.float32)
-        optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
-        x = torch.randn(64, 256, device="cuda")
-        if not fixed:
-            return lambda i: train(model, optimizer, x, ranges)
-        # Warm up on a side stream, then capture the whole step once (PyTorch's recipe).
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                train(model, optimizer, x, Ranges("none"))
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        optimizer.zero_grad(set_to_none=True)
-        with torch.cuda.graph(graph):
-            loss = model(x).pow(2).mean()
-            loss.backward()
-            optimizer.step()
-
-        def step(i):
-            with ranges.phase("forward"):
-                graph.replay()
-        return step
-
-    if problem == "compiled":
-        model = torch.compile(mlp(2048, 6))
-        optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
-        x = torch.randn(2048, 2048, device="cuda", dtype=torch.bfloat16)
-        y = torch.randint(0, 2048, (2048,), device="cuda")
-        correct = torch.zeros((), device="cuda")
-        state = {"acc": []}
-
-        def step(i):
-            nonlocal correct
-            with ranges.phase("forward"):
-                out = model(x)
-                loss = torch.nn.functional.cross_entropy(out.float(), y)
-            with ranges.phase("backward"):
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-            with ranges.phase("optimizer"):
-                optimizer.step()
-            with ranges.phase("metrics"):
-                hits = (out.argmax(1) == y).float().mean()
-                if fixed:
-                    correct = correct + hits
-                else:
-                    state["acc"].append(hits.cpu())
-        return step
-
+        return waits(problem, fixed, ranges)
+    builders = {"loader": loader, "tiny": tiny, "graph": graph, "compiled": compiled}
+    if problem in builders:
+        return builders[problem](fixed, ranges)
     raise SystemExit(f"heldout.py: unknown problem {problem!r}; one of {', '.join(PROBLEMS)}")
 
 
