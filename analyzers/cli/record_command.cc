@@ -1,5 +1,5 @@
 // `warpscope record [flags] [--] COMMAND ARGS...`: runs COMMAND with warpscope injected
-// (analyzers/record: the plan, the launch), returns its exit status and says which traces the
+// (analyzers/launcher: the plan, the launch), returns its exit status and says which traces the
 // run wrote.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
-#include "analyzers/record/launch.h"
-#include "analyzers/record/record.h"
+#include "analyzers/launcher/launch.h"
+#include "analyzers/launcher/record.h"
 #include "proto/common/setting_error.h"
 #include "proto/common/settings.h"
 

@@ -1,5 +1,5 @@
-"""Overhead of recording a data-parallel job (run on a multi-GPU machine by hand or by
-scripts/gpu_distributed_bench.sh): the balanced DDP job of tests/gpu/distributed/ddp_job.py
+"""Overhead of recording a data-parallel job (run by hand on a multi-GPU machine, with a build
+staged by tests/gpu/gpu_suite.sh --stage): the balanced DDP job of tests/gpu/distributed/ddp_job.py
 under torchrun, one process per GPU, run plain, under CUPTI's floor (bench/overhead/
 cupti_floor.cc: the activity kinds warpscope enables, records only counted) with the kinds
 warpscope records by default, with kernel records only, and with kernel and runtime API

@@ -1,4 +1,4 @@
-"""warpscope overhead benchmark driver (run on the GPU machine by scripts/gpu_suite.sh).
+"""warpscope overhead benchmark driver (run on the GPU machine by tests/gpu/gpu_suite.sh).
 
 For each workload (launch-bound loop with 1 and 4 host threads; ResNet-18 training; a PyTorch
 step whose host and GPU time are about equal, `torch_balanced`, not in the default list) it runs

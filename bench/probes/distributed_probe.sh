@@ -5,7 +5,7 @@
 # the staged build (.gpu/), packed into $OUT/probe.tgz.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
-source "$here/scripts/gpu_build_env.sh" .gpu probe_out
+source "$here/tests/gpu/gpu_build_env.sh" .gpu probe_out
 W=$(mktemp -d /tmp/probe.XXXXXX)
 JOB=$here/tests/gpu/distributed/ddp_job.py
 NP=$(nvidia-smi -L | wc -l)

@@ -60,7 +60,7 @@ enum class SettingId {
   kCount,
 };
 
-// Which parser checks a value (analyzers/record/setting_check.cc dispatches on it; each
+// Which parser checks a value (analyzers/launcher/setting_check.cc dispatches on it; each
 // owner calls the same parser directly).
 enum class SettingParser {
   kOutputPattern,    // non-blank text (libinject/config.cc)
@@ -89,7 +89,7 @@ enum class SettingOwner {
   kPcSampling,  // collectors/pc_sampling/pc_sampling_config.cc
   kCollectors,  // the session's collector registry (collector_interface.h)
   kShim,        // libinject/shim.c
-  kLauncher,    // analyzers/record (`warpscope record`)
+  kLauncher,    // analyzers/launcher (`warpscope record`)
   kAnalyzers,   // the trace reader (analyzers/model)
 };
 

@@ -1,4 +1,4 @@
-"""scripts/advise_check.py, which scripts/gpu_advise.sh runs on the GPU, on made-up advise
+"""tests/gpu/advise/advise_check.py, which tests/gpu/advise/gpu_advise.sh runs on the GPU, on made-up advise
 reports and run timings with known answers."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from script_module import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "advise_check.py"
+SCRIPT = ROOT / "tests" / "gpu" / "advise" / "advise_check.py"
 
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not in a warpscope source tree")
 

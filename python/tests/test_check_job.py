@@ -1,4 +1,4 @@
-"""tests/gpu/distributed/check_job.py, which scripts/gpu_distributed.sh runs on the GPU, on a
+"""tests/gpu/distributed/check_job.py, which tests/gpu/distributed/gpu_distributed.sh runs on the GPU, on a
 made-up job report with known answers: the lost time against the designed delay and against
 the delay's measured cost."""
 

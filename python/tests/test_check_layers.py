@@ -1,4 +1,4 @@
-"""scripts/check_layers.py: the real tree passes, and a tree with an include that runs back up,
+"""tests/repo/check_layers.py: the real tree passes, and a tree with an include that runs back up,
 an include of a header in no layer, or a cycle between folders of one layer fails, naming the
 file and line."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "check_layers.py"
+SCRIPT = ROOT / "tests" / "repo" / "check_layers.py"
 
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not in a warpscope source tree")
 

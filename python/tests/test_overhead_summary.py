@@ -1,4 +1,4 @@
-"""scripts/overhead_summary.py, which scripts/gpu_advise.sh runs on the GPU: the recording's own
+"""bench/overhead/overhead_summary.py, which tests/gpu/advise/gpu_advise.sh runs on the GPU: the recording's own
 time per kind, and the program's calls a long flush overlapped, on a made-up trace."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from script_module import load_script
 from warpscope import schema
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "overhead_summary.py"
+SCRIPT = ROOT / "bench" / "overhead" / "overhead_summary.py"
 
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not in a warpscope source tree")
 

@@ -1,4 +1,4 @@
-"""scripts/stall_compare.py on what one H200 run of scripts/gpu_stalls.sh gave (the files
+"""tests/gpu/stall_compare.py on what one H200 run of tests/gpu/gpu_stalls.sh gave (the files
 tests/data/cuda13.0_sm90/stall_*; their README says how they were made)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from script_module import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "cuda13.0_sm90"
-SCRIPT = ROOT / "scripts" / "stall_compare.py"
+SCRIPT = ROOT / "tests" / "gpu" / "stall_compare.py"
 SOURCE = ROOT / "tests" / "gpu" / "stall_kernels.cu"
 
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not in a warpscope source tree")

@@ -16,7 +16,7 @@
 #include "proto/writer/trace_writer.h"
 #include "tests/activity/fake_activity_api.h"
 #include "tests/collectors/written_trace_test.h"
-#include "tests/reader/trace_test_util.h"
+#include "tests/support/trace_test_util.h"
 
 namespace warpscope::testing {
 

@@ -15,7 +15,7 @@
 #include "tests/advise/advise_test_util.h"
 #include "tests/advise/advise_traces.h"
 #include "tests/fixtures/synthetic_trace.h"
-#include "tests/reader/cli_test_util.h"
+#include "tests/support/cli_test_util.h"
 
 namespace warpscope {
 namespace {

@@ -11,7 +11,7 @@
 #include "analyzers/model/trace_model.h"
 #include "gtest/gtest.h"
 #include "tests/fixtures/synthetic_trace.h"
-#include "tests/reader/cli_test_util.h"
+#include "tests/support/cli_test_util.h"
 
 namespace warpscope::advise_testing {
 

@@ -4,7 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/reader/cli_test_util.h"
+#include "tests/support/cli_test_util.h"
 
 namespace warpscope {
 namespace {

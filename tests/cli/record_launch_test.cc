@@ -21,7 +21,7 @@
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/reader/cli_test_util.h"
+#include "tests/support/cli_test_util.h"
 
 namespace warpscope::testing {
 namespace {

@@ -13,7 +13,7 @@
 #include "analyzers/model/trace_model.h"
 #include "gtest/gtest.h"
 #include "proto/writer/trace_writer.h"
-#include "tests/reader/trace_test_util.h"
+#include "tests/support/trace_test_util.h"
 
 namespace warpscope::testing {
 

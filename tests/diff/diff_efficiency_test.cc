@@ -19,8 +19,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/fixtures/synthetic_trace.h"
-#include "tests/reader/cli_test_util.h"
-#include "tests/reader/trace_test_util.h"
+#include "tests/support/cli_test_util.h"
+#include "tests/support/trace_test_util.h"
 
 namespace warpscope {
 namespace {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tests/reader/trace_test_util.h"
+#include "tests/support/trace_test_util.h"
 
 namespace warpscope::testing {
 

@@ -18,8 +18,8 @@
 #include "gtest/gtest.h"
 #include "tests/export/export_fixture.h"
 #include "tests/export/trace_event_json.h"
-#include "tests/reader/cli_test_util.h"
-#include "tests/reader/trace_test_util.h"
+#include "tests/support/cli_test_util.h"
+#include "tests/support/trace_test_util.h"
 
 namespace warpscope {
 namespace {

@@ -1,4 +1,4 @@
-// Runs the GPU checks of scripts/gpu_suite.sh (tests only, no benchmark) and fails when any
+// Runs the GPU checks of tests/gpu/gpu_suite.sh (tests only, no benchmark) and fails when any
 // fails; skips on a machine without an NVIDIA GPU.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -17,7 +17,7 @@ TEST(GpuSuite, AllChecksPass) {
   ASSERT_NE(src, nullptr);
   ASSERT_NE(build, nullptr);
   std::string cmd = std::string("WS_BUILD=") + build + " bash " + src +
-                    "/scripts/gpu_suite.sh --tests-only";
+                    "/tests/gpu/gpu_suite.sh --tests-only";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 

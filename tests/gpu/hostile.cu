@@ -1,5 +1,5 @@
 // ws_hostile: one CUDA program for the orders and endings people really use, run under
-// warpscope by scripts/gpu_hostile.sh. Every run prints "ws_hostile: done" on stdout just
+// warpscope by tests/gpu/gpu_hostile.sh. Every run prints "ws_hostile: done" on stdout just
 // before it ends (except where it is killed), and ends with --status unless the ending is a
 // signal, so the matrix can check that the program's own output and exit status survive.
 //

@@ -1,5 +1,5 @@
 """ws_hostile for PyTorch: the orders and endings of real training scripts, run under
-warpscope by scripts/gpu_hostile.sh. Prints "ws_hostile: done" just before it ends and ends
+warpscope by tests/gpu/gpu_hostile.sh. Prints "ws_hostile: done" just before it ends and ends
 with --status unless the ending is a signal.
 
   python3 hostile.py [--nvtx-first] [--steps N] [--fork] [--loader-workers K]

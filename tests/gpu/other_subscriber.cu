@@ -1,7 +1,7 @@
 // ws_other_subscriber: a CUDA program that is itself a CUPTI client. It calls cuptiSubscribe
 // (with a callback that counts created contexts) BEFORE its first CUDA call, then launches
 // N tiny kernels and exits 0. Run under warpscope's LD_PRELOAD shim, warpscope must find the
-// subscriber slot taken, say so in one stderr line and step aside (scripts/gpu_suite.sh).
+// subscriber slot taken, say so in one stderr line and step aside (tests/gpu/gpu_suite.sh).
 //
 //   ws_other_subscriber [N]      exit 0: subscribed and launched; 4: our own cuptiSubscribe
 //                                failed (someone else, e.g. warpscope, took the slot first);

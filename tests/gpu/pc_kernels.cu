@@ -1,4 +1,4 @@
-// Kernels of known length for the PC sampling checks (scripts/gpu_pc.sh): five kernels of
+// Kernels of known length for the PC sampling checks (tests/gpu/gpu_pc.sh): five kernels of
 // 2-40 ms that stall in different ways (memory, math, barrier, atomics), launched in the
 // capture window a mode asks for.
 //

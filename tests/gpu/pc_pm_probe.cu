@@ -1,5 +1,5 @@
 // Probe: can PM sampling and PC sampling take turns on one GPU in one process? (Run by
-// scripts/gpu_pc.sh; no warpscope involved, CUPTI called directly.) Each step prints
+// tests/gpu/gpu_pc.sh; no warpscope involved, CUPTI called directly.) Each step prints
 //   PROBE <step>: <call> -> <CUPTI result> [samples]
 // and the last line is "PROBE VERDICT: ..." saying which combinations CUPTI accepted:
 //   A  PC Start while PM sampling runs

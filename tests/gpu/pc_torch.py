@@ -1,4 +1,4 @@
-"""PyTorch workload for the PC sampling checks (scripts/gpu_pc.sh): matmuls and elementwise
+"""PyTorch workload for the PC sampling checks (tests/gpu/gpu_pc.sh): matmuls and elementwise
 kernels of a few ms each, in the capture window a mode asks for.
 
     python3 pc_torch.py plain|idle|profiler|nvtx

@@ -1,5 +1,5 @@
 // ws_repro: small CUDA programs with a known structure for the GPU checks
-// (scripts/gpu_suite.sh runs them under warpscope, tests/gpu/trace_check.cc verifies).
+// (tests/gpu/gpu_suite.sh runs them under warpscope, tests/gpu/trace_check.cc verifies).
 // usage: ws_repro MODE [N] ; see Usage() for the modes.
 #include <cuda.h>
 #include <cuda_profiler_api.h>

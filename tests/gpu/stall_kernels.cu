@@ -1,5 +1,5 @@
 // Five kernels, each built so that its warps spend most of their time in one warp state, to
-// check `warpscope stalls` against Nsight Compute (scripts/gpu_stalls.sh). Each runs a fixed
+// check `warpscope stalls` against Nsight Compute (tests/gpu/gpu_stalls.sh). Each runs a fixed
 // amount of work (26-35 ms on an H200: 132 SMs, 4 schedulers and 64 warps per SM), so a
 // profiler that replays the kernel measures the same work as one that samples it. The one line
 // each kernel is built to stall on ends in `// ws-stall-line: <name>`; a stall is charged to
@@ -27,7 +27,7 @@
 //     NAME: long_scoreboard, barrier, wait, bank_conflict or fma_saturated (default: all);
 //     LAUNCHES: launches of each kernel (default 1). Prints each launch's time (CUDA events).
 //
-// Built with -lineinfo (scripts/gpu_stalls.sh: nvcc -O3 -arch=sm_90 -lineinfo). Exit status 0,
+// Built with -lineinfo (tests/gpu/gpu_stalls.sh: nvcc -O3 -arch=sm_90 -lineinfo). Exit status 0,
 // 2 when CUDA fails, 1 on a bad argument.
 #include <cuda_runtime.h>
 

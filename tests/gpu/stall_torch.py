@@ -1,4 +1,4 @@
-"""ResNet-18 training steps for the stall report (scripts/gpu_stalls.sh --part torch).
+"""ResNet-18 training steps for the stall report (tests/gpu/gpu_stalls.sh --part torch).
 
 Batch 64 of 224x224 images and labels made on the GPU (no data loading), SGD with momentum,
 a few warm-up steps, then the measured steps inside one NVTX range "train_step", the window

@@ -1,6 +1,6 @@
 // ws_trace_check: reads a .wst trace packet by packet (also one cut short) and checks
 // expectations given on the command line; exits 1 with one line per failed check.
-// Used by scripts/gpu_suite.sh on the GPU machine.
+// Used by tests/gpu/gpu_suite.sh on the GPU machine.
 //
 //   ws_trace_check FILE [--dump] [--complete|--truncated-ok] [--kernels NAME=N]
 //     [--kernels-min NAME=N] [--kernels-max NAME=N] [--no-kernel NAME] [--nvtx NAME=N]

@@ -1,5 +1,5 @@
-// Tests for `warpscope record`'s planning (analyzers/record/record.h).
-#include "analyzers/record/record.h"
+// Tests for `warpscope record`'s planning (analyzers/launcher/record.h).
+#include "analyzers/launcher/record.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,8 +16,8 @@
 #include "absl/strings/str_replace.h"
 #include "analyzers/render/output_path.h"
 #include "proto/writer/output_name.h"
-#include "tests/reader/cli_test_util.h"
-#include "tests/reader/trace_test_util.h"
+#include "tests/support/cli_test_util.h"
+#include "tests/support/trace_test_util.h"
 
 namespace warpscope {
 namespace {

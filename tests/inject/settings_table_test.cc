@@ -11,8 +11,8 @@
 #include <string>
 
 #include "analyzers/model/trace_reader.h"
-#include "analyzers/record/record.h"
-#include "analyzers/record/setting_check.h"
+#include "analyzers/launcher/record.h"
+#include "analyzers/launcher/setting_check.h"
 #include "collectors/pc_sampling/pc_sampling_config.h"
 #include "collectors/pm_sampling/pm_sampling_config.h"
 #include "libinject/config.h"

@@ -12,7 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/fixtures/synthetic_job.h"
-#include "tests/reader/cli_test_util.h"
+#include "tests/support/cli_test_util.h"
 
 namespace warpscope {
 namespace {

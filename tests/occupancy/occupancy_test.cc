@@ -10,7 +10,7 @@
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/reader/trace_test_util.h"
+#include "tests/support/trace_test_util.h"
 #include "tests/tail/pm_scenario.h"
 
 namespace warpscope {

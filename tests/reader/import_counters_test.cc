@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "analyzers/model/trace_model.h"
-#include "tests/reader/trace_test_util.h"
+#include "tests/support/trace_test_util.h"
 #include "tests/writer/counter_table_docs.h"
 
 namespace warpscope {

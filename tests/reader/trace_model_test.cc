@@ -8,7 +8,7 @@
 #include "analyzers/model/trace_columns.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/reader/trace_test_util.h"
+#include "tests/support/trace_test_util.h"
 
 namespace warpscope {
 namespace {

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/reader/trace_test_util.h"
+#include "tests/support/trace_test_util.h"
 
 namespace warpscope {
 namespace {

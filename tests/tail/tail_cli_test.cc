@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/reader/cli_test_util.h"
-#include "tests/reader/trace_test_util.h"
+#include "tests/support/cli_test_util.h"
+#include "tests/support/trace_test_util.h"
 
 namespace warpscope {
 namespace {

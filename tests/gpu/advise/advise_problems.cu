@@ -1,6 +1,6 @@
 // ws_advise_problems: CUDA programs that each have one performance problem on purpose, and a
 // --fixed mode that removes it with the rest the same, for checking `warpscope advise` on the
-// GPU (scripts/gpu_advise.sh): the problem must be the top finding, and its cost must match
+// GPU (tests/gpu/advise/gpu_advise.sh): the problem must be the top finding, and its cost must match
 // the time the fix saves.
 //
 //   ws_advise_problems --problem item|pageable|loader|launch|serial [--fixed] [--steps N]

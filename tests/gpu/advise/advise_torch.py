@@ -1,5 +1,5 @@
 """A PyTorch training loop that reads its loss with `.item()` every step, for
-`warpscope advise` on the GPU (scripts/gpu_advise.sh, case torch_item).
+`warpscope advise` on the GPU (tests/gpu/advise/gpu_advise.sh, case torch_item).
 
 Each step (NVTX range "step") trains a 4-layer MLP (4096 wide, batch 4096, bf16) on data made
 on the GPU, reads the loss with `.item()`, then spends 1 ms of host time on bookkeeping (a

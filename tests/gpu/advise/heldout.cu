@@ -1,6 +1,6 @@
 // ws_advise_heldout: C++ programs with one performance problem each (and a --fixed mode
 // without it), written after the `warpscope advise` rules they check, to try the rules on
-// programs they were not tuned on (scripts/gpu_advise.sh --heldout; PyTorch ones in
+// programs they were not tuned on (tests/gpu/advise/gpu_advise.sh --heldout; PyTorch ones in
 // heldout.py).
 //
 //   ws_advise_heldout --problem tinyloop|readback|devsync [--fixed] [--steps N] [--warmup W]

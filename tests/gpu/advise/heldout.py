@@ -1,4 +1,4 @@
-"""Held-out PyTorch programs for `warpscope advise` (scripts/gpu_advise.sh --heldout): each has
+"""Held-out PyTorch programs for `warpscope advise` (tests/gpu/advise/gpu_advise.sh --heldout): each has
 one performance problem and a `--fixed` variant without it, and was written after the rules
 it checks, to try them on programs they were not tuned on. The steps are marked three ways
 (`--ranges`): `numbered` (step_0, step_1, ... with phases inside, as many loops and

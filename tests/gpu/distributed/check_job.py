@@ -1,5 +1,5 @@
 """Checks `warpscope job` on a recorded multi-GPU job against what the job was designed to do
-(scripts/gpu_distributed.sh runs the jobs; tests/gpu/distributed/ddp_job.py plants the problem).
+(tests/gpu/distributed/gpu_distributed.sh runs the jobs; tests/gpu/distributed/ddp_job.py plants the problem).
 
     python3 check_job.py CASE JOB_JSON [--late-rank R] [--late-ms T] [--measured-ms M]
                          [--warmup N] [--slow-rank R] [--cause TEXT]

@@ -1,5 +1,5 @@
 """A data-parallel training job for the multi-GPU checks of `warpscope job`
-(scripts/gpu_distributed.sh): one process per GPU under torchrun, NCCL, inputs made on the
+(tests/gpu/distributed/gpu_distributed.sh): one process per GPU under torchrun, NCCL, inputs made on the
 GPU, NVTX ranges per step (`step_N` holding `data_load`, `forward`, `backward`,
 `optimizer`), with one problem that can be planted on one rank:
 

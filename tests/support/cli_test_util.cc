@@ -1,5 +1,5 @@
 // Running the `warpscope` binary from tests (see cli_test_util.h).
-#include "tests/reader/cli_test_util.h"
+#include "tests/support/cli_test_util.h"
 
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "tests/reader/trace_test_util.h"
+#include "tests/support/trace_test_util.h"
 
 namespace warpscope::testing {
 namespace {

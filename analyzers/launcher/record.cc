@@ -1,5 +1,5 @@
 // Environment planning and the traces a run left, for `warpscope record` (see record.h).
-#include "analyzers/record/record.h"
+#include "analyzers/launcher/record.h"
 
 #include <glob.h>
 #include <sys/stat.h>
@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/model/trace_model.h"
-#include "analyzers/record/setting_check.h"
+#include "analyzers/launcher/setting_check.h"
 #include "analyzers/render/output_path.h"
 #include "collectors/pc_sampling/pc_sampling_config.h"
 #include "libinject/config.h"

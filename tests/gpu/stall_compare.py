@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compares `warpscope stalls` with Nsight Compute's warp-state breakdown (scripts/gpu_stalls.sh).
+"""Compares `warpscope stalls` with Nsight Compute's warp-state breakdown (tests/gpu/gpu_stalls.sh).
 
     stall_compare.py check  --ws WS.json --ncu NCU.csv --source stall_kernels.cu
                             [--ws-lines LINES.json] [--pcs PCS.json --sass SASS.txt]

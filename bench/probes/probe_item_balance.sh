@@ -3,9 +3,9 @@
 # slow its host? Runs tests/gpu/advise/advise_torch.py with and without --fixed, each plain and
 # recorded, interleaved, --rounds times, and keeps the recordings: the fixed program's recorded
 # step against its plain step is the recording's cost on the host where the host sets the pace.
-#   WS_OUT=DIR bash scripts/probe_item_balance.sh [--rounds N] [--steps N]
+#   WS_OUT=DIR bash bench/probes/probe_item_balance.sh [--rounds N] [--steps N]
 set -u
-source "$(dirname "$0")/gpu_build_env.sh" build probe_item_out
+source "$(dirname "$0")/../../tests/gpu/gpu_build_env.sh" build probe_item_out
 mkdir -p "$OUTDIR"
 rounds=3; steps=100
 while [[ $# -gt 0 ]]; do

@@ -1,8 +1,8 @@
 // One value of any WARPSCOPE_* setting checked with the parser of the layer that reads it
 // (libinject/config.h, the PM and PC sampling collectors' configs), so that what `warpscope
 // record` accepts is what the library accepts.
-#ifndef WARPSCOPE_ANALYZERS_RECORD_SETTING_CHECK_H_
-#define WARPSCOPE_ANALYZERS_RECORD_SETTING_CHECK_H_
+#ifndef WARPSCOPE_ANALYZERS_LAUNCHER_SETTING_CHECK_H_
+#define WARPSCOPE_ANALYZERS_LAUNCHER_SETTING_CHECK_H_
 
 #include <optional>
 #include <string_view>
@@ -18,4 +18,4 @@ std::optional<SettingError> CheckSettingValue(const SettingSpec& spec, std::stri
 
 }  // namespace warpscope
 
-#endif  // WARPSCOPE_ANALYZERS_RECORD_SETTING_CHECK_H_
+#endif  // WARPSCOPE_ANALYZERS_LAUNCHER_SETTING_CHECK_H_

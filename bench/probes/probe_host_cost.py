@@ -3,7 +3,7 @@
 floor (bench/overhead/cupti_floor.cc) and under warpscope with one setting changed at a time,
 modes shuffled within each of --rounds rounds; prints each mode's median loop time and its
 ratio to plain and to the floor.
-    python3 scripts/probe_host_cost.py --build .gpu [--rounds 5] [--steps 100]
+    python3 bench/probes/probe_host_cost.py --build .gpu [--rounds 5] [--steps 100]
 """
 import argparse
 import json

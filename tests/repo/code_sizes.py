@@ -2,7 +2,7 @@
 """Sizes a reader can hold: the largest hand-written source files and the functions longer
 than a limit, in C++ (.cc, .h, .c, .cu) and Python.
 
-    scripts/code_sizes.py [--root DIR] [--file-limit 600] [--function-limit 80] [--top 10]
+    tests/repo/code_sizes.py [--root DIR] [--file-limit 600] [--function-limit 80] [--top 10]
 
 Generated code (build trees) and test data are left out. C++ functions are found with a
 brace scan of top-level definitions (namespaces do not count as a level; lambdas and class

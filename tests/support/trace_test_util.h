@@ -1,7 +1,7 @@
 // Helpers for reader and analysis tests: textproto fixtures to wire-format bytes, temp
 // files, golden files.
-#ifndef WARPSCOPE_TESTS_READER_TRACE_TEST_UTIL_H_
-#define WARPSCOPE_TESTS_READER_TRACE_TEST_UTIL_H_
+#ifndef WARPSCOPE_TESTS_SUPPORT_TRACE_TEST_UTIL_H_
+#define WARPSCOPE_TESTS_SUPPORT_TRACE_TEST_UTIL_H_
 
 #include <cstdint>
 #include <string>
@@ -39,4 +39,4 @@ std::string CompareWithGolden(const std::string& golden_relative, const std::str
 
 }  // namespace warpscope::testing
 
-#endif  // WARPSCOPE_TESTS_READER_TRACE_TEST_UTIL_H_
+#endif  // WARPSCOPE_TESTS_SUPPORT_TRACE_TEST_UTIL_H_

@@ -3,14 +3,14 @@
 # stall on one warp state (tests/gpu/stall_kernels.cu), and the top kernels of a ResNet-18
 # training step (tests/gpu/stall_torch.py).
 #
-#   scripts/gpu_stalls.sh [--part cpp|torch|all] [--period N]
+#   tests/gpu/gpu_stalls.sh [--part cpp|torch|all] [--period N]
 #
 # cpp    builds stall_kernels.cu (nvcc -lineinfo -arch=sm_90); records it with `warpscope
 #        record --pc-sampling --pc-period N` (default 15: ~250k samples per 30 ms kernel);
 #        reads `warpscope stalls -f json` (every state), `--by line --top 3` and `--by pc`;
 #        profiles the same binary with Nsight Compute (the metrics
 #        smsp__average_warps_issue_stalled_*_per_issue_active.ratio, clocks left alone) and
-#        compares with scripts/stall_compare.py. Per kernel: the top state equals Nsight
+#        compares with tests/gpu/stall_compare.py. Per kernel: the top state equals Nsight
 #        Compute's and is the one the kernel is built for; every state in either side's top
 #        three is within 5 points; the hottest line is the one marked `// ws-stall-line:`.
 #        The hot PCs are also mapped to lines through nvdisasm's line table (shown, not checked).
@@ -19,7 +19,7 @@
 #        Nsight Compute (one launch per launch configuration) and puts both side by side (no
 #        verdicts).
 #
-# WS_BUILD: a build or staged copy (default .gpu, see scripts/gpu_suite.sh --stage) with
+# WS_BUILD: a build or staged copy (default .gpu, see tests/gpu/gpu_suite.sh --stage) with
 # bin/warpscope and lib/{libwarpscope.so,libwarpscope_core.so}. Output in $OUT (or WS_OUT):
 # stalls_summary.txt (a table per kernel: warpscope's top three shares against Nsight
 # Compute's, the difference, cycles per issued instruction, hottest line against the marked
@@ -38,7 +38,7 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-COMPARE=(python3 "$here/scripts/stall_compare.py")
+COMPARE=(python3 "$here/tests/gpu/stall_compare.py")
 W=$(mktemp -d /tmp/ws_stalls.XXXXXX)
 summary=$OUTDIR/stalls_summary.txt
 : >"$summary"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # GPU test suite and overhead benchmark for warpscope's injection, in one go.
 #
-#   scripts/gpu_suite.sh [--tests-only|--bench-only] [--quick]
-#   scripts/gpu_suite.sh --stage BUILD_DIR   # copy (stripped) what a GPU run needs into .gpu/
+#   tests/gpu/gpu_suite.sh [--tests-only|--bench-only] [--quick]
+#   tests/gpu/gpu_suite.sh --stage BUILD_DIR   # copy (stripped) what a GPU run needs into .gpu/
 #
 # Typical use from the workstation: build the targets warpscope_inject warpscope_cli ws_repro
 # ws_trace_check ws_other_subscriber ws_launch_loop ws_cupti_floor in build-inject, `--stage build-inject`, then
-# run `WS_BUILD=.gpu scripts/gpu_suite.sh` on the GPU machine with .gpu carried along.
+# run `WS_BUILD=.gpu tests/gpu/gpu_suite.sh` on the GPU machine with .gpu carried along.
 #
 # Needs a build (or a staged copy) with
 # bin/{warpscope,ws_repro,ws_trace_check,ws_other_subscriber,ws_launch_loop}

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # The whole GPU proof in one call on the GPU machine: the tracing suite (tests, and the
 # overhead benchmark unless --no-bench), the PM sampling / occupancy / tail suite, the warp
-# stall kernels against Nsight Compute (C++ part of scripts/gpu_stalls.sh), `warpscope diff` on
-# runs with a known change (scripts/gpu_diff.sh), `warpscope advise` on programs with a problem
-# each against the time their fix saves (scripts/gpu_advise.sh), and a recording of the example
+# stall kernels against Nsight Compute (C++ part of tests/gpu/gpu_stalls.sh), `warpscope diff` on
+# runs with a known change (tests/gpu/gpu_diff.sh), `warpscope advise` on programs with a problem
+# each against the time their fix saves (tests/gpu/advise/gpu_advise.sh), and a recording of the example
 # pipeline (the trace bundled in examples/traces/).
 #
-#   scripts/gpu_suite.sh --stage build      # here: copy what the GPU run needs into .gpu/
-#   scripts/gpu_all.sh [--no-bench] [--no-tests] [--no-pm] [--no-stalls] [--no-diff] [--no-advise]
+#   tests/gpu/gpu_suite.sh --stage build      # here: copy what the GPU run needs into .gpu/
+#   tests/gpu/gpu_all.sh [--no-bench] [--no-tests] [--no-pm] [--no-stalls] [--no-diff] [--no-advise]
 #                      [--no-example]
 #
 # The device tool returns at most 8 files, so everything is packed into
 # $OUT/gpu_results.tgz; the check lists are also copied to $OUT as plain text.
 set -u
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 OUTDIR=${OUT:-$PWD/gpu_all_out}
 mkdir -p "$OUTDIR"
 res=$(mktemp -d /tmp/ws_all.XXXXXX)
@@ -48,25 +48,25 @@ fi
 
 if [[ $pm == 1 ]]; then
   echo "== PM sampling suite"
-  WS_OUT=$res/pm timeout 200 bash "$here/scripts/gpu_pm_suite.sh" --no-torch
+  WS_OUT=$res/pm timeout 200 bash "$here/tests/gpu_pm/gpu_pm_suite.sh" --no-torch
   failed=$((failed + $?))
   cp "$res/pm/pm_checks.txt" "$OUTDIR/" 2>/dev/null
 fi
 if [[ $stalls == 1 ]]; then
   echo "== warp stall kernels against Nsight Compute"
-  WS_OUT=$res/stalls timeout 300 bash "$here/scripts/gpu_stalls.sh" --part cpp
+  WS_OUT=$res/stalls timeout 300 bash "$here/tests/gpu/gpu_stalls.sh" --part cpp
   failed=$((failed + $?))
   cp "$res/stalls/stalls_summary.txt" "$OUTDIR/" 2>/dev/null
 fi
 if [[ $diff == 1 ]]; then
   echo "== warpscope diff on runs with a known change"
-  WS_OUT=$res/diff timeout 120 bash "$here/scripts/gpu_diff.sh"
+  WS_OUT=$res/diff timeout 120 bash "$here/tests/gpu/gpu_diff.sh"
   failed=$((failed + $?))
   cp "$res/diff/diff_summary.txt" "$OUTDIR/" 2>/dev/null
 fi
 if [[ $advise == 1 ]]; then
   echo "== warpscope advise on programs with one problem each"
-  WS_OUT=$res/advise timeout 540 bash "$here/scripts/gpu_advise.sh"
+  WS_OUT=$res/advise timeout 540 bash "$here/tests/gpu/advise/gpu_advise.sh"
   failed=$((failed + $?))
   cp "$res/advise/advise_summary.txt" "$OUTDIR/" 2>/dev/null
 fi
@@ -75,7 +75,7 @@ if [[ $tests == 1 || $bench == 1 ]]; then
   args=()
   [[ $bench == 0 ]] && args=(--tests-only)
   [[ $tests == 0 ]] && args=(--bench-only)
-  WS_OUT=$res/trace timeout 330 bash "$here/scripts/gpu_suite.sh" "${args[@]}"
+  WS_OUT=$res/trace timeout 330 bash "$here/tests/gpu/gpu_suite.sh" "${args[@]}"
   failed=$((failed + $?))
   cp "$res/trace/results.txt" "$OUTDIR/" 2>/dev/null
   cp "$res/trace/bench.txt" "$OUTDIR/" 2>/dev/null

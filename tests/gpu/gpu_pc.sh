@@ -4,7 +4,7 @@
 # run has WARPSCOPE_PC_DEBUG=1, so its log shows each CUPTI PC sampling call, its arguments
 # and result, and each GetData's totals: where samples stop, if they do.
 #
-#   scripts/gpu_pc.sh [--part cpp|torch|probe|all] [--periods 10,12,15,18]
+#   tests/gpu/gpu_pc.sh [--part cpp|torch|probe|all] [--periods 10,12,15,18]
 #
 # Cases (C++: tests/gpu/pc_kernels.cu, built here with nvcc -lineinfo; PyTorch:
 # tests/gpu/pc_torch.py), each at every period:
@@ -23,7 +23,7 @@
 # every kernel that ran >= 1 ms has PC samples (--pc-kernels-min-ms 1), the PC records' cubins
 # are all in the trace (--cubins-cover-pcs) and pc_sampling.samples >= 1.
 #
-# WS_BUILD: a build or staged copy (default .gpu, see scripts/gpu_suite.sh --stage) with
+# WS_BUILD: a build or staged copy (default .gpu, see tests/gpu/gpu_suite.sh --stage) with
 # bin/{warpscope,ws_trace_check} and lib/{libwarpscope.so,libwarpscope_core.so}. Output in
 # $OUT (or WS_OUT): pc_summary.txt (the table and PASS/FAIL per case), logs/<case>.log (the
 # command, its stdout/stderr with every pc-debug line, ws_trace_check and `warpscope info`),

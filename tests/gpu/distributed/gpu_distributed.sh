@@ -17,12 +17,12 @@
 # warpscope. For the late cases, plain runs (no warpscope) of the job and of the balanced job
 # measure what the delay costs a step (--measured-ms to the checker): the lost time is checked
 # against that as well as against the designed delay, since a late rank can fall further
-# behind than its stall (its queue of GPU work ran dry during it). Needs a staged build in .gpu/ (scripts/gpu_suite.sh --stage BUILD).
-#   scripts/gpu_distributed.sh [--steps N] [--cases "late_in slow ..."] [--no-faults]
+# behind than its stall (its queue of GPU work ran dry during it). Needs a staged build in .gpu/ (tests/gpu/gpu_suite.sh --stage BUILD).
+#   tests/gpu/distributed/gpu_distributed.sh [--steps N] [--cases "late_in slow ..."] [--no-faults]
 # Results: $OUT/distributed.txt (one PASS/FAIL line per check), $OUT/distributed.tgz (the
 # traces and logs of every case). Exit status: failed checks.
 set -u
-source "$(dirname "$0")/gpu_build_env.sh" .gpu distributed_out
+source "$(dirname "$0")/../gpu_build_env.sh" .gpu distributed_out
 JOB=$here/tests/gpu/distributed/ddp_job.py
 CHECK=$here/tests/gpu/distributed/check_job.py
 W=$(mktemp -d /tmp/ws_dist.XXXXXX)

@@ -11,7 +11,7 @@
 # against the recorded problem runs that gives the saving as the recording sees it, shown
 # beside the cost ("vs rec.") and not checked. Where the finding reports a range (its
 # cost_max_ns more than 10% above its cost), the saving must also lie in that range.
-# scripts/advise_check.py does the checks.
+# tests/gpu/advise/advise_check.py does the checks.
 #
 # --heldout runs instead the held-out programs, written after the rules they check
 # (tests/gpu/advise/heldout.py and heldout.cu): PyTorch cases h_NAME@RANGES (NAME one of
@@ -19,18 +19,18 @@
 # none: how the program marks its steps) and C++ cases c_tinyloop, c_readback, c_devsync.
 # The whole set takes longer than one device call allows: pass --problems to run a part.
 #
-#   scripts/gpu_advise.sh [--runs N] [--steps N] [--problems item,pageable,...,torch_item]
+#   tests/gpu/advise/gpu_advise.sh [--runs N] [--steps N] [--problems item,pageable,...,torch_item]
 #                      [--heldout] [--keep-traces item,...]
 #                      (WS_BUILD: a staged build, default .gpu; output in $OUT or WS_OUT)
 #
 # Output: advise_summary.txt (the table, the PASS/FAIL lines, and per trace the recording's own
-# time from scripts/overhead_summary.py), advise_check.json (every
+# time from bench/overhead/overhead_summary.py), advise_check.json (every
 # figure), advise_results.tgz (every recording's advise JSON and log; the first one's report as
 # table and HTML; the plain runs' lines), and with --keep-traces advise_traces.tgz (the
 # recordings of those problems, to analyse again offline).
 # Exit status: the number of failed checks.
 set -u
-source "$(dirname "$0")/gpu_build_env.sh" build gpu_advise_out
+source "$(dirname "$0")/../gpu_build_env.sh" build gpu_advise_out
 mkdir -p "$OUTDIR"
 APP=$BIN/ws_advise_problems
 HELDOUT=$BIN/ws_advise_heldout
@@ -88,7 +88,7 @@ for p in "${problems[@]}"; do
       # time (warpscope's flushes and the program calls they overlapped).
       timeout 60 "$WS" advise --top 5 --html "$W/$p.advise.html" "$rec.wst" >"$W/$p.advise.txt" 2>&1
       head -12 "$W/$p.advise.txt"
-      timeout 120 python3 "$here/scripts/overhead_summary.py" "$rec.wst" >"$W/$p.overhead.txt" 2>&1
+      timeout 120 python3 "$here/bench/overhead/overhead_summary.py" "$rec.wst" >"$W/$p.overhead.txt" 2>&1
       cat "$W/$p.overhead.txt"
     fi
     [[ $keep == *",$p,"* ]] || rm -f "$rec.wst"
@@ -103,7 +103,7 @@ for p in "${problems[@]}"; do
   done
   cases+=(--case "$p:$(IFS=,; echo "${reports[*]}"):$(IFS=,; echo "${logs[*]}"):$W/$p.runs.jsonl:$W/$p.recfixed.jsonl")
 done
-python3 "$here/scripts/advise_check.py" "${cases[@]}" --json "$OUTDIR/advise_check.json" \
+python3 "$here/tests/gpu/advise/advise_check.py" "${cases[@]}" --json "$OUTDIR/advise_check.json" \
     | tee "$OUTDIR/advise_summary.txt"
 failures=${PIPESTATUS[0]}
 cat "$W"/*.overhead.txt >>"$OUTDIR/advise_summary.txt"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that warpscope's source folders include only their own layer and the layers below.
 
-    scripts/check_layers.py [--root DIR]
+    tests/repo/check_layers.py [--root DIR]
 
 The layers, bottom first (docs/architecture.md says what each holds):
 
@@ -15,7 +15,7 @@ The layers, bottom first (docs/architecture.md says what each holds):
     analyzers/measures  the measures analyses share (PM attribution, occupancy calculator,
                         NVTX projection, steps, collectives, intervals, ...)
     analyzers/analyses  one file or folder per analysis (advise/, export/, job/)
-    analyzers/record    the launcher behind `warpscope record`
+    analyzers/launcher    the launcher behind `warpscope record`
     analyzers/cli       the command line
 
 A file may include headers of its own layer and of the layers below it; tests/, bench/ and
@@ -39,7 +39,7 @@ LAYERS = [
     "analyzers/model",
     "analyzers/measures",
     "analyzers/analyses",
-    "analyzers/record",
+    "analyzers/launcher",
     "analyzers/cli",
 ]
 CHECKED_EXTENSIONS = {".h", ".cc", ".c", ".cu"}

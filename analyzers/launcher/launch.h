@@ -2,8 +2,8 @@
 // forwards termination and user signals to it, and waits for it. The program is held before
 // exec until the trace's name, which needs its pid (%p), has been checked, so that a refused
 // name runs nothing.
-#ifndef WARPSCOPE_ANALYZERS_RECORD_LAUNCH_H_
-#define WARPSCOPE_ANALYZERS_RECORD_LAUNCH_H_
+#ifndef WARPSCOPE_ANALYZERS_LAUNCHER_LAUNCH_H_
+#define WARPSCOPE_ANALYZERS_LAUNCHER_LAUNCH_H_
 
 #include <cstdint>
 #include <map>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "analyzers/record/record.h"
+#include "analyzers/launcher/record.h"
 
 namespace warpscope {
 
@@ -37,4 +37,4 @@ uint64_t MonotonicNs();
 
 }  // namespace warpscope
 
-#endif  // WARPSCOPE_ANALYZERS_RECORD_LAUNCH_H_
+#endif  // WARPSCOPE_ANALYZERS_LAUNCHER_LAUNCH_H_

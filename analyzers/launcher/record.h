@@ -1,8 +1,8 @@
 // `warpscope record`: turns record flags into the environment of the profiled program
 // (WARPSCOPE_* variables, LD_PRELOAD, CUDA/NVTX injection paths) and describes the trace it
 // left. Pure functions here; the fork/exec/wait is launch.h.
-#ifndef WARPSCOPE_ANALYZERS_RECORD_RECORD_H_
-#define WARPSCOPE_ANALYZERS_RECORD_RECORD_H_
+#ifndef WARPSCOPE_ANALYZERS_LAUNCHER_RECORD_H_
+#define WARPSCOPE_ANALYZERS_LAUNCHER_RECORD_H_
 
 #include <cstdint>
 #include <map>
@@ -102,4 +102,4 @@ int ChildExitCode(int wait_status);
 
 }  // namespace warpscope
 
-#endif  // WARPSCOPE_ANALYZERS_RECORD_RECORD_H_
+#endif  // WARPSCOPE_ANALYZERS_LAUNCHER_RECORD_H_

@@ -5,7 +5,7 @@
 # the same) with an impact within 10% of what the change cost (launches x 10 us), and make
 # --fail-on-regression exit with status 3.
 #
-#   scripts/gpu_diff.sh        (WS_BUILD: a staged build, default .gpu; output in $OUT or WS_OUT)
+#   tests/gpu/gpu_diff.sh        (WS_BUILD: a staged build, default .gpu; output in $OUT or WS_OUT)
 #
 # The program is ws_hostile (tests/gpu/hostile.cu): --kernels N kernels that spin for
 # --kernel-us U microseconds each on the GPU timer, so their length is set, not measured.

@@ -1,6 +1,6 @@
 // Helpers for tests that run the `warpscope` binary as users do: exit code, stdout, stderr.
-#ifndef WARPSCOPE_TESTS_READER_CLI_TEST_UTIL_H_
-#define WARPSCOPE_TESTS_READER_CLI_TEST_UTIL_H_
+#ifndef WARPSCOPE_TESTS_SUPPORT_CLI_TEST_UTIL_H_
+#define WARPSCOPE_TESTS_SUPPORT_CLI_TEST_UTIL_H_
 
 #include <string>
 
@@ -25,4 +25,4 @@ int CountLines(const std::string& s);
 
 }  // namespace warpscope::testing
 
-#endif  // WARPSCOPE_TESTS_READER_CLI_TEST_UTIL_H_
+#endif  // WARPSCOPE_TESTS_SUPPORT_CLI_TEST_UTIL_H_

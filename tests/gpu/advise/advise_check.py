@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks `warpscope advise` against measured savings (scripts/gpu_advise.sh).
+"""Checks `warpscope advise` against measured savings (tests/gpu/advise/gpu_advise.sh).
 
 For each case (a program with one problem on purpose):
   - the top finding of `warpscope advise --format json` on its recorded trace must be the

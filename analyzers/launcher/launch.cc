@@ -1,5 +1,5 @@
 // The process side of `warpscope record` (launch.h): fork, a held exec, signal forwarding, wait.
-#include "analyzers/record/launch.h"
+#include "analyzers/launcher/launch.h"
 
 #include <fcntl.h>
 #include <signal.h>

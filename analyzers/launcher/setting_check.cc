@@ -1,5 +1,5 @@
 // Dispatch of a setting's value to its owner's parser (see setting_check.h).
-#include "analyzers/record/setting_check.h"
+#include "analyzers/launcher/setting_check.h"
 
 #include <string>
 

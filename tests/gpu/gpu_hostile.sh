@@ -8,9 +8,9 @@
 # no crash, and leave a trace that is complete, or cut short where the ending allows nothing
 # else (SIGKILL), or none where warpscope must step aside.
 #
-#   scripts/gpu_hostile.sh [--part cpp|torch|all] [--repeat N] [--modes trace,pm,pc]
+#   tests/gpu/gpu_hostile.sh [--part cpp|torch|all] [--repeat N] [--modes trace,pm,pc]
 #
-# WS_BUILD: a build or staged copy (default .gpu, see scripts/gpu_suite.sh --stage) with
+# WS_BUILD: a build or staged copy (default .gpu, see tests/gpu/gpu_suite.sh --stage) with
 # bin/{warpscope,ws_hostile,ws_trace_check,ws_other_subscriber} and
 # lib/{libwarpscope.so,libwarpscope_core.so,libws_crash_report.so}. Results go to $OUT (or
 # WS_OUT): hostile.txt (one PASS/FAIL line per run, then the counts) and hostile.log (every

@@ -1,5 +1,5 @@
 // Test helpers for reader and analysis tests (see trace_test_util.h).
-#include "tests/reader/trace_test_util.h"
+#include "tests/support/trace_test_util.h"
 
 #include <unistd.h>
 

@@ -2,7 +2,7 @@
 # GPU proof for PM sampling, occupancy and long tails (runs on the GPU machine from staged
 # binaries; needs nothing but the driver, ncu and python3 there).
 #
-#   scripts/gpu_pm_suite.sh [--no-ncu] [--no-torch]
+#   tests/gpu_pm/gpu_pm_suite.sh [--no-ncu] [--no-torch]
 #
 # WS_BUILD: a build or staged copy with bin/{warpscope,ws_pm_repro,ws_gpu_pm_check} and
 # lib/{libwarpscope.so,libwarpscope_core.so} (default: .gpu if present, else build-pm).
@@ -12,7 +12,7 @@
 # coexistence.txt and pm_overhead.csv. Exit status: number of failed checks (max 100).
 # Whole run: about 3-5 minutes (every step has a timeout; total kept under 8 minutes).
 set -u
-source "$(dirname "$0")/gpu_build_env.sh" build-pm gpu_pm_out
+source "$(dirname "$0")/../gpu/gpu_build_env.sh" build-pm gpu_pm_out
 mkdir -p "$OUTDIR"
 T=$(mktemp -d /tmp/ws_pm.XXXXXX)
 use_ncu=1; use_torch=1
