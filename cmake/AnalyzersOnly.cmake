@@ -1,24 +1,12 @@
 # WARPSCOPE_ANALYZERS_ONLY: the CUPTI-free libraries that the analyzers and the launcher link,
-# in place of libinject/ and collectors/ (whose other parts need the CUDA toolkit).
-#   warpscope_collectors_pure: kernel name demangling as the writer does it (kernel_names.h)
-#   warpscope_session_pure:    the library's settings and capture windows (the launcher checks
-#                              flags with the library's own parsers)
+# in place of libinject/ and collectors/ (whose other parts need the CUDA toolkit), each
+# defined once in its own folder:
+#   warpscope_kernel_names:     kernel name demangling as the writer does it (kernel_names.h)
+#   warpscope_session_settings: the library's settings and capture windows (the launcher checks
+#                               flags with the library's own parsers)
 #   PM and PC sampling settings, from their own *.cmake (their CUPTI parts need warpscope_core)
-add_library(warpscope_collectors_pure STATIC
-  ${PROJECT_SOURCE_DIR}/collectors/activity/kernel_names.cc
-  ${PROJECT_SOURCE_DIR}/collectors/nvtx/nvtx_range_builder.cc)
-target_include_directories(warpscope_collectors_pure PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(warpscope_collectors_pure PUBLIC warpscope_writer)
-
-# The CUPTI-free part of libinject/inject.cmake's warpscope_session_pure that the launcher and
-# the tests of this configuration use (settings, capture windows, the trace's header fields
-# and name).
-add_library(warpscope_session_pure STATIC ${PROJECT_SOURCE_DIR}/libinject/config.cc
-            ${PROJECT_SOURCE_DIR}/libinject/capture_window.cc
-            ${PROJECT_SOURCE_DIR}/libinject/header_environment.cc
-            ${PROJECT_SOURCE_DIR}/libinject/trace_name.cc)
-target_include_directories(warpscope_session_pure PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(warpscope_session_pure PUBLIC warpscope_writer)
+include(${PROJECT_SOURCE_DIR}/collectors/collectors_names.cmake)
+include(${PROJECT_SOURCE_DIR}/libinject/session_settings.cmake)
 
 include(${PROJECT_SOURCE_DIR}/collectors/pm_sampling/pm_sampling.cmake)
 include(${PROJECT_SOURCE_DIR}/collectors/pc_sampling/pc_sampling.cmake)

@@ -3,14 +3,13 @@
 # bring their own *.cmake; the core's one list of collectors (libinject/collector_registry.cc)
 # names every collector's factory, so their libraries link like any other.
 
+include(${CMAKE_CURRENT_LIST_DIR}/collectors_names.cmake)
 warpscope_hidden_library(warpscope_collectors_pure CUPTI PUBLIC
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/activity/activity_controller.cc
           ${CMAKE_CURRENT_LIST_DIR}/activity/activity_translator.cc
-          ${CMAKE_CURRENT_LIST_DIR}/activity/kernel_names.cc
-          ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_range_builder.cc
           ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_capture_range.cc
           ${CMAKE_CURRENT_LIST_DIR}/nccl/nccl_calls.cc
-  LINK warpscope_writer)
+  LINK warpscope_kernel_names warpscope_writer)
 
 warpscope_hidden_library(warpscope_collectors_cupti CUPTI PUBLIC
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/activity/cupti_activity.cc

@@ -14,17 +14,13 @@ target_link_options(warpscope_shim PRIVATE
   -Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/shim.map -Wl,--no-undefined -Wl,-z,now)
 target_link_libraries(warpscope_shim PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 
-# Pure session code (config, capture window, the collector set, the driver version parser, the
-# header's environment, the trace's name): also linked by unit tests and the CLI.
-# capture_window.h speaks in trace records, whose enums come from the generated field header.
+# Pure session code: the settings part (session_settings.cmake) and the collector set and the
+# driver version parser; also linked by unit tests.
+include(${CMAKE_CURRENT_LIST_DIR}/session_settings.cmake)
 warpscope_hidden_library(warpscope_session_pure
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/config.cc
-          ${CMAKE_CURRENT_LIST_DIR}/capture_window.cc
-          ${CMAKE_CURRENT_LIST_DIR}/collector_set.cc
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/collector_set.cc
           ${CMAKE_CURRENT_LIST_DIR}/driver_version.cc
-          ${CMAKE_CURRENT_LIST_DIR}/header_environment.cc
-          ${CMAKE_CURRENT_LIST_DIR}/trace_name.cc
-  LINK warpscope_writer)
+  LINK warpscope_session_settings warpscope_writer)
 
 add_library(warpscope_core SHARED
   ${CMAKE_CURRENT_LIST_DIR}/core_entry.cc
