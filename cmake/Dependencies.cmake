@@ -49,7 +49,17 @@ set_target_properties(warpscope_re2 PROPERTIES
 if(WARPSCOPE_ANALYZERS_ONLY)
   # Never use the toolkit, even where one is installed: this build must also work where none is.
   set(CMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit ON)
-  find_path(WARPSCOPE_CUDA_OCCUPANCY_INCLUDE_DIR cuda_occupancy.h NO_DEFAULT_PATH)
+  # The header alone (cuda_occupancy.h is header-only host code) where a toolkit put it, when
+  # asked: `pip install ./python` asks, so that the package computes theoretical occupancy as
+  # the CLI built beside it does (the CI's analyzers-only build does not: it proves the build
+  # where there is none).
+  set(_occupancy_hints "")
+  if(WARPSCOPE_FIND_CUDA_OCCUPANCY)
+    set(_occupancy_hints $ENV{CUDA_HOME}/include $ENV{CUDA_PATH}/include
+        /usr/local/cuda/include /usr/local/cuda/targets/x86_64-linux/include)
+  endif()
+  find_path(WARPSCOPE_CUDA_OCCUPANCY_INCLUDE_DIR cuda_occupancy.h HINTS ${_occupancy_hints}
+            NO_DEFAULT_PATH)
   set(WARPSCOPE_CUDA_INCLUDE_DIRS "")
   if(WARPSCOPE_CUDA_OCCUPANCY_INCLUDE_DIR)
     set(WARPSCOPE_CUDA_INCLUDE_DIRS ${WARPSCOPE_CUDA_OCCUPANCY_INCLUDE_DIR})
