@@ -159,6 +159,7 @@ std::string ShortKernelName(std::string_view name, bool text) {
 
 std::string CellText(const Cell& cell) {
   if (const auto* s = std::get_if<std::string>(&cell.value)) return *s;
+  if (const auto* b = std::get_if<bool>(&cell.value)) return *b ? "true" : "false";
   if (const auto* i = std::get_if<int64_t>(&cell.value)) return absl::StrCat(*i);
   if (const auto* d = std::get_if<double>(&cell.value)) {
     if (std::isnan(*d)) return "";
@@ -262,21 +263,26 @@ std::string Table::RenderJson() const {
     json.BeginObject();
     for (size_t c = 0; c < row.size(); ++c) {
       json.Key(columns_[c].name);
-      const Cell& cell = row[c];
-      if (const auto* s = std::get_if<std::string>(&cell.value)) {
-        json.String(*s);
-      } else if (const auto* i = std::get_if<int64_t>(&cell.value)) {
-        json.Int(*i);
-      } else if (const auto* d = std::get_if<double>(&cell.value)) {
-        json.Double(*d);
-      } else {
-        json.Null();
-      }
+      WriteJsonCell(json, row[c]);
     }
     json.EndObject();
   }
   json.EndArray();
   return json.str() + "\n";
+}
+
+void WriteJsonCell(JsonWriter& json, const Cell& cell) {
+  if (const auto* s = std::get_if<std::string>(&cell.value)) {
+    json.String(*s);
+  } else if (const auto* i = std::get_if<int64_t>(&cell.value)) {
+    json.Int(*i);
+  } else if (const auto* d = std::get_if<double>(&cell.value)) {
+    json.Double(*d);
+  } else if (const auto* b = std::get_if<bool>(&cell.value)) {
+    json.Bool(*b);
+  } else {
+    json.Null();
+  }
 }
 
 std::string FormatDuration(double ns) {

@@ -20,10 +20,10 @@ enum class OutputFormat { kTable, kCsv, kJson };
 // Parses "table" | "text" | "csv" | "json".
 absl::StatusOr<OutputFormat> ParseOutputFormat(std::string_view name);
 
-// One cell: empty (null in JSON), text, integer or real number shown with `precision` digits
-// after the point in tables and CSV (JSON keeps full precision).
+// One cell: empty (null in JSON), text, integer, real number shown with `precision` digits
+// after the point in tables and CSV (JSON keeps full precision), or true/false (Cell::Bool).
 struct Cell {
-  std::variant<std::monostate, std::string, int64_t, double> value;
+  std::variant<std::monostate, std::string, int64_t, double, bool> value;
   int precision = 2;
 
   Cell() = default;
@@ -34,13 +34,23 @@ struct Cell {
   Cell(uint64_t v) : value(static_cast<int64_t>(v)) {}   // NOLINT
   Cell(uint32_t v) : value(static_cast<int64_t>(v)) {}   // NOLINT
   Cell(double v, int digits = 2) : value(v), precision(digits) {}  // NOLINT
+  static Cell Bool(bool v) {
+    Cell c;
+    c.value = v;
+    return c;
+  }
 };
+
+// What a column holds, for readers that need a type before they see a row (Python's
+// DataFrames of an empty table). kAuto: whatever its first non-empty cell holds.
+enum class CellKind { kAuto, kString, kInt, kReal, kBool };
 
 class Table {
  public:
   struct Column {
     std::string name;        // header in tables, key in JSON and CSV
     bool align_right = false;
+    CellKind kind = CellKind::kAuto;
   };
   explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
 
@@ -126,6 +136,9 @@ class JsonWriter {
   bool line_break_ = false;
   JsonSpacing spacing_;
 };
+
+// Writes a cell as a JSON value (null when empty).
+void WriteJsonCell(JsonWriter& json, const Cell& cell);
 
 }  // namespace warpscope
 

@@ -22,18 +22,6 @@ Table ScalarTable(const Report& report) {
   return t;
 }
 
-void JsonCell(JsonWriter& json, const Cell& cell) {
-  if (const auto* s = std::get_if<std::string>(&cell.value)) {
-    json.String(*s);
-  } else if (const auto* i = std::get_if<int64_t>(&cell.value)) {
-    json.Int(*i);
-  } else if (const auto* d = std::get_if<double>(&cell.value)) {
-    json.Double(*d);
-  } else {
-    json.Null();
-  }
-}
-
 std::string Trimmed(std::string text) {
   while (!text.empty() && text.back() == '\n') text.pop_back();
   return text;
@@ -91,7 +79,7 @@ absl::StatusOr<std::string> RenderReport(const Report& report, OutputFormat form
     case OutputFormat::kJson: {
       JsonWriter json;
       json.BeginObject().Key("scalars").BeginObject();
-      for (const auto& [name, value] : report.scalars) JsonCell(json.Key(name), value);
+      for (const auto& [name, value] : report.scalars) WriteJsonCell(json.Key(name), value);
       json.EndObject();
       for (const auto& [name, table] : report.tables) {
         json.Key(name).Raw(Trimmed(table.RenderJson()));

@@ -43,22 +43,6 @@ class ColumnLists {
   nb::dict columns_;
 };
 
-nb::dict Findings(const AdviseReport& report) {
-  ColumnLists c;
-  int rank = 0;
-  for (const AdviseFinding& f : report.findings) {
-    c.Add("rank", ++rank).Add("rule", f.rule).Add("severity", AdviseSeverityName(f.severity));
-    c.Add("cost_ns", f.cost_ns).Add("cost_percent", 100 * f.cost_fraction);
-    c.Add("cost_max_ns", f.cost_max_ns);
-    c.Add("occurrences", f.occurrences).Add("device", f.device_id);
-    c.Add("nvtx_path", f.nvtx_path).Add("kernel", f.kernel).Add("api_call", f.api_call);
-    c.Add("stream", f.stream).Add("os_tid", f.os_tid).Add("thread_name", f.thread_name);
-    c.Add("title", f.title).Add("evidence", f.evidence).Add("fix", f.fix);
-    c.Add("worst_begin_ns", f.worst_begin_ns).Add("worst_end_ns", f.worst_end_ns);
-    c.Add("job_rank", f.job_rank).Add("one_time", f.one_time);
-  }
-  return c.Finish();
-}
 
 // A stall share's percentage, as the CLI prints it.
 double Percent(double fraction) { return 100 * fraction; }
@@ -72,31 +56,7 @@ nb::dict AdviseTables(const TraceModel& model, const std::string& label,
     nb::gil_scoped_release release;
     report = BuildAdviseReport(model, label, options);
   }
-  nb::dict out;
-  nb::dict head;
-  head["trace"] = Utf8(report.label);
-  head["headline"] = Utf8(report.headline);
-  head["wall_ns"] = report.wall_ns;
-  head["gpu_span_ns"] = report.gpu_span_ns;
-  head["gpu_busy_ns"] = report.gpu_busy_ns;
-  head["gpu_busy_percent"] = 100 * report.busy_fraction;
-  head["gpu_idle_ns"] = report.gpu_idle_ns;
-  head["idle_attributed_ns"] = report.idle_attributed_ns;
-  head["steps"] = report.steps;
-  head["warmup_steps"] = report.warmup_steps;
-  head["step_rule"] = Utf8(report.step_rule);
-  out["summary"] = head;
-  out["findings"] = Findings(report);
-  ColumnLists devices;
-  for (const AdviseDeviceBusy& d : report.devices) {
-    devices.Add("device", d.device_id).Add("begin_ns", d.begin_ns).Add("end_ns", d.end_ns);
-    devices.Add("busy_ns", d.busy_ns);
-  }
-  out["devices"] = devices.Finish();
-  nb::list notes;
-  for (const std::string& note : report.notes) notes.append(Utf8(note));
-  out["notes"] = notes;
-  return out;
+  return ReportColumns(AdviseReportTables(report));
 }
 
 nb::dict StallTables(const StallReport& report, bool by_pc) {
@@ -133,13 +93,27 @@ namespace {
 
 nb::object CellValue(const Cell& cell) {
   if (const auto* s = std::get_if<std::string>(&cell.value)) return Utf8(*s);
+  if (const auto* b = std::get_if<bool>(&cell.value)) return nb::bool_(*b);
   if (const auto* i = std::get_if<int64_t>(&cell.value)) return nb::int_(*i);
   if (const auto* d = std::get_if<double>(&cell.value)) return nb::float_(*d);
   return nb::none();
 }
 
+// The column's declared kind, else what its first non-empty cell holds.
+const char* KindName(CellKind kind) {
+  switch (kind) {
+    case CellKind::kString: return "str";
+    case CellKind::kInt: return "int";
+    case CellKind::kReal: return "float";
+    case CellKind::kBool: return "bool";
+    case CellKind::kAuto: break;
+  }
+  return nullptr;
+}
+
 const char* CellType(const Cell& cell) {
   if (std::holds_alternative<std::string>(cell.value)) return "str";
+  if (std::holds_alternative<bool>(cell.value)) return "bool";
   if (std::holds_alternative<int64_t>(cell.value)) return "int";
   if (std::holds_alternative<double>(cell.value)) return "float";
   return nullptr;
@@ -155,7 +129,7 @@ nb::dict ReportColumns(const Report& report) {
     nb::dict columns, types;
     for (size_t c = 0; c < table.columns().size(); ++c) {
       nb::list values;
-      const char* type = nullptr;
+      const char* type = KindName(table.columns()[c].kind);
       for (const std::vector<Cell>& row : table.rows()) {
         values.append(CellValue(row[c]));
         if (type == nullptr) type = CellType(row[c]);

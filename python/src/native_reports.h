@@ -11,17 +11,17 @@
 
 namespace warpscope::native {
 
-// {"summary": {figure: value}, "findings": {column: list}, "devices": {column: list},
-// "notes": [str]}: BuildAdviseReport's result (the GIL released while it runs).
+// BuildAdviseReport's result (the GIL released while it runs) as ReportColumns of
+// AdviseReportTables: the head figures as scalars, tables "findings", "devices", "notes".
 nanobind::dict AdviseTables(const TraceModel& model, const std::string& label,
                             const AdviseOptions& options);
 
-// {"kernels": {column: list}, "reasons" or (by_pc) "pcs": {column: list}}, with the columns
-// of python/warpscope/stall_report.py's frames.
+// {"kernels": {column: list}, "reasons" or (by_pc) "pcs": {column: list}}: the frames of
+// python/warpscope/native.py's stalls().
 nanobind::dict StallTables(const StallReport& report, bool by_pc);
 
 // Any Report as columns: {"scalars": {name: value}, TABLE: {"columns": {column: list},
-// "types": {column: "int" | "float" | "str"}}, ...}; empty cells are None. The one way a
+// "types": {column: "int" | "float" | "str" | "bool"}}, ...}; empty cells are None. The one way a
 // report reaches pandas (python/warpscope/native.py, report_frames).
 nanobind::dict ReportColumns(const Report& report);
 

@@ -238,22 +238,6 @@ def _frame(columns: Dict[str, List[Any]], dtypes: Dict[str, Any]) -> Any:
                          for name, dtype in dtypes.items()})
 
 
-ADVISE_FINDING_DTYPES = {
-    "rank": "int64", "rule": str, "severity": str, "cost_ns": "uint64",
-    "cost_percent": "float64", "cost_max_ns": "uint64", "occurrences": "uint64",
-    "device": "int64", "nvtx_path": str,
-    "kernel": str, "api_call": str, "stream": str, "os_tid": "int64", "thread_name": str,
-    "title": str, "evidence": str, "fix": str, "worst_begin_ns": "uint64",
-    "worst_end_ns": "uint64", "job_rank": "int64", "one_time": bool}
-ADVISE_SUMMARY_DTYPES = {
-    "trace": str, "headline": str, "wall_ns": "uint64", "gpu_span_ns": "uint64",
-    "gpu_busy_ns": "uint64", "gpu_busy_percent": "float64", "gpu_idle_ns": "uint64",
-    "idle_attributed_ns": "uint64", "steps": "uint64", "warmup_steps": "uint64",
-    "step_rule": str}
-ADVISE_DEVICE_DTYPES = {"device": "int64", "begin_ns": "uint64", "end_ns": "uint64",
-                        "busy_ns": "uint64"}
-
-
 def advise(path: str, device: Optional[int] = None, top: int = 0, literal_ranges: bool = False,
            step: str = "") -> Dict[str, Any]:
     """``warpscope advise`` as DataFrames, from the C++ analysis' own result (see
@@ -265,12 +249,9 @@ def advise(path: str, device: Optional[int] = None, top: int = 0, literal_ranges
                                       bool(literal_ranges), str(step))
     except ValueError as e:
         raise _load_error(e, path) from e
-    import pandas as pd
-    return {"summary": _frame({k: [v] for k, v in result["summary"].items()},
-                              ADVISE_SUMMARY_DTYPES),
-            "findings": _frame(result["findings"], ADVISE_FINDING_DTYPES),
-            "devices": _frame(result["devices"], ADVISE_DEVICE_DTYPES),
-            "notes": pd.DataFrame({"note": pd.Series(list(result["notes"]), dtype=str)})}
+    frames = report_frames(result)
+    frames["summary"] = frames.pop("scalars")
+    return frames
 
 
 STALL_DTYPES = {
@@ -315,6 +296,8 @@ def report_frames(result: Dict[str, Any]) -> Dict[str, Any]:
                 dtype = "Int64" if any(v is None for v in values) else "int64"
             elif kind == "float":
                 dtype = "float64"
+            elif kind == "bool":
+                dtype = "boolean" if any(v is None for v in values) else bool
             else:
                 dtype = object
             columns[column] = pd.Series(values, dtype=dtype)

@@ -14,6 +14,7 @@
 
 #include "analyzers/model/trace_model.h"
 #include "analyzers/render/output.h"
+#include "analyzers/render/report.h"
 
 namespace warpscope {
 
@@ -134,6 +135,14 @@ struct AdviseReport {
 // Runs every rule on `model`, ranks the findings and writes the head line.
 AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
                                const AdviseOptions& options);
+
+// The findings as one typed table (a column per figure, as CSV, JSON and Python give them):
+// the one place a finding's column is defined.
+Table AdviseFindingsTable(const AdviseReport& report);
+
+// The report as scalars (the head figures) and tables "findings", "devices" and "notes": what
+// Python's warpscope.advise turns into DataFrames.
+Report AdviseReportTables(const AdviseReport& report);
 
 // Table: the head line, then one block per finding. CSV: one row per finding. JSON: an
 // object with the head figures, "findings" and "notes". A job's findings name their rank

@@ -58,50 +58,71 @@ std::string RenderText(const AdviseReport& report) {
   return out;
 }
 
-Table FindingsTable(const AdviseReport& report) {
-  Table table({{"rank", true},
-               {"rule"},
-               {"severity"},
-               {"cost_ns", true},
-               {"cost_percent", true},
-               {"cost_max_ns", true},
-               {"occurrences", true},
-               {"device", true},
-               {"nvtx_path"},
-               {"kernel"},
-               {"api_call"},
-               {"stream"},
-               {"thread"},
-               {"title"},
-               {"evidence"},
-               {"fix"},
-               {"job_rank", true},
-               {"one_time"}});
+}  // namespace
+
+Table AdviseFindingsTable(const AdviseReport& report) {
+  using K = CellKind;
+  Table table({{"rank", true, K::kInt},
+               {"rule", false, K::kString},
+               {"severity", false, K::kString},
+               {"cost_ns", true, K::kInt},
+               {"cost_percent", true, K::kReal},
+               {"cost_max_ns", true, K::kInt},
+               {"occurrences", true, K::kInt},
+               {"device", true, K::kInt},
+               {"nvtx_path", false, K::kString},
+               {"kernel", false, K::kString},
+               {"api_call", false, K::kString},
+               {"stream", false, K::kString},
+               {"os_tid", true, K::kInt},
+               {"thread_name", false, K::kString},
+               {"title", false, K::kString},
+               {"evidence", false, K::kString},
+               {"fix", false, K::kString},
+               {"worst_begin_ns", true, K::kInt},
+               {"worst_end_ns", true, K::kInt},
+               {"job_rank", true, K::kInt},
+               {"one_time", false, K::kBool}});
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {
     table.AddRow({++rank, f.rule, std::string(AdviseSeverityName(f.severity)), f.cost_ns,
-                  PercentCell(f.cost_fraction), f.cost_max_ns, f.occurrences, f.device_id,
-                  f.nvtx_path, f.kernel, f.api_call, f.stream, ThreadText(f), f.title, f.evidence,
-                  f.fix, f.job_rank, f.one_time ? "yes" : "no"});
+                  Cell(100 * f.cost_fraction), f.cost_max_ns, f.occurrences, f.device_id,
+                  f.nvtx_path, f.kernel, f.api_call, f.stream, f.os_tid, f.thread_name, f.title,
+                  f.evidence, f.fix, f.worst_begin_ns, f.worst_end_ns, f.job_rank,
+                  Cell::Bool(f.one_time)});
   }
   return table;
 }
 
-void WriteFinding(const AdviseFinding& f, int rank, JsonWriter& json) {
-  json.BeginObject();
-  json.Key("rank").Int(rank).Key("rule").String(f.rule);
-  json.Key("severity").String(AdviseSeverityName(f.severity));
-  json.Key("cost_ns").Uint(f.cost_ns).Key("cost_percent").Double(100 * f.cost_fraction);
-  json.Key("cost_max_ns").Uint(f.cost_max_ns);
-  json.Key("occurrences").Uint(f.occurrences).Key("device").Uint(f.device_id);
-  json.Key("nvtx_path").String(f.nvtx_path).Key("kernel").String(f.kernel);
-  json.Key("api_call").String(f.api_call).Key("stream").String(f.stream);
-  json.Key("os_tid").Uint(f.os_tid).Key("thread_name").String(f.thread_name);
-  json.Key("title").String(f.title).Key("evidence").String(f.evidence).Key("fix").String(f.fix);
-  json.Key("worst_begin_ns").Uint(f.worst_begin_ns).Key("worst_end_ns").Uint(f.worst_end_ns);
-  json.Key("job_rank").Int(f.job_rank).Key("one_time").Bool(f.one_time);
-  json.EndObject();
+Report AdviseReportTables(const AdviseReport& report) {
+  Report out;
+  out.scalars = {{"trace", report.label},
+                 {"headline", report.headline},
+                 {"wall_ns", report.wall_ns},
+                 {"gpu_span_ns", report.gpu_span_ns},
+                 {"gpu_busy_ns", report.gpu_busy_ns},
+                 {"gpu_busy_percent", Cell(100 * report.busy_fraction)},
+                 {"gpu_idle_ns", report.gpu_idle_ns},
+                 {"idle_attributed_ns", report.idle_attributed_ns},
+                 {"steps", static_cast<uint64_t>(report.steps)},
+                 {"warmup_steps", static_cast<uint64_t>(report.warmup_steps)},
+                 {"step_rule", report.step_rule}};
+  out.tables.emplace_back("findings", AdviseFindingsTable(report));
+  Table devices({{"device", true, CellKind::kInt},
+                 {"begin_ns", true, CellKind::kInt},
+                 {"end_ns", true, CellKind::kInt},
+                 {"busy_ns", true, CellKind::kInt}});
+  for (const AdviseDeviceBusy& d : report.devices) {
+    devices.AddRow({d.device_id, d.begin_ns, d.end_ns, d.busy_ns});
+  }
+  out.tables.emplace_back("devices", std::move(devices));
+  Table notes({{"note", false, CellKind::kString}});
+  for (const std::string& note : report.notes) notes.AddRow({note});
+  out.tables.emplace_back("notes", std::move(notes));
+  return out;
 }
+
+namespace {
 
 std::string RenderJson(const AdviseReport& report) {
   JsonWriter json;
@@ -119,10 +140,11 @@ std::string RenderJson(const AdviseReport& report) {
     json.BeginObject().Key("device").Uint(d.device_id).Key("begin_ns").Uint(d.begin_ns);
     json.Key("end_ns").Uint(d.end_ns).Key("busy_ns").Uint(d.busy_ns).EndObject();
   }
-  json.EndArray().Key("findings").BeginArray();
-  int rank = 0;
-  for (const AdviseFinding& f : report.findings) WriteFinding(f, ++rank, json);
-  json.EndArray().Key("notes").BeginArray();
+  json.EndArray();
+  std::string findings = AdviseFindingsTable(report).RenderJson();
+  while (!findings.empty() && findings.back() == '\n') findings.pop_back();
+  json.Key("findings").Raw(findings);
+  json.Key("notes").BeginArray();
   for (const std::string& note : report.notes) json.String(note);
   json.EndArray().EndObject();
   return json.str() + "\n";
@@ -135,7 +157,7 @@ std::string RenderAdviseReport(const AdviseReport& report, OutputFormat format) 
     case OutputFormat::kTable:
       return RenderText(report);
     case OutputFormat::kCsv:
-      return FindingsTable(report).RenderCsv();
+      return AdviseFindingsTable(report).RenderCsv();
     case OutputFormat::kJson:
       break;
   }
