@@ -10,7 +10,7 @@
 #include "collectors/nvtx/nvtx_capture_range.h"
 #include "collectors/pc_sampling/cupti_pc_sampling.h"
 #include "collectors/pm_sampling/cupti_pm_sampling.h"
-#include "proto/common/settings.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 

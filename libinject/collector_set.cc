@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "libinject/config.h"
-#include "proto/common/setting_error.h"
+#include "proto/settings/setting_error.h"
 
 namespace warpscope {
 

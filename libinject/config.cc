@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "proto/common/setting_values.h"
-#include "proto/common/settings.h"
+#include "proto/settings/setting_values.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 namespace {

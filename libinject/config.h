@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "collectors/activity/trace_kinds.h"
-#include "proto/common/setting_error.h"
-#include "proto/common/settings.h"
+#include "proto/settings/setting_error.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 
@@ -22,7 +22,7 @@ enum class CaptureRange { kNone, kProfilerApi, kNvtx, kSignal };
 enum class CaptureRangeEnd { kStop, kRepeat };
 enum class LogLevel { kError = 0, kWarning = 1, kInfo = 2, kDebug = 3 };
 
-// The defaults here are the table's (proto/common/settings.h), which ParseConfig applies; a
+// The defaults here are the table's (proto/settings/settings.h), which ParseConfig applies; a
 // test checks that the two agree.
 struct Config {
   std::string output_pattern = "warpscope_%p.wst";
@@ -53,7 +53,7 @@ struct Config {
 
 using GetEnvFn = std::function<const char*(const char*)>;
 
-// Reads every library setting of the table (proto/common/settings.h) through `getenv_fn`. On the
+// Reads every library setting of the table (proto/settings/settings.h) through `getenv_fn`. On the
 // first invalid value returns false and sets *error to one line, e.g.
 //   warpscope: WARPSCOPE_DELAY='abc' is not a number of seconds; running without profiling
 bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, std::string* error);
@@ -61,7 +61,7 @@ bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, std::string* error);
 // callers that name the setting their own way (`warpscope record` names the flag).
 bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, SettingError* error);
 
-// Parses one library setting (a row of proto/common/settings.h owned by kLibrary) into its
+// Parses one library setting (a row of proto/settings/settings.h owned by kLibrary) into its
 // field of *config. On a refused value returns false and sets *problem to the rest of the
 // sentence after the quoted value (" is not a number of seconds"). Rows of other owners are
 // left alone (true).

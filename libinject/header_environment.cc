@@ -7,8 +7,8 @@
 #include <string_view>
 #include <utility>
 
-#include "proto/common/job_variables.h"
-#include "proto/common/settings.h"
+#include "proto/settings/job_variables.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 namespace {

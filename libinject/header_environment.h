@@ -12,7 +12,7 @@
 
 namespace warpscope {
 
-// The header's rank_env: the variables of proto/common/job_variables.h (rank, world size,
+// The header's rank_env: the variables of proto/settings/job_variables.h (rank, world size,
 // local rank, job id) and the other placement variables launchers set (LOCAL_WORLD_SIZE,
 // NODE_RANK, GROUP_RANK, ...), each that is set, once.
 KeyValueList RankEnvironment(const GetEnvFn& getenv_fn);

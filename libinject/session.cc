@@ -38,7 +38,7 @@
 #include "libinject/log.h"
 #include "libinject/trace_header.h"
 #include "libinject/trace_name.h"
-#include "proto/common/settings.h"
+#include "proto/settings/settings.h"
 #include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "proto/common/settings.h"
+#include "proto/settings/settings.h"
 #include "proto/writer/output_name.h"
 
 namespace warpscope {

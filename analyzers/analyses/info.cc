@@ -9,8 +9,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/model/trace_limits.h"
-#include "proto/common/setting_values.h"
-#include "proto/common/settings.h"
+#include "proto/settings/setting_values.h"
+#include "proto/settings/settings.h"
 #include "proto/writer/stats_table.h"
 
 namespace warpscope {

@@ -29,7 +29,7 @@
 #include "analyzers/measures/intervals.h"
 #include "analyzers/measures/kernel_name_filter.h"
 #include "collectors/activity/kernel_names.h"
-#include "proto/common/settings.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 namespace {

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "analyzers/model/interval_union.h"
-#include "proto/common/setting_error.h"
+#include "proto/settings/setting_error.h"
 
 namespace warpscope {
 namespace {

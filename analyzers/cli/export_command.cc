@@ -22,7 +22,7 @@
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"
 #include "analyzers/render/output_path.h"
-#include "proto/common/setting_error.h"
+#include "proto/settings/setting_error.h"
 
 extern char** environ;
 

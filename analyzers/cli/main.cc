@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "analyzers/cli/commands.h"
-#include "proto/common/setting_error.h"
+#include "proto/settings/setting_error.h"
 
 namespace warpscope {
 namespace {

@@ -15,8 +15,8 @@
 #include "analyzers/cli/flags.h"
 #include "analyzers/launcher/launch.h"
 #include "analyzers/launcher/record.h"
-#include "proto/common/setting_error.h"
-#include "proto/common/settings.h"
+#include "proto/settings/setting_error.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzers/cli/commands.h"
-#include "proto/common/setting_error.h"
+#include "proto/settings/setting_error.h"
 
 namespace warpscope {
 

@@ -14,7 +14,7 @@
 #include "analyzers/measures/ns_from_double.h"
 #include "analyzers/model/trace_model.h"
 #include "analyzers/render/output_path.h"
-#include "proto/common/setting_error.h"
+#include "proto/settings/setting_error.h"
 
 namespace warpscope {
 namespace {

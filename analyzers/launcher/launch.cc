@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "proto/common/settings.h"
+#include "proto/settings/settings.h"
 
 extern char** environ;
 

@@ -22,7 +22,7 @@
 #include "analyzers/render/output_path.h"
 #include "collectors/pc_sampling/pc_sampling_config.h"
 #include "libinject/config.h"
-#include "proto/common/setting_error.h"
+#include "proto/settings/setting_error.h"
 #include "proto/writer/output_name.h"
 #include "proto/writer/stats_table.h"
 

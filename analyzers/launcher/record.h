@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "proto/common/settings.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 
@@ -29,7 +29,7 @@ struct RecordRequest {
   std::vector<std::string> command;  // program and its arguments
 };
 
-// Sets the request field of a record flag (proto/common/settings.h): a value flag's string, a
+// Sets the request field of a record flag (proto/settings/settings.h): a value flag's string, a
 // switch's bool (`value` unused). False for a setting without a record flag.
 bool SetRecordFlag(SettingId id, std::string value, RecordRequest* request);
 

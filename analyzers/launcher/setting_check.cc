@@ -6,7 +6,7 @@
 #include "collectors/pc_sampling/pc_sampling_config.h"
 #include "collectors/pm_sampling/pm_sampling_config.h"
 #include "libinject/config.h"
-#include "proto/common/setting_values.h"
+#include "proto/settings/setting_values.h"
 
 namespace warpscope {
 

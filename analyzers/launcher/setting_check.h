@@ -7,8 +7,8 @@
 #include <optional>
 #include <string_view>
 
-#include "proto/common/setting_error.h"
-#include "proto/common/settings.h"
+#include "proto/settings/setting_error.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 

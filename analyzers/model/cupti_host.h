@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "proto/common/settings.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 
 // Where libcupti is looked for, in order: $WARPSCOPE_CUPTI_LIBRARY (a file, e.g. the
-// libcupti.so.13 of the PyPI wheel nvidia-cuda-cupti; its row in proto/common/settings.h), the
+// libcupti.so.13 of the PyPI wheel nvidia-cuda-cupti; its row in proto/settings/settings.h), the
 // dynamic loader's search path (LD_LIBRARY_PATH, ldconfig), then $CUDA_HOME and
 // /usr/local/cuda (extras/CUPTI/lib64, lib64).
 inline constexpr const char* kCuptiLibraryEnv = Setting(SettingId::kCuptiLibrary).variable.data();

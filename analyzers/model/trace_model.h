@@ -47,7 +47,7 @@ struct TraceHeader {
   std::string display_driver_version;  // kernel module, e.g. "580.159.04"; empty = unknown
 };
 
-// The process's global rank: the first of kRankVariables (proto/common/job_variables.h) in
+// The process's global rank: the first of kRankVariables (proto/settings/job_variables.h) in
 // rank_env that holds a whole number >= 0; none when no launcher gave one.
 std::optional<int64_t> HeaderRank(const TraceHeader& header);
 

@@ -9,7 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "proto/common/job_variables.h"
+#include "proto/settings/job_variables.h"
 
 namespace warpscope {
 

@@ -21,7 +21,7 @@
 #include "google/protobuf/arena.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/stubs/logging.h"
-#include "proto/common/setting_error.h"
+#include "proto/settings/setting_error.h"
 
 namespace warpscope {
 namespace {

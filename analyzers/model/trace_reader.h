@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "proto/common/settings.h"
+#include "proto/settings/settings.h"
 #include "warpscope/v1/trace.pb.h"
 
 namespace google::protobuf {

@@ -32,7 +32,7 @@
 
 #include "collectors/common/cupti_params.h"
 #include "collectors/pc_sampling/pc_sampling_collector.h"
-#include "proto/common/settings.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 

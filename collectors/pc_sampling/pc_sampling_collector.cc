@@ -6,8 +6,8 @@
 #include <string>
 
 #include "collectors/pc_sampling/pc_sampling_call_logger.h"
-#include "proto/common/setting_values.h"
-#include "proto/common/settings.h"
+#include "proto/settings/setting_values.h"
+#include "proto/settings/settings.h"
 #include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 

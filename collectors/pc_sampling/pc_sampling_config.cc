@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <string>
 
-#include "proto/common/setting_error.h"
-#include "proto/common/setting_values.h"
-#include "proto/common/settings.h"
+#include "proto/settings/setting_error.h"
+#include "proto/settings/setting_values.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 

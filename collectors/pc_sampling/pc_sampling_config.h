@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "proto/common/setting_error.h"
-#include "proto/common/settings.h"
+#include "proto/settings/setting_error.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 
@@ -49,7 +49,7 @@ struct PcSamplingConfig {
 // the job.
 uint64_t PcHardwareBufferBytes(const PcSamplingConfig& config);
 
-// Parses one PC sampling setting (a row of proto/common/settings.h owned by kPcSampling) into
+// Parses one PC sampling setting (a row of proto/settings/settings.h owned by kPcSampling) into
 // its field of *config; on a refused value false, with *problem the row's refusal. Rows of
 // other owners: true, untouched.
 bool ApplyPcSamplingSetting(const SettingSpec& spec, std::string_view value,

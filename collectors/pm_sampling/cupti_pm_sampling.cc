@@ -25,7 +25,7 @@
 #include "collectors/common/cupti_params.h"
 #include "collectors/pm_sampling/pm_sampling_collector.h"
 #include "collectors/pm_sampling/pm_sampling_config.h"
-#include "proto/common/settings.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 

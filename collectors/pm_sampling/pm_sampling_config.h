@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "proto/common/setting_error.h"
-#include "proto/common/settings.h"
+#include "proto/settings/setting_error.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 
@@ -89,7 +89,7 @@ uint32_t SamplesPerPoll(const PmSamplingConfig& config);
 // Parses "process", "offline" or "both".
 bool ParsePmEvaluation(std::string_view text, PmEvaluation* evaluation, std::string* error);
 
-// Parses one PM sampling setting (a row of proto/common/settings.h owned by kPmSampling) into
+// Parses one PM sampling setting (a row of proto/settings/settings.h owned by kPmSampling) into
 // its field of *config; on a refused value false, with *problem the rest of the sentence after
 // the quoted value (": out of range: use 1us .. 1s"). Rows of other owners: true, untouched.
 bool ApplyPmSamplingSetting(const SettingSpec& spec, std::string_view value,

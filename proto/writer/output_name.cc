@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "proto/common/job_variables.h"
-#include "proto/common/setting_error.h"
+#include "proto/settings/job_variables.h"
+#include "proto/settings/setting_error.h"
 #include "proto/writer/writer_impl.h"
 
 namespace warpscope {

@@ -22,7 +22,7 @@ inline constexpr std::string_view kFolderPatternFile = "rank%r.wst";
 bool IsFolderPattern(std::string_view pattern);
 
 // Expands an output name pattern: %p pid, %h host name, %r the process's global rank (the
-// first of proto/common/job_variables.h's kRankVariables set and not empty; "pid<PID>" where
+// first of proto/settings/job_variables.h's kRankVariables set and not empty; "pid<PID>" where
 // none is), %q{VAR} environment variable (empty when unset), %n the smallest sequence number
 // >= 1 that names no existing file, %% a '%'. A pattern that ends in '/' is a folder:
 // DIR/ stands for DIR/rank%r.wst. Appends ".wst" when the result has no extension: when the

@@ -35,6 +35,12 @@ def test_the_source_tree_keeps_its_layers():
     assert "no include runs back up" in r.stdout
 
 
+def test_a_tree_without_layers_fails(tmp_path):
+    r = run(tree(tmp_path, {"src/x.cc": ""}))
+    assert r.returncode == 1
+    assert "no source file of any layer" in r.stdout
+
+
 def test_downward_includes_pass(tmp_path):
     root = tree(tmp_path, {
         "proto/writer/w.h": "",

@@ -1,4 +1,4 @@
-// The settings table (proto/common/settings.h) against the documentation, its own parsers,
+// The settings table (proto/settings/settings.h) against the documentation, its own parsers,
 // the structs that carry the defaults, and `warpscope record`'s flags.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include "collectors/pc_sampling/pc_sampling_config.h"
 #include "collectors/pm_sampling/pm_sampling_config.h"
 #include "libinject/config.h"
-#include "proto/common/settings.h"
+#include "proto/settings/settings.h"
 
 namespace warpscope {
 namespace {

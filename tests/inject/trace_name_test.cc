@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "libinject/header_environment.h"
-#include "proto/common/job_variables.h"
+#include "proto/settings/job_variables.h"
 #include "tests/writer/packet_stream.h"
 
 namespace warpscope {

@@ -5,8 +5,8 @@
 
 The layers, bottom first (docs/architecture.md says what each holds):
 
-    proto/common        header-only helpers every layer shares (the settings table, setting
-                        values and errors)
+    proto/settings      header-only helpers every layer shares (the WARPSCOPE_* settings
+                        table, setting values and errors, the rank and job variables)
     proto/writer        the trace's wire format and the writer thread (no libprotobuf)
     collectors          one collector interface; the CUPTI collectors and their helpers
     libinject           entry points, session, settings, capture windows
@@ -15,7 +15,7 @@ The layers, bottom first (docs/architecture.md says what each holds):
     analyzers/measures  the measures analyses share (PM attribution, occupancy calculator,
                         NVTX projection, steps, collectives, intervals, ...)
     analyzers/analyses  one file or folder per analysis (advise/, export/, job/)
-    analyzers/launcher    the launcher behind `warpscope record`
+    analyzers/launcher  the launcher behind `warpscope record`
     analyzers/cli       the command line
 
 A file may include headers of its own layer and of the layers below it; tests/, bench/ and
@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 LAYERS = [
-    "proto/common",
+    "proto/settings",
     "proto/writer",
     "collectors",
     "libinject",
@@ -90,7 +90,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", default=str(Path(__file__).resolve().parents[1]))
+    parser.add_argument("--root", default=str(Path(__file__).resolve().parents[2]))
     args = parser.parse_args()
     root = Path(args.root)
     problems: list[str] = []
@@ -122,6 +122,8 @@ def main() -> int:
                         f"{LAYERS[own]}")
                 elif theirs == own and folder_of(target) != folder_of(rel):
                     graph.setdefault(folder_of(rel), set()).add(folder_of(target))
+    if files == 0:
+        problems.append(f"no source file of any layer under {root}: is --root a warpscope tree?")
     cycle = find_cycle(graph)
     if cycle:
         problems.append("folders include each other in a cycle: " + " -> ".join(cycle))

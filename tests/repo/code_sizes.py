@@ -88,7 +88,7 @@ def python_functions(text: str) -> list[tuple[int, int, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", default=str(Path(__file__).resolve().parents[1]))
+    parser.add_argument("--root", default=str(Path(__file__).resolve().parents[2]))
     parser.add_argument("--file-limit", type=int, default=600)
     parser.add_argument("--function-limit", type=int, default=80)
     parser.add_argument("--top", type=int, default=10)

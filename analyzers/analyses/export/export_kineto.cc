@@ -19,7 +19,7 @@
 #include "analyzers/analyses/export/export_common.h"
 #include "analyzers/measures/steps.h"
 #include "analyzers/render/output.h"
-#include "proto/common/job_variables.h"
+#include "proto/settings/job_variables.h"
 
 namespace warpscope {
 namespace {

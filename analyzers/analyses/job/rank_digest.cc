@@ -9,7 +9,7 @@
 
 #include "analyzers/measures/collectives.h"
 #include "analyzers/model/interval_union.h"
-#include "proto/common/job_variables.h"
+#include "proto/settings/job_variables.h"
 
 namespace warpscope {
 namespace {

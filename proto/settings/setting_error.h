@@ -2,8 +2,8 @@
 // for WARPSCOPE_* variables, a typed error so that each caller names the setting the way its
 // user gave it (the library: the variable; `warpscope record`: the flag). Header-only: the
 // core, the collectors and the CLI all include it.
-#ifndef WARPSCOPE_PROTO_COMMON_SETTING_ERROR_H_
-#define WARPSCOPE_PROTO_COMMON_SETTING_ERROR_H_
+#ifndef WARPSCOPE_PROTO_SETTINGS_SETTING_ERROR_H_
+#define WARPSCOPE_PROTO_SETTINGS_SETTING_ERROR_H_
 
 #include <cstddef>
 #include <string>
@@ -66,4 +66,4 @@ struct SettingError {
 
 }  // namespace warpscope
 
-#endif  // WARPSCOPE_PROTO_COMMON_SETTING_ERROR_H_
+#endif  // WARPSCOPE_PROTO_SETTINGS_SETTING_ERROR_H_

@@ -1,7 +1,7 @@
 // Values of WARPSCOPE_* settings read one way by the injected library, its collectors, the
 // launcher and the analyzers (header-only: the collectors build without the session library).
-#ifndef WARPSCOPE_PROTO_COMMON_SETTING_VALUES_H_
-#define WARPSCOPE_PROTO_COMMON_SETTING_VALUES_H_
+#ifndef WARPSCOPE_PROTO_SETTINGS_SETTING_VALUES_H_
+#define WARPSCOPE_PROTO_SETTINGS_SETTING_VALUES_H_
 
 #include <charconv>
 #include <cstdint>
@@ -53,4 +53,4 @@ inline bool ParseWholeNumber(std::string_view text, uint64_t lo, uint64_t hi, ui
 
 }  // namespace warpscope
 
-#endif  // WARPSCOPE_PROTO_COMMON_SETTING_VALUES_H_
+#endif  // WARPSCOPE_PROTO_SETTINGS_SETTING_VALUES_H_

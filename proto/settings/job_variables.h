@@ -1,8 +1,8 @@
 // The environment variables through which launchers tell a process its place in a job (which
 // rank, how many ranks, which run), read one way by the injected library (trace header, the
 // output name's %r) and by the analyzers (a trace's rank). Header-only.
-#ifndef WARPSCOPE_PROTO_COMMON_JOB_VARIABLES_H_
-#define WARPSCOPE_PROTO_COMMON_JOB_VARIABLES_H_
+#ifndef WARPSCOPE_PROTO_SETTINGS_JOB_VARIABLES_H_
+#define WARPSCOPE_PROTO_SETTINGS_JOB_VARIABLES_H_
 
 #include <string_view>
 
@@ -25,4 +25,4 @@ inline constexpr std::string_view kJobIdVariables[] = {"TORCHELASTIC_RUN_ID", "S
 
 }  // namespace warpscope
 
-#endif  // WARPSCOPE_PROTO_COMMON_JOB_VARIABLES_H_
+#endif  // WARPSCOPE_PROTO_SETTINGS_JOB_VARIABLES_H_

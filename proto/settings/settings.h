@@ -3,8 +3,8 @@
 // The library and the collectors take their variable names and defaults from here, `record
 // --help` is generated from it, and the launcher names the flag of a refused value through it.
 // docs/configuration.md documents the same rows (a test compares them).
-#ifndef WARPSCOPE_PROTO_COMMON_SETTINGS_H_
-#define WARPSCOPE_PROTO_COMMON_SETTINGS_H_
+#ifndef WARPSCOPE_PROTO_SETTINGS_SETTINGS_H_
+#define WARPSCOPE_PROTO_SETTINGS_SETTINGS_H_
 
 #include <algorithm>
 #include <array>
@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "proto/common/setting_error.h"
+#include "proto/settings/setting_error.h"
 
 namespace warpscope {
 
@@ -73,7 +73,7 @@ enum class SettingParser {
   kSignal,           // ParseSignal
   kLogLevel,         // ParseLogLevel
   kClock,            // ParseClock
-  kWholeNumber,      // ParseWholeNumber in [min, max] (proto/common/setting_values.h)
+  kWholeNumber,      // ParseWholeNumber in [min, max] (proto/settings/setting_values.h)
   kPmInterval,       // ParsePmInterval (collectors/pm_sampling/pm_sampling_config.h)
   kPmBytes,          // ParsePmBytes
   kPmMetrics,        // ParsePmMetrics
@@ -300,4 +300,4 @@ bool LoadOwnedSettings(SettingOwner owner, const GetEnv& get_env, const Apply& a
 
 }  // namespace warpscope
 
-#endif  // WARPSCOPE_PROTO_COMMON_SETTINGS_H_
+#endif  // WARPSCOPE_PROTO_SETTINGS_SETTINGS_H_
