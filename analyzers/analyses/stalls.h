@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "analyzers/render/output.h"
+#include "analyzers/render/report.h"
 #include "analyzers/measures/source_lines.h"
 #include "analyzers/model/trace_model.h"
 
@@ -141,6 +142,12 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
 // reason), (kernel, PC) or (kernel, line). JSON: an array of kernel objects with their
 // reasons, hottest line and (by PC or line) their hot PCs or lines.
 std::string RenderStallReport(const StallReport& report, OutputFormat format);
+
+// The report as typed tables, what Python's warpscope.stalls turns into DataFrames: "kernels"
+// (a row per kernel: samples, pct, selected, not_issued, cycles_per_issue, sampling_instants,
+// too_few) and "reasons" (a row per kernel and warp state, with its 95% interval) or, by PC,
+// "pcs" (a row per hot PC and warp state). Percentages are of 100.
+Report StallReportTables(const StallReport& report, bool by_pc);
 
 // What qualifies the figures (unknown reason indices, dropped samples, a full hardware buffer,
 // traces without samples), one sentence each; the table prints them below itself.

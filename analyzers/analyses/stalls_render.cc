@@ -421,4 +421,52 @@ std::string RenderStallSvg(const StallReport& report) {
   return svg;
 }
 
+Report StallReportTables(const StallReport& report, bool by_pc) {
+  using K = CellKind;
+  Table kernels({{"kernel", false, K::kString},
+                 {"samples", true, K::kInt},
+                 {"pct", true, K::kReal},
+                 {"selected", true, K::kInt},
+                 {"not_issued", true, K::kInt},
+                 {"cycles_per_issue", true, K::kReal},
+                 {"sampling_instants", true, K::kReal},
+                 {"too_few", false, K::kString}});
+  Table reasons({{"kernel", false, K::kString},
+                 {"reason", false, K::kString},
+                 {"samples", true, K::kInt},
+                 {"pct", true, K::kReal},
+                 {"low_pct", true, K::kReal},
+                 {"high_pct", true, K::kReal}});
+  Table pcs({{"kernel", false, K::kString},
+             {"cubin_crc", true, K::kUint64},
+             {"pc_offset", true, K::kInt},
+             {"pc_samples", true, K::kInt},
+             {"kernel_pct", true, K::kReal},
+             {"reason", false, K::kString},
+             {"samples", true, K::kInt},
+             {"pct", true, K::kReal}});
+  for (const StallKernelRow& row : report.rows) {
+    kernels.AddRow({row.name, row.samples, Cell(100 * row.fraction), row.selected, row.not_issued,
+                    Cell(row.cycles_per_issue), Cell(row.sampling_instants), row.too_few});
+    for (const StallShare& s : row.reasons) {
+      reasons.AddRow({row.name, s.state, s.samples, Cell(100 * s.fraction), Cell(100 * s.low),
+                      Cell(100 * s.high)});
+    }
+    for (const PcHotspot& pc : row.pcs) {
+      for (const StallShare& s : pc.reasons) {
+        pcs.AddRow({row.name, pc.cubin_crc, pc.pc_offset, pc.samples, Cell(100 * pc.fraction),
+                    s.state, s.samples, Cell(100 * s.fraction)});
+      }
+    }
+  }
+  Report out;
+  out.tables.emplace_back("kernels", std::move(kernels));
+  if (by_pc) {
+    out.tables.emplace_back("pcs", std::move(pcs));
+  } else {
+    out.tables.emplace_back("reasons", std::move(reasons));
+  }
+  return out;
+}
+
 }  // namespace warpscope

@@ -157,10 +157,12 @@ std::string ShortKernelName(std::string_view name, bool text) {
   return TruncateToWidth(name, kMax);
 }
 
-std::string CellText(const Cell& cell) {
+std::string CellText(const Cell& cell, CellKind kind) {
   if (const auto* s = std::get_if<std::string>(&cell.value)) return *s;
   if (const auto* b = std::get_if<bool>(&cell.value)) return *b ? "true" : "false";
-  if (const auto* i = std::get_if<int64_t>(&cell.value)) return absl::StrCat(*i);
+  if (const auto* i = std::get_if<int64_t>(&cell.value)) {
+    return kind == CellKind::kUint64 ? absl::StrCat(static_cast<uint64_t>(*i)) : absl::StrCat(*i);
+  }
   if (const auto* d = std::get_if<double>(&cell.value)) {
     if (std::isnan(*d)) return "";
     return absl::StrFormat("%.*f", cell.precision, *d);
@@ -192,7 +194,7 @@ std::string Table::RenderText() const {
   std::vector<std::vector<std::string>> text(rows_.size());
   for (size_t r = 0; r < rows_.size(); ++r) {
     for (size_t c = 0; c < columns_.size(); ++c) {
-      text[r].push_back(CellText(rows_[r][c]));
+      text[r].push_back(CellText(rows_[r][c], columns_[c].kind));
       width[c] = std::max(width[c], DisplayWidth(text[r].back()));
     }
   }
@@ -248,7 +250,7 @@ std::string Table::RenderCsv() const {
       if (const auto* d = std::get_if<double>(&row[c].value)) {
         if (!std::isnan(*d)) out += absl::StrFormat("%.9g", *d);
       } else {
-        out += CsvField(CellText(row[c]));
+        out += CsvField(CellText(row[c], columns_[c].kind));
       }
     }
     out += '\n';
@@ -263,7 +265,7 @@ std::string Table::RenderJson() const {
     json.BeginObject();
     for (size_t c = 0; c < row.size(); ++c) {
       json.Key(columns_[c].name);
-      WriteJsonCell(json, row[c]);
+      WriteJsonCell(json, row[c], columns_[c].kind);
     }
     json.EndObject();
   }
@@ -271,11 +273,15 @@ std::string Table::RenderJson() const {
   return json.str() + "\n";
 }
 
-void WriteJsonCell(JsonWriter& json, const Cell& cell) {
+void WriteJsonCell(JsonWriter& json, const Cell& cell, CellKind kind) {
   if (const auto* s = std::get_if<std::string>(&cell.value)) {
     json.String(*s);
   } else if (const auto* i = std::get_if<int64_t>(&cell.value)) {
-    json.Int(*i);
+    if (kind == CellKind::kUint64) {
+      json.Uint(static_cast<uint64_t>(*i));
+    } else {
+      json.Int(*i);
+    }
   } else if (const auto* d = std::get_if<double>(&cell.value)) {
     json.Double(*d);
   } else if (const auto* b = std::get_if<bool>(&cell.value)) {

@@ -42,8 +42,10 @@ struct Cell {
 };
 
 // What a column holds, for readers that need a type before they see a row (Python's
-// DataFrames of an empty table). kAuto: whatever its first non-empty cell holds.
-enum class CellKind { kAuto, kString, kInt, kReal, kBool };
+// DataFrames of an empty table). kAuto: whatever its first non-empty cell holds. kUint64: whole
+// numbers that use all 64 bits (checksums, addresses), kept in the cell's int64 as their bit
+// pattern and written unsigned.
+enum class CellKind { kAuto, kString, kInt, kUint64, kReal, kBool };
 
 class Table {
  public:
@@ -70,7 +72,7 @@ class Table {
 };
 
 // Formats a cell as text (tables and CSV).
-std::string CellText(const Cell& cell);
+std::string CellText(const Cell& cell, CellKind kind = CellKind::kAuto);
 
 // A fraction as a percent cell: one decimal in tables, rounded to 0.01 in CSV/JSON so goldens
 // stay stable; NaN is an empty cell.
@@ -137,8 +139,8 @@ class JsonWriter {
   JsonSpacing spacing_;
 };
 
-// Writes a cell as a JSON value (null when empty).
-void WriteJsonCell(JsonWriter& json, const Cell& cell);
+// Writes a cell as a JSON value (null when empty); a kUint64 column's whole numbers unsigned.
+void WriteJsonCell(JsonWriter& json, const Cell& cell, CellKind kind = CellKind::kAuto);
 
 }  // namespace warpscope
 

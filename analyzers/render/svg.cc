@@ -141,6 +141,12 @@ std::string SvgTimeline::Legend(double y) const {
                           cls, x, y, x + 16, y + 10, meaning);
     x += 16 + kCharWidth * static_cast<double>(std::string_view(meaning).size()) + 18;
   }
+  if (!gaps_.empty()) {
+    absl::StrAppendFormat(&s,
+                          "<rect class=\"gap legend\" x=\"%.0f\" y=\"%.0f\" width=\"12\" "
+                          "height=\"12\"/><text x=\"%.0f\" y=\"%.0f\">GPU idle</text>\n",
+                          x, y, x + 16, y + 10);
+  }
   return s;
 }
 

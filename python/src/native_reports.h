@@ -21,7 +21,7 @@ nanobind::dict AdviseTables(const TraceModel& model, const std::string& label,
 nanobind::dict StallTables(const StallReport& report, bool by_pc);
 
 // Any Report as columns: {"scalars": {name: value}, TABLE: {"columns": {column: list},
-// "types": {column: "int" | "float" | "str" | "bool"}}, ...}; empty cells are None. The one way a
+// "types": {column: "int" | "uint64" | "float" | "str" | "bool"}}, ...}; empty cells are None. The one way a
 // report reaches pandas (python/warpscope/native.py, report_frames).
 nanobind::dict ReportColumns(const Report& report);
 

@@ -58,7 +58,7 @@ def test_advise_frames_equal_the_cli_json(path):
                 assert row[column] == pytest.approx(value, abs=1e-9), column
             else:
                 assert row[column] == value, column
-    assert list(findings["rank"]) == list(range(1, len(findings) + 1))
+    assert list(findings["order"]) == list(range(1, len(findings) + 1))
     assert findings["cost_ns"].dtype == np.int64
     assert findings["one_time"].dtype == bool
 

@@ -231,13 +231,6 @@ def _load_error(e: ValueError, path: Optional[str]) -> Exception:
     return TraceError(message, path=path, offset=int(at.group(1)) if at else None)
 
 
-def _frame(columns: Dict[str, List[Any]], dtypes: Dict[str, Any]) -> Any:
-    """A DataFrame of `columns` (lists from the extension) in `dtypes`' order and types."""
-    import pandas as pd
-    return pd.DataFrame({name: pd.Series(columns.get(name, []), dtype=dtype)
-                         for name, dtype in dtypes.items()})
-
-
 def advise(path: str, device: Optional[int] = None, top: int = 0, literal_ranges: bool = False,
            step: str = "") -> Dict[str, Any]:
     """``warpscope advise`` as DataFrames, from the C++ analysis' own result (see
@@ -254,17 +247,6 @@ def advise(path: str, device: Optional[int] = None, top: int = 0, literal_ranges
     return frames
 
 
-STALL_DTYPES = {
-    "kernels": {"kernel": str, "samples": "int64", "pct": "float64", "selected": "int64",
-                "not_issued": "int64", "cycles_per_issue": "float64",
-                "sampling_instants": "float64", "too_few": str},
-    "reasons": {"kernel": str, "reason": str, "samples": "int64", "pct": "float64",
-                "low_pct": "float64", "high_pct": "float64"},
-    "pcs": {"kernel": str, "cubin_crc": "uint64", "pc_offset": "int64", "pc_samples": "int64",
-            "kernel_pct": "float64", "reason": str, "samples": "int64", "pct": "float64"},
-}
-
-
 def stalls(paths: Sequence[str], kernel: str = "", by: str = "kernel") -> Dict[str, Any]:
     """``warpscope stalls`` as the frames of ``warpscope.stalls``, from the C++ stall report
     (analyzers/analyses/stalls.cc)."""
@@ -276,7 +258,9 @@ def stalls(paths: Sequence[str], kernel: str = "", by: str = "kernel") -> Dict[s
         if "not a valid regular expression" in str(e):  # RE2 refused what Python's re took
             raise
         raise _load_error(e, paths[0] if len(paths) == 1 else None) from e
-    return {name: _frame(columns, STALL_DTYPES[name]) for name, columns in result.items()}
+    frames = report_frames(result)
+    del frames["scalars"]
+    return frames
 
 
 def report_frames(result: Dict[str, Any]) -> Dict[str, Any]:
@@ -294,6 +278,8 @@ def report_frames(result: Dict[str, Any]) -> Dict[str, Any]:
             kind = table["types"][column]
             if kind == "int":
                 dtype = "Int64" if any(v is None for v in values) else "int64"
+            elif kind == "uint64":
+                dtype = "UInt64" if any(v is None for v in values) else "uint64"
             elif kind == "float":
                 dtype = "float64"
             elif kind == "bool":

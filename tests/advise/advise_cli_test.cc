@@ -17,6 +17,7 @@
 namespace warpscope {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::warpscope::testing::CliResult;
 using ::warpscope::testing::CompareWithGolden;
@@ -116,6 +117,10 @@ TEST(AdviseHtmlBrowserTest, RenderedDomHasFindingsAndTimeline) {
   EXPECT_THAT(dom, HasSubstr("<rect class=\"gap\""));
   EXPECT_THAT(dom, HasSubstr("<rect class=\"kernel\""));
   EXPECT_THAT(dom, HasSubstr("<rect class=\"wait\""));
+  // The timeline reads on its own: a time axis, and a legend naming the shading.
+  EXPECT_THAT(dom, ContainsRegex("<text class=\"tick\"[^>]*>[0-9.]+ ms</text>"));
+  EXPECT_THAT(dom, HasSubstr(">GPU idle</text>"));
+  EXPECT_THAT(dom, HasSubstr(">API call waiting for the GPU</text>"));
 }
 
 }  // namespace

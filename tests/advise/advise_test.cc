@@ -217,10 +217,15 @@ TEST(AdviseRenderTest, FormatsCarryTheFindings) {
   EXPECT_THAT(table, HasSubstr("#1 [high] blocking-read"));
   EXPECT_THAT(table, HasSubstr("where:    nvtx step | api cudaMemcpy"));
   const std::string csv = RenderAdviseReport(report, OutputFormat::kCsv);
-  EXPECT_THAT(csv, HasSubstr("rank,rule,severity,cost_ns,cost_percent"));
-  EXPECT_THAT(csv, HasSubstr("\n1,blocking-read,high,"));
+  // One table gives CSV and JSON their columns: `order` is the finding's place, `rank` the
+  // job rank it is about (-1 for one trace).
+  EXPECT_THAT(csv, ::testing::StartsWith("order,rule,severity,cost_ns,cost_percent,"));
+  EXPECT_THAT(csv, HasSubstr(",os_tid,thread_name,title,evidence,fix,worst_begin_ns,"
+                             "worst_end_ns,rank,one_time\n1,blocking-read,high,"));
+  EXPECT_THAT(csv, HasSubstr(",-1,false\n"));
   const std::string json = RenderAdviseReport(report, OutputFormat::kJson);
-  EXPECT_THAT(json, HasSubstr("\"findings\":[{\"rank\":1,\"rule\":\"blocking-read\""));
+  EXPECT_THAT(json, HasSubstr("\"findings\":[{\"order\":1,\"rule\":\"blocking-read\""));
+  EXPECT_THAT(json, HasSubstr("\"rank\":-1,\"one_time\":false}"));
   EXPECT_THAT(json, HasSubstr(absl::StrCat("\"gpu_idle_ns\":", report.gpu_idle_ns)));
 }
 

@@ -107,6 +107,17 @@ TEST(DisplayWidthTest, TextTablesStayAligned) {
   EXPECT_EQ(lines[4], "\xe8\xa1\x8c\xe5\x88\x97\xe7\xa9\x8d" + std::string(8, ' ') + "456");
 }
 
+TEST(TableKindTest, FullWidthUnsignedAndBoolCellsKeepTheirValue) {
+  // A 64-bit checksum above INT64_MAX and a yes/no column, in the three renderings.
+  const uint64_t crc = 0xf00dcafedeadbeefull;
+  Table table({{"crc", true, CellKind::kUint64}, {"n", true, CellKind::kInt},
+               {"one_time", false, CellKind::kBool}});
+  table.AddRow({crc, int64_t{-1}, Cell::Bool(true)});
+  EXPECT_EQ(table.RenderCsv(), "crc,n,one_time\n17297704939806375663,-1,true\n");
+  EXPECT_EQ(table.RenderJson(), "[{\"crc\":17297704939806375663,\"n\":-1,\"one_time\":true}]\n");
+  EXPECT_THAT(table.RenderText(), HasSubstr("17297704939806375663"));
+}
+
 TEST(BaseFunctionNameTest, StripsWhatNsightSystemsBaseNamesStrip) {
   EXPECT_EQ(BaseFunctionName("void gemm<float, 4>(float const*, int)"), "gemm");
   EXPECT_EQ(BaseFunctionName("void at::native::(anonymous namespace)::reduce_kernel<512, 1, "

@@ -146,7 +146,8 @@ Report AdviseReportTables(const AdviseReport& report);
 
 // Table: the head line, then one block per finding. CSV: one row per finding. JSON: an
 // object with the head figures, "findings" and "notes". A job's findings name their rank
-// (job_rank; -1, not shown, for a single trace).
+// (column `rank`; -1, not shown, for a single trace); a finding's place in the list is
+// its `order`.
 std::string RenderAdviseReport(const AdviseReport& report, OutputFormat format);
 
 // One self-contained HTML page (inline CSS and SVG, no script): head line, findings, a

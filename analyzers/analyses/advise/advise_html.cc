@@ -61,6 +61,7 @@ std::string Timeline(const AdviseReport& report, const TraceModel& model) {
   if (!WorstStretch(report, &begin, &end, &f)) return "";
   SvgTimeline::Options options;
   options.sort_rows = true;
+  options.names_in_boxes = options.axis = options.legend = true;
   SvgTimeline svg(begin, end, options);
   const uint32_t device = f->device_id;
   auto lane = [](uint32_t stream) { return absl::StrCat("stream ", stream); };

@@ -62,7 +62,7 @@ std::string RenderText(const AdviseReport& report) {
 
 Table AdviseFindingsTable(const AdviseReport& report) {
   using K = CellKind;
-  Table table({{"rank", true, K::kInt},
+  Table table({{"order", true, K::kInt},
                {"rule", false, K::kString},
                {"severity", false, K::kString},
                {"cost_ns", true, K::kInt},
@@ -81,7 +81,7 @@ Table AdviseFindingsTable(const AdviseReport& report) {
                {"fix", false, K::kString},
                {"worst_begin_ns", true, K::kInt},
                {"worst_end_ns", true, K::kInt},
-               {"job_rank", true, K::kInt},
+               {"rank", true, K::kInt},
                {"one_time", false, K::kBool}});
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {

@@ -35,26 +35,10 @@
 #include <cstring>
 #include <string>
 
+#define WS_PROGRAM "ws_advise_problems"
+#include "timed_work.cuh"
+
 namespace {
-
-#define CHECK(x)                                                                              \
-  do {                                                                                        \
-    cudaError_t e = (x);                                                                      \
-    if (e != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "ws_advise_problems: %s failed: %s\n", #x, cudaGetErrorString(e)); \
-      std::exit(3);                                                                           \
-    }                                                                                         \
-  } while (0)
-
-constexpr unsigned long long kUs = 1000ull;
-
-__device__ void Spin(unsigned long long ns) {
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < ns);
-}
 
 // A step's compute: every block spins for `ns`.
 __global__ void ws_advise_compute(unsigned long long ns, const float* in) {
@@ -71,15 +55,6 @@ __global__ void ws_advise_loss(float* loss) {
 __global__ void ws_advise_tiny(unsigned long long ns) { Spin(ns); }
 __global__ void ws_advise_fused(unsigned long long ns, int count) {
   for (int i = 0; i < count; ++i) Spin(ns);
-}
-
-void HostWork(unsigned long long ns) {
-  const auto start = std::chrono::steady_clock::now();
-  while (static_cast<unsigned long long>(
-             std::chrono::duration_cast<std::chrono::nanoseconds>(
-                 std::chrono::steady_clock::now() - start)
-                 .count()) < ns) {
-  }
 }
 
 struct Options {

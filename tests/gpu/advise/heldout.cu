@@ -27,36 +27,14 @@
 #include <cstring>
 #include <string>
 
+#define WS_PROGRAM "ws_advise_heldout"
+#include "timed_work.cuh"
+
 namespace {
-
-#define CHECK(x)                                                                             \
-  do {                                                                                       \
-    cudaError_t e = (x);                                                                     \
-    if (e != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "ws_advise_heldout: %s failed: %s\n", #x, cudaGetErrorString(e)); \
-      std::exit(3);                                                                          \
-    }                                                                                        \
-  } while (0)
-
-constexpr unsigned long long kUs = 1000ull;
-
-__device__ void Spin(unsigned long long ns) {
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < ns);
-}
 
 __global__ void ws_heldout_spin(unsigned long long ns, float* out) {
   Spin(ns);
   if (threadIdx.x == 0 && blockIdx.x == 0) out[0] += 1.0f;
-}
-
-void HostWork(long long ns) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
-  while (std::chrono::steady_clock::now() < end) {
-  }
 }
 
 struct Options {
