@@ -271,21 +271,7 @@ int main(int argc, char** argv) {
   }
   CHECK(cudaFree(nullptr));
   program->Setup();
-  for (int i = 0; i < o.warmup; ++i) program->Step(i);
-  CHECK(cudaDeviceSynchronize());
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < o.steps; ++i) program->Step(o.warmup + i);
-  CHECK(cudaDeviceSynchronize());
-  const auto loop_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
-  program->Finish();
-  CHECK(cudaDeviceSynchronize());
-  std::printf(
-      "{\"problem\": \"%s\", \"fixed\": %s, \"steps\": %d, \"timed_steps\": %d, "
-      "\"loop_ns\": %lld}\n",
-      o.problem.c_str(), o.fixed ? "true" : "false", o.warmup + o.steps, o.steps,
-      static_cast<long long>(loop_ns));
+  RunTimedSteps(*program, o.problem, o.fixed, o.warmup, o.steps);
   delete program;
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include <cuda_runtime.h>
 
@@ -39,6 +40,29 @@ inline void HostWork(unsigned long long ns) {
                                              std::chrono::steady_clock::now() - start)
                                              .count()) < ns) {
   }
+}
+
+// Runs `warmup` untimed steps, then `steps` timed ones between two device synchronizations,
+// then the program's Finish, and prints the one JSON line the drivers read:
+//   {"problem": "item", "fixed": false, "steps": 53, "timed_steps": 50, "loop_ns": 61234567}
+template <typename Program>
+void RunTimedSteps(Program& program, const std::string& problem, bool fixed, int warmup,
+                   int steps) {
+  for (int i = 0; i < warmup; ++i) program.Step(i);
+  CHECK(cudaDeviceSynchronize());
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) program.Step(warmup + i);
+  CHECK(cudaDeviceSynchronize());
+  const auto loop_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+  program.Finish();
+  CHECK(cudaDeviceSynchronize());
+  std::printf(
+      "{\"problem\": \"%s\", \"fixed\": %s, \"steps\": %d, \"timed_steps\": %d, "
+      "\"loop_ns\": %lld}\n",
+      problem.c_str(), fixed ? "true" : "false", warmup + steps, steps,
+      static_cast<long long>(loop_ns));
 }
 
 #endif  // WARPSCOPE_TESTS_GPU_ADVISE_TIMED_WORK_CUH_
