@@ -31,7 +31,7 @@ Cell Level(double warps, bool text, bool from_shared) {
 Cell Limit(double warps) { return warps > 0 ? Cell(std::round(warps), 0) : Cell(); }
 
 Table SummaryTable(const TailReport& report, bool text) {
-  Table t({{"rank", true},
+  Table t({{"order", true},
            {"kernel"},
            {"launches", true},
            {"with_curve", true},

@@ -54,7 +54,7 @@ def concat_dataframes(traces: Sequence[TraceFile]) -> Dict[str, Any]:
 def advise(trace: Union[TraceFile, PathLike], device: Optional[int] = None,
            top: int = 0, literal_ranges: bool = False, step: str = "") -> Dict[str, Any]:
     """The findings of ``warpscope advise`` as DataFrames: ``findings`` (ranked by the time a
-    fix would save: rank, rule, cost, where, evidence, fix, one_time), ``summary`` (one row:
+    fix would save: order, rule, cost, where, evidence, fix, rank in a job, one_time), ``summary`` (one row:
     the head line and its figures, the steps found and the warm-up steps), ``devices`` (busy
     time per device) and ``notes`` (rules skipped and why); columns in docs/python.md.
     `device` keeps one device; `top` keeps the costliest findings (0: all); `literal_ranges`

@@ -1,7 +1,7 @@
 // ws_advise_problems: CUDA programs that each have one performance problem on purpose, and a
 // --fixed mode that removes it with the rest the same, for checking `warpscope advise` on the
-// GPU (tests/gpu/advise/gpu_advise.sh): the problem must be the top finding, and its cost must match
-// the time the fix saves.
+// GPU (tests/gpu/advise/gpu_advise.sh): the problem must be the top finding, and its cost must
+// match the time the fix saves.
 //
 //   ws_advise_problems --problem item|pageable|loader|launch|serial [--fixed] [--steps N]
 //                      [--warmup W]
@@ -24,8 +24,6 @@
 // times its timed steps (after --warmup steps) with the host's steady clock, a device
 // synchronization at both ends, and prints one JSON line:
 //   {"problem": "item", "fixed": false, "steps": 53, "timed_steps": 50, "loop_ns": 61234567}
-#include <cuda_runtime.h>
-#include <nvtx3/nvToolsExt.h>
 #include <sched.h>
 #include <sys/mman.h>
 
@@ -34,6 +32,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
 
 #define WS_PROGRAM "ws_advise_problems"
 #include "timed_work.cuh"
@@ -57,12 +58,7 @@ __global__ void ws_advise_fused(unsigned long long ns, int count) {
   for (int i = 0; i < count; ++i) Spin(ns);
 }
 
-struct Options {
-  std::string problem;
-  bool fixed = false;
-  int steps = 50;
-  int warmup = 3;
-};
+using Options = StepOptions;
 
 constexpr int kComputeBlocks = 132;
 constexpr int kComputeThreads = 128;
@@ -231,42 +227,16 @@ Program* MakeProgram(const Options& o) {
   return nullptr;
 }
 
-Options Parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "ws_advise_problems: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--problem") {
-      o.problem = next();
-    } else if (a == "--fixed") {
-      o.fixed = true;
-    } else if (a == "--steps") {
-      o.steps = std::atoi(next());
-    } else if (a == "--warmup") {
-      o.warmup = std::atoi(next());
-    } else {
-      std::fprintf(stderr, "ws_advise_problems: unknown argument %s\n", a.c_str());
-      std::exit(2);
-    }
-  }
-  return o;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options o = Parse(argc, argv);
+  constexpr char kUsage[] =
+      "ws_advise_problems --problem item|pageable|loader|launch|serial [--fixed] [--steps N] "
+      "[--warmup W]";
+  const Options o = ParseStepOptions(argc, argv, 50, kUsage);
   Program* program = MakeProgram(o);
-  if (program == nullptr || o.steps < 1 || o.warmup < 0) {
-    std::fprintf(stderr,
-                 "usage: ws_advise_problems --problem item|pageable|loader|launch|serial "
-                 "[--fixed] [--steps N] [--warmup W]\n");
+  if (program == nullptr) {
+    std::fprintf(stderr, "usage: %s\n", kUsage);
     return 2;
   }
   CHECK(cudaFree(nullptr));

@@ -18,14 +18,14 @@
 // Kernels spin on the GPU's global timer, so their length is set, not measured. Prints one
 // JSON line as ws_advise_problems does:
 //   {"problem": "tinyloop", "fixed": false, "steps": 23, "timed_steps": 20, "loop_ns": ...}
-#include <cuda_runtime.h>
-#include <nvtx3/nvToolsExt.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
 
 #define WS_PROGRAM "ws_advise_heldout"
 #include "timed_work.cuh"
@@ -37,32 +37,7 @@ __global__ void ws_heldout_spin(unsigned long long ns, float* out) {
   if (threadIdx.x == 0 && blockIdx.x == 0) out[0] += 1.0f;
 }
 
-struct Options {
-  std::string problem;
-  bool fixed = false;
-  int steps = 20;
-  int warmup = 3;
-};
-
-Options Parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--fixed") {
-      o.fixed = true;
-    } else if (a == "--problem" && i + 1 < argc) {
-      o.problem = argv[++i];
-    } else if (a == "--steps" && i + 1 < argc) {
-      o.steps = std::atoi(argv[++i]);
-    } else if (a == "--warmup" && i + 1 < argc) {
-      o.warmup = std::atoi(argv[++i]);
-    } else {
-      o.problem.clear();
-      return o;
-    }
-  }
-  return o;
-}
+using Options = StepOptions;
 
 class Program {
  public:
@@ -155,12 +130,12 @@ Program* MakeProgram(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options o = Parse(argc, argv);
+  constexpr char kUsage[] =
+      "ws_advise_heldout --problem tinyloop|readback|devsync [--fixed] [--steps N] [--warmup W]";
+  const Options o = ParseStepOptions(argc, argv, 20, kUsage);
   Program* program = MakeProgram(o);
-  if (program == nullptr || o.steps < 1 || o.warmup < 0) {
-    std::fprintf(stderr,
-                 "usage: ws_advise_heldout --problem tinyloop|readback|devsync [--fixed] "
-                 "[--steps N] [--warmup W]\n");
+  if (program == nullptr) {
+    std::fprintf(stderr, "usage: %s\n", kUsage);
     return 2;
   }
   CHECK(cudaFree(nullptr));

@@ -42,6 +42,43 @@ inline void HostWork(unsigned long long ns) {
   }
 }
 
+// A program's command line: --problem NAME [--fixed] [--steps N] [--warmup W].
+struct StepOptions {
+  std::string problem;
+  bool fixed = false;
+  int steps = 0;
+  int warmup = 3;
+};
+
+// Parses the command line; on an unknown argument, a missing value or a count out of range,
+// prints `usage` and exits with status 2.
+inline StepOptions ParseStepOptions(int argc, char** argv, int default_steps, const char* usage) {
+  StepOptions o;
+  o.steps = default_steps;
+  auto refuse = [usage]() {
+    std::fprintf(stderr, "usage: %s\n", usage);
+    std::exit(2);
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--fixed") {
+      o.fixed = true;
+    } else if (i + 1 >= argc) {
+      refuse();
+    } else if (a == "--problem") {
+      o.problem = argv[++i];
+    } else if (a == "--steps") {
+      o.steps = std::atoi(argv[++i]);
+    } else if (a == "--warmup") {
+      o.warmup = std::atoi(argv[++i]);
+    } else {
+      refuse();
+    }
+  }
+  if (o.steps < 1 || o.warmup < 0) refuse();
+  return o;
+}
+
 // Runs `warmup` untimed steps, then `steps` timed ones between two device synchronizations,
 // then the program's Finish, and prints the one JSON line the drivers read:
 //   {"problem": "item", "fixed": false, "steps": 53, "timed_steps": 50, "loop_ns": 61234567}
@@ -53,9 +90,9 @@ void RunTimedSteps(Program& program, const std::string& problem, bool fixed, int
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < steps; ++i) program.Step(warmup + i);
   CHECK(cudaDeviceSynchronize());
-  const auto loop_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
+  const auto loop_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   program.Finish();
   CHECK(cudaDeviceSynchronize());
   std::printf(
