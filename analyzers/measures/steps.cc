@@ -251,12 +251,12 @@ std::map<std::string, uint64_t> HostTimePerStep(const TraceModel& model, const S
   std::vector<std::pair<uint64_t, int64_t>> edges;
   for (size_t i = 0; i < model.nvtx_ranges.size(); ++i) {
     const NvtxRange& r = model.nvtx_ranges[i];
-    if (r.thread_id != steps.thread_id || r.domain == "NCCL" || r.end_ns() <= begin ||
-        r.start_ns >= end) {
-      continue;
-    }
-    edges.emplace_back(std::max(r.start_ns, begin), static_cast<int64_t>(i) + 1);
-    edges.emplace_back(std::min(r.end_ns(), end), -static_cast<int64_t>(i) - 1);
+    if (r.thread_id != steps.thread_id || r.domain == "NCCL") continue;
+    const uint64_t from = std::max(r.start_ns, begin), to = std::min(r.end_ns(), end);
+    // An empty range holds no time; its close, sorted before its open, would leave it open.
+    if (to <= from) continue;
+    edges.emplace_back(from, static_cast<int64_t>(i) + 1);
+    edges.emplace_back(to, -static_cast<int64_t>(i) - 1);
   }
   edges.emplace_back(begin, 0);
   for (const Step& s : steps.steps) edges.emplace_back(s.end_ns, 0);  // step boundaries

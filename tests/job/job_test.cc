@@ -10,8 +10,10 @@
 #include <numeric>
 #include <string>
 
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "tests/fixtures/synthetic_job.h"
+#include "tests/fixtures/synthetic_trace.h"
 #include "tests/support/cli_test_util.h"
 
 namespace warpscope {
@@ -112,6 +114,39 @@ TEST(Job, HostTimePerStepShowsWhereTheLateHostSpendsItsTime) {
   EXPECT_EQ(view.straggler.cause_range, "step_<N>/data_load");
   EXPECT_NEAR(static_cast<double>(view.straggler.cause_host_excess_ns), spec.late_ns,
               0.01 * spec.late_ns);
+}
+
+// A zero-length range (an NVTX push and pop at one instant) holds no time and does not stay
+// open over the ranges after it.
+TEST(Job, HostTimePerStepLeavesAnEmptyRangeOut) {
+  const std::string path = testing::MakeTempDir() + "/empty_range.wst";
+  fixtures::SyntheticTraceOptions options;
+  options.pm_interval_ns = 0;
+  options.force_overwrite = true;
+  std::string error;
+  auto b = fixtures::SyntheticTraceBuilder::Create(path, options, &error);
+  ASSERT_NE(b, nullptr) << error;
+  for (int k = 0; k < 3; ++k) {
+    b->PushRange("step_" + std::to_string(k));
+    b->HostIdle(200'000);
+    b->EmptyRange("marker");
+    b->PushRange("data");
+    b->HostIdle(300'000);
+    b->PopRange();
+    b->HostIdle(400'000);
+    b->PopRange();
+  }
+  ASSERT_TRUE(b->Finish());
+  absl::StatusOr<TraceModel> model = TraceModel::Load(path);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const StepSet steps = FindSteps(model->nvtx_ranges);
+  ASSERT_EQ(steps.steps.size(), 3u);
+  const std::map<std::string, uint64_t> host = HostTimePerStep(*model, steps);
+  EXPECT_EQ(host.size(), 2u) << absl::StrJoin(host, ", ", absl::PairFormatter("="));
+  ASSERT_TRUE(host.count("step_<N>/data"));
+  EXPECT_NEAR(static_cast<double>(host.at("step_<N>/data")), 300'000, 1'000);
+  ASSERT_TRUE(host.count("step_<N>"));
+  EXPECT_NEAR(static_cast<double>(host.at("step_<N>")), 600'000, 1'000);
 }
 
 // A launch-bound step: the late rank's own launches, late by its stall, keep its GPU running
