@@ -1,4 +1,4 @@
-// Renders `warpscope info` (see trace_info.h).
+// Renders `warpscope info` (see info.h).
 #include "analyzers/analyses/info.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Builds and renders the occupancy report (see occupancy_report.h and docs/occupancy.md).
+// Builds and renders the occupancy report (see occupancy.h and docs/occupancy.md).
 #include "analyzers/analyses/occupancy.h"
 
 #include <algorithm>

@@ -1,5 +1,4 @@
-// Builds the stall report (see stall_report.h and docs/cli.md#stalls); stall_report_render.cc
-// renders it.
+// Builds the stall report (see stalls.h and docs/cli.md#stalls); stalls_render.cc renders it.
 //
 // The `_not_issued` variants: each CUPTI stall reason comes twice, `X` and `X_not_issued`. As
 // in the activity API's PC sampling record ("samples ... includes latencySamples") and in

@@ -1,4 +1,4 @@
-// Renders the stall report (see stall_report.h and docs/cli.md#stalls): per kernel, per PC or
+// Renders the stall report (see stalls.h and docs/cli.md#stalls): per kernel, per PC or
 // per source line as a table, CSV or JSON, the notes under it, and the SVG of warp states.
 #include "analyzers/analyses/stalls.h"
 

@@ -436,11 +436,7 @@ std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputForm
     if (t.label != "*") json.String(t.label);
   }
   json.EndArray();
-  for (const auto& [name, table] : machine.tables) {
-    std::string rows = table.RenderJson();
-    while (!rows.empty() && rows.back() == '\n') rows.pop_back();
-    json.Key(name).Raw(rows);
-  }
+  for (const auto& [name, table] : machine.tables) table.WriteJson(json.Key(name));
   json.EndObject();
   return json.str() + "\n";
 }

@@ -1,4 +1,4 @@
-// Builds and renders the tail report (see tail_report.h and docs/tail.md).
+// Builds and renders the tail report (see tail.h and docs/tail.md).
 #include "analyzers/analyses/tail.h"
 
 #include <cmath>
@@ -214,10 +214,7 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
       JsonWriter json;
       json.BeginObject();
       if (!report.problem.empty()) json.Key("problem").String(report.problem);
-      std::string kernels = SummaryTable(report, false).RenderJson();
-      while (!kernels.empty() && (kernels.back() == '\n' || kernels.back() == ' '))
-        kernels.pop_back();
-      json.Key("kernels").Raw(kernels);
+      SummaryTable(report, false).WriteJson(json.Key("kernels"));
       if (options.instances) {
         json.Key("instances").BeginArray();
         for (const ActiveWarpCurve& c : report.curves) {

@@ -1,6 +1,6 @@
-// The median every analysis uses: of an odd count the middle value, of an even count the
-// upper of the two middle ones (a value that occurred, no averaging of durations); 0 when
-// empty.
+// The median of a value that occurred (steps, job and straggler figures): of an odd count the
+// middle value, of an even count the upper of the two middle ones, no averaging; 0 when empty.
+// Summary's duration statistics average the two middle ones instead (DurationStats).
 #ifndef WARPSCOPE_ANALYZERS_MEASURES_MEDIAN_H_
 #define WARPSCOPE_ANALYZERS_MEASURES_MEDIAN_H_
 

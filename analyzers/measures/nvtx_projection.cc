@@ -367,7 +367,7 @@ NvtxProjection ProjectNvtxRanges(const TraceModel& model, const NvtxProjectionOp
 
   std::vector<std::string> paths = RangePaths(model);
   if (!options.literal_ranges) {
-    for (std::string& p : paths) p = RangeFamilyPath(p);
+    for (std::string& p : paths) p = RangeFamily(p);
   }
   using GroupKey = std::tuple<std::string_view, std::string_view, uint64_t>;
   std::map<GroupKey, size_t> group_of_key;

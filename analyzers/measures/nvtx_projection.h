@@ -13,7 +13,7 @@
 // - A thread that opens no ranges of its own (NCCL's do not count), such as PyTorch's autograd
 //   threads that run the backward pass, launches for the ranges open at that moment on the one
 //   thread that has a range of its own open; when several threads have, for none.
-// - Numbered ranges group as one: paths are RangeFamilyPath's ("step_<N>/forward", steps.h)
+// - Numbered ranges group as one: paths are RangeFamily's ("step_<N>/forward", steps.h)
 //   unless NvtxProjectionOptions::literal_ranges.
 // - One API call can launch many GPU records (a CUDA graph launch); a GraphLaunchEvent
 //   counts as work only when the trace has no kernel records of that launch (`-t graph`).

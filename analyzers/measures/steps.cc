@@ -152,18 +152,6 @@ std::string RangeFamily(std::string_view name) {
   return out;
 }
 
-std::string RangeFamilyPath(std::string_view path) {
-  std::string out;
-  while (true) {
-    const size_t slash = path.find('/');
-    out += RangeFamily(path.substr(0, slash));
-    if (slash == std::string_view::npos) break;
-    out.push_back('/');
-    path.remove_prefix(slash + 1);
-  }
-  return out;
-}
-
 size_t WarmupSteps(const StepSet& steps) {
   std::vector<uint64_t> durations;
   for (const Step& s : steps.steps) durations.push_back(s.duration_ns());

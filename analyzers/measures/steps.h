@@ -61,12 +61,9 @@ StepSet FindSteps(const std::vector<NvtxRange>& ranges, std::string_view request
 // "conv2d", "layer3", "fp16", "sm90".
 std::string RangeFamily(std::string_view name);
 
-// The same for a path of ranges, each part on its own: "step_12/data_load" ->
-// "step_<N>/data_load".
-std::string RangeFamilyPath(std::string_view path);
 
 // The host time of the steps' thread in each NVTX range path per step: over each step's span,
-// the time each path (RangeFamilyPath of the ranges open, outermost first; "" when none is
+// the time each path (RangeFamily of the path of ranges open, outermost first; "" when none is
 // open, NCCL's own left out) was the innermost open, less the time the thread was blocked
 // waiting for the GPU (synchronisations, blocking copies); the median over the steps (a step
 // without the path counts 0). Empty without steps.

@@ -260,6 +260,11 @@ std::string Table::RenderCsv() const {
 
 std::string Table::RenderJson() const {
   JsonWriter json;
+  WriteJson(json);
+  return json.str() + "\n";
+}
+
+void Table::WriteJson(JsonWriter& json) const {
   json.BeginArray();
   for (const auto& row : rows_) {
     json.BeginObject();
@@ -270,7 +275,6 @@ std::string Table::RenderJson() const {
     json.EndObject();
   }
   json.EndArray();
-  return json.str() + "\n";
 }
 
 void WriteJsonCell(JsonWriter& json, const Cell& cell, CellKind kind) {

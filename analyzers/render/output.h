@@ -41,6 +41,8 @@ struct Cell {
   }
 };
 
+class JsonWriter;
+
 // What a column holds, for readers that need a type before they see a row (Python's
 // DataFrames of an empty table). kAuto: whatever its first non-empty cell holds. kUint64: whole
 // numbers that use all 64 bits (checksums, addresses), kept in the cell's int64 as their bit
@@ -65,6 +67,7 @@ class Table {
   std::string RenderText() const;
   std::string RenderCsv() const;
   std::string RenderJson() const;  // [{"col": value, ...}, ...]
+  void WriteJson(JsonWriter& json) const;  // the same array, as the writer's next value
 
  private:
   std::vector<Column> columns_;
@@ -127,7 +130,7 @@ class JsonWriter {
   JsonWriter& Double(double value);  // NaN and infinities become null
   JsonWriter& Bool(bool value);
   JsonWriter& Null();
-  JsonWriter& Raw(std::string_view json);  // an already-encoded value (e.g. Table::RenderJson)
+  JsonWriter& Raw(std::string_view json);  // an already-encoded value
   const std::string& str() const { return out_; }
 
  private:

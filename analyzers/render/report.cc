@@ -22,11 +22,6 @@ Table ScalarTable(const Report& report) {
   return t;
 }
 
-std::string Trimmed(std::string text) {
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  return text;
-}
-
 }  // namespace
 
 const Table* Report::FindTable(std::string_view name) const {
@@ -82,7 +77,7 @@ absl::StatusOr<std::string> RenderReport(const Report& report, OutputFormat form
       for (const auto& [name, value] : report.scalars) WriteJsonCell(json.Key(name), value);
       json.EndObject();
       for (const auto& [name, table] : report.tables) {
-        json.Key(name).Raw(Trimmed(table.RenderJson()));
+        table.WriteJson(json.Key(name));
       }
       json.EndObject();
       return json.str() + "\n";

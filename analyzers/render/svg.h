@@ -1,6 +1,6 @@
 // What every SVG warpscope draws needs: text escaped for SVG, and the time line of boxes that
 // `warpscope timeline` and the advise page draw (SvgTimeline). The other charts live with
-// their analysis (analyses/active_warps_svg.h, the stall bars in stall_report_render.cc).
+// their analysis (measures/active_warps_svg.h, the stall bars in analyses/stalls_render.cc).
 #ifndef WARPSCOPE_ANALYZERS_RENDER_SVG_H_
 #define WARPSCOPE_ANALYZERS_RENDER_SVG_H_
 

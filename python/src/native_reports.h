@@ -16,8 +16,8 @@ namespace warpscope::native {
 nanobind::dict AdviseTables(const TraceModel& model, const std::string& label,
                             const AdviseOptions& options);
 
-// {"kernels": {column: list}, "reasons" or (by_pc) "pcs": {column: list}}: the frames of
-// python/warpscope/native.py's stalls().
+// The stall report as ReportColumns of StallReportTables: tables "kernels" and "reasons" or
+// (by_pc) "pcs".
 nanobind::dict StallTables(const StallReport& report, bool by_pc);
 
 // Any Report as columns: {"scalars": {name: value}, TABLE: {"columns": {column: list},

@@ -118,7 +118,7 @@ nb::dict Advise(const std::string& path, int64_t device, int64_t top, bool liter
 }
 
 // `warpscope stalls` over the traces, every reason (or PC) of every kernel, without source
-// lines. Traces without PC samples give empty tables, as the Python fallback does.
+// lines. Traces without PC samples give empty tables with the same columns.
 nb::dict Stalls(const std::vector<std::string>& paths, const std::string& kernel_regex,
                 bool by_pc) {
   if (absl::StatusOr<KernelNameFilter> f = KernelNameFilter::Create(kernel_regex); !f.ok()) {

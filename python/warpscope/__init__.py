@@ -54,13 +54,12 @@ def concat_dataframes(traces: Sequence[TraceFile]) -> Dict[str, Any]:
 def advise(trace: Union[TraceFile, PathLike], device: Optional[int] = None,
            top: int = 0, literal_ranges: bool = False, step: str = "") -> Dict[str, Any]:
     """The findings of ``warpscope advise`` as DataFrames: ``findings`` (ranked by the time a
-    fix would save: order, rule, cost, where, evidence, fix, rank in a job, one_time), ``summary`` (one row:
+    fix would save: order, rule, cost, where, evidence, fix, one_time), ``summary`` (one row:
     the head line and its figures, the steps found and the warm-up steps), ``devices`` (busy
     time per device) and ``notes`` (rules skipped and why); columns in docs/python.md.
     `device` keeps one device; `top` keeps the costliest findings (0: all); `literal_ranges`
     keeps range names as written (by default ``step_12`` is ``step_<N>``); `step` names the
     NVTX range that marks steps. Needs the extension."""
-    from . import native
     return native.advise(trace.path if isinstance(trace, TraceFile) else trace, device, top,
                          literal_ranges, step)
 
@@ -75,7 +74,6 @@ def job(traces: Union[PathLike, Iterable[Union[TraceFile, PathLike]]], step: str
     wait), ``instances`` (each collective matched across the ranks) and ``problems``. `step`
     names the NVTX range that marks a step; `threads` how many traces are read at once.
     Needs the extension."""
-    from . import native
     if isinstance(traces, (str, bytes)) or hasattr(traces, "__fspath__"):
         traces = [traces]  # type: ignore[list-item]
     paths = [t.path if isinstance(t, TraceFile) else t for t in traces]  # type: ignore[union-attr]
@@ -94,7 +92,6 @@ def stalls(traces: Union[TraceFile, PathLike, Iterable[Union[TraceFile, PathLike
     ``sampling_instants`` and ``too_few``. Needs the extension (the CLI's own code)."""
     if by not in ("kernel", "pc"):
         raise ValueError(f"by must be 'kernel' or 'pc', not {by!r}")
-    from . import native
     items = [traces] if isinstance(traces, (TraceFile, str, bytes)) or hasattr(
         traces, "__fspath__") else list(traces)
     paths = [t.path if isinstance(t, TraceFile) else t for t in items]
@@ -105,7 +102,6 @@ def summary(traces: Union[PathLike, Sequence[PathLike]], reports: str = "") -> D
     """The tables of ``warpscope summary`` as DataFrames by report name (``kernels``, ``api``,
     ``memory``, ``nvtx``, ``idle``, ...; `reports` picks some, as ``--report`` does), one
     trace or several (then a combined ``file`` "*" view too). Needs the extension."""
-    from . import native
     paths = [traces] if isinstance(traces, (str, bytes)) or hasattr(traces, "__fspath__") \
         else list(traces)
     return native.summary(paths, reports)
@@ -114,12 +110,10 @@ def summary(traces: Union[PathLike, Sequence[PathLike]], reports: str = "") -> D
 def occupancy(trace: PathLike, kernel: str = "") -> Any:
     """``warpscope occupancy`` as a DataFrame, one row per kernel name and launch
     configuration; `kernel` is an RE2 pattern searched in the name. Needs the extension."""
-    from . import native
     return native.occupancy(trace, kernel)
 
 
 def tail(trace: PathLike, kernel: str = "", instances: bool = False) -> Any:
     """``warpscope tail`` as a DataFrame: one row per kernel name, or per launch with
     `instances`. Needs the extension."""
-    from . import native
     return native.tail(trace, kernel, instances)

@@ -255,7 +255,7 @@ def stalls(paths: Sequence[str], kernel: str = "", by: str = "kernel") -> Dict[s
     try:
         result = native.stall_tables(paths, kernel, by == "pc")
     except ValueError as e:
-        if "not a valid regular expression" in str(e):  # RE2 refused what Python's re took
+        if "not a valid regular expression" in str(e):  # the --kernel regex, not the trace
             raise
         raise _load_error(e, paths[0] if len(paths) == 1 else None) from e
     frames = report_frames(result)

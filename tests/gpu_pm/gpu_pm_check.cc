@@ -168,7 +168,7 @@ struct Expectation {
 // The figures compared, and written to the --row CSV.
 struct Figures {
   double ours_theoretical = NAN, ours_achieved = NAN;
-  double ours_achieved_low = NAN, ours_achieved_high = NAN;  // the bounds (occupancy_report.h)
+  double ours_achieved_low = NAN, ours_achieved_high = NAN;  // the bounds (occupancy.h)
   int ours_blocks = -1;
   double ncu_theoretical = NAN, ncu_achieved = NAN;
   double tail_fraction = NAN, coverage = NAN;

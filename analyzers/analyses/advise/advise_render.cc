@@ -124,26 +124,15 @@ Report AdviseReportTables(const AdviseReport& report) {
 
 namespace {
 
+// The head figures, then "devices" and "findings" as arrays of objects and "notes" as an
+// array of strings: AdviseReportTables' contents in the CLI's JSON layout.
 std::string RenderJson(const AdviseReport& report) {
+  const Report tables = AdviseReportTables(report);
   JsonWriter json;
   json.BeginObject();
-  json.Key("trace").String(report.label).Key("headline").String(report.headline);
-  json.Key("wall_ns").Uint(report.wall_ns).Key("gpu_span_ns").Uint(report.gpu_span_ns);
-  json.Key("gpu_busy_ns").Uint(report.gpu_busy_ns);
-  json.Key("gpu_busy_percent").Double(100 * report.busy_fraction);
-  json.Key("gpu_idle_ns").Uint(report.gpu_idle_ns);
-  json.Key("idle_attributed_ns").Uint(report.idle_attributed_ns);
-  json.Key("steps").Uint(report.steps).Key("warmup_steps").Uint(report.warmup_steps);
-  json.Key("step_rule").String(report.step_rule);
-  json.Key("devices").BeginArray();
-  for (const AdviseDeviceBusy& d : report.devices) {
-    json.BeginObject().Key("device").Uint(d.device_id).Key("begin_ns").Uint(d.begin_ns);
-    json.Key("end_ns").Uint(d.end_ns).Key("busy_ns").Uint(d.busy_ns).EndObject();
-  }
-  json.EndArray();
-  std::string findings = AdviseFindingsTable(report).RenderJson();
-  while (!findings.empty() && findings.back() == '\n') findings.pop_back();
-  json.Key("findings").Raw(findings);
+  for (const auto& [name, value] : tables.scalars) WriteJsonCell(json.Key(name), value);
+  tables.FindTable("devices")->WriteJson(json.Key("devices"));
+  tables.FindTable("findings")->WriteJson(json.Key("findings"));
   json.Key("notes").BeginArray();
   for (const std::string& note : report.notes) json.String(note);
   json.EndArray().EndObject();

@@ -66,7 +66,7 @@ struct StragglerVerdict {
   std::string cause;             // what the straggler did meanwhile (empty without one)
   std::string finding;           // its own `advise` finding that matches the cause, if any
   StragglerCause cause_kind = StragglerCause::kUnknown;
-  // kHost: where its host spends the extra time (a RangeFamilyPath; "" = outside any NVTX
+  // kHost: where its host spends the extra time (a RangeFamily of a path; "" = outside any NVTX
   // range), and how much more per step than the other ranks' median (median over steps).
   std::string cause_range;
   uint64_t cause_host_excess_ns = 0;

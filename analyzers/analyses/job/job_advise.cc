@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/analyses/job/job.h"
+#include "analyzers/measures/median.h"
 
 namespace warpscope {
 namespace {
@@ -104,8 +105,7 @@ absl::StatusOr<AdviseReport> BuildJobAdviseReport(const JobView& view, const Adv
     job.gpu_span_ns = std::max(job.gpu_span_ns, rank.gpu_span_ns);
     job.wall_ns = std::max(job.wall_ns, rank.wall_ns);
   }
-  std::sort(spans.begin(), spans.end());
-  const uint64_t median_span = spans.empty() ? 0 : spans[spans.size() / 2];
+  const uint64_t median_span = MedianOf(std::move(spans));
   if (view.straggler.rank) {
     AdviseFinding f = StragglerFinding(view, median_span);
     f.severity = SeverityOf(f.cost_fraction, options);

@@ -108,7 +108,7 @@ typename Map::const_iterator Largest(const Map& m) {
                           [](const auto& a, const auto& b) { return a.second < b.second; });
 }
 
-// The straggler's own `advise` findings in `range` (a RangeFamilyPath; one per step where the
+// The straggler's own `advise` findings in `range` (a RangeFamily of a path; one per step where the
 // range is numbered) or on `kernel`, summed; none there: its top finding, when it has a range.
 std::string OwnFinding(const TraceModel& model, const std::string& range,
                        const std::string& kernel = "") {
@@ -119,7 +119,7 @@ std::string OwnFinding(const TraceModel& model, const std::string& range,
   for (size_t i = 0; i < report.findings.size(); ++i) {
     const AdviseFinding& f = report.findings[i];
     const bool here = range.empty() ? !kernel.empty() && f.kernel == kernel
-                                    : RangeFamilyPath(f.nvtx_path) == range;
+                                    : RangeFamily(f.nvtx_path) == range;
     if (!here) continue;
     if (count++ == 0) first = i;
     cost += f.cost_ns;
