@@ -9,13 +9,15 @@ namespace {
 
 using namespace import_counters;  // NOLINT(google-build-using-namespace): the rows only
 
-constexpr std::array<const StatDef*, 31> kAll = {
+constexpr std::array<const StatDef*, 33> kAll = {
     &kReaderTruncatedBytes,
     &kReaderMissingEndOfTrace,
     &kReaderPacketsAfterEndOfTrace,
     &kReaderUndefinedStringRefs,
     &kReaderUndefinedLaunchConfigRefs,
     &kReaderUndefinedThreadRefs,
+    &kReaderUndefinedStackRefs,
+    &kReaderUndefinedStackFrameRefs,
     &kReaderRedefinedIds,
     &kReaderUnknownPackets,
     &kReaderPacketsWithUnknownFields,

@@ -39,6 +39,12 @@ inline constexpr StatDef kReaderUndefinedLaunchConfigRefs{
     "kernels whose launch configuration was not defined before use"};
 inline constexpr StatDef kReaderUndefinedThreadRefs{"reader.undefined_thread_refs", kError,
                                                     "references to threads not defined before use"};
+inline constexpr StatDef kReaderUndefinedStackRefs{
+    "reader.undefined_stack_refs", kError,
+    "API calls whose call stack was not defined before use (their call site reads \"no stack\")"};
+inline constexpr StatDef kReaderUndefinedStackFrameRefs{
+    "reader.undefined_stack_frame_refs", kError,
+    "frames of call stacks that were not defined before the stack (left out of the stack)"};
 inline constexpr StatDef kReaderRedefinedIds{
     "reader.redefined_ids", kError,
     "interned ids defined again with a different value (the last definition wins)"};

@@ -171,6 +171,13 @@ void TraceModelBuilder::AddEvent(const v1::TracePacket& p) {
       Extend(n.start_ns(), n.start_ns() + n.duration_ns());
       break;
     }
+    case v1::TracePacket::kApiStack: {
+      const v1::ApiStackEvent& a = p.api_stack();
+      m.api_stacks.push_back({a.correlation_id(), a.stack_id(), a.timestamp_ns(), a.domain(),
+                              a.callback_id(), Str(a.name_id())});
+      Extend(a.timestamp_ns(), a.timestamp_ns());
+      break;
+    }
     default:
       // Header (handled from reader.header()), interned definitions (the reader keeps
       // them) and packets this reader does not know (the reader counts them).
@@ -241,12 +248,42 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
   }
 
   pm_counter_data_.Finish(&m);
+  AddCallStacks();
   m.packet_count = reader_.counters().packets;
   m.truncation = reader_.truncation();
   AppendReaderProblems(reader_, m.truncation, &m.import_counters);
   CountModelProblems();
   CountValuesOutOfRange();
   return std::move(model_);
+}
+
+// Frames and stacks as the reader kept them (the last definition of each id), and the index
+// from a call's correlation id to its stack.
+void TraceModelBuilder::AddCallStacks() {
+  TraceModel& m = model_;
+  std::unordered_map<uint64_t, uint32_t> frame_index;
+  for (const auto& [id, f] : reader_.stack_frames()) {
+    frame_index[id] = static_cast<uint32_t>(m.stack_frames.size());
+    m.stack_frames.push_back({id, f.kind(), Str(f.file_id()), Str(f.function_id()), f.line(),
+                              f.first_line(), f.module_offset()});
+  }
+  for (const auto& [id, s] : reader_.call_stacks()) {
+    CallStackInfo& stack = m.call_stacks.emplace_back();
+    stack.id = id;
+    stack.truncated = s.truncated();
+    for (uint64_t frame : s.frame_ids()) {
+      if (auto it = frame_index.find(frame); it != frame_index.end()) {
+        stack.frames.push_back(it->second);
+      }
+    }
+  }
+  m.api_stack_by_correlation_.reserve(m.api_stacks.size());
+  for (uint32_t i = 0; i < m.api_stacks.size(); ++i) {
+    m.api_stack_by_correlation_.emplace_back(m.api_stacks[i].correlation_id, i);
+  }
+  // Stable: of several records for one correlation id, the first in the file is found.
+  std::stable_sort(m.api_stack_by_correlation_.begin(), m.api_stack_by_correlation_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
 }
 
 void TraceModelBuilder::CopyHeader(const v1::Header& h) {

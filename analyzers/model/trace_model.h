@@ -212,6 +212,41 @@ struct NcclCall {
 };
 
 // ---------------------------------------------------------------------------------------
+// Call stacks (StackFrame, CallStack and ApiStackEvent packets). Frames and stacks are
+// interned: the model holds each distinct one once, so their memory grows with the places the
+// program called CUDA from, not with its calls.
+
+// One place of a stack: a Python line, or a native return address in a module.
+struct StackFrameInfo {
+  uint64_t id = 0;
+  v1::FrameKind kind = v1::FRAME_KIND_UNKNOWN;
+  std::string_view file;      // Python: the source file; native: the module's path
+  std::string_view function;  // Python: the qualified name; native: the symbol, "" when none
+  uint32_t line = 0;          // Python: the line being run; 0 = unknown or native
+  uint32_t first_line = 0;    // Python: the function's first line
+  uint64_t module_offset = 0;  // native: the return address minus the module's load address
+};
+
+struct CallStackInfo {
+  uint64_t id = 0;
+  // Indices into TraceModel::stack_frames, innermost (the caller of CUDA) first; frames that
+  // were never defined are left out (counted: reader.undefined_stack_frame_refs).
+  std::vector<uint32_t> frames;
+  bool truncated = false;  // outer frames beyond the recorder's depth are missing
+};
+
+// The stack of the thread that made one CUDA API call (ApiStackEvent), joined to the call, its
+// kernel, copy, memset or sync through the correlation id.
+struct ApiStack {
+  uint32_t correlation_id = 0;
+  uint64_t stack_id = 0;  // CallStackInfo::id
+  uint64_t timestamp_ns = 0;
+  v1::ApiDomain domain = v1::API_DOMAIN_UNKNOWN;
+  uint32_t callback_id = 0;
+  std::string_view name;  // what was called, e.g. "cudaStreamSynchronize"
+};
+
+// ---------------------------------------------------------------------------------------
 // Sampling
 
 struct PmMetricSet {
@@ -358,6 +393,9 @@ class TraceModel {
   std::vector<NvtxRange> nvtx_ranges;
   std::vector<NvtxMark> nvtx_marks;
   std::vector<NcclCall> nccl_calls;
+  std::vector<StackFrameInfo> stack_frames;  // by id, the last definition of each
+  std::vector<CallStackInfo> call_stacks;    // by id, the last definition of each
+  std::vector<ApiStack> api_stacks;          // one per recorded call, in file order
   std::vector<PmMetricSet> pm_metric_sets;
   std::vector<PmSample> pm_samples;  // in-process values, then raw samples evaluated at load
   // Why raw PM samples (PmCounterData) could not all be evaluated, e.g. no CUPTI on this
@@ -395,6 +433,12 @@ class TraceModel {
   // The cubin (ELF image, as the driver loaded it) that PC records with this cubin_crc come
   // from, to map their pc_offset to SASS and source lines; nullptr when the trace has none.
   const std::string* FindCubin(uint64_t crc) const;
+  // A call stack by id (binary search); nullptr when it was never defined.
+  const CallStackInfo* FindCallStack(uint64_t id) const;
+  // The stack recorded for the API call with this correlation id (which is also its kernel's,
+  // copy's or sync's); nullptr when none was recorded or the stack was never defined. Of
+  // several records for one id, the first in the file.
+  const CallStackInfo* StackOfCall(uint32_t correlation_id) const;
   // The device of a context, or nullopt when the context is unknown.
   std::optional<uint32_t> DeviceOfContext(uint32_t context_id) const;
   // Ids of every device that is described or has GPU events, ascending.
@@ -413,6 +457,9 @@ class TraceModel {
   // that moving the model keeps them valid.
   std::shared_ptr<InternedStrings> strings_;
   std::unique_ptr<std::deque<LaunchConfig>> launch_configs_;
+  // (correlation id, index into api_stacks), sorted: StackOfCall's index, one small entry per
+  // recorded call.
+  std::vector<std::pair<uint32_t, uint32_t>> api_stack_by_correlation_;
 };
 
 // Names for enum values as users read them ("HtoD", "Pinned", "Stream", "Runtime", ...).

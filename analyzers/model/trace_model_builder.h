@@ -45,6 +45,7 @@ class TraceModelBuilder {
   void AddMemcpy(const v1::MemcpyEvent& c);
   void AddMemset(const v1::MemsetEvent& s);
   void AddStats(const v1::Stats& s);
+  void AddCallStacks();
   void Extend(uint64_t begin, uint64_t end) {
     if (end < begin) {  // start + duration wrapped around: corrupt values (EndOverflows)
       ++overflowing_end_events_;

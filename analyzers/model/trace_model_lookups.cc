@@ -1,6 +1,6 @@
-// TraceModel's lookups (devices, contexts, threads, metric sets, cubins by id, the header's
-// rank) and the names
-// the analyses print for the schema's enums and for kernels (see trace_model.h).
+// TraceModel's lookups (devices, contexts, threads, metric sets, cubins, call stacks by id, the
+// stack of a call, the header's rank) and the names the analyses print for the schema's enums
+// and for kernels (see trace_model.h).
 #include "analyzers/model/trace_model.h"
 
 #include <algorithm>
@@ -63,6 +63,20 @@ const PcStallReasons* TraceModel::FindPcStallReasons(uint32_t device_id) const {
 const std::string* TraceModel::FindCubin(uint64_t crc) const {
   auto it = cubins.find(crc);
   return it == cubins.end() ? nullptr : &it->second;
+}
+
+const CallStackInfo* TraceModel::FindCallStack(uint64_t id) const {
+  auto it = std::lower_bound(call_stacks.begin(), call_stacks.end(), id,
+                             [](const CallStackInfo& s, uint64_t v) { return s.id < v; });
+  return it != call_stacks.end() && it->id == id ? &*it : nullptr;
+}
+
+const CallStackInfo* TraceModel::StackOfCall(uint32_t correlation_id) const {
+  auto it = std::lower_bound(
+      api_stack_by_correlation_.begin(), api_stack_by_correlation_.end(), correlation_id,
+      [](const std::pair<uint32_t, uint32_t>& entry, uint32_t v) { return entry.first < v; });
+  if (it == api_stack_by_correlation_.end() || it->first != correlation_id) return nullptr;
+  return FindCallStack(api_stacks[it->second].stack_id);
 }
 
 std::optional<uint32_t> TraceModel::DeviceOfContext(uint32_t context_id) const {

@@ -26,6 +26,8 @@ void AppendReaderProblems(const TraceReader& reader, const TruncationInfo& t,
   Count(import_counters::kReaderUndefinedStringRefs, rc.undefined_string_refs);
   Count(import_counters::kReaderUndefinedLaunchConfigRefs, rc.undefined_launch_config_refs);
   Count(import_counters::kReaderUndefinedThreadRefs, rc.undefined_thread_refs);
+  Count(import_counters::kReaderUndefinedStackRefs, rc.undefined_stack_refs);
+  Count(import_counters::kReaderUndefinedStackFrameRefs, rc.undefined_stack_frame_refs);
   Count(import_counters::kReaderRedefinedIds, rc.redefined_ids);
   Count(import_counters::kReaderUnknownPackets, rc.unknown_packets);
   Count(import_counters::kReaderPacketsWithUnknownFields, rc.packets_with_unknown_fields);

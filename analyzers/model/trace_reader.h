@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -87,6 +88,8 @@ struct ReaderCounters {
   uint64_t undefined_string_refs = 0;  // References to string ids with no definition yet.
   uint64_t undefined_launch_config_refs = 0;
   uint64_t undefined_thread_refs = 0;
+  uint64_t undefined_stack_refs = 0;        // ApiStackEvents whose CallStack is not defined yet.
+  uint64_t undefined_stack_frame_refs = 0;  // CallStack frame ids with no StackFrame yet.
   uint64_t redefined_ids = 0;                // An interned id defined again with a different value.
   uint64_t unknown_packets = 0;              // No known member set (newer minor, or empty).
   uint64_t packets_with_unknown_fields = 0;  // Fields this reader does not know (newer minor).
@@ -161,6 +164,7 @@ class TraceReader {
   void CheckString(uint64_t id);
   void CheckLaunchConfig(uint64_t id);
   void CheckThread(uint64_t id);
+  void CheckCallStack(uint64_t id);
 
   const v1::Header& header() const { return header_; }
   const std::string& name() const { return name_; }  // path or buffer name
@@ -174,6 +178,10 @@ class TraceReader {
   std::shared_ptr<InternedStrings> shared_strings() const { return strings_; }
   const v1::LaunchConfig* FindLaunchConfig(uint64_t id) const;  // nullptr if undefined
   const v1::ThreadInfo* FindThread(uint64_t id) const;          // nullptr if undefined
+  // Call stacks and their frames by id (the last definition of each; ids ascending). They
+  // grow with the distinct places the program called CUDA from, not with its calls.
+  const std::map<uint64_t, v1::StackFrame>& stack_frames() const { return stack_frames_; }
+  const std::map<uint64_t, v1::CallStack>& call_stacks() const { return call_stacks_; }
 
   const ReaderCounters& counters() const { return counters_; }
   // Meaningful once Next() returned nullptr.
@@ -190,6 +198,8 @@ class TraceReader {
   absl::Status ParsePacket(std::string_view payload, uint64_t offset);
   void Record(const v1::TracePacket& packet);
   void RecordDefinition(const v1::TracePacket& packet);
+  template <typename Definition>
+  void KeepDefinition(const Definition& definition, std::map<uint64_t, Definition>& table);
   void CheckReferences(const v1::TracePacket& packet);
 
   std::string name_;
@@ -213,6 +223,8 @@ class TraceReader {
   std::shared_ptr<InternedStrings> strings_;
   std::unordered_map<uint64_t, v1::LaunchConfig> launch_configs_;
   std::unordered_map<uint64_t, v1::ThreadInfo> threads_;
+  std::map<uint64_t, v1::StackFrame> stack_frames_;
+  std::map<uint64_t, v1::CallStack> call_stacks_;
   ReaderCounters counters_;
   TruncationInfo truncation_;
 };

@@ -1,5 +1,6 @@
 // TraceReader's interned tables and reference checks (see trace_reader.h): strings, launch
-// configurations and threads defined by id, and counts of ids used before their definition.
+// configurations, threads, call stacks and their frames defined by id, and counts of ids used
+// before their definition.
 #include "analyzers/model/trace_reader.h"
 
 #include <algorithm>
@@ -99,6 +100,10 @@ void TraceReader::CheckThread(uint64_t id) {
   if (id != 0 && threads_.find(id) == threads_.end()) ++counters_.undefined_thread_refs;
 }
 
+void TraceReader::CheckCallStack(uint64_t id) {
+  if (id != 0 && call_stacks_.find(id) == call_stacks_.end()) ++counters_.undefined_stack_refs;
+}
+
 const v1::LaunchConfig* TraceReader::FindLaunchConfig(uint64_t id) const {
   auto it = launch_configs_.find(id);
   return it == launch_configs_.end() ? nullptr : &it->second;
@@ -123,6 +128,8 @@ void TraceReader::Record(const v1::TracePacket& p) {
     case v1::TracePacket::kInternedString:
     case v1::TracePacket::kLaunchConfig:
     case v1::TracePacket::kThread:
+    case v1::TracePacket::kStackFrame:
+    case v1::TracePacket::kCallStack:
       RecordDefinition(p);
       break;
     case v1::TracePacket::kEndOfTrace:
@@ -135,6 +142,18 @@ void TraceReader::Record(const v1::TracePacket& p) {
       CheckReferences(p);
       break;
   }
+}
+
+// Keeps `definition` under its id; one that changes an id's value is counted (the last wins).
+template <typename Definition>
+void TraceReader::KeepDefinition(const Definition& definition,
+                                 std::map<uint64_t, Definition>& table) {
+  auto [it, inserted] = table.try_emplace(definition.id(), definition);
+  if (inserted) return;
+  if (it->second.SerializeAsString() != definition.SerializeAsString()) {
+    ++counters_.redefined_ids;
+  }
+  it->second = definition;
 }
 
 // Keeps an interned definition; one that changes an id's value is counted (the last wins).
@@ -168,6 +187,20 @@ void TraceReader::RecordDefinition(const v1::TracePacket& p) {
       it->second = p.thread();
       break;
     }
+    case v1::TracePacket::kStackFrame:
+      CheckString(p.stack_frame().file_id());
+      CheckString(p.stack_frame().function_id());
+      KeepDefinition(p.stack_frame(), stack_frames_);
+      break;
+    case v1::TracePacket::kCallStack:
+      // The writer defines every frame before the first stack that uses it.
+      for (uint64_t frame : p.call_stack().frame_ids()) {
+        if (frame == 0 || stack_frames_.find(frame) == stack_frames_.end()) {
+          ++counters_.undefined_stack_frame_refs;
+        }
+      }
+      KeepDefinition(p.call_stack(), call_stacks_);
+      break;
     default:
       break;
   }
@@ -199,6 +232,10 @@ void TraceReader::CheckReferences(const v1::TracePacket& p) {
       if (p.nvtx_range().end_thread_id() != p.nvtx_range().thread_id()) {
         CheckThread(p.nvtx_range().end_thread_id());
       }
+      break;
+    case v1::TracePacket::kApiStack:
+      CheckString(p.api_stack().name_id());
+      CheckCallStack(p.api_stack().stack_id());
       break;
     case v1::TracePacket::kNcclCall:
       CheckString(p.nccl_call().name_id());

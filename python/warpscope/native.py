@@ -25,6 +25,8 @@ COUNTER_NAMES = {
     "reader.undefined_string_refs": "undefined_string_refs",
     "reader.undefined_launch_config_refs": "undefined_launch_config_refs",
     "reader.undefined_thread_refs": "undefined_thread_refs",
+    "reader.undefined_stack_refs": "undefined_stack_refs",
+    "reader.undefined_stack_frame_refs": "undefined_stack_frame_refs",
     "reader.redefined_ids": "redefined_ids",
     "reader.invalid_utf8_strings": "invalid_utf8_strings",
     "reader.extra_headers": "extra_headers",
