@@ -16,14 +16,9 @@
 namespace warpscope {
 namespace {
 
-std::string BaseName(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
 // "pc_kernels.cu:41", or with the whole path.
 std::string LineText(const SourceLocation& source, bool base_name) {
-  return absl::StrCat(base_name ? BaseName(source.path) : source.path, ":", source.line);
+  return absl::StrCat(base_name ? PathBaseName(source.path) : source.path, ":", source.line);
 }
 
 // "1 PC", "3 PCs".

@@ -1,4 +1,5 @@
-// Kernel / API / memory / NVTX statistics and GPU busy time (see summary.h).
+// Kernel / API / memory / NVTX statistics, GPU busy time, and host waits and kernel time by
+// call site (see summary.h).
 #include "analyzers/analyses/summary.h"
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "analyzers/measures/call_sites.h"
+#include "analyzers/measures/host_waits.h"
 #include "analyzers/model/interval_union.h"
 #include "proto/settings/setting_error.h"
 
@@ -256,7 +259,7 @@ absl::Status ParseSummarySort(std::string_view name, SummaryOptions* options) {
 
 absl::Status ParseSummaryReports(std::string_view list, SummaryOptions* options) {
   options->kernels = options->api = options->memory = options->nvtx = options->idle = false;
-  options->nvtx_kernels = false;
+  options->nvtx_kernels = options->syncs = options->launch_sites = false;
   for (absl::string_view item :
        absl::StrSplit(absl::string_view(list.data(), list.size()), ',', absl::SkipWhitespace())) {
     if (item == "kernels") {
@@ -271,22 +274,93 @@ absl::Status ParseSummaryReports(std::string_view list, SummaryOptions* options)
       options->nvtx_kernels = true;
     } else if (item == "idle") {
       options->idle = true;
+    } else if (item == "syncs") {
+      options->syncs = true;
+    } else if (item == "launch-sites") {
+      options->launch_sites = true;
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown report ",
                                                      QuoteValue(std::string(item)),
                                                      ": use kernels, api, memory, nvtx, "
-                                                     "nvtx-kernels or idle"));
+                                                     "nvtx-kernels, idle, syncs or launch-sites"));
     }
   }
   if (!options->kernels && !options->api && !options->memory && !options->nvtx &&
-      !options->nvtx_kernels && !options->idle) {
+      !options->nvtx_kernels && !options->idle && !options->syncs && !options->launch_sites) {
     return absl::InvalidArgumentError(
-        "--report names no report: use kernels,api,memory,nvtx,nvtx-kernels,idle");
+        "--report names no report: use "
+        "kernels,api,memory,nvtx,nvtx-kernels,idle,syncs,launch-sites");
   }
   return absl::OkStatus();
 }
 
 namespace {
+
+// Durations by call site: the site, and per CUDA call or kernel name its time there.
+struct SiteGroup {
+  CallSite site;
+  std::vector<uint64_t> durations;
+  std::map<std::string, uint64_t> ns_by_call;
+};
+using SiteGroups = std::map<std::pair<std::string, std::string>, SiteGroup>;
+
+void AddToSite(SiteGroups& groups, const CallSite& site, std::string_view call, uint64_t ns) {
+  SiteGroup& g = groups[{site.Display(), site.file}];
+  if (g.durations.empty()) g.site = site;
+  g.durations.push_back(ns);
+  g.ns_by_call[std::string(call)] += ns;
+}
+
+// Rows by total time (then the --sort key); each row's calls most time first.
+std::vector<CallSiteSummary> ToSiteRows(SiteGroups& groups, const SummaryOptions& options) {
+  std::vector<CallSiteSummary> rows;
+  uint64_t grand_total = 0;
+  for (auto& [key, g] : groups) {
+    CallSiteSummary& row = rows.emplace_back();
+    row.site = g.site.site;
+    row.function = g.site.function;
+    row.source_file = g.site.file;
+    row.line = g.site.frame == nullptr ? 0 : g.site.frame->line;
+    std::vector<std::pair<uint64_t, std::string>> calls;
+    for (const auto& [name, ns] : g.ns_by_call) calls.emplace_back(ns, name);
+    std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    for (const auto& [ns, name] : calls) {
+      absl::StrAppend(&row.calls, row.calls.empty() ? "" : ", ", name);
+    }
+    row.time = DurationStats::Of(g.durations);
+    grand_total += row.time.total_ns;
+  }
+  for (CallSiteSummary& row : rows) {
+    row.time_percent = grand_total == 0 ? 0 : 100.0 * row.time.total_ns / grand_total;
+  }
+  SortAndCut(rows, options, [](const CallSiteSummary& r) { return r.site + " " + r.function; });
+  return rows;
+}
+
+// Host waits (measures/host_waits.h) and kernels of `model`, by the call site of their call.
+void CollectCallSites(const TraceModel& model, const SummaryOptions& options, SiteGroups& syncs,
+                      SiteGroups& launches) {
+  if (options.syncs) {
+    for (const HostWait& wait : FindHostWaits(model, std::nullopt)) {
+      AddToSite(syncs, CallSiteOfCall(model, wait.correlation_id), wait.label,
+                wait.duration_ns());
+    }
+  }
+  if (options.launch_sites) {
+    // One site per stack: kernels launched a million times come from a few stacks.
+    std::map<const CallStackInfo*, CallSite> site_of_stack;
+    for (const KernelEvent& k : model.kernels) {
+      const CallStackInfo* stack = model.StackOfCall(k.correlation_id);
+      auto it = site_of_stack.find(stack);
+      if (it == site_of_stack.end()) {
+        it = site_of_stack.emplace(stack, CallSiteOfStack(model, stack)).first;
+      }
+      AddToSite(launches, it->second, KernelDisplayName(k), k.duration_ns);
+    }
+  }
+}
 
 TraceSummary Summarize(const TraceModel& model, std::string label, const SummaryOptions& options,
                        NvtxProjection projection) {
@@ -314,6 +388,11 @@ TraceSummary Summarize(const TraceModel& model, std::string label, const Summary
   summary.api_calls = ToRows(api);
   SortNamed(summary.api_calls, options);
   summary.nvtx_ranges = ToNvtxRows(projection.groups, options);
+  SiteGroups syncs, launches;
+  CollectCallSites(model, options, syncs, launches);
+  summary.syncs = ToSiteRows(syncs, options);
+  summary.launch_sites = ToSiteRows(launches, options);
+  summary.api_stacks = model.api_stacks.size();
   summary.api_call_records = projection.api_calls;
   summary.gpu_records = projection.gpu_records;
   summary.gpu_records_without_api_call = projection.gpu_records_without_api_call;
@@ -360,10 +439,15 @@ std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& 
   DurationGroups kernels, api;
   std::map<std::string, MemoryGroup> memory;
   std::vector<TimeInterval> intervals;  // unused: ranks' clocks differ
+  SiteGroups syncs, launches;
   for (const TraceModel* m : models) {
     CollectDevice(*m, nullptr, kernels, memory, intervals);
     CollectApi(*m, api);
+    CollectCallSites(*m, options, syncs, launches);
+    all.api_stacks += m->api_stacks.size();
   }
+  all.syncs = ToSiteRows(syncs, options);
+  all.launch_sites = ToSiteRows(launches, options);
   dev.kernels = ToRows(kernels);
   SortNamed(dev.kernels, options);
   dev.memory = ToMemoryRows(memory);

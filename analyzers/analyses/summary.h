@@ -91,6 +91,20 @@ struct NvtxRangeSummary {
   }
 };
 
+// One row of the syncs and launch-sites reports: the calls made from one call site
+// (measures/call_sites.h) of one trace.
+struct CallSiteSummary {
+  std::string site;      // "train.py:57", or why there is none ("no stack", ...)
+  std::string function;  // "train_step"
+  std::string source_file;  // the whole path; "" when the call has no frame
+  uint32_t line = 0;        // Python: the line; 0 for native frames and none
+  // syncs: the CUDA calls that waited there ("cudaStreamSynchronize, cudaMemcpyAsync");
+  // launch-sites: the kernels launched there, most time first.
+  std::string calls;
+  DurationStats time;        // syncs: host time blocked; launch-sites: kernel time
+  double time_percent = 0;   // of the table's total for the trace
+};
+
 struct DeviceSummary {
   bool all_devices = false;  // the combined view over every trace and device
   uint32_t device_id = 0;
@@ -106,6 +120,9 @@ struct TraceSummary {
   std::vector<DeviceSummary> devices;
   std::vector<NamedDurations> api_calls;
   std::vector<NvtxRangeSummary> nvtx_ranges;
+  std::vector<CallSiteSummary> syncs;         // host time blocked, by call site
+  std::vector<CallSiteSummary> launch_sites;  // kernel time, by the site that launched it
+  uint64_t api_stacks = 0;  // calls with a recorded stack (0: recorded without stacks)
   // What the GPU projection of NVTX ranges rests on (0 for the combined view).
   uint64_t api_call_records = 0;
   uint64_t gpu_records = 0;
@@ -123,6 +140,8 @@ struct SummaryOptions {
   bool nvtx = true;
   bool nvtx_kernels = false;  // per NVTX range group, the kernels and copies it launched
   bool idle = true;
+  bool syncs = false;         // host time blocked in syncs and blocking copies, by call site
+  bool launch_sites = false;  // kernel time by the call site that launched it
   bool short_names = false;  // show kernel and API names as base names (BaseFunctionName)
   size_t name_width = 0;     // cut names in text tables to this many columns; 0 = whole
   // NVTX rows by the names as written; by default numbered ranges are one row (step_<N>).
@@ -130,7 +149,7 @@ struct SummaryOptions {
 };
 
 // Parses --sort (total|count|avg|max|name) and --report (comma-separated subset of
-// kernels,api,memory,nvtx,nvtx-kernels,idle) into `options`. `total` orders the NVTX table by
+// kernels,api,memory,nvtx,nvtx-kernels,idle,syncs,launch-sites) into `options`. `total` orders the NVTX table by
 // GPU time (host time breaks ties); `count`, `avg` and `max` by the host time figures.
 absl::Status ParseSummarySort(std::string_view name, SummaryOptions* options);
 absl::Status ParseSummaryReports(std::string_view list, SummaryOptions* options);
@@ -148,7 +167,8 @@ std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& 
 // (with `file` and `device` columns, durations in ns), each preceded by a "# report: NAME"
 // line, separated by blank lines. JSON: one object with an array of rows per report.
 // The machine tables of the summaries (as CSV and JSON give them: whole names, ns), one per
-// report asked for in `options`, named kernels, api, memory, nvtx, nvtx_kernels, idle.
+// report asked for in `options`, named kernels, api, memory, nvtx, nvtx_kernels, idle, syncs,
+// launch_sites.
 Report SummaryReport(const std::vector<TraceSummary>& summaries, const SummaryOptions& options);
 
 std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputFormat format,

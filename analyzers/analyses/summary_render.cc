@@ -1,5 +1,5 @@
-// Rendering of `warpscope summary` (see summary.h): the kernel, memory, API, NVTX and idle
-// tables as text, CSV or JSON, and the notes that qualify NVTX GPU figures.
+// Rendering of `warpscope summary` (see summary.h): the kernel, memory, API, NVTX, idle and
+// call-site tables as text, CSV or JSON, and the notes that qualify NVTX GPU figures.
 #include "analyzers/analyses/summary.h"
 
 #include <string>
@@ -276,6 +276,75 @@ std::string TableOrNone(const Table& table, const char* none) {
   return table.RenderText();
 }
 
+// syncs and launch-sites: time by call site (measures/call_sites.h). `calls_column`: what the
+// names column holds, as {text header, machine name}.
+Table CallSiteTable(const Style& s, std::pair<std::string, std::string> count_column,
+                    std::pair<std::string, std::string> calls_column) {
+  std::vector<Table::Column> cols = Columns(s, false,
+                                            {{"Time %", "time_percent"},
+                                             {"Total Time", "total_time_ns"},
+                                             std::move(count_column),
+                                             {"Avg", "avg_ns"},
+                                             {"Max", "max_ns"},
+                                             {"Line", "site"},
+                                             {"Function", "function"},
+                                             std::move(calls_column)},
+                                            5);
+  if (!s.human) {
+    cols.push_back({"source_file", false});
+    cols.push_back({"line", true});
+  }
+  return Table(std::move(cols));
+}
+
+Table SyncsTable(const Style& s) {
+  return CallSiteTable(s, {"Calls", "calls"}, {"CUDA Calls", "cuda_calls"});
+}
+
+Table LaunchSitesTable(const Style& s) {
+  return CallSiteTable(s, {"Kernels", "launches"}, {"Kernel Names", "kernels"});
+}
+
+void AddCallSiteRows(Table& table, const Style& s, const TraceSummary& t,
+                     const std::vector<CallSiteSummary>& rows) {
+  for (const CallSiteSummary& r : rows) {
+    std::vector<Cell> cells = Location(s, t, nullptr);
+    cells.push_back(Percent(r.time_percent));
+    cells.push_back(Ns(s, r.time.total_ns));
+    cells.emplace_back(r.time.count);
+    cells.push_back(NsReal(s, r.time.avg_ns));
+    cells.push_back(Ns(s, r.time.max_ns));
+    cells.emplace_back(r.site);
+    cells.emplace_back(r.function);
+    cells.emplace_back(s.human ? ShownName(s, r.calls) : r.calls);
+    if (!s.human) {
+      cells.emplace_back(r.source_file);
+      cells.push_back(r.line == 0 ? Cell() : Cell(r.line));
+    }
+    table.AddRow(std::move(cells));
+  }
+}
+
+// The text sections of the syncs and launch-sites reports, with what a trace without stacks
+// lacks.
+void AppendCallSiteText(const Style& s, const TraceSummary& t, const SummaryOptions& options,
+                        std::string& out) {
+  const std::string no_stacks =
+      t.api_stacks == 0 ? " (the trace has no call stacks: record with WARPSCOPE_STACKS on)" : "";
+  if (options.syncs) {
+    Table table = SyncsTable(s);
+    AddCallSiteRows(table, s, t, t.syncs);
+    absl::StrAppend(&out, "\n-- host time blocked in syncs and blocking copies, by call site --",
+                    no_stacks, "\n", TableOrNone(table, "no host waits"));
+  }
+  if (options.launch_sites) {
+    Table table = LaunchSitesTable(s);
+    AddCallSiteRows(table, s, t, t.launch_sites);
+    absl::StrAppend(&out, "\n-- kernel time by the call site that launched it --", no_stacks,
+                    "\n", TableOrNone(table, "no kernels"));
+  }
+}
+
 // What limits a trace's NVTX GPU figures, in sentences (SummaryNotes adds where they are from).
 std::vector<std::string> TraceNotes(const TraceSummary& t) {
   std::vector<std::string> notes;
@@ -365,6 +434,7 @@ std::string RenderText(const std::vector<TraceSummary>& summaries, const Summary
     if (options.nvtx || options.nvtx_kernels) {
       for (const std::string& note : TraceNotes(t)) absl::StrAppend(&out, "\nnote: ", note, "\n");
     }
+    AppendCallSiteText(s, t, options, out);
   }
   return out;
 }
@@ -411,6 +481,16 @@ Report SummaryReport(const std::vector<TraceSummary>& summaries, const SummaryOp
       }
     }
     out.tables.emplace_back("idle", std::move(table));
+  }
+  if (options.syncs) {
+    Table table = SyncsTable(s);
+    for (const TraceSummary& t : summaries) AddCallSiteRows(table, s, t, t.syncs);
+    out.tables.emplace_back("syncs", std::move(table));
+  }
+  if (options.launch_sites) {
+    Table table = LaunchSitesTable(s);
+    for (const TraceSummary& t : summaries) AddCallSiteRows(table, s, t, t.launch_sites);
+    out.tables.emplace_back("launch_sites", std::move(table));
   }
   return out;
 }

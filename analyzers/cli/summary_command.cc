@@ -42,7 +42,8 @@ int RunSummaryCommand(const CommandArgs& args) {
        {"sort", "s", true, "KEY", "order rows by total, count, avg, max or name", "total"},
        {"top", "n", true, "N", "keep the first N rows of each table (0 = all)", "0"},
        {"report", "r", true, "LIST",
-        "comma-separated reports: kernels, api, memory, nvtx, nvtx-kernels, idle",
+        "comma-separated reports: kernels, api, memory, nvtx, nvtx-kernels, idle, syncs, "
+        "launch-sites",
         "kernels,api,memory,nvtx,idle"},
        {"output", "o", true, "FILE", "write the report to FILE instead of stdout", ""},
        {"short-names", "", false, "",
@@ -60,7 +61,10 @@ int RunSummaryCommand(const CommandArgs& args) {
           "the kernels and copies\nlaunched inside it (found through the API calls' correlation "
           "ids: needs -t runtime or driver);\nnvtx-kernels lists those kernels per range. "
           "Numbered ranges (step_12, ProfilerStep#12) are one\nrow, step_<N>, with the steps as "
-          "its instances (--literal-ranges: one row per name). See\ndocs/cli.md.\n")) {
+          "its instances (--literal-ranges: one row per name).\n\nsyncs gives the host time "
+          "blocked in syncs and blocking copies by the program's line that\nmade them, "
+          "launch-sites the kernel time by the line that launched it (both need call\nstacks, "
+          "recorded by default). See docs/cli.md.\n")) {
     return *exit;
   }
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(flags.Get("format"));

@@ -116,6 +116,11 @@ std::string_view TrimSpaces(std::string_view s) {
 
 }  // namespace
 
+std::string PathBaseName(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
 std::string BaseFunctionName(std::string_view name) {
   std::string_view s = TrimSpaces(name);
   // Not a C++ signature: "[CUDA memcpy HtoD]", an API name, a mangled name.

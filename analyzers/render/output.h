@@ -89,6 +89,8 @@ std::string ShortKernelName(std::string_view name, bool text);
 // namespaces, classes, template arguments or parameter list ("void ns::gemm<float, 4>(float
 // const*, int)" -> "gemm"). A name that is not a C++ signature comes back as it is.
 std::string BaseFunctionName(std::string_view name);
+// The last component of a path ("/home/me/train.py" -> "train.py"); `path` when it has no '/'.
+std::string PathBaseName(std::string_view path);
 
 // Columns `text` (UTF-8) takes on a terminal: one per code point, two for East Asian wide and
 // fullwidth characters, none for combining marks. Bytes that are not UTF-8 count one each.

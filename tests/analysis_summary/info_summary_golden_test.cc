@@ -65,7 +65,7 @@ TEST_P(InfoGoldenTest, MatchesGolden) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, InfoGoldenTest,
                          ::testing::Values("basic", "two_gpus", "killed", "killed_cut",
-                                           "out_of_range"));
+                                           "out_of_range", "stacks"));
 
 struct SummaryCase {
   std::string golden;
@@ -112,7 +112,9 @@ INSTANTIATE_TEST_SUITE_P(
                       SummaryCase{"nvtx_kernels_only", {"nvtx_kernels_only"}, "total", 0, "nvtx"},
                       SummaryCase{"nvtx_windows", {"nvtx_windows"}, "total", 0,
                                   "nvtx,nvtx-kernels"},
-                      SummaryCase{"nvtx_two_traces", {"nvtx_gpu", "basic"}, "total", 0, "nvtx"}),
+                      SummaryCase{"nvtx_two_traces", {"nvtx_gpu", "basic"}, "total", 0, "nvtx"},
+                      SummaryCase{"stacks", {"stacks"}, "total", 0, "syncs,launch-sites"},
+                      SummaryCase{"stacks_and_basic", {"stacks", "basic"}, "total", 0, "syncs"}),
     [](const ::testing::TestParamInfo<SummaryCase>& info) { return info.param.golden; });
 
 TEST(DurationStatsTest, MatchesHandComputedFigures) {

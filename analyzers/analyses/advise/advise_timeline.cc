@@ -10,22 +10,11 @@
 #include <utility>
 
 namespace warpscope::advise_internal {
-namespace {
-
-bool IsSynchronizeCall(std::string_view name) {
-  return name.find("Synchronize") != std::string_view::npos;
-}
-
-std::string SyncLabel(v1::SyncKind kind) {
-  return std::string(SyncKindName(kind)) + " synchronization";
-}
-
-}  // namespace
 
 AdviseTimeline::AdviseTimeline(const TraceModel& model, const AdviseOptions& options)
     : model_(model), literal_ranges_(options.literal_ranges) {
   IndexWork(options);
-  IndexThreads();
+  IndexThreads(options.device);
   IndexRanges();
   steps_ = FindSteps(model.nvtx_ranges, options.step);
   warmup_steps_ = WarmupSteps(steps_);
@@ -50,13 +39,12 @@ void AdviseTimeline::IndexWork(const AdviseOptions& options) {
   }
 }
 
-void AdviseTimeline::IndexThreads() {
+void AdviseTimeline::IndexThreads(std::optional<uint32_t> device) {
   // Correlation ids of GPU work, to tell launches from other API calls.
   std::unordered_map<uint32_t, bool> launched;
   for (const auto& [device, work] : work_) {
     for (const GpuWork& w : work) launched[w.correlation_id] = true;
   }
-  std::unordered_map<uint32_t, bool> sync_calls;  // correlation ids of synchronize calls
   std::vector<uint64_t> launch_calls_ns;
   for (const ApiCallEvent& api : model_.api_calls) {
     if (launched.count(api.correlation_id) != 0) {
@@ -66,26 +54,10 @@ void AdviseTimeline::IndexThreads() {
       if (!inserted && api.domain == v1::API_DOMAIN_RUNTIME) it->second = &api;
       threads_[api.thread_id].launch_starts.push_back(api.start_ns);
     }
-    if (IsSynchronizeCall(api.name)) {
-      sync_calls[api.correlation_id] = true;
-      threads_[api.thread_id].waits.push_back(
-          {api.start_ns, api.end_ns(), std::string(api.name), nullptr});
-    }
   }
   median_launch_call_ns_ = MedianOf(std::move(launch_calls_ns));
-  for (const SyncEvent& sync : model_.syncs) {
-    // A stream waiting for an event is the GPU waiting, not the host.
-    if (sync.thread_id == 0 || sync.kind == v1::SYNC_KIND_STREAM_WAIT_EVENT) continue;
-    // The API call that made it is the wait as the program wrote it.
-    if (sync.correlation_id != 0 && sync_calls.count(sync.correlation_id) != 0) continue;
-    threads_[sync.thread_id].waits.push_back(
-        {sync.start_ns, sync.end_ns(), SyncLabel(sync.kind), nullptr});
-  }
-  for (const MemcpyEvent& copy : model_.memcpys) {
-    const ApiCallEvent* api = LaunchOf(copy.correlation_id);
-    if (api == nullptr || api->end_ns() < copy.end_ns()) continue;
-    threads_[api->thread_id].waits.push_back(
-        {api->start_ns, api->end_ns(), std::string(api->name), &copy});
+  for (HostWait& wait : FindHostWaits(model_, device)) {
+    threads_[wait.thread_id].waits.push_back(std::move(wait));
   }
   for (auto& [id, thread] : threads_) {
     std::sort(thread.launch_starts.begin(), thread.launch_starts.end());

@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "analyzers/analyses/advise/advise.h"
+#include "analyzers/measures/host_waits.h"
 #include "analyzers/measures/median.h"
 #include "analyzers/measures/ns_from_double.h"
 #include "analyzers/measures/steps.h"
@@ -26,14 +28,8 @@ struct GpuWork : StreamWork {
   uint32_t index = 0;  // into model.kernels / memcpys / memsets
 };
 
-// The host waiting for the GPU: a synchronize call, a sync event, or a copy whose API call
-// returned only after the copy had ended.
-struct HostWait {
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  std::string label;                  // API name, or "stream sync" for a sync event
-  const MemcpyEvent* copy = nullptr;  // the copy waited for, for blocking copies
-};
+// The host waiting for the GPU (measures/host_waits.h).
+using ::warpscope::HostWait;
 
 struct ThreadTimeline {
   std::vector<HostWait> waits;          // by end
@@ -82,7 +78,7 @@ class AdviseTimeline {
 
  private:
   void IndexWork(const AdviseOptions& options);
-  void IndexThreads();
+  void IndexThreads(std::optional<uint32_t> device);
   void IndexRanges();
 
   const TraceModel& model_;

@@ -1,0 +1,131 @@
+// The call-site rule (call_sites.h): which frame of a stack is the program's line.
+#include "analyzers/measures/call_sites.h"
+
+#include <array>
+#include <map>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analyzers/render/output.h"
+
+namespace warpscope {
+namespace {
+
+// Runtime modules by base name: `name` exact, or followed by a version or a variant
+// (".so.12", "-2.31.so"); the starred ones of call_sites.h by any suffix ("libcublasLt",
+// "libtorch_cuda"). "libc" alone must not take "libcustom.so".
+struct RuntimeModule {
+  std::string_view name;
+  bool any_suffix;
+};
+constexpr std::array<RuntimeModule, 14> kRuntimeModules = {{
+    {"libcuda", false},
+    {"libcudart", false},
+    {"libcupti", false},
+    {"libwarpscope", true},
+    {"libnvrtc", false},
+    {"libcublas", true},
+    {"libcudnn", true},
+    {"libnccl", false},
+    {"libtorch", true},
+    {"libc10", true},
+    {"libstdc++", false},
+    {"libc", false},
+    {"libpthread", false},
+    {"ld-linux", false},
+}};
+
+bool IsPython(const StackFrameInfo& frame) { return frame.kind == v1::FRAME_KIND_PYTHON; }
+
+}  // namespace
+
+bool IsLibraryPythonFile(std::string_view file) {
+  return file.find("/site-packages/") != std::string_view::npos ||
+         file.find("/dist-packages/") != std::string_view::npos ||
+         file.find("/lib/python3.") != std::string_view::npos || file.starts_with("<frozen ");
+}
+
+bool IsRuntimeModule(std::string_view module_path) {
+  const std::string base = PathBaseName(module_path);
+  for (const RuntimeModule& m : kRuntimeModules) {
+    if (!std::string_view(base).starts_with(m.name)) continue;
+    if (m.any_suffix || base.size() == m.name.size()) return true;
+    const char next = base[m.name.size()];
+    if (next == '.' || next == '-') return true;
+  }
+  return false;
+}
+
+std::string FrameDisplay(const StackFrameInfo& frame) {
+  std::string out = IsPython(frame)
+                        ? absl::StrCat(PathBaseName(frame.file), ":", frame.line)
+                        : absl::StrFormat("%s+0x%x", PathBaseName(frame.file), frame.module_offset);
+  if (!frame.function.empty()) absl::StrAppend(&out, " ", std::string(frame.function));
+  return out;
+}
+
+std::string CallSite::Display() const {
+  if (frame == nullptr || function.empty()) return site;
+  return absl::StrCat(site, " ", function);
+}
+
+bool CallSite::operator<(const CallSite& other) const {
+  return std::tie(site, function, file) < std::tie(other.site, other.function, other.file);
+}
+
+CallSite CallSiteOfStack(const TraceModel& model, const CallStackInfo* stack) {
+  CallSite out;
+  if (stack == nullptr) {
+    out.site = std::string(kNoStack);
+    return out;
+  }
+  const StackFrameInfo* own_python = nullptr;
+  const StackFrameInfo* any_python = nullptr;
+  const StackFrameInfo* native = nullptr;
+  for (uint32_t index : stack->frames) {  // innermost first: keep the first of each kind
+    const StackFrameInfo& f = model.stack_frames[index];
+    if (IsPython(f)) {
+      if (any_python == nullptr) any_python = &f;
+      if (own_python == nullptr && !IsLibraryPythonFile(f.file)) own_python = &f;
+    } else if (native == nullptr && !IsRuntimeModule(f.file)) {
+      native = &f;
+    }
+  }
+  out.frame = own_python != nullptr ? own_python : any_python != nullptr ? any_python : native;
+  if (out.frame == nullptr) {
+    out.site = std::string(kNoPythonFrames);
+    return out;
+  }
+  const StackFrameInfo& f = *out.frame;
+  out.site = IsPython(f) ? absl::StrCat(PathBaseName(f.file), ":", f.line)
+                         : absl::StrFormat("%s+0x%x", PathBaseName(f.file), f.module_offset);
+  out.function = std::string(f.function);
+  out.file = std::string(f.file);
+  return out;
+}
+
+CallSite CallSiteOfCall(const TraceModel& model, uint32_t correlation_id) {
+  return CallSiteOfStack(model, model.StackOfCall(correlation_id));
+}
+
+CallSite MostCommonCallSite(const TraceModel& model,
+                            const std::vector<uint32_t>& correlation_ids) {
+  // Counted per stack first: a kernel launched a million times comes from a few stacks.
+  std::map<const CallStackInfo*, uint64_t> by_stack;
+  for (uint32_t id : correlation_ids) ++by_stack[model.StackOfCall(id)];
+  std::map<CallSite, uint64_t> by_site;
+  for (const auto& [stack, count] : by_stack) by_site[CallSiteOfStack(model, stack)] += count;
+  // A site with a frame wins over "no stack": the line is what the reader is after.
+  const std::pair<const CallSite, uint64_t>* best = nullptr;
+  for (const auto& entry : by_site) {
+    if (best == nullptr || std::make_tuple(entry.first.frame != nullptr, entry.second) >
+                               std::make_tuple(best->first.frame != nullptr, best->second)) {
+      best = &entry;
+    }
+  }
+  if (best == nullptr) return CallSiteOfStack(model, nullptr);
+  return best->first;
+}
+
+}  // namespace warpscope

@@ -1,0 +1,60 @@
+// Call sites: the one frame of a recorded call stack that says where the program made a CUDA
+// call (`loss.item()` at train.py:57), by one rule that summary, advise and the exports share
+// (docs/format.md, "Call stacks").
+#ifndef WARPSCOPE_ANALYZERS_MEASURES_CALL_SITES_H_
+#define WARPSCOPE_ANALYZERS_MEASURES_CALL_SITES_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyzers/model/trace_model.h"
+
+namespace warpscope {
+
+// What a call site shows when the call has no frame to name.
+inline constexpr std::string_view kNoStack = "no stack";
+inline constexpr std::string_view kNoPythonFrames =
+    "launched from a thread with no Python frames";
+
+struct CallSite {
+  // The frame chosen; nullptr when the call has no stack (`site` says kNoStack) or no frame
+  // the rule accepts (kNoPythonFrames).
+  const StackFrameInfo* frame = nullptr;
+  // "train.py:57" (Python: the file's base name and the line), "libapp.so+0x1a2f" (native),
+  // or one of the phrases above.
+  std::string site;
+  std::string function;  // "train_step"; "" when unknown
+  std::string file;      // the whole path (Python file or native module); "" when none
+
+  // "train.py:57 train_step" (the site and function), or the phrase.
+  std::string Display() const;
+  bool operator<(const CallSite& other) const;
+};
+
+// A Python file of the standard library or of an installed package (site-packages,
+// dist-packages, lib/python3.*, <frozen ...>): not the program's own code.
+bool IsLibraryPythonFile(std::string_view file);
+// A native module of CUDA, the profiler or a runtime under the program (libcuda, libcudart,
+// libcupti, libwarpscope*, libnvrtc, libcublas*, libcudnn*, libnccl, libtorch*, libc10*,
+// libstdc++, libc, libpthread, ld-linux), by its path's base name.
+bool IsRuntimeModule(std::string_view module_path);
+
+// The call site of `stack`: its innermost Python frame of the program's own code; else its
+// innermost Python frame; with no Python frame, its innermost native frame outside the runtime
+// modules; else none (kNoPythonFrames). A null stack is kNoStack.
+CallSite CallSiteOfStack(const TraceModel& model, const CallStackInfo* stack);
+// The call site of the API call with `correlation_id` (also its kernel's, copy's or sync's).
+CallSite CallSiteOfCall(const TraceModel& model, uint32_t correlation_id);
+
+// One frame as the exports list it: "train.py:57 train_step", "libapp.so+0x1a2f main".
+std::string FrameDisplay(const StackFrameInfo& frame);
+
+// The call site most of `correlation_ids` were made from, sites with a frame first (ties: the
+// first in CallSite order); kNoStack when there are none. E.g. the launch line of a kernel's most common stack.
+CallSite MostCommonCallSite(const TraceModel& model, const std::vector<uint32_t>& correlation_ids);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_MEASURES_CALL_SITES_H_
