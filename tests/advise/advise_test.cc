@@ -16,6 +16,7 @@
 #include "tests/advise/advise_traces.h"
 #include "tests/fixtures/synthetic_trace.h"
 #include "tests/support/cli_test_util.h"
+#include "tests/support/trace_test_util.h"
 
 namespace warpscope {
 namespace {
@@ -220,12 +221,13 @@ TEST(AdviseRenderTest, FormatsCarryTheFindings) {
   // One table gives CSV and JSON their columns: `order` is the finding's place, `rank` the
   // job rank it is about (-1 for one trace).
   EXPECT_THAT(csv, ::testing::StartsWith("order,rule,severity,cost_ns,cost_percent,"));
+  // `where`: the call site, empty for a trace recorded without call stacks.
   EXPECT_THAT(csv, HasSubstr(",os_tid,thread_name,title,evidence,fix,worst_begin_ns,"
-                             "worst_end_ns,rank,one_time\n1,blocking-read,high,"));
-  EXPECT_THAT(csv, HasSubstr(",-1,false\n"));
+                             "worst_end_ns,rank,one_time,where\n1,blocking-read,high,"));
+  EXPECT_THAT(csv, HasSubstr(",-1,false,\n"));
   const std::string json = RenderAdviseReport(report, OutputFormat::kJson);
   EXPECT_THAT(json, HasSubstr("\"findings\":[{\"order\":1,\"rule\":\"blocking-read\""));
-  EXPECT_THAT(json, HasSubstr("\"rank\":-1,\"one_time\":false}"));
+  EXPECT_THAT(json, HasSubstr("\"rank\":-1,\"one_time\":false,\"where\":\"\"}"));
   EXPECT_THAT(json, HasSubstr(absl::StrCat("\"gpu_idle_ns\":", report.gpu_idle_ns)));
 }
 
@@ -248,6 +250,38 @@ TEST(AdviseTest, CostsFromFloatingPointSaturateInsteadOfOverflowing) {
   EXPECT_EQ(NsFromDouble(std::nan("")), 0u);
   EXPECT_EQ(NsFromDouble(7.22867e+225), UINT64_MAX);  // a tail cost from a damaged trace
   EXPECT_EQ(NsFromDouble(std::numeric_limits<double>::infinity()), UINT64_MAX);
+}
+
+}  // namespace
+}  // namespace warpscope
+
+namespace warpscope {
+namespace {
+
+// A trace with call stacks (tests/data/synthetic/stacks.textproto): each wait finding names
+// the program's line in `where` and in its title, and the CSV carries it.
+TEST(AdviseWhereTest, WaitFindingsNameTheirLine) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(
+      testing::WriteTempFile(testing::FixtureWire("synthetic/stacks.textproto")));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const AdviseReport report = BuildAdviseReport(*model, "stacks.wst", {});
+  const AdviseFinding* read = nullptr;
+  const AdviseFinding* sync = nullptr;
+  for (const AdviseFinding& f : report.findings) {
+    if (f.rule == kRuleBlockingRead) read = &f;
+    if (f.rule == kRuleSync) sync = &f;
+  }
+  ASSERT_NE(read, nullptr);
+  EXPECT_EQ(read->where, "train.py:57 train_step");  // torch's Tensor.item skipped
+  EXPECT_THAT(read->title, HasSubstr("(cudaMemcpyAsync) at train.py:57 train_step"));
+  EXPECT_EQ(read->cost_ns, 11000u);  // relu ends at 27 us; the read returns at 30, the next gemm starts at 40 us
+  ASSERT_NE(sync, nullptr);
+  EXPECT_EQ(sync->where, "train.py:61 train_step");
+  const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_THAT(text, HasSubstr("where:    line train.py:57 train_step | api cudaMemcpyAsync"));
+  const std::string csv = RenderAdviseReport(report, OutputFormat::kCsv);
+  EXPECT_THAT(csv, HasSubstr(",one_time,where\n"));
+  EXPECT_THAT(csv, HasSubstr(",false,train.py:57 train_step\n"));
 }
 
 }  // namespace

@@ -53,6 +53,30 @@ std::string Headline(const AdviseReport& report) {
 
 }  // namespace
 
+namespace {
+
+// Kernel findings name the line that launched the kernel most often (its most common stack).
+void NameLaunchSites(const advise_internal::AdviseTimeline& timeline,
+                     std::vector<AdviseFinding>& findings) {
+  const TraceModel& model = timeline.model();
+  if (model.api_stacks.empty()) return;
+  for (AdviseFinding& f : findings) {
+    if (!f.where.empty() || (f.rule != kRuleTail && f.rule != kRuleOccupancy &&
+                             f.rule != kRuleStalls)) {
+      continue;
+    }
+    std::vector<uint32_t> launches;
+    for (const KernelEvent& k : model.kernels) {
+      if (k.device_id == f.device_id && KernelDisplayName(k) == f.kernel) {
+        launches.push_back(k.correlation_id);
+      }
+    }
+    f.where = timeline.CallSiteText(launches);
+  }
+}
+
+}  // namespace
+
 AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
                                const AdviseOptions& options) {
   using namespace advise_internal;  // NOLINT: the rule finders
@@ -69,6 +93,7 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
   FindCopiesWithoutOverlap(timeline, options, &findings);
   FindKernelEfficiency(model, options, &findings, &report.notes);
   report.collective_wait_ns = FindCollectiveWaits(timeline, options, &findings);
+  NameLaunchSites(timeline, findings);
 
   report.devices = gaps.devices;
   report.gpu_idle_ns = gaps.idle_ns;

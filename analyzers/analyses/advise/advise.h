@@ -58,6 +58,10 @@ struct AdviseFinding {
   std::string kernel;
   std::string api_call;  // "cudaStreamSynchronize"
   std::string stream;    // "7", "7,13"
+  // The program's line that made the calls (measures/call_sites.h): "train.py:57 train_step";
+  // waits and copies: the site of most of their time; kernels: their most common launch site.
+  // Empty when the trace has no call stacks.
+  std::string where;
   uint32_t os_tid = 0;   // the host thread; 0 = unknown
   std::string thread_name;
   std::string evidence;  // numbers that support it

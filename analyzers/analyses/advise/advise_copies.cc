@@ -71,6 +71,7 @@ void FindPageableCopies(const AdviseTimeline& timeline, const AdviseOptions& opt
     std::set<uint32_t> streams;
     const MemcpyEvent* worst = nullptr;
     uint64_t worst_excess = 0;
+    std::vector<uint32_t> correlation_ids;  // for the call site of most of them
   };
   // Device, kind, call, place, thread, and whether before the steady state (one-time: the
   // weights, buffers set up once).
@@ -98,6 +99,7 @@ void FindPageableCopies(const AdviseTimeline& timeline, const AdviseOptions& opt
       g.count++, g.bytes += c.bytes, g.copy_ns += c.duration_ns, g.excess_ns += excess;
       g.thread_id = thread, g.device = device;
       g.streams.insert(c.stream_id);
+      g.correlation_ids.push_back(c.correlation_id);
       if (g.worst == nullptr || excess > g.worst_excess) g.worst = &c, g.worst_excess = excess;
     }
   }
@@ -113,10 +115,12 @@ void FindPageableCopies(const AdviseTimeline& timeline, const AdviseOptions& opt
     f.api_call = api;
     f.kernel = MemcpyOperationName(kind);
     f.stream = absl::StrJoin(g.streams, ",");
+    f.where = timeline.CallSiteText(g.correlation_ids);
     timeline.DescribeThread(g.thread_id, &f);
     f.title = absl::StrCat(g.count, " ", std::string(CopyKindName(kind)), " cop",
                            g.count == 1 ? "y" : "ies", " from pageable host memory");
     if (!path.empty()) absl::StrAppend(&f.title, " in ", path);
+    if (!f.where.empty()) absl::StrAppend(&f.title, " at ", f.where);
     f.one_time = once;
     if (once) absl::StrAppend(&f.title, ", before the steady state (one-time)");
     f.evidence = absl::StrFormat(
@@ -186,6 +190,7 @@ void FindCopiesWithoutOverlap(const AdviseTimeline& timeline, const AdviseOption
         "step i+1 runs while the kernels of step i do (events order the two streams).";
     if (const ApiCallEvent* api = timeline.LaunchOf(worst_copy->correlation_id); api != nullptr) {
       f.api_call = std::string(api->name);
+      f.where = timeline.CallSiteText(api->correlation_id);
       f.nvtx_path = timeline.PathAt(api->thread_id, api->start_ns);
       timeline.DescribeThread(api->thread_id, &f);
     }

@@ -229,6 +229,11 @@ AdviseFinding FindingOf(const AdviseTimeline& timeline, const GapGroup& g) {
   f.one_time = g.cause.rule == kRuleStartup;
   // In trace time, as `warpscope timeline --window` takes it.
   Describe(g, static_cast<double>(g.worst.begin_ns) / 1e6, &f);
+  // The call site of most of the group's time, "and N more" when there were others.
+  f.where = TopNames(g.where_ns, 1);
+  if (!f.where.empty() && (IsWaitRule(g.cause.rule) || g.cause.rule == kRuleLaunchBound)) {
+    absl::StrAppend(&f.title, " at ", f.where);
+  }
   return f;
 }
 

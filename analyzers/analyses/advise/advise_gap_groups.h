@@ -39,6 +39,8 @@ struct GapCause {
   std::string host_path{};
   // Waits: GPU work the host had queued ahead when it began waiting (wait start to the gap).
   uint64_t lead_ns = 0;
+  // Waits and launch-bound gaps: the call site of the wait or launch ("" without stacks).
+  std::string where{};
 };
 
 struct GapGroup {
@@ -50,6 +52,7 @@ struct GapGroup {
   std::map<std::string, uint64_t> next_work;  // name of the work after each gap -> count
   std::map<std::string, uint64_t> prev_work;  // name of the work before it -> count
   std::set<uint32_t> streams;
+  std::map<std::string, uint64_t> where_ns;  // call site of each gap's wait or launch -> ns
   std::vector<uint64_t> next_durations_ns;  // duration of the work after each gap
   uint64_t catchup_gaps = 0;  // launch gaps while the host refilled the queue after the wait
   uint64_t catchup_ns = 0;

@@ -173,6 +173,7 @@ class GapClassifier {
     }
     if (const HostWait* wait = WaitEndingGap(gap, *launch); wait != nullptr) {
       cause->label = wait->label;
+      cause->where = timeline_.CallSiteText(wait->correlation_id);
       cause->lead_ns = gap.begin_ns > wait->start_ns ? gap.begin_ns - wait->start_ns : 0;
       cause->path = timeline_.PathAt(launch->thread_id, wait->start_ns);
       const bool read_before =
@@ -187,6 +188,7 @@ class GapClassifier {
       return true;
     }
     cause->rule = kRuleLaunchBound;
+    cause->where = timeline_.CallSiteText(launch->correlation_id);
     cause->path = timeline_.PathAt(launch->thread_id, launch->start_ns);
     cause->host_path = timeline_.PathAt(launch->thread_id, gap.begin_ns + gap.length() / 2);
     return true;
@@ -458,6 +460,7 @@ class GapGrouper {
       }
     }
     GapGroup& g = groups_[{cause.rule, cause.label, cause.path, cause.thread_id, device, false}];
+    if (!cause.where.empty()) g.where_ns[cause.where] += rest_ns;
     g.cause = cause;
     AddGap(timeline_, gap, rest_ns, device, &g, whole);
   }

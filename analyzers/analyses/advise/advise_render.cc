@@ -16,10 +16,12 @@ std::string ThreadText(const AdviseFinding& f) {
   return absl::StrCat(f.os_tid, " (", f.thread_name, ")");
 }
 
-// "nvtx step/forward · api cudaMemcpy · ..." with the parts that are known.
+// "line train.py:57 train_step · nvtx step/forward · api cudaMemcpy · ..." with the parts that
+// are known.
 std::string WhereText(const AdviseFinding& f) {
   std::vector<std::string> parts;
   if (f.job_rank >= 0) parts.push_back(absl::StrCat("rank ", f.job_rank));
+  if (!f.where.empty()) parts.push_back(absl::StrCat("line ", f.where));
   if (!f.nvtx_path.empty()) parts.push_back(absl::StrCat("nvtx ", f.nvtx_path));
   if (!f.api_call.empty()) parts.push_back(absl::StrCat("api ", f.api_call));
   if (!f.kernel.empty()) parts.push_back(absl::StrCat("work ", ShortKernelName(f.kernel, true)));
@@ -82,14 +84,15 @@ Table AdviseFindingsTable(const AdviseReport& report) {
                {"worst_begin_ns", true, K::kInt},
                {"worst_end_ns", true, K::kInt},
                {"rank", true, K::kInt},
-               {"one_time", false, K::kBool}});
+               {"one_time", false, K::kBool},
+               {"where", false, K::kString}});
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {
     table.AddRow({++rank, f.rule, std::string(AdviseSeverityName(f.severity)), f.cost_ns,
                   Cell(100 * f.cost_fraction), f.cost_max_ns, f.occurrences, f.device_id,
                   f.nvtx_path, f.kernel, f.api_call, f.stream, f.os_tid, f.thread_name, f.title,
                   f.evidence, f.fix, f.worst_begin_ns, f.worst_end_ns, f.job_rank,
-                  Cell::Bool(f.one_time)});
+                  Cell::Bool(f.one_time), f.where});
   }
   return table;
 }

@@ -2,6 +2,8 @@
 // id, host waits and NVTX segments per thread.
 #include "analyzers/analyses/advise/advise_timeline.h"
 
+#include "analyzers/measures/call_sites.h"
+
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -195,6 +197,16 @@ std::string AdviseTimeline::WorkName(const GpuWork& work) const {
       break;
   }
   return std::string(kMemsetOperationName);
+}
+
+std::string AdviseTimeline::CallSiteText(uint32_t correlation_id) const {
+  if (model_.api_stacks.empty()) return "";
+  return CallSiteOfCall(model_, correlation_id).Display();
+}
+
+std::string AdviseTimeline::CallSiteText(const std::vector<uint32_t>& correlation_ids) const {
+  if (model_.api_stacks.empty()) return "";
+  return MostCommonCallSite(model_, correlation_ids).Display();
 }
 
 void AdviseTimeline::DescribeThread(uint64_t thread_id, AdviseFinding* finding) const {

@@ -75,6 +75,11 @@ class AdviseTimeline {
   bool RangeLaunchedWorkBetween(uint32_t range_index, uint64_t from, uint64_t to) const;
   std::string WorkName(const GpuWork& work) const;
   void DescribeThread(uint64_t thread_id, AdviseFinding* finding) const;
+  // The call site of the call with `correlation_id` ("train.py:57 train_step", "no stack");
+  // "" when the trace has no call stacks at all (findings then name no line).
+  std::string CallSiteText(uint32_t correlation_id) const;
+  // The same for the site most of `correlation_ids` were made from.
+  std::string CallSiteText(const std::vector<uint32_t>& correlation_ids) const;
 
  private:
   void IndexWork(const AdviseOptions& options);
