@@ -65,6 +65,14 @@ std::string FrameDisplay(const StackFrameInfo& frame) {
   return out;
 }
 
+std::vector<std::string> StackLines(const TraceModel& model, const CallStackInfo& stack) {
+  std::vector<std::string> lines;
+  lines.reserve(stack.frames.size() + 1);
+  for (uint32_t index : stack.frames) lines.push_back(FrameDisplay(model.stack_frames[index]));
+  if (stack.truncated) lines.emplace_back("...");
+  return lines;
+}
+
 std::string CallSite::Display() const {
   if (frame == nullptr || function.empty()) return site;
   return absl::StrCat(site, " ", function);

@@ -50,6 +50,9 @@ CallSite CallSiteOfCall(const TraceModel& model, uint32_t correlation_id);
 
 // One frame as the exports list it: "train.py:57 train_step", "libapp.so+0x1a2f main".
 std::string FrameDisplay(const StackFrameInfo& frame);
+// Every frame of `stack`, innermost first, as FrameDisplay writes it ("..." last when the
+// recorder cut the stack).
+std::vector<std::string> StackLines(const TraceModel& model, const CallStackInfo& stack);
 
 // The call site most of `correlation_ids` were made from, sites with a frame first (ties: the
 // first in CallSite order); kNoStack when there are none. E.g. the launch line of a kernel's most common stack.

@@ -271,3 +271,29 @@ TEST(ExportCliTest, ParquetRunsThePythonPackage) {
 
 }  // namespace
 }  // namespace warpscope
+
+namespace warpscope {
+namespace {
+
+// An API call recorded with its stack carries it in its args, for Perfetto's details panel.
+TEST(ExportChromeStacksTest, ApiCallsCarryTheirCallSiteAndStack) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(
+      testing::WriteTempFile(testing::FixtureWire("synthetic/stacks.textproto")));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const TraceModel* models[] = {&*model};
+  const std::string json = ExportChromeTraceJson(models);
+  EXPECT_THAT(json, ::testing::HasSubstr(
+                        "\"call_site\":\"train.py:57 train_step\",\"stack\":[\"_tensor.py:1030 "
+                        "Tensor.item\",\"train.py:57 train_step\",\"train.py:80 <module>\"]"));
+  EXPECT_THAT(json, ::testing::HasSubstr(
+                        "\"call_site\":\"launched from a thread with no Python frames\",\"stack\":"
+                        "[\"libtorch_cuda.so+0x1234\",\"libc.so.6+0x94ac3\"]"));
+  // cudaDeviceSynchronize has no stack: no stack args.
+  const size_t device_sync = json.find("\"name\":\"cudaDeviceSynchronize\"");
+  ASSERT_NE(device_sync, std::string::npos);
+  EXPECT_EQ(json.substr(device_sync, json.find('}', device_sync) - device_sync).find("stack"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace warpscope

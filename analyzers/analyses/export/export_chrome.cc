@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzers/analyses/export/export_common.h"
+#include "analyzers/measures/call_sites.h"
 #include "analyzers/render/output.h"
 
 namespace warpscope {
@@ -90,7 +91,15 @@ void ChromeTraceWriter::WriteHost(const TraceModel& m) {
           host_tids_->Of(call.thread_id), call.start_ns);
     Dur(call.duration_ns);
     json_.Key("args").BeginObject().Key("correlation").Uint(call.correlation_id);
-    json_.Key("result").Uint(call.result).Key("cbid").Uint(call.callback_id).EndObject();
+    json_.Key("result").Uint(call.result).Key("cbid").Uint(call.callback_id);
+    // The calling thread's stack, shown on click: the call site first, then every frame.
+    if (const CallStackInfo* stack = m.StackOfCall(call.correlation_id); stack != nullptr) {
+      json_.Key("call_site").String(CallSiteOfStack(m, stack).Display());
+      json_.Key("stack").BeginArray();
+      for (const std::string& line : StackLines(m, *stack)) json_.String(line);
+      json_.EndArray();
+    }
+    json_.EndObject();
     json_.EndObject();
   }
   // Push/pop ranges nest on their thread: complete events. Start/end ranges may overlap and

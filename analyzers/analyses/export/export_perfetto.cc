@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "analyzers/analyses/export/export_common.h"
 #include "analyzers/analyses/export/export_perfetto.pb.h"
+#include "analyzers/measures/call_sites.h"
 #include "google/protobuf/io/coded_stream.h"
 
 namespace warpscope {
@@ -83,6 +85,11 @@ std::vector<PendingSlice> ApiSlices(const TraceModel& m) {
     Arg(s.begin, "correlation", uint64_t{call.correlation_id});
     Arg(s.begin, "result", uint64_t{call.result});
     Arg(s.begin, "cbid", uint64_t{call.callback_id});
+    // The calling thread's stack, shown on click: the call site, then every frame a line.
+    if (const CallStackInfo* stack = m.StackOfCall(call.correlation_id); stack != nullptr) {
+      Arg(s.begin, "call_site", std::string_view(CallSiteOfStack(m, stack).Display()));
+      Arg(s.begin, "stack", std::string_view(absl::StrJoin(StackLines(m, *stack), "\n")));
+    }
     slices.push_back(std::move(s));
   }
   return slices;
