@@ -4,12 +4,13 @@
 #   warpscope_kernel_names:     kernel name demangling as the writer does it (kernel_names.h)
 #   warpscope_session_settings: the library's settings and capture windows (the launcher checks
 #                               flags with the library's own parsers)
-#   PM and PC sampling settings, from their own *.cmake (their CUPTI parts need warpscope_core)
+#   PM and PC sampling and stacks settings, from their own *.cmake (their CUPTI parts need warpscope_core)
 include(${PROJECT_SOURCE_DIR}/collectors/collectors_names.cmake)
 include(${PROJECT_SOURCE_DIR}/libinject/session_settings.cmake)
 
 include(${PROJECT_SOURCE_DIR}/collectors/pm_sampling/pm_sampling.cmake)
 include(${PROJECT_SOURCE_DIR}/collectors/pc_sampling/pc_sampling.cmake)
+include(${PROJECT_SOURCE_DIR}/collectors/stacks/stacks.cmake)
 
 # The tests of what this configuration builds (tests/CMakeLists.txt reads the list).
 # -DWARPSCOPE_ANALYZER_TEST_DIRS="a;b" picks fewer (CI: those that run the CLI and the Python

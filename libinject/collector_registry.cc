@@ -10,6 +10,7 @@
 #include "collectors/nvtx/nvtx_capture_range.h"
 #include "collectors/pc_sampling/cupti_pc_sampling.h"
 #include "collectors/pm_sampling/cupti_pm_sampling.h"
+#include "collectors/stacks/stacks_collector.h"
 #include "proto/settings/settings.h"
 
 namespace warpscope {
@@ -20,6 +21,8 @@ std::span<const CollectorRegistration> Collectors() {
       {"activity", "", &MakeActivityCollector, CollectorStage::kRequired},
       {"nvtx", "", &MakeNvtxCaptureRangeCollector, CollectorStage::kRequired},
       {"nccl", "", &MakeNcclCallCollector, CollectorStage::kRequired},
+      // On unless WARPSCOPE_STACKS=none; it never refuses (a bad setting: no stacks).
+      {"stacks", "", &MakeStacksCollector, CollectorStage::kRequired},
       {"pm_sampling", Setting(SettingId::kPmSampling).variable.data(), &MakePmSamplingCollector},
       // PC sampling needs kernel records on before it starts (collector_interface.h).
       {"pc_sampling", Setting(SettingId::kPcSampling).variable.data(), &MakePcSamplingCollector,

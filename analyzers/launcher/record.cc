@@ -83,6 +83,8 @@ constexpr RecordFlagField kRecordFlagFields[] = {
     {SettingId::kPmBuffer, &RecordRequest::pm_buffer, nullptr, true},
     {SettingId::kPcSampling, nullptr, &RecordRequest::pc_sampling, true},
     {SettingId::kPcPeriod, &RecordRequest::pc_period, nullptr, true},
+    {SettingId::kStacks, &RecordRequest::stacks, nullptr, true},
+    {SettingId::kStackDepth, &RecordRequest::stack_depth, nullptr, true},
 };
 
 const RecordFlagField* FieldFor(SettingId id) {

@@ -5,6 +5,7 @@
 
 #include "collectors/pc_sampling/pc_sampling_config.h"
 #include "collectors/pm_sampling/pm_sampling_config.h"
+#include "collectors/stacks/stack_config.h"
 #include "libinject/config.h"
 #include "proto/settings/setting_values.h"
 
@@ -27,6 +28,11 @@ std::optional<SettingError> CheckSettingValue(const SettingSpec& spec, std::stri
     case SettingOwner::kPcSampling: {
       PcSamplingConfig scratch;
       ok = ApplyPcSamplingSetting(spec, value, &scratch, &problem);
+      break;
+    }
+    case SettingOwner::kStacks: {
+      StackConfig scratch;
+      ok = ApplyStackSetting(spec, value, &scratch, &problem);
       break;
     }
     case SettingOwner::kCollectors: {

@@ -1,10 +1,13 @@
 """ResNet-18 training loop on synthetic data with NVTX phases, for the overhead benchmark.
 
-usage: train_resnet.py [--steps N] [--warmup N] [--batch N] [--mode plain|torch_profiler]
+usage: train_resnet.py [--steps N] [--warmup N] [--batch N]
+                       [--mode plain|torch_profiler|torch_profiler_stack] [--item]
                        [--trace-out PATH] [--profiler-api]
 Times the measured steps only (after warm-up, synchronized); prints one JSON line.
 --mode torch_profiler wraps the measured steps in torch.profiler (CPU+CUDA activities) and
-exports its Chrome JSON to --trace-out after the timing. --profiler-api brackets the measured
+exports its Chrome JSON to --trace-out after the timing; torch_profiler_stack adds
+with_stack=True (Python stacks of every op). --item reads the loss on the host every step
+(`loss.item()`, a sync), as training loops that log it do. --profiler-api brackets the measured
 steps with cudaProfilerStart/Stop (so `warpscope record -c cudaProfilerApi` captures exactly
 them, for the trace size comparison).
 """
@@ -21,7 +24,9 @@ p = argparse.ArgumentParser()
 p.add_argument("--steps", type=int, default=60)
 p.add_argument("--warmup", type=int, default=15)
 p.add_argument("--batch", type=int, default=64)
-p.add_argument("--mode", default="plain", choices=["plain", "torch_profiler"])
+p.add_argument("--mode", default="plain",
+               choices=["plain", "torch_profiler", "torch_profiler_stack"])
+p.add_argument("--item", action="store_true")
 p.add_argument("--trace-out", default="")
 p.add_argument("--profiler-api", action="store_true")
 a = p.parse_args()
@@ -54,9 +59,10 @@ for _ in range(a.warmup):
     step()
 torch.cuda.synchronize()
 
-if a.mode == "torch_profiler":
+if a.mode.startswith("torch_profiler"):
     ctx = torch.profiler.profile(
-        activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA])
+        activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
+        with_stack=a.mode == "torch_profiler_stack")
 else:
     ctx = contextlib.nullcontext()
 with ctx as prof:
@@ -64,13 +70,15 @@ with ctx as prof:
         torch.cuda.profiler.start()
     t0 = time.perf_counter()
     for _ in range(a.steps):
-        step()
+        loss = step()
+        if a.item:
+            loss.item()
     torch.cuda.synchronize()
     seconds = time.perf_counter() - t0
     if a.profiler_api:
         torch.cuda.profiler.stop()
 trace_bytes = 0
-if a.mode == "torch_profiler" and a.trace_out:
+if a.mode.startswith("torch_profiler") and a.trace_out:
     prof.export_chrome_trace(a.trace_out)
     trace_bytes = os.path.getsize(a.trace_out)
 print(json.dumps({"mode": a.mode, "steps": a.steps, "seconds": seconds,

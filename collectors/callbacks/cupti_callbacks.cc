@@ -29,6 +29,11 @@ bool g_nvtx_capture = false;                      // NVTX pushes and pops go to 
 std::atomic<NvtxDomainObserver*> g_domains_observer{nullptr};  // NCCL's calls
 std::mutex g_domain_mu;
 std::unordered_map<const void*, std::string>* g_domains = nullptr;  // nvtxDomainHandle_t -> name
+std::atomic<ApiCallObserver*> g_api_observer{nullptr};  // the stacks collector
+bool g_runtime_selected[CUPTI_RUNTIME_TRACE_CBID_SIZE] = {};
+bool g_driver_selected[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
+// Selected runtime calls this thread is inside: their own driver calls are not sent.
+thread_local int t_runtime_depth = 0;
 
 uint32_t OsTid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
@@ -149,9 +154,28 @@ void CUPTIAPI Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
         if (m != nullptr) g_handler->OnModuleLoaded(r->context, m->moduleId, m->pCubin, m->cubinSize);
       }
       // Never flush in STREAM_DESTROY_STARTING (deadlocks, CUPTI docs): not subscribed.
+    } else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+      auto* c = static_cast<const CUpti_CallbackData*>(data);
+      if (c == nullptr || cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE || !g_runtime_selected[cbid]) {
+        return;
+      }
+      if (c->callbackSite == CUPTI_API_ENTER) {
+        ++t_runtime_depth;
+        if (ApiCallObserver* o = g_api_observer.load(std::memory_order_acquire)) {
+          o->OnApiCall(true, cbid, c->functionName, c->correlationId);
+        }
+      } else if (t_runtime_depth > 0) {
+        --t_runtime_depth;
+      }
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       auto* c = static_cast<const CUpti_CallbackData*>(data);
       if (c == nullptr) return;
+      if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && g_driver_selected[cbid] &&
+          c->callbackSite == CUPTI_API_ENTER && t_runtime_depth == 0) {
+        if (ApiCallObserver* o = g_api_observer.load(std::memory_order_acquire)) {
+          o->OnApiCall(false, cbid, c->functionName, c->correlationId);
+        }
+      }
       // Open after cuProfilerStart returns, close before cuProfilerStop runs, so the window
       // holds exactly the work between the two calls.
       if (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx) {
@@ -239,6 +263,33 @@ void CuptiCallbacks::SetNvtxDomainObserver(NvtxDomainObserver* observer) {
   // NCCL launches its kernels with cuLaunchKernelEx inside its NVTX ranges.
   cuptiEnableCallback(on, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
                       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx);
+}
+
+void CuptiCallbacks::SetApiCallObserver(ApiCallObserver* observer,
+                                        const std::function<bool(std::string_view)>& wants) {
+  if (g_subscriber == nullptr) return;
+  if (observer != nullptr) {
+    struct Domain {
+      CUpti_CallbackDomain domain;
+      uint32_t size;
+      bool* selected;
+    };
+    for (const Domain& d :
+         {Domain{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, g_runtime_selected},
+          Domain{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, g_driver_selected}}) {
+      for (uint32_t id = 1; id < d.size; ++id) {
+        const char* name = nullptr;
+        if (cuptiGetCallbackName(d.domain, id, &name) != CUPTI_SUCCESS || name == nullptr ||
+            !wants(name)) {
+          continue;
+        }
+        if (cuptiEnableCallback(1, g_subscriber, d.domain, id) == CUPTI_SUCCESS) {
+          d.selected[id] = true;
+        }
+      }
+    }
+  }
+  g_api_observer.store(observer, std::memory_order_release);
 }
 
 void CuptiCallbacks::EnableModuleCallbacks() {

@@ -7,6 +7,7 @@
 #define WARPSCOPE_COLLECTORS_CALLBACKS_CUPTI_CALLBACKS_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,6 +34,17 @@ class NvtxDomainObserver {
   virtual void OnLaunch(uint32_t correlation_id) = 0;
 };
 
+// Receives the CUDA runtime and driver API calls selected with SetApiCallObserver as they
+// begin, on the calling thread, so that the thread's stack is the caller's. A driver call made
+// inside a selected runtime call of the same thread is not sent: the runtime call stands for
+// it. Must be cheap: it runs inside every selected call.
+class ApiCallObserver {
+ public:
+  virtual ~ApiCallObserver() = default;
+  virtual void OnApiCall(bool runtime, uint32_t callback_id, const char* function,
+                         uint32_t correlation_id) = 0;
+};
+
 struct CallbackOptions {
   bool profiler_api = false;  // cuProfilerStart/Stop callbacks
   bool nvtx = false;          // NVTX push/pop callbacks
@@ -51,6 +63,11 @@ class CuptiCallbacks {
   // NVTX domain callbacks and cuLaunchKernelEx launches go to `observer` (nullptr: off).
   // After Subscribe.
   static void SetNvtxDomainObserver(NvtxDomainObserver* observer);
+  // Enables the callbacks of every runtime and driver function for which `wants(name)` holds
+  // and sends their calls to `observer`; nullptr stops sending (the callbacks stay enabled,
+  // each a no-op, until Unsubscribe). After Subscribe.
+  static void SetApiCallObserver(ApiCallObserver* observer,
+                                 const std::function<bool(std::string_view)>& wants);
   static void Unsubscribe();
   static void AbandonAfterFork();
   static uint32_t CuptiVersion();

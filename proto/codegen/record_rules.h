@@ -40,6 +40,11 @@ inline constexpr RecordRule kRecords[] = {
     {"NvtxRangeEvent", "NvtxRangeRecord", Emit::kWrite, ""},
     {"NvtxMarkEvent", "NvtxMarkRecord", Emit::kWrite, ""},
     {"NcclCallEvent", "NcclCallRecord", Emit::kWrite, ""},
+    {"StackFrame", "StackFrameRecord", Emit::kWrite,
+     "Interned by the stacks collector (collectors/stacks/stack_table.h), which gives ids."},
+    {"CallStack", "CallStackRecord", Emit::kWrite,
+     "Interned by the stacks collector (collectors/stacks/stack_table.h), which gives ids."},
+    {"ApiStackEvent", "ApiStackRecord", Emit::kWrite, ""},
     {"PmMetricSet", "PmMetricSetRecord", Emit::kWrite, ""},
     {"PmCounterData", "PmCounterDataRecord", Emit::kStructOnly,
      "Raw PM samples: a counter data image and its usable samples; the analyzers evaluate "

@@ -39,6 +39,9 @@ enum class SettingId {
   kPmBuffer,
   kPcSampling,
   kPcPeriod,
+  kStacks,
+  kStackDepth,
+  kStackLaunchEvery,
   // No record flag: set in the environment.
   kApiFilter,
   kClock,
@@ -79,6 +82,7 @@ enum class SettingParser {
   kPmMetrics,        // ParsePmMetrics
   kPmEvaluation,     // ParsePmEvaluation
   kPcPeriod,         // 0, or a whole number in [min, max] (collectors/pc_sampling)
+  kStackCalls,       // ParseStackCalls (collectors/stacks/stack_config.h)
   kText,             // any text (paths, numbers set by the launcher): not checked
 };
 
@@ -87,6 +91,7 @@ enum class SettingOwner {
   kLibrary,     // libinject/config.cc
   kPmSampling,  // collectors/pm_sampling/pm_sampling_config.cc
   kPcSampling,  // collectors/pc_sampling/pc_sampling_config.cc
+  kStacks,      // collectors/stacks/stack_config.cc
   kCollectors,  // the session's collector registry (collector_interface.h)
   kShim,        // libinject/shim.c
   kLauncher,    // analyzers/launcher (`warpscope record`)
@@ -219,6 +224,20 @@ inline constexpr auto kTuningRows = std::to_array<SettingSpec>({
      " is not 0 or 1"},
 });
 
+// Call stacks at the CUDA calls that matter (collectors/stacks), on by default.
+inline constexpr auto kStackRows = std::to_array<SettingSpec>({
+    {S::kStacks, "WARPSCOPE_STACKS", "stacks", "", false, "CALLS", "syncs,copies,launches", "",
+     "CUDA calls whose Python (or native) stack is recorded: syncs,copies,launches, or none",
+     P::kStackCalls, O::kStacks, 0, 0,
+     " is not a list of syncs, copies, launches (e.g. syncs,copies) or none"},
+    {S::kStackDepth, "WARPSCOPE_STACK_DEPTH", "stack-depth", "", false, "N", "32", "",
+     "frames kept per stack, innermost first (1-128)", P::kWholeNumber, O::kStacks, 1, 128,
+     " is not a stack depth from 1 to 128"},
+    {S::kStackLaunchEvery, "WARPSCOPE_STACK_LAUNCH_EVERY", "", "", false, "N", "1", "",
+     "take the stack of every Nth kernel launch on each thread (1: every launch)",
+     P::kWholeNumber, O::kStacks, 1, 1000000, " is not a whole number from 1 to 1000000"},
+});
+
 // Read outside the library: by the shim, by `warpscope record`, by the analyzers.
 inline constexpr auto kOutsideRows = std::to_array<SettingSpec>({
     {S::kDisable, "WARPSCOPE_DISABLE", "", "", false, "", "", "",
@@ -253,7 +272,7 @@ constexpr std::array<SettingSpec, (N + ...)> JoinRows(const std::array<SettingSp
   return rows;
 }
 
-inline constexpr auto kRows = JoinRows(kSessionRows, kSamplingRows, kTuningRows, kOutsideRows);
+inline constexpr auto kRows = JoinRows(kSessionRows, kSamplingRows, kStackRows, kTuningRows, kOutsideRows);
 static_assert(kRows.size() == static_cast<size_t>(SettingId::kCount),
               "one row per SettingId");
 }  // namespace settings_internal

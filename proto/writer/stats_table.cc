@@ -9,7 +9,7 @@
 namespace warpscope {
 namespace {
 
-constexpr std::array<const StatDef*, 83> kAllStats = {
+constexpr std::array<const StatDef*, 89> kAllStats = {
     &stats::kWriterEventsWritten,
     &stats::kWriterEventsWrittenKind,
     &stats::kWriterBytesWritten,
@@ -45,6 +45,12 @@ constexpr std::array<const StatDef*, 83> kAllStats = {
     &stats::kNvtxUnclosedRanges,
     &stats::kNcclCalls,
     &stats::kNcclPayloadUnreadable,
+    &stats::kStacksCaptured,
+    &stats::kStacksNone,
+    &stats::kStacksDistinct,
+    &stats::kStacksFrames,
+    &stats::kStacksCodeObjects,
+    &stats::kStacksCaptureNs,
     &stats::kPcBatches,
     &stats::kPcRecords,
     &stats::kPcSamples,

@@ -119,6 +119,20 @@ inline constexpr StatDef kNcclCalls{"nccl.calls", kInfo,
 inline constexpr StatDef kNcclPayloadUnreadable{"nccl.payload_unreadable", kInfo,
     "NCCL calls whose NVTX payload could not be read (unknown schema or size): recorded without communicator and bytes"};
 
+// ---- Call stacks (collectors/stacks; docs/stacks.md).
+inline constexpr StatDef kStacksCaptured{"stacks.captured", kInfo,
+    "CUDA calls whose stack was looked for (syncs, copies, launches as selected)"};
+inline constexpr StatDef kStacksNone{"stacks.none", kInfo,
+    "of those, calls with no stack: a thread running no Python (autograd's, NCCL's), or a Python that cannot be read"};
+inline constexpr StatDef kStacksDistinct{"stacks.distinct", kInfo,
+    "distinct stacks written (CallStack)"};
+inline constexpr StatDef kStacksFrames{"stacks.frames", kInfo,
+    "distinct places written (StackFrame)"};
+inline constexpr StatDef kStacksCodeObjects{"stacks.code_objects", kInfo,
+    "Python code objects read for their file and function, each once"};
+inline constexpr StatDef kStacksCaptureNs{"stacks.capture_ns", kInfo,
+    "time the program's threads spent taking stacks, ns"};
+
 // ---- PC sampling (collectors/pc_sampling; docs/pc_sampling.md).
 inline constexpr StatDef kPcBatches{"pc_sampling.batches", kInfo,
     "PC sample batches written"};

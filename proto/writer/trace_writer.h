@@ -98,6 +98,9 @@ class TraceWriter {
     bool Write(const NvtxRangeRecord& r);
     bool Write(const NvtxMarkRecord& r);
     bool Write(const NcclCallRecord& r);
+    bool Write(const StackFrameRecord& r);
+    bool Write(const CallStackRecord& r);
+    bool Write(const ApiStackRecord& r);
     bool Write(const PmMetricSetRecord& r);
     bool Write(const PmSampleRecord& r);
     bool Write(const PmCounterDataRecord& r);

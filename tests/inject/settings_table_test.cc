@@ -65,10 +65,10 @@ std::set<std::string> Matches(const std::vector<std::string>& cells, const std::
 
 TEST(SettingsTableTest, EveryDocumentedVariableIsInTheTableAndBack) {
   // configuration.md lists the library's variables and points to the collectors' pages for
-  // theirs.
+  // theirs (PM and PC sampling, stacks).
   std::set<std::string> documented;
   const std::regex variable("WARPSCOPE_[A-Z0-9_]+");
-  for (const char* page : {"configuration.md", "pm_sampling.md", "pc_sampling.md"}) {
+  for (const char* page : {"configuration.md", "pm_sampling.md", "pc_sampling.md", "stacks.md"}) {
     const std::set<std::string> found = Matches(FirstCells(ReadDoc(page)), variable, 0);
     documented.insert(found.begin(), found.end());
   }
@@ -110,7 +110,8 @@ TEST(SettingsTableTest, ParsersRefuseWithTheRowsVariable) {
   for (SettingId id :
        {SettingId::kDelay, SettingId::kBufferSizeMb, SettingId::kPmInterval, SettingId::kPcPeriod,
         SettingId::kPcDebug, SettingId::kPmSampling, SettingId::kMaxTraceGb,
-        SettingId::kDisable}) {
+        SettingId::kDisable, SettingId::kStacks, SettingId::kStackDepth,
+        SettingId::kStackLaunchEvery}) {
     std::optional<SettingError> e = CheckSettingValue(Setting(id), "junk");
     ASSERT_TRUE(e.has_value()) << Setting(id).variable;
     EXPECT_EQ(e->variable, Setting(id).variable);

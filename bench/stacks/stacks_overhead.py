@@ -1,0 +1,79 @@
+"""What Python stacks cost a training loop: the ResNet-18 loop of bench/overhead (inputs made
+on the GPU, `loss.item()` every step) run plain, under the CUPTI floor (bench/overhead's
+injection that enables warpscope's activity kinds and only counts records), under warpscope
+without stacks (WARPSCOPE_STACKS=none), under warpscope with its default stacks (syncs,
+copies, every launch), and under torch.profiler(with_stack=True), in shuffled order, `--runs`
+times each.
+Prints one JSON object: the median ms per step of each mode and the ratios the docs quote.
+
+usage: stacks_overhead.py --build DIR --out DIR [--runs 5] [--steps 120]
+"""
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "overhead"))
+from modes import floor_env, recording_env  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--build", required=True, help="a folder with bin/ and lib/ (staged .gpu)")
+ap.add_argument("--out", required=True)
+ap.add_argument("--runs", type=int, default=5)
+ap.add_argument("--steps", type=int, default=120)
+args = ap.parse_args()
+os.makedirs(args.out, exist_ok=True)
+tmp = tempfile.mkdtemp(prefix="ws_stacks")
+TRAIN = os.path.join(HERE, "..", "overhead", "train_resnet.py")
+MODES = ["plain", "floor", "warpscope_no_stacks", "warpscope_stacks", "torch_profiler_stack"]
+
+
+def run(mode, i):
+    cmd = [sys.executable, TRAIN, "--steps", str(args.steps), "--item"]
+    env = dict(os.environ)
+    if mode == "floor":
+        env.update(floor_env(args.build, timestamps=True))
+    elif mode == "warpscope_no_stacks":
+        env.update(recording_env(args.build, f"{tmp}/{mode}{i}.wst", stacks="none"))
+    elif mode == "warpscope_stacks":
+        env.update(recording_env(args.build, f"{tmp}/{mode}{i}.wst"))
+    elif mode == "torch_profiler_stack":
+        cmd += ["--mode", "torch_profiler_stack"]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        if line.startswith("{"):
+            return json.loads(line)["ms_per_step"]
+    print(f"{mode} run {i} failed rc={p.returncode}\n{p.stderr[-1500:]}", file=sys.stderr)
+    return None
+
+
+order = [(m, i) for i in range(args.runs) for m in MODES]
+random.Random(7).shuffle(order)
+times = {m: [] for m in MODES}
+for mode, i in order:
+    ms = run(mode, i)
+    if ms is not None:
+        times[mode].append(ms)
+median = {m: statistics.median(v) for m, v in times.items() if v}
+result = {"runs": times, "median_ms_per_step": median}
+if all(m in median for m in MODES):
+    result["stacks_vs_no_stacks"] = median["warpscope_stacks"] / median["warpscope_no_stacks"]
+    result["stacks_vs_plain"] = median["warpscope_stacks"] / median["plain"]
+    result["no_stacks_vs_plain"] = median["warpscope_no_stacks"] / median["plain"]
+    result["stacks_vs_floor"] = median["warpscope_stacks"] / median["floor"]
+    result["torch_profiler_stack_vs_plain"] = median["torch_profiler_stack"] / median["plain"]
+last = f"{tmp}/warpscope_stacks{args.runs - 1}.wst"
+if os.path.exists(last):
+    result["stacks_trace_bytes"] = os.path.getsize(last)
+    nostack = f"{tmp}/warpscope_no_stacks{args.runs - 1}.wst"
+    if os.path.exists(nostack):
+        result["no_stacks_trace_bytes"] = os.path.getsize(nostack)
+    subprocess.run(["cp", last, os.path.join(args.out, "train_stacks.wst")])
+with open(os.path.join(args.out, "stacks_overhead.json"), "w") as f:
+    json.dump(result, f, indent=1)
+print(json.dumps(result))

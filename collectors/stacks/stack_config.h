@@ -1,0 +1,50 @@
+// The WARPSCOPE_STACK* settings, and which CUDA calls are syncs, copies and launches. Pure.
+#ifndef WARPSCOPE_COLLECTORS_STACKS_STACK_CONFIG_H_
+#define WARPSCOPE_COLLECTORS_STACKS_STACK_CONFIG_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "proto/settings/setting_error.h"
+#include "proto/settings/settings.h"
+
+namespace warpscope {
+
+// What a CUDA runtime or driver function is, for stacks.
+enum class StackCallKind : uint8_t {
+  kOther = 0,
+  kSync,    // blocks the host until the GPU is done: stream, event, device/context syncs
+  kCopy,    // a copy or memset (a copy to the host blocks the host)
+  kLaunch,  // a kernel or graph launch
+};
+
+// By the function's name as CUPTI gives it ("cudaStreamSynchronize_v3020" has its version
+// suffix; "cuMemcpyDtoH_v2").
+StackCallKind StackCallKindOf(std::string_view function);
+
+struct StackConfig {
+  bool syncs = true;
+  bool copies = true;
+  bool launches = true;
+  int depth = 32;
+  uint32_t launch_every = 1;
+  bool any() const { return syncs || copies || launches; }
+  bool Wants(StackCallKind kind) const {
+    return (kind == StackCallKind::kSync && syncs) || (kind == StackCallKind::kCopy && copies) ||
+           (kind == StackCallKind::kLaunch && launches);
+  }
+};
+
+// "syncs,copies,launches" (any subset, any order) or "none".
+bool ParseStackCalls(std::string_view value, StackConfig* config);
+// One row of the table; false with *problem (the rest of the refusal) when refused.
+bool ApplyStackSetting(const SettingSpec& spec, std::string_view value, StackConfig* config,
+                       std::string* problem);
+bool LoadStackConfig(const std::function<std::string(std::string_view)>& get_env,
+                     StackConfig* config, SettingError* error);
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_COLLECTORS_STACKS_STACK_CONFIG_H_

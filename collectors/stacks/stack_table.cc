@@ -1,0 +1,254 @@
+// Stack interning (see stack_table.h).
+#include "collectors/stacks/stack_table.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace warpscope {
+namespace {
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::atomic<uint64_t> g_generations{0};
+
+// One small direct-mapped cache a thread: raw stack hash → stack id. An entry of another
+// table (another generation) is a miss.
+struct ThreadStackCache {
+  static constexpr size_t kSlots = 1024;
+  struct Slot {
+    uint64_t key = 0;
+    uint64_t generation = 0;
+    uint64_t stack_id = 0;
+  };
+  Slot slots[kSlots];
+};
+thread_local ThreadStackCache* t_cache = nullptr;
+
+ThreadStackCache& Cache() {
+  // Leaked at thread exit on purpose: a destructor would run after the library may be gone.
+  if (t_cache == nullptr) t_cache = new ThreadStackCache();
+  return *t_cache;
+}
+
+// Frames of the profiler itself, above the program's call: left out of native stacks.
+bool IsProfilerModule(const char* path) {
+  if (path == nullptr) return false;
+  const char* base = std::strrchr(path, '/');
+  base = base != nullptr ? base + 1 : path;
+  return std::strncmp(base, "libwarpscope", 12) == 0 || std::strncmp(base, "libcupti", 8) == 0 ||
+         std::strncmp(base, "libcuda.so", 10) == 0;
+}
+
+}  // namespace
+
+size_t StackTable::PythonFrameKeyHash::operator()(const PythonFrameKey& k) const {
+  uint64_t h = Mix(0, reinterpret_cast<uintptr_t>(k.code));
+  h = Mix(h, static_cast<uint32_t>(k.instruction));
+  h = Mix(h, reinterpret_cast<uintptr_t>(k.filename));
+  return static_cast<size_t>(Mix(h, static_cast<uint32_t>(k.first_line)));
+}
+
+StackTable::StackTable(StackSink* sink, int max_depth, bool timed)
+    : sink_(sink),
+      max_depth_(std::clamp(max_depth, 1, kMaxDepth)),
+      timed_(timed),
+      generation_(g_generations.fetch_add(1) + 1) {}
+
+StackTable::~StackTable() = default;
+
+uint64_t StackTable::CachedStack(uint64_t key) const {
+  const ThreadStackCache::Slot& s = Cache().slots[key % ThreadStackCache::kSlots];
+  return s.key == key && s.generation == generation_ ? s.stack_id : 0;
+}
+
+void StackTable::RememberStack(uint64_t key, uint64_t stack_id) const {
+  ThreadStackCache::Slot& s = Cache().slots[key % ThreadStackCache::kSlots];
+  s = {key, generation_, stack_id};
+}
+
+template <typename Intern>
+uint64_t StackTable::StackOf(uint64_t key, const Intern& intern) {
+  if (key == 0) key = 1;  // 0 is an empty cache slot
+  if (uint64_t id = CachedStack(key)) return id;
+  uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = raw_stacks_.find(key);
+    id = it != raw_stacks_.end() ? it->second : intern();
+    if (id != 0) raw_stacks_.emplace(key, id);
+  }
+  if (id != 0) RememberStack(key, id);
+  return id;
+}
+
+StackCapture StackTable::Capture() {
+  const uint64_t start = timed_ ? NowNs() : 0;
+  captures_.fetch_add(1, std::memory_order_relaxed);
+  StackCapture c;
+  const PythonSupport python = python_.Detect();
+  if (python == PythonSupport::kNoPython) {
+    c = CaptureNative();
+  } else if (python == PythonSupport::kReady) {
+    c = CapturePython();
+  } else {
+    c.source = StackSource::kUnreadable;
+  }
+  if (c.stack_id == 0) no_stack_.fetch_add(1, std::memory_order_relaxed);
+  if (timed_) capture_ns_.fetch_add(NowNs() - start, std::memory_order_relaxed);
+  return c;
+}
+
+StackCapture StackTable::CapturePython() {
+  PythonRawFrame frames[kMaxDepth];
+  bool truncated = false;
+  const int n = python_.Read(frames, max_depth_, &truncated);
+  if (n == 0) {
+    return {0, python_.support() == PythonSupport::kReady ? StackSource::kNone
+                                                         : StackSource::kUnreadable};
+  }
+  uint64_t key = Mix(1, truncated ? 1 : 0);
+  for (int i = 0; i < n; ++i) key = Mix(key, PythonFrameKeyHash()(PythonFrameKey{
+                                                 frames[i].code, frames[i].instruction,
+                                                 frames[i].filename, frames[i].first_line}));
+  const uint64_t id =
+      StackOf(key, [&] { return InternPythonLocked(frames, n, truncated); });
+  return {id, id != 0 ? StackSource::kPython : StackSource::kUnreadable};
+}
+
+uint64_t StackTable::InternPythonLocked(const PythonRawFrame* frames, int n, bool truncated) {
+  std::vector<uint64_t> ids;
+  ids.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const PythonRawFrame& f = frames[i];
+    const PythonFrameKey key{f.code, f.instruction, f.filename, f.first_line};
+    auto found = python_frames_.find(key);
+    if (found != python_frames_.end()) {
+      ids.push_back(found->second);
+      continue;
+    }
+    auto code = code_.find(f.code);
+    if (code == code_.end() || code->second.filename != f.filename ||
+        code->second.first_line != f.first_line) {
+      PythonCodeInfo info;
+      if (!python_.Describe(f.code, &info)) return 0;
+      const CodeEntry entry{f.filename, info.first_line, sink_->InternString(info.file),
+                            sink_->InternString(info.function)};
+      code = code_.insert_or_assign(f.code, entry).first;
+      ++code_objects_;
+    }
+    StackFrameRecord r;
+    r.id = next_frame_id_++;
+    r.kind = FrameKind::kPython;
+    r.file_id = code->second.file_id;
+    r.function_id = code->second.function_id;
+    r.line = static_cast<uint32_t>(std::max(0, python_.LineOf(f.code, f.instruction)));
+    r.first_line = static_cast<uint32_t>(std::max(0, code->second.first_line));
+    sink_->Write(r);
+    ++frames_written_;
+    python_frames_.emplace(key, r.id);
+    ids.push_back(r.id);
+  }
+  return InternStackLocked(std::move(ids), truncated);
+}
+
+StackCapture StackTable::CaptureNative() {
+  // One more than kept, to know that the stack was cut; a few more for the profiler's own.
+  constexpr int kOwnFrames = 8;
+  void* pcs[kMaxDepth + kOwnFrames + 1];
+  const int n = backtrace(pcs, max_depth_ + kOwnFrames + 1);
+  if (n <= 0) return {0, StackSource::kNone};
+  uint64_t key = Mix(2, static_cast<uint64_t>(n));
+  for (int i = 0; i < n; ++i) key = Mix(key, reinterpret_cast<uintptr_t>(pcs[i]));
+  const uint64_t id = StackOf(key, [&] { return InternNativeLocked(pcs, n); });
+  return {id, id != 0 ? StackSource::kNative : StackSource::kNone};
+}
+
+uint64_t StackTable::InternNativeLocked(void* const* pcs, int n) {
+  // Leave out the profiler's own frames (this function, the CUPTI callback, the driver).
+  int first = 0;
+  while (first < n) {
+    Dl_info info;
+    if (dladdr(pcs[first], &info) == 0 || !IsProfilerModule(info.dli_fname)) break;
+    ++first;
+  }
+  if (first == n) first = 0;
+  const int kept = std::min(n - first, max_depth_);
+  std::vector<uint64_t> ids;
+  ids.reserve(static_cast<size_t>(kept));
+  for (int i = first; i < first + kept; ++i) ids.push_back(NativeFrameLocked(pcs[i]));
+  return InternStackLocked(std::move(ids), n - first > kept);
+}
+
+uint64_t StackTable::NativeFrameLocked(const void* pc) {
+  auto found = native_frames_.find(pc);
+  if (found != native_frames_.end()) return found->second;
+  StackFrameRecord r;
+  r.id = next_frame_id_++;
+  r.kind = FrameKind::kNative;
+  Dl_info info;
+  if (dladdr(pc, &info) != 0 && info.dli_fname != nullptr) {
+    const auto address = reinterpret_cast<uintptr_t>(pc);
+    r.file_id = sink_->InternString(info.dli_fname);
+    r.module_offset = address - reinterpret_cast<uintptr_t>(info.dli_fbase);
+    // The module's own symbol table, read once: dladdr knows only exported symbols and names
+    // the nearest one, which for a static function is another function's name. A return
+    // address points after the call; one byte back is inside the caller.
+    std::unique_ptr<ElfSymbols>& symbols = modules_[info.dli_fname];
+    if (symbols == nullptr) {
+      symbols = std::make_unique<ElfSymbols>();
+      // The main program may be named as it was started (relative, or empty).
+      if (!symbols->Load(info.dli_fname) && info.dli_fname[0] != '/') {
+        symbols->Load("/proc/self/exe");
+      }
+    }
+    r.function_id = sink_->InternString(
+        symbols->Find(symbols->absolute() ? address - 1 : r.module_offset - 1));
+  } else {
+    r.module_offset = reinterpret_cast<uintptr_t>(pc);
+  }
+  sink_->Write(r);
+  ++frames_written_;
+  native_frames_.emplace(pc, r.id);
+  return r.id;
+}
+
+uint64_t StackTable::InternStackLocked(std::vector<uint64_t> frame_ids, bool truncated) {
+  auto key = std::make_pair(std::move(frame_ids), truncated);
+  auto found = stacks_.find(key);
+  if (found != stacks_.end()) return found->second;
+  CallStackRecord r;
+  r.id = next_stack_id_++;
+  r.frame_ids = key.first;
+  r.truncated = truncated;
+  sink_->Write(r);
+  ++stacks_written_;
+  stacks_.emplace(std::move(key), r.id);
+  return r.id;
+}
+
+StackTableCounts StackTable::counts() const {
+  StackTableCounts c;
+  c.captures = captures_.load(std::memory_order_relaxed);
+  c.no_stack = no_stack_.load(std::memory_order_relaxed);
+  c.capture_ns = capture_ns_.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mu_);
+  c.stacks = stacks_written_;
+  c.frames = frames_written_;
+  c.code_objects = code_objects_;
+  return c;
+}
+
+}  // namespace warpscope
