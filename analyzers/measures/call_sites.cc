@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/render/output.h"
+#include "collectors/activity/kernel_names.h"
 
 namespace warpscope {
 namespace {
@@ -57,11 +58,17 @@ bool IsRuntimeModule(std::string_view module_path) {
   return false;
 }
 
+std::string FunctionName(const StackFrameInfo& frame) {
+  // Native symbols are stored as the module's symbol table has them: mangled.
+  if (IsPython(frame) || frame.function.empty()) return std::string(frame.function);
+  return DemangleKernelName(std::string(frame.function).c_str());
+}
+
 std::string FrameDisplay(const StackFrameInfo& frame) {
   std::string out = IsPython(frame)
                         ? absl::StrCat(PathBaseName(frame.file), ":", frame.line)
                         : absl::StrFormat("%s+0x%x", PathBaseName(frame.file), frame.module_offset);
-  if (!frame.function.empty()) absl::StrAppend(&out, " ", std::string(frame.function));
+  if (!frame.function.empty()) absl::StrAppend(&out, " ", FunctionName(frame));
   return out;
 }
 
@@ -108,7 +115,7 @@ CallSite CallSiteOfStack(const TraceModel& model, const CallStackInfo* stack) {
   const StackFrameInfo& f = *out.frame;
   out.site = IsPython(f) ? absl::StrCat(PathBaseName(f.file), ":", f.line)
                          : absl::StrFormat("%s+0x%x", PathBaseName(f.file), f.module_offset);
-  out.function = std::string(f.function);
+  out.function = FunctionName(f);
   out.file = std::string(f.file);
   return out;
 }

@@ -50,6 +50,8 @@ CallSite CallSiteOfCall(const TraceModel& model, uint32_t correlation_id);
 
 // One frame as the exports list it: "train.py:57 train_step", "libapp.so+0x1a2f main".
 std::string FrameDisplay(const StackFrameInfo& frame);
+// A frame's function as people read it: Python's qualified name, a native symbol demangled.
+std::string FunctionName(const StackFrameInfo& frame);
 // Every frame of `stack`, innermost first, as FrameDisplay writes it ("..." last when the
 // recorder cut the stack).
 std::vector<std::string> StackLines(const TraceModel& model, const CallStackInfo& stack);

@@ -29,7 +29,11 @@ struct StackConfig {
   bool copies = true;
   bool launches = true;
   int depth = 32;
-  uint32_t launch_every = 1;
+  // Every Nth launch of a thread; 0: kPythonLaunchEvery or kNativeLaunchEvery by the stack.
+  uint32_t launch_every = 0;
+  static constexpr uint32_t kPythonLaunchEvery = 1;
+  // A native stack unwinds with backtrace(3): +5.9 us a launch measured on an H200 host.
+  static constexpr uint32_t kNativeLaunchEvery = 1024;
   bool any() const { return syncs || copies || launches; }
   bool Wants(StackCallKind kind) const {
     return (kind == StackCallKind::kSync && syncs) || (kind == StackCallKind::kCopy && copies) ||

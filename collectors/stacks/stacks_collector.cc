@@ -65,9 +65,14 @@ class StacksCollector final : public SessionListener, public ApiCallObserver {
   void OnApiCall(bool runtime, uint32_t callback_id, const char* function,
                  uint32_t correlation_id) override {
     if (!recording_.load(std::memory_order_acquire)) return;
-    if (config_.launch_every > 1 && StackCallKindOf(function) == StackCallKind::kLaunch &&
-        t_launches++ % config_.launch_every != 0) {
-      return;
+    if (StackCallKindOf(function) == StackCallKind::kLaunch) {
+      uint32_t every = config_.launch_every;
+      if (every == 0) {
+        every = table_->python().support() == PythonSupport::kNoPython
+                    ? StackConfig::kNativeLaunchEvery
+                    : StackConfig::kPythonLaunchEvery;
+      }
+      if (t_launches++ % every != 0) return;
     }
     const StackCapture capture = table_->Capture();
     if (capture.stack_id == 0) return;

@@ -233,9 +233,10 @@ inline constexpr auto kStackRows = std::to_array<SettingSpec>({
     {S::kStackDepth, "WARPSCOPE_STACK_DEPTH", "stack-depth", "", false, "N", "32", "",
      "frames kept per stack, innermost first (1-128)", P::kWholeNumber, O::kStacks, 1, 128,
      " is not a stack depth from 1 to 128"},
-    {S::kStackLaunchEvery, "WARPSCOPE_STACK_LAUNCH_EVERY", "", "", false, "N", "1", "",
-     "take the stack of every Nth kernel launch on each thread (1: every launch)",
-     P::kWholeNumber, O::kStacks, 1, 1000000, " is not a whole number from 1 to 1000000"},
+    {S::kStackLaunchEvery, "WARPSCOPE_STACK_LAUNCH_EVERY", "", "", false, "N", "0", "",
+     "take the stack of every Nth kernel launch on each thread; 0: every launch with Python "
+     "stacks, one in 1024 with native ones (a backtrace costs microseconds)",
+     P::kWholeNumber, O::kStacks, 0, 1000000, " is not a whole number from 0 to 1000000"},
 });
 
 // Read outside the library: by the shim, by `warpscope record`, by the analyzers.

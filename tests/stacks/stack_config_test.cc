@@ -46,12 +46,13 @@ TEST(StackConfigTest, DefaultsTakeEveryKindAt32Frames) {
   ASSERT_TRUE(ok);
   EXPECT_TRUE(c.syncs && c.copies && c.launches);
   EXPECT_EQ(c.depth, 32);
-  EXPECT_EQ(c.launch_every, 1u);
+  EXPECT_EQ(c.launch_every, 0u);  // by the kind of stack: every launch with Python
   // The table's defaults are the struct's.
   StackConfig parsed;
   ASSERT_TRUE(ParseStackCalls(Setting(SettingId::kStacks).default_value, &parsed));
   EXPECT_EQ(parsed.launches, c.launches);
   EXPECT_EQ(Setting(SettingId::kStackDepth).default_value, "32");
+  EXPECT_EQ(Setting(SettingId::kStackLaunchEvery).default_value, "0");
 }
 
 TEST(StackConfigTest, ListsNoneAndRefusals) {
