@@ -157,6 +157,13 @@ void WriteEvents(TraceWriter::Batch& batch, const GoldenIds& ids) {
       .comm_hash = 0xc2e5cdcd6a46e35aull, .bytes = 26214400, .reduction_op = 0, .root = -1,
       .peer = -1, .comm_size = 4, .comm_rank = 2, .launch_correlation_id = 4077, .launches = 1,
       .payload_unreadable = false}));
+  ASSERT_TRUE(batch.Write(StackFrameRecord{.id = 1, .kind = FrameKind::kPython, .file_id = name,
+                                           .function_id = mangled, .line = 57, .first_line = 50}));
+  ASSERT_TRUE(batch.Write(CallStackRecord{.id = 1, .frame_ids = {1, kMax64}, .truncated = true}));
+  ASSERT_TRUE(batch.Write(ApiStackRecord{.correlation_id = 4077, .stack_id = 1,
+                                         .timestamp_ns = start + 650,
+                                         .domain = ApiDomain::kRuntime, .callback_id = 211,
+                                         .name_id = name}));
 }
 
 // PM and PC samples, a capture window edge, a cubin and a notice.

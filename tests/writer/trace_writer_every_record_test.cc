@@ -243,6 +243,15 @@ void WriteSampling(TraceWriter::Batch& batch, EveryRecord* everything) {
       .comm_hash = kMax64, .bytes = kMax64 - 1, .reduction_op = -1, .root = -2147483647 - 1,
       .peer = 2147483647, .comm_size = 256, .comm_rank = 255, .launch_correlation_id = kMax32,
       .launches = 3, .payload_unreadable = true}));
+  ASSERT_TRUE(batch.Write(StackFrameRecord{.id = 7, .kind = FrameKind::kNative,
+                                           .file_id = r.name_id, .function_id = r.name_id,
+                                           .line = kMax32, .first_line = kMax32 - 1,
+                                           .module_offset = kMax64}));
+  ASSERT_TRUE(batch.Write(CallStackRecord{.id = kMax64, .frame_ids = {7, 1, kMax64},
+                                          .truncated = true}));
+  ASSERT_TRUE(batch.Write(ApiStackRecord{.correlation_id = kMax32, .stack_id = kMax64,
+                                         .timestamp_ns = 1800, .domain = ApiDomain::kDriver,
+                                         .callback_id = 307, .name_id = r.name_id}));
   ASSERT_TRUE(batch.Write(r.metric_set));
   ASSERT_TRUE(batch.Write(r.sample));
   ASSERT_TRUE(batch.Write(raw));
@@ -456,6 +465,24 @@ void ExpectApiGraphOverheadNvtx(const pb::Trace& trace, const EveryRecord& w) {
   EXPECT_EQ(n.launch_correlation_id(), kMax32);
   EXPECT_EQ(n.launches(), 3u);
   EXPECT_TRUE(n.payload_unreadable());
+
+  const pb::StackFrame& f = One(trace, pb::TracePacket::kStackFrame).stack_frame();
+  EXPECT_EQ(f.id(), 7u);
+  EXPECT_EQ(f.kind(), pb::FRAME_KIND_NATIVE);
+  EXPECT_EQ(f.file_id(), w.name_id);
+  EXPECT_EQ(f.line(), kMax32);
+  EXPECT_EQ(f.first_line(), kMax32 - 1);
+  EXPECT_EQ(f.module_offset(), kMax64);
+  const pb::CallStack& cs = One(trace, pb::TracePacket::kCallStack).call_stack();
+  EXPECT_EQ(cs.id(), kMax64);
+  EXPECT_THAT(cs.frame_ids(), ::testing::ElementsAre(7u, 1u, kMax64));
+  EXPECT_TRUE(cs.truncated());
+  const pb::ApiStackEvent& as = One(trace, pb::TracePacket::kApiStack).api_stack();
+  EXPECT_EQ(as.correlation_id(), kMax32);
+  EXPECT_EQ(as.stack_id(), kMax64);
+  EXPECT_EQ(as.domain(), pb::API_DOMAIN_DRIVER);
+  EXPECT_EQ(as.callback_id(), 307u);
+  EXPECT_EQ(as.name_id(), w.name_id);
 }
 
 
@@ -540,10 +567,10 @@ void ExpectStats(const pb::Trace& trace, const TraceWriter& writer) {
   EXPECT_EQ(StatValue(stats, "writer.events_written.kernel"), 2u);
   EXPECT_EQ(StatValue(stats, "writer.events_written.interned_string"), 4u);
   EXPECT_EQ(StatValue(stats, "writer.events_written.pm_sample"), 1u);
-  // device, context, 4 strings, config, 2 threads, 2 kernels, 16 other records, notice.
+  // device, context, 4 strings, config, 2 threads, 2 kernels, 19 other records, notice.
   EXPECT_EQ(StatValue(stats, std::string(stats::kWriterEventsWritten.name)),
-            2u + 4u + 1u + 2u + 2u + 16u + 1u);
-  EXPECT_EQ(writer.Counter(stats::kWriterEventsWritten.name), 28u);
+            2u + 4u + 1u + 2u + 2u + 19u + 1u);
+  EXPECT_EQ(writer.Counter(stats::kWriterEventsWritten.name), 31u);
   EXPECT_EQ(StatValue(stats, std::string(stats::kWriterTimestampsClamped.name)), 0u);
 }
 
