@@ -4,11 +4,11 @@
 # stall kernels against Nsight Compute (C++ part of tests/gpu/gpu_stalls.sh), `warpscope diff` on
 # runs with a known change (tests/gpu/gpu_diff.sh), `warpscope advise` on programs with a problem
 # each against the time their fix saves (tests/gpu/advise/gpu_advise.sh), and a recording of the example
-# pipeline (the trace bundled in examples/traces/).
+# pipeline (the trace bundled in examples/traces/), and call stacks (tests/gpu/stacks/gpu_stacks.sh).
 #
 #   tests/gpu/gpu_suite.sh --stage build      # here: copy what the GPU run needs into .gpu/
 #   tests/gpu/gpu_all.sh [--no-bench] [--no-tests] [--no-pm] [--no-stalls] [--no-diff] [--no-advise]
-#                      [--no-example]
+#                      [--no-example] [--no-stacks]
 #
 # The device tool returns at most 8 files, so everything is packed into
 # $OUT/gpu_results.tgz; the check lists are also copied to $OUT as plain text.
@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 OUTDIR=${OUT:-$PWD/gpu_all_out}
 mkdir -p "$OUTDIR"
 res=$(mktemp -d /tmp/ws_all.XXXXXX)
-bench=1; pm=1; tests=1; example=1; stalls=1; diff=1; advise=1
+bench=1; pm=1; tests=1; example=1; stalls=1; diff=1; advise=1; stacks=1
 for a in "$@"; do
   case $a in
     --no-bench) bench=0 ;;
@@ -27,6 +27,7 @@ for a in "$@"; do
     --no-stalls) stalls=0 ;;
     --no-diff) diff=0 ;;
     --no-advise) advise=0 ;;
+    --no-stacks) stacks=0 ;;
   esac
 done
 BIN=$here/.gpu/bin
@@ -69,6 +70,14 @@ if [[ $advise == 1 ]]; then
   WS_OUT=$res/advise timeout 540 bash "$here/tests/gpu/advise/gpu_advise.sh"
   failed=$((failed + $?))
   cp "$res/advise/advise_summary.txt" "$OUTDIR/" 2>/dev/null
+fi
+if [[ $stacks == 1 ]]; then
+  echo "== call stacks: frame reader, sync sites, hostile cases, cost"
+  stack_args=()
+  [[ $bench == 0 ]] && stack_args=(--no-bench)
+  OUT=$res/stacks timeout 560 bash "$here/tests/gpu/stacks/gpu_stacks.sh" "${stack_args[@]}"
+  failed=$((failed + $?))
+  cp "$res/stacks/stacks_results.txt" "$OUTDIR/" 2>/dev/null
 fi
 if [[ $tests == 1 || $bench == 1 ]]; then
   echo "== tracing suite"

@@ -7,7 +7,10 @@
 #
 #   tests/gpu/gpu_suite.sh --stage build        # here; then, on the GPU machine:
 #   tests/gpu/stacks/gpu_stacks.sh [--no-bench]
-# Results: $OUT/stacks_results.txt (PASS/FAIL lines and figures) and the traces, packed.
+# Results: $OUT/stacks_results.txt (PASS/FAIL lines and figures) and the traces, packed. The
+# trace checkers (check_stacks.py, check_native_stacks.py) need Python's protobuf: where the
+# machine lacks it they are skipped there (said in the results), and run on the returned
+# traces. Exit status: the number of failed checks.
 set -u
 here=$(cd "$(dirname "$0")/../../.." && pwd)
 OUTDIR=${OUT:-$PWD/gpu_stacks_out}
@@ -42,6 +45,12 @@ say "sync_sites rc=$? $(tail -2 "$res/sync_sites.log" | tr '\n' ' ')"
 say "== sync sites (C++, native stacks)"
 rec "$res/stack_sites.wst" timeout 120 "$B/bin/ws_stack_sites" 10 >"$res/stack_sites.log" 2>&1
 say "stack_sites rc=$? $(tail -1 "$res/stack_sites.log")"
+if python3 -c "import google.protobuf" 2>/dev/null; then
+  python3 "$here/tests/gpu/stacks/check_stacks.py" "$res/sync_sites.wst" 2>&1 | tail -4 | tee -a "$out"
+  python3 "$here/tests/gpu/stacks/check_native_stacks.py" "$res/stack_sites.wst" 2>&1 | tee -a "$out"
+else
+  say "checkers skipped here (no protobuf): run check_stacks.py and check_native_stacks.py on the traces"
+fi
 
 say "== hostile: fork, finalizing, stacks off, a bad setting (exit status plain / warpscope)"
 for mode in fork atexit del daemon; do
@@ -63,4 +72,6 @@ if [[ $bench == 1 ]]; then
 fi
 ls -la "$res" >>"$out"
 cp "$out" "$OUTDIR/"
+failed=$(grep -c '^FAIL' "$out")
 tar -C "$res" -czf "$OUTDIR/stacks_traces.tgz" --exclude='*_no_stacks*' .
+exit $((failed > 100 ? 100 : failed))
