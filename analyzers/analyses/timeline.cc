@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/analyses/export/export_common.h"
+#include "analyzers/measures/call_sites.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/svg.h"
 
@@ -69,9 +70,14 @@ void DrawHost(const TraceModel& m, SvgTimeline& svg, uint64_t begin, uint64_t en
   std::map<uint64_t, std::vector<TimelineBox>> threads;
   std::vector<TimelineBox> start_end;
   for (const ApiCallEvent& call : m.api_calls) {
+    // The tooltip of a call with a recorded stack lists it, innermost first.
+    std::string label(call.name);
+    if (const CallStackInfo* stack = m.StackOfCall(call.correlation_id)) {
+      absl::StrAppend(&label, "\n", absl::StrJoin(StackLines(m, *stack), "\n"));
+    }
     threads[call.thread_id].push_back({{call.start_ns, call.end_ns()},
                                        std::string(ApiCallBoxClass(call.name)),
-                                       std::string(call.name), ""});
+                                       std::move(label), std::string(call.name)});
   }
   for (const NvtxRange& r : m.nvtx_ranges) {
     TimelineBox box{{r.start_ns, r.end_ns()}, "range", std::string(r.name), ""};

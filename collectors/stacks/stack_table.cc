@@ -65,7 +65,11 @@ StackTable::StackTable(StackSink* sink, int max_depth, bool timed)
     : sink_(sink),
       max_depth_(std::clamp(max_depth, 1, kMaxDepth)),
       timed_(timed),
-      generation_(g_generations.fetch_add(1) + 1) {}
+      generation_(g_generations.fetch_add(1) + 1) {
+  // backtrace(3) loads libgcc_s on its first call: here, not inside a CUDA call's callback.
+  void* warm_up[2];
+  backtrace(warm_up, 2);
+}
 
 StackTable::~StackTable() = default;
 

@@ -20,6 +20,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::warpscope::testing::CliResult;
 using ::warpscope::testing::ExportFixtureText;
+using ::warpscope::testing::FixtureWire;
 using ::warpscope::testing::MakeTempDir;
 using ::warpscope::testing::ReadFileOrDie;
 using ::warpscope::testing::RunCli;
@@ -117,6 +118,20 @@ TEST(TimelineTest, AskedWindowDrawsOnlyWhatOverlapsIt) {
   EXPECT_EQ(Count(picture->svg, "stream 9"), 0u);               // nothing there then
   options.device = 3;
   EXPECT_FALSE(RenderTimelineSvg(model, options).ok());
+}
+
+// A call with a recorded stack lists it in its tooltip (tests/data/synthetic/stacks.textproto:
+// train.py:61 synchronizes the stream); the box still reads the call.
+TEST(TimelineTest, ApiCallTooltipsCarryTheirStack) {
+  absl::StatusOr<TraceModel> model =
+      TraceModel::Load(WriteTempFile(FixtureWire("synthetic/stacks.textproto"), "stacks.wst"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<TimelinePicture> picture = RenderTimelineSvg(*model, TimelineOptions{});
+  ASSERT_TRUE(picture.ok()) << picture.status();
+  ExpectWellFormed(picture->svg);
+  EXPECT_THAT(picture->svg, HasSubstr("<title>cudaStreamSynchronize\ntrain.py:61 train_step\n"));
+  // The call without a stack keeps the bare name.
+  EXPECT_THAT(picture->svg, HasSubstr("<title>cudaDeviceSynchronize ("));
 }
 
 TEST(TimelineTest, HostRowsStackByDepth) {
