@@ -363,13 +363,6 @@ void EventDecoder::AddParsed(const v1::TracePacket& packet) {
   Append(*t, values, /*check=*/false);
 }
 
-bool IsEventPacket(const v1::TracePacket& packet) {
-  for (const TableSpec& spec : EventTables()) {
-    if (static_cast<int>(packet.data_case()) == spec.packet_field) return true;
-  }
-  return false;
-}
-
 void EventDecoder::Invalidate(const v1::TracePacket& packet) {
   switch (packet.data_case()) {
     case v1::TracePacket::kInternedString:
@@ -427,7 +420,7 @@ inline void AppendOrCountZero(ColumnData& c, Values& values, uint64_t value) {
 
 // One row. `check`: count references to ids not defined yet, as TraceReader::Record does for
 // the packets it parses (kernels: names and launch configuration; threads, and an NVTX
-// range's end thread where it differs from its start thread).
+// range's end thread where it differs from its start thread; call stacks).
 void EventDecoder::Append(Table& t, const FieldValues& v, bool check) {
   if (t.launch_config_id >= 0) {
     const LaunchInForce& launch = Launch(v[t.launch_config_id]);
@@ -438,6 +431,9 @@ void EventDecoder::Append(Table& t, const FieldValues& v, bool check) {
     ColumnData& c = *op.column;
     const uint64_t value = v[op.field];
     switch (op.derive) {
+      case Derive::kStack:
+        if (check) reader_.CheckCallStack(value);
+        [[fallthrough]];
       case Derive::kInt:
         AppendOrCountZero<int64_t>(c, c.ints, value);
         break;

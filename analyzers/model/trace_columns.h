@@ -75,7 +75,8 @@ struct FrameColumns {
   std::vector<ColumnData> columns;
 };
 
-// The tables of few rows (descriptions, samples, window edges), as the model holds them.
+// The tables of few rows (descriptions, samples, window edges, call stacks), as the model
+// holds them.
 struct SampleTables {
   std::vector<DeviceInfo> devices;  // every description, in file order
   std::vector<ContextInfo> contexts;
@@ -84,6 +85,8 @@ struct SampleTables {
   std::vector<PcStallReasons> pc_stall_reasons;
   std::vector<PcSampleBatch> pc_sample_batches;
   std::vector<CaptureWindowRange> capture_windows;
+  std::vector<StackFrameInfo> stack_frames;  // by id, the last definition of each
+  std::vector<CallStackInfo> call_stacks;    // by id, the last definition of each
 };
 
 struct TraceColumns {
@@ -95,7 +98,8 @@ struct TraceColumns {
   // reader of the same bytes, sizes the columns beforehand (without it they grow as read).
   static absl::StatusOr<TraceColumns> Decode(TraceReader& reader, TraceReader* counting);
 
-  // kernels, api, nvtx_ranges, nvtx_marks, memcpy, memset, sync, graph_launches, overhead.
+  // kernels, api, nvtx_ranges, nvtx_marks, nccl_calls, api_stacks, memcpy, memset, sync,
+  // graph_launches, overhead.
   std::vector<FrameColumns> frames;
   SampleTables samples;
   bool needs_model = false;

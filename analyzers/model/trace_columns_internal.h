@@ -19,6 +19,7 @@ enum class Derive : uint8_t {
   kBool,    // the field as 0 / 1
   kEnum,    // the field's int32 value (`aux` names the enum)
   kString,  // the interned string in force for the id in the field
+  kStack,   // a CallStack id as int64, counted when that stack is not defined yet
   kThread,  // three columns: the id, the os_tid and the name of the thread in force
   kLaunch,  // a field (`aux`) of the launch configuration in force for launch_config_id
 };
@@ -44,6 +45,8 @@ struct TableSpec {
 
 // The frames of the large tables and their columns, in docs/python.md's order.
 const std::vector<TableSpec>& EventTables();
+// Whether `packet` is an event of one of those tables.
+bool IsEventPacket(const v1::TracePacket& packet);
 
 // The packets that are not events of the large tables, parsed: the small tables as
 // TraceModel builds them (docs/python.md, *Two readers, one result*), the stats, the end of

@@ -1,6 +1,6 @@
 // TraceColumns' small tables (trace_columns_internal.h): devices, contexts, PM and PC samples,
-// capture windows (by the rules TraceModel applies: trace_model_samples.h), stats and the
-// import counters.
+// capture windows, call stacks (by the rules TraceModel applies: trace_model_samples.h), stats
+// and the import counters.
 #include "analyzers/model/import_problems.h"
 #include "analyzers/model/trace_columns_internal.h"
 
@@ -36,6 +36,7 @@ void SampleDecoder::Add(const v1::TracePacket& p) {
 }
 
 void SampleDecoder::Finish() {
+  CallStackTables(reader_, out_.samples.stack_frames, out_.samples.call_stacks);
   out_.truncation = reader_.truncation();
   AppendReaderProblems(reader_, out_.truncation, &out_.import_counters);
   AppendSampleProblems(rules_.Problems(), &out_.import_counters);

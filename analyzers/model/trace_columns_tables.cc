@@ -113,7 +113,8 @@ std::vector<TableSpec> StreamTables() {
   };
 }
 
-// Host work: API calls, NVTX ranges and marks, waits, CUPTI's overhead.
+// Host work: API calls, NVTX ranges and marks, NCCL calls, the stacks of API calls, waits,
+// CUPTI's overhead.
 std::vector<TableSpec> HostTables() {
   return {
       {"api",
@@ -159,6 +160,14 @@ std::vector<TableSpec> HostTables() {
         {"launch_correlation_id", kInt, "launch_correlation_id"},
         {"launches", kInt, "launches"},
         {"payload_unreadable", Derive::kBool, "payload_unreadable"}}},
+      {"api_stacks",
+       v1::TracePacket::kApiStackFieldNumber,
+       {{"timestamp_ns", kInt, "timestamp_ns"},
+        {"correlation_id", kInt, "correlation_id"},
+        {"stack_id", Derive::kStack, "stack_id"},
+        {"name", Derive::kString, "name_id"},
+        {"domain", Derive::kEnum, "domain", "ApiDomain"},
+        {"callback_id", kInt, "callback_id"}}},
       {"sync",
        v1::TracePacket::kSynchronizationFieldNumber,
        {WARPSCOPE_TIMES,
@@ -188,6 +197,13 @@ const std::vector<TableSpec>& EventTables() {
     return all;
   }();
   return *tables;
+}
+
+bool IsEventPacket(const v1::TracePacket& packet) {
+  for (const TableSpec& spec : EventTables()) {
+    if (static_cast<int>(packet.data_case()) == spec.packet_field) return true;
+  }
+  return false;
 }
 
 }  // namespace columns_internal

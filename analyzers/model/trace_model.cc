@@ -257,26 +257,11 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
   return std::move(model_);
 }
 
-// Frames and stacks as the reader kept them (the last definition of each id), and the index
-// from a call's correlation id to its stack.
+// Frames and stacks as the reader kept them (CallStackTables), and the index from a call's
+// correlation id to its stack.
 void TraceModelBuilder::AddCallStacks() {
   TraceModel& m = model_;
-  std::unordered_map<uint64_t, uint32_t> frame_index;
-  for (const auto& [id, f] : reader_.stack_frames()) {
-    frame_index[id] = static_cast<uint32_t>(m.stack_frames.size());
-    m.stack_frames.push_back({id, f.kind(), Str(f.file_id()), Str(f.function_id()), f.line(),
-                              f.first_line(), f.module_offset()});
-  }
-  for (const auto& [id, s] : reader_.call_stacks()) {
-    CallStackInfo& stack = m.call_stacks.emplace_back();
-    stack.id = id;
-    stack.truncated = s.truncated();
-    for (uint64_t frame : s.frame_ids()) {
-      if (auto it = frame_index.find(frame); it != frame_index.end()) {
-        stack.frames.push_back(it->second);
-      }
-    }
-  }
+  CallStackTables(reader_, m.stack_frames, m.call_stacks);
   m.api_stack_by_correlation_.reserve(m.api_stacks.size());
   for (uint32_t i = 0; i < m.api_stacks.size(); ++i) {
     m.api_stack_by_correlation_.emplace_back(m.api_stacks[i].correlation_id, i);

@@ -1,4 +1,5 @@
-// SampleTableBuilder (trace_model_samples.h): descriptions and samples into the small tables.
+// SampleTableBuilder (trace_model_samples.h): descriptions and samples into the small tables;
+// CallStackTables: the call stacks the reader kept.
 #include "analyzers/model/trace_model_samples.h"
 
 #include <algorithm>
@@ -195,6 +196,27 @@ SampleTableProblems SampleTableBuilder::Problems() const {
   SampleTableProblems p = problems_;
   for (const auto& [crc, part] : partial_cubins_) p.incomplete_cubins += !whole_cubins_.count(crc);
   return p;
+}
+
+void CallStackTables(const TraceReader& reader, std::vector<StackFrameInfo>& frames,
+                     std::vector<CallStackInfo>& stacks) {
+  const InternedStrings& strings = reader.strings();
+  std::unordered_map<uint64_t, uint32_t> frame_index;
+  for (const auto& [id, f] : reader.stack_frames()) {
+    frame_index[id] = static_cast<uint32_t>(frames.size());
+    frames.push_back({id, f.kind(), strings.Get(f.file_id()), strings.Get(f.function_id()),
+                      f.line(), f.first_line(), f.module_offset()});
+  }
+  for (const auto& [id, s] : reader.call_stacks()) {
+    CallStackInfo& stack = stacks.emplace_back();
+    stack.id = id;
+    stack.truncated = s.truncated();
+    for (uint64_t frame : s.frame_ids()) {
+      if (auto it = frame_index.find(frame); it != frame_index.end()) {
+        stack.frames.push_back(it->second);
+      }
+    }
+  }
 }
 
 }  // namespace warpscope

@@ -1,7 +1,8 @@
 // SampleTableBuilder: the rules by which descriptions (devices, contexts, PM metric sets) and
-// samples (PM, PC, capture windows, cubins) become TraceModel's small tables. TraceModel::Load
-// (trace_model.cc) and the columnar decoder (trace_columns_samples.cc) both apply them, so
-// both readers give the same tables and count the same problems.
+// samples (PM, PC, capture windows, cubins) become TraceModel's small tables, and
+// CallStackTables, which gives its call stacks. TraceModel::Load (trace_model.cc) and the
+// columnar decoder (trace_columns_samples.cc) both apply them, so both readers give the same
+// tables and count the same problems.
 #ifndef WARPSCOPE_ANALYZERS_MODEL_TRACE_MODEL_SAMPLES_H_
 #define WARPSCOPE_ANALYZERS_MODEL_TRACE_MODEL_SAMPLES_H_
 
@@ -80,6 +81,12 @@ class SampleTableBuilder {
   std::map<uint64_t, PartialCubin> partial_cubins_;
   std::set<uint64_t> whole_cubins_;
 };
+
+// The call stacks and their frames that `reader` kept, once it has read the whole trace: the
+// last definition of each id, ids ascending, names resolved in the reader's strings; frames a
+// stack names that were never defined are left out of it.
+void CallStackTables(const TraceReader& reader, std::vector<StackFrameInfo>& frames,
+                     std::vector<CallStackInfo>& stacks);
 
 }  // namespace warpscope
 

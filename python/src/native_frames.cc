@@ -21,128 +21,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/model/import_counters.h"
+#include "python/src/frame_builder.h"
 
 namespace warpscope::native {
 namespace {
 
 namespace nb = nanobind;
-
-// A string column as categorical codes into its sorted distinct values.
-class StringColumn {
- public:
-  explicit StringColumn(size_t rows) { codes_.reserve(rows); }
-  void Add(std::string_view s) {
-    auto [it, inserted] = index_.try_emplace(s, static_cast<int32_t>(values_.size()));
-    if (inserted) values_.push_back(s);
-    codes_.push_back(it->second);
-  }
-  nb::object Finish() {
-    // Sorted categories: both readers then give equal categoricals.
-    std::vector<int32_t> order(values_.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
-    std::sort(order.begin(), order.end(),
-              [&](int32_t a, int32_t b) { return values_[a] < values_[b]; });
-    std::vector<int32_t> rank(values_.size());
-    nb::list categories;
-    for (size_t i = 0; i < order.size(); ++i) {
-      rank[order[i]] = static_cast<int32_t>(i);
-      categories.append(Utf8(values_[order[i]]));
-    }
-    for (int32_t& c : codes_) c = rank[c];
-    return nb::make_tuple("category", Array(std::move(codes_)), categories);
-  }
-
- private:
-  std::vector<int32_t> codes_;
-  std::vector<std::string_view> values_;
-  absl::flat_hash_map<std::string_view, int32_t> index_;
-};
-
-// An enum column: the values, named in Python.
-nb::object EnumColumn(std::vector<int32_t>&& values, const char* enum_name) {
-  return nb::make_tuple("enum", Array(std::move(values)), enum_name);
-}
-
-// Builds one frame column by column from a table of events.
-template <typename Event>
-class FrameBuilder {
- public:
-  explicit FrameBuilder(const std::vector<Event>& rows) : rows_(rows) {}
-
-  template <typename F>
-  void Int(const char* name, F get) {
-    std::vector<int64_t> v(rows_.size());
-    for (size_t i = 0; i < rows_.size(); ++i) v[i] = static_cast<int64_t>(get(rows_[i]));
-    columns_[name] = Array(std::move(v));
-  }
-  template <typename F>
-  void Bool(const char* name, F get) {
-    std::vector<uint8_t> v(rows_.size());
-    for (size_t i = 0; i < rows_.size(); ++i) v[i] = get(rows_[i]) ? 1 : 0;
-    columns_[name] = nb::make_tuple("bool", Array(std::move(v)));
-  }
-  template <typename F>
-  void String(const char* name, F get) {
-    StringColumn c(rows_.size());
-    for (const Event& e : rows_) c.Add(get(e));
-    columns_[name] = c.Finish();
-  }
-  template <typename F>
-  void Enum(const char* name, const char* enum_name, F get) {
-    std::vector<int32_t> v(rows_.size());
-    for (size_t i = 0; i < rows_.size(); ++i) v[i] = static_cast<int32_t>(get(rows_[i]));
-    columns_[name] = EnumColumn(std::move(v), enum_name);
-  }
-  void Times() {
-    Int("start_ns", [](const Event& e) { return e.start_ns; });
-    Int("end_ns", [](const Event& e) { return e.start_ns + e.duration_ns; });
-    Int("duration_ns", [](const Event& e) { return e.duration_ns; });
-  }
-  // thread_id, os_tid and thread_name of a thread id column. Each row gets the thread's
-  // definition in force when its event was read: `counted` says how many rows of this
-  // table came before each definition.
-  template <typename F>
-  void Thread(const TraceModel& model, size_t TraceModel::ThreadEventCounts::*counted,
-              const char* id_name, const char* tid_name, const char* thread_name, F get) {
-    Int(id_name, get);
-    std::vector<size_t> order(model.threads.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return model.thread_defined_after[a].*counted < model.thread_defined_after[b].*counted;
-    });
-    std::unordered_map<uint64_t, const ThreadInfo*> in_force;
-    size_t next = 0;
-    std::vector<int64_t> tids(rows_.size());
-    StringColumn names(rows_.size());
-    std::map<uint64_t, std::string> unknown_names;
-    for (size_t i = 0; i < rows_.size(); ++i) {
-      for (; next < order.size() && model.thread_defined_after[order[next]].*counted <= i;
-           ++next) {
-        in_force[model.threads[order[next]].id] = &model.threads[order[next]];
-      }
-      const uint64_t id = get(rows_[i]);
-      auto it = in_force.find(id);
-      if (it != in_force.end()) {
-        tids[i] = it->second->os_tid;
-        names.Add(it->second->name);
-      } else if (id == 0) {
-        names.Add("");
-      } else {
-        auto [u, inserted] = unknown_names.try_emplace(id);
-        if (inserted) u->second = absl::StrCat("<unknown:", id, ">");
-        names.Add(u->second);
-      }
-    }
-    columns_[tid_name] = Array(std::move(tids));
-    columns_[thread_name] = names.Finish();
-  }
-
-  nb::dict Finish() { return std::move(columns_); }
-
- private:
-  const std::vector<Event>& rows_;
-  nb::dict columns_;
-};
 
 nb::dict Kernels(const TraceModel& m) {
   FrameBuilder<KernelEvent> f(m.kernels);
@@ -238,6 +122,17 @@ nb::dict NcclCalls(const TraceModel& m) {
   f.Int("launch_correlation_id", [](const NcclCall& c) { return c.launch_correlation_id; });
   f.Int("launches", [](const NcclCall& c) { return c.launches; });
   f.Bool("payload_unreadable", [](const NcclCall& c) { return c.payload_unreadable; });
+  return f.Finish();
+}
+
+nb::dict ApiStacks(const TraceModel& m) {
+  FrameBuilder<ApiStack> f(m.api_stacks);
+  f.Int("timestamp_ns", [](const ApiStack& a) { return a.timestamp_ns; });
+  f.Int("correlation_id", [](const ApiStack& a) { return a.correlation_id; });
+  f.Int("stack_id", [](const ApiStack& a) { return a.stack_id; });
+  f.String("name", [](const ApiStack& a) { return a.name; });
+  f.Enum("domain", "ApiDomain", [](const ApiStack& a) { return a.domain; });
+  f.Int("callback_id", [](const ApiStack& a) { return a.callback_id; });
   return f.Finish();
 }
 
@@ -452,6 +347,33 @@ nb::dict PmSamples(const Tables& m, nb::list* metric_names_out) {
   return columns;
 }
 
+// One row per (call stack, frame): stacks by id, each one's frames innermost first.
+template <typename Tables>
+nb::dict Stacks(const Tables& m) {
+  struct Row {
+    const CallStackInfo* stack;
+    uint32_t depth;
+    const StackFrameInfo* frame;
+  };
+  std::vector<Row> rows;
+  for (const CallStackInfo& s : m.call_stacks) {
+    for (uint32_t depth = 0; depth < s.frames.size(); ++depth) {
+      rows.push_back({&s, depth, &m.stack_frames[s.frames[depth]]});
+    }
+  }
+  FrameBuilder<Row> f(rows);
+  f.Int("stack_id", [](const Row& r) { return r.stack->id; });
+  f.Int("depth", [](const Row& r) { return r.depth; });
+  f.Enum("kind", "FrameKind", [](const Row& r) { return r.frame->kind; });
+  f.String("filename", [](const Row& r) { return r.frame->file; });
+  f.Int("line", [](const Row& r) { return r.frame->line; });
+  f.String("function", [](const Row& r) { return r.frame->function; });
+  f.Int("first_line", [](const Row& r) { return r.frame->first_line; });
+  f.Int("module_offset", [](const Row& r) { return r.frame->module_offset; });
+  f.Bool("truncated", [](const Row& r) { return r.stack->truncated; });
+  return f.Finish();
+}
+
 template <typename Tables>
 nb::dict Devices(const Tables& m) {
   std::map<uint32_t, const DeviceInfo*> by_id;  // the first definition of each id
@@ -513,6 +435,7 @@ void AddSampleFrames(const Tables& tables, nb::dict& frames, nb::list* metric_na
   frames["pm_samples"] = PmSamples(tables, metric_names);
   frames["devices"] = Devices(tables);
   frames["contexts"] = Contexts(tables);
+  frames["stacks"] = Stacks(tables);
 }
 template void AddSampleFrames(const TraceModel&, nb::dict&, nb::list*, uint64_t*);
 template void AddSampleFrames(const SampleTables&, nb::dict&, nb::list*, uint64_t*);
@@ -552,6 +475,7 @@ nb::dict Frames(const TraceModel& m) {
   frames["nvtx_ranges"] = NvtxRanges(m);
   frames["nvtx_marks"] = NvtxMarks(m);
   frames["nccl_calls"] = NcclCalls(m);
+  frames["api_stacks"] = ApiStacks(m);
   frames["memcpy"] = Memcpys(m);
   frames["memset"] = Memsets(m);
   frames["sync"] = Syncs(m);

@@ -41,8 +41,8 @@ nanobind::dict Frames(const TraceModel& model);
 // The same from the columnar decoder; its columns move into the arrays.
 nanobind::dict Frames(TraceColumns&& columns);
 
-// The frames of the small tables (capture windows, PC and PM samples, devices, contexts) of
-// a TraceModel or a TraceColumns' SampleTables, which name them alike.
+// The frames of the small tables (capture windows, PC and PM samples, devices, contexts,
+// call stacks) of a TraceModel or a TraceColumns' SampleTables, which name them alike.
 template <typename Tables>
 void AddSampleFrames(const Tables& tables, nanobind::dict& frames, nanobind::list* metric_names,
                      uint64_t* unknown_reasons);

@@ -18,6 +18,7 @@ import pytest
 
 import tracebuilder as tb
 import warpscope
+from test_stacks import stacks_out_of_order
 from warpscope import native, schema
 from warpscope.frames import trace_to_dataframes
 
@@ -115,6 +116,7 @@ FIXTURES: Dict[str, Callable[[], List[Any]]] = {
     "before_definition": before_definition,
     "split_pc_batches": split_pc_batches,
     "odd_values": odd_values,
+    "stacks_out_of_order": stacks_out_of_order,
     "empty": lambda: [tb.header(), tb.end()],
     "no_end": lambda: tb.every_kind()[:-1],
 }

@@ -25,7 +25,7 @@ def test_metadata(trace_path):
         assert trace.header.pid == 4242 and trace.header.format_major == schema.FORMAT_MAJOR
         assert trace.rank == 3
         assert trace.complete and not trace.truncated and trace.truncation_offset is None
-        assert trace.strings[1] == "gemm_kernel(float*)" and len(trace.strings) == 8
+        assert trace.strings[1] == "gemm_kernel(float*)" and len(trace.strings) == 10
         assert trace.devices[0].name == "NVIDIA H200"
         assert trace.threads[2].os_tid == 5556
         assert trace.launch_configs[1].block_x == 256

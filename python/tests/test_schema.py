@@ -30,7 +30,7 @@ def test_every_packet_kind_has_a_reader():
     handled = {kind for kind, _, _ in _EVENT_FRAMES.values()} | {
         "header", "device", "interned_string", "launch_config", "thread", "pm_metric_set",
         "pm_sample", "pm_counter_data", "pc_stall_reasons", "cubin", "stats", "end_of_trace",
-        "context", "notice"}
+        "context", "notice", "stack_frame", "call_stack"}
     oneof = schema.TracePacket.DESCRIPTOR.oneofs_by_name["data"]
     assert {f.name for f in oneof.fields} == handled
 

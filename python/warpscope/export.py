@@ -23,7 +23,7 @@ from .reader import PathLike, TraceFile
 # query can join on device_id; frame name -> Parquet file stem.
 FILE_STEMS = {"api": "api_calls", "memcpy": "memcpy", "memset": "memset", "sync": "sync",
               "kernels": "kernels", "nvtx_ranges": "nvtx_ranges", "nvtx_marks": "nvtx_marks",
-              "nccl_calls": "nccl_calls",
+              "nccl_calls": "nccl_calls", "api_stacks": "api_stacks", "stacks": "stacks",
               "graph_launches": "graph_launches", "overhead": "overhead",
               "capture_windows": "capture_windows", "pm_samples": "pm_samples",
               "pc_samples": "pc_samples", "pc_sample_batches": "pc_sample_batches",

@@ -45,6 +45,8 @@ _EVENT_FRAMES: Dict[str, Tuple[str, str, List[str]]] = {
     "nccl_calls": ("nccl_call", "NcclCallEvent", _TIMES + ["name"] + _THREAD + [
         "comm_hash", "bytes", "reduction_op", "root", "peer", "comm_size", "comm_rank",
         "launch_correlation_id", "launches", "payload_unreadable"]),
+    "api_stacks": ("api_stack", "ApiStackEvent", [
+        "timestamp_ns", "correlation_id", "stack_id", "name", "domain", "callback_id"]),
     "memcpy": ("memcpy", "MemcpyEvent", _TIMES + [
         "copy_kind", "src_kind", "dst_kind", "bytes", "device_id", "context_id", "stream_id",
         "correlation_id", "is_async", "src_device_id", "dst_device_id", "graph_node_id"]),
@@ -70,9 +72,11 @@ _THREAD_ID_COLUMNS = {"thread_id": ("os_tid", "thread_name"),
 _UNSIGNED_COLUMNS = {"cubin_crc"}  # a hash, not a quantity: keep all 64 bits
 _PM_COLUMNS = _TIMES + ["metric_set_id", "device_id"]
 FRAME_NAMES = tuple(sorted(list(_EVENT_FRAMES) + ["pm_samples", "pc_samples", "devices",
-                                                 "contexts"]))
+                                                 "contexts", "stacks"]))
 _PC_COLUMNS = ["timestamp_ns", "device_id", "context_id", "function_name", "pc_offset",
                "cubin_crc", "stall_reason", "stall_reason_index", "samples", "correlation_id"]
+_STACK_COLUMNS = ["stack_id", "depth", "kind", "filename", "line", "function", "first_line",
+                  "module_offset", "truncated"]
 
 
 def _is_repeated(field: Any) -> bool:
@@ -115,6 +119,14 @@ def _strings(values: Sequence[str]) -> pd.Series:
 _NEVER = np.iinfo(np.int64).max  # "defined at" of an id the file never defines
 
 
+def _string_value(strings: Dict[int, str], ident: int) -> str:
+    """A string id as the readers name it: "" for 0, "<unknown:ID>" when not defined."""
+    value = strings.get(ident)
+    if value is None:
+        return "" if ident == 0 else f"<unknown:{ident}>"
+    return value
+
+
 class _Resolver:
     """Resolves id columns against the definitions in force when each row's event was read,
     as the C++ reader does, and counts references to ids not defined before them.
@@ -133,13 +145,9 @@ class _Resolver:
 
     def string_now(self, index: Any, ident: int) -> str:
         """One string, resolved while the pass is at the packet that refers to it."""
-        value = index.strings.get(ident)
-        if value is None:
-            if ident == 0:
-                return ""
+        if ident != 0 and ident not in index.strings:
             self.miss("string")
-            return f"<unknown:{ident}>"
-        return value
+        return _string_value(index.strings, ident)
 
     def _in_force(self, table: str, ids: Sequence[int], seqs: Sequence[int]) -> Tuple[
             List[int], np.ndarray, List[Any], np.ndarray, Dict[int, Any]]:
@@ -202,6 +210,24 @@ class _Resolver:
             os_tids[row], names[row] = thread.os_tid, thread.name
         return os_tids, _strings(names)
 
+    def stack_definition(self, index: Any, kind: str, message: Any) -> None:
+        """Counts what a StackFrame (its strings) or a CallStack (its frames; id 0 is never
+        one) refers to that is not defined before it, where it stands, as the C++ reader
+        does."""
+        if kind == "stack_frame":
+            self.string_now(index, message.file_id)
+            self.string_now(index, message.function_id)
+            return
+        missing = sum(1 for f in message.frame_ids if f == 0 or f not in index.stack_frames)
+        if missing:
+            self.miss("stack_frame", missing)
+
+    def call_stacks(self, ids: Sequence[int], seqs: Sequence[int]) -> None:
+        """Counts the references to call stacks not defined before them; the ids stay."""
+        undefined = self._in_force("call_stacks", ids, seqs)[3]
+        if undefined.any():
+            self.miss("stack", int(np.count_nonzero(undefined)))
+
     def launch_configs(self, ids: Sequence[int], seqs: Sequence[int]) -> Dict[str, np.ndarray]:
         _, inverse, values, undefined, earlier = self._in_force("launch_configs", ids, seqs)
         if undefined.any():
@@ -248,6 +274,8 @@ class _EventRows:
                                                                          counted)
             elif name == "launch_config_id":
                 columns.update(resolver.launch_configs(raw[name], self.seqs))
+            elif name == "stack_id":
+                resolver.call_stacks(raw[name], self.seqs)
         if "start_ns" in columns and "duration_ns" in columns:
             columns["end_ns"] = columns["start_ns"] + columns["duration_ns"]
         return _frame(columns, order)
@@ -351,6 +379,39 @@ def _pc_frame(trace: TraceFile, batches: List[Tuple[Any, Any, List[str]]],
     return _frame(columns, _PC_COLUMNS)
 
 
+def _definition_frames(trace: TraceFile, index: Any) -> Dict[str, pd.DataFrame]:
+    """The frames of what the trace describes rather than records: devices, contexts (the
+    first description of each) and call stacks (the last definition of each)."""
+    return {"devices": _message_frame("Device", sorted(trace.devices.values(),
+                                                       key=lambda d: d.id)),
+            "contexts": _message_frame("ContextInfo", sorted(trace.contexts.values(),
+                                                             key=lambda c: c.id)),
+            "stacks": _stacks_frame(index)}
+
+
+def _stacks_frame(index: Any) -> pd.DataFrame:
+    """One row per (call stack, frame) from the last definition of each stack and frame, as
+    the C++ reader keeps them once the file is read: stacks by id, frames innermost first
+    (depth 0), a frame never defined left out; names resolve to the strings' last values."""
+    rows = []
+    for stack_id, stack in sorted(index.call_stacks.items()):
+        frames = [index.stack_frames[f] for f in stack.frame_ids if f in index.stack_frames]
+        for depth, frame in enumerate(frames):
+            rows.append((stack_id, depth, enum_label("FrameKind", frame.kind),
+                         _string_value(index.strings, frame.file_id), frame.line,
+                         _string_value(index.strings, frame.function_id),
+                         frame.first_line, frame.module_offset, stack.truncated))
+    cols = dict(zip(_STACK_COLUMNS, zip(*rows))) if rows else {c: () for c in _STACK_COLUMNS}
+    columns: Dict[str, Any] = {
+        name: np.array(cols[name], dtype=np.int64)
+        for name in ("stack_id", "depth", "line", "first_line")}
+    columns["module_offset"] = np.array(cols["module_offset"], dtype=np.uint64).astype(np.int64)
+    columns["truncated"] = np.array(cols["truncated"], dtype=bool)
+    for name in ("kind", "filename", "function"):
+        columns[name] = _strings(cols[name])
+    return _frame(columns, _STACK_COLUMNS)
+
+
 def trace_to_dataframes(trace: TraceFile) -> Dict[str, pd.DataFrame]:
     """Reads the whole trace once and returns its DataFrames, keyed as ``FRAME_NAMES``.
 
@@ -400,6 +461,8 @@ def trace_to_dataframes(trace: TraceFile) -> Dict[str, pd.DataFrame]:
             pc_batches.append((message, message.records,
                                [resolver.string_now(index, r.function_name_id)
                                 for r in message.records]))
+        elif kind in ("stack_frame", "call_stack"):
+            resolver.stack_definition(index, kind, message)
     resolver.index = index if index is not None else trace._ensure_indexed()
 
     for name in ("pm_sample_value_count_mismatch", "pc_record_length_mismatch",
@@ -417,10 +480,7 @@ def trace_to_dataframes(trace: TraceFile) -> Dict[str, pd.DataFrame]:
     frames["pc_sample_batches"] = frames["pc_sample_batches"].drop(columns=["continuation"])
     frames["pm_samples"] = _pm_frame(trace, metric_sets, pm_samples)
     frames["pc_samples"] = _pc_frame(trace, pc_batches, resolver)
-    frames["devices"] = _message_frame("Device", sorted(trace.devices.values(),
-                                                        key=lambda d: d.id))
-    frames["contexts"] = _message_frame("ContextInfo", sorted(trace.contexts.values(),
-                                                              key=lambda c: c.id))
+    frames.update(_definition_frames(trace, resolver.index))
     for key in [k for k in trace.issues if k.startswith("undefined_")]:
         del trace.issues[key]
     trace.issues.update(resolver.undefined)

@@ -14,15 +14,18 @@ from . import schema
 # Packet kinds that TraceFile keeps (the rest are events, for to_dataframes).
 _METADATA_KINDS = frozenset([
     "interned_string", "launch_config", "thread", "device", "context", "pm_metric_set",
-    "pc_stall_reasons", "cubin", "stats", "notice", "end_of_trace"])
+    "pc_stall_reasons", "cubin", "stats", "notice", "end_of_trace", "stack_frame",
+    "call_stack"])
 _NOT_EVENT_KINDS = _METADATA_KINDS | {None, "header"}  # None: a kind newer than the schema
 # Interned definitions (packet kind -> table): a later, different definition replaces the
-# earlier one from that packet on, and is counted. Strings, launch configs and threads count
-# as the C++ reader's reader.redefined_ids.
+# earlier one from that packet on, and is counted. Strings, launch configs, threads, stack
+# frames and call stacks count as the C++ reader's reader.redefined_ids.
 _INTERNED_TABLES = {"interned_string": "strings", "launch_config": "launch_configs",
-                    "thread": "threads", "pm_metric_set": "pm_metric_sets"}
+                    "thread": "threads", "pm_metric_set": "pm_metric_sets",
+                    "stack_frame": "stack_frames", "call_stack": "call_stacks"}
 _REDEFINITION_ISSUES = {"interned_string": "redefined_ids", "launch_config": "redefined_ids",
-                        "thread": "redefined_ids", "pm_metric_set": "redefined_pm_metric_sets"}
+                        "thread": "redefined_ids", "pm_metric_set": "redefined_pm_metric_sets",
+                        "stack_frame": "redefined_ids", "call_stack": "redefined_ids"}
 # Described once; a different description of the same id is counted and ignored.
 _FIRST_DEFINITION_KEPT = {"device": "redefined_devices", "context": "redefined_contexts"}
 
@@ -77,6 +80,8 @@ class _Index:
         self.devices: Dict[int, Any] = {}
         self.contexts: Dict[int, Any] = {}
         self.pm_metric_sets: Dict[int, Any] = {}
+        self.stack_frames: Dict[int, Any] = {}
+        self.call_stacks: Dict[int, Any] = {}
         self.pc_stall_reasons: Dict[int, Dict[int, str]] = {}
         self.cubins: Dict[int, bytes] = {}
         self._partial_cubins: Dict[int, Tuple[int, bytearray]] = {}  # crc -> (total, bytes)
