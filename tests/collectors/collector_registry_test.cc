@@ -13,27 +13,28 @@ namespace {
 
 using ::testing::ElementsAre;
 
-TEST(CollectorRegistry, SubscriptionThenActivityThenNvtxThenNcclThenSampling) {
+TEST(CollectorRegistry, SubscriptionThenActivityThenNvtxThenNcclThenStacksThenSampling) {
   std::vector<std::string> names;
   for (const CollectorRegistration& r : Collectors()) names.emplace_back(r.name);
-  EXPECT_THAT(names, ElementsAre("callbacks", "activity", "nvtx", "nccl", "pm_sampling",
-                                 "pc_sampling"));
+  EXPECT_THAT(names, ElementsAre("callbacks", "activity", "nvtx", "nccl", "stacks",
+                                 "pm_sampling", "pc_sampling"));
 }
 
 TEST(CollectorRegistry, StagesAndSwitches) {
   const auto regs = Collectors();
-  ASSERT_EQ(regs.size(), 6u);
+  ASSERT_EQ(regs.size(), 7u);
   EXPECT_EQ(regs[0].stage, CollectorStage::kBeforeTrace);
   EXPECT_EQ(regs[1].stage, CollectorStage::kRequired);
   EXPECT_EQ(regs[2].stage, CollectorStage::kRequired);
-  // NCCL's calls: required, so that it does not count as an optional collector (those
-  // switch module callbacks on), and it never refuses.
+  // NCCL's calls and stacks: required, so that they do not count as optional collectors
+  // (those switch module callbacks on), and they never refuse.
   EXPECT_EQ(regs[3].stage, CollectorStage::kRequired);
-  EXPECT_EQ(regs[4].stage, CollectorStage::kOptional);
+  EXPECT_EQ(regs[4].stage, CollectorStage::kRequired);
   EXPECT_EQ(regs[5].stage, CollectorStage::kOptional);
-  for (size_t i = 0; i < 4; ++i) EXPECT_STREQ(regs[i].enable_env, "") << regs[i].name;
-  EXPECT_STREQ(regs[4].enable_env, "WARPSCOPE_PM_SAMPLING");
-  EXPECT_STREQ(regs[5].enable_env, "WARPSCOPE_PC_SAMPLING");
+  EXPECT_EQ(regs[6].stage, CollectorStage::kOptional);
+  for (size_t i = 0; i < 5; ++i) EXPECT_STREQ(regs[i].enable_env, "") << regs[i].name;
+  EXPECT_STREQ(regs[5].enable_env, "WARPSCOPE_PM_SAMPLING");
+  EXPECT_STREQ(regs[6].enable_env, "WARPSCOPE_PC_SAMPLING");
   for (const CollectorRegistration& r : regs) {
     EXPECT_NE(r.factory, nullptr) << r.name;
     // Only PC sampling needs kernel records before it starts.

@@ -126,7 +126,8 @@ TEST(TimelineTest, ApiCallTooltipsCarryTheirStack) {
   absl::StatusOr<TraceModel> model =
       TraceModel::Load(WriteTempFile(FixtureWire("synthetic/stacks.textproto"), "stacks.wst"));
   ASSERT_TRUE(model.ok()) << model.status();
-  absl::StatusOr<TimelinePicture> picture = RenderTimelineSvg(*model, TimelineOptions{});
+  absl::StatusOr<TimelinePicture> picture =
+      RenderTimelineSvg(*model, TimelineOptions{.from_ns = 0, .to_ns = 80000, .device = {}});
   ASSERT_TRUE(picture.ok()) << picture.status();
   ExpectWellFormed(picture->svg);
   EXPECT_THAT(picture->svg, HasSubstr("<title>cudaStreamSynchronize\ntrain.py:61 train_step\n"));
