@@ -192,8 +192,11 @@ StepSet FindSteps(const std::vector<NvtxRange>& ranges, std::string_view request
     return MakeSteps(*f, absl::StrCat("repeated NVTX range ", f->name));
   }
   if (const Family* f = Best(families, [](const Family&) { return true; })) {
-    return MakeSteps(*f, absl::StrCat("repeated NVTX range ", f->name,
-                                      " (no numbered or step range; choose one with --step)"));
+    StepSet guess = MakeSteps(*f, absl::StrCat("repeated NVTX range ", f->name,
+                                               " (no numbered or step range; choose one with "
+                                               "--step)"));
+    guess.guessed = true;
+    return guess;
   }
   StepSet none;
   none.how = "no repeated NVTX range: no steps";

@@ -37,6 +37,9 @@ struct StepSet {
   std::string family;  // e.g. "step_<N>"; empty when no steps were found
   uint64_t thread_id = 0;
   std::string how;     // which rule chose it, for reports ("numbered range step_<N>", ...)
+  // Chosen by the last rule: a repeated range that is neither numbered nor named a step (and
+  // not asked for), which may be a phase rather than the program's iteration.
+  bool guessed = false;
   std::vector<Step> steps;  // in time order
   // The step holding `ns` (host time), or -1 before the first and after the last.
   int64_t StepAt(uint64_t ns) const;

@@ -189,8 +189,10 @@ void KinetoWriter::WriteNcclCall(const NcclCall& call) {
 // when the steps are numbered in order, else its position.
 void KinetoWriter::WriteSteps() {
   const StepSet steps = FindSteps(m_.nvtx_ranges, step_);
-  // A program that marks its steps as PyTorch's profiler does already has them.
-  if (steps.steps.empty() || steps.family == kProfilerStepFamily) return;
+  // A program that marks its steps as PyTorch's profiler does already has them. A guessed
+  // step (any repeated range) is not written: HTA analyses only what steps cover, and a
+  // repeated phase would hide the rest of the trace from it.
+  if (steps.steps.empty() || steps.family == kProfilerStepFamily || steps.guessed) return;
   bool numbered = true;
   for (size_t i = 0; i < steps.steps.size(); ++i) {
     const std::optional<uint64_t>& n = steps.steps[i].number;
