@@ -276,3 +276,26 @@ TEST(ExportKinetoTest, ProgramsOwnProfilerStepsAreNotWrittenTwice) {
 
 }  // namespace
 }  // namespace warpscope
+
+namespace warpscope {
+namespace {
+
+// The Kineto file carries an API call's stack as the Chrome export does (export_common's
+// WriteCallStackArgs), for the tools that read Kineto's JSON.
+TEST(ExportKinetoStacksTest, ApiCallsCarryTheirCallSiteAndStack) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(
+      testing::WriteTempFile(testing::FixtureWire("synthetic/stacks.textproto")));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const TraceModel* models[] = {&*model};
+  const std::vector<KinetoTraceFile> files = ExportKinetoTraces(models);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_THAT(files[0].json, ::testing::HasSubstr(
+                                 "\"call_site\": \"train.py:61 train_step\", \"stack\": ["
+                                 "\"train.py:61 train_step\", \"train.py:80 <module>\"]"));
+  // cudaDeviceSynchronize has no stack: no stack args.
+  EXPECT_THAT(files[0].json,
+              ::testing::HasSubstr("\"correlation\": 7, \"External id\": 7}"));
+}
+
+}  // namespace
+}  // namespace warpscope

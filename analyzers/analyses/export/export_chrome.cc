@@ -10,7 +10,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzers/analyses/export/export_common.h"
-#include "analyzers/measures/call_sites.h"
 #include "analyzers/render/output.h"
 
 namespace warpscope {
@@ -92,13 +91,7 @@ void ChromeTraceWriter::WriteHost(const TraceModel& m) {
     Dur(call.duration_ns);
     json_.Key("args").BeginObject().Key("correlation").Uint(call.correlation_id);
     json_.Key("result").Uint(call.result).Key("cbid").Uint(call.callback_id);
-    // The calling thread's stack, shown on click: the call site first, then every frame.
-    if (const CallStackInfo* stack = m.StackOfCall(call.correlation_id); stack != nullptr) {
-      json_.Key("call_site").String(CallSiteOfStack(m, stack).Display());
-      json_.Key("stack").BeginArray();
-      for (const std::string& line : StackLines(m, *stack)) json_.String(line);
-      json_.EndArray();
-    }
+    WriteCallStackArgs(json_, m, call.correlation_id);
     json_.EndObject();
     json_.EndObject();
   }

@@ -8,7 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analyzers/measures/call_sites.h"
 #include "analyzers/measures/pm_attribution.h"
+#include "analyzers/render/output.h"
 
 namespace warpscope {
 
@@ -139,6 +141,15 @@ HostTids::HostTids(const TraceModel& model) {
 int64_t HostTids::Of(uint64_t thread_id) const {
   auto it = os_tid_.find(thread_id);
   return it != os_tid_.end() ? it->second : static_cast<int64_t>(thread_id);
+}
+
+void WriteCallStackArgs(JsonWriter& json, const TraceModel& model, uint32_t correlation_id) {
+  const CallStackInfo* stack = model.StackOfCall(correlation_id);
+  if (stack == nullptr) return;
+  json.Key("call_site").String(CallSiteOfStack(model, stack).Display());
+  json.Key("stack").BeginArray();
+  for (const std::string& line : StackLines(model, *stack)) json.String(line);
+  json.EndArray();
 }
 
 }  // namespace warpscope

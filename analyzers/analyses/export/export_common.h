@@ -16,6 +16,8 @@
 
 namespace warpscope {
 
+class JsonWriter;  // analyzers/render/output.h
+
 struct ExportedTrace {
   const TraceModel* model = nullptr;
   int64_t rank = 0;    // RANK (or a launcher's equivalent) from the header, else the position
@@ -31,6 +33,11 @@ std::vector<ExportedTrace> PrepareExport(std::span<const TraceModel* const> mode
 
 // Nanoseconds as exact microseconds ("12.345"), the unit of trace-event timestamps.
 std::string TraceEventMicros(uint64_t ns);
+
+// The args `call_site` ("train.py:57 train_step") and `stack` (every frame, innermost first)
+// of the API call with `correlation_id`, into an open JSON object; nothing when the call has
+// no recorded stack. Trace viewers show them on click.
+void WriteCallStackArgs(JsonWriter& json, const TraceModel& model, uint32_t correlation_id);
 
 // The API call that launched each correlation id (a runtime call rather than the driver call
 // beneath it when both were traced), as indices into model.api_calls.

@@ -156,6 +156,7 @@ void KinetoWriter::WriteHost() {
              host_tids_.Of(call.thread_id), call.start_ns, call.duration_ns);
     json_.Key("cbid").Uint(call.callback_id).Key("correlation").Uint(call.correlation_id);
     json_.Key("External id").Uint(call.correlation_id);
+    WriteCallStackArgs(json_, m_, call.correlation_id);
     EndArgs();
   }
   // NVTX ranges are what PyTorch's record_function annotations are to Kineto.
