@@ -87,7 +87,10 @@ std::string NameIfTaken(const TraceWriterOptions& options) {
 // failure -1 and *error says why and what to do. *created: the file did not exist before.
 int CreateTraceFile(const TraceWriterOptions& options, std::string* path, bool* created,
                     std::string* error) {
-  constexpr int kFlags = O_WRONLY | O_CREAT | O_CLOEXEC;
+  // O_NOFOLLOW: never write through a symbolic link. A link planted at a predictable name in
+  // a shared directory (warpscope_<pid>.wst in /tmp) would otherwise have -f truncate
+  // whatever it points at. O_EXCL already refuses a link; -f's O_TRUNC would follow one.
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW;
   *path = options.path;
   if (options.rename_if_exists) {
     const int fd = ::open(path->c_str(), kFlags | O_EXCL, 0644);
@@ -100,7 +103,12 @@ int CreateTraceFile(const TraceWriterOptions& options, std::string* path, bool* 
   *created = fd >= 0 && !options.force_overwrite;
   if (fd >= 0) return fd;
   const int err = errno;
-  if (err == EISDIR || (err == EEXIST && IsDirectory(*path))) {
+  struct stat link {};
+  if (err == ELOOP && ::lstat(path->c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    *error = "warpscope: trace path " + *path +
+             " is a symbolic link; warpscope does not write through links (one in a shared "
+             "directory could point anywhere): remove it or choose another name (-o)";
+  } else if (err == EISDIR || (err == EEXIST && IsDirectory(*path))) {
     *error = "warpscope: cannot create trace " + *path +
              ": it is a directory; give a file name (-o)";
   } else if (err == EEXIST) {

@@ -66,6 +66,39 @@ TEST(TraceWriterOpen, RefusesToOverwriteAnExistingFileWithoutForce) {
   EXPECT_TRUE(stream.packets[0].packet.has_header());
 }
 
+// A symbolic link at the trace's name (planted in a shared directory) is never written
+// through: without -f it is an existing file; with -f it is refused in one line, and what it
+// points at keeps its bytes.
+TEST(TraceWriterOpen, NeverWritesThroughASymbolicLink) {
+  TempDir dir;
+  const std::string victim = dir.File("victim.txt");
+  const std::string link = dir.File("warpscope_1234.wst");
+  { std::ofstream(victim) << "precious"; }
+  ASSERT_EQ(::symlink(victim.c_str(), link.c_str()), 0);
+  for (bool force : {false, true}) {
+    TraceWriterOptions options = Options(link);
+    options.force_overwrite = force;
+    std::string error;
+    EXPECT_EQ(TraceWriter::Open(options, FileTestHeader(), &error), nullptr) << force;
+    EXPECT_THAT(error, StartsWith("warpscope: "));
+    EXPECT_THAT(error, HasSubstr(link));
+    EXPECT_EQ(error.find('\n'), std::string::npos);
+    if (force) {
+      EXPECT_THAT(error, HasSubstr("is a symbolic link"));
+    }
+    EXPECT_EQ(ReadFileBytes(victim), "precious");
+  }
+  // A dangling link is not followed to create its target either.
+  const std::string dangling = dir.File("dangling.wst");
+  ASSERT_EQ(::symlink(dir.File("created_through_link").c_str(), dangling.c_str()), 0);
+  TraceWriterOptions forced = Options(dangling);
+  forced.force_overwrite = true;
+  std::string error;
+  EXPECT_EQ(TraceWriter::Open(forced, FileTestHeader(), &error), nullptr);
+  struct stat st {};
+  EXPECT_NE(::stat(dir.File("created_through_link").c_str(), &st), 0);
+}
+
 TEST(TraceWriterOpen, ReportsAnUnusablePathInOneLine) {
   TempDir dir;
   for (const std::string& path : {dir.File("no/such/dir/trace.wst"), dir.path()}) {
