@@ -304,12 +304,29 @@ struct SiteGroup {
 };
 using SiteGroups = std::map<std::pair<std::string, std::string>, SiteGroup>;
 
-void AddToSite(SiteGroups& groups, const CallSite& site, std::string_view call, uint64_t ns) {
-  SiteGroup& g = groups[{site.Display(), site.file}];
-  if (g.durations.empty()) g.site = site;
-  g.durations.push_back(ns);
-  g.ns_by_call[std::string(call)] += ns;
-}
+// Adds calls to the group of their call site. The site is worked out once per stack: a
+// kernel launched a million times comes from a few stacks.
+class SiteAdder {
+ public:
+  SiteAdder(const TraceModel& model, SiteGroups& groups) : model_(model), groups_(groups) {}
+  void Add(uint32_t correlation_id, std::string_view call, uint64_t ns) {
+    const CallStackInfo* stack = model_.StackOfCall(correlation_id);
+    auto it = by_stack_.find(stack);
+    if (it == by_stack_.end()) {
+      CallSite site = CallSiteOfStack(model_, stack);
+      auto [group, added] = groups_.try_emplace({site.Display(), site.file});
+      if (added) group->second.site = std::move(site);
+      it = by_stack_.emplace(stack, &group->second).first;
+    }
+    it->second->durations.push_back(ns);
+    it->second->ns_by_call[std::string(call)] += ns;
+  }
+
+ private:
+  const TraceModel& model_;
+  SiteGroups& groups_;
+  std::map<const CallStackInfo*, SiteGroup*> by_stack_;
+};
 
 // Rows by total time (then the --sort key); each row's calls most time first.
 std::vector<CallSiteSummary> ToSiteRows(SiteGroups& groups, const SummaryOptions& options) {
@@ -343,21 +360,15 @@ std::vector<CallSiteSummary> ToSiteRows(SiteGroups& groups, const SummaryOptions
 void CollectCallSites(const TraceModel& model, const SummaryOptions& options, SiteGroups& syncs,
                       SiteGroups& launches) {
   if (options.syncs) {
+    SiteAdder add(model, syncs);
     for (const HostWait& wait : FindHostWaits(model, std::nullopt)) {
-      AddToSite(syncs, CallSiteOfCall(model, wait.correlation_id), wait.label,
-                wait.duration_ns());
+      add.Add(wait.correlation_id, wait.label, wait.duration_ns());
     }
   }
   if (options.launch_sites) {
-    // One site per stack: kernels launched a million times come from a few stacks.
-    std::map<const CallStackInfo*, CallSite> site_of_stack;
+    SiteAdder add(model, launches);
     for (const KernelEvent& k : model.kernels) {
-      const CallStackInfo* stack = model.StackOfCall(k.correlation_id);
-      auto it = site_of_stack.find(stack);
-      if (it == site_of_stack.end()) {
-        it = site_of_stack.emplace(stack, CallSiteOfStack(model, stack)).first;
-      }
-      AddToSite(launches, it->second, KernelDisplayName(k), k.duration_ns);
+      add.Add(k.correlation_id, KernelDisplayName(k), k.duration_ns);
     }
   }
 }

@@ -70,9 +70,13 @@ void DrawHost(const TraceModel& m, SvgTimeline& svg, uint64_t begin, uint64_t en
   std::map<uint64_t, std::vector<TimelineBox>> threads;
   std::vector<TimelineBox> start_end;
   for (const ApiCallEvent& call : m.api_calls) {
-    // The tooltip of a call with a recorded stack lists it, innermost first.
+    // The tooltip of a call with a recorded stack lists it, innermost first (only for the
+    // calls the window shows).
     std::string label(call.name);
-    if (const CallStackInfo* stack = m.StackOfCall(call.correlation_id)) {
+    const CallStackInfo* stack = Overlaps({call.start_ns, call.end_ns()}, begin, end)
+                                     ? m.StackOfCall(call.correlation_id)
+                                     : nullptr;
+    if (stack != nullptr) {
       absl::StrAppend(&label, "\n", absl::StrJoin(StackLines(m, *stack), "\n"));
     }
     threads[call.thread_id].push_back({{call.start_ns, call.end_ns()},

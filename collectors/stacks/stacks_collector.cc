@@ -65,7 +65,8 @@ class StacksCollector final : public SessionListener, public ApiCallObserver {
   void OnApiCall(bool runtime, uint32_t callback_id, const char* function,
                  uint32_t correlation_id) override {
     if (!recording_.load(std::memory_order_acquire)) return;
-    if (StackCallKindOf(function) == StackCallKind::kLaunch) {
+    const CallInfo call = Info(runtime, callback_id, function);
+    if (call.kind == StackCallKind::kLaunch) {
       uint32_t every = config_.launch_every;
       if (every == 0) {
         every = table_->python().support() == PythonSupport::kNoPython
@@ -82,7 +83,7 @@ class StacksCollector final : public SessionListener, public ApiCallObserver {
     r.timestamp_ns = services_->NowNs();
     r.domain = runtime ? ApiDomain::kRuntime : ApiDomain::kDriver;
     r.callback_id = callback_id;
-    r.name_id = NameId(runtime, callback_id, function);
+    r.name_id = call.name_id;
     services_->writer().Write(r);
   }
 
@@ -115,17 +116,27 @@ class StacksCollector final : public SessionListener, public ApiCallObserver {
   }
 
  private:
-  // The interned name of a function, once per callback id.
-  uint64_t NameId(bool runtime, uint32_t callback_id, const char* function) {
+  struct CallInfo {
+    uint64_t name_id = 0;
+    StackCallKind kind = StackCallKind::kOther;
+  };
+  // What a function is and its interned name, worked out once per callback id: every
+  // selected call (each kernel launch) passes here.
+  CallInfo Info(bool runtime, uint32_t callback_id, const char* function) {
     std::atomic<uint64_t>* slot = nullptr;
-    if (runtime && callback_id < kSlots) slot = &runtime_names_[callback_id];
-    if (!runtime && callback_id < kSlots) slot = &driver_names_[callback_id];
+    if (callback_id < kSlots) slot = &(runtime ? runtime_calls_ : driver_calls_)[callback_id];
     if (slot != nullptr) {
-      if (uint64_t id = slot->load(std::memory_order_relaxed)) return id;
+      // The name id in the high bits, the kind in the low byte; 0 = not yet known.
+      if (const uint64_t packed = slot->load(std::memory_order_relaxed)) {
+        return {packed >> 8, static_cast<StackCallKind>(packed & 0xFF)};
+      }
     }
-    const uint64_t id = services_->writer().InternString(function != nullptr ? function : "");
-    if (slot != nullptr) slot->store(id, std::memory_order_relaxed);
-    return id;
+    const std::string_view name = function != nullptr ? function : "";
+    const CallInfo info{services_->writer().InternString(name), StackCallKindOf(name)};
+    if (slot != nullptr && info.name_id != 0) {
+      slot->store(info.name_id << 8 | static_cast<uint64_t>(info.kind), std::memory_order_relaxed);
+    }
+    return info;
   }
 
   void WriteCounters() {
@@ -147,8 +158,8 @@ class StacksCollector final : public SessionListener, public ApiCallObserver {
   std::unique_ptr<WriterStackSink> sink_;
   std::unique_ptr<StackTable> table_;
   std::atomic<bool> recording_{false};
-  std::atomic<uint64_t> runtime_names_[kSlots] = {};
-  std::atomic<uint64_t> driver_names_[kSlots] = {};
+  std::atomic<uint64_t> runtime_calls_[kSlots] = {};  // CallInfo, packed (Info)
+  std::atomic<uint64_t> driver_calls_[kSlots] = {};
 };
 
 }  // namespace
