@@ -218,6 +218,16 @@ std::string_view CaptureTriggerName(v1::CaptureTrigger trigger) {
       return "signal";
     case v1::CAPTURE_TRIGGER_ERROR:
       return "error";
+    case v1::CAPTURE_TRIGGER_CONTROL:
+      return "control";
+    case v1::CAPTURE_TRIGGER_LIMIT:
+      return "limit";
+    case v1::CAPTURE_TRIGGER_SLOW_STEP:
+      return "slow-step";
+    case v1::CAPTURE_TRIGGER_CRASH:
+      return "crash";
+    case v1::CAPTURE_TRIGGER_FLIGHT_RECORDER:
+      return "flight-recorder";
     default:
       return "unknown";
   }
@@ -244,6 +254,10 @@ std::string_view EndReasonName(v1::EndReason reason) {
       return "write-error";
     case v1::END_REASON_DETACH:
       return "detach";
+    case v1::END_REASON_NEXT_FILE:
+      return "next-file";
+    case v1::END_REASON_DUMP:
+      return "dump";
     default:
       return "unknown";
   }

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import tracebuilder as tb
+from warpscope import schema
 from warpscope.__main__ import main
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -18,7 +19,7 @@ def test_info(tmp_path, capsys):
     path = tb.write(tmp_path / "t.wst", tb.every_kind())
     assert main(["info", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "format 1.4" in out and "rank 3" in out
+    assert f"format 1.{schema.FORMAT_MINOR}" in out and "rank 3" in out
     assert "device 0: NVIDIA H200 (sm_90, 132 SMs)" in out
     assert "kernel 1" in out and "complete (end: exit)" in out
     assert "notice [error] pm_sampling: insufficient privileges" in out

@@ -164,7 +164,7 @@ TEST(TraceModelTest, TruncatedTraceLoadsWithDataLossCounters) {
 
 TEST(TraceModelTest, CountsInconsistencies) {
   TraceModel m = LoadWire(TextprotoToWire(R"(
-    packet { header { format_major: 1 format_minor: 5 } }
+    packet { header { format_major: 1 format_minor: 99 } }
     packet { pm_sample { metric_set_id: 4 values: 1 } }
     packet { pm_metric_set { id: 4 metric_names: "a" metric_names: "b" } }
     packet { pm_sample { metric_set_id: 4 values: 1 } }
@@ -191,7 +191,7 @@ TEST(TraceModelTest, ColumnsCountTheSameImportProblemsAsTheModel) {
     std::string wire;
     size_t shared;  // problems both readers count
   } cases[] = {{TextprotoToWire(R"(
-                 packet { header { format_major: 1 format_minor: 5 } }
+                 packet { header { format_major: 1 format_minor: 99 } }
                  packet { pm_sample { metric_set_id: 4 values: 1 } }
                  packet { pm_metric_set { id: 4 metric_names: "a" metric_names: "b" } }
                  packet { pm_sample { metric_set_id: 4 values: 1 } }

@@ -77,7 +77,13 @@ TEST(TraceWriterRoundTrip, EnumValuesEqualProtoEnums) {
   EXPECT_EQ(static_cast<int>(CaptureTrigger::kNvtx), pb::CAPTURE_TRIGGER_NVTX);
   EXPECT_EQ(static_cast<int>(CaptureTrigger::kSignal), pb::CAPTURE_TRIGGER_SIGNAL);
   EXPECT_EQ(static_cast<int>(CaptureTrigger::kError), pb::CAPTURE_TRIGGER_ERROR);
-  EXPECT_EQ(pb::CaptureTrigger_descriptor()->value_count(), 8);
+  EXPECT_EQ(static_cast<int>(CaptureTrigger::kControl), pb::CAPTURE_TRIGGER_CONTROL);
+  EXPECT_EQ(static_cast<int>(CaptureTrigger::kLimit), pb::CAPTURE_TRIGGER_LIMIT);
+  EXPECT_EQ(static_cast<int>(CaptureTrigger::kSlowStep), pb::CAPTURE_TRIGGER_SLOW_STEP);
+  EXPECT_EQ(static_cast<int>(CaptureTrigger::kCrash), pb::CAPTURE_TRIGGER_CRASH);
+  EXPECT_EQ(static_cast<int>(CaptureTrigger::kFlightRecorder),
+            pb::CAPTURE_TRIGGER_FLIGHT_RECORDER);
+  EXPECT_EQ(pb::CaptureTrigger_descriptor()->value_count(), 13);
 
   EXPECT_EQ(static_cast<int>(Severity::kInfo), pb::SEVERITY_INFO);
   EXPECT_EQ(static_cast<int>(Severity::kDataLoss), pb::SEVERITY_DATA_LOSS);
@@ -89,7 +95,9 @@ TEST(TraceWriterRoundTrip, EnumValuesEqualProtoEnums) {
   EXPECT_EQ(static_cast<int>(EndReason::kSignal), pb::END_REASON_SIGNAL);
   EXPECT_EQ(static_cast<int>(EndReason::kWriteError), pb::END_REASON_WRITE_ERROR);
   EXPECT_EQ(static_cast<int>(EndReason::kDetach), pb::END_REASON_DETACH);
-  EXPECT_EQ(pb::EndReason_descriptor()->value_count(), 5);
+  EXPECT_EQ(static_cast<int>(EndReason::kNextFile), pb::END_REASON_NEXT_FILE);
+  EXPECT_EQ(static_cast<int>(EndReason::kDump), pb::END_REASON_DUMP);
+  EXPECT_EQ(pb::EndReason_descriptor()->value_count(), 7);
 }
 
 TEST(TraceWriterRoundTrip, HeaderFirstStatsThenEndOfTraceLast) {
@@ -110,7 +118,7 @@ TEST(TraceWriterRoundTrip, HeaderFirstStatsThenEndOfTraceLast) {
   EXPECT_EQ(h.format_major(), kFormatMajor);
   EXPECT_EQ(h.format_minor(), kFormatMinor);
   EXPECT_EQ(h.format_major(), 1u);
-  EXPECT_EQ(h.format_minor(), 4u);
+  EXPECT_EQ(h.format_minor(), 5u);
   EXPECT_EQ(h.tool_version(), header.tool_version);
   EXPECT_EQ(h.pid(), 4242u);
   EXPECT_EQ(h.ppid(), 1u);
