@@ -14,12 +14,13 @@ target_link_options(warpscope_shim PRIVATE
   -Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/shim.map -Wl,--no-undefined -Wl,-z,now)
 target_link_libraries(warpscope_shim PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 
-# Pure session code: the settings part (session_settings.cmake) and the collector set and the
-# driver version parser; also linked by unit tests.
+# Pure session code: the settings part (session_settings.cmake), the collector set, the
+# driver version parser and the control channel's server; also linked by unit tests.
 include(${CMAKE_CURRENT_LIST_DIR}/session_settings.cmake)
 warpscope_hidden_library(warpscope_session_pure
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/collector_set.cc
           ${CMAKE_CURRENT_LIST_DIR}/driver_version.cc
+          ${CMAKE_CURRENT_LIST_DIR}/control_channel.cc
   LINK warpscope_session_settings warpscope_writer)
 
 add_library(warpscope_core SHARED
