@@ -564,13 +564,20 @@ std::vector<std::pair<std::string, uint64_t>> CountEventsByKind(const TraceModel
   uint64_t window_edges = 0;
   for (const CaptureWindowRange& w : m.capture_windows)
     window_edges += w.end_ns.has_value() ? 2 : 1;
+  // Timed events from the counts, which a model loaded without its event tables has too.
   return {
-      {"kernel", m.kernels.size()},       {"memcpy", m.memcpys.size()},
-      {"memset", m.memsets.size()},       {"synchronization", m.syncs.size()},
-      {"api_call", m.api_calls.size()},   {"nvtx_range", m.nvtx_ranges.size()},
-      {"nvtx_mark", m.nvtx_marks.size()}, {"graph_launch", m.graph_launches.size()},
-      {"pm_sample", m.pm_samples.size()}, {"pc_samples", m.pc_sample_batches.size()},
-      {"capture_window", window_edges},   {"overhead", m.overheads.size()},
+      {"kernel", m.EventCount(EventKind::kKernel)},
+      {"memcpy", m.EventCount(EventKind::kMemcpy)},
+      {"memset", m.EventCount(EventKind::kMemset)},
+      {"synchronization", m.EventCount(EventKind::kSync)},
+      {"api_call", m.EventCount(EventKind::kApiCall)},
+      {"nvtx_range", m.EventCount(EventKind::kNvtxRange)},
+      {"nvtx_mark", m.EventCount(EventKind::kNvtxMark)},
+      {"graph_launch", m.EventCount(EventKind::kGraphLaunch)},
+      {"pm_sample", m.pm_samples.size()},
+      {"pc_samples", m.pc_sample_batches.size()},
+      {"capture_window", window_edges},
+      {"overhead", m.EventCount(EventKind::kOverhead)},
       {"notice", m.notices.size()},
   };
 }

@@ -17,7 +17,11 @@ int RunInfoCommand(const CommandArgs& args) {
   absl::StatusOr<std::string> format_name = flags.GetChoice("format", {"text", "table", "json"});
   if (!format_name.ok()) return UsageError(format_name.status());
   const std::string& path = flags.positionals()[0];
-  absl::StatusOr<TraceModel> model = TraceModel::Load(path);
+  // Info needs counts, the span and the problems, not the events: memory stays with what the
+  // trace defines however long it is.
+  TraceModelOptions options;
+  options.keep_events = 0;
+  absl::StatusOr<TraceModel> model = TraceModel::Load(path, options);
   if (!model.ok()) return InputError(model.status());
   const OutputFormat format = *format_name == "json" ? OutputFormat::kJson : OutputFormat::kTable;
   std::fputs(RenderTraceInfo(*model, format).c_str(), stdout);

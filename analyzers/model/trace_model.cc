@@ -3,6 +3,8 @@
 #include "analyzers/model/trace_model.h"
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -57,9 +59,10 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
     case v1::TracePacket::kThread: {
       const v1::ThreadInfo& t = p.thread();
       m.threads.push_back({t.id(), t.cupti_thread_id(), t.os_tid(), t.name()});
-      m.thread_defined_after.push_back({m.syncs.size(), m.api_calls.size(), m.overheads.size(),
-                                        m.nvtx_ranges.size(), m.nvtx_marks.size(),
-                                        m.nccl_calls.size()});
+      m.thread_defined_after.push_back(
+          {m.EventCount(EventKind::kSync), m.EventCount(EventKind::kApiCall),
+           m.EventCount(EventKind::kOverhead), m.EventCount(EventKind::kNvtxRange),
+           m.EventCount(EventKind::kNvtxMark), m.EventCount(EventKind::kNcclCall)});
       break;
     }
     case v1::TracePacket::kPmCounterData: {
@@ -93,6 +96,56 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
 
 namespace {
 
+// Reads a varint at `*pos` of `bytes`; false when it runs past the end or past 10 bytes.
+bool ReadVarint(std::string_view bytes, size_t* pos, uint64_t* value) {
+  *value = 0;
+  for (int shift = 0; shift < 64 && *pos < bytes.size(); shift += 7) {
+    const uint8_t b = static_cast<uint8_t>(bytes[(*pos)++]);
+    *value |= uint64_t{b & 0x7fu} << shift;
+    if ((b & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// The kind of event a packet holds when it holds exactly one length-delimited member that is
+// a timed event (what the writer writes); nullopt for anything else, which is then parsed.
+std::optional<EventKind> SoleEventKind(std::string_view payload) {
+  size_t pos = 0;
+  uint64_t tag = 0, length = 0;
+  if (!ReadVarint(payload, &pos, &tag) || (tag & 7) != 2) return std::nullopt;
+  if (!ReadVarint(payload, &pos, &length) || length != payload.size() - pos) return std::nullopt;
+  switch (tag >> 3) {
+    case v1::TracePacket::kKernelFieldNumber:
+      return EventKind::kKernel;
+    case v1::TracePacket::kMemcpyFieldNumber:
+      return EventKind::kMemcpy;
+    case v1::TracePacket::kMemsetFieldNumber:
+      return EventKind::kMemset;
+    case v1::TracePacket::kSynchronizationFieldNumber:
+      return EventKind::kSync;
+    case v1::TracePacket::kApiCallFieldNumber:
+      return EventKind::kApiCall;
+    case v1::TracePacket::kGraphLaunchFieldNumber:
+      return EventKind::kGraphLaunch;
+    case v1::TracePacket::kOverheadFieldNumber:
+      return EventKind::kOverhead;
+    case v1::TracePacket::kNvtxRangeFieldNumber:
+      return EventKind::kNvtxRange;
+    case v1::TracePacket::kNvtxMarkFieldNumber:
+      return EventKind::kNvtxMark;
+    case v1::TracePacket::kNcclCallFieldNumber:
+      return EventKind::kNcclCall;
+    case v1::TracePacket::kApiStackFieldNumber:
+      return EventKind::kApiStack;
+    default:
+      return std::nullopt;
+  }
+}
+
+namespace {
+
 // When and where a kernel, copy, memset or graph launch ran (StreamWork).
 template <typename V1Event>
 void SetStreamWork(const V1Event& e, StreamWork& o) {
@@ -121,60 +174,68 @@ void TraceModelBuilder::AddEvent(const v1::TracePacket& p) {
       break;
     case v1::TracePacket::kSynchronization: {
       const v1::SyncEvent& s = p.synchronization();
-      m.syncs.push_back({s.kind(), s.start_ns(), s.duration_ns(), s.context_id(), s.stream_id(),
-                         s.cuda_event_id(), s.correlation_id(), s.thread_id()});
+      Deliver(EventKind::kSync, m.syncs,
+              SyncEvent{s.kind(), s.start_ns(), s.duration_ns(), s.context_id(), s.stream_id(),
+                        s.cuda_event_id(), s.correlation_id(), s.thread_id()});
       Extend(s.start_ns(), s.start_ns() + s.duration_ns());
       break;
     }
     case v1::TracePacket::kApiCall: {
       const v1::ApiCallEvent& a = p.api_call();
-      m.api_calls.push_back({a.domain(), Str(a.name_id()), a.start_ns(), a.duration_ns(),
-                             a.thread_id(), a.correlation_id(), a.result(), a.callback_id()});
+      Deliver(EventKind::kApiCall, m.api_calls,
+              ApiCallEvent{a.domain(), Str(a.name_id()), a.start_ns(), a.duration_ns(),
+                           a.thread_id(), a.correlation_id(), a.result(), a.callback_id()});
       Extend(a.start_ns(), a.start_ns() + a.duration_ns());
       break;
     }
     case v1::TracePacket::kGraphLaunch: {
       const v1::GraphLaunchEvent& g = p.graph_launch();
-      GraphLaunchEvent& o = m.graph_launches.emplace_back();
+      GraphLaunchEvent o;
       o.graph_id = g.graph_id();
       SetStreamWork(g, o);
       Extend(g.start_ns(), g.start_ns() + g.duration_ns());
+      Deliver(EventKind::kGraphLaunch, m.graph_launches, std::move(o));
       break;
     }
     case v1::TracePacket::kOverhead: {
       const v1::OverheadEvent& o = p.overhead();
-      m.overheads.push_back({Str(o.kind_id()), o.start_ns(), o.duration_ns(), o.thread_id()});
+      Deliver(EventKind::kOverhead, m.overheads,
+              OverheadEvent{Str(o.kind_id()), o.start_ns(), o.duration_ns(), o.thread_id()});
       Extend(o.start_ns(), o.start_ns() + o.duration_ns());
       break;
     }
     case v1::TracePacket::kNvtxRange: {
       const v1::NvtxRangeEvent& r = p.nvtx_range();
-      m.nvtx_ranges.push_back({Str(r.name_id()), Str(r.domain_id()), r.category(), r.color(),
-                               r.start_ns(), r.duration_ns(), r.thread_id(), r.end_thread_id(),
-                               r.is_push_pop(), r.depth()});
+      Deliver(EventKind::kNvtxRange, m.nvtx_ranges,
+              NvtxRange{Str(r.name_id()), Str(r.domain_id()), r.category(), r.color(),
+                        r.start_ns(), r.duration_ns(), r.thread_id(), r.end_thread_id(),
+                        r.is_push_pop(), r.depth()});
       Extend(r.start_ns(), r.start_ns() + r.duration_ns());
       break;
     }
     case v1::TracePacket::kNvtxMark: {
       const v1::NvtxMarkEvent& k = p.nvtx_mark();
-      m.nvtx_marks.push_back({Str(k.name_id()), Str(k.domain_id()), k.category(), k.color(),
-                              k.timestamp_ns(), k.thread_id()});
+      Deliver(EventKind::kNvtxMark, m.nvtx_marks,
+              NvtxMark{Str(k.name_id()), Str(k.domain_id()), k.category(), k.color(),
+                       k.timestamp_ns(), k.thread_id()});
       Extend(k.timestamp_ns(), k.timestamp_ns());
       break;
     }
     case v1::TracePacket::kNcclCall: {
       const v1::NcclCallEvent& n = p.nccl_call();
-      m.nccl_calls.push_back({Str(n.name_id()), n.start_ns(), n.duration_ns(), n.thread_id(),
-                              n.comm_hash(), n.bytes(), n.reduction_op(), n.root(), n.peer(),
-                              n.comm_size(), n.comm_rank(), n.launch_correlation_id(), n.launches(),
-                              n.payload_unreadable()});
+      Deliver(EventKind::kNcclCall, m.nccl_calls,
+              NcclCall{Str(n.name_id()), n.start_ns(), n.duration_ns(), n.thread_id(),
+                       n.comm_hash(), n.bytes(), n.reduction_op(), n.root(), n.peer(),
+                       n.comm_size(), n.comm_rank(), n.launch_correlation_id(), n.launches(),
+                       n.payload_unreadable()});
       Extend(n.start_ns(), n.start_ns() + n.duration_ns());
       break;
     }
     case v1::TracePacket::kApiStack: {
       const v1::ApiStackEvent& a = p.api_stack();
-      m.api_stacks.push_back({a.correlation_id(), a.stack_id(), a.timestamp_ns(), a.domain(),
-                              a.callback_id(), Str(a.name_id())});
+      Deliver(EventKind::kApiStack, m.api_stacks,
+              ApiStack{a.correlation_id(), a.stack_id(), a.timestamp_ns(), a.domain(),
+                       a.callback_id(), Str(a.name_id())});
       Extend(a.timestamp_ns(), a.timestamp_ns());
       break;
     }
@@ -187,7 +248,7 @@ void TraceModelBuilder::AddEvent(const v1::TracePacket& p) {
 
 void TraceModelBuilder::AddKernel(const v1::KernelEvent& k) {
   TraceModel& m = model_;
-  KernelEvent& o = m.kernels.emplace_back();
+  KernelEvent o;
   o.name = Str(k.name_id());
   o.mangled_name = Str(k.mangled_name_id());
   o.launch = Launch(k.launch_config_id());
@@ -197,11 +258,12 @@ void TraceModelBuilder::AddKernel(const v1::KernelEvent& k) {
   o.graph_node_id = k.graph_node_id();
   o.grid_id = k.grid_id();
   Extend(o.start_ns, o.end_ns());
+  Deliver(EventKind::kKernel, m.kernels, std::move(o));
 }
 
 void TraceModelBuilder::AddMemcpy(const v1::MemcpyEvent& c) {
   TraceModel& m = model_;
-  MemcpyEvent& o = m.memcpys.emplace_back();
+  MemcpyEvent o;
   o.copy_kind = c.copy_kind();
   o.src_kind = c.src_kind();
   o.dst_kind = c.dst_kind();
@@ -212,17 +274,19 @@ void TraceModelBuilder::AddMemcpy(const v1::MemcpyEvent& c) {
   o.dst_device_id = c.dst_device_id();
   o.graph_node_id = c.graph_node_id();
   Extend(o.start_ns, o.end_ns());
+  Deliver(EventKind::kMemcpy, m.memcpys, std::move(o));
 }
 
 void TraceModelBuilder::AddMemset(const v1::MemsetEvent& s) {
   TraceModel& m = model_;
-  MemsetEvent& o = m.memsets.emplace_back();
+  MemsetEvent o;
   o.value = s.value();
   o.bytes = s.bytes();
   o.memory_kind = s.memory_kind();
   SetStreamWork(s, o);
   o.is_async = s.is_async();
   Extend(o.start_ns, o.end_ns());
+  Deliver(EventKind::kMemset, m.memsets, std::move(o));
 }
 
 void TraceModelBuilder::AddStats(const v1::Stats& s) {
@@ -240,7 +304,24 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
   m.source_name = reader_.name();
   m.file_size = reader_.file_size();
   CopyHeader(reader_.header());
+  const EventKinds wanted =
+      options_.keep_events | (options_.sink != nullptr ? options_.sink_events : 0);
   while (true) {
+    if (options_.skip_other_events) {
+      std::string_view payload;
+      absl::StatusOr<bool> framed = reader_.NextPayload(&payload);
+      if (!framed.ok()) return framed.status();
+      if (!*framed) break;
+      if (std::optional<EventKind> kind = SoleEventKind(payload);
+          kind.has_value() && (wanted & EventKindBit(*kind)) == 0) {
+        reader_.CountDecoded();
+        continue;
+      }
+      absl::StatusOr<const v1::TracePacket*> packet = reader_.ParsePayload(payload);
+      if (!packet.ok()) return packet.status();
+      Add(**packet);
+      continue;
+    }
     absl::StatusOr<const v1::TracePacket*> packet = reader_.Next();
     if (!packet.ok()) return packet.status();
     if (*packet == nullptr) break;

@@ -8,6 +8,7 @@
 #ifndef WARPSCOPE_ANALYZERS_MODEL_TRACE_MODEL_H_
 #define WARPSCOPE_ANALYZERS_MODEL_TRACE_MODEL_H_
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -344,10 +345,51 @@ struct TimeSpan {
 
 // ---------------------------------------------------------------------------------------
 
+// The tables of timed events, the ones that grow with a trace's length.
+enum class EventKind : uint8_t {
+  kKernel, kMemcpy, kMemset, kSync, kApiCall, kGraphLaunch, kOverhead, kNvtxRange, kNvtxMark,
+  kNcclCall, kApiStack,
+};
+inline constexpr size_t kNumEventKinds = 11;
+using EventKinds = uint32_t;  // a set of EventKind, one bit each
+constexpr EventKinds EventKindBit(EventKind kind) { return 1u << static_cast<unsigned>(kind); }
+inline constexpr EventKinds kAllEventKinds = (1u << kNumEventKinds) - 1;
+
+// Receives the timed events of a trace in file order while it loads (TraceModelOptions::sink),
+// for commands that convert a trace without holding its events. Names and launch configs
+// point into the model being loaded, as in its tables.
+class TraceEventSink {
+ public:
+  virtual ~TraceEventSink() = default;
+  virtual void Add(const KernelEvent&) {}
+  virtual void Add(const MemcpyEvent&) {}
+  virtual void Add(const MemsetEvent&) {}
+  virtual void Add(const SyncEvent&) {}
+  virtual void Add(const ApiCallEvent&) {}
+  virtual void Add(const GraphLaunchEvent&) {}
+  virtual void Add(const OverheadEvent&) {}
+  virtual void Add(const NvtxRange&) {}
+  virtual void Add(const NvtxMark&) {}
+  virtual void Add(const NcclCall&) {}
+  virtual void Add(const ApiStack&) {}
+};
+
 struct TraceModelOptions {
   // Keep PC sample records (the largest part of a PC-sampling trace). Batches keep their
   // totals either way.
   bool keep_pc_sample_records = true;
+  // The event tables to fill. The others stay empty (their events are still counted in
+  // TraceModel::event_counts, and still widen the span and count import problems): memory
+  // then grows with what the trace defines (names, threads, devices, launch configs, stacks)
+  // and its samples, not with its events.
+  EventKinds keep_events = kAllEventKinds;
+  // Given, it receives each event of the kinds in sink_events as it is read.
+  TraceEventSink* sink = nullptr;
+  EventKinds sink_events = 0;
+  // Events neither kept nor sent to the sink are skipped without being parsed: fast, but their
+  // counts, span and problems are then missing. For a pass over a file that was loaded once
+  // already (the exports read a trace once per kind of event, in the order they write).
+  bool skip_other_events = false;
 };
 
 class TraceModel {
@@ -396,6 +438,9 @@ class TraceModel {
   std::vector<StackFrameInfo> stack_frames;  // by id, the last definition of each
   std::vector<CallStackInfo> call_stacks;    // by id, the last definition of each
   std::vector<ApiStack> api_stacks;          // one per recorded call, in file order
+  // Events of each EventKind read, kept in their tables or not (TraceModelOptions).
+  std::array<uint64_t, kNumEventKinds> event_counts{};
+  uint64_t EventCount(EventKind kind) const { return event_counts[static_cast<size_t>(kind)]; }
   std::vector<PmMetricSet> pm_metric_sets;
   std::vector<PmSample> pm_samples;  // in-process values, then raw samples evaluated at load
   // Why raw PM samples (PmCounterData) could not all be evaluated, e.g. no CUPTI on this

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <vector>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -18,6 +20,10 @@
 #include "analyzers/model/trace_model_samples.h"
 
 namespace warpscope {
+
+// The kind of a packet that holds one timed event and nothing else, read from its first bytes
+// without parsing it; nullopt for any other packet.
+std::optional<EventKind> SoleEventKind(std::string_view payload);
 
 // Friend of TraceModel: builds one while the reader streams packets.
 class TraceModelBuilder {
@@ -57,6 +63,14 @@ class TraceModelBuilder {
     }
     model_.span.begin_ns = std::min(model_.span.begin_ns, begin);
     model_.span.end_ns = std::max(model_.span.end_ns, end);
+  }
+  // Counts an event and keeps it in its table, hands it to the sink, or both (options_).
+  template <typename Event>
+  void Deliver(EventKind kind, std::vector<Event>& table, Event event) {
+    ++model_.event_counts[static_cast<size_t>(kind)];
+    const EventKinds bit = EventKindBit(kind);
+    if (options_.sink != nullptr && (options_.sink_events & bit) != 0) options_.sink->Add(event);
+    if ((options_.keep_events & bit) != 0) table.push_back(std::move(event));
   }
   std::string_view Str(uint64_t id) const { return model_.strings_->Get(id); }
   const LaunchConfig* Launch(uint64_t id);

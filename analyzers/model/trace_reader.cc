@@ -483,7 +483,18 @@ absl::StatusOr<bool> TraceReader::NextPayload(std::string_view* payload) {
     return false;
   }
   payload_offset_ = start;
+  ReleaseReadPages(start);
   return true;
+}
+
+void TraceReader::ReleaseReadPages(uint64_t offset) {
+  constexpr uint64_t kReleaseStride = 32ull << 20;
+  if (mapped_ == nullptr || offset < released_ + kReleaseStride) return;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t end = offset / page * page;
+  ::madvise(const_cast<char*>(mapped_) + released_, static_cast<size_t>(end - released_),
+            MADV_DONTNEED);
+  released_ = end;
 }
 
 void TraceReader::Accept() {

@@ -195,6 +195,10 @@ class TraceReader {
   absl::StatusOr<bool> Frame(std::string_view* payload);
   // Counts the packet NextPayload framed last as read.
   void Accept();
+  // Hands the mapped pages before `offset` back to the kernel, every kReleaseStride bytes, so
+  // that a pass over a large file does not keep it all resident (file pages count in RSS).
+  // Their bytes stay readable: a read-only private mapping faults them in again from the file.
+  void ReleaseReadPages(uint64_t offset);
   absl::Status ParsePacket(std::string_view payload, uint64_t offset);
   void Record(const v1::TracePacket& packet);
   void RecordDefinition(const v1::TracePacket& packet);
@@ -210,6 +214,8 @@ class TraceReader {
   uint64_t offset_ = 0;  // next unread byte
   uint64_t packet_offset_ = 0;
   uint64_t payload_offset_ = 0;  // where the packet NextPayload framed last starts
+  // Mapped pages before this offset were handed back (ReleaseReadPages).
+  uint64_t released_ = 0;
   bool at_end_ = false;
   bool header_pending_ = true;  // the header was parsed by Open but not yet yielded
 
