@@ -1,6 +1,7 @@
 // Capture window state machine (see capture_window.h for the rules).
 #include "libinject/capture_window.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace warpscope {
@@ -11,6 +12,7 @@ CaptureWindowOptions CaptureWindowOptions::FromConfig(const Config& config) {
   o.delay_ns = static_cast<uint64_t>(std::llround(config.delay_s * 1e9));
   o.duration_ns = static_cast<uint64_t>(std::llround(config.duration_s * 1e9));
   o.max_windows = config.capture_range == CaptureRange::kNone ? 1 : config.max_windows;
+  o.max_open_ns = static_cast<uint64_t>(std::llround(config.max_duration_s * 1e9));
   o.nvtx_name = config.nvtx_range_name;
   o.nvtx_domain = config.nvtx_range_domain;
   return o;
@@ -31,6 +33,7 @@ CaptureWindow::Edge CaptureWindow::Close(uint64_t now_ns, CaptureTrigger trigger
   if (!open_) return std::nullopt;
   open_ = false;
   nvtx_open_depth_ = 0;
+  closed_open_ns_ += now_ns > opened_at_ns_ ? now_ns - opened_at_ns_ : 0;
   return CaptureWindowEdgeRecord{windows_, false, now_ns, trigger};
 }
 
@@ -43,7 +46,14 @@ CaptureWindow::Edge CaptureWindow::Begin() {
 
 uint64_t CaptureWindow::next_deadline_ns() const {
   if (finished_) return 0;
-  if (open_) return options_.duration_ns ? opened_at_ns_ + options_.duration_ns : 0;
+  if (open_) {
+    uint64_t deadline = options_.duration_ns ? opened_at_ns_ + options_.duration_ns : 0;
+    if (options_.max_open_ns != 0) {
+      const uint64_t limit = opened_at_ns_ + (options_.max_open_ns - std::min(options_.max_open_ns, closed_open_ns_));
+      if (deadline == 0 || limit < deadline) deadline = limit;
+    }
+    return deadline;
+  }
   if (options_.range == CaptureRange::kNone && windows_ == 0) return start_ns_ + options_.delay_ns;
   return 0;
 }
@@ -51,6 +61,10 @@ uint64_t CaptureWindow::next_deadline_ns() const {
 CaptureWindow::Edge CaptureWindow::Tick(uint64_t now_ns) {
   if (finished_) return std::nullopt;
   if (open_) {
+    if (options_.max_open_ns != 0 && open_ns(now_ns) >= options_.max_open_ns) {
+      limited_ = true;
+      return Finish(now_ns, CaptureTrigger::kLimit);
+    }
     if (options_.duration_ns && now_ns >= opened_at_ns_ + options_.duration_ns) {
       return Close(now_ns, CaptureTrigger::kDuration);
     }
@@ -73,11 +87,8 @@ CaptureWindow::Edge CaptureWindow::ProfilerStop(uint64_t now_ns) {
   return Close(now_ns, CaptureTrigger::kProfilerApi);
 }
 
-CaptureWindow::Edge CaptureWindow::NvtxPush(uint64_t thread, std::string_view name,
-                                            std::string_view domain, uint64_t now_ns) {
-  if (options_.range != CaptureRange::kNvtx || domain != options_.nvtx_domain) return std::nullopt;
-  uint32_t depth = nvtx_depth_[thread]++;
-  if (open_ || name != options_.nvtx_name || !DelayPassed(now_ns)) return std::nullopt;
+CaptureWindow::Edge CaptureWindow::NvtxPush(uint64_t thread, uint32_t depth, uint64_t now_ns) {
+  if (options_.range != CaptureRange::kNvtx || open_ || !DelayPassed(now_ns)) return std::nullopt;
   Edge e = Open(now_ns, CaptureTrigger::kNvtx);
   if (e) {
     nvtx_thread_ = thread;
@@ -86,12 +97,8 @@ CaptureWindow::Edge CaptureWindow::NvtxPush(uint64_t thread, std::string_view na
   return e;
 }
 
-CaptureWindow::Edge CaptureWindow::NvtxPop(uint64_t thread, std::string_view domain,
-                                           uint64_t now_ns) {
-  if (options_.range != CaptureRange::kNvtx || domain != options_.nvtx_domain) return std::nullopt;
-  auto it = nvtx_depth_.find(thread);
-  if (it == nvtx_depth_.end() || it->second == 0) return std::nullopt;  // unbalanced pop
-  uint32_t depth = --it->second;
+CaptureWindow::Edge CaptureWindow::NvtxPop(uint64_t thread, uint32_t depth, uint64_t now_ns) {
+  if (options_.range != CaptureRange::kNvtx) return std::nullopt;
   if (open_ && nvtx_open_depth_ != 0 && thread == nvtx_thread_ && depth + 1 == nvtx_open_depth_) {
     return Close(now_ns, CaptureTrigger::kNvtx);
   }
@@ -103,6 +110,12 @@ CaptureWindow::Edge CaptureWindow::Signal(uint64_t now_ns) {
   if (open_) return Close(now_ns, CaptureTrigger::kSignal);
   if (!DelayPassed(now_ns)) return std::nullopt;
   return Open(now_ns, CaptureTrigger::kSignal);
+}
+
+CaptureWindow::Edge CaptureWindow::Control(bool start, uint64_t now_ns) {
+  if (!start) return Close(now_ns, CaptureTrigger::kControl);
+  if (auto e = Tick(now_ns)) return e;  // a duration or limit that ran out closes first
+  return Open(now_ns, CaptureTrigger::kControl);
 }
 
 CaptureWindow::Edge CaptureWindow::Finish(uint64_t now_ns, CaptureTrigger trigger) {

@@ -10,6 +10,13 @@
 //    opened it; the next signal), after `duration`, or at process end. Triggers during the
 //    delay are ignored (a stop/pop/signal that pairs with an ignored start is ignored too).
 //  * After `max_windows` windows (stop = 1, repeat = unlimited, repeat:N = N) no window opens.
+//  * capture range control: only `warpscope start` / `stop` open and close windows. In every
+//    range those commands open (at once, delay or not) and close a window (trigger CONTROL);
+//    a window they open counts against max_windows and closes on `stop`, its duration, a
+//    limit or process end, not on the range's own counterpart.
+//  * --max-duration: once windows have been open this long in all, the open one closes and
+//    no other opens (trigger LIMIT); --max-size closes the open window (LIMIT), the session
+//    decides when (it knows the bytes written).
 #ifndef WARPSCOPE_LIBINJECT_CAPTURE_WINDOW_H_
 #define WARPSCOPE_LIBINJECT_CAPTURE_WINDOW_H_
 
@@ -17,7 +24,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "libinject/config.h"
 #include "proto/writer/trace_records.h"
@@ -29,6 +35,7 @@ struct CaptureWindowOptions {
   uint64_t delay_ns = 0;
   uint64_t duration_ns = 0;  // 0 = no limit
   uint32_t max_windows = 1;  // 0 = no limit
+  uint64_t max_open_ns = 0;  // all windows together; 0 = no limit
   std::string nvtx_name;
   std::string nvtx_domain;   // empty = default domain
 
@@ -47,11 +54,16 @@ class CaptureWindow {
   Edge Tick(uint64_t now_ns);
   Edge ProfilerStart(uint64_t now_ns);
   Edge ProfilerStop(uint64_t now_ns);
-  // `thread` identifies the OS thread; `domain` is empty for the default domain.
-  Edge NvtxPush(uint64_t thread, std::string_view name, std::string_view domain,
-                uint64_t now_ns);
-  Edge NvtxPop(uint64_t thread, std::string_view domain, uint64_t now_ns);
+  // The capture range was pushed at `depth` (0 = outermost in its domain) on OS thread
+  // `thread`; and a range of the capture domain at `depth` was popped on `thread`. The caller
+  // matches names, domains and depths (NvtxRangeMatch) without the window's lock.
+  Edge NvtxPush(uint64_t thread, uint32_t depth, uint64_t now_ns);
+  Edge NvtxPop(uint64_t thread, uint32_t depth, uint64_t now_ns);
   Edge Signal(uint64_t now_ns);
+  // `warpscope start` (true) / `stop` (false).
+  Edge Control(bool start, uint64_t now_ns);
+  // --max-size reached: closes the open window (trigger LIMIT); later ones may open.
+  Edge SizeLimit(uint64_t now_ns) { return Close(now_ns, CaptureTrigger::kLimit); }
   // Process end / detach: closes an open window (trigger PROCESS or the given one).
   Edge Finish(uint64_t now_ns, CaptureTrigger trigger = CaptureTrigger::kProcess);
 
@@ -59,12 +71,20 @@ class CaptureWindow {
   // No window can open any more (max_windows reached or finished).
   bool exhausted() const { return finished_ || (options_.max_windows != 0 && windows_ >= options_.max_windows && !open_); }
   uint32_t windows_opened() const { return windows_; }
+  // How long windows have been open in all, up to `now_ns`.
+  uint64_t open_ns(uint64_t now_ns) const {
+    return closed_open_ns_ + (open_ && now_ns > opened_at_ns_ ? now_ns - opened_at_ns_ : 0);
+  }
+  // The window was closed for good by --max-duration.
+  bool limited() const { return limited_; }
   // Absolute time at which Tick must be called next; 0 = none pending.
   uint64_t next_deadline_ns() const;
-  // Whether NVTX push/pop events matter now (so callers can skip the work otherwise).
-  // The thread and nesting depth (0 = outermost) of the push that opened the current window.
+  // The thread and nesting depth (0 = outermost) of the push that opened the current window;
+  // nvtx_window_open() is false when no window is open or a control command opened it.
+  bool nvtx_window_open() const { return open_ && nvtx_open_depth_ != 0; }
   uint64_t nvtx_window_thread() const { return nvtx_thread_; }
   uint32_t nvtx_window_depth() const { return nvtx_open_depth_ ? nvtx_open_depth_ - 1 : 0; }
+  // Whether NVTX push/pop events matter now (so callers can skip the work otherwise).
   bool wants_nvtx() const { return options_.range == CaptureRange::kNvtx && !exhausted(); }
 
  private:
@@ -78,8 +98,9 @@ class CaptureWindow {
   bool finished_ = false;
   uint32_t windows_ = 0;
   uint64_t opened_at_ns_ = 0;
-  // NVTX: per-thread push depth in the capture domain, and where the window's range sits.
-  std::unordered_map<uint64_t, uint32_t> nvtx_depth_;
+  uint64_t closed_open_ns_ = 0;  // time spent open by the windows already closed
+  bool limited_ = false;
+  // NVTX: where the window's range sits.
   uint64_t nvtx_thread_ = 0;
   uint32_t nvtx_open_depth_ = 0;  // depth of the push that opened the window + 1; 0 = none
 };

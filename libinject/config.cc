@@ -92,8 +92,10 @@ bool ParseCaptureRange(std::string_view text, CaptureRange* out, std::string* wh
     *out = CaptureRange::kNvtx;
   } else if (s == "signal") {
     *out = CaptureRange::kSignal;
+  } else if (s == "control") {
+    *out = CaptureRange::kControl;
   } else {
-    *what = "a capture range (none, cudaProfilerApi, nvtx, signal)";
+    *what = "a capture range (none, cudaProfilerApi, nvtx, signal, control)";
     return false;
   }
   return true;
@@ -243,12 +245,59 @@ bool ParseClock(std::string_view text, bool* monotonic, std::string* what) {
   return true;
 }
 
+bool ParseBytes(std::string_view text, uint64_t* out, std::string* what) {
+  *what = "a size in bytes (e.g. 0, 512M, 2G; units K, M, G, T are binary; at most 1P)";
+  std::string s(Trim(text));
+  double scale = 1;
+  if (s.size() > 3 && (s.ends_with("KiB") || s.ends_with("MiB") || s.ends_with("GiB") ||
+                       s.ends_with("TiB"))) {
+    s.resize(s.size() - 2);
+  } else if (s.size() > 1 && s.back() == 'B') {
+    s.pop_back();
+  }
+  if (!s.empty()) {
+    const char unit = s.back();
+    const double k = 1024.0;
+    if (unit == 'K' || unit == 'k') scale = k;
+    if (unit == 'M') scale = k * k;
+    if (unit == 'G') scale = k * k * k;
+    if (unit == 'T') scale = k * k * k * k;
+    if (scale != 1) s.pop_back();
+  }
+  char* end = nullptr;
+  errno = 0;
+  const double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+  if (s.empty() || errno != 0 || end == nullptr || *end != '\0' || !std::isfinite(v) || v < 0) {
+    return false;
+  }
+  const double bytes = std::floor(v * scale);
+  if (bytes > 1024.0 * 1024 * 1024 * 1024 * 1024) return false;
+  *out = static_cast<uint64_t>(bytes);
+  return true;
+}
+
+bool ParseFactor(std::string_view text, double* out, std::string* what) {
+  *what = "a factor greater than 1 and at most 1000 (e.g. 2.5)";
+  std::string s(Trim(text));
+  if (s.size() > 1 && (s.back() == 'x' || s.back() == 'X')) s.pop_back();
+  char* end = nullptr;
+  errno = 0;
+  const double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+  if (s.empty() || errno != 0 || end == nullptr || *end != '\0' || !std::isfinite(v) || v <= 1 ||
+      v > 1000) {
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
 std::string_view CaptureRangeName(CaptureRange range) {
   switch (range) {
     case CaptureRange::kNone: return "none";
     case CaptureRange::kProfilerApi: return "cudaProfilerApi";
     case CaptureRange::kNvtx: return "nvtx";
     case CaptureRange::kSignal: return "signal";
+    case CaptureRange::kControl: return "control";
   }
   return "none";
 }
@@ -342,6 +391,30 @@ bool ApplyLibrarySetting(const SettingSpec& spec, std::string_view v, Config* c,
     case SettingId::kHandleSignals:
       ok = ParseBool(v, &c->handle_signals, &what);
       break;
+    case SettingId::kMaxSize:
+      ok = ParseBytes(v, &c->max_size_bytes, &what);
+      break;
+    case SettingId::kMaxDuration:
+      ok = ParseSeconds(v, &c->max_duration_s, &what);
+      break;
+    case SettingId::kFlightRecorder:
+      ok = ParseSeconds(v, &c->flight_recorder_s, &what);
+      break;
+    case SettingId::kFlightRecorderMb:
+      ok = ParseUint(v, spec.min, spec.max, &c->flight_recorder_mb);
+      break;
+    case SettingId::kSlowStep:
+      ok = ParseNvtxCapture(v, &c->slow_step_name, &c->slow_step_domain, &what);
+      break;
+    case SettingId::kSlowStepThreshold:
+      ok = ParseSeconds(v, &c->slow_step_threshold_s, &what);
+      break;
+    case SettingId::kSlowStepFactor:
+      ok = ParseFactor(v, &c->slow_step_factor, &what);
+      break;
+    case SettingId::kControl:
+      ok = ParseBool(v, &c->control, &what);
+      break;
     default:
       return true;  // not a library setting
   }
@@ -382,6 +455,23 @@ bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, SettingError* error)
     return refuse(SettingId::kCaptureRangeEnd,
                   " needs a capture range (WARPSCOPE_CAPTURE_RANGE=cudaProfilerApi, nvtx or "
                   "signal)");
+  }
+  if (!c.slow_step_name.empty() && c.flight_recorder_s == 0) {
+    return refuse(SettingId::kSlowStep,
+                  " needs the flight recorder (WARPSCOPE_FLIGHT_RECORDER=SECONDS): a slow step "
+                  "dumps the events it holds");
+  }
+  if (c.flight_recorder_s > 0 && c.capture_range != CaptureRange::kNone &&
+      c.capture_range != CaptureRange::kSignal) {
+    return refuse(SettingId::kFlightRecorder,
+                  " records all the time and writes on a trigger: it takes no capture range "
+                  "but none, or signal (the capture signal then asks for a dump)");
+  }
+  if (c.flight_recorder_s > 0 && (c.duration_s > 0 || c.max_size_bytes > 0 ||
+                                  c.max_duration_s > 0)) {
+    return refuse(SettingId::kFlightRecorder,
+                  " holds the last SECONDS of events: --duration, --max-size and --max-duration "
+                  "do not apply to it");
   }
   if (c.capture_range == CaptureRange::kSignal && c.handle_signals &&
       (c.capture_signal == SIGINT || c.capture_signal == SIGTERM || c.capture_signal == SIGHUP)) {

@@ -18,7 +18,7 @@
 
 namespace warpscope {
 
-enum class CaptureRange { kNone, kProfilerApi, kNvtx, kSignal };
+enum class CaptureRange { kNone, kProfilerApi, kNvtx, kSignal, kControl };
 enum class CaptureRangeEnd { kStop, kRepeat };
 enum class LogLevel { kError = 0, kWarning = 1, kInfo = 2, kDebug = 3 };
 
@@ -46,6 +46,15 @@ struct Config {
   bool handle_signals = true;           // flush on SIGINT/SIGTERM/SIGHUP, then re-raise
   LogLevel log_level = LogLevel::kWarning;
   bool quiet = false;                   // only errors on stderr
+  uint64_t max_size_bytes = 0;          // a window closes after writing this much; 0 = no cap
+  double max_duration_s = 0;            // all windows together; 0 = no cap
+  double flight_recorder_s = 0;         // > 0: events go to a ring of this many seconds
+  uint32_t flight_recorder_mb = 256;    // the ring's memory cap
+  std::string slow_step_name;           // the step range of the flight recorder's trigger
+  std::string slow_step_domain;
+  double slow_step_threshold_s = 0;     // a step longer than this is slow; 0 = factor only
+  double slow_step_factor = 3;          // a step longer than this times the median is slow
+  bool control = true;                  // the control channel (warpscope start/stop/dump)
 
   // The variables as given, for the trace header (WARPSCOPE_* only).
   std::vector<std::pair<std::string, std::string>> raw;
@@ -81,6 +90,10 @@ bool ParseNvtxCapture(std::string_view text, std::string* name, std::string* dom
 bool ParseSignal(std::string_view text, int* out, std::string* what);
 bool ParseLogLevel(std::string_view text, LogLevel* out, std::string* what);
 bool ParseClock(std::string_view text, bool* monotonic, std::string* what);
+// A size in bytes, with an optional binary unit: 0, 4096, 512K, 64M, 2G, 1T (at most 1 PiB).
+bool ParseBytes(std::string_view text, uint64_t* out, std::string* what);
+// A factor K with 1 < K <= 1000 (e.g. 2, 2.5).
+bool ParseFactor(std::string_view text, double* out, std::string* what);
 
 std::string_view CaptureRangeName(CaptureRange range);
 std::string TraceKindsString(const TraceKinds& kinds);

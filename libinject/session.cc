@@ -36,6 +36,7 @@
 #include "libinject/collector_set.h"
 #include "libinject/config.h"
 #include "libinject/log.h"
+#include "libinject/nvtx_range_match.h"
 #include "libinject/trace_header.h"
 #include "libinject/trace_name.h"
 #include "proto/settings/settings.h"
@@ -142,6 +143,12 @@ class Session final : public SessionListener, public SessionServices {
   std::atomic<bool> running_{false};  // Start() completed: subscribed, trace open
   std::atomic<bool> shut_down_{false};
   std::atomic<bool> nvtx_live_{false};  // window_->wants_nvtx(), readable without window_mu_
+  NvtxRangeMatch capture_match_;         // the -p range; set before CUPTI sends NVTX events
+  // Where the window's NVTX range sits (thread, depth), published by ApplyEdge so that a pop
+  // can tell without the lock whether it may close the window.
+  std::atomic<bool> nvtx_window_open_{false};
+  std::atomic<uint64_t> nvtx_window_thread_{0};
+  std::atomic<uint32_t> nvtx_window_depth_{0};
   std::atomic<bool> forked_child_{false};
   std::thread watcher_;
   std::thread::id watcher_id_;
@@ -156,6 +163,11 @@ class Session final : public SessionListener, public SessionServices {
 };
 
 Session* g_session = nullptr;
+
+// Each thread's NVTX push depth in the capture range's domain, counted without a lock: only
+// the push of the capture range's name, and the pop that may end the window's range, take
+// the window's lock (NvtxRangeMatch).
+thread_local uint32_t t_capture_depth = 0;
 
 // `warpscope record` passes its launch time (CLOCK_MONOTONIC) so that --delay counts from
 // program start: moves it into the trace clock by the time elapsed since.
@@ -223,6 +235,9 @@ void Session::Start() {
 }
 
 void Session::SetCollectorOptions() {
+  if (config_.capture_range == CaptureRange::kNvtx) {
+    capture_match_ = NvtxRangeMatch(config_.nvtx_range_name, config_.nvtx_range_domain);
+  }
   collector_options_.profiler_api_callbacks = config_.capture_range == CaptureRange::kProfilerApi;
   collector_options_.nvtx_callbacks = config_.capture_range == CaptureRange::kNvtx;
   collector_options_.nvtx_range_name = config_.nvtx_range_name;
@@ -299,6 +314,11 @@ void Session::ApplyEdge(const CaptureWindow::Edge& edge) {
   // Every change of the window goes through here (under window_mu_): publish whether NVTX
   // events can still matter, so the NVTX callbacks skip the lock once they cannot.
   nvtx_live_.store(window_ != nullptr && window_->wants_nvtx(), std::memory_order_relaxed);
+  if (window_ != nullptr) {
+    nvtx_window_thread_.store(window_->nvtx_window_thread(), std::memory_order_relaxed);
+    nvtx_window_depth_.store(window_->nvtx_window_depth(), std::memory_order_relaxed);
+    nvtx_window_open_.store(window_->nvtx_window_open(), std::memory_order_release);
+  }
   if (!edge) return;
   if (edge->begin) {
     collectors_.OnCaptureOpening(*edge, window_->nvtx_window_thread(), window_->nvtx_window_depth());
@@ -506,17 +526,26 @@ void Session::OnProfilerApi(bool start) {
 
 void Session::OnNvtxPush(uint32_t os_tid, std::string_view name, std::string_view domain) {
   if (!nvtx_live_.load(std::memory_order_relaxed)) return;
-  if (forked_child_.load() || shut_down_.load()) return;
+  const std::optional<uint32_t> depth = capture_match_.Push(t_capture_depth, name, domain);
+  if (!depth || forked_child_.load() || shut_down_.load()) return;
   std::lock_guard<std::mutex> lock(window_mu_);
   if (!window_->wants_nvtx()) return;
-  ApplyEdge(window_->NvtxPush(os_tid, name, domain, TraceClockNs()));
+  ApplyEdge(window_->NvtxPush(os_tid, *depth, TraceClockNs()));
 }
 
 void Session::OnNvtxPop(uint32_t os_tid, std::string_view domain) {
   if (!nvtx_live_.load(std::memory_order_relaxed)) return;
+  const std::optional<uint32_t> depth = capture_match_.Pop(t_capture_depth, domain);
+  // Only the pop of the range that opened the window, on its thread and at its depth, can
+  // close it; the pushing thread published both before its push returned.
+  if (!depth || !nvtx_window_open_.load(std::memory_order_acquire) ||
+      nvtx_window_thread_.load(std::memory_order_relaxed) != os_tid ||
+      nvtx_window_depth_.load(std::memory_order_relaxed) != *depth) {
+    return;
+  }
   if (forked_child_.load() || shut_down_.load()) return;
   std::lock_guard<std::mutex> lock(window_mu_);
-  ApplyEdge(window_->NvtxPop(os_tid, domain, TraceClockNs()));
+  ApplyEdge(window_->NvtxPop(os_tid, *depth, TraceClockNs()));
 }
 
 }  // namespace

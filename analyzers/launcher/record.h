@@ -22,6 +22,10 @@ struct RecordRequest {
   std::optional<std::string> delay, duration, capture_range, nvtx_capture, capture_range_end,
       trace, capture_signal, flush_interval_ms, buffer_size_mb, device_buffer_mb, log_level;
   bool quiet = false;
+  // --max-size, --max-duration, --flight-recorder, --flight-recorder-mb, --slow-step,
+  // --slow-step-threshold, --slow-step-factor
+  std::optional<std::string> max_size, max_duration, flight_recorder, flight_recorder_mb,
+      slow_step, slow_step_threshold, slow_step_factor;
   bool pm_sampling = false;  // --pm-sampling: PM sampling collector on
   std::optional<std::string> pm_interval, pm_metrics, pm_buffer;
   bool pc_sampling = false;  // --pc-sampling: PC sampling collector on

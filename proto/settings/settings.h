@@ -33,6 +33,14 @@ enum class SettingId {
   kDeviceBufferMb,
   kLogLevel,
   kQuiet,
+  kMaxSize,
+  kMaxDuration,
+  kFlightRecorder,
+  kFlightRecorderMb,
+  kSlowStep,
+  kSlowStepThreshold,
+  kSlowStepFactor,
+  kControl,
   kPmSampling,
   kPmInterval,
   kPmMetrics,
@@ -83,6 +91,8 @@ enum class SettingParser {
   kPmEvaluation,     // ParsePmEvaluation
   kPcPeriod,         // 0, or a whole number in [min, max] (collectors/pc_sampling)
   kStackCalls,       // ParseStackCalls (collectors/stacks/stack_config.h)
+  kBytes,            // ParseBytes (libinject/config.h)
+  kFactor,           // ParseFactor
   kText,             // any text (paths, numbers set by the launcher): not checked
 };
 
@@ -169,6 +179,36 @@ inline constexpr auto kSessionRows = std::to_array<SettingSpec>({
      "error | warning | info | debug (library messages)", P::kLogLevel, O::kLibrary},
     {S::kQuiet, "WARPSCOPE_QUIET", "quiet", "q", true, "", "0", "",
      "library prints errors only; record prints no summary", P::kBool, O::kLibrary},
+});
+
+// Long jobs: caps on what windows write, the flight recorder, the control channel.
+inline constexpr auto kLongJobRows = std::to_array<SettingSpec>({
+    {S::kMaxSize, "WARPSCOPE_MAX_SIZE", "max-size", "", false, "BYTES", "0", "",
+     "close a capture window once it has written this much (e.g. 2G); 0 = no cap", P::kBytes,
+     O::kLibrary},
+    {S::kMaxDuration, "WARPSCOPE_MAX_DURATION", "max-duration", "", false, "SECONDS", "0", "",
+     "stop capturing once windows have been open this long in all; 0 = no cap", P::kSeconds,
+     O::kLibrary},
+    {S::kFlightRecorder, "WARPSCOPE_FLIGHT_RECORDER", "flight-recorder", "", false, "SECONDS",
+     "0", "",
+     "keep the last SECONDS of events in memory; write them only when asked (dump, signal, "
+     "slow step, exit, crash)",
+     P::kSeconds, O::kLibrary},
+    {S::kFlightRecorderMb, "WARPSCOPE_FLIGHT_RECORDER_MB", "flight-recorder-mb", "", false, "MB",
+     "256", "", "memory cap of the flight recorder's events (4-65536 MiB)", P::kWholeNumber,
+     O::kLibrary, 4, 65536, " is not a memory size in MiB (4-65536)"},
+    {S::kSlowStep, "WARPSCOPE_SLOW_STEP", "slow-step", "", false, "RANGE[@DOMAIN]", "", "",
+     "the NVTX push/pop range that is one step: a slow one dumps the flight recorder",
+     P::kNvtxCapture, O::kLibrary},
+    {S::kSlowStepThreshold, "WARPSCOPE_SLOW_STEP_THRESHOLD", "slow-step-threshold", "", false,
+     "SECONDS", "0", "", "a step longer than this is slow (e.g. 500ms); 0 = by the factor only",
+     P::kSeconds, O::kLibrary},
+    {S::kSlowStepFactor, "WARPSCOPE_SLOW_STEP_FACTOR", "slow-step-factor", "", false, "K", "3",
+     "", "a step longer than K times the median of the steps before it is slow (1 < K <= 1000)",
+     P::kFactor, O::kLibrary},
+    {S::kControl, "WARPSCOPE_CONTROL", "", "", false, "", "1", "",
+     "listen for warpscope start/stop/dump/status from the process's own user (and root)",
+     P::kBool, O::kLibrary},
 });
 
 // PM and PC sampling, each off unless asked for.
@@ -273,7 +313,7 @@ constexpr std::array<SettingSpec, (N + ...)> JoinRows(const std::array<SettingSp
   return rows;
 }
 
-inline constexpr auto kRows = JoinRows(kSessionRows, kSamplingRows, kStackRows, kTuningRows, kOutsideRows);
+inline constexpr auto kRows = JoinRows(kSessionRows, kLongJobRows, kSamplingRows, kStackRows, kTuningRows, kOutsideRows);
 static_assert(kRows.size() == static_cast<size_t>(SettingId::kCount),
               "one row per SettingId");
 }  // namespace settings_internal

@@ -6,6 +6,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace warpscope {
 namespace {
@@ -175,6 +177,61 @@ TEST(ConfigTest, CrossFieldChecks) {
   Env signal_clash;
   signal_clash.vars = {{"WARPSCOPE_CAPTURE_RANGE", "signal"}, {"WARPSCOPE_CAPTURE_SIGNAL", "TERM"}};
   EXPECT_FALSE(ParseConfig(signal_clash.fn(), &c, &error));
+}
+
+TEST(ConfigTest, LongJobSettings) {
+  Env env;
+  env.vars = {{"WARPSCOPE_CAPTURE_RANGE", "control"},
+              {"WARPSCOPE_CAPTURE_RANGE_END", "repeat"},
+              {"WARPSCOPE_MAX_SIZE", "1.5G"},
+              {"WARPSCOPE_MAX_DURATION", "10m"},
+              {"WARPSCOPE_CONTROL", "0"}};
+  Config c;
+  std::string error;
+  ASSERT_TRUE(ParseConfig(env.fn(), &c, &error)) << error;
+  EXPECT_EQ(c.capture_range, CaptureRange::kControl);
+  EXPECT_EQ(c.max_size_bytes, 1610612736u);
+  EXPECT_EQ(c.max_duration_s, 600);
+  EXPECT_FALSE(c.control);
+
+  Env flight;
+  flight.vars = {{"WARPSCOPE_FLIGHT_RECORDER", "30"},
+                 {"WARPSCOPE_FLIGHT_RECORDER_MB", "512"},
+                 {"WARPSCOPE_SLOW_STEP", "train_step@app"},
+                 {"WARPSCOPE_SLOW_STEP_THRESHOLD", "500ms"},
+                 {"WARPSCOPE_SLOW_STEP_FACTOR", "2.5x"}};
+  ASSERT_TRUE(ParseConfig(flight.fn(), &c, &error)) << error;
+  EXPECT_EQ(c.flight_recorder_s, 30);
+  EXPECT_EQ(c.flight_recorder_mb, 512u);
+  EXPECT_EQ(c.slow_step_name, "train_step");
+  EXPECT_EQ(c.slow_step_domain, "app");
+  EXPECT_EQ(c.slow_step_threshold_s, 0.5);
+  EXPECT_EQ(c.slow_step_factor, 2.5);
+}
+
+TEST(ConfigTest, LongJobRefusals) {
+  const std::vector<std::pair<std::map<std::string, std::string>, std::string>> cases = {
+      {{{"WARPSCOPE_MAX_SIZE", "2X"}}, "WARPSCOPE_MAX_SIZE='2X' is not a size in bytes"},
+      {{{"WARPSCOPE_MAX_SIZE", "-1"}}, "is not a size in bytes"},
+      {{{"WARPSCOPE_MAX_SIZE", "2P"}}, "is not a size in bytes"},
+      {{{"WARPSCOPE_SLOW_STEP_FACTOR", "1"}}, "is not a factor greater than 1"},
+      {{{"WARPSCOPE_SLOW_STEP_FACTOR", "abc"}}, "is not a factor greater than 1"},
+      {{{"WARPSCOPE_FLIGHT_RECORDER_MB", "2"}}, "is not a memory size in MiB (4-65536)"},
+      {{{"WARPSCOPE_SLOW_STEP", "train_step"}}, "needs the flight recorder"},
+      {{{"WARPSCOPE_FLIGHT_RECORDER", "30"}, {"WARPSCOPE_CAPTURE_RANGE", "cudaProfilerApi"}},
+       "takes no capture range but none, or signal"},
+      {{{"WARPSCOPE_FLIGHT_RECORDER", "30"}, {"WARPSCOPE_MAX_SIZE", "1G"}},
+       "do not apply to it"},
+      {{{"WARPSCOPE_CAPTURE_RANGE", "sometimes"}}, "(none, cudaProfilerApi, nvtx, signal, control)"},
+  };
+  for (const auto& [vars, expected] : cases) {
+    Env env;
+    env.vars = vars;
+    Config c;
+    std::string error;
+    EXPECT_FALSE(ParseConfig(env.fn(), &c, &error)) << expected;
+    EXPECT_NE(error.find(expected), std::string::npos) << error;
+  }
 }
 
 TEST(ConfigTest, SignalNames) {

@@ -148,6 +148,14 @@ TEST(SettingsTableTest, StructDefaultsAreTheTables) {
   EXPECT_EQ(parsed.handle_signals, initial.handle_signals);
   EXPECT_EQ(parsed.log_level, initial.log_level);
   EXPECT_EQ(parsed.quiet, initial.quiet);
+  EXPECT_EQ(parsed.max_size_bytes, initial.max_size_bytes);
+  EXPECT_EQ(parsed.max_duration_s, initial.max_duration_s);
+  EXPECT_EQ(parsed.flight_recorder_s, initial.flight_recorder_s);
+  EXPECT_EQ(parsed.flight_recorder_mb, initial.flight_recorder_mb);
+  EXPECT_EQ(parsed.slow_step_name, initial.slow_step_name);
+  EXPECT_EQ(parsed.slow_step_threshold_s, initial.slow_step_threshold_s);
+  EXPECT_EQ(parsed.slow_step_factor, initial.slow_step_factor);
+  EXPECT_EQ(parsed.control, initial.control);
 
   PmSamplingConfig pm;
   PcSamplingConfig pc;
