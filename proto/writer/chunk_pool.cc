@@ -1,6 +1,7 @@
 // The chunk pool: fixed-size chunks, allocated on first need up to the memory bound, that
-// packets are reserved in whole; full chunks go to the writer thread's queue and come back
-// to the free list once written. All with the writer's lock held.
+// packets are reserved in whole; full chunks go to the writer thread's queue (or the flight
+// recorder's ring) and come back to the free list once written (or aged out, or dumped).
+// All with the writer's lock held.
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -13,24 +14,45 @@ namespace warpscope {
 using writer_internal::Chunk;
 
 Chunk* TraceWriter::Impl::AcquireChunk() {
+  Chunk* c = nullptr;
   if (!free_chunks.empty()) {
-    Chunk* c = free_chunks.back();
+    c = free_chunks.back();
     free_chunks.pop_back();
-    return c;
+  } else if (chunks.size() < max_chunks) {
+    // Chunks are allocated on first need, so a short trace does not hold 64 MiB.
+    auto chunk = std::unique_ptr<Chunk>(new (std::nothrow) Chunk);
+    if (chunk != nullptr) chunk->data.reset(new (std::nothrow) uint8_t[chunk_bytes]);
+    if (chunk != nullptr && chunk->data != nullptr) {
+      chunks.push_back(std::move(chunk));  // Capacity reserved in Open: does not allocate.
+      c = chunks.back().get();
+    }
   }
-  if (chunks.size() >= max_chunks) return nullptr;
-  // Chunks are allocated on first need, so a short trace does not hold 64 MiB.
-  auto chunk = std::unique_ptr<Chunk>(new (std::nothrow) Chunk);
-  if (chunk == nullptr) return nullptr;
-  chunk->data.reset(new (std::nothrow) uint8_t[chunk_bytes]);
-  if (chunk->data == nullptr) return nullptr;
-  chunks.push_back(std::move(chunk));  // Capacity reserved in Open: does not allocate.
-  return chunks.back().get();
+  if (ring_mode) {
+    if (c == nullptr) c = EvictOldest();
+    if (c != nullptr) c->first_commit_ns = RingNow();
+  }
+  return c;
+}
+
+bool TraceWriter::Impl::KeepDefinition(size_t size, uint32_t field) {
+  if (!kept.Keep(current->data.get() + current->used, size, field)) {
+    definitions_not_kept.Add(1);
+    return false;
+  }
+  definitions_kept_bytes.Set(kept.memory_bytes());
+  if (!ring_mode) return false;
+  packets[field].Add(1);
+  return true;
 }
 
 void TraceWriter::Impl::SubmitCurrent() {
   if (current == nullptr) return;
   if (current->used == 0) return;
+  if (ring_mode) {
+    HandToRing(current);
+    current = nullptr;
+    return;
+  }
   queue.push_back(current);  // Capacity max_chunks: does not allocate.
   current = nullptr;
   buffer_high_water.Max(bytes_committed - bytes_done);

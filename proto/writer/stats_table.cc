@@ -9,7 +9,7 @@
 namespace warpscope {
 namespace {
 
-constexpr std::array<const StatDef*, 89> kAllStats = {
+constexpr std::array<const StatDef*, 94> kAllStats = {
     &stats::kWriterEventsWritten,
     &stats::kWriterEventsWrittenKind,
     &stats::kWriterBytesWritten,
@@ -23,6 +23,11 @@ constexpr std::array<const StatDef*, 89> kAllStats = {
     &stats::kWriterInternTableFull,
     &stats::kWriterPcBatchesSplit,
     &stats::kWriterWriteErrors,
+    &stats::kWriterDefinitionsKeptBytes,
+    &stats::kWriterDefinitionsNotKept,
+    &stats::kWriterRingEvictedEvents,
+    &stats::kWriterRingDumps,
+    &stats::kWriterRingHeldHighWater,
     &stats::kCollectorErrors,
     &stats::kActivityBuffers,
     &stats::kActivityRecords,

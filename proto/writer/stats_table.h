@@ -30,7 +30,8 @@ constexpr Severity kDataLoss = Severity::kDataLoss;
 constexpr Severity kError = Severity::kError;
 
 // ---- The trace writer (proto/writer). The first five are in every Stats packet, the others
-// once they are non-zero.
+// once they are non-zero. events_written (and per kind) and bytes_written describe the file
+// they are in; the others count from Open.
 // Every counter of events the writer dropped starts with this.
 inline constexpr std::string_view kWriterDroppedPrefix = "writer.events_dropped.";
 inline constexpr StatDef kWriterEventsWritten{
@@ -68,6 +69,20 @@ inline constexpr StatDef kWriterPcBatchesSplit{
     "PC sample batches spread over several packets to fit a chunk"};
 inline constexpr StatDef kWriterWriteErrors{"writer.write_errors", kError,
                                             "write(2)/close(2) failed; writing stopped"};
+inline constexpr StatDef kWriterDefinitionsKeptBytes{
+    "writer.definitions_kept_bytes", kInfo,
+    "memory holding the definitions kept for next files and flight-recorder dumps"};
+inline constexpr StatDef kWriterDefinitionsNotKept{
+    "writer.definitions_not_kept", kDataLoss,
+    "definitions past the bound on kept ones: files begun later may lack what they refer to"};
+inline constexpr StatDef kWriterRingEvictedEvents{
+    "writer.ring_evicted_events", kInfo,
+    "flight recorder: events let go before their time to make room (the window held is shorter)"};
+inline constexpr StatDef kWriterRingDumps{"writer.ring_dumps", kInfo,
+                                          "flight recorder: dumps written"};
+inline constexpr StatDef kWriterRingHeldHighWater{
+    "writer.ring_held_high_water_bytes", kInfo,
+    "flight recorder: most bytes of events held at once"};
 
 // ---- The session (libinject).
 inline constexpr StatDef kCollectorErrors{"collector_errors.<collector>", kError,

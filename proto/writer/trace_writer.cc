@@ -52,6 +52,12 @@ std::unique_ptr<TraceWriter::Impl> NewImpl(const TraceWriterOptions& options,
     SizeSink header_size;
     EncodeHeader(header_size, header, kFormatMajor, kFormatMinor);
     impl->chunk_bytes = std::clamp<size_t>(options.chunk_bytes, kMinChunkBytes, size_t{1} << 30);
+    impl->ring_mode = options.ring_ns > 0;
+    if (impl->ring_mode) {
+      // Small chunks: the ring gives up and ages out its oldest events a chunk at a time.
+      impl->chunk_bytes = std::min(
+          impl->chunk_bytes, std::max<size_t>(64 << 10, options.max_buffered_bytes / 256));
+    }
     impl->chunk_bytes =
         std::max(impl->chunk_bytes, PacketSize(Packet::kHeader, header_size.size()));
     impl->max_chunks = std::max<size_t>(2, options.max_buffered_bytes / impl->chunk_bytes);
@@ -59,6 +65,12 @@ std::unique_ptr<TraceWriter::Impl> NewImpl(const TraceWriterOptions& options,
     impl->flush_interval = std::chrono::milliseconds(std::clamp<uint32_t>(flush_ms, 10, 1000));
     impl->stats_interval = std::chrono::milliseconds(options.stats_interval_ms);
     impl->close_timeout = std::chrono::milliseconds(std::max<uint32_t>(1, options.close_timeout_ms));
+    impl->force_overwrite = options.force_overwrite;
+    impl->keep_definitions = options.keep_definitions || impl->ring_mode;
+    impl->kept = writer_internal::KeptDefinitions(options.max_kept_definition_bytes);
+    impl->ring_ns = options.ring_ns;
+    impl->ring_clock = options.ring_clock;
+    if (impl->ring_mode) impl->ring.Init(impl->max_chunks);
     impl->chunks.reserve(impl->max_chunks);
     impl->free_chunks.reserve(impl->max_chunks);
     impl->queue.reserve(impl->max_chunks);
@@ -83,24 +95,33 @@ std::string NameIfTaken(const TraceWriterOptions& options) {
   }
 }
 
+// O_NOFOLLOW: never write through a symbolic link. A link planted at a predictable name in
+// a shared directory (warpscope_<pid>.wst in /tmp) would otherwise have -f truncate
+// whatever it points at. O_EXCL already refuses a link; -f's O_TRUNC would follow one.
+constexpr int kCreateFlags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW;
+
 // Creates the trace file at *path (options.path, or the name rename_if_exists gave); on
 // failure -1 and *error says why and what to do. *created: the file did not exist before.
 int CreateTraceFile(const TraceWriterOptions& options, std::string* path, bool* created,
                     std::string* error) {
-  // O_NOFOLLOW: never write through a symbolic link. A link planted at a predictable name in
-  // a shared directory (warpscope_<pid>.wst in /tmp) would otherwise have -f truncate
-  // whatever it points at. O_EXCL already refuses a link; -f's O_TRUNC would follow one.
-  constexpr int kFlags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW;
   *path = options.path;
   if (options.rename_if_exists) {
-    const int fd = ::open(path->c_str(), kFlags | O_EXCL, 0644);
+    const int fd = ::open(path->c_str(), kCreateFlags | O_EXCL, 0644);
     const int err = errno;
     *created = fd >= 0;
     if (fd >= 0) return fd;
     if (err == EEXIST && !IsDirectory(*path)) *path = NameIfTaken(options);
   }
-  const int fd = ::open(path->c_str(), kFlags | (options.force_overwrite ? O_TRUNC : O_EXCL), 0644);
-  *created = fd >= 0 && !options.force_overwrite;
+  return writer_internal::CreateTraceFileAt(*path, options.force_overwrite, created, error);
+}
+
+}  // namespace
+
+int writer_internal::CreateTraceFileAt(const std::string& path_in, bool force_overwrite,
+                                       bool* created, std::string* error) {
+  const std::string* path = &path_in;
+  const int fd = ::open(path->c_str(), kCreateFlags | (force_overwrite ? O_TRUNC : O_EXCL), 0644);
+  *created = fd >= 0 && !force_overwrite;
   if (fd >= 0) return fd;
   const int err = errno;
   struct stat link {};
@@ -121,6 +142,8 @@ int CreateTraceFile(const TraceWriterOptions& options, std::string* path, bool* 
   }
   return -1;
 }
+
+namespace {
 
 // Removes the file at Close when remove_if_no_work asks for it and it holds no work; only the
 // regular file Open got, and only while `path` still names it.
@@ -145,6 +168,12 @@ bool WriteHeaderNow(TraceWriter::Impl& w, const HeaderRecord& header, std::strin
     return false;
   }
   Chunk* c = w.current;
+  try {
+    w.header_packet.assign(c->data.get(), c->data.get() + c->used);
+  } catch (...) {
+    *error = "warpscope: out of memory for the trace buffer; tracing is off";
+    return false;
+  }
   int err = 0;
   if (!w.ReserveBlocks(c->used, &err) || !w.WriteAll(c->data.get(), c->used, &err)) {
     *error = "warpscope: cannot write trace " + w.path + ": " + ErrnoText(err) +
@@ -157,6 +186,18 @@ bool WriteHeaderNow(TraceWriter::Impl& w, const HeaderRecord& header, std::strin
   c->flushed = c->used;
   c->events_flushed = c->events;
   return true;
+}
+
+bool EncodeHeaderOnly(TraceWriter::Impl& w, const HeaderRecord& header, std::string* error) {
+  try {
+    TraceWriter::Impl::AppendPacket(&w.header_packet, Packet::kHeader, [&](auto& s) {
+      EncodeHeader(s, header, kFormatMajor, kFormatMinor);
+    });
+    return true;
+  } catch (...) {
+    *error = "warpscope: out of memory setting up the trace writer; tracing is off";
+    return false;
+  }
 }
 
 // Starts the writer thread with every signal blocked: the host program's handlers must not
@@ -196,6 +237,15 @@ std::unique_ptr<TraceWriter> TraceWriter::Open(const TraceWriterOptions& options
   if (impl == nullptr) {
     *error = "warpscope: out of memory setting up the trace writer; tracing is off";
     return nullptr;
+  }
+  if (impl->ring_mode) {
+    // A flight recorder touches no file until a dump: the header is only encoded.
+    if (!EncodeHeaderOnly(*impl, header, error)) return nullptr;
+    if (!StartWriterThread(*impl)) {
+      *error = "warpscope: cannot start the trace writer thread; tracing is off";
+      return nullptr;
+    }
+    return std::unique_ptr<TraceWriter>(new TraceWriter(std::move(impl)));
   }
   impl->fd = CreateTraceFile(options, &impl->path, &impl->created_file, error);
   if (impl->fd < 0) return nullptr;
@@ -239,7 +289,9 @@ void TraceWriter::Close(EndReason reason, uint64_t timestamp_ns) {
   w.closed = true;
   {
     std::unique_lock<std::mutex> lock(w.mu);
-    if (w.accepting) {
+    if (w.accepting && w.ring_mode) {
+      w.accepting = false;  // A ring makes no file: nothing to end.
+    } else if (w.accepting) {
       w.accepting = false;  // Events from now on are dropped as after_close.
       const uint64_t ts = w.RelTime(timestamp_ns);
       w.EmitStats(/*final=*/true, ts, &lock);
@@ -295,6 +347,10 @@ void TraceWriter::Flush() {
   Impl& w = *impl_;
   if (w.abandoned.load(std::memory_order_relaxed)) return;
   std::unique_lock<std::mutex> lock(w.mu);
+  if (w.ring_mode) {
+    if (!w.stop) w.AgeRing(/*flush_due=*/true);
+    return;
+  }
   // After Close began (stop) there is nothing to flush, and a stuck writer thread must not
   // hold this caller.
   if (w.failed || w.writer_exited || w.stop) return;

@@ -44,6 +44,26 @@ struct TraceWriterOptions {
   // regular file that this writer created or truncated, and still at `path`, is removed
   // (removed() says it was).
   bool remove_if_no_work = false;
+
+  // Keep every definition (a packet that later packets refer to by id: interned strings,
+  // launch configs, threads, devices, contexts, stack frames and stacks, PM metric sets, PC
+  // stall reasons, cubins) also in memory, as encoded, so that StartNextFile can begin a new
+  // file with all of them. Up to max_kept_definition_bytes (writer.definitions_kept_bytes);
+  // past it nothing more is kept (writer.definitions_not_kept): files begun after that may
+  // refer to ids they lack.
+  bool keep_definitions = false;
+  size_t max_kept_definition_bytes = 64 << 20;
+
+  // Flight recorder: when > 0, Open creates no file and nothing is written until DumpRing.
+  // The events of about the last ring_ns ns are held in memory instead (within
+  // max_buffered_bytes: when the memory is used up the oldest are given up, counted in
+  // writer.ring_evicted_events). Definitions are kept whatever keep_definitions says. Chunks
+  // are then at most max(64 KiB, max_buffered_bytes / 256), so that the oldest events go in
+  // small steps.
+  uint64_t ring_ns = 0;
+  // The clock ring ages are measured on (absolute ns in the Header's clock domain); unset:
+  // that domain's clock (under synthetic time nothing then ages out). For tests.
+  std::function<uint64_t()> ring_clock;
 };
 
 inline constexpr size_t kMinChunkBytes = 4096;
@@ -54,7 +74,7 @@ inline constexpr size_t kMinChunkBytes = 4096;
 
 class TraceWriter {
  public:
-  // Creates the file and writes the header. On failure returns nullptr and sets *error to a
+  // Creates the file and writes the header (with a ring: neither). On failure returns nullptr and sets *error to a
   // one-line message that starts with "warpscope:".
   static std::unique_ptr<TraceWriter> Open(const TraceWriterOptions& options,
                                            const HeaderRecord& header, std::string* error);
@@ -140,14 +160,44 @@ class TraceWriter {
   uint64_t Counter(std::string_view name) const;
 
   // Hands the current partial chunk to the writer thread and waits until everything handed
-  // over so far is in the file (or writing has failed).
+  // over so far is in the file (or writing has failed). With a ring: hands the partial chunk
+  // to the ring and lets go of what is older than ring_ns, as the writer thread does at each
+  // flush interval; no I/O.
   void Flush();
 
   // Writes final stats and the EndOfTrace packet, flushes, stops the writer thread and
-  // closes the file (and removes it when it holds no work, with remove_if_no_work).
+  // closes the file (and removes it when it holds no work, with remove_if_no_work). With a
+  // ring, only stops: what is held is let go and no file is made (dump before, if wanted).
   // Idempotent; later writes are dropped and counted. Never blocks longer than
   // close_timeout_ms without the writer thread making progress.
   void Close(EndReason reason, uint64_t timestamp_ns);
+
+  // Ends the current file as Close does (final Stats, EndOfTrace with kNextFile) and goes on
+  // in a new one at `path`, made as Open makes its file (never through a symbolic link; an
+  // existing file is an error unless force_overwrite; rename_if_exists is not used) and
+  // beginning as Open's did: the same Header (the same time base), then every definition
+  // kept. Records written from other threads meanwhile land whole in one file or the other,
+  // in order. In each file the writer.events_written and writer.bytes_written counters
+  // describe that file; the other counters count from Open.
+  // Needs keep_definitions and no ring. Returns once the switch is queued (the writer thread
+  // finishes the old file first; a write error in the new one is reported like any other).
+  // On failure (the file cannot be made, the writer is closed or writing failed) returns
+  // false with a one-line `warpscope:` message in *error and writing goes on in the old file.
+  bool StartNextFile(const std::string& path, uint64_t timestamp_ns, std::string* error);
+
+  // Flight recorder (ring_ns > 0): writes the events held now to a new file at `path` (made
+  // as StartNextFile makes one): the Header, every definition kept, CaptureWindowEdge begin
+  // (window_id = dump_id, trigger kFlightRecorder, at the first commit of the oldest event
+  // held), the held events in the order they were written, CaptureWindowEdge end (`trigger`,
+  // at timestamp_ns), a final Stats whose writer.events_written and writer.bytes_written
+  // describe the dump, and EndOfTrace(kDump). The held events are then let go: the next dump
+  // holds only newer ones. The file is written on the calling thread without the writer's
+  // lock, so recording goes on meanwhile (in what memory the dump does not hold). Records
+  // still on their way to the writer (CUPTI's activity buffers) are not in the dump: flush
+  // them first. Not async-signal-safe. On failure returns false with a one-line `warpscope:`
+  // message in *error; a file it made is removed and the events stay held for the next dump.
+  bool DumpRing(const std::string& path, CaptureTrigger trigger, uint32_t dump_id,
+                uint64_t timestamp_ns, std::string* error);
 
   // In a child process after fork(): the writer thread does not exist there and the file
   // belongs to the parent. Marks this object dead without touching the file, the locks (a
@@ -157,7 +207,8 @@ class TraceWriter {
 
   // False once an I/O error stopped writing.
   bool healthy() const;
-  // The file written: options.path, or the name rename_if_exists gave.
+  // The file written: options.path, or the name rename_if_exists gave, or StartNextFile's
+  // (not to be read while StartNextFile runs on another thread).
   const std::string& path() const;
   // Close removed the file, which held no work (remove_if_no_work).
   bool removed() const;

@@ -16,6 +16,10 @@ add_library(warpscope_writer STATIC
   ${CMAKE_CURRENT_LIST_DIR}/stats_table.h
   ${CMAKE_CURRENT_LIST_DIR}/stats_table.cc
   ${CMAKE_CURRENT_LIST_DIR}/writer_thread.cc
+  ${CMAKE_CURRENT_LIST_DIR}/kept_definitions.h
+  ${CMAKE_CURRENT_LIST_DIR}/kept_definitions.cc
+  ${CMAKE_CURRENT_LIST_DIR}/next_file.cc
+  ${CMAKE_CURRENT_LIST_DIR}/flight_ring.cc
   ${CMAKE_CURRENT_LIST_DIR}/writer_impl.h
   ${CMAKE_CURRENT_LIST_DIR}/output_name.h
   ${CMAKE_CURRENT_LIST_DIR}/output_name.cc

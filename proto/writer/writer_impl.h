@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "proto/writer/kept_definitions.h"
 #include "proto/writer/packet_framing.h"
 #include "proto/writer/string_interning.h"
 #include "proto/writer/trace_writer.h"
@@ -34,6 +36,57 @@ struct Chunk {
   uint64_t events = 0;         // Packets in [0, used); guarded by Impl::mu.
   size_t flushed = 0;          // Bytes already written; the writer thread's own.
   uint64_t events_flushed = 0;  // Packets already written; the writer thread's own.
+  // The last chunk of a file (StartNextFile): the writer thread moves to the next file after
+  // it. Guarded by Impl::mu until queued.
+  bool ends_file = false;
+  // Ring mode: absolute times (the ring clock) when the chunk was taken, just before its first
+  // commit, and when it was handed to the ring, after its last. Guarded by Impl::mu.
+  uint64_t first_commit_ns = 0;
+  uint64_t last_commit_ns = 0;
+};
+
+// The flight recorder's chunks, oldest first: a fixed-capacity circular list (no allocation
+// after Init).
+class ChunkRing {
+ public:
+  void Init(size_t capacity) { slots_.assign(capacity, nullptr); }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  Chunk* front() const { return slots_[head_]; }
+  Chunk* at(size_t i) const { return slots_[(head_ + i) % slots_.size()]; }
+  void push_back(Chunk* c) { slots_[(head_ + size_++) % slots_.size()] = c; }
+  void push_front(Chunk* c) {
+    head_ = (head_ + slots_.size() - 1) % slots_.size();
+    slots_[head_] = c;
+    ++size_;
+  }
+  Chunk* pop_front() {
+    Chunk* c = slots_[head_];
+    head_ = (head_ + 1) % slots_.size();
+    --size_;
+    return c;
+  }
+
+ private:
+  std::vector<Chunk*> slots_;
+  size_t head_ = 0;
+  size_t size_ = 0;
+};
+
+// What StartNextFile hands the writer thread: the file to go on in, and what it begins with
+// after the Header.
+struct NextFile {
+  NextFile() = default;
+  ~NextFile();  // Closes fd if still held.
+  NextFile(const NextFile&) = delete;
+  NextFile& operator=(const NextFile&) = delete;
+  int fd = -1;
+  std::string path;
+  bool created = false;
+  bool regular_file = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+  DefinitionsSnapshot definitions;
 };
 
 enum class DropCause { kClosed, kWriteError, kTooLarge, kBufferFull };
@@ -44,6 +97,12 @@ std::string ErrnoText(int err);
 void PrintLine(const std::string& line);
 // Now in `domain`'s clock; `fallback` for synthetic time, which has no clock to read.
 uint64_t NowIn(ClockDomain domain, uint64_t fallback);
+// Creates a trace file at `path` as Open does (O_NOFOLLOW; O_EXCL unless force_overwrite);
+// -1 with a one-line *error. *created: it did not exist before.
+int CreateTraceFileAt(const std::string& path, bool force_overwrite, bool* created,
+                      std::string* error);
+// write(2) until all is written; false with *err set.
+bool WriteAllTo(int fd, const uint8_t* data, size_t size, int* err);
 
 }  // namespace writer_internal
 
@@ -57,7 +116,8 @@ struct TraceWriter::Impl {
   using SizeSink = wire::SizeSink;
   using StatsSnapshot = writer_internal::StatsSnapshot;
 
-  // Set in Open, then read-only.
+  // Set in Open, then read-only; the writer thread changes the file's (path to file_inode)
+  // when it moves to the next file.
   std::string path;
   int fd = -1;
   bool created_file = false;  // Open made the file (and removes it if it fails later).
@@ -75,6 +135,14 @@ struct TraceWriter::Impl {
   std::chrono::milliseconds flush_interval{500};
   std::chrono::milliseconds stats_interval{1000};
   std::chrono::milliseconds close_timeout{10000};
+  bool force_overwrite = false;
+  std::vector<uint8_t> header_packet;  // Encoded, for the files after the first.
+  // keep_definitions (kept_definitions.h); the store itself is guarded by mu.
+  bool keep_definitions = false;
+  // Flight recorder (ring_ns > 0): no file; the writer thread only moves and ages chunks.
+  bool ring_mode = false;
+  uint64_t ring_ns = 0;
+  std::function<uint64_t()> ring_clock;
 
   std::atomic<bool> abandoned{false};
   std::atomic<bool> healthy{true};
@@ -107,6 +175,15 @@ struct TraceWriter::Impl {
   std::condition_variable progress;            // The writer thread wrote or freed something.
 
   writer_internal::InternTables interned;  // string_interning.cc
+  writer_internal::KeptDefinitions kept{0};  // kept_definitions.h; bound set in Open
+  // The current file's share of the stream, for its Stats (bytes before them): the stream
+  // bytes before the file began and what the file began with (Header and definitions).
+  uint64_t file_committed_base = 0;
+  uint64_t file_prefix_bytes = 0;
+  std::unique_ptr<writer_internal::NextFile> next_file;  // Until the writer thread takes it.
+  // Ring mode (flight_ring.cc).
+  writer_internal::ChunkRing ring;
+  uint64_t ring_held_bytes = 0;
   std::vector<uint64_t> scratch_starts;     // PmCounterData times, relative
   std::vector<uint64_t> scratch_durations;
 
@@ -123,12 +200,17 @@ struct TraceWriter::Impl {
   RelaxedCounter intern_table_full;
   RelaxedCounter pc_batches_split;
   RelaxedCounter write_errors;
+  RelaxedCounter definitions_kept_bytes;
+  RelaxedCounter definitions_not_kept;
+  RelaxedCounter ring_evicted_events;
+  RelaxedCounter ring_dumps;
+  RelaxedCounter ring_held_high_water;
 
   // Collectors' counters. Lock order: mu before counters_mu.
   mutable std::mutex counters_mu;
   std::map<std::string, NamedCounter, std::less<>> named;
 
-  std::mutex close_mu;  // Serializes Close; `closed` is guarded by it.
+  std::mutex close_mu;  // Serializes Close, StartNextFile, DumpRing; guards `closed`.
   bool closed = false;
   bool stuck = false;   // Close gave up on the writer thread (set under close_mu and mu).
   std::unique_ptr<std::thread> thread;
@@ -173,8 +255,30 @@ struct TraceWriter::Impl {
   // For the last packets of Close: waits for the writer thread to free a chunk rather than
   // dropping them; gives up when the writer thread makes no progress for close_timeout.
   uint8_t* ReserveWaiting(size_t size, std::unique_lock<std::mutex>& lock);
+  // The packet of `size` bytes being committed at current->used is a definition: keeps a copy
+  // (kept_definitions.h). True when the packet is thereby committed (a ring keeps kept
+  // definitions out of its chunks, so that evicting a chunk loses none); false when the caller
+  // still commits it to the chunk.
+  bool KeepDefinition(size_t size, uint32_t field);
+
+  // ---- The current file (next_file.cc).
+  // Bytes of the current file up to the stream's end, as its Stats say.
+  uint64_t FileBytesCommitted() const {
+    return bytes_committed - file_committed_base + file_prefix_bytes;
+  }
+
+  // ---- Flight-recorder ring (flight_ring.cc; with mu held).
+  uint64_t RingNow() const;
+  void HandToRing(Chunk* c);
+  // Takes the oldest ring chunk for reuse when the pool is used up; nullptr if none.
+  Chunk* EvictOldest();
+  // Writer thread: hands a partial chunk over at the flush interval, frees chunks too old.
+  void AgeRing(bool flush_due);
 
   void Commit(size_t size, uint32_t field) {
+    if (keep_definitions && writer_internal::IsDefinition(field)) [[unlikely]] {
+      if (KeepDefinition(size, field)) return;
+    }
     current->used += size;
     ++current->events;
     bytes_committed += size;
@@ -227,10 +331,23 @@ struct TraceWriter::Impl {
   bool EmitStats(bool final, uint64_t timestamp_rel, std::unique_lock<std::mutex>* wait_lock);
 
   // ---- Writer thread and file (writer_thread.cc).
-  struct WriterPass;
+  // What one pass of the writer thread did; write_failed stays set once a write failed (the
+  // thread's view, published as `failed` under mu).
+  struct WriterPass {
+    bool write_failed = false;
+    uint64_t processed = 0;         // Bytes written or discarded in this pass.
+    uint64_t discarded_events = 0;  // Events discarded in this pass.
+    bool ran_out_of_space = false;  // This pass failed on a full disk.
+  };
   void WriterMain();
   void WriteRange(Chunk* c, size_t end, uint64_t events, WriterPass* pass);
-  bool WriteAll(const uint8_t* data, size_t size, int* err) const;
+  // Ends the old file and begins `next` (Header, definitions); next_file.cc.
+  void SwitchFile(writer_internal::NextFile& next, WriterPass* pass);
+  bool WriteAll(const uint8_t* data, size_t size, int* err) const {
+    return writer_internal::WriteAllTo(fd, data, size, err);
+  }
+  // Appends to the file; nothing (false) after a failure in this pass, which it reports.
+  bool AppendToFile(const uint8_t* data, size_t size, WriterPass* pass);
   void ReportWriteError(int err);
   void ReportNoSpace(int err);
   // Writer thread: makes sure the next `size` bytes and the tail reserve have blocks. False

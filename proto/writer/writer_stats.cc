@@ -22,6 +22,9 @@ constexpr std::array<const StatDef*, kNumBuiltinCounters> kBuiltinStats = {
     &stats::kWriterDroppedAfterClose, &stats::kWriterTimestampsClamped,
     &stats::kWriterInternFailed,      &stats::kWriterInternTableFull,
     &stats::kWriterPcBatchesSplit,    &stats::kWriterWriteErrors,
+    &stats::kWriterDefinitionsKeptBytes, &stats::kWriterDefinitionsNotKept,
+    &stats::kWriterRingEvictedEvents, &stats::kWriterRingDumps,
+    &stats::kWriterRingHeldHighWater,
 };
 
 }  // namespace
@@ -77,6 +80,9 @@ writer_internal::BuiltinCounters TraceWriter::Impl::Builtins(uint64_t bytes) con
       dropped_after_close.Get(), timestamps_clamped.Get(),
       intern_failed.Get(),       intern_table_full.Get(),
       pc_batches_split.Get(),    write_errors.Get(),
+      definitions_kept_bytes.Get(), definitions_not_kept.Get(),
+      ring_evicted_events.Get(), ring_dumps.Get(),
+      ring_held_high_water.Get(),
   };
   BuiltinCounters counters;
   for (size_t i = 0; i < kNumBuiltinCounters; ++i) {
@@ -103,9 +109,9 @@ writer_internal::StatsSnapshot TraceWriter::Impl::SnapshotStats(uint64_t bytes_b
 bool TraceWriter::Impl::EmitStats(bool final, uint64_t timestamp_rel,
                                   std::unique_lock<std::mutex>* wait_lock) {
   buffer_high_water.Max(bytes_committed - bytes_done);
-  // The Stats packet says how many bytes precede it, which is bytes_committed when it is
-  // measured.
-  const StatsSnapshot stats = SnapshotStats(bytes_committed);
+  // The Stats packet says how many bytes of its file precede it, which is what the file holds
+  // of the stream when it is measured.
+  const StatsSnapshot stats = SnapshotStats(FileBytesCommitted());
   return EmitSized(
       writer_internal::Packet::kStats,
       [&](auto& s) { writer_internal::EncodeStats(s, stats, final, timestamp_rel); }, wait_lock);

@@ -59,6 +59,7 @@ class RelaxedCounter {
   void Max(uint64_t value) {
     if (value > Get()) value_.store(value, std::memory_order_relaxed);
   }
+  void Set(uint64_t value) { value_.store(value, std::memory_order_relaxed); }
   uint64_t Get() const { return value_.load(std::memory_order_relaxed); }
 
  private:
@@ -75,7 +76,7 @@ struct BuiltinCounter {
   uint64_t value;
   bool always;  // Written even when zero.
 };
-inline constexpr size_t kNumBuiltinCounters = 12;
+inline constexpr size_t kNumBuiltinCounters = 17;
 using BuiltinCounters = std::array<BuiltinCounter, kNumBuiltinCounters>;
 
 // The counters of one Stats packet, copied, so that the measure and write passes of its

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -53,6 +54,24 @@ uint64_t NowIn(ClockDomain domain, uint64_t fallback) {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+bool WriteAllTo(int fd, const uint8_t* data, size_t size, int* err) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      *err = errno;
+      return false;
+    }
+    if (n == 0) {
+      *err = EIO;
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
 }  // namespace writer_internal
 
 using writer_internal::Chunk;
@@ -62,20 +81,12 @@ using writer_internal::NowIn;
 using writer_internal::Packet;
 using writer_internal::PrintLine;
 
-// What one pass of the writer thread did; write_failed stays set once a write failed (the
-// thread's view, published as `failed` under mu).
-struct TraceWriter::Impl::WriterPass {
-  bool write_failed = false;
-  uint64_t processed = 0;         // Bytes written or discarded in this pass.
-  uint64_t discarded_events = 0;  // Events discarded in this pass.
-  bool ran_out_of_space = false;  // This pass failed on a full disk.
-};
-
 void TraceWriter::Impl::WriterMain() {
   using Clock = std::chrono::steady_clock;
   const auto never = Clock::time_point::max();
   auto next_flush = Clock::now() + flush_interval;
-  auto next_stats = stats_interval.count() > 0 ? Clock::now() + stats_interval : never;
+  auto next_stats =
+      stats_interval.count() > 0 && !ring_mode ? Clock::now() + stats_interval : never;
   std::vector<Chunk*> batch;
   batch.reserve(max_chunks);
   WriterPass pass;
@@ -85,12 +96,30 @@ void TraceWriter::Impl::WriterMain() {
     writer_wake.wait_until(lock, std::min(next_flush, next_stats),
                            [&] { return !queue.empty() || flush_requested || stop; });
     const auto now = Clock::now();
+    if (ring_mode) {
+      // No file: hand the partial chunk to the ring at the flush interval, free old chunks.
+      const bool flush_due = flush_requested || now >= next_flush;
+      if (flush_due) {
+        flush_requested = false;
+        next_flush = now + flush_interval;
+      }
+      AgeRing(flush_due);
+      progress.notify_all();
+      if (stop) break;
+      continue;
+    }
     if (now >= next_stats && accepting) {
       EmitStats(/*final=*/false, RelTime(NowIn(clock_domain, time_base_ns)), nullptr);
       next_stats = now + stats_interval;
     }
     const bool stopping = stop;
     batch.swap(queue);  // Both keep capacity max_chunks.
+    // StartNextFile queued the last chunk of a file with the file that follows.
+    std::unique_ptr<writer_internal::NextFile> switching;
+    if (next_file != nullptr &&
+        std::any_of(batch.begin(), batch.end(), [](const Chunk* c) { return c->ends_file; })) {
+      switching = std::move(next_file);
+    }
     Chunk* partial = nullptr;
     size_t partial_end = 0;
     uint64_t partial_events = 0;
@@ -109,13 +138,20 @@ void TraceWriter::Impl::WriterMain() {
     pass.processed = 0;
     pass.discarded_events = 0;
     pass.ran_out_of_space = false;
-    for (Chunk* c : batch) WriteRange(c, c->used, c->events, &pass);
+    for (Chunk* c : batch) {
+      WriteRange(c, c->used, c->events, &pass);
+      if (c->ends_file && switching != nullptr) {
+        SwitchFile(*switching, &pass);
+        switching.reset();
+      }
+    }
     if (partial != nullptr) WriteRange(partial, partial_end, partial_events, &pass);
 
     lock.lock();
     for (Chunk* c : batch) {
       c->used = c->flushed = 0;
       c->events = c->events_flushed = 0;
+      c->ends_file = false;
       free_chunks.push_back(c);
     }
     batch.clear();
@@ -143,48 +179,36 @@ void TraceWriter::Impl::WriterMain() {
 // discards them and counts their events.
 void TraceWriter::Impl::WriteRange(Chunk* c, size_t end, uint64_t events, WriterPass* pass) {
   const size_t size = end - c->flushed;
-  if (!pass->write_failed) {
-    int err = 0;
-    if (ReserveBlocks(size, &err) && WriteAll(c->data.get() + c->flushed, size, &err)) {
-      bytes_written.Add(size);
-      file_pos += size;
-    } else {
-      pass->write_failed = true;
-      pass->ran_out_of_space = err == ENOSPC || err == EDQUOT || err == EFBIG;
-      // A write cut short leaves part of a packet: cut the file back to the last whole one.
-      if (::ftruncate(fd, static_cast<off_t>(file_pos)) != 0) {
-        // Not a regular file (a pipe, /dev/full): nothing to cut.
-      }
-      if (pass->ran_out_of_space) {
-        ReportNoSpace(err);
-      } else {
-        ReportWriteError(err);
-      }
-    }
+  if (!AppendToFile(c->data.get() + c->flushed, size, pass)) {
+    pass->discarded_events += events - c->events_flushed;
   }
-  if (pass->write_failed) pass->discarded_events += events - c->events_flushed;
   pass->processed += size;
   c->flushed = end;
   c->events_flushed = events;
 }
 
-bool TraceWriter::Impl::WriteAll(const uint8_t* data, size_t size, int* err) const {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      *err = errno;
-      return false;
-    }
-    if (n == 0) {
-      *err = EIO;
-      return false;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
+bool TraceWriter::Impl::AppendToFile(const uint8_t* data, size_t size, WriterPass* pass) {
+  if (pass->write_failed) return false;
+  int err = 0;
+  if (ReserveBlocks(size, &err) && WriteAll(data, size, &err)) {
+    bytes_written.Add(size);
+    file_pos += size;
+    return true;
   }
-  return true;
+  pass->write_failed = true;
+  pass->ran_out_of_space = err == ENOSPC || err == EDQUOT || err == EFBIG;
+  // A write cut short leaves part of a packet: cut the file back to the last whole one.
+  if (::ftruncate(fd, static_cast<off_t>(file_pos)) != 0) {
+    // Not a regular file (a pipe, /dev/full): nothing to cut.
+  }
+  if (pass->ran_out_of_space) {
+    ReportNoSpace(err);
+  } else {
+    ReportWriteError(err);
+  }
+  return false;
 }
+
 void TraceWriter::Impl::ReportWriteError(int err) {
   write_errors.Max(1);
   healthy.store(false, std::memory_order_relaxed);
