@@ -33,11 +33,13 @@ inline int InputError(const absl::Status& status) { return ReportError(status, 1
 
 // Loads a trace for an analysis command; a trace that was cut short is read up to its last
 // whole packet with a one-line notice on stderr. Errors are printed (exit code 1 to return).
-absl::StatusOr<TraceModel> LoadTraceForCommand(const std::string& path);
+absl::StatusOr<TraceModel> LoadTraceForCommand(const std::string& path,
+                                               const TraceModelOptions& options = {});
 // LoadTraceForCommand for each path, in order; `pointers` then points into `models`. False
 // (errors printed) when one could not be loaded.
 bool LoadTracesForCommand(const std::vector<std::string>& paths, std::vector<TraceModel>* models,
-                          std::vector<const TraceModel*>* pointers);
+                          std::vector<const TraceModel*>* pointers,
+                          const TraceModelOptions& options = {});
 
 // The steps every analysis command takes, written once (report_error.cc).
 //

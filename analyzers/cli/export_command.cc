@@ -69,14 +69,6 @@ int ExportParquet(const std::string& out, const std::vector<std::string>& traces
   return status < 0 ? 1 : status;
 }
 
-absl::Status WriteTextFile(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return absl::OkStatus();
-  }
-  return WriteOutputFile(path, "-o", text);
-}
-
 bool IsDirectory(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -142,21 +134,40 @@ int RunExportCommand(const CommandArgs& args) {
     }
   }
 
+  // Chrome and Kineto are written as they are made, the events read from the file kind by
+  // kind (ForEachEvent): the models hold what the traces define, plus call stacks and, for
+  // Kineto's steps, NVTX ranges and NCCL calls. Perfetto's events are put in time order across
+  // all tracks before they are written: it loads every event.
+  TraceModelOptions options;
+  if (*format == "chrome") options.keep_events = EventKindBit(EventKind::kApiStack);
+  if (*format == "kineto") {
+    options.keep_events = EventKindBit(EventKind::kApiStack) |
+                          EventKindBit(EventKind::kNvtxRange) | EventKindBit(EventKind::kNcclCall);
+  }
   std::vector<TraceModel> models;
   std::vector<const TraceModel*> pointers;
-  if (!LoadTracesForCommand(traces, &models, &pointers)) return 1;
+  if (!LoadTracesForCommand(traces, &models, &pointers, options)) return 1;
   if (*format != "kineto") {
-    const std::string bytes =
-        *format == "perfetto" ? ExportPerfettoTrace(pointers) : ExportChromeTraceJson(pointers);
-    if (absl::Status s = WriteTextFile(out, bytes); !s.ok()) {
-      return InputError(s);
+    FileExportOutput file(out, "-o");
+    absl::Status written;
+    if (*format == "perfetto") {
+      file.Write(ExportPerfettoTrace(pointers));
+    } else {
+      written = WriteChromeTraceJson(pointers, file);
     }
+    if (absl::Status closed = file.Finish(); written.ok()) written = closed;
+    if (!written.ok()) return InputError(written);
     if (out != "-") std::fprintf(stderr, "warpscope: wrote %s\n", out.c_str());
     return 0;
   }
-  for (const KinetoTraceFile& file : ExportKinetoTraces(pointers, flags.Get("step"))) {
-    const std::string path = kineto_directory ? absl::StrCat(out, "/", file.file_name) : out;
-    if (absl::Status s = WriteTextFile(path, file.json); !s.ok()) return InputError(s);
+  const std::vector<KinetoTraceFile> files = KinetoTraceFiles(pointers);
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string path =
+        kineto_directory ? absl::StrCat(out, "/", files[i].file_name) : out;
+    FileExportOutput file(path, "-o");
+    absl::Status written = WriteKinetoTrace(pointers, i, flags.Get("step"), file);
+    if (absl::Status closed = file.Finish(); written.ok()) written = closed;
+    if (!written.ok()) return InputError(written);
     if (path != "-") std::fprintf(stderr, "warpscope: wrote %s\n", path.c_str());
   }
   return 0;

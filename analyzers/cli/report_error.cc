@@ -68,8 +68,9 @@ int ReportError(const absl::Status& status, int exit_code) {
   return exit_code;
 }
 
-absl::StatusOr<TraceModel> LoadTraceForCommand(const std::string& path) {
-  absl::StatusOr<TraceModel> model = TraceModel::Load(path);
+absl::StatusOr<TraceModel> LoadTraceForCommand(const std::string& path,
+                                               const TraceModelOptions& options) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(path, options);
   if (!model.ok()) {
     ReportError(model.status(), 1);
     return model;
@@ -82,11 +83,12 @@ absl::StatusOr<TraceModel> LoadTraceForCommand(const std::string& path) {
 }
 
 bool LoadTracesForCommand(const std::vector<std::string>& paths, std::vector<TraceModel>* models,
-                          std::vector<const TraceModel*>* pointers) {
+                          std::vector<const TraceModel*>* pointers,
+                          const TraceModelOptions& options) {
   models->clear();
   models->reserve(paths.size());
   for (const std::string& path : paths) {
-    absl::StatusOr<TraceModel> model = LoadTraceForCommand(path);
+    absl::StatusOr<TraceModel> model = LoadTraceForCommand(path, options);
     if (!model.ok()) return false;
     models->push_back(std::move(*model));
   }

@@ -302,6 +302,7 @@ void TraceModelBuilder::AddStats(const v1::Stats& s) {
 absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
   TraceModel& m = model_;
   m.source_name = reader_.name();
+  m.kept_events = options_.keep_events;
   m.file_size = reader_.file_size();
   CopyHeader(reader_.header());
   const EventKinds wanted =
@@ -376,6 +377,16 @@ void TraceModelBuilder::CopyHeader(const v1::Header& h) {
 absl::StatusOr<TraceModel> TraceModel::Load(TraceReader& reader, const TraceModelOptions& options) {
   TraceModelBuilder builder(reader, options);
   return builder.Build();
+}
+
+absl::Status ReadEventsAgain(const TraceModel& model, EventKind kind, TraceEventSink& sink) {
+  TraceModelOptions options;
+  options.keep_events = 0;
+  options.keep_pc_sample_records = false;
+  options.sink = &sink;
+  options.sink_events = EventKindBit(kind);
+  options.skip_other_events = true;
+  return TraceModel::Load(model.source_name, options).status();
 }
 
 absl::StatusOr<TraceModel> TraceModel::Load(const std::string& path,

@@ -438,8 +438,10 @@ class TraceModel {
   std::vector<StackFrameInfo> stack_frames;  // by id, the last definition of each
   std::vector<CallStackInfo> call_stacks;    // by id, the last definition of each
   std::vector<ApiStack> api_stacks;          // one per recorded call, in file order
-  // Events of each EventKind read, kept in their tables or not (TraceModelOptions).
+  // Events of each EventKind read, kept in their tables or not (TraceModelOptions), and the
+  // kinds whose tables were filled.
   std::array<uint64_t, kNumEventKinds> event_counts{};
+  EventKinds kept_events = kAllEventKinds;
   uint64_t EventCount(EventKind kind) const { return event_counts[static_cast<size_t>(kind)]; }
   std::vector<PmMetricSet> pm_metric_sets;
   std::vector<PmSample> pm_samples;  // in-process values, then raw samples evaluated at load
@@ -506,6 +508,53 @@ class TraceModel {
   // recorded call.
   std::vector<std::pair<uint32_t, uint32_t>> api_stack_by_correlation_;
 };
+
+// The table of each kind of event, for ForEachEvent.
+template <typename Event>
+struct EventTable;
+#define WARPSCOPE_EVENT_TABLE(Type, kind_, table)                                         \
+  template <>                                                                             \
+  struct EventTable<Type> {                                                               \
+    static constexpr EventKind kind = EventKind::kind_;                                   \
+    static const std::vector<Type>& Of(const TraceModel& m) { return m.table; }          \
+  };
+WARPSCOPE_EVENT_TABLE(KernelEvent, kKernel, kernels)
+WARPSCOPE_EVENT_TABLE(MemcpyEvent, kMemcpy, memcpys)
+WARPSCOPE_EVENT_TABLE(MemsetEvent, kMemset, memsets)
+WARPSCOPE_EVENT_TABLE(SyncEvent, kSync, syncs)
+WARPSCOPE_EVENT_TABLE(ApiCallEvent, kApiCall, api_calls)
+WARPSCOPE_EVENT_TABLE(GraphLaunchEvent, kGraphLaunch, graph_launches)
+WARPSCOPE_EVENT_TABLE(OverheadEvent, kOverhead, overheads)
+WARPSCOPE_EVENT_TABLE(NvtxRange, kNvtxRange, nvtx_ranges)
+WARPSCOPE_EVENT_TABLE(NvtxMark, kNvtxMark, nvtx_marks)
+WARPSCOPE_EVENT_TABLE(NcclCall, kNcclCall, nccl_calls)
+WARPSCOPE_EVENT_TABLE(ApiStack, kApiStack, api_stacks)
+#undef WARPSCOPE_EVENT_TABLE
+
+// Reads the file `model` was loaded from once more and hands `sink` its events of `kind`, in
+// file order; packets of other kinds are skipped unparsed. For ForEachEvent.
+absl::Status ReadEventsAgain(const TraceModel& model, EventKind kind, TraceEventSink& sink);
+
+// Calls visit(event) for each event of one type, in file order: from the model's table when
+// it was kept, else from the file read again (ReadEventsAgain), so that a command can go over
+// the events of a long trace kind by kind without holding them. The names and launch
+// configuration an event points to live until visit returns. Errors: those of reading the
+// file (only for a table that was not kept).
+template <typename Event, typename Visit>
+absl::Status ForEachEvent(const TraceModel& model, Visit&& visit) {
+  constexpr EventKind kind = EventTable<Event>::kind;
+  if ((model.kept_events & EventKindBit(kind)) != 0) {
+    for (const Event& e : EventTable<Event>::Of(model)) visit(e);
+    return absl::OkStatus();
+  }
+  struct Sink : TraceEventSink {
+    using TraceEventSink::Add;
+    explicit Sink(Visit& v) : visit(v) {}
+    void Add(const Event& e) override { visit(e); }
+    Visit& visit;
+  } sink(visit);
+  return ReadEventsAgain(model, kind, sink);
+}
 
 // Names for enum values as users read them ("HtoD", "Pinned", "Stream", "Runtime", ...).
 std::string_view CopyKindName(v1::CopyKind kind);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -134,6 +135,9 @@ class JsonWriter {
   JsonWriter& Null();
   JsonWriter& Raw(std::string_view json);  // an already-encoded value
   const std::string& str() const { return out_; }
+  // The text written since the last call, moved out; what follows continues it (a writer that
+  // streams a large document hands it on in pieces).
+  std::string TakeText() { return std::exchange(out_, std::string()); }
 
  private:
   void BeforeValue();

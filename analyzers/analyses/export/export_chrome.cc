@@ -1,6 +1,8 @@
 // Chrome trace-event JSON writer (export_chrome.h). Events are written in a fixed order per
 // trace (metadata, host, GPU, flows, counters, capture windows) so that output is stable for
-// tests; viewers sort by time themselves.
+// tests; viewers sort by time themselves. Each kind of event is one walk over its table, or
+// over the file when the model was loaded without it (ForEachEvent): the text goes out as it
+// is made, and what is held grows with threads, streams, stacks and launches, not with events.
 #include "analyzers/analyses/export/export_chrome.h"
 
 #include <cmath>
@@ -20,9 +22,13 @@ constexpr int64_t kFirstStreamTid = int64_t{1} << 24;
 
 class ChromeTraceWriter {
  public:
-  explicit ChromeTraceWriter(JsonWriter& json) : json_(json) {}
+  ChromeTraceWriter(JsonWriter& json, ExportOutput& out) : json_(json), out_(out) {}
 
-  void Write(const ExportedTrace& trace, int64_t pid);
+  absl::Status Write(const ExportedTrace& trace, int64_t pid);
+  // Hands the JSON made so far to the output once there is enough of it.
+  void MaybeFlush() {
+    if (json_.str().size() >= kExportFlushBytes) out_.Write(json_.TakeText());
+  }
 
  private:
   // Opens an event object with the fields every event has; the caller adds the rest and
@@ -54,28 +60,30 @@ class ChromeTraceWriter {
     return it->second;
   }
   // A flow from the API call that launched GPU work to that work, when the call is known.
-  void Flow(const ApiCallEvent* call, int64_t gpu_tid, uint64_t gpu_start_ns);
+  void Flow(const LaunchCalls::Call* call, int64_t gpu_tid, uint64_t gpu_start_ns);
   void Counter(std::string_view name, uint64_t ns, double value) {
     if (!std::isfinite(value)) return;
     Begin("C", name, "pm_sampling", 0, ns);
     json_.Key("args").BeginObject().Key("value").Double(value).EndObject().EndObject();
   }
 
-  void WriteHost(const TraceModel& m);
-  void WriteGpu(const TraceModel& m);
+  absl::Status WriteHost(const TraceModel& m);
+  absl::Status WriteGpu(const TraceModel& m);
   void WriteCounters(const TraceModel& m);
   void WriteCaptureWindows(const TraceModel& m);
 
   JsonWriter& json_;
+  ExportOutput& out_;
   int64_t pid_ = 0;
   uint64_t offset_ns_ = 0;
   uint64_t next_flow_id_ = 1;  // unique over the whole file
   std::map<std::pair<uint32_t, uint32_t>, int64_t> stream_tids_;
-  std::vector<std::pair<uint32_t, uint32_t>> launches_;
+  const LaunchCalls* launches_ = nullptr;
   const HostTids* host_tids_ = nullptr;
 };
 
-void ChromeTraceWriter::Flow(const ApiCallEvent* call, int64_t gpu_tid, uint64_t gpu_start_ns) {
+void ChromeTraceWriter::Flow(const LaunchCalls::Call* call, int64_t gpu_tid,
+                             uint64_t gpu_start_ns) {
   if (call == nullptr) return;
   const uint64_t id = next_flow_id_++;
   Begin("s", "launch", "flow", host_tids_->Of(call->thread_id), call->start_ns);
@@ -84,8 +92,8 @@ void ChromeTraceWriter::Flow(const ApiCallEvent* call, int64_t gpu_tid, uint64_t
   json_.Key("id").Uint(id).Key("bp").String("e").EndObject();
 }
 
-void ChromeTraceWriter::WriteHost(const TraceModel& m) {
-  for (const ApiCallEvent& call : m.api_calls) {
+absl::Status ChromeTraceWriter::WriteHost(const TraceModel& m) {
+  absl::Status read = ForEachEvent<ApiCallEvent>(m, [&](const ApiCallEvent& call) {
     Begin("X", call.name, call.domain == v1::API_DOMAIN_DRIVER ? "cuda_driver" : "cuda_runtime",
           host_tids_->Of(call.thread_id), call.start_ns);
     Dur(call.duration_ns);
@@ -94,11 +102,13 @@ void ChromeTraceWriter::WriteHost(const TraceModel& m) {
     WriteCallStackArgs(json_, m, call.correlation_id);
     json_.EndObject();
     json_.EndObject();
-  }
+    MaybeFlush();
+  });
+  if (!read.ok()) return read;
   // Push/pop ranges nest on their thread: complete events. Start/end ranges may overlap and
   // end on another thread: async events, one id each.
   uint64_t async_id = 1;
-  for (const NvtxRange& r : m.nvtx_ranges) {
+  read = ForEachEvent<NvtxRange>(m, [&](const NvtxRange& r) {
     const int64_t tid = host_tids_->Of(r.thread_id);
     if (r.is_push_pop) {
       Begin("X", r.name, "nvtx", tid, r.start_ns);
@@ -113,22 +123,27 @@ void ChromeTraceWriter::WriteHost(const TraceModel& m) {
       Begin("e", r.name, "nvtx", tid, r.end_ns());
       json_.Key("id").Uint(async_id++).EndObject();
     }
-  }
+    MaybeFlush();
+  });
+  if (!read.ok()) return read;
   // The recording's own time (warpscope's flushes, CUPTI's overhead) on the thread it took.
-  for (const OverheadEvent& o : m.overheads) {
+  read = ForEachEvent<OverheadEvent>(m, [&](const OverheadEvent& o) {
     Begin("X", o.kind, "overhead", host_tids_->Of(o.thread_id), o.start_ns);
     Dur(o.duration_ns);
     json_.EndObject();
-  }
-  for (const NvtxMark& mark : m.nvtx_marks) {
+    MaybeFlush();
+  });
+  if (!read.ok()) return read;
+  return ForEachEvent<NvtxMark>(m, [&](const NvtxMark& mark) {
     Begin("i", mark.name, "nvtx", host_tids_->Of(mark.thread_id), mark.timestamp_ns);
     json_.Key("s").String("t").Key("args").BeginObject().Key("domain").String(mark.domain);
     json_.EndObject().EndObject();
-  }
+    MaybeFlush();
+  });
 }
 
-void ChromeTraceWriter::WriteGpu(const TraceModel& m) {
-  for (const KernelEvent& k : m.kernels) {
+absl::Status ChromeTraceWriter::WriteGpu(const TraceModel& m) {
+  absl::Status read = ForEachEvent<KernelEvent>(m, [&](const KernelEvent& k) {
     const int64_t tid = StreamTid(k.device_id, k.stream_id);
     Begin("X", KernelDisplayName(k), "kernel", tid, k.start_ns);
     Dur(k.duration_ns);
@@ -144,9 +159,11 @@ void ChromeTraceWriter::WriteGpu(const TraceModel& m) {
     }
     if (k.graph_id != 0) json_.Key("graph").Uint(k.graph_id);
     json_.EndObject().EndObject();
-    Flow(FindLaunchCall(m, launches_, k.correlation_id), tid, k.start_ns);
-  }
-  for (const MemcpyEvent& c : m.memcpys) {
+    Flow(launches_->Find(k.correlation_id), tid, k.start_ns);
+    MaybeFlush();
+  });
+  if (!read.ok()) return read;
+  read = ForEachEvent<MemcpyEvent>(m, [&](const MemcpyEvent& c) {
     const int64_t tid = StreamTid(c.device_id, c.stream_id);
     Begin("X", MemcpyOperationName(c.copy_kind), "memcpy", tid, c.start_ns);
     Dur(c.duration_ns);
@@ -157,9 +174,11 @@ void ChromeTraceWriter::WriteGpu(const TraceModel& m) {
     json_.Key("dst").String(MemoryKindName(c.dst_kind));
     if (c.duration_ns > 0) json_.Key("GB/s").Double(static_cast<double>(c.bytes) / c.duration_ns);
     json_.EndObject().EndObject();
-    Flow(FindLaunchCall(m, launches_, c.correlation_id), tid, c.start_ns);
-  }
-  for (const MemsetEvent& s : m.memsets) {
+    Flow(launches_->Find(c.correlation_id), tid, c.start_ns);
+    MaybeFlush();
+  });
+  if (!read.ok()) return read;
+  read = ForEachEvent<MemsetEvent>(m, [&](const MemsetEvent& s) {
     const int64_t tid = StreamTid(s.device_id, s.stream_id);
     Begin("X", kMemsetOperationName, "memset", tid, s.start_ns);
     Dur(s.duration_ns);
@@ -167,13 +186,16 @@ void ChromeTraceWriter::WriteGpu(const TraceModel& m) {
     json_.Key("device").Uint(s.device_id).Key("stream").Uint(s.stream_id);
     json_.Key("correlation").Uint(s.correlation_id).Key("bytes").Uint(s.bytes);
     json_.Key("value").Uint(s.value).EndObject().EndObject();
-    Flow(FindLaunchCall(m, launches_, s.correlation_id), tid, s.start_ns);
-  }
+    Flow(launches_->Find(s.correlation_id), tid, s.start_ns);
+    MaybeFlush();
+  });
+  if (!read.ok()) return read;
   for (const auto& [key, tid] : stream_tids_) {
     Metadata("thread_name", tid, "name",
              absl::StrCat("GPU ", key.first, " stream ", key.second));
     Metadata("thread_sort_index", tid, "sort_index", "", tid);
   }
+  return absl::OkStatus();
 }
 
 void ChromeTraceWriter::WriteCounters(const TraceModel& m) {
@@ -201,12 +223,14 @@ void ChromeTraceWriter::WriteCaptureWindows(const TraceModel& m) {
   }
 }
 
-void ChromeTraceWriter::Write(const ExportedTrace& trace, int64_t pid) {
+absl::Status ChromeTraceWriter::Write(const ExportedTrace& trace, int64_t pid) {
   const TraceModel& m = *trace.model;
   pid_ = pid;
   offset_ns_ = trace.offset_ns;
   stream_tids_.clear();
-  launches_ = LaunchCallsByCorrelation(m);
+  absl::StatusOr<LaunchCalls> launches = LaunchCalls::Of(m);
+  if (!launches.ok()) return launches.status();
+  launches_ = &*launches;
   const HostTids host_tids(m);
   host_tids_ = &host_tids;
 
@@ -217,23 +241,27 @@ void ChromeTraceWriter::Write(const ExportedTrace& trace, int64_t pid) {
     Metadata("thread_name", tid, "name",
              t.name.empty() ? absl::StrCat("thread ", tid) : absl::StrCat(t.name, " ", tid));
   }
-  WriteHost(m);
-  WriteGpu(m);
+  if (absl::Status s = WriteHost(m); !s.ok()) return s;
+  if (absl::Status s = WriteGpu(m); !s.ok()) return s;
   WriteCounters(m);
   WriteCaptureWindows(m);
   host_tids_ = nullptr;
+  launches_ = nullptr;
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-std::string ExportChromeTraceJson(std::span<const TraceModel* const> models) {
+absl::Status WriteChromeTraceJson(std::span<const TraceModel* const> models, ExportOutput& out) {
   const std::vector<ExportedTrace> traces = PrepareExport(models);
   JsonWriter json;
   json.BeginObject().Key("displayTimeUnit").String("ns");
   json.Key("traceEvents").BeginArray();
-  ChromeTraceWriter writer(json);
+  ChromeTraceWriter writer(json, out);
   // Process ids are the trace's position, from 1: two ranks may share an OS pid on two hosts.
-  for (size_t i = 0; i < traces.size(); ++i) writer.Write(traces[i], static_cast<int64_t>(i) + 1);
+  for (size_t i = 0; i < traces.size(); ++i) {
+    if (absl::Status s = writer.Write(traces[i], static_cast<int64_t>(i) + 1); !s.ok()) return s;
+  }
   json.EndArray();
   json.Key("otherData").BeginObject().Key("producer").String("warpscope export");
   json.Key("traces").BeginArray();
@@ -242,7 +270,16 @@ std::string ExportChromeTraceJson(std::span<const TraceModel* const> models) {
     json.Key("label").String(t.label).Key("offset_ns").Uint(t.offset_ns).EndObject();
   }
   json.EndArray().EndObject().EndObject();
-  return json.str() + "\n";
+  out.Write(json.TakeText());
+  out.Write("\n");
+  return absl::OkStatus();
+}
+
+std::string ExportChromeTraceJson(std::span<const TraceModel* const> models) {
+  StringExportOutput out;
+  // Models that hold their events are not read again: nothing can fail.
+  (void)WriteChromeTraceJson(models, out);
+  return std::move(out.text);
 }
 
 }  // namespace warpscope

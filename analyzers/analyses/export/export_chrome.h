@@ -7,6 +7,8 @@
 #include <span>
 #include <string>
 
+#include "absl/status/status.h"
+#include "analyzers/analyses/export/export_common.h"
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope {
@@ -17,6 +19,12 @@ namespace warpscope {
 // samples (GPU-wide active warps and every sampled metric); capture windows are async
 // ranges (an instant when the window was still open at the end). Times are microseconds on
 // one time line for all traces (export_common.h).
+// Written to `out` as it is made; the events of each trace are read kind by kind from its
+// model, or from its file for the tables the model was loaded without (ForEachEvent), so that a
+// trace of any length is converted in memory that grows with its definitions and launches
+// (LaunchCalls), not with its events. Errors: those of reading a trace file again.
+absl::Status WriteChromeTraceJson(std::span<const TraceModel* const> models, ExportOutput& out);
+// The same as a string, for models that hold all their events (tests).
 std::string ExportChromeTraceJson(std::span<const TraceModel* const> models);
 
 }  // namespace warpscope

@@ -2,7 +2,9 @@
 #include "analyzers/analyses/export/export_common.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -11,6 +13,7 @@
 #include "analyzers/measures/call_sites.h"
 #include "analyzers/measures/pm_attribution.h"
 #include "analyzers/render/output.h"
+#include "proto/settings/setting_error.h"
 
 namespace warpscope {
 
@@ -49,31 +52,67 @@ std::string TraceEventMicros(uint64_t ns) {
   return absl::StrFormat("%u.%03u", ns / 1000, ns % 1000);
 }
 
-std::vector<std::pair<uint32_t, uint32_t>> LaunchCallsByCorrelation(const TraceModel& model) {
-  std::vector<std::pair<uint32_t, uint32_t>> table;
-  for (size_t i = 0; i < model.api_calls.size(); ++i) {
-    const ApiCallEvent& call = model.api_calls[i];
-    if (call.correlation_id != 0) table.emplace_back(call.correlation_id, static_cast<uint32_t>(i));
-  }
+absl::StatusOr<LaunchCalls> LaunchCalls::Of(const TraceModel& model) {
+  LaunchCalls table;
+  table.calls_.reserve(model.EventCount(EventKind::kApiCall));
+  uint32_t index = 0;
+  absl::Status read = ForEachEvent<ApiCallEvent>(model, [&](const ApiCallEvent& call) {
+    if (call.correlation_id != 0) {
+      Call& c = table.calls_.emplace_back();
+      c.start_ns = call.start_ns;
+      c.thread_id = call.thread_id;
+      c.correlation_id = call.correlation_id;
+      c.index = index;
+      c.runtime = call.domain == v1::API_DOMAIN_RUNTIME;
+    }
+    ++index;
+  });
+  if (!read.ok()) return read;
+  table.calls_.shrink_to_fit();
   // Runtime calls first within a correlation id: the call the program made, not the driver
-  // call beneath it.
-  std::stable_sort(table.begin(), table.end(), [&](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first < b.first;
-    const bool a_runtime = model.api_calls[a.second].domain == v1::API_DOMAIN_RUNTIME;
-    const bool b_runtime = model.api_calls[b.second].domain == v1::API_DOMAIN_RUNTIME;
-    return a_runtime && !b_runtime;
+  // call beneath it; else the first in the file.
+  std::stable_sort(table.calls_.begin(), table.calls_.end(), [](const Call& a, const Call& b) {
+    if (a.correlation_id != b.correlation_id) return a.correlation_id < b.correlation_id;
+    return a.runtime && !b.runtime;
   });
   return table;
 }
 
-const ApiCallEvent* FindLaunchCall(const TraceModel& model,
-                                   const std::vector<std::pair<uint32_t, uint32_t>>& table,
-                                   uint32_t correlation_id) {
+const LaunchCalls::Call* LaunchCalls::Find(uint32_t correlation_id) const {
   if (correlation_id == 0) return nullptr;
-  auto it = std::lower_bound(table.begin(), table.end(), correlation_id,
-                             [](const auto& entry, uint32_t id) { return entry.first < id; });
-  if (it == table.end() || it->first != correlation_id) return nullptr;
-  return &model.api_calls[it->second];
+  auto it = std::lower_bound(calls_.begin(), calls_.end(), correlation_id,
+                             [](const Call& c, uint32_t id) { return c.correlation_id < id; });
+  if (it == calls_.end() || it->correlation_id != correlation_id) return nullptr;
+  return &*it;
+}
+
+FileExportOutput::FileExportOutput(const std::string& path, std::string_view flag)
+    : path_(path), flag_(flag) {
+  file_ = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
+  if (file_ == nullptr) Fail();
+}
+
+FileExportOutput::~FileExportOutput() { (void)Finish(); }
+
+void FileExportOutput::Fail() {
+  if (status_.ok()) {
+    status_ = absl::InternalError(absl::StrCat("cannot write ", flag_, " ", QuoteValue(path_), ": ",
+                                               std::strerror(errno)));
+  }
+}
+
+void FileExportOutput::Write(std::string_view bytes) {
+  if (file_ == nullptr || bytes.empty()) return;
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) Fail();
+}
+
+absl::Status FileExportOutput::Finish() {
+  if (file_ != nullptr) {
+    const bool closed = file_ == stdout ? std::fflush(file_) == 0 : std::fclose(file_) == 0;
+    if (!closed) Fail();
+    file_ = nullptr;
+  }
+  return status_;
 }
 
 std::vector<SlicePlace> StackSlices(std::span<const SliceInterval> slices,

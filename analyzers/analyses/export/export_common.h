@@ -5,13 +5,17 @@
 #define WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_EXPORT_COMMON_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <span>
 #include <utility>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope {
@@ -40,13 +44,60 @@ std::string TraceEventMicros(uint64_t ns);
 void WriteCallStackArgs(JsonWriter& json, const TraceModel& model, uint32_t correlation_id);
 
 // The API call that launched each correlation id (a runtime call rather than the driver call
-// beneath it when both were traced), as indices into model.api_calls.
-std::vector<std::pair<uint32_t, uint32_t>> LaunchCallsByCorrelation(const TraceModel& model);
-// Looks `correlation_id` up in the sorted table LaunchCallsByCorrelation returns; nullptr when
-// no API call has it.
-const ApiCallEvent* FindLaunchCall(const TraceModel& model,
-                                   const std::vector<std::pair<uint32_t, uint32_t>>& table,
-                                   uint32_t correlation_id);
+// beneath it when both were traced): what a flow from a launch to its GPU work needs. The GPU
+// work may come before or after its launch in the file, so the table is made before any GPU
+// work is written, from one read of the API calls (from the file when the model did not keep
+// them). It holds 24 bytes per API call with a correlation id: the one part of the streaming
+// exports that grows with events.
+class LaunchCalls {
+ public:
+  struct Call {
+    uint64_t start_ns = 0;
+    uint64_t thread_id = 0;
+    uint32_t correlation_id = 0;
+    uint32_t index : 31 = 0;  // in model.api_calls, in file order
+    uint32_t runtime : 1 = 0;
+  };
+  static absl::StatusOr<LaunchCalls> Of(const TraceModel& model);
+  // The launching call of `correlation_id`; nullptr when no API call has it.
+  const Call* Find(uint32_t correlation_id) const;
+
+ private:
+  std::vector<Call> calls_;  // by correlation id, the runtime call first
+};
+
+// Where an export's bytes go as they are made: a string (tests) or a file written piece by
+// piece, so that the output of a large trace is never held whole.
+class ExportOutput {
+ public:
+  virtual ~ExportOutput() = default;
+  virtual void Write(std::string_view bytes) = 0;
+};
+class StringExportOutput : public ExportOutput {
+ public:
+  void Write(std::string_view bytes) override { text.append(bytes); }
+  std::string text;
+};
+// Writes to `path`, "-" for stdout. status() is the first error (opening or writing), which
+// names `flag` and the path.
+class FileExportOutput : public ExportOutput {
+ public:
+  FileExportOutput(const std::string& path, std::string_view flag);
+  ~FileExportOutput() override;
+  void Write(std::string_view bytes) override;
+  // Closes the file (flushes stdout) and returns the first error.
+  absl::Status Finish();
+
+ private:
+  void Fail();
+  std::string path_;
+  std::string flag_;
+  std::FILE* file_ = nullptr;
+  absl::Status status_;
+};
+
+// How much JSON an exporter holds before it hands it to its ExportOutput.
+inline constexpr size_t kExportFlushBytes = 1 << 20;
 
 // A slice's place on its track. Slices that nest or follow one another share lane 0, one
 // row per nesting depth; a slice that overlaps another without nesting in it (two CUDA calls

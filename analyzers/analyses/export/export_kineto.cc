@@ -2,7 +2,10 @@
 // text's spacing are Kineto's, as Holistic Trace Analysis reads them: it finds a file's rank by
 // searching the text for `"rank": N`, classifies GPU work by name (copies "Memcpy HtoD
 // (Pageable -> Device)", memsets "Memset (Device)", NCCL's kernels "nccl...Kernel...") and
-// splits a trace into iterations at `ProfilerStep#N` ranges.
+// splits a trace into iterations at `ProfilerStep#N` ranges. API calls and GPU work are walked
+// kind by kind (from the file when the model was loaded without them, ForEachEvent) and the
+// text goes out as it is made; NVTX ranges and NCCL calls are held, for the steps and for
+// matching NCCL's ranges to its calls.
 #include "analyzers/analyses/export/export_kineto.h"
 
 #include <algorithm>
@@ -29,14 +32,16 @@ constexpr char kProfilerStepFamily[] = "ProfilerStep#<N>";  // steps.h RangeFami
 
 class KinetoWriter {
  public:
-  KinetoWriter(const ExportedTrace& trace, JsonWriter& json, std::string_view step)
+  KinetoWriter(const ExportedTrace& trace, JsonWriter& json, ExportOutput& out,
+               std::string_view step, const LaunchCalls& launches)
       : m_(*trace.model),
         offset_ns_(trace.offset_ns),
         label_(trace.label),
         json_(json),
+        out_(out),
         step_(step),
         host_tids_(m_),
-        launches_(LaunchCallsByCorrelation(m_)) {
+        launches_(launches) {
     for (const NcclCall& call : m_.nccl_calls) {
       nccl_calls_[{call.thread_id, call.name}].push_back(&call);
       if (call.launch_correlation_id != 0) nccl_launches_[call.launch_correlation_id] = &call;
@@ -47,11 +52,12 @@ class KinetoWriter {
     }
   }
 
-  void WriteEvents() {
-    WriteHost();
+  absl::Status WriteEvents() {
+    if (absl::Status s = WriteHost(); !s.ok()) return s;
     WriteSteps();
-    WriteGpu();
+    if (absl::Status s = WriteGpu(); !s.ok()) return s;
     WriteMetadata();
+    return absl::OkStatus();
   }
 
  private:
@@ -69,7 +75,10 @@ class KinetoWriter {
     Begin("X", name, cat, pid, tid, ns);
     json_.Key("dur").Raw(TraceEventMicros(dur_ns)).Key("args").BeginObject();
   }
-  void EndArgs() { json_.EndObject().EndObject(); }
+  void EndArgs() {
+    json_.EndObject().EndObject();
+    if (json_.str().size() >= kExportFlushBytes) out_.Write(json_.TakeText());
+  }
   void Metadata(std::string_view name, int64_t pid, int64_t tid, std::string_view key,
                 std::string_view value) {
     json_.LineBreak().BeginObject().Key("name").String(name).Key("ph").String("M");
@@ -98,19 +107,21 @@ class KinetoWriter {
   }
 
   bool IsNcclCallRange(const NvtxRange& r) const;
-  void WriteHost();
+  absl::Status WriteHost();
   void WriteNcclCall(const NcclCall& call);
   void WriteSteps();
-  void WriteGpu();
+  absl::Status WriteGpu();
   void WriteMetadata();
 
   const TraceModel& m_;
   uint64_t offset_ns_;
   std::string_view label_;
   JsonWriter& json_;
+  ExportOutput& out_;
   std::string_view step_;
   HostTids host_tids_;
-  std::vector<std::pair<uint32_t, uint32_t>> launches_;
+  const LaunchCalls& launches_;
+  std::set<std::pair<uint32_t, uint32_t>> streams_;  // (device, stream) of the GPU work
   // NCCL's calls by thread and name, by start; and by the correlation id of the launch each
   // made.
   std::map<std::pair<uint64_t, std::string_view>, std::vector<const NcclCall*>> nccl_calls_;
@@ -120,7 +131,7 @@ class KinetoWriter {
 void KinetoWriter::Flow(uint32_t correlation_id, int64_t device, int64_t stream,
                         uint64_t gpu_start_ns) {
   uint64_t thread_id = 0, start_ns = 0;
-  if (const ApiCallEvent* call = FindLaunchCall(m_, launches_, correlation_id)) {
+  if (const LaunchCalls::Call* call = launches_.Find(correlation_id)) {
     thread_id = call->thread_id;
     start_ns = call->start_ns;
   } else if (auto it = nccl_launches_.find(correlation_id); it != nccl_launches_.end()) {
@@ -149,16 +160,17 @@ bool KinetoWriter::IsNcclCallRange(const NvtxRange& r) const {
   return next != calls.begin() && (*std::prev(next))->end_ns() >= r.start_ns;
 }
 
-void KinetoWriter::WriteHost() {
+absl::Status KinetoWriter::WriteHost() {
   const int64_t pid = m_.header.pid;
-  for (const ApiCallEvent& call : m_.api_calls) {
+  absl::Status read = ForEachEvent<ApiCallEvent>(m_, [&](const ApiCallEvent& call) {
     Complete(call.name, call.domain == v1::API_DOMAIN_DRIVER ? "cuda_driver" : "cuda_runtime", pid,
              host_tids_.Of(call.thread_id), call.start_ns, call.duration_ns);
     json_.Key("cbid").Uint(call.callback_id).Key("correlation").Uint(call.correlation_id);
     json_.Key("External id").Uint(call.correlation_id);
     WriteCallStackArgs(json_, m_, call.correlation_id);
     EndArgs();
-  }
+  });
+  if (!read.ok()) return read;
   // NVTX ranges are what PyTorch's record_function annotations are to Kineto.
   for (const NvtxRange& r : m_.nvtx_ranges) {
     if (IsNcclCallRange(r)) continue;
@@ -167,6 +179,7 @@ void KinetoWriter::WriteHost() {
     EndArgs();
   }
   for (const NcclCall& call : m_.nccl_calls) WriteNcclCall(call);
+  return absl::OkStatus();
 }
 
 // An NCCL call as the NVTX range NCCL made for it, with its payload's figures and the
@@ -219,8 +232,9 @@ std::string KinetoMemcpyName(const MemcpyEvent& c) {
                       std::string(MemoryKindName(c.dst_kind)), ")");
 }
 
-void KinetoWriter::WriteGpu() {
-  for (const KernelEvent& k : m_.kernels) {
+absl::Status KinetoWriter::WriteGpu() {
+  absl::Status read = ForEachEvent<KernelEvent>(m_, [&](const KernelEvent& k) {
+    streams_.emplace(k.device_id, k.stream_id);
     Complete(KernelDisplayName(k), "kernel", k.device_id, k.stream_id, k.start_ns, k.duration_ns);
     GpuArgs(k.device_id, k.context_id, k.stream_id, k.correlation_id);
     if (k.launch != nullptr) {
@@ -232,14 +246,18 @@ void KinetoWriter::WriteGpu() {
     }
     EndArgs();
     Flow(k.correlation_id, k.device_id, k.stream_id, k.start_ns);
-  }
-  for (const MemcpyEvent& c : m_.memcpys) {
+  });
+  if (!read.ok()) return read;
+  read = ForEachEvent<MemcpyEvent>(m_, [&](const MemcpyEvent& c) {
+    streams_.emplace(c.device_id, c.stream_id);
     MemoryOperation(KinetoMemcpyName(c), "gpu_memcpy", c);
-  }
-  for (const MemsetEvent& s : m_.memsets) {
+  });
+  if (!read.ok()) return read;
+  return ForEachEvent<MemsetEvent>(m_, [&](const MemsetEvent& s) {
+    streams_.emplace(s.device_id, s.stream_id);
     MemoryOperation(absl::StrCat("Memset (", std::string(MemoryKindName(s.memory_kind)), ")"),
                     "gpu_memset", s);
-  }
+  });
 }
 
 // Process and track names as Kineto writes them: the host process and each GPU (pid = the
@@ -249,12 +267,8 @@ void KinetoWriter::WriteMetadata() {
   const int64_t pid = m_.header.pid;
   Metadata("process_name", pid, 0, "name", label_);
   Metadata("process_labels", pid, 0, "labels", "CPU");
-  std::set<std::pair<uint32_t, uint32_t>> streams;
-  for (const KernelEvent& k : m_.kernels) streams.emplace(k.device_id, k.stream_id);
-  for (const MemcpyEvent& c : m_.memcpys) streams.emplace(c.device_id, c.stream_id);
-  for (const MemsetEvent& s : m_.memsets) streams.emplace(s.device_id, s.stream_id);
   std::optional<uint32_t> device;
-  for (const auto& [d, stream] : streams) {
+  for (const auto& [d, stream] : streams_) {
     if (device != d) {
       Metadata("process_name", d, 0, "name", label_);
       Metadata("process_labels", d, 0, "labels", absl::StrCat("GPU ", d));
@@ -306,33 +320,56 @@ uint64_t WorldSize(const TraceHeader& header, size_t traces) {
 
 }  // namespace
 
-std::vector<KinetoTraceFile> ExportKinetoTraces(std::span<const TraceModel* const> models,
-                                                std::string_view step) {
+std::vector<KinetoTraceFile> KinetoTraceFiles(std::span<const TraceModel* const> models) {
+  std::vector<KinetoTraceFile> out;
+  for (const ExportedTrace& t : PrepareExport(models)) {
+    out.push_back({t.rank, absl::StrCat("rank", t.rank, ".trace.json"), ""});
+  }
+  return out;
+}
+
+absl::Status WriteKinetoTrace(std::span<const TraceModel* const> models, size_t index,
+                              std::string_view step, ExportOutput& out) {
   const std::vector<ExportedTrace> traces = PrepareExport(models);
   uint64_t base_ns = std::numeric_limits<uint64_t>::max();
   for (const ExportedTrace& t : traces) {
     base_ns = std::min(base_ns, t.model->header.unix_time_base_ns);
   }
-  std::vector<KinetoTraceFile> out;
-  for (const ExportedTrace& t : traces) {
-    // Spaced and one event per line, as Kineto writes: HTA finds the rank by searching the
-    // file's lines for `"rank": N`.
-    JsonWriter json(JsonSpacing::kSpaced);
-    json.BeginObject().LineBreak().Key("schemaVersion").Int(1);
-    WriteDeviceProperties(*t.model, json);
-    json.LineBreak().Key("distributedInfo").BeginObject().Key("backend").String("nccl");
-    json.Key("rank").Int(t.rank);
-    json.Key("world_size").Uint(WorldSize(t.model->header, traces.size())).EndObject();
-    json.LineBreak().Key("displayTimeUnit").String("ms");
-    // Only when the traces' shared time line starts at a known wall-clock time.
-    if (base_ns != 0 && !traces.empty()) json.LineBreak().Key("baseTimeNanoseconds").Uint(base_ns);
-    json.LineBreak().Key("traceEvents").BeginArray();
-    KinetoWriter(t, json, step).WriteEvents();
-    json.EndArray();
-    json.LineBreak().Key("traceName").String(t.model->source_name).EndObject();
-    out.push_back({t.rank, absl::StrCat("rank", t.rank, ".trace.json"), json.str() + "\n"});
+  const ExportedTrace& t = traces.at(index);
+  absl::StatusOr<LaunchCalls> launches = LaunchCalls::Of(*t.model);
+  if (!launches.ok()) return launches.status();
+  // Spaced and one event per line, as Kineto writes: HTA finds the rank by searching the
+  // file's lines for `"rank": N`.
+  JsonWriter json(JsonSpacing::kSpaced);
+  json.BeginObject().LineBreak().Key("schemaVersion").Int(1);
+  WriteDeviceProperties(*t.model, json);
+  json.LineBreak().Key("distributedInfo").BeginObject().Key("backend").String("nccl");
+  json.Key("rank").Int(t.rank);
+  json.Key("world_size").Uint(WorldSize(t.model->header, traces.size())).EndObject();
+  json.LineBreak().Key("displayTimeUnit").String("ms");
+  // Only when the traces' shared time line starts at a known wall-clock time.
+  if (base_ns != 0 && !traces.empty()) json.LineBreak().Key("baseTimeNanoseconds").Uint(base_ns);
+  json.LineBreak().Key("traceEvents").BeginArray();
+  if (absl::Status s = KinetoWriter(t, json, out, step, *launches).WriteEvents(); !s.ok()) {
+    return s;
   }
-  return out;
+  json.EndArray();
+  json.LineBreak().Key("traceName").String(t.model->source_name).EndObject();
+  out.Write(json.TakeText());
+  out.Write("\n");
+  return absl::OkStatus();
+}
+
+std::vector<KinetoTraceFile> ExportKinetoTraces(std::span<const TraceModel* const> models,
+                                                std::string_view step) {
+  std::vector<KinetoTraceFile> files = KinetoTraceFiles(models);
+  for (size_t i = 0; i < files.size(); ++i) {
+    StringExportOutput out;
+    // Models that hold their events are not read again: nothing can fail.
+    (void)WriteKinetoTrace(models, i, step, out);
+    files[i].json = std::move(out.text);
+  }
+  return files;
 }
 
 }  // namespace warpscope

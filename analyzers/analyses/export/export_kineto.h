@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "analyzers/analyses/export/export_common.h"
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope {
@@ -30,6 +32,14 @@ struct KinetoTraceFile {
 // baseTimeNanoseconds (the earliest trace's wall-clock start) when every trace has one.
 std::vector<KinetoTraceFile> ExportKinetoTraces(std::span<const TraceModel* const> models,
                                                 std::string_view step = "");
+// The files ExportKinetoTraces makes, without their text.
+std::vector<KinetoTraceFile> KinetoTraceFiles(std::span<const TraceModel* const> models);
+// The text of file `index` written to `out` as it is made, the trace's API calls and GPU work
+// read from its file when its model was loaded without them (ForEachEvent): memory grows with
+// its definitions, launches (LaunchCalls), NVTX ranges and NCCL calls, not with the rest.
+// Errors: those of reading the trace file again.
+absl::Status WriteKinetoTrace(std::span<const TraceModel* const> models, size_t index,
+                              std::string_view step, ExportOutput& out);
 
 }  // namespace warpscope
 

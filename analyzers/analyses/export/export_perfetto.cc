@@ -263,13 +263,14 @@ void PerfettoTraceWriter::WriteHost(const TraceModel& m, std::vector<PendingSlic
 }
 
 void PerfettoTraceWriter::WriteGpu(const TraceModel& m, std::vector<PendingSlice>& api_slices) {
-  const std::vector<std::pair<uint32_t, uint32_t>> launches = LaunchCallsByCorrelation(m);
+  // The model holds its API calls (api_slices is parallel to them): this reads no file.
+  const LaunchCalls launches = LaunchCalls::Of(m).value_or(LaunchCalls());
   std::map<std::pair<uint32_t, uint32_t>, std::vector<PendingSlice>> streams;
   // The flow from the launching call (still pending, in api_slices) to the GPU work.
   auto add = [&](const StreamWork& w, pe::TrackEvent begin) {
-    if (const ApiCallEvent* call = FindLaunchCall(m, launches, w.correlation_id)) {
+    if (const LaunchCalls::Call* call = launches.Find(w.correlation_id)) {
       const uint64_t id = next_flow_id_++;
-      api_slices[static_cast<size_t>(call - m.api_calls.data())].begin.add_flow_ids(id);
+      api_slices[call->index].begin.add_flow_ids(id);
       begin.add_terminating_flow_ids(id);
     }
     Arg(begin, "device", uint64_t{w.device_id});
