@@ -71,6 +71,11 @@ int RunAdviseCommand(const CommandArgs& args);
 int RunExportCommand(const CommandArgs& args);
 int RunTimelineCommand(const CommandArgs& args);
 int RunJobCommand(const CommandArgs& args);
+// control_command.cc: commands to running processes through their control channel.
+int RunStatusCommand(const CommandArgs& args);
+int RunStartCommand(const CommandArgs& args);
+int RunStopCommand(const CommandArgs& args);
+int RunDumpCommand(const CommandArgs& args);
 
 }  // namespace warpscope
 

@@ -29,6 +29,11 @@ const CommandInfo kCommands[] = {
      RunExportCommand},
     {"timeline", "an SVG picture of a stretch of the trace: threads and GPU streams",
      RunTimelineCommand},
+    {"status", "running processes with warpscope: rank, job, trace, capture window", RunStatusCommand},
+    {"start", "open a capture window now in running processes (--rank, --job, --all)",
+     RunStartCommand},
+    {"stop", "close the open capture window in running processes", RunStopCommand},
+    {"dump", "write running processes' flight recorder out", RunDumpCommand},
 };
 
 void PrintUsage(FILE* out) {
