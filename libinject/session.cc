@@ -35,11 +35,15 @@
 #include "libinject/collector_registry.h"
 #include "libinject/collector_set.h"
 #include "libinject/config.h"
+#include "libinject/control_channel.h"
 #include "libinject/log.h"
 #include "libinject/nvtx_range_match.h"
+#include "libinject/slow_step.h"
 #include "libinject/trace_header.h"
 #include "libinject/trace_name.h"
+#include "proto/settings/job_variables.h"
 #include "proto/settings/settings.h"
+#include "proto/writer/output_name.h"
 #include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 
@@ -51,10 +55,17 @@ constexpr unsigned char kWakeCapture = 100;
 constexpr unsigned char kWakeDevice = 101;
 constexpr unsigned char kWakeQuit = 102;
 constexpr unsigned char kWakeQuickExit = 103;  // _exit is about to end the process
+constexpr unsigned char kWakeSlowStep = 104;   // a slow step ended: dump the flight recorder
+constexpr unsigned char kWakeCrash = 105;      // a fatal signal: dump, then let it end us
 // How long _exit waits for the trace to close (a stuck file system or a lock held by the
 // thread that called _exit from a signal handler must not keep the process alive).
 constexpr int kQuickExitWaitMs = 5000;
 constexpr int kTerminationSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// With the flight recorder, these dump what it holds before the program's own disposition runs.
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+// How long after a slow step ends its dump is written: the step's GPU work may still be
+// running, and its records reach the writer at the next CUPTI flush.
+constexpr uint64_t kSlowStepDumpDelayNs = 500'000'000;
 
 std::atomic<int> g_pipe_write{-1};
 
@@ -69,6 +80,7 @@ void SignalToPipe(unsigned char byte) {
 
 extern "C" void TerminationHandler(int sig) { SignalToPipe(static_cast<unsigned char>(sig)); }
 extern "C" void CaptureSignalHandler(int) { SignalToPipe(kWakeCapture); }
+extern "C" void CrashHandler(int sig);
 
 // Lifecycle steps at WARPSCOPE_LOG_LEVEL=debug, with the time since the session started:
 // the order of context teardown, atexit and collector work is what exit-time problems hinge on.
@@ -86,6 +98,7 @@ class Session final : public SessionListener, public SessionServices {
   void Shutdown(EndReason reason);
   void OnForkChild() override;
   void CloseBeforeQuickExit();  // async-signal-safe on the calling thread
+  void OnCrash(int sig);         // async-signal-safe: a fatal signal's handler
   bool running() const {
     return running_.load() && !forked_child_.load() && !shut_down_.load() && getpid() == pid_;
   }
@@ -124,6 +137,16 @@ class Session final : public SessionListener, public SessionServices {
   void StartWatcher(bool have_pipe);
   void ReportCollectorFailure(std::string_view name, std::string_view message);
   void ApplyEdge(const CaptureWindow::Edge& edge);  // window_mu_ held
+  void StartWindowFile(uint32_t window);             // window_mu_ held
+  void CheckWindowSize(uint64_t now);
+  void StartControl();
+  ControlReply HandleControl(ControlCommand command);
+  ControlStatus Status();
+  // Flight recorder: flushes what CUPTI holds and writes the ring to the next dump file.
+  bool Dump(CaptureTrigger trigger, bool flush_cupti, std::string* result);
+  void OnStepPush(std::string_view name, std::string_view domain);
+  void OnStepPop(std::string_view domain);
+  bool WaitWatcherWake(int timeout_ms);
   void WatcherLoop();
   void HandleTermination(int sig);
   void InstallSignalHandlers();
@@ -149,6 +172,19 @@ class Session final : public SessionListener, public SessionServices {
   std::atomic<bool> nvtx_window_open_{false};
   std::atomic<uint64_t> nvtx_window_thread_{0};
   std::atomic<uint32_t> nvtx_window_depth_{0};
+  HeaderRecord header_;              // names the files of later windows and dumps
+  bool window_files_ = false;        // %w: one file per capture window
+  bool flight_ = false;              // --flight-recorder: events go to the writer's ring
+  uint32_t dumps_ = 0;               // watcher thread (and Shutdown, after it)
+  uint64_t window_bytes_base_ = 0;   // writer.bytes_written when the window opened
+  uint64_t limited_windows_ = 0;     // windows --max-size closed (window_mu_)
+  ControlChannel control_;
+  // --slow-step: the step range, its rule, and when the dump of a slow step is due.
+  NvtxRangeMatch step_match_;
+  std::mutex step_mu_;
+  SlowStepRule step_rule_{SlowStepOptions{}};
+  std::string slow_step_note_;                 // step_mu_
+  std::atomic<uint64_t> slow_step_due_ns_{0};  // 0 = none
   std::atomic<bool> forked_child_{false};
   std::thread watcher_;
   std::thread::id watcher_id_;
@@ -168,6 +204,15 @@ Session* g_session = nullptr;
 // the push of the capture range's name, and the pop that may end the window's range, take
 // the window's lock (NvtxRangeMatch).
 thread_local uint32_t t_capture_depth = 0;
+// The same for the flight recorder's --slow-step range, and this thread's open step: its depth
+// + 1 (0 = none) and when it was pushed.
+thread_local uint32_t t_step_depth = 0;
+thread_local uint32_t t_step_open = 0;
+thread_local uint64_t t_step_start_ns = 0;
+
+extern "C" void CrashHandler(int sig) {
+  if (g_session != nullptr) g_session->OnCrash(sig);
+}
 
 // `warpscope record` passes its launch time (CLOCK_MONOTONIC) so that --delay counts from
 // program start: moves it into the trace clock by the time elapsed since.
@@ -229,17 +274,27 @@ void Session::Start() {
   // 4. Lifecycle plumbing, then the first window edge.
   const bool have_pipe = InstallLifecycleHooks();
   OpenFirstWindow(now);
+  if (have_pipe) StartControl();
   StartWatcher(have_pipe);
   running_.store(true);
-  Log(LogLevel::kInfo, "warpscope: tracing to " + writer_->path());
+  Log(LogLevel::kInfo, flight_ ? "warpscope: flight recorder on; dumps go to " + writer_->path()
+                               : "warpscope: tracing to " + writer_->path());
 }
 
 void Session::SetCollectorOptions() {
   if (config_.capture_range == CaptureRange::kNvtx) {
     capture_match_ = NvtxRangeMatch(config_.nvtx_range_name, config_.nvtx_range_domain);
   }
+  flight_ = config_.flight_recorder_s > 0;
+  if (flight_ && !config_.slow_step_name.empty()) {
+    step_match_ = NvtxRangeMatch(config_.slow_step_name, config_.slow_step_domain);
+    step_rule_ = SlowStepRule(SlowStepOptions{
+        .threshold_ns = static_cast<uint64_t>(config_.slow_step_threshold_s * 1e9),
+        .factor = config_.slow_step_factor});
+  }
   collector_options_.profiler_api_callbacks = config_.capture_range == CaptureRange::kProfilerApi;
-  collector_options_.nvtx_callbacks = config_.capture_range == CaptureRange::kNvtx;
+  collector_options_.nvtx_callbacks =
+      config_.capture_range == CaptureRange::kNvtx || !step_match_.empty();
   collector_options_.nvtx_range_name = config_.nvtx_range_name;
   collector_options_.nvtx_range_domain = config_.nvtx_range_domain;
   ActivityOptions& ao = activity_options_;
@@ -257,12 +312,13 @@ void Session::SetCollectorOptions() {
 
 // Writes the header and keeps the writer; *now is the header's time base.
 bool Session::OpenTrace(uint64_t* now, std::string* error) {
-  const HeaderRecord header = MakeTraceHeader(config_, pid_);
-  *now = header.time_base_ns;
+  header_ = MakeTraceHeader(config_, pid_);
+  *now = header_.time_base_ns;
   std::unique_ptr<TraceWriter> writer =
-      OpenProcessTrace(config_, header, [](const char* n) { return std::getenv(n); }, error);
+      OpenProcessTrace(config_, header_, [](const char* n) { return std::getenv(n); }, error);
   if (writer == nullptr) return false;
   writer_ = writer.release();
+  window_files_ = !flight_ && OutputPatternHasWindow(config_.output_pattern);
   return true;
 }
 
@@ -286,8 +342,11 @@ bool Session::InstallLifecycleHooks() {
 
 void Session::OpenFirstWindow(uint64_t now) {
   std::lock_guard<std::mutex> lock(window_mu_);
-  window_ = std::make_unique<CaptureWindow>(CaptureWindowOptions::FromConfig(config_),
-                                            WindowStartNs(now));
+  CaptureWindowOptions options = CaptureWindowOptions::FromConfig(config_);
+  // The flight recorder records from the start (after --delay) to the end; the capture
+  // signal asks it for a dump instead of toggling a window.
+  if (flight_) options.range = CaptureRange::kNone;
+  window_ = std::make_unique<CaptureWindow>(options, WindowStartNs(now));
   ApplyEdge(window_->Begin());
   ApplyEdge(window_->Tick(now));
 }
@@ -320,14 +379,29 @@ void Session::ApplyEdge(const CaptureWindow::Edge& edge) {
     nvtx_window_open_.store(window_->nvtx_window_open(), std::memory_order_release);
   }
   if (!edge) return;
+  // A flight-recorder dump has window edges of its own (the events it holds); the whole-run
+  // window's would only confuse them.
+  const bool write_edge = !flight_;
   if (edge->begin) {
+    if (window_files_ && edge->window_id > 1) StartWindowFile(edge->window_id);
+    window_bytes_base_ = writer_->Counter("writer.bytes_written");
     collectors_.OnCaptureOpening(*edge, window_->nvtx_window_thread(), window_->nvtx_window_depth());
-    writer_->Write(*edge);
+    if (write_edge) writer_->Write(*edge);
     collectors_.OnCaptureStart(edge->window_id, edge->timestamp_ns);
     Log(LogLevel::kInfo, "warpscope: capture window " + std::to_string(edge->window_id) + " opened");
   } else {
     collectors_.OnCaptureClosing(*edge);
-    writer_->Write(*edge);
+    if (write_edge) writer_->Write(*edge);
+    if (edge->trigger == CaptureTrigger::kLimit) {
+      Report(Severity::kInfo, "session",
+             window_->limited() ? "warpscope: --max-duration reached: capture window " +
+                                      std::to_string(edge->window_id) +
+                                      " closed and no other opens"
+                                : "warpscope: --max-size reached: capture window " +
+                                      std::to_string(edge->window_id) + " closed");
+      writer_->SetCounter(stats::kCaptureLimitedWindows.name, ++limited_windows_,
+                          stats::kCaptureLimitedWindows.severity);
+    }
     collectors_.OnCaptureStop(edge->window_id, edge->timestamp_ns);
     Log(LogLevel::kInfo, "warpscope: capture window " + std::to_string(edge->window_id) + " closed");
   }
@@ -350,6 +424,163 @@ void Session::InstallSignalHandlers() {
     sa.sa_handler = &CaptureSignalHandler;
     if (sigaction(sig, &sa, &old_actions_[sig]) == 0) installed_[sig] = true;
   }
+  if (flight_ && config_.handle_signals) {
+    for (int sig : kCrashSignals) {
+      struct sigaction old = {};
+      if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+      sa.sa_handler = &CrashHandler;
+      sa.sa_flags = 0;
+      if (sigaction(sig, &sa, &old_actions_[sig]) == 0) installed_[sig] = true;
+    }
+  }
+}
+
+void Session::OnCrash(int sig) {
+  // Only atomics, write, poll, sigaction and raise: the program is in a fatal signal's
+  // handler. The watcher dumps (no CUPTI call: the crashed thread may hold CUPTI's locks); we
+  // wait for it at most kQuickExitWaitMs, then the program's own disposition runs.
+  if (running() && watcher_running_.load() && closed_pipe_[0] >= 0 &&
+      !pthread_equal(pthread_self(), watcher_pthread_)) {
+    SignalToPipe(kWakeCrash);
+    WaitWatcherWake(kQuickExitWaitMs);
+  }
+  if (sig > 0 && sig < 65 && installed_[sig]) {
+    sigaction(sig, &old_actions_[sig], nullptr);
+    installed_[sig] = false;
+  }
+  raise(sig);  // blocked while we run: delivered, with the program's disposition, on return
+}
+
+bool Session::WaitWatcherWake(int timeout_ms) {
+  pollfd done = {closed_pipe_[0], POLLIN, 0};
+  int waited_ms = 0;
+  while (waited_ms < timeout_ms) {
+    const int r = poll(&done, 1, 100);
+    if (r > 0) return true;
+    if (r < 0 && errno != EINTR) return false;
+    waited_ms += 100;
+  }
+  return false;
+}
+
+void Session::StartWindowFile(uint32_t window) {
+  std::string path, error;
+  if (!ProcessTraceName(config_, header_, [](const char* n) { return std::getenv(n); }, window,
+                        &path, &error) ||
+      !writer_->StartNextFile(path, TraceClockNs(), &error)) {
+    Report(Severity::kError, "session",
+           error + "; capture window " + std::to_string(window) + " goes on in " + writer_->path());
+    return;
+  }
+  Log(LogLevel::kInfo, "warpscope: capture window " + std::to_string(window) + " goes to " + path);
+}
+
+void Session::CheckWindowSize(uint64_t now) {
+  if (config_.max_size_bytes == 0) return;
+  std::lock_guard<std::mutex> lock(window_mu_);
+  if (!window_->is_open()) return;
+  const uint64_t written = writer_->Counter("writer.bytes_written");
+  const uint64_t bytes = written >= window_bytes_base_ ? written - window_bytes_base_ : written;
+  if (bytes >= config_.max_size_bytes) ApplyEdge(window_->SizeLimit(now));
+}
+
+void Session::StartControl() {
+  if (!config_.control) return;
+  std::string error;
+  if (!control_.Listen(pid_, &error)) Report(Severity::kInfo, "session", error);
+}
+
+ControlStatus Session::Status() {
+  ControlStatus s;
+  s.pid = pid_;
+  auto first_number = [](const auto& variables) -> std::optional<int64_t> {
+    for (std::string_view v : variables) {
+      const char* value = std::getenv(std::string(v).c_str());
+      if (value == nullptr || value[0] == '\0') continue;
+      char* end = nullptr;
+      const long long n = std::strtoll(value, &end, 10);
+      if (end != value && *end == '\0') return n;
+      return std::nullopt;
+    }
+    return std::nullopt;
+  };
+  s.rank = first_number(kRankVariables);
+  s.local_rank = first_number(kLocalRankVariables);
+  s.world_size = first_number(kWorldSizeVariables);
+  s.host = header_.hostname;
+  s.job_id = header_.job_id;
+  s.trace_path = writer_->path();
+  {
+    std::lock_guard<std::mutex> lock(window_mu_);
+    s.window_open = window_->is_open();
+    s.windows = window_->windows_opened();
+  }
+  s.mode = flight_ ? "flight-recorder" : std::string(CaptureRangeName(config_.capture_range));
+  s.flight_recorder = flight_;
+  return s;
+}
+
+ControlReply Session::HandleControl(ControlCommand command) {
+  const uint64_t now = TraceClockNs();
+  switch (command) {
+    case ControlCommand::kStatus:
+      return {ControlResult::kOk, FormatControlStatus(Status())};
+    case ControlCommand::kDump: {
+      if (!flight_) {
+        return {ControlResult::kError,
+                "no flight recorder in this process (record with --flight-recorder SECONDS)"};
+      }
+      std::string result;
+      const bool ok = Dump(CaptureTrigger::kControl, /*flush_cupti=*/true, &result);
+      return {ok ? ControlResult::kOk : ControlResult::kError, result};
+    }
+    case ControlCommand::kStart:
+    case ControlCommand::kStop: {
+      if (flight_) {
+        return {ControlResult::kError,
+                "the flight recorder records all the time; ask it for a dump (warpscope dump)"};
+      }
+      const bool start = command == ControlCommand::kStart;
+      std::lock_guard<std::mutex> lock(window_mu_);
+      const CaptureWindow::Edge edge = window_->Control(start, now);
+      if (!edge || edge->begin != start) {
+        ApplyEdge(edge);  // a duration or limit that ran out closed the window first
+        if (start) {
+          return {ControlResult::kError,
+                  window_->is_open()
+                      ? "capture window " + std::to_string(window_->windows_opened()) +
+                            " is open already"
+                      : "no capture window can open any more (" +
+                            std::string(window_->limited() ? "--max-duration reached"
+                                                           : "--capture-range-end allows " +
+                                                                 std::to_string(window_->windows_opened())) +
+                            ")"};
+        }
+        return {ControlResult::kError, "no capture window is open"};
+      }
+      ApplyEdge(edge);
+      return {ControlResult::kOk, "capture window " + std::to_string(edge->window_id) +
+                                      (start ? " opened" : " closed") + " (" + writer_->path() + ")"};
+    }
+  }
+  return {ControlResult::kError, "unknown command"};
+}
+
+bool Session::Dump(CaptureTrigger trigger, bool flush_cupti, std::string* result) {
+  if (flush_cupti) collectors_.OnFlush();  // activity first: CUPTI's buffers into the ring
+  const uint32_t id = dumps_ + 1;
+  std::string path, error;
+  if (!ProcessTraceName(config_, header_, [](const char* n) { return std::getenv(n); }, id, &path,
+                        &error) ||
+      !writer_->DumpRing(path, trigger, id, TraceClockNs(), &error)) {
+    *result = error;
+    Log(LogLevel::kError, error);
+    return false;
+  }
+  dumps_ = id;
+  *result = "flight recorder dump " + std::to_string(id) + " written to " + path;
+  Log(LogLevel::kWarning, "warpscope: " + *result);
+  return true;
 }
 
 void Session::RestoreSignalHandlers() {
@@ -383,10 +614,18 @@ void Session::WatcherLoop() {
       uint64_t deadline = window_->next_deadline_ns();
       if (deadline != 0 && deadline < wake) wake = deadline;
     }
+    const uint64_t step_due = slow_step_due_ns_.load();
+    if (step_due != 0 && step_due < wake) wake = step_due;
     int timeout_ms = wake > now ? static_cast<int>((wake - now + 999999) / 1000000) : 0;
-    pollfd pfd = {pipe_[0], POLLIN, 0};
-    int r = poll(&pfd, pipe_[0] >= 0 ? 1 : 0, timeout_ms);
+    pollfd fds[2] = {{pipe_[0], POLLIN, 0}, {control_.fd(), POLLIN, 0}};
+    const pollfd& pfd = fds[0];
+    int r = poll(fds, control_.fd() >= 0 ? 2 : 1, timeout_ms);
     if (shut_down_.load()) break;
+    if (r > 0 && (fds[1].revents & POLLIN)) {
+      control_.Serve([this](ControlCommand command, const std::vector<std::string>&) {
+        return HandleControl(command);
+      });
+    }
     if (r > 0 && (pfd.revents & POLLIN)) {
       unsigned char bytes[64];
       ssize_t got = ::read(pipe_[0], bytes, sizeof bytes);
@@ -402,7 +641,20 @@ void Session::WatcherLoop() {
           }
           return;
         }
-        if (b == kWakeCapture) {
+        if (b == kWakeCrash) {
+          std::string result;
+          Dump(CaptureTrigger::kCrash, /*flush_cupti=*/false, &result);
+          const unsigned char done = 1;
+          if (closed_pipe_[1] >= 0 && ::write(closed_pipe_[1], &done, 1) < 0) {
+            // The handler's wait times out instead.
+          }
+          continue;
+        }
+        if (b == kWakeSlowStep) continue;  // the due time is in slow_step_due_ns_
+        if (b == kWakeCapture && flight_) {
+          std::string result;
+          Dump(CaptureTrigger::kSignal, /*flush_cupti=*/true, &result);
+        } else if (b == kWakeCapture) {
           std::lock_guard<std::mutex> lock(window_mu_);
           ApplyEdge(window_->Signal(TraceClockNs()));
         } else if (b < 65 && b > 0) {
@@ -425,8 +677,24 @@ void Session::WatcherLoop() {
       std::lock_guard<std::mutex> lock(window_mu_);
       ApplyEdge(window_->Tick(now));
     }
+    const uint64_t due = slow_step_due_ns_.load();
+    if (due != 0 && now >= due) {
+      slow_step_due_ns_.store(0);
+      std::string note, result;
+      {
+        std::lock_guard<std::mutex> lock(step_mu_);
+        note.swap(slow_step_note_);
+      }
+      if (!note.empty()) writer_->WriteNotice(Severity::kInfo, "flight_recorder", note, now);
+      Dump(CaptureTrigger::kSlowStep, /*flush_cupti=*/true, &result);
+    }
     if (now >= next_flush) {
       collectors_.OnFlush();  // activity first: flush, counters
+      CheckWindowSize(now);
+      if (control_.refused() != 0) {
+        writer_->SetCounter(stats::kControlRefused.name, control_.refused(),
+                            stats::kControlRefused.severity);
+      }
       next_flush = now + config_.flush_interval_ms * 1000000ull;
     }
   }
@@ -453,12 +721,18 @@ void Session::Shutdown(EndReason reason) {
       if (window_ != nullptr) ApplyEdge(window_->Finish(now));
     }
     collectors_.OnShutdown();  // activity first: forced flush, counters
+    control_.Close();
+    if (flight_) {
+      std::string result;
+      Dump(reason == EndReason::kSignal ? CaptureTrigger::kSignal : CaptureTrigger::kProcess,
+           /*flush_cupti=*/false, &result);
+    }
     writer_->Close(reason, TraceClockNs());
     // Every handler goes back (not only the one of the signal being handled): the watcher
     // is gone, so a handler of ours left in place would swallow a later SIGTERM.
     RestoreSignalHandlers();
     Debug("shutdown done");
-    Log(LogLevel::kInfo, writer_->removed()
+    if (!flight_) Log(LogLevel::kInfo, writer_->removed()
                              ? "warpscope: no GPU work or NVTX range recorded; removed " +
                                    writer_->path()
                              : "warpscope: trace written to " + writer_->path());
@@ -472,20 +746,14 @@ void Session::CloseBeforeQuickExit() {
   if (!running() || !watcher_running_.load() || closed_pipe_[0] < 0) return;
   if (pthread_equal(pthread_self(), watcher_pthread_)) return;
   SignalToPipe(kWakeQuickExit);
-  pollfd done = {closed_pipe_[0], POLLIN, 0};
-  int waited_ms = 0;
-  while (waited_ms < kQuickExitWaitMs) {
-    const int r = poll(&done, 1, 100);
-    if (r > 0) return;
-    if (r < 0 && errno != EINTR) return;
-    waited_ms += 100;
-  }
+  WaitWatcherWake(kQuickExitWaitMs);
 }
 
 void Session::OnForkChild() {
   // The child shares nothing with us: no threads, the file and the pipe are the parent's.
   forked_child_.store(true);
   g_pipe_write.store(-1);
+  control_.CloseAfterFork();
   collectors_.OnForkChild();
   if (writer_) writer_->AbandonAfterFork();
   RestoreSignalHandlers();
@@ -524,7 +792,43 @@ void Session::OnProfilerApi(bool start) {
   ApplyEdge(start ? window_->ProfilerStart(now) : window_->ProfilerStop(now));
 }
 
+void Session::OnStepPush(std::string_view name, std::string_view domain) {
+  const std::optional<uint32_t> depth = step_match_.Push(t_step_depth, name, domain);
+  if (!depth || t_step_open != 0) return;  // a step inside a step is part of it
+  t_step_open = *depth + 1;
+  t_step_start_ns = TraceClockNs();
+}
+
+void Session::OnStepPop(std::string_view domain) {
+  const std::optional<uint32_t> depth = step_match_.Pop(t_step_depth, domain);
+  if (!depth || t_step_open != *depth + 1) return;
+  t_step_open = 0;
+  const uint64_t now = TraceClockNs();
+  const uint64_t took = now > t_step_start_ns ? now - t_step_start_ns : 0;
+  SlowStepRule::Verdict verdict;
+  {
+    std::lock_guard<std::mutex> lock(step_mu_);
+    verdict = step_rule_.Add(took);
+    if (!verdict.slow || forked_child_.load() || shut_down_.load()) return;
+    char note[256];
+    std::snprintf(note, sizeof note,
+                  "slow step: %s #%llu took %.3f ms (threshold %.3f ms, %.1fx the median %.3f ms "
+                  "of the steps before it)",
+                  config_.slow_step_name.c_str(), static_cast<unsigned long long>(step_rule_.steps()),
+                  took / 1e6, config_.slow_step_threshold_s * 1e3,
+                  verdict.median_ns ? static_cast<double>(took) / verdict.median_ns : 0.0,
+                  verdict.median_ns / 1e6);
+    slow_step_note_ = note;
+  }
+  // One dump for slow steps that come close together: the first sets the time.
+  uint64_t none = 0;
+  if (slow_step_due_ns_.compare_exchange_strong(none, now + kSlowStepDumpDelayNs)) {
+    SignalToPipe(kWakeSlowStep);
+  }
+}
+
 void Session::OnNvtxPush(uint32_t os_tid, std::string_view name, std::string_view domain) {
+  if (!step_match_.empty()) OnStepPush(name, domain);
   if (!nvtx_live_.load(std::memory_order_relaxed)) return;
   const std::optional<uint32_t> depth = capture_match_.Push(t_capture_depth, name, domain);
   if (!depth || forked_child_.load() || shut_down_.load()) return;
@@ -534,6 +838,7 @@ void Session::OnNvtxPush(uint32_t os_tid, std::string_view name, std::string_vie
 }
 
 void Session::OnNvtxPop(uint32_t os_tid, std::string_view domain) {
+  if (!step_match_.empty()) OnStepPop(domain);
   if (!nvtx_live_.load(std::memory_order_relaxed)) return;
   const std::optional<uint32_t> depth = capture_match_.Pop(t_capture_depth, domain);
   // Only the pop of the range that opened the window, on its thread and at its depth, can

@@ -73,13 +73,29 @@ bool TakenByThisRun(const std::string& path, uint64_t run_start_unix_ns) {
 }
 
 bool CaptureWindowConfigured(const Config& config) {
-  return config.delay_s > 0 || config.duration_s > 0 || config.capture_range != CaptureRange::kNone;
+  return config.delay_s > 0 || config.duration_s > 0 || config.capture_range != CaptureRange::kNone ||
+         config.max_duration_s > 0 || config.max_size_bytes > 0;
+}
+
+std::string WindowedPattern(const Config& config, const std::string& pattern) {
+  if (config.flight_recorder_s <= 0 || OutputPatternHasWindow(pattern)) return pattern;
+  if (IsFolderPattern(pattern)) return pattern + "rank%r_%w.wst";
+  return WithSuffixBeforeExtension(pattern, "_%w");
+}
+
+bool ProcessTraceName(const Config& config, const HeaderRecord& header, const GetEnvFn& getenv_fn,
+                      uint32_t window, std::string* path, std::string* error) {
+  const TracePatternChoice choice =
+      ChooseTracePattern(WindowedPattern(config, config.output_pattern), header.ppid, getenv_fn);
+  return ExpandOutputPattern(choice.pattern, header.pid, header.hostname, getenv_fn, FileExists,
+                             path, error, window) &&
+         (!IsFolderPattern(choice.pattern) || MakeOutputFolder(*path, error));
 }
 
 std::unique_ptr<TraceWriter> OpenProcessTrace(const Config& config, const HeaderRecord& header,
                                               const GetEnvFn& getenv_fn, std::string* error) {
   const TracePatternChoice choice =
-      ChooseTracePattern(config.output_pattern, header.ppid, getenv_fn);
+      ChooseTracePattern(WindowedPattern(config, config.output_pattern), header.ppid, getenv_fn);
   TraceWriterOptions options;
   if (!ExpandOutputPattern(choice.pattern, header.pid, header.hostname, getenv_fn, FileExists,
                            &options.path, error) ||
@@ -91,7 +107,12 @@ std::unique_ptr<TraceWriter> OpenProcessTrace(const Config& config, const Header
   options.max_buffered_bytes = static_cast<size_t>(config.writer_memory_mb) << 20;
   options.flush_interval_ms = config.flush_interval_ms;
   options.remove_if_no_work = !CaptureWindowConfigured(config);
-  if (choice.step_aside_if_taken) {
+  options.keep_definitions = OutputPatternHasWindow(choice.pattern);
+  if (config.flight_recorder_s > 0) {
+    options.ring_ns = static_cast<uint64_t>(config.flight_recorder_s * 1e9);
+    options.max_buffered_bytes = static_cast<size_t>(config.flight_recorder_mb) << 20;
+  }
+  if (choice.step_aside_if_taken && options.ring_ns == 0) {
     options.rename_if_exists = [start = RunStartUnixNs(getenv_fn),
                                 pid = header.pid](const std::string& path) {
       return TakenByThisRun(path, start)

@@ -47,10 +47,22 @@ inline constexpr uint64_t kFileClockSlackNs = 1'000'000'000;
 // a trace without work is kept, since the program may just not have opened the window.
 bool CaptureWindowConfigured(const Config& config);
 
+// The pattern a process's files follow, %w included where there is one file per window: with
+// the flight recorder, "_%w" goes before the extension of a pattern without %w (the folder
+// form: DIR/rank%r_%w.wst), since every dump is a file of its own.
+std::string WindowedPattern(const Config& config, const std::string& pattern);
+
 // Opens this process's trace as the session does (header.pid, ppid and hostname name it). On
-// failure nullptr and *error is one line starting with "warpscope:".
+// failure nullptr and *error is one line starting with "warpscope:". With %w in the pattern,
+// the file of window 1, and the writer keeps its definitions for the next windows' files;
+// with the flight recorder, a writer that holds events in memory and makes no file.
 std::unique_ptr<TraceWriter> OpenProcessTrace(const Config& config, const HeaderRecord& header,
                                               const GetEnvFn& getenv_fn, std::string* error);
+
+// The file of capture window (or flight-recorder dump) `window` of this process: the pattern
+// OpenProcessTrace used, with %w = `window`. False with *error (one line) on failure.
+bool ProcessTraceName(const Config& config, const HeaderRecord& header, const GetEnvFn& getenv_fn,
+                      uint32_t window, std::string* path, std::string* error);
 
 }  // namespace warpscope
 

@@ -19,6 +19,7 @@ namespace {
 // What the escapes stand for in one pass over a pattern.
 struct EscapeValues {
   uint32_t pid = 0;
+  uint32_t window = 1;  // %w
   std::string_view hostname;
   const OutputGetEnv* getenv_fn = nullptr;
   // Every escape becomes '*' and literal glob characters are escaped (OutputPatternGlob).
@@ -117,6 +118,9 @@ bool SubstituteEscapes(std::string_view pattern, const EscapeValues& values, Exp
       case 'h':
         out->Substitute(values.hostname);
         break;
+      case 'w':
+        out->Substitute(std::to_string(values.window));
+        break;
       case '%':
         out->Append("%", true);
         break;
@@ -133,7 +137,7 @@ bool SubstituteEscapes(std::string_view pattern, const EscapeValues& values, Exp
         break;
       default:
         *why = std::string("unknown escape %") + escape +
-               "; use %p, %h, %r, %q{VAR}, %n or %% (or end with '/' for a folder)";
+               "; use %p, %h, %r, %q{VAR}, %n, %w or %% (or end with '/' for a folder)";
         return false;
     }
   }
@@ -154,7 +158,7 @@ bool IsFolderPattern(std::string_view pattern) { return !pattern.empty() && patt
 bool ExpandOutputPattern(std::string_view pattern, uint32_t pid, std::string_view hostname,
                          const OutputGetEnv& getenv_fn,
                          const std::function<bool(const std::string&)>& file_exists,
-                         std::string* out, std::string* error) {
+                         std::string* out, std::string* error, uint32_t window) {
   std::string ignored;
   if (error == nullptr) error = &ignored;
   try {
@@ -164,7 +168,8 @@ bool ExpandOutputPattern(std::string_view pattern, uint32_t pid, std::string_vie
     };
     ExpandedPattern expanded;
     std::string why;
-    const EscapeValues values{.pid = pid, .hostname = hostname, .getenv_fn = &getenv_fn};
+    const EscapeValues values{
+        .pid = pid, .window = window, .hostname = hostname, .getenv_fn = &getenv_fn};
     if (!SubstituteEscapes(FilePattern(pattern), values, &expanded, &why)) return fail(why);
     const std::vector<std::string>& segments = expanded.segments;
     const std::string_view extension = expanded.component_has_dot ? "" : ".wst";
@@ -187,6 +192,15 @@ bool ExpandOutputPattern(std::string_view pattern, uint32_t pid, std::string_vie
     *error = "warpscope: cannot expand the output name (out of memory)";
     return false;
   }
+}
+
+bool OutputPatternHasWindow(std::string_view pattern) {
+  for (size_t i = 0; i + 1 < pattern.size(); ++i) {
+    if (pattern[i] != '%') continue;
+    if (pattern[i + 1] == 'w') return true;
+    ++i;  // "%%" and the other escapes: skip the escaped character
+  }
+  return false;
 }
 
 bool OutputPatternIsPerProcess(std::string_view pattern, const OutputGetEnv& getenv_fn) {

@@ -1,4 +1,4 @@
-// Trace file names: the output pattern (%p, %h, %r, %q{VAR}, %n, %%, and the folder form
+// Trace file names: the output pattern (%p, %h, %r, %q{VAR}, %n, %w, %%, and the folder form
 // "DIR/") expanded into one process's file name, the checks a process of a job makes on it,
 // and the wildcard that finds every name a pattern gave. Plain C++: the injected library
 // expands names with it, `warpscope record` checks and finds them with it.
@@ -24,7 +24,8 @@ bool IsFolderPattern(std::string_view pattern);
 // Expands an output name pattern: %p pid, %h host name, %r the process's global rank (the
 // first of proto/settings/job_variables.h's kRankVariables set and not empty; "pid<PID>" where
 // none is), %q{VAR} environment variable (empty when unset), %n the smallest sequence number
-// >= 1 that names no existing file, %% a '%'. A pattern that ends in '/' is a folder:
+// >= 1 that names no existing file, %w the capture window's (or flight-recorder dump's)
+// number `window`, %% a '%'. A pattern that ends in '/' is a folder:
 // DIR/ stands for DIR/rank%r.wst. Appends ".wst" when the result has no extension: when the
 // last path component has no '.' written literally in the pattern after its first character
 // (a '.' from %h or %q{} does not count, so "trace_%h" on host "node1.cluster" still gets
@@ -34,7 +35,10 @@ bool IsFolderPattern(std::string_view pattern);
 bool ExpandOutputPattern(std::string_view pattern, uint32_t pid, std::string_view hostname,
                          const OutputGetEnv& getenv_fn,
                          const std::function<bool(const std::string&)>& file_exists,
-                         std::string* out, std::string* error);
+                         std::string* out, std::string* error, uint32_t window = 1);
+
+// Whether `pattern` has the %w escape (one file per capture window or dump).
+bool OutputPatternHasWindow(std::string_view pattern);
 
 // Whether every process that expands `pattern` gets a name of its own here: it has %p or %r
 // (a rank, else the pid), is the folder form, or has a %q{VAR} whose VAR is set and not empty

@@ -9,7 +9,7 @@
 namespace warpscope {
 namespace {
 
-constexpr std::array<const StatDef*, 94> kAllStats = {
+constexpr std::array<const StatDef*, 96> kAllStats = {
     &stats::kWriterEventsWritten,
     &stats::kWriterEventsWrittenKind,
     &stats::kWriterBytesWritten,
@@ -50,6 +50,8 @@ constexpr std::array<const StatDef*, 94> kAllStats = {
     &stats::kNvtxUnclosedRanges,
     &stats::kNcclCalls,
     &stats::kNcclPayloadUnreadable,
+    &stats::kCaptureLimitedWindows,
+    &stats::kControlRefused,
     &stats::kStacksCaptured,
     &stats::kStacksNone,
     &stats::kStacksDistinct,

@@ -134,6 +134,12 @@ inline constexpr StatDef kNcclCalls{"nccl.calls", kInfo,
 inline constexpr StatDef kNcclPayloadUnreadable{"nccl.payload_unreadable", kInfo,
     "NCCL calls whose NVTX payload could not be read (unknown schema or size): recorded without communicator and bytes"};
 
+// ---- Capture windows and the control channel (libinject/session.cc; docs/record.md).
+inline constexpr StatDef kCaptureLimitedWindows{"capture.limited_windows", kInfo,
+    "capture windows closed by --max-size or --max-duration (trigger limit)"};
+inline constexpr StatDef kControlRefused{"control.refused", kInfo,
+    "control commands refused: the peer was neither the process's user nor root"};
+
 // ---- Call stacks (collectors/stacks; docs/stacks.md).
 inline constexpr StatDef kStacksCaptured{"stacks.captured", kInfo,
     "CUDA calls whose stack was looked for (syncs, copies, launches as selected)"};

@@ -89,6 +89,20 @@ TEST_F(ExpandTest, SequenceNumberPicksTheFirstFreeName) {
   EXPECT_EQ(ExpandOk("r%q{RANK}_%n"), "r3_2.wst");
 }
 
+TEST_F(ExpandTest, WindowNumber) {
+  EXPECT_EQ(ExpandOk("run_w%w"), "run_w1.wst");  // the first window by default
+  std::string out, error;
+  ASSERT_TRUE(ExpandOutputPattern("run_%r_w%w.wst", 5, "h", GetEnvOf(env_), nullptr, &out, &error,
+                                  12));
+  EXPECT_EQ(out, "run_3_w12.wst");
+  EXPECT_TRUE(OutputPatternHasWindow("run_%w"));
+  EXPECT_TRUE(OutputPatternHasWindow("%%%w"));
+  EXPECT_FALSE(OutputPatternHasWindow("run_%%w"));  // a literal "%w"
+  EXPECT_FALSE(OutputPatternHasWindow("run_%p_%r"));
+  EXPECT_FALSE(OutputPatternHasWindow("run%"));
+  EXPECT_EQ(OutputPatternGlob("run_%w.wst"), "run_*.wst");
+}
+
 TEST_F(ExpandTest, RejectsMalformedPatterns) {
   EXPECT_THAT(ExpandError("trace_%x"), HasSubstr("unknown escape %x; use %p, %h, %r, %q{VAR}"));
   EXPECT_THAT(ExpandError("trace_%"), HasSubstr("lone '%'"));
@@ -171,7 +185,7 @@ TEST(OutputNameTest, GlobMatchesEveryNameThePatternGives) {
   EXPECT_EQ(OutputPatternGlob("bad%"), "");
   // Each name a process can expand the pattern to matches it; others do not.
   const Env env = {{"RANK", "2"}};
-  for (const char* pattern : {"run_%q{RANK}.wst", "r%r_%p", "x[%h].wst", "d/", "t%n"}) {
+  for (const char* pattern : {"run_%q{RANK}.wst", "r%r_%p", "x[%h].wst", "d/", "t%n", "w%w"}) {
     std::string name, error;
     ASSERT_TRUE(ExpandOutputPattern(pattern, 77, "h.1", GetEnvOf(env), nullptr, &name, &error));
     EXPECT_EQ(fnmatch(OutputPatternGlob(pattern).c_str(), name.c_str(), FNM_PATHNAME), 0)
