@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <span>
 #include <string>
@@ -28,13 +29,6 @@ using writer_internal::PacketCounts;
 using writer_internal::StatsSnapshot;
 
 namespace {
-
-void ResetChunk(Chunk* c) {
-  c->used = c->flushed = 0;
-  c->events = c->events_flushed = 0;
-  c->ends_file = false;
-  c->first_commit_ns = c->last_commit_ns = 0;
-}
 
 uint64_t ReadVarint(const uint8_t* p, size_t n, size_t* pos) {
   uint64_t value = 0;
@@ -122,6 +116,25 @@ bool WriteDump(int fd, const std::vector<uint8_t>& header, RingDump& dump, uint3
 
 }  // namespace
 
+void TraceWriter::Impl::RingWriterMain() {
+  using Clock = std::chrono::steady_clock;
+  auto next_flush = Clock::now() + flush_interval;
+  std::unique_lock<std::mutex> lock(mu);
+  while (!stop) {
+    writer_wake.wait_until(lock, next_flush, [&] { return flush_requested || stop; });
+    const auto now = Clock::now();
+    const bool flush_due = flush_requested || now >= next_flush;
+    if (flush_due) {
+      flush_requested = false;
+      next_flush = now + flush_interval;
+    }
+    AgeRing(flush_due);
+    progress.notify_all();
+  }
+  writer_exited = true;
+  progress.notify_all();
+}
+
 uint64_t TraceWriter::Impl::RingNow() const {
   return ring_clock ? ring_clock() : NowIn(clock_domain, time_base_ns);
 }
@@ -138,7 +151,7 @@ Chunk* TraceWriter::Impl::EvictOldest() {
   Chunk* c = ring.pop_front();
   ring_evicted_events.Add(c->events);
   ring_held_bytes -= c->used;
-  ResetChunk(c);
+  c->Reset();
   return c;
 }
 
@@ -152,7 +165,7 @@ void TraceWriter::Impl::AgeRing(bool flush_due) {
   while (!ring.empty() && ring.front()->last_commit_ns < now - ring_ns) {
     Chunk* c = ring.pop_front();
     ring_held_bytes -= c->used;
-    ResetChunk(c);
+    c->Reset();
     free_chunks.push_back(c);  // Capacity max_chunks: does not allocate.
   }
 }
@@ -204,7 +217,7 @@ bool TraceWriter::DumpRing(const std::string& path, CaptureTrigger trigger, uint
     std::lock_guard<std::mutex> lock(w.mu);
     if (ok) {
       for (Chunk* c : dump.chunks) {
-        ResetChunk(c);
+        c->Reset();
         w.free_chunks.push_back(c);
       }
       w.ring_dumps.Add(1);

@@ -9,6 +9,7 @@
 //
 // The jobs live in one file each: record_writers.cc (records into packets), chunk_pool.cc,
 // string_interning.cc, writer_stats.cc, writer_thread.cc (the thread and the file),
+// kept_definitions.cc, next_file.cc (StartNextFile), flight_ring.cc (the flight recorder),
 // output_name.cc (file names); this file opens, flushes and closes the writer.
 #include "proto/writer/trace_writer.h"
 

@@ -43,6 +43,14 @@ struct Chunk {
   // commit, and when it was handed to the ring, after its last. Guarded by Impl::mu.
   uint64_t first_commit_ns = 0;
   uint64_t last_commit_ns = 0;
+
+  // Empty again, for the free list.
+  void Reset() {
+    used = flushed = 0;
+    events = events_flushed = 0;
+    ends_file = false;
+    first_commit_ns = last_commit_ns = 0;
+  }
 };
 
 // The flight recorder's chunks, oldest first: a fixed-capacity circular list (no allocation
@@ -272,8 +280,10 @@ struct TraceWriter::Impl {
   void HandToRing(Chunk* c);
   // Takes the oldest ring chunk for reuse when the pool is used up; nullptr if none.
   Chunk* EvictOldest();
-  // Writer thread: hands a partial chunk over at the flush interval, frees chunks too old.
+  // Hands a partial chunk over (at the flush interval), frees chunks older than ring_ns.
   void AgeRing(bool flush_due);
+  // The writer thread of a ring: AgeRing every flush interval until Close; no I/O.
+  void RingWriterMain();
 
   void Commit(size_t size, uint32_t field) {
     if (keep_definitions && writer_internal::IsDefinition(field)) [[unlikely]] {

@@ -1,7 +1,8 @@
 // The writer thread and the file: every flush interval (or when chunks are full, or on
 // Flush and Close) it appends the chunks handed over, and the filled part of the current one,
-// to the file outside the writer's lock; it reserves disk blocks ahead so that a full disk
-// stops recording between whole packets, and reports I/O errors in one `warpscope:` line.
+// to the file outside the writer's lock, moving to the next file after the chunk that ends
+// one (next_file.cc); it reserves disk blocks ahead so that a full disk stops recording
+// between whole packets, and reports I/O errors in one `warpscope:` line.
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,11 +83,11 @@ using writer_internal::Packet;
 using writer_internal::PrintLine;
 
 void TraceWriter::Impl::WriterMain() {
+  if (ring_mode) return RingWriterMain();
   using Clock = std::chrono::steady_clock;
   const auto never = Clock::time_point::max();
   auto next_flush = Clock::now() + flush_interval;
-  auto next_stats =
-      stats_interval.count() > 0 && !ring_mode ? Clock::now() + stats_interval : never;
+  auto next_stats = stats_interval.count() > 0 ? Clock::now() + stats_interval : never;
   std::vector<Chunk*> batch;
   batch.reserve(max_chunks);
   WriterPass pass;
@@ -96,18 +97,6 @@ void TraceWriter::Impl::WriterMain() {
     writer_wake.wait_until(lock, std::min(next_flush, next_stats),
                            [&] { return !queue.empty() || flush_requested || stop; });
     const auto now = Clock::now();
-    if (ring_mode) {
-      // No file: hand the partial chunk to the ring at the flush interval, free old chunks.
-      const bool flush_due = flush_requested || now >= next_flush;
-      if (flush_due) {
-        flush_requested = false;
-        next_flush = now + flush_interval;
-      }
-      AgeRing(flush_due);
-      progress.notify_all();
-      if (stop) break;
-      continue;
-    }
     if (now >= next_stats && accepting) {
       EmitStats(/*final=*/false, RelTime(NowIn(clock_domain, time_base_ns)), nullptr);
       next_stats = now + stats_interval;
@@ -149,9 +138,7 @@ void TraceWriter::Impl::WriterMain() {
 
     lock.lock();
     for (Chunk* c : batch) {
-      c->used = c->flushed = 0;
-      c->events = c->events_flushed = 0;
-      c->ends_file = false;
+      c->Reset();
       free_chunks.push_back(c);
     }
     batch.clear();

@@ -1,16 +1,19 @@
 // What the next-file and flight-recorder tests check of every file the writer made, as a
 // reader would: whole packets, Header first and EndOfTrace last, a final Stats whose writer
 // counters agree with the packets of that file, and every id a kernel or API call refers to
-// defined once, before it.
+// defined once, before it. And writers on several threads whose kernels are counted and
+// checked for order over such files.
 #ifndef WARPSCOPE_TESTS_WRITER_TRACE_FILE_CHECKS_H_
 #define WARPSCOPE_TESTS_WRITER_TRACE_FILE_CHECKS_H_
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/writer/writer_test_support.h"
@@ -77,6 +80,51 @@ inline CheckedFile CheckTraceFile(const std::string& path) {
   EXPECT_NE(f.final_stats, nullptr) << path;
   return f;
 }
+
+// Threads that each write `per_thread` kernels named "kernel_<t>" on stream t, with
+// correlation ids 1, 2, ...
+class KernelWriters {
+ public:
+  KernelWriters(TraceWriter& writer, int threads, uint32_t per_thread)
+      : last_(threads, 0), per_thread_(per_thread) {
+    for (int t = 0; t < threads; ++t) {
+      threads_.emplace_back([this, &writer, t] {
+        const uint64_t name = writer.InternString("kernel_" + std::to_string(t));
+        for (uint32_t i = 1; i <= per_thread_; ++i) {
+          KernelRecord k = FileTestKernel(i, name);
+          k.stream_id = static_cast<uint32_t>(t);
+          if (!writer.Write(k)) refused_.fetch_add(1);
+        }
+      });
+    }
+  }
+  void Join() {
+    for (std::thread& t : threads_) t.join();
+  }
+  uint64_t refused() const { return refused_.load(); }
+  uint64_t written() const { return uint64_t{per_thread_} * last_.size(); }
+  uint64_t found() const { return found_; }
+
+  // The kernels of the next file: each thread's come after those of the files before, in
+  // order, and carry their names.
+  void ExpectInOrder(const CheckedFile& f) {
+    for (const pb::TracePacket* p : f.kernels) {
+      const pb::KernelEvent& k = p->kernel();
+      ASSERT_LT(k.stream_id(), last_.size());
+      EXPECT_EQ(f.strings.at(k.name_id()), "kernel_" + std::to_string(k.stream_id()));
+      EXPECT_GT(k.correlation_id(), last_[k.stream_id()]);
+      last_[k.stream_id()] = k.correlation_id();
+      ++found_;
+    }
+  }
+
+ private:
+  std::vector<uint32_t> last_;
+  uint32_t per_thread_;
+  std::atomic<uint64_t> refused_{0};
+  uint64_t found_ = 0;
+  std::vector<std::thread> threads_;
+};
 
 }  // namespace warpscope::writer_test
 

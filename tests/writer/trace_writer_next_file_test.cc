@@ -118,20 +118,7 @@ TEST(TraceWriterNextFile, ConcurrentWritersLoseNothingAcrossSwitches) {
   options.chunk_bytes = kMinChunkBytes;  // Many chunk hand-overs around each switch.
   options.max_buffered_bytes = 1 << 20;
   auto writer = OpenOrDie(options, FileTestHeader());
-  constexpr int kThreads = 4;
-  constexpr uint32_t kPerThread = 20000;
-  std::atomic<uint64_t> refused{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      const uint64_t name = writer->InternString("kernel_" + std::to_string(t));
-      for (uint32_t i = 1; i <= kPerThread; ++i) {
-        KernelRecord k = FileTestKernel(i, name);
-        k.stream_id = static_cast<uint32_t>(t);
-        if (!writer->Write(k)) refused.fetch_add(1);
-      }
-    });
-  }
+  KernelWriters writers(*writer, /*threads=*/4, /*per_thread=*/20000);
   constexpr int kFiles = 4;
   for (int f = 1; f < kFiles; ++f) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -140,26 +127,16 @@ TEST(TraceWriterNextFile, ConcurrentWritersLoseNothingAcrossSwitches) {
                                       &error))
         << error;
   }
-  for (std::thread& t : threads) t.join();
+  writers.Join();
   writer->Close(EndReason::kExit, kFileTestBase + 100);
-  EXPECT_EQ(refused.load(), writer->Counter("writer.events_dropped.buffer_full"));
-
-  std::vector<uint32_t> last(kThreads, 0);
-  uint64_t kernels = 0;
+  EXPECT_EQ(writers.refused(), writer->Counter("writer.events_dropped.buffer_full"));
   for (int f = 0; f < kFiles; ++f) {
     const CheckedFile file = CheckTraceFile(dir.File(std::to_string(f) + ".wst"));
     EXPECT_EQ(file.end->end_of_trace().reason(),
               f + 1 < kFiles ? pb::END_REASON_NEXT_FILE : pb::END_REASON_EXIT);
-    for (const pb::TracePacket* p : file.kernels) {
-      const pb::KernelEvent& k = p->kernel();
-      ASSERT_LT(k.stream_id(), static_cast<uint32_t>(kThreads));
-      EXPECT_EQ(file.strings.at(k.name_id()), "kernel_" + std::to_string(k.stream_id()));
-      EXPECT_GT(k.correlation_id(), last[k.stream_id()]);
-      last[k.stream_id()] = k.correlation_id();
-      ++kernels;
-    }
+    writers.ExpectInOrder(file);
   }
-  EXPECT_EQ(kernels + refused.load(), uint64_t{kThreads} * kPerThread);
+  EXPECT_EQ(writers.found() + writers.refused(), writers.written());
 }
 
 TEST(TraceWriterNextFile, AFileThatCannotBeMadeLeavesWritingInTheOldOne) {
