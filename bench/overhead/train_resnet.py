@@ -2,7 +2,7 @@
 
 usage: train_resnet.py [--steps N] [--warmup N] [--batch N]
                        [--mode plain|torch_profiler|torch_profiler_stack] [--item]
-                       [--trace-out PATH] [--profiler-api]
+                       [--trace-out PATH] [--profiler-api] [--numbered]
 Times the measured steps only (after warm-up, synchronized); prints one JSON line.
 --mode torch_profiler wraps the measured steps in torch.profiler (CPU+CUDA activities) and
 exports its Chrome JSON to --trace-out after the timing; torch_profiler_stack adds
@@ -29,6 +29,8 @@ p.add_argument("--mode", default="plain",
 p.add_argument("--item", action="store_true")
 p.add_argument("--trace-out", default="")
 p.add_argument("--profiler-api", action="store_true")
+p.add_argument("--numbered", action="store_true",
+               help="name each step's range step_<N> (N from 1, warm-up steps included)")
 a = p.parse_args()
 
 torch.backends.cudnn.benchmark = True
@@ -39,8 +41,13 @@ y = torch.randint(0, 1000, (a.batch,), device="cuda")
 nvtx = torch.cuda.nvtx
 
 
+steps_done = 0
+
+
 def step():
-    nvtx.range_push("step")
+    global steps_done
+    steps_done += 1
+    nvtx.range_push(f"step_{steps_done}" if a.numbered else "step")
     nvtx.range_push("forward")
     loss = torch.nn.functional.cross_entropy(model(x), y)
     nvtx.range_pop()
