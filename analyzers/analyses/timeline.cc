@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <utility>
 #include <vector>
@@ -22,11 +23,20 @@ namespace {
 constexpr size_t kDefaultSteps = 3;
 constexpr size_t kDefaultGpuOperations = 200;
 
-// A box before it is placed: its interval, class, tooltip and the name written in it.
-struct TimelineBox {
-  SliceInterval interval;
+// A box before it is placed: its interval, class, tooltip and the name written in it. Every
+// event of a track is placed (its lane depends on the boxes before it), but only those in the
+// window are drawn: the others carry no text, so that a long trace costs no string per event.
+struct BoxText {
   std::string cls, label, name;
 };
+struct TimelineBox {
+  SliceInterval interval;
+  std::unique_ptr<BoxText> text;  // null outside the window
+};
+TimelineBox Drawn(SliceInterval interval, std::string cls, std::string label, std::string name) {
+  return {interval, std::make_unique<BoxText>(BoxText{std::move(cls), std::move(label),
+                                                      std::move(name)})};
+}
 
 bool Overlaps(const SliceInterval& s, uint64_t begin, uint64_t end) {
   return s.end_ns >= begin && s.start_ns <= end;
@@ -55,10 +65,11 @@ void DrawTrack(SvgTimeline& svg, const std::string& title, const std::vector<Tim
   }
   for (const auto& [lane, depth] : rows) svg.AddRow(row({lane, depth}));
   for (uint32_t i : order) {
-    if (places[i].lane == kNoLane) continue;
+    if (places[i].lane == kNoLane || !Overlaps(intervals[i], begin, end)) continue;
     const TimelineBox& b = boxes[i];
-    if (svg.Add(row(places[i]), b.interval.start_ns, b.interval.end_ns, b.cls, b.label, b.name) &&
-        b.cls == "kernel") {
+    if (svg.Add(row(places[i]), b.interval.start_ns, b.interval.end_ns, b.text->cls,
+                b.text->label, b.text->name) &&
+        b.text->cls == "kernel") {
       ++*kernels;
     }
   }
@@ -70,21 +81,23 @@ void DrawHost(const TraceModel& m, SvgTimeline& svg, uint64_t begin, uint64_t en
   std::map<uint64_t, std::vector<TimelineBox>> threads;
   std::vector<TimelineBox> start_end;
   for (const ApiCallEvent& call : m.api_calls) {
-    // The tooltip of a call with a recorded stack lists it, innermost first (only for the
-    // calls the window shows).
+    const SliceInterval interval{call.start_ns, call.end_ns()};
+    if (!Overlaps(interval, begin, end)) {
+      threads[call.thread_id].push_back({interval, nullptr});
+      continue;
+    }
+    // The tooltip of a call with a recorded stack lists it, innermost first.
     std::string label(call.name);
-    const CallStackInfo* stack = Overlaps({call.start_ns, call.end_ns()}, begin, end)
-                                     ? m.StackOfCall(call.correlation_id)
-                                     : nullptr;
-    if (stack != nullptr) {
+    if (const CallStackInfo* stack = m.StackOfCall(call.correlation_id); stack != nullptr) {
       absl::StrAppend(&label, "\n", absl::StrJoin(StackLines(m, *stack), "\n"));
     }
-    threads[call.thread_id].push_back({{call.start_ns, call.end_ns()},
-                                       std::string(ApiCallBoxClass(call.name)),
-                                       std::move(label), std::string(call.name)});
+    threads[call.thread_id].push_back(Drawn(interval, std::string(ApiCallBoxClass(call.name)),
+                                            std::move(label), std::string(call.name)));
   }
   for (const NvtxRange& r : m.nvtx_ranges) {
-    TimelineBox box{{r.start_ns, r.end_ns()}, "range", std::string(r.name), ""};
+    const SliceInterval interval{r.start_ns, r.end_ns()};
+    TimelineBox box{interval, nullptr};
+    if (Overlaps(interval, begin, end)) box = Drawn(interval, "range", std::string(r.name), "");
     if (r.is_push_pop) {
       threads[r.thread_id].push_back(std::move(box));
     } else {
@@ -92,8 +105,10 @@ void DrawHost(const TraceModel& m, SvgTimeline& svg, uint64_t begin, uint64_t en
     }
   }
   for (const OverheadEvent& o : m.overheads) {
-    threads[o.thread_id].push_back(
-        {{o.start_ns, o.end_ns()}, "overhead", std::string(o.kind), ""});
+    const SliceInterval interval{o.start_ns, o.end_ns()};
+    threads[o.thread_id].push_back(Overlaps(interval, begin, end)
+                                       ? Drawn(interval, "overhead", std::string(o.kind), "")
+                                       : TimelineBox{interval, nullptr});
   }
   for (const auto& [id, boxes] : threads) {
     const ThreadInfo* info = m.FindThread(id);
@@ -108,25 +123,31 @@ void DrawGpu(const TraceModel& m, std::optional<uint32_t> device, SvgTimeline& s
              uint64_t begin, uint64_t end, size_t* kernels) {
   std::map<std::pair<uint32_t, uint32_t>, std::vector<TimelineBox>> streams;
   auto shown = [&](const StreamWork& w) { return !device.has_value() || w.device_id == *device; };
+  // Work outside the window is placed but not drawn: no text.
+  auto hidden = [&](const StreamWork& w) {
+    if (Overlaps({w.start_ns, w.end_ns()}, begin, end)) return false;
+    streams[{w.device_id, w.stream_id}].push_back({{w.start_ns, w.end_ns()}, nullptr});
+    return true;
+  };
   for (const KernelEvent& k : m.kernels) {
-    if (!shown(k)) continue;
+    if (!shown(k) || hidden(k)) continue;
     const std::string name = KernelDisplayName(k);
     streams[{k.device_id, k.stream_id}].push_back(
-        {{k.start_ns, k.end_ns()}, "kernel", name, BaseFunctionName(name)});
+        Drawn({k.start_ns, k.end_ns()}, "kernel", name, BaseFunctionName(name)));
   }
   for (const MemcpyEvent& c : m.memcpys) {
-    if (!shown(c)) continue;
+    if (!shown(c) || hidden(c)) continue;
     streams[{c.device_id, c.stream_id}].push_back(
-        {{c.start_ns, c.end_ns()}, "copy",
-         absl::StrCat(MemcpyOperationName(c.copy_kind), " ",
-                      FormatBytes(static_cast<double>(c.bytes))),
-         absl::StrCat(std::string(CopyKindName(c.copy_kind)), " ",
-                      FormatBytes(static_cast<double>(c.bytes)))});
+        Drawn({c.start_ns, c.end_ns()}, "copy",
+              absl::StrCat(MemcpyOperationName(c.copy_kind), " ",
+                           FormatBytes(static_cast<double>(c.bytes))),
+              absl::StrCat(std::string(CopyKindName(c.copy_kind)), " ",
+                           FormatBytes(static_cast<double>(c.bytes)))));
   }
   for (const MemsetEvent& s : m.memsets) {
-    if (!shown(s)) continue;
+    if (!shown(s) || hidden(s)) continue;
     streams[{s.device_id, s.stream_id}].push_back(
-        {{s.start_ns, s.end_ns()}, "memset", std::string(kMemsetOperationName), "memset"});
+        Drawn({s.start_ns, s.end_ns()}, "memset", std::string(kMemsetOperationName), "memset"));
   }
   for (const auto& [key, boxes] : streams) {
     DrawTrack(svg, absl::StrCat("GPU ", key.first, " stream ", key.second), boxes, begin, end,

@@ -49,25 +49,26 @@ namespace {
 
 enum class WorkKind : uint8_t { kKernel, kMemcpy, kMemset, kGraphLaunch };
 
-// One GPU record, reduced to what the projection needs.
+// One GPU record, reduced to what the projection needs: one per kernel, copy and memset of
+// the trace, so its fields are ordered to leave no padding (32 bytes).
 struct WorkRecord {
-  uint32_t correlation_id = 0;
-  WorkKind kind = WorkKind::kKernel;
-  uint32_t index = 0;  // into the model's table of that kind
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
-  bool in_graph = false;
+  uint32_t correlation_id = 0;
+  uint32_t index = 0;    // into the model's table of that kind
   uint32_t name_id = 0;  // into the projection's work names; only with work_by_name
+  WorkKind kind = WorkKind::kKernel;
+  bool in_graph = false;
 };
 
-// The GPU records that share one correlation id: the work of one API call.
+// The GPU records that share one correlation id: the work of one API call (48 bytes).
 struct LaunchedWork {
-  uint32_t correlation_id = 0;
-  uint32_t first_record = 0;  // into the kept records
-  uint32_t record_count = 0;
   uint64_t time_ns = 0;
   uint64_t begin_ns = 0;
   uint64_t end_ns = 0;
+  uint32_t correlation_id = 0;
+  uint32_t first_record = 0;  // into the kept records
+  uint32_t record_count = 0;
   uint32_t kernels = 0;
   uint32_t copies = 0;
   bool graph = false;
@@ -89,25 +90,19 @@ uint64_t EndOf(uint64_t start_ns, uint64_t duration_ns) {
 std::vector<WorkRecord> CollectWork(const TraceModel& m) {
   std::vector<WorkRecord> all;
   all.reserve(m.kernels.size() + m.memcpys.size() + m.memsets.size() + m.graph_launches.size());
+  auto add = [&](const StreamWork& w, WorkKind kind, uint32_t i, bool in_graph) {
+    all.push_back({w.start_ns, EndOf(w.start_ns, w.duration_ns), w.correlation_id, i, 0, kind,
+                   in_graph});
+  };
   for (uint32_t i = 0; i < m.kernels.size(); ++i) {
-    const KernelEvent& k = m.kernels[i];
-    all.push_back({k.correlation_id, WorkKind::kKernel, i, k.start_ns,
-                   EndOf(k.start_ns, k.duration_ns), k.graph_id != 0});
+    add(m.kernels[i], WorkKind::kKernel, i, m.kernels[i].graph_id != 0);
   }
   for (uint32_t i = 0; i < m.memcpys.size(); ++i) {
-    const MemcpyEvent& c = m.memcpys[i];
-    all.push_back({c.correlation_id, WorkKind::kMemcpy, i, c.start_ns,
-                   EndOf(c.start_ns, c.duration_ns), c.graph_node_id != 0});
+    add(m.memcpys[i], WorkKind::kMemcpy, i, m.memcpys[i].graph_node_id != 0);
   }
-  for (uint32_t i = 0; i < m.memsets.size(); ++i) {
-    const MemsetEvent& s = m.memsets[i];
-    all.push_back(
-        {s.correlation_id, WorkKind::kMemset, i, s.start_ns, EndOf(s.start_ns, s.duration_ns)});
-  }
+  for (uint32_t i = 0; i < m.memsets.size(); ++i) add(m.memsets[i], WorkKind::kMemset, i, false);
   for (uint32_t i = 0; i < m.graph_launches.size(); ++i) {
-    const GraphLaunchEvent& g = m.graph_launches[i];
-    all.push_back({g.correlation_id, WorkKind::kGraphLaunch, i, g.start_ns,
-                   EndOf(g.start_ns, g.duration_ns), true});
+    add(m.graph_launches[i], WorkKind::kGraphLaunch, i, true);
   }
   std::sort(all.begin(), all.end(), [](const WorkRecord& a, const WorkRecord& b) {
     return std::tie(a.correlation_id, a.kind, a.index) <
@@ -116,10 +111,19 @@ std::vector<WorkRecord> CollectWork(const TraceModel& m) {
   return all;
 }
 
-// Groups sorted records by correlation id into `launched`, keeping the records that count
-// in `kept`. Records with correlation id 0 cannot be joined and are returned as a count.
-uint64_t GroupByCorrelation(const std::vector<WorkRecord>& all, std::vector<WorkRecord>& kept,
+// Groups sorted records by correlation id into `launched`, keeping in `records` (in place:
+// a kept record never moves forward, so no second table of them is made) those that count.
+// Records with correlation id 0 cannot be joined and are returned as a count.
+uint64_t GroupByCorrelation(std::vector<WorkRecord>& records,
                             std::vector<LaunchedWork>& launched) {
+  const std::vector<WorkRecord>& all = records;
+  size_t groups = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    groups += all[i].correlation_id != 0 &&
+              (i == 0 || all[i].correlation_id != all[i - 1].correlation_id);
+  }
+  launched.reserve(groups);
+  size_t kept = 0;
   uint64_t unjoinable = 0;
   size_t i = 0;
   while (i < all.size()) {
@@ -138,9 +142,9 @@ uint64_t GroupByCorrelation(const std::vector<WorkRecord>& all, std::vector<Work
     }
     LaunchedWork& w = launched.emplace_back();
     w.correlation_id = all[i].correlation_id;
-    w.first_record = static_cast<uint32_t>(kept.size());
+    w.first_record = static_cast<uint32_t>(kept);
     for (size_t r = i; r < j; ++r) {
-      const WorkRecord& rec = all[r];
+      const WorkRecord rec = all[r];
       w.graph |= rec.in_graph;
       if (rec.kind == WorkKind::kGraphLaunch && has_kernel) continue;
       w.time_ns += rec.end_ns - rec.start_ns;
@@ -149,10 +153,11 @@ uint64_t GroupByCorrelation(const std::vector<WorkRecord>& all, std::vector<Work
       w.kernels += rec.kind == WorkKind::kKernel;
       w.copies += rec.kind == WorkKind::kMemcpy || rec.kind == WorkKind::kMemset;
       ++w.record_count;
-      kept.push_back(rec);
+      records[kept++] = rec;
     }
     i = j;
   }
+  records.resize(kept);  // not shrunk: a copy would hold both tables at once
   return unjoinable;
 }
 
@@ -344,9 +349,9 @@ NvtxProjection ProjectNvtxRanges(const TraceModel& model, const NvtxProjectionOp
   NvtxProjection out;
   out.api_calls = model.api_calls.size();
 
-  std::vector<WorkRecord> kept;
+  std::vector<WorkRecord> kept = CollectWork(model);
   std::vector<LaunchedWork> launched;
-  const uint64_t unjoinable = GroupByCorrelation(CollectWork(model), kept, launched);
+  const uint64_t unjoinable = GroupByCorrelation(kept, launched);
   std::vector<std::string> work_names;
   if (options.work_by_name) work_names = NameWork(model, kept);
 

@@ -3,6 +3,7 @@
 #include "analyzers/model/trace_model.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -393,7 +394,42 @@ absl::StatusOr<TraceModel> TraceModel::Load(const std::string& path,
                                             const TraceModelOptions& options) {
   absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path);
   if (!reader.ok()) return reader.status();
-  return Load(**reader, options);
+  TraceModelBuilder builder(**reader, options);
+  // Event tables sized beforehand from a second reader that only frames the packets (a tenth
+  // of the load's time): a table that grows holds two copies of itself while it moves.
+  if (options.keep_events != 0) {
+    if (absl::StatusOr<std::unique_ptr<TraceReader>> counting = TraceReader::Open(path);
+        counting.ok()) {
+      builder.Reserve(**counting);
+    }
+  }
+  return builder.Build();
+}
+
+void TraceModelBuilder::Reserve(TraceReader& counting) {
+  std::array<size_t, kNumEventKinds> rows{};
+  std::string_view payload;
+  // Stops at the end or at an error (Build reports it).
+  while (counting.NextPayload(&payload).value_or(false)) {
+    if (std::optional<EventKind> kind = SoleEventKind(payload)) ++rows[static_cast<size_t>(*kind)];
+  }
+  TraceModel& m = model_;
+  auto reserve = [&](EventKind kind, auto& table) {
+    if ((options_.keep_events & EventKindBit(kind)) != 0) {
+      table.reserve(rows[static_cast<size_t>(kind)]);
+    }
+  };
+  reserve(EventKind::kKernel, m.kernels);
+  reserve(EventKind::kMemcpy, m.memcpys);
+  reserve(EventKind::kMemset, m.memsets);
+  reserve(EventKind::kSync, m.syncs);
+  reserve(EventKind::kApiCall, m.api_calls);
+  reserve(EventKind::kGraphLaunch, m.graph_launches);
+  reserve(EventKind::kOverhead, m.overheads);
+  reserve(EventKind::kNvtxRange, m.nvtx_ranges);
+  reserve(EventKind::kNvtxMark, m.nvtx_marks);
+  reserve(EventKind::kNcclCall, m.nccl_calls);
+  reserve(EventKind::kApiStack, m.api_stacks);
 }
 
 }  // namespace warpscope

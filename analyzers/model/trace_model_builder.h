@@ -39,6 +39,8 @@ class TraceModelBuilder {
     model_.launch_configs_ = std::make_unique<std::deque<LaunchConfig>>();
   }
 
+  // Sizes the kept event tables from `counting`, another reader of the same file, just opened.
+  void Reserve(TraceReader& counting);
   absl::StatusOr<TraceModel> Build();
 
  private:

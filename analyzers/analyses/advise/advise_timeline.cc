@@ -27,13 +27,31 @@ void AdviseTimeline::IndexWork(const AdviseOptions& options) {
   auto selected = [&](uint32_t device) {
     return !options.device.has_value() || *options.device == device;
   };
+  // Two walks, counting then filling, so that each device's table is allocated once at its
+  // size: growing it would hold two copies at once, the largest part of advise's memory.
+  std::map<uint32_t, size_t> counts;
+  bool fill = false;
   auto add = [&](WorkKind kind, uint32_t index, const StreamWork& w) {
     if (!selected(w.device_id) || w.end_ns() < w.start_ns) return;
-    work_[w.device_id].push_back({w, kind, index});
+    if (fill) {
+      work_[w.device_id].push_back({w, kind, index});
+    } else {
+      ++counts[w.device_id];
+    }
   };
-  for (uint32_t i = 0; i < model_.kernels.size(); ++i) add(WorkKind::kKernel, i, model_.kernels[i]);
-  for (uint32_t i = 0; i < model_.memcpys.size(); ++i) add(WorkKind::kMemcpy, i, model_.memcpys[i]);
-  for (uint32_t i = 0; i < model_.memsets.size(); ++i) add(WorkKind::kMemset, i, model_.memsets[i]);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (uint32_t i = 0; i < model_.kernels.size(); ++i) {
+      add(WorkKind::kKernel, i, model_.kernels[i]);
+    }
+    for (uint32_t i = 0; i < model_.memcpys.size(); ++i) {
+      add(WorkKind::kMemcpy, i, model_.memcpys[i]);
+    }
+    for (uint32_t i = 0; i < model_.memsets.size(); ++i) {
+      add(WorkKind::kMemset, i, model_.memsets[i]);
+    }
+    for (const auto& [device, count] : counts) work_[device].reserve(count);
+    fill = true;
+  }
   for (auto& [device, work] : work_) {
     std::sort(work.begin(), work.end(), [](const GpuWork& a, const GpuWork& b) {
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns() < b.end_ns();
@@ -42,21 +60,24 @@ void AdviseTimeline::IndexWork(const AdviseOptions& options) {
 }
 
 void AdviseTimeline::IndexThreads(std::optional<uint32_t> device) {
-  // Correlation ids of GPU work, to tell launches from other API calls.
-  std::unordered_map<uint32_t, bool> launched;
+  // Correlation ids of GPU work, sorted, to tell launches from other API calls.
+  std::vector<uint32_t> launched;
   for (const auto& [device, work] : work_) {
-    for (const GpuWork& w : work) launched[w.correlation_id] = true;
+    for (const GpuWork& w : work) launched.push_back(w.correlation_id);
   }
+  std::sort(launched.begin(), launched.end());
+  launched.erase(std::unique(launched.begin(), launched.end()), launched.end());
   std::vector<uint64_t> launch_calls_ns;
-  for (const ApiCallEvent& api : model_.api_calls) {
-    if (launched.count(api.correlation_id) != 0) {
+  for (uint32_t i = 0; i < model_.api_calls.size(); ++i) {
+    const ApiCallEvent& api = model_.api_calls[i];
+    if (std::binary_search(launched.begin(), launched.end(), api.correlation_id)) {
       launch_calls_ns.push_back(api.duration_ns);
-      auto [it, inserted] = launch_by_correlation_.emplace(api.correlation_id, &api);
-      // The runtime call, not the driver call it made, is what the program wrote.
-      if (!inserted && api.domain == v1::API_DOMAIN_RUNTIME) it->second = &api;
+      launch_by_correlation_.emplace_back(api.correlation_id, i);
       threads_[api.thread_id].launch_starts.push_back(api.start_ns);
     }
   }
+  std::stable_sort(launch_by_correlation_.begin(), launch_by_correlation_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   median_launch_call_ns_ = MedianOf(std::move(launch_calls_ns));
   for (HostWait& wait : FindHostWaits(model_, device)) {
     threads_[wait.thread_id].waits.push_back(std::move(wait));
@@ -110,8 +131,19 @@ void AdviseTimeline::IndexRanges() {
 }
 
 const ApiCallEvent* AdviseTimeline::LaunchOf(uint32_t correlation_id) const {
-  auto it = launch_by_correlation_.find(correlation_id);
-  return it == launch_by_correlation_.end() ? nullptr : it->second;
+  auto [begin, end] = std::equal_range(
+      launch_by_correlation_.begin(), launch_by_correlation_.end(),
+      std::pair<uint32_t, uint32_t>(correlation_id, 0),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (begin == end) return nullptr;
+  // The runtime call, not the driver call it made, is what the program wrote: the last
+  // runtime call of the id, else its first call.
+  const ApiCallEvent* found = &model_.api_calls[begin->second];
+  for (auto it = begin; it != end; ++it) {
+    const ApiCallEvent& api = model_.api_calls[it->second];
+    if (api.domain == v1::API_DOMAIN_RUNTIME) found = &api;
+  }
+  return found;
 }
 
 const ThreadTimeline* AdviseTimeline::Thread(uint64_t thread_id) const {
