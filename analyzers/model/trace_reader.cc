@@ -488,7 +488,7 @@ absl::StatusOr<bool> TraceReader::NextPayload(std::string_view* payload) {
 }
 
 void TraceReader::ReleaseReadPages(uint64_t offset) {
-  constexpr uint64_t kReleaseStride = 32ull << 20;
+  constexpr uint64_t kReleaseStride = 8ull << 20;
   if (mapped_ == nullptr || offset < released_ + kReleaseStride) return;
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t end = offset / page * page;

@@ -195,7 +195,7 @@ class TraceReader {
   absl::StatusOr<bool> Frame(std::string_view* payload);
   // Counts the packet NextPayload framed last as read.
   void Accept();
-  // Hands the mapped pages before `offset` back to the kernel, every kReleaseStride bytes, so
+  // Hands the mapped pages before `offset` back to the kernel, every kReleaseStride (8 MiB), so
   // that a pass over a large file does not keep it all resident (file pages count in RSS).
   // Their bytes stay readable: a read-only private mapping faults them in again from the file.
   void ReleaseReadPages(uint64_t offset);

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Peak memory of the commands that stream does not grow with a trace's events.
+
+Writes two synthetic traces with warpscope_bench_trace, one with 8 times the events of the
+other, runs `warpscope info` and `warpscope export --format chrome` on each, and checks that
+the larger trace's peak RSS (the child's ru_maxrss, from wait4) stays within
+1.3 x the smaller's + 20 MiB. The export may also grow by what it is documented to hold per
+event: LaunchCalls, 24 bytes per API call with a correlation id (export_common.h).
+Exit 77 (skipped) when warpscope_bench_trace was not built.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SMALL_ROWS = 100_000
+FACTOR = 8
+LAUNCH_CALL_BYTES = 24  # LaunchCalls::Call
+
+
+def peak_rss(argv):
+    """Peak RSS in bytes of argv run to the end; its stdout."""
+    with open(os.devnull, "wb") as devnull, tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=devnull)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            sys.exit(f"memory_growth_test: {' '.join(argv)} exited {proc.returncode}")
+        out.seek(0)
+        return usage.ru_maxrss * 1024, out.read()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True, help="folder with warpscope and warpscope_bench_trace")
+    args = parser.parse_args()
+    cli = os.path.join(args.bin, "warpscope")
+    bench_trace = os.path.join(args.bin, "warpscope_bench_trace")
+    if not os.access(bench_trace, os.X_OK):
+        print(f"memory_growth_test: {bench_trace} not built; skipped")
+        return 77
+    failures = []
+    with tempfile.TemporaryDirectory() as work:
+        traces = []
+        for rows in (SMALL_ROWS, SMALL_ROWS * FACTOR):
+            path = os.path.join(work, f"trace_{rows}.wst")
+            subprocess.run([bench_trace, path, str(rows)], check=True)
+            _, info = peak_rss([cli, "info", "--format", "json", path])
+            counts = json.loads(info)["event_counts"]
+            traces.append((path, sum(counts.values()), counts["api_call"]))
+        (small, small_events, small_calls), (large, large_events, large_calls) = traces
+        commands = {
+            "info": (["info", "{t}"], 0),
+            "export --format chrome": (
+                ["export", "{t}", "--format", "chrome", "-o", os.path.join(work, "out.json")],
+                LAUNCH_CALL_BYTES * (large_calls - small_calls)),
+        }
+        for name, (command, allowed_growth) in commands.items():
+            rss = [peak_rss([cli] + [a.format(t=t) for a in command])[0] for t in (small, large)]
+            bound = 1.3 * rss[0] + 20 * 2**20 + allowed_growth
+            verdict = "ok" if rss[1] <= bound else "GREW"
+            print(f"{name}: {small_events} events {rss[0] / 2**20:.1f} MiB, {large_events} events "
+                  f"{rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) {verdict}")
+            if rss[1] > bound:
+                failures.append(name)
+    if failures:
+        print("memory_growth_test: peak memory grew with events: " + ", ".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
