@@ -135,14 +135,13 @@ int RunExportCommand(const CommandArgs& args) {
   }
 
   // Chrome and Kineto are written as they are made, the events read from the file kind by
-  // kind (ForEachEvent): the models hold what the traces define, plus call stacks and, for
-  // Kineto's steps, NVTX ranges and NCCL calls. Perfetto's events are put in time order across
-  // all tracks before they are written: it loads every event.
+  // kind (ForEachEvent): the models hold what the traces define (with the index from each
+  // call to its stack) and, for Kineto's steps, NVTX ranges and NCCL calls. Perfetto's events
+  // are put in time order across all tracks before they are written: it loads every event.
   TraceModelOptions options;
-  if (*format == "chrome") options.keep_events = EventKindBit(EventKind::kApiStack);
+  if (*format == "chrome") options.keep_events = 0;
   if (*format == "kineto") {
-    options.keep_events = EventKindBit(EventKind::kApiStack) |
-                          EventKindBit(EventKind::kNvtxRange) | EventKindBit(EventKind::kNcclCall);
+    options.keep_events = EventKindBit(EventKind::kNvtxRange) | EventKindBit(EventKind::kNcclCall);
   }
   std::vector<TraceModel> models;
   std::vector<const TraceModel*> pointers;

@@ -234,6 +234,7 @@ void TraceModelBuilder::AddEvent(const v1::TracePacket& p) {
     }
     case v1::TracePacket::kApiStack: {
       const v1::ApiStackEvent& a = p.api_stack();
+      m.api_stack_by_correlation_.emplace_back(a.correlation_id(), a.stack_id());
       Deliver(EventKind::kApiStack, m.api_stacks,
               ApiStack{a.correlation_id(), a.stack_id(), a.timestamp_ns(), a.domain(),
                        a.callback_id(), Str(a.name_id())});
@@ -345,10 +346,6 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
 void TraceModelBuilder::AddCallStacks() {
   TraceModel& m = model_;
   CallStackTables(reader_, m.stack_frames, m.call_stacks);
-  m.api_stack_by_correlation_.reserve(m.api_stacks.size());
-  for (uint32_t i = 0; i < m.api_stacks.size(); ++i) {
-    m.api_stack_by_correlation_.emplace_back(m.api_stacks[i].correlation_id, i);
-  }
   // Stable: of several records for one correlation id, the first in the file is found.
   std::stable_sort(m.api_stack_by_correlation_.begin(), m.api_stack_by_correlation_.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -430,6 +427,7 @@ void TraceModelBuilder::Reserve(TraceReader& counting) {
   reserve(EventKind::kNvtxMark, m.nvtx_marks);
   reserve(EventKind::kNcclCall, m.nccl_calls);
   reserve(EventKind::kApiStack, m.api_stacks);
+  m.api_stack_by_correlation_.reserve(rows[static_cast<size_t>(EventKind::kApiStack)]);
 }
 
 }  // namespace warpscope

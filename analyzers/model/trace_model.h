@@ -504,9 +504,9 @@ class TraceModel {
   // that moving the model keeps them valid.
   std::shared_ptr<InternedStrings> strings_;
   std::unique_ptr<std::deque<LaunchConfig>> launch_configs_;
-  // (correlation id, index into api_stacks), sorted: StackOfCall's index, one small entry per
-  // recorded call.
-  std::vector<std::pair<uint32_t, uint32_t>> api_stack_by_correlation_;
+  // (correlation id, CallStackInfo id), sorted: StackOfCall's index, one small entry per
+  // recorded call, made whether api_stacks is kept or not (TraceModelOptions::keep_events).
+  std::vector<std::pair<uint32_t, uint64_t>> api_stack_by_correlation_;
 };
 
 // The table of each kind of event, for ForEachEvent.

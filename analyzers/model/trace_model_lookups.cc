@@ -74,9 +74,9 @@ const CallStackInfo* TraceModel::FindCallStack(uint64_t id) const {
 const CallStackInfo* TraceModel::StackOfCall(uint32_t correlation_id) const {
   auto it = std::lower_bound(
       api_stack_by_correlation_.begin(), api_stack_by_correlation_.end(), correlation_id,
-      [](const std::pair<uint32_t, uint32_t>& entry, uint32_t v) { return entry.first < v; });
+      [](const std::pair<uint32_t, uint64_t>& entry, uint32_t v) { return entry.first < v; });
   if (it == api_stack_by_correlation_.end() || it->first != correlation_id) return nullptr;
-  return FindCallStack(api_stacks[it->second].stack_id);
+  return FindCallStack(it->second);
 }
 
 std::optional<uint32_t> TraceModel::DeviceOfContext(uint32_t context_id) const {

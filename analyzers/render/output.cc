@@ -318,6 +318,23 @@ std::string FormatBytes(double bytes) {
   return u == 0 ? absl::StrFormat("%.0f B", bytes) : absl::StrFormat("%.2f %s", bytes, units[u]);
 }
 
+namespace {
+
+// Appends `s` to `out` escaped as the inside of a JSON string; text with nothing to escape (most
+// names) is appended in one piece, with no string in between.
+void AppendJsonEscaped(std::string& out, std::string_view s) {
+  size_t clean = 0;
+  while (clean < s.size()) {
+    const unsigned char ch = static_cast<unsigned char>(s[clean]);
+    if (ch < 0x20 || ch == '"' || ch == '\\') break;
+    ++clean;
+  }
+  out.append(s.data(), clean);
+  if (clean < s.size()) out += JsonEscape(s.substr(clean));
+}
+
+}  // namespace
+
 std::string JsonEscape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -381,14 +398,17 @@ JsonWriter& JsonWriter::EndArray() {
 }
 JsonWriter& JsonWriter::Key(std::string_view key) {
   BeforeValue();
-  absl::StrAppend(&out_, "\"", JsonEscape(key),
-                  spacing_ == JsonSpacing::kSpaced ? "\": " : "\":");
+  out_ += '"';
+  AppendJsonEscaped(out_, key);
+  out_ += spacing_ == JsonSpacing::kSpaced ? "\": " : "\":";
   after_key_ = true;
   return *this;
 }
 JsonWriter& JsonWriter::String(std::string_view value) {
   BeforeValue();
-  absl::StrAppend(&out_, "\"", JsonEscape(value), "\"");
+  out_ += '"';
+  AppendJsonEscaped(out_, value);
+  out_ += '"';
   return *this;
 }
 JsonWriter& JsonWriter::Int(int64_t value) {
