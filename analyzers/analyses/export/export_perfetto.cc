@@ -1,7 +1,10 @@
 // Perfetto protobuf writer (export_perfetto.h). Tracks are declared first; events are built
 // per track with plain strings, put in time order (stable, so each track keeps its begin/end
 // order) and only then interned, since an interned string must be defined in a packet before
-// the first one that uses it.
+// the first one that uses it. Until then each event is held serialized (a tenth of the
+// message's size): what is added later (its type, track, flows) is appended as another
+// serialized TrackEvent, which parsing merges into it, and the whole is parsed again only to
+// be interned and written.
 #include "analyzers/analyses/export/export_perfetto.h"
 
 #include <algorithm>
@@ -67,30 +70,37 @@ pe::TrackEvent Named(std::string_view name, std::string_view category) {
   return e;
 }
 
-// A slice to place on a track: when, and its begin event (name, category, arguments, flows).
+// A slice to place on a track: when, and its begin event (name, category, arguments, flows),
+// serialized.
 struct PendingSlice {
+  PendingSlice(uint64_t start, uint64_t end, const pe::TrackEvent& event)
+      : start_ns(start), end_ns(end), begin(event.SerializeAsString()) {}
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
-  pe::TrackEvent begin;
+  std::string begin;
 };
+
+// Appends the fields `more` sets to serialized `event`: parsing the result merges them.
+void AppendFields(std::string& event, const pe::TrackEvent& more) {
+  more.AppendToString(&event);
+}
 
 // The API calls' slices, parallel to model.api_calls.
 std::vector<PendingSlice> ApiSlices(const TraceModel& m) {
   std::vector<PendingSlice> slices;
   slices.reserve(m.api_calls.size());
   for (const ApiCallEvent& call : m.api_calls) {
-    PendingSlice s{call.start_ns, call.end_ns(),
-                   Named(call.name, call.domain == v1::API_DOMAIN_DRIVER ? "cuda_driver"
-                                                                         : "cuda_runtime")};
-    Arg(s.begin, "correlation", uint64_t{call.correlation_id});
-    Arg(s.begin, "result", uint64_t{call.result});
-    Arg(s.begin, "cbid", uint64_t{call.callback_id});
+    pe::TrackEvent e =
+        Named(call.name, call.domain == v1::API_DOMAIN_DRIVER ? "cuda_driver" : "cuda_runtime");
+    Arg(e, "correlation", uint64_t{call.correlation_id});
+    Arg(e, "result", uint64_t{call.result});
+    Arg(e, "cbid", uint64_t{call.callback_id});
     // The calling thread's stack, shown on click: the call site, then every frame a line.
     if (const CallStackInfo* stack = m.StackOfCall(call.correlation_id); stack != nullptr) {
-      Arg(s.begin, "call_site", std::string_view(CallSiteOfStack(m, stack).Display()));
-      Arg(s.begin, "stack", std::string_view(absl::StrJoin(StackLines(m, *stack), "\n")));
+      Arg(e, "call_site", std::string_view(CallSiteOfStack(m, stack).Display()));
+      Arg(e, "stack", std::string_view(absl::StrJoin(StackLines(m, *stack), "\n")));
     }
-    slices.push_back(std::move(s));
+    slices.emplace_back(call.start_ns, call.end_ns(), e);
   }
   return slices;
 }
@@ -120,8 +130,10 @@ class PerfettoTraceWriter {
   }
   void Event(uint64_t trace_ns, uint64_t track, pe::TrackEvent event) {
     event.set_track_uuid(track);
-    events_.push_back({Time(trace_ns), std::move(event)});
+    Event(trace_ns, event.SerializeAsString());
   }
+  // A serialized event (with its track).
+  void Event(uint64_t trace_ns, std::string_view bytes);
   // Slices on `track`, those that overlap without nesting on extra lanes named after it.
   void Slices(uint64_t track, std::string_view track_name, std::vector<PendingSlice> slices);
   void Counter(std::string_view name, uint64_t trace_ns, double value);
@@ -143,8 +155,31 @@ class PerfettoTraceWriter {
   std::map<uint64_t, std::pair<uint64_t, std::string>> threads_;  // id -> track, name
   std::map<std::string, uint64_t> counters_;                      // name -> track
   std::vector<pe::TrackDescriptor> tracks_;
-  std::vector<std::pair<uint64_t, pe::TrackEvent>> events_;  // (ns, event)
+  // Events serialized into chunks of kEventChunkBytes, and where each one is, in the order
+  // made: 24 bytes an event besides its bytes.
+  struct HeldEvent {
+    uint64_t ns = 0;
+    uint32_t order = 0;
+    uint32_t chunk = 0;
+    uint32_t offset = 0;
+    uint32_t size = 0;
+  };
+  static constexpr size_t kEventChunkBytes = 16 << 20;
+  std::vector<std::string> event_chunks_;
+  std::vector<HeldEvent> events_;
 };
+
+void PerfettoTraceWriter::Event(uint64_t trace_ns, std::string_view bytes) {
+  if (event_chunks_.empty() ||
+      event_chunks_.back().size() + bytes.size() > event_chunks_.back().capacity()) {
+    event_chunks_.emplace_back().reserve(std::max(kEventChunkBytes, bytes.size()));
+  }
+  std::string& chunk = event_chunks_.back();
+  events_.push_back({Time(trace_ns), static_cast<uint32_t>(events_.size()),
+                     static_cast<uint32_t>(event_chunks_.size() - 1),
+                     static_cast<uint32_t>(chunk.size()), static_cast<uint32_t>(bytes.size())});
+  chunk.append(bytes);
+}
 
 void PerfettoTraceWriter::Slices(uint64_t track, std::string_view track_name,
                                  std::vector<PendingSlice> slices) {
@@ -172,9 +207,13 @@ void PerfettoTraceWriter::Slices(uint64_t track, std::string_view track_name,
       open_ends.emplace_back();
     }
     close_to_depth(place.lane, place.depth);
-    pe::TrackEvent& begin = slices[i].begin;
-    begin.set_type(pe::TrackEvent::TYPE_SLICE_BEGIN);
-    Event(slices[i].start_ns, lane_tracks[place.lane], std::move(begin));
+    pe::TrackEvent placed;
+    placed.set_type(pe::TrackEvent::TYPE_SLICE_BEGIN);
+    placed.set_track_uuid(lane_tracks[place.lane]);
+    std::string& begin = slices[i].begin;
+    AppendFields(begin, placed);
+    Event(slices[i].start_ns, begin);
+    std::string().swap(begin);  // placed: its bytes are held once
     open_ends[place.lane].push_back(slices[i].end_ns);
   }
   for (uint32_t lane = 0; lane < lane_tracks.size(); ++lane) close_to_depth(lane, 0);
@@ -231,9 +270,10 @@ void PerfettoTraceWriter::WriteHost(const TraceModel& m, std::vector<PendingSlic
   std::map<uint64_t, std::vector<PendingSlice>> per_thread;
   std::vector<PendingSlice> start_end;
   for (const NvtxRange& r : m.nvtx_ranges) {
-    PendingSlice s{r.start_ns, r.end_ns(), Named(r.name, "nvtx")};
-    Arg(s.begin, "domain", r.domain);
-    Arg(s.begin, "category", uint64_t{r.category});
+    pe::TrackEvent e = Named(r.name, "nvtx");
+    Arg(e, "domain", r.domain);
+    Arg(e, "category", uint64_t{r.category});
+    PendingSlice s(r.start_ns, r.end_ns(), e);
     if (r.is_push_pop) {
       per_thread[r.thread_id].push_back(std::move(s));
     } else {
@@ -246,7 +286,7 @@ void PerfettoTraceWriter::WriteHost(const TraceModel& m, std::vector<PendingSlic
   }
   // The recording's own time (warpscope's flushes, CUPTI's overhead) on the thread it took.
   for (const OverheadEvent& o : m.overheads) {
-    per_thread[o.thread_id].push_back({o.start_ns, o.end_ns(), Named(o.kind, "overhead")});
+    per_thread[o.thread_id].emplace_back(o.start_ns, o.end_ns(), Named(o.kind, "overhead"));
   }
   for (auto& [thread_id, slices] : per_thread) {
     const uint64_t track = ThreadTrack(thread_id);
@@ -270,13 +310,15 @@ void PerfettoTraceWriter::WriteGpu(const TraceModel& m, std::vector<PendingSlice
   auto add = [&](const StreamWork& w, pe::TrackEvent begin) {
     if (const LaunchCalls::Call* call = launches.Find(w.correlation_id)) {
       const uint64_t id = next_flow_id_++;
-      api_slices[call->index].begin.add_flow_ids(id);
+      pe::TrackEvent flow;
+      flow.add_flow_ids(id);
+      AppendFields(api_slices[call->index].begin, flow);
       begin.add_terminating_flow_ids(id);
     }
     Arg(begin, "device", uint64_t{w.device_id});
     Arg(begin, "stream", uint64_t{w.stream_id});
     Arg(begin, "correlation", uint64_t{w.correlation_id});
-    return PendingSlice{w.start_ns, w.end_ns(), std::move(begin)};
+    return PendingSlice(w.start_ns, w.end_ns(), begin);
   };
   for (const KernelEvent& k : m.kernels) {
     pe::TrackEvent e = Named(KernelDisplayName(k), "kernel");
@@ -330,7 +372,7 @@ void PerfettoTraceWriter::WriteCaptureWindows(const TraceModel& m) {
       continue;
     }
     Arg(e, "end trigger", CaptureTriggerName(w.end_trigger));
-    closed.push_back({w.begin_ns, std::max(w.begin_ns, *w.end_ns), std::move(e)});
+    closed.emplace_back(w.begin_ns, std::max(w.begin_ns, *w.end_ns), e);
   }
   Slices(track, "capture windows", std::move(closed));
 }
@@ -418,12 +460,18 @@ std::string PerfettoTraceWriter::Finish() {
     *p.mutable_track_descriptor() = std::move(track);
     AppendPacket(p, &out);
   }
-  std::stable_sort(events_.begin(), events_.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Time order; events made at one time keep the order they were made in.
+  std::sort(events_.begin(), events_.end(), [](const HeldEvent& a, const HeldEvent& b) {
+    return a.ns != b.ns ? a.ns < b.ns : a.order < b.order;
+  });
   Interner interner;
-  for (auto& [ns, event] : events_) {
+  for (const HeldEvent& held : events_) {
+    pe::TrackEvent event;
+    // The bytes were made by this writer: they parse.
+    (void)event.ParseFromArray(event_chunks_[held.chunk].data() + held.offset,
+                               static_cast<int>(held.size));
     pe::TracePacket p;
-    p.set_timestamp(ns);
+    p.set_timestamp(held.ns);
     p.set_timestamp_clock_id(clock_);
     p.set_trusted_packet_sequence_id(kSequenceId);
     p.set_sequence_flags(pe::SEQ_NEEDS_INCREMENTAL_STATE);
