@@ -150,7 +150,7 @@ int RunExportCommand(const CommandArgs& args) {
     FileExportOutput file(out, "-o");
     absl::Status written;
     if (*format == "perfetto") {
-      file.Write(ExportPerfettoTrace(pointers));
+      WritePerfettoTrace(pointers, file);
     } else {
       written = WriteChromeTraceJson(pointers, file);
     }

@@ -111,7 +111,8 @@ class PerfettoTraceWriter {
       : clock_(clock), clock_base_ns_(clock_base_ns) {}
 
   void Write(const ExportedTrace& trace, int64_t pid);
-  std::string Finish();
+  // Writes the packets to `out`, in pieces of about kExportFlushBytes.
+  void Finish(ExportOutput& out);
 
  private:
   uint64_t Time(uint64_t trace_ns) const {
@@ -443,7 +444,7 @@ void AppendPacket(const pe::TracePacket& packet, std::string* out) {
   out->append(bytes);
 }
 
-std::string PerfettoTraceWriter::Finish() {
+void PerfettoTraceWriter::Finish(ExportOutput& output) {
   std::string out;
   pe::TracePacket clock;
   clock.set_trusted_packet_sequence_id(kSequenceId);
@@ -479,13 +480,14 @@ std::string PerfettoTraceWriter::Finish() {
     if (p.interned_data().ByteSizeLong() == 0) p.clear_interned_data();
     *p.mutable_track_event() = std::move(event);
     AppendPacket(p, &out);
+    if (out.size() >= kExportFlushBytes) output.Write(std::exchange(out, std::string()));
   }
-  return out;
+  output.Write(out);
 }
 
 }  // namespace
 
-std::string ExportPerfettoTrace(std::span<const TraceModel* const> models) {
+void WritePerfettoTrace(std::span<const TraceModel* const> models, ExportOutput& out) {
   const std::vector<ExportedTrace> traces = PrepareExport(models);
   // The time line starts at the earliest trace's time 0 (offset 0) on its clock.
   pe::BuiltinClock clock = pe::BUILTIN_CLOCK_BOOTTIME;
@@ -499,7 +501,13 @@ std::string ExportPerfettoTrace(std::span<const TraceModel* const> models) {
   PerfettoTraceWriter writer(clock, base_ns);
   // Process ids are the trace's position, from 1, as in the Chrome export.
   for (size_t i = 0; i < traces.size(); ++i) writer.Write(traces[i], static_cast<int64_t>(i) + 1);
-  return writer.Finish();
+  writer.Finish(out);
+}
+
+std::string ExportPerfettoTrace(std::span<const TraceModel* const> models) {
+  StringExportOutput out;
+  WritePerfettoTrace(models, out);
+  return std::move(out.text);
 }
 
 }  // namespace warpscope

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "analyzers/analyses/export/export_common.h"
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope {
@@ -19,6 +20,10 @@ namespace warpscope {
 // extra tracks beside their own ("... overlapping N"), since a Perfetto track's slices must
 // nest. Timestamps are ns on the trace's clock (Header.clock_domain), declared as Perfetto's
 // trace clock; event names, categories and argument names are interned on one sequence.
+// Written to `out` as the packets are made; every event is held (serialized) until all are in
+// time order, so memory grows with events.
+void WritePerfettoTrace(std::span<const TraceModel* const> models, ExportOutput& out);
+// The same as a string (tests).
 std::string ExportPerfettoTrace(std::span<const TraceModel* const> models);
 
 }  // namespace warpscope
