@@ -96,7 +96,8 @@ def main():
                         help="build folder with bin/warpscope and bin/warpscope_bench_trace")
     parser.add_argument("--work", default="/tmp/warpscope-size-bench",
                         help="folder for the traces and outputs (kept between runs)")
-    parser.add_argument("--out", default=None, help="folder for the CSV and table (default: --work)")
+    parser.add_argument("--out", default=None,
+                        help="folder for the CSV and table (default: --work)")
     parser.add_argument("--sizes", default=None,
                         help="comma-separated trace sizes in MB (default: 10,30,100,300,1000)")
     parser.add_argument("--max", action="store_true",
@@ -116,7 +117,8 @@ def main():
     bench_trace = os.path.join(args.build, "bin", "warpscope_bench_trace")
     for tool in (cli, bench_trace):
         if not os.access(tool, os.X_OK):
-            sys.exit(f"size_bench: {tool} is missing; build warpscope_cli and warpscope_bench_trace")
+            sys.exit(f"size_bench: {tool} is missing; "
+                     "build warpscope_cli and warpscope_bench_trace")
     sizes = [float(s) for s in args.sizes.split(",")] if args.sizes else (
         MAX_SIZES_MB if args.max else SIZES_MB)
     commands = [c for c in args.commands.split(",") if c]

@@ -34,7 +34,8 @@ def peak_rss(argv):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--bin", required=True, help="folder with warpscope and warpscope_bench_trace")
+    parser.add_argument("--bin", required=True,
+                        help="folder with warpscope and warpscope_bench_trace")
     args = parser.parse_args()
     cli = os.path.join(args.bin, "warpscope")
     bench_trace = os.path.join(args.bin, "warpscope_bench_trace")
