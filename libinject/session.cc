@@ -318,7 +318,11 @@ bool Session::OpenTrace(uint64_t* now, std::string* error) {
       OpenProcessTrace(config_, header_, [](const char* n) { return std::getenv(n); }, error);
   if (writer == nullptr) return false;
   writer_ = writer.release();
-  window_files_ = !flight_ && OutputPatternHasWindow(config_.output_pattern);
+  window_files_ =
+      !flight_ && OutputPatternHasWindow(
+                      ChooseProcessPattern(config_, header_.ppid,
+                                           [](const char* n) { return std::getenv(n); })
+                          .pattern);
   return true;
 }
 

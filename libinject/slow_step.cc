@@ -20,7 +20,10 @@ uint64_t SlowStepRule::Median() const {
 SlowStepRule::Verdict SlowStepRule::Add(uint64_t duration_ns) {
   Verdict v;
   v.median_ns = Median();
-  if (options_.threshold_ns != 0 && duration_ns > options_.threshold_ns) v.slow = true;
+  // The first steps are warm-up (compilation, autotuning, caches filling): slow by nature.
+  if (options_.threshold_ns != 0 && filled_ >= kMinHistory && duration_ns > options_.threshold_ns) {
+    v.slow = true;
+  }
   if (options_.factor > 0 && v.median_ns != 0 &&
       static_cast<double>(duration_ns) > options_.factor * static_cast<double>(v.median_ns)) {
     v.slow = true;

@@ -1,7 +1,8 @@
 // The flight recorder's slow-step rule (pure, unit-tested): a step (one push/pop of the
 // --slow-step NVTX range) is slow when it ran longer than the threshold, when one is set, or
-// longer than `factor` times the median of the steps before it (the last kHistory of them,
-// once there are kMinHistory). Every step, slow or not, then joins the history: a median
+// longer than `factor` times the median of the steps before it (the last kHistory of them).
+// The first kMinHistory steps are never slow: they are warm-up (compilation, autotuning),
+// and the median needs them. Every step, slow or not, then joins the history: a median
 // moves little for a few slow steps, and a job that slows down for good stops being flagged
 // once half its recent steps are that slow.
 #ifndef WARPSCOPE_LIBINJECT_SLOW_STEP_H_

@@ -83,10 +83,24 @@ std::string WindowedPattern(const Config& config, const std::string& pattern) {
   return WithSuffixBeforeExtension(pattern, "_%w");
 }
 
+TracePatternChoice ChooseProcessPattern(const Config& config, uint32_t ppid,
+                                        const GetEnvFn& getenv_fn) {
+  TracePatternChoice choice = ChooseTracePattern(config.output_pattern, ppid, getenv_fn);
+  // `record`'s own child was given the name `record` checked, window 1's: its later windows
+  // and its dumps need the pattern itself, which expands to that name for window 1.
+  const char* original = Variable(getenv_fn, SettingId::kRecordOutputPattern);
+  if (!choice.step_aside_if_taken && original != nullptr &&
+      Variable(getenv_fn, SettingId::kLauncherPid) != nullptr &&
+      (config.flight_recorder_s > 0 || OutputPatternHasWindow(original))) {
+    choice.pattern = original;
+  }
+  choice.pattern = WindowedPattern(config, choice.pattern);
+  return choice;
+}
+
 bool ProcessTraceName(const Config& config, const HeaderRecord& header, const GetEnvFn& getenv_fn,
                       uint32_t window, std::string* path, std::string* error) {
-  const TracePatternChoice choice =
-      ChooseTracePattern(WindowedPattern(config, config.output_pattern), header.ppid, getenv_fn);
+  const TracePatternChoice choice = ChooseProcessPattern(config, header.ppid, getenv_fn);
   return ExpandOutputPattern(choice.pattern, header.pid, header.hostname, getenv_fn, FileExists,
                              path, error, window) &&
          (!IsFolderPattern(choice.pattern) || MakeOutputFolder(*path, error));
@@ -94,8 +108,7 @@ bool ProcessTraceName(const Config& config, const HeaderRecord& header, const Ge
 
 std::unique_ptr<TraceWriter> OpenProcessTrace(const Config& config, const HeaderRecord& header,
                                               const GetEnvFn& getenv_fn, std::string* error) {
-  const TracePatternChoice choice =
-      ChooseTracePattern(WindowedPattern(config, config.output_pattern), header.ppid, getenv_fn);
+  const TracePatternChoice choice = ChooseProcessPattern(config, header.ppid, getenv_fn);
   TraceWriterOptions options;
   if (!ExpandOutputPattern(choice.pattern, header.pid, header.hostname, getenv_fn, FileExists,
                            &options.path, error) ||

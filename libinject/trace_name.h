@@ -52,6 +52,12 @@ bool CaptureWindowConfigured(const Config& config);
 // form: DIR/rank%r_%w.wst), since every dump is a file of its own.
 std::string WindowedPattern(const Config& config, const std::string& pattern);
 
+// The pattern this process's files follow: ChooseTracePattern's, made WindowedPattern; for the
+// process `record` launched, the pattern as given rather than the name `record` checked when
+// there is a file per window or dump.
+TracePatternChoice ChooseProcessPattern(const Config& config, uint32_t ppid,
+                                        const GetEnvFn& getenv_fn);
+
 // Opens this process's trace as the session does (header.pid, ppid and hostname name it). On
 // failure nullptr and *error is one line starting with "warpscope:". With %w in the pattern,
 // the file of window 1, and the writer keeps its definitions for the next windows' files;

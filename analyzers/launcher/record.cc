@@ -22,6 +22,7 @@
 #include "analyzers/render/output_path.h"
 #include "collectors/pc_sampling/pc_sampling_config.h"
 #include "libinject/config.h"
+#include "libinject/trace_name.h"
 #include "proto/settings/setting_error.h"
 #include "proto/writer/output_name.h"
 #include "proto/writer/stats_table.h"
@@ -219,7 +220,10 @@ absl::Status PlanOutput(const RecordRequest& r, const Env& current_env, uint32_t
   };
   if (!ParseConfig(getenv_fn, &config, &error)) return Refused(error, plan.env);
 
-  plan.output_pattern = config.output_pattern;
+  // With the flight recorder every dump is a file: the names follow the pattern with "_%w"
+  // (WindowedPattern), so the check before the launch is on the first dump's name and the
+  // list at the end finds every dump.
+  plan.output_pattern = WindowedPattern(config, config.output_pattern);
   plan.force_overwrite = config.force_overwrite;
   const SettingSpec& output = Setting(SettingId::kOutput);
   plan.output_name = r.output || merged.count(std::string(output.variable)) == 0

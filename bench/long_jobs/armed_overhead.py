@@ -60,10 +60,13 @@ def run(mode, i):
 order = [(m, i) for i in range(args.runs) for m in MODES]
 random.Random(29).shuffle(order)
 times = {m: [] for m in MODES}
+partial = os.path.join(args.out, "armed_overhead_runs.jsonl")
 for mode, i in order:
     ms = run(mode, i)
     if ms is not None:
         times[mode].append(ms)
+    with open(partial, "a") as f:  # what ran so far survives a time limit
+        f.write(json.dumps({"mode": mode, "run": i, "ms_per_step": ms}) + "\n")
 median = {m: statistics.median(v) for m, v in times.items() if v}
 result = {"steps": args.steps, "runs": times, "median_ms_per_step": median}
 if "plain" in median:

@@ -52,6 +52,28 @@ TEST(RecordTest, BuildsEnvironmentAndKeepsUserPreload) {
   EXPECT_TRUE(plan->warnings.empty());
 }
 
+TEST(RecordTest, FlightRecorderDumpsAreNamedPerDump) {
+  RecordRequest r = Req();
+  r.output = "run.wst";
+  r.flight_recorder = "30";
+  r.slow_step = "train_step";
+  auto plan = BuildRecordPlan(r, {}, "/s.so", 1, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->output_pattern, "run_%w.wst");  // checked as run_1.wst, listed as run_*.wst
+  EXPECT_EQ(plan->env["WARPSCOPE_FLIGHT_RECORDER"], "30");
+  EXPECT_EQ(plan->env["WARPSCOPE_SLOW_STEP"], "train_step");
+  r.output = "run_%w_%r.wst";
+  plan = BuildRecordPlan(r, {}, "/s.so", 1, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->output_pattern, "run_%w_%r.wst");
+  // A slow step without the flight recorder is refused before anything runs.
+  r.flight_recorder.reset();
+  plan = BuildRecordPlan(r, {}, "/s.so", 1, 1);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr("--slow-step"));
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr("needs the flight recorder"));
+}
+
 TEST(RecordTest, PmSamplingFlagsBecomeEnvironment) {
   RecordRequest r = Req();
   r.pm_sampling = true;

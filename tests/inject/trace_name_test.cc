@@ -76,6 +76,27 @@ TEST(TraceNameTest, RecordsOwnChildWritesTheNameRecordChecked) {
   EXPECT_FALSE(choice.step_aside_if_taken);
 }
 
+TEST(TraceNameTest, FilesPerWindowAndFlightDumpsFollowThePattern) {
+  // record's child: the name record checked for window 1, but later windows need %w.
+  Env env = RecordEnv("/t/run_w%w.wst");
+  Config config;
+  config.output_pattern = "/t/run_w1.wst";
+  EXPECT_EQ(ChooseProcessPattern(config, 100, GetEnvOf(env)).pattern, "/t/run_w%w.wst");
+  // A rank below it: its pattern as given.
+  EXPECT_EQ(ChooseProcessPattern(config, 4000, GetEnvOf(env)).pattern, "/t/run_w%w_%p.wst");
+  // Without %w, record's child keeps the checked name...
+  env = RecordEnv("/t/run.wst");
+  config.output_pattern = "/t/run.wst";
+  EXPECT_EQ(ChooseProcessPattern(config, 100, GetEnvOf(env)).pattern, "/t/run.wst");
+  // ...unless the flight recorder writes one file per dump: "_%w" before the extension.
+  config.flight_recorder_s = 30;
+  EXPECT_EQ(ChooseProcessPattern(config, 100, GetEnvOf(env)).pattern, "/t/run_%w.wst");
+  EXPECT_EQ(WindowedPattern(config, "/t/job/"), "/t/job/rank%r_%w.wst");
+  EXPECT_EQ(WindowedPattern(config, "/t/fr_%w_%p"), "/t/fr_%w_%p");
+  // Without record: the pattern as given, made windowed.
+  EXPECT_EQ(ChooseProcessPattern(config, 100, GetEnvOf({})).pattern, "/t/run_%w.wst");
+}
+
 TEST(TraceNameTest, ProcessesBelowItExpandTheUsersPattern) {
   // torchrun's ranks: RANK set in each, so the pattern names each apart as it is.
   Env env = RecordEnv("/t/run_%q{RANK}.wst", {{"RANK", "3"}});

@@ -1,6 +1,7 @@
 """Checks the traces of gpu_long_jobs.sh (run on the returned folder; needs protobuf):
 
   check_long_jobs.py functional DIR    windows on demand, per-window files, caps, dumps
+  check_long_jobs.py flight DIR        the flight recorder's triggers alone
   check_long_jobs.py long DIR          the long job's dumps: one per designed slow step + exit
 
 Prints PASS/FAIL lines and figures; exit status: failed checks.
@@ -64,6 +65,13 @@ def reason(n):
 
 
 def functional(d):
+    windows_on_demand(d)
+    caps(d)
+    flight(d)
+    crash_and_memory_cap(d)
+
+
+def windows_on_demand(d):
     for r in range(4):
         w1 = os.path.join(d, f"ctl_r{r}_w1.wst")
         check(f"rank {r} window 1 file", os.path.exists(w1))
@@ -85,6 +93,9 @@ def functional(d):
                       trig(g["windows"][2]["begin"][0]) == "control", f"{g['kernels']} kernels")
         else:
             check(f"rank {r} has no window 2 file", not os.path.exists(w2))
+
+
+def caps(d):
     f = facts(os.path.join(d, "maxsize.wst"))
     size = os.path.getsize(os.path.join(d, "maxsize.wst"))
     ends = [trig(w["end"][0]) for w in f["windows"].values() if "end" in w]
@@ -95,6 +106,9 @@ def functional(d):
     w = f["windows"].get(1, {})
     took = (w["end"][1] - w["begin"][1]) / 1e9 if "end" in w and "begin" in w else -1
     check("--max-duration 2: limit after 2 s", "end" in w and trig(w["end"][0]) == "limit" and 1.9 < took < 2.6, f"{took:.3f} s")
+
+
+def flight(d):
     want = ["signal", "control", "slow_step", "process"]
     for i, expected in enumerate(want, 1):
         p = os.path.join(d, f"fr_{i}.wst")
@@ -112,6 +126,9 @@ def functional(d):
             check("flight dump 3 holds the slow step", longest >= 1.0, f"longest train_step {longest:.3f} s")
             check("flight dump 3 says why", any("slow step" in n for n in f["notices"]))
     check("no fifth dump", not os.path.exists(os.path.join(d, "fr_5.wst")))
+
+
+def crash_and_memory_cap(d):
     p = os.path.join(d, "crash_1.wst")
     if os.path.exists(p):
         f = facts(p)
@@ -156,6 +173,6 @@ def long(d):
 
 
 if __name__ == "__main__":
-    {"functional": functional, "long": long}[sys.argv[1]](sys.argv[2])
+    {"functional": functional, "flight": flight, "long": long}[sys.argv[1]](sys.argv[2])
     print(f"failed checks: {failed}")
     sys.exit(failed)

@@ -5,10 +5,11 @@
 # designed slow steps, and the cost of being armed (bench/long_jobs/armed_overhead.py).
 #
 #   tests/gpu/gpu_suite.sh --stage build                  # here; then, on the GPU machine:
-#   tests/gpu/long_jobs/gpu_long_jobs.sh functional|overhead [RUNS]|long [SECONDS]
-# Results: $OUT/long_jobs_<part>.txt (PASS/FAIL lines, figures) and the traces under
-# $OUT/<part>/; tests/gpu/long_jobs/check_long_jobs.py checks the traces (it needs Python's
-# protobuf: run it where that is, on the returned folder). Exit status: failed checks.
+#   tests/gpu/long_jobs/gpu_long_jobs.sh functional|flight|overhead [RUNS]|long [SECONDS]
+# Results: $OUT/long_jobs_<part>.txt (PASS/FAIL lines, figures) and the traces in
+# $OUT/<part>.tgz (`flight` is the flight recorder's triggers alone);
+# tests/gpu/long_jobs/check_long_jobs.py checks the traces (it needs Python's protobuf: run it
+# on the unpacked archive). Exit status: failed checks.
 set -u
 source "$(dirname "$0")/../gpu_build_env.sh" build long_jobs_out
 part=${1:?functional, overhead or long}
@@ -75,16 +76,6 @@ PY
   rec WARPSCOPE_OUTPUT="$res/maxdur.wst" WARPSCOPE_MAX_DURATION=2 python3 "$LOOP" --seconds 12 >"$res/maxdur.log" 2>&1
   say "maxdur rc=$?"
 
-  say "== flight recorder: capture signal at 6 s, warpscope dump at 10 s, a slow step at 14 s, exit"
-  rec WARPSCOPE_OUTPUT="$res/fr.wst" WARPSCOPE_FLIGHT_RECORDER=5 WARPSCOPE_CAPTURE_RANGE=signal \
-    WARPSCOPE_SLOW_STEP=train_step WARPSCOPE_SLOW_STEP_THRESHOLD=0.4 \
-    python3 "$LOOP" --seconds 20 --slow 14:sleep >"$res/fr.log" 2>"$res/fr.err" &
-  fr=$!
-  sleep 6; kill -USR2 $fr
-  sleep 4; "$WS" dump $fr | tee -a "$out"
-  wait $fr; say "flight rc=$?"; cat "$res/fr.err" | tee -a "$out"
-  ls -la "$res"/fr_* | tee -a "$out"
-
   say "== flight recorder: a crash (SIGSEGV) at 6 s; exit status as without warpscope"
   timeout 120 python3 "$LOOP" --seconds 30 --crash-after 6 >"$res/crash_plain.log" 2>&1
   plain=$?
@@ -99,6 +90,21 @@ PY
   rec WARPSCOPE_OUTPUT="$res/cap.wst" WARPSCOPE_FLIGHT_RECORDER=60 WARPSCOPE_FLIGHT_RECORDER_MB=8 \
     WARPSCOPE_TRACE=cuda,nvtx,sync,driver python3 "$LOOP" --seconds 15 --batch 8 >"$res/cap.log" 2>&1
   say "cap rc=$? $(ls -la "$res"/cap_* | tr '\n' ' ')"
+fi
+
+if [[ $part == functional || $part == flight ]]; then
+  say "== flight recorder: capture signal at 2 s, warpscope dump at 6 s, a slow step at 10 s, exit"
+  # exec: $! is then the program's pid (a background function would be a subshell's).
+  (exec env LD_PRELOAD="$SHIM" WARPSCOPE_FORCE_OVERWRITE=1 WARPSCOPE_OUTPUT="$res/fr.wst" \
+    WARPSCOPE_FLIGHT_RECORDER=5 WARPSCOPE_CAPTURE_RANGE=signal WARPSCOPE_SLOW_STEP=train_step \
+    WARPSCOPE_SLOW_STEP_THRESHOLD=0.4 WARPSCOPE_LOG_LEVEL=info \
+    python3 "$LOOP" --seconds 16 --slow 10:sleep >"$res/fr.log" 2>"$res/fr.err") &
+  fr=$!
+  for _ in $(seq 120); do grep -q ready "$res/fr.log" 2>/dev/null && break; sleep 0.5; done
+  sleep 2; kill -USR2 $fr
+  sleep 4; "$WS" dump $fr | tee -a "$out"
+  wait $fr; say "flight rc=$?"; cat "$res/fr.err" | tee -a "$out"
+  ls -la "$res"/fr_* | tee -a "$out"
 fi
 
 if [[ $part == overhead ]]; then
@@ -134,9 +140,9 @@ PY
     "$WS" advise "$f" >"${f%.wst}.advise.txt" 2>&1
     say "advise $(basename "$f"): $(head -12 "${f%.wst}.advise.txt" | tr '\n' '|')"
   done
-  python3 "$LOOP" --seconds 60 --slow 30:sleep >"$res/plain.log" 2>&1
-  say "plain 60 s: $(tail -1 "$res/plain.log")"
   say "flight: $(tail -1 "$res/long.log")"
 fi
 say "failed checks: $fails"
+# Few files come back from the machine: the traces go in one archive.
+tar czf "$OUTDIR/$part.tgz" -C "$OUTDIR" "$part" && rm -rf "$res"
 exit "$fails"
