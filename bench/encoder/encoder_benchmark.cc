@@ -22,10 +22,16 @@ constexpr uint64_t kBase = 1'700'000'000'000'000'000ull;
 // Events start 10 minutes into the trace: start_ns needs 6 varint bytes, as in a long run.
 constexpr uint64_t kStart = kBase + 600'000'000'000ull;
 
-std::unique_ptr<TraceWriter> OpenWriter(const std::string& path, bool force) {
+// ring_ns > 0: the flight recorder's ring (256 MiB, its default cap) instead of a file.
+std::unique_ptr<TraceWriter> OpenWriter(const std::string& path, bool force,
+                                        uint64_t ring_ns = 0) {
   TraceWriterOptions options;
   options.path = path;
   options.force_overwrite = force;
+  if (ring_ns > 0) {
+    options.ring_ns = ring_ns;
+    options.max_buffered_bytes = size_t{256} << 20;
+  }
   HeaderRecord header;
   header.clock_domain = ClockDomain::kRealtime;
   header.time_base_ns = kBase;
@@ -94,6 +100,24 @@ void BM_KernelBatch(benchmark::State& state) {
   ReportBytesPer(state, *writer, "bytes_per_kernel", "writer.events_written.kernel", bytes_before);
 }
 BENCHMARK(BM_KernelBatch)->Arg(1000);
+
+// The same into the flight recorder's ring (30 s, 256 MiB): what recording costs a collector
+// there. At this rate the ring fills in well under 30 s, so the oldest chunks are reused
+// (evicted) too, as in a long job.
+void BM_KernelBatchRing(benchmark::State& state) {
+  auto writer = OpenWriter("/tmp/warpscope_encoder_bench_ring.wst", true, 30'000'000'000ull);
+  KernelSource source(*writer);
+  const int64_t per_batch = state.range(0);
+  uint64_t i = 0;
+  for (auto _ : state) {
+    TraceWriter::Batch batch(*writer);
+    for (int64_t k = 0; k < per_batch; ++k) benchmark::DoNotOptimize(batch.Write(source.Make(i++)));
+  }
+  ReportItems(state, *writer, i);
+  state.counters["evicted"] =
+      static_cast<double>(writer->Counter(stats::kWriterRingEvictedEvents.name));
+}
+BENCHMARK(BM_KernelBatchRing)->Arg(1000);
 
 // One lock per record: TraceWriter::Write.
 void BM_KernelSingle(benchmark::State& state) {
