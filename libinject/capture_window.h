@@ -13,7 +13,8 @@
 //  * capture range control: only `warpscope start` / `stop` open and close windows. In every
 //    range those commands open (at once, delay or not) and close a window (trigger CONTROL);
 //    a window they open counts against max_windows and closes on `stop`, its duration, a
-//    limit or process end, not on the range's own counterpart.
+//    limit, process end, the capture signal or cudaProfilerStop; an NVTX pop closes only a
+//    window its push opened.
 //  * --max-duration: once windows have been open this long in all, the open one closes and
 //    no other opens (trigger LIMIT); --max-size closes the open window (LIMIT), the session
 //    decides when (it knows the bytes written).

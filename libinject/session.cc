@@ -13,10 +13,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -57,6 +59,7 @@ constexpr unsigned char kWakeQuit = 102;
 constexpr unsigned char kWakeQuickExit = 103;  // _exit is about to end the process
 constexpr unsigned char kWakeSlowStep = 104;   // a slow step ended: dump the flight recorder
 constexpr unsigned char kWakeCrash = 105;      // a fatal signal: dump, then let it end us
+constexpr unsigned char kWakeFlush = 106;      // a window closed: its records to its own file
 // How long _exit waits for the trace to close (a stuck file system or a lock held by the
 // thread that called _exit from a signal handler must not keep the process alive).
 constexpr int kQuickExitWaitMs = 5000;
@@ -80,7 +83,7 @@ void SignalToPipe(unsigned char byte) {
 
 extern "C" void TerminationHandler(int sig) { SignalToPipe(static_cast<unsigned char>(sig)); }
 extern "C" void CaptureSignalHandler(int) { SignalToPipe(kWakeCapture); }
-extern "C" void CrashHandler(int sig);
+extern "C" void CrashHandler(int sig, siginfo_t* info, void* context);
 
 // Lifecycle steps at WARPSCOPE_LOG_LEVEL=debug, with the time since the session started:
 // the order of context teardown, atexit and collector work is what exit-time problems hinge on.
@@ -98,7 +101,9 @@ class Session final : public SessionListener, public SessionServices {
   void Shutdown(EndReason reason);
   void OnForkChild() override;
   void CloseBeforeQuickExit();  // async-signal-safe on the calling thread
-  void OnCrash(int sig);         // async-signal-safe: a fatal signal's handler
+  // Async-signal-safe: a fatal signal's handler. `fault`: raised by the faulting instruction
+  // (si_code > 0), which then runs again, rather than sent.
+  void OnCrash(int sig, bool fault);
   bool running() const {
     return running_.load() && !forked_child_.load() && !shut_down_.load() && getpid() == pid_;
   }
@@ -147,6 +152,7 @@ class Session final : public SessionListener, public SessionServices {
   void OnStepPush(std::string_view name, std::string_view domain);
   void OnStepPop(std::string_view domain);
   bool WaitWatcherWake(int timeout_ms);
+  void DrainClosedPipe();  // async-signal-safe: bytes of earlier waits
   void WatcherLoop();
   void HandleTermination(int sig);
   void InstallSignalHandlers();
@@ -177,6 +183,9 @@ class Session final : public SessionListener, public SessionServices {
   bool flight_ = false;              // --flight-recorder: events go to the writer's ring
   uint32_t dumps_ = 0;               // watcher thread (and Shutdown, after it)
   uint64_t window_bytes_base_ = 0;   // writer.bytes_written when the window opened
+  // The file being written, kept here: the writer's own path() changes on its thread some
+  // time after StartNextFile returns. window_mu_.
+  std::string trace_path_;
   uint64_t limited_windows_ = 0;     // windows --max-size closed (window_mu_)
   ControlChannel control_;
   // --slow-step: the step range, its rule, and when the dump of a slow step is due.
@@ -186,6 +195,7 @@ class Session final : public SessionListener, public SessionServices {
   std::string slow_step_note_;                 // step_mu_
   std::atomic<uint64_t> slow_step_due_ns_{0};  // 0 = none
   std::atomic<bool> forked_child_{false};
+  std::atomic<bool> crashing_{false};
   std::thread watcher_;
   std::thread::id watcher_id_;
   int pipe_[2] = {-1, -1};
@@ -210,8 +220,8 @@ thread_local uint32_t t_step_depth = 0;
 thread_local uint32_t t_step_open = 0;
 thread_local uint64_t t_step_start_ns = 0;
 
-extern "C" void CrashHandler(int sig) {
-  if (g_session != nullptr) g_session->OnCrash(sig);
+extern "C" void CrashHandler(int sig, siginfo_t* info, void*) {
+  if (g_session != nullptr) g_session->OnCrash(sig, info != nullptr && info->si_code > 0);
 }
 
 // `warpscope record` passes its launch time (CLOCK_MONOTONIC) so that --delay counts from
@@ -318,6 +328,7 @@ bool Session::OpenTrace(uint64_t* now, std::string* error) {
       OpenProcessTrace(config_, header_, [](const char* n) { return std::getenv(n); }, error);
   if (writer == nullptr) return false;
   writer_ = writer.release();
+  trace_path_ = writer_->path();
   window_files_ =
       !flight_ && OutputPatternHasWindow(
                       ChooseProcessPattern(config_, header_.ppid,
@@ -396,6 +407,10 @@ void Session::ApplyEdge(const CaptureWindow::Edge& edge) {
   } else {
     collectors_.OnCaptureClosing(*edge);
     if (write_edge) writer_->Write(*edge);
+    // With a file per window, the window's records still in CUPTI's buffers should reach its
+    // file before the next window begins another: the watcher flushes them now (this may run
+    // in a CUPTI callback, where flushing is not allowed).
+    if (window_files_) SignalToPipe(kWakeFlush);
     if (edge->trigger == CaptureTrigger::kLimit) {
       Report(Severity::kInfo, "session",
              window_->limited() ? "warpscope: --max-duration reached: capture window " +
@@ -432,27 +447,47 @@ void Session::InstallSignalHandlers() {
     for (int sig : kCrashSignals) {
       struct sigaction old = {};
       if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
-      sa.sa_handler = &CrashHandler;
-      sa.sa_flags = 0;
-      if (sigaction(sig, &sa, &old_actions_[sig]) == 0) installed_[sig] = true;
+      // On the program's alternate stack where it has one (a stack overflow's SIGSEGV is
+      // only delivered there), with siginfo to tell a fault from a sent signal.
+      struct sigaction crash = {};
+      sigemptyset(&crash.sa_mask);
+      crash.sa_sigaction = &CrashHandler;
+      crash.sa_flags = SA_SIGINFO | SA_ONSTACK;
+      if (sigaction(sig, &crash, &old_actions_[sig]) == 0) installed_[sig] = true;
     }
   }
 }
 
-void Session::OnCrash(int sig) {
-  // Only atomics, write, poll, sigaction and raise: the program is in a fatal signal's
+void Session::OnCrash(int sig, bool fault) {
+  // Only atomics, read, write, poll, sigaction and raise: the program is in a fatal signal's
   // handler. The watcher dumps (no CUPTI call: the crashed thread may hold CUPTI's locks); we
-  // wait for it at most kQuickExitWaitMs, then the program's own disposition runs.
-  if (running() && watcher_running_.load() && closed_pipe_[0] >= 0 &&
-      !pthread_equal(pthread_self(), watcher_pthread_)) {
+  // wait for it at most kQuickExitWaitMs, once per process (a crash signal raised while
+  // handling another, e.g. abort() in the program's SIGSEGV handler, does not wait again).
+  const int saved_errno = errno;
+  if (!crashing_.exchange(true) && running() && watcher_running_.load() &&
+      closed_pipe_[0] >= 0 && !pthread_equal(pthread_self(), watcher_pthread_)) {
+    DrainClosedPipe();
     SignalToPipe(kWakeCrash);
     WaitWatcherWake(kQuickExitWaitMs);
   }
-  if (sig > 0 && sig < 65 && installed_[sig]) {
-    sigaction(sig, &old_actions_[sig], nullptr);
-    installed_[sig] = false;
+  // The program's own disposition, for this signal and the other crash signals.
+  for (int crash : kCrashSignals) {
+    if (installed_[crash]) {
+      sigaction(crash, &old_actions_[crash], nullptr);
+      installed_[crash] = false;
+    }
   }
-  raise(sig);  // blocked while we run: delivered, with the program's disposition, on return
+  errno = saved_errno;
+  // A fault happens again when the instruction runs again, now with the program's handler
+  // and the real siginfo; a sent signal is sent again (blocked while we run: it is delivered
+  // on return).
+  if (!fault) raise(sig);
+}
+
+void Session::DrainClosedPipe() {
+  unsigned char bytes[16];
+  while (closed_pipe_[0] >= 0 && ::read(closed_pipe_[0], bytes, sizeof bytes) > 0) {
+  }
 }
 
 bool Session::WaitWatcherWake(int timeout_ms) {
@@ -473,9 +508,10 @@ void Session::StartWindowFile(uint32_t window) {
                         &path, &error) ||
       !writer_->StartNextFile(path, TraceClockNs(), &error)) {
     Report(Severity::kError, "session",
-           error + "; capture window " + std::to_string(window) + " goes on in " + writer_->path());
+           error + "; capture window " + std::to_string(window) + " goes on in " + trace_path_);
     return;
   }
+  trace_path_ = path;
   Log(LogLevel::kInfo, "warpscope: capture window " + std::to_string(window) + " goes to " + path);
 }
 
@@ -484,7 +520,10 @@ void Session::CheckWindowSize(uint64_t now) {
   std::lock_guard<std::mutex> lock(window_mu_);
   if (!window_->is_open()) return;
   const uint64_t written = writer_->Counter("writer.bytes_written");
-  const uint64_t bytes = written >= window_bytes_base_ ? written - window_bytes_base_ : written;
+  // With a file per window the counter starts again at 0 once the writer thread has switched
+  // to the window's file (after ApplyEdge read the base): from then on it counts the window.
+  if (written < window_bytes_base_) window_bytes_base_ = 0;
+  const uint64_t bytes = written - window_bytes_base_;
   if (bytes >= config_.max_size_bytes) ApplyEdge(window_->SizeLimit(now));
 }
 
@@ -513,9 +552,9 @@ ControlStatus Session::Status() {
   s.world_size = first_number(kWorldSizeVariables);
   s.host = header_.hostname;
   s.job_id = header_.job_id;
-  s.trace_path = writer_->path();
   {
     std::lock_guard<std::mutex> lock(window_mu_);
+    s.trace_path = trace_path_;
     s.window_open = window_->is_open();
     s.windows = window_->windows_opened();
   }
@@ -545,10 +584,17 @@ ControlReply Session::HandleControl(ControlCommand command) {
                 "the flight recorder records all the time; ask it for a dump (warpscope dump)"};
       }
       const bool start = command == ControlCommand::kStart;
+      // With a file per window, the records of the window that closed last go to its own
+      // file before the next one begins (at least those CUPTI has completed).
+      if (start && window_files_) collectors_.OnFlush();
       std::lock_guard<std::mutex> lock(window_mu_);
-      const CaptureWindow::Edge edge = window_->Control(start, now);
-      if (!edge || edge->begin != start) {
+      CaptureWindow::Edge edge = window_->Control(start, now);
+      if (start && edge && !edge->begin) {
         ApplyEdge(edge);  // a duration or limit that ran out closed the window first
+        edge = window_->Control(start, now);
+      }
+      if (!edge || edge->begin != start) {
+        ApplyEdge(edge);
         if (start) {
           return {ControlResult::kError,
                   window_->is_open()
@@ -564,7 +610,7 @@ ControlReply Session::HandleControl(ControlCommand command) {
       }
       ApplyEdge(edge);
       return {ControlResult::kOk, "capture window " + std::to_string(edge->window_id) +
-                                      (start ? " opened" : " closed") + " (" + writer_->path() + ")"};
+                                      (start ? " opened" : " closed") + " (" + trace_path_ + ")"};
     }
   }
   return {ControlResult::kError, "unknown command"};
@@ -572,11 +618,22 @@ ControlReply Session::HandleControl(ControlCommand command) {
 
 bool Session::Dump(CaptureTrigger trigger, bool flush_cupti, std::string* result) {
   if (flush_cupti) collectors_.OnFlush();  // activity first: CUPTI's buffers into the ring
-  const uint32_t id = dumps_ + 1;
+  uint32_t id = dumps_ + 1;
   std::string path, error;
-  if (!ProcessTraceName(config_, header_, [](const char* n) { return std::getenv(n); }, id, &path,
-                        &error) ||
-      !writer_->DumpRing(path, trigger, id, TraceClockNs(), &error)) {
+  auto name = [&] {
+    return ProcessTraceName(config_, header_, [](const char* n) { return std::getenv(n); }, id,
+                            &path, &error);
+  };
+  bool named = name();
+  // Without -f, a name an earlier run left is skipped for the next number (up to 1000 on).
+  struct stat st;
+  for (int skipped = 0; named && !config_.force_overwrite && skipped < 1000 &&
+                        ::lstat(path.c_str(), &st) == 0;
+       ++skipped) {
+    ++id;
+    named = name();
+  }
+  if (!named || !writer_->DumpRing(path, trigger, id, TraceClockNs(), &error)) {
     *result = error;
     Log(LogLevel::kError, error);
     return false;
@@ -588,10 +645,20 @@ bool Session::Dump(CaptureTrigger trigger, bool flush_cupti, std::string* result
 }
 
 void Session::RestoreSignalHandlers() {
+  // Only where our handler is still in place: one the program installed after us stays.
+  const void* ours[] = {reinterpret_cast<void*>(&TerminationHandler),
+                        reinterpret_cast<void*>(&CaptureSignalHandler),
+                        reinterpret_cast<void*>(&CrashHandler)};
   for (int sig = 1; sig < 65; ++sig) {
-    if (installed_[sig]) {
+    if (!installed_[sig]) continue;
+    installed_[sig] = false;
+    struct sigaction now = {};
+    if (sigaction(sig, nullptr, &now) != 0) continue;
+    const void* handler = (now.sa_flags & SA_SIGINFO) != 0
+                              ? reinterpret_cast<void*>(now.sa_sigaction)
+                              : reinterpret_cast<void*>(now.sa_handler);
+    if (std::find(std::begin(ours), std::end(ours), handler) != std::end(ours)) {
       sigaction(sig, &old_actions_[sig], nullptr);
-      installed_[sig] = false;
     }
   }
 }
@@ -658,7 +725,10 @@ void Session::WatcherLoop() {
         if (b == kWakeCapture && flight_) {
           std::string result;
           Dump(CaptureTrigger::kSignal, /*flush_cupti=*/true, &result);
+        } else if (b == kWakeFlush) {
+          collectors_.OnFlush();
         } else if (b == kWakeCapture) {
+          if (window_files_) collectors_.OnFlush();  // the last window's records to its file
           std::lock_guard<std::mutex> lock(window_mu_);
           ApplyEdge(window_->Signal(TraceClockNs()));
         } else if (b < 65 && b > 0) {
@@ -749,6 +819,7 @@ void Session::CloseBeforeQuickExit() {
   // Only atomics, getpid, pthread_self, write and poll here: _exit may run in a signal handler.
   if (!running() || !watcher_running_.load() || closed_pipe_[0] < 0) return;
   if (pthread_equal(pthread_self(), watcher_pthread_)) return;
+  DrainClosedPipe();
   SignalToPipe(kWakeQuickExit);
   WaitWatcherWake(kQuickExitWaitMs);
 }
@@ -822,7 +893,9 @@ void Session::OnStepPop(std::string_view domain) {
                   took / 1e6, config_.slow_step_threshold_s * 1e3,
                   verdict.median_ns ? static_cast<double>(took) / verdict.median_ns : 0.0,
                   verdict.median_ns / 1e6);
-    slow_step_note_ = note;
+    // Slow steps that share one dump each leave their line.
+    if (!slow_step_note_.empty()) slow_step_note_ += "; ";
+    slow_step_note_ += note;
   }
   // One dump for slow steps that come close together: the first sets the time.
   uint64_t none = 0;
