@@ -82,21 +82,26 @@ void ReportBytesPer(benchmark::State& state, TraceWriter& writer, const char* co
   state.counters[counter] = written > 0 ? bytes / written : 0;
 }
 
-// Collectors write a CUPTI buffer's records under one Batch.
+// Collectors write a CUPTI buffer's records under one Batch: state.range(0) kernels a batch,
+// as many batches as the benchmark runs. Returns the kernels written.
+uint64_t WriteKernelBatches(benchmark::State& state, TraceWriter& writer) {
+  KernelSource source(writer);
+  const int64_t per_batch = state.range(0);
+  uint64_t i = 0;
+  for (auto _ : state) {
+    TraceWriter::Batch batch(writer);
+    for (int64_t k = 0; k < per_batch; ++k) benchmark::DoNotOptimize(batch.Write(source.Make(i++)));
+  }
+  return i;
+}
+
 void BM_KernelBatch(benchmark::State& state) {
   auto writer = OpenWriter("/dev/null", true);
-  KernelSource source(*writer);
   const uint64_t bytes_before = [&] {
     writer->Flush();
     return writer->Counter(stats::kWriterBytesWritten.name);
   }();
-  const int64_t per_batch = state.range(0);
-  uint64_t i = 0;
-  for (auto _ : state) {
-    TraceWriter::Batch batch(*writer);
-    for (int64_t k = 0; k < per_batch; ++k) benchmark::DoNotOptimize(batch.Write(source.Make(i++)));
-  }
-  ReportItems(state, *writer, i);
+  ReportItems(state, *writer, WriteKernelBatches(state, *writer));
   ReportBytesPer(state, *writer, "bytes_per_kernel", "writer.events_written.kernel", bytes_before);
 }
 BENCHMARK(BM_KernelBatch)->Arg(1000);
@@ -106,14 +111,7 @@ BENCHMARK(BM_KernelBatch)->Arg(1000);
 // (evicted) too, as in a long job.
 void BM_KernelBatchRing(benchmark::State& state) {
   auto writer = OpenWriter("/tmp/warpscope_encoder_bench_ring.wst", true, 30'000'000'000ull);
-  KernelSource source(*writer);
-  const int64_t per_batch = state.range(0);
-  uint64_t i = 0;
-  for (auto _ : state) {
-    TraceWriter::Batch batch(*writer);
-    for (int64_t k = 0; k < per_batch; ++k) benchmark::DoNotOptimize(batch.Write(source.Make(i++)));
-  }
-  ReportItems(state, *writer, i);
+  ReportItems(state, *writer, WriteKernelBatches(state, *writer));
   state.counters["evicted"] =
       static_cast<double>(writer->Counter(stats::kWriterRingEvictedEvents.name));
 }

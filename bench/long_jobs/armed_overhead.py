@@ -11,20 +11,16 @@ usage: armed_overhead.py --build DIR --out DIR [--runs 5] [--steps 80]
 import argparse
 import json
 import os
-import random
-import statistics
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "overhead"))
-from modes import recording_env  # noqa: E402
+from modes import add_build_args, interleaved_runs, recording_env  # noqa: E402
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--build", required=True, help="a folder with bin/ and lib/ (staged .gpu)")
-ap.add_argument("--out", required=True)
-ap.add_argument("--runs", type=int, default=5)
+add_build_args(ap)
 ap.add_argument("--steps", type=int, default=80)
 args = ap.parse_args()
 os.makedirs(args.out, exist_ok=True)
@@ -57,17 +53,8 @@ def run(mode, i):
     return None
 
 
-order = [(m, i) for i in range(args.runs) for m in MODES]
-random.Random(29).shuffle(order)
-times = {m: [] for m in MODES}
-partial = os.path.join(args.out, "armed_overhead_runs.jsonl")
-for mode, i in order:
-    ms = run(mode, i)
-    if ms is not None:
-        times[mode].append(ms)
-    with open(partial, "a") as f:  # what ran so far survives a time limit
-        f.write(json.dumps({"mode": mode, "run": i, "ms_per_step": ms}) + "\n")
-median = {m: statistics.median(v) for m, v in times.items() if v}
+times, median = interleaved_runs(MODES, args.runs, run, seed=29,
+                                 log_path=os.path.join(args.out, "armed_overhead_runs.jsonl"))
 result = {"steps": args.steps, "runs": times, "median_ms_per_step": median}
 if "plain" in median:
     result["vs_plain"] = {m: v / median["plain"] for m, v in median.items()}

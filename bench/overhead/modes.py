@@ -6,7 +6,15 @@ and under warpscope; these functions give the variables each mode adds to the en
 
     recording_env(build, output, **settings)  # warpscope through LD_PRELOAD
     floor_env(build, timestamps=False)        # the floor through CUDA_INJECTION64_PATH
+
+and how the drivers that compare modes run them:
+
+    add_build_args(parser, runs=5)            # --build, --out, --runs
+    interleaved_runs(modes, runs, run, seed)  # every mode `runs` times, shuffled; medians
 """
+import json
+import random
+import statistics
 
 
 def shim_path(build):
@@ -35,3 +43,31 @@ def floor_env(build, timestamps=False):
     if timestamps:
         env["WS_FLOOR_TIMESTAMP_CALLBACK"] = "1"
     return env
+
+
+def add_build_args(parser, runs=5):
+    """The arguments every mode-comparing driver takes: the build, where results go, runs."""
+    parser.add_argument("--build", required=True,
+                        help="a folder with bin/ and lib/ (staged .gpu)")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--runs", type=int, default=runs)
+
+
+def interleaved_runs(modes, runs, run, seed, log_path=None):
+    """Runs each mode `runs` times in one shuffled order (a fixed seed: a rerun repeats it), so
+    that drift over the call falls on every mode alike. `run(mode, i)` returns the run's figure,
+    or None for a failed run, which is left out. With `log_path`, each run is appended there as
+    a JSON line when it ends, so that a time limit keeps what ran. Returns ({mode: [figures]},
+    {mode: median}) for the modes with at least one figure."""
+    order = [(m, i) for i in range(runs) for m in modes]
+    random.Random(seed).shuffle(order)
+    figures = {m: [] for m in modes}
+    for mode, i in order:
+        figure = run(mode, i)
+        if figure is not None:
+            figures[mode].append(figure)
+        if log_path:
+            with open(log_path, "a") as f:
+                f.write(json.dumps({"mode": mode, "run": i, "figure": figure}) + "\n")
+    medians = {m: statistics.median(v) for m, v in figures.items() if v}
+    return figures, medians

@@ -16,20 +16,16 @@ usage: stacks_overhead.py --build DIR --out DIR [--runs 5] [--steps 120]
 import argparse
 import json
 import os
-import random
-import statistics
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "overhead"))
-from modes import floor_env, recording_env  # noqa: E402
+from modes import add_build_args, floor_env, interleaved_runs, recording_env  # noqa: E402
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--build", required=True, help="a folder with bin/ and lib/ (staged .gpu)")
-ap.add_argument("--out", required=True)
-ap.add_argument("--runs", type=int, default=5)
+add_build_args(ap)
 ap.add_argument("--steps", type=int, default=120)
 ap.add_argument("--workload", default="resnet", choices=["resnet", "launch_loop"])
 ap.add_argument("--stacks", default="", help="WARPSCOPE_STACKS for the stacks mode (default)")
@@ -66,14 +62,7 @@ def run(mode, i):
     return None
 
 
-order = [(m, i) for i in range(args.runs) for m in MODES]
-random.Random(7).shuffle(order)
-times = {m: [] for m in MODES}
-for mode, i in order:
-    ms = run(mode, i)
-    if ms is not None:
-        times[mode].append(ms)
-median = {m: statistics.median(v) for m, v in times.items() if v}
+times, median = interleaved_runs(MODES, args.runs, run, seed=7)
 result = {"workload": args.workload, "runs": times,
           "median_" + ("seconds" if args.workload == "launch_loop" else "ms_per_step"): median}
 if all(m in median for m in MODES):
