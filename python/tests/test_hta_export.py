@@ -1,9 +1,11 @@
 """``warpscope export`` on the bundled traces, read by the tools it is for.
 
-The Kineto export is loaded by Holistic Trace Analysis (PyPI ``holistictraceanalysis``): its
-temporal and kernel breakdowns must agree with ``warpscope summary --format json`` on the same
-trace. The Chrome/Perfetto export is checked against the trace-event format's rules. The CLI is
-found through WARPSCOPE_CLI (ctest sets it) or in build/bin/ of the source tree.
+The Kineto export is loaded by Holistic Trace Analysis (PyPI ``holistictraceanalysis``): it
+must keep every kernel, copy and memset, its temporal and kernel breakdowns must agree with
+``warpscope summary --format json`` on the same trace, and its computation time and
+communication overlap with ``warpscope job --format json``. The Chrome/Perfetto export is
+checked against the trace-event format's rules. The CLI is found through WARPSCOPE_CLI (ctest
+sets it) or in build/bin/ of the source tree.
 """
 
 from __future__ import annotations
@@ -125,31 +127,31 @@ def test_hta_breakdowns_match_summary(cli: Path, trace: Path, tmp_path: Path, ht
     memory_ns = sum(r["total_time_ns"] for r in s["memory"])
     assert kernel_ns > 0
 
-    # Kernel breakdown: per-type totals (us).
+    # Every kernel, copy and memset reaches HTA, once. Once a file has steps HTA keeps only GPU
+    # work whose launch (same correlation) is in it: the export gives work whose launch was not
+    # recorded (the driver API's cuBLASLt, cutlass and NCCL kernels) a stand-in launch. HTA also
+    # leaves out work launched after the last step; no bundled trace launches any.
+    [rank] = analysis.t.get_ranks()
+    trace_df = analysis.t.get_trace(rank)
+    gpu_events = trace_df[trace_df["stream"].ne(-1)]
+    assert len(gpu_events) == (sum(r["instances"] for r in s["kernels"]) +
+                               sum(r["count"] for r in s["memory"]))
+
+    # Kernel breakdown: per kernel, HTA sums the durations (us); by type, summary's totals.
     kernel_types, kernels = analysis.get_gpu_kernel_breakdown(
         visualize=False, duration_ratio=1.0, num_kernels=1000, include_memory_kernels=True)
-    by_type = dict(zip(kernel_types["kernel_type"], kernel_types["sum"]))
-    if nccl:
-        # A PyTorch job: cuBLAS launches through the driver API, not recorded by default, and
-        # HTA drops GPU work whose launch is not in the file, or that starts after the last
-        # step, once it has steps (export.md): NCCL's kernels of the steps remain (through
-        # their NCCL calls), not the ones after the last step.
-        assert 0.95 * nccl_ns <= by_type.get("COMMUNICATION", 0) * 1000 <= nccl_ns
-        assert 0 < by_type.get("COMPUTATION", 0) * 1000 <= kernel_ns
-        return
-    assert by_type.get("COMMUNICATION", 0) == 0
-    # HTA's types count time, not kernels: work that runs at once on several streams counts
-    # once. Together they are the device's busy time, as summary's idle report has it; each
-    # type is the sum of its kernels when no two ran at once.
-    [idle_row] = s["idle"]
-    assert sum(by_type.values()) * 1000 == pytest.approx(idle_row["busy_ns"], rel=0.01)
-    if idle_row["busy_ns"] >= 0.99 * (kernel_ns + memory_ns):
-        assert by_type.get("COMPUTATION", 0) * 1000 == pytest.approx(kernel_ns, rel=0.01)
-        assert by_type.get("MEMORY", 0) * 1000 == pytest.approx(memory_ns, rel=0.01)
-    else:  # concurrent streams (the bundled sync_sites.wst's second thread)
-        assert 0 < by_type.get("COMPUTATION", 0) * 1000 < kernel_ns
+    per_kernel = kernels.groupby("kernel_type")["sum (us)"].sum()
+    assert per_kernel.get("COMPUTATION", 0) * 1000 == pytest.approx(kernel_ns, rel=0.01)
+    assert per_kernel.get("COMMUNICATION", 0) * 1000 == pytest.approx(nccl_ns, rel=0.01)
+    assert per_kernel.get("MEMORY", 0) * 1000 == pytest.approx(memory_ns, rel=0.01)
     compute = kernels[kernels["kernel_type"] == "COMPUTATION"]
     assert len(set(compute["name"])) == len({r["name"] for r in computing})
+    # HTA's types count time, not kernels (work that runs at once on several streams, or of
+    # two types at once, counts once): together they are the device's busy time, as summary's
+    # idle report has it.
+    [idle_row] = s["idle"]
+    by_type = dict(zip(kernel_types["kernel_type"], kernel_types["sum"]))
+    assert sum(by_type.values()) * 1000 == pytest.approx(idle_row["busy_ns"], rel=0.01)
 
     # Temporal breakdown: HTA's kernel time is the span from the first GPU activity to the
     # last, its idle time the part of it with none: summary's idle report per device.
@@ -159,6 +161,71 @@ def test_hta_breakdowns_match_summary(cli: Path, trace: Path, tmp_path: Path, ht
     assert row["kernel_time(us)"] * 1000 == pytest.approx(idle_row["span_ns"], rel=0.01)
     assert (row["kernel_time(us)"] - row["idle_time(us)"]) * 1000 == pytest.approx(
         idle_row["busy_ns"], rel=0.01)
+
+
+def job_tables(cli: Path, traces: List[Path], *flags: str) -> Dict[str, List[dict]]:
+    return json.loads(run(cli, "job", "--format", "json", *flags, *map(str, traces)))
+
+
+# Each bundled trace, and each bundled job (a folder of rank<R>.wst) exported together.
+BUNDLED_RUNS = [[p] for p in BUNDLED] + [
+    sorted(folder.glob("rank*.wst"))
+    for folder in sorted({p.parent for p in BUNDLED if p.name.startswith("rank")})]
+# A --step that no NVTX range is named: the job view then finds no steps, and its ranks table
+# gives each rank's figures over the whole trace.
+WHOLE_TRACE = ("--step", "no range is named this")
+
+
+def comm_overlap_pct(comm_ms: float, overlap_ms: float) -> float:
+    return 100 * overlap_ms / comm_ms
+
+
+@pytest.mark.parametrize("traces", BUNDLED_RUNS,
+                         ids=lambda t: t[0].name if len(t) == 1 else t[0].parent.name)
+def test_hta_compute_and_overlap_equal_warpscope(cli: Path, traces: List[Path], tmp_path: Path,
+                                                 hta_analysis):
+    out = tmp_path / "hta"
+    run(cli, "export", *map(str, traces), "--format", "kineto", "-o", str(out))
+
+    # Kept to its last step's end, HTA reads all of a bundled trace's GPU work (as the test
+    # above checks): its computation time and overlap are warpscope's over the whole trace.
+    whole = {r["rank"]: r for r in job_tables(cli, traces, *WHOLE_TRACE)["ranks"]}
+    analysis = hta_analysis(trace_dir=str(out), include_last_profiler_step=True)
+    temporal = analysis.get_temporal_breakdown(visualize=False).set_index("rank")
+    overlap = analysis.get_comm_comp_overlap(visualize=False).set_index("rank")
+    assert sorted(temporal.index) == sorted(whole)
+    for rank, r in whole.items():
+        assert temporal.loc[rank, "compute_time(us)"] / 1e3 == pytest.approx(r["compute_ms"],
+                                                                              rel=0.01)
+        if r["comm_ms"] > 0:  # HTA rounds the percentage to two decimals
+            assert overlap.loc[rank, "comp_comm_overlap_pctg"] == pytest.approx(
+                comm_overlap_pct(r["comm_ms"], r["comm_ms"] - r["exposed_comm_ms"]),
+                rel=0.01, abs=0.005)
+
+    # Per step, where the export wrote steps (a guessed step is not written: docs/export.md).
+    # HTA puts GPU work in the step its launch falls in, stand-ins included, and also keeps the
+    # work launched before the first step, which no step of the job view counts: it is read
+    # here over the work it put in steps. With its defaults it leaves out the last step.
+    if not analysis.get_profiler_steps():
+        return
+    steps = job_tables(cli, traces)["steps"]
+    for keep_last in (True, False):
+        in_steps = hta_analysis(trace_dir=str(out), include_last_profiler_step=keep_last)
+        for rank, df in in_steps.t.get_all_traces().items():
+            in_steps.t.traces[rank] = df[df["stream"].eq(-1) | df["iteration"].ge(0)]
+        temporal = in_steps.get_temporal_breakdown(visualize=False).set_index("rank")
+        overlap = in_steps.get_comm_comp_overlap(visualize=False).set_index("rank")
+        for rank in whole:
+            counted = [s for s in steps if s["rank"] == rank]
+            counted = counted if keep_last else counted[:-1]
+            compute = sum(s["compute_ms"] for s in counted)
+            comm = sum(s["comm_ms"] for s in counted)
+            assert temporal.loc[rank, "compute_time(us)"] / 1e3 == pytest.approx(compute,
+                                                                                  rel=0.01)
+            if comm > 0:
+                assert overlap.loc[rank, "comp_comm_overlap_pctg"] == pytest.approx(
+                    comm_overlap_pct(comm, sum(s["overlap_ms"] for s in counted)),
+                    rel=0.01, abs=0.005)
 
 
 # A synthetic 4-rank data-parallel job (tests/fixtures/synthetic_job.h): rank 2's host is late

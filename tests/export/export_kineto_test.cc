@@ -3,6 +3,7 @@
 // synthetic data-parallel job, and NCCL's calls carrying the launches of their kernels.
 #include "analyzers/analyses/export/export_kineto.h"
 
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -104,7 +105,12 @@ TEST(ExportKinetoTest, HasWhatHolisticTraceAnalysisReads) {
   ASSERT_EQ(step.size(), 1u);
   EXPECT_EQ(Str(step[0], "cat"), "user_annotation");
   EXPECT_TRUE(Named(events, "ProfilerStep#").empty());  // one "step" range: no steps
-  EXPECT_EQ(Select(events, "s").size(), 4u);
+  // Every GPU work has its launch flow: the orphan kernel, whose launch was not recorded,
+  // from its stand-in launch (below).
+  EXPECT_EQ(Select(events, "s").size(), 5u);
+  const std::vector<Value> stand_ins = Select(events, "X", "launch not recorded");
+  ASSERT_EQ(stand_ins.size(), 1u);
+  EXPECT_EQ(Arg(stand_ins[0], "correlation"), 99);
   for (const Value& f : Select(events, "f")) EXPECT_EQ(Str(f, "cat"), "ac2g");
   // The host process and the GPU say which rank they are.
   const std::vector<Value> names = Select(events, "M", "process_name");
@@ -272,6 +278,124 @@ TEST(ExportKinetoTest, ProgramsOwnProfilerStepsAreNotWrittenTwice) {
   text.replace(text.find("\"train_iter\""), 12, "\"ProfilerStep#7\"");
   const std::vector<Value> events = ExportOne(WriteTempFile(TextprotoToWire(text), "ps.wst"));
   EXPECT_EQ(Named(events, "ProfilerStep#").size(), 3u);  // the program's own three
+}
+
+// Two numbered steps. Stream 7: a recorded launch and its kernel in each step, each followed
+// by a kernel whose launch was not recorded (the driver API's, untraced), and two kernels of
+// one correlation id (a graph launched through the driver API). Stream 9: an unrecorded
+// kernel with no recorded launch before it, and an unrecorded copy. Stream 21: an NCCL kernel
+// launched from an NCCL call, then an unrecorded kernel.
+// clang-format off
+constexpr char kUnrecordedLaunches[] = R"pb(
+  packet { header { format_major: 1 pid: 77 hostname: "h" clock_domain: CLOCK_DOMAIN_SYNTHETIC
+                    time_base_ns: 1000 rank_env { key: "RANK" value: "0" } } }
+  packet { device { id: 0 name: "NVIDIA H200" sm_count: 132 } }
+  packet { thread { id: 1 os_tid: 700 name: "main" } }
+  packet { interned_string { id: 1 value: "step_0" } }
+  packet { interned_string { id: 2 value: "step_1" } }
+  packet { interned_string { id: 3 value: "cudaLaunchKernel" } }
+  packet { interned_string { id: 4 value: "gemm(float*)" } }
+  packet { interned_string { id: 5 value: "cutlass_80_tensorop_gemm(Params)" } }
+  packet { interned_string { id: 6 value: "ncclAllReduce" } }
+  packet { interned_string { id: 7 value: "ncclDevKernel_AllReduce_Sum_f32_RING_LL(int)" } }
+  packet { nvtx_range { name_id: 1 start_ns: 1000 duration_ns: 4000 thread_id: 1
+                        end_thread_id: 1 is_push_pop: true } }
+  packet { nvtx_range { name_id: 2 start_ns: 5000 duration_ns: 4000 thread_id: 1
+                        end_thread_id: 1 is_push_pop: true } }
+  packet { api_call { domain: API_DOMAIN_RUNTIME name_id: 3 start_ns: 1500 duration_ns: 200
+                      thread_id: 1 correlation_id: 1 } }
+  packet { api_call { domain: API_DOMAIN_RUNTIME name_id: 3 start_ns: 5500 duration_ns: 200
+                      thread_id: 1 correlation_id: 3 } }
+  packet { nccl_call { name_id: 6 start_ns: 2500 duration_ns: 300 thread_id: 1 bytes: 64
+                       launch_correlation_id: 8 launches: 1 } }
+  packet { kernel { name_id: 5 start_ns: 7000 duration_ns: 400 device_id: 0 stream_id: 7
+                    correlation_id: 4 } }
+  packet { kernel { name_id: 4 start_ns: 2000 duration_ns: 1000 device_id: 0 stream_id: 7
+                    correlation_id: 1 } }
+  packet { kernel { name_id: 5 start_ns: 3500 duration_ns: 500 device_id: 0 stream_id: 7
+                    correlation_id: 2 } }
+  packet { kernel { name_id: 4 start_ns: 6000 duration_ns: 500 device_id: 0 stream_id: 7
+                    correlation_id: 3 } }
+  packet { kernel { name_id: 5 start_ns: 7800 duration_ns: 100 device_id: 0 stream_id: 7
+                    correlation_id: 7 } }
+  packet { kernel { name_id: 5 start_ns: 7600 duration_ns: 100 device_id: 0 stream_id: 7
+                    correlation_id: 7 } }
+  packet { kernel { name_id: 5 start_ns: 4800 duration_ns: 400 device_id: 0 stream_id: 9
+                    correlation_id: 5 } }
+  packet { memcpy { copy_kind: COPY_KIND_DTOD src_kind: MEMORY_KIND_DEVICE
+                    dst_kind: MEMORY_KIND_DEVICE bytes: 64 start_ns: 8000 duration_ns: 100
+                    device_id: 0 stream_id: 9 correlation_id: 6 } }
+  packet { kernel { name_id: 7 start_ns: 3000 duration_ns: 1500 device_id: 0 stream_id: 21
+                    correlation_id: 8 } }
+  packet { kernel { name_id: 5 start_ns: 6200 duration_ns: 100 device_id: 0 stream_id: 21
+                    correlation_id: 9 } }
+)pb";
+// clang-format on
+
+// HTA keeps only GPU work whose launch is in the file once it has steps: work whose launch was
+// not recorded gets a stand-in, one per correlation id, on a row of its own per stream, at the
+// time launch_times.h places it (so in the step the job view counts it in), linked by a flow;
+// recorded launches stay as they were.
+TEST(ExportKinetoTest, WorkWhoseLaunchWasNotRecordedGetsAStandIn) {
+  const std::vector<Value> events =
+      ExportOne(WriteTempFile(TextprotoToWire(kUnrecordedLaunches), "unrecorded.wst"));
+  ASSERT_EQ(Named(events, "ProfilerStep#").size(), 2u);
+  constexpr double kRow = 1 << 24;  // above any Linux thread id
+  struct Expected {
+    double correlation, ts_us, tid;
+    std::string placed_at;
+  };
+  const std::string after_known = "the recorded launch of the kernel before it on its stream";
+  const std::string at_start = "its start on the GPU";
+  const std::vector<Expected> expected = {
+      {2, 1.5, kRow, after_known},      // after kernel 1 on stream 7: its launch, in step 0
+      {4, 5.5, kRow, after_known},      // after kernel 3: in step 1, not at its start
+      {5, 4.8, kRow + 1, at_start},     // stream 9 has no recorded launch
+      {6, 8.0, kRow + 1, at_start},     // a copy, placed alike
+      {7, 5.5, kRow, after_known},      // one for the two kernels of correlation 7
+      {9, 2.5, kRow + 2, after_known},  // after the NCCL kernel: its NCCL call
+  };
+  const std::vector<Value> stand_ins = Select(events, "X", "launch not recorded");
+  ASSERT_EQ(stand_ins.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Value& e = stand_ins[i];
+    SCOPED_TRACE(expected[i].correlation);
+    EXPECT_EQ(Arg(e, "correlation"), expected[i].correlation);
+    EXPECT_EQ(Arg(e, "External id"), expected[i].correlation);
+    EXPECT_EQ(Str(e, "cat"), "launch_not_recorded");
+    EXPECT_EQ(Num(e, "pid"), 77);
+    EXPECT_EQ(Num(e, "tid"), expected[i].tid);
+    EXPECT_DOUBLE_EQ(Num(e, "ts"), expected[i].ts_us);
+    EXPECT_EQ(Num(e, "dur"), 0);
+    EXPECT_EQ(Str(*Field(e, "args"), "launch"), "not recorded");
+    EXPECT_EQ(Str(*Field(e, "args"), "placed at"), expected[i].placed_at);
+    EXPECT_FALSE(HasArg(e, "stream"));  // host events carry none: HTA tells GPU work by it
+    // Its work's flow starts on it.
+    size_t flows = 0;
+    for (const Value& s : Select(events, "s")) {
+      if (Num(s, "id") != expected[i].correlation) continue;
+      ++flows;
+      EXPECT_EQ(Num(s, "tid"), expected[i].tid);
+      EXPECT_DOUBLE_EQ(Num(s, "ts"), expected[i].ts_us);
+    }
+    EXPECT_EQ(flows, expected[i].correlation == 7 ? 2u : 1u);
+  }
+  std::map<double, std::string> rows;
+  for (const Value& m : Select(events, "M", "thread_name")) {
+    if (Num(m, "pid") == 77) rows[Num(m, "tid")] = Str(*Field(m, "args"), "name");
+  }
+  EXPECT_EQ(rows[700], "main");
+  EXPECT_EQ(rows[kRow], "launches not recorded: GPU 0 stream 7");
+  EXPECT_EQ(rows[kRow + 1], "launches not recorded: GPU 0 stream 9");
+  EXPECT_EQ(rows[kRow + 2], "launches not recorded: GPU 0 stream 21");
+  // Recorded launches are as they were: on their thread, at their time, one flow each.
+  const std::vector<Value> calls = Select(events, "X", "cudaLaunchKernel");
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(Num(calls[0], "tid"), 700);
+  EXPECT_DOUBLE_EQ(Num(calls[0], "ts"), 1.5);
+  EXPECT_EQ(Arg(calls[0], "correlation"), 1);
+  // Every kernel and copy has a flow: 9 kernels and the copy.
+  EXPECT_EQ(Select(events, "s").size(), 10u);
 }
 
 }  // namespace

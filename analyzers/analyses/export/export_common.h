@@ -8,10 +8,11 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -64,6 +65,35 @@ class LaunchCalls {
 
  private:
   std::vector<Call> calls_;  // by correlation id, the runtime call first
+};
+
+// Stand-ins for the launches that no record of the trace holds: GPU work launched through the
+// driver API while only the runtime API was traced (cuBLASLt and cutlass GEMMs, Triton, NCCL
+// without its calls), for the formats whose readers drop GPU work without a launch (HTA reads
+// only work whose launch is in the file, once the file has steps). One per correlation id,
+// placed on the host's time line by launch_times.h's rule (the one the job view counts steps
+// by), from the kernels whose launch `known` gives. Made, like LaunchCalls, before any GPU work
+// is written, from one read of the kernels, copies and memsets; it holds 16 bytes per kernel
+// with a known launch (while it is made) and 24 per GPU work without one.
+class UnrecordedLaunches {
+ public:
+  struct Launch {
+    uint32_t correlation_id = 0;
+    uint32_t device_id = 0;  // where the work ran (the earliest placed, when several share it)
+    uint32_t stream_id = 0;
+    bool at_start = false;  // PlacedLaunch::at_start: no known launch before it on its stream
+    uint64_t ns = 0;        // trace time
+  };
+  // `known(correlation_id)`: the host time of the recorded launch with that id, or nullopt.
+  static absl::StatusOr<UnrecordedLaunches> Of(
+      const TraceModel& model, const std::function<std::optional<uint64_t>(uint32_t)>& known);
+  // The stand-in for `correlation_id`; nullptr when its launch was recorded.
+  const Launch* Find(uint32_t correlation_id) const;
+  // By correlation id.
+  const std::vector<Launch>& launches() const { return launches_; }
+
+ private:
+  std::vector<Launch> launches_;
 };
 
 // Where an export's bytes go as they are made: a string (tests) or a file written piece by

@@ -2,10 +2,11 @@
 // text's spacing are Kineto's, as Holistic Trace Analysis reads them: it finds a file's rank by
 // searching the text for `"rank": N`, classifies GPU work by name (copies "Memcpy HtoD
 // (Pageable -> Device)", memsets "Memset (Device)", NCCL's kernels "nccl...Kernel...") and
-// splits a trace into iterations at `ProfilerStep#N` ranges. API calls and GPU work are walked
-// kind by kind (from the file when the model was loaded without them, ForEachEvent) and the
-// text goes out as it is made; NVTX ranges and NCCL calls are held, for the steps and for
-// matching NCCL's ranges to its calls.
+// splits a trace into iterations at `ProfilerStep#N` ranges, keeping only GPU work whose launch
+// is in the file (work whose launch was not recorded gets a stand-in). API calls and GPU work
+// are walked kind by kind (from the file when the model was loaded without them, ForEachEvent)
+// and the text goes out as it is made; NVTX ranges and NCCL calls are held, for the steps and
+// for matching NCCL's ranges to its calls.
 #include "analyzers/analyses/export/export_kineto.h"
 
 #include <algorithm>
@@ -29,6 +30,11 @@ namespace {
 
 constexpr char kProfilerStep[] = "ProfilerStep#";
 constexpr char kProfilerStepFamily[] = "ProfilerStep#<N>";  // steps.h RangeFamily
+// A stand-in for a launch the trace has no record of (WriteUnrecordedLaunches). The category
+// is none of Kineto's: HTA classes an event as GPU work by a category ending in "kernel" and
+// as a CUDA call by "cuda_runtime".
+constexpr char kUnrecordedLaunchName[] = "launch not recorded";
+constexpr char kUnrecordedLaunchCategory[] = "launch_not_recorded";
 
 class KinetoWriter {
  public:
@@ -53,7 +59,12 @@ class KinetoWriter {
   }
 
   absl::Status WriteEvents() {
+    absl::StatusOr<UnrecordedLaunches> unrecorded =
+        UnrecordedLaunches::Of(m_, [this](uint32_t id) { return KnownLaunch(id); });
+    if (!unrecorded.ok()) return unrecorded.status();
+    unrecorded_ = *std::move(unrecorded);
     if (absl::Status s = WriteHost(); !s.ok()) return s;
+    WriteUnrecordedLaunches();
     WriteSteps();
     if (absl::Status s = WriteGpu(); !s.ok()) return s;
     WriteMetadata();
@@ -106,8 +117,14 @@ class KinetoWriter {
     Flow(e.correlation_id, e.device_id, e.stream_id, e.start_ns);
   }
 
+  // The host time of the recorded launch of `correlation_id`: its API call, or for an NCCL
+  // kernel whose driver API call was not traced, the NCCL call that made it.
+  std::optional<uint64_t> KnownLaunch(uint32_t correlation_id) const;
   bool IsNcclCallRange(const NvtxRange& r) const;
   absl::Status WriteHost();
+  void WriteUnrecordedLaunches();
+  // The row of the stand-in launches of the work on (device, stream).
+  int64_t UnrecordedLaunchTid(uint32_t device, uint32_t stream) const;
   void WriteNcclCall(const NcclCall& call);
   void WriteSteps();
   absl::Status WriteGpu();
@@ -126,23 +143,49 @@ class KinetoWriter {
   // made.
   std::map<std::pair<uint64_t, std::string_view>, std::vector<const NcclCall*>> nccl_calls_;
   std::unordered_map<uint32_t, const NcclCall*> nccl_launches_;
+  UnrecordedLaunches unrecorded_;
+  // The streams whose work has stand-in launches, each with a row of its own in the host
+  // process: tid kUnrecordedLaunchTid + its index here.
+  std::vector<std::pair<uint32_t, uint32_t>> unrecorded_streams_;
 };
+
+// Above any Linux thread id (at most 2^22), so that the rows of stand-in launches never take a
+// real thread's.
+constexpr int64_t kUnrecordedLaunchTid = int64_t{1} << 24;
+
+std::optional<uint64_t> KinetoWriter::KnownLaunch(uint32_t correlation_id) const {
+  if (const LaunchCalls::Call* call = launches_.Find(correlation_id)) return call->start_ns;
+  if (auto it = nccl_launches_.find(correlation_id); it != nccl_launches_.end()) {
+    return it->second->start_ns;
+  }
+  return std::nullopt;
+}
+
+int64_t KinetoWriter::UnrecordedLaunchTid(uint32_t device, uint32_t stream) const {
+  auto it = std::lower_bound(unrecorded_streams_.begin(), unrecorded_streams_.end(),
+                             std::make_pair(device, stream));
+  return kUnrecordedLaunchTid + (it - unrecorded_streams_.begin());
+}
 
 void KinetoWriter::Flow(uint32_t correlation_id, int64_t device, int64_t stream,
                         uint64_t gpu_start_ns) {
-  uint64_t thread_id = 0, start_ns = 0;
+  int64_t tid = 0;
+  uint64_t start_ns = 0;
   if (const LaunchCalls::Call* call = launches_.Find(correlation_id)) {
-    thread_id = call->thread_id;
+    tid = host_tids_.Of(call->thread_id);
     start_ns = call->start_ns;
   } else if (auto it = nccl_launches_.find(correlation_id); it != nccl_launches_.end()) {
     // An NCCL kernel launched through the driver API, whose call was not traced: the NCCL
     // call that made the launch stands for it.
-    thread_id = it->second->thread_id;
+    tid = host_tids_.Of(it->second->thread_id);
     start_ns = it->second->start_ns;
+  } else if (const UnrecordedLaunches::Launch* l = unrecorded_.Find(correlation_id)) {
+    tid = UnrecordedLaunchTid(l->device_id, l->stream_id);
+    start_ns = l->ns;
   } else {
     return;
   }
-  Begin("s", "ac2g", "ac2g", m_.header.pid, host_tids_.Of(thread_id), start_ns);
+  Begin("s", "ac2g", "ac2g", m_.header.pid, tid, start_ns);
   json_.Key("id").Uint(correlation_id).EndObject();
   Begin("f", "ac2g", "ac2g", device, stream, gpu_start_ns);
   json_.Key("id").Uint(correlation_id).Key("bp").String("e").EndObject();
@@ -196,6 +239,32 @@ void KinetoWriter::WriteNcclCall(const NcclCall& call) {
   if (call.comm_size > 0) json_.Key("comm_size").Int(call.comm_size);
   if (call.comm_rank >= 0) json_.Key("comm_rank").Int(call.comm_rank);
   EndArgs();
+}
+
+// A stand-in launch for each correlation id of GPU work whose launch is in no record: once the
+// file has steps, HTA keeps only GPU work whose launch (same correlation) is in the file and
+// starts before the last step ends (hta/common/trace.py, Trace._filter_irrelevant_gpu_kernels),
+// and would drop the rest from every figure. On a row of its own per stream, never a real thread's,
+// with zero duration at the time launch_times.h places it (in the step where the job view counts
+// it), and not named or filed as an API call, so that HTA's launch statistics, queue lengths and
+// critical path, which look for cudaLaunchKernel and the cuda_runtime category, pass it by.
+void KinetoWriter::WriteUnrecordedLaunches() {
+  for (const UnrecordedLaunches::Launch& l : unrecorded_.launches()) {
+    unrecorded_streams_.emplace_back(l.device_id, l.stream_id);
+  }
+  std::sort(unrecorded_streams_.begin(), unrecorded_streams_.end());
+  unrecorded_streams_.erase(std::unique(unrecorded_streams_.begin(), unrecorded_streams_.end()),
+                            unrecorded_streams_.end());
+  for (const UnrecordedLaunches::Launch& l : unrecorded_.launches()) {
+    Complete(kUnrecordedLaunchName, kUnrecordedLaunchCategory, m_.header.pid,
+             UnrecordedLaunchTid(l.device_id, l.stream_id), l.ns, 0);
+    json_.Key("correlation").Uint(l.correlation_id).Key("External id").Uint(l.correlation_id);
+    json_.Key("launch").String("not recorded");
+    json_.Key("placed at")
+        .String(l.at_start ? "its start on the GPU"
+                           : "the recorded launch of the kernel before it on its stream");
+    EndArgs();
+  }
 }
 
 // The program's steps as Kineto marks them: a ProfilerStep#N range per step on the thread that
@@ -280,6 +349,10 @@ void KinetoWriter::WriteMetadata() {
     const int64_t tid = host_tids_.Of(t.id);
     Metadata("thread_name", pid, tid, "name",
              t.name.empty() ? absl::StrCat("thread ", tid) : std::string(t.name));
+  }
+  for (const auto& [device, stream] : unrecorded_streams_) {
+    Metadata("thread_name", pid, UnrecordedLaunchTid(device, stream), "name",
+             absl::StrCat("launches not recorded: GPU ", device, " stream ", stream));
   }
 }
 

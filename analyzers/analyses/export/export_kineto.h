@@ -27,7 +27,9 @@ struct KinetoTraceFile {
 // categories: "cuda_runtime" and "cuda_driver" (API calls), "kernel", "gpu_memcpy",
 // "gpu_memset" (GPU work, pid = device, tid = stream), "user_annotation" (NVTX ranges, NCCL's
 // calls, and a ProfilerStep#N range per step that steps.h finds, `step` naming the step range
-// as `warpscope job --step` does) and "ac2g" flows from each launch to its GPU work.
+// as `warpscope job --step` does), "launch_not_recorded" (a stand-in launch for GPU work whose
+// launch is in no record, UnrecordedLaunches, on a row of its own per stream) and "ac2g" flows
+// from each launch to its GPU work.
 // Timestamps are microseconds on the time line shared by all the traces, from
 // baseTimeNanoseconds (the earliest trace's wall-clock start) when every trace has one.
 std::vector<KinetoTraceFile> ExportKinetoTraces(std::span<const TraceModel* const> models,

@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <charconv>
-#include <map>
 #include <unordered_map>
 #include <utility>
 
 #include "analyzers/measures/collectives.h"
+#include "analyzers/measures/launch_times.h"
 #include "analyzers/model/interval_union.h"
 #include "proto/settings/job_variables.h"
 
@@ -65,30 +65,20 @@ std::vector<uint64_t> LaunchTimes(const TraceModel& model, const RankCollectives
 }
 
 // The step of every kernel: the step its launch fell in. A kernel with no launch time
-// (launched through the driver API without its record) takes the step of the kernel before it
-// on its stream when that one had a launch time (a stream runs kernels in launch order), else
-// the step its own start falls in.
+// (launched through the driver API without its record) is placed as launch_times.h says.
 std::vector<int64_t> KernelSteps(const TraceModel& model, const StepSet& steps,
                                  const std::vector<uint64_t>& launch) {
-  std::vector<size_t> order(model.kernels.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return model.kernels[a].start_ns < model.kernels[b].start_ns;
-  });
-  std::vector<int64_t> step(model.kernels.size(), -1);
-  std::map<std::pair<uint32_t, uint32_t>, int64_t> anchored;  // last launched step per stream
-  for (size_t i : order) {
+  UnrecordedLaunchTimes unrecorded;
+  for (size_t i = 0; i < model.kernels.size(); ++i) {
     const KernelEvent& k = model.kernels[i];
-    const auto stream = std::make_pair(k.device_id, k.stream_id);
-    auto before = anchored.find(stream);
-    if (launch[i] != 0) {
-      step[i] = steps.StepAt(launch[i]);
-      anchored[stream] = step[i];
-    } else if (before != anchored.end()) {
-      step[i] = before->second;
-    } else {
-      step[i] = steps.StepAt(k.start_ns);
-    }
+    if (launch[i] != 0) unrecorded.AddKnown(k.device_id, k.stream_id, k.start_ns, launch[i]);
+  }
+  std::vector<int64_t> step(model.kernels.size(), -1);
+  for (size_t i = 0; i < model.kernels.size(); ++i) {
+    const KernelEvent& k = model.kernels[i];
+    const uint64_t at =
+        launch[i] != 0 ? launch[i] : unrecorded.Place(k.device_id, k.stream_id, k.start_ns).ns;
+    step[i] = steps.StepAt(at);
   }
   return step;
 }
