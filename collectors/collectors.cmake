@@ -22,9 +22,9 @@ warpscope_hidden_library(warpscope_collectors_cupti CUPTI PUBLIC
 # Collectors owned by other folders.
 file(GLOB _warpscope_optional_collectors CONFIGURE_DEPENDS
      ${CMAKE_CURRENT_LIST_DIR}/pm_sampling/*.cmake ${CMAKE_CURRENT_LIST_DIR}/pc_sampling/*.cmake
-     ${CMAKE_CURRENT_LIST_DIR}/stacks/*.cmake)
+     ${CMAKE_CURRENT_LIST_DIR}/stacks/*.cmake ${CMAKE_CURRENT_LIST_DIR}/api_calls/*.cmake)
 foreach(_f IN LISTS _warpscope_optional_collectors)
   include(${_f})
 endforeach()
 target_link_libraries(warpscope_core PRIVATE warpscope_pm_sampling warpscope_pc_sampling
-                      warpscope_stacks)
+                      warpscope_api_calls)

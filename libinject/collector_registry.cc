@@ -5,12 +5,12 @@
 #include "libinject/collector_registry.h"
 
 #include "collectors/activity/cupti_activity.h"
+#include "collectors/api_calls/api_calls_collector.h"
 #include "collectors/callbacks/cupti_callbacks.h"
 #include "collectors/nccl/nccl_collector.h"
 #include "collectors/nvtx/nvtx_capture_range.h"
 #include "collectors/pc_sampling/cupti_pc_sampling.h"
 #include "collectors/pm_sampling/cupti_pm_sampling.h"
-#include "collectors/stacks/stacks_collector.h"
 #include "proto/settings/settings.h"
 
 namespace warpscope {
@@ -21,8 +21,9 @@ std::span<const CollectorRegistration> Collectors() {
       {"activity", "", &MakeActivityCollector, CollectorStage::kRequired},
       {"nvtx", "", &MakeNvtxCaptureRangeCollector, CollectorStage::kRequired},
       {"nccl", "", &MakeNcclCallCollector, CollectorStage::kRequired},
-      // On unless WARPSCOPE_STACKS=none; it never refuses (a bad setting: no stacks).
-      {"stacks", "", &MakeStacksCollector, CollectorStage::kRequired},
+      // Launch calls (trace kind `launch`) and call stacks (WARPSCOPE_STACKS); it never refuses
+      // (a bad stack setting: no stacks).
+      {"api_calls", "", &MakeApiCallsCollector, CollectorStage::kRequired},
       {"pm_sampling", Setting(SettingId::kPmSampling).variable.data(), &MakePmSamplingCollector},
       // PC sampling needs kernel records on before it starts (collector_interface.h).
       {"pc_sampling", Setting(SettingId::kPcSampling).variable.data(), &MakePcSamplingCollector,

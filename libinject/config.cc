@@ -127,7 +127,8 @@ bool ParseCaptureRangeEnd(std::string_view text, CaptureRangeEnd* end, uint32_t*
 
 bool ParseTraceKinds(std::string_view text, TraceKinds* out, std::string* what) {
   TraceKinds k;
-  k.kernel = k.memory = k.runtime = k.driver = k.nvtx = k.sync = k.overhead = k.graph = false;
+  k.kernel = k.launch = k.memory = k.runtime = k.driver = k.nvtx = k.sync = k.overhead = k.graph =
+      false;
   std::string s = Lower(text);
   size_t pos = 0;
   bool any = false;
@@ -139,9 +140,11 @@ bool ParseTraceKinds(std::string_view text, TraceKinds* out, std::string* what) 
     if (item.empty()) continue;
     any = true;
     if (item == "cuda") {
-      k.kernel = k.memory = k.runtime = true;
+      k.kernel = k.launch = k.memory = k.runtime = true;
     } else if (item == "kernel") {
       k.kernel = true;
+    } else if (item == "launch") {
+      k.launch = true;
     } else if (item == "memory") {
       k.memory = true;
     } else if (item == "runtime") {
@@ -158,14 +161,14 @@ bool ParseTraceKinds(std::string_view text, TraceKinds* out, std::string* what) 
       k.graph = true;
     } else if (item == "none") {
     } else {
-      *what = "a list of trace kinds (cuda, kernel, memory, runtime, driver, nvtx, sync, "
-              "overhead, graph, none)";
+      *what = "a list of trace kinds (cuda, kernel, launch, memory, runtime, driver, nvtx, "
+              "sync, overhead, graph, none)";
       return false;
     }
   }
   if (!any) {
-    *what = "a list of trace kinds (cuda, kernel, memory, runtime, driver, nvtx, sync, "
-            "overhead, graph, none)";
+    *what = "a list of trace kinds (cuda, kernel, launch, memory, runtime, driver, nvtx, "
+            "sync, overhead, graph, none)";
     return false;
   }
   *out = k;
@@ -310,6 +313,7 @@ std::string TraceKindsString(const TraceKinds& k) {
     out += name;
   };
   add(k.kernel, "kernel");
+  add(k.launch, "launch");
   add(k.memory, "memory");
   add(k.runtime, "runtime");
   add(k.driver, "driver");
@@ -384,6 +388,9 @@ bool ApplyLibrarySetting(const SettingSpec& spec, std::string_view v, Config* c,
       break;
     case SettingId::kApiFilter:
       ok = ParseBool(v, &c->api_filter, &what);
+      break;
+    case SettingId::kAttachEarly:
+      ok = ParseBool(v, &c->attach_early, &what);
       break;
     case SettingId::kClock:
       ok = ParseClock(v, &c->monotonic_clock, &what);

@@ -42,6 +42,7 @@ struct Config {
   uint32_t flush_interval_ms = 250;     // periodic CUPTI + writer flush
   bool monotonic_clock = false;         // WARPSCOPE_CLOCK=monotonic: CUPTI timestamp callback
   bool api_filter = true;               // drop trivial runtime queries (cudaGetDevice, ...)
+  bool attach_early = true;             // window kinds on and off at start (WARPSCOPE_ATTACH_EARLY)
   int capture_signal = SIGUSR2;
   bool handle_signals = true;           // flush on SIGINT/SIGTERM/SIGHUP, then re-raise
   LogLevel log_level = LogLevel::kWarning;

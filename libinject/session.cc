@@ -141,7 +141,8 @@ class Session final : public SessionListener, public SessionServices {
   void OpenFirstWindow(uint64_t now);
   void StartWatcher(bool have_pipe);
   void ReportCollectorFailure(std::string_view name, std::string_view message);
-  void ApplyEdge(const CaptureWindow::Edge& edge);  // window_mu_ held
+  // window_mu_ held. A begin edge's time becomes when recording began (after the kinds went on).
+  void ApplyEdge(CaptureWindow::Edge edge);
   void StartWindowFile(uint32_t window);             // window_mu_ held
   void CheckWindowSize(uint64_t now);
   void StartControl();
@@ -183,6 +184,7 @@ class Session final : public SessionListener, public SessionServices {
   bool flight_ = false;              // --flight-recorder: events go to the writer's ring
   uint32_t dumps_ = 0;               // watcher thread (and Shutdown, after it)
   uint64_t window_bytes_base_ = 0;   // writer.bytes_written when the window opened
+  uint64_t last_attach_ns_ = 0;      // the last window's OnCaptureOpening took this long
   // The file being written, kept here: the writer's own path() changes on its thread some
   // time after StartNextFile returns. window_mu_.
   std::string trace_path_;
@@ -314,6 +316,9 @@ void Session::SetCollectorOptions() {
   ao.device_buffer_pool = config_.device_buffer_pool;
   ao.monotonic_clock = config_.monotonic_clock;
   ao.filter_trivial_api = config_.api_filter;
+  // No window at start: let CUPTI attach now rather than when the first window opens.
+  ao.attach_early = config_.attach_early && !flight_ &&
+                    (config_.capture_range != CaptureRange::kNone || config_.delay_s > 0);
   if (config_.capture_range == CaptureRange::kNvtx) {
     ao.suppress_nvtx_name = config_.nvtx_range_name;
     ao.suppress_nvtx_domain = config_.nvtx_range_domain;
@@ -384,7 +389,7 @@ void Session::StartWatcher(bool have_pipe) {
   }
 }
 
-void Session::ApplyEdge(const CaptureWindow::Edge& edge) {
+void Session::ApplyEdge(CaptureWindow::Edge edge) {
   // Every change of the window goes through here (under window_mu_): publish whether NVTX
   // events can still matter, so the NVTX callbacks skip the lock once they cannot.
   nvtx_live_.store(window_ != nullptr && window_->wants_nvtx(), std::memory_order_relaxed);
@@ -400,7 +405,13 @@ void Session::ApplyEdge(const CaptureWindow::Edge& edge) {
   if (edge->begin) {
     if (window_files_ && edge->window_id > 1) StartWindowFile(edge->window_id);
     window_bytes_base_ = writer_->Counter("writer.bytes_written");
+    const uint64_t attach_start = TraceClockNs();
     collectors_.OnCaptureOpening(*edge, window_->nvtx_window_thread(), window_->nvtx_window_depth());
+    // Recording begins once the activity kinds are on, which can take CUPTI seconds the first
+    // time in a process that loaded many modules: the edge says when it did.
+    const uint64_t attached = TraceClockNs();
+    last_attach_ns_ = attached - attach_start;
+    edge->timestamp_ns = std::max(edge->timestamp_ns, attached);
     if (write_edge) writer_->Write(*edge);
     collectors_.OnCaptureStart(edge->window_id, edge->timestamp_ns);
     Log(LogLevel::kInfo, "warpscope: capture window " + std::to_string(edge->window_id) + " opened");
@@ -609,8 +620,12 @@ ControlReply Session::HandleControl(ControlCommand command) {
         return {ControlResult::kError, "no capture window is open"};
       }
       ApplyEdge(edge);
+      char attach[64] = "";
+      if (start) std::snprintf(attach, sizeof attach, "; recording began after %.1f ms",
+                               static_cast<double>(last_attach_ns_) / 1e6);
       return {ControlResult::kOk, "capture window " + std::to_string(edge->window_id) +
-                                      (start ? " opened" : " closed") + " (" + trace_path_ + ")"};
+                                      (start ? " opened" : " closed") + " (" + trace_path_ + ")" +
+                                      attach};
     }
   }
   return {ControlResult::kError, "unknown command"};

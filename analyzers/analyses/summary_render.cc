@@ -359,9 +359,12 @@ std::vector<std::string> TraceNotes(const TraceSummary& t) {
     notes.push_back(absl::StrCat(
         t.gpu_records_without_api_call, " of ", t.gpu_records,
         " kernels and copies ", t.gpu_records_without_api_call == 1 ? "has" : "have",
-        " no API record with their correlation id (dropped, or its API domain was not "
-        "recorded): no NVTX range counts ",
-        t.gpu_records_without_api_call == 1 ? "it" : "them"));
+        " no API record with their correlation id, so no NVTX range, thread or call site "
+        "counts ",
+        t.gpu_records_without_api_call == 1 ? "it" : "them",
+        ": launches through the driver API (cuBLASLt, Triton, NCCL) in a trace recorded "
+        "before every launch call was, or dropped records (cupti.dropped_records in info); "
+        "record again with the default -t, or add launch or driver to -t"));
   }
   uint64_t cut = 0;
   for (const NvtxRangeSummary& r : t.nvtx_ranges) cut += r.cut_instances;

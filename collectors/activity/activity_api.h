@@ -26,6 +26,7 @@ enum class ActivityKind : int {
   kOverhead = 17,
   kMemcpy2 = 22,  // peer-to-peer copies
   kSynchronization = 38,
+  kInternalLaunchApi = 48,  // launches the driver makes outside any API function
   kGraphTrace = 51,
 };
 

@@ -41,6 +41,7 @@ std::vector<ActivityKind> WindowKinds(const ActivityOptions& o) {
   const TraceKinds& k = o.kinds;
   std::vector<ActivityKind> kinds;
   if (k.kernel && !o.kernels_always_on) kinds.push_back(ActivityKind::kConcurrentKernel);
+  if (k.launch) kinds.push_back(ActivityKind::kInternalLaunchApi);
   if (k.memory) {
     kinds.push_back(ActivityKind::kMemcpy);
     kinds.push_back(ActivityKind::kMemcpy2);
@@ -112,24 +113,71 @@ bool ActivityController::Init(const ActivityOptions& options, TraceWriter* write
     // On failure the windows enable kernel records as usual.
     if (!api_.Enable(ActivityKind::kConcurrentKernel).ok()) options_.kernels_always_on = false;
   }
+  if (options.attach_early) {
+    // Nothing runs inside cuInit, so no record is made meanwhile; what CUPTI did to attach
+    // stays done for the windows to come.
+    const uint64_t start = api_.Now();
+    std::string ignored;
+    SetEnabled(true, &ignored);
+    SetEnabled(false, &ignored);
+    early_attach_ns_ = api_.Now() - start;
+  }
   return true;
 }
 
 bool ActivityController::SetEnabled(bool enabled, std::string* error) {
   if (abandoned_.load()) return false;
   bool ok = true;
+  std::vector<KindEnableTime> times;
+  if (enabled) {
+    std::lock_guard<std::mutex> lock(translate_mu_);
+    translator_->set_launch_calls_elsewhere(launch_calls_elsewhere_.load());
+  }
   for (ActivityKind kind : WindowKinds(options_)) {
-    ActivityResult r = enabled ? api_.Enable(kind) : api_.Disable(kind);
-    if (r.ok() && enabled && kind == ActivityKind::kRuntime) LeaveOutTrivialRuntimeApis();
-    if (!r.ok() && error->empty()) {
-      *error = std::string("warpscope: cannot ") + (enabled ? "enable" : "disable") +
-               " CUPTI activity kind " + std::to_string(static_cast<int>(kind)) + ": " +
-               api_.ErrorText(r);
-      ok = false;
-    }
+    const uint64_t start = enabled ? api_.Now() : 0;
+    ok = SetKindEnabled(kind, enabled, error) && ok;
+    if (enabled) times.push_back({kind, api_.Now() - start});
+  }
+  if (enabled) {
+    std::lock_guard<std::mutex> lock(enable_times_mu_);
+    enable_times_ = std::move(times);
   }
   enabled_.store(enabled);
   return ok;
+}
+
+bool ActivityController::SetKindEnabled(ActivityKind kind, bool enabled, std::string* error) {
+  ActivityResult r = enabled ? api_.Enable(kind) : api_.Disable(kind);
+  if (r.ok() && enabled && kind == ActivityKind::kRuntime) {
+    LeaveOutTrivialRuntimeApis();
+    LeaveOutRuntimeLaunchApis();
+  }
+  if (r.ok() || kind == ActivityKind::kInternalLaunchApi) return true;
+  if (error->empty()) {
+    *error = std::string("warpscope: cannot ") + (enabled ? "enable" : "disable") +
+             " CUPTI activity kind " + std::to_string(static_cast<int>(kind)) + ": " +
+             api_.ErrorText(r);
+  }
+  return false;
+}
+
+std::vector<KindEnableTime> ActivityController::last_enable_times() const {
+  std::lock_guard<std::mutex> lock(enable_times_mu_);
+  return enable_times_;
+}
+
+void ActivityController::SetLaunchCallsElsewhere(bool on) { launch_calls_elsewhere_.store(on); }
+
+void ActivityController::LeaveOutRuntimeLaunchApis() {
+  // A CUPTI that refuses leaves the translator to drop the records: the same trace, at
+  // CUPTI's cost per launch.
+  if (!launch_calls_elsewhere_.load() || !runtime_api_selection_works_) return;
+  for (uint32_t cbid : RuntimeLaunchApis()) {
+    if (!api_.EnableRuntimeApi(cbid, false).ok()) {
+      runtime_api_selection_works_ = false;
+      return;
+    }
+  }
 }
 
 void ActivityController::LeaveOutTrivialRuntimeApis() {
@@ -209,6 +257,8 @@ void ActivityController::PublishCounters() {
   SetStat(w, stats::kActivitySyncs, c.syncs);
   SetStat(w, stats::kActivityApiCalls, c.api_calls);
   SetStat(w, stats::kActivityApiCallsFiltered, c.api_calls_filtered);
+  SetStat(w, stats::kActivityLaunchCallsLeftOut, c.launch_calls_elsewhere);
+  SetStat(w, stats::kActivityInternalLaunches, c.internal_launches);
   SetStat(w, stats::kActivityBuffersAllocated, buffers_allocated_.load());
   SetStat(w, stats::kActivityNvtxMarkers, c.nvtx);
   SetStat(w, stats::kActivityKernelNamesDemangled, demangles);

@@ -46,6 +46,16 @@ struct ActivityOptions {
   // (CUPTI_ERROR_NOT_COMPATIBLE, seen on the H200), so with PC sampling and a window that
   // opens later the trace would hold no kernels at all.
   bool kernels_always_on = false;
+  // Capture windows open later than the start (--delay, -c): switch every window kind on and
+  // off once in Init, so that CUPTI's first-time attach happens then, in a process that has
+  // loaded few modules, rather than when the first window opens (docs/record.md).
+  bool attach_early = false;
+};
+
+// How long enabling one activity kind took, at the last SetEnabled(true).
+struct KindEnableTime {
+  ActivityKind kind;
+  uint64_t ns = 0;
 };
 
 class ActivityController final : public ActivityBufferHandler {
@@ -62,6 +72,14 @@ class ActivityController final : public ActivityBufferHandler {
   // Enables (window open) or disables (window closed) the configured kinds. On failure the
   // other kinds are still tried; *error gets the first failure when it was empty.
   bool SetEnabled(bool enabled, std::string* error);
+  // The time each kind took at the last SetEnabled(true), in the order they were enabled.
+  std::vector<KindEnableTime> last_enable_times() const;
+  // Launch calls of the runtime API are recorded elsewhere (the launch log, from callbacks):
+  // from the next SetEnabled(true) on, CUPTI is told not to record them as activity, and any
+  // such record that still arrives is counted and not written.
+  void SetLaunchCallsElsewhere(bool on);
+  // The time Init spent on attach_early (0 without it).
+  uint64_t early_attach_ns() const { return early_attach_ns_; }
   // FlushAll(0) or FlushAll(forced); then moves the dropped-record count to the trace. While
   // the kinds are enabled, the flush's time (its buffers' translation included) goes into the
   // trace as an overhead record of kind kFlushOverheadKind on the flushing thread: CUPTI can
@@ -91,6 +109,11 @@ class ActivityController final : public ActivityBufferHandler {
   // With the API filter on: tells CUPTI not to record TrivialRuntimeApis() (after each
   // enable of kRuntime), so they cost the program nothing.
   void LeaveOutTrivialRuntimeApis();
+  // With launch calls recorded elsewhere: tells CUPTI not to record RuntimeLaunchApis().
+  void LeaveOutRuntimeLaunchApis();
+  // Enables (or disables) one window kind, timing an enable; failures of optional kinds
+  // (INTERNAL_LAUNCH_API, which not every CUPTI records) are ignored.
+  bool SetKindEnabled(ActivityKind kind, bool enabled, std::string* error);
   void RecordOverhead(RecordSink& sink, const char* kind, uint64_t start_ns, uint64_t end_ns);
   void DeviceFixup(DeviceRecord* record);
 
@@ -102,6 +125,10 @@ class ActivityController final : public ActivityBufferHandler {
   std::atomic<bool> abandoned_{false};
   std::atomic<bool> enabled_{false};
   std::atomic<bool> runtime_api_selection_works_{true};  // cuptiActivityEnableRuntimeApi
+  std::atomic<bool> launch_calls_elsewhere_{false};
+  uint64_t early_attach_ns_ = 0;
+  mutable std::mutex enable_times_mu_;
+  std::vector<KindEnableTime> enable_times_;
 
   std::mutex translate_mu_;
   std::unique_ptr<ActivityTranslator> translator_;  // guarded by translate_mu_

@@ -50,10 +50,31 @@ constexpr std::array<uint32_t, 25> kTrivialRuntimeApis = {
     CUPTI_RUNTIME_TRACE_CBID_cudaGetSymbolAddress_v3020,
 };
 
+constexpr std::array<uint32_t, 13> kRuntimeLaunchApis = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernelMultiDevice_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+};
+
 // The same set indexed by callback id: one load per API record on the translation path.
 constexpr std::array<bool, CUPTI_RUNTIME_TRACE_CBID_SIZE> kIsTrivial = [] {
   std::array<bool, CUPTI_RUNTIME_TRACE_CBID_SIZE> table{};
   for (uint32_t cbid : kTrivialRuntimeApis) table[cbid] = true;
+  return table;
+}();
+constexpr std::array<bool, CUPTI_RUNTIME_TRACE_CBID_SIZE> kIsRuntimeLaunch = [] {
+  std::array<bool, CUPTI_RUNTIME_TRACE_CBID_SIZE> table{};
+  for (uint32_t cbid : kRuntimeLaunchApis) table[cbid] = true;
   return table;
 }();
 }  // namespace
@@ -61,6 +82,14 @@ constexpr std::array<bool, CUPTI_RUNTIME_TRACE_CBID_SIZE> kIsTrivial = [] {
 std::span<const uint32_t> TrivialRuntimeApis() { return kTrivialRuntimeApis; }
 
 bool IsTrivialRuntimeApi(uint32_t cbid) { return cbid < kIsTrivial.size() && kIsTrivial[cbid]; }
+
+std::span<const uint32_t> RuntimeLaunchApis() {
+  return kRuntimeLaunchApis;
+}
+
+bool IsRuntimeLaunchApi(uint32_t cbid) {
+  return cbid < kIsRuntimeLaunch.size() && kIsRuntimeLaunch[cbid];
+}
 
 std::string ApiDisplayName(const char* name) {
   std::string s(name);
@@ -283,6 +312,10 @@ bool ActivityTranslator::ApiCall(const CUpti_ActivityAPI& a, bool runtime, Recor
     ++counters_.api_calls_filtered;
     return true;
   }
+  if (runtime && launch_calls_elsewhere_ && IsRuntimeLaunchApi(a.cbid)) {
+    ++counters_.launch_calls_elsewhere;
+    return true;
+  }
   ++counters_.api_calls;
   ApiCallRecord r;
   r.domain = runtime ? ApiDomain::kRuntime : ApiDomain::kDriver;
@@ -293,6 +326,20 @@ bool ActivityTranslator::ApiCall(const CUpti_ActivityAPI& a, bool runtime, Recor
   r.correlation_id = a.correlationId;
   r.result = a.returnValue;
   r.callback_id = a.cbid;
+  return sink.Write(r);
+}
+
+bool ActivityTranslator::InternalLaunch(const CUpti_ActivityAPI& a, RecordSink& sink) {
+  ApiCallRecord r;
+  r.domain = ApiDomain::kDriver;
+  if (internal_launch_name_ == 0) internal_launch_name_ = sink.InternString(kInternalLaunchName);
+  r.name_id = internal_launch_name_;
+  r.start_ns = a.start;
+  r.end_ns = a.end;
+  r.thread_id = sink.InternThread(a.threadId, a.threadId);
+  r.correlation_id = a.correlationId;
+  r.result = a.returnValue;
+  r.callback_id = 0;  // unused for these records (cupti_activity.h)
   return sink.Write(r);
 }
 
@@ -343,6 +390,10 @@ void ActivityTranslator::Translate(const CUpti_Activity* record, RecordSink& sin
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER:
       ok = ApiCall(As<CUpti_ActivityAPI>(record), record->kind == CUPTI_ACTIVITY_KIND_RUNTIME, sink);
+      break;
+    case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API:
+      ++counters_.internal_launches;
+      ok = InternalLaunch(As<CUpti_ActivityAPI>(record), sink);
       break;
     case CUPTI_ACTIVITY_KIND_MARKER:
       ++counters_.nvtx;

@@ -35,6 +35,9 @@ struct TranslatorCounters {
   uint64_t unknown_kinds = 0;
   uint64_t write_failures = 0;   // the writer dropped the record (its own counters say why)
   uint64_t api_calls_filtered = 0;  // trivial runtime queries not written (IsTrivialRuntimeApi)
+  // Runtime launch calls not written: the launch log stands for them (set_launch_calls_elsewhere)
+  uint64_t launch_calls_elsewhere = 0;
+  uint64_t internal_launches = 0;  // INTERNAL_LAUNCH_API records
 };
 
 // Runtime API calls that PyTorch and other frameworks make around every launch and that
@@ -44,6 +47,16 @@ struct TranslatorCounters {
 // arrives is counted, not written.
 std::span<const uint32_t> TrivialRuntimeApis();
 bool IsTrivialRuntimeApi(uint32_t cbid);
+
+// The runtime API's kernel and graph launch calls (cudaLaunchKernel, __cudaLaunchKernel,
+// cudaLaunchKernelExC, cooperative launches, cudaGraphLaunch, their _ptsz forms). When the
+// launch log records them from callbacks, CUPTI is told not to record them as activity.
+std::span<const uint32_t> RuntimeLaunchApis();
+bool IsRuntimeLaunchApi(uint32_t cbid);
+
+// The API name an INTERNAL_LAUNCH_API record is written with: a launch the driver made
+// outside any API function.
+inline constexpr const char* kInternalLaunchName = "internal launch";
 
 // "cudaLaunchKernel_v7000" -> "cudaLaunchKernel" (CUPTI's names carry the API version).
 std::string ApiDisplayName(const char* cupti_name);
@@ -60,6 +73,9 @@ class ActivityTranslator {
 
   void Translate(const CUpti_Activity* record, RecordSink& sink);
   void set_filter_trivial_api(bool on) { filter_trivial_api_ = on; }
+  // Runtime launch calls are written by the launch log: their activity records, should CUPTI
+  // send any, are counted and not written (no launch is written twice).
+  void set_launch_calls_elsewhere(bool on) { launch_calls_elsewhere_ = on; }
 
   const TranslatorCounters& counters() const { return counters_; }
   NvtxRangeBuilder& nvtx() { return nvtx_; }
@@ -69,6 +85,7 @@ class ActivityTranslator {
   void Kernel(const CUpti_ActivityKernel10& k, RecordSink& sink);
   // Each returns false when the sink refused the record (counted by Translate).
   bool ApiCall(const CUpti_ActivityAPI& a, bool runtime, RecordSink& sink);
+  bool InternalLaunch(const CUpti_ActivityAPI& a, RecordSink& sink);
   bool Device(const CUpti_ActivityDevice5& d, RecordSink& sink);
   uint64_t ApiName(bool runtime, uint32_t cbid, RecordSink& sink);
 
@@ -80,6 +97,8 @@ class ActivityTranslator {
   std::unordered_map<uint64_t, uint64_t> api_names_;  // (runtime << 32 | cbid) -> string id
   std::unordered_set<uint32_t> devices_seen_;
   bool filter_trivial_api_ = true;
+  bool launch_calls_elsewhere_ = false;
+  uint64_t internal_launch_name_ = 0;
 };
 
 // Enum conversions shared with tests.

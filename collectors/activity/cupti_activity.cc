@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,8 @@ static_assert(Same(ActivityKind::kMemcpy, CUPTI_ACTIVITY_KIND_MEMCPY) &&
                   Same(ActivityKind::kOverhead, CUPTI_ACTIVITY_KIND_OVERHEAD) &&
                   Same(ActivityKind::kMemcpy2, CUPTI_ACTIVITY_KIND_MEMCPY2) &&
                   Same(ActivityKind::kSynchronization, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) &&
+                  Same(ActivityKind::kInternalLaunchApi,
+                       CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API) &&
                   Same(ActivityKind::kGraphTrace, CUPTI_ACTIVITY_KIND_GRAPH_TRACE),
               "ActivityKind must number kinds as CUpti_ActivityKind does");
 
@@ -149,6 +152,8 @@ ActivityController& Controller() {
 
 void SetTraceClock(bool monotonic) { g_monotonic.store(monotonic); }
 
+void SetLaunchCallsFromCallbacks(bool on) { Controller().SetLaunchCallsElsewhere(on); }
+
 uint64_t TraceClockNs() {
   if (g_monotonic.load(std::memory_order_relaxed)) return MonotonicNs();
   uint64_t ts = 0;
@@ -162,19 +167,69 @@ uint64_t TraceClockNs() {
 
 namespace {
 
+// An attach shorter than this goes unmentioned.
+constexpr uint64_t kAttachWorthNaming = 1000000;  // 1 ms
+
+std::string Milliseconds(uint64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f ms", static_cast<double>(ns) / 1e6);
+  return text;
+}
+
+const char* ActivityKindName(ActivityKind kind) {
+  switch (kind) {
+    case ActivityKind::kConcurrentKernel: return "kernel";
+    case ActivityKind::kInternalLaunchApi: return "internal launches";
+    case ActivityKind::kMemcpy: return "memcpy";
+    case ActivityKind::kMemcpy2: return "peer memcpy";
+    case ActivityKind::kMemset: return "memset";
+    case ActivityKind::kRuntime: return "runtime";
+    case ActivityKind::kDriver: return "driver";
+    case ActivityKind::kMarker: return "nvtx";
+    case ActivityKind::kMarkerData: return "nvtx data";
+    case ActivityKind::kSynchronization: return "sync";
+    case ActivityKind::kOverhead: return "overhead";
+    case ActivityKind::kGraphTrace: return "graph";
+    default: return "other";
+  }
+}
+
 class ActivityCollector final : public SessionListener {
  public:
   std::string_view name() const override { return "activity"; }
   bool OnSessionStart(SessionServices& services) override {
     services_ = &services;
     std::string error;
-    if (Controller().Init(services.activity_options(), &services.writer(), &error)) return true;
-    services.Report(Severity::kError, "activity", error);
-    return false;
+    if (!Controller().Init(services.activity_options(), &services.writer(), &error)) {
+      services.Report(Severity::kError, "activity", error);
+      return false;
+    }
+    if (const uint64_t ns = Controller().early_attach_ns()) {
+      services.Report(Severity::kInfo, "activity",
+                      "warpscope: CUPTI attached at start in " + Milliseconds(ns) +
+                          " (activity kinds on and off once; WARPSCOPE_ATTACH_EARLY)");
+    }
+    return true;
   }
-  void OnCaptureOpening(const CaptureWindowEdgeRecord&, uint64_t, uint32_t) override {
+  void OnCaptureOpening(const CaptureWindowEdgeRecord& edge, uint64_t, uint32_t) override {
     std::string error;
     if (!Controller().SetEnabled(true, &error)) services_->Report(Severity::kError, "activity", error);
+    // Attaching can take seconds the first time in a process that loaded many modules, and
+    // nothing is recorded meanwhile: say how long it took and where the time went.
+    uint64_t total = 0;
+    std::string parts;
+    for (const KindEnableTime& t : Controller().last_enable_times()) {
+      total += t.ns;
+      if (t.ns < kAttachWorthNaming) continue;
+      parts += (parts.empty() ? "" : ", ") + std::string(ActivityKindName(t.kind)) + " " +
+               Milliseconds(t.ns);
+    }
+    if (total >= kAttachWorthNaming) {
+      services_->Report(Severity::kInfo, "activity",
+                        "warpscope: capture window " + std::to_string(edge.window_id) +
+                            ": CUPTI took " + Milliseconds(total) +
+                            " to attach; nothing was recorded meanwhile (" + parts + ")");
+    }
   }
   void OnCaptureClosing(const CaptureWindowEdgeRecord&) override {
     std::string error;

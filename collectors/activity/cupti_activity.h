@@ -19,6 +19,10 @@ void SetTraceClock(bool monotonic);
 // Now, in the trace clock (ns).
 uint64_t TraceClockNs();
 
+// Launch calls of the runtime API are recorded by the launch log (collectors/api_calls), from
+// CUPTI callbacks: activity records of them are left out from the next window on.
+void SetLaunchCallsFromCallbacks(bool on);
+
 // The activity collector (CollectorStage::kRequired) over the process's one
 // ActivityController: Init at start, the configured kinds on and off at capture window edges,
 // periodic flush and counters, a forced flush when a context is being destroyed, shared memory

@@ -8,8 +8,12 @@ namespace warpscope {
 // Which activity the tracer records (WARPSCOPE_TRACE, `record -t`).
 struct TraceKinds {
   bool kernel = true;     // CONCURRENT_KERNEL
+  // The host side of every kernel: each launch call, runtime or driver API (cuBLASLt,
+  // Triton, NCCL), written from CUPTI callbacks into per-thread logs (collectors/api_calls),
+  // plus CUPTI's INTERNAL_LAUNCH_API records of launches made outside any API call.
+  bool launch = true;
   bool memory = true;     // MEMCPY, MEMCPY2 (peer), MEMSET
-  bool runtime = true;    // RUNTIME API records
+  bool runtime = true;    // RUNTIME API records (launch calls excluded when `launch` is on)
   bool driver = false;    // DRIVER API records (many; off by default)
   bool nvtx = true;       // MARKER + MARKER_DATA
   bool sync = true;       // SYNCHRONIZATION

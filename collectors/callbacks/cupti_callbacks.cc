@@ -29,13 +29,31 @@ bool g_nvtx_capture = false;                      // NVTX pushes and pops go to 
 std::atomic<NvtxDomainObserver*> g_domains_observer{nullptr};  // NCCL's calls
 std::mutex g_domain_mu;
 std::unordered_map<const void*, std::string>* g_domains = nullptr;  // nvtxDomainHandle_t -> name
-std::atomic<ApiCallObserver*> g_api_observer{nullptr};  // the stacks collector
+std::atomic<ApiCallObserver*> g_api_observer{nullptr};  // the API calls collector
 bool g_runtime_selected[CUPTI_RUNTIME_TRACE_CBID_SIZE] = {};
 bool g_driver_selected[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
 // Selected runtime calls this thread is inside: their own driver calls are not sent.
 thread_local int t_runtime_depth = 0;
 
 uint32_t OsTid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
+
+// A selected call's enter or exit, to the observer.
+void SendApiCall(bool runtime, CUpti_CallbackId cbid, const CUpti_CallbackData* c, bool enter) {
+  ApiCallObserver* o = g_api_observer.load(std::memory_order_acquire);
+  if (o == nullptr) return;
+  ApiCallSite call;
+  call.runtime = runtime;
+  call.callback_id = cbid;
+  call.function = c->functionName != nullptr ? c->functionName : "";
+  call.correlation_id = c->correlationId;
+  if (enter) {
+    o->OnApiEnter(call);
+    return;
+  }
+  // Both CUDA APIs return an int-sized status (cudaError_t, CUresult).
+  const auto* status = static_cast<const int*>(c->functionReturnValue);
+  o->OnApiExit(call, status != nullptr ? static_cast<uint32_t>(*status) : 0);
+}
 
 std::string DomainName(const void* handle) {
   if (handle == nullptr) return {};
@@ -159,22 +177,18 @@ void CUPTIAPI Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
       if (c == nullptr || cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE || !g_runtime_selected[cbid]) {
         return;
       }
-      if (c->callbackSite == CUPTI_API_ENTER) {
+      const bool enter = c->callbackSite == CUPTI_API_ENTER;
+      if (enter) {
         ++t_runtime_depth;
-        if (ApiCallObserver* o = g_api_observer.load(std::memory_order_acquire)) {
-          o->OnApiCall(true, cbid, c->functionName, c->correlationId);
-        }
       } else if (t_runtime_depth > 0) {
         --t_runtime_depth;
       }
+      SendApiCall(true, cbid, c, enter);
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       auto* c = static_cast<const CUpti_CallbackData*>(data);
       if (c == nullptr) return;
-      if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && g_driver_selected[cbid] &&
-          c->callbackSite == CUPTI_API_ENTER && t_runtime_depth == 0) {
-        if (ApiCallObserver* o = g_api_observer.load(std::memory_order_acquire)) {
-          o->OnApiCall(false, cbid, c->functionName, c->correlationId);
-        }
+      if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && g_driver_selected[cbid] && t_runtime_depth == 0) {
+        SendApiCall(false, cbid, c, c->callbackSite == CUPTI_API_ENTER);
       }
       // Open after cuProfilerStart returns, close before cuProfilerStop runs, so the window
       // holds exactly the work between the two calls.
@@ -260,14 +274,18 @@ void CuptiCallbacks::SetNvtxDomainObserver(NvtxDomainObserver* observer) {
       cuptiEnableCallback(on, g_subscriber, CUPTI_CB_DOMAIN_NVTX, id);
     }
   }
-  // NCCL launches its kernels with cuLaunchKernelEx inside its NVTX ranges.
-  cuptiEnableCallback(on, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx);
+  // NCCL launches its kernels with cuLaunchKernelEx inside its NVTX ranges. The callback stays
+  // on where the API call observer selected it (every launch is logged).
+  if (on || !g_driver_selected[CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx]) {
+    cuptiEnableCallback(on, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx);
+  }
 }
 
-void CuptiCallbacks::SetApiCallObserver(ApiCallObserver* observer,
+bool CuptiCallbacks::SetApiCallObserver(ApiCallObserver* observer,
                                         const std::function<bool(std::string_view)>& wants) {
-  if (g_subscriber == nullptr) return;
+  if (g_subscriber == nullptr) return false;
+  bool all = true;
   if (observer != nullptr) {
     struct Domain {
       CUpti_CallbackDomain domain;
@@ -285,11 +303,14 @@ void CuptiCallbacks::SetApiCallObserver(ApiCallObserver* observer,
         }
         if (cuptiEnableCallback(1, g_subscriber, d.domain, id) == CUPTI_SUCCESS) {
           d.selected[id] = true;
+        } else {
+          all = false;
         }
       }
     }
   }
   g_api_observer.store(observer, std::memory_order_release);
+  return all;
 }
 
 void CuptiCallbacks::EnableModuleCallbacks() {

@@ -34,15 +34,26 @@ class NvtxDomainObserver {
   virtual void OnLaunch(uint32_t correlation_id) = 0;
 };
 
+// One CUDA runtime or driver API call selected with SetApiCallObserver, as its callbacks see it.
+struct ApiCallSite {
+  bool runtime = true;          // runtime API, else driver API
+  uint32_t callback_id = 0;     // CUPTI callback id within the domain
+  const char* function = "";    // CUPTI's name, e.g. "cudaLaunchKernel_v7000"
+  uint32_t correlation_id = 0;  // the call's activity records (kernel, copy, sync) carry it
+};
+
 // Receives the CUDA runtime and driver API calls selected with SetApiCallObserver as they
-// begin, on the calling thread, so that the thread's stack is the caller's. A driver call made
-// inside a selected runtime call of the same thread is not sent: the runtime call stands for
-// it. Must be cheap: it runs inside every selected call.
+// begin and as they end, on the calling thread, so that the thread's stack is the caller's.
+// A driver call made inside a selected runtime call of the same thread is not sent: the
+// runtime call stands for it (they share its correlation id). Each OnApiEnter is followed by
+// one OnApiExit of the same call on the same thread, calls of one thread nest. Must be cheap:
+// it runs inside every selected call (each kernel launch).
 class ApiCallObserver {
  public:
   virtual ~ApiCallObserver() = default;
-  virtual void OnApiCall(bool runtime, uint32_t callback_id, const char* function,
-                         uint32_t correlation_id) = 0;
+  virtual void OnApiEnter(const ApiCallSite& call) = 0;
+  // `result`: the call's cudaError_t or CUresult.
+  virtual void OnApiExit(const ApiCallSite& call, uint32_t result) = 0;
 };
 
 struct CallbackOptions {
@@ -64,9 +75,10 @@ class CuptiCallbacks {
   // After Subscribe.
   static void SetNvtxDomainObserver(NvtxDomainObserver* observer);
   // Enables the callbacks of every runtime and driver function for which `wants(name)` holds
-  // and sends their calls to `observer`; nullptr stops sending (the callbacks stay enabled,
-  // each a no-op, until Unsubscribe). After Subscribe.
-  static void SetApiCallObserver(ApiCallObserver* observer,
+  // and sends their calls to `observer` (nullptr stops sending; the callbacks stay enabled,
+  // each a no-op, until Unsubscribe). After Subscribe. Returns false when a wanted function's
+  // callback could not be enabled (its calls are then not sent).
+  static bool SetApiCallObserver(ApiCallObserver* observer,
                                  const std::function<bool(std::string_view)>& wants);
   static void Unsubscribe();
   static void AbandonAfterFork();

@@ -28,6 +28,7 @@ class RecordSink {
   virtual bool Write(const OverheadRecord& r) = 0;
   virtual bool Write(const NvtxRangeRecord& r) = 0;
   virtual bool Write(const NvtxMarkRecord& r) = 0;
+  virtual bool Write(const ApiStackRecord& r) = 0;
 };
 
 // Forwards to one TraceWriter::Batch (the writer's lock is held for the batch's lifetime).
@@ -52,6 +53,7 @@ class BatchSink final : public RecordSink {
   bool Write(const OverheadRecord& r) override { return batch_.Write(r); }
   bool Write(const NvtxRangeRecord& r) override { return batch_.Write(r); }
   bool Write(const NvtxMarkRecord& r) override { return batch_.Write(r); }
+  bool Write(const ApiStackRecord& r) override { return batch_.Write(r); }
 
  private:
   TraceWriter::Batch batch_;

@@ -13,6 +13,8 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 }  // namespace
 
 StackCallKind StackCallKindOf(std::string_view f) {
+  // CUDA 13's `<<<>>>` calls __cudaLaunchKernel: the same launch under a reserved name.
+  while (StartsWith(f, "_")) f.remove_prefix(1);
   for (std::string_view sync :
        {"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
         "cudaThreadSynchronize", "cuStreamSynchronize", "cuCtxSynchronize",
@@ -22,11 +24,14 @@ StackCallKind StackCallKindOf(std::string_view f) {
   for (std::string_view copy : {"cudaMemcpy", "cudaMemset", "cuMemcpy", "cuMemset"}) {
     if (StartsWith(f, copy)) return StackCallKind::kCopy;
   }
+  // Every function that launches a kernel or a graph; cudaLaunchHostFunc and cuLaunchHostFunc
+  // launch none. "cudaLaunch_" and "cuLaunch" alone are the old launch calls.
   for (std::string_view launch :
-       {"cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaGraphLaunch", "cuLaunchKernel",
-        "cuLaunchCooperativeKernel", "cuGraphLaunch"}) {
+       {"cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaGraphLaunch", "cudaLaunch_",
+        "cuLaunchKernel", "cuLaunchCooperativeKernel", "cuGraphLaunch", "cuLaunchGrid"}) {
     if (StartsWith(f, launch)) return StackCallKind::kLaunch;
   }
+  if (f == "cuLaunch") return StackCallKind::kLaunch;
   return StackCallKind::kOther;
 }
 

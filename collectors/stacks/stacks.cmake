@@ -1,7 +1,7 @@
-# Call stacks collector (included by collectors/collectors.cmake, or by the analyzers-only
-# configuration for its settings). warpscope_stacks_pure: settings, the CPython frame reader
-# and stack interning, CUPTI-free and unit-tested. warpscope_stacks: the collector that takes
-# stacks in CUPTI's API callbacks, linked into libwarpscope_core.so.
+# Call stacks (included by collectors/collectors.cmake, or by the analyzers-only configuration
+# for its settings). warpscope_stacks_pure: settings, the CPython frame reader and stack
+# interning, CUPTI-free and unit-tested. The API calls collector (collectors/api_calls) takes
+# the stacks in CUPTI's API callbacks.
 if(NOT TARGET warpscope_stacks_pure)
   warpscope_hidden_library(warpscope_stacks_pure
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/stack_config.cc
@@ -9,10 +9,4 @@ if(NOT TARGET warpscope_stacks_pure)
             ${CMAKE_CURRENT_LIST_DIR}/stack_table.cc
             ${CMAKE_CURRENT_LIST_DIR}/elf_symbols.cc
     LINK warpscope_writer Threads::Threads ${CMAKE_DL_LIBS})
-endif()
-
-if(NOT TARGET warpscope_stacks AND TARGET warpscope_core)
-  warpscope_hidden_library(warpscope_stacks CUPTI PRIVATE
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/stacks_collector.cc
-    LINK warpscope_stacks_pure warpscope_writer)
 endif()

@@ -52,6 +52,7 @@ enum class SettingId {
   kStackLaunchEvery,
   // No record flag: set in the environment.
   kApiFilter,
+  kAttachEarly,
   kClock,
   kDeviceBufferPool,
   kWriterMemoryMb,
@@ -162,7 +163,8 @@ inline constexpr auto kSessionRows = std::to_array<SettingSpec>({
      "after a window closes: stop capturing, or wait for the next (N windows at most)",
      P::kCaptureRangeEnd, O::kLibrary},
     {S::kTrace, "WARPSCOPE_TRACE", "trace", "t", false, "KINDS", "cuda,nvtx,sync", "",
-     "cuda,kernel,memory,runtime,driver,nvtx,sync,overhead,graph (cuda = kernel,memory,runtime)",
+     "cuda,kernel,launch,memory,runtime,driver,nvtx,sync,overhead,graph (cuda = "
+     "kernel,launch,memory,runtime)",
      P::kTraceKinds, O::kLibrary},
     {S::kCaptureSignal, "WARPSCOPE_CAPTURE_SIGNAL", "capture-signal", "", false, "SIGNAL",
      "SIGUSR2", "", "the signal that toggles the window for -c signal", P::kSignal, O::kLibrary},
@@ -238,6 +240,10 @@ inline constexpr auto kSamplingRows = std::to_array<SettingSpec>({
 inline constexpr auto kTuningRows = std::to_array<SettingSpec>({
     {S::kApiFilter, "WARPSCOPE_API_FILTER", "", "", false, "", "1", "",
      "leave trivial runtime queries out: CUPTI does not record them", P::kBool, O::kLibrary},
+    {S::kAttachEarly, "WARPSCOPE_ATTACH_EARLY", "", "", false, "", "1", "",
+     "when no window opens at start (--delay, -c), switch the window's activity kinds on and off "
+     "once at start, so that CUPTI attaches then and not when the first window opens",
+     P::kBool, O::kLibrary},
     {S::kClock, "WARPSCOPE_CLOCK", "", "", false, "", "cupti", "",
      "cupti (CUPTI's default clock) or monotonic (a CLOCK_MONOTONIC timestamp callback)", P::kClock,
      O::kLibrary},

@@ -9,7 +9,7 @@
 namespace warpscope {
 namespace {
 
-constexpr std::array<const StatDef*, 96> kAllStats = {
+constexpr std::array<const StatDef*, 102> kAllStats = {
     &stats::kWriterEventsWritten,
     &stats::kWriterEventsWrittenKind,
     &stats::kWriterBytesWritten,
@@ -37,6 +37,8 @@ constexpr std::array<const StatDef*, 96> kAllStats = {
     &stats::kActivitySyncs,
     &stats::kActivityApiCalls,
     &stats::kActivityApiCallsFiltered,
+    &stats::kActivityLaunchCallsLeftOut,
+    &stats::kActivityInternalLaunches,
     &stats::kActivityBuffersAllocated,
     &stats::kActivityNvtxMarkers,
     &stats::kActivityKernelNamesDemangled,
@@ -52,6 +54,10 @@ constexpr std::array<const StatDef*, 96> kAllStats = {
     &stats::kNcclPayloadUnreadable,
     &stats::kCaptureLimitedWindows,
     &stats::kControlRefused,
+    &stats::kApiCallsLogged,
+    &stats::kApiCallsLaunches,
+    &stats::kApiCallsDropped,
+    &stats::kApiCallsThreads,
     &stats::kStacksCaptured,
     &stats::kStacksNone,
     &stats::kStacksDistinct,

@@ -105,6 +105,10 @@ inline constexpr StatDef kActivityApiCalls{"activity.api_calls", kInfo,
     "runtime and driver API call records"};
 inline constexpr StatDef kActivityApiCallsFiltered{"activity.api_calls_filtered", kInfo,
     "trivial API call records CUPTI recorded anyway and the API filter dropped (0 where CUPTI accepts leaving them out)"};
+inline constexpr StatDef kActivityLaunchCallsLeftOut{"activity.launch_calls_left_out", kInfo,
+    "runtime launch records CUPTI made although the launch log records launches, not written (0 where CUPTI accepts leaving them out)"};
+inline constexpr StatDef kActivityInternalLaunches{"activity.internal_launches", kInfo,
+    "kernel launches the driver made outside any API function (INTERNAL_LAUNCH_API records)"};
 inline constexpr StatDef kActivityBuffersAllocated{"activity.buffers_allocated", kInfo,
     "activity buffers allocated for CUPTI"};
 inline constexpr StatDef kActivityNvtxMarkers{"activity.nvtx_markers", kInfo,
@@ -139,6 +143,16 @@ inline constexpr StatDef kCaptureLimitedWindows{"capture.limited_windows", kInfo
     "capture windows closed by --max-size or --max-duration (trigger limit)"};
 inline constexpr StatDef kControlRefused{"control.refused", kInfo,
     "control commands refused: the peer was neither the process's user nor root"};
+
+// ---- The launch log: CUDA calls logged in callbacks (collectors/api_calls; docs/record.md).
+inline constexpr StatDef kApiCallsLogged{"api_calls.logged", kInfo,
+    "CUDA calls logged on the program's threads: every kernel launch, and the syncs and copies whose stack was taken"};
+inline constexpr StatDef kApiCallsLaunches{"api_calls.launches", kInfo,
+    "launch calls written from the log (ApiCallEvent)"};
+inline constexpr StatDef kApiCallsDropped{"api_calls.dropped", kDataLoss,
+    "calls lost: the log's memory bound was reached before warpscope's thread drained it"};
+inline constexpr StatDef kApiCallsThreads{"api_calls.threads", kInfo,
+    "threads that logged calls"};
 
 // ---- Call stacks (collectors/stacks; docs/stacks.md).
 inline constexpr StatDef kStacksCaptured{"stacks.captured", kInfo,

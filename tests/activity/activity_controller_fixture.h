@@ -24,6 +24,7 @@ inline constexpr size_t kBufferBytes = 4096;  // a few dozen records: traces spa
 
 inline TraceKinds EveryKind(bool on) {
   return TraceKinds{.kernel = on,
+                    .launch = on,
                     .memory = on,
                     .runtime = on,
                     .driver = on,

@@ -2,6 +2,7 @@
 // calls into CUPTI at start-up, at capture window edges and for the runtime API filter.
 #include "collectors/activity/activity_controller.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -19,6 +20,7 @@
 namespace warpscope::testing {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
@@ -92,22 +94,107 @@ TEST_F(ActivityControllerTest, DeviceBufferSettingFailuresDoNotStopTracing) {
 
 TEST_F(ActivityControllerTest, WindowEdgesTurnTheDefaultKindsOnAndOffInOrder) {
   EXPECT_THAT(InitThenOpenWindow(Options()),
-              ElementsAre("enable 10", "enable 1", "enable 22", "enable 2", "enable 5", "enable 12",
-                          "enable 13", "enable 38"));
+              ElementsAre("enable 10", "enable 48", "enable 1", "enable 22", "enable 2", "enable 5",
+                          "enable 12", "enable 13", "enable 38"));
   fake_.calls.clear();
   std::string error;
   EXPECT_TRUE(controller_.SetEnabled(false, &error));
   EXPECT_EQ(error, "");
-  EXPECT_THAT(fake_.calls, ElementsAre("disable 10", "disable 1", "disable 22", "disable 2",
-                                       "disable 5", "disable 12", "disable 13", "disable 38"));
+  EXPECT_THAT(fake_.calls,
+              ElementsAre("disable 10", "disable 48", "disable 1", "disable 22", "disable 2",
+                          "disable 5", "disable 12", "disable 13", "disable 38"));
 }
 
 TEST_F(ActivityControllerTest, WindowEdgesFollowTheConfiguredKinds) {
   ActivityOptions o = Options();
   o.kinds = EveryKind(true);
   EXPECT_THAT(InitThenOpenWindow(o),
-              ElementsAre("enable 10", "enable 1", "enable 22", "enable 2", "enable 5", "enable 4",
-                          "enable 12", "enable 13", "enable 38", "enable 17", "enable 51"));
+              ElementsAre("enable 10", "enable 48", "enable 1", "enable 22", "enable 2", "enable 5",
+                          "enable 4", "enable 12", "enable 13", "enable 38", "enable 17",
+                          "enable 51"));
+}
+
+TEST_F(ActivityControllerTest, ACuptiWithoutInternalLaunchRecordsStillTraces) {
+  fake_.fail["enable 48"] = 1;  // INTERNAL_LAUNCH_API refused: the other kinds go on
+  Init(Options());
+  std::string error;
+  EXPECT_TRUE(controller_.SetEnabled(true, &error));
+  EXPECT_EQ(error, "");
+  EXPECT_THAT(fake_.calls, Contains("enable 5"));
+}
+
+TEST_F(ActivityControllerTest, AttachEarlyTurnsTheWindowKindsOnAndOffInInit) {
+  ActivityOptions o = Options();
+  o.attach_early = true;
+  fake_.flush_ns = 0;
+  Init(o);
+  // After the always-on kinds: every window kind on, then off again, before any window.
+  const std::vector<std::string> calls = fake_.calls;
+  const auto first = std::find(calls.begin(), calls.end(), "enable 10");
+  ASSERT_NE(first, calls.end());
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "enable 10"), 1);
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "disable 10"), 1);
+  EXPECT_EQ(calls.back(), "disable 38");
+  // Nothing ran meanwhile (inside cuInit): the trace holds no event.
+  TraceModel model = CloseAndLoad();
+  EXPECT_TRUE(model.kernels.empty());
+  EXPECT_TRUE(model.api_calls.empty());
+}
+
+TEST_F(ActivityControllerTest, EnableTimesOfEachKind) {
+  Init(Options());
+  OpenWindow();
+  const std::vector<KindEnableTime> times = controller_.last_enable_times();
+  ASSERT_EQ(times.size(), 9u);
+  EXPECT_EQ(times[0].kind, ActivityKind::kConcurrentKernel);
+  EXPECT_EQ(times[1].kind, ActivityKind::kInternalLaunchApi);
+}
+
+TEST_F(ActivityControllerTest, RuntimeLaunchCallsLeftToTheLaunchLog) {
+  Init(Options());
+  controller_.SetLaunchCallsElsewhere(true);
+  OpenWindow();
+  // CUPTI is told to leave the launch calls out, while kRuntime is on.
+  for (uint32_t cbid : RuntimeLaunchApis()) {
+    EXPECT_THAT(fake_.runtime_api_calls, Contains("skip " + std::to_string(cbid)));
+  }
+  EXPECT_GE(RuntimeLaunchApis().size(), 13u);
+  fake_.Emit(RuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1, 1000));  // left out
+  fake_.Emit(RuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 2, 2000));   // kept
+  controller_.Flush(true);
+  EXPECT_EQ(fake_.records_not_enabled, 1u);
+  TraceModel model = CloseAndLoad();
+  ASSERT_EQ(model.api_calls.size(), 1u);
+  EXPECT_EQ(model.api_calls[0].correlation_id, 2u);  // the copy
+}
+
+TEST_F(ActivityControllerTest, LaunchRecordsCuptiMakesAnywayAreNotWrittenTwice) {
+  fake_.fail["runtime_api"] = 1;  // CUPTI records every runtime call whatever it is told
+  Init(Options());
+  controller_.SetLaunchCallsElsewhere(true);
+  OpenWindow();
+  fake_.Emit(RuntimeApi(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, 1, 1000));
+  fake_.Emit(RuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, 2, 1500));
+  fake_.Emit(RuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 3, 2000));
+  controller_.Flush(true);
+  EXPECT_EQ(Published(stats::kActivityLaunchCallsLeftOut.name), 2u);
+  TraceModel model = CloseAndLoad();
+  ASSERT_EQ(model.api_calls.size(), 1u);
+  EXPECT_EQ(model.api_calls[0].correlation_id, 3u);  // the copy
+}
+
+TEST_F(ActivityControllerTest, InternalLaunchesAreDriverCallsOfTheirKernel) {
+  Init(Options());
+  OpenWindow();
+  CUpti_ActivityAPI internal = RuntimeApi(0, 77, 3000);
+  internal.kind = CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API;
+  fake_.Emit(internal);
+  controller_.Flush(true);
+  EXPECT_EQ(Published(stats::kActivityInternalLaunches.name), 1u);
+  TraceModel model = CloseAndLoad();
+  ASSERT_EQ(model.api_calls.size(), 1u);
+  EXPECT_EQ(model.api_calls[0].name, kInternalLaunchName);
+  EXPECT_EQ(model.api_calls[0].correlation_id, 77u);
 }
 
 TEST_F(ActivityControllerTest, WindowEdgesWithNoKindsCallNothing) {
@@ -128,8 +215,8 @@ TEST_F(ActivityControllerTest, KernelsAlwaysOnRecordsKernelsOutsideWindows) {
   fake_.Emit(Kernel("_Z6beforev", 1, 1000));
   fake_.Emit(Memcpy(2, 2000));
   OpenWindow();
-  EXPECT_THAT(fake_.calls, ElementsAre("enable 1", "enable 22", "enable 2", "enable 5", "enable 12",
-                                       "enable 13", "enable 38"));
+  EXPECT_THAT(fake_.calls, ElementsAre("enable 48", "enable 1", "enable 22", "enable 2", "enable 5",
+                                       "enable 12", "enable 13", "enable 38"));
   fake_.Emit(Memcpy(3, 3000));
   controller_.Shutdown();
   TraceModel model = CloseAndLoad();
@@ -171,7 +258,7 @@ TEST_F(ActivityControllerTest, EnableFailureGivesTheFirstErrorAndTriesEveryKind)
   std::string error;
   EXPECT_FALSE(controller_.SetEnabled(true, &error));
   EXPECT_EQ(error, "warpscope: cannot enable CUPTI activity kind 22: CUPTI_ERROR_FAKE (22)");
-  EXPECT_EQ(fake_.calls.size(), 8u);
+  EXPECT_EQ(fake_.calls.size(), 9u);
   fake_.fail["disable 38"] = 3;
   error.clear();
   EXPECT_FALSE(controller_.SetEnabled(false, &error));

@@ -16,7 +16,7 @@ using ::testing::ElementsAre;
 TEST(CollectorRegistry, SubscriptionThenActivityThenNvtxThenNcclThenStacksThenSampling) {
   std::vector<std::string> names;
   for (const CollectorRegistration& r : Collectors()) names.emplace_back(r.name);
-  EXPECT_THAT(names, ElementsAre("callbacks", "activity", "nvtx", "nccl", "stacks",
+  EXPECT_THAT(names, ElementsAre("callbacks", "activity", "nvtx", "nccl", "api_calls",
                                  "pm_sampling", "pc_sampling"));
 }
 

@@ -21,6 +21,18 @@ TEST(StackCallKindTest, NamesAsCuptiGivesThem) {
   EXPECT_EQ(StackCallKindOf("cudaLaunchKernel_v7000"), StackCallKind::kLaunch);
   EXPECT_EQ(StackCallKindOf("cuLaunchKernelEx"), StackCallKind::kLaunch);
   EXPECT_EQ(StackCallKindOf("cudaGraphLaunch_v10000"), StackCallKind::kLaunch);
+  // Every launch path: CUDA 13's <<<>>>, the extended and cooperative calls, the old ones.
+  for (const char* launch :
+       {"__cudaLaunchKernel_v13000", "__cudaLaunchKernel_ptsz_v13000", "cudaLaunchKernelExC_v11060",
+        "cudaLaunchCooperativeKernel_ptsz_v9000", "cudaLaunch_v3020", "cudaLaunch_ptsz_v7000",
+        "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx_ptsz",
+        "cuLaunchCooperativeKernelMultiDevice", "cuGraphLaunch_ptsz", "cuLaunch", "cuLaunchGrid",
+        "cuLaunchGridAsync"}) {
+    EXPECT_EQ(StackCallKindOf(launch), StackCallKind::kLaunch) << launch;
+  }
+  // A host function runs no kernel.
+  EXPECT_EQ(StackCallKindOf("cudaLaunchHostFunc_v10000"), StackCallKind::kOther);
+  EXPECT_EQ(StackCallKindOf("cuLaunchHostFunc"), StackCallKind::kOther);
   // Not blocking, not work: no stack.
   EXPECT_EQ(StackCallKindOf("cudaStreamWaitEvent_v3020"), StackCallKind::kOther);
   EXPECT_EQ(StackCallKindOf("cudaEventRecord_v3020"), StackCallKind::kOther);

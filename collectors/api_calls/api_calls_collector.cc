@@ -1,0 +1,172 @@
+// The API calls collector (see api_calls_collector.h).
+//
+// Lifecycle: session start → the stack settings and the trace kinds → the subscriber enables
+// the callbacks of every launch function (and of the syncs and copies whose stack is wanted)
+// and sends their calls here; when every launch callback is on, the activity collector leaves
+// runtime launch calls out of its records → capture windows switch logging on and off → each
+// call: ApiCallRecorder::OnEnter/OnExit on the calling thread → at each flush (and when a
+// window closes, before the next window's file) the log is drained into the trace → shutdown:
+// the last drain, counters, a notice when Python was there but could not be read.
+#include "collectors/api_calls/api_calls_collector.h"
+
+#include <atomic>
+#include <string>
+
+#include "collectors/activity/activity_controller.h"
+#include "collectors/activity/cupti_activity.h"
+#include "collectors/api_calls/api_call_recorder.h"
+#include "collectors/callbacks/cupti_callbacks.h"
+#include "collectors/common/record_sink.h"
+#include "collectors/stacks/stack_config.h"
+#include "collectors/stacks/stack_table.h"
+#include "proto/writer/stats_table.h"
+#include "proto/writer/trace_writer.h"
+
+namespace warpscope {
+namespace {
+
+class WriterStackSink final : public StackSink {
+ public:
+  explicit WriterStackSink(TraceWriter& writer) : writer_(writer) {}
+  uint64_t InternString(std::string_view value) override { return writer_.InternString(value); }
+  void Write(const StackFrameRecord& frame) override { writer_.Write(frame); }
+  void Write(const CallStackRecord& stack) override { writer_.Write(stack); }
+
+ private:
+  TraceWriter& writer_;
+};
+
+class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
+ public:
+  std::string_view name() const override { return "api_calls"; }
+
+  bool OnSessionStart(SessionServices& services) override {
+    services_ = &services;
+    ApiCallRecorderOptions options;
+    const TraceKinds& kinds = services.activity_options().kinds;
+    options.launch_calls = kinds.launch;
+    options.driver_activity = kinds.driver;
+    SettingError refused;
+    if (!LoadStackConfig([&](std::string_view v) { return services.GetConfig(v); },
+                         &options.stacks, &refused)) {
+      services.Report(Severity::kError, "stacks",
+                      "warpscope: " + refused.ForVariable() + "; no call stacks are recorded");
+      options.stacks.syncs = options.stacks.copies = options.stacks.launches = false;
+    }
+    if (!options.launch_calls && !options.stacks.any()) return true;
+    TraceWriter& writer = services.writer();
+    if (options.stacks.any()) {
+      stack_sink_ = std::make_unique<WriterStackSink>(writer);
+      stacks_ = std::make_unique<StackTable>(stack_sink_.get(), options.stacks.depth,
+                                             /*timed=*/true);
+    }
+    recorder_ = std::make_unique<ApiCallRecorder>(
+        options, stacks_.get(), &TraceClockNs,
+        [&writer](std::string_view name) { return writer.InternString(name); });
+    ApiCallRecorder* recorder = live_ = recorder_.get();
+    const bool all_on = CuptiCallbacks::SetApiCallObserver(
+        this, [recorder](std::string_view function) { return recorder->Wants(function); });
+    // Only when every launch function's callback is on may the activity records leave launch
+    // calls out: otherwise a launch could go unrecorded on both sides.
+    if (options.launch_calls) {
+      SetLaunchCallsFromCallbacks(all_on);
+      if (!all_on) {
+        services.Report(Severity::kInfo, "api_calls",
+                        "warpscope: a launch function's callback could not be enabled; launch "
+                        "calls are recorded as CUPTI activity instead");
+      }
+    }
+    return true;
+  }
+
+  // The recorder is never destroyed once made (live_): a callback may still be on its way in.
+  void OnApiEnter(const ApiCallSite& call) override { live_->OnEnter(call); }
+  void OnApiExit(const ApiCallSite& call, uint32_t result) override { live_->OnExit(call, result); }
+
+  void OnCaptureStart(uint32_t, uint64_t) override {
+    if (recorder_) recorder_->SetRecording(true);
+  }
+  // The window's calls reach its file at the flush that follows (the session asks for one
+  // before the next window's file begins); this may run inside a CUPTI callback.
+  void OnCaptureStop(uint32_t, uint64_t) override {
+    if (recorder_) recorder_->SetRecording(false);
+  }
+
+  void OnFlush() override {
+    Drain();
+    WriteCounters();
+  }
+
+  void OnShutdown() override {
+    if (!recorder_) return;
+    CuptiCallbacks::SetApiCallObserver(nullptr, {});
+    recorder_->SetRecording(false);
+    Drain();
+    WriteCounters();
+    if (stacks_) {
+      const PythonSupport python = stacks_->python().support();
+      if (python == PythonSupport::kUnsupportedVersion ||
+          python == PythonSupport::kLayoutMismatch) {
+        const uint32_t v = stacks_->python().version_hex();
+        services_->Report(
+            Severity::kInfo, "stacks",
+            "warpscope: no Python stacks: " + std::string(PythonSupportName(python)) +
+                (v != 0 ? " (Python " + std::to_string(v >> 24) + "." +
+                              std::to_string((v >> 16) & 0xFF) + ")"
+                        : std::string()) +
+                "; calls carry no stack");
+      }
+    }
+    // The recorder, table and sink stay: a callback already past its load of the observer
+    // may still use them.
+    (void)recorder_.release();
+    (void)stacks_.release();
+    (void)stack_sink_.release();
+  }
+
+  void OnForkChild() override {
+    if (recorder_) recorder_->Abandon();
+    (void)recorder_.release();
+    (void)stacks_.release();
+    (void)stack_sink_.release();
+  }
+
+ private:
+  void Drain() {
+    if (!recorder_) return;
+    BatchSink sink(services_->writer());
+    recorder_->Drain(sink);
+  }
+
+  void WriteCounters() {
+    if (!recorder_) return;
+    TraceWriter& w = services_->writer();
+    const ApiCallRecorderCounts c = recorder_->counts();
+    SetStat(w, stats::kApiCallsLogged, c.log.logged);
+    SetStat(w, stats::kApiCallsLaunches, c.launches_written);
+    SetStat(w, stats::kApiCallsDropped, c.log.dropped);
+    SetStat(w, stats::kApiCallsThreads, c.log.threads);
+    if (!stacks_) return;
+    const StackTableCounts s = stacks_->counts();
+    SetStat(w, stats::kStacksCaptured, s.captures);
+    SetStat(w, stats::kStacksNone, s.no_stack);
+    SetStat(w, stats::kStacksDistinct, s.stacks);
+    SetStat(w, stats::kStacksFrames, s.frames);
+    SetStat(w, stats::kStacksCodeObjects, s.code_objects);
+    SetStat(w, stats::kStacksCaptureNs, s.capture_ns);
+  }
+
+  SessionServices* services_ = nullptr;
+  std::unique_ptr<WriterStackSink> stack_sink_;
+  std::unique_ptr<StackTable> stacks_;
+  std::unique_ptr<ApiCallRecorder> recorder_;
+  ApiCallRecorder* live_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<SessionListener> MakeApiCallsCollector() {
+  return std::make_unique<ApiCallsCollector>();
+}
+
+}  // namespace warpscope
