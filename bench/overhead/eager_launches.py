@@ -1,0 +1,124 @@
+"""A PyTorch eager loop of tiny launches, as optimizer and norm code makes them: each step is
+400 in-place elementwise ops (add_, mul_, addcmul_, lerp_ in turn) on 1k-element float
+tensors made on the GPU, one kernel launch each, inside one NVTX range. The launches, not the
+GPU, set the pace, so all that a recorder adds to a launch shows in full.
+
+usage: eager_launches.py [--steps 400] [--warmup 30] [--launches-per-step 400]
+                         [--mode plain|torch_profiler|proton] [--trace-out PATH] [--no-nvtx]
+
+Runs the warm-up steps, synchronizes, times --steps steps (synchronized before the clock is
+read) and prints one JSON line: µs per launch and the launch counts.
+  plain            no profiler of its own (warpscope and the CUPTI floor are injected from
+                   outside, by the environment, and record from the first launch on).
+  torch_profiler   torch.profiler.profile(activities=[CPU, CUDA]) around the warm-up and the
+                   timed steps. Its CUPTI buffers are processed as they fill, inside the timed
+                   part; leaving the `with` (CUPTI flush, Kineto's processing) and --trace-out's
+                   Chrome JSON come after the clock is read, and their time is `stop_s`.
+  proton           Triton's Proton, CUPTI backend, shadow context: proton.start() before the
+                   warm-up, proton.finalize() (flush, write NAME.hatchet) after the clock is
+                   read (`stop_s`). Exits 3 with one line when triton.profiler cannot be
+                   imported or started.
+Neither profiler writes its file inside the timed part; both, like warpscope and the floor,
+handle CUPTI's buffers as they fill, inside it, and both keep their own per-op records in
+memory as they go (torch.profiler a CPU event per op; Proton its tree).
+"""
+import argparse
+import contextlib
+import glob
+import json
+import os
+import sys
+import tempfile
+import time
+
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--steps", type=int, default=400, help="timed steps")
+p.add_argument("--warmup", type=int, default=30, help="untimed steps first")
+p.add_argument("--launches-per-step", type=int, default=400, help="a multiple of 4")
+p.add_argument("--mode", default="plain", choices=["plain", "torch_profiler", "proton"])
+p.add_argument("--trace-out", default="",
+               help="torch_profiler: Chrome JSON here; proton: the session name (.hatchet "
+                    "added), a temporary folder's file by default")
+p.add_argument("--no-nvtx", action="store_true", help="no NVTX range around each step")
+a = p.parse_args()
+if a.launches_per_step % 4:
+    p.error("--launches-per-step must be a multiple of 4")
+
+proton = None
+if a.mode == "proton":
+    try:
+        import triton.profiler as proton
+    except Exception as e:  # noqa: BLE001 - any failure to import means no Proton here
+        print(f"eager_launches: proton skipped: cannot import triton.profiler ({e!r})",
+              file=sys.stderr, flush=True)
+        sys.exit(3)
+
+x = torch.zeros(1024, device="cuda")
+y = torch.full((1024,), 0.5, device="cuda")
+torch.cuda.synchronize()
+quads = a.launches_per_step // 4
+nvtx = None if a.no_nvtx else torch.cuda.nvtx
+
+
+def step():
+    # Each op one launch, no allocation; x stays bounded (it converges).
+    if nvtx:
+        nvtx.range_push("step")
+    for _ in range(quads):
+        x.add_(y)
+        x.mul_(0.5)
+        x.addcmul_(y, y, value=0.125)
+        x.lerp_(y, 0.25)
+    if nvtx:
+        nvtx.range_pop()
+
+
+profile_path = ""
+if a.mode == "torch_profiler":
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    ctx = torch.profiler.profile(activities=acts)
+elif a.mode == "proton":
+    name = a.trace_out or os.path.join(tempfile.mkdtemp(prefix="ws_proton"), "eager")
+    try:
+        proton.start(name, context="shadow", backend="cupti")
+    except Exception as e:  # noqa: BLE001 - a Proton that cannot start: skipped, said why
+        print(f"eager_launches: proton skipped: proton.start failed ({e!r})", file=sys.stderr,
+              flush=True)
+        sys.exit(3)
+    ctx = contextlib.nullcontext()
+else:
+    ctx = contextlib.nullcontext()
+
+with ctx as prof:
+    for _ in range(a.warmup):
+        step()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(a.steps):
+        step()
+    torch.cuda.synchronize()
+    seconds = time.perf_counter() - t0
+    t_stop = time.perf_counter()
+if a.mode == "torch_profiler" and a.trace_out:
+    prof.export_chrome_trace(a.trace_out)
+    profile_path = a.trace_out
+if a.mode == "proton":
+    proton.finalize()
+    # Proton names the file after the session and its format (NAME.hatchet by default).
+    written = sorted(glob.glob(glob.escape(name) + ".*"))
+    profile_path = written[0] if written else ""
+stop_s = time.perf_counter() - t_stop
+
+launches = a.steps * a.launches_per_step
+print(json.dumps({
+    "mode": a.mode, "steps": a.steps, "warmup": a.warmup,
+    "launches_per_step": a.launches_per_step, "launches_timed": launches,
+    # Every launch of the loop, warm-up included; the set-up adds a few (two fills).
+    "launches_total": (a.steps + a.warmup) * a.launches_per_step,
+    "seconds": seconds, "us_per_launch": seconds * 1e6 / launches, "stop_s": stop_s,
+    "profile_bytes": os.path.getsize(profile_path) if os.path.exists(profile_path) else 0,
+    "checksum": float(x.sum().item()), "torch": torch.__version__,
+    "device": torch.cuda.get_device_name(),
+    "triton": getattr(sys.modules.get("triton"), "__version__", None)}), flush=True)
