@@ -54,6 +54,23 @@ class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
       options.stacks.syncs = options.stacks.copies = options.stacks.launches = false;
     }
     if (!options.launch_calls && !options.stacks.any()) return true;
+    // The launch functions' callbacks first, on their own: only when every one of them is on
+    // may the log write launch calls and the activity records leave them out. Otherwise the
+    // activity records keep them (runtime API with -t runtime, driver API with -t driver) and
+    // the log writes none, so that no launch is written twice.
+    if (options.launch_calls) {
+      const bool all_on = CuptiCallbacks::SetApiCallObserver(this, [](std::string_view f) {
+        return StackCallKindOf(f) == StackCallKind::kLaunch;
+      });
+      if (!all_on) {
+        options.launch_calls = false;
+        services.Report(Severity::kInfo, "api_calls",
+                        "warpscope: a kernel launch function's callback could not be enabled; "
+                        "launch calls are recorded only as CUPTI's runtime API records (-t "
+                        "runtime) and driver API records (-t driver)");
+      }
+    }
+    SetLaunchCallsFromCallbacks(options.launch_calls);
     TraceWriter& writer = services.writer();
     if (options.stacks.any()) {
       stack_sink_ = std::make_unique<WriterStackSink>(writer);
@@ -63,27 +80,26 @@ class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
     recorder_ = std::make_unique<ApiCallRecorder>(
         options, stacks_.get(), &TraceClockNs,
         [&writer](std::string_view name) { return writer.InternString(name); });
-    ApiCallRecorder* recorder = live_ = recorder_.get();
-    const bool all_on = CuptiCallbacks::SetApiCallObserver(
+    ApiCallRecorder* recorder = recorder_.get();
+    live_.store(recorder, std::memory_order_release);
+    // Then the syncs' and copies' callbacks, whose stacks are wanted.
+    CuptiCallbacks::SetApiCallObserver(
         this, [recorder](std::string_view function) { return recorder->Wants(function); });
-    // Only when every launch function's callback is on may the activity records leave launch
-    // calls out: otherwise a launch could go unrecorded on both sides.
-    if (options.launch_calls) {
-      SetLaunchCallsFromCallbacks(all_on);
-      if (!all_on) {
-        services.Report(Severity::kInfo, "api_calls",
-                        "warpscope: a launch function's callback could not be enabled; launch "
-                        "calls are recorded as CUPTI activity instead");
-      }
-    }
     return true;
   }
 
   // The recorder is never destroyed once made (live_): a callback may still be on its way in.
-  void OnApiEnter(const ApiCallSite& call) override { live_->OnEnter(call); }
-  void OnApiExit(const ApiCallSite& call, uint32_t result) override { live_->OnExit(call, result); }
+  // Launch callbacks may come before it is made (another thread, while cuInit runs).
+  void OnApiEnter(const ApiCallSite& call) override {
+    if (ApiCallRecorder* r = live_.load(std::memory_order_acquire)) r->OnEnter(call);
+  }
+  void OnApiExit(const ApiCallSite& call, uint32_t result) override {
+    if (ApiCallRecorder* r = live_.load(std::memory_order_acquire)) r->OnExit(call, result);
+  }
 
-  void OnCaptureStart(uint32_t, uint64_t) override {
+  // Before the activity kinds go on (this collector comes first in the registry): a kernel
+  // launched while they are being enabled has its launch logged.
+  void OnCaptureOpening(const CaptureWindowEdgeRecord&, uint64_t, uint32_t) override {
     if (recorder_) recorder_->SetRecording(true);
   }
   // The window's calls reach its file at the flush that follows (the session asks for one
@@ -160,7 +176,7 @@ class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
   std::unique_ptr<WriterStackSink> stack_sink_;
   std::unique_ptr<StackTable> stacks_;
   std::unique_ptr<ApiCallRecorder> recorder_;
-  ApiCallRecorder* live_ = nullptr;
+  std::atomic<ApiCallRecorder*> live_{nullptr};
 };
 
 }  // namespace

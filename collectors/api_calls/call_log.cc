@@ -21,10 +21,25 @@ struct CallLog::ThreadChain {
   uint32_t os_tid = 0;
   Chunk* head = nullptr;  // the drainer's
   Chunk* tail = nullptr;  // the appending thread's
+  // The drain count when a chunk was last refused (the bound was reached): the appending
+  // thread does not ask again, and take the lock, until a drain freed chunks.
+  uint64_t refused_at_drain = ~0ull;
   // Set when the thread ends (its handle's destructor); shared so that a handle outliving the
   // log writes into memory that still exists.
   std::shared_ptr<std::atomic<bool>> ended;
 };
+
+namespace {
+std::atomic<uint64_t> g_generations{0};
+
+// Trivially destructible, so still usable once the thread's handle below was destroyed: a call
+// made after that (an atexit handler of the main thread runs after its thread-locals ended; a
+// thread_local's destructor of the program may launch) goes to a chain of its own that is
+// never freed, instead of through the destroyed handle.
+thread_local bool t_handle_gone = false;
+thread_local uint64_t t_late_generation = 0;
+thread_local void* t_late_chain = nullptr;
+}  // namespace
 
 // The calling thread's chain in the log of `generation`.
 struct CallLog::ThreadHandle {
@@ -33,16 +48,12 @@ struct CallLog::ThreadHandle {
   std::shared_ptr<std::atomic<bool>> ended;
   ~ThreadHandle() {
     if (ended) ended->store(true, std::memory_order_release);
-    // A call made later on this thread (an atexit handler of the main thread runs after its
-    // thread-locals ended) starts a chain of its own instead of using one the drainer freed.
-    generation = 0;
+    ended.reset();
     chain = nullptr;
+    generation = 0;
+    t_handle_gone = true;
   }
 };
-
-namespace {
-std::atomic<uint64_t> g_generations{0};
-}  // namespace
 
 CallLog::CallLog(size_t max_bytes)
     : max_chunks_(std::max<size_t>(1, max_bytes / sizeof(Chunk))),
@@ -61,31 +72,41 @@ CallLog::~CallLog() {
   for (Chunk* c : free_) delete c;
 }
 
-CallLog::ThreadChain* CallLog::ChainOfThisThread(uint32_t os_tid) {
-  thread_local ThreadHandle handle;
-  if (handle.generation == generation_ && handle.chain != nullptr) return handle.chain;
+CallLog::ThreadChain* CallLog::NewChain(uint32_t os_tid) {
   auto chain = std::make_unique<ThreadChain>();
   chain->os_tid = os_tid;
   chain->ended = std::make_shared<std::atomic<bool>>(false);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    Chunk* first = nullptr;
-    if (!free_.empty()) {
-      first = free_.back();
-      free_.pop_back();
-    } else {
-      first = new Chunk();  // beyond the bound if need be: every thread may log
-      ++chunks_allocated_;
-    }
-    chain->head = chain->tail = first;
-    chains_.push_back(chain.get());
+  std::lock_guard<std::mutex> lock(mu_);
+  Chunk* first = nullptr;
+  if (!free_.empty()) {
+    first = free_.back();
+    free_.pop_back();
+  } else {
+    first = new Chunk();  // each chain's first chunk is outside the bound: every thread may log
+    ++chunks_allocated_;
   }
+  chain->head = chain->tail = first;
+  chains_.push_back(chain.get());
+  threads_.fetch_add(1, std::memory_order_relaxed);
+  return chain.release();
+}
+
+CallLog::ThreadChain* CallLog::ChainOfThisThread(uint32_t os_tid) {
+  if (t_handle_gone) {
+    if (t_late_generation != generation_ || t_late_chain == nullptr) {
+      t_late_chain = NewChain(os_tid);  // never marked ended: never freed while the log lives
+      t_late_generation = generation_;
+    }
+    return static_cast<ThreadChain*>(t_late_chain);
+  }
+  thread_local ThreadHandle handle;
+  if (handle.generation == generation_ && handle.chain != nullptr) return handle.chain;
+  ThreadChain* chain = NewChain(os_tid);
   if (handle.ended) handle.ended->store(true, std::memory_order_release);  // an older log's
   handle.generation = generation_;
   handle.ended = chain->ended;
-  handle.chain = chain.release();
-  threads_.fetch_add(1, std::memory_order_relaxed);
-  return handle.chain;
+  handle.chain = chain;
+  return chain;
 }
 
 CallLog::Chunk* CallLog::TakeChunk() {
@@ -95,7 +116,8 @@ CallLog::Chunk* CallLog::TakeChunk() {
     free_.pop_back();
     return c;
   }
-  if (chunks_allocated_ >= max_chunks_) return nullptr;
+  // Each chain's last chunk stays with it until a successor exists: those are not counted.
+  if (chunks_allocated_ >= max_chunks_ + chains_.size()) return nullptr;
   ++chunks_allocated_;
   return new Chunk();
 }
@@ -114,8 +136,10 @@ bool CallLog::Append(uint32_t os_tid, const LoggedCall& call) {
   Chunk* tail = chain->tail;
   uint32_t n = tail->published.load(std::memory_order_relaxed);
   if (n == kChunkEntries) {
-    Chunk* fresh = TakeChunk();
+    const uint64_t drains = drains_.load(std::memory_order_acquire);
+    Chunk* fresh = chain->refused_at_drain == drains ? nullptr : TakeChunk();
     if (fresh == nullptr) {
+      chain->refused_at_drain = drains;
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
@@ -157,6 +181,7 @@ void CallLog::Drain(
     }
     if (ended) finished.push_back(chain);
   }
+  drains_.fetch_add(1, std::memory_order_release);  // chunks may be free again
   if (finished.empty()) return;
   std::lock_guard<std::mutex> lock(mu_);
   for (ThreadChain* chain : finished) {

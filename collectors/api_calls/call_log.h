@@ -43,8 +43,8 @@ struct CallLogCounts {
 class CallLog {
  public:
   static constexpr size_t kChunkEntries = 1024;
-  // `max_bytes`: the most memory chunks may hold (at least one chunk per logging thread is
-  // always allowed, so that each thread can log once the drainer recycled its chunks).
+  // `max_bytes`: the most memory chunks may hold beyond one chunk per logging thread (each
+  // thread always keeps the chunk it appends to).
   explicit CallLog(size_t max_bytes);
   ~CallLog();
   CallLog(const CallLog&) = delete;
@@ -72,6 +72,7 @@ class CallLog {
   struct ThreadHandle;
 
   ThreadChain* ChainOfThisThread(uint32_t os_tid);
+  ThreadChain* NewChain(uint32_t os_tid);
   Chunk* TakeChunk();
   void Recycle(Chunk* chunk);
 
@@ -86,6 +87,7 @@ class CallLog {
 
   std::mutex drain_mu_;
   std::atomic<uint64_t> logged_{0}, dropped_{0}, threads_{0};
+  std::atomic<uint64_t> drains_{0};  // drains done: a refused chunk may be asked for again
 };
 
 }  // namespace warpscope

@@ -18,6 +18,10 @@ void NvtxCaptureRangeCollector::OnCaptureOpening(const CaptureWindowEdgeRecord& 
   open_depth_ = nvtx_depth;
 }
 
+void NvtxCaptureRangeCollector::OnCaptureStart(uint32_t, uint64_t timestamp_ns) {
+  if (open_ns_ != 0 && timestamp_ns > open_ns_) open_ns_ = timestamp_ns;
+}
+
 void NvtxCaptureRangeCollector::OnCaptureClosing(const CaptureWindowEdgeRecord& edge) {
   if (edge.trigger != CaptureTrigger::kNvtx && open_ns_ == 0) return;
   const CollectorOptions& options = services_->options();

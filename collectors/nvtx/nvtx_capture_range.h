@@ -22,6 +22,9 @@ class NvtxCaptureRangeCollector final : public SessionListener {
   // Writes the range when the window it opened closes, whatever closed it (the pop, the
   // duration, process end).
   void OnCaptureClosing(const CaptureWindowEdgeRecord& edge) override;
+  // The window's begin edge is written once recording began (after the activity kinds are on):
+  // the range starts there too, inside its window.
+  void OnCaptureStart(uint32_t window_id, uint64_t timestamp_ns) override;
 
  private:
   SessionServices* services_ = nullptr;

@@ -135,10 +135,10 @@ TEST_F(ActivityControllerTest, AttachEarlyTurnsTheWindowKindsOnAndOffInInit) {
   EXPECT_EQ(std::count(calls.begin(), calls.end(), "enable 10"), 1);
   EXPECT_EQ(std::count(calls.begin(), calls.end(), "disable 10"), 1);
   EXPECT_EQ(calls.back(), "disable 38");
-  // Nothing ran meanwhile (inside cuInit): the trace holds no event.
-  TraceModel model = CloseAndLoad();
-  EXPECT_TRUE(model.kernels.empty());
-  EXPECT_TRUE(model.api_calls.empty());
+  // The kinds are off again until a window opens: a kernel now is not recorded.
+  fake_.Emit(Kernel("_Z6beforev", 1, 1000));
+  EXPECT_EQ(fake_.records_not_enabled, 1u);
+  EXPECT_TRUE(CloseAndLoad().kernels.empty());
 }
 
 TEST_F(ActivityControllerTest, EnableTimesOfEachKind) {

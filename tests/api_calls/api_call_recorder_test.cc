@@ -179,7 +179,9 @@ TEST(ApiCallRecorder, NestedCallsEachKeepTheirOwnTimes) {
   Harness h(o);
   h.recorder.SetRecording(true);
   const ApiCallSite outer{true, 311, "cudaGraphLaunch_v10000", 10};
-  const ApiCallSite inner{false, 307, "cuLaunchKernel", 11};  // e.g. from a host callback
+  // The callbacks never send a driver launch inside a runtime launch (the same launch); a
+  // recorder handed nested calls still keeps each whole.
+  const ApiCallSite inner{false, 307, "cuLaunchKernel", 11};
   h.recorder.OnEnter(outer);
   h.recorder.OnEnter(inner);
   h.recorder.OnExit(inner, 0);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <thread>
@@ -107,10 +108,58 @@ TEST(CallLog, EndedThreadsAreDrainedThenForgotten) {
   auto out = DrainAll(log);
   EXPECT_EQ(out[55].size(), 10u);  // appended before the thread ended: drained
   EXPECT_TRUE(DrainAll(log).empty());
+  const size_t held = log.bytes_held();
   // A new thread gets a chain of its own, reusing the freed chunk.
   std::thread([&] { log.Append(56, Call(1)); }).join();
   EXPECT_EQ(DrainAll(log)[56].size(), 1u);
+  EXPECT_EQ(log.bytes_held(), held);
   EXPECT_EQ(log.counts().threads, 2u);
+}
+
+// Appends from a thread-local's destructor, which may run after the log's own handle of the
+// thread was destroyed (as a CUDA call in the program's thread-local destructors, or in an
+// atexit handler of the main thread, would).
+struct AppendAtThreadExit {
+  CallLog* log = nullptr;
+  ~AppendAtThreadExit() {
+    if (log != nullptr) {
+      for (uint32_t i = 100; i < 103; ++i) log->Append(77, Call(i));
+    }
+  }
+};
+
+TEST(CallLog, CallsAfterTheThreadsHandleEndedAreKept) {
+  CallLog log(64 << 20);
+  for (int order = 0; order < 2; ++order) {
+    std::thread([&, order] {
+      // Constructed before or after the log's handle: destroyed after or before it.
+      thread_local AppendAtThreadExit late;
+      if (order == 0) late.log = &log;
+      log.Append(77, Call(1));
+      if (order == 1) late.log = &log;
+    }).join();
+  }
+  std::vector<uint32_t> seen = DrainAll(log)[77];
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<uint32_t>{1, 1, 100, 100, 101, 101, 102, 102}));
+  EXPECT_EQ(log.counts().dropped, 0u);
+}
+
+TEST(CallLog, AThreadAtTheBoundStillLogsAndOthersAreNotStarved) {
+  // No room beyond each thread's own chunk.
+  CallLog log(1);
+  uint32_t appended = 0;
+  for (uint32_t i = 1; i <= 3 * CallLog::kChunkEntries; ++i) appended += log.Append(1, Call(i));
+  EXPECT_GE(appended, CallLog::kChunkEntries);
+  EXPECT_EQ(log.counts().dropped, 3 * CallLog::kChunkEntries - appended);
+  // Another thread has its own first chunk, bound or not.
+  std::thread([&] { EXPECT_TRUE(log.Append(2, Call(1))); }).join();
+  auto out = DrainAll(log);
+  EXPECT_EQ(out[1].size(), appended);
+  EXPECT_EQ(out[2].size(), 1u);
+  // Drained: the thread logs again.
+  for (uint32_t i = 1; i <= CallLog::kChunkEntries; ++i) log.Append(1, Call(i));
+  EXPECT_EQ(DrainAll(log)[1].size(), CallLog::kChunkEntries);
 }
 
 TEST(CallLog, AbandonedLogTakesNothing) {

@@ -13,10 +13,10 @@ namespace {
 
 using ::testing::ElementsAre;
 
-TEST(CollectorRegistry, SubscriptionThenActivityThenNvtxThenNcclThenStacksThenSampling) {
+TEST(CollectorRegistry, SubscriptionThenLaunchLogThenActivityThenNvtxThenNcclThenSampling) {
   std::vector<std::string> names;
   for (const CollectorRegistration& r : Collectors()) names.emplace_back(r.name);
-  EXPECT_THAT(names, ElementsAre("callbacks", "activity", "nvtx", "nccl", "api_calls",
+  EXPECT_THAT(names, ElementsAre("callbacks", "api_calls", "activity", "nvtx", "nccl",
                                  "pm_sampling", "pc_sampling"));
 }
 
@@ -26,7 +26,7 @@ TEST(CollectorRegistry, StagesAndSwitches) {
   EXPECT_EQ(regs[0].stage, CollectorStage::kBeforeTrace);
   EXPECT_EQ(regs[1].stage, CollectorStage::kRequired);
   EXPECT_EQ(regs[2].stage, CollectorStage::kRequired);
-  // NCCL's calls and stacks: required, so that they do not count as optional collectors
+  // The launch log and NCCL's calls: required, so that they do not count as optional collectors
   // (those switch module callbacks on), and they never refuse.
   EXPECT_EQ(regs[3].stage, CollectorStage::kRequired);
   EXPECT_EQ(regs[4].stage, CollectorStage::kRequired);
