@@ -22,6 +22,7 @@ struct Family {
   std::vector<const NvtxRange*> ranges;
   uint32_t min_depth = UINT32_MAX;
   bool numbered = false;
+  bool library = false;  // IsLibraryRange: never chosen without --step
 };
 
 bool NamesStep(std::string_view family) {
@@ -52,6 +53,7 @@ std::vector<Family> Families(const std::vector<NvtxRange>& ranges) {
     f.ranges.push_back(&r);
     f.min_depth = std::min(f.min_depth, r.depth);
     f.numbered = f.numbered || numbered;
+    f.library = f.library || IsLibraryRange(r.name, r.domain);
   }
   std::vector<Family> out;
   for (auto& [key, f] : by_key) {
@@ -128,6 +130,26 @@ bool EndsWithStepWord(std::string_view name) {
 
 }  // namespace
 
+bool IsLibraryRange(std::string_view name, std::string_view domain) {
+  auto lower = [](std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  const std::string d = lower(domain);
+  for (std::string_view library : {"nccl", "cccl", "cub", "cudnn", "cublas", "cublaslt",
+                                   "nvshmem"}) {
+    if (d == library) return true;
+  }
+  const std::string n = lower(name.substr(0, 16));
+  for (std::string_view prefix :
+       {"cub::", "thrust::", "cuda::", "cutlass::", "aten::", "autograd::", "torch::", "at::",
+        "c10::", "c10d::", "nccl", "cudnn", "cublas", "cusparse", "cufft", "curand"}) {
+    if (std::string_view(n).substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
+}
+
 std::string RangeFamily(std::string_view name) {
   std::string out;
   size_t i = 0;
@@ -185,21 +207,39 @@ StepSet FindSteps(const std::vector<NvtxRange>& ranges, std::string_view request
     none.how = absl::StrCat("no repeated NVTX range named ", std::string(requested), " (--step)");
     return none;
   }
-  if (const Family* f = Best(families, [](const Family& x) { return x.numbered; })) {
-    return MakeSteps(*f, absl::StrCat("numbered NVTX range ", f->name));
+  // A library's ranges (CUB's around each reduction, PyTorch's per operator) repeat as often as
+  // the calls they wrap: they are never taken for the program's steps unless asked for.
+  std::string libraries;
+  for (const Family& f : families) {
+    if (f.library && libraries.size() < 200) {
+      absl::StrAppend(&libraries, libraries.empty() ? "" : ", ", f.name);
+    }
   }
-  if (const Family* f = Best(families, [](const Family& x) { return NamesStep(x.name); })) {
-    return MakeSteps(*f, absl::StrCat("repeated NVTX range ", f->name));
+  const std::string left_out =
+      libraries.empty() ? "" : absl::StrCat("; library ranges left out: ", libraries);
+  if (const Family* f =
+          Best(families, [](const Family& x) { return !x.library && x.numbered; })) {
+    return MakeSteps(*f, absl::StrCat("numbered NVTX range ", f->name, left_out));
   }
-  if (const Family* f = Best(families, [](const Family&) { return true; })) {
+  if (const Family* f =
+          Best(families, [](const Family& x) { return !x.library && NamesStep(x.name); })) {
+    return MakeSteps(*f,
+                     absl::StrCat("repeated NVTX range ", f->name, " named a step", left_out));
+  }
+  if (const Family* f = Best(families, [](const Family& x) { return !x.library; })) {
     StepSet guess = MakeSteps(*f, absl::StrCat("repeated NVTX range ", f->name,
                                                " (no numbered or step range; choose one with "
-                                               "--step)"));
+                                               "--step",
+                                               left_out, ")"));
     guess.guessed = true;
     return guess;
   }
   StepSet none;
-  none.how = "no repeated NVTX range: no steps";
+  none.how = libraries.empty()
+                 ? "no repeated NVTX range: no steps"
+                 : absl::StrCat("no repeated NVTX range of the program's own: no steps (library "
+                                "ranges left out: ",
+                                libraries, "; name one with --step)");
   return none;
 }
 

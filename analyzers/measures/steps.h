@@ -7,7 +7,8 @@
 // one thread. Among the
 // families that repeat at least twice without overlapping, the step family is, in order of
 // preference: the one named by the user; the outermost numbered family; the outermost family
-// whose name says step, iter or batch; the outermost family with the most instances. Step i
+// whose name says step, iter or batch; the outermost family with the most instances. A
+// library's ranges (IsLibraryRange) are chosen only when named by the user. Step i
 // runs from the start of its range to the start of the next (the last to its range's end), so
 // host time between two step ranges belongs to the step before it.
 #ifndef WARPSCOPE_ANALYZERS_MEASURES_STEPS_H_
@@ -63,6 +64,12 @@ StepSet FindSteps(const std::vector<NvtxRange>& ranges, std::string_view request
 // batch, epoch: "step12") with no letter after it. Digits that are part of a word stay:
 // "conv2d", "layer3", "fp16", "sm90".
 std::string RangeFamily(std::string_view name);
+
+// Whether a range is a library's rather than the program's: in a library's NVTX domain (NCCL,
+// CCCL/CUB, cuDNN, cuBLAS, NVSHMEM) or named in a library's namespace (cub::, thrust::,
+// cutlass::, PyTorch's aten::, autograd::, c10d::, ...; nccl*, cudnn*, cublas*). Such ranges
+// wrap one library call each and repeat as often as it is called.
+bool IsLibraryRange(std::string_view name, std::string_view domain);
 
 
 // The host time of the steps' thread in each NVTX range path per step: over each step's span,

@@ -120,6 +120,45 @@ TEST(Steps, TheUsersChoiceByNameOrFamily) {
   EXPECT_EQ(none.how, "no repeated NVTX range named optimizer (--step)");
 }
 
+TEST(Steps, LibraryRangesAreNeverTakenForTheSteps) {
+  // A program without a step range of its own: PyTorch's CUB calls push a range around each
+  // reduction (in the default domain, as seen on an H200) and an operator range repeats too.
+  Ranges r;
+  for (uint64_t k = 0; k < 6; ++k) {
+    r.Add("cub::DeviceReduce::Sum", 1000 * k, 1000 * k + 50);
+    r.Add("aten::linear, seq = " + std::to_string(k), 1000 * k + 100, 1000 * k + 300);
+    r.Add("cudnn_convolution", 1000 * k + 400, 1000 * k + 500);
+    r.Add("ThrustSort", 1000 * k + 600, 1000 * k + 650, 0, 1, "CCCL");
+  }
+  StepSet s = FindSteps(r.get());
+  EXPECT_TRUE(s.steps.empty());
+  EXPECT_NE(s.how.find("no repeated NVTX range of the program's own"), std::string::npos) << s.how;
+  EXPECT_NE(s.how.find("cub::DeviceReduce::Sum"), std::string::npos) << s.how;
+  // The program's own repeated range wins, even inside the library ones' cycle.
+  for (uint64_t k = 0; k < 6; ++k) r.Add("train", 1000 * k + 60, 1000 * k + 950);
+  s = FindSteps(r.get());
+  EXPECT_EQ(s.family, "train");
+  EXPECT_NE(s.how.find("library ranges left out"), std::string::npos) << s.how;
+  // --step still takes a library range when asked.
+  EXPECT_EQ(FindSteps(r.get(), "cub::DeviceReduce::Sum").family, "cub::DeviceReduce::Sum");
+}
+
+TEST(Steps, WhatIsALibraryRange) {
+  for (const char* name : {"cub::DeviceReduce::Sum", "thrust::sort", "aten::add, seq = 3",
+                           "autograd::engine::evaluate_function: AddBackward0",
+                           "c10d::allreduce_", "ncclAllReduce", "cudnnConvolutionForward",
+                           "cutlass::Kernel2"}) {
+    EXPECT_TRUE(IsLibraryRange(name, "")) << name;
+  }
+  EXPECT_TRUE(IsLibraryRange("anything", "NCCL"));
+  EXPECT_TRUE(IsLibraryRange("DeviceScan", "CCCL"));
+  for (const char* name : {"train_step", "forward", "ProfilerStep#3", "data_loader",
+                           "attention", "layers.3.attn", "step"}) {
+    EXPECT_FALSE(IsLibraryRange(name, "")) << name;
+  }
+  EXPECT_FALSE(IsLibraryRange("train_step", "my_domain"));
+}
+
 TEST(Steps, StepsOnAnotherThreadAreTheirOwnFamily) {
   Ranges r;
   r.Add("step_1", 0, 100, 0, 1).Add("step_2", 150, 250, 0, 2);  // one each: no repeat
