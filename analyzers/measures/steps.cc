@@ -223,8 +223,7 @@ StepSet FindSteps(const std::vector<NvtxRange>& ranges, std::string_view request
   }
   if (const Family* f =
           Best(families, [](const Family& x) { return !x.library && NamesStep(x.name); })) {
-    return MakeSteps(*f,
-                     absl::StrCat("repeated NVTX range ", f->name, " named a step", left_out));
+    return MakeSteps(*f, absl::StrCat("repeated NVTX range ", f->name, left_out));
   }
   if (const Family* f = Best(families, [](const Family& x) { return !x.library; })) {
     StepSet guess = MakeSteps(*f, absl::StrCat("repeated NVTX range ", f->name,
