@@ -485,7 +485,7 @@ std::string RenderDiffReport(const DiffReport& report, OutputFormat format) {
       const bool stalls = row.section == DiffSection::kStalls;
       std::vector<Cell> cells;
       cells.emplace_back(std::string(DiffSectionName(row.section)));
-      cells.emplace_back(text ? ShortKernelName(row.name, true) : row.name);
+      cells.emplace_back(report.names.Show(row.name, text));
       if (text) {
         cells.emplace_back(row.section == DiffSection::kTotal
                                ? std::string()

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "analyzers/model/trace_model.h"
 #include "analyzers/render/output.h"
+#include "analyzers/render/short_names.h"
 
 namespace warpscope {
 
@@ -79,6 +80,7 @@ struct DiffReport {
   uint64_t regressions = 0;     // rows (totals included) judged slower
   uint64_t improvements = 0;
   std::vector<std::string> notes;  // e.g. which trace has no PM samples (its figures are n/a)
+  KernelNames names;  // how the renderer names kernels (--short-names: over both traces')
 };
 
 // Compares `next` with `base`. Kernels match by demangled name over all devices, NVTX ranges

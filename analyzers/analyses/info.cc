@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analyzers/analyses/info_coverage.h"
 #include "analyzers/model/trace_limits.h"
 #include "proto/settings/setting_values.h"
 #include "proto/settings/settings.h"
@@ -148,6 +149,10 @@ PcSummary SummarizePc(const TraceModel& m) {
   return s;
 }
 
+InfoSamplingCoverage SamplingCoverageOf(const TraceModel& m) {
+  return ComputeInfoSamplingCoverage(m, !m.pm_metric_sets.empty(), SummarizePc(m).requested);
+}
+
 // Counters worth a warning: data loss or errors with a non-zero value.
 bool Alarming(const StatCounter& c) { return c.value != 0 && c.severity != v1::SEVERITY_INFO; }
 
@@ -240,8 +245,9 @@ void AppendTextEvents(const TraceModel& m, std::string& out) {
   }
 }
 
-// What PM and PC sampling produced.
-void AppendTextSampling(const TraceModel& m, std::string& out) {
+// What PM and PC sampling produced, and what of the kernels they saw.
+void AppendTextSampling(const TraceModel& m, const InfoSamplingCoverage& coverage,
+                        std::string& out) {
   if (!m.pm_metric_sets.empty()) {
     out += "\npm sampling\n";
     for (const PmSetSummary& s : SummarizePm(m)) {
@@ -251,7 +257,9 @@ void AppendTextSampling(const TraceModel& m, std::string& out) {
     }
     const uint64_t gap_ns = CounterValue(m, stats::kPmGapNs.name);
     const uint64_t overflows = CounterValue(m, stats::kPmOverflows.name);
-    absl::StrAppend(&out, "  without samples while sampling: ", FormatDuration(gap_ns),
+    // The recorder counts only gaps between two samples, not the time before the first or
+    // after the last: the coverage lines below measure every hole from the samples.
+    absl::StrAppend(&out, "  gaps the recorder counted: ", FormatDuration(gap_ns),
                     "; hardware buffer overflows: ", overflows, "\n");
     if (const uint64_t busy = CounterValue(m, stats::kPmDecodeBusyUs.name); busy != 0) {
       absl::StrAppend(&out, "  decode thread CPU: ", FormatDuration(busy * 1e3), " (CUPTI decode ",
@@ -259,6 +267,7 @@ void AppendTextSampling(const TraceModel& m, std::string& out) {
                       ", metric evaluation ",
                       FormatDuration(CounterValue(m, stats::kPmEvaluateUs.name) * 1e3), ")\n");
     }
+    if (coverage.pm) AppendCoverageText(*coverage.pm, "PM", "occupancy and tail", out);
   }
 
   if (const PcSummary pc = SummarizePc(m); pc.requested) {
@@ -273,7 +282,9 @@ void AppendTextSampling(const TraceModel& m, std::string& out) {
       absl::StrAppend(&out, "  PC sampling was on but produced 0 samples: likely cause: ",
                       pc.diagnosis, "\n");
     }
+    if (coverage.pc) AppendCoverageText(*coverage.pc, "PC", "stalls", out);
   }
+  if (!coverage.problem.empty()) absl::StrAppend(&out, "  ", coverage.problem, "\n");
 }
 
 // The writer's stats, the import problems, and the notices collectors left.
@@ -337,7 +348,7 @@ std::string RenderText(const TraceModel& m, const std::string& name) {
   AppendTextHeader(m, name, out);
   AppendTextDevices(m, out);
   AppendTextEvents(m, out);
-  AppendTextSampling(m, out);
+  AppendTextSampling(m, SamplingCoverageOf(m), out);
   AppendTextCounters(m, out);
   AppendTextWarnings(m, out);
   return out;
@@ -447,7 +458,7 @@ void WriteJsonEvents(const TraceModel& m, JsonWriter& j) {
   j.EndArray();
 }
 
-void WriteJsonSampling(const TraceModel& m, JsonWriter& j) {
+void WriteJsonSampling(const TraceModel& m, const InfoSamplingCoverage& coverage, JsonWriter& j) {
   if (!m.pm_metric_sets.empty()) {
     j.Key("pm_sampling").BeginObject();
     j.Key("metric_sets").BeginArray();
@@ -465,6 +476,7 @@ void WriteJsonSampling(const TraceModel& m, JsonWriter& j) {
     j.Key("gap_ns").Uint(CounterValue(m, stats::kPmGapNs.name));
     j.Key("overflows").Uint(CounterValue(m, stats::kPmOverflows.name));
     j.Key("decode_busy_us").Uint(CounterValue(m, stats::kPmDecodeBusyUs.name));
+    if (coverage.pm) WriteCoverageJson(*coverage.pm, j.Key("coverage"));
     j.EndObject();
   }
 
@@ -481,6 +493,7 @@ void WriteJsonSampling(const TraceModel& m, JsonWriter& j) {
     j.Key("cubins").Uint(pc.cubins);
     j.Key("cubin_bytes").Uint(pc.cubin_bytes);
     j.Key("zero_samples_cause").String(pc.diagnosis);
+    if (coverage.pc) WriteCoverageJson(*coverage.pc, j.Key("coverage"));
     j.EndObject();
   }
 }
@@ -550,7 +563,7 @@ std::string RenderJson(const TraceModel& m, const std::string& name) {
   WriteJsonHeader(m.header, j);
   WriteJsonDevices(m, j);
   WriteJsonEvents(m, j);
-  WriteJsonSampling(m, j);
+  WriteJsonSampling(m, SamplingCoverageOf(m), j);
   WriteJsonCounters(m, j);
   WriteJsonEnd(m, j);
   j.Key("worst_severity").String(SeverityName(m.WorstSeverity()));

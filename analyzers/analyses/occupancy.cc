@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/measures/kernel_name_filter.h"
+#include "analyzers/measures/sampling_coverage.h"
 #include "analyzers/model/trace_limits.h"
 
 namespace warpscope {
@@ -48,7 +49,8 @@ const DeviceInfo* DeviceById(std::span<const DeviceInfo> devices, uint32_t id) {
 // A row's sums over the launches that have an achieved figure.
 struct RowAccumulator {
   double weight = 0, weighted = 0, shared_ns = 0, sampled_ns = 0;
-  double unseen_ns = 0;  // time of the launches with a figure that no own sample covers
+  double unseen_ns = 0;   // time of the launches with a figure that no own sample covers
+  double covered_ns = 0;  // time of the launches with a figure inside any PM sample
   uint64_t longest_without = 0;
   ResidentWarpLimit limit;
 };
@@ -144,6 +146,8 @@ std::vector<Table::Column> OccupancyColumns(bool text) {
                                         {"achieved_low_pct", true},
                                         {"achieved_high_pct", true},
                                         {"gap_pts", true},
+                                        {"covered_launches", true},
+                                        {"covered_time_pct", true},
                                         {"samples", true},
                                         {"shared_samples", true},
                                         {"shared_pct", true},
@@ -201,6 +205,8 @@ void AppendFigureCells(const OccupancyRow& row, bool text, std::vector<Cell>& ce
     cells.emplace_back(row.theoretical ? PercentCell(row.theoretical->occupancy - row.achieved)
                                        : Cell());
   }
+  cells.emplace_back(row.achieved_launches);
+  cells.emplace_back(PercentCell(row.covered_time_fraction));
   cells.emplace_back(row.samples);
   cells.emplace_back(row.shared_samples);
   cells.emplace_back(std::isnan(row.achieved) ? Cell() : PercentCell(row.shared_time_fraction));
@@ -215,6 +221,7 @@ void AppendNoteCells(const OccupancyRow& row, bool text, std::vector<std::string
                      std::vector<Cell>& cells) {
   std::vector<std::string> notes;
   if (!row.theoretical_error.empty()) notes.push_back(row.theoretical_error);
+  if (!row.coverage_note.empty()) notes.push_back(row.coverage_note);
   if (!row.achieved_reason.empty()) notes.push_back(row.achieved_reason);
   if (!row.too_few.empty()) notes.push_back(row.too_few);
   std::vector<std::string> advice;
@@ -290,6 +297,7 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
       a.weighted += ach.weight * ach.achieved;
       a.shared_ns += ach.shared_time_fraction * kernel.duration_ns;
       a.sampled_ns += kernel.duration_ns;
+      a.covered_ns += ach.coverage * static_cast<double>(kernel.duration_ns);
       const double unseen =
           ach.from_shared_samples ? 1.0 : ach.shared_time_fraction + (1 - ach.coverage);
       a.unseen_ns += std::clamp(unseen, 0.0, 1.0) * static_cast<double>(kernel.duration_ns);
@@ -302,6 +310,12 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
   for (size_t i = 0; i < report.rows.size(); ++i) {
     FillTheoretical(in.devices, report.rows[i]);  // the ceiling of the achieved bounds
     FinishAchieved(acc[i], report.rows[i]);
+    OccupancyRow& row = report.rows[i];
+    if (row.total_ns > 0) row.covered_time_fraction = acc[i].covered_ns / row.total_ns;
+    if (!std::isnan(row.achieved)) {
+      row.coverage_note =
+          LowCoverageNote("PM", row.achieved_launches, row.launches, row.covered_time_fraction);
+    }
   }
   std::stable_sort(
       report.rows.begin(), report.rows.end(),
@@ -322,7 +336,7 @@ Table RowsTable(const OccupancyReport& report, bool text, std::vector<std::strin
   for (const OccupancyRow& row : report.rows) {
     // Cells are built in place: moving one in makes GCC 12 warn falsely (-Wmaybe-uninitialized).
     std::vector<Cell> cells;
-    cells.emplace_back(ShortKernelName(row.name, text));
+    cells.emplace_back(report.names.Show(row.name, text));
     AppendLaunchCells(row, text, cells);
     AppendFigureCells(row, text, cells);
     // AppendFigureCells marked the achieved figure "*": the footnote below explains it.

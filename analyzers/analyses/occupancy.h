@@ -12,6 +12,7 @@
 #include "analyzers/measures/occupancy_calculator.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/report.h"
+#include "analyzers/render/short_names.h"
 #include "analyzers/measures/pm_attribution.h"
 
 namespace warpscope {
@@ -45,6 +46,11 @@ struct OccupancyRow {
   double achieved_low = kNaN, achieved_high = kNaN;
   // When the bounds are more than kMaxAchievedWidth apart: what would give enough; "" else.
   std::string too_few;
+  // What the achieved figure rests on: the launches with a figure (achieved_launches), and
+  // their time inside PM samples as a share of all the row's time; below kLowCoverage the
+  // row says so (coverage_note, LowCoverageNote).
+  double covered_time_fraction = 0;
+  std::string coverage_note;
   std::string achieved_reason;      // why achieved is NaN (or a caveat)
   std::vector<OccupancyAdvice> advice;
 };
@@ -56,6 +62,7 @@ struct OccupancyReport {
   uint32_t kernels_matched = 0;
   bool has_pm_samples = false;
   std::string pm_samples_unavailable;  // why raw PM samples could not be evaluated, or ""
+  KernelNames names;                   // how the renderers name kernels (--short-names)
 
 };
 

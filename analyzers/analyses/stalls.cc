@@ -27,6 +27,7 @@
 #include "absl/strings/str_format.h"
 #include "analyzers/measures/intervals.h"
 #include "analyzers/measures/kernel_name_filter.h"
+#include "analyzers/measures/sampling_coverage.h"
 #include "collectors/activity/kernel_names.h"
 #include "proto/settings/settings.h"
 
@@ -162,48 +163,72 @@ class SourceText {
   std::map<std::string, std::vector<std::string>> files_;
 };
 
+// A function's launches in one trace: what its samples can rest on.
+struct FunctionLaunches {
+  double instants = 0;  // sampling instants: recorded time x SM clock / 2^period
+  uint64_t launches = 0, covered_launches = 0;  // all, and those PC sampling ran during
+  uint64_t kernel_ns = 0, covered_ns = 0;
+};
+
 struct KernelAcc {
   uint64_t samples = 0, selected = 0, not_issued = 0;
+  // Summed over the traces and functions of the name; its instants are the sampling instants
+  // of its recorded launches (StallKernelRow).
+  FunctionLaunches launches;
   std::map<std::string, uint64_t> by_state;
   std::map<std::pair<uint64_t, uint64_t>, PcAcc> pcs;  // (pc offset, cubin crc)
-  double instants = 0;        // sampling instants of its recorded launches (StallKernelRow)
   double fallback_units = 0;  // samples over SM sub-partitions, where launches are unknown
   std::set<std::pair<size_t, std::string_view>> functions;  // (trace, mangled name) seen
 };
 
-// Sampling instants per mangled kernel name of one trace: the recorded time of its launches x
-// the SM clock / 2^period.
-std::unordered_map<std::string_view, double> InstantsByFunction(const TraceModel& model) {
-  std::unordered_map<std::string_view, double> out;
+// Per mangled kernel name of one trace: the sampling instants of its launches (the recorded
+// time of its launches x the SM clock / 2^period), and how many of them, and how much of
+// their time, PC sampling ran during.
+std::unordered_map<std::string_view, FunctionLaunches> LaunchesByFunction(const TraceModel& model) {
+  std::unordered_map<std::string_view, FunctionLaunches> out;
   const double period = std::ldexp(1.0, static_cast<int>(PcSamplingPeriodExponent(model)));
+  SamplingCoverage coverage(PcSampledSpans(model));
   for (const KernelEvent& k : model.kernels) {
+    FunctionLaunches& f = out[k.mangled_name.empty() ? k.name : k.mangled_name];
+    const uint64_t covered = coverage.AddKernel(k.device_id, k.start_ns, k.duration_ns);
+    ++f.launches;
+    f.covered_launches += covered > 0 ? 1 : 0;
+    f.kernel_ns += k.duration_ns;
+    f.covered_ns += covered;
     const DeviceInfo* device = model.FindDevice(k.device_id);
     if (device == nullptr || device->core_clock_khz == 0) continue;
     const double cycles = static_cast<double>(k.duration_ns) * 1e-6 *
                           static_cast<double>(device->core_clock_khz);
-    out[k.mangled_name.empty() ? k.name : k.mangled_name] += cycles / period;
+    f.instants += cycles / period;
   }
   return out;
 }
 
 // What a record adds to its kernel's independent looks: the sampling instants of the
-// function's launches in trace `t`, once per trace and function; where its launches are not
-// in the trace, its samples over the device's SM sub-partitions (four per SM).
+// function's launches in trace `t`, once per trace and function (with the launches); where its
+// launches, or their clock, are not in the trace, its samples over the device's SM
+// sub-partitions (four per SM).
 void AddLooks(size_t t, std::string_view function, uint64_t samples, const DeviceInfo* device,
-              const std::unordered_map<std::string_view, double>& instants, KernelAcc& kernel) {
-  auto it = instants.find(function);
-  if (it == instants.end()) {
+              const std::unordered_map<std::string_view, FunctionLaunches>& launches,
+              KernelAcc& kernel) {
+  auto it = launches.find(function);
+  if (it == launches.end() || it->second.instants == 0) {
     const double units = device != nullptr && device->sm_count > 0 ? 4.0 * device->sm_count : 1.0;
     kernel.fallback_units += static_cast<double>(samples) / units;
-    return;
   }
-  if (kernel.functions.insert({t, function}).second) kernel.instants += it->second;
+  if (it == launches.end() || !kernel.functions.insert({t, function}).second) return;
+  const FunctionLaunches& f = it->second;
+  kernel.launches.instants += f.instants;
+  kernel.launches.launches += f.launches;
+  kernel.launches.covered_launches += f.covered_launches;
+  kernel.launches.kernel_ns += f.kernel_ns;
+  kernel.launches.covered_ns += f.covered_ns;
 }
 
 // The 95% intervals of a row's shares, over its sampling instants, and what would give
 // enough when the top share's is wider than kMaxStallHalfWidth.
 void AddIntervals(const KernelAcc& kernel, uint32_t period, StallKernelRow& row) {
-  const double n = kernel.instants > 0 ? kernel.instants : kernel.fallback_units;
+  const double n = kernel.launches.instants > 0 ? kernel.launches.instants : kernel.fallback_units;
   row.sampling_instants = std::min(static_cast<double>(row.samples), std::max(n, 1.0));
   for (StallShare& share : row.reasons) {
     const Interval i = WilsonInterval(share.fraction, row.sampling_instants);
@@ -402,7 +427,8 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
   uint32_t period = 0;  // the smallest period of the traces, for the advice
   for (size_t t = 0; t < traces.size(); ++t) {
     const TraceModel& model = *traces[t];
-    const std::unordered_map<std::string_view, double> instants = InstantsByFunction(model);
+    const std::unordered_map<std::string_view, FunctionLaunches> launches =
+        LaunchesByFunction(model);
     const uint32_t trace_period = PcSamplingPeriodExponent(model);
     period = period == 0 ? trace_period : std::min(period, trace_period);
     std::unordered_map<std::string_view, std::string> demangled;  // views into the model
@@ -427,7 +453,7 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
         const uint64_t before = kernel.samples;
         AddRecordSamples(record, names, kernel, pc, report);
         AddLooks(t, record.function_name, kernel.samples - before,
-                 model.FindDevice(batch.device_id), instants, kernel);
+                 model.FindDevice(batch.device_id), launches, kernel);
       }
     }
     if (trace_has_samples) {
@@ -447,6 +473,16 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
     if (kernel.samples == 0 && kernel.not_issued == 0) continue;
     StallKernelRow row = KernelRow(name, kernel);
     AddIntervals(kernel, period, row);
+    const FunctionLaunches& f = kernel.launches;
+    row.launches = f.launches;
+    row.covered_launches = f.covered_launches;
+    if (f.kernel_ns > 0) {
+      row.covered_time_fraction = static_cast<double>(f.covered_ns) / f.kernel_ns;
+    } else {
+      row.covered_time_fraction = f.launches > 0 && f.covered_launches == f.launches ? 1 : 0;
+    }
+    row.coverage_note =
+        LowCoverageNote("PC", row.covered_launches, row.launches, row.covered_time_fraction);
     report.samples += row.samples;
     report.rows.push_back(std::move(row));
   }

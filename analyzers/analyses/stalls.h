@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/report.h"
+#include "analyzers/render/short_names.h"
 #include "analyzers/measures/source_lines.h"
 #include "analyzers/model/trace_model.h"
 
@@ -111,6 +112,13 @@ struct StallKernelRow {
   // When the top share's interval is wider than kMaxStallHalfWidth on either side: what would
   // give enough (a lower --pc-period, more launches); "" otherwise.
   std::string too_few;
+  // What the shares rest on: the kernel's launches in the traces, those that ran while PC
+  // sampling ran (PcSampledSpans), and the share of its time they ran sampled. All 0 when
+  // the traces have no kernel records of it. Below kLowCoverage, coverage_note says so.
+  uint64_t launches = 0;
+  uint64_t covered_launches = 0;
+  double covered_time_fraction = 0;
+  std::string coverage_note;
 };
 
 // A kernel's shares are "too few" beyond this half-width of its top share's interval.
@@ -118,6 +126,7 @@ inline constexpr double kMaxStallHalfWidth = 0.05;
 
 struct StallReport {
   std::vector<StallKernelRow> rows;  // ranked by samples
+  KernelNames names;                 // how the renderers name kernels (--short-names)
   int top = 5;                       // from the options: reasons, PCs or lines per kernel
   StallView view = StallView::kKernel;
   uint64_t samples = 0;                 // over the rows

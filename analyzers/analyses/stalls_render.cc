@@ -44,6 +44,15 @@ std::string ShareWithInterval(const StallShare& r) {
 
 std::string HexPc(uint64_t pc) { return absl::StrFormat("0x%x", pc); }
 
+// What a kernel's shares rest on: its launches, those PC sampling ran during, and the share of
+// its time; empty where the traces have no launch of it.
+void AppendCoverageCells(const StallKernelRow& row, std::vector<Cell>& cells) {
+  const bool known = row.launches > 0;
+  cells.emplace_back(known ? Cell(row.launches) : Cell());
+  cells.emplace_back(known ? Cell(row.covered_launches) : Cell());
+  cells.emplace_back(known ? PercentCell(row.covered_time_fraction) : Cell());
+}
+
 Cell CyclesCell(double cycles, bool text) {
   if (std::isnan(cycles)) return text ? Cell("n/a") : Cell();
   return Cell(cycles, 2);
@@ -75,7 +84,10 @@ std::vector<std::string> StallReportNotes(const StallReport& report) {
   }
   for (const StallKernelRow& row : report.rows) {
     if (!row.too_few.empty()) {
-      notes.push_back(absl::StrCat(ShortKernelName(row.name, true), ": ", row.too_few));
+      notes.push_back(absl::StrCat(report.names.Show(row.name, true), ": ", row.too_few));
+    }
+    if (!row.coverage_note.empty()) {
+      notes.push_back(absl::StrCat(report.names.Show(row.name, true), ": ", row.coverage_note));
     }
   }
   if (report.source_mapped) {
@@ -125,7 +137,7 @@ std::string RenderByPc(const StallReport& report, OutputFormat format) {
     for (size_t i = 0; i < StallRowsShown(row.pcs.size(), report.top); ++i) {
       const PcHotspot& pc = row.pcs[i];
       std::vector<Cell> cells;
-      cells.emplace_back(ShortKernelName(row.name, text));
+      cells.emplace_back(report.names.Show(row.name, text));
       cells.emplace_back(HexPc(pc.pc_offset));
       if (source) {
         cells.emplace_back(pc.source.line > 0 ? LineText(pc.source, text) : std::string());
@@ -156,7 +168,7 @@ std::string RenderByLine(const StallReport& report, OutputFormat format) {
     for (size_t i = 0; i < StallRowsShown(row.lines.size(), report.top); ++i) {
       const LineHotspot& line = row.lines[i];
       std::vector<Cell> cells;
-      cells.emplace_back(ShortKernelName(row.name, text));
+      cells.emplace_back(report.names.Show(row.name, text));
       if (text) {
         cells.emplace_back(LineText(line.source, true));
       } else {
@@ -172,7 +184,7 @@ std::string RenderByLine(const StallReport& report, OutputFormat format) {
     }
     if (row.unlocated_samples > 0) {
       std::vector<Cell> cells;
-      cells.emplace_back(ShortKernelName(row.name, text));
+      cells.emplace_back(report.names.Show(row.name, text));
       cells.emplace_back(text ? "(no source line)" : "");
       if (!text) cells.emplace_back();
       cells.emplace_back(row.unlocated_samples);
@@ -215,7 +227,7 @@ std::string RenderJson(const StallReport& report) {
   json.BeginArray();
   for (const StallKernelRow& row : report.rows) {
     json.BeginObject();
-    json.Key("kernel").String(row.name);
+    json.Key("kernel").String(report.names.Show(row.name, false));
     json.Key("samples").Uint(row.samples);
     json.Key("pct").Double(std::round(row.fraction * 10000.0) / 100.0);
     json.Key("selected").Uint(row.selected);
@@ -223,6 +235,14 @@ std::string RenderJson(const StallReport& report) {
     json.Key("cycles_per_issue").Double(row.cycles_per_issue);
     json.Key("sampling_instants").Double(std::round(row.sampling_instants * 10.0) / 10.0);
     json.Key("too_few").String(row.too_few);
+    if (row.launches > 0) {
+      json.Key("launches").Uint(row.launches);
+      json.Key("covered_launches").Uint(row.covered_launches);
+      json.Key("covered_time_pct").Double(std::round(row.covered_time_fraction * 10000.0) / 100.0);
+    } else {
+      json.Key("launches").Null().Key("covered_launches").Null().Key("covered_time_pct").Null();
+    }
+    json.Key("low_coverage").String(row.coverage_note);
     json.Key("reasons").BeginArray();
     for (size_t i = 0; i < StallRowsShown(row.reasons.size(), report.top); ++i) {
       const StallShare& r = row.reasons[i];
@@ -269,12 +289,15 @@ std::string RenderByKernelCsv(const StallReport& report) {
                {"reason_pct", true},
                {"reason_low_pct", true},
                {"reason_high_pct", true},
-               {"sampling_instants", true}});
+               {"sampling_instants", true},
+               {"launches", true},
+               {"covered_launches", true},
+               {"covered_time_pct", true}});
   for (const StallKernelRow& row : report.rows) {
     for (size_t i = 0; i < StallRowsShown(row.reasons.size(), report.top); ++i) {
       const StallShare& r = row.reasons[i];
       std::vector<Cell> cells;
-      cells.emplace_back(row.name);
+      cells.emplace_back(report.names.Show(row.name, false));
       cells.emplace_back(row.samples);
       cells.emplace_back(PercentCell(row.fraction));
       cells.emplace_back(CyclesCell(row.cycles_per_issue, false));
@@ -287,6 +310,7 @@ std::string RenderByKernelCsv(const StallReport& report) {
       cells.emplace_back(PercentCell(r.low));
       cells.emplace_back(PercentCell(r.high));
       cells.emplace_back(row.sampling_instants, 1);
+      AppendCoverageCells(row, cells);
       table.AddRow(std::move(cells));
     }
   }
@@ -301,18 +325,22 @@ std::string RenderByKernelText(const StallReport& report) {
                                         {"pct", true},
                                         {"cycles_per_issue", true},
                                         {"not_issued_pct", true},
+                                        {"launches", true},
+                                        {"covered_launches", true},
+                                        {"covered_time_pct", true},
                                         {"top_reasons"}};
   if (lines) columns.push_back({"hottest_line"});
   Table table(columns);
   for (const StallKernelRow& row : report.rows) {
     std::vector<Cell> cells;
-    cells.emplace_back(ShortKernelName(row.name, true));
+    cells.emplace_back(report.names.Show(row.name, true));
     cells.emplace_back(row.samples);
     cells.emplace_back(PercentCell(row.fraction));
     cells.emplace_back(CyclesCell(row.cycles_per_issue, true));
     cells.emplace_back(row.samples > 0 ? PercentCell(static_cast<double>(row.not_issued) /
                                                  static_cast<double>(row.samples))
                                        : Cell());
+    AppendCoverageCells(row, cells);
     cells.emplace_back(ReasonList(row.reasons, StallRowsShown(row.reasons.size(), report.top)));
     if (lines) {
       cells.emplace_back(row.lines.empty()
@@ -324,7 +352,7 @@ std::string RenderByKernelText(const StallReport& report) {
   }
   std::string out = table.RenderText();
   for (const StallKernelRow& row : report.rows) {
-    absl::StrAppend(&out, "\n", row.name, "\n");
+    absl::StrAppend(&out, "\n", report.names.Show(row.name, false), "\n");
     for (size_t i = 0; i < StallRowsShown(row.reasons.size(), report.top); ++i) {
       const StallShare& r = row.reasons[i];
       std::string_view advice = StallReasonAdvice(r.state);
@@ -383,7 +411,7 @@ std::string RenderStallSvg(const StallReport& report) {
   double y = 48;
   for (const StallKernelRow& row : report.rows) {
     absl::StrAppendFormat(&svg, "<text x=\"%.0f\" y=\"%.0f\">%s (%d samples)</text>\n", kLeft,
-                          y + 12, SvgEscape(row.name), row.samples);
+                          y + 12, SvgEscape(report.names.Show(row.name, false)), row.samples);
     double x = kLeft;
     const double bar_y = y + 18;
     double rest = 1.0;
@@ -425,7 +453,11 @@ Report StallReportTables(const StallReport& report, bool by_pc) {
                  {"not_issued", true, K::kInt},
                  {"cycles_per_issue", true, K::kReal},
                  {"sampling_instants", true, K::kReal},
-                 {"too_few", false, K::kString}});
+                 {"too_few", false, K::kString},
+                 {"launches", true, K::kInt},
+                 {"covered_launches", true, K::kInt},
+                 {"covered_time_pct", true, K::kReal},
+                 {"low_coverage", false, K::kString}});
   Table reasons({{"kernel", false, K::kString},
                  {"reason", false, K::kString},
                  {"samples", true, K::kInt},
@@ -441,8 +473,12 @@ Report StallReportTables(const StallReport& report, bool by_pc) {
              {"samples", true, K::kInt},
              {"pct", true, K::kReal}});
   for (const StallKernelRow& row : report.rows) {
+    const bool known = row.launches > 0;
     kernels.AddRow({row.name, row.samples, Cell(100 * row.fraction), row.selected, row.not_issued,
-                    Cell(row.cycles_per_issue), Cell(row.sampling_instants), row.too_few});
+                    Cell(row.cycles_per_issue), Cell(row.sampling_instants), row.too_few,
+                    known ? Cell(row.launches) : Cell(),
+                    known ? Cell(row.covered_launches) : Cell(),
+                    known ? Cell(100 * row.covered_time_fraction) : Cell(), row.coverage_note});
     for (const StallShare& s : row.reasons) {
       reasons.AddRow({row.name, s.state, s.samples, Cell(100 * s.fraction), Cell(100 * s.low),
                       Cell(100 * s.high)});

@@ -343,9 +343,7 @@ std::vector<CallSiteSummary> ToSiteRows(SiteGroups& groups, const SummaryOptions
     std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
-    for (const auto& [ns, name] : calls) {
-      absl::StrAppend(&row.calls, row.calls.empty() ? "" : ", ", name);
-    }
+    for (auto& [ns, name] : calls) row.calls.push_back(std::move(name));
     row.time = DurationStats::Of(g.durations);
     grand_total += row.time.total_ns;
   }

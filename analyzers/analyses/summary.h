@@ -14,6 +14,7 @@
 #include "analyzers/measures/nvtx_projection.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/report.h"
+#include "analyzers/render/short_names.h"
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope {
@@ -98,9 +99,9 @@ struct CallSiteSummary {
   std::string function;  // "train_step"
   std::string source_file;  // the whole path; "" when the call has no frame
   uint32_t line = 0;        // Python: the line; 0 for native frames and none
-  // syncs: the CUDA calls that waited there ("cudaStreamSynchronize, cudaMemcpyAsync");
-  // launch-sites: the kernels launched there, most time first.
-  std::string calls;
+  // syncs: the CUDA calls that waited there ("cudaStreamSynchronize", "cudaMemcpyAsync");
+  // launch-sites: the kernels launched there. Most time first.
+  std::vector<std::string> calls;
   DurationStats time;        // syncs: host time blocked; launch-sites: kernel time
   double time_percent = 0;   // of the table's total for the trace
 };
@@ -142,7 +143,7 @@ struct SummaryOptions {
   bool idle = true;
   bool syncs = false;         // host time blocked in syncs and blocking copies, by call site
   bool launch_sites = false;  // kernel time by the call site that launched it
-  bool short_names = false;  // show kernel and API names as base names (BaseFunctionName)
+  KernelNames names;  // how kernel names show: whole, or short (--short-names, short_names.h)
   size_t name_width = 0;     // cut names in text tables to this many columns; 0 = whole
   // NVTX rows by the names as written; by default numbered ranges are one row (step_<N>).
   bool literal_ranges = false;

@@ -17,13 +17,24 @@ namespace {
 struct Style {
   bool human;
   bool located;  // leading file/device columns (CSV, JSON)
-  bool short_names = false;  // kernel names as base names (--short-names)
+  const KernelNames* names;  // whole, or short (--short-names)
   size_t name_width = 0;     // cut names to this many columns in tables; 0 = whole
 };
 
 // A kernel or API name as the options show it.
 std::string ShownName(const Style& s, std::string_view name) {
-  std::string shown = s.short_names ? BaseFunctionName(name) : std::string(name);
+  std::string shown = s.names->Show(name, false);
+  if (s.human && s.name_width > 0) shown = TruncateToWidth(shown, s.name_width);
+  return shown;
+}
+
+// The calls or kernels of a call-site row, most time first, each shown on its own: a list is
+// no name, and shortening it whole would show its last entry.
+std::string ShownCalls(const Style& s, const std::vector<std::string>& calls) {
+  std::string shown;
+  for (const std::string& call : calls) {
+    absl::StrAppend(&shown, shown.empty() ? "" : ", ", s.names->Show(call, false));
+  }
   if (s.human && s.name_width > 0) shown = TruncateToWidth(shown, s.name_width);
   return shown;
 }
@@ -316,7 +327,7 @@ void AddCallSiteRows(Table& table, const Style& s, const TraceSummary& t,
     cells.push_back(Ns(s, r.time.max_ns));
     cells.emplace_back(r.site);
     cells.emplace_back(r.function);
-    cells.emplace_back(s.human ? ShownName(s, r.calls) : r.calls);
+    cells.emplace_back(ShownCalls(s, r.calls));
     if (!s.human) {
       cells.emplace_back(r.source_file);
       cells.push_back(r.line == 0 ? Cell() : Cell(r.line));
@@ -378,7 +389,7 @@ std::vector<std::string> TraceNotes(const TraceSummary& t) {
 }
 
 std::string RenderText(const std::vector<TraceSummary>& summaries, const SummaryOptions& options) {
-  const Style s{true, false, options.short_names, options.name_width};
+  const Style s{true, false, &options.names, options.name_width};
   std::string out;
   const size_t traces = summaries.size() > 1 ? summaries.size() - 1 : summaries.size();
   for (const TraceSummary& t : summaries) {
@@ -445,7 +456,7 @@ std::string RenderText(const std::vector<TraceSummary>& summaries, const Summary
 }  // namespace
 
 Report SummaryReport(const std::vector<TraceSummary>& summaries, const SummaryOptions& options) {
-  const Style s{false, true, options.short_names, options.name_width};
+  const Style s{false, true, &options.names, options.name_width};
   Report out;
   if (options.kernels) {
     Table table = NamedTable(s, true);

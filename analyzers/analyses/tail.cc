@@ -30,11 +30,12 @@ Cell Level(double warps, bool text, bool from_shared) {
 // The limit the curve was capped at; empty when none is known.
 Cell Limit(double warps) { return warps > 0 ? Cell(std::round(warps), 0) : Cell(); }
 
-Table SummaryTable(const TailReport& report, bool text) {
+Table SummaryTable(const TailReport& report, const KernelNames& names, bool text) {
   Table t({{"order", true},
            {"kernel"},
            {"launches", true},
            {"with_curve", true},
+           {"covered_time_pct", true},
            {text ? "total_time" : "total_ns", true},
            {text ? "tail_cost" : "tail_cost_ns", true},
            {"tail_cost_pct", true},
@@ -54,10 +55,15 @@ Table SummaryTable(const TailReport& report, bool text) {
   for (const KernelTailSummary& s : report.summaries) {
     const bool has = s.launches_with_curve > 0;
     const bool shared_levels = s.launches_levels_from_shared > 0;
+    // Low coverage qualifies the verdict, and a missing one: no tail seen is not no tail.
     std::string verdict = s.verdict;
-    if (text) verdict = s.verdict.empty() ? (has ? "-" : "n/a") : absl::StrCat("[", rank + 1, "]");
-    t.AddRow({++rank, ShortKernelName(s.name, text), s.launches, s.launches_with_curve,
-              Duration(s.total_ns, text), has ? Duration(s.total_tail_cost_ns, text) : Cell(),
+    if (!s.coverage_note.empty()) {
+      verdict = verdict.empty() ? s.coverage_note : absl::StrCat(verdict, "; ", s.coverage_note);
+    }
+    if (text) verdict = verdict.empty() ? (has ? "-" : "n/a") : absl::StrCat("[", rank + 1, "]");
+    t.AddRow({++rank, names.Show(s.name, text), s.launches, s.launches_with_curve,
+              PercentCell(s.covered_fraction()), Duration(s.total_ns, text),
+              has ? Duration(s.total_tail_cost_ns, text) : Cell(),
               has ? PercentCell(s.tail_cost_fraction) : Cell(),
               has ? PercentCell(s.tail_fraction) : Cell(),
               has ? PercentCell(s.tail_low) : Cell(), has ? PercentCell(s.tail_high) : Cell(),
@@ -70,7 +76,8 @@ Table SummaryTable(const TailReport& report, bool text) {
   return t;
 }
 
-Table InstanceTable(const TailReport& report, const PmInputs& in, bool text) {
+Table InstanceTable(const TailReport& report, const PmInputs& in, const KernelNames& names,
+                    bool text) {
   Table t({{"kernel"},
            {text ? "start_us" : "start_ns", true},
            {text ? "duration" : "duration_ns", true},
@@ -95,7 +102,7 @@ Table InstanceTable(const TailReport& report, const PmInputs& in, bool text) {
     const bool any = !c.segments.empty();
     Cell verdict = c.verdict;
     if (text) verdict = c.verdict.empty() ? "-" : "material";
-    t.AddRow({ShortKernelName(in.kernels[c.kernel_index].name, text),
+    t.AddRow({names.Show(in.kernels[c.kernel_index].name, text),
               text ? Cell(c.start_ns / 1e3, 3) : Cell(c.start_ns), Duration(c.duration_ns, text),
               c.samples, c.shared_samples,
               has ? Level(c.steady, text, c.levels_from_shared) : Cell(),
@@ -149,17 +156,21 @@ void WriteInstanceJson(const ActiveWarpCurve& c, std::string_view kernel, JsonWr
 }
 
 // The verdicts by rank, then why kernels have no tail metrics (the first few of them).
-std::string SummaryNotes(const TailReport& report) {
+std::string SummaryNotes(const TailReport& report, const KernelNames& names) {
   std::string notes;
   int rank = 0;
   for (const KernelTailSummary& s : report.summaries) {
     ++rank;
     if (!s.verdict.empty()) {
-      absl::StrAppend(&notes, "[", rank, "] ", ShortKernelName(s.name, true), ": ", s.verdict,
+      absl::StrAppend(&notes, "[", rank, "] ", names.Show(s.name, true), ": ", s.verdict,
                       "\n");
     }
     if (!s.too_few.empty()) {
-      absl::StrAppend(&notes, "[", rank, "] ", ShortKernelName(s.name, true), ": ", s.too_few,
+      absl::StrAppend(&notes, "[", rank, "] ", names.Show(s.name, true), ": ", s.too_few,
+                      "\n");
+    }
+    if (!s.coverage_note.empty()) {
+      absl::StrAppend(&notes, "[", rank, "] ", names.Show(s.name, true), ": ", s.coverage_note,
                       "\n");
     }
   }
@@ -176,7 +187,7 @@ std::string SummaryNotes(const TailReport& report) {
       continue;
     }
     ++shown;
-    absl::StrAppend(&notes, "(", rank, ") ", ShortKernelName(s.name, true), ": ", s.note, "\n");
+    absl::StrAppend(&notes, "(", rank, ") ", names.Show(s.name, true), ": ", s.note, "\n");
   }
   if (hidden > 0) {
     absl::StrAppend(&notes, "... and ", hidden,
@@ -208,17 +219,17 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
                              const TailReportOptions& options, OutputFormat format) {
   switch (format) {
     case OutputFormat::kCsv:
-      return options.instances ? InstanceTable(report, in, false).RenderCsv()
-                               : SummaryTable(report, false).RenderCsv();
+      return options.instances ? InstanceTable(report, in, options.names, false).RenderCsv()
+                               : SummaryTable(report, options.names, false).RenderCsv();
     case OutputFormat::kJson: {
       JsonWriter json;
       json.BeginObject();
       if (!report.problem.empty()) json.Key("problem").String(report.problem);
-      SummaryTable(report, false).WriteJson(json.Key("kernels"));
+      SummaryTable(report, options.names, false).WriteJson(json.Key("kernels"));
       if (options.instances) {
         json.Key("instances").BeginArray();
         for (const ActiveWarpCurve& c : report.curves) {
-          WriteInstanceJson(c, in.kernels[c.kernel_index].name, json);
+          WriteInstanceJson(c, options.names.Show(in.kernels[c.kernel_index].name, false), json);
         }
         json.EndArray();
       }
@@ -231,8 +242,8 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
   std::string out;
   if (!report.problem.empty()) absl::StrAppend(&out, "warpscope: ", report.problem, "\n\n");
   if (report.summaries.empty()) return out + "warpscope: no kernels match\n";
-  out += SummaryTable(report, true).RenderText();
-  const std::string notes = SummaryNotes(report);
+  out += SummaryTable(report, options.names, true).RenderText();
+  const std::string notes = SummaryNotes(report, options.names);
   if (!notes.empty()) absl::StrAppend(&out, "\n", notes);
   bool shared_levels = false;
   for (const KernelTailSummary& s : report.summaries) {
@@ -246,7 +257,9 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
                     "\n* steady/peak of a launch without PM samples of its own: taken from samples "
                     "shared with other kernels, so they include those kernels' warps\n");
   }
-  if (options.instances) absl::StrAppend(&out, "\n", InstanceTable(report, in, true).RenderText());
+  if (options.instances) {
+    absl::StrAppend(&out, "\n", InstanceTable(report, in, options.names, true).RenderText());
+  }
   return out;
 }
 
@@ -269,8 +282,10 @@ void KeepTopKernels(const PmInputs& in, size_t top, TailReport& report) {
 Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances) {
   Report out;
   out.scalars.emplace_back("problem", report.problem);
-  out.tables.emplace_back("kernels", SummaryTable(report, false));
-  if (instances) out.tables.emplace_back("instances", InstanceTable(report, in, false));
+  out.tables.emplace_back("kernels", SummaryTable(report, KernelNames(), false));
+  if (instances) {
+    out.tables.emplace_back("instances", InstanceTable(report, in, KernelNames(), false));
+  }
   return out;
 }
 
@@ -284,7 +299,7 @@ const ActiveWarpCurve* CurveToDraw(const TailReport& report) {
   return nullptr;
 }
 
-std::string TailSvg(const ActiveWarpCurve& curve, const PmInputs& in) {
+std::string TailSvg(const ActiveWarpCurve& curve, const PmInputs& in, const KernelNames& names) {
   const KernelEvent& k = in.kernels[curve.kernel_index];
   double capacity = 0;
   for (const DeviceInfo& d : in.devices) {
@@ -292,7 +307,7 @@ std::string TailSvg(const ActiveWarpCurve& curve, const PmInputs& in) {
       capacity = static_cast<double>(d.sm_count) * d.max_warps_per_sm;
     }
   }
-  return RenderActiveWarpSvg(curve, k.name, capacity);
+  return RenderActiveWarpSvg(curve, names.Show(k.name, false), capacity);
 }
 
 }  // namespace warpscope

@@ -9,6 +9,7 @@
 #include "analyzers/measures/active_warps.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/report.h"
+#include "analyzers/render/short_names.h"
 
 namespace warpscope {
 
@@ -17,6 +18,7 @@ struct TailReportOptions {
   bool instances = false;    // also list every launch
   size_t top = 0;            // kernel names kept, costliest tail first (0 = all), and their launches
   TailOptions tail;
+  KernelNames names;  // whole, or short (--short-names)
 };
 
 absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
@@ -40,8 +42,9 @@ Report TailReportTables(const TailReport& report, const PmInputs& in, bool insta
 // has a curve. nullptr when no launch has one.
 const ActiveWarpCurve* CurveToDraw(const TailReport& report);
 
-// SVG of `curve` (RenderActiveWarpSvg with the device's capacity).
-std::string TailSvg(const ActiveWarpCurve& curve, const PmInputs& in);
+// SVG of `curve` (RenderActiveWarpSvg with the device's capacity), its kernel named so.
+std::string TailSvg(const ActiveWarpCurve& curve, const PmInputs& in,
+                    const KernelNames& names = KernelNames());
 
 }  // namespace warpscope
 

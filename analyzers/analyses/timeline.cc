@@ -119,8 +119,8 @@ void DrawHost(const TraceModel& m, SvgTimeline& svg, uint64_t begin, uint64_t en
   DrawTrack(svg, "NVTX start/end ranges", start_end, begin, end, kernels);
 }
 
-void DrawGpu(const TraceModel& m, std::optional<uint32_t> device, SvgTimeline& svg,
-             uint64_t begin, uint64_t end, size_t* kernels) {
+void DrawGpu(const TraceModel& m, std::optional<uint32_t> device, const KernelNames& names,
+             SvgTimeline& svg, uint64_t begin, uint64_t end, size_t* kernels) {
   std::map<std::pair<uint32_t, uint32_t>, std::vector<TimelineBox>> streams;
   auto shown = [&](const StreamWork& w) { return !device.has_value() || w.device_id == *device; };
   // Work outside the window is placed but not drawn: no text.
@@ -133,7 +133,8 @@ void DrawGpu(const TraceModel& m, std::optional<uint32_t> device, SvgTimeline& s
     if (!shown(k) || hidden(k)) continue;
     const std::string name = KernelDisplayName(k);
     streams[{k.device_id, k.stream_id}].push_back(
-        Drawn({k.start_ns, k.end_ns()}, "kernel", name, BaseFunctionName(name)));
+        Drawn({k.start_ns, k.end_ns()}, "kernel", name,
+              names.is_short() ? names.Show(name, false) : BaseFunctionName(name)));
   }
   for (const MemcpyEvent& c : m.memcpys) {
     if (!shown(c) || hidden(c)) continue;
@@ -209,7 +210,8 @@ TimelineWindow DefaultTimelineWindow(const TraceModel& model, std::optional<uint
 }
 
 absl::StatusOr<TimelinePicture> RenderTimelineSvg(const TraceModel& model,
-                                                  const TimelineOptions& options) {
+                                                  const TimelineOptions& options,
+                                                  const KernelNames& names) {
   if (absl::Status s = model.CheckDevice(options.device); !s.ok()) return s;
   TimelinePicture picture;
   if (options.from_ns.has_value() || options.to_ns.has_value()) {
@@ -228,7 +230,7 @@ absl::StatusOr<TimelinePicture> RenderTimelineSvg(const TraceModel& model,
   style.names_in_boxes = style.axis = style.legend = true;
   SvgTimeline svg(begin, end, style);
   DrawHost(model, svg, begin, end, &picture.kernels);
-  DrawGpu(model, options.device, svg, begin, end, &picture.kernels);
+  DrawGpu(model, options.device, names, svg, begin, end, &picture.kernels);
   picture.boxes_left_out = svg.boxes_left_out();
   std::string file = model.source_name;
   if (const size_t slash = file.rfind('/'); slash != std::string::npos) file.erase(0, slash + 1);

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "analyzers/model/trace_model.h"
+#include "analyzers/render/short_names.h"
 
 namespace warpscope {
 
@@ -42,9 +43,12 @@ struct TimelinePicture {
   size_t boxes_left_out = 0;   // over the drawing's box limit
 };
 
-// Fails on a device the trace does not have and on an empty window.
+// Fails on a device the trace does not have and on an empty window. A kernel box's text is
+// its base name, which a box has room for, or with `names` short (--short-names) its name
+// there, which tells kernels apart; its tooltip holds the whole name either way.
 absl::StatusOr<TimelinePicture> RenderTimelineSvg(const TraceModel& model,
-                                                  const TimelineOptions& options);
+                                                  const TimelineOptions& options,
+                                                  const KernelNames& names = KernelNames());
 
 // The box class of an API call: "wait" for calls that block the host on the GPU
 // (synchronizations, copies that are not async), else "api".

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"
+#include "analyzers/render/short_names.h"
 
 namespace warpscope {
 
@@ -58,6 +59,13 @@ absl::StatusOr<std::optional<uint32_t>> GetDeviceFlag(const FlagSet& flags);
 // Writes `content` to `path`, the value of `flag`; the error names both and errno's text.
 absl::Status WriteOutputFile(const std::string& path, const std::string& flag,
                              const std::string& content);
+// --short-names, taken by every command that prints kernel names (short_names_flag.cc).
+FlagSpec ShortNamesFlag();
+// Kernel names as --short-names asks (render/short_names.h): whole without the flag; with it,
+// short and distinct over every kernel name of `models` and `more` (names a report takes
+// from elsewhere, such as PC samples).
+KernelNames KernelNamesOfFlag(const FlagSet& flags, const std::vector<const TraceModel*>& models,
+                              const std::vector<std::string_view>& more = {});
 
 // Defined in cli/<name>_command.cc and listed in kCommands (main.cc).
 int RunInfoCommand(const CommandArgs& args);

@@ -26,7 +26,8 @@ int RunDiffCommand(const CommandArgs& args) {
        {"top", "n", true, "N", "rows shown, most impact first (0 = all; totals always)", "20"},
        {"fail-on-regression", "", false, "", "exit with status 3 when anything got slower", ""},
        {"literal-ranges", "", false, "",
-        "NVTX ranges by their names as written (step_12, not step_<N>)", ""}});
+        "NVTX ranges by their names as written (step_12, not step_<N>)", ""},
+       ShortNamesFlag()});
   if (std::optional<int> exit = ParseCommandFlags(
           flags, args, TraceFiles::kCheckedByCommand,
           "Compares NEW with BASE per kernel, NVTX range (the GPU time of its work, and its\n"
@@ -64,8 +65,9 @@ int RunDiffCommand(const CommandArgs& args) {
   std::vector<TraceModel> models;
   std::vector<const TraceModel*> pointers;
   if (!LoadTracesForCommand(flags.positionals(), &models, &pointers)) return 1;
-  const DiffReport report = BuildDiffReport(*pointers[0], *pointers[1], flags.positionals()[0],
-                                            flags.positionals()[1], options);
+  DiffReport report = BuildDiffReport(*pointers[0], *pointers[1], flags.positionals()[0],
+                                      flags.positionals()[1], options);
+  report.names = KernelNamesOfFlag(flags, pointers);
   std::fputs(RenderDiffReport(report, *format).c_str(), stdout);
   if (flags.Has("fail-on-regression") && report.regressions > 0) {
     std::fprintf(stderr, "warpscope: %s is slower than %s in %llu row(s)\n",

@@ -26,7 +26,8 @@ int RunJobCommand(const CommandArgs& args) {
        {"threads", "j", true, "N", "traces read at once (0: the machine's cores, at most 8)",
         "0"},
        {"svg", "", true, "FILE", "draw the ranks side by side over a few steps", ""},
-       {"svg-steps", "", true, "N", "steps the picture covers (0: all)", "3"}});
+       {"svg-steps", "", true, "N", "steps the picture covers (0: all)", "3"},
+       ShortNamesFlag()});
   if (std::optional<int> exit = ParseCommandFlags(
           flags, args, TraceFiles::kOneOrMore,
           "Give every rank's trace (or the folder holding them, as `record -o DIR/` writes).\n"
@@ -49,6 +50,7 @@ int RunJobCommand(const CommandArgs& args) {
   JobOptions options;
   options.step = flags.Get("step");
   options.threads = *threads;
+  options.short_names = flags.Has("short-names");
   absl::StatusOr<JobView> view = BuildJobView(flags.positionals(), options);
   if (!view.ok()) return InputError(view.status());
   absl::StatusOr<std::string> text = RenderReport(JobReport(*view), *format, flags.Get("table"));

@@ -14,7 +14,8 @@ int RunOccupancyCommand(const CommandArgs& args) {
   FlagSet flags("occupancy", "TRACE.wst [flags]",
                 {{"format", "f", true, "FORMAT", "table, csv or json", "table"},
                  {"kernel", "k", true, "REGEX", "only kernels whose name matches (RE2 syntax)", ""},
-                 {"top", "n", true, "N", "keep the N rows with the most GPU time (0 = all)", "0"}});
+                 {"top", "n", true, "N", "keep the N rows with the most GPU time (0 = all)", "0"},
+                 ShortNamesFlag()});
   if (std::optional<int> exit = ParseCommandFlags(
           flags, args, TraceFiles::kOne,
           "Theoretical occupancy comes from CUDA's occupancy calculator (cuda_occupancy.h) "
@@ -38,6 +39,7 @@ int RunOccupancyCommand(const CommandArgs& args) {
   }
   absl::StatusOr<OccupancyReport> report = BuildOccupancyReport(PmInputsOf(*model), options);
   if (!report.ok()) return UsageError(report.status());
+  report->names = KernelNamesOfFlag(flags, {&*model});
   std::fputs(RenderOccupancyReport(*report, *format).c_str(), stdout);
   return 0;
 }

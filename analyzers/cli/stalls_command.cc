@@ -37,7 +37,8 @@ int RunStallsCommand(const CommandArgs& args) {
         "kernel"},
        {"source-dir", "", true, "DIRS",
         "directories to find source files in by name (':'-separated)", ""},
-       {"svg", "", true, "FILE", "one stacked bar of warp states per kernel, as SVG", ""}});
+       {"svg", "", true, "FILE", "one stacked bar of warp states per kernel, as SVG", ""},
+       ShortNamesFlag()});
   if (std::optional<int> exit = ParseCommandFlags(
           flags, args, TraceFiles::kOneOrMore,
           "Needs PC samples (record with --pc-sampling). Several traces (one per rank) are "
@@ -75,6 +76,10 @@ int RunStallsCommand(const CommandArgs& args) {
                ? UsageError(report.status())
                : InputError(report.status());
   }
+  // PC samples name their kernels themselves: those names are kept apart too.
+  std::vector<std::string_view> sampled;
+  for (const StallKernelRow& row : report->rows) sampled.push_back(row.name);
+  report->names = KernelNamesOfFlag(flags, pointers, sampled);
   std::fputs(RenderStallReport(*report, *format).c_str(), stdout);
   // Tables carry these notes; CSV and JSON stay machine-readable.
   if (*format != OutputFormat::kTable) {

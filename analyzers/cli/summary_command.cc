@@ -22,7 +22,6 @@ absl::Status ParseSummaryOptions(const FlagSet& flags, SummaryOptions* options) 
   absl::StatusOr<size_t> top = GetCountFlag(flags, "top");
   if (!top.ok()) return top.status();
   options->top = *top;
-  options->short_names = flags.Has("short-names");
   options->literal_ranges = flags.Has("literal-ranges");
   absl::StatusOr<int64_t> name_width = flags.GetInt("name-width");
   if (!name_width.ok()) return name_width.status();
@@ -46,10 +45,7 @@ int RunSummaryCommand(const CommandArgs& args) {
         "launch-sites",
         "kernels,api,memory,nvtx,idle"},
        {"output", "o", true, "FILE", "write the report to FILE instead of stdout", ""},
-       {"short-names", "", false, "",
-        "kernel names without return type, namespaces, template "
-        "arguments and parameters",
-        ""},
+       ShortNamesFlag(),
        {"name-width", "", true, "N", "cut names in text tables to N columns (0 = whole)", "100"},
        {"literal-ranges", "", false, "",
         "NVTX ranges by their names as written (step_12, not step_<N>)", ""}});
@@ -82,6 +78,7 @@ int RunSummaryCommand(const CommandArgs& args) {
   std::vector<TraceModel> models;
   std::vector<const TraceModel*> pointers;
   if (!LoadTracesForCommand(flags.positionals(), &models, &pointers)) return 1;
+  options.names = KernelNamesOfFlag(flags, pointers);
   const std::vector<TraceSummary> summaries =
       SummarizeTraces(pointers, flags.positionals(), options);
   const std::string report = RenderSummary(summaries, *format, options);

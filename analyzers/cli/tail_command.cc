@@ -21,7 +21,8 @@ int RunTailCommand(const CommandArgs& args) {
        {"instances", "i", false, "", "also list every launch", ""},
        {"top", "n", true, "N", "keep the N kernels with the most tail cost (0 = all)", "0"},
        {"svg", "", true, "FILE",
-        "draw the worst launch of the top kernel (or of --kernel's) as SVG", ""}});
+        "draw the worst launch of the top kernel (or of --kernel's) as SVG", ""},
+       ShortNamesFlag()});
   if (std::optional<int> exit = ParseCommandFlags(
           flags, args, TraceFiles::kOne,
           "Needs PM samples (record with --pm-sampling). Tail cost = time lost "
@@ -52,6 +53,7 @@ int RunTailCommand(const CommandArgs& args) {
   absl::StatusOr<TraceModel> model = LoadTraceForCommand(path);
   if (!model.ok()) return 1;
   const PmInputs in = PmInputsOf(*model);
+  options.names = KernelNamesOfFlag(flags, {&*model});
   if (std::string loss = PmDataLossNote(model->stats); !loss.empty()) {
     std::fprintf(stderr, "warpscope: %s\n", loss.c_str());
   }
@@ -66,11 +68,12 @@ int RunTailCommand(const CommandArgs& args) {
                    svg_path.c_str());
       return 1;
     }
-    if (absl::Status s = WriteOutputFile(svg_path, "--svg", TailSvg(*curve, in)); !s.ok()) {
+    if (absl::Status s = WriteOutputFile(svg_path, "--svg", TailSvg(*curve, in, options.names));
+        !s.ok()) {
       return InputError(s);
     }
     std::fprintf(stderr, "warpscope: wrote %s (%s)\n", svg_path.c_str(),
-                 std::string(in.kernels[curve->kernel_index].name).c_str());
+                 options.names.Show(in.kernels[curve->kernel_index].name, false).c_str());
   }
   return 0;
 }

@@ -66,7 +66,8 @@ int RunTimelineCommand(const CommandArgs& args) {
                  {"from", "", true, "MS", "window start, ms from the trace's start", ""},
                  {"to", "", true, "MS", "window end, ms from the trace's start", ""},
                  {"window", "", true, "START:END", "the window in ms, as --from and --to", ""},
-                 {"device", "d", true, "N", "GPU streams of device N only", ""}});
+                 {"device", "d", true, "N", "GPU streams of device N only", ""},
+                 ShortNamesFlag()});
   if (std::optional<int> exit = ParseCommandFlags(
           flags, args, TraceFiles::kOne,
           "One row per host thread (API calls, NVTX ranges stacked by depth) and per GPU "
@@ -90,7 +91,8 @@ int RunTimelineCommand(const CommandArgs& args) {
   }
   absl::StatusOr<TraceModel> model = LoadTraceForCommand(flags.positionals()[0]);
   if (!model.ok()) return 1;
-  absl::StatusOr<TimelinePicture> picture = RenderTimelineSvg(*model, options);
+  absl::StatusOr<TimelinePicture> picture =
+      RenderTimelineSvg(*model, options, KernelNamesOfFlag(flags, {&*model}));
   if (!picture.ok()) return UsageError(picture.status());
   if (absl::Status s = WriteOutputFile(svg_path, "--svg", picture->svg); !s.ok()) {
     return InputError(s);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analyzers/measures/sampling_coverage.h"
 #include "analyzers/model/trace_limits.h"
 #include "analyzers/render/output.h"
 
@@ -90,7 +91,7 @@ void AddCurveNotes(const TailOptions& options, double duration, ActiveWarpCurve&
     c.note = absl::StrCat(Pct(c.shared_fraction),
                           " of the runtime is in samples shared with other kernels: the curve "
                           "includes their warps there (steady and peak do not)");
-  } else if (c.coverage < 0.5) {
+  } else if (c.coverage < kLowCoverage) {
     c.note = absl::StrCat("PM samples cover only ", Pct(c.coverage), " of the runtime");
   }
   if (c.above_limit > 0) {
@@ -132,6 +133,7 @@ void AddCurveToSummary(const std::vector<ActiveWarpCurve>& curves, uint32_t ci,
   }
   ++sum.launches_with_curve;
   sum.curve_ns += c.duration_ns;
+  sum.covered_ns += c.coverage * w;
   sum.total_tail_cost_ns += c.tail_cost_ns;
   sum.tail_fraction += w * c.tail_fraction;
   sum.tail_low += w * c.tail_low;
@@ -170,6 +172,8 @@ void FinishSummary(const TailOptions& options, KernelTailSummary& sum) {
   sum.steady /= w;
   sum.verdict = TailVerdict(sum.tail_fraction, sum.tail_cost_fraction, sum.below_50, sum.below_25,
                             sum.curve_ns, options);
+  sum.coverage_note =
+      LowCoverageNote("PM", sum.launches_with_curve, sum.launches, sum.covered_fraction());
   if (sum.launches_with_curve < sum.launches) {
     sum.note = absl::StrCat(sum.launches - sum.launches_with_curve, " of ", sum.launches,
                             " launches without tail metrics: ", sum.note);

@@ -117,7 +117,14 @@ struct KernelTailSummary {
   double limit_warps = 0;                    // largest limit over its launches
   uint32_t worst_instance = 0;  // index into the curves vector: largest tail cost
   std::string verdict;
+  // Of total_ns, the time of the launches with tail metrics inside PM samples: what the
+  // figures rest on, with launches_with_curve. Below kLowCoverage, coverage_note says so
+  // (LowCoverageNote); it is kept apart from `verdict`, which says only whether a tail is
+  // material.
+  double covered_ns = 0;
+  std::string coverage_note;
   std::string note;  // e.g. why no launch had a curve
+  double covered_fraction() const { return total_ns > 0 ? covered_ns / total_ns : 0; }
 };
 
 // A summary's tail fraction is "too few" beyond this width of its interval.

@@ -569,6 +569,9 @@ std::string_view EndReasonName(v1::EndReason reason);
 // How analyses name GPU work, as Nsight Systems does: a kernel by its demangled name (its
 // mangled one when it has none), copies "[CUDA memcpy HtoD]", memsets "[CUDA memset]".
 std::string KernelDisplayName(const KernelEvent& kernel);
+// Every distinct KernelDisplayName of the trace, in order of first launch (views into the
+// model): the names that --short-names keeps apart (render/short_names.h).
+std::vector<std::string_view> KernelDisplayNames(const TraceModel& model);
 std::string MemcpyOperationName(v1::CopyKind kind);
 inline constexpr std::string_view kMemsetOperationName = "[CUDA memset]";
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -263,10 +264,26 @@ std::string_view EndReasonName(v1::EndReason reason) {
   }
 }
 
+namespace {
+constexpr std::string_view kUnnamedKernel = "<unnamed kernel>";
+}  // namespace
+
 std::string KernelDisplayName(const KernelEvent& kernel) {
   if (!kernel.name.empty()) return std::string(kernel.name);
   if (!kernel.mangled_name.empty()) return std::string(kernel.mangled_name);
-  return "<unnamed kernel>";
+  return std::string(kUnnamedKernel);
+}
+
+std::vector<std::string_view> KernelDisplayNames(const TraceModel& model) {
+  std::vector<std::string_view> names;
+  std::unordered_set<std::string_view> seen;
+  for (const KernelEvent& k : model.kernels) {
+    const std::string_view name = !k.name.empty()           ? k.name
+                                  : !k.mangled_name.empty() ? k.mangled_name
+                                                            : kUnnamedKernel;
+    if (seen.insert(name).second) names.push_back(name);
+  }
+  return names;
 }
 
 std::string MemcpyOperationName(v1::CopyKind kind) {

@@ -92,68 +92,9 @@ std::string TruncateToWidth(std::string_view text, size_t max_width) {
   return std::string(text.substr(0, end)) + std::string(kEllipsis);
 }
 
-namespace {
-
-// Index of the bracket that opens the group closing at name[close] (')' or '>'), scanning
-// back over nested () and <>; npos when unbalanced.
-size_t MatchingOpen(std::string_view name, size_t close) {
-  int depth = 0;
-  for (size_t i = close + 1; i-- > 0;) {
-    const char ch = name[i];
-    if (ch == ')' || ch == '>') ++depth;
-    if (ch == '(' || ch == '<') {
-      if (--depth == 0) return i;
-    }
-  }
-  return std::string_view::npos;
-}
-
-std::string_view TrimSpaces(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
-
 std::string PathBaseName(std::string_view path) {
   const size_t slash = path.rfind('/');
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
-std::string BaseFunctionName(std::string_view name) {
-  std::string_view s = TrimSpaces(name);
-  // Not a C++ signature: "[CUDA memcpy HtoD]", an API name, a mangled name.
-  if (s.find_first_of("(<:") == std::string_view::npos || s.front() == '[') return std::string(name);
-  // The parameter list, and qualifiers after it: "f(int) const".
-  if (const size_t paren = s.rfind(')'); paren != std::string_view::npos) {
-    const std::string_view tail = s.substr(paren + 1);
-    if (tail.find_first_of("()<>:") == std::string_view::npos) {
-      if (const size_t open = MatchingOpen(s, paren); open != std::string_view::npos && open > 0) {
-        s = TrimSpaces(s.substr(0, open));
-      }
-    }
-  }
-  // Template arguments of the function itself: "f<float, 4>".
-  if (!s.empty() && s.back() == '>') {
-    if (const size_t open = MatchingOpen(s, s.size() - 1); open != std::string_view::npos &&
-                                                           open > 0) {
-      s = TrimSpaces(s.substr(0, open));
-    }
-  }
-  // The last name after the return type and the enclosing namespaces and classes, at depth 0.
-  int depth = 0;
-  size_t start = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char ch = s[i];
-    if (ch == '(' || ch == '<') ++depth;
-    if ((ch == ')' || ch == '>') && depth > 0) --depth;
-    if (depth != 0) continue;
-    if (ch == ' ') start = i + 1;
-    if (ch == ':' && i + 1 < s.size() && s[i + 1] == ':') start = i + 2;
-  }
-  const std::string_view base = s.substr(std::min(start, s.size()));
-  return base.empty() ? std::string(name) : std::string(base);
 }
 
 std::string ShortKernelName(std::string_view name, bool text) {

@@ -86,10 +86,6 @@ Cell PercentCell(double fraction);
 // run to hundreds. CSV and JSON keep the whole name.
 std::string ShortKernelName(std::string_view name, bool text);
 
-// A C++ function's base name, as Nsight Systems' "base" naming shows it: without return type,
-// namespaces, classes, template arguments or parameter list ("void ns::gemm<float, 4>(float
-// const*, int)" -> "gemm"). A name that is not a C++ signature comes back as it is.
-std::string BaseFunctionName(std::string_view name);
 // The last component of a path ("/home/me/train.py" -> "train.py"); `path` when it has no '/'.
 std::string PathBaseName(std::string_view path);
 

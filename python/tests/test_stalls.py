@@ -81,12 +81,16 @@ def test_fixture_figures(tmp_path):
     # No kernel events: the functions' names are demangled as the CLI does, and without the
     # kernels' time (or the device's SMs) each sample counts as a sampling instant.
     stencil, reduce = DEMANGLED["_Z7stencilPdPKd"], DEMANGLED["_Z6reducePKdPd"]
-    kernels = frames["kernels"].drop(columns=["too_few"])
+    coverage = ["launches", "covered_launches", "covered_time_pct", "low_coverage"]
+    kernels = frames["kernels"].drop(columns=["too_few"] + coverage)
     assert rows(kernels) == [
         (stencil, 125, pytest.approx(100 * 125 / 175), 20, 50, 6.25, 125.0),
         (reduce, 50, pytest.approx(100 * 50 / 175), 0, 0, pytest.approx(math.nan, nan_ok=True),
          50.0)]
     assert "--pc-period 12" in frames["kernels"]["too_few"][1]
+    # Without kernel events nothing says what the shares rest on, and nothing is flagged.
+    assert frames["kernels"][coverage[:3]].isna().all().all()
+    assert list(frames["kernels"]["low_coverage"]) == ["", ""]
     reasons = frames["reasons"]
     assert rows(reasons[["kernel", "reason", "samples", "pct"]]) == [
         (stencil, "long_scoreboard", 80, 64.0),
@@ -104,6 +108,9 @@ def test_fixture_figures(tmp_path):
     frames = quiet_stalls(warpscope.open(named), by="pc")
     stencil, reduce = "stencil(double*, double const*)", "reduce(double const*, double*)"
     assert list(frames["kernels"]["kernel"]) == [stencil, reduce]
+    # Each kernel's one launch ran before the last read, with no capture window: covered.
+    assert rows(frames["kernels"][["launches", "covered_launches", "covered_time_pct",
+                                   "low_coverage"]]) == [(1, 1, 100.0, ""), (1, 1, 100.0, "")]
     # (kernel, PC, its samples, their share of the kernel's, reason, samples)
     expected = [(stencil, 0x100, 95, 76.0, "long_scoreboard", 80),
                 (stencil, 0x100, 95, 76.0, "selected", 15),

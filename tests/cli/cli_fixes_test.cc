@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/render/output.h"
+#include "analyzers/render/short_names.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/cli_test_util.h"

@@ -192,7 +192,12 @@ TEST(TraceInfoPmTest, InfoSummarizesPmSampling) {
   // The scenario samples every 10 us from 0 to 5.5 ms: 550 samples with 4 metrics.
   EXPECT_THAT(text, HasSubstr("pm sampling\n  device 0: 550 samples every 10.00 us (4 metrics), "
                               "covering 5.50 ms\n"));
-  EXPECT_THAT(text, HasSubstr("without samples while sampling: 0 ns; hardware buffer overflows: 0"));
+  EXPECT_THAT(text, HasSubstr("gaps the recorder counted: 0 ns; hardware buffer overflows: 0"));
+  // The samples cover every kernel: no stretch without samples, no low-coverage line.
+  EXPECT_THAT(text, HasSubstr("  kernel time sampled: 100.0% (4.40 ms of 4.40 ms), 6 of 6 "
+                              "launches\n"));
+  EXPECT_THAT(text, Not(HasSubstr("kernel work without samples")));
+  EXPECT_THAT(text, Not(HasSubstr("LOW COVERAGE")));
   const std::string json = RenderTraceInfo(model, OutputFormat::kJson);
   EXPECT_THAT(json, HasSubstr("\"pm_sampling\""));
   EXPECT_THAT(json, HasSubstr("\"samples\":550,"));

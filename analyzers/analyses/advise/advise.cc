@@ -131,6 +131,7 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
   }
   if (report.devices.empty()) report.notes.push_back("no GPU work in the trace");
   report.headline = Headline(report);
+  if (options.short_names) ShortenKernelNames(model, report);
   return report;
 }
 

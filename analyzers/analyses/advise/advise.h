@@ -15,6 +15,7 @@
 #include "analyzers/model/trace_model.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/report.h"
+#include "analyzers/render/short_names.h"
 
 namespace warpscope {
 
@@ -103,6 +104,7 @@ struct AdviseOptions {
   // as the ranges are named.
   bool literal_ranges = false;
   std::string step;  // the NVTX range that marks steps ("" = steps.h's rule)
+  bool short_names = false;  // kernels named short and distinct over the trace's (--short-names)
 };
 
 struct AdviseDeviceBusy {
@@ -134,11 +136,16 @@ struct AdviseReport {
   size_t steps = 0;
   size_t warmup_steps = 0;
   std::string step_rule;
+  KernelNames names;  // as the findings name kernels; the HTML timeline names its boxes so
 };
 
 // Runs every rule on `model`, ranks the findings and writes the head line.
 AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
                                const AdviseOptions& options);
+
+// With options.short_names (BuildAdviseReport calls it last): every kernel name in the
+// findings, head line and notes, short and distinct over `model`'s kernels (advise_names.cc).
+void ShortenKernelNames(const TraceModel& model, AdviseReport& report);
 
 // The findings as one typed table (a column per figure, as CSV, JSON and Python give them):
 // the one place a finding's column is defined.

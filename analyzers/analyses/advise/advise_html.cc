@@ -68,7 +68,9 @@ std::string Timeline(const AdviseReport& report, const TraceModel& model) {
   std::vector<TimeInterval> busy;
   for (const KernelEvent& k : model.kernels) {
     if (k.device_id != device) continue;
-    svg.Add(lane(k.stream_id), k.start_ns, k.end_ns(), "kernel", KernelDisplayName(k));
+    const std::string name = KernelDisplayName(k);  // whole in the tooltip
+    svg.Add(lane(k.stream_id), k.start_ns, k.end_ns(), "kernel", name,
+            report.names.Show(name, false));
     busy.push_back({k.start_ns, k.end_ns()});
   }
   for (const MemcpyEvent& c : model.memcpys) {
@@ -130,20 +132,21 @@ std::string FindingsTable(const AdviseReport& report) {
 }
 
 // The active-warp curve of the kernel with the costliest tail, and the stall bars.
-std::string SampleCharts(const TraceModel& model) {
+std::string SampleCharts(const TraceModel& model, const KernelNames& names) {
   std::string s;
   if (!model.pm_samples.empty()) {
     const PmInputs in = PmInputsOf(model);
     const TailReport tails = BuildTailReport(in, TailOptions{});
     if (const ActiveWarpCurve* curve = CurveToDraw(tails); curve != nullptr) {
       absl::StrAppend(&s, "<h2>Active warps of the kernel with the costliest tail</h2>\n",
-                      TailSvg(*curve, in));
+                      TailSvg(*curve, in, names));
     }
   }
   StallReportOptions options;
   options.locator = {};
   if (absl::StatusOr<StallReport> stalls = BuildStallReport({&model}, {model.source_name}, options);
       stalls.ok() && !stalls->rows.empty()) {
+    stalls->names = names;
     absl::StrAppend(&s, "<h2>Warp stall reasons</h2>\n", RenderStallSvg(*stalls));
   }
   return s;
@@ -170,7 +173,7 @@ std::string RenderAdviseHtml(const AdviseReport& report, const TraceModel& model
   if (std::string timeline = Timeline(report, model); !timeline.empty()) {
     absl::StrAppend(&s, "<h2>Timeline of the worst stretch</h2>\n", timeline);
   }
-  absl::StrAppend(&s, SampleCharts(model));
+  absl::StrAppend(&s, SampleCharts(model, report.names));
   for (const std::string& note : report.notes) {
     absl::StrAppend(&s, "<p class=\"note\">", Html(note), "</p>\n");
   }

@@ -143,7 +143,7 @@ absl::StatusOr<JobView> BuildJobView(const std::vector<std::string>& paths,
     for (const RankDigest& r : view.ranks) {
       if (r.RankOrIndex() != *view.straggler.rank) continue;
       absl::StatusOr<TraceModel> model = TraceModel::Load(r.path);
-      if (model.ok()) ExplainStraggler(view, *model);
+      if (model.ok()) ExplainStraggler(view, *model, options.short_names);
       break;
     }
   }

@@ -33,6 +33,7 @@ namespace warpscope {
 struct JobOptions {
   std::string step;    // the NVTX range that marks steps ("" = steps.h's rule)
   size_t threads = 0;  // traces read at once; 0 = the machine's cores, at most 8
+  bool short_names = false;  // the straggler's kernels short and distinct (--short-names)
 };
 
 // One collective instance across the ranks that ran it.
@@ -118,8 +119,9 @@ absl::StatusOr<AdviseReport> BuildJobAdviseReport(const JobView& view, const Adv
 // straggler rule (straggler.cc).
 void MatchCollectives(JobView& view);
 void JudgeStraggler(JobView& view);
-// Names what the straggler did while the others waited, from its own trace (reloaded).
-void ExplainStraggler(JobView& view, const TraceModel& straggler_trace);
+// Names what the straggler did while the others waited, from its own trace (reloaded); its
+// kernels short and distinct over that trace's with `short_names`.
+void ExplainStraggler(JobView& view, const TraceModel& straggler_trace, bool short_names = false);
 
 }  // namespace warpscope
 

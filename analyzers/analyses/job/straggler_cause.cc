@@ -111,7 +111,7 @@ typename Map::const_iterator Largest(const Map& m) {
 // The straggler's own `advise` findings in `range` (a RangeFamily of a path; one per step where the
 // range is numbered) or on `kernel`, summed; none there: its top finding, when it has a range.
 std::string OwnFinding(const TraceModel& model, const std::string& range,
-                       const std::string& kernel = "") {
+                       const std::string& kernel = "", const KernelNames& names = KernelNames()) {
   const AdviseReport report = BuildAdviseReport(model, model.source_name, AdviseOptions{});
   if (report.findings.empty()) return "";
   uint64_t cost = 0;
@@ -132,7 +132,7 @@ std::string OwnFinding(const TraceModel& model, const std::string& range,
   const AdviseFinding& f = report.findings[first];
   return absl::StrFormat("its own `warpscope advise` finds it: %s in %s, %d finding%s (#%d "
                          "first) costing %s in all",
-                         f.rule, range.empty() ? ShortKernelName(kernel, true) : range, count,
+                         f.rule, range.empty() ? names.Show(kernel, true) : range, count,
                          count == 1 ? "" : "s", first + 1,
                          FormatDuration(static_cast<double>(cost)));
 }
@@ -187,7 +187,7 @@ void SayHostIsLate(const HostExcess& host, const TraceModel& trace, StragglerVer
 
 }  // namespace
 
-void ExplainStraggler(JobView& view, const TraceModel& trace) {
+void ExplainStraggler(JobView& view, const TraceModel& trace, bool short_names) {
   StragglerVerdict& v = view.straggler;
   const RankDigest* me = nullptr;
   std::vector<const RankDigest*> others;
@@ -213,9 +213,11 @@ void ExplainStraggler(JobView& view, const TraceModel& trace) {
   const WindowUse use = Use(trace, me->steps.thread_id, windows);
   const uint64_t mine = MedianComputePerStep(*me), theirs = MedianOf(others_compute);
   auto kernel = Largest(use.busy_by_kernel);
+  const KernelNames names =
+      short_names ? KernelNames::Short(KernelDisplayNames(trace)) : KernelNames();
   const std::string kernel_name = kernel == use.busy_by_kernel.end()
                                       ? std::string("(no kernel)")
-                                      : ShortKernelName(kernel->first, true);
+                                      : names.Show(kernel->first, true);
   if (!me->step_times.empty() && mine > theirs && mine - theirs >= half_lead &&
       mine - theirs > 0) {
     v.cause_kind = StragglerCause::kGpu;
@@ -224,7 +226,8 @@ void ExplainStraggler(JobView& view, const TraceModel& trace) {
         "other ranks; before its late arrivals its GPU spent the most time in %s.",
         FormatDuration(static_cast<double>(mine)), FormatDuration(static_cast<double>(theirs)),
         kernel_name);
-    v.finding = kernel == use.busy_by_kernel.end() ? "" : OwnFinding(trace, "", kernel->first);
+    v.finding =
+        kernel == use.busy_by_kernel.end() ? "" : OwnFinding(trace, "", kernel->first, names);
     return;
   }
   if (use.total_ns == 0) return;
@@ -237,7 +240,8 @@ void ExplainStraggler(JobView& view, const TraceModel& trace) {
           "Its GPU was busy with its own work %.0f%% of the time the others waited (slower GPU "
           "work); the most of it in %s.",
           100 * busy, kernel_name);
-      v.finding = kernel == use.busy_by_kernel.end() ? "" : OwnFinding(trace, "", kernel->first);
+      v.finding =
+          kernel == use.busy_by_kernel.end() ? "" : OwnFinding(trace, "", kernel->first, names);
       return;
     }
     v.cause_kind = StragglerCause::kLater;
