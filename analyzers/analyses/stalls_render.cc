@@ -380,7 +380,15 @@ std::string RenderStallReport(const StallReport& report, OutputFormat format) {
   } else {
     out = RenderByKernelText(report);
   }
-  const std::vector<std::string> notes = StallReportNotes(report);
+  std::vector<std::string> notes = StallReportNotes(report);
+  if (report.view == StallView::kKernel) {
+    // What the bracket means, where it is printed: it is easily read as the whole error.
+    notes.insert(notes.begin(),
+                 "[low, high] after a share is its 95% interval for sampling error alone; PC "
+                 "sampling and Nsight Compute can also differ by how they split a wait between "
+                 "states (mio_throttle and short_scoreboard: 8 points seen), which it does not "
+                 "cover (docs/stalls.md)");
+  }
   if (!notes.empty()) out += "\n";
   for (const std::string& note : notes) absl::StrAppend(&out, "note: ", note, "\n");
   return out;
