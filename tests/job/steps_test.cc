@@ -1,10 +1,13 @@
-// The step rule (analyzers/measures/steps.h) on NVTX ranges written out by hand.
+// The step rule (analyzers/measures/steps.h) on NVTX ranges written out by hand, and on a
+// program recorded on an H200 that has no step range of its own.
 #include "analyzers/measures/steps.h"
 
 #include <string>
 #include <vector>
 
+#include "analyzers/model/trace_model.h"
 #include "gtest/gtest.h"
+#include "tests/support/trace_test_util.h"
 
 namespace warpscope {
 namespace {
@@ -141,6 +144,22 @@ TEST(Steps, LibraryRangesAreNeverTakenForTheSteps) {
   EXPECT_NE(s.how.find("library ranges left out"), std::string::npos) << s.how;
   // --step still takes a library range when asked.
   EXPECT_EQ(FindSteps(r.get(), "cub::DeviceReduce::Sum").family, "cub::DeviceReduce::Sum");
+}
+
+// tests/gpu/advise/no_step_range.py, recorded on an H200 (PyTorch 2.11): boolean masks, sorts
+// and scans push CUB's ranges (domain CCCL) 40 and 80 times; the rule before took
+// cub::DeviceReduce::Sum for the program's 80 steps.
+TEST(Steps, ARecordedProgramWithoutAStepRangeHasNoSteps) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(
+      ::warpscope::testing::SourceDir() + "/tests/data/cuda13.0_sm90/no_step_range.wst");
+  ASSERT_TRUE(model.ok()) << model.status();
+  const StepSet s = FindSteps(model->nvtx_ranges);
+  EXPECT_TRUE(s.steps.empty());
+  for (const char* range : {"cub::DeviceReduce::Sum", "cub::DeviceScan::InclusiveScan",
+                            "cub::DeviceSelect::Flagged"}) {
+    EXPECT_NE(s.how.find(range), std::string::npos) << s.how;
+  }
+  EXPECT_EQ(FindSteps(model->nvtx_ranges, "cub::DeviceReduce::Sum").steps.size(), 80u);
 }
 
 TEST(Steps, WhatIsALibraryRange) {
