@@ -35,7 +35,7 @@ from collections import Counter, defaultdict
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from recorder_trace import (RecorderTrace, TraceError, json_lines, manifest_traces,  # noqa: E402
-                            table)
+                            readable, table)
 
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 PREFIX = "path:"
@@ -179,16 +179,6 @@ def check_trace(trace, expected_log=None, stacks="any", cli=None, failures=None)
     return failures
 
 
-def readable(trace, failures, *args):
-    """check_trace, with a file that is no trace as one failure."""
-    try:
-        check_trace(trace, *args, failures=failures)
-    except TraceError as e:
-        print(f"FAIL {trace}: {e}")
-        failures.append(f"{os.path.basename(trace)}: unreadable")
-    print()
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("inputs", nargs="+", help="gpu_recorder.sh's folder, or traces")
@@ -204,9 +194,10 @@ def main():
     for item in a.inputs:
         if os.path.isdir(item):
             for row, trace, path in manifest_traces(item, failures):
-                readable(trace, failures, path("log"), row.get("stacks", "any"), cli)
+                readable(check_trace, trace, failures, path("log"), row.get("stacks", "any"), cli,
+                         failures)
         else:
-            readable(item, failures, a.expected, a.stacks, cli)
+            readable(check_trace, item, failures, a.expected, a.stacks, cli, failures)
     print(f"attribution: {len(failures)} failed check(s)")
     for f in failures:
         print(f"  {f}")

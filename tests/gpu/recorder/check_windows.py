@@ -28,7 +28,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from recorder_trace import (RecorderTrace, TraceError, json_lines, manifest_traces,  # noqa: E402
-                            table)
+                            readable, table)
 
 MS = 1e6
 
@@ -149,16 +149,6 @@ def check_trace(trace, x, failures):
         print("no notices")
 
 
-def readable(trace, x, failures):
-    """check_trace, with a file that is no trace as one failure."""
-    try:
-        check_trace(trace, x, failures)
-    except TraceError as e:
-        print(f"FAIL {trace}: {e}")
-        failures.append(f"{os.path.basename(trace)}: unreadable")
-    print()
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("inputs", nargs="+", help="gpu_recorder.sh's folder, or traces")
@@ -173,12 +163,13 @@ def main():
     for item in a.inputs:
         if os.path.isdir(item):
             for row, trace, path in manifest_traces(item, failures):
-                readable(trace, Expect(row.get("windows"), row.get("begin"), row.get("end"),
-                                       row.get("steady", False), path("log"), path("requests")),
+                readable(check_trace, trace, failures,
+                         Expect(row.get("windows"), row.get("begin"), row.get("end"),
+                                row.get("steady", False), path("log"), path("requests")),
                          failures)
         else:
-            readable(item, Expect(a.windows, a.begin, a.end, a.steady, a.log, a.requests),
-                     failures)
+            readable(check_trace, item, failures,
+                     Expect(a.windows, a.begin, a.end, a.steady, a.log, a.requests), failures)
     print(f"windows: {len(failures)} failed check(s)")
     for f in failures:
         print(f"  {f}")

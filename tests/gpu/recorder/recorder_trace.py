@@ -133,6 +133,16 @@ def manifest_traces(folder, failures):
         yield row, trace, lambda k, row=row: os.path.join(folder, row[k]) if row.get(k) else None
 
 
+def readable(check, trace, failures, *args):
+    """check(trace, *args), with a file that is no trace as one failure in `failures`."""
+    try:
+        check(trace, *args)
+    except TraceError as e:
+        print(f"FAIL {trace}: {e}")
+        failures.append(f"{os.path.basename(trace)}: unreadable")
+    print()
+
+
 def json_lines(path, key):
     """The JSON objects of a program's log (or a request file) that have `key`."""
     out = []
