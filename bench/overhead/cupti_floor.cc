@@ -8,7 +8,13 @@
 //     launch: a CUPTI callback on every runtime and driver kernel-launch and graph-launch
 //       function that takes a timestamp at enter and exit into a thread_local: the least a
 //       tracer that records launches from callbacks can pay.
+//     calls: the same timestamp-only callback on every runtime function but the trivial
+//       queries (collectors/activity/trivial_runtime_apis.h), launches included: what a tracer
+//       that records the runtime API from callbacks, as warpscope's `runtime` kind does, pays.
 //   WS_FLOOR_TIMESTAMP_CALLBACK=1  a CLOCK_MONOTONIC timestamp callback, as warpscope has.
+//   WS_FLOOR_TOGGLE=1  the kinds and callbacks start off; cudaProfilerStart turns them on and
+//                  cudaProfilerStop off, so that one process measures itself both ways
+//                  (bench/overhead/inprocess_cost.py).
 //   WS_FLOOR_QUIET  unset: one stderr line at exit with the counts (the benchmark reads it).
 #include <time.h>
 
@@ -17,8 +23,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <vector>
 
 #include <cupti.h>
+
+#include "collectors/activity/trivial_runtime_apis.h"
 
 namespace {
 
@@ -55,10 +64,37 @@ void CUPTIAPI Complete(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t vali
   std::free(buffer);
 }
 
-void CUPTIAPI OnLaunch(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
+struct Callback {
+  CUpti_CallbackDomain domain;
+  uint32_t id;
+};
+CUpti_SubscriberHandle g_subscriber = nullptr;
+std::vector<Callback> g_timed;         // the launch (or every runtime) callbacks
+std::vector<CUpti_ActivityKind> g_on;  // the activity kinds asked for
+bool g_toggle = false;
+
+void SetOn(bool on) {
+  for (CUpti_ActivityKind a : g_on) on ? cuptiActivityEnable(a) : cuptiActivityDisable(a);
+  for (const Callback& c : g_timed) cuptiEnableCallback(on ? 1 : 0, g_subscriber, c.domain, c.id);
+  if (!on) cuptiActivityFlushAll(0);
+}
+
+void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                         const void* data) {
+  const auto* c = static_cast<const CUpti_CallbackData*>(data);
+  if (g_toggle && domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    if (id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart && c->callbackSite == CUPTI_API_EXIT) {
+      SetOn(true);
+      return;
+    }
+    if (id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop && c->callbackSite == CUPTI_API_ENTER) {
+      SetOn(false);
+      return;
+    }
+  }
   uint64_t now = 0;
   cuptiGetTimestamp(&now);
-  if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER) {
+  if (c->callbackSite == CUPTI_API_ENTER) {
     t_launch.enter_ns = now;
     ++t_launch.launches;
   } else {
@@ -79,12 +115,16 @@ bool IsLaunch(const char* name) {
   return std::strcmp(name, "cuLaunch") == 0;
 }
 
-void SubscribeLaunches() {
-  CUpti_SubscriberHandle subscriber = nullptr;
-  if (cuptiSubscribe(&subscriber, &OnLaunch, nullptr) != CUPTI_SUCCESS) {
-    std::fprintf(stderr, "ws_cupti_floor: cuptiSubscribe failed, no launch callbacks\n");
-    return;
+bool IsTrivial(uint32_t id) {
+  for (uint32_t t : warpscope::kTrivialRuntimeApis) {
+    if (t == id) return true;
   }
+  return false;
+}
+
+// `launches`: the launch functions of both APIs; `calls`: every runtime function but the
+// trivial ones.
+void SelectTimed(bool launches, bool calls) {
   const bool quiet = std::getenv("WS_FLOOR_QUIET") != nullptr;
   struct Domain {
     CUpti_CallbackDomain domain;
@@ -94,12 +134,12 @@ void SubscribeLaunches() {
                          Domain{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}}) {
     for (uint32_t id = 1; id < d.size; ++id) {
       const char* name = nullptr;
-      if (cuptiGetCallbackName(d.domain, id, &name) != CUPTI_SUCCESS || name == nullptr ||
-          !IsLaunch(name) || cuptiEnableCallback(1, subscriber, d.domain, id) != CUPTI_SUCCESS) {
-        continue;
-      }
+      if (cuptiGetCallbackName(d.domain, id, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+      const bool runtime = d.domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+      if (!(launches && IsLaunch(name)) && !(calls && runtime && !IsTrivial(id))) continue;
+      g_timed.push_back({d.domain, id});
       ++g_launch_callbacks;
-      if (!quiet) std::fprintf(stderr, "ws_cupti_floor: launch callback %s\n", name);
+      if (!quiet) std::fprintf(stderr, "ws_cupti_floor: timed callback %s\n", name);
     }
   }
 }
@@ -108,7 +148,7 @@ void AtExit() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (std::getenv("WS_FLOOR_QUIET") == nullptr) {
     std::fprintf(stderr,
-                 "ws_cupti_floor: %llu records, %llu launch callbacks on the exiting "
+                 "ws_cupti_floor: %llu records, %llu timed callbacks on the exiting "
                  "thread (%d callback ids)\n",
                  g_records.load(), t_launch.launches, g_launch_callbacks);
   }
@@ -142,13 +182,32 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
        {CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API, CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API}}};
   const char* env = std::getenv("WS_FLOOR_KINDS");
   const char* only = env != nullptr ? env : "kernel,runtime,memory,nvtx,sync";
+  const char* toggle = std::getenv("WS_FLOOR_TOGGLE");
+  g_toggle = toggle != nullptr && toggle[0] == '1';
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONTEXT);
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
   for (const Kind& k : kinds) {
     if (std::strstr(only, k.name) == nullptr) continue;
-    for (CUpti_ActivityKind a : k.kinds) cuptiActivityEnable(a);
+    for (CUpti_ActivityKind a : k.kinds) {
+      if (g_on.empty() || g_on.back() != a) g_on.push_back(a);
+    }
   }
-  if (std::strstr(only, "launch") != nullptr) SubscribeLaunches();
+  SelectTimed(std::strstr(only, "launch") != nullptr, std::strstr(only, "calls") != nullptr);
+  if (!g_timed.empty() || g_toggle) {
+    if (cuptiSubscribe(&g_subscriber, &OnCallback, nullptr) != CUPTI_SUCCESS) {
+      std::fprintf(stderr, "ws_cupti_floor: cuptiSubscribe failed, no callbacks\n");
+      g_timed.clear();
+      g_toggle = false;
+    }
+  }
+  if (g_toggle) {
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  } else {
+    SetOn(true);
+  }
   std::atexit(&AtExit);
   return 1;
 }

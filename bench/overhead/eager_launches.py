@@ -5,6 +5,7 @@ GPU, set the pace, so all that a recorder adds to a launch shows in full.
 
 usage: eager_launches.py [--steps 400] [--warmup 30] [--launches-per-step 400]
                          [--mode plain|torch_profiler|proton] [--trace-out PATH] [--no-nvtx]
+                         [--pairs N [--phase-steps 50] [--settle-steps 10] [--seed S]]
 
 Runs the warm-up steps, synchronizes, times --steps steps (synchronized before the clock is
 read) and prints one JSON line: µs per launch and the launch counts.
@@ -18,6 +19,13 @@ read) and prints one JSON line: µs per launch and the launch counts.
                    warm-up, proton.finalize() (flush, write NAME.hatchet) after the clock is
                    read (`stop_s`). Exits 3 with one line when triton.profiler cannot be
                    imported or started.
+--pairs N: one process measures itself with recording off and on. After the warm-up it runs N
+pairs of phases, each pair an "off" and an "on" phase in a random order. An "on" phase begins
+with cudaProfilerStart and an "off" phase with cudaProfilerStop (a recorder armed with
+`-c cudaProfilerApi --capture-range-end repeat`, or the CUPTI floor with WS_FLOOR_TOGGLE=1,
+turns itself on and off there; run plain, the pairs measure the loop's own drift); then
+--settle-steps untimed steps and --phase-steps timed ones. The JSON line then carries each
+phase's µs per launch and the median of the paired differences (on - off).
 Neither profiler writes its file inside the timed part; both, like warpscope and the floor,
 handle CUPTI's buffers as they fill, inside it, and both keep their own per-op records in
 memory as they go (torch.profiler a CPU event per op; Proton its tree).
@@ -42,7 +50,13 @@ p.add_argument("--trace-out", default="",
                help="torch_profiler: Chrome JSON here; proton: the session name (.hatchet "
                     "added), a temporary folder's file by default")
 p.add_argument("--no-nvtx", action="store_true", help="no NVTX range around each step")
+p.add_argument("--pairs", type=int, default=0, help="measure off/on pairs in one process")
+p.add_argument("--phase-steps", type=int, default=50, help="timed steps per phase")
+p.add_argument("--settle-steps", type=int, default=10, help="untimed steps after a switch")
+p.add_argument("--seed", type=int, default=0, help="the order of each pair's phases")
 a = p.parse_args()
+if a.pairs and a.mode != "plain":
+    p.error("--pairs needs --mode plain (the recorder comes from outside)")
 if a.launches_per_step % 4:
     p.error("--launches-per-step must be a multiple of 4")
 
@@ -90,6 +104,53 @@ elif a.mode == "proton":
     ctx = contextlib.nullcontext()
 else:
     ctx = contextlib.nullcontext()
+
+def timed(steps):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def phases():
+    """The off/on pairs in one process (--pairs): the JSON line's fields."""
+    import random
+    import statistics
+    cudart = torch.cuda.cudart()
+    rng = random.Random(a.seed)
+    per_launch = a.launches_per_step * a.phase_steps / 1e6
+    off, on, diffs = [], [], []
+    for _ in range(a.pairs):
+        got = {}
+        order = ["off", "on"]
+        rng.shuffle(order)
+        for phase in order:
+            (cudart.cudaProfilerStart if phase == "on" else cudart.cudaProfilerStop)()
+            for _ in range(a.settle_steps):
+                step()
+            got[phase] = timed(a.phase_steps) / per_launch
+        off.append(got["off"])
+        on.append(got["on"])
+        diffs.append(got["on"] - got["off"])
+    cudart.cudaProfilerStop()
+    return {"pairs": a.pairs, "phase_steps": a.phase_steps, "off_us": off, "on_us": on,
+            "off_median_us": statistics.median(off), "on_median_us": statistics.median(on),
+            "added_median_us": statistics.median(diffs), "added_us": diffs}
+
+
+if a.pairs:
+    for _ in range(a.warmup):
+        step()
+    result = phases()
+    launches = a.pairs * 2 * (a.phase_steps + a.settle_steps) * a.launches_per_step
+    print(json.dumps({
+        "mode": "pairs", "warmup": a.warmup, "launches_per_step": a.launches_per_step,
+        "launches_total": launches + a.warmup * a.launches_per_step,
+        "checksum": float(x.sum().item()), "torch": torch.__version__,
+        "device": torch.cuda.get_device_name(), **result}), flush=True)
+    sys.exit(0)
 
 with ctx as prof:
     for _ in range(a.warmup):

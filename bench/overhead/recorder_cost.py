@@ -181,7 +181,7 @@ def check_run(workload, mode, result, stderr, trace):
     launches = result.get("launches_total") if workload == "eager" else None
     facts, problem = {}, None
     if m.floor is not None:
-        got = re.search(r"ws_cupti_floor: (\d+) records, (\d+) launch callbacks", stderr)
+        got = re.search(r"ws_cupti_floor: (\d+) records, (\d+) (?:launch|timed) callbacks", stderr)
         if not got:
             return facts, "the floor printed no counts: not injected?"
         facts = {"floor_records": int(got.group(1)), "floor_launch_callbacks": int(got.group(2))}

@@ -36,8 +36,9 @@ constexpr size_t kMaxPooledBuffers = 4;
 // so the fault-in happens here instead.
 constexpr size_t kSpareBuffers = 2;
 
-// The kinds a capture window turns on and off, in the order they are enabled.
-std::vector<ActivityKind> WindowKinds(const ActivityOptions& o) {
+// The kinds a capture window turns on and off, in the order they are enabled. `runtime`:
+// whether RUNTIME records are among them (not when the launch log records those calls).
+std::vector<ActivityKind> WindowKinds(const ActivityOptions& o, bool runtime) {
   const TraceKinds& k = o.kinds;
   std::vector<ActivityKind> kinds;
   if (k.kernel && !o.kernels_always_on) kinds.push_back(ActivityKind::kConcurrentKernel);
@@ -47,7 +48,7 @@ std::vector<ActivityKind> WindowKinds(const ActivityOptions& o) {
     kinds.push_back(ActivityKind::kMemcpy2);
     kinds.push_back(ActivityKind::kMemset);
   }
-  if (k.runtime) kinds.push_back(ActivityKind::kRuntime);
+  if (k.runtime && runtime) kinds.push_back(ActivityKind::kRuntime);
   if (k.driver) kinds.push_back(ActivityKind::kDriver);
   if (k.nvtx) {
     kinds.push_back(ActivityKind::kMarker);  // MARKER before MARKER_DATA
@@ -133,7 +134,10 @@ bool ActivityController::SetEnabled(bool enabled, std::string* error) {
     std::lock_guard<std::mutex> lock(translate_mu_);
     translator_->set_launch_calls_elsewhere(launch_calls_elsewhere_.load());
   }
-  for (ActivityKind kind : WindowKinds(options_)) {
+  // Disabling covers every kind, so that a kind enabled before the launch log took the
+  // runtime calls over is turned off too.
+  const bool runtime_records = !enabled || !runtime_calls_elsewhere_.load();
+  for (ActivityKind kind : WindowKinds(options_, runtime_records)) {
     const uint64_t start = enabled ? api_.Now() : 0;
     ok = SetKindEnabled(kind, enabled, error) && ok;
     if (enabled) times.push_back({kind, api_.Now() - start});
@@ -167,6 +171,8 @@ std::vector<KindEnableTime> ActivityController::last_enable_times() const {
 }
 
 void ActivityController::SetLaunchCallsElsewhere(bool on) { launch_calls_elsewhere_.store(on); }
+
+void ActivityController::SetRuntimeCallsElsewhere(bool on) { runtime_calls_elsewhere_.store(on); }
 
 void ActivityController::LeaveOutRuntimeLaunchApis() {
   // A CUPTI that refuses leaves the translator to drop the records: the same trace, at

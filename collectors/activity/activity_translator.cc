@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "collectors/activity/trivial_runtime_apis.h"
+
 namespace warpscope {
 
 CopyKind ToCopyKind(uint8_t k) {
@@ -22,33 +24,6 @@ SyncKind ToSyncKind(uint32_t t) {
 }
 
 namespace {
-constexpr std::array<uint32_t, 25> kTrivialRuntimeApis = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v12000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetStreamPriorityRange_v5050,
-    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_ptsz_v10000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v10010,
-    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v10010,
-    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_v11030,
-    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_ptsz_v11030,
-    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v12030,
-    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v12030,
-    CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010,
-    CUPTI_RUNTIME_TRACE_CBID_cudaPointerGetAttributes_v4000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaFuncGetAttributes_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetFuncBySymbol_v11000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetDevice_v12080,
-    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetDevice_ptsz_v12080,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetSymbolAddress_v3020,
-};
 
 constexpr std::array<uint32_t, 13> kRuntimeLaunchApis = {
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020,

@@ -154,6 +154,8 @@ void SetTraceClock(bool monotonic) { g_monotonic.store(monotonic); }
 
 void SetLaunchCallsFromCallbacks(bool on) { Controller().SetLaunchCallsElsewhere(on); }
 
+void SetRuntimeCallsFromCallbacks(bool on) { Controller().SetRuntimeCallsElsewhere(on); }
+
 uint64_t TraceClockNs() {
   if (g_monotonic.load(std::memory_order_relaxed)) return MonotonicNs();
   uint64_t ts = 0;

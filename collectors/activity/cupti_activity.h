@@ -22,6 +22,9 @@ uint64_t TraceClockNs();
 // Launch calls of the runtime API are recorded by the launch log (collectors/api_calls), from
 // CUPTI callbacks: activity records of them are left out from the next window on.
 void SetLaunchCallsFromCallbacks(bool on);
+// Every other runtime API call but the trivial queries is recorded by the launch log too: no
+// RUNTIME activity is enabled from the next window on.
+void SetRuntimeCallsFromCallbacks(bool on);
 
 // The activity collector (CollectorStage::kRequired) over the process's one
 // ActivityController: Init at start, the configured kinds on and off at capture window edges,

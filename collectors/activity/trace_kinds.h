@@ -13,7 +13,10 @@ struct TraceKinds {
   // plus CUPTI's INTERNAL_LAUNCH_API records of launches made outside any API call.
   bool launch = true;
   bool memory = true;     // MEMCPY, MEMCPY2 (peer), MEMSET
-  bool runtime = true;    // RUNTIME API records (launch calls excluded when `launch` is on)
+  // Every runtime API call but the trivial queries (IsTrivialRuntimeApi), written from the
+  // same callbacks and logs as `launch`; CUPTI's RUNTIME activity records only when a
+  // callback cannot be enabled (launch calls left out when `launch` is on).
+  bool runtime = true;
   bool driver = false;    // DRIVER API records (many; off by default)
   bool nvtx = true;       // MARKER + MARKER_DATA
   bool sync = true;       // SYNCHRONIZATION

@@ -20,6 +20,7 @@ struct PendingCall {
   bool active = false;
   bool runtime = true;
   bool write_call = false;
+  bool launch = false;
   uint32_t correlation_id = 0;
   uint32_t callback_id = 0;
   uint64_t start_ns = 0;
@@ -58,9 +59,16 @@ ApiCallRecorder::ApiCallRecorder(const ApiCallRecorderOptions& options, StackTab
       intern_(std::move(intern)),
       log_(options.max_log_bytes) {}
 
-bool ApiCallRecorder::Wants(std::string_view function) const {
+bool ApiCallRecorder::IsRuntimeCallWritten(bool runtime, uint32_t callback_id,
+                                           bool filter_trivial) {
+  return runtime && !(filter_trivial && IsTrivialRuntimeApi(callback_id));
+}
+
+bool ApiCallRecorder::Wants(bool runtime, uint32_t callback_id, std::string_view function) const {
   const StackCallKind kind = StackCallKindOf(function);
   if (kind == StackCallKind::kLaunch && options_.launch_calls) return true;
+  if (options_.runtime_calls && IsRuntimeCallWritten(runtime, callback_id, options_.filter_trivial))
+    return true;
   return stacks_ != nullptr && options_.stacks.Wants(kind);
 }
 
@@ -101,12 +109,18 @@ void ApiCallRecorder::OnEnter(const ApiCallSite& call) {
   if (!recording_.load(std::memory_order_acquire)) return;
   const uint64_t start = clock_();
   const CallInfo info = Info(call);
-  p.write_call = info.kind == StackCallKind::kLaunch && options_.launch_calls &&
-                 (call.runtime || !options_.driver_activity);
+  if (info.kind == StackCallKind::kLaunch) {
+    p.write_call = call.runtime ? options_.launch_calls || options_.runtime_calls
+                                : options_.launch_calls && !options_.driver_activity;
+  } else {
+    p.write_call = options_.runtime_calls &&
+                   IsRuntimeCallWritten(call.runtime, call.callback_id, options_.filter_trivial);
+  }
   p.stack_id = WantsStack(info.kind) ? stacks_->Capture().stack_id : 0;
   if (!p.write_call && p.stack_id == 0) return;
   p.active = true;
   p.runtime = call.runtime;
+  p.launch = info.kind == StackCallKind::kLaunch;
   p.correlation_id = call.correlation_id;
   p.callback_id = call.callback_id;
   p.start_ns = start;
@@ -132,11 +146,12 @@ void ApiCallRecorder::OnExit(const ApiCallSite& call, uint32_t result) {
   logged.name_id = p.name_id;
   logged.runtime = p.runtime;
   logged.write_call = p.write_call;
+  logged.launch = p.launch;
   log_.Append(t.os_tid, logged);
 }
 
 void ApiCallRecorder::Drain(RecordSink& sink) {
-  uint64_t launches = 0, stacks = 0;
+  uint64_t launches = 0, runtime_calls = 0, stacks = 0;
   log_.Drain([&](uint32_t os_tid, std::span<const LoggedCall> calls) {
     // Keyed as CUPTI's records key threads (system thread ids): one ThreadInfo for both.
     const uint64_t thread = sink.InternThread(os_tid, os_tid);
@@ -152,7 +167,7 @@ void ApiCallRecorder::Drain(RecordSink& sink) {
         r.correlation_id = c.correlation_id;
         r.result = c.result;
         r.callback_id = c.callback_id;
-        if (sink.Write(r)) ++launches;
+        if (sink.Write(r)) ++(c.launch ? launches : runtime_calls);
       }
       if (c.stack_id != 0) {
         ApiStackRecord s;
@@ -167,6 +182,7 @@ void ApiCallRecorder::Drain(RecordSink& sink) {
     }
   });
   launches_written_.fetch_add(launches, std::memory_order_relaxed);
+  runtime_written_.fetch_add(runtime_calls, std::memory_order_relaxed);
   stacks_written_.fetch_add(stacks, std::memory_order_relaxed);
 }
 
@@ -176,7 +192,7 @@ void ApiCallRecorder::Abandon() {
 }
 
 ApiCallRecorderCounts ApiCallRecorder::counts() const {
-  return {log_.counts(), launches_written_.load(), stacks_written_.load()};
+  return {log_.counts(), launches_written_.load(), runtime_written_.load(), stacks_written_.load()};
 }
 
 }  // namespace warpscope

@@ -4,8 +4,9 @@
 // At a selected call's entry, on the calling thread: when a window is open, the time, and the
 // caller's stack where one is wanted (StackTable); at its exit: the time and the result, then
 // one entry in the thread's CallLog. Drain() turns the logged calls into ApiCallEvent records
-// (launch calls, whose host side no activity record gives) and ApiStackEvent records (calls
-// whose stack was taken). Pure: no CUPTI.
+// (launch calls, and with `runtime_calls` every other runtime API call but the trivial
+// queries: no activity record stands for them) and ApiStackEvent records (calls whose stack
+// was taken). Pure: no CUPTI.
 #ifndef WARPSCOPE_COLLECTORS_API_CALLS_API_CALL_RECORDER_H_
 #define WARPSCOPE_COLLECTORS_API_CALLS_API_CALL_RECORDER_H_
 
@@ -27,16 +28,23 @@ class StackTable;
 struct ApiCallRecorderOptions {
   // Write an ApiCallEvent for every launch call (trace kind `launch`).
   bool launch_calls = true;
+  // Write an ApiCallEvent for every runtime API call but the trivial queries
+  // (IsTrivialRuntimeApi), launches included: trace kind `runtime`, recorded from callbacks
+  // instead of CUPTI's RUNTIME activity records.
+  bool runtime_calls = false;
+  // Leave the trivial queries out of runtime_calls (WARPSCOPE_API_FILTER, on by default).
+  bool filter_trivial = true;
   // CUPTI's DRIVER activity records every driver call (`-t driver`): driver launch calls are
   // then left to it, so that none is written twice.
   bool driver_activity = false;
-  StackConfig stacks;              // which calls get a stack; all off: none
+  StackConfig stacks;               // which calls get a stack; all off: none
   size_t max_log_bytes = 64 << 20;  // CallLog's bound
 };
 
 struct ApiCallRecorderCounts {
   CallLogCounts log;
-  uint64_t launches_written = 0;  // ApiCallEvents written
+  uint64_t launches_written = 0;  // ApiCallEvents of launch calls written
+  uint64_t runtime_written = 0;   // ApiCallEvents of runtime API calls but launches written
   uint64_t stacks_written = 0;    // ApiStackEvents written
 };
 
@@ -50,9 +58,12 @@ class ApiCallRecorder {
   ApiCallRecorder(const ApiCallRecorderOptions& options, StackTable* stacks, Clock clock,
                   Interner intern);
 
-  // Whether calls of `function` (CUPTI's name, e.g. "cudaLaunchKernel_v7000") are wanted:
-  // the callbacks to enable.
-  bool Wants(std::string_view function) const;
+  // Whether calls of `function` (CUPTI's name, e.g. "cudaLaunchKernel_v7000"; callback id
+  // `callback_id` of the runtime API, else of the driver API) are wanted: the callbacks to
+  // enable.
+  bool Wants(bool runtime, uint32_t callback_id, std::string_view function) const;
+  // Whether the calls that the runtime_calls option writes include this one.
+  static bool IsRuntimeCallWritten(bool runtime, uint32_t callback_id, bool filter_trivial);
 
   // Calls that begin while recording is off are not logged (a call that began while it was on
   // is logged whole).
@@ -83,7 +94,7 @@ class ApiCallRecorder {
   const Interner intern_;
   CallLog log_;
   std::atomic<bool> recording_{false};
-  std::atomic<uint64_t> launches_written_{0}, stacks_written_{0};
+  std::atomic<uint64_t> launches_written_{0}, runtime_written_{0}, stacks_written_{0};
   static constexpr uint32_t kSlots = 1024;
   // Per callback id: the name id in the high bits, the kind in the low byte; 0 = not yet known.
   std::atomic<uint64_t> runtime_calls_[kSlots] = {};

@@ -1,9 +1,11 @@
 // The API calls collector (see api_calls_collector.h).
 //
 // Lifecycle: session start → the stack settings and the trace kinds → the subscriber enables
-// the callbacks of every launch function (and of the syncs and copies whose stack is wanted)
-// and sends their calls here; when every launch callback is on, the activity collector leaves
-// runtime launch calls out of its records → capture windows switch logging on and off → each
+// the callbacks of every launch function, of every other runtime function but the trivial
+// queries (trace kind `runtime`), and of the syncs and copies whose stack is wanted, and sends
+// their calls here; when every launch callback is on, the activity collector leaves runtime
+// launch calls out of its records, and when every runtime callback is on, it records no
+// RUNTIME activity at all → capture windows switch logging on and off → each
 // call: ApiCallRecorder::OnEnter/OnExit on the calling thread → at each flush (and when a
 // window closes, before the next window's file) the log is drained into the trace → shutdown:
 // the last drain, counters, a notice when Python was there but could not be read.
@@ -47,21 +49,24 @@ class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
     options.launch_calls = kinds.launch;
     options.driver_activity = kinds.driver;
     SettingError refused;
-    if (!LoadStackConfig([&](std::string_view v) { return services.GetConfig(v); },
-                         &options.stacks, &refused)) {
+    if (!LoadStackConfig([&](std::string_view v) { return services.GetConfig(v); }, &options.stacks,
+                         &refused)) {
       services.Report(Severity::kError, "stacks",
                       "warpscope: " + refused.ForVariable() + "; no call stacks are recorded");
       options.stacks.syncs = options.stacks.copies = options.stacks.launches = false;
     }
-    if (!options.launch_calls && !options.stacks.any()) return true;
+    options.runtime_calls = kinds.runtime;
+    options.filter_trivial = services.activity_options().filter_trivial_api;
+    if (!options.launch_calls && !options.runtime_calls && !options.stacks.any()) return true;
     // The launch functions' callbacks first, on their own: only when every one of them is on
     // may the log write launch calls and the activity records leave them out. Otherwise the
     // activity records keep them (runtime API with -t runtime, driver API with -t driver) and
     // the log writes none, so that no launch is written twice.
     if (options.launch_calls) {
-      const bool all_on = CuptiCallbacks::SetApiCallObserver(this, [](std::string_view f) {
-        return StackCallKindOf(f) == StackCallKind::kLaunch;
-      });
+      const bool all_on =
+          CuptiCallbacks::SetApiCallObserver(this, [](bool, uint32_t, std::string_view f) {
+            return StackCallKindOf(f) == StackCallKind::kLaunch;
+          });
       if (!all_on) {
         options.launch_calls = false;
         services.Report(Severity::kInfo, "api_calls",
@@ -70,7 +75,22 @@ class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
                         "runtime) and driver API records (-t driver)");
       }
     }
+    // Then the other runtime functions', likewise: when one cannot be enabled, CUPTI's
+    // RUNTIME activity records them all instead, at its higher cost per call.
+    if (options.runtime_calls) {
+      const bool all_on = CuptiCallbacks::SetApiCallObserver(
+          this, [filter = options.filter_trivial](bool runtime, uint32_t id, std::string_view) {
+            return ApiCallRecorder::IsRuntimeCallWritten(runtime, id, filter);
+          });
+      if (!all_on) {
+        options.runtime_calls = false;
+        services.Report(Severity::kInfo, "api_calls",
+                        "warpscope: a runtime API function's callback could not be enabled; "
+                        "runtime API calls are recorded as CUPTI's activity records instead");
+      }
+    }
     SetLaunchCallsFromCallbacks(options.launch_calls);
+    SetRuntimeCallsFromCallbacks(options.runtime_calls);
     TraceWriter& writer = services.writer();
     if (options.stacks.any()) {
       stack_sink_ = std::make_unique<WriterStackSink>(writer);
@@ -84,7 +104,9 @@ class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
     live_.store(recorder, std::memory_order_release);
     // Then the syncs' and copies' callbacks, whose stacks are wanted.
     CuptiCallbacks::SetApiCallObserver(
-        this, [recorder](std::string_view function) { return recorder->Wants(function); });
+        this, [recorder](bool runtime, uint32_t id, std::string_view function) {
+          return recorder->Wants(runtime, id, function);
+        });
     return true;
   }
 
@@ -124,13 +146,12 @@ class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
       if (python == PythonSupport::kUnsupportedVersion ||
           python == PythonSupport::kLayoutMismatch) {
         const uint32_t v = stacks_->python().version_hex();
-        services_->Report(
-            Severity::kInfo, "stacks",
-            "warpscope: no Python stacks: " + std::string(PythonSupportName(python)) +
-                (v != 0 ? " (Python " + std::to_string(v >> 24) + "." +
-                              std::to_string((v >> 16) & 0xFF) + ")"
-                        : std::string()) +
-                "; calls carry no stack");
+        services_->Report(Severity::kInfo, "stacks",
+                          "warpscope: no Python stacks: " + std::string(PythonSupportName(python)) +
+                              (v != 0 ? " (Python " + std::to_string(v >> 24) + "." +
+                                            std::to_string((v >> 16) & 0xFF) + ")"
+                                      : std::string()) +
+                              "; calls carry no stack");
       }
     }
     // The recorder, table and sink stay: a callback already past its load of the observer
@@ -160,6 +181,7 @@ class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
     const ApiCallRecorderCounts c = recorder_->counts();
     SetStat(w, stats::kApiCallsLogged, c.log.logged);
     SetStat(w, stats::kApiCallsLaunches, c.launches_written);
+    SetStat(w, stats::kApiCallsRuntime, c.runtime_written);
     SetStat(w, stats::kApiCallsDropped, c.log.dropped);
     SetStat(w, stats::kApiCallsThreads, c.log.threads);
     if (!stacks_) return;

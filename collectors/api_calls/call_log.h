@@ -32,6 +32,7 @@ struct LoggedCall {
   uint64_t name_id = 0;         // interned function name
   bool runtime = true;          // runtime API, else driver API
   bool write_call = false;      // write an ApiCallEvent (no activity record stands for it)
+  bool launch = false;          // a kernel or graph launch
 };
 
 struct CallLogCounts {

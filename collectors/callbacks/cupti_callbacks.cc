@@ -282,8 +282,7 @@ void CuptiCallbacks::SetNvtxDomainObserver(NvtxDomainObserver* observer) {
   }
 }
 
-bool CuptiCallbacks::SetApiCallObserver(ApiCallObserver* observer,
-                                        const std::function<bool(std::string_view)>& wants) {
+bool CuptiCallbacks::SetApiCallObserver(ApiCallObserver* observer, const ApiSelector& wants) {
   if (g_subscriber == nullptr) return false;
   bool all = true;
   if (observer != nullptr) {
@@ -298,7 +297,7 @@ bool CuptiCallbacks::SetApiCallObserver(ApiCallObserver* observer,
       for (uint32_t id = 1; id < d.size; ++id) {
         const char* name = nullptr;
         if (cuptiGetCallbackName(d.domain, id, &name) != CUPTI_SUCCESS || name == nullptr ||
-            !wants(name)) {
+            !wants(d.domain == CUPTI_CB_DOMAIN_RUNTIME_API, id, name)) {
           continue;
         }
         if (cuptiEnableCallback(1, g_subscriber, d.domain, id) == CUPTI_SUCCESS) {

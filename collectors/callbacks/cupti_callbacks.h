@@ -74,12 +74,13 @@ class CuptiCallbacks {
   // NVTX domain callbacks and cuLaunchKernelEx launches go to `observer` (nullptr: off).
   // After Subscribe.
   static void SetNvtxDomainObserver(NvtxDomainObserver* observer);
-  // Enables the callbacks of every runtime and driver function for which `wants(name)` holds
+  // Enables the callbacks of every runtime and driver function for which
+  // `wants(runtime, callback_id, name)` holds
   // and sends their calls to `observer` (nullptr stops sending; the callbacks stay enabled,
   // each a no-op, until Unsubscribe). After Subscribe. Returns false when a wanted function's
   // callback could not be enabled (its calls are then not sent).
-  static bool SetApiCallObserver(ApiCallObserver* observer,
-                                 const std::function<bool(std::string_view)>& wants);
+  using ApiSelector = std::function<bool(bool runtime, uint32_t callback_id, std::string_view)>;
+  static bool SetApiCallObserver(ApiCallObserver* observer, const ApiSelector& wants);
   static void Unsubscribe();
   static void AbandonAfterFork();
   static uint32_t CuptiVersion();

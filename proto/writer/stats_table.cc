@@ -9,7 +9,7 @@
 namespace warpscope {
 namespace {
 
-constexpr std::array<const StatDef*, 102> kAllStats = {
+constexpr std::array<const StatDef*, 103> kAllStats = {
     &stats::kWriterEventsWritten,
     &stats::kWriterEventsWrittenKind,
     &stats::kWriterBytesWritten,
@@ -56,6 +56,7 @@ constexpr std::array<const StatDef*, 102> kAllStats = {
     &stats::kControlRefused,
     &stats::kApiCallsLogged,
     &stats::kApiCallsLaunches,
+    &stats::kApiCallsRuntime,
     &stats::kApiCallsDropped,
     &stats::kApiCallsThreads,
     &stats::kStacksCaptured,

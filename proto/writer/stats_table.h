@@ -146,9 +146,11 @@ inline constexpr StatDef kControlRefused{"control.refused", kInfo,
 
 // ---- The launch log: CUDA calls logged in callbacks (collectors/api_calls; docs/record.md).
 inline constexpr StatDef kApiCallsLogged{"api_calls.logged", kInfo,
-    "CUDA calls logged on the program's threads: every kernel launch, and the syncs and copies whose stack was taken"};
+    "CUDA calls logged on the program's threads: every kernel launch, every runtime API call but the trivial queries, and the calls whose stack was taken"};
 inline constexpr StatDef kApiCallsLaunches{"api_calls.launches", kInfo,
     "launch calls written from the log (ApiCallEvent)"};
+inline constexpr StatDef kApiCallsRuntime{"api_calls.runtime_calls", kInfo,
+    "other runtime API calls written from the log (ApiCallEvent): trace kind runtime"};
 inline constexpr StatDef kApiCallsDropped{"api_calls.dropped", kDataLoss,
     "calls lost: the log's memory bound was reached before warpscope's thread drained it"};
 inline constexpr StatDef kApiCallsThreads{"api_calls.threads", kInfo,

@@ -23,6 +23,7 @@ namespace {
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 TEST_F(ActivityControllerTest, InitMakesItsCallsInOrder) {
   ActivityOptions o = Options();
@@ -166,6 +167,26 @@ TEST_F(ActivityControllerTest, RuntimeLaunchCallsLeftToTheLaunchLog) {
   TraceModel model = CloseAndLoad();
   ASSERT_EQ(model.api_calls.size(), 1u);
   EXPECT_EQ(model.api_calls[0].correlation_id, 2u);  // the copy
+}
+
+// Trace kind `runtime` from the launch log: no RUNTIME activity is enabled, a window opened
+// before the hand-over is still closed whole, and a runtime record is not made.
+TEST_F(ActivityControllerTest, RuntimeCallsLeftToTheLaunchLog) {
+  Init(Options());
+  OpenWindow();
+  EXPECT_THAT(fake_.calls, Contains("enable 5"));  // RUNTIME, before the hand-over
+  std::string error;
+  EXPECT_TRUE(controller_.SetEnabled(false, &error));
+  EXPECT_THAT(fake_.calls, Contains("disable 5"));
+  controller_.SetRuntimeCallsElsewhere(true);
+  fake_.calls.clear();
+  EXPECT_TRUE(controller_.SetEnabled(true, &error));
+  EXPECT_THAT(fake_.calls, Not(Contains("enable 5")));
+  EXPECT_THAT(fake_.calls, Contains("enable 10"));  // the kernels still
+  fake_.Emit(RuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 2, 2000));
+  controller_.Flush(true);
+  EXPECT_EQ(fake_.records_not_enabled, 1u);
+  EXPECT_TRUE(CloseAndLoad().api_calls.empty());
 }
 
 TEST_F(ActivityControllerTest, LaunchRecordsCuptiMakesAnywayAreNotWrittenTwice) {

@@ -1,7 +1,8 @@
 // The API call recorder with synthetic callbacks: every launch path (runtime and driver, plain,
 // extended, cooperative, graph, CUDA 13's __cudaLaunchKernel) gives one ApiCallEvent carrying
 // the kernel's correlation id, the launching thread and the call's times; syncs and copies
-// give stacks only; windows, -t driver, nesting and other threads.
+// give stacks only, or with trace kind `runtime` their calls too; windows, -t driver, nesting
+// and other threads.
 #include "collectors/api_calls/api_call_recorder.h"
 
 #include <gtest/gtest.h>
@@ -80,7 +81,7 @@ TEST(ApiCallRecorder, EveryLaunchPathGetsItsHostSide) {
   };
   uint32_t correlation = 500;
   for (const Path& p : paths) {
-    EXPECT_TRUE(h.recorder.Wants(p.function)) << p.function;
+    EXPECT_TRUE(h.recorder.Wants(p.runtime, p.cbid, p.function)) << p.function;
     h.Call(p.runtime, p.cbid, p.function, ++correlation, p.runtime ? 0 : 1);
   }
   h.recorder.Drain(h.sink);
@@ -115,14 +116,69 @@ TEST(ApiCallRecorder, OnlyCallsThatBeginInsideAWindow) {
 
 TEST(ApiCallRecorder, HostFunctionsSyncsAndOtherCallsAreNotLaunches) {
   Harness h(LaunchesOnly());
-  for (const char* f : {"cudaLaunchHostFunc_v10000", "cuLaunchHostFunc", "cudaStreamSynchronize_v3020",
-                        "cudaMemcpyAsync_v3020", "cudaMalloc_v3020"}) {
-    EXPECT_FALSE(h.recorder.Wants(f)) << f;
+  struct Function {
+    bool runtime;
+    uint32_t cbid;
+    const char* name;
+  };
+  for (const Function& f : {Function{true, 232, "cudaLaunchHostFunc_v10000"},
+                            Function{false, 580, "cuLaunchHostFunc"},
+                            Function{true, 131, "cudaStreamSynchronize_v3020"},
+                            Function{true, 41, "cudaMemcpyAsync_v3020"},
+                            Function{true, 20, "cudaMalloc_v3020"}}) {
+    EXPECT_FALSE(h.recorder.Wants(f.runtime, f.cbid, f.name)) << f.name;
   }
   h.recorder.SetRecording(true);
   h.Call(true, 131, "cudaStreamSynchronize_v3020", 9);
   h.recorder.Drain(h.sink);
   EXPECT_TRUE(h.sink.apis.empty());
+}
+
+// Trace kind `runtime`: every runtime call but the trivial queries is written from the log,
+// as CUPTI's RUNTIME records wrote it; driver calls other than launches are not.
+TEST(ApiCallRecorder, RuntimeCallsWrittenButTheTrivialQueries) {
+  ApiCallRecorderOptions o = LaunchesOnly();
+  o.runtime_calls = true;
+  Harness h(o);
+  EXPECT_TRUE(h.recorder.Wants(true, 131, "cudaStreamSynchronize_v3020"));
+  EXPECT_TRUE(h.recorder.Wants(true, 20, "cudaMalloc_v3020"));
+  EXPECT_FALSE(h.recorder.Wants(true, 10, "cudaGetLastError_v3020"));
+  EXPECT_FALSE(h.recorder.Wants(false, 0x123, "cuMemcpyDtoH_v2"));
+  h.recorder.SetRecording(true);
+  h.Call(true, 20, "cudaMalloc_v3020", 1, 2);
+  h.Call(true, 10, "cudaGetLastError_v3020", 2);  // enabled by mistake: still not written
+  h.Call(true, 211, "cudaLaunchKernel_v7000", 3);
+  h.Call(true, 131, "cudaStreamSynchronize_v3020", 4);
+  h.Call(false, 0x123, "cuMemcpyDtoH_v2", 5);
+  h.recorder.Drain(h.sink);
+  ASSERT_EQ(h.sink.apis.size(), 3u);
+  EXPECT_EQ(h.Name(h.sink.apis[0].name_id), "cudaMalloc");
+  EXPECT_EQ(h.sink.apis[0].result, 2u);
+  EXPECT_EQ(h.sink.apis[0].callback_id, 20u);
+  EXPECT_EQ(h.sink.apis[0].domain, ApiDomain::kRuntime);
+  EXPECT_LT(h.sink.apis[0].start_ns, h.sink.apis[0].end_ns);
+  EXPECT_EQ(h.sink.apis[1].correlation_id, 3u);
+  EXPECT_EQ(h.Name(h.sink.apis[2].name_id), "cudaStreamSynchronize");
+  EXPECT_EQ(h.sink.apis[2].correlation_id, 4u);
+  EXPECT_EQ(h.recorder.counts().launches_written, 1u);
+  EXPECT_EQ(h.recorder.counts().runtime_written, 2u);
+}
+
+// `-t kernel,runtime` (no `launch`): runtime launches are written as runtime calls, since no
+// RUNTIME activity records them; driver launches are not.
+TEST(ApiCallRecorder, RuntimeCallsWithoutTheLaunchKind) {
+  ApiCallRecorderOptions o = LaunchesOnly();
+  o.launch_calls = false;
+  o.runtime_calls = true;
+  Harness h(o);
+  EXPECT_TRUE(h.recorder.Wants(true, 211, "cudaLaunchKernel_v7000"));
+  EXPECT_FALSE(h.recorder.Wants(false, 307, "cuLaunchKernel"));
+  h.recorder.SetRecording(true);
+  h.Call(true, 211, "cudaLaunchKernel_v7000", 1);
+  h.Call(false, 307, "cuLaunchKernel", 2);
+  h.recorder.Drain(h.sink);
+  ASSERT_EQ(h.sink.apis.size(), 1u);
+  EXPECT_EQ(h.sink.apis[0].correlation_id, 1u);
 }
 
 TEST(ApiCallRecorder, DriverLaunchesLeftToDriverActivity) {
@@ -141,8 +197,8 @@ TEST(ApiCallRecorder, StacksOfSyncsCopiesAndLaunches) {
   ApiCallRecorderOptions o;  // launches and the default stacks: syncs, copies, launches
   o.stacks.launch_every = 1;
   Harness h(o, /*with_stacks=*/true);
-  EXPECT_TRUE(h.recorder.Wants("cudaStreamSynchronize_v3020"));
-  EXPECT_TRUE(h.recorder.Wants("cuMemcpyDtoH_v2"));
+  EXPECT_TRUE(h.recorder.Wants(true, 131, "cudaStreamSynchronize_v3020"));
+  EXPECT_TRUE(h.recorder.Wants(false, 0x123, "cuMemcpyDtoH_v2"));
   h.recorder.SetRecording(true);
   h.Call(true, 211, "cudaLaunchKernel_v7000", 1);
   h.Call(true, 131, "cudaStreamSynchronize_v3020", 2);
