@@ -97,6 +97,9 @@ GapPlace PlaceOfGap(const AdviseTimeline& timeline, const Gap& gap, uint64_t thr
   // The line: of the longest call during the gap, else of the launch that ended it; a call
   // without a frame of the program's own names none.
   const ApiCallEvent* launch = timeline.LaunchOf(gap.after->correlation_id);
+  // A call at the gap's edge (the wait before it, the launch after it) is not where the host
+  // spent the gap: the longest call names the line only when it covers a tenth of it.
+  if (longest != nullptr && WithinGap(*longest, gap) * 10 < gap.length()) longest = nullptr;
   bool in_call = false;
   if (!model.api_stacks.empty()) {
     for (const ApiCallEvent* api : {longest, launch}) {

@@ -69,11 +69,6 @@ bool ReportHas(const std::vector<AdviseFinding>& findings, const WaitSiteGaps::I
 // went, or that there was none.
 std::string WhyNotCounted(const BlockedSite& site, const WaitSiteGaps* gaps,
                           const std::vector<AdviseFinding>& findings) {
-  if (site.gpu_idle_ns < 1000) {
-    return "the GPU ran work queued before the waits through all of them: the host lost that "
-           "time, the GPU did not (a fix saves host time only where the host has work to do "
-           "meanwhile)";
-  }
   std::vector<std::string> went;
   if (gaps != nullptr) {
     if (gaps->startup_ns > 0) {
@@ -93,14 +88,22 @@ std::string WhyNotCounted(const BlockedSite& site, const WaitSiteGaps* gaps,
       }
     }
   }
-  std::string out = absl::StrCat("the GPU had no work during ", Ms(site.gpu_idle_ns),
-                                 " of it; ");
-  if (went.empty()) {
+  const bool gpu_busy = site.gpu_idle_ns * 100 <= site.group->total_ns;  // idle under 1%
+  std::string out =
+      gpu_busy ? absl::StrCat("the GPU ran work queued before the waits through all of them",
+                              site.gpu_idle_ns == 0 ? "" : " but ",
+                              site.gpu_idle_ns == 0 ? "" : Ms(site.gpu_idle_ns))
+               : absl::StrCat("the GPU had no work during ", Ms(site.gpu_idle_ns), " of it");
+  if (!went.empty()) {
+    absl::StrAppend(&out, "; the idle gaps that began during them, to the GPU's next work: ", absl::StrJoin(went, "; "));
+  } else if (gpu_busy) {
     absl::StrAppend(&out,
-                    "no idle gap was put down to these waits (the GPU's next work was "
-                    "launched by another thread or queued before the gap, or no work followed)");
+                    ": the host lost that time, the GPU did not (a fix saves host time only "
+                    "where the host has work to do meanwhile)");
   } else {
-    absl::StrAppend(&out, "the idle gaps that began during them: ", absl::StrJoin(went, "; "));
+    absl::StrAppend(&out,
+                    "; no idle gap was put down to these waits (the GPU's next work was "
+                    "launched by another thread or queued before the gap, or no work followed)");
   }
   return out;
 }
