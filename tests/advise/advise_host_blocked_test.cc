@@ -67,8 +67,8 @@ size_t ExpectEveryLineAnswered(const TraceModel& model, const AdviseReport& repo
 // sync_sites.py: summary ranks sync_sites.py:67 (torch.cuda.synchronize()) first; advise's
 // finding at that line carries the same blocked time and says how much of it the GPU idled.
 TEST(AdviseHostBlockedTest, BundledSyncSitesLinesCarrySummarysBlockedTime) {
-  absl::StatusOr<TraceModel> model = TraceModel::Load(
-      testing::SourceDir() + "/examples/traces/cuda13.0_sm90/sync_sites.wst");
+  absl::StatusOr<TraceModel> model =
+      TraceModel::Load(testing::SourceDir() + "/examples/traces/cuda13.0_sm90/sync_sites.wst");
   ASSERT_TRUE(model.ok()) << model.status();
   const AdviseReport report = BuildAdviseReport(*model, "sync_sites.wst", {});
   EXPECT_GE(ExpectEveryLineAnswered(*model, report), 8u);
@@ -125,24 +125,24 @@ class ExtraRecords {
     }
     EXPECT_TRUE(batch.Write(frame));
     EXPECT_TRUE(batch.Write(CallStackRecord{.id = id, .frame_ids = {id}}));
-    EXPECT_TRUE(batch.Write(ApiStackRecord{
-        .correlation_id = correlation_id,
-        .stack_id = id,
-        .timestamp_ns = fixtures::SyntheticTraceBuilder::ToAbsolute(b_.host_now()),
-        .domain = ApiDomain::kRuntime}));
+    EXPECT_TRUE(batch.Write(
+        ApiStackRecord{.correlation_id = correlation_id,
+                       .stack_id = id,
+                       .timestamp_ns = fixtures::SyntheticTraceBuilder::ToAbsolute(b_.host_now()),
+                       .domain = ApiDomain::kRuntime}));
   }
 
   // A runtime API call of the host thread from `from_ns` for `ns` (trace time).
   uint32_t ApiCall(const char* name, uint64_t from_ns, uint64_t ns) {
     TraceWriter::Batch batch(b_.writer());
     const uint32_t correlation_id = 900'000 + ++next_id_;
-    EXPECT_TRUE(batch.Write(ApiCallRecord{
-        .domain = ApiDomain::kRuntime,
-        .name_id = batch.InternString(name),
-        .start_ns = fixtures::SyntheticTraceBuilder::ToAbsolute(from_ns),
-        .end_ns = fixtures::SyntheticTraceBuilder::ToAbsolute(from_ns + ns),
-        .thread_id = b_.thread_id(),
-        .correlation_id = correlation_id}));
+    EXPECT_TRUE(batch.Write(
+        ApiCallRecord{.domain = ApiDomain::kRuntime,
+                      .name_id = batch.InternString(name),
+                      .start_ns = fixtures::SyntheticTraceBuilder::ToAbsolute(from_ns),
+                      .end_ns = fixtures::SyntheticTraceBuilder::ToAbsolute(from_ns + ns),
+                      .thread_id = b_.thread_id(),
+                      .correlation_id = correlation_id}));
     return correlation_id;
   }
 
@@ -215,15 +215,14 @@ INSTANTIATE_TEST_SUITE_P(Frames, OneOffPlaceTest, ::testing::Values(false, true)
 // trace shows no call there and what to record to see more; the waits' blocked time, which
 // names no line, is in a note with where its idle time went.
 TEST(AdviseHostBlockedTest, OneOffWithNothingRecordedSaysSo) {
-  const AdviseReport report =
-      advise_testing::AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
-        for (int s = 0; s < 60; ++s) {
-          b.LaunchKernel(NamedKernel("compute", 1'000'000));
-          b.Memcpy(CopyKind::kDtoH, 4, fixtures::kComputeStream, false, MemoryKind::kPageable);
-          b.HostIdle(s == 30 ? 5'000'000 : 150'000);
-        }
-        b.DeviceSynchronize();
-      });
+  const AdviseReport report = advise_testing::AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    for (int s = 0; s < 60; ++s) {
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.Memcpy(CopyKind::kDtoH, 4, fixtures::kComputeStream, false, MemoryKind::kPageable);
+      b.HostIdle(s == 30 ? 5'000'000 : 150'000);
+    }
+    b.DeviceSynchronize();
+  });
   const AdviseFinding* one_off = FindRule(report, kRuleOneOff);
   ASSERT_NE(one_off, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
   EXPECT_EQ(one_off->where, "");

@@ -26,8 +26,7 @@ std::vector<const ApiCallEvent*> CallsDuring(const TraceModel& model, uint64_t t
                                              const Gap& gap) {
   std::vector<const ApiCallEvent*> runtime, driver;
   for (const ApiCallEvent& api : model.api_calls) {
-    if (api.thread_id != thread_id || api.end_ns() <= gap.begin_ns ||
-        api.start_ns >= gap.end_ns) {
+    if (api.thread_id != thread_id || api.end_ns() <= gap.begin_ns || api.start_ns >= gap.end_ns) {
       continue;
     }
     (api.domain == v1::API_DOMAIN_RUNTIME ? runtime : driver).push_back(&api);
@@ -53,14 +52,32 @@ std::string RecordHint(const TraceModel& model, bool has_range) {
   if (model.api_stacks.empty()) hints.emplace_back("--stacks (the line of each CUDA call)");
   const std::string kinds = TraceKinds(model);
   if (!kinds.empty() && kinds.find("driver") == std::string::npos) {
-    hints.emplace_back(absl::StrCat("-t ", kinds,
-                                    ",driver (CUDA calls libraries make on the driver API)"));
+    hints.emplace_back(
+        absl::StrCat("-t ", kinds, ",driver (CUDA calls libraries make on the driver API)"));
   }
   if (!has_range && model.nvtx_ranges.empty()) {
     hints.emplace_back("NVTX ranges around the program's phases (the phase it was in)");
   }
   if (hints.empty()) return "";
   return absl::StrCat("; to see more, record with ", absl::StrJoin(hints, ", "));
+}
+
+// "cudaMalloc 4.00 ms in 1 call, cudaStreamSynchronize 10.74 us in 1 call (a wait)": the three
+// names with the most time, then how many more.
+std::string CallsByTime(const std::map<std::string, std::pair<uint64_t, uint64_t>>& by_name) {
+  std::vector<std::pair<uint64_t, std::string>> ranked;
+  for (const auto& [name, v] : by_name) {
+    ranked.emplace_back(v.first, absl::StrCat(name, " ", Ms(v.first), " in ", v.second,
+                                              v.second == 1 ? " call" : " calls",
+                                              IsSynchronizeCall(name) ? " (a wait)" : ""));
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < ranked.size() && i < 3; ++i) parts.push_back(ranked[i].second);
+  if (ranked.size() > 3) parts.push_back(absl::StrCat(ranked.size() - 3, " more"));
+  return absl::StrJoin(parts, ", ");
 }
 
 }  // namespace
@@ -76,11 +93,11 @@ GapPlace PlaceOfGap(const AdviseTimeline& timeline, const Gap& gap, uint64_t thr
   }
   // Trace time is what --window takes; the offset is from the trace's first event.
   const uint64_t from_start = gap.begin_ns - std::min(gap.begin_ns, model.span.begin_ns);
-  place.text = absl::StrFormat("the longest, %s, began %s into the trace (%.3f ms trace time) on %s, %s",
-                               Ms(gap.length()), Ms(from_start),
-                               static_cast<double>(gap.begin_ns) / 1e6, thread,
-                               place.path.empty() ? std::string("outside any NVTX range")
-                                                  : absl::StrCat("in NVTX range ", place.path));
+  place.text = absl::StrFormat(
+      "the longest, %s, began %s into the trace (%.3f ms trace time) on %s, %s", Ms(gap.length()),
+      Ms(from_start), static_cast<double>(gap.begin_ns) / 1e6, thread,
+      place.path.empty() ? std::string("outside any NVTX range")
+                         : absl::StrCat("in NVTX range ", place.path));
   const std::vector<const ApiCallEvent*> calls = CallsDuring(model, thread_id, gap);
   // The longest call during the gap names the line; with none, the launch that ended it.
   const ApiCallEvent* longest = nullptr;
@@ -104,8 +121,7 @@ GapPlace PlaceOfGap(const AdviseTimeline& timeline, const Gap& gap, uint64_t thr
   if (!model.api_stacks.empty()) {
     for (const ApiCallEvent* api : {longest, launch}) {
       if (api == nullptr) continue;
-      if (const CallSite site = CallSiteOfCall(model, api->correlation_id);
-          site.frame != nullptr) {
+      if (const CallSite site = CallSiteOfCall(model, api->correlation_id); site.frame != nullptr) {
         place.where = site.Display();
         in_call = api == longest;
         break;
@@ -120,24 +136,12 @@ GapPlace PlaceOfGap(const AdviseTimeline& timeline, const Gap& gap, uint64_t thr
       "the host ran code of its own (Python, I/O, garbage collection, a lock) or was not "
       "scheduled";
   if (calls.empty()) {
-    absl::StrAppend(&place.text, ": the trace shows no CUDA call on that thread during it: ",
-                    kOwnCode);
+    absl::StrAppend(&place.text,
+                    ": the trace shows no CUDA call on that thread during it: ", kOwnCode);
   } else {
-    std::vector<std::pair<uint64_t, std::string>> ranked;
-    for (const auto& [name, v] : by_name) {
-      ranked.emplace_back(v.first, absl::StrCat(name, " ", Ms(v.first), " in ", v.second,
-                                                v.second == 1 ? " call" : " calls",
-                                                IsSynchronizeCall(name) ? " (a wait)" : ""));
-    }
-    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : a.second < b.second;
-    });
-    std::vector<std::string> parts;
-    for (size_t i = 0; i < ranked.size() && i < 3; ++i) parts.push_back(ranked[i].second);
-    if (ranked.size() > 3) parts.push_back(absl::StrCat(ranked.size() - 3, " more"));
     const uint64_t in_calls = LengthOfMerged(MergedIntervals(std::move(covered)));
     absl::StrAppend(&place.text, ": CUDA calls on that thread were under way for ", Ms(in_calls),
-                    " of it (", absl::StrJoin(parts, ", "), ")");
+                    " of it (", CallsByTime(by_name), ")");
     if (gap.length() - in_calls >= gap.length() / 10) {
       absl::StrAppend(&place.text, "; for the other ", Ms(gap.length() - in_calls),
                       " the trace shows none: ", kOwnCode);

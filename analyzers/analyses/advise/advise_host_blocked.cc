@@ -79,10 +79,9 @@ std::string WhyNotCounted(const BlockedSite& site, const WaitSiteGaps* gaps,
     }
     for (const WaitSiteGaps::InFinding& in : gaps->findings) {
       if (ReportHas(findings, in)) {
-        went.push_back(absl::StrCat(Ms(in.ns), " in the ", in.rule, " finding",
-                                    in.where.empty() ? "" : " at ", in.where,
-                                    in.api_call.empty() ? "" : " (", in.api_call,
-                                    in.api_call.empty() ? "" : ")"));
+        went.push_back(absl::StrCat(
+            Ms(in.ns), " in the ", in.rule, " finding", in.where.empty() ? "" : " at ", in.where,
+            in.api_call.empty() ? "" : " (", in.api_call, in.api_call.empty() ? "" : ")"));
       } else {
         went.push_back(absl::StrCat(Ms(in.ns), " too little for a finding"));
       }
@@ -95,7 +94,8 @@ std::string WhyNotCounted(const BlockedSite& site, const WaitSiteGaps* gaps,
                               site.gpu_idle_ns == 0 ? "" : Ms(site.gpu_idle_ns))
                : absl::StrCat("the GPU had no work during ", Ms(site.gpu_idle_ns), " of it");
   if (!went.empty()) {
-    absl::StrAppend(&out, "; the idle gaps that began during them, to the GPU's next work: ", absl::StrJoin(went, "; "));
+    absl::StrAppend(&out, "; the idle gaps that began during them, to the GPU's next work: ",
+                    absl::StrJoin(went, "; "));
   } else if (gpu_busy) {
     absl::StrAppend(&out,
                     ": the host lost that time, the GPU did not (a fix saves host time only "
@@ -123,8 +123,7 @@ void AccountHostBlocked(const AdviseTimeline& timeline, const GapTotals& gaps,
   for (const auto& [thread_id, thread] : timeline.threads()) {
     for (const HostWait& wait : thread.waits) {
       const CallSiteGroup& group = AddBlockedTime(model, wait, &sites);
-      idle_ns[&group] +=
-          wait.duration_ns() - CoveredWithin(busy, wait.start_ns, wait.end_ns);
+      idle_ns[&group] += wait.duration_ns() - CoveredWithin(busy, wait.start_ns, wait.end_ns);
     }
   }
   std::vector<BlockedSite> ranked;
@@ -168,7 +167,8 @@ void AccountHostBlocked(const AdviseTimeline& timeline, const GapTotals& gaps,
           "; ", WhyNotCounted(site, site_gaps, *findings));
     } else {
       note = absl::StrCat("host blocked ", Ms(g.total_ns), " in ", Calls(calls), " at ", display,
-                          " (", CallsText(g), "; summary --report syncs) is in no finding at "
+                          " (", CallsText(g),
+                          "; summary --report syncs) is in no finding at "
                           "that line: ",
                           WhyNotCounted(site, site_gaps, *findings));
     }
