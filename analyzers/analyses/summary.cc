@@ -296,43 +296,12 @@ absl::Status ParseSummaryReports(std::string_view list, SummaryOptions* options)
 
 namespace {
 
-// Durations by call site: the site, and per CUDA call or kernel name its time there.
-struct SiteGroup {
-  CallSite site;
-  std::vector<uint64_t> durations;
-  std::map<std::string, uint64_t> ns_by_call;
-};
-using SiteGroups = std::map<std::pair<std::string, std::string>, SiteGroup>;
-
-// Adds calls to the group of their call site. The site is worked out once per stack: a
-// kernel launched a million times comes from a few stacks.
-class SiteAdder {
- public:
-  SiteAdder(const TraceModel& model, SiteGroups& groups) : model_(model), groups_(groups) {}
-  void Add(uint32_t correlation_id, std::string_view call, uint64_t ns) {
-    const CallStackInfo* stack = model_.StackOfCall(correlation_id);
-    auto it = by_stack_.find(stack);
-    if (it == by_stack_.end()) {
-      CallSite site = CallSiteOfStack(model_, stack);
-      auto [group, added] = groups_.try_emplace({site.Display(), site.file});
-      if (added) group->second.site = std::move(site);
-      it = by_stack_.emplace(stack, &group->second).first;
-    }
-    it->second->durations.push_back(ns);
-    it->second->ns_by_call[std::string(call)] += ns;
-  }
-
- private:
-  const TraceModel& model_;
-  SiteGroups& groups_;
-  std::map<const CallStackInfo*, SiteGroup*> by_stack_;
-};
-
 // Rows by total time (then the --sort key); each row's calls most time first.
-std::vector<CallSiteSummary> ToSiteRows(SiteGroups& groups, const SummaryOptions& options) {
+std::vector<CallSiteSummary> ToSiteRows(const CallSiteGroups& sites,
+                                        const SummaryOptions& options) {
   std::vector<CallSiteSummary> rows;
   uint64_t grand_total = 0;
-  for (auto& [key, g] : groups) {
+  for (const auto& [key, g] : sites.groups()) {
     CallSiteSummary& row = rows.emplace_back();
     row.site = g.site.site;
     row.function = g.site.function;
@@ -344,7 +313,8 @@ std::vector<CallSiteSummary> ToSiteRows(SiteGroups& groups, const SummaryOptions
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
     for (auto& [ns, name] : calls) row.calls.push_back(std::move(name));
-    row.time = DurationStats::Of(g.durations);
+    std::vector<uint64_t> durations = g.durations_ns;  // Of sorts them
+    row.time = DurationStats::Of(durations);
     grand_total += row.time.total_ns;
   }
   for (CallSiteSummary& row : rows) {
@@ -355,18 +325,16 @@ std::vector<CallSiteSummary> ToSiteRows(SiteGroups& groups, const SummaryOptions
 }
 
 // Host waits (measures/host_waits.h) and kernels of `model`, by the call site of their call.
-void CollectCallSites(const TraceModel& model, const SummaryOptions& options, SiteGroups& syncs,
-                      SiteGroups& launches) {
+void CollectCallSites(const TraceModel& model, const SummaryOptions& options,
+                      CallSiteGroups& syncs, CallSiteGroups& launches) {
   if (options.syncs) {
-    SiteAdder add(model, syncs);
     for (const HostWait& wait : FindHostWaits(model, std::nullopt)) {
-      add.Add(wait.correlation_id, wait.label, wait.duration_ns());
+      AddBlockedTime(model, wait, &syncs);
     }
   }
   if (options.launch_sites) {
-    SiteAdder add(model, launches);
     for (const KernelEvent& k : model.kernels) {
-      add.Add(k.correlation_id, KernelDisplayName(k), k.duration_ns);
+      launches.Add(model, k.correlation_id, KernelDisplayName(k), k.duration_ns);
     }
   }
 }
@@ -397,7 +365,7 @@ TraceSummary Summarize(const TraceModel& model, std::string label, const Summary
   summary.api_calls = ToRows(api);
   SortNamed(summary.api_calls, options);
   summary.nvtx_ranges = ToNvtxRows(projection.groups, options);
-  SiteGroups syncs, launches;
+  CallSiteGroups syncs, launches;
   CollectCallSites(model, options, syncs, launches);
   summary.syncs = ToSiteRows(syncs, options);
   summary.launch_sites = ToSiteRows(launches, options);
@@ -448,7 +416,7 @@ std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& 
   DurationGroups kernels, api;
   std::map<std::string, MemoryGroup> memory;
   std::vector<TimeInterval> intervals;  // unused: ranks' clocks differ
-  SiteGroups syncs, launches;
+  CallSiteGroups syncs, launches;
   for (const TraceModel* m : models) {
     CollectDevice(*m, nullptr, kernels, memory, intervals);
     CollectApi(*m, api);

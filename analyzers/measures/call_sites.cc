@@ -143,4 +143,25 @@ CallSite MostCommonCallSite(const TraceModel& model,
   return best->first;
 }
 
+const CallSiteGroup& CallSiteGroups::Add(const TraceModel& model, uint32_t correlation_id,
+                                         std::string_view call, uint64_t ns) {
+  if (model_ != &model) {
+    by_stack_.clear();
+    model_ = &model;
+  }
+  const CallStackInfo* stack = model.StackOfCall(correlation_id);
+  auto it = by_stack_.find(stack);
+  if (it == by_stack_.end()) {
+    CallSite site = CallSiteOfStack(model, stack);
+    auto [group, added] = groups_.try_emplace({site.Display(), site.file});
+    if (added) group->second.site = std::move(site);
+    it = by_stack_.emplace(stack, &group->second).first;
+  }
+  CallSiteGroup& group = *it->second;
+  group.durations_ns.push_back(ns);
+  group.ns_by_call[std::string(call)] += ns;
+  group.total_ns += ns;
+  return group;
+}
+
 }  // namespace warpscope

@@ -5,8 +5,10 @@
 #define WARPSCOPE_ANALYZERS_MEASURES_CALL_SITES_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analyzers/model/trace_model.h"
@@ -59,6 +61,32 @@ std::vector<std::string> StackLines(const TraceModel& model, const CallStackInfo
 // The call site most of `correlation_ids` were made from, sites with a frame first (ties: the
 // first in CallSite order); kNoStack when there are none. E.g. the launch line of a kernel's most common stack.
 CallSite MostCommonCallSite(const TraceModel& model, const std::vector<uint32_t>& correlation_ids);
+
+// Calls summed by their call site: the site, each call's time, and the time per CUDA call or
+// kernel name made there.
+struct CallSiteGroup {
+  CallSite site;
+  std::vector<uint64_t> durations_ns;  // one per call
+  std::map<std::string, uint64_t> ns_by_call;
+  uint64_t total_ns = 0;
+};
+
+// Sums calls (of one trace or several) by call site, keyed by the site's display and file.
+// The site is worked out once per stack: a kernel launched a million times comes from a few
+// stacks.
+class CallSiteGroups {
+ public:
+  using Key = std::pair<std::string, std::string>;  // CallSite::Display(), CallSite::file
+  // Returns the group the call went to.
+  const CallSiteGroup& Add(const TraceModel& model, uint32_t correlation_id,
+                           std::string_view call, uint64_t ns);
+  const std::map<Key, CallSiteGroup>& groups() const { return groups_; }
+
+ private:
+  std::map<Key, CallSiteGroup> groups_;
+  const TraceModel* model_ = nullptr;  // whose stacks by_stack_ holds
+  std::map<const CallStackInfo*, CallSiteGroup*> by_stack_;
+};
 
 }  // namespace warpscope
 

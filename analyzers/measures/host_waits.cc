@@ -45,4 +45,9 @@ std::vector<HostWait> FindHostWaits(const TraceModel& model, std::optional<uint3
   return waits;
 }
 
+const CallSiteGroup& AddBlockedTime(const TraceModel& model, const HostWait& wait,
+                                    CallSiteGroups* sites) {
+  return sites->Add(model, wait.correlation_id, wait.label, wait.duration_ns());
+}
+
 }  // namespace warpscope

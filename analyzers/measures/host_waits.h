@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzers/measures/call_sites.h"
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope {
@@ -36,6 +37,14 @@ bool IsSynchronizeCall(std::string_view name);
 // `device` only, when set). A call in both the runtime and the driver API counts once, as
 // the runtime call the program wrote.
 std::vector<HostWait> FindHostWaits(const TraceModel& model, std::optional<uint32_t> device);
+
+// Host time blocked, by call site: adds `wait`'s whole duration (the host thread held in the
+// call, whether or not the GPU was busy meanwhile) to the site of its call, under its label.
+// The one measure behind `summary --report syncs` and the blocked time `advise` puts under a
+// line.
+// Returns the site's group.
+const CallSiteGroup& AddBlockedTime(const TraceModel& model, const HostWait& wait,
+                                    CallSiteGroups* sites);
 
 }  // namespace warpscope
 

@@ -223,11 +223,13 @@ TEST(AdviseRenderTest, FormatsCarryTheFindings) {
   EXPECT_THAT(csv, ::testing::StartsWith("order,rule,severity,cost_ns,cost_percent,"));
   // `where`: the call site, empty for a trace recorded without call stacks.
   EXPECT_THAT(csv, HasSubstr(",os_tid,thread_name,title,evidence,fix,worst_begin_ns,"
-                             "worst_end_ns,rank,one_time,where\n1,blocking-read,high,"));
-  EXPECT_THAT(csv, HasSubstr(",-1,false,\n"));
+                             "worst_end_ns,rank,one_time,where,host_blocked_ns,"
+                             "host_blocked_calls,host_blocked_gpu_idle_ns\n1,blocking-read,high,"));
+  // Without stacks no finding names a line, nor the host time blocked there.
+  EXPECT_THAT(csv, HasSubstr(",-1,false,,0,0,0\n"));
   const std::string json = RenderAdviseReport(report, OutputFormat::kJson);
   EXPECT_THAT(json, HasSubstr("\"findings\":[{\"order\":1,\"rule\":\"blocking-read\""));
-  EXPECT_THAT(json, HasSubstr("\"rank\":-1,\"one_time\":false,\"where\":\"\"}"));
+  EXPECT_THAT(json, HasSubstr("\"rank\":-1,\"one_time\":false,\"where\":\"\","));
   EXPECT_THAT(json, HasSubstr(absl::StrCat("\"gpu_idle_ns\":", report.gpu_idle_ns)));
 }
 
@@ -280,8 +282,9 @@ TEST(AdviseWhereTest, WaitFindingsNameTheirLine) {
   const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
   EXPECT_THAT(text, HasSubstr("where:    line train.py:57 train_step | api cudaMemcpyAsync"));
   const std::string csv = RenderAdviseReport(report, OutputFormat::kCsv);
-  EXPECT_THAT(csv, HasSubstr(",one_time,where\n"));
-  EXPECT_THAT(csv, HasSubstr(",false,train.py:57 train_step\n"));
+  EXPECT_THAT(csv, HasSubstr(",one_time,where,host_blocked_ns,"));
+  // The host blocked 26.5 us in the two reads at line 57 (5-30 and 62-63.5 us).
+  EXPECT_THAT(csv, HasSubstr(",false,train.py:57 train_step,26500,2,"));
 }
 
 }  // namespace

@@ -26,11 +26,11 @@ inline const AdviseFinding* FindRule(const AdviseReport& report, std::string_vie
   return nullptr;
 }
 
-// Advise on a trace that `write` builds (no PM samples), with `advise_options`; one launch
-// call takes the host `launch_api_ns`.
-inline AdviseReport AdviseWritten(
+// The trace that `write` builds (no PM samples), loaded; one launch call takes the host
+// `launch_api_ns`.
+inline absl::StatusOr<TraceModel> WrittenModel(
     const std::function<void(fixtures::SyntheticTraceBuilder&)>& write,
-    const AdviseOptions& advise_options = {}, uint64_t launch_api_ns = 3'000) {
+    uint64_t launch_api_ns = 3'000) {
   const std::string path = ::warpscope::testing::MakeTempDir() + "/written.wst";
   fixtures::SyntheticTraceOptions options;
   options.launch_api_ns = launch_api_ns;
@@ -38,11 +38,18 @@ inline AdviseReport AdviseWritten(
   options.force_overwrite = true;
   std::string error;
   auto b = fixtures::SyntheticTraceBuilder::Create(path, options, &error);
-  EXPECT_NE(b, nullptr) << error;
-  if (b == nullptr) return {};
+  if (b == nullptr) return absl::InternalError(error);
   write(*b);
   EXPECT_TRUE(b->Finish());
-  absl::StatusOr<TraceModel> model = TraceModel::Load(path);
+  return TraceModel::Load(path);
+}
+
+// Advise on a trace that `write` builds (no PM samples), with `advise_options`; one launch
+// call takes the host `launch_api_ns`.
+inline AdviseReport AdviseWritten(
+    const std::function<void(fixtures::SyntheticTraceBuilder&)>& write,
+    const AdviseOptions& advise_options = {}, uint64_t launch_api_ns = 3'000) {
+  absl::StatusOr<TraceModel> model = WrittenModel(write, launch_api_ns);
   EXPECT_TRUE(model.ok()) << model.status();
   return model.ok() ? Advise(*model, advise_options) : AdviseReport{};
 }

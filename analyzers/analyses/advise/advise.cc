@@ -126,6 +126,7 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
                      return std::tie(a.one_time, b.cost_ns, a.rule, a.nvtx_path) <
                             std::tie(b.one_time, a.cost_ns, b.rule, b.nvtx_path);
                    });
+  AccountHostBlocked(timeline, gaps, &report.findings, &report.notes);
   if (options.top > 0 && report.findings.size() > options.top) {
     report.findings.resize(options.top);
   }

@@ -63,6 +63,12 @@ struct AdviseFinding {
   // waits and copies: the site of most of their time; kernels: their most common launch site.
   // Empty when the trace has no call stacks.
   std::string where;
+  // Waits with a line: the host time blocked in every wait at that line, as `summary --report
+  // syncs` sums it (measures/host_waits.h), the calls, and how much of that time the GPU had
+  // no work (the rest it ran work queued before the wait). 0 for other findings.
+  uint64_t host_blocked_ns = 0;
+  uint64_t host_blocked_calls = 0;
+  uint64_t host_blocked_gpu_idle_ns = 0;
   uint32_t os_tid = 0;   // the host thread; 0 = unknown
   std::string thread_name;
   std::string evidence;  // numbers that support it

@@ -234,6 +234,21 @@ AdviseFinding FindingOf(const AdviseTimeline& timeline, const GapGroup& g) {
   if (!f.where.empty() && (IsWaitRule(g.cause.rule) || g.cause.rule == kRuleLaunchBound)) {
     absl::StrAppend(&f.title, " at ", f.where);
   }
+  if (g.cause.rule == kRuleOneOff || g.cause.rule == kRuleStartup) {
+    // No cause to name: the longest gap's place and what the host did then instead.
+    const GapPlace place = PlaceOfGap(timeline, g.worst, g.cause.thread_id);
+    f.where = place.where;
+    f.nvtx_path = place.path;
+    absl::StrAppend(&f.evidence, "; ", place.text);
+    if (g.cause.rule == kRuleOneOff) {
+      absl::StrAppendFormat(&f.title, " (the longest, %s, at %.3f ms",
+                            FormatDuration(static_cast<double>(g.worst.length())),
+                            static_cast<double>(g.worst.begin_ns) / 1e6);
+      if (!place.path.empty()) absl::StrAppend(&f.title, " in ", place.path);
+      if (!place.where.empty()) absl::StrAppend(&f.title, " at ", place.where);
+      absl::StrAppend(&f.title, ")");
+    }
+  }
   return f;
 }
 

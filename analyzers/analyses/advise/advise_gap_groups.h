@@ -41,6 +41,9 @@ struct GapCause {
   uint64_t lead_ns = 0;
   // Waits and launch-bound gaps: the call site of the wait or launch ("" without stacks).
   std::string where{};
+  // Waits: the wait's call site as host blocked time is summed by (CallSite::Display(), "no
+  // stack" without stacks).
+  std::string wait_site{};
 };
 
 struct GapGroup {
@@ -81,6 +84,17 @@ inline bool IsWaitRule(std::string_view rule) {
 
 // The finding of a group: its cost, where, evidence and fix.
 AdviseFinding FindingOf(const AdviseTimeline& timeline, const GapGroup& g);
+
+// Where a gap happened and what the trace shows of the host then, for the one-off and
+// start-up findings (advise_gap_place.cc).
+struct GapPlace {
+  std::string where;  // the line (call_sites.h) of the longest CUDA call during the gap, else
+                      // of the launch that ended it; "" without stacks
+  std::string path;   // the NVTX path the host was in halfway through the gap; "" outside any
+  std::string text;   // "the longest, 61.08 ms, began 123.45 ms into the trace on thread ..."
+};
+// `thread_id`: the thread that launched the work ending the gap.
+GapPlace PlaceOfGap(const AdviseTimeline& timeline, const Gap& gap, uint64_t thread_id);
 
 }  // namespace warpscope::advise_internal
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "analyzers/analyses/advise/advise_gap_groups.h"
 #include "analyzers/analyses/advise/advise_timeline.h"
+#include "analyzers/measures/call_sites.h"
 #include "analyzers/model/interval_union.h"
 
 namespace warpscope::advise_internal {
@@ -174,6 +175,7 @@ class GapClassifier {
     if (const HostWait* wait = WaitEndingGap(gap, *launch); wait != nullptr) {
       cause->label = wait->label;
       cause->where = timeline_.CallSiteText(wait->correlation_id);
+      cause->wait_site = CallSiteOfCall(timeline_.model(), wait->correlation_id).Display();
       cause->lead_ns = gap.begin_ns > wait->start_ns ? gap.begin_ns - wait->start_ns : 0;
       cause->path = timeline_.PathAt(launch->thread_id, wait->start_ns);
       const bool read_before =
@@ -375,6 +377,7 @@ class GapGrouper {
         g.cause = {kRuleStartup, "", "", cause.thread_id};
         g.steady_range = steady.range;
         AddGap(timeline_, gap, gap.length(), device, &g);
+        if (IsWaitRule(cause.rule)) site_gaps_[cause.wait_site].startup_ns += gap.length();
         waited_.reset();
         continue;
       }
@@ -382,6 +385,9 @@ class GapGrouper {
       if (steady.IsOneOff(gap.length(), cause.rule)) {
         rest_ns = steady.Typical(cause.rule);
         AddOneOff(gap, cause, gap.length() - rest_ns, device);
+        if (IsWaitRule(cause.rule)) {
+          site_gaps_[cause.wait_site].one_off_ns += gap.length() - rest_ns;
+        }
       }
       AddToCause(gap, cause, rest_ns, device, rest_ns == gap.length(),
                  steady.IsRecurringStall(gap.length(), cause));
@@ -389,6 +395,15 @@ class GapGrouper {
   }
 
   const std::map<GroupKey, GapGroup>& groups() const { return groups_; }
+
+  // The idle gaps that began during each wait site's waits: start-up and one-off ns, and the
+  // ns each wait group got (catch-up included).
+  struct SiteGaps {
+    uint64_t startup_ns = 0;
+    uint64_t one_off_ns = 0;
+    std::map<GroupKey, uint64_t> groups_ns;
+  };
+  const std::map<std::string, SiteGaps>& site_gaps() const { return site_gaps_; }
 
  private:
   // What is left of a long launch gap that recurs where the host was during it: the host
@@ -431,7 +446,11 @@ class GapGrouper {
       waited_.reset();
       if (cause.lead_ns > 0)
         waited_ = {cause.rule, cause.label, cause.path, cause.thread_id, device, false};
+      waited_site_ = cause.wait_site;
       lead_left_ns_ = cause.lead_ns;
+      site_gaps_[cause.wait_site]
+          .groups_ns[{cause.rule, cause.label, cause.path, cause.thread_id, device, false}] +=
+          rest_ns;
     } else if (cause.rule == kRuleLaunchBound && waited_) {
       // Without the wait the host would have been ahead by its lead: catch-up gaps up to
       // that much go to the wait, the rest of a gap that exceeds it stays launch-bound.
@@ -440,6 +459,7 @@ class GapGrouper {
       w.catchup_gaps++;
       w.catchup_ns += taken;
       AddGap(timeline_, gap, taken, device, &w, whole);
+      site_gaps_[waited_site_].groups_ns[*waited_] += taken;
       w.beyond_lead_ns += rest_ns - taken;
       lead_left_ns_ -= taken;
       if (lead_left_ns_ == 0) waited_.reset();
@@ -469,7 +489,9 @@ class GapGrouper {
   const RecorderTime& recorder_;
   std::map<GroupKey, GapGroup> groups_;
   std::optional<GroupKey> waited_;  // the wait whose drained queue the host is refilling
+  std::string waited_site_;         // its call site
   uint64_t lead_left_ns_ = 0;       // of the work it had queued ahead, not yet caught up
+  std::map<std::string, SiteGaps> site_gaps_;
 };
 
 }  // namespace
@@ -495,7 +517,20 @@ GapTotals FindGapCauses(const AdviseTimeline& timeline, const AdviseOptions& opt
     for (const auto& [gap, cause] : classified) totals.attributed_ns += gap.length();
     grouper.AddDevice(device, work, classified);
   }
-  for (const auto& [key, g] : grouper.groups()) findings->push_back(FindingOf(timeline, g));
+  std::map<GroupKey, size_t> finding_of;  // index into `findings`
+  for (const auto& [key, g] : grouper.groups()) {
+    finding_of[key] = findings->size();
+    findings->push_back(FindingOf(timeline, g));
+  }
+  for (const auto& [site, gaps] : grouper.site_gaps()) {
+    WaitSiteGaps& out = totals.wait_sites[site];
+    out.startup_ns = gaps.startup_ns;
+    out.one_off_ns = gaps.one_off_ns;
+    for (const auto& [key, ns] : gaps.groups_ns) {
+      const AdviseFinding& f = (*findings)[finding_of.at(key)];
+      out.findings.push_back({f.rule, f.where, f.api_call, ns});
+    }
+  }
   return totals;
 }
 

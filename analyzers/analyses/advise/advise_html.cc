@@ -114,10 +114,16 @@ std::string FindingsTable(const AdviseReport& report) {
   for (const AdviseFinding& f : report.findings) {
     std::string where;
     if (f.job_rank >= 0) absl::StrAppend(&where, "rank ", f.job_rank, "<br>");
+    if (!f.where.empty()) absl::StrAppend(&where, "line ", Html(f.where), "<br>");
     if (!f.nvtx_path.empty()) absl::StrAppend(&where, "NVTX ", Html(f.nvtx_path), "<br>");
     if (!f.api_call.empty()) absl::StrAppend(&where, "API ", Html(f.api_call), "<br>");
     if (!f.kernel.empty()) absl::StrAppend(&where, Html(ShortKernelName(f.kernel, true)), "<br>");
     if (!f.stream.empty()) absl::StrAppend(&where, "stream ", Html(f.stream), "<br>");
+    if (f.os_tid != 0) {
+      absl::StrAppend(&where, "thread ", f.os_tid,
+                      f.thread_name.empty() ? "" : absl::StrCat(" (", Html(f.thread_name), ")"),
+                      "<br>");
+    }
     absl::StrAppend(&where, "device ", f.device_id);
     absl::StrAppendFormat(
         &s,

@@ -85,14 +85,18 @@ Table AdviseFindingsTable(const AdviseReport& report) {
                {"worst_end_ns", true, K::kInt},
                {"rank", true, K::kInt},
                {"one_time", false, K::kBool},
-               {"where", false, K::kString}});
+               {"where", false, K::kString},
+               {"host_blocked_ns", true, K::kInt},
+               {"host_blocked_calls", true, K::kInt},
+               {"host_blocked_gpu_idle_ns", true, K::kInt}});
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {
     table.AddRow({++rank, f.rule, std::string(AdviseSeverityName(f.severity)), f.cost_ns,
                   Cell(100 * f.cost_fraction), f.cost_max_ns, f.occurrences, f.device_id,
                   f.nvtx_path, f.kernel, f.api_call, f.stream, f.os_tid, f.thread_name, f.title,
                   f.evidence, f.fix, f.worst_begin_ns, f.worst_end_ns, f.job_rank,
-                  Cell::Bool(f.one_time), f.where});
+                  Cell::Bool(f.one_time), f.where, f.host_blocked_ns, f.host_blocked_calls,
+                  f.host_blocked_gpu_idle_ns});
   }
   return table;
 }

@@ -50,6 +50,8 @@ class AdviseTimeline {
   // The API call that launched a piece of work; nullptr when unknown.
   const ApiCallEvent* LaunchOf(uint32_t correlation_id) const;
   const ThreadTimeline* Thread(uint64_t thread_id) const;
+  // Every thread with launches, waits or ranges.
+  const std::map<uint64_t, ThreadTimeline>& threads() const { return threads_; }
   // Ranges open on `thread_id` at `t`, outermost first.
   const std::vector<uint32_t>& OpenRangesAt(uint64_t thread_id, uint64_t t) const;
   // The path of a range ("step_<N>/forward"): the push/pop ranges around it, then its own
@@ -102,10 +104,21 @@ class AdviseTimeline {
 
 // Per-rule finders: each appends its findings (cost, where, evidence, fix; severity and
 // fraction are set by BuildAdviseReport).
+// The idle gaps that began during the waits of one call site, and where their time went.
+struct WaitSiteGaps {
+  uint64_t startup_ns = 0;  // in the start-up finding
+  uint64_t one_off_ns = 0;  // in the one-off finding (the part beyond the usual gap)
+  struct InFinding {
+    std::string rule, where, api_call;  // as the finding has them
+    uint64_t ns = 0;
+  };
+  std::vector<InFinding> findings;  // the gap findings of waits (catch-up included)
+};
 struct GapTotals {
   uint64_t idle_ns = 0;
   uint64_t attributed_ns = 0;
   std::vector<AdviseDeviceBusy> devices;
+  std::map<std::string, WaitSiteGaps> wait_sites;  // by CallSite::Display() of the wait
 };
 GapTotals FindGapCauses(const AdviseTimeline& timeline, const AdviseOptions& options,
                         std::vector<AdviseFinding>* findings);
@@ -117,6 +130,11 @@ void FindCopiesWithoutOverlap(const AdviseTimeline& timeline, const AdviseOption
 // returns the GPU time spent only waiting (no other work ran), which is not useful work.
 uint64_t FindCollectiveWaits(const AdviseTimeline& timeline, const AdviseOptions& options,
                              std::vector<AdviseFinding>* findings);
+// The host time blocked at each call site (measures/host_waits.h, as `summary --report syncs`
+// sums it) under the wait findings of that line, with the GPU idle time during it; a note for
+// each site no wait finding names, saying why (advise_host_blocked.cc). `findings` ranked.
+void AccountHostBlocked(const AdviseTimeline& timeline, const GapTotals& gaps,
+                        std::vector<AdviseFinding>* findings, std::vector<std::string>* notes);
 // Tails, occupancy and stalls, from the trace's samples; a note per part that had none.
 void FindKernelEfficiency(const TraceModel& model, const AdviseOptions& options,
                           std::vector<AdviseFinding>* findings, std::vector<std::string>* notes);
