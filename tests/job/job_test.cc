@@ -401,7 +401,10 @@ TEST(JobAdviseCli, SeveralTracesOrAFolderAreAJob) {
   testing::CliResult csv = testing::RunCli("advise " + dir + "/rank_0.wst " + dir +
                                            "/rank_3.wst --format csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
-  EXPECT_NE(csv.out.find(",rank,one_time,where\n"), std::string::npos);
+  EXPECT_NE(csv.out.find(",rank,one_time,where,host_blocked_ns,host_blocked_calls,"
+                         "host_blocked_gpu_idle_ns\n"),
+            std::string::npos)
+      << csv.out;
 }
 
 }  // namespace
