@@ -51,9 +51,62 @@ struct RowAccumulator {
   double weight = 0, weighted = 0, shared_ns = 0, sampled_ns = 0;
   double unseen_ns = 0;   // time of the launches with a figure that no own sample covers
   double covered_ns = 0;  // time of the launches with a figure inside any PM sample
+  // Per elapsed cycle; elapsed_all: every launch with a figure has one.
+  double elapsed_weight = 0, elapsed_weighted = 0;
+  bool elapsed_all = true;
+  // AchievedOccupancy's sums over samples of their own and its most cycles outside them (NaN
+  // once a launch lacks them).
+  double seen_occupied = 0, seen_active = 0, seen_elapsed = 0;
+  double unseen_active_max = 0, unseen_elapsed = 0;
   uint64_t longest_without = 0;
   ResidentWarpLimit limit;
+
+  void Add(const AchievedOccupancy& ach, uint64_t duration_ns) {
+    const double ns = static_cast<double>(duration_ns);
+    weight += ach.weight;
+    weighted += ach.weight * ach.achieved;
+    if (std::isnan(ach.achieved_elapsed)) {
+      elapsed_all = false;
+    } else {
+      elapsed_weight += ach.elapsed_weight;
+      elapsed_weighted += ach.elapsed_weight * ach.achieved_elapsed;
+    }
+    shared_ns += ach.shared_time_fraction * ns;
+    sampled_ns += ns;
+    covered_ns += ach.coverage * ns;
+    unseen_ns += std::clamp(ach.unseen_ns, 0.0, ns);
+    seen_occupied += ach.seen_occupied;
+    seen_active += ach.seen_active_cycles;
+    seen_elapsed += ach.seen_elapsed_cycles;
+    unseen_active_max += ach.unseen_active_cycles_max;
+    unseen_elapsed += ach.unseen_elapsed_cycles;
+  }
 };
+
+struct Bounds {
+  double low = kNaN, high = kNaN;
+};
+
+// Where a ratio of warps to cycles can lie when `seen_cycles` of them were measured with
+// `seen_occupied` (warps / max warps per SM, summed over cycles) and up to `unseen_cycles` more,
+// not measured, held between no warps and `ceiling` each: the fewest warps in the most cycles
+// give the low end, the most warps in the most cycles the high end (or none, if the measured
+// part is above the ceiling). Held to contain `figure`.
+Bounds RatioBounds(double seen_occupied, double seen_cycles, double unseen_cycles, double ceiling,
+                   double figure) {
+  const double total = seen_cycles + unseen_cycles;
+  const double unseen = total > 0 ? unseen_cycles / total : 1;
+  const double seen = seen_cycles > 0 ? seen_occupied / seen_cycles : 0;
+  Bounds b;
+  b.low = std::min(seen * (1 - unseen), figure);
+  b.high = std::max({seen, seen * (1 - unseen) + ceiling * unseen, figure});
+  return b;
+}
+
+// The same with the unseen part's share of the time standing for its share of the cycles.
+Bounds TimeShareBounds(double figure, double unseen, double ceiling) {
+  return {figure * (1 - unseen), figure * (1 - unseen) + ceiling * unseen};
+}
 
 // The achieved figure of a row from its launches, and what qualifies it.
 void FinishAchieved(const RowAccumulator& a, OccupancyRow& row) {
@@ -62,16 +115,40 @@ void FinishAchieved(const RowAccumulator& a, OccupancyRow& row) {
   row.shared_time_fraction = a.sampled_ns > 0 ? a.shared_ns / a.sampled_ns : 0;
   const double unseen = a.sampled_ns > 0 ? std::clamp(a.unseen_ns / a.sampled_ns, 0.0, 1.0) : 1;
   const double ceiling = std::max(row.theoretical ? row.theoretical->occupancy : 1.0, row.achieved);
-  row.achieved_low = row.achieved * (1 - unseen);
-  row.achieved_high = row.achieved * (1 - unseen) + ceiling * unseen;
+  Bounds b;
+  if (!row.time_weighted && !std::isnan(a.unseen_active_max)) {
+    b = RatioBounds(a.seen_occupied, a.seen_active, a.unseen_active_max, ceiling, row.achieved);
+    const double total = a.seen_active + a.unseen_active_max;
+    row.unseen_share = total > 0 ? a.unseen_active_max / total : 1;
+  } else {
+    b = TimeShareBounds(row.achieved, unseen, ceiling);
+    row.unseen_share = unseen;
+    row.unseen_by_time = true;
+  }
+  row.achieved_low = b.low;
+  row.achieved_high = b.high;
+  if (a.elapsed_all && a.elapsed_weight > 0) {
+    row.achieved_elapsed = a.elapsed_weighted / a.elapsed_weight;
+    const double elapsed_ceiling = std::max(ceiling, row.achieved_elapsed);
+    const Bounds e = !std::isnan(a.seen_elapsed) && !std::isnan(a.unseen_elapsed)
+                         ? RatioBounds(a.seen_occupied, a.seen_elapsed, a.unseen_elapsed,
+                                       elapsed_ceiling, row.achieved_elapsed)
+                         : TimeShareBounds(row.achieved_elapsed, unseen, elapsed_ceiling);
+    row.achieved_elapsed_low = e.low;
+    row.achieved_elapsed_high = e.high;
+  }
   if (row.achieved_high - row.achieved_low > kMaxAchievedWidth) {
     // Each launch's edges fall in samples shared with its neighbours: samples a twentieth of
     // a launch keep the unseen part near a tenth.
     const double launch_ns = a.sampled_ns / std::max<uint32_t>(row.achieved_launches, 1);
+    const std::string cycles =
+        row.unseen_by_time
+            ? ""
+            : absl::StrFormat(" (up to %.0f%% of its active SM cycles)", 100 * row.unseen_share);
     row.too_few = absl::StrFormat(
-        "%.0f%% of its time has no PM sample of its own: achieved lies between %.1f%% and "
+        "%.0f%% of its time%s has no PM sample of its own: achieved lies between %.1f%% and "
         "%.1f%%; record with --pm-interval %s or shorter (a launch runs %s)",
-        100 * unseen, 100 * row.achieved_low, 100 * row.achieved_high,
+        100 * unseen, cycles, 100 * row.achieved_low, 100 * row.achieved_high,
         FormatDuration(std::max(1000.0, launch_ns / 20)), FormatDuration(launch_ns));
   }
   if (row.achieved_launches < row.launches) {
@@ -130,6 +207,8 @@ void FillTheoretical(std::span<const DeviceInfo> devices, OccupancyRow& row) {
   }
 }
 
+// Text leaves out the elapsed figure's bounds and the unseen share (CSV, JSON and Python keep
+// them) so that the table fits a terminal.
 std::vector<Table::Column> OccupancyColumns(bool text) {
   std::vector<Table::Column> columns = {{"kernel"},
                                         {"device", true},
@@ -145,17 +224,21 @@ std::vector<Table::Column> OccupancyColumns(bool text) {
                                         {"achieved_pct", true},
                                         {"achieved_low_pct", true},
                                         {"achieved_high_pct", true},
-                                        {"gap_pts", true},
-                                        {"covered_launches", true},
-                                        {"covered_time_pct", true},
-                                        {"samples", true},
-                                        {"shared_samples", true},
-                                        {"shared_pct", true},
-                                        {"above_limit", true}};
+                                        {"achieved_elapsed_pct", true}};
   if (!text) {
-    columns.push_back({"launches_from_shared", true});
-    columns.push_back({"note"});
-    columns.push_back({"advice"});
+    columns.insert(columns.end(), {{"achieved_elapsed_low_pct", true},
+                                   {"achieved_elapsed_high_pct", true},
+                                   {"unseen_pct", true}});
+  }
+  columns.insert(columns.end(), {{"gap_pts", true},
+                                 {"covered_launches", true},
+                                 {"covered_time_pct", true},
+                                 {"samples", true},
+                                 {"shared_samples", true},
+                                 {"shared_pct", true},
+                                 {"above_limit", true}});
+  if (!text) {
+    columns.insert(columns.end(), {{"launches_from_shared", true}, {"note"}, {"advice"}});
   } else {
     columns.push_back({"see"});
   }
@@ -175,6 +258,17 @@ void AppendLaunchCells(const OccupancyRow& row, bool text, std::vector<Cell>& ce
   }
 }
 
+// The figure per elapsed cycle beside the one per active cycle; for machines also its bounds
+// and the unseen share behind both.
+void AppendElapsedCells(const OccupancyRow& row, bool text, std::vector<Cell>& cells) {
+  const bool known = !std::isnan(row.achieved_elapsed);
+  cells.emplace_back(known ? PercentCell(row.achieved_elapsed) : Cell());
+  if (text) return;
+  cells.emplace_back(known ? PercentCell(row.achieved_elapsed_low) : Cell());
+  cells.emplace_back(known ? PercentCell(row.achieved_elapsed_high) : Cell());
+  cells.emplace_back(PercentCell(row.unseen_share));
+}
+
 // Launches, time, theoretical and achieved occupancy, and the samples behind them.
 void AppendFigureCells(const OccupancyRow& row, bool text, std::vector<Cell>& cells) {
   cells.emplace_back(row.launches);
@@ -190,9 +284,7 @@ void AppendFigureCells(const OccupancyRow& row, bool text, std::vector<Cell>& ce
   }
   if (std::isnan(row.achieved)) {
     cells.emplace_back(text ? Cell("n/a") : Cell());
-    cells.emplace_back();
-    cells.emplace_back();
-    cells.emplace_back();
+    for (int i = text ? 4 : 7; i > 0; --i) cells.emplace_back();
   } else {
     // "*": the figure rests on samples shared with other kernels (a footnote says so).
     if (text && row.launches_from_shared > 0) {
@@ -202,6 +294,7 @@ void AppendFigureCells(const OccupancyRow& row, bool text, std::vector<Cell>& ce
     }
     cells.emplace_back(PercentCell(row.achieved_low));
     cells.emplace_back(PercentCell(row.achieved_high));
+    AppendElapsedCells(row, text, cells);
     cells.emplace_back(row.theoretical ? PercentCell(row.theoretical->occupancy - row.achieved)
                                        : Cell());
   }
@@ -293,14 +386,7 @@ absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
       row.above_limit += ach.above_limit;
       if (ach.from_shared_samples) ++row.launches_from_shared;
       if (ach.time_weighted) row.time_weighted = true;
-      a.weight += ach.weight;
-      a.weighted += ach.weight * ach.achieved;
-      a.shared_ns += ach.shared_time_fraction * kernel.duration_ns;
-      a.sampled_ns += kernel.duration_ns;
-      a.covered_ns += ach.coverage * static_cast<double>(kernel.duration_ns);
-      const double unseen =
-          ach.from_shared_samples ? 1.0 : ach.shared_time_fraction + (1 - ach.coverage);
-      a.unseen_ns += std::clamp(unseen, 0.0, 1.0) * static_cast<double>(kernel.duration_ns);
+      a.Add(ach, kernel.duration_ns);
     } else if (kernel.duration_ns >= a.longest_without) {
       a.longest_without = kernel.duration_ns;
       row.achieved_reason = ach.reason;
@@ -370,8 +456,16 @@ std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat fo
     absl::StrAppend(&out, "\nachieved occupancy needs PM samples, and ",
                     report.pm_samples_unavailable, "\n");
   } else if (!report.has_pm_samples) {
+    absl::StrAppend(
+        &out,
+        "\nachieved occupancy needs PM samples: record with `warpscope record --pm-sampling`\n");
+  }
+  if (report.has_pm_samples) {
     absl::StrAppend(&out,
-                    "\nachieved occupancy needs PM samples: record with `warpscope record --pm-sampling`\n");
+                    "\nachieved_pct: warps per active SM cycle (Nsight Compute's "
+                    "sm__warps_active.avg.pct_of_peak_sustained_active); achieved_elapsed_pct: per "
+                    "elapsed cycle,\nidle SMs counted empty (..._elapsed); low/high: where "
+                    "achieved_pct lies whatever the time without a PM sample of its own held\n");
   }
   if (any_from_shared) {
     absl::StrAppend(&out,

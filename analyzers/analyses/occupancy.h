@@ -10,10 +10,10 @@
 
 #include "absl/status/statusor.h"
 #include "analyzers/measures/occupancy_calculator.h"
+#include "analyzers/measures/pm_attribution.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/report.h"
 #include "analyzers/render/short_names.h"
-#include "analyzers/measures/pm_attribution.h"
 
 namespace warpscope {
 
@@ -31,19 +31,31 @@ struct OccupancyRow {
   uint64_t total_ns = 0;
   std::optional<TheoreticalOccupancy> theoretical;
   std::string theoretical_error;  // why theoretical is missing
-  double achieved = kNaN;         // 0..1, weighted over launches with an estimate
+  // Warps resident per active SM cycle over the launches with an estimate, as a share of the
+  // SM's warp slots (0..1): Nsight Compute's sm__warps_active.avg.pct_of_peak_sustained_active.
+  double achieved = kNaN;
+  // The same warps per elapsed cycle of the launches (idle SMs count as empty): Nsight
+  // Compute's sm__warps_active.avg.pct_of_peak_sustained_elapsed. NaN without elapsed cycles.
+  double achieved_elapsed = kNaN;
+  double achieved_elapsed_low = kNaN, achieved_elapsed_high = kNaN;
   uint32_t achieved_launches = 0;
   uint32_t samples = 0;
   uint32_t shared_samples = 0;        // samples that also covered a kernel of another row
   uint32_t launches_from_shared = 0;  // launches measured on shared samples only
   uint32_t above_limit = 0;           // samples above the theoretical warps per SM, capped
   bool time_weighted = false;         // some launch had no active-cycle weights
-  double shared_time_fraction = 0;  // over launches with samples, duration-weighted
+  double shared_time_fraction = 0;    // over launches with samples, duration-weighted
   // Where achieved can lie: the part of the launches' time no sample of their own covers
   // (samples shared with other kernels, time outside samples, launches measured on shared
   // samples only) may have held anywhere from no warps to the theoretical occupancy, the rest
-  // is measured. Bounds, not a statistical interval (docs/occupancy.md).
+  // is measured. That part weighs by its active SM cycles, which no sample measured: at most
+  // every SM busy at the clock (unseen_share). Bounds, not a statistical interval
+  // (docs/occupancy.md). The elapsed figure's bounds weigh the part by its elapsed cycles.
   double achieved_low = kNaN, achieved_high = kNaN;
+  // The unseen part's most active cycles as a share of all the launches' active cycles (the
+  // measured ones plus it); its share of the time where no clock is known (unseen_by_time).
+  double unseen_share = kNaN;
+  bool unseen_by_time = false;
   // When the bounds are more than kMaxAchievedWidth apart: what would give enough; "" else.
   std::string too_few;
   // What the achieved figure rests on: the launches with a figure (achieved_launches), and
@@ -51,7 +63,7 @@ struct OccupancyRow {
   // row says so (coverage_note, LowCoverageNote).
   double covered_time_fraction = 0;
   std::string coverage_note;
-  std::string achieved_reason;      // why achieved is NaN (or a caveat)
+  std::string achieved_reason;  // why achieved is NaN (or a caveat)
   std::vector<OccupancyAdvice> advice;
 };
 
@@ -63,7 +75,6 @@ struct OccupancyReport {
   bool has_pm_samples = false;
   std::string pm_samples_unavailable;  // why raw PM samples could not be evaluated, or ""
   KernelNames names;                   // how the renderers name kernels (--short-names)
-
 };
 
 absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,

@@ -28,6 +28,53 @@ struct SetLayout {
   uint32_t sm_count = 0;
 };
 
+// Raises the clock of `device` to `rate` (cycles per ns), adding it if it has none.
+void RaiseClock(std::vector<std::pair<uint32_t, double>>& clocks, uint32_t device, double rate) {
+  auto it =
+      std::find_if(clocks.begin(), clocks.end(), [&](const auto& c) { return c.first == device; });
+  if (it == clocks.end()) {
+    clocks.emplace_back(device, rate);
+  } else {
+    it->second = std::max(it->second, rate);
+  }
+}
+
+// The SM clock per device, and the SM elapsed cycles of samples that the GPU-wide metric did
+// not give.
+void FillClocksAndElapsed(std::span<const DeviceInfo> devices, ActiveWarpSamples& out) {
+  // The SM clock the samples saw: short samples (cut by a window or a decode) are left out, as
+  // their cycles can round to a rate no SM reaches. gr__cycles_elapsed.max counts another clock
+  // (1.66 GHz against the SMs' 1.98 GHz on an H200), so it is not used for it.
+  std::vector<std::pair<uint32_t, double>> seen;
+  for (const ActiveWarpSample& a : out.samples) {
+    const double cycles = std::isnan(a.elapsed_cycles) ? a.sm_active_cycles : a.elapsed_cycles;
+    const double duration = static_cast<double>(a.end_ns - a.start_ns);
+    if (std::isnan(cycles) || !(cycles > 0) || 2 * duration < a.interval_ns) continue;
+    RaiseClock(seen, a.device_id, cycles / duration);
+  }
+  // For the bounds, the device's own SM clock (CUPTI's device record) where it is faster: the
+  // SMs may have run at it outside every sample, and no sample need have had every SM busy.
+  out.clocks = seen;
+  for (const DeviceInfo& d : devices) {
+    if (d.core_clock_khz == 0 || d.core_clock_khz > 10'000'000) continue;  // 0 or not a GPU's
+    RaiseClock(out.clocks, d.id, static_cast<double>(d.core_clock_khz) * 1e-6);
+  }
+  // Without the GPU-wide metric, a sample's SM elapsed cycles are the clock times its length,
+  // never fewer than its active cycles: the clock the samples saw (that of any sample in which
+  // every SM was busy), else the device record's.
+  for (ActiveWarpSample& a : out.samples) {
+    if (!std::isnan(a.elapsed_cycles) || std::isnan(a.sm_active_cycles)) continue;
+    double clock = 0;
+    for (const auto& [device, rate] : seen) {
+      if (device == a.device_id) clock = rate;
+    }
+    if (clock <= 0) clock = out.ClockOnDevice(a.device_id);
+    if (clock <= 0) continue;
+    a.elapsed_cycles =
+        std::max(a.sm_active_cycles, clock * static_cast<double>(a.end_ns - a.start_ns));
+  }
+}
+
 }  // namespace
 
 std::string PmDataLossNote(std::span<const StatCounter> stats) {
@@ -59,6 +106,13 @@ PmInputs PmInputsOf(const TraceModel& model) {
 uint64_t ActiveWarpSamples::IntervalOnDevice(uint32_t device_id) const {
   for (const auto& [device, interval] : intervals) {
     if (device == device_id) return interval;
+  }
+  return 0;
+}
+
+double ActiveWarpSamples::ClockOnDevice(uint32_t device_id) const {
+  for (const auto& [device, clock] : clocks) {
+    if (device == device_id) return clock;
   }
   return 0;
 }
@@ -118,9 +172,15 @@ ActiveWarpSamples ExtractActiveWarpSamples(const PmInputs& in) {
                s.values[l.elapsed] > 0) {
       a.gpu_warps = a.warps_per_sm * l.sm_count * a.sm_active_cycles / s.values[l.elapsed];
     }
+    // Measured GPU-wide warps per SM elapsed cycle give the SM's elapsed cycles.
+    if (l.gpu_warps >= 0 && l.warps_per_sm >= 0 && l.sm_cycles >= 0 && l.sm_count > 0 &&
+        a.gpu_warps > 0) {
+      a.elapsed_cycles = a.warps_per_sm * l.sm_count * a.sm_active_cycles / a.gpu_warps;
+    }
     if (!std::isnan(a.gpu_warps)) out.has_gpu_warps = true;
     out.samples.push_back(a);
   }
+  FillClocksAndElapsed(in.devices, out);
   std::stable_sort(
       out.samples.begin(), out.samples.end(),
       [](const ActiveWarpSample& a, const ActiveWarpSample& b) { return a.start_ns < b.start_ns; });
@@ -175,8 +235,8 @@ PmAttribution AttributeSamples(std::span<const KernelEvent> kernels,
       }
       out.sample_kernel_count[si] = static_cast<uint32_t>(pieces.size());
       std::sort(groups.begin(), groups.end());
-      out.sample_group_count[si] = static_cast<uint32_t>(
-          std::unique(groups.begin(), groups.end()) - groups.begin());
+      out.sample_group_count[si] =
+          static_cast<uint32_t>(std::unique(groups.begin(), groups.end()) - groups.begin());
       std::sort(pieces.begin(), pieces.end());
       uint64_t busy = 0, cur_lo = 0, cur_hi = 0;
       bool open = false;
@@ -196,6 +256,88 @@ PmAttribution AttributeSamples(std::span<const KernelEvent> kernels,
   }
   return out;
 }
+
+namespace {
+
+// What ComputeAchievedOccupancy sums over a kernel's samples: active-cycle weights w, w times
+// warps per SM, overlaps o, o times warps per SM and elapsed cycles e over the samples used;
+// the time in samples of its own and the most active cycles in shared ones.
+struct SampleSums {
+  double w = 0, wv = 0, o = 0, ov = 0, e = 0;
+  bool elapsed_known = true;  // every sample used has SM elapsed cycles
+  double own_ns = 0, unseen_active = 0;
+};
+
+SampleSums SumSamples(std::span<const SampleOverlap> overlaps, const ActiveWarpSamples& samples,
+                      const PmAttribution& attribution, bool has_own, double clock,
+                      uint32_t max_warps, double limit, AchievedOccupancy& r) {
+  SampleSums sums;
+  for (const SampleOverlap& o : overlaps) {
+    const ActiveWarpSample& s = samples.samples[o.sample];
+    const double overlap = static_cast<double>(o.overlap_ns);
+    const bool is_shared = attribution.sample_group_count[o.sample] > 1;
+    if (is_shared || std::isnan(s.warps_per_sm)) {
+      // Its active cycles in the sample: no more than the clock allows, nor than the sample's.
+      double most = clock * overlap;
+      if (!std::isnan(s.sm_active_cycles)) most = std::min(most, s.sm_active_cycles);
+      sums.unseen_active += most;
+    }
+    if (std::isnan(s.warps_per_sm)) continue;
+    if (has_own && is_shared) continue;
+    double value = s.warps_per_sm;
+    if (limit > 0 && value > limit) {
+      ++r.above_limit;
+      value = limit;
+    }
+    if (!is_shared) sums.own_ns += overlap;
+    const double duration_s = static_cast<double>(s.end_ns - s.start_ns);
+    const double elapsed = std::isnan(s.elapsed_cycles) || duration_s <= 0
+                               ? kNaN
+                               : s.elapsed_cycles * overlap / duration_s;
+    if (std::isnan(s.sm_active_cycles)) {
+      r.time_weighted = true;
+    } else {
+      const double busy = std::max<double>(1.0, attribution.sample_busy_ns[o.sample]);
+      const double w = s.sm_active_cycles * (overlap / busy);
+      sums.w += w;
+      sums.wv += w * value;
+      if (std::isnan(elapsed)) {
+        sums.elapsed_known = false;
+      } else {
+        sums.e += elapsed;
+      }
+      if (!is_shared) {
+        r.seen_occupied += w * value / max_warps;
+        r.seen_active_cycles += w;
+        r.seen_elapsed_cycles += elapsed;  // NaN, unknown, once a sample lacks it
+      }
+    }
+    sums.o += overlap;
+    sums.ov += overlap * value;
+  }
+  return sums;
+}
+
+// Why a kernel has no PM sample.
+std::string NoSamplesReason(const KernelEvent& kernel, const ActiveWarpSamples& samples,
+                            const PmAttribution& attribution) {
+  const uint64_t interval = samples.IntervalOnDevice(kernel.device_id);
+  if (EndOverflows(kernel.start_ns, kernel.duration_ns)) {
+    return "the kernel's start_ns + duration_ns overflows 64 bits (a corrupt event)";
+  }
+  if (attribution.SamplesOnDevice(kernel.device_id) == 0) {
+    return absl::StrCat("no PM samples on device ", kernel.device_id,
+                        " (PM sampling was off: record with --pm-sampling)");
+  }
+  if (interval > 0 && kernel.duration_ns < interval) {
+    return absl::StrCat("no PM samples: kernel shorter than the sampling interval (",
+                        MicrosText(static_cast<double>(kernel.duration_ns)), " < ",
+                        MicrosText(interval), ")");
+  }
+  return "no PM samples overlap this kernel (outside the sampled time, or samples lost)";
+}
+
+}  // namespace
 
 AchievedOccupancy ComputeAchievedOccupancy(const KernelEvent& kernel,
                                            std::span<const SampleOverlap> overlaps,
@@ -217,63 +359,42 @@ AchievedOccupancy ComputeAchievedOccupancy(const KernelEvent& kernel,
       has_own = true;
     }
   }
-  double sum_w = 0, sum_wv = 0, sum_o = 0, sum_ov = 0;
-  for (const SampleOverlap& o : overlaps) {
-    const ActiveWarpSample& s = samples.samples[o.sample];
-    if (std::isnan(s.warps_per_sm)) continue;
-    if (has_own && attribution.sample_group_count[o.sample] > 1) continue;
-    double value = s.warps_per_sm;
-    if (limit_warps_per_sm > 0 && value > limit_warps_per_sm) {
-      ++r.above_limit;
-      value = limit_warps_per_sm;
-    }
-    const double overlap = static_cast<double>(o.overlap_ns);
-    if (std::isnan(s.sm_active_cycles)) {
-      r.time_weighted = true;
-    } else {
-      const double busy = std::max<double>(1.0, attribution.sample_busy_ns[o.sample]);
-      const double w = s.sm_active_cycles * (overlap / busy);
-      sum_w += w;
-      sum_wv += w * value;
-    }
-    sum_o += overlap;
-    sum_ov += overlap * value;
+  const uint32_t max_warps = max_warps_per_sm > 0 ? max_warps_per_sm : 64;
+  const double clock = samples.ClockOnDevice(kernel.device_id);
+  const SampleSums sums =
+      SumSamples(overlaps, samples, attribution, has_own, clock, max_warps, limit_warps_per_sm, r);
+  r.unseen_ns = std::max(0.0, duration - sums.own_ns);
+  if (clock > 0) {
+    r.unseen_active_cycles_max = sums.unseen_active + clock * std::max(0.0, duration - covered);
+    r.unseen_elapsed_cycles = clock * r.unseen_ns;
   }
-  r.from_shared_samples = !has_own && sum_o > 0;
+  r.from_shared_samples = !has_own && sums.o > 0;
   if (duration > 0) {
     r.coverage = std::min(1.0, covered / duration);
     r.shared_time_fraction = std::min(1.0, shared / duration);
   }
   if (r.samples == 0) {
-    const uint64_t interval = samples.IntervalOnDevice(kernel.device_id);
-    if (EndOverflows(kernel.start_ns, kernel.duration_ns)) {
-      r.reason = "the kernel's start_ns + duration_ns overflows 64 bits (a corrupt event)";
-    } else if (attribution.SamplesOnDevice(kernel.device_id) == 0) {
-      r.reason = absl::StrCat("no PM samples on device ", kernel.device_id,
-                              " (PM sampling was off: record with --pm-sampling)");
-    } else if (interval > 0 && kernel.duration_ns < interval) {
-      r.reason = absl::StrCat("no PM samples: kernel shorter than the sampling interval (",
-                              MicrosText(duration), " < ", MicrosText(interval), ")");
-    } else {
-      r.reason = "no PM samples overlap this kernel (outside the sampled time, or samples lost)";
-    }
+    r.reason = NoSamplesReason(kernel, samples, attribution);
     return r;
   }
-  if (sum_o == 0) {
+  if (sums.o == 0) {
     r.reason = absl::StrCat("the PM metric set lacks ", kMetricWarpsPerSmActive);
     return r;
   }
   // Samples whose SMs were idle have no active cycles, and a set without the metric has no
   // cycles at all: the kernel's time in each sample is the weight then.
-  if (sum_w > 0 && !r.time_weighted) {
-    r.mean_warps_per_sm = sum_wv / sum_w;
-    r.weight = sum_w;
+  if (sums.w > 0 && !r.time_weighted) {
+    r.mean_warps_per_sm = sums.wv / sums.w;
+    r.weight = sums.w;
+    if (sums.elapsed_known && sums.e > 0) {
+      r.achieved_elapsed = sums.wv / sums.e / max_warps;
+      r.elapsed_weight = sums.e;
+    }
   } else {
-    r.mean_warps_per_sm = sum_ov / sum_o;
-    r.weight = sum_o;
+    r.mean_warps_per_sm = sums.ov / sums.o;
+    r.weight = sums.o;
     r.time_weighted = true;
   }
-  const uint32_t max_warps = max_warps_per_sm > 0 ? max_warps_per_sm : 64;
   r.achieved = r.mean_warps_per_sm / max_warps;
   return r;
 }

@@ -52,6 +52,12 @@ struct ActiveWarpSample {
   // Warps resident on the whole GPU per elapsed cycle: sm__warps_active.sum.per_cycle_elapsed,
   // else warps_per_sm * sm_count * sm__cycles_active.avg / gr__cycles_elapsed.max.
   double gpu_warps = kNaN;
+  // SM elapsed cycles in the sample (per SM, the SM clock's): warps_per_sm * sm_count *
+  // sm__cycles_active.avg / sm__warps_active.sum.per_cycle_elapsed when that is > 0, else the
+  // most cycles per ns any sample of the device saw (else the device record's clock) times the
+  // sample's length, at least its active cycles. NaN without active cycles or a clock.
+  // (gr__cycles_elapsed.max counts another clock.)
+  double elapsed_cycles = kNaN;
 };
 
 // Samples in time order per device (stable across devices), with metrics resolved. Samples
@@ -64,6 +70,12 @@ struct ActiveWarpSamples {
   bool has_gpu_warps = false;     // some sample has a GPU-wide active-warp value
   std::vector<std::pair<uint32_t, uint64_t>> intervals;  // (device id, interval ns)
   uint64_t IntervalOnDevice(uint32_t device_id) const;   // 0 when the device has no set
+  // SM cycles per ns per device, an upper bound for the bounds: the faster of the device
+  // record's clock and the most SM elapsed cycles (else active cycles) per ns of any sample at
+  // least half the interval long. The most an SM can be active in time no sample measured; 0
+  // when neither says.
+  std::vector<std::pair<uint32_t, double>> clocks;
+  double ClockOnDevice(uint32_t device_id) const;
 };
 ActiveWarpSamples ExtractActiveWarpSamples(const PmInputs& in);
 
@@ -107,13 +119,20 @@ PmAttribution AttributeSamples(std::span<const KernelEvent> kernels,
 // shared samples, split by overlap, and says so (from_shared_samples). A sample shared only
 // with launches of the kernel's own group is used, split by overlap: summed over the group's
 // launches, it counts with all its active cycles and accumulated warps, so the group's figure
-// is the ratio over all its launches, ramp-up and drain at launch boundaries included. A value above `limit_warps_per_sm` (ResidentWarpLimit::per_sm; 0: no
-// limit) cannot be this kernel's alone: it is capped at the limit and counted (above_limit).
-// Without sm__cycles_active.avg the weights are the overlaps o_s (time_weighted): a long tail,
-// where few SMs are active, then counts as much as the full part and the figure reads low.
+// is the ratio over all its launches, ramp-up and drain at launch boundaries included. A value
+// above `limit_warps_per_sm` (ResidentWarpLimit::per_sm; 0: no limit) cannot be this kernel's
+// alone: it is capped at the limit and counted (above_limit). Without sm__cycles_active.avg the
+// weights are the overlaps o_s (time_weighted): a long tail, where few SMs are active, then counts
+// as much as the full part and the figure reads low.
+//
+// Beside it, the occupancy per *elapsed* cycle (Nsight Compute's
+// sm__warps_active.avg.pct_of_peak_sustained_elapsed): the same warps over the kernel's elapsed
+// cycles in those samples (E_s · o_s / duration_s), in which idle SMs count as empty. And what
+// the bounds of both need: the warps and cycles of the samples of its own, and the most active
+// and elapsed cycles the kernel can have had in the rest of its time (docs/occupancy.md).
 struct AchievedOccupancy {
   uint32_t samples = 0;
-  uint32_t shared_samples = 0;  // samples that also overlap a kernel of another group
+  uint32_t shared_samples = 0;       // samples that also overlap a kernel of another group
   bool from_shared_samples = false;  // no sample of its own: the figure includes other kernels
   uint32_t above_limit = 0;          // samples used whose value exceeded the limit (capped)
   bool time_weighted = false;        // no active-cycle metric: weights are overlap times
@@ -122,7 +141,20 @@ struct AchievedOccupancy {
   double coverage = 0;              // share of the kernel's time inside some sample
   double shared_time_fraction = 0;  // share of its time inside shared (left out) samples
   double weight = 0;                // Σ w_s, for aggregation over launches
-  std::string reason;               // why achieved is NaN
+  // Per elapsed cycle: Σ w_s · warps_per_sm_s / Σ E_s · o_s / duration_s, over the same samples;
+  // NaN when a sample used lacks elapsed cycles (elapsed_weighted then 0).
+  double achieved_elapsed = kNaN;  // 0..1
+  double elapsed_weight = 0;       // Σ E_s · o_s / duration_s, for aggregation over launches
+  // Over the samples of its own only (none when it has none): Σ w_s · warps_per_sm_s / max
+  // warps per SM, Σ w_s and Σ E_s · o_s / duration_s (NaN when a sample lacks E_s).
+  double seen_occupied = 0, seen_active_cycles = 0, seen_elapsed_cycles = 0;
+  // Its time outside samples of its own, and the most active cycles per SM it can have had in
+  // it: the clock (ActiveWarpSamples::ClockOnDevice) times the time, but no more than a shared
+  // sample's own active cycles. NaN without a clock; unseen elapsed cycles are clock · unseen_ns.
+  double unseen_ns = 0;
+  double unseen_active_cycles_max = kNaN;
+  double unseen_elapsed_cycles = kNaN;
+  std::string reason;  // why achieved is NaN
 };
 AchievedOccupancy ComputeAchievedOccupancy(const KernelEvent& kernel,
                                            std::span<const SampleOverlap> overlaps,

@@ -234,12 +234,29 @@ def test_report_frames_are_typed_and_named_after_their_reports():
     assert list(one) == ["nvtx"]
     assert one["nvtx"]["instances"].dtype == np.int64
     occupancy = warpscope.occupancy(TRAINING_LOOP)
-    assert {"achieved_low_pct", "achieved_high_pct"} <= set(occupancy.columns)
+    assert {"achieved_low_pct", "achieved_high_pct", "achieved_elapsed_pct",
+            "achieved_elapsed_low_pct", "achieved_elapsed_high_pct",
+            "unseen_pct"} <= set(occupancy.columns)
     assert occupancy["launches"].dtype == np.int64
     tail = warpscope.tail(TRAINING_LOOP)
     assert {"tail_low_pct", "tail_high_pct"} <= set(tail.columns)
     per_launch = warpscope.tail(TRAINING_LOOP, instances=True)
     assert "start_ns" in per_launch.columns and len(per_launch) >= len(tail)
+
+
+def test_occupancy_per_active_and_per_elapsed_cycle_on_a_recorded_trace():
+    """pipeline_pm.wst (H200): achieved occupancy per active SM cycle (Nsight Compute's
+    pct_of_peak_sustained_active) with the figure per elapsed cycle beside it, lower, each
+    inside its own bounds."""
+    pm = SOURCE_DIR / "examples" / "traces" / "cuda13.0_sm90" / "pipeline_pm.wst"
+    occupancy = warpscope.occupancy(str(pm))
+    assert len(occupancy) == 3
+    for _, row in occupancy.iterrows():
+        assert row["achieved_elapsed_pct"] < row["achieved_pct"]
+        assert row["achieved_low_pct"] <= row["achieved_pct"] <= row["achieved_high_pct"]
+        assert (row["achieved_elapsed_low_pct"] <= row["achieved_elapsed_pct"]
+                <= row["achieved_elapsed_high_pct"])
+        assert 0 < row["unseen_pct"] < 50
 
 
 # ---------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
 # and the results folder's default name.
 # Sets here (the source tree), WS_BUILD (made absolute), OUTDIR ($WS_OUT, else $OUT, else
 # ./<name>), BIN and LIB (the build's bin/ and lib/), SHIM (the injected library) and WS (the
-# CLI), and makes libcupti.so.13 findable for
+# CLI), defines run_logged (a command's line and output into a log file, its status back), and
+# makes libcupti.so.13 findable for
 # the build's injected library: the core finds it through its RUNPATH (/usr/local/cuda/lib64,
 # extras/CUPTI/lib64); where that fails, the first directory below that holds it (the
 # toolkit's, then the pip wheel nvidia-cuda-cupti's) goes in front of LD_LIBRARY_PATH.
@@ -20,3 +21,11 @@ if [[ -e $LIB/libwarpscope_core.so ]] && ! ldd "$LIB/libwarpscope_core.so" 2>/de
     if [[ -e $d/libcupti.so.13 ]]; then export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; break; fi
   done
 fi
+run_logged() {  # LOG CMD...: the command and its output in LOG; returns its status
+  local log=$1; shift
+  echo "+ $*" >"$log"
+  "$@" >>"$log" 2>&1
+  local rc=$?
+  echo "--- exit status $rc" >>"$log"
+  return $rc
+}

@@ -51,14 +51,6 @@ NCU=$(command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tai
 
 say() { echo "$*" | tee -a "$summary"; }
 step_failed() { say "FAIL step: $*"; failures=$((failures + 1)); }
-run_logged() {  # LOG CMD...: the command and its output in LOG; returns its status
-  local log=$1; shift
-  echo "+ $*" >"$log"
-  "$@" >>"$log" 2>&1
-  local rc=$?
-  echo "--- exit status $rc" >>"$log"
-  return $rc
-}
 # ncu_profile NAME "NCU FLAGS" CMD...: profiles into $W/NAME.ncu-rep, writes $LOGS/NAME.csv.
 ncu_profile() {
   local name=$1 flags=$2; shift 2

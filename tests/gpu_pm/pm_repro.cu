@@ -22,6 +22,8 @@
 #include <cstring>
 #include <string>
 
+#include "../gpu/gpu_timer.cuh"
+
 #define CHECK_CUDA(call)                                                                     \
   do {                                                                                       \
     cudaError_t err_ = (call);                                                               \
@@ -39,18 +41,6 @@
 // measure the same occupancy. Waiting on the clock instead of doing N steps of work keeps
 // block durations exact whatever the SM's load: FMA-bound warps run ~4x faster once they
 // are alone on an SM, which would shrink a designed tail.
-__device__ __forceinline__ unsigned long long GlobalTimerNs() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__device__ __forceinline__ unsigned SmId() {
-  unsigned id;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-  return id;
-}
-
 constexpr int kMaxSmIds = 1024;
 
 __global__ void __launch_bounds__(256) ws_pm_spin(float* out, unsigned* blocks_started_on_sm,

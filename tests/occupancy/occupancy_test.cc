@@ -74,9 +74,10 @@ TEST(OccupancyReportTest, EdgeScenarioMarksSharedSamples) {
   // The bounds hold each kernel's designed level: narrow where the kernel has samples of its
   // own, [0, 100%] for the 3 us kernel seen only in a sample it shared, which says so.
   for (const auto& [prefix, designed] :
-       std::vector<std::pair<std::string, double>>{
-           {"heavy_prev", 0.95}, {"heavy_next", 0.95}, {"regs_limited", 0.48},
-           {"tiny_between", 0.02}}) {
+       std::vector<std::pair<std::string, double>>{{"heavy_prev", 0.95},
+                                                   {"heavy_next", 0.95},
+                                                   {"regs_limited", 0.48},
+                                                   {"tiny_between", 0.02}}) {
     const OccupancyRow* row = Find(*report, prefix);
     ASSERT_NE(row, nullptr) << prefix;
     EXPECT_LE(row->achieved_low, designed + 1e-3) << prefix;
@@ -160,6 +161,43 @@ TEST(OccupancyReportTest, OutOfRangeValuesAreLeftOutWithAReason) {
   EXPECT_NEAR(fine->achieved, 0.75, 1e-9);  // the NaN sample after it is skipped
   ExpectGolden("out_of_range.txt", RenderOccupancyReport(*report, OutputFormat::kTable));
   ExpectGolden("out_of_range.json", RenderOccupancyReport(*report, OutputFormat::kJson));
+}
+
+// The bundled H200 recording (examples/traces/cuda13.0_sm90/pipeline_pm.wst, PM samples every
+// 20 us with gr__cycles_elapsed.max): per active cycle as before, per elapsed cycle beside it
+// (lower: SMs idle at launch edges and in the imbalanced kernel's tail), and bounds that weigh
+// the unseen edges by the active cycles they can have held.
+TEST(OccupancyReportTest, RecordedPipelineTraceGivesBothFiguresAndCycleBounds) {
+  absl::StatusOr<TraceModel> model =
+      TraceModel::Load(SourceDir() + "/examples/traces/cuda13.0_sm90/pipeline_pm.wst");
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto report = BuildOccupancyReport(PmInputsOf(*model), {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  struct Expected {
+    const char* prefix;
+    double achieved, low, high, elapsed, elapsed_low, elapsed_high;
+  };
+  // Before: 97.01 [94.25, 97.10], 94.15 [90.00, 94.40], 47.90 [43.71, 48.08] (time shares).
+  for (const Expected& e :
+       std::vector<Expected>{{"scale_balanced", 97.01, 94.32, 97.09, 96.86, 94.11, 96.95},
+                             {"reduce_imbalanced", 94.15, 89.23, 94.45, 78.70, 75.24, 79.64},
+                             {"mix_register_heavy", 47.90, 43.72, 48.08, 47.85, 43.66, 48.04}}) {
+    SCOPED_TRACE(e.prefix);
+    const OccupancyRow* row = Find(*report, e.prefix);
+    ASSERT_NE(row, nullptr);
+    EXPECT_FALSE(row->unseen_by_time);
+    EXPECT_NEAR(100 * row->achieved, e.achieved, 0.005);
+    EXPECT_NEAR(100 * row->achieved_low, e.low, 0.005);
+    EXPECT_NEAR(100 * row->achieved_high, e.high, 0.005);
+    EXPECT_NEAR(100 * row->achieved_elapsed, e.elapsed, 0.005);
+    EXPECT_NEAR(100 * row->achieved_elapsed_low, e.elapsed_low, 0.005);
+    EXPECT_NEAR(100 * row->achieved_elapsed_high, e.elapsed_high, 0.005);
+    EXPECT_LT(row->achieved_elapsed, row->achieved);
+    EXPECT_LE(row->achieved_low, row->achieved);
+    EXPECT_GE(row->achieved_high, row->achieved);
+    EXPECT_LE(row->achieved_elapsed_low, row->achieved_elapsed);
+    EXPECT_GE(row->achieved_elapsed_high, row->achieved_elapsed);
+  }
 }
 
 }  // namespace

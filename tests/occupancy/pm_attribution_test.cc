@@ -25,7 +25,8 @@ KernelEvent Kernel(uint64_t start, uint64_t end, uint32_t device = 0) {
   return k;
 }
 
-// Metric set 1 on device 0 (set 2 on device 1): warps/SM, active cycles, GPU-wide warps.
+// Metric set 1 on device 0 (set 2 on device 1): warps/SM, active cycles, GPU-wide warps (which
+// give the SM elapsed cycles, 1 per ns) and gr__cycles_elapsed.max. SM clock 1 GHz.
 struct Fixture {
   std::vector<KernelEvent> kernels;
   std::vector<PmSample> samples;
@@ -38,13 +39,14 @@ struct Fixture {
       s.id = d + 1;
       s.device_id = d;
       s.metric_names = {"sm__warps_active.avg.per_cycle_active", "sm__cycles_active.avg",
-                        "sm__warps_active.sum.per_cycle_elapsed"};
+                        "sm__warps_active.sum.per_cycle_elapsed", "gr__cycles_elapsed.max"};
       s.interval_ns = 1000;
       sets.push_back(s);
       DeviceInfo info;
       info.id = d;
       info.sm_count = 132;
       info.max_warps_per_sm = 64;
+      info.core_clock_khz = 1000000;  // 1 cycle per ns
       devices.push_back(info);
     }
   }
@@ -54,7 +56,8 @@ struct Fixture {
     s.metric_set_id = device + 1;
     s.start_ns = start;
     s.duration_ns = end - start;
-    s.values = {warps, cycles, warps * 132};
+    const double elapsed = static_cast<double>(end - start);
+    s.values = {warps, cycles, warps * 132 * cycles / elapsed, elapsed};
     samples.push_back(s);
   }
   // Samples [from, to) every 1000 ns with the same value.
@@ -214,6 +217,11 @@ TEST(PmAttributionTest, LongTailWithIdleEdgesMatchesTheActiveCycleEstimator) {
   EXPECT_NEAR(a.achieved, ncu, 1e-12);
   EXPECT_FALSE(a.time_weighted);
   EXPECT_LT(ncu, 0.6);  // the tail is really there: 1/8 of the warps on 17 SMs for 90%
+  // Per elapsed cycle (..._pct_of_peak_sustained_elapsed): the same warps over the kernel's
+  // elapsed cycles on every SM, idle ones included.
+  const double ncu_elapsed = total_warp_cycles / (double(kHeavy) * kSms) / 64;
+  EXPECT_NEAR(a.achieved_elapsed, ncu_elapsed, 1e-12);
+  EXPECT_LT(a.achieved_elapsed, ncu - 0.2);
 
   // Without sm__cycles_active.avg the samples can only be weighted by time: the long tail
   // (few SMs busy) then counts like the full part and the figure reads low, flagged.
@@ -221,6 +229,93 @@ TEST(PmAttributionTest, LongTailWithIdleEdgesMatchesTheActiveCycleEstimator) {
   AchievedOccupancy by_time = f.Achieved(0);
   EXPECT_TRUE(by_time.time_weighted);
   EXPECT_LT(by_time.achieved, ncu - 0.2);
+}
+
+// A kernel whose SMs are busy half of each elapsed cycle: per active cycle and per elapsed
+// cycle differ by that idle share, in a launch and in its report row.
+TEST(PmAttributionTest, IdleHalfTheTimeHalvesTheElapsedFigureOnly) {
+  Fixture f;
+  f.kernels = {Kernel(0, 4000)};
+  for (uint64_t t = 0; t < 4000; t += 1000) f.Sample(t, t + 1000, 48, 500);
+  AchievedOccupancy a = f.Achieved(0);
+  EXPECT_DOUBLE_EQ(a.achieved, 0.75);
+  EXPECT_DOUBLE_EQ(a.achieved_elapsed, 0.375);
+  EXPECT_DOUBLE_EQ(a.elapsed_weight, 4000);
+  EXPECT_DOUBLE_EQ(a.unseen_ns, 0);
+  EXPECT_DOUBLE_EQ(a.unseen_active_cycles_max, 0);
+  absl::StatusOr<OccupancyReport> report = BuildOccupancyReport(f.inputs(), {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->rows.size(), 1u);
+  const OccupancyRow& row = report->rows[0];
+  EXPECT_DOUBLE_EQ(row.achieved, 0.75);
+  EXPECT_DOUBLE_EQ(row.achieved_elapsed, 0.375);
+  // Every cycle measured: the bounds are the figures.
+  EXPECT_DOUBLE_EQ(row.achieved_low, 0.75);
+  EXPECT_DOUBLE_EQ(row.achieved_high, 0.75);
+  EXPECT_DOUBLE_EQ(row.achieved_elapsed_low, 0.375);
+  EXPECT_DOUBLE_EQ(row.achieved_elapsed_high, 0.375);
+  EXPECT_DOUBLE_EQ(row.unseen_share, 0);
+
+  // Without the GPU-wide warps the SM elapsed cycles are the SM clock times the time
+  // (gr__cycles_elapsed.max counts another clock), the clock that of a sample with every SM
+  // busy: here one later, without the kernel. The same figures.
+  f.sets[0].metric_names[2] = "not_the_gpu_warps";
+  f.Sample(10000, 11000, 64, 1000);
+  AchievedOccupancy without = f.Achieved(0);
+  EXPECT_DOUBLE_EQ(without.achieved, 0.75);
+  EXPECT_DOUBLE_EQ(without.achieved_elapsed, 0.375);
+  // No sample with every SM busy: the clock the samples saw is half the SMs', and the elapsed
+  // figure reads as high as it can, the active one (a limit docs/occupancy.md states).
+  f.samples.pop_back();
+  EXPECT_DOUBLE_EQ(f.Achieved(0).achieved_elapsed, 0.75);
+}
+
+// The time no sample of its own covers must be weighed by the active cycles it can have held,
+// not by its share of the time. A long-tail kernel (10 SMs, 1 cycle per ns) starts 600 ns into
+// a sample that a full neighbour shares: its full first 400 ns are unseen. Then 1000 ns full,
+// then 1 SM with 8 warps for 9000 ns: by hand, 1000·64 + 900·8 = 71,200 warp cycles per SM over
+// 1000 + 900 active cycles per SM: 37.47 warps per active cycle, 58.55%. Its own samples give
+// 47.5%. The unseen 400 ns are 4% of its time but up to 21% of its active cycles: bounds from
+// the time share, [45.6, 49.6]%, missed 58.55%; from the cycles they reach it (the unseen part
+// was full, at the ceiling).
+TEST(PmAttributionTest, BoundsWeighTheUnseenTimeByItsMostActiveCycles) {
+  Fixture f;
+  f.kernels = {Kernel(0, 600), Kernel(600, 10600)};
+  f.kernels[0].name = "neighbour";
+  f.kernels[1].name = "long_tail";
+  f.Sample(0, 1000, 64, 1000);  // the neighbour's 600 ns and the kernel's first 400, all full
+  f.Sample(1000, 2000, (600 * 64.0 + 40 * 8.0) / 640, 640);  // 600 ns full, then the tail
+  for (uint64_t t = 2000; t < 10000; t += 1000) f.Sample(t, t + 1000, 8, 100);
+  f.Sample(10000, 11000, 8, 60);  // the last 600 ns of the tail, then idle
+  const double truth = (1000 * 64.0 + 900 * 8.0) / 1900 / 64;
+
+  AchievedOccupancy a = f.Achieved(1);
+  EXPECT_EQ(a.shared_samples, 1u);
+  EXPECT_NEAR(a.achieved, 45600.0 / 1500 / 64, 1e-12);  // its own samples alone
+  EXPECT_DOUBLE_EQ(a.unseen_ns, 400);
+  EXPECT_DOUBLE_EQ(a.unseen_active_cycles_max, 400);  // the clock: 1 cycle per ns
+  EXPECT_DOUBLE_EQ(a.seen_active_cycles, 1500);
+
+  absl::StatusOr<OccupancyReport> report = BuildOccupancyReport(f.inputs(), {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  const OccupancyRow* row = nullptr;
+  for (const OccupancyRow& r : report->rows) {
+    if (r.name == "long_tail") row = &r;
+  }
+  ASSERT_NE(row, nullptr);
+  EXPECT_FALSE(row->unseen_by_time);
+  EXPECT_NEAR(row->unseen_share, 400.0 / 1900, 1e-12);
+  EXPECT_LE(row->achieved_low, truth);
+  EXPECT_GE(row->achieved_high, truth - 1e-12);
+  EXPECT_NEAR(row->achieved_high, truth, 1e-12);  // reached only if the unseen part was full
+  const double time_share = 400.0 / 10000;
+  EXPECT_LT(row->achieved * (1 - time_share) + time_share, truth - 0.08);  // the old high end
+  // Per elapsed cycle the unseen part weighs its time (400 of 10,000 elapsed cycles): the kernel
+  // held 71,200 warp cycles per SM over 10,000 elapsed ones, 11.1%.
+  const double truth_elapsed = 71200.0 / 10000 / 64;
+  EXPECT_NEAR(row->achieved_elapsed, 45600.0 / 9600 / 64, 1e-12);
+  EXPECT_LE(row->achieved_elapsed_low, truth_elapsed);
+  EXPECT_GE(row->achieved_elapsed_high, truth_elapsed - 1e-12);
 }
 
 // Two back-to-back launches of one long-tail kernel (one report row): the first one's tail and
@@ -339,6 +434,20 @@ TEST(PmAttributionTest, DerivesGpuWarpsWithoutTheSumMetric) {
   ASSERT_EQ(x.samples.size(), 1u);
   EXPECT_DOUBLE_EQ(x.samples[0].gpu_warps, 40.0 * 132 * 0.5);
   EXPECT_TRUE(x.has_gpu_warps);
+  // SM elapsed cycles: gr__cycles_elapsed.max counts another clock (1.66 GHz against the SMs'
+  // 1.98 GHz on the H200 of pipeline_pm.wst), so they are the SM clock the samples saw (here
+  // 0.5 per ns: no sample had every SM busy) times the time; the bounds' clock is the device
+  // record's where that is faster.
+  f.samples[0].values = {40, 500, 833};
+  x = ExtractActiveWarpSamples(f.inputs());
+  EXPECT_DOUBLE_EQ(x.samples[0].elapsed_cycles, 500);
+  EXPECT_DOUBLE_EQ(x.ClockOnDevice(0), 1.0);
+  // With the GPU-wide warps, from them: the SMs' own count (here 1200 ns of cycles at 1.2 GHz).
+  f.sets[0].metric_names[2] = "sm__warps_active.sum.per_cycle_elapsed";
+  f.samples[0].values = {40, 500, 40.0 * 132 * 500 / 1200};
+  x = ExtractActiveWarpSamples(f.inputs());
+  EXPECT_DOUBLE_EQ(x.samples[0].elapsed_cycles, 1200);
+  EXPECT_DOUBLE_EQ(x.ClockOnDevice(0), 1.2);  // faster than the device record's 1 GHz
 }
 
 TEST(PmAttributionTest, MalformedSamplesAreSkippedAndCounted) {
