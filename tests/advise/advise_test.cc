@@ -222,12 +222,15 @@ TEST(AdviseRenderTest, FormatsCarryTheFindings) {
   // job rank it is about (-1 for one trace).
   EXPECT_THAT(csv, ::testing::StartsWith("order,rule,severity,cost_ns,cost_percent,"));
   // `where`: the call site, empty for a trace recorded without call stacks.
+  // With steps, a steady finding's cost per steady step and its share of the mean step.
   EXPECT_THAT(csv, HasSubstr(",os_tid,thread_name,title,evidence,fix,worst_begin_ns,"
-                             "worst_end_ns,rank,one_time,where\n1,blocking-read,high,"));
-  EXPECT_THAT(csv, HasSubstr(",-1,false,\n"));
+                             "worst_end_ns,rank,one_time,where,cost_per_step_ns,step_percent\n"
+                             "1,blocking-read,high,"));
+  EXPECT_THAT(csv, HasSubstr(absl::StrCat(",-1,false,,", report.findings[0].cost_per_step_ns,
+                                          ",")));
   const std::string json = RenderAdviseReport(report, OutputFormat::kJson);
   EXPECT_THAT(json, HasSubstr("\"findings\":[{\"order\":1,\"rule\":\"blocking-read\""));
-  EXPECT_THAT(json, HasSubstr("\"rank\":-1,\"one_time\":false,\"where\":\"\"}"));
+  EXPECT_THAT(json, HasSubstr("\"rank\":-1,\"one_time\":false,\"where\":\"\",\"cost_per_step_ns\":"));
   EXPECT_THAT(json, HasSubstr(absl::StrCat("\"gpu_idle_ns\":", report.gpu_idle_ns)));
 }
 
@@ -280,8 +283,8 @@ TEST(AdviseWhereTest, WaitFindingsNameTheirLine) {
   const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
   EXPECT_THAT(text, HasSubstr("where:    line train.py:57 train_step | api cudaMemcpyAsync"));
   const std::string csv = RenderAdviseReport(report, OutputFormat::kCsv);
-  EXPECT_THAT(csv, HasSubstr(",one_time,where\n"));
-  EXPECT_THAT(csv, HasSubstr(",false,train.py:57 train_step\n"));
+  EXPECT_THAT(csv, HasSubstr(",one_time,where,cost_per_step_ns,step_percent\n"));
+  EXPECT_THAT(csv, HasSubstr(",false,train.py:57 train_step,,\n"));  // no steps: no cost per step
 }
 
 }  // namespace
