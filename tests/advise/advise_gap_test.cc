@@ -107,9 +107,9 @@ TEST(AdviseTest, IdleBeyondTheLeadIsWhatTheWaitCostsAtMost) {
               HasSubstr(absl::StrCat(
                   " of a steady step); ", FormatDuration(static_cast<double>(read->cost_ns)),
                   ", up to ", FormatDuration(static_cast<double>(read->cost_max_ns)), " in all")));
-  EXPECT_THAT(table, HasSubstr(absl::StrCat(
-                         " of a steady step); ",
-                         FormatDuration(static_cast<double>(undrained->cost_ns)), " in all,")));
+  EXPECT_THAT(table, HasSubstr(absl::StrCat(" of a steady step); ",
+                                            FormatDuration(static_cast<double>(undrained->cost_ns)),
+                                            " in all,")));
 }
 
 // A wait that drained little work can only buy that little: a loop of tiny kernels the host

@@ -141,9 +141,9 @@ TEST(AdviseSteps, CostsArePerSteadyStepWhateverTheStartUp) {
   EXPECT_EQ(last.cost_per_step_ns, 0u);
   EXPECT_GT(last.cost_fraction, 0.9);
   // The text gives the cost per step, and the start-up under a heading of its own.
-  EXPECT_THAT(text, HasSubstr("] blocking-read: " +
-                              FormatDuration(static_cast<double>(top.cost_per_step_ns)) +
-                              " a step ("));
+  EXPECT_THAT(text,
+              HasSubstr("] blocking-read: " +
+                        FormatDuration(static_cast<double>(top.cost_per_step_ns)) + " a step ("));
   EXPECT_THAT(text, HasSubstr("30 steady steps of"));
   const size_t heading = text.find("paid once, before the steady state");
   ASSERT_NE(heading, std::string::npos) << text;

@@ -226,11 +226,12 @@ TEST(AdviseRenderTest, FormatsCarryTheFindings) {
   EXPECT_THAT(csv, HasSubstr(",os_tid,thread_name,title,evidence,fix,worst_begin_ns,"
                              "worst_end_ns,rank,one_time,where,cost_per_step_ns,step_percent\n"
                              "1,blocking-read,high,"));
-  EXPECT_THAT(csv, HasSubstr(absl::StrCat(",-1,false,,", report.findings[0].cost_per_step_ns,
-                                          ",")));
+  EXPECT_THAT(csv,
+              HasSubstr(absl::StrCat(",-1,false,,", report.findings[0].cost_per_step_ns, ",")));
   const std::string json = RenderAdviseReport(report, OutputFormat::kJson);
   EXPECT_THAT(json, HasSubstr("\"findings\":[{\"order\":1,\"rule\":\"blocking-read\""));
-  EXPECT_THAT(json, HasSubstr("\"rank\":-1,\"one_time\":false,\"where\":\"\",\"cost_per_step_ns\":"));
+  EXPECT_THAT(json,
+              HasSubstr("\"rank\":-1,\"one_time\":false,\"where\":\"\",\"cost_per_step_ns\":"));
   EXPECT_THAT(json, HasSubstr(absl::StrCat("\"gpu_idle_ns\":", report.gpu_idle_ns)));
 }
 

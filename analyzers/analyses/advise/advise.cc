@@ -78,15 +78,15 @@ void CostPerStep(const advise_internal::AdviseTimeline& timeline, AdviseReport& 
       cost *= SteadyKernelShare(timeline.model(), f, timeline.steady_begin_ns());
     }
     f.cost_per_step_ns = NsFromDouble(cost / static_cast<double>(steady.steps));
-    f.step_fraction = static_cast<double>(f.cost_per_step_ns) /
-                      static_cast<double>(report.steady_step_ns);
+    f.step_fraction =
+        static_cast<double>(f.cost_per_step_ns) / static_cast<double>(report.steady_step_ns);
   }
 }
 
 }  // namespace
 
 std::string CostText(const AdviseReport& report, const AdviseFinding& f) {
-  if (report.steady_steps > 0 && !f.one_time) {
+  if (HasCostPerStep(report, f)) {
     return absl::StrFormat("%s a step (%.1f%% of a steady step)",
                            FormatDuration(static_cast<double>(f.cost_per_step_ns)),
                            100 * f.step_fraction);
@@ -173,7 +173,7 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
   }
   CostPerStep(timeline, report);
   for (AdviseFinding& f : report.findings) {
-    const bool per_step = report.steady_steps > 0 && !f.one_time;
+    const bool per_step = HasCostPerStep(report, f);
     f.severity = SeverityOf(per_step ? f.step_fraction : f.cost_fraction, options);
   }
   std::stable_sort(report.findings.begin(), report.findings.end(), RankedBefore);

@@ -159,6 +159,11 @@ bool RankedBefore(const AdviseFinding& a, const AdviseFinding& b);
 // span (options' thresholds).
 AdviseSeverity SeverityOf(double fraction, const AdviseOptions& options);
 
+// Whether `f` has a cost per steady step: a steady-state finding of a report with steps.
+inline bool HasCostPerStep(const AdviseReport& report, const AdviseFinding& f) {
+  return report.steady_steps > 0 && !f.one_time;
+}
+
 // A finding's cost as the text shows it: "10.50 ms a step (69.7% of a steady step)" for a
 // steady-state finding of a report with steps, else "125.97 ms (2.5% of the GPU span)".
 std::string CostText(const AdviseReport& report, const AdviseFinding& f);

@@ -54,7 +54,7 @@ std::string RenderText(const AdviseReport& report) {
             ? absl::StrCat(", up to ", FormatDuration(static_cast<double>(f.cost_max_ns)))
             : "";
     const std::string cost =
-        report.steady_steps > 0 && !f.one_time
+        HasCostPerStep(report, f)
             ? absl::StrCat(CostText(report, f), "; ",
                            FormatDuration(static_cast<double>(f.cost_ns)), up_to, " in all")
             : absl::StrFormat("%s%s (%.1f%% of the GPU span)",
@@ -103,7 +103,7 @@ Table AdviseFindingsTable(const AdviseReport& report) {
                {"step_percent", true, K::kReal}});
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {
-    const bool per_step = report.steady_steps > 0 && !f.one_time;
+    const bool per_step = HasCostPerStep(report, f);
     table.AddRow({++rank, f.rule, std::string(AdviseSeverityName(f.severity)), f.cost_ns,
                   Cell(100 * f.cost_fraction), f.cost_max_ns, f.occurrences, f.device_id,
                   f.nvtx_path, f.kernel, f.api_call, f.stream, f.os_tid, f.thread_name, f.title,

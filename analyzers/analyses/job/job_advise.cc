@@ -129,7 +129,7 @@ absl::StatusOr<AdviseReport> BuildJobAdviseReport(const JobView& view, const Adv
   }
   if (view.straggler.rank) {
     AdviseFinding f = StragglerFinding(view, median_span);
-    f.severity = SeverityOf(job.steady_steps > 0 ? f.step_fraction : f.cost_fraction, options);
+    f.severity = SeverityOf(HasCostPerStep(job, f) ? f.step_fraction : f.cost_fraction, options);
     job.findings.push_back(std::move(f));
   }
   std::stable_sort(job.findings.begin(), job.findings.end(), RankedBefore);

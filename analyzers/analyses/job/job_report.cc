@@ -70,8 +70,9 @@ Table RanksTable(const JobView& view) {
     }
     const uint64_t steady_ns = r.SteadyNs(view.warmup_steps);
     const bool per_step = !step.empty();
-    t.AddRow({r.RankOrIndex(), r.host, r.pid, NumberIf(r.device_id.has_value(), r.device_id.value_or(0)),
-              r.device, static_cast<uint64_t>(r.steps.steps.size()), static_cast<uint64_t>(warmup),
+    t.AddRow({r.RankOrIndex(), r.host, r.pid,
+              NumberIf(r.device_id.has_value(), r.device_id.value_or(0)), r.device,
+              static_cast<uint64_t>(r.steps.steps.size()), static_cast<uint64_t>(warmup),
               MsIf(per_step, MedianOf(step)), MsIf(per_step, MedianOf(compute)),
               MsIf(per_step, MedianOf(comm)), MsIf(per_step, MedianOf(exposed)),
               MsIf(per_step, MedianOf(step_lost)),

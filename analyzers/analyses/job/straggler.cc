@@ -137,7 +137,8 @@ void JudgeStraggler(JobView& view) {
   for (const MatchedCollective& m : view.collectives) by_key[{m.comm, m.seq}] = &m;
   AllLost all;
   v.uneven_spread_ns = UnevenSpread(view);
-  const std::map<uint32_t, Tally> tally = Tallies(view, by_key, v.uneven_spread_ns, &v.uneven, &all);
+  const std::map<uint32_t, Tally> tally =
+      Tallies(view, by_key, v.uneven_spread_ns, &v.uneven, &all);
   const Tally* top = nullptr;
   uint32_t top_rank = 0;
   for (const auto& [rank, t] : tally) {
