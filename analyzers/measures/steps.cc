@@ -186,6 +186,15 @@ size_t WarmupSteps(const StepSet& steps) {
   return n;
 }
 
+SteadyStepTime SteadyStepTimeOf(const StepSet& steps, size_t warmup) {
+  SteadyStepTime t;
+  for (size_t i = warmup; i < steps.steps.size(); ++i) {
+    ++t.steps;
+    t.ns += steps.steps[i].duration_ns();
+  }
+  return t;
+}
+
 int64_t StepSet::StepAt(uint64_t ns) const {
   auto it = std::upper_bound(steps.begin(), steps.end(), ns,
                              [](uint64_t t, const Step& s) { return t < s.start_ns; });

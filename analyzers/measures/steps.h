@@ -52,6 +52,15 @@ struct StepSet {
 inline constexpr double kWarmupFactor = 1.5;
 size_t WarmupSteps(const StepSet& steps);
 
+// The steady state's steps: those after the first `warmup` (at most all of them), and their
+// summed duration. Costs per step are the steady state's costs over `steps`.
+struct SteadyStepTime {
+  size_t steps = 0;
+  uint64_t ns = 0;
+  uint64_t mean_ns() const { return steps == 0 ? 0 : ns / steps; }
+};
+SteadyStepTime SteadyStepTimeOf(const StepSet& steps, size_t warmup);
+
 // `requested`: a range name or family given by the user ("" = choose by the rule above). A
 // requested name that matches no repeated range gives an empty set whose `how` says so.
 StepSet FindSteps(const std::vector<NvtxRange>& ranges, std::string_view requested = "");

@@ -195,11 +195,12 @@ def test_hta_compute_and_overlap_equal_warpscope(cli: Path, traces: List[Path], 
     overlap = analysis.get_comm_comp_overlap(visualize=False).set_index("rank")
     assert sorted(temporal.index) == sorted(whole)
     for rank, r in whole.items():
-        assert temporal.loc[rank, "compute_time(us)"] / 1e3 == pytest.approx(r["compute_ms"],
-                                                                              rel=0.01)
-        if r["comm_ms"] > 0:  # HTA rounds the percentage to two decimals
+        assert temporal.loc[rank, "compute_time(us)"] / 1e3 == pytest.approx(
+            r["total_compute_ms"], rel=0.01)
+        if r["total_comm_ms"] > 0:  # HTA rounds the percentage to two decimals
             assert overlap.loc[rank, "comp_comm_overlap_pctg"] == pytest.approx(
-                comm_overlap_pct(r["comm_ms"], r["comm_ms"] - r["exposed_comm_ms"]),
+                comm_overlap_pct(r["total_comm_ms"],
+                                 r["total_comm_ms"] - r["total_exposed_comm_ms"]),
                 rel=0.01, abs=0.005)
 
     # Per step, where the export wrote steps (a guessed step is not written: docs/export.md).

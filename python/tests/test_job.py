@@ -34,11 +34,13 @@ def test_a_late_rank_is_named_with_typed_tables(tmp_path):
     assert scalars["verdict"].startswith("Straggler: rank 2 arrives last")
     ranks = frames["ranks"]
     assert list(ranks["rank"]) == [0, 1, 2, 3]
-    assert ranks["rank"].dtype == "int64" and ranks["lost_ms"].dtype == "float64"
-    lost = ranks.set_index("rank")["lost_ms"]
+    assert ranks["rank"].dtype == "int64" and ranks["total_lost_ms"].dtype == "float64"
+    lost = ranks.set_index("rank")["total_lost_ms"]
     assert lost[2] == 0
+    per_step = ranks.set_index("rank")["median_lost_ms"]  # over the steady steps
     for rank in (0, 1, 3):  # 10 ms a step, 6 steps
         assert lost[rank] == pytest.approx(60.0, rel=0.05)
+        assert per_step[rank] == pytest.approx(10.0, rel=0.05)
     per = frames["rank_collectives"]
     assert len(per) == 4 * len(frames["instances"])
     assert (per.loc[per["rank"] == 2, "arrived_last"] == 1).all()

@@ -69,7 +69,8 @@ def job(traces: Union[PathLike, Iterable[Union[TraceFile, PathLike]]], step: str
     """The figures of ``warpscope job`` as DataFrames: every rank's trace of a data-parallel
     job read together (docs/distributed.md). `traces` is a folder of traces or the traces
     (paths or ``TraceFile``). Returns ``scalars`` (one row: the straggler, its evidence and
-    cause, time lost waiting), ``ranks``, ``collectives`` (per operation and rank: time, wait,
+    cause, time lost waiting), ``ranks`` (medians over the steady steps, ``median_*``; totals
+    over the trace, ``total_*``), ``collectives`` (per operation and rank: time, wait,
     transfer, bus bandwidth), ``steps`` (per rank and step: compute, communication, overlap,
     wait), ``instances`` (each collective matched across the ranks) and ``problems``. `step`
     names the NVTX range that marks a step; `threads` how many traces are read at once.

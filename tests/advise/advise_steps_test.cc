@@ -106,6 +106,54 @@ TEST(AdviseSteps, WarmupStepsAreOneTimeAndNeverRankFirst) {
   EXPECT_THAT(last.title, HasSubstr("ProfilerStep#<N>"));
 }
 
+// Two seconds of start-up after the first kernel (loading a model) make the GPU span 2 s,
+// while 30 steps take 35 ms: the read that costs 150 us of each 1.15 ms step is a tenth of a
+// step, not 0.2% of the span. Costs are per steady step, severity is their share of a step,
+// and the start-up is listed apart, after the steady-state findings.
+TEST(AdviseSteps, CostsArePerSteadyStepWhateverTheStartUp) {
+  const AdviseReport report = AdviseWritten([](SyntheticTraceBuilder& b) {
+    b.LaunchKernel(NamedKernel("init", 10'000));
+    b.DeviceSynchronize();
+    b.HostIdle(2'000'000'000);
+    for (int s = 0; s < 30; ++s) {
+      b.PushRange("step_" + std::to_string(s));
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.Memcpy(CopyKind::kDtoH, 4, fixtures::kComputeStream, false, MemoryKind::kPageable);
+      b.HostIdle(150'000);
+      b.PopRange();
+    }
+    b.DeviceSynchronize();
+  });
+  const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
+  ASSERT_GE(report.findings.size(), 2u) << text;
+  EXPECT_EQ(report.warmup_steps, 0u);
+  EXPECT_EQ(report.steady_steps, 30u);
+  EXPECT_NEAR(static_cast<double>(report.steady_step_ns), 1.15e6, 0.1e6);
+  const AdviseFinding& top = report.findings.front();
+  EXPECT_EQ(top.rule, kRuleBlockingRead) << text;
+  EXPECT_EQ(top.cost_per_step_ns, top.cost_ns / 30);
+  EXPECT_NEAR(top.step_fraction, 0.13, 0.03);
+  EXPECT_LT(top.cost_fraction, 0.01);  // of the 2 s GPU span
+  EXPECT_EQ(top.severity, AdviseSeverity::kHigh);
+  const AdviseFinding& last = report.findings.back();
+  EXPECT_EQ(last.rule, kRuleStartup) << text;
+  EXPECT_TRUE(last.one_time);
+  EXPECT_EQ(last.cost_per_step_ns, 0u);
+  EXPECT_GT(last.cost_fraction, 0.9);
+  // The text gives the cost per step, and the start-up under a heading of its own.
+  EXPECT_THAT(text,
+              HasSubstr("] blocking-read: " +
+                        FormatDuration(static_cast<double>(top.cost_per_step_ns)) + " a step ("));
+  EXPECT_THAT(text, HasSubstr("30 steady steps of"));
+  const size_t heading = text.find("paid once, before the steady state");
+  ASSERT_NE(heading, std::string::npos) << text;
+  EXPECT_LT(text.find("] blocking-read:"), heading);
+  EXPECT_GT(text.find("] startup:"), heading);
+  // CSV and JSON: the startup row has no cost per step.
+  const std::string csv = RenderAdviseReport(report, OutputFormat::kCsv);
+  EXPECT_THAT(csv, HasSubstr(",true,,0,0,0,,\n"));
+}
+
 // The weights are copied from pageable memory once before the loop; each step copies its
 // batch from pageable memory too. The step copies are the finding; the weights' are one-time.
 TEST(AdviseSteps, PageableCopiesBeforeTheSteadyStateAreOneTime) {

@@ -222,14 +222,18 @@ TEST(AdviseRenderTest, FormatsCarryTheFindings) {
   // job rank it is about (-1 for one trace).
   EXPECT_THAT(csv, ::testing::StartsWith("order,rule,severity,cost_ns,cost_percent,"));
   // `where`: the call site, empty for a trace recorded without call stacks.
+  // With steps, a steady finding's cost per steady step and its share of the mean step.
   EXPECT_THAT(csv, HasSubstr(",os_tid,thread_name,title,evidence,fix,worst_begin_ns,"
                              "worst_end_ns,rank,one_time,where,host_blocked_ns,"
-                             "host_blocked_calls,host_blocked_gpu_idle_ns\n1,blocking-read,high,"));
+                             "host_blocked_calls,host_blocked_gpu_idle_ns,cost_per_step_ns,"
+                             "step_percent\n1,blocking-read,high,"));
   // Without stacks no finding names a line, nor the host time blocked there.
-  EXPECT_THAT(csv, HasSubstr(",-1,false,,0,0,0\n"));
+  EXPECT_THAT(csv, HasSubstr(absl::StrCat(",-1,false,,0,0,0,",
+                                          report.findings[0].cost_per_step_ns, ",")));
   const std::string json = RenderAdviseReport(report, OutputFormat::kJson);
   EXPECT_THAT(json, HasSubstr("\"findings\":[{\"order\":1,\"rule\":\"blocking-read\""));
   EXPECT_THAT(json, HasSubstr("\"rank\":-1,\"one_time\":false,\"where\":\"\","));
+  EXPECT_THAT(json, HasSubstr("\"host_blocked_gpu_idle_ns\":0,\"cost_per_step_ns\":"));
   EXPECT_THAT(json, HasSubstr(absl::StrCat("\"gpu_idle_ns\":", report.gpu_idle_ns)));
 }
 
@@ -282,8 +286,10 @@ TEST(AdviseWhereTest, WaitFindingsNameTheirLine) {
   const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
   EXPECT_THAT(text, HasSubstr("where:    line train.py:57 train_step | api cudaMemcpyAsync"));
   const std::string csv = RenderAdviseReport(report, OutputFormat::kCsv);
-  EXPECT_THAT(csv, HasSubstr(",one_time,where,host_blocked_ns,"));
-  // The host blocked 26.5 us in the two reads at line 57 (5-30 and 62-63.5 us).
+  EXPECT_THAT(csv, HasSubstr(",one_time,where,host_blocked_ns,host_blocked_calls,"
+                             "host_blocked_gpu_idle_ns,cost_per_step_ns,step_percent\n"));
+  // The host blocked 26.5 us in the two reads at line 57 (5-30 and 62-63.5 us); no steps: no
+  // cost per step.
   EXPECT_THAT(csv, HasSubstr(",false,train.py:57 train_step,26500,2,"));
 }
 

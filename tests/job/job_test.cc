@@ -6,9 +6,11 @@
 #include "analyzers/analyses/advise/advise.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <numeric>
 #include <string>
+#include <variant>
 
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
@@ -278,6 +280,62 @@ TEST(Job, TheReportsTablesAgreeWithTheView) {
   EXPECT_EQ(std::get<int64_t>(report.FindScalar("straggler")->value), 2);
 }
 
+// The value of `column` in row `row` of `table`, as a number (0 when empty).
+double CellNumber(const Table& table, size_t row, std::string_view column) {
+  for (size_t c = 0; c < table.columns().size(); ++c) {
+    if (table.columns()[c].name != column) continue;
+    const Cell& cell = table.rows()[row][c];
+    if (const auto* d = std::get_if<double>(&cell.value)) return *d;
+    if (const auto* i = std::get_if<int64_t>(&cell.value)) return static_cast<double>(*i);
+    return 0;
+  }
+  ADD_FAILURE() << "no column " << column;
+  return 0;
+}
+
+// Two warm-up steps in which rank 0 is 100 ms late (the others wait for it), then rank 3 is
+// late 15 ms every step. Figures are the steady state's: rank 3 loses nothing there (its
+// waiting was all in the warm-up), each other rank 15 ms a step; the warm-up steps are marked.
+TEST(Job, LostTimeIsCountedOverTheSteadySteps) {
+  DdpJobSpec spec;
+  spec.late_rank = 3;
+  spec.steps = 12;
+  spec.warmup_steps = 2;
+  spec.warmup_late_rank = 0;
+  const JobView view = View(Write(spec));
+  ASSERT_EQ(view.straggler.rank, 3u) << view.straggler.verdict;
+  EXPECT_EQ(view.warmup_steps, 2u);
+  uint64_t warmup_lost = 0;  // rank 3 did wait for rank 0 in the warm-up
+  for (size_t i = 0; i < 2; ++i) warmup_lost += view.ranks[3].step_times[i].lost_ns;
+  EXPECT_GT(warmup_lost, 50'000'000u);
+  const Report report = JobReport(view);
+  const Table& ranks = *report.FindTable("ranks");
+  double others_steady_ms = 0;
+  for (size_t row = 0; row < 4; ++row) {
+    EXPECT_EQ(CellNumber(ranks, row, "warmup_steps"), 2);
+    // lost_pct is over the steady steps' time: 15 ms a step over their summed duration.
+    double steady_ms = 0;
+    for (size_t i = 2; i < 12; ++i) steady_ms += view.ranks[row].steps.steps[i].duration_ns() / 1e6;
+    if (row != 3) others_steady_ms += steady_ms;
+    const double lost_pct = CellNumber(ranks, row, "lost_pct");
+    if (row == 3) {
+      EXPECT_EQ(lost_pct, 0);
+      EXPECT_EQ(CellNumber(ranks, row, "median_lost_ms"), 0);
+      EXPECT_GT(CellNumber(ranks, row, "total_lost_ms"), 50);
+    } else {
+      EXPECT_NEAR(CellNumber(ranks, row, "median_lost_ms"), 15, 0.75);
+      EXPECT_NEAR(lost_pct, 100 * 15 * 10 / steady_ms, 5) << row;
+    }
+  }
+  // The verdict's share is the steady state's too.
+  EXPECT_NEAR(view.straggler.others_lost_share, 3 * 15 * 10 / others_steady_ms, 0.05);
+  EXPECT_NE(view.straggler.verdict.find("a steady step"), std::string::npos);
+  const Table& steps = *report.FindTable("steps");
+  size_t steady = 0;
+  for (const auto& row : steps.rows()) steady += std::get<bool>(row.back().value);
+  EXPECT_EQ(steady, 4u * 10);
+}
+
 TEST(JobCli, TextCsvJsonTablesAndPicture) {
   DdpJobSpec spec;
   spec.late_rank = 1;
@@ -292,7 +350,11 @@ TEST(JobCli, TextCsvJsonTablesAndPicture) {
 
   testing::CliResult csv = testing::RunCli("job " + dir + " --format csv --table ranks");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
-  EXPECT_EQ(csv.out.rfind("rank,host,pid,device,steps,step_ms,", 0), 0u) << csv.out;
+  // Medians over the steady steps and totals over the trace say which they are.
+  EXPECT_EQ(csv.out.rfind("rank,host,pid,device,gpu,steps,warmup_steps,median_step_ms,", 0), 0u)
+      << csv.out;
+  EXPECT_NE(csv.out.find(",lost_pct,total_compute_ms,"), std::string::npos) << csv.out;
+  EXPECT_NE(text.out.find("ranks: median_* per step over the steady steps"), std::string::npos);
   EXPECT_EQ(testing::CountLines(csv.out), 5);
 
   testing::CliResult json = testing::RunCli("job " + dir + "/rank_*.wst --format json");
@@ -402,7 +464,7 @@ TEST(JobAdviseCli, SeveralTracesOrAFolderAreAJob) {
                                            "/rank_3.wst --format csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_NE(csv.out.find(",rank,one_time,where,host_blocked_ns,host_blocked_calls,"
-                         "host_blocked_gpu_idle_ns\n"),
+                         "host_blocked_gpu_idle_ns,cost_per_step_ns,step_percent\n"),
             std::string::npos)
       << csv.out;
 }
@@ -448,6 +510,59 @@ TEST(BundledJob, TheLateRankTheRangeAndTheDesignedDelay) {
   size_t with_bytes = 0;
   for (const MatchedCollective& m : view.collectives) with_bytes += m.bytes > 0;
   EXPECT_EQ(with_bytes + 4, view.collectives.size());
+}
+
+// The ranks table on the bundled job: rank 0 loses about 10 ms of each 15 ms steady step
+// waiting for rank 1; rank 1's own waiting was in the two warm-up steps alone; each rank
+// names its own GPU.
+TEST(BundledJob, RanksTableCountsTheSteadyStepsAndEachRanksDevice) {
+  const JobView view = View({BundledJob()});
+  ASSERT_EQ(view.warmup_steps, 2u);
+  const Report report = JobReport(view);
+  const Table& ranks = *report.FindTable("ranks");
+  ASSERT_EQ(ranks.num_rows(), 2u);
+  EXPECT_EQ(CellNumber(ranks, 0, "device"), 0);
+  EXPECT_EQ(CellNumber(ranks, 1, "device"), 1);
+  EXPECT_NEAR(CellNumber(ranks, 0, "lost_pct"), 64.5, 5);
+  EXPECT_EQ(CellNumber(ranks, 1, "lost_pct"), 0);
+  EXPECT_GT(CellNumber(ranks, 1, "total_lost_ms"), 60);  // all of it in the warm-up
+  EXPECT_NEAR(CellNumber(ranks, 0, "median_lost_ms"), 9.6, 1);
+  EXPECT_NEAR(CellNumber(ranks, 0, "median_step_ms"), 15, 1);
+}
+
+// The job's advise on the bundled job ranks by cost per steady step: the straggler (about
+// 10 ms of each other rank's 15 ms step) comes before every one-time finding (the 4.8 s of
+// start-up), with its cause on rank 1 (host-range in data_load) beside it, and names rank 1's
+// device.
+TEST(BundledJob, TheStragglerOutranksStartUp) {
+  const JobView view = View({BundledJob()});
+  absl::StatusOr<AdviseReport> report = BuildJobAdviseReport(view, AdviseOptions{});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->steady_steps, 12u);
+  size_t straggler = SIZE_MAX, first_once = SIZE_MAX;
+  for (size_t i = 0; i < report->findings.size(); ++i) {
+    const AdviseFinding& f = report->findings[i];
+    if (f.rule == kRuleStraggler) straggler = i;
+    if (f.one_time && first_once == SIZE_MAX) first_once = i;
+    if (first_once != SIZE_MAX) {
+      EXPECT_TRUE(f.one_time) << i;  // one-time findings come last
+    }
+  }
+  const std::string text = RenderAdviseReport(*report, OutputFormat::kTable);
+  ASSERT_LT(straggler, 2u) << text;
+  ASSERT_NE(first_once, SIZE_MAX) << text;
+  EXPECT_EQ(report->findings[1 - straggler].rule, kRuleHostRange);
+  EXPECT_EQ(report->findings[1 - straggler].job_rank, 1);
+  EXPECT_EQ(report->findings[first_once].rule, kRuleStartup);
+  EXPECT_GT(report->findings[first_once].cost_ns, 4'000'000'000u);
+  const AdviseFinding& f = report->findings[straggler];
+  EXPECT_EQ(f.job_rank, 1);
+  EXPECT_EQ(f.device_id, 1u);
+  EXPECT_EQ(f.severity, AdviseSeverity::kHigh);
+  EXPECT_NEAR(static_cast<double>(f.cost_per_step_ns), 10e6, 1e6);
+  EXPECT_DOUBLE_EQ(f.step_fraction, view.straggler.others_lost_share);
+  EXPECT_NE(text.find("device 1\n"), std::string::npos);
+  EXPECT_NE(text.find("paid once, before the steady state"), std::string::npos);
 }
 
 TEST(BundledJob, OneRanksAdviseSeesItsWaiting) {

@@ -1,5 +1,5 @@
 // `warpscope advise`: runs the rules (advise_gaps.cc, advise_copies.cc, advise_kernels.cc),
-// ranks their findings by cost and writes the head line.
+// ranks their findings by cost (per steady step, with steps) and writes the head line.
 #include "analyzers/analyses/advise/advise.h"
 
 #include <algorithm>
@@ -45,13 +45,66 @@ std::string Headline(const AdviseReport& report) {
   absl::StrAppend(&line, "; top:");
   for (size_t i = 0; i < report.findings.size() && i < 3; ++i) {
     const AdviseFinding& f = report.findings[i];
-    absl::StrAppendFormat(&line, "%s %d) %s %s (%.1f%%)", i == 0 ? "" : ";", i + 1, f.rule,
-                          FormatDuration(static_cast<double>(f.cost_ns)), 100 * f.cost_fraction);
+    absl::StrAppendFormat(&line, "%s %d) %s %s", i == 0 ? "" : ";", i + 1, f.rule,
+                          CostText(report, f));
   }
   return line;
 }
 
+// The share of a kernel finding's kernel time launched in the steady state (its kernels by
+// start): the kernel rules cost every launch, the warm-up's included.
+double SteadyKernelShare(const TraceModel& model, const AdviseFinding& f, uint64_t steady_begin) {
+  uint64_t all = 0, steady = 0;
+  for (const KernelEvent& k : model.kernels) {
+    if (k.device_id != f.device_id || KernelDisplayName(k) != f.kernel) continue;
+    all += k.duration_ns;
+    if (k.start_ns >= steady_begin) steady += k.duration_ns;
+  }
+  return all == 0 ? 1.0 : static_cast<double>(steady) / static_cast<double>(all);
+}
+
+// Costs per steady step: a steady-state finding's cost over the steady steps (the kernel
+// rules' only their steady launches': the other rules' costs are the steady state's already,
+// one-time findings holding the rest).
+void CostPerStep(const advise_internal::AdviseTimeline& timeline, AdviseReport& report) {
+  const SteadyStepTime steady = SteadyStepTimeOf(timeline.steps(), timeline.warmup_steps());
+  report.steady_steps = steady.steps;
+  report.steady_step_ns = steady.mean_ns();
+  if (steady.steps == 0 || steady.ns == 0) return;
+  for (AdviseFinding& f : report.findings) {
+    if (f.one_time) continue;
+    double cost = static_cast<double>(f.cost_ns);
+    if (f.rule == kRuleTail || f.rule == kRuleOccupancy || f.rule == kRuleStalls) {
+      cost *= SteadyKernelShare(timeline.model(), f, timeline.steady_begin_ns());
+    }
+    f.cost_per_step_ns = NsFromDouble(cost / static_cast<double>(steady.steps));
+    f.step_fraction =
+        static_cast<double>(f.cost_per_step_ns) / static_cast<double>(report.steady_step_ns);
+  }
+}
+
 }  // namespace
+
+std::string CostText(const AdviseReport& report, const AdviseFinding& f) {
+  if (HasCostPerStep(report, f)) {
+    return absl::StrFormat("%s a step (%.1f%% of a steady step)",
+                           FormatDuration(static_cast<double>(f.cost_per_step_ns)),
+                           100 * f.step_fraction);
+  }
+  return absl::StrFormat("%s (%.1f%% of the GPU span)",
+                         FormatDuration(static_cast<double>(f.cost_ns)), 100 * f.cost_fraction);
+}
+
+bool RankedBefore(const AdviseFinding& a, const AdviseFinding& b) {
+  return std::tie(a.one_time, b.cost_per_step_ns, b.cost_ns, a.rule, a.nvtx_path) <
+         std::tie(b.one_time, a.cost_per_step_ns, a.cost_ns, b.rule, b.nvtx_path);
+}
+
+AdviseSeverity SeverityOf(double fraction, const AdviseOptions& options) {
+  if (fraction >= options.high_fraction) return AdviseSeverity::kHigh;
+  if (fraction >= options.medium_fraction) return AdviseSeverity::kMedium;
+  return AdviseSeverity::kLow;
+}
 
 namespace {
 
@@ -116,16 +169,14 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
     if (f.cost_ns < options.min_finding_ns) continue;
     f.cost_fraction = static_cast<double>(f.cost_ns) / span;
     f.cost_max_ns = std::max(f.cost_max_ns, f.cost_ns);
-    f.severity = f.cost_fraction >= options.high_fraction     ? AdviseSeverity::kHigh
-                 : f.cost_fraction >= options.medium_fraction ? AdviseSeverity::kMedium
-                                                              : AdviseSeverity::kLow;
     report.findings.push_back(std::move(f));
   }
-  std::stable_sort(report.findings.begin(), report.findings.end(),
-                   [](const AdviseFinding& a, const AdviseFinding& b) {
-                     return std::tie(a.one_time, b.cost_ns, a.rule, a.nvtx_path) <
-                            std::tie(b.one_time, a.cost_ns, b.rule, b.nvtx_path);
-                   });
+  CostPerStep(timeline, report);
+  for (AdviseFinding& f : report.findings) {
+    const bool per_step = HasCostPerStep(report, f);
+    f.severity = SeverityOf(per_step ? f.step_fraction : f.cost_fraction, options);
+  }
+  std::stable_sort(report.findings.begin(), report.findings.end(), RankedBefore);
   AccountHostBlocked(timeline, gaps, &report.findings, &report.notes);
   if (options.top > 0 && report.findings.size() > options.top) {
     report.findings.resize(options.top);

@@ -52,6 +52,11 @@ struct AdviseFinding {
   // "Catch-up"); cost_ns elsewhere.
   uint64_t cost_max_ns = 0;
   double cost_fraction = 0;  // cost_ns / AdviseReport::gpu_span_ns
+  // With steps, a steady-state finding's cost per steady step (its cost in the steady state
+  // over AdviseReport::steady_steps) and that over the mean steady step; 0 for one-time
+  // findings and without steps. Findings are ranked by it, and severity is its share.
+  uint64_t cost_per_step_ns = 0;
+  double step_fraction = 0;
   uint64_t occurrences = 0;  // gaps, copies, launches, ... the finding sums over
   uint32_t device_id = 0;
   // Where: empty when not known or not relevant.
@@ -110,6 +115,9 @@ struct AdviseOptions {
   // as the ranges are named.
   bool literal_ranges = false;
   std::string step;  // the NVTX range that marks steps ("" = steps.h's rule)
+  // Warm-up steps before the steady state (unset: steps.h's WarmupSteps of this trace's); a
+  // job's advise gives every rank the job's, so that their steady states are the same steps.
+  std::optional<size_t> warmup_steps;
   bool short_names = false;  // kernels named short and distinct over the trace's (--short-names)
 };
 
@@ -142,8 +150,29 @@ struct AdviseReport {
   size_t steps = 0;
   size_t warmup_steps = 0;
   std::string step_rule;
+  // The steady steps (steps less warm-up) and their mean duration: what costs per step are
+  // shares of. 0 without steps.
+  size_t steady_steps = 0;
+  uint64_t steady_step_ns = 0;
   KernelNames names;  // as the findings name kernels; the HTML timeline names its boxes so
 };
+
+// Whether `a` is listed before `b`: steady-state findings before one-time ones, then by cost
+// per steady step (with steps), then by cost.
+bool RankedBefore(const AdviseFinding& a, const AdviseFinding& b);
+
+// Severity of a finding whose cost is `fraction` of the steady step (with steps) or of the GPU
+// span (options' thresholds).
+AdviseSeverity SeverityOf(double fraction, const AdviseOptions& options);
+
+// Whether `f` has a cost per steady step: a steady-state finding of a report with steps.
+inline bool HasCostPerStep(const AdviseReport& report, const AdviseFinding& f) {
+  return report.steady_steps > 0 && !f.one_time;
+}
+
+// A finding's cost as the text shows it: "10.50 ms a step (69.7% of a steady step)" for a
+// steady-state finding of a report with steps, else "125.97 ms (2.5% of the GPU span)".
+std::string CostText(const AdviseReport& report, const AdviseFinding& f);
 
 // Runs every rule on `model`, ranks the findings and writes the head line.
 AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,

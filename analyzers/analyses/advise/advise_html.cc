@@ -109,7 +109,7 @@ std::string Timeline(const AdviseReport& report, const TraceModel& model) {
 std::string FindingsTable(const AdviseReport& report) {
   std::string s =
       "<table class=\"findings\"><tr><th>#</th><th>severity</th><th>rule</th><th>cost</th>"
-      "<th>% of GPU span</th><th>what</th><th>where</th><th>evidence</th><th>fix</th></tr>\n";
+      "<th>what</th><th>where</th><th>evidence</th><th>fix</th></tr>\n";
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {
     std::string where;
@@ -128,10 +128,9 @@ std::string FindingsTable(const AdviseReport& report) {
     absl::StrAppendFormat(
         &s,
         "<tr class=\"finding\"><td class=\"num\">%d</td><td class=\"sev-%s\">%s</td><td>%s</td>"
-        "<td class=\"num\">%s</td><td class=\"num\">%.1f%%</td><td>%s</td><td>%s</td>"
-        "<td>%s</td><td>%s</td></tr>\n",
+        "<td class=\"num\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
         ++rank, AdviseSeverityName(f.severity), AdviseSeverityName(f.severity), Html(f.rule),
-        Html(FormatDuration(static_cast<double>(f.cost_ns))), 100 * f.cost_fraction, Html(f.title),
+        Html(absl::StrCat(CostText(report, f), f.one_time ? ", paid once" : "")), Html(f.title),
         where, Html(f.evidence), Html(f.fix));
   }
   return s + "</table>\n";

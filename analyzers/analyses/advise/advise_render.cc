@@ -35,21 +35,34 @@ std::string RenderText(const AdviseReport& report) {
   std::string out = absl::StrCat("warpscope advise: ", report.label, "\n", report.headline, "\n");
   if (report.steps > 0) {
     absl::StrAppend(&out, report.steps, " steps (", report.step_rule, "); ", report.warmup_steps,
-                    " warm-up step", report.warmup_steps == 1 ? "" : "s",
-                    " before the steady state; costs are summed over every step\n");
+                    " warm-up step", report.warmup_steps == 1 ? "" : "s", ", then ",
+                    report.steady_steps, " steady step", report.steady_steps == 1 ? "" : "s",
+                    " of ", FormatDuration(static_cast<double>(report.steady_step_ns)),
+                    " on average: costs are per steady step\n");
   }
   int rank = 0;
+  bool once_heading = false;
   for (const AdviseFinding& f : report.findings) {
+    if (f.one_time && !once_heading) {
+      once_heading = true;
+      absl::StrAppend(&out, "\npaid once, before the steady state (start-up, warm-up):\n");
+    }
     // A wait whose saving depends on the host's speed shows its range: the cost as recorded,
     // up to cost_max_ns should the host keep up with the GPU.
-    std::string cost = FormatDuration(static_cast<double>(f.cost_ns));
-    if (f.cost_max_ns > f.cost_ns) {
-      absl::StrAppend(&cost, ", up to ", FormatDuration(static_cast<double>(f.cost_max_ns)));
-    }
-    absl::StrAppendFormat(&out, "\n#%d [%s] %s: %s (%.1f%% of the GPU span), %d occurrence%s\n",
-                          ++rank, AdviseSeverityName(f.severity), f.rule, cost,
-                          100 * f.cost_fraction, static_cast<int>(f.occurrences),
-                          f.occurrences == 1 ? "" : "s");
+    const std::string up_to =
+        f.cost_max_ns > f.cost_ns
+            ? absl::StrCat(", up to ", FormatDuration(static_cast<double>(f.cost_max_ns)))
+            : "";
+    const std::string cost =
+        HasCostPerStep(report, f)
+            ? absl::StrCat(CostText(report, f), "; ",
+                           FormatDuration(static_cast<double>(f.cost_ns)), up_to, " in all")
+            : absl::StrFormat("%s%s (%.1f%% of the GPU span)",
+                              FormatDuration(static_cast<double>(f.cost_ns)), up_to,
+                              100 * f.cost_fraction);
+    absl::StrAppendFormat(&out, "\n#%d [%s] %s: %s, %d occurrence%s\n", ++rank,
+                          AdviseSeverityName(f.severity), f.rule, cost,
+                          static_cast<int>(f.occurrences), f.occurrences == 1 ? "" : "s");
     absl::StrAppend(&out, "   ", f.title, "\n   where:    ", WhereText(f),
                     "\n   evidence: ", f.evidence, "\n   fix:      ", f.fix, "\n");
   }
@@ -88,15 +101,19 @@ Table AdviseFindingsTable(const AdviseReport& report) {
                {"where", false, K::kString},
                {"host_blocked_ns", true, K::kInt},
                {"host_blocked_calls", true, K::kInt},
-               {"host_blocked_gpu_idle_ns", true, K::kInt}});
+               {"host_blocked_gpu_idle_ns", true, K::kInt},
+               {"cost_per_step_ns", true, K::kInt},
+               {"step_percent", true, K::kReal}});
   int rank = 0;
   for (const AdviseFinding& f : report.findings) {
+    const bool per_step = HasCostPerStep(report, f);
     table.AddRow({++rank, f.rule, std::string(AdviseSeverityName(f.severity)), f.cost_ns,
                   Cell(100 * f.cost_fraction), f.cost_max_ns, f.occurrences, f.device_id,
                   f.nvtx_path, f.kernel, f.api_call, f.stream, f.os_tid, f.thread_name, f.title,
                   f.evidence, f.fix, f.worst_begin_ns, f.worst_end_ns, f.job_rank,
                   Cell::Bool(f.one_time), f.where, f.host_blocked_ns, f.host_blocked_calls,
-                  f.host_blocked_gpu_idle_ns});
+                  f.host_blocked_gpu_idle_ns, per_step ? Cell(f.cost_per_step_ns) : Cell(),
+                  per_step ? Cell(100 * f.step_fraction) : Cell()});
   }
   return table;
 }
@@ -113,7 +130,9 @@ Report AdviseReportTables(const AdviseReport& report) {
                  {"idle_attributed_ns", report.idle_attributed_ns},
                  {"steps", static_cast<uint64_t>(report.steps)},
                  {"warmup_steps", static_cast<uint64_t>(report.warmup_steps)},
-                 {"step_rule", report.step_rule}};
+                 {"step_rule", report.step_rule},
+                 {"steady_steps", static_cast<uint64_t>(report.steady_steps)},
+                 {"steady_step_ns", report.steady_step_ns}};
   out.tables.emplace_back("findings", AdviseFindingsTable(report));
   Table devices({{"device", true, CellKind::kInt},
                  {"begin_ns", true, CellKind::kInt},

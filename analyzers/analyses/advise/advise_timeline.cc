@@ -19,7 +19,8 @@ AdviseTimeline::AdviseTimeline(const TraceModel& model, const AdviseOptions& opt
   IndexThreads(options.device);
   IndexRanges();
   steps_ = FindSteps(model.nvtx_ranges, options.step);
-  warmup_steps_ = WarmupSteps(steps_);
+  warmup_steps_ =
+      std::min(options.warmup_steps.value_or(WarmupSteps(steps_)), steps_.steps.size() / 2);
   if (!steps_.steps.empty()) steady_begin_ns_ = steps_.steps[warmup_steps_].start_ns;
 }
 

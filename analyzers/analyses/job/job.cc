@@ -137,6 +137,9 @@ absl::StatusOr<JobView> BuildJobView(const std::vector<std::string>& paths,
   JobView view;
   view.ranks = std::move(*digests);
   OrderRanks(view);
+  for (const RankDigest& r : view.ranks) {
+    view.warmup_steps = std::max(view.warmup_steps, WarmupSteps(r.steps));
+  }
   MatchCollectives(view);
   JudgeStraggler(view);
   if (view.straggler.rank) {

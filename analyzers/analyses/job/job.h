@@ -76,10 +76,13 @@ struct StragglerVerdict {
   uint32_t last_count = 0;       // of those, where the straggler arrived last
   uint64_t median_lead_ns = 0;   // median time the others waited for it there
   // The time the others lost waiting for it (RankCollective::lost_ns at the collectives it
-  // arrived last at; without a straggler, every rank's at every collective), and its share
-  // of their step time (their GPU span without steps).
+  // arrived last at; without a straggler, every rank's at every collective) over the whole
+  // trace; the part in the steady state (JobView::warmup_steps), its share of their steady
+  // step time (their GPU span without steps) and the steady steps of the others, summed.
   uint64_t others_lost_ns = 0;
+  uint64_t others_steady_lost_ns = 0;
   double others_lost_share = 0;
+  size_t others_steady_steps = 0;
 };
 
 struct JobView {
@@ -89,6 +92,9 @@ struct JobView {
   std::string job_id;             // when the traces say (header)
   uint32_t world_size = 0;
   std::vector<std::string> problems;  // ranks missing, sequences that differ, ...
+  // Warm-up steps of the job: the most of any rank's (steps.h WarmupSteps). The ranks step
+  // together, so the steady state starts after them on every rank (RankDigest::Warmup).
+  size_t warmup_steps = 0;
   StragglerVerdict straggler;
 };
 

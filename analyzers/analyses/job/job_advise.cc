@@ -1,8 +1,10 @@
 // `warpscope advise` of a job (job.h): the straggler finding and each rank's own findings,
-// with every collective's wait measured against the other ranks, in one list by cost, so that
-// the job's finding comes first when it costs the most. A rank's waiting for the named
-// straggler is that finding's cost (each other rank's mean), not a finding of its own.
+// with every collective's wait measured against the other ranks, in one list by cost per
+// steady step (the steps after the job's warm-up, the same on every rank), so that the job's
+// finding comes first when it costs the most. A rank's waiting for the named straggler is that
+// finding's cost (each other rank's mean), not a finding of its own.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -26,14 +28,22 @@ MeasuredCollectiveWaits MeasuredWaits(const JobView& view, const RankDigest& r) 
   return m;
 }
 
-// The job's own finding: what the straggler costs each other rank, and why it is late.
+// The job's own finding: what the straggler costs each other rank, and why it is late; per
+// steady step, the others' mean loss there.
 AdviseFinding StragglerFinding(const JobView& view, uint64_t median_span_ns) {
   const StragglerVerdict& v = view.straggler;
   AdviseFinding f;
   f.rule = std::string(kRuleStraggler);
   f.job_rank = *v.rank;
+  for (const RankDigest& r : view.ranks) {
+    if (r.RankOrIndex() == *v.rank && r.device_id) f.device_id = *r.device_id;
+  }
   const size_t others = view.ranks.size() > 1 ? view.ranks.size() - 1 : 1;
   f.cost_ns = v.others_lost_ns / others;
+  if (v.others_steady_steps > 0) {
+    f.cost_per_step_ns = v.others_steady_lost_ns / v.others_steady_steps;
+    f.step_fraction = v.others_lost_share;  // over the others' steady step time, as `job` says
+  }
   f.occurrences = v.last_count;
   f.title = absl::StrFormat("rank %d arrives last at the collectives: each other rank loses %s "
                             "waiting for it",
@@ -67,32 +77,37 @@ std::vector<const RankDigest*> RanksToAdvise(const JobView& view) {
   return out;
 }
 
-AdviseSeverity SeverityOf(double fraction, const AdviseOptions& options) {
-  if (fraction >= options.high_fraction) return AdviseSeverity::kHigh;
-  if (fraction >= options.medium_fraction) return AdviseSeverity::kMedium;
-  return AdviseSeverity::kLow;
-}
-
 }  // namespace
 
 absl::StatusOr<AdviseReport> BuildJobAdviseReport(const JobView& view, const AdviseOptions& options,
                                                   size_t per_rank) {
   AdviseReport job;
   job.label = absl::StrCat("job of ", view.ranks.size(), " ranks");
-  std::vector<uint64_t> spans;
+  std::vector<uint64_t> spans, steady_steps;
   std::set<std::string> notes;
+  size_t fewest_steady = SIZE_MAX;
   for (const RankDigest* r : RanksToAdvise(view)) {
     absl::StatusOr<TraceModel> model = TraceModel::Load(r->path);
     if (!model.ok()) return absl::Status(model.status().code(), absl::StrCat(r->path, ": ", model.status().message()));
     const MeasuredCollectiveWaits waits = MeasuredWaits(view, *r);
     AdviseOptions o = options;
-    o.top = per_rank;
+    o.top = 0;  // per_rank is applied to the steady and the one-time findings apart
     o.collective_waits = &waits;
+    o.warmup_steps = view.warmup_steps;
     AdviseReport rank = BuildAdviseReport(*model, r->path, o);
+    if (job.steps == 0) {
+      job.steps = rank.steps;
+      job.warmup_steps = rank.warmup_steps;
+      job.step_rule = rank.step_rule;
+    }
+    fewest_steady = std::min(fewest_steady, rank.steady_steps);
+    steady_steps.push_back(rank.steady_step_ns);
     const bool straggler = view.straggler.rank == r->RankOrIndex();
+    size_t kept[2] = {0, 0};  // steady, one-time
     for (AdviseFinding& f : rank.findings) {
       // Waiting for the named straggler is the straggler finding's cost, not this rank's.
       if (f.rule == kRuleCollectiveWait && waits.waited_for) continue;
+      if (per_rank > 0 && ++kept[f.one_time ? 1 : 0] > per_rank) continue;
       f.job_rank = r->RankOrIndex();
       // Only the straggler's worst stretches are drawn (from its trace, on the HTML page).
       if (!straggler) f.worst_begin_ns = f.worst_end_ns = 0;
@@ -106,16 +121,18 @@ absl::StatusOr<AdviseReport> BuildJobAdviseReport(const JobView& view, const Adv
     job.wall_ns = std::max(job.wall_ns, rank.wall_ns);
   }
   const uint64_t median_span = MedianOf(std::move(spans));
+  // Costs per step when every advised rank has steady steps (their steps are the job's).
+  job.steady_steps = fewest_steady == SIZE_MAX ? 0 : fewest_steady;
+  job.steady_step_ns = job.steady_steps > 0 ? MedianOf(std::move(steady_steps)) : 0;
+  if (job.steady_steps == 0) {
+    for (AdviseFinding& f : job.findings) f.cost_per_step_ns = 0;  // ranked by cost alone
+  }
   if (view.straggler.rank) {
     AdviseFinding f = StragglerFinding(view, median_span);
-    f.severity = SeverityOf(f.cost_fraction, options);
+    f.severity = SeverityOf(HasCostPerStep(job, f) ? f.step_fraction : f.cost_fraction, options);
     job.findings.push_back(std::move(f));
   }
-  std::stable_sort(job.findings.begin(), job.findings.end(),
-                   [](const AdviseFinding& a, const AdviseFinding& b) {
-                     const bool a_once = a.rule == kRuleStartup, b_once = b.rule == kRuleStartup;
-                     return std::tie(a_once, b.cost_ns) < std::tie(b_once, a.cost_ns);
-                   });
+  std::stable_sort(job.findings.begin(), job.findings.end(), RankedBefore);
   if (options.top > 0 && job.findings.size() > options.top) job.findings.resize(options.top);
   job.notes.assign(notes.begin(), notes.end());
   for (const std::string& p : view.problems) job.notes.push_back(p);
@@ -131,7 +148,7 @@ absl::StatusOr<AdviseReport> BuildJobAdviseReport(const JobView& view, const Adv
     for (size_t i = 0; i < job.findings.size() && i < 3; ++i) {
       const AdviseFinding& f = job.findings[i];
       absl::StrAppendFormat(&job.headline, "%s %d) rank %d %s %s", i == 0 ? "" : ";", i + 1,
-                            f.job_rank, f.rule, FormatDuration(static_cast<double>(f.cost_ns)));
+                            f.job_rank, f.rule, CostText(job, f));
     }
   }
   return job;

@@ -37,42 +37,62 @@ std::string CauseKindName(StragglerCause kind) {
   return "";
 }
 
+// Medians over each rank's steady steps (median_*), the steady steps' lost time over their
+// time (lost_pct; of the GPU span without steps), and totals over the whole trace (total_*).
 Table RanksTable(const JobView& view) {
-  Table t({{"rank", true}, {"host", false}, {"pid", true}, {"device", false},
-           {"steps", true}, {"step_ms", true}, {"compute_ms", true}, {"comm_ms", true},
-           {"exposed_comm_ms", true}, {"wait_ms", true}, {"lost_ms", true},
-           {"lost_pct", true}, {"last_arrivals", true}, {"collectives", true},
-           {"trace", false}});
+  Table t({{"rank", true}, {"host", false}, {"pid", true}, {"device", true}, {"gpu", false},
+           {"steps", true}, {"warmup_steps", true}, {"median_step_ms", true},
+           {"median_compute_ms", true}, {"median_comm_ms", true},
+           {"median_exposed_comm_ms", true}, {"median_lost_ms", true}, {"lost_pct", true},
+           {"total_compute_ms", true}, {"total_comm_ms", true}, {"total_exposed_comm_ms", true},
+           {"total_wait_ms", true}, {"total_lost_ms", true}, {"last_arrivals", true},
+           {"collectives", true}, {"trace", false}});
   std::map<uint32_t, uint32_t> last;
   for (const MatchedCollective& m : view.collectives) {
     if (m.last_rank) ++last[*m.last_rank];
   }
   for (const RankDigest& r : view.ranks) {
-    std::vector<uint64_t> step, compute, comm, exposed;
-    uint64_t wait = 0, lost = 0, step_total = 0;
-    for (size_t i = 0; i < r.step_times.size(); ++i) {
+    const size_t warmup = r.Warmup(view.warmup_steps);
+    std::vector<uint64_t> step, compute, comm, exposed, step_lost;
+    for (size_t i = warmup; i < r.step_times.size(); ++i) {
       const StepTimes& s = r.step_times[i];
       step.push_back(r.steps.steps[i].duration_ns());
-      step_total += r.steps.steps[i].duration_ns();
       compute.push_back(s.compute_ns);
       comm.push_back(s.comm_ns);
       exposed.push_back(s.exposed_comm_ns());
+      step_lost.push_back(s.lost_ns);
     }
+    uint64_t wait = 0, lost = 0, steady_lost = 0;
     for (const RankCollective& c : r.collectives) {
       wait += c.wait_ns;
       lost += c.lost_ns;
+      if (r.Steady(c, view.warmup_steps)) steady_lost += c.lost_ns;
     }
-    const uint64_t time = step_total > 0 ? step_total : r.gpu_end_ns - r.gpu_begin_ns;
+    const uint64_t steady_ns = r.SteadyNs(view.warmup_steps);
     const bool per_step = !step.empty();
-    t.AddRow({r.RankOrIndex(), r.host, r.pid, r.device, static_cast<uint64_t>(step.size()),
-              MsIf(per_step, MedianOf(step)),
-              Ms(per_step ? MedianOf(compute) : r.compute_ns),
-              Ms(per_step ? MedianOf(comm) : r.comm_ns),
-              Ms(per_step ? MedianOf(exposed) : r.comm_ns - r.overlap_ns), Ms(wait),
-              Ms(lost), PercentCell(time > 0 ? static_cast<double>(lost) / time : 0.0),
+    t.AddRow({r.RankOrIndex(), r.host, r.pid,
+              NumberIf(r.device_id.has_value(), r.device_id.value_or(0)), r.device,
+              static_cast<uint64_t>(r.steps.steps.size()), static_cast<uint64_t>(warmup),
+              MsIf(per_step, MedianOf(step)), MsIf(per_step, MedianOf(compute)),
+              MsIf(per_step, MedianOf(comm)), MsIf(per_step, MedianOf(exposed)),
+              MsIf(per_step, MedianOf(step_lost)),
+              PercentCell(steady_ns > 0 ? static_cast<double>(steady_lost) / steady_ns : 0.0),
+              Ms(r.compute_ns), Ms(r.comm_ns), Ms(r.comm_ns - r.overlap_ns), Ms(wait), Ms(lost),
               last[r.RankOrIndex()], static_cast<uint64_t>(r.collectives.size()), r.path});
   }
   return t;
+}
+
+// What the ranks table's columns are over, for the text form.
+std::string RanksTableKey(const JobView& view) {
+  if (view.ranks.empty() || view.ranks.front().steps.steps.empty()) {
+    return "ranks: no steps: total_* over the whole trace; lost_pct: lost time over the GPU "
+           "span";
+  }
+  return absl::StrCat("ranks: median_* per step over the steady steps (after ",
+                      view.warmup_steps, " warm-up step", view.warmup_steps == 1 ? "" : "s",
+                      "); lost_pct: the steady steps' lost time over their time; total_* over "
+                      "the whole trace");
 }
 
 // Per operation and rank: count, bytes, time, wait and the data movement's bus bandwidth.
@@ -112,14 +132,16 @@ Table CollectivesTable(const JobView& view) {
 Table StepsTable(const JobView& view) {
   Table t({{"rank", true}, {"step", true}, {"name", false}, {"start_ms", true},
            {"duration_ms", true}, {"compute_ms", true}, {"comm_ms", true}, {"overlap_ms", true},
-           {"exposed_comm_ms", true}, {"wait_ms", true}, {"lost_ms", true}});
+           {"exposed_comm_ms", true}, {"wait_ms", true}, {"lost_ms", true},
+           {"steady", false, CellKind::kBool}});
   for (const RankDigest& r : view.ranks) {
     for (size_t i = 0; i < r.step_times.size(); ++i) {
       const Step& s = r.steps.steps[i];
       const StepTimes& x = r.step_times[i];
       t.AddRow({r.RankOrIndex(), Cell(s.number.value_or(i)),
                 s.name, Ms(s.start_ns), Ms(s.duration_ns()), Ms(x.compute_ns), Ms(x.comm_ns),
-                Ms(x.overlap_ns), Ms(x.exposed_comm_ns()), Ms(x.wait_ns), Ms(x.lost_ns)});
+                Ms(x.overlap_ns), Ms(x.exposed_comm_ns()), Ms(x.wait_ns), Ms(x.lost_ns),
+                Cell::Bool(i >= r.Warmup(view.warmup_steps))});
     }
   }
   return t;
@@ -176,12 +198,14 @@ Report JobReport(const JobView& view) {
       {"job_id", view.job_id},
       {"shared_clock", view.shared_clock ? "yes" : "no"},
       {"steps", steps_how},
+      {"warmup_steps", static_cast<uint64_t>(view.warmup_steps)},
       {"collectives_matched", static_cast<uint64_t>(view.collectives.size())},
       {"straggler", NumberIf(v.rank.has_value(), v.rank.value_or(0))},
       {"uneven_collectives", v.uneven},
       {"straggler_last_arrivals", v.last_count},
       {"straggler_median_lead_ms", Ms(v.median_lead_ns)},
       {"lost_ms", Ms(v.others_lost_ns)},
+      {"steady_lost_ms", Ms(v.others_steady_lost_ns)},
       {"lost_pct", PercentCell(v.others_lost_share)},
       {"verdict", v.verdict},
       {"cause", v.cause},
@@ -197,6 +221,7 @@ Report JobReport(const JobView& view) {
                                      "; ", view.collectives.size(), " collectives matched; steps: ",
                                      steps_how));
   for (const std::string& p : view.problems) report.text.push_back(absl::StrCat("note: ", p));
+  report.text.push_back(RanksTableKey(view));
   report.tables.emplace_back("ranks", RanksTable(view));
   report.tables.emplace_back("collectives", CollectivesTable(view));
   report.tables.emplace_back("steps", StepsTable(view));

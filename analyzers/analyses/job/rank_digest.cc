@@ -142,10 +142,12 @@ RankDigest DigestRank(const TraceModel& model, uint32_t index, const std::string
     r.duration_ns = c.duration_ns;
     r.step = kernel_step[c.kernel_index];
     r.kernel_index = c.kernel_index;
-    if (d.device.empty()) {
-      const DeviceInfo* dev = model.FindDevice(c.device_id);
-      d.device = dev != nullptr ? dev->name : "";
-    }
+    if (!d.device_id) d.device_id = c.device_id;
+  }
+  if (!d.device_id && !model.kernels.empty()) d.device_id = model.kernels.front().device_id;
+  if (d.device_id) {
+    const DeviceInfo* dev = model.FindDevice(*d.device_id);
+    d.device = dev != nullptr ? dev->name : "";
   }
   return d;
 }

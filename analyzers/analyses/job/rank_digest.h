@@ -6,6 +6,7 @@
 #ifndef WARPSCOPE_ANALYZERS_ANALYSES_JOB_RANK_DIGEST_H_
 #define WARPSCOPE_ANALYZERS_ANALYSES_JOB_RANK_DIGEST_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -59,7 +60,9 @@ struct RankDigest {
   uint32_t index = 0;            // position among the traces given (the rank when unknown)
   std::string host;
   uint32_t pid = 0;
-  std::string device;            // the GPU its collectives ran on
+  // The GPU its collectives ran on (its first kernel's without collectives): id and name.
+  std::optional<uint32_t> device_id;
+  std::string device;
   uint64_t unix_time_base_ns = 0;  // trace time 0 in ns since the epoch (0 = unknown)
   std::string truncated;         // why the trace ended early; empty when it is complete
 
@@ -80,6 +83,17 @@ struct RankDigest {
   std::vector<TimeInterval> compute_busy;
 
   uint32_t RankOrIndex() const { return rank.value_or(index); }
+  // The job's steady state on this rank: its steps after the job's `warmup` (at most half of
+  // its steps, as steps.h's WarmupSteps); its whole trace without steps.
+  size_t Warmup(size_t warmup) const { return std::min(warmup, steps.steps.size() / 2); }
+  bool Steady(const RankCollective& c, size_t warmup) const {
+    return steps.steps.empty() || (c.step >= 0 && static_cast<size_t>(c.step) >= Warmup(warmup));
+  }
+  // The steady steps' summed duration; the GPU span without steps.
+  uint64_t SteadyNs(size_t warmup) const {
+    return steps.steps.empty() ? gpu_end_ns - gpu_begin_ns
+                               : SteadyStepTimeOf(steps, Warmup(warmup)).ns;
+  }
   // Trace time `ns` on the epoch clock, to line ranks up (valid on one host).
   uint64_t Epoch(uint64_t ns) const { return unix_time_base_ns + ns; }
 };

@@ -6,7 +6,8 @@
 // straggler is the rank that arrives last (shortest duration) at a share of the uneven
 // collectives of at least 1/2 + 1/(2n) for n ranks (3/4 with two ranks, 5/8 with four: more
 // than chance when the last arrival is random), at kMinUneven of them or more, while the time
-// the other ranks lose waiting for it (job.h) is at least kMinWaitShare of their step time.
+// the other ranks lose waiting for it in the steady state (job.h) is at least kMinWaitShare of
+// their steady step time.
 // Otherwise no rank is named: the ranks are balanced, or they take turns being last.
 #include <algorithm>
 #include <map>
@@ -29,11 +30,10 @@ constexpr uint64_t kMinSpreadNs = 100'000;  // 100 us
 constexpr uint32_t kMinUneven = 3;
 constexpr double kMinWaitShare = 0.02;
 
-// Step time of a rank: its steps, else its GPU span.
-uint64_t RankTime(const RankDigest& r) {
-  uint64_t t = 0;
-  for (const Step& s : r.steps.steps) t += s.duration_ns();
-  return t > 0 ? t : r.gpu_end_ns - r.gpu_begin_ns;
+// What a share of lost time is of: the steady steps' time, or the GPU span without steps.
+std::string_view ShareOf(const JobView& view) {
+  const bool steps = !view.ranks.empty() && !view.ranks.front().steps.steps.empty();
+  return steps ? "steady step time" : "GPU span";
 }
 
 std::string RankList(const std::vector<uint32_t>& ranks) {
@@ -54,6 +54,14 @@ struct Tally {
   uint32_t last = 0;
   std::map<std::string, uint32_t> last_by_op;
   uint64_t others_lost_ns = 0;  // the others' lost time at the collectives it was last at
+  uint64_t others_steady_lost_ns = 0;  // of it, in the steady state
+};
+
+// Every rank's lost time, the part in the steady state, and their steady time.
+struct AllLost {
+  uint64_t lost_ns = 0;
+  uint64_t steady_lost_ns = 0;
+  uint64_t steady_ns = 0;
 };
 
 using ByKey = std::map<std::pair<std::string, uint64_t>, const MatchedCollective*>;
@@ -81,8 +89,6 @@ uint64_t MedianLead(const JobView& view, const ByKey& by_key, uint32_t rank, uin
   return MedianOf(std::move(steps));
 }
 
-// Uneven collectives by the rank that arrived last, and the others' lost time by the rank it
-// was lost to; *all_lost, *all_time: every rank's lost time and step time.
 // The spread from which a collective is uneven (the rule above).
 uint64_t UnevenSpread(const JobView& view) {
   std::vector<uint64_t> spreads;
@@ -93,8 +99,10 @@ uint64_t UnevenSpread(const JobView& view) {
   return std::max(kMinSpreadNs, spreads[p90] / 10);
 }
 
+// Uneven collectives by the rank that arrived last, and the others' lost time by the rank it
+// was lost to; *all: every rank's.
 std::map<uint32_t, Tally> Tallies(const JobView& view, const ByKey& by_key, uint64_t threshold,
-                                  uint32_t* uneven, uint64_t* all_lost, uint64_t* all_time) {
+                                  uint32_t* uneven, AllLost* all) {
   std::map<uint32_t, Tally> tally;
   for (const MatchedCollective& m : view.collectives) {
     if (m.spread_ns() < threshold || !m.last_rank) continue;
@@ -104,13 +112,17 @@ std::map<uint32_t, Tally> Tallies(const JobView& view, const ByKey& by_key, uint
     ++t.last_by_op[m.op];
   }
   for (const RankDigest& r : view.ranks) {
-    *all_time += RankTime(r);
+    all->steady_ns += r.SteadyNs(view.warmup_steps);
     for (const RankCollective& c : r.collectives) {
-      *all_lost += c.lost_ns;
+      const bool steady = r.Steady(c, view.warmup_steps);
+      all->lost_ns += c.lost_ns;
+      if (steady) all->steady_lost_ns += c.lost_ns;
       auto it = by_key.find({c.comm, c.lost_to_seq});
       if (c.lost_ns == 0 || it == by_key.end() || !it->second->last_rank) continue;
       if (*it->second->last_rank == r.RankOrIndex()) continue;
-      tally[*it->second->last_rank].others_lost_ns += c.lost_ns;
+      Tally& t = tally[*it->second->last_rank];
+      t.others_lost_ns += c.lost_ns;
+      if (steady) t.others_steady_lost_ns += c.lost_ns;
     }
   }
   return tally;
@@ -123,10 +135,10 @@ void JudgeStraggler(JobView& view) {
   v = StragglerVerdict{};
   ByKey by_key;
   for (const MatchedCollective& m : view.collectives) by_key[{m.comm, m.seq}] = &m;
-  uint64_t all_lost = 0, all_time = 0;
+  AllLost all;
   v.uneven_spread_ns = UnevenSpread(view);
   const std::map<uint32_t, Tally> tally =
-      Tallies(view, by_key, v.uneven_spread_ns, &v.uneven, &all_lost, &all_time);
+      Tallies(view, by_key, v.uneven_spread_ns, &v.uneven, &all);
   const Tally* top = nullptr;
   uint32_t top_rank = 0;
   for (const auto& [rank, t] : tally) {
@@ -140,54 +152,57 @@ void JudgeStraggler(JobView& view) {
   for (const RankDigest& r : view.ranks) {
     if (top != nullptr && r.RankOrIndex() == top_rank) continue;
     others.push_back(r.RankOrIndex());
-    others_time += RankTime(r);
+    others_time += r.SteadyNs(view.warmup_steps);
+    v.others_steady_steps += r.steps.steps.size() - r.Warmup(view.warmup_steps);
   }
   const double n = static_cast<double>(std::max<size_t>(view.ranks.size(), 2));
   const bool named = top != nullptr && top->last >= kMinUneven &&
                      top->last >= (0.5 + 0.5 / n) * v.uneven && others_time > 0 &&
-                     top->others_lost_ns >= kMinWaitShare * static_cast<double>(others_time);
-  const double all_share = all_time > 0 ? static_cast<double>(all_lost) / all_time : 0;
+                     top->others_steady_lost_ns >= kMinWaitShare * static_cast<double>(others_time);
+  const std::string_view share_of = ShareOf(view);
   if (!named) {
-    v.others_lost_ns = all_lost;
-    v.others_lost_share = all_share;
+    v.others_lost_ns = all.lost_ns;
+    v.others_steady_lost_ns = all.steady_lost_ns;
+    v.others_lost_share = all.steady_ns > 0 ? static_cast<double>(all.steady_lost_ns) /
+                                                  static_cast<double>(all.steady_ns)
+                                            : 0;
     if (view.collectives.empty()) {
       v.verdict = "No straggler to name: no collective was matched across the traces.";
     } else if (top == nullptr) {
       v.verdict = absl::StrFormat(
           "No straggler: the ranks are balanced; no collective's arrivals differ by %s or "
-          "more. Time lost waiting in collectives: %s in all (%.1f%% of step time).",
-          FormatDuration(v.uneven_spread_ns), FormatDuration(all_lost), 100 * all_share);
+          "more. Time lost waiting in collectives: %s in all (%.1f%% of the %s).",
+          FormatDuration(v.uneven_spread_ns), FormatDuration(all.lost_ns),
+          100 * v.others_lost_share, share_of);
     } else {
       v.verdict = absl::StrFormat(
           "No straggler: no one rank arrives last at most uneven collectives (rank %d is last "
-          "at %d of %d). Time lost waiting in collectives: %s in all (%.1f%% of step time).",
-          top_rank, top->last, v.uneven, FormatDuration(all_lost), 100 * all_share);
+          "at %d of %d). Time lost waiting in collectives: %s in all (%.1f%% of the %s).",
+          top_rank, top->last, v.uneven, FormatDuration(all.lost_ns), 100 * v.others_lost_share,
+          share_of);
     }
     return;
   }
   v.rank = top_rank;
   v.last_count = top->last;
   v.others_lost_ns = top->others_lost_ns;
-  v.others_lost_share = static_cast<double>(top->others_lost_ns) / others_time;
+  v.others_steady_lost_ns = top->others_steady_lost_ns;
+  v.others_lost_share = static_cast<double>(top->others_steady_lost_ns) / others_time;
   v.median_lead_ns = MedianLead(view, by_key, top_rank, v.uneven_spread_ns);
   std::vector<std::string> ops;
   for (const auto& [op, count] : top->last_by_op) ops.push_back(absl::StrCat(count, " ", op));
-  size_t others_steps = 0;
-  for (const RankDigest& r : view.ranks) {
-    if (r.RankOrIndex() != top_rank) others_steps += r.steps.steps.size();
-  }
   const std::string per_step =
-      others_steps == 0 ? std::string()
-                        : absl::StrCat(FormatDuration(static_cast<double>(v.others_lost_ns) /
-                                                      static_cast<double>(others_steps)),
-                                       " a step, ");
+      v.others_steady_steps == 0
+          ? std::string()
+          : absl::StrCat(FormatDuration(static_cast<double>(v.others_steady_lost_ns) /
+                                        static_cast<double>(v.others_steady_steps)),
+                         " a steady step, ");
   v.verdict = absl::StrFormat(
       "Straggler: rank %d arrives last at %d of %d uneven collectives (%s), by a median of %s; "
-      "rank%s %s %s %s waiting for it (%s%.1f%% of their step time).",
+      "rank%s %s %s %s waiting for it (%s%.1f%% of their %s).",
       top_rank, v.last_count, v.uneven, absl::StrJoin(ops, ", "), FormatDuration(v.median_lead_ns),
       others.size() == 1 ? "" : "s", RankList(others), others.size() == 1 ? "loses" : "lose",
-      FormatDuration(v.others_lost_ns), per_step,
-      100 * v.others_lost_share);
+      FormatDuration(v.others_lost_ns), per_step, 100 * v.others_lost_share, share_of);
 }
 
 }  // namespace warpscope
