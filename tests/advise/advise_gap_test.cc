@@ -190,6 +190,35 @@ TEST(AdviseTest, WithoutStepsOnlyEarlyOutliersAreStartUp) {
   EXPECT_EQ(report.findings.back().rule, kRuleStartup);
 }
 
+// Without NVTX steps, a long early gap whose cause occurs too rarely to have a usual gap of
+// its own (the weights' two copies, then seconds of set-up before the loop) is start-up when
+// it is far longer than the program's usual gap: not the copy's cost (a held-out PyTorch
+// program with no NVTX range ranked `blocking-copy 5.18 s` first, above its per-step reads).
+TEST(AdviseTest, WithoutStepsARareCausesLongEarlyGapIsStartUp) {
+  const AdviseReport report = AdviseWritten([](fixtures::SyntheticTraceBuilder& b) {
+    b.Memcpy(CopyKind::kHtoD, 64 << 20, fixtures::kComputeStream, /*async=*/false,
+             MemoryKind::kPageable);
+    b.HostIdle(2'000'000'000);
+    b.Memcpy(CopyKind::kHtoD, 1 << 20, fixtures::kComputeStream, /*async=*/false,
+             MemoryKind::kPageable);
+    b.HostIdle(200'000);
+    for (int s = 0; s < 100; ++s) {
+      b.LaunchKernel(NamedKernel("compute", 500'000));
+      b.Memcpy(CopyKind::kDtoH, 4, fixtures::kComputeStream, /*async=*/false);
+      b.HostIdle(1'000'000);
+    }
+  });
+  const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
+  ASSERT_FALSE(report.findings.empty()) << text;
+  EXPECT_EQ(report.findings.front().rule, kRuleBlockingRead) << text;
+  const AdviseFinding* startup = FindRule(report, kRuleStartup);
+  ASSERT_NE(startup, nullptr) << text;
+  EXPECT_GE(startup->cost_ns, 2'000'000'000u);
+  EXPECT_THAT(startup->evidence, HasSubstr("blocking-copy"));
+  const AdviseFinding* copy = FindRule(report, kRuleBlockingCopy);
+  if (copy != nullptr) EXPECT_LT(copy->cost_ns, 1'000'000u) << text;
+}
+
 // A gap 20 times the usual gap of its cause, in the steady state (a garbage collection, the
 // recorder's flush): the cause keeps the median gap, the rest is the `one-off` finding, which
 // names the overhead records inside it and the time they cover, each ns once (a buffer's

@@ -23,9 +23,10 @@ namespace {
 
 // The steady state begins with the first step after the warm-up steps (steps.h: the program's
 // steps, and the leading ones that take 1.5 times the median step). Gaps at least half before
-// it, and gaps this many times the median gap of their cause (with >= 5 such gaps) that begin
-// before the first steady step ends (without steps: in the first tenth of the device's GPU
-// work, by count), are one-time start-up gaps. Later, such an outlier is a one-off: its cause
+// it, and gaps this many times the median gap of their cause (with >= 5 such gaps; a cause
+// with fewer, such as the weights' copies, against the median of all the device's gaps) that
+// begin before the first steady step ends (without steps: in the first tenth of the device's
+// GPU work, by count), are one-time start-up gaps. Later, such an outlier is a one-off: its cause
 // keeps the median, the rest is `one-off`; unless the cause's outliers recur (docs/advise.md,
 // "One-off gaps"): in at least every kRecurringSteps-th steady step, or in at least 1 of
 // kRecurringGaps of the cause's gaps without steps (and at least kMinRecurring times either
@@ -47,6 +48,9 @@ struct SteadyState {
   // Per cause rule (with >= 5 gaps): the median gap; gaps at least kOutlierFactor times it
   // are outliers.
   std::map<std::string_view, uint64_t> median_ns;
+  // The median of all the device's gaps (with >= 5 of them): what a cause too rare to have a
+  // median of its own is compared with, for start-up only.
+  uint64_t all_median_ns = 0;
   // Cause rules whose steady-state outliers recur: never one-off.
   std::set<std::string_view> recurring;
   // Places where long launch gaps recur: the host stalls there between two launches.
@@ -70,7 +74,9 @@ struct SteadyState {
         2 * (first_start_ns - begin_ns) >= length_ns) {
       return true;
     }
-    return begin_ns < first_end_ns && IsOutlier(length_ns, rule);
+    if (begin_ns >= first_end_ns) return false;
+    if (median_ns.contains(rule)) return IsOutlier(length_ns, rule);
+    return all_median_ns > 0 && length_ns / kOutlierFactor >= all_median_ns;
   }
 
   bool IsOutlier(uint64_t length_ns, std::string_view rule) const {
@@ -336,10 +342,15 @@ SteadyState SteadyStateOf(const AdviseTimeline& timeline, const std::vector<GpuW
     steady.first_end_ns = work[work.size() / 10].start_ns;
   }
   std::map<std::string_view, std::vector<uint64_t>> lengths;  // per cause rule
-  for (const auto& [gap, cause] : gaps) lengths[cause.rule].push_back(gap.length());
+  std::vector<uint64_t> all;
+  for (const auto& [gap, cause] : gaps) {
+    lengths[cause.rule].push_back(gap.length());
+    all.push_back(gap.length());
+  }
   for (const auto& [rule, ns] : lengths) {
     if (ns.size() >= 5) steady.median_ns[rule] = MedianOf(ns);
   }
+  if (all.size() >= 5) steady.all_median_ns = MedianOf(all);
   steady.stall_ns = kStallFactor * timeline.median_launch_call_ns();
   MarkRecurring(timeline, gaps, lengths, &steady);
   return steady;
