@@ -1,6 +1,6 @@
 // The control channel's server: an abstract Unix socket ("\0warpscope-ctl.PID") on which
 // `warpscope start|stop|dump|status` reaches a running, injected process
-// (proto/settings/control_protocol.h has the protocol). No CUPTI, libc only; the session's
+// (proto/control/control_protocol.h has the protocol). No CUPTI, libc only; the session's
 // watcher thread polls fd() and calls Serve().
 #ifndef WARPSCOPE_LIBINJECT_CONTROL_CHANNEL_H_
 #define WARPSCOPE_LIBINJECT_CONTROL_CHANNEL_H_
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "proto/settings/control_protocol.h"
+#include "proto/control/control_protocol.h"
 
 namespace warpscope {
 

@@ -26,6 +26,11 @@ warpscope_hidden_library(warpscope_session_pure
 add_library(warpscope_core SHARED
   ${CMAKE_CURRENT_LIST_DIR}/core_entry.cc
   ${CMAKE_CURRENT_LIST_DIR}/session.cc
+  ${CMAKE_CURRENT_LIST_DIR}/session_control.cc
+  ${CMAKE_CURRENT_LIST_DIR}/session_dumps.cc
+  ${CMAKE_CURRENT_LIST_DIR}/session_signals.cc
+  ${CMAKE_CURRENT_LIST_DIR}/session_watcher.cc
+  ${CMAKE_CURRENT_LIST_DIR}/session_windows.cc
   ${CMAKE_CURRENT_LIST_DIR}/trace_header.cc
   ${CMAKE_CURRENT_LIST_DIR}/log.cc
   ${CMAKE_CURRENT_LIST_DIR}/collector_registry.cc)

@@ -1,6 +1,7 @@
 // The injection session: configuration, the trace file, the capture window state machine,
 // the tracer (CUPTI subscriber + activity), optional collectors, and the process-lifecycle
-// plumbing (flush thread, atexit, fork, SIGINT/SIGTERM, capture signal). One per process.
+// plumbing (flush thread, atexit, fork, SIGINT/SIGTERM, capture signal). One per process;
+// its class and the files that each do one of its jobs: session_internal.h.
 #ifndef WARPSCOPE_LIBINJECT_SESSION_H_
 #define WARPSCOPE_LIBINJECT_SESSION_H_
 

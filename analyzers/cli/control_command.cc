@@ -16,7 +16,7 @@
 #include "analyzers/cli/flags.h"
 #include "analyzers/launcher/control_client.h"
 #include "analyzers/render/output.h"
-#include "proto/settings/control_protocol.h"
+#include "proto/control/control_protocol.h"
 #include "proto/settings/setting_error.h"
 
 namespace warpscope {

@@ -1,5 +1,5 @@
 // The client side of the control channel behind `warpscope start|stop|dump|status`: finding the
-// processes that listen (/proc/net/unix), asking one of them (proto/settings/control_protocol.h),
+// processes that listen (/proc/net/unix), asking one of them (proto/control/control_protocol.h),
 // choosing among them by rank and job, and the status table.
 #ifndef WARPSCOPE_ANALYZERS_LAUNCHER_CONTROL_CLIENT_H_
 #define WARPSCOPE_ANALYZERS_LAUNCHER_CONTROL_CLIENT_H_
@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "analyzers/render/output.h"
-#include "proto/settings/control_protocol.h"
+#include "proto/control/control_protocol.h"
 
 namespace warpscope {
 

@@ -138,7 +138,7 @@ inline constexpr StatDef kNcclCalls{"nccl.calls", kInfo,
 inline constexpr StatDef kNcclPayloadUnreadable{"nccl.payload_unreadable", kInfo,
     "NCCL calls whose NVTX payload could not be read (unknown schema or size): recorded without communicator and bytes"};
 
-// ---- Capture windows and the control channel (libinject/session.cc; docs/record.md).
+// ---- Capture windows and the control channel (libinject/session_*.cc; docs/record.md).
 inline constexpr StatDef kCaptureLimitedWindows{"capture.limited_windows", kInfo,
     "capture windows closed by --max-size or --max-duration (trigger limit)"};
 inline constexpr StatDef kControlRefused{"control.refused", kInfo,

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "libinject/control_channel.h"
-#include "proto/settings/control_protocol.h"
+#include "proto/control/control_protocol.h"
 #include "proto/settings/job_variables.h"
 
 namespace warpscope {

@@ -1,5 +1,5 @@
 // The control channel (libinject/control_channel.h) and its protocol
-// (proto/settings/control_protocol.h): a server in this process, served by a thread as the
+// (proto/control/control_protocol.h): a server in this process, served by a thread as the
 // session's watcher would, answers real clients on its abstract socket. Another user is
 // refused (needs root, to become that user in a child); a forked child holds no listener.
 #include "libinject/control_channel.h"
@@ -20,7 +20,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "proto/settings/control_protocol.h"
+#include "proto/control/control_protocol.h"
 
 namespace warpscope {
 namespace {

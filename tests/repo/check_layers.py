@@ -7,6 +7,7 @@ The layers, bottom first (docs/architecture.md says what each holds):
 
     proto/settings      header-only helpers every layer shares (the WARPSCOPE_* settings
                         table, setting values and errors, the rank and job variables)
+    proto/control       the control channel's protocol (header-only, libc and std)
     proto/writer        the trace's wire format and the writer thread (no libprotobuf)
     collectors          one collector interface; the CUPTI collectors and their helpers
     libinject           entry points, session, settings, capture windows
@@ -32,6 +33,7 @@ from pathlib import Path
 
 LAYERS = [
     "proto/settings",
+    "proto/control",
     "proto/writer",
     "collectors",
     "libinject",

@@ -8,8 +8,8 @@
 // Words are separated by one space. ARGs are encoded words (EncodeControlWord). TEXT is prose
 // for people, except in the ok reply to `status`: KEY=VALUE fields (FormatControlStatus), each
 // VALUE an encoded word. Version 1 commands take no ARG; a later version may add some.
-#ifndef WARPSCOPE_PROTO_SETTINGS_CONTROL_PROTOCOL_H_
-#define WARPSCOPE_PROTO_SETTINGS_CONTROL_PROTOCOL_H_
+#ifndef WARPSCOPE_PROTO_CONTROL_CONTROL_PROTOCOL_H_
+#define WARPSCOPE_PROTO_CONTROL_CONTROL_PROTOCOL_H_
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -359,4 +359,4 @@ inline bool ParseControlStatus(std::string_view text, ControlStatus* status, std
 
 }  // namespace warpscope
 
-#endif  // WARPSCOPE_PROTO_SETTINGS_CONTROL_PROTOCOL_H_
+#endif  // WARPSCOPE_PROTO_CONTROL_CONTROL_PROTOCOL_H_
