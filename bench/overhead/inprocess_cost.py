@@ -65,6 +65,48 @@ def plain_number(v):
     return "" if v is None else f"{v:.2f}"
 
 
+def write_report(a, modes, results, figures, failures):
+    """inprocess_cost.json and .md in a.out, the table printed."""
+    plain_off = [r["off_median_us"] for r in results.get("plain", [])]
+    rows = []
+    for m in modes:
+        s = spread(figures.get(m, []))
+        offs = [r["off_median_us"] for r in results[m]]
+        within = [statistics.pstdev(r["added_us"]) for r in results[m] if len(r["added_us"]) > 1]
+        rows.append({
+            "mode": m, "what": MODES[m][0], "added": s,
+            "off_median_us": statistics.median(offs) if offs else None,
+            "off_minus_plain_us": (statistics.median(offs) - statistics.median(plain_off))
+            if offs and plain_off else None,
+            "pair_sd_us": statistics.median(within) if within else None})
+    report = {"device": next((r["device"] for v in results.values() for r in v), None),
+              "pairs": a.pairs, "phase_steps": a.phase_steps, "runs": a.runs, "cores": a.cores,
+              "modes": rows, "failures": failures}
+    with open(os.path.join(a.out, "inprocess_cost.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    lines = ["## Recording cost, in-process pairs (bench/overhead/inprocess_cost.py)", "",
+             f"{report['device']}; eager loop, {a.pairs} off/on pairs of {a.phase_steps} "
+             f"steps x 400 launches per process, {a.runs} processes per mode, cores {a.cores}",
+             "", "| mode | added µs/launch (median of processes) | processes min–max | "
+             "pair SD | off µs/launch | off − plain | what |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        s = r["added"]
+        lines.append("| " + " | ".join([
+            r["mode"], signed(s and s["median"]),
+            f"{signed(s['min'])} – {signed(s['max'])}" if s else "",
+            plain_number(r["pair_sd_us"]), plain_number(r["off_median_us"]),
+            signed(r["off_minus_plain_us"]), r["what"]]) + " |")
+    lines += ["", "added: on − off within a process (the median of its pairs), the median over "
+              "processes; pair SD: the SD of one process's paired differences (median over "
+              "processes); off − plain: what an armed recorder costs, across processes."]
+    if failures:
+        lines += ["", "Failed runs:"] + [f"- {x}" for x in failures]
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(a.out, "inprocess_cost.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_build_args(p, runs=3)
@@ -112,45 +154,8 @@ def main():
         return res["added_median_us"]
 
     deadline = time.monotonic() + a.budget_s
-    figures, medians = interleaved_runs(modes, a.runs, run, seed=35, deadline=deadline)
-    plain_off = [r["off_median_us"] for r in results.get("plain", [])]
-    rows = []
-    for m in modes:
-        s = spread(figures.get(m, []))
-        offs = [r["off_median_us"] for r in results[m]]
-        within = [statistics.pstdev(r["added_us"]) for r in results[m] if len(r["added_us"]) > 1]
-        rows.append({
-            "mode": m, "what": MODES[m][0], "added": s,
-            "off_median_us": statistics.median(offs) if offs else None,
-            "off_minus_plain_us": (statistics.median(offs) - statistics.median(plain_off))
-            if offs and plain_off else None,
-            "pair_sd_us": statistics.median(within) if within else None})
-    report = {"device": next((r["device"] for v in results.values() for r in v), None),
-              "pairs": a.pairs, "phase_steps": a.phase_steps, "runs": a.runs, "cores": a.cores,
-              "modes": rows, "failures": failures}
-    with open(os.path.join(a.out, "inprocess_cost.json"), "w") as f:
-        json.dump(report, f, indent=1)
-    lines = ["## Recording cost, in-process pairs (bench/overhead/inprocess_cost.py)", "",
-             f"{report['device']}; eager loop, {a.pairs} off/on pairs of {a.phase_steps} "
-             f"steps x 400 launches per process, {a.runs} processes per mode, cores {a.cores}",
-             "", "| mode | added µs/launch (median of processes) | processes min–max | "
-             "pair SD | off µs/launch | off − plain | what |", "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        s = r["added"]
-        lines.append("| " + " | ".join([
-            r["mode"], signed(s and s["median"]),
-            f"{signed(s['min'])} – {signed(s['max'])}" if s else "",
-            plain_number(r["pair_sd_us"]), plain_number(r["off_median_us"]),
-            signed(r["off_minus_plain_us"]), r["what"]]) + " |")
-    lines += ["", "added: on − off within a process (the median of its pairs), the median over "
-              "processes; pair SD: the SD of one process's paired differences (median over "
-              "processes); off − plain: what an armed recorder costs, across processes."]
-    if failures:
-        lines += ["", "Failed runs:"] + [f"- {x}" for x in failures]
-    text = "\n".join(lines) + "\n"
-    with open(os.path.join(a.out, "inprocess_cost.md"), "w") as f:
-        f.write(text)
-    print(text)
+    figures, _ = interleaved_runs(modes, a.runs, run, seed=35, deadline=deadline)
+    write_report(a, modes, results, figures, failures)
     return 1 if failures else 0
 
 
