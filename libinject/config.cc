@@ -331,102 +331,93 @@ bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, std::string* error) 
   return false;
 }
 
+namespace {
+
+// How the text of one library setting lands in a Config. False when the text is refused, with
+// `what` saying what was expected (empty where the setting's row words the refusal).
+using ApplySettingFn = bool (*)(std::string_view v, const SettingSpec& spec, Config* c,
+                                std::string* what);
+
+// A setting read by a parser of the form Parse(text, &field, &what).
+template <auto Parse, auto Field>
+bool Parsed(std::string_view v, const SettingSpec& /*spec*/, Config* c, std::string* what) {
+  return Parse(v, &(c->*Field), what);
+}
+
+// A whole number held to the [min, max] of the setting's row.
+template <auto Field>
+bool InRange(std::string_view v, const SettingSpec& spec, Config* c, std::string* /*what*/) {
+  return ParseUint(v, spec.min, spec.max, &(c->*Field));
+}
+
+// An NVTX range given as RANGE or RANGE@DOMAIN, into a name and a domain.
+template <auto Name, auto Domain>
+bool NvtxRange(std::string_view v, const SettingSpec& /*spec*/, Config* c, std::string* what) {
+  return ParseNvtxCapture(v, &(c->*Name), &(c->*Domain), what);
+}
+
+bool ApplyOutputPattern(std::string_view v, const SettingSpec& /*spec*/, Config* c,
+                        std::string* what) {
+  *what = "an output file name pattern";
+  if (Trim(v).empty()) return false;
+  c->output_pattern = std::string(Trim(v));
+  return true;
+}
+
+bool ApplyCaptureRangeEnd(std::string_view v, const SettingSpec& /*spec*/, Config* c,
+                          std::string* what) {
+  return ParseCaptureRangeEnd(v, &c->capture_range_end, &c->max_windows, what);
+}
+
+struct LibrarySettingRow {
+  SettingId id;
+  ApplySettingFn apply;
+};
+
+// One row per setting the injected library reads (SettingOwner::kLibrary).
+constexpr LibrarySettingRow kLibrarySettingRows[] = {
+    {SettingId::kOutput, ApplyOutputPattern},
+    {SettingId::kForceOverwrite, Parsed<ParseBool, &Config::force_overwrite>},
+    {SettingId::kDelay, Parsed<ParseSeconds, &Config::delay_s>},
+    {SettingId::kDuration, Parsed<ParseSeconds, &Config::duration_s>},
+    {SettingId::kCaptureRange, Parsed<ParseCaptureRange, &Config::capture_range>},
+    {SettingId::kNvtxCapture, NvtxRange<&Config::nvtx_range_name, &Config::nvtx_range_domain>},
+    {SettingId::kCaptureRangeEnd, ApplyCaptureRangeEnd},
+    {SettingId::kTrace, Parsed<ParseTraceKinds, &Config::trace>},
+    {SettingId::kCaptureSignal, Parsed<ParseSignal, &Config::capture_signal>},
+    {SettingId::kFlushIntervalMs, InRange<&Config::flush_interval_ms>},
+    {SettingId::kBufferSizeMb, InRange<&Config::buffer_size_mb>},
+    {SettingId::kDeviceBufferMb, InRange<&Config::device_buffer_mb>},
+    {SettingId::kDeviceBufferPool, InRange<&Config::device_buffer_pool>},
+    {SettingId::kWriterMemoryMb, InRange<&Config::writer_memory_mb>},
+    {SettingId::kLogLevel, Parsed<ParseLogLevel, &Config::log_level>},
+    {SettingId::kQuiet, Parsed<ParseBool, &Config::quiet>},
+    {SettingId::kApiFilter, Parsed<ParseBool, &Config::api_filter>},
+    {SettingId::kAttachEarly, Parsed<ParseBool, &Config::attach_early>},
+    {SettingId::kClock, Parsed<ParseClock, &Config::monotonic_clock>},
+    {SettingId::kHandleSignals, Parsed<ParseBool, &Config::handle_signals>},
+    {SettingId::kMaxSize, Parsed<ParseBytes, &Config::max_size_bytes>},
+    {SettingId::kMaxDuration, Parsed<ParseSeconds, &Config::max_duration_s>},
+    {SettingId::kFlightRecorder, Parsed<ParseSeconds, &Config::flight_recorder_s>},
+    {SettingId::kFlightRecorderMb, InRange<&Config::flight_recorder_mb>},
+    {SettingId::kSlowStep, NvtxRange<&Config::slow_step_name, &Config::slow_step_domain>},
+    {SettingId::kSlowStepThreshold, Parsed<ParseSeconds, &Config::slow_step_threshold_s>},
+    {SettingId::kSlowStepFactor, Parsed<ParseFactor, &Config::slow_step_factor>},
+    {SettingId::kControl, Parsed<ParseBool, &Config::control>},
+};
+
+}  // namespace
+
 bool ApplyLibrarySetting(const SettingSpec& spec, std::string_view v, Config* c,
                          std::string* problem) {
-  std::string what;
-  bool ok = false;
-  switch (spec.id) {
-    case SettingId::kOutput:
-      ok = !Trim(v).empty();
-      if (ok) c->output_pattern = std::string(Trim(v));
-      what = "an output file name pattern";
-      break;
-    case SettingId::kForceOverwrite:
-      ok = ParseBool(v, &c->force_overwrite, &what);
-      break;
-    case SettingId::kDelay:
-      ok = ParseSeconds(v, &c->delay_s, &what);
-      break;
-    case SettingId::kDuration:
-      ok = ParseSeconds(v, &c->duration_s, &what);
-      break;
-    case SettingId::kCaptureRange:
-      ok = ParseCaptureRange(v, &c->capture_range, &what);
-      break;
-    case SettingId::kNvtxCapture:
-      ok = ParseNvtxCapture(v, &c->nvtx_range_name, &c->nvtx_range_domain, &what);
-      break;
-    case SettingId::kCaptureRangeEnd:
-      ok = ParseCaptureRangeEnd(v, &c->capture_range_end, &c->max_windows, &what);
-      break;
-    case SettingId::kTrace:
-      ok = ParseTraceKinds(v, &c->trace, &what);
-      break;
-    case SettingId::kCaptureSignal:
-      ok = ParseSignal(v, &c->capture_signal, &what);
-      break;
-    case SettingId::kFlushIntervalMs:
-      ok = ParseUint(v, spec.min, spec.max, &c->flush_interval_ms);
-      break;
-    case SettingId::kBufferSizeMb:
-      ok = ParseUint(v, spec.min, spec.max, &c->buffer_size_mb);
-      break;
-    case SettingId::kDeviceBufferMb:
-      ok = ParseUint(v, spec.min, spec.max, &c->device_buffer_mb);
-      break;
-    case SettingId::kDeviceBufferPool:
-      ok = ParseUint(v, spec.min, spec.max, &c->device_buffer_pool);
-      break;
-    case SettingId::kWriterMemoryMb:
-      ok = ParseUint(v, spec.min, spec.max, &c->writer_memory_mb);
-      break;
-    case SettingId::kLogLevel:
-      ok = ParseLogLevel(v, &c->log_level, &what);
-      break;
-    case SettingId::kQuiet:
-      ok = ParseBool(v, &c->quiet, &what);
-      break;
-    case SettingId::kApiFilter:
-      ok = ParseBool(v, &c->api_filter, &what);
-      break;
-    case SettingId::kAttachEarly:
-      ok = ParseBool(v, &c->attach_early, &what);
-      break;
-    case SettingId::kClock:
-      ok = ParseClock(v, &c->monotonic_clock, &what);
-      break;
-    case SettingId::kHandleSignals:
-      ok = ParseBool(v, &c->handle_signals, &what);
-      break;
-    case SettingId::kMaxSize:
-      ok = ParseBytes(v, &c->max_size_bytes, &what);
-      break;
-    case SettingId::kMaxDuration:
-      ok = ParseSeconds(v, &c->max_duration_s, &what);
-      break;
-    case SettingId::kFlightRecorder:
-      ok = ParseSeconds(v, &c->flight_recorder_s, &what);
-      break;
-    case SettingId::kFlightRecorderMb:
-      ok = ParseUint(v, spec.min, spec.max, &c->flight_recorder_mb);
-      break;
-    case SettingId::kSlowStep:
-      ok = ParseNvtxCapture(v, &c->slow_step_name, &c->slow_step_domain, &what);
-      break;
-    case SettingId::kSlowStepThreshold:
-      ok = ParseSeconds(v, &c->slow_step_threshold_s, &what);
-      break;
-    case SettingId::kSlowStepFactor:
-      ok = ParseFactor(v, &c->slow_step_factor, &what);
-      break;
-    case SettingId::kControl:
-      ok = ParseBool(v, &c->control, &what);
-      break;
-    default:
-      return true;  // not a library setting
+  for (const LibrarySettingRow& row : kLibrarySettingRows) {
+    if (row.id != spec.id) continue;
+    std::string what;
+    const bool ok = row.apply(v, spec, c, &what);
+    if (!ok) *problem = spec.refusal.empty() ? " is not " + what : std::string(spec.refusal);
+    return ok;
   }
-  if (!ok) *problem = spec.refusal.empty() ? " is not " + what : std::string(spec.refusal);
-  return ok;
+  return true;  // not a library setting
 }
 
 bool ParseConfig(const GetEnvFn& getenv_fn, Config* config, SettingError* error) {

@@ -9,9 +9,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/analyses/info_coverage.h"
+#include "analyzers/analyses/info_sampling.h"
 #include "analyzers/model/trace_limits.h"
-#include "proto/settings/setting_values.h"
-#include "proto/settings/settings.h"
 #include "proto/writer/stats_table.h"
 
 namespace warpscope {
@@ -47,106 +46,6 @@ std::string JoinKeyValues(const std::vector<std::pair<std::string, std::string>>
   return absl::StrJoin(kvs, " ", [](std::string* out, const auto& kv) {
     absl::StrAppend(out, kv.first, "=", kv.second);
   });
-}
-
-// One metric set's samples, for the "pm sampling" lines.
-struct PmSetSummary {
-  const PmMetricSet* set = nullptr;
-  uint64_t samples = 0;
-  uint64_t sampled_ns = 0;  // sum of the samples' durations
-};
-
-std::vector<PmSetSummary> SummarizePm(const TraceModel& m) {
-  std::vector<PmSetSummary> out;
-  for (const PmMetricSet& s : m.pm_metric_sets) out.push_back({&s});
-  for (const PmSample& p : m.pm_samples) {
-    for (PmSetSummary& s : out) {
-      if (s.set->id == p.metric_set_id) {
-        ++s.samples;
-        s.sampled_ns += p.duration_ns;
-        break;
-      }
-    }
-  }
-  return out;
-}
-
-uint64_t CounterValue(const TraceModel& m, std::string_view name) {
-  for (const StatCounter& c : m.stats) {
-    if (c.name == name) return c.value;
-  }
-  return 0;
-}
-
-// PC sampling as the trace tells it: whether it was asked for, what came of it, and for a
-// run with no samples the likeliest reason (from the collector's own counters).
-struct PcSummary {
-  bool requested = false;  // WARPSCOPE_PC_SAMPLING in the header, or any PC data
-  uint64_t samples = 0, dropped = 0, buffer_full = 0, batches = 0, pc_records = 0;
-  uint64_t cubins = 0, cubin_bytes = 0, contexts = 0, cupti_total = 0, non_user = 0;
-  std::string diagnosis;  // empty unless sampling was on and produced no samples
-};
-
-PcSummary SummarizePc(const TraceModel& m) {
-  PcSummary s;
-  for (const auto& [key, value] : m.header.config) {
-    bool on = false;
-    if (key == Setting(SettingId::kPcSampling).variable && ParseBoolSetting(value, &on) && on) s.requested = true;
-  }
-  // From the data where the model kept it, else the collector's counters.
-  s.batches = m.pc_sample_batches.size();
-  for (const PcSampleBatch& b : m.pc_sample_batches) {
-    s.pc_records += b.records.size();
-    for (const PcRecord& r : b.records) {
-      for (const auto& [reason, n] : r.stall_samples) s.samples += n;
-    }
-    s.dropped += b.dropped_samples;
-    s.buffer_full += b.hardware_buffer_full ? 1 : 0;
-  }
-  if (s.pc_records == 0) {
-    s.samples = CounterValue(m, stats::kPcSamples.name);
-    s.pc_records = CounterValue(m, stats::kPcRecords.name);
-  }
-  s.dropped = std::max(s.dropped, CounterValue(m, stats::kPcSamplesDropped.name));
-  s.buffer_full = std::max(s.buffer_full, CounterValue(m, stats::kPcHardwareBufferFull.name));
-  s.cubins = m.cubins.size();
-  s.cubin_bytes = CounterValue(m, stats::kPcCubinBytes.name);
-  s.contexts = CounterValue(m, stats::kPcContextsSampled.name);
-  for (const PcSampleBatch& b : m.pc_sample_batches) {
-    s.cupti_total += b.total_samples;
-    s.non_user += b.non_user_kernel_samples;
-  }
-  s.requested = s.requested || !m.pc_sample_batches.empty() || !m.pc_stall_reasons.empty();
-  if (!s.requested || s.samples != 0) return s;
-  if (CounterValue(m, stats::kPcDisabledPmSamplingChosen.name) != 0) {
-    s.diagnosis = "PM sampling was also requested and was kept; record PC sampling alone";
-  } else if (CounterValue(m, stats::kPcDisabledPrivileges.name) != 0) {
-    s.diagnosis = "GPU profiling is restricted to admin users (NVreg_RestrictProfilingToAdminUsers=0 "
-                  "or root)";
-  } else if (CounterValue(m, stats::kPcDisabledBusy.name) != 0) {
-    s.diagnosis = "another process (or profiler) was sampling the GPU";
-  } else if (s.contexts == 0) {
-    s.diagnosis = "no CUDA context was set up for sampling (see the notices: unsupported device, "
-                  "setup error, or no context created while warpscope was attached)";
-  } else if (s.buffer_full != 0) {
-    s.diagnosis = "the hardware buffer overflowed and CUPTI returned no PCs: raise the period "
-                  "(--pc-period) or WARPSCOPE_PC_BUFFER_MB";
-  } else if (s.cupti_total != 0 && s.non_user == s.cupti_total) {
-    s.diagnosis = "CUPTI counted samples only in kernels it treats as non-user (no PC records)";
-  } else if (s.cupti_total != 0) {
-    s.diagnosis = "CUPTI counted samples but returned no PC records; rerun with "
-                  "WARPSCOPE_PC_DEBUG=1 to see each CUPTI call";
-  } else if (CounterValue(m, stats::kPcGetDataErrors.name) != 0 ||
-             CounterValue(m, stats::kPcStartStopErrors.name) != 0 ||
-             CounterValue(m, stats::kPcDisabledError.name) != 0) {
-    s.diagnosis = "CUPTI calls failed (see the notices and pc_sampling.* counters)";
-  } else if (m.capture_windows.empty()) {
-    s.diagnosis = "no capture window opened, so sampling never started";
-  } else {
-    s.diagnosis = "CUPTI reported no samples at all: kernels shorter than the period, or "
-                  "sampling not running while they ran; rerun with WARPSCOPE_PC_DEBUG=1";
-  }
-  return s;
 }
 
 InfoSamplingCoverage SamplingCoverageOf(const TraceModel& m) {
@@ -255,17 +154,17 @@ void AppendTextSampling(const TraceModel& m, const InfoSamplingCoverage& coverag
                       FormatDuration(s.set->interval_ns), " (", s.set->metric_names.size(),
                       " metrics), covering ", FormatDuration(s.sampled_ns), "\n");
     }
-    const uint64_t gap_ns = CounterValue(m, stats::kPmGapNs.name);
-    const uint64_t overflows = CounterValue(m, stats::kPmOverflows.name);
+    const uint64_t gap_ns = StatCounterValue(m, stats::kPmGapNs.name);
+    const uint64_t overflows = StatCounterValue(m, stats::kPmOverflows.name);
     // The recorder counts only gaps between two samples, not the time before the first or
     // after the last: the coverage lines below measure every hole from the samples.
     absl::StrAppend(&out, "  gaps the recorder counted: ", FormatDuration(gap_ns),
                     "; hardware buffer overflows: ", overflows, "\n");
-    if (const uint64_t busy = CounterValue(m, stats::kPmDecodeBusyUs.name); busy != 0) {
+    if (const uint64_t busy = StatCounterValue(m, stats::kPmDecodeBusyUs.name); busy != 0) {
       absl::StrAppend(&out, "  decode thread CPU: ", FormatDuration(busy * 1e3), " (CUPTI decode ",
-                      FormatDuration(CounterValue(m, stats::kPmDecodeDataUs.name) * 1e3),
+                      FormatDuration(StatCounterValue(m, stats::kPmDecodeDataUs.name) * 1e3),
                       ", metric evaluation ",
-                      FormatDuration(CounterValue(m, stats::kPmEvaluateUs.name) * 1e3), ")\n");
+                      FormatDuration(StatCounterValue(m, stats::kPmEvaluateUs.name) * 1e3), ")\n");
     }
     if (coverage.pm) AppendCoverageText(*coverage.pm, "PM", "occupancy and tail", out);
   }
@@ -473,9 +372,9 @@ void WriteJsonSampling(const TraceModel& m, const InfoSamplingCoverage& coverage
       j.EndObject();
     }
     j.EndArray();
-    j.Key("gap_ns").Uint(CounterValue(m, stats::kPmGapNs.name));
-    j.Key("overflows").Uint(CounterValue(m, stats::kPmOverflows.name));
-    j.Key("decode_busy_us").Uint(CounterValue(m, stats::kPmDecodeBusyUs.name));
+    j.Key("gap_ns").Uint(StatCounterValue(m, stats::kPmGapNs.name));
+    j.Key("overflows").Uint(StatCounterValue(m, stats::kPmOverflows.name));
+    j.Key("decode_busy_us").Uint(StatCounterValue(m, stats::kPmDecodeBusyUs.name));
     if (coverage.pm) WriteCoverageJson(*coverage.pm, j.Key("coverage"));
     j.EndObject();
   }

@@ -409,6 +409,78 @@ StallKernelRow KernelRow(const std::string& name, const KernelAcc& kernel) {
   return row;
 }
 
+// The kernels by demangled name: the map's keys stay put, so the filter can remember its
+// answer per key (KernelNameFilter::Matches caches by address).
+struct KernelsByName {
+  std::map<std::string, KernelAcc> kernels;
+  std::map<std::string, bool> selected_by_name;
+};
+
+// Adds the PC samples of trace `t` to the kernels the filter selects; false when the trace
+// has none.
+bool AddTraceSamples(size_t t, const TraceModel& model, KernelNameFilter& filter,
+                     KernelsByName& by_name, StallReport& report) {
+  const std::unordered_map<std::string_view, FunctionLaunches> launches = LaunchesByFunction(model);
+  std::unordered_map<std::string_view, std::string> demangled;  // views into the model
+  bool trace_has_samples = false;
+  for (const PcSampleBatch& batch : model.pc_sample_batches) {
+    report.dropped_samples += batch.dropped_samples;
+    if (batch.hardware_buffer_full) ++report.buffer_full_batches;
+    const PcStallReasons* names = model.FindPcStallReasons(batch.device_id);
+    for (const PcRecord& record : batch.records) {
+      trace_has_samples = true;
+      auto [name_it, inserted] = demangled.try_emplace(record.function_name);
+      if (inserted) {
+        name_it->second = DemangleKernelName(std::string(record.function_name).c_str());
+      }
+      auto kernel_it = by_name.kernels.try_emplace(name_it->second).first;
+      auto [match_it, new_name] = by_name.selected_by_name.try_emplace(name_it->second);
+      if (new_name) match_it->second = filter.Matches(kernel_it->first);
+      if (!match_it->second) continue;
+      KernelAcc& kernel = kernel_it->second;
+      PcAcc& pc = kernel.pcs[{record.pc_offset, record.cubin_crc}];
+      if (pc.function.empty()) pc.function = record.function_name;
+      const uint64_t before = kernel.samples;
+      AddRecordSamples(record, names, kernel, pc, report);
+      AddLooks(t, record.function_name, kernel.samples - before, model.FindDevice(batch.device_id),
+               launches, kernel);
+    }
+  }
+  return trace_has_samples;
+}
+
+// The share of a kernel's launches and time that its samples rest on.
+void AddCoverage(const FunctionLaunches& f, StallKernelRow& row) {
+  row.launches = f.launches;
+  row.covered_launches = f.covered_launches;
+  if (f.kernel_ns > 0) {
+    row.covered_time_fraction = static_cast<double>(f.covered_ns) / f.kernel_ns;
+  } else {
+    row.covered_time_fraction = f.launches > 0 && f.covered_launches == f.launches ? 1 : 0;
+  }
+  row.coverage_note =
+      LowCoverageNote("PC", row.covered_launches, row.launches, row.covered_time_fraction);
+}
+
+// A row per kernel with samples, each with its share of all samples, most sampled first.
+void AddKernelRows(const std::map<std::string, KernelAcc>& kernels, uint32_t period,
+                   StallReport& report) {
+  for (const auto& [name, kernel] : kernels) {
+    if (kernel.samples == 0 && kernel.not_issued == 0) continue;
+    StallKernelRow row = KernelRow(name, kernel);
+    AddIntervals(kernel, period, row);
+    AddCoverage(kernel.launches, row);
+    report.samples += row.samples;
+    report.rows.push_back(std::move(row));
+  }
+  for (StallKernelRow& row : report.rows) {
+    row.fraction = report.samples > 0 ? static_cast<double>(row.samples) / report.samples : 0;
+  }
+  std::stable_sort(
+      report.rows.begin(), report.rows.end(),
+      [](const StallKernelRow& a, const StallKernelRow& b) { return a.samples > b.samples; });
+}
+
 }  // namespace
 
 absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*>& traces,
@@ -419,44 +491,13 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
   StallReport report;
   report.top = options.top;
   report.view = options.view;
-  // Keyed by demangled name: the map's keys stay put, so the filter can remember its answer
-  // per key (KernelNameFilter::Matches caches by address).
-  std::map<std::string, KernelAcc> kernels;
-  std::map<std::string, bool> selected_by_name;
+  KernelsByName by_name;
   bool any_samples = false;
   uint32_t period = 0;  // the smallest period of the traces, for the advice
   for (size_t t = 0; t < traces.size(); ++t) {
-    const TraceModel& model = *traces[t];
-    const std::unordered_map<std::string_view, FunctionLaunches> launches =
-        LaunchesByFunction(model);
-    const uint32_t trace_period = PcSamplingPeriodExponent(model);
+    const uint32_t trace_period = PcSamplingPeriodExponent(*traces[t]);
     period = period == 0 ? trace_period : std::min(period, trace_period);
-    std::unordered_map<std::string_view, std::string> demangled;  // views into the model
-    bool trace_has_samples = false;
-    for (const PcSampleBatch& batch : model.pc_sample_batches) {
-      report.dropped_samples += batch.dropped_samples;
-      if (batch.hardware_buffer_full) ++report.buffer_full_batches;
-      const PcStallReasons* names = model.FindPcStallReasons(batch.device_id);
-      for (const PcRecord& record : batch.records) {
-        trace_has_samples = true;
-        auto [name_it, inserted] = demangled.try_emplace(record.function_name);
-        if (inserted) {
-          name_it->second = DemangleKernelName(std::string(record.function_name).c_str());
-        }
-        auto kernel_it = kernels.try_emplace(name_it->second).first;
-        auto [match_it, new_name] = selected_by_name.try_emplace(name_it->second);
-        if (new_name) match_it->second = filter->Matches(kernel_it->first);
-        if (!match_it->second) continue;
-        KernelAcc& kernel = kernel_it->second;
-        PcAcc& pc = kernel.pcs[{record.pc_offset, record.cubin_crc}];
-        if (pc.function.empty()) pc.function = record.function_name;
-        const uint64_t before = kernel.samples;
-        AddRecordSamples(record, names, kernel, pc, report);
-        AddLooks(t, record.function_name, kernel.samples - before,
-                 model.FindDevice(batch.device_id), launches, kernel);
-      }
-    }
-    if (trace_has_samples) {
+    if (AddTraceSamples(t, *traces[t], *filter, by_name, report)) {
       any_samples = true;
     } else {
       report.traces_without_samples.push_back(t < labels.size() ? labels[t]
@@ -469,30 +510,7 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
         "; record them with `warpscope record --pc-sampling -- ./app` "
         "(docs/pc_sampling.md)"));
   }
-  for (auto& [name, kernel] : kernels) {
-    if (kernel.samples == 0 && kernel.not_issued == 0) continue;
-    StallKernelRow row = KernelRow(name, kernel);
-    AddIntervals(kernel, period, row);
-    const FunctionLaunches& f = kernel.launches;
-    row.launches = f.launches;
-    row.covered_launches = f.covered_launches;
-    if (f.kernel_ns > 0) {
-      row.covered_time_fraction = static_cast<double>(f.covered_ns) / f.kernel_ns;
-    } else {
-      row.covered_time_fraction = f.launches > 0 && f.covered_launches == f.launches ? 1 : 0;
-    }
-    row.coverage_note =
-        LowCoverageNote("PC", row.covered_launches, row.launches, row.covered_time_fraction);
-    report.samples += row.samples;
-    report.rows.push_back(std::move(row));
-  }
-  for (StallKernelRow& row : report.rows) {
-    row.fraction = report.samples > 0 ? static_cast<double>(row.samples) / report.samples : 0;
-  }
-  std::stable_sort(report.rows.begin(), report.rows.end(),
-                   [](const StallKernelRow& a, const StallKernelRow& b) {
-                     return a.samples > b.samples;
-                   });
+  AddKernelRows(by_name.kernels, period, report);
   if (options.locator) {
     AddSourceLines(traces, options, &report);
   }

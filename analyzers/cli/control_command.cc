@@ -134,6 +134,67 @@ std::optional<int> FoundTargets(ControlCommand command, const ControlSelection& 
   return std::nullopt;
 }
 
+// --rank, --job and --all as a selection, with the words that name it in messages. Exit code
+// when they are refused.
+std::optional<int> ParseSelection(const FlagSet& flags, ControlSelection* selection,
+                                  std::string* selection_text) {
+  std::vector<std::string> selection_words;
+  if (flags.Has("rank")) {
+    absl::StatusOr<RankList> ranks = RankList::Parse(flags.Get("rank"));
+    if (!ranks.ok()) return UsageError(ranks.status());
+    selection->ranks = *ranks;
+    selection_words.push_back("--rank " + flags.Get("rank"));
+  }
+  if (flags.Has("job")) {
+    selection->job = flags.Get("job");
+    if (selection->job.empty()) {
+      return UsageError(absl::InvalidArgumentError("--job needs a job id; see `warpscope status`"));
+    }
+    selection_words.push_back("--job " + selection->job);
+  }
+  selection->all = flags.Has("all");
+  if (selection->all && (selection->ranks || !selection->job.empty())) {
+    return UsageError(absl::InvalidArgumentError(
+        "--all chooses every process; give it alone, or --rank/--job without it"));
+  }
+  *selection_text = absl::StrJoin(selection_words, " ");
+  return std::nullopt;
+}
+
+// The process ids named on the command line. Exit code when a word is not one.
+std::optional<int> ParsePids(const FlagSet& flags, const std::string& name,
+                             std::vector<int64_t>* pids) {
+  for (const std::string& word : flags.positionals()) {
+    int64_t pid = 0;
+    if (!absl::SimpleAtoi(word, &pid) || pid <= 0 || pid > 0x7fffffff) {
+      return UsageError(absl::InvalidArgumentError(absl::StrCat(
+          QuoteValue(word), " is not a process id; see `warpscope ", name, " --help`")));
+    }
+    pids->push_back(pid);
+  }
+  return std::nullopt;
+}
+
+// Sends `command` to each target, one line a process; returns how many did not do it.
+int SendToTargets(ControlCommand command, const std::vector<Target>& targets) {
+  int failures = 0;
+  for (const Target& t : targets) {
+    const std::string who = ControlProcessName(t.pid, t.status ? &*t.status : nullptr);
+    absl::StatusOr<ControlReply> reply = SendControlRequest(t.pid, {command, {}});
+    if (!reply.ok()) {
+      PrintLine(absl::StrCat(who, ": ", reply.status().message()));
+      ++failures;
+    } else if (reply->result != ControlResult::kOk) {
+      PrintLine(absl::StrCat(who, ": ", std::string(ControlResultName(reply->result)), ": ",
+                             reply->text));
+      ++failures;
+    } else {
+      PrintLine(absl::StrCat(who, ": ", reply->text));
+    }
+  }
+  return failures;
+}
+
 int RunControlCommand(ControlCommand command, const CommandArgs& args) {
   const std::string name(ControlCommandName(command));
   std::vector<FlagSpec> specs = {
@@ -158,34 +219,10 @@ int RunControlCommand(ControlCommand command, const CommandArgs& args) {
     format = *f;
   }
   ControlSelection selection;
-  std::vector<std::string> selection_words;
-  if (flags.Has("rank")) {
-    absl::StatusOr<RankList> ranks = RankList::Parse(flags.Get("rank"));
-    if (!ranks.ok()) return UsageError(ranks.status());
-    selection.ranks = *ranks;
-    selection_words.push_back("--rank " + flags.Get("rank"));
-  }
-  if (flags.Has("job")) {
-    selection.job = flags.Get("job");
-    if (selection.job.empty()) {
-      return UsageError(absl::InvalidArgumentError("--job needs a job id; see `warpscope status`"));
-    }
-    selection_words.push_back("--job " + selection.job);
-  }
-  selection.all = flags.Has("all");
-  if (selection.all && (selection.ranks || !selection.job.empty())) {
-    return UsageError(absl::InvalidArgumentError(
-        "--all chooses every process; give it alone, or --rank/--job without it"));
-  }
+  std::string selection_text;
+  if (std::optional<int> exit = ParseSelection(flags, &selection, &selection_text)) return *exit;
   std::vector<int64_t> pids;
-  for (const std::string& word : flags.positionals()) {
-    int64_t pid = 0;
-    if (!absl::SimpleAtoi(word, &pid) || pid <= 0 || pid > 0x7fffffff) {
-      return UsageError(absl::InvalidArgumentError(absl::StrCat(
-          QuoteValue(word), " is not a process id; see `warpscope ", name, " --help`")));
-    }
-    pids.push_back(pid);
-  }
+  if (std::optional<int> exit = ParsePids(flags, name, &pids)) return *exit;
   if (!pids.empty() && selection.any()) {
     return UsageError(absl::InvalidArgumentError(
         "name PIDs or choose with --rank, --job or --all, not both"));
@@ -195,9 +232,8 @@ int RunControlCommand(ControlCommand command, const CommandArgs& args) {
   std::vector<Target> targets;
   if (!pids.empty()) {
     targets = NamedTargets(pids, &failures);
-  } else if (std::optional<int> exit = FoundTargets(command, selection,
-                                                    absl::StrJoin(selection_words, " "), &targets,
-                                                    &failures)) {
+  } else if (std::optional<int> exit =
+                 FoundTargets(command, selection, selection_text, &targets, &failures)) {
     return *exit;
   }
   if (command == ControlCommand::kStatus) {
@@ -206,20 +242,7 @@ int RunControlCommand(ControlCommand command, const CommandArgs& args) {
     if (!statuses.empty()) std::fputs(ControlStatusTable(statuses).Render(format).c_str(), stdout);
     return failures == 0 ? 0 : 1;
   }
-  for (const Target& t : targets) {
-    const std::string who = ControlProcessName(t.pid, t.status ? &*t.status : nullptr);
-    absl::StatusOr<ControlReply> reply = SendControlRequest(t.pid, {command, {}});
-    if (!reply.ok()) {
-      PrintLine(absl::StrCat(who, ": ", reply.status().message()));
-      ++failures;
-    } else if (reply->result != ControlResult::kOk) {
-      PrintLine(absl::StrCat(who, ": ", std::string(ControlResultName(reply->result)), ": ",
-                             reply->text));
-      ++failures;
-    } else {
-      PrintLine(absl::StrCat(who, ": ", reply->text));
-    }
-  }
+  failures += SendToTargets(command, targets);
   return failures == 0 ? 0 : 1;
 }
 

@@ -74,6 +74,69 @@ bool IsDirectory(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// The destination is checked before the traces are read: a directory for kineto files is
+// created, a file path must be one that can be written. nullopt when OUT is ready.
+std::optional<int> PrepareExportDestination(const std::string& format, const std::string& out,
+                                            bool kineto_directory) {
+  if (kineto_directory) {
+    if (!IsDirectory(out) && ::mkdir(out.c_str(), 0777) != 0) {
+      return UsageError(absl::InvalidArgumentError(
+          absl::StrCat("-o ", QuoteValue(out), ": cannot create the directory (",
+                       std::strerror(errno), "); choose another path")));
+    }
+  } else if (out != "-") {
+    const char* example = format == "perfetto" ? "trace.pftrace" : "trace.json";
+    if (absl::StatusOr<bool> ok = CheckOutputPath(out, "-o", example); !ok.ok()) {
+      return UsageError(ok.status());
+    }
+  }
+  return std::nullopt;
+}
+
+// Chrome and Kineto are written as they are made, the events read from the file kind by
+// kind (ForEachEvent): the models hold what the traces define (with the index from each
+// call to its stack) and, for Kineto's steps, NVTX ranges and NCCL calls. Perfetto's events
+// are put in time order across all tracks before they are written: it loads every event.
+TraceModelOptions ExportLoadOptions(const std::string& format) {
+  TraceModelOptions options;
+  if (format == "chrome") options.keep_events = 0;
+  if (format == "kineto") {
+    options.keep_events = EventKindBit(EventKind::kNvtxRange) | EventKindBit(EventKind::kNcclCall);
+  }
+  return options;
+}
+
+// Chrome or Perfetto: every trace into one file (or stdout).
+int WriteOneFileExport(const std::string& format, const std::vector<const TraceModel*>& traces,
+                       const std::string& out) {
+  FileExportOutput file(out, "-o");
+  absl::Status written;
+  if (format == "perfetto") {
+    WritePerfettoTrace(traces, file);
+  } else {
+    written = WriteChromeTraceJson(traces, file);
+  }
+  if (absl::Status closed = file.Finish(); written.ok()) written = closed;
+  if (!written.ok()) return InputError(written);
+  if (out != "-") std::fprintf(stderr, "warpscope: wrote %s\n", out.c_str());
+  return 0;
+}
+
+// Kineto: a file per rank in the directory OUT, or the one trace's file at OUT.
+int WriteKinetoExport(const std::vector<const TraceModel*>& traces, const std::string& out,
+                      bool kineto_directory, const std::string& step) {
+  const std::vector<KinetoTraceFile> files = KinetoTraceFiles(traces);
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string path = kineto_directory ? absl::StrCat(out, "/", files[i].file_name) : out;
+    FileExportOutput file(path, "-o");
+    absl::Status written = WriteKinetoTrace(traces, i, step, file);
+    if (absl::Status closed = file.Finish(); written.ok()) written = closed;
+    if (!written.ok()) return InputError(written);
+    if (path != "-") std::fprintf(stderr, "warpscope: wrote %s\n", path.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int RunExportCommand(const CommandArgs& args) {
@@ -120,56 +183,15 @@ int RunExportCommand(const CommandArgs& args) {
     return UsageError(absl::InvalidArgumentError(
         "-o - (stdout) takes the kineto export of one trace; name a directory for several"));
   }
-  // The destination is checked before the traces are read.
-  if (kineto_directory) {
-    if (!IsDirectory(out) && ::mkdir(out.c_str(), 0777) != 0) {
-      return UsageError(absl::InvalidArgumentError(
-          absl::StrCat("-o ", QuoteValue(out), ": cannot create the directory (",
-                       std::strerror(errno), "); choose another path")));
-    }
-  } else if (out != "-") {
-    const char* example = *format == "perfetto" ? "trace.pftrace" : "trace.json";
-    if (absl::StatusOr<bool> ok = CheckOutputPath(out, "-o", example); !ok.ok()) {
-      return UsageError(ok.status());
-    }
-  }
-
-  // Chrome and Kineto are written as they are made, the events read from the file kind by
-  // kind (ForEachEvent): the models hold what the traces define (with the index from each
-  // call to its stack) and, for Kineto's steps, NVTX ranges and NCCL calls. Perfetto's events
-  // are put in time order across all tracks before they are written: it loads every event.
-  TraceModelOptions options;
-  if (*format == "chrome") options.keep_events = 0;
-  if (*format == "kineto") {
-    options.keep_events = EventKindBit(EventKind::kNvtxRange) | EventKindBit(EventKind::kNcclCall);
+  if (std::optional<int> exit = PrepareExportDestination(*format, out, kineto_directory)) {
+    return *exit;
   }
   std::vector<TraceModel> models;
   std::vector<const TraceModel*> pointers;
-  if (!LoadTracesForCommand(traces, &models, &pointers, options)) return 1;
-  if (*format != "kineto") {
-    FileExportOutput file(out, "-o");
-    absl::Status written;
-    if (*format == "perfetto") {
-      WritePerfettoTrace(pointers, file);
-    } else {
-      written = WriteChromeTraceJson(pointers, file);
-    }
-    if (absl::Status closed = file.Finish(); written.ok()) written = closed;
-    if (!written.ok()) return InputError(written);
-    if (out != "-") std::fprintf(stderr, "warpscope: wrote %s\n", out.c_str());
-    return 0;
-  }
-  const std::vector<KinetoTraceFile> files = KinetoTraceFiles(pointers);
-  for (size_t i = 0; i < files.size(); ++i) {
-    const std::string path =
-        kineto_directory ? absl::StrCat(out, "/", files[i].file_name) : out;
-    FileExportOutput file(path, "-o");
-    absl::Status written = WriteKinetoTrace(pointers, i, flags.Get("step"), file);
-    if (absl::Status closed = file.Finish(); written.ok()) written = closed;
-    if (!written.ok()) return InputError(written);
-    if (path != "-") std::fprintf(stderr, "warpscope: wrote %s\n", path.c_str());
-  }
-  return 0;
+  if (!LoadTracesForCommand(traces, &models, &pointers, ExportLoadOptions(*format))) return 1;
+  if (*format == "kineto")
+    return WriteKinetoExport(pointers, out, kineto_directory, flags.Get("step"));
+  return WriteOneFileExport(*format, pointers, out);
 }
 
 }  // namespace warpscope

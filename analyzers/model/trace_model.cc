@@ -162,7 +162,6 @@ void SetStreamWork(const V1Event& e, StreamWork& o) {
 
 // GPU activity, API calls and NVTX: each also widens the trace's time span.
 void TraceModelBuilder::AddEvent(const v1::TracePacket& p) {
-  TraceModel& m = model_;
   switch (p.data_case()) {
     case v1::TracePacket::kKernel:
       AddKernel(p.kernel());
@@ -173,79 +172,93 @@ void TraceModelBuilder::AddEvent(const v1::TracePacket& p) {
     case v1::TracePacket::kMemset:
       AddMemset(p.memset());
       break;
-    case v1::TracePacket::kSynchronization: {
-      const v1::SyncEvent& s = p.synchronization();
-      Deliver(EventKind::kSync, m.syncs,
-              SyncEvent{s.kind(), s.start_ns(), s.duration_ns(), s.context_id(), s.stream_id(),
-                        s.cuda_event_id(), s.correlation_id(), s.thread_id()});
-      Extend(s.start_ns(), s.start_ns() + s.duration_ns());
+    case v1::TracePacket::kSynchronization:
+      AddSync(p.synchronization());
       break;
-    }
-    case v1::TracePacket::kApiCall: {
-      const v1::ApiCallEvent& a = p.api_call();
-      Deliver(EventKind::kApiCall, m.api_calls,
-              ApiCallEvent{a.domain(), Str(a.name_id()), a.start_ns(), a.duration_ns(),
-                           a.thread_id(), a.correlation_id(), a.result(), a.callback_id()});
-      Extend(a.start_ns(), a.start_ns() + a.duration_ns());
+    case v1::TracePacket::kApiCall:
+      AddApiCall(p.api_call());
       break;
-    }
-    case v1::TracePacket::kGraphLaunch: {
-      const v1::GraphLaunchEvent& g = p.graph_launch();
-      GraphLaunchEvent o;
-      o.graph_id = g.graph_id();
-      SetStreamWork(g, o);
-      Extend(g.start_ns(), g.start_ns() + g.duration_ns());
-      Deliver(EventKind::kGraphLaunch, m.graph_launches, std::move(o));
+    case v1::TracePacket::kGraphLaunch:
+      AddGraphLaunch(p.graph_launch());
       break;
-    }
-    case v1::TracePacket::kOverhead: {
-      const v1::OverheadEvent& o = p.overhead();
-      Deliver(EventKind::kOverhead, m.overheads,
-              OverheadEvent{Str(o.kind_id()), o.start_ns(), o.duration_ns(), o.thread_id()});
-      Extend(o.start_ns(), o.start_ns() + o.duration_ns());
+    case v1::TracePacket::kOverhead:
+      AddOverhead(p.overhead());
       break;
-    }
-    case v1::TracePacket::kNvtxRange: {
-      const v1::NvtxRangeEvent& r = p.nvtx_range();
-      Deliver(EventKind::kNvtxRange, m.nvtx_ranges,
-              NvtxRange{Str(r.name_id()), Str(r.domain_id()), r.category(), r.color(),
-                        r.start_ns(), r.duration_ns(), r.thread_id(), r.end_thread_id(),
-                        r.is_push_pop(), r.depth()});
-      Extend(r.start_ns(), r.start_ns() + r.duration_ns());
+    case v1::TracePacket::kNvtxRange:
+      AddNvtxRange(p.nvtx_range());
       break;
-    }
-    case v1::TracePacket::kNvtxMark: {
-      const v1::NvtxMarkEvent& k = p.nvtx_mark();
-      Deliver(EventKind::kNvtxMark, m.nvtx_marks,
-              NvtxMark{Str(k.name_id()), Str(k.domain_id()), k.category(), k.color(),
-                       k.timestamp_ns(), k.thread_id()});
-      Extend(k.timestamp_ns(), k.timestamp_ns());
+    case v1::TracePacket::kNvtxMark:
+      AddNvtxMark(p.nvtx_mark());
       break;
-    }
-    case v1::TracePacket::kNcclCall: {
-      const v1::NcclCallEvent& n = p.nccl_call();
-      Deliver(EventKind::kNcclCall, m.nccl_calls,
-              NcclCall{Str(n.name_id()), n.start_ns(), n.duration_ns(), n.thread_id(),
-                       n.comm_hash(), n.bytes(), n.reduction_op(), n.root(), n.peer(),
-                       n.comm_size(), n.comm_rank(), n.launch_correlation_id(), n.launches(),
-                       n.payload_unreadable()});
-      Extend(n.start_ns(), n.start_ns() + n.duration_ns());
+    case v1::TracePacket::kNcclCall:
+      AddNcclCall(p.nccl_call());
       break;
-    }
-    case v1::TracePacket::kApiStack: {
-      const v1::ApiStackEvent& a = p.api_stack();
-      m.api_stack_by_correlation_.emplace_back(a.correlation_id(), a.stack_id());
-      Deliver(EventKind::kApiStack, m.api_stacks,
-              ApiStack{a.correlation_id(), a.stack_id(), a.timestamp_ns(), a.domain(),
-                       a.callback_id(), Str(a.name_id())});
-      Extend(a.timestamp_ns(), a.timestamp_ns());
+    case v1::TracePacket::kApiStack:
+      AddApiStack(p.api_stack());
       break;
-    }
     default:
       // Header (handled from reader.header()), interned definitions (the reader keeps
       // them) and packets this reader does not know (the reader counts them).
       break;
   }
+}
+
+void TraceModelBuilder::AddSync(const v1::SyncEvent& s) {
+  Deliver(EventKind::kSync, model_.syncs,
+          SyncEvent{s.kind(), s.start_ns(), s.duration_ns(), s.context_id(), s.stream_id(),
+                    s.cuda_event_id(), s.correlation_id(), s.thread_id()});
+  Extend(s.start_ns(), s.start_ns() + s.duration_ns());
+}
+
+void TraceModelBuilder::AddApiCall(const v1::ApiCallEvent& a) {
+  Deliver(EventKind::kApiCall, model_.api_calls,
+          ApiCallEvent{a.domain(), Str(a.name_id()), a.start_ns(), a.duration_ns(), a.thread_id(),
+                       a.correlation_id(), a.result(), a.callback_id()});
+  Extend(a.start_ns(), a.start_ns() + a.duration_ns());
+}
+
+void TraceModelBuilder::AddGraphLaunch(const v1::GraphLaunchEvent& g) {
+  GraphLaunchEvent o;
+  o.graph_id = g.graph_id();
+  SetStreamWork(g, o);
+  Extend(g.start_ns(), g.start_ns() + g.duration_ns());
+  Deliver(EventKind::kGraphLaunch, model_.graph_launches, std::move(o));
+}
+
+void TraceModelBuilder::AddOverhead(const v1::OverheadEvent& o) {
+  Deliver(EventKind::kOverhead, model_.overheads,
+          OverheadEvent{Str(o.kind_id()), o.start_ns(), o.duration_ns(), o.thread_id()});
+  Extend(o.start_ns(), o.start_ns() + o.duration_ns());
+}
+
+void TraceModelBuilder::AddNvtxRange(const v1::NvtxRangeEvent& r) {
+  Deliver(EventKind::kNvtxRange, model_.nvtx_ranges,
+          NvtxRange{Str(r.name_id()), Str(r.domain_id()), r.category(), r.color(), r.start_ns(),
+                    r.duration_ns(), r.thread_id(), r.end_thread_id(), r.is_push_pop(), r.depth()});
+  Extend(r.start_ns(), r.start_ns() + r.duration_ns());
+}
+
+void TraceModelBuilder::AddNvtxMark(const v1::NvtxMarkEvent& k) {
+  Deliver(EventKind::kNvtxMark, model_.nvtx_marks,
+          NvtxMark{Str(k.name_id()), Str(k.domain_id()), k.category(), k.color(), k.timestamp_ns(),
+                   k.thread_id()});
+  Extend(k.timestamp_ns(), k.timestamp_ns());
+}
+
+void TraceModelBuilder::AddNcclCall(const v1::NcclCallEvent& n) {
+  Deliver(EventKind::kNcclCall, model_.nccl_calls,
+          NcclCall{Str(n.name_id()), n.start_ns(), n.duration_ns(), n.thread_id(), n.comm_hash(),
+                   n.bytes(), n.reduction_op(), n.root(), n.peer(), n.comm_size(), n.comm_rank(),
+                   n.launch_correlation_id(), n.launches(), n.payload_unreadable()});
+  Extend(n.start_ns(), n.start_ns() + n.duration_ns());
+}
+
+void TraceModelBuilder::AddApiStack(const v1::ApiStackEvent& a) {
+  model_.api_stack_by_correlation_.emplace_back(a.correlation_id(), a.stack_id());
+  Deliver(EventKind::kApiStack, model_.api_stacks,
+          ApiStack{a.correlation_id(), a.stack_id(), a.timestamp_ns(), a.domain(), a.callback_id(),
+                   Str(a.name_id())});
+  Extend(a.timestamp_ns(), a.timestamp_ns());
 }
 
 void TraceModelBuilder::AddKernel(const v1::KernelEvent& k) {

@@ -52,6 +52,14 @@ class TraceModelBuilder {
   void AddKernel(const v1::KernelEvent& k);
   void AddMemcpy(const v1::MemcpyEvent& c);
   void AddMemset(const v1::MemsetEvent& s);
+  void AddSync(const v1::SyncEvent& s);
+  void AddApiCall(const v1::ApiCallEvent& a);
+  void AddGraphLaunch(const v1::GraphLaunchEvent& g);
+  void AddOverhead(const v1::OverheadEvent& o);
+  void AddNvtxRange(const v1::NvtxRangeEvent& r);
+  void AddNvtxMark(const v1::NvtxMarkEvent& k);
+  void AddNcclCall(const v1::NcclCallEvent& n);
+  void AddApiStack(const v1::ApiStackEvent& a);
   void AddStats(const v1::Stats& s);
   void AddCallStacks();
   void Extend(uint64_t begin, uint64_t end) {

@@ -5,28 +5,20 @@ file and line."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from repo_check import REPO_CHECKS, run_check
+from repo_check import write_tree as tree
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "tests" / "repo" / "check_layers.py"
+ROOT = REPO_CHECKS.parents[1]
+SCRIPT = REPO_CHECKS / "check_layers.py"
 
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not in a warpscope source tree")
 
 
 def run(root: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), "--root", str(root)],
-                          capture_output=True, text=True, check=False)
-
-
-def tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return tmp_path
+    return run_check(SCRIPT, root)
 
 
 def test_the_source_tree_keeps_its_layers():

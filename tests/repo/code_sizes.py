@@ -1,14 +1,23 @@
 #!/usr/bin/env python3
 """Sizes a reader can hold: the largest hand-written source files and the functions longer
-than a limit, in C++ (.cc, .h, .c, .cu) and Python.
+than a limit, in C++ (.cc, .h, .c, .cu) and Python. With --gate, the house's limits on the
+product code, checked by the tests (`ctest -R code_sizes`).
 
     tests/repo/code_sizes.py [--root DIR] [--file-limit 600] [--function-limit 80] [--top 10]
+    tests/repo/code_sizes.py --gate [--root DIR] [--file-limit 600] [--function-limit 80]
 
 Generated code (build trees) and test data are left out. C++ functions are found with a
 brace scan of top-level definitions (namespaces do not count as a level; lambdas and class
 bodies are part of the function or class that holds them), Python functions with `ast`.
-Prints the files over the file limit and the functions over the function limit, longest
-first, and a summary line; exit status 0 (a report, not a gate).
+
+Without --gate: a report on all the code (tests, benchmarks and examples too). Prints the
+files over the file limit and the functions over the function limit, longest first, and a
+summary line; exit status 0.
+
+With --gate: the product code only (PRODUCT_DIRS: the recorder, the analyzers, the Python
+package and the scripts; not tests/, bench/ or examples/). Prints every file over the file
+limit and every function over the function limit, one line each with its place; exit status
+1 when there is any, else 0.
 """
 from __future__ import annotations
 
@@ -16,18 +25,23 @@ import argparse
 import ast
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 CPP = {".cc", ".h", ".c", ".cu"}
 SKIP_PARTS = {"build", "build-fuzz", ".gpu", "data", "golden", "__pycache__"}
 OPENS_SCOPE = re.compile(r"^\s*(namespace|extern\s+\"C\")\b")
+# The product code the gate holds to the limits.
+PRODUCT_DIRS = ("libinject", "collectors", "analyzers", "proto", "python/warpscope", "scripts")
 STRINGS = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
 
 
 def tracked_files(root: Path) -> list[Path]:
     try:
-        out = subprocess.run(["git", "-C", str(root), "ls-files"], capture_output=True,
-                             text=True, check=True).stdout.split()
+        # Tracked files and new ones not yet added (but not those .gitignore leaves out).
+        out = subprocess.run(["git", "-C", str(root), "ls-files", "--cached", "--others",
+                              "--exclude-standard"], capture_output=True, text=True,
+                             check=True).stdout.splitlines()
         return [root / f for f in out]
     except (OSError, subprocess.CalledProcessError):
         return [p for p in root.rglob("*") if p.is_file()]
@@ -86,14 +100,13 @@ def python_functions(text: str) -> list[tuple[int, int, str]]:
             for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", default=str(Path(__file__).resolve().parents[2]))
-    parser.add_argument("--file-limit", type=int, default=600)
-    parser.add_argument("--function-limit", type=int, default=80)
-    parser.add_argument("--top", type=int, default=10)
-    args = parser.parse_args()
-    root = Path(args.root)
+def is_product(rel: Path) -> bool:
+    return any(rel.parts[:len(d.split("/"))] == tuple(d.split("/")) for d in PRODUCT_DIRS)
+
+
+def measure(root: Path, product_only: bool) -> tuple[list, list]:
+    """(lines, path) of each source file and (length, path:line, signature) of each function,
+    longest first."""
     files, functions = [], []
     for path in tracked_files(root):
         rel = path.relative_to(root)
@@ -101,12 +114,48 @@ def main() -> None:
             continue
         if path.suffix not in CPP and path.suffix != ".py":
             continue
+        if product_only and not is_product(rel):
+            continue
         text = path.read_text(errors="replace")
         files.append((text.count("\n"), str(rel)))
         found = cpp_functions(text) if path.suffix in CPP else python_functions(text)
         functions += [(length, f"{rel}:{line}", head[:70]) for line, length, head in found]
     files.sort(reverse=True)
     functions.sort(reverse=True)
+    return files, functions
+
+
+def gate(files: list, functions: list, file_limit: int, function_limit: int) -> int:
+    """Prints each file and function of the product code over its limit; 1 when any is."""
+    offenders = [f"{name}: {lines} lines, over the limit of {file_limit} for a file"
+                 for lines, name in files if lines > file_limit]
+    offenders += [f"{where}: {length} lines, over the limit of {function_limit} for a function "
+                  f"({head.rstrip(' {')})" for length, where, head in functions
+                  if length > function_limit]
+    for line in offenders:
+        print(line)
+    if offenders:
+        print(f"code_sizes: {len(offenders)} over the limits in the product code "
+              f"({', '.join(PRODUCT_DIRS)}); split them by what they do (docs/architecture.md)",
+              file=sys.stderr)
+        return 1
+    print(f"code_sizes: {len(files)} product files, none over {file_limit} lines; "
+          f"{len(functions)} functions, none over {function_limit}")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", default=str(Path(__file__).resolve().parents[2]))
+    parser.add_argument("--file-limit", type=int, default=600)
+    parser.add_argument("--function-limit", type=int, default=80)
+    parser.add_argument("--top", type=int, default=10)
+    parser.add_argument("--gate", action="store_true",
+                        help="check the product code only; exit status 1 when any is over")
+    args = parser.parse_args()
+    files, functions = measure(Path(args.root), product_only=args.gate)
+    if args.gate:
+        return gate(files, functions, args.file_limit, args.function_limit)
     big_files = [f for f in files if f[0] > args.file_limit]
     long_functions = [f for f in functions if f[0] > args.function_limit]
     print(f"files over {args.file_limit} lines: {len(big_files)}")
@@ -118,7 +167,8 @@ def main() -> None:
     print(f"summary: {len(files)} files, largest {files[0][0] if files else 0} lines; "
           f"{len(big_files)} over {args.file_limit}; {len(long_functions)} functions over "
           f"{args.function_limit} lines (longest {functions[0][0] if functions else 0})")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
