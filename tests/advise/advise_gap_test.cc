@@ -216,7 +216,9 @@ TEST(AdviseTest, WithoutStepsARareCausesLongEarlyGapIsStartUp) {
   EXPECT_GE(startup->cost_ns, 2'000'000'000u);
   EXPECT_THAT(startup->evidence, HasSubstr("blocking-copy"));
   const AdviseFinding* copy = FindRule(report, kRuleBlockingCopy);
-  if (copy != nullptr) EXPECT_LT(copy->cost_ns, 1'000'000u) << text;
+  if (copy != nullptr) {
+    EXPECT_LT(copy->cost_ns, 1'000'000u) << text;
+  }
 }
 
 // A gap 20 times the usual gap of its cause, in the steady state (a garbage collection, the
