@@ -12,6 +12,7 @@ lose waiting is what it costs. Prints one line per rank, then the straggler or t
 none. With `--kernels`, the same from kernels.parquet alone (one NCCL stream per rank).
 """
 
+import os
 import sys
 
 import duckdb
@@ -108,6 +109,14 @@ def main() -> int:
     if len(args) != 1:
         print("usage: python examples/duckdb_straggler.py [--kernels] PARQUET_DIR",
               file=sys.stderr)
+        return 2
+    needed = os.path.join(args[0], "kernels.parquet" if kernels_only else "collectives.parquet")
+    if not os.path.isfile(needed):
+        why = ("" if kernels_only else
+               " (it is written for jobs whose traces have NCCL kernels, by a warpscope package"
+               " with its native extension; --kernels works from kernels.parquet alone)")
+        print(f"duckdb_straggler: no {needed}{why}; write the folder with `warpscope export"
+              " --format parquet -o DIR TRACE...` (docs/export.md)", file=sys.stderr)
         return 2
     if kernels_only:
         rows = ranks_by_last_arrivals_from_kernels(args[0])

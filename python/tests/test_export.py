@@ -208,6 +208,21 @@ def test_kernels_only_query_agrees(ddp_jobs):
     assert example().straggler(balanced) is None
 
 
+def test_the_example_says_what_a_folder_lacks(tmp_path, capsys, monkeypatch):
+    """A folder without collectives.parquet (a job without NCCL kernels, or written without the
+    extension) gets one line saying what is missing and how to write it, and status 2, not a
+    DuckDB traceback; --kernels asks for kernels.parquet instead."""
+    pytest.importorskip("duckdb")
+    for argv, missing in ((["x", str(tmp_path)], "collectives.parquet"),
+                          (["x", "--kernels", str(tmp_path)], "kernels.parquet")):
+        monkeypatch.setattr("sys.argv", argv)
+        assert example().main() == 2
+        err = capsys.readouterr().err
+        assert f"no {tmp_path / missing}" in err
+        assert "warpscope export --format parquet" in err
+        assert "Traceback" not in err
+
+
 def test_the_docs_show_the_examples_queries():
     """docs/export.md shows the example's two queries, with a folder and the threshold."""
     doc = (SOURCE_DIR / "docs" / "export.md").read_text()
