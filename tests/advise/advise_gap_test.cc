@@ -11,6 +11,7 @@
 #include "proto/writer/trace_writer.h"
 #include "tests/advise/advise_test_util.h"
 #include "tests/fixtures/synthetic_trace.h"
+#include "tests/support/trace_test_util.h"
 
 namespace warpscope {
 namespace {
@@ -219,6 +220,24 @@ TEST(AdviseTest, WithoutStepsARareCausesLongEarlyGapIsStartUp) {
   if (copy != nullptr) {
     EXPECT_LT(copy->cost_ns, 1'000'000u) << text;
   }
+}
+
+// The same on a recorded program written before that rule (tests/gpu/advise/no_step_range.py,
+// H200, PyTorch 2.11, no step range): three early sync gaps, 4.94 s of library set-up, are
+// start-up, not the program's top problem (it read `sync-idle 4.94 s (90.2% of the GPU span)`).
+TEST(AdviseTest, ARecordedProgramsSetUpWithoutStepsIsStartUp) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(
+      ::warpscope::testing::SourceDir() + "/tests/data/cuda13.0_sm90/no_step_range.wst");
+  ASSERT_TRUE(model.ok()) << model.status();
+  const AdviseReport report = advise_testing::Advise(*model);
+  const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
+  ASSERT_FALSE(report.findings.empty()) << text;
+  EXPECT_NE(report.findings.front().rule, kRuleSync) << text;
+  EXPECT_LT(report.findings.front().cost_ns, 100'000'000u) << text;
+  const AdviseFinding* startup = FindRule(report, kRuleStartup);
+  ASSERT_NE(startup, nullptr) << text;
+  EXPECT_GE(startup->cost_ns, 4'900'000'000u) << text;
+  EXPECT_THAT(startup->evidence, HasSubstr("sync-idle"));
 }
 
 // A gap 20 times the usual gap of its cause, in the steady state (a garbage collection, the
