@@ -28,8 +28,16 @@ ap.add_argument("--runs", type=int, default=7)
 ap.add_argument("--train-runs", type=int, default=5)
 ap.add_argument("--train-steps", type=int, default=120)
 ap.add_argument("--train-warmup", type=int, default=15, help="untimed training steps first")
+ap.add_argument("--train-batch", type=int, default=64,
+                help="ResNet-18 batch: 64 leaves the loop partly launch-bound on an H200, 256 "
+                     "makes it GPU-bound")
+ap.add_argument("--train-modes", default="plain,floor,warpscope,warpscope_pm,torch_profiler",
+                help="the modes of resnet18_train, a subset of the default list")
 ap.add_argument("--workloads", default="launch_1thread,launch_4threads,resnet18_train")
 ap.add_argument("--quick", action="store_true")
+ap.add_argument("--no-extras", dest="extras", action="store_false",
+                help="leave out the trace-size comparison and the peak-RSS probe (14 more "
+                     "training runs)")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 B = os.path.abspath(args.build)
@@ -84,8 +92,9 @@ workloads = {
     "launch_4threads": {"cmd": [loop, "4", "50000"], "modes": ["plain", "floor", "warpscope"]},
     "resnet18_train": {
         "cmd": [sys.executable, f"{here}/train_resnet.py", "--steps", steps, "--warmup",
-                str(args.train_warmup)],
-        "modes": ["plain", "floor", "warpscope", "warpscope_pm", "torch_profiler"],
+                str(args.train_warmup), "--batch", str(args.train_batch)],
+        "modes": [m for m in ["plain", "floor", "warpscope", "warpscope_pm", "torch_profiler"]
+                  if m in args.train_modes.split(",")],
         "runs": 3 if args.quick else args.train_runs},
     # A PyTorch step whose host and GPU take about the same time (the fixed .item() program
     # of warpscope advise's GPU check): what recording adds to the host shows in full here.
@@ -143,48 +152,49 @@ for name, w in workloads.items():
                      f"packets, {entry['bytes_per_packet']:.1f} bytes/packet")
     print(lines[-1] if not trace_sizes else lines[-2] + "\n" + lines[-1], flush=True)
 
-# Trace size for the same training steps: warpscope (cudaProfilerApi window around the measured
-# steps) vs torch.profiler's Chrome JSON.
-train = [sys.executable, f"{here}/train_resnet.py", "--steps", steps, "--warmup",
-         str(args.train_warmup)]
-ws_path = f"{tmp}/size.wst"
-env = recording_env(B, ws_path, capture_range="cudaProfilerApi")
-res_ws = run(train + ["--profiler-api"], env)
-json_path = f"{tmp}/torch_trace.json"
-res_tp = run(train + ["--mode", "torch_profiler", "--trace-out", json_path], {})
-if res_ws and res_tp and os.path.exists(ws_path):
-    ws_size = os.path.getsize(ws_path)
-    pk = packets(ws_path)
-    tp_size = res_tp["trace_bytes"]
-    report["size_comparison"] = {"steps": int(steps), "warpscope_bytes": ws_size,
-                                 "warpscope_packets": pk, "torch_profiler_json_bytes": tp_size,
-                                 "ratio": tp_size / ws_size if ws_size else None}
-    lines.append(f"size for {steps} training steps: warpscope {ws_size} bytes ({pk} packets, "
-                 f"{ws_size / max(pk, 1):.1f} B/packet) vs torch.profiler JSON {tp_size} bytes: "
-                 f"{tp_size / ws_size:.1f}x smaller")
-    print(lines[-1], flush=True)
-# Where warpscope's extra peak RSS in the training run comes from: one run per variant.
-rss_probe = {}
-small = {"WARPSCOPE_BUFFER_SIZE_MB": "1", "WARPSCOPE_WRITER_MEMORY_MB": "4"}
-for label, mode, extra in [
-        ("default", "warpscope", {}), ("buffer_1mb", "warpscope", {"WARPSCOPE_BUFFER_SIZE_MB": "1"}),
-        ("writer_4mb", "warpscope", {"WARPSCOPE_WRITER_MEMORY_MB": "4"}),
-        ("kernels_only", "warpscope", {"WARPSCOPE_TRACE": "kernel"}),
-        ("small_kernels_only", "warpscope", dict(small, WARPSCOPE_TRACE="kernel")),
-        ("no_periodic_flush", "warpscope", {"WARPSCOPE_FLUSH_INTERVAL_MS": "600000"}),
-        ("floor", "floor", {}), ("floor_again", "floor", {}), ("plain", "plain", {}),
-        ("pm_process", "warpscope_pm", {}), ("pm_offline", "warpscope_pm", {"WARPSCOPE_PM_EVALUATE": "offline"})]:
-    env = mode_env(mode, f"rss_{label}")
-    env.update(extra)
-    res = run(train, env)
-    if res:
-        rss_probe[label] = res["maxrss_kb"]
-if rss_probe:
-    plain_rss = report["workloads"].get("resnet18_train", {}).get("median_maxrss_kb", {}).get("plain", 0)
-    report["rss_probe_kb"] = rss_probe
-    lines.append("training peak RSS added by warpscope variants (one run each, MB): " + ", ".join(
-        f"{k}=+{(v - plain_rss) / 1024:.0f}" for k, v in rss_probe.items()))
-    print(lines[-1], flush=True)
+if args.extras:
+    # Trace size for the same training steps: warpscope (cudaProfilerApi window around the measured
+    # steps) vs torch.profiler's Chrome JSON.
+    train = [sys.executable, f"{here}/train_resnet.py", "--steps", steps, "--warmup",
+             str(args.train_warmup)]
+    ws_path = f"{tmp}/size.wst"
+    env = recording_env(B, ws_path, capture_range="cudaProfilerApi")
+    res_ws = run(train + ["--profiler-api"], env)
+    json_path = f"{tmp}/torch_trace.json"
+    res_tp = run(train + ["--mode", "torch_profiler", "--trace-out", json_path], {})
+    if res_ws and res_tp and os.path.exists(ws_path):
+        ws_size = os.path.getsize(ws_path)
+        pk = packets(ws_path)
+        tp_size = res_tp["trace_bytes"]
+        report["size_comparison"] = {"steps": int(steps), "warpscope_bytes": ws_size,
+                                     "warpscope_packets": pk, "torch_profiler_json_bytes": tp_size,
+                                     "ratio": tp_size / ws_size if ws_size else None}
+        lines.append(f"size for {steps} training steps: warpscope {ws_size} bytes ({pk} packets, "
+                     f"{ws_size / max(pk, 1):.1f} B/packet) vs torch.profiler JSON {tp_size} bytes: "
+                     f"{tp_size / ws_size:.1f}x smaller")
+        print(lines[-1], flush=True)
+    # Where warpscope's extra peak RSS in the training run comes from: one run per variant.
+    rss_probe = {}
+    small = {"WARPSCOPE_BUFFER_SIZE_MB": "1", "WARPSCOPE_WRITER_MEMORY_MB": "4"}
+    for label, mode, extra in [
+            ("default", "warpscope", {}), ("buffer_1mb", "warpscope", {"WARPSCOPE_BUFFER_SIZE_MB": "1"}),
+            ("writer_4mb", "warpscope", {"WARPSCOPE_WRITER_MEMORY_MB": "4"}),
+            ("kernels_only", "warpscope", {"WARPSCOPE_TRACE": "kernel"}),
+            ("small_kernels_only", "warpscope", dict(small, WARPSCOPE_TRACE="kernel")),
+            ("no_periodic_flush", "warpscope", {"WARPSCOPE_FLUSH_INTERVAL_MS": "600000"}),
+            ("floor", "floor", {}), ("floor_again", "floor", {}), ("plain", "plain", {}),
+            ("pm_process", "warpscope_pm", {}), ("pm_offline", "warpscope_pm", {"WARPSCOPE_PM_EVALUATE": "offline"})]:
+        env = mode_env(mode, f"rss_{label}")
+        env.update(extra)
+        res = run(train, env)
+        if res:
+            rss_probe[label] = res["maxrss_kb"]
+    if rss_probe:
+        plain_rss = report["workloads"].get("resnet18_train", {}).get("median_maxrss_kb", {}).get("plain", 0)
+        report["rss_probe_kb"] = rss_probe
+        lines.append("training peak RSS added by warpscope variants (one run each, MB): " + ", ".join(
+            f"{k}=+{(v - plain_rss) / 1024:.0f}" for k, v in rss_probe.items()))
+        print(lines[-1], flush=True)
 with open(f"{args.out}/bench.json", "w") as f:
     json.dump(report, f, indent=1)
 with open(f"{args.out}/bench.txt", "w") as f:

@@ -398,6 +398,52 @@ TEST(ExportKinetoTest, WorkWhoseLaunchWasNotRecordedGetsAStandIn) {
   EXPECT_EQ(Select(events, "s").size(), 10u);
 }
 
+// clang-format off
+constexpr char kNestedDriverCalls[] = R"pb(
+  packet { header { format_major: 1 pid: 77 hostname: "h" clock_domain: CLOCK_DOMAIN_SYNTHETIC
+                    time_base_ns: 1000 } }
+  packet { device { id: 0 name: "NVIDIA H200" sm_count: 132 } }
+  packet { thread { id: 1 os_tid: 700 name: "main" } }
+  packet { interned_string { id: 1 value: "cudaLaunchKernel" } }
+  packet { interned_string { id: 2 value: "cuLaunchKernel" } }
+  packet { interned_string { id: 3 value: "gemm(float*)" } }
+  packet { api_call { domain: API_DOMAIN_RUNTIME name_id: 1 start_ns: 1500 duration_ns: 200
+                      thread_id: 1 correlation_id: 1 } }
+  packet { api_call { domain: API_DOMAIN_DRIVER name_id: 2 start_ns: 1550 duration_ns: 100
+                      thread_id: 1 correlation_id: 1 } }
+  packet { api_call { domain: API_DOMAIN_DRIVER name_id: 2 start_ns: 2500 duration_ns: 100
+                      thread_id: 1 correlation_id: 2 } }
+  packet { kernel { name_id: 3 start_ns: 2000 duration_ns: 1000 device_id: 0 stream_id: 7
+                    correlation_id: 1 } }
+  packet { kernel { name_id: 3 start_ns: 3000 duration_ns: 1000 device_id: 0 stream_id: 7
+                    correlation_id: 2 } }
+)pb";
+// clang-format on
+
+// With -t driver, the runtime's own driver call shares the runtime call's correlation id. Only
+// one host event per kernel may carry it (HTA joins by it), and it is the runtime call; a
+// driver call made by the program itself (correlation 2) keeps its id.
+TEST(ExportKinetoTest, DriverCallsInsideRuntimeCallsDoNotClaimTheirKernel) {
+  const std::vector<Value> events =
+      ExportOne(WriteTempFile(TextprotoToWire(kNestedDriverCalls), "nested.wst"));
+  std::map<double, int> claims;
+  for (const Value& e : Select(events, "X")) {
+    const std::string cat = Str(e, "cat");
+    if (cat != "cuda_runtime" && cat != "cuda_driver") continue;
+    if (HasArg(e, "correlation")) ++claims[Arg(e, "correlation")];
+  }
+  EXPECT_EQ(claims, (std::map<double, int>{{1, 1}, {2, 1}}));
+  const std::vector<Value> driver = Select(events, "X", "cuLaunchKernel");
+  ASSERT_EQ(driver.size(), 2u);
+  EXPECT_FALSE(HasArg(driver[0], "correlation"));
+  EXPECT_FALSE(HasArg(driver[0], "External id"));
+  EXPECT_EQ(Arg(driver[1], "correlation"), 2);
+  const std::vector<Value> runtime = Select(events, "X", "cudaLaunchKernel");
+  ASSERT_EQ(runtime.size(), 1u);
+  EXPECT_EQ(Arg(runtime[0], "correlation"), 1);
+  EXPECT_EQ(Select(events, "s").size(), 2u);  // one flow a kernel
+}
+
 }  // namespace
 }  // namespace warpscope
 

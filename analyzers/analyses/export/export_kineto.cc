@@ -206,11 +206,21 @@ bool KinetoWriter::IsNcclCallRange(const NvtxRange& r) const {
 absl::Status KinetoWriter::WriteHost() {
   const int64_t pid = m_.header.pid;
   absl::Status read = ForEachEvent<ApiCallEvent>(m_, [&](const ApiCallEvent& call) {
-    Complete(call.name, call.domain == v1::API_DOMAIN_DRIVER ? "cuda_driver" : "cuda_runtime", pid,
+    const bool driver = call.domain == v1::API_DOMAIN_DRIVER;
+    Complete(call.name, driver ? "cuda_driver" : "cuda_runtime", pid,
              host_tids_.Of(call.thread_id), call.start_ns, call.duration_ns);
-    json_.Key("cbid").Uint(call.callback_id).Key("correlation").Uint(call.correlation_id);
-    json_.Key("External id").Uint(call.correlation_id);
-    WriteCallStackArgs(json_, m_, call.correlation_id);
+    json_.Key("cbid").Uint(call.callback_id);
+    // A driver call made inside a runtime call (-t driver) shares its correlation id: only the
+    // runtime call, the one the program made, carries it, so that a tool joining host events
+    // to GPU work by that id finds one launch per kernel, not two.
+    const LaunchCalls::Call* made = launches_.Find(call.correlation_id);
+    if (driver && made != nullptr && made->runtime) {
+      json_.Key("inside").String("the runtime call of the same correlation id");
+    } else {
+      json_.Key("correlation").Uint(call.correlation_id);
+      json_.Key("External id").Uint(call.correlation_id);
+      WriteCallStackArgs(json_, m_, call.correlation_id);
+    }
     EndArgs();
   });
   if (!read.ok()) return read;
