@@ -15,35 +15,18 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Sequence
 
+from .errors import TraceError, TraceWarning, _CorruptData
+from .metadata import DEPRECATED_ISSUE_NAMES, IssueCounts, enum_label, problem_lines
+
 try:  # the extension is optional: a pure-Python install has the same API, only slower
     import warpscope_native as _native  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - depends on the install
     _native = None
 
-# C++ import counter -> the name the pure-Python reader gives the same problem.
-COUNTER_NAMES = {
-    "reader.undefined_string_refs": "undefined_string_refs",
-    "reader.undefined_launch_config_refs": "undefined_launch_config_refs",
-    "reader.undefined_thread_refs": "undefined_thread_refs",
-    "reader.undefined_stack_refs": "undefined_stack_refs",
-    "reader.undefined_stack_frame_refs": "undefined_stack_frame_refs",
-    "reader.redefined_ids": "redefined_ids",
-    "reader.invalid_utf8_strings": "invalid_utf8_strings",
-    "reader.extra_headers": "extra_headers",
-    "reader.packets_after_end_of_trace": "packets_after_end_of_trace",
-    "reader.unknown_packets": "unknown_packet_kinds",
-    "model.pm_samples_without_metric_set": "undefined_pm_metric_set_refs",
-    "model.pm_sample_value_count_mismatch": "pm_sample_value_count_mismatch",
-    "model.pc_stall_reasons_length_mismatch": "pc_stall_reasons_length_mismatch",
-    "model.undefined_pc_stall_reason_refs": "undefined_pc_stall_reason_refs",
-    "model.pm_raw_samples_not_evaluated": "pm_raw_samples_not_evaluated",
-    "model.orphan_pc_sample_continuations": "orphan_pc_sample_continuations",
-    "model.incomplete_cubins": "incomplete_cubins",
-    "model.unmatched_capture_window_ends": "unmatched_capture_window_ends",
-    "model.redefined_pm_metric_sets": "redefined_pm_metric_sets",
-    "model.redefined_devices": "redefined_devices",
-    "model.redefined_contexts": "redefined_contexts",
-}
+# The import counters are issues under their own names (``TraceFile.issues``); the names
+# the pure-Python reader gave them before, C++ name -> old name, for code that looked them up.
+COUNTER_NAMES = {new: old for old, new in DEPRECATED_ISSUE_NAMES.items()
+                 if new != "model.pc_record_length_mismatch"}
 # Counters that the pure-Python reader reports elsewhere (truncated, complete) or not at all.
 _NOT_ISSUES = {"reader.truncated_bytes", "reader.missing_end_of_trace",
                "reader.packets_with_unknown_fields", "reader.newer_format_minor",
@@ -113,29 +96,24 @@ def _categorical(codes: Any, categories: List[str]) -> Any:
         return pd.Categorical.from_codes(codes, dtype=dtype)
 
 
-def read(trace: Any, via_model: bool = False) -> Dict[str, Any]:
+def read(trace: Any) -> Dict[str, Any]:
     """The frames of `trace` (a TraceFile) read by the C++ reader; fills ``trace.issues``
-    with the problems met, named as the pure-Python reader names them. `via_model`: build
-    the C++ trace model first and copy it into columns (slower; for comparisons)."""
+    with the problems met, by the C++ reader's counter names."""
     # Building the frames makes no reference cycles, but enough objects to start the cyclic
     # garbage collector, whose full passes walk every object pandas has made (tens of ms).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _read(trace, via_model)
+        return _read(trace)
     finally:
         if collecting:
             gc.enable()
 
 
-def _read(trace: Any, via_model: bool) -> Dict[str, Any]:
-    import numpy as np
+def _read(trace: Any) -> Dict[str, Any]:
     import pandas as pd
-    from .errors import TraceError, _CorruptData
-    from .metadata import enum_label
     try:
-        read_frames = _native.read_frames_via_model if via_model else _native.read_frames
-        result = read_frames(trace.path)
+        result = _native.read_frames(trace.path)
     except ValueError as e:
         # The C++ reader's message says where the data went wrong, as the Python reader's does.
         message = str(e) if str(e).startswith("warpscope:") else f"warpscope: {e}"
@@ -156,11 +134,11 @@ def _read(trace: Any, via_model: bool) -> Dict[str, Any]:
             frame = pd.concat([frame, pd.DataFrame(metrics, columns=names, copy=False)],
                               axis=1)
         frames[name] = frame
-    issues: Dict[str, int] = {}
+    issues = IssueCounts()
     for name, value in result["import_counters"].items():
         if name in _NOT_ISSUES or not value:
             continue
-        issues[COUNTER_NAMES.get(name, name)] = int(value)
+        issues[name] = int(value)
     trace._native_state = _NativeState(result, issues)
     trace.issues.clear()
     trace.issues.update(issues)
@@ -182,16 +160,14 @@ class _NativeState:
 
     def problems(self) -> List[str]:
         """The lines of ``TraceFile.problems()``, from the C++ reader's findings."""
-        from .reader import problem_lines
         return problem_lines(self.truncation_offset, self.complete, self.stats,
                              self.stats_severity, self.issues)
 
 
-def to_dataframes(trace: Any, via_model: bool = False) -> Dict[str, Any]:
+def to_dataframes(trace: Any) -> Dict[str, Any]:
     """``TraceFile.to_dataframes`` on the C++ reader, warning as the pure-Python one does."""
     import warnings
-    from .errors import TraceWarning
-    frames = read(trace, via_model)
+    frames = read(trace)
     problems = trace._native_state.problems()
     if problems:
         warnings.warn(TraceWarning(f"warpscope: {trace.path}: figures may be incomplete: "
@@ -227,7 +203,6 @@ def tail(path: str, kernel: str = "", instances: bool = False) -> Any:
 
 def _load_error(e: ValueError, path: Optional[str]) -> Exception:
     """A failed load of the C++ reader as the TraceError the package raises."""
-    from .errors import TraceError
     message = str(e) if str(e).startswith("warpscope:") else f"warpscope: {e}"
     at = re.search(r"byte offset (\d+)", message)
     return TraceError(message, path=path, offset=int(at.group(1)) if at else None)
