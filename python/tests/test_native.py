@@ -217,30 +217,32 @@ def test_summary_matches_the_frames():
 
 
 def test_occupancy_and_tail_return_frames():
-    occupancy = warpscope.occupancy(TRAINING_LOOP)
+    occupancy = warpscope.occupancy(TRAINING_LOOP)["occupancy"]
     frames = warpscope.open(TRAINING_LOOP).to_dataframes()["kernels"]
     assert set(occupancy["kernel"]) <= set(frames["name"])
     assert len(occupancy) > 0 and occupancy["launches"].sum() == len(frames)
-    tail = warpscope.tail(TRAINING_LOOP)
+    tail = warpscope.tail(TRAINING_LOOP)["kernels"]
     assert len(tail) > 0 and set(tail["kernel"]) <= set(frames["name"])
-    only = warpscope.tail(TRAINING_LOOP, kernel="flash")
+    only = warpscope.tail(TRAINING_LOOP, kernel="flash")["kernels"]
     assert 0 < len(only) < len(tail)
 
 
 def test_report_frames_are_typed_and_named_after_their_reports():
     """The analyses' tables reach pandas as typed columns, not through CSV: one report keeps
     its name, integers are int64, and the bounds columns are there."""
-    one = warpscope.summary(TRAINING_LOOP, reports="nvtx")
-    assert list(one) == ["nvtx"]
+    one = warpscope.summary(TRAINING_LOOP, report="nvtx")
+    assert list(one) == ["scalars", "nvtx"]
     assert one["nvtx"]["instances"].dtype == np.int64
-    occupancy = warpscope.occupancy(TRAINING_LOOP)
+    with pytest.warns(DeprecationWarning, match="report="):
+        assert list(warpscope.summary(TRAINING_LOOP, reports="nvtx")) == ["scalars", "nvtx"]
+    occupancy = warpscope.occupancy(TRAINING_LOOP)["occupancy"]
     assert {"achieved_low_pct", "achieved_high_pct", "achieved_elapsed_pct",
             "achieved_elapsed_low_pct", "achieved_elapsed_high_pct",
             "unseen_pct"} <= set(occupancy.columns)
     assert occupancy["launches"].dtype == np.int64
-    tail = warpscope.tail(TRAINING_LOOP)
+    tail = warpscope.tail(TRAINING_LOOP)["kernels"]
     assert {"tail_low_pct", "tail_high_pct"} <= set(tail.columns)
-    per_launch = warpscope.tail(TRAINING_LOOP, instances=True)
+    per_launch = warpscope.tail(TRAINING_LOOP, instances=True)["instances"]
     assert "start_ns" in per_launch.columns and len(per_launch) >= len(tail)
 
 
@@ -249,7 +251,7 @@ def test_occupancy_per_active_and_per_elapsed_cycle_on_a_recorded_trace():
     pct_of_peak_sustained_active) with the figure per elapsed cycle beside it, lower, each
     inside its own bounds."""
     pm = SOURCE_DIR / "examples" / "traces" / "cuda13.0_sm90" / "pipeline_pm.wst"
-    occupancy = warpscope.occupancy(str(pm))
+    occupancy = warpscope.occupancy(str(pm))["occupancy"]
     assert len(occupancy) == 3
     for _, row in occupancy.iterrows():
         assert row["achieved_elapsed_pct"] < row["achieved_pct"]

@@ -15,7 +15,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Sequence
 
-from .errors import TraceError, TraceWarning, _CorruptData
+from .errors import Error, TraceError, TraceWarning, _CorruptData
 from .metadata import DEPRECATED_ISSUE_NAMES, IssueCounts, enum_label, problem_lines
 
 try:  # the extension is optional: a pure-Python install has the same API, only slower
@@ -182,62 +182,30 @@ def _require() -> Any:
     return _native
 
 
-def summary(paths: Sequence[str], reports: str = "") -> Dict[str, Any]:
-    """``warpscope summary`` figures as DataFrames, one per report (kernels, api, memory,
-    nvtx, nvtx_kernels, idle), with the CLI's CSV columns (docs/cli.md)."""
-    frames = report_frames(_require().summary_tables([os.fspath(p) for p in paths], reports))
-    frames.pop("scalars")
-    return frames
-
-
-def occupancy(path: str, kernel: str = "") -> Any:
-    """``warpscope occupancy`` rows as a DataFrame (docs/occupancy.md)."""
-    return report_frames(_require().occupancy_tables(os.fspath(path), kernel))["occupancy"]
-
-
-def tail(path: str, kernel: str = "", instances: bool = False) -> Any:
-    """``warpscope tail`` rows as a DataFrame: one per kernel name, or per launch."""
-    frames = report_frames(_require().tail_tables(os.fspath(path), kernel, instances))
-    return frames["instances" if instances else "kernels"]
-
-
-def _load_error(e: ValueError, path: Optional[str]) -> Exception:
-    """A failed load of the C++ reader as the TraceError the package raises."""
+def _input_error(e: ValueError, paths: Sequence[str]) -> Exception:
+    """A failed analysis of the extension as the package's exception: ``TraceError`` when
+    its message names one of the traces, else ``Error`` (an option it refused)."""
     message = str(e) if str(e).startswith("warpscope:") else f"warpscope: {e}"
+    named = [p for p in paths if p in message]
+    if not named:
+        return Error(message)
     at = re.search(r"byte offset (\d+)", message)
-    return TraceError(message, path=path, offset=int(at.group(1)) if at else None)
+    return TraceError(message, path=named[0], offset=int(at.group(1)) if at else None)
 
 
-def advise(path: str, device: Optional[int] = None, top: int = 0, literal_ranges: bool = False,
-           step: str = "") -> Dict[str, Any]:
-    """``warpscope advise`` as DataFrames, from the C++ analysis' own result (see
-    ``warpscope.advise``)."""
-    native = _require()
-    path = os.fspath(path)
-    try:
-        result = native.advise_tables(path, -1 if device is None else int(device), int(top),
-                                      bool(literal_ranges), str(step))
-    except ValueError as e:
-        raise _load_error(e, path) from e
-    frames = report_frames(result)
-    frames["summary"] = frames.pop("scalars")
-    return frames
-
-
-def stalls(paths: Sequence[str], kernel: str = "", by: str = "kernel") -> Dict[str, Any]:
-    """``warpscope stalls`` as the frames of ``warpscope.stalls``, from the C++ stall report
-    (analyzers/analyses/stalls.cc)."""
-    native = _require()
+def analysis(name: str, paths: Sequence[str], *args: Any) -> Dict[str, Any]:
+    """The extension's `name` (``summary_tables``, ``job_tables``, ...) run on `paths` with
+    `args`, as DataFrames: ``scalars`` (one row) and one frame per table."""
+    function = getattr(_require(), name)
     paths = [os.fspath(p) for p in paths]
     try:
-        result = native.stall_tables(paths, kernel, by == "pc")
+        return report_frames(function(paths if name in _MANY else paths[0], *args))
     except ValueError as e:
-        if "not a valid regular expression" in str(e):  # the --kernel regex, not the trace
-            raise
-        raise _load_error(e, paths[0] if len(paths) == 1 else None) from e
-    frames = report_frames(result)
-    del frames["scalars"]
-    return frames
+        raise _input_error(e, paths) from e
+
+
+# The analyses that read several traces; the others read one.
+_MANY = frozenset(["summary_tables", "job_tables", "stall_tables"])
 
 
 def report_frames(result: Dict[str, Any]) -> Dict[str, Any]:
@@ -245,8 +213,9 @@ def report_frames(result: Dict[str, Any]) -> Dict[str, Any]:
     DataFrames: ``scalars`` one row, then one frame per table. Integer columns with empty
     cells are nullable ``Int64``; empty float cells are NaN."""
     import pandas as pd
+    # One row, also for a report without scalars (then no columns).
     frames: Dict[str, Any] = {"scalars": pd.DataFrame({k: [v] for k, v in
-                                                      result["scalars"].items()})}
+                                                      result["scalars"].items()}, index=[0])}
     for name, table in result.items():
         if name == "scalars":
             continue
@@ -270,10 +239,4 @@ def report_frames(result: Dict[str, Any]) -> Dict[str, Any]:
 
 def job(paths: Sequence[str], step: str = "", threads: int = 0) -> Dict[str, Any]:
     """``warpscope job`` as DataFrames (see ``warpscope.job``)."""
-    native = _require()
-    paths = [os.fspath(p) for p in paths]
-    try:
-        result = native.job_tables(paths, step, int(threads))
-    except ValueError as e:
-        raise _load_error(e, paths[0] if len(paths) == 1 else None) from e
-    return report_frames(result)
+    return analysis("job_tables", paths, step, int(threads))
