@@ -569,7 +569,7 @@ absl::StatusOr<TraceColumns> TraceColumns::Decode(TraceReader& reader, TraceRead
   columns_internal::EventDecoder events(reader, out);
   if (counting != nullptr) events.Reserve(*counting);
   columns_internal::SampleDecoder samples(reader, out);
-  while (!out.needs_model) {
+  while (true) {
     std::string_view payload;
     absl::StatusOr<bool> framed = reader.NextPayload(&payload);
     if (!framed.ok()) return framed.status();

@@ -91,8 +91,9 @@ struct SampleTables {
 
 struct TraceColumns {
   // Reads `path` in one pass. Fails as TraceModel::Load fails (TraceReader's errors), with
-  // the same messages. A trace holding raw PM samples (PmCounterData) is read up to the
-  // first of them and `needs_model` is set: TraceModel evaluates those (CUPTI's host API).
+  // the same messages. A trace holding raw PM samples (PmCounterData) is read whole and
+  // `needs_model` is set: its small tables, import counters and stats are then TraceModel's,
+  // which evaluates those samples (CUPTI's host API).
   static absl::StatusOr<TraceColumns> Decode(const std::string& path);
   // The same from `reader`, just opened (nothing read past the header); `counting`, another
   // reader of the same bytes, sizes the columns beforehand (without it they grow as read).

@@ -4,8 +4,7 @@ the readers behind ``to_dataframes`` compared on one large trace.
 ``--readers``: writes a trace of ``--rows`` events with the C++ fixture builder
 (``build/bin/warpscope_bench_trace``, from bench/python/bench_trace.cc), then reads it into
 DataFrames ``--repeat`` times (default 5) in a fresh process per run with each reader: pure
-Python, the C++ extension through its trace model (``native.to_dataframes(trace,
-via_model=True)``) and the C++ extension's columnar decoder (what ``to_dataframes`` uses;
+Python and the C++ extension's columnar decoder (what ``to_dataframes`` uses;
 ``warpscope_native``, found on PYTHONPATH or in build/python). It reports the median of the
 runs: rows/s (CPU time of the process, one core), the peak RSS above the process's RSS
 after its imports, the frames' own memory (``df.memory_usage(deep=True)``) and their ratio;
@@ -156,10 +155,7 @@ start = time.process_time()
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     trace = warpscope.open(sys.argv[1])
-    if sys.argv[2] == "model":
-        frames = warpscope.native.to_dataframes(trace, via_model=True)
-    else:
-        frames = trace.to_dataframes()
+    frames = trace.to_dataframes()
 seconds = time.process_time() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"native": warpscope.native.available(), "seconds": seconds,
@@ -186,7 +182,7 @@ def compare_readers(rows: int, repeat: int, trace: str, build_dir: Path) -> None
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         for name, reader, extra_env in (
                 ("pure Python", "python", {"WARPSCOPE_PURE_PYTHON": "1"}),
-                ("C++ model", "model", {}), ("C++ columns", "columns", {})):
+                ("C++ columns", "columns", {})):
             env = dict(os.environ, **extra_env)
             env["PYTHONPATH"] = os.pathsep.join(
                 [str(SOURCE_DIR / "python"), str(native_dir), env.get("PYTHONPATH", "")])

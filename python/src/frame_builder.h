@@ -1,6 +1,6 @@
 // FrameBuilder: one frame of the `warpscope_native` extension built column by column from a
 // table of rows, in the column shapes native_frames.h describes (numbers, bools, categorical
-// strings, enums, threads resolved as each row's event saw them).
+// strings, enums).
 #ifndef WARPSCOPE_PYTHON_SRC_FRAME_BUILDER_H_
 #define WARPSCOPE_PYTHON_SRC_FRAME_BUILDER_H_
 
@@ -86,49 +86,6 @@ class FrameBuilder {
     for (size_t i = 0; i < rows_.size(); ++i) v[i] = static_cast<int32_t>(get(rows_[i]));
     columns_[name] = EnumColumn(std::move(v), enum_name);
   }
-  void Times() {
-    Int("start_ns", [](const Event& e) { return e.start_ns; });
-    Int("end_ns", [](const Event& e) { return e.start_ns + e.duration_ns; });
-    Int("duration_ns", [](const Event& e) { return e.duration_ns; });
-  }
-  // thread_id, os_tid and thread_name of a thread id column. Each row gets the thread's
-  // definition in force when its event was read: `counted` says how many rows of this
-  // table came before each definition.
-  template <typename F>
-  void Thread(const TraceModel& model, size_t TraceModel::ThreadEventCounts::*counted,
-              const char* id_name, const char* tid_name, const char* thread_name, F get) {
-    Int(id_name, get);
-    std::vector<size_t> order(model.threads.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return model.thread_defined_after[a].*counted < model.thread_defined_after[b].*counted;
-    });
-    std::unordered_map<uint64_t, const ThreadInfo*> in_force;
-    size_t next = 0;
-    std::vector<int64_t> tids(rows_.size());
-    StringColumn names(rows_.size());
-    std::map<uint64_t, std::string> unknown_names;
-    for (size_t i = 0; i < rows_.size(); ++i) {
-      for (; next < order.size() && model.thread_defined_after[order[next]].*counted <= i; ++next) {
-        in_force[model.threads[order[next]].id] = &model.threads[order[next]];
-      }
-      const uint64_t id = get(rows_[i]);
-      auto it = in_force.find(id);
-      if (it != in_force.end()) {
-        tids[i] = it->second->os_tid;
-        names.Add(it->second->name);
-      } else if (id == 0) {
-        names.Add("");
-      } else {
-        auto [u, inserted] = unknown_names.try_emplace(id);
-        if (inserted) u->second = absl::StrCat("<unknown:", id, ">");
-        names.Add(u->second);
-      }
-    }
-    columns_[tid_name] = Array(std::move(tids));
-    columns_[thread_name] = names.Finish();
-  }
-
   nanobind::dict Finish() { return std::move(columns_); }
 
  private:

@@ -1,6 +1,6 @@
-// Frames(TraceColumns&&): the columnar decoder's columns handed to numpy. Each column's
+// Frames(TraceColumns&&, model): the columnar decoder's columns handed to numpy. Each column's
 // vector moves into the array that owns it (no copy); string columns carry their sorted
-// categories, enums their values, as Frames(const TraceModel&) gives them.
+// categories, enums their values.
 #include "python/src/native_frames.h"
 
 namespace warpscope::native {
@@ -35,7 +35,7 @@ nb::object Column(ColumnData& c) {
 
 }  // namespace
 
-nb::dict Frames(TraceColumns&& columns) {
+nb::dict Frames(TraceColumns&& columns, const TraceModel* model) {
   nb::dict frames;
   for (FrameColumns& frame : columns.frames) {
     nb::dict out;
@@ -44,6 +44,12 @@ nb::dict Frames(TraceColumns&& columns) {
   }
   uint64_t unknown_reasons = 0;
   nb::list metric_names;
+  if (model != nullptr) {
+    AddSampleFrames(*model, frames, &metric_names, &unknown_reasons);
+    return FramesResult(frames, metric_names, model->import_counters, unknown_reasons,
+                        model->stats, model->stats_final, model->truncation,
+                        model->end_of_trace.has_value());
+  }
   AddSampleFrames(columns.samples, frames, &metric_names, &unknown_reasons);
   return FramesResult(frames, metric_names, columns.import_counters, unknown_reasons, columns.stats,
                       columns.stats_final, columns.truncation, columns.complete);

@@ -1,6 +1,8 @@
-// The `warpscope_native` extension's frames: a trace read by the C++ reader (TraceModel) and
-// handed to Python as columns, one numpy array per column, which python/warpscope/native.py
-// turns into the same DataFrames as the pure-Python reader (docs/python.md).
+// The `warpscope_native` extension's frames of the small tables (capture windows, PC and PM
+// samples, devices, contexts, call stacks), built from the columnar decoder's SampleTables or,
+// for a trace with raw PM samples, from TraceModel's; the event frames are the decoder's own
+// columns (native_columns.cc, from the column tables of analyzers/model/trace_columns_tables.cc).
+// python/warpscope/native.py turns them into the same DataFrames as the pure-Python reader.
 //
 // Numbers are int64 (the schema's uint64 read as two's complement, as the Python reader
 // does), float64 or bool arrays that own their memory through a capsule, so pandas takes
@@ -27,179 +29,6 @@ namespace warpscope::native {
 namespace {
 
 namespace nb = nanobind;
-
-nb::dict Kernels(const TraceModel& m) {
-  FrameBuilder<KernelEvent> f(m.kernels);
-  f.Times();
-  f.String("name", [](const KernelEvent& k) { return k.name; });
-  f.String("mangled_name", [](const KernelEvent& k) { return k.mangled_name; });
-  f.Int("device_id", [](const KernelEvent& k) { return k.device_id; });
-  f.Int("context_id", [](const KernelEvent& k) { return k.context_id; });
-  f.Int("stream_id", [](const KernelEvent& k) { return k.stream_id; });
-  f.Int("correlation_id", [](const KernelEvent& k) { return k.correlation_id; });
-  f.Int("graph_id", [](const KernelEvent& k) { return k.graph_id; });
-  f.Int("graph_node_id", [](const KernelEvent& k) { return k.graph_node_id; });
-  f.Int("grid_id", [](const KernelEvent& k) { return k.grid_id; });
-  f.Int("launch_config_id", [](const KernelEvent& k) { return k.launch_config_id; });
-  static const LaunchConfig kNone;
-#define WARPSCOPE_LAUNCH_COLUMN(field) \
-  f.Int(#field, [](const KernelEvent& k) { return (k.launch ? *k.launch : kNone).field; })
-  WARPSCOPE_LAUNCH_COLUMN(grid_x);
-  WARPSCOPE_LAUNCH_COLUMN(grid_y);
-  WARPSCOPE_LAUNCH_COLUMN(grid_z);
-  WARPSCOPE_LAUNCH_COLUMN(block_x);
-  WARPSCOPE_LAUNCH_COLUMN(block_y);
-  WARPSCOPE_LAUNCH_COLUMN(block_z);
-  WARPSCOPE_LAUNCH_COLUMN(cluster_x);
-  WARPSCOPE_LAUNCH_COLUMN(cluster_y);
-  WARPSCOPE_LAUNCH_COLUMN(cluster_z);
-  WARPSCOPE_LAUNCH_COLUMN(registers_per_thread);
-  WARPSCOPE_LAUNCH_COLUMN(static_shared_memory);
-  WARPSCOPE_LAUNCH_COLUMN(dynamic_shared_memory);
-  WARPSCOPE_LAUNCH_COLUMN(local_memory_per_thread);
-  WARPSCOPE_LAUNCH_COLUMN(shared_memory_executed);
-  WARPSCOPE_LAUNCH_COLUMN(shared_memory_config);
-  WARPSCOPE_LAUNCH_COLUMN(shared_memory_carveout_requested);
-  WARPSCOPE_LAUNCH_COLUMN(shmem_limit_config);
-#undef WARPSCOPE_LAUNCH_COLUMN
-  return f.Finish();
-}
-
-nb::dict ApiCalls(const TraceModel& m) {
-  FrameBuilder<ApiCallEvent> f(m.api_calls);
-  f.Times();
-  f.String("name", [](const ApiCallEvent& a) { return a.name; });
-  f.Enum("domain", "ApiDomain", [](const ApiCallEvent& a) { return a.domain; });
-  f.Thread(m, &TraceModel::ThreadEventCounts::api_calls, "thread_id", "os_tid", "thread_name",
-           [](const ApiCallEvent& a) { return a.thread_id; });
-  f.Int("correlation_id", [](const ApiCallEvent& a) { return a.correlation_id; });
-  f.Int("result", [](const ApiCallEvent& a) { return a.result; });
-  f.Int("callback_id", [](const ApiCallEvent& a) { return a.callback_id; });
-  return f.Finish();
-}
-
-nb::dict NvtxRanges(const TraceModel& m) {
-  FrameBuilder<NvtxRange> f(m.nvtx_ranges);
-  f.Times();
-  f.String("name", [](const NvtxRange& r) { return r.name; });
-  f.String("domain", [](const NvtxRange& r) { return r.domain; });
-  f.Int("category", [](const NvtxRange& r) { return r.category; });
-  f.Int("color", [](const NvtxRange& r) { return r.color; });
-  f.Int("depth", [](const NvtxRange& r) { return r.depth; });
-  f.Bool("is_push_pop", [](const NvtxRange& r) { return r.is_push_pop; });
-  f.Thread(m, &TraceModel::ThreadEventCounts::nvtx_ranges, "thread_id", "os_tid",
-           "thread_name", [](const NvtxRange& r) { return r.thread_id; });
-  f.Thread(m, &TraceModel::ThreadEventCounts::nvtx_ranges, "end_thread_id", "end_os_tid",
-           "end_thread_name", [](const NvtxRange& r) { return r.end_thread_id; });
-  return f.Finish();
-}
-
-nb::dict NvtxMarks(const TraceModel& m) {
-  FrameBuilder<NvtxMark> f(m.nvtx_marks);
-  f.Int("timestamp_ns", [](const NvtxMark& k) { return k.timestamp_ns; });
-  f.String("name", [](const NvtxMark& k) { return k.name; });
-  f.String("domain", [](const NvtxMark& k) { return k.domain; });
-  f.Int("category", [](const NvtxMark& k) { return k.category; });
-  f.Int("color", [](const NvtxMark& k) { return k.color; });
-  f.Thread(m, &TraceModel::ThreadEventCounts::nvtx_marks, "thread_id", "os_tid",
-           "thread_name", [](const NvtxMark& k) { return k.thread_id; });
-  return f.Finish();
-}
-
-nb::dict NcclCalls(const TraceModel& m) {
-  FrameBuilder<NcclCall> f(m.nccl_calls);
-  f.Times();
-  f.String("name", [](const NcclCall& c) { return c.name; });
-  f.Thread(m, &TraceModel::ThreadEventCounts::nccl_calls, "thread_id", "os_tid", "thread_name",
-           [](const NcclCall& c) { return c.thread_id; });
-  f.Int("comm_hash", [](const NcclCall& c) { return c.comm_hash; });
-  f.Int("bytes", [](const NcclCall& c) { return c.bytes; });
-  f.Int("reduction_op", [](const NcclCall& c) { return c.reduction_op; });
-  f.Int("root", [](const NcclCall& c) { return c.root; });
-  f.Int("peer", [](const NcclCall& c) { return c.peer; });
-  f.Int("comm_size", [](const NcclCall& c) { return c.comm_size; });
-  f.Int("comm_rank", [](const NcclCall& c) { return c.comm_rank; });
-  f.Int("launch_correlation_id", [](const NcclCall& c) { return c.launch_correlation_id; });
-  f.Int("launches", [](const NcclCall& c) { return c.launches; });
-  f.Bool("payload_unreadable", [](const NcclCall& c) { return c.payload_unreadable; });
-  return f.Finish();
-}
-
-nb::dict ApiStacks(const TraceModel& m) {
-  FrameBuilder<ApiStack> f(m.api_stacks);
-  f.Int("timestamp_ns", [](const ApiStack& a) { return a.timestamp_ns; });
-  f.Int("correlation_id", [](const ApiStack& a) { return a.correlation_id; });
-  f.Int("stack_id", [](const ApiStack& a) { return a.stack_id; });
-  f.String("name", [](const ApiStack& a) { return a.name; });
-  f.Enum("domain", "ApiDomain", [](const ApiStack& a) { return a.domain; });
-  f.Int("callback_id", [](const ApiStack& a) { return a.callback_id; });
-  return f.Finish();
-}
-
-nb::dict Memcpys(const TraceModel& m) {
-  FrameBuilder<MemcpyEvent> f(m.memcpys);
-  f.Times();
-  f.Enum("copy_kind", "CopyKind", [](const MemcpyEvent& c) { return c.copy_kind; });
-  f.Enum("src_kind", "MemoryKind", [](const MemcpyEvent& c) { return c.src_kind; });
-  f.Enum("dst_kind", "MemoryKind", [](const MemcpyEvent& c) { return c.dst_kind; });
-  f.Int("bytes", [](const MemcpyEvent& c) { return c.bytes; });
-  f.Int("device_id", [](const MemcpyEvent& c) { return c.device_id; });
-  f.Int("context_id", [](const MemcpyEvent& c) { return c.context_id; });
-  f.Int("stream_id", [](const MemcpyEvent& c) { return c.stream_id; });
-  f.Int("correlation_id", [](const MemcpyEvent& c) { return c.correlation_id; });
-  f.Bool("is_async", [](const MemcpyEvent& c) { return c.is_async; });
-  f.Int("src_device_id", [](const MemcpyEvent& c) { return c.src_device_id; });
-  f.Int("dst_device_id", [](const MemcpyEvent& c) { return c.dst_device_id; });
-  f.Int("graph_node_id", [](const MemcpyEvent& c) { return c.graph_node_id; });
-  return f.Finish();
-}
-
-nb::dict Memsets(const TraceModel& m) {
-  FrameBuilder<MemsetEvent> f(m.memsets);
-  f.Times();
-  f.Int("value", [](const MemsetEvent& s) { return s.value; });
-  f.Int("bytes", [](const MemsetEvent& s) { return s.bytes; });
-  f.Enum("memory_kind", "MemoryKind", [](const MemsetEvent& s) { return s.memory_kind; });
-  f.Int("device_id", [](const MemsetEvent& s) { return s.device_id; });
-  f.Int("context_id", [](const MemsetEvent& s) { return s.context_id; });
-  f.Int("stream_id", [](const MemsetEvent& s) { return s.stream_id; });
-  f.Int("correlation_id", [](const MemsetEvent& s) { return s.correlation_id; });
-  f.Bool("is_async", [](const MemsetEvent& s) { return s.is_async; });
-  return f.Finish();
-}
-
-nb::dict Syncs(const TraceModel& m) {
-  FrameBuilder<SyncEvent> f(m.syncs);
-  f.Times();
-  f.Enum("kind", "SyncKind", [](const SyncEvent& s) { return s.kind; });
-  f.Int("context_id", [](const SyncEvent& s) { return s.context_id; });
-  f.Int("stream_id", [](const SyncEvent& s) { return s.stream_id; });
-  f.Int("cuda_event_id", [](const SyncEvent& s) { return s.cuda_event_id; });
-  f.Int("correlation_id", [](const SyncEvent& s) { return s.correlation_id; });
-  f.Thread(m, &TraceModel::ThreadEventCounts::syncs, "thread_id", "os_tid", "thread_name",
-           [](const SyncEvent& s) { return s.thread_id; });
-  return f.Finish();
-}
-
-nb::dict GraphLaunches(const TraceModel& m) {
-  FrameBuilder<GraphLaunchEvent> f(m.graph_launches);
-  f.Times();
-  f.Int("graph_id", [](const GraphLaunchEvent& g) { return g.graph_id; });
-  f.Int("device_id", [](const GraphLaunchEvent& g) { return g.device_id; });
-  f.Int("context_id", [](const GraphLaunchEvent& g) { return g.context_id; });
-  f.Int("stream_id", [](const GraphLaunchEvent& g) { return g.stream_id; });
-  f.Int("correlation_id", [](const GraphLaunchEvent& g) { return g.correlation_id; });
-  return f.Finish();
-}
-
-nb::dict Overheads(const TraceModel& m) {
-  FrameBuilder<OverheadEvent> f(m.overheads);
-  f.Times();
-  f.String("kind", [](const OverheadEvent& o) { return o.kind; });
-  f.Thread(m, &TraceModel::ThreadEventCounts::overheads, "thread_id", "os_tid",
-           "thread_name", [](const OverheadEvent& o) { return o.thread_id; });
-  return f.Finish();
-}
 
 // Capture window edges (the file's CaptureWindowEdge packets) from the model's windows:
 // each begin edge, then its end edge when the window was closed, in time order.
@@ -466,26 +295,6 @@ nb::dict FramesResult(nb::dict frames, nb::list metric_names,
   result["truncation_offset"] = truncation.partial_offset;
   result["complete"] = complete;
   return result;
-}
-
-nb::dict Frames(const TraceModel& m) {
-  nb::dict frames;
-  frames["kernels"] = Kernels(m);
-  frames["api"] = ApiCalls(m);
-  frames["nvtx_ranges"] = NvtxRanges(m);
-  frames["nvtx_marks"] = NvtxMarks(m);
-  frames["nccl_calls"] = NcclCalls(m);
-  frames["api_stacks"] = ApiStacks(m);
-  frames["memcpy"] = Memcpys(m);
-  frames["memset"] = Memsets(m);
-  frames["sync"] = Syncs(m);
-  frames["graph_launches"] = GraphLaunches(m);
-  frames["overhead"] = Overheads(m);
-  uint64_t unknown_reasons = 0;
-  nb::list metric_names;
-  AddSampleFrames(m, frames, &metric_names, &unknown_reasons);
-  return FramesResult(frames, metric_names, m.import_counters, unknown_reasons, m.stats,
-                      m.stats_final, m.truncation, m.end_of_trace.has_value());
 }
 
 }  // namespace warpscope::native

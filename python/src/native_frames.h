@@ -37,9 +37,10 @@ inline nanobind::str Utf8(std::string_view s) {
 // name) | ("bool", uint8 array)}}, "pm_metric_names": [...], "import_counters": {...},
 // "stats": {...}, "stats_severity": {...}, "stats_final", "truncated", "truncation_offset",
 // "complete"}.
-nanobind::dict Frames(const TraceModel& model);
-// The same from the columnar decoder; its columns move into the arrays.
-nanobind::dict Frames(TraceColumns&& columns);
+// The event frames are the columnar decoder's (its columns move into the arrays); the rest
+// comes from `model` where the trace needed one (TraceColumns::needs_model), else from the
+// decoder too.
+nanobind::dict Frames(TraceColumns&& columns, const TraceModel* model);
 
 // The frames of the small tables (capture windows, PC and PM samples, devices, contexts,
 // call stacks) of a TraceModel or a TraceColumns' SampleTables, which name them alike.

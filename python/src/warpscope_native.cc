@@ -38,20 +38,18 @@ TraceModel LoadModel(const std::string& path) {
   return std::move(*model);
 }
 
-// The columnar decoder (TraceColumns); a trace with raw PM samples goes through TraceModel,
-// which evaluates them.
+// The columnar decoder (TraceColumns); a trace with raw PM samples takes its small tables
+// from TraceModel, which evaluates them.
 nb::dict ReadFrames(const std::string& path) {
   absl::StatusOr<TraceColumns> columns = [&] {
     nb::gil_scoped_release release;
     return TraceColumns::Decode(path);
   }();
   if (!columns.ok()) throw nb::value_error(std::string(columns.status().message()).c_str());
-  if (columns->needs_model) return Frames(LoadModel(path));
-  return Frames(std::move(*columns));
+  if (!columns->needs_model) return Frames(std::move(*columns), nullptr);
+  const TraceModel model = LoadModel(path);
+  return Frames(std::move(*columns), &model);
 }
-
-// The same through TraceModel (what the columnar decoder is measured and tested against).
-nb::dict ReadFramesViaModel(const std::string& path) { return Frames(LoadModel(path)); }
 
 // The tables of `warpscope summary` over one trace or several, as typed columns.
 nb::dict SummaryTables(const std::vector<std::string>& paths, const std::string& reports) {
@@ -165,8 +163,6 @@ NB_MODULE(warpscope_native, m) {
   m.doc() = "warpscope's C++ trace reader and analyses (use them through warpscope)";
   m.def("read_frames", &warpscope::native::ReadFrames, nb::arg("path"),
         "Reads a trace with the C++ reader; the columns of every frame.");
-  m.def("read_frames_via_model", &warpscope::native::ReadFramesViaModel, nb::arg("path"),
-        "read_frames through the C++ trace model (slower; for comparisons).");
   m.def("summary_tables", &warpscope::native::SummaryTables, nb::arg("paths"),
         nb::arg("reports") = "", "`warpscope summary` over the traces, as typed columns.");
   m.def("occupancy_tables", &warpscope::native::OccupancyTables, nb::arg("path"),

@@ -35,7 +35,8 @@ def cli_advise(path: Path, *flags: str) -> dict:
 def test_advise_frames_equal_the_cli_json(path):
     frames = warpscope.advise(path)
     report = cli_advise(path)
-    assert sorted(frames) == ["devices", "findings", "notes", "summary"]
+    assert sorted(frames) == ["devices", "findings", "notes", "scalars", "summary"]
+    assert frames["summary"] is frames["scalars"]  # the old key, for one release
 
     summary = frames["summary"]
     assert len(summary) == 1

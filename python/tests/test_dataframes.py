@@ -152,11 +152,11 @@ def test_undefined_ids_are_named_and_counted(tmp_path):
         tb.packet(pm_sample=schema.PmSample(metric_set_id=4, values=[1.0])),
         tb.end()]))
     for _ in range(2):  # a second call must not count twice
-        with pytest.warns(warpscope.TraceWarning, match="undefined_string_refs"):
+        with pytest.warns(warpscope.TraceWarning, match="reader.undefined_string_refs"):
             frames = trace.to_dataframes()
-        assert trace.issues == {"undefined_string_refs": 3, "undefined_launch_config_refs": 1,
-                                "undefined_thread_refs": 1, "undefined_pc_stall_reason_refs": 1,
-                                "undefined_pm_metric_set_refs": 1}
+        assert trace.issues == {"reader.undefined_string_refs": 3, "reader.undefined_launch_config_refs": 1,
+                                "reader.undefined_thread_refs": 1, "model.undefined_pc_stall_reason_refs": 1,
+                                "model.pm_samples_without_metric_set": 1}
     kernel = only_row(frames["kernels"])
     assert (kernel["name"], kernel["mangled_name"], kernel["grid_x"]) == ("<unknown:77>", "", 0)
     api = only_row(frames["api"])
@@ -191,7 +191,7 @@ def test_pm_value_count_mismatch_is_counted(tmp_path):
     with pytest.warns(warpscope.TraceWarning):
         pm = trace.to_dataframes()["pm_samples"]
     assert pm["a"].iloc[0] == 1.0 and np.isnan(pm["b"].iloc[0])
-    assert trace.issues == {"pm_sample_value_count_mismatch": 1}
+    assert trace.issues == {"model.pm_sample_value_count_mismatch": 1}
 
 
 def test_truncated_trace_warns_and_keeps_whole_packets(tmp_path):
@@ -295,9 +295,9 @@ def test_redefined_ids_apply_from_where_they_are_redefined(tmp_path):
                                     + [tb.string(1, "old")]
                                     + definitions_then_events("new", 20, 2, "b", 2)
                                     + [tb.end()]))
-    with pytest.warns(warpscope.TraceWarning, match="redefined_ids = 3"):
+    with pytest.warns(warpscope.TraceWarning, match="reader.redefined_ids = 3"):
         frames = trace.to_dataframes()
-    assert trace.issues == {"redefined_ids": 3, "redefined_pm_metric_sets": 1}
+    assert trace.issues == {"reader.redefined_ids": 3, "model.redefined_pm_metric_sets": 1}
     assert trace.strings == {1: "new"} and trace.threads[1].os_tid == 20
     assert trace.launch_configs[1].grid_x == 2
     assert list(trace.pm_metric_sets[1].metric_names) == ["b"]
@@ -326,7 +326,7 @@ def test_many_redefinitions(tmp_path):
         for ident in (1 + i % 3, 1 + (i + 1) % 3):
             expected.append(in_force.get(ident, f"<unknown:{ident}>"))
     assert names == expected
-    assert trace.issues == {"redefined_ids": 4997, "undefined_string_refs": 2}
+    assert trace.issues == {"reader.redefined_ids": 4997, "reader.undefined_string_refs": 2}
 
 
 def test_reference_before_definition_is_undefined(tmp_path):
@@ -349,8 +349,8 @@ def test_reference_before_definition_is_undefined(tmp_path):
     with pytest.warns(warpscope.TraceWarning):
         frames = trace.to_dataframes()
     # A range that ends on the thread it began on refers to one thread: counted once.
-    assert trace.issues == {"undefined_string_refs": 3, "undefined_launch_config_refs": 1,
-                            "undefined_thread_refs": 3, "undefined_pm_metric_set_refs": 1}
+    assert trace.issues == {"reader.undefined_string_refs": 3, "reader.undefined_launch_config_refs": 1,
+                            "reader.undefined_thread_refs": 3, "model.pm_samples_without_metric_set": 1}
     assert list(frames["kernels"]["name"]) == ["<unknown:1>", "k"]
     assert list(frames["kernels"]["grid_x"]) == [0, 8]
     ranges = frames["nvtx_ranges"]
@@ -359,3 +359,20 @@ def test_reference_before_definition_is_undefined(tmp_path):
     assert list(ranges["end_thread_name"]) == ["<unknown:4>", "<unknown:5>", ""]
     assert list(frames["pm_samples"]["a"]) == [2.0]
     assert trace.strings == {1: "k"}  # id 0 means "no string" and cannot be defined
+
+
+def test_event_frames_have_the_columns_of_the_cpp_tables(tmp_path):
+    """The pure-Python reader's event frames have the columns, in the order, that the C++
+    column tables give (python/warpscope/columns.py, generated from them)."""
+    from warpscope.columns import EVENT_TABLES
+    trace = warpscope.open(tb.write(tmp_path / "all.wst", tb.every_kind()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", warpscope.TraceWarning)
+        frames = trace.to_dataframes()
+    assert len(EVENT_TABLES) >= 11
+    for frame, _, columns in EVENT_TABLES:
+        expected = []
+        for name, derive, _, aux, aux2 in columns:
+            expected += [name, aux, aux2] if derive == "thread" else [name]
+        assert list(frames[frame].columns) == expected, frame
+    assert len(frames["kernels"]) and len(frames["api"]) and len(frames["nvtx_ranges"])

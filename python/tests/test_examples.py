@@ -47,6 +47,6 @@ def test_the_check_itself(tmp_path):
     check_traces_in(tmp_path)
     tb.write(tmp_path / "unnamed.wst", [tb.header(), tb.packet(
         kernel=schema.KernelEvent(name_id=5)), tb.end()])
-    with pytest.warns(warpscope.TraceWarning, match="undefined_string_refs"):
+    with pytest.warns(warpscope.TraceWarning, match="reader.undefined_string_refs"):
         with pytest.raises(AssertionError, match="kernels without a name"):
             check_traces_in(tmp_path)

@@ -81,10 +81,10 @@ def test_a_trace_that_cannot_be_read_is_a_trace_error(tmp_path):
 def test_the_three_readers_agree_on_nccl_calls(tmp_path):
     """The columnar decoder, the model and the pure-Python reader give the same nccl_calls
     frame (sint32 fields decoded from zigzag: -1 for a root or peer the call has none of)."""
-    from test_native import assert_three_agree
+    from test_native import assert_readers_agree
     job = write_job(tmp_path, "--late-rank", "1")
     trace = job / "rank_0.wst"
-    assert assert_three_agree(trace) > 0
+    assert assert_readers_agree(trace) > 0
     calls = warpscope.open(trace).to_dataframes()["nccl_calls"]
     assert len(calls) == 12  # 2 buckets x 6 steps
     assert set(calls["name"]) == {"ncclAllReduce"}

@@ -167,8 +167,8 @@ def test_the_duplicate_id_rule(tmp_path):
     devices and contexts keep their first description."""
     path = tb.write(tmp_path / "t.wst", redefinitions())
     for frames, trace, _ in read_both(path):
-        assert trace.issues == {"redefined_ids": 3, "redefined_pm_metric_sets": 1,
-                                "redefined_devices": 1, "redefined_contexts": 1}
+        assert trace.issues == {"reader.redefined_ids": 3, "model.redefined_pm_metric_sets": 1,
+                                "model.redefined_devices": 1, "model.redefined_contexts": 1}
         kernels = frames["kernels"]
         assert list(kernels["name"]) == ["old", "old", "new"]
         assert list(kernels["grid_x"]) == [1, 1, 2]
@@ -217,30 +217,32 @@ def test_summary_matches_the_frames():
 
 
 def test_occupancy_and_tail_return_frames():
-    occupancy = warpscope.occupancy(TRAINING_LOOP)
+    occupancy = warpscope.occupancy(TRAINING_LOOP)["occupancy"]
     frames = warpscope.open(TRAINING_LOOP).to_dataframes()["kernels"]
     assert set(occupancy["kernel"]) <= set(frames["name"])
     assert len(occupancy) > 0 and occupancy["launches"].sum() == len(frames)
-    tail = warpscope.tail(TRAINING_LOOP)
+    tail = warpscope.tail(TRAINING_LOOP)["kernels"]
     assert len(tail) > 0 and set(tail["kernel"]) <= set(frames["name"])
-    only = warpscope.tail(TRAINING_LOOP, kernel="flash")
+    only = warpscope.tail(TRAINING_LOOP, kernel="flash")["kernels"]
     assert 0 < len(only) < len(tail)
 
 
 def test_report_frames_are_typed_and_named_after_their_reports():
     """The analyses' tables reach pandas as typed columns, not through CSV: one report keeps
     its name, integers are int64, and the bounds columns are there."""
-    one = warpscope.summary(TRAINING_LOOP, reports="nvtx")
-    assert list(one) == ["nvtx"]
+    one = warpscope.summary(TRAINING_LOOP, report="nvtx")
+    assert list(one) == ["scalars", "nvtx"]
     assert one["nvtx"]["instances"].dtype == np.int64
-    occupancy = warpscope.occupancy(TRAINING_LOOP)
+    with pytest.warns(DeprecationWarning, match="report="):
+        assert list(warpscope.summary(TRAINING_LOOP, reports="nvtx")) == ["scalars", "nvtx"]
+    occupancy = warpscope.occupancy(TRAINING_LOOP)["occupancy"]
     assert {"achieved_low_pct", "achieved_high_pct", "achieved_elapsed_pct",
             "achieved_elapsed_low_pct", "achieved_elapsed_high_pct",
             "unseen_pct"} <= set(occupancy.columns)
     assert occupancy["launches"].dtype == np.int64
-    tail = warpscope.tail(TRAINING_LOOP)
+    tail = warpscope.tail(TRAINING_LOOP)["kernels"]
     assert {"tail_low_pct", "tail_high_pct"} <= set(tail.columns)
-    per_launch = warpscope.tail(TRAINING_LOOP, instances=True)
+    per_launch = warpscope.tail(TRAINING_LOOP, instances=True)["instances"]
     assert "start_ns" in per_launch.columns and len(per_launch) >= len(tail)
 
 
@@ -249,7 +251,7 @@ def test_occupancy_per_active_and_per_elapsed_cycle_on_a_recorded_trace():
     pct_of_peak_sustained_active) with the figure per elapsed cycle beside it, lower, each
     inside its own bounds."""
     pm = SOURCE_DIR / "examples" / "traces" / "cuda13.0_sm90" / "pipeline_pm.wst"
-    occupancy = warpscope.occupancy(str(pm))
+    occupancy = warpscope.occupancy(str(pm))["occupancy"]
     assert len(occupancy) == 3
     for _, row in occupancy.iterrows():
         assert row["achieved_elapsed_pct"] < row["achieved_pct"]
@@ -260,25 +262,23 @@ def test_occupancy_per_active_and_per_elapsed_cycle_on_a_recorded_trace():
 
 
 # ---------------------------------------------------------------------------------------
-# The columnar decoder (TraceColumns, behind read_frames) against the pure-Python reader
-# and against the C++ trace model it replaces, on real traces and on damaged ones.
+# The columnar decoder (TraceColumns, behind read_frames) against the pure-Python reader,
+# on real traces and on damaged ones.
 
 BUNDLED = sorted((SOURCE_DIR / "examples" / "traces").rglob("*.wst"))
 
 
-def read_three(path: Path):
-    """(frames or the TraceError raised, issues, problems) per reader: pure Python, the
-    columnar decoder, the C++ trace model."""
+def read_each(path: Path):
+    """(frames or the TraceError raised, issues, problems) per reader: pure Python, then the
+    columnar decoder."""
     results = []
-    for reader in ("python", "columns", "model"):
+    for reader in ("python", "columns"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
                 trace = warpscope.open(path)
-                if reader == "python":
-                    frames = trace_to_dataframes(trace)
-                else:
-                    frames = native.to_dataframes(trace, via_model=reader == "model")
+                frames = (trace_to_dataframes(trace) if reader == "python"
+                          else native.to_dataframes(trace))
             except warpscope.TraceError as e:
                 results.append((e, None, None))
                 continue
@@ -286,34 +286,33 @@ def read_three(path: Path):
     return results
 
 
-def assert_three_agree(path: Path) -> int:
-    """Asserts that the three readers agree on `path`; the number of rows read."""
-    (python, *python_rest), columns, model = read_three(path)
-    for name, (frames, *rest) in (("columns", columns), ("model", model)):
-        if isinstance(python, Exception):
-            assert type(frames) is type(python), (name, python, frames)
-            assert (frames.offset, str(frames)) == (python.offset, str(python)), name
-            continue
-        assert not isinstance(frames, Exception), (name, frames)
+def assert_readers_agree(path: Path) -> int:
+    """Asserts that both readers agree on `path`; the number of rows read."""
+    (python, *python_rest), (frames, *rest) = read_each(path)
+    if isinstance(python, Exception):
+        assert type(frames) is type(python), (python, frames)
+        assert (frames.offset, str(frames)) == (python.offset, str(python))
+    else:
+        assert not isinstance(frames, Exception), frames
         assert_same(python, frames)
-        assert rest == python_rest, name
+        assert rest == python_rest
     return 0 if isinstance(python, Exception) else sum(len(f) for f in python.values())
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
 def test_the_columnar_decoder_reads_the_bundled_traces_as_both_readers(path):
-    assert assert_three_agree(path) > 0
+    assert assert_readers_agree(path) > 0
 
 
 @pytest.mark.parametrize("scenario", ["training_loop", "tail_kernels"])
 def test_the_columnar_decoder_reads_the_fixture_scenarios(tmp_path, scenario):
     from test_fixture_traces import write_scenario
-    assert assert_three_agree(write_scenario(tmp_path, scenario)) > 0
+    assert assert_readers_agree(write_scenario(tmp_path, scenario)) > 0
 
 
 @pytest.mark.parametrize("fixture", sorted(FIXTURES))
 def test_the_columnar_decoder_reads_the_fixtures(tmp_path, fixture):
-    assert_three_agree(tb.write(tmp_path / f"{fixture}.wst", FIXTURES[fixture]()))
+    assert_readers_agree(tb.write(tmp_path / f"{fixture}.wst", FIXTURES[fixture]()))
 
 
 def packet_offsets(data: bytes) -> List[int]:
@@ -343,7 +342,7 @@ def test_cut_traces_keep_the_same_rows(tmp_path):
         if 0 < cut < len(data):
             path = tmp_path / f"cut{cut}.wst"
             path.write_bytes(data[:cut])
-            kept.append(assert_three_agree(path))
+            kept.append(assert_readers_agree(path))
     assert kept == sorted(kept) and kept[-1] > kept[0]  # more bytes, more rows
 
 
@@ -363,9 +362,9 @@ def test_damaged_traces_give_the_same_error_or_rows(tmp_path):
             damaged[pos] = value
             path = tmp_path / f"damaged{pos}_{value}.wst"
             path.write_bytes(bytes(damaged))
-            (python, *_), _, _ = read_three(path)
+            (python, *_), _ = read_each(path)
             errors += isinstance(python, Exception)
-            assert_three_agree(path)
+            assert_readers_agree(path)
     assert errors > 0
 
 
@@ -386,7 +385,7 @@ def test_event_packets_the_fast_path_leaves_to_protobuf(tmp_path):
         raw.append(bytes([0x0A, len(payload)]) + payload)
     raw.append(tb.encode([tb.end()]))
     path.write_bytes(b"".join(raw))
-    assert assert_three_agree(path) == 4
+    assert assert_readers_agree(path) == 4
 
 
 def test_native_is_an_attribute_of_the_package_without_importing_it():
@@ -398,3 +397,21 @@ def test_native_is_an_attribute_of_the_package_without_importing_it():
                          env={**__import__("os").environ})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"
+
+
+def test_a_trace_with_raw_pm_samples_keeps_every_event(tmp_path):
+    """Raw PM samples (WARPSCOPE_PM_EVALUATE=offline) send the small tables through the trace
+    model, which evaluates them; the events still come from the column decoder, whole: those
+    after the raw samples too."""
+    kernels = [tb.packet(kernel=schema.KernelEvent(name_id=5, start_ns=s, duration_ns=10))
+               for s in (100, 300)]
+    path = tb.write(tmp_path / "raw_pm.wst", [
+        tb.header(), tb.string(5, "k"), kernels[0],
+        tb.packet(pm_metric_set=schema.PmMetricSet(id=1, metric_names=["m"])),
+        tb.packet(pm_counter_data=schema.PmCounterData(metric_set_id=1, image=b"\x00",
+                                                       sample_index=[0], start_ns=[150],
+                                                       duration_ns=[10])),
+        kernels[1], tb.end()])
+    (python, *_), (cpp, *_) = read_each(path)
+    assert list(cpp["kernels"]["start_ns"]) == [100, 300]
+    pd.testing.assert_frame_equal(python["kernels"], cpp["kernels"])

@@ -154,7 +154,7 @@ def test_newer_minor_with_unknown_packets_is_read(tmp_path):
     (tmp_path / "t.wst").write_bytes(data)
     trace = warpscope.open(tmp_path / "t.wst")
     assert trace.complete and trace.strings == {1: "k"}
-    assert trace.issues == {"unknown_packet_kinds": 1}
+    assert trace.issues == {"reader.unknown_packets": 1}
 
 
 def test_corrupt_tag_in_the_middle(trace_path):
@@ -192,8 +192,8 @@ def test_extra_headers_and_packets_after_end_are_counted(tmp_path):
     trace = warpscope.open(tb.write(tmp_path / "t.wst", [
         tb.header(), tb.string(1, "a"), tb.end(), tb.header(), tb.string(1, "b")]))
     assert trace.strings == {1: "b"}  # the later definition replaces it, as in C++
-    assert trace.issues == {"packets_after_end_of_trace": 2, "extra_headers": 1,
-                            "redefined_ids": 1}
+    assert trace.issues == {"reader.packets_after_end_of_trace": 2, "reader.extra_headers": 1,
+                            "reader.redefined_ids": 1}
 
 
 def test_closed_file(trace_path):
@@ -339,7 +339,7 @@ def test_invalid_utf8_in_the_header_and_events_is_repaired_and_counted(tmp_path)
     assert trace.header.hostname == "ho?st?"
     assert list(trace.header.command_line) == ["run", "a?gZ"]
     assert trace.strings == {1: "ker?el??"}
-    assert trace.issues == {"invalid_utf8_strings": 3}
+    assert trace.issues == {"reader.invalid_utf8_strings": 3}
     assert trace.complete and not trace.truncated
     with pytest.warns(warpscope.TraceWarning, match="invalid_utf8_strings = 3"):
         assert list(trace.to_dataframes()["kernels"]["name"]) == ["ker?el??"]
@@ -424,4 +424,21 @@ def test_cubins_are_joined_from_their_parts(tmp_path):
     path = tb.write(tmp_path / "c.wst", [tb.header()] + parts)
     with warpscope.open(path) as trace:
         assert trace.cubins == {1: b"whole", 2: b"\x7fELF\x00\x01\x02", 4: b"older writer"}
-        assert trace.issues.get("incomplete_cubins") == 1
+        assert trace.issues.get("model.incomplete_cubins") == 1
+
+
+def test_old_issue_names_still_look_up_with_a_warning(tmp_path):
+    """The issues bear the C++ reader's counter names; the names of the previous release
+    still find them for one release, with a DeprecationWarning."""
+    path = tb.write(tmp_path / "t.wst", [tb.header(), tb.packet(
+        kernel=schema.KernelEvent(name_id=5)), tb.end()])
+    trace = warpscope.open(path)
+    with pytest.warns(warpscope.TraceWarning):
+        trace.to_dataframes()
+    assert dict(trace.issues) == {"reader.undefined_string_refs": 1}
+    with pytest.warns(DeprecationWarning, match="now named 'reader.undefined_string_refs'"):
+        assert trace.issues["undefined_string_refs"] == 1
+    with pytest.warns(DeprecationWarning):
+        assert "undefined_string_refs" in trace.issues
+    with pytest.warns(DeprecationWarning):
+        assert trace.issues.get("undefined_thread_refs", 0) == 0

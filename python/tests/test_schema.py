@@ -26,8 +26,8 @@ def test_every_message_and_enum_value_is_exposed():
 
 def test_every_packet_kind_has_a_reader():
     """A new oneof member needs a frame (or a deliberate place in TraceFile metadata)."""
-    from warpscope.frames import _EVENT_FRAMES
-    handled = {kind for kind, _, _ in _EVENT_FRAMES.values()} | {
+    from warpscope.frames import _EVENT_FRAMES, _FIELD_FRAMES
+    handled = {kind for kind, _, _ in [*_EVENT_FRAMES.values(), *_FIELD_FRAMES.values()]} | {
         "header", "device", "interned_string", "launch_config", "thread", "pm_metric_set",
         "pm_sample", "pm_counter_data", "pc_stall_reasons", "cubin", "stats", "end_of_trace",
         "context", "notice", "stack_frame", "call_stack"}

@@ -134,11 +134,11 @@ def test_fixture_figures(tmp_path):
 def test_no_samples_and_bad_arguments(tmp_path):
     path = tb.write(tmp_path / "t.wst", [tb.header(), tb.end()])
     frames = quiet_stalls(path, by="pc")
-    assert sorted(frames) == ["kernels", "pcs"]
+    assert sorted(frames) == ["kernels", "pcs", "scalars"]
     assert frames["kernels"].empty and frames["pcs"].empty
     assert list(frames["pcs"].columns) == ["kernel", "cubin_crc", "pc_offset", "pc_samples",
                                            "kernel_pct", "reason", "samples", "pct"]
-    with pytest.raises(ValueError, match="by must be"):
+    with pytest.raises(warpscope.Error, match="by must be"):
         warpscope.stalls(path, by="line")
 
 

@@ -1,12 +1,19 @@
-"""What the reader raises and warns: ``TraceError`` (the file cannot be read on) and
-``TraceWarning`` (analysis of a trace with counted problems)."""
+"""What the package raises and warns: ``Error`` for any bad input, ``TraceError`` (one kind of
+it: the file cannot be read on) and ``TraceWarning`` (analysis of a trace with counted
+problems)."""
 
 from __future__ import annotations
 
 from typing import Optional
 
 
-class TraceError(Exception):
+class Error(ValueError):
+    """Bad input to warpscope: a trace that cannot be read (``TraceError``), no trace where
+    one was asked for, or an option out of its range. Every function of the package raises
+    this one type for bad input; it is a ``ValueError``, which some raised before."""
+
+
+class TraceError(Error):
     """The one exception the reader raises: the file is missing, not a trace, or corrupt.
 
     ``path`` and ``offset`` (byte offset into the file, when it applies) let scripts that

@@ -22,61 +22,37 @@ import pandas as pd
 from google.protobuf.descriptor import FieldDescriptor
 
 from . import schema
+from .columns import EVENT_TABLES
 from .errors import TraceWarning
 from .metadata import enum_label
-from .reader import TraceFile
 
-# Frame name -> (TracePacket oneof member, message type, column order). Columns the schema
-# gains later and this list does not name are appended after these.
-_LAUNCH_CONFIG_COLUMNS = [f.name for f in schema.LaunchConfig.DESCRIPTOR.fields if f.name != "id"]
-_TIMES = ["start_ns", "end_ns", "duration_ns"]
-_THREAD = ["thread_id", "os_tid", "thread_name"]
-_EVENT_FRAMES: Dict[str, Tuple[str, str, List[str]]] = {
-    "kernels": ("kernel", "KernelEvent", _TIMES + [
-        "name", "mangled_name", "device_id", "context_id", "stream_id", "correlation_id",
-        "graph_id", "graph_node_id", "grid_id", "launch_config_id"] + _LAUNCH_CONFIG_COLUMNS),
-    "api": ("api_call", "ApiCallEvent", _TIMES + [
-        "name", "domain"] + _THREAD + ["correlation_id", "result", "callback_id"]),
-    "nvtx_ranges": ("nvtx_range", "NvtxRangeEvent", _TIMES + [
-        "name", "domain", "category", "color", "depth", "is_push_pop"] + _THREAD + [
-        "end_thread_id", "end_os_tid", "end_thread_name"]),
-    "nvtx_marks": ("nvtx_mark", "NvtxMarkEvent", [
-        "timestamp_ns", "name", "domain", "category", "color"] + _THREAD),
-    "nccl_calls": ("nccl_call", "NcclCallEvent", _TIMES + ["name"] + _THREAD + [
-        "comm_hash", "bytes", "reduction_op", "root", "peer", "comm_size", "comm_rank",
-        "launch_correlation_id", "launches", "payload_unreadable"]),
-    "api_stacks": ("api_stack", "ApiStackEvent", [
-        "timestamp_ns", "correlation_id", "stack_id", "name", "domain", "callback_id"]),
-    "memcpy": ("memcpy", "MemcpyEvent", _TIMES + [
-        "copy_kind", "src_kind", "dst_kind", "bytes", "device_id", "context_id", "stream_id",
-        "correlation_id", "is_async", "src_device_id", "dst_device_id", "graph_node_id"]),
-    "memset": ("memset", "MemsetEvent", _TIMES + [
-        "value", "bytes", "memory_kind", "device_id", "context_id", "stream_id",
-        "correlation_id", "is_async"]),
-    "sync": ("synchronization", "SyncEvent", _TIMES + [
-        "kind", "context_id", "stream_id", "cuda_event_id", "correlation_id"] + _THREAD),
-    "graph_launches": ("graph_launch", "GraphLaunchEvent", _TIMES + [
-        "graph_id", "device_id", "context_id", "stream_id", "correlation_id"]),
-    "overhead": ("overhead", "OverheadEvent", _TIMES + ["kind"] + _THREAD),
+_MESSAGE_OF = {f.name: f.message_type.name
+               for f in schema.TracePacket.DESCRIPTOR.oneofs_by_name["data"].fields}
+# Frame name -> (TracePacket oneof member, message type, columns): the event frames with the
+# columns the C++ decoder gives them (columns.EVENT_TABLES, generated from its tables)...
+_EVENT_FRAMES: Dict[str, Tuple[str, str, Sequence[Tuple[str, str, str, str, str]]]] = {
+    frame: (member, _MESSAGE_OF[member], columns) for frame, member, columns in EVENT_TABLES}
+# ... and two small tables, a column per scalar field of their message, in this order.
+_FIELD_FRAMES: Dict[str, Tuple[str, str, List[str]]] = {
     "capture_windows": ("capture_window", "CaptureWindowEdge", [
         "timestamp_ns", "window_id", "begin", "trigger"]),
     "pc_sample_batches": ("pc_samples", "PcSampleBatch", [
         "timestamp_ns", "device_id", "context_id", "total_samples", "dropped_samples",
         "non_user_kernel_samples", "hardware_buffer_full"]),
 }
-_STRING_ID_COLUMNS = {"name_id": "name", "mangled_name_id": "mangled_name",
-                      "domain_id": "domain", "kind_id": "kind",
-                      "function_name_id": "function_name"}
-_THREAD_ID_COLUMNS = {"thread_id": ("os_tid", "thread_name"),
-                      "end_thread_id": ("end_os_tid", "end_thread_name")}
+_LAUNCH_CONFIG_COLUMNS = [f.name for f in schema.LaunchConfig.DESCRIPTOR.fields if f.name != "id"]
+_TIMES = ["start_ns", "end_ns", "duration_ns"]
 _UNSIGNED_COLUMNS = {"cubin_crc"}  # a hash, not a quantity: keep all 64 bits
 _PM_COLUMNS = _TIMES + ["metric_set_id", "device_id"]
-FRAME_NAMES = tuple(sorted(list(_EVENT_FRAMES) + ["pm_samples", "pc_samples", "devices",
-                                                 "contexts", "stacks"]))
+FRAME_NAMES = tuple(sorted(list(_EVENT_FRAMES) + list(_FIELD_FRAMES) + [
+    "pm_samples", "pc_samples", "devices", "contexts", "stacks"]))
 _PC_COLUMNS = ["timestamp_ns", "device_id", "context_id", "function_name", "pc_offset",
                "cubin_crc", "stall_reason", "stall_reason_index", "samples", "correlation_id"]
 _STACK_COLUMNS = ["stack_id", "depth", "kind", "filename", "line", "function", "first_line",
                   "module_offset", "truncated"]
+# What a reference to an undefined id of each kind counts, as the C++ reader names it.
+_UNDEFINED_ISSUES = {"pm_metric_set": "model.pm_samples_without_metric_set",
+                     "pc_stall_reason": "model.undefined_pc_stall_reason_refs"}
 
 
 def _is_repeated(field: Any) -> bool:
@@ -140,7 +116,7 @@ class _Resolver:
         self.index: Any = None  # the pass's index, once the pass is over
 
     def miss(self, what: str, n: int = 1) -> None:
-        key = f"undefined_{what}_refs"
+        key = _UNDEFINED_ISSUES.get(what, f"reader.undefined_{what}_refs")
         self.undefined[key] = self.undefined.get(key, 0) + n
 
     def string_now(self, index: Any, ident: int) -> str:
@@ -254,31 +230,44 @@ class _EventRows:
         self.rows: List[Any] = []
         self.seqs: List[int] = []
 
-    def frame(self, order: List[str], resolver: _Resolver) -> pd.DataFrame:
+    def _raw(self) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        """(values by field name, field descriptor by name)."""
         rows = self.rows if len(self.fields) > 1 else [(r,) for r in self.rows]
         values = list(zip(*rows)) if rows else [()] * len(self.fields)
-        raw = {f.name: column for f, column in zip(self.fields, values)}
-        columns: Dict[str, Any] = {}
-        for field in self.fields:
-            name = field.name
-            if name in _STRING_ID_COLUMNS:
-                columns[_STRING_ID_COLUMNS[name]] = resolver.strings(raw[name], self.seqs)
-                continue
-            columns[name] = _typed(raw[name], field)
-            if name in _THREAD_ID_COLUMNS:
-                os_tid, thread_name = _THREAD_ID_COLUMNS[name]
-                counted = None
-                if name == "end_thread_id" and "thread_id" in raw:
-                    counted = columns[name] != _typed(raw["thread_id"], field)
-                columns[os_tid], columns[thread_name] = resolver.threads(raw[name], self.seqs,
-                                                                         counted)
-            elif name == "launch_config_id":
-                columns.update(resolver.launch_configs(raw[name], self.seqs))
-            elif name == "stack_id":
-                resolver.call_stacks(raw[name], self.seqs)
-        if "start_ns" in columns and "duration_ns" in columns:
-            columns["end_ns"] = columns["start_ns"] + columns["duration_ns"]
-        return _frame(columns, order)
+        return ({f.name: column for f, column in zip(self.fields, values)},
+                {f.name: f for f in self.fields})
+
+    def frame(self, columns: Sequence[Tuple[str, str, str, str, str]],
+              resolver: _Resolver) -> pd.DataFrame:
+        """The frame with `columns` (columns.EVENT_TABLES: name, derive, field, aux, aux2)."""
+        raw, fields = self._raw()
+        typed = lambda name: _typed(raw[name], fields[name])  # noqa: E731
+        out: Dict[str, Any] = {}
+        launch: Optional[Dict[str, np.ndarray]] = None
+        for name, derive, field, aux, aux2 in columns:
+            if derive == "string":
+                out[name] = resolver.strings(raw[field], self.seqs)
+            elif derive == "end":
+                out[name] = typed("start_ns") + typed("duration_ns")
+            elif derive == "launch":
+                if launch is None:
+                    launch = resolver.launch_configs(raw["launch_config_id"], self.seqs)
+                out[name] = launch[field]
+            elif derive == "thread":
+                out[name] = typed(field)
+                # An NVTX range that ends on the thread it began on refers to one thread.
+                counted = out[name] != typed("thread_id") if field == "end_thread_id" else None
+                out[aux], out[aux2] = resolver.threads(raw[field], self.seqs, counted)
+            else:  # int, sint, bool, enum, stack
+                out[name] = typed(field)
+                if derive == "stack":
+                    resolver.call_stacks(raw[field], self.seqs)
+        return pd.DataFrame(out)
+
+    def field_frame(self, order: List[str]) -> pd.DataFrame:
+        """The scalar fields named in `order` (no ids to resolve), as columns."""
+        raw, fields = self._raw()
+        return pd.DataFrame({name: _typed(raw[name], fields[name]) for name in order})
 
 
 def _frame(columns: Dict[str, Any], order: List[str]) -> pd.DataFrame:
@@ -310,7 +299,7 @@ def metric_columns(metric_names: Sequence[str]) -> List[str]:
     return columns
 
 
-def _pm_frame(trace: TraceFile, metric_sets: List[Any],
+def _pm_frame(trace: Any, metric_sets: List[Any],
               samples: List[Tuple[Any, Any]]) -> pd.DataFrame:
     """One row per PmSample whose metric set was defined before it, one float column per
     metric name of any metric set. `samples` pairs each sample with its set."""
@@ -326,7 +315,7 @@ def _pm_frame(trace: TraceFile, metric_sets: List[Any],
             positions[id(metric_set)] = where
         count = len(sample.values)
         if count != len(where):
-            trace.count_issue("pm_sample_value_count_mismatch")
+            trace.count_issue("model.pm_sample_value_count_mismatch")
             count = min(count, len(where))
         if count:
             values[row, where[:count]] = np.asarray(sample.values[:count], dtype=np.float64)
@@ -343,7 +332,7 @@ def _pm_frame(trace: TraceFile, metric_sets: List[Any],
     return pd.concat([fixed, metrics], axis=1)
 
 
-def _pc_frame(trace: TraceFile, batches: List[Tuple[Any, Any, List[str]]],
+def _pc_frame(trace: Any, batches: List[Tuple[Any, Any, List[str]]],
               resolver: _Resolver) -> pd.DataFrame:
     """One row per (batch, PC, stall reason) with the reason's name for that device.
     `batches` holds each packet's batch (the first packet of a split batch), records and
@@ -353,7 +342,7 @@ def _pc_frame(trace: TraceFile, batches: List[Tuple[Any, Any, List[str]]],
         reasons = trace.pc_stall_reasons.get(batch.device_id, {})
         for record, function_name in zip(records, function_names):
             if len(record.stall_reason_index) != len(record.samples):
-                trace.count_issue("pc_record_length_mismatch")
+                trace.count_issue("model.pc_record_length_mismatch")
             for index, count in zip(record.stall_reason_index, record.samples):
                 reason = reasons.get(index)
                 if reason is None:
@@ -379,7 +368,7 @@ def _pc_frame(trace: TraceFile, batches: List[Tuple[Any, Any, List[str]]],
     return _frame(columns, _PC_COLUMNS)
 
 
-def _definition_frames(trace: TraceFile, index: Any) -> Dict[str, pd.DataFrame]:
+def _definition_frames(trace: Any, index: Any) -> Dict[str, pd.DataFrame]:
     """The frames of what the trace describes rather than records: devices, contexts (the
     first description of each) and call stacks (the last definition of each)."""
     return {"devices": _message_frame("Device", sorted(trace.devices.values(),
@@ -412,14 +401,14 @@ def _stacks_frame(index: Any) -> pd.DataFrame:
     return _frame(columns, _STACK_COLUMNS)
 
 
-def trace_to_dataframes(trace: TraceFile) -> Dict[str, pd.DataFrame]:
+def trace_to_dataframes(trace: Any) -> Dict[str, pd.DataFrame]:
     """Reads the whole trace once and returns its DataFrames, keyed as ``FRAME_NAMES``.
 
     Warns (``TraceWarning``) when the trace was cut short, lost events, or had ids that
     were never defined: the figures computed from these frames are then incomplete.
     """
     rows = {kind: (frame, _EventRows(message))
-            for frame, (kind, message, _) in _EVENT_FRAMES.items()}
+            for frame, (kind, message, _) in {**_EVENT_FRAMES, **_FIELD_FRAMES}.items()}
     resolver = _Resolver()
     metric_sets: List[Any] = []
     pm_samples: List[Tuple[Any, Any]] = []
@@ -465,23 +454,23 @@ def trace_to_dataframes(trace: TraceFile) -> Dict[str, pd.DataFrame]:
             resolver.stack_definition(index, kind, message)
     resolver.index = index if index is not None else trace._ensure_indexed()
 
-    for name in ("pm_sample_value_count_mismatch", "pc_record_length_mismatch",
-                 "pm_raw_samples_not_evaluated", "orphan_pc_sample_continuations"):
+    for name in ("model.pm_sample_value_count_mismatch", "model.pc_record_length_mismatch",
+                 "model.pm_raw_samples_not_evaluated", "model.orphan_pc_sample_continuations"):
         trace.issues.pop(name, None)  # recounted below; a second call must not double them
     if raw_pm_samples:
         # Recorded with WARPSCOPE_PM_EVALUATE=offline: the values need CUPTI's host API, which
         # `warpscope occupancy/tail` use; they are not in the pm_samples frame.
-        trace.count_issue("pm_raw_samples_not_evaluated", raw_pm_samples)
+        trace.count_issue("model.pm_raw_samples_not_evaluated", raw_pm_samples)
     if orphans:
-        trace.count_issue("orphan_pc_sample_continuations", orphans)
-    frames = {frame: event_rows.frame(_EVENT_FRAMES[frame][2], resolver)
+        trace.count_issue("model.orphan_pc_sample_continuations", orphans)
+    frames = {frame: (event_rows.frame(_EVENT_FRAMES[frame][2], resolver)
+                      if frame in _EVENT_FRAMES else
+                      event_rows.field_frame(_FIELD_FRAMES[frame][2]))
               for frame, event_rows in rows.values()}
-    # One row per batch (continuations merged above), so the flag says nothing any more.
-    frames["pc_sample_batches"] = frames["pc_sample_batches"].drop(columns=["continuation"])
     frames["pm_samples"] = _pm_frame(trace, metric_sets, pm_samples)
     frames["pc_samples"] = _pc_frame(trace, pc_batches, resolver)
     frames.update(_definition_frames(trace, resolver.index))
-    for key in [k for k in trace.issues if k.startswith("undefined_")]:
+    for key in [k for k in trace.issues if "undefined_" in k or "without_metric_set" in k]:
         del trace.issues[key]
     trace.issues.update(resolver.undefined)
 
@@ -492,7 +481,7 @@ def trace_to_dataframes(trace: TraceFile) -> Dict[str, pd.DataFrame]:
     return dict(sorted(frames.items()))
 
 
-def concat_dataframes(traces: Sequence[TraceFile]) -> Dict[str, pd.DataFrame]:
+def concat_dataframes(traces: Sequence[Any]) -> Dict[str, pd.DataFrame]:
     """Stacks the frames of several files (one per rank) and adds ``rank``, ``pid`` and
     ``file`` (the path the trace was opened with: which file each row came from).
 

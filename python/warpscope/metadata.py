@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -23,11 +24,85 @@ _NOT_EVENT_KINDS = _METADATA_KINDS | {None, "header"}  # None: a kind newer than
 _INTERNED_TABLES = {"interned_string": "strings", "launch_config": "launch_configs",
                     "thread": "threads", "pm_metric_set": "pm_metric_sets",
                     "stack_frame": "stack_frames", "call_stack": "call_stacks"}
-_REDEFINITION_ISSUES = {"interned_string": "redefined_ids", "launch_config": "redefined_ids",
-                        "thread": "redefined_ids", "pm_metric_set": "redefined_pm_metric_sets",
-                        "stack_frame": "redefined_ids", "call_stack": "redefined_ids"}
+_REDEFINITION_ISSUES = {"interned_string": "reader.redefined_ids",
+                        "launch_config": "reader.redefined_ids",
+                        "thread": "reader.redefined_ids",
+                        "pm_metric_set": "model.redefined_pm_metric_sets",
+                        "stack_frame": "reader.redefined_ids", "call_stack": "reader.redefined_ids"}
 # Described once; a different description of the same id is counted and ignored.
-_FIRST_DEFINITION_KEPT = {"device": "redefined_devices", "context": "redefined_contexts"}
+_FIRST_DEFINITION_KEPT = {"device": "model.redefined_devices",
+                          "context": "model.redefined_contexts"}
+
+# The issues' names before they became the C++ reader's import counter names
+# (analyzers/model/import_counters.h): still accepted by ``TraceFile.issues`` lookups, with a
+# DeprecationWarning, for one release. ``model.pc_record_length_mismatch`` is counted by the
+# pure-Python reader alone.
+DEPRECATED_ISSUE_NAMES = {
+    "undefined_string_refs": "reader.undefined_string_refs",
+    "undefined_launch_config_refs": "reader.undefined_launch_config_refs",
+    "undefined_thread_refs": "reader.undefined_thread_refs",
+    "undefined_stack_refs": "reader.undefined_stack_refs",
+    "undefined_stack_frame_refs": "reader.undefined_stack_frame_refs",
+    "redefined_ids": "reader.redefined_ids",
+    "invalid_utf8_strings": "reader.invalid_utf8_strings",
+    "extra_headers": "reader.extra_headers",
+    "packets_after_end_of_trace": "reader.packets_after_end_of_trace",
+    "unknown_packet_kinds": "reader.unknown_packets",
+    "undefined_pm_metric_set_refs": "model.pm_samples_without_metric_set",
+    "pm_sample_value_count_mismatch": "model.pm_sample_value_count_mismatch",
+    "pc_stall_reasons_length_mismatch": "model.pc_stall_reasons_length_mismatch",
+    "undefined_pc_stall_reason_refs": "model.undefined_pc_stall_reason_refs",
+    "pm_raw_samples_not_evaluated": "model.pm_raw_samples_not_evaluated",
+    "orphan_pc_sample_continuations": "model.orphan_pc_sample_continuations",
+    "incomplete_cubins": "model.incomplete_cubins",
+    "unmatched_capture_window_ends": "model.unmatched_capture_window_ends",
+    "redefined_pm_metric_sets": "model.redefined_pm_metric_sets",
+    "redefined_devices": "model.redefined_devices",
+    "redefined_contexts": "model.redefined_contexts",
+    "pc_record_length_mismatch": "model.pc_record_length_mismatch",
+}
+
+
+def _current_name(name: Any) -> Any:
+    new = DEPRECATED_ISSUE_NAMES.get(name) if isinstance(name, str) else None
+    if new is None:
+        return name
+    warnings.warn(f"warpscope: the issue {name!r} is now named {new!r} (as the C++ reader and "
+                  "`warpscope info` name it); the old name goes in the next release",
+                  DeprecationWarning, stacklevel=3)
+    return new
+
+
+class IssueCounts(Dict[str, int]):
+    """``TraceFile.issues``: counted problems by the C++ reader's counter names; a lookup by
+    an old name (``DEPRECATED_ISSUE_NAMES``) still works, with a DeprecationWarning."""
+
+    def __getitem__(self, name: str) -> int:
+        return super().__getitem__(_current_name(name))
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(_current_name(name))
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        return super().get(_current_name(name), default)
+
+
+def problem_lines(truncation_offset: Optional[int], complete: bool, stats: Dict[str, int],
+                  stats_severity: Dict[str, str], issues: Dict[str, int]) -> List[str]:
+    """The lines of ``TraceFile.problems()`` (both readers' findings are worded so)."""
+    lines = []
+    if truncation_offset is not None:
+        lines.append(f"the file was cut short: the packet at byte {truncation_offset} "
+                     "is incomplete (the profiled process was probably killed)")
+    elif not complete:
+        lines.append("the file has no EndOfTrace packet: the writer did not finish it")
+    for name, value in sorted(stats.items()):
+        severity = stats_severity.get(name)
+        if value and severity in ("data_loss", "error"):
+            lines.append(f"{name} = {value} ({severity.replace('_', ' ')})")
+    for name, value in sorted(issues.items()):
+        lines.append(f"{name} = {value}")
+    return lines
 
 
 @dataclass(frozen=True)
@@ -92,7 +167,7 @@ class _Index:
         self.end_of_trace: Any = None
         self.truncated = False
         self.truncation_offset: Optional[int] = None
-        self.issues: Dict[str, int] = {}
+        self.issues = IssueCounts()
 
     def count(self, name: str, n: int = 1) -> None:
         self.issues[name] = self.issues.get(name, 0) + n
@@ -112,7 +187,7 @@ class _Index:
                 self.count(_FIRST_DEFINITION_KEPT[kind])
         elif kind == "pc_stall_reasons":
             if len(msg.index) != len(msg.name):
-                self.count("pc_stall_reasons_length_mismatch")
+                self.count("model.pc_stall_reasons_length_mismatch")
             self.pc_stall_reasons.setdefault(msg.device_id, {}).update(zip(msg.index, msg.name))
         elif kind == "cubin":
             self._add_cubin_part(msg)
@@ -153,7 +228,7 @@ class _Index:
         """Counts what only the end of the pass can tell."""
         incomplete = sum(1 for crc in self._partial_cubins if crc not in self.cubins)
         if incomplete:
-            self.count("incomplete_cubins", incomplete)
+            self.count("model.incomplete_cubins", incomplete)
         self._partial_cubins.clear()
 
     def _define(self, kind: str, ident: int, value: Any) -> None:

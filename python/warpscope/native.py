@@ -15,35 +15,18 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Sequence
 
+from .errors import Error, TraceError, TraceWarning, _CorruptData
+from .metadata import DEPRECATED_ISSUE_NAMES, IssueCounts, enum_label, problem_lines
+
 try:  # the extension is optional: a pure-Python install has the same API, only slower
     import warpscope_native as _native  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - depends on the install
     _native = None
 
-# C++ import counter -> the name the pure-Python reader gives the same problem.
-COUNTER_NAMES = {
-    "reader.undefined_string_refs": "undefined_string_refs",
-    "reader.undefined_launch_config_refs": "undefined_launch_config_refs",
-    "reader.undefined_thread_refs": "undefined_thread_refs",
-    "reader.undefined_stack_refs": "undefined_stack_refs",
-    "reader.undefined_stack_frame_refs": "undefined_stack_frame_refs",
-    "reader.redefined_ids": "redefined_ids",
-    "reader.invalid_utf8_strings": "invalid_utf8_strings",
-    "reader.extra_headers": "extra_headers",
-    "reader.packets_after_end_of_trace": "packets_after_end_of_trace",
-    "reader.unknown_packets": "unknown_packet_kinds",
-    "model.pm_samples_without_metric_set": "undefined_pm_metric_set_refs",
-    "model.pm_sample_value_count_mismatch": "pm_sample_value_count_mismatch",
-    "model.pc_stall_reasons_length_mismatch": "pc_stall_reasons_length_mismatch",
-    "model.undefined_pc_stall_reason_refs": "undefined_pc_stall_reason_refs",
-    "model.pm_raw_samples_not_evaluated": "pm_raw_samples_not_evaluated",
-    "model.orphan_pc_sample_continuations": "orphan_pc_sample_continuations",
-    "model.incomplete_cubins": "incomplete_cubins",
-    "model.unmatched_capture_window_ends": "unmatched_capture_window_ends",
-    "model.redefined_pm_metric_sets": "redefined_pm_metric_sets",
-    "model.redefined_devices": "redefined_devices",
-    "model.redefined_contexts": "redefined_contexts",
-}
+# The import counters are issues under their own names (``TraceFile.issues``); the names
+# the pure-Python reader gave them before, C++ name -> old name, for code that looked them up.
+COUNTER_NAMES = {new: old for old, new in DEPRECATED_ISSUE_NAMES.items()
+                 if new != "model.pc_record_length_mismatch"}
 # Counters that the pure-Python reader reports elsewhere (truncated, complete) or not at all.
 _NOT_ISSUES = {"reader.truncated_bytes", "reader.missing_end_of_trace",
                "reader.packets_with_unknown_fields", "reader.newer_format_minor",
@@ -113,29 +96,24 @@ def _categorical(codes: Any, categories: List[str]) -> Any:
         return pd.Categorical.from_codes(codes, dtype=dtype)
 
 
-def read(trace: Any, via_model: bool = False) -> Dict[str, Any]:
+def read(trace: Any) -> Dict[str, Any]:
     """The frames of `trace` (a TraceFile) read by the C++ reader; fills ``trace.issues``
-    with the problems met, named as the pure-Python reader names them. `via_model`: build
-    the C++ trace model first and copy it into columns (slower; for comparisons)."""
+    with the problems met, by the C++ reader's counter names."""
     # Building the frames makes no reference cycles, but enough objects to start the cyclic
     # garbage collector, whose full passes walk every object pandas has made (tens of ms).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _read(trace, via_model)
+        return _read(trace)
     finally:
         if collecting:
             gc.enable()
 
 
-def _read(trace: Any, via_model: bool) -> Dict[str, Any]:
-    import numpy as np
+def _read(trace: Any) -> Dict[str, Any]:
     import pandas as pd
-    from .errors import TraceError, _CorruptData
-    from .metadata import enum_label
     try:
-        read_frames = _native.read_frames_via_model if via_model else _native.read_frames
-        result = read_frames(trace.path)
+        result = _native.read_frames(trace.path)
     except ValueError as e:
         # The C++ reader's message says where the data went wrong, as the Python reader's does.
         message = str(e) if str(e).startswith("warpscope:") else f"warpscope: {e}"
@@ -156,11 +134,11 @@ def _read(trace: Any, via_model: bool) -> Dict[str, Any]:
             frame = pd.concat([frame, pd.DataFrame(metrics, columns=names, copy=False)],
                               axis=1)
         frames[name] = frame
-    issues: Dict[str, int] = {}
+    issues = IssueCounts()
     for name, value in result["import_counters"].items():
         if name in _NOT_ISSUES or not value:
             continue
-        issues[COUNTER_NAMES.get(name, name)] = int(value)
+        issues[name] = int(value)
     trace._native_state = _NativeState(result, issues)
     trace.issues.clear()
     trace.issues.update(issues)
@@ -182,16 +160,14 @@ class _NativeState:
 
     def problems(self) -> List[str]:
         """The lines of ``TraceFile.problems()``, from the C++ reader's findings."""
-        from .reader import problem_lines
         return problem_lines(self.truncation_offset, self.complete, self.stats,
                              self.stats_severity, self.issues)
 
 
-def to_dataframes(trace: Any, via_model: bool = False) -> Dict[str, Any]:
+def to_dataframes(trace: Any) -> Dict[str, Any]:
     """``TraceFile.to_dataframes`` on the C++ reader, warning as the pure-Python one does."""
     import warnings
-    from .errors import TraceWarning
-    frames = read(trace, via_model)
+    frames = read(trace)
     problems = trace._native_state.problems()
     if problems:
         warnings.warn(TraceWarning(f"warpscope: {trace.path}: figures may be incomplete: "
@@ -206,63 +182,30 @@ def _require() -> Any:
     return _native
 
 
-def summary(paths: Sequence[str], reports: str = "") -> Dict[str, Any]:
-    """``warpscope summary`` figures as DataFrames, one per report (kernels, api, memory,
-    nvtx, nvtx_kernels, idle), with the CLI's CSV columns (docs/cli.md)."""
-    frames = report_frames(_require().summary_tables([os.fspath(p) for p in paths], reports))
-    frames.pop("scalars")
-    return frames
-
-
-def occupancy(path: str, kernel: str = "") -> Any:
-    """``warpscope occupancy`` rows as a DataFrame (docs/occupancy.md)."""
-    return report_frames(_require().occupancy_tables(os.fspath(path), kernel))["occupancy"]
-
-
-def tail(path: str, kernel: str = "", instances: bool = False) -> Any:
-    """``warpscope tail`` rows as a DataFrame: one per kernel name, or per launch."""
-    frames = report_frames(_require().tail_tables(os.fspath(path), kernel, instances))
-    return frames["instances" if instances else "kernels"]
-
-
-def _load_error(e: ValueError, path: Optional[str]) -> Exception:
-    """A failed load of the C++ reader as the TraceError the package raises."""
-    from .errors import TraceError
+def _input_error(e: ValueError, paths: Sequence[str]) -> Exception:
+    """A failed analysis of the extension as the package's exception: ``TraceError`` when
+    its message names one of the traces, else ``Error`` (an option it refused)."""
     message = str(e) if str(e).startswith("warpscope:") else f"warpscope: {e}"
+    named = [p for p in paths if p in message]
+    if not named:
+        return Error(message)
     at = re.search(r"byte offset (\d+)", message)
-    return TraceError(message, path=path, offset=int(at.group(1)) if at else None)
+    return TraceError(message, path=named[0], offset=int(at.group(1)) if at else None)
 
 
-def advise(path: str, device: Optional[int] = None, top: int = 0, literal_ranges: bool = False,
-           step: str = "") -> Dict[str, Any]:
-    """``warpscope advise`` as DataFrames, from the C++ analysis' own result (see
-    ``warpscope.advise``)."""
-    native = _require()
-    path = os.fspath(path)
-    try:
-        result = native.advise_tables(path, -1 if device is None else int(device), int(top),
-                                      bool(literal_ranges), str(step))
-    except ValueError as e:
-        raise _load_error(e, path) from e
-    frames = report_frames(result)
-    frames["summary"] = frames.pop("scalars")
-    return frames
-
-
-def stalls(paths: Sequence[str], kernel: str = "", by: str = "kernel") -> Dict[str, Any]:
-    """``warpscope stalls`` as the frames of ``warpscope.stalls``, from the C++ stall report
-    (analyzers/analyses/stalls.cc)."""
-    native = _require()
+def analysis(name: str, paths: Sequence[str], *args: Any) -> Dict[str, Any]:
+    """The extension's `name` (``summary_tables``, ``job_tables``, ...) run on `paths` with
+    `args`, as DataFrames: ``scalars`` (one row) and one frame per table."""
+    function = getattr(_require(), name)
     paths = [os.fspath(p) for p in paths]
     try:
-        result = native.stall_tables(paths, kernel, by == "pc")
+        return report_frames(function(paths if name in _MANY else paths[0], *args))
     except ValueError as e:
-        if "not a valid regular expression" in str(e):  # the --kernel regex, not the trace
-            raise
-        raise _load_error(e, paths[0] if len(paths) == 1 else None) from e
-    frames = report_frames(result)
-    del frames["scalars"]
-    return frames
+        raise _input_error(e, paths) from e
+
+
+# The analyses that read several traces; the others read one.
+_MANY = frozenset(["summary_tables", "job_tables", "stall_tables"])
 
 
 def report_frames(result: Dict[str, Any]) -> Dict[str, Any]:
@@ -270,8 +213,9 @@ def report_frames(result: Dict[str, Any]) -> Dict[str, Any]:
     DataFrames: ``scalars`` one row, then one frame per table. Integer columns with empty
     cells are nullable ``Int64``; empty float cells are NaN."""
     import pandas as pd
+    # One row, also for a report without scalars (then no columns).
     frames: Dict[str, Any] = {"scalars": pd.DataFrame({k: [v] for k, v in
-                                                      result["scalars"].items()})}
+                                                      result["scalars"].items()}, index=[0])}
     for name, table in result.items():
         if name == "scalars":
             continue
@@ -295,10 +239,4 @@ def report_frames(result: Dict[str, Any]) -> Dict[str, Any]:
 
 def job(paths: Sequence[str], step: str = "", threads: int = 0) -> Dict[str, Any]:
     """``warpscope job`` as DataFrames (see ``warpscope.job``)."""
-    native = _require()
-    paths = [os.fspath(p) for p in paths]
-    try:
-        result = native.job_tables(paths, step, int(threads))
-    except ValueError as e:
-        raise _load_error(e, paths[0] if len(paths) == 1 else None) from e
-    return report_frames(result)
+    return analysis("job_tables", paths, step, int(threads))

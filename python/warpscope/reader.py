@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from . import schema
 from .errors import TraceError, _CorruptData
-from .metadata import _NOT_EVENT_KINDS, Notice, _Index
+from .metadata import _NOT_EVENT_KINDS, IssueCounts, Notice, _Index, problem_lines
 from .wire import (_PACKET_TAG, _REPAIR_BEFORE_PARSING, _VARINT_MALFORMED, _VARINT_TRUNCATED,
                    _WIRE_TYPE_NAMES, MAX_PACKET_BYTES, _merge, _read_varint, _repair_strings)
 # Still importable from here, where they were defined before the byte-level code (wire), the
@@ -80,24 +80,6 @@ def _map_trace_file(path: str, max_bytes: int) -> Union[bytes, mmap.mmap]:
         os.close(fd)
 
 
-def problem_lines(truncation_offset: Optional[int], complete: bool, stats: Dict[str, int],
-                  stats_severity: Dict[str, str], issues: Dict[str, int]) -> List[str]:
-    """The lines of ``TraceFile.problems()`` (both readers' findings are worded so)."""
-    lines = []
-    if truncation_offset is not None:
-        lines.append(f"the file was cut short: the packet at byte {truncation_offset} "
-                     "is incomplete (the profiled process was probably killed)")
-    elif not complete:
-        lines.append("the file has no EndOfTrace packet: the writer did not finish it")
-    for name, value in sorted(stats.items()):
-        severity = stats_severity.get(name)
-        if value and severity in ("data_loss", "error"):
-            lines.append(f"{name} = {value} ({severity.replace('_', ' ')})")
-    for name, value in sorted(issues.items()):
-        lines.append(f"reader: {name} = {value}")
-    return lines
-
-
 class TraceFile:
     """An open `.wst` file. Iterating yields ``TracePacket`` messages, streaming.
 
@@ -111,7 +93,7 @@ class TraceFile:
         self._data: Union[bytes, mmap.mmap] = _map_trace_file(self.path, max_bytes)
         self._closed = False
         self._index: Optional[_Index] = None
-        self.issues: Dict[str, int] = {}
+        self.issues = IssueCounts()
         self._native_state: Any = None  # what the C++ reader found (warpscope.native)
         try:
             self.header: Any = self._read_header()
@@ -293,17 +275,17 @@ class TraceFile:
             packet, repaired = parse(offset, start, end)
             index.packets += 1
             if repaired:
-                index.count("invalid_utf8_strings", repaired)
+                index.count("reader.invalid_utf8_strings", repaired)
             if index.end_of_trace is not None:
-                index.count("packets_after_end_of_trace")
+                index.count("reader.packets_after_end_of_trace")
             kind = packet.WhichOneof("data")
             if kind in _NOT_EVENT_KINDS:
                 if kind is None:
-                    index.count("unknown_packet_kinds")  # written by a newer minor
+                    index.count("reader.unknown_packets")  # written by a newer minor
                     continue
                 if kind == "header":
                     if offset != 0:
-                        index.count("extra_headers")
+                        index.count("reader.extra_headers")
                     continue
                 index.record(kind, getattr(packet, kind))
             yield kind, getattr(packet, kind), index
@@ -372,7 +354,7 @@ class TraceFile:
     def cubins(self) -> Dict[int, bytes]:
         """Module binaries of a PC sampling run by ``cuptiGetCubinCrc`` (the ``cubin_crc`` of
         the ``pc_samples`` rows), whole; a cubin the writer could not store whole is left out
-        (issue ``incomplete_cubins``)."""
+        (issue ``model.incomplete_cubins``)."""
         return self._ensure_indexed().cubins
 
     @property

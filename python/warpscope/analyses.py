@@ -1,0 +1,83 @@
+"""The CLI's analyses as Python functions: ``warpscope.NAME(traces, **options)`` returns the
+tables of ``warpscope NAME --format json`` as DataFrames, ``scalars`` (one row) first, then
+one frame per table. Every function takes its traces alike (``inputs.trace_paths``: a path, a
+``TraceFile``, several, a folder or a glob pattern), names its options as the CLI's flags
+(dashes as underscores) and raises ``warpscope.Error`` for bad input. They run the CLI's own
+C++ code through the extension (docs/python.md, *Analyses*)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Dict, Optional
+
+from . import native
+from .errors import Error
+from .inputs import one_trace_path, trace_paths
+
+Frames = Dict[str, Any]
+
+
+def summary(traces: Any, report: str = "", reports: Optional[str] = None) -> Frames:
+    """``warpscope summary``: ``kernels``, ``api``, ``memory``, ``nvtx``, ``idle``, ... (`report`
+    picks some, as ``--report``), over one trace or several (then a combined ``file`` "*"
+    view too). `reports` is the deprecated name of `report`."""
+    if reports is not None:
+        warnings.warn("warpscope: summary(reports=...) is now summary(report=...), as the "
+                      "CLI's --report; the old name goes in the next release",
+                      DeprecationWarning, stacklevel=2)
+        report = report or reports
+    return native.analysis("summary_tables", trace_paths(traces), report)
+
+
+def occupancy(traces: Any, kernel: str = "") -> Frames:
+    """``warpscope occupancy``: ``occupancy``, one row per kernel name and launch
+    configuration; `kernel` is an RE2 pattern searched in the name. One trace."""
+    return native.analysis("occupancy_tables", [one_trace_path(traces, "occupancy")], kernel)
+
+
+def tail(traces: Any, kernel: str = "", instances: bool = False) -> Frames:
+    """``warpscope tail``: ``kernels`` (one row per kernel name) and with `instances`
+    ``instances`` (one per launch). One trace."""
+    frames = native.analysis("tail_tables", [one_trace_path(traces, "tail")], kernel,
+                             bool(instances))
+    if not instances:
+        frames.pop("instances", None)
+    return frames
+
+
+def advise(traces: Any, device: Optional[int] = None, top: int = 0,
+           literal_ranges: bool = False, step: str = "") -> Frames:
+    """``warpscope advise``: ``findings`` (ranked by the time a fix would save: order, rule,
+    cost, where, evidence, fix, one_time), ``scalars`` (the head line and its figures, the
+    steps found and the warm-up steps; also under its old key ``summary`` for one release),
+    ``devices`` (busy time per device) and ``notes`` (rules skipped and why). `device` keeps
+    one device; `top` keeps the costliest findings (0: all); `literal_ranges` keeps range
+    names as written (by default ``step_12`` is ``step_<N>``); `step` names the NVTX range
+    that marks steps. One trace."""
+    frames = native.analysis("advise_tables", [one_trace_path(traces, "advise")],
+                             -1 if device is None else int(device), int(top),
+                             bool(literal_ranges), str(step))
+    frames["summary"] = frames["scalars"]  # the old key, deprecated (CHANGELOG.md)
+    return frames
+
+
+def stalls(traces: Any, kernel: Optional[str] = None, by: str = "kernel") -> Frames:
+    """``warpscope stalls``: why each kernel's warps waited, from PC samples (definitions in
+    docs/stalls.md), summed per kernel over the traces. `kernel` keeps the kernels whose name
+    matches (RE2). ``kernels`` and ``reasons``, or with ``by="pc"`` ``kernels`` and ``pcs``;
+    each share with its 95% interval (``low_pct``, ``high_pct``), each kernel with its
+    ``sampling_instants`` and ``too_few``."""
+    if by not in ("kernel", "pc"):
+        raise Error(f"warpscope: by must be 'kernel' or 'pc', not {by!r} (source lines: the "
+                    "CLI's `warpscope stalls --by line`)")
+    return native.analysis("stall_tables", trace_paths(traces), kernel or "", by == "pc")
+
+
+def job(traces: Any, step: str = "", threads: int = 0) -> Frames:
+    """``warpscope job``: every rank's trace of a data-parallel job read together
+    (docs/distributed.md). ``scalars`` (the straggler, its evidence and cause, time lost
+    waiting), ``ranks`` (medians over the steady steps, ``median_*``; totals, ``total_*``),
+    ``collectives``, ``steps``, ``instances`` (each collective matched across the ranks) and
+    ``problems``. `step` names the NVTX range that marks a step; `threads` how many traces
+    are read at once."""
+    return native.job(trace_paths(traces), step, threads)
