@@ -182,7 +182,8 @@ TEST(KernelPrecisionTest, BundledTraceNames) {
   for (const std::string& name : names) {
     const KernelMathClass c = ClassifyKernelMath(name);
     count[c.math == M::kUnknown ? "unknown" : "known"]++;
-    absl::StrAppend(&listing, KernelMathName(c.math), " | ", c.scheme, " | ", name, "\n");
+    absl::StrAppend(&listing, std::string(KernelMathName(c.math)), " | ", std::string(c.scheme), " | ",
+                    name, "\n");
   }
   listing = absl::StrCat(count["known"], " known, ", count["unknown"], " unknown of ",
                          names.size(), " names\n", listing);
