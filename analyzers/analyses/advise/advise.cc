@@ -1,5 +1,6 @@
-// `warpscope advise`: runs the rules (advise_gaps.cc, advise_copies.cc, advise_kernels.cc),
-// ranks their findings by cost (per steady step, with steps) and writes the head line.
+// `warpscope advise`: runs the rules (advise_gaps.cc, advise_copies.cc, advise_precision.cc,
+// advise_kernels.cc), ranks their findings by cost (per steady step, with steps) and writes
+// the head line.
 #include "analyzers/analyses/advise/advise.h"
 
 #include <algorithm>
@@ -144,6 +145,7 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
   const GapTotals gaps = FindGapCauses(timeline, options, &findings);
   FindPageableCopies(timeline, options, &findings);
   FindCopiesWithoutOverlap(timeline, options, &findings);
+  FindFp32MatrixWork(timeline, &findings, &report.notes);
   FindKernelEfficiency(model, options, &findings, &report.notes);
   report.collective_wait_ns = FindCollectiveWaits(timeline, options, &findings);
   NameLaunchSites(timeline, findings);

@@ -1,8 +1,9 @@
 // `warpscope advise`: findings ranked by the time a fix would save. Rules (docs/advise.md):
 // GPU idle gaps with the host activity that caused them (a synchronisation, a blocking read
 // of a GPU value, a blocking copy, a host NVTX range without GPU work, launch-bound
-// stretches), pageable copies, copies that do not overlap compute, and, when the trace has
-// samples, long tails, low achieved occupancy and warp stalls.
+// stretches), pageable copies, copies that do not overlap compute, FP32 matrix work that
+// tensor cores could run, and, when the trace has samples, long tails, low achieved occupancy
+// and warp stalls.
 #ifndef WARPSCOPE_ANALYZERS_ANALYSES_ADVISE_ADVISE_H_
 #define WARPSCOPE_ANALYZERS_ANALYSES_ADVISE_ADVISE_H_
 
@@ -39,6 +40,8 @@ inline constexpr std::string_view kRuleStartup = "startup";
 inline constexpr std::string_view kRuleOneOff = "one-off";
 // NCCL collectives waiting for other ranks (the GPU is not working then).
 inline constexpr std::string_view kRuleCollectiveWait = "nccl-wait";
+// FP32 GEMMs and convolutions on the SIMT cores that tensor cores (TF32, BF16) could run.
+inline constexpr std::string_view kRulePrecision = "fp32-matrix";
 // In a job of several ranks: the rank the others wait for.
 inline constexpr std::string_view kRuleStraggler = "straggler";
 

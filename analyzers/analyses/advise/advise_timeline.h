@@ -135,6 +135,11 @@ uint64_t FindCollectiveWaits(const AdviseTimeline& timeline, const AdviseOptions
 // each site no wait finding names, saying why (advise_host_blocked.cc). `findings` ranked.
 void AccountHostBlocked(const AdviseTimeline& timeline, const GapTotals& gaps,
                         std::vector<AdviseFinding>* findings, std::vector<std::string>* notes);
+// FP32 GEMMs and convolutions on the SIMT cores, per device and NVTX place, costed at the time
+// TF32 (or BF16) tensor cores would save; notes on FP64 work and on what is left alone
+// (advise_precision.cc).
+void FindFp32MatrixWork(const AdviseTimeline& timeline, std::vector<AdviseFinding>* findings,
+                        std::vector<std::string>* notes);
 // Tails, occupancy and stalls, from the trace's samples; a note per part that had none.
 void FindKernelEfficiency(const TraceModel& model, const AdviseOptions& options,
                           std::vector<AdviseFinding>* findings, std::vector<std::string>* notes);
