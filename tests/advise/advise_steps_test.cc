@@ -154,6 +154,37 @@ TEST(AdviseSteps, CostsArePerSteadyStepWhateverTheStartUp) {
   EXPECT_THAT(csv, HasSubstr(",true,,0,0,0,,\n"));
 }
 
+// A range repeated in one early phase (20 short items) is the only candidate for steps, then
+// the program runs 50 ms of work with blocking reads outside it: those ranges are not its
+// iteration, and costs per step would read as many steps' worth (sync_sites.wst read 1002% of
+// a step). The costs stay over the GPU span, and the text says why.
+TEST(AdviseSteps, StepsThatSpanLittleOfTheRunAreNotCostedPerStep) {
+  const AdviseReport report = AdviseWritten([](SyntheticTraceBuilder& b) {
+    for (int i = 0; i < 20; ++i) {
+      b.PushRange("item");
+      b.LaunchKernel(NamedKernel("small", 20'000));
+      b.PopRange();
+    }
+    for (int s = 0; s < 40; ++s) {
+      b.LaunchKernel(NamedKernel("compute", 1'000'000));
+      b.Memcpy(CopyKind::kDtoH, 4, fixtures::kComputeStream, false, MemoryKind::kPageable);
+      b.HostIdle(250'000);
+    }
+    b.DeviceSynchronize();
+  });
+  const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(report.steps, 20u) << text;
+  EXPECT_LT(report.steps_coverage, kMinStepsCoverage);
+  EXPECT_EQ(report.steady_steps, 0u);
+  const AdviseFinding* read = FindRule(report, kRuleBlockingRead);
+  ASSERT_NE(read, nullptr) << text;
+  EXPECT_EQ(read->cost_per_step_ns, 0u);
+  EXPECT_LT(read->cost_fraction, 1.0);
+  EXPECT_THAT(text, HasSubstr("not the program's iteration, so costs are over the GPU span"));
+  EXPECT_THAT(text, HasSubstr("of the GPU span)"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("a step (")));
+}
+
 // The weights are copied from pageable memory once before the loop; each step copies its
 // batch from pageable memory too. The step copies are the finding; the weights' are one-time.
 TEST(AdviseSteps, PageableCopiesBeforeTheSteadyStateAreOneTime) {

@@ -69,9 +69,21 @@ double SteadyKernelShare(const TraceModel& model, const AdviseFinding& f, uint64
 // one-time findings holding the rest).
 void CostPerStep(const advise_internal::AdviseTimeline& timeline, AdviseReport& report) {
   const SteadyStepTime steady = SteadyStepTimeOf(timeline.steps(), timeline.warmup_steps());
+  if (steady.steps == 0 || steady.ns == 0) return;
+  // Steps that end long before the GPU's work does are not the program's iteration (a range
+  // repeated in one phase): the steady state's costs over them would read as many steps'
+  // worth. Such a report costs over the GPU span and says why.
+  uint64_t gpu_end = 0;
+  for (const AdviseDeviceBusy& d : report.devices) gpu_end = std::max(gpu_end, d.end_ns);
+  const uint64_t begin = timeline.steady_begin_ns();
+  const uint64_t steps_end = timeline.steps().steps.back().end_ns;
+  const uint64_t run_end = std::max(gpu_end, steps_end);
+  report.steps_coverage = run_end > begin ? static_cast<double>(steps_end - begin) /
+                                                static_cast<double>(run_end - begin)
+                                          : 1.0;
+  if (report.steps_coverage < kMinStepsCoverage) return;
   report.steady_steps = steady.steps;
   report.steady_step_ns = steady.mean_ns();
-  if (steady.steps == 0 || steady.ns == 0) return;
   for (AdviseFinding& f : report.findings) {
     if (f.one_time) continue;
     double cost = static_cast<double>(f.cost_ns);

@@ -157,8 +157,13 @@ struct AdviseReport {
   // shares of. 0 without steps.
   size_t steady_steps = 0;
   uint64_t steady_step_ns = 0;
+  // The share of the run after warm-up (to the last GPU work) that the steady steps span.
+  // Under kMinStepsCoverage the steps are not the program's iteration: no cost per step.
+  double steps_coverage = 1.0;
   KernelNames names;  // as the findings name kernels; the HTML timeline names its boxes so
 };
+
+inline constexpr double kMinStepsCoverage = 0.5;
 
 // Whether `a` is listed before `b`: steady-state findings before one-time ones, then by cost
 // per steady step (with steps), then by cost.

@@ -33,7 +33,13 @@ std::string WhereText(const AdviseFinding& f) {
 
 std::string RenderText(const AdviseReport& report) {
   std::string out = absl::StrCat("warpscope advise: ", report.label, "\n", report.headline, "\n");
-  if (report.steps > 0) {
+  if (report.steps > 0 && report.steady_steps == 0) {
+    absl::StrAppendFormat(&out,
+                          "%d steps (%s), spanning %.1f%% of the run after warm-up: not the "
+                          "program's iteration, so costs are over the GPU span (name the "
+                          "iteration's range with --step)\n",
+                          report.steps, report.step_rule, 100 * report.steps_coverage);
+  } else if (report.steps > 0) {
     absl::StrAppend(&out, report.steps, " steps (", report.step_rule, "); ", report.warmup_steps,
                     " warm-up step", report.warmup_steps == 1 ? "" : "s", ", then ",
                     report.steady_steps, " steady step", report.steady_steps == 1 ? "" : "s",
@@ -132,7 +138,8 @@ Report AdviseReportTables(const AdviseReport& report) {
                  {"warmup_steps", static_cast<uint64_t>(report.warmup_steps)},
                  {"step_rule", report.step_rule},
                  {"steady_steps", static_cast<uint64_t>(report.steady_steps)},
-                 {"steady_step_ns", report.steady_step_ns}};
+                 {"steady_step_ns", report.steady_step_ns},
+                 {"steps_coverage_percent", Cell(100 * report.steps_coverage)}};
   out.tables.emplace_back("findings", AdviseFindingsTable(report));
   Table devices({{"device", true, CellKind::kInt},
                  {"begin_ns", true, CellKind::kInt},
