@@ -9,6 +9,10 @@ Per program (--case NAME:RUNS:FP32_ADVISE:BF16_ADVISE[:TF32_ADVISE]):
   TF32_ADVISE  (optional) the same of a recorded tf32 run: its findings are listed, not checked
 Checks:
   runs          each precision has at least --min-runs plain runs
+  modes         the flags gave the math asked for: every plain fp32 run's probe (the programs'
+                --probe) measured a matmul error against float64 under MODE_THRESHOLD, every
+                tf32 run's above it (the convolution's error is shown, not checked: cuDNN may
+                pick a non-tensor-core algorithm for the probe's small convolution)
   finding       the fp32 advise has a precision finding: one whose rule (or kind, category,
                 type) contains "precision" or "tf32"
   saving        the findings' predicted saving per step (summed over them, or the largest
@@ -40,7 +44,10 @@ KIND_KEYS = ("rule", "kind", "category", "type")
 PER_STEP_FIELDS = ("saving_per_step_ns", "expected_saving_per_step_ns",
                    "predicted_saving_per_step_ns", "cost_per_step_ns")
 TOTAL_FIELDS = ("saving_ns", "expected_saving_ns", "predicted_saving_ns", "cost_ns")
-CHECKS = ("runs", "finding", "saving", "phases", "bf16_clean")
+CHECKS = ("runs", "modes", "finding", "saving", "phases", "bf16_clean")
+# A matmul's mean relative error against float64 (the programs' --probe): about 1e-7 in FP32,
+# 1e-4 with inputs rounded to TF32; this lies between them with a margin of 10 or more.
+MODE_THRESHOLD = 1e-5
 
 
 def finding_kind(finding):
@@ -113,28 +120,42 @@ def load_json(path):
 
 
 def load_runs(path):
-    """{precision: [plain runs' median step ms]}, [recorded runs' lines], gemm phases, and
-    why the file could not be read (None when it could)."""
-    plain = {p: [] for p in PRECISIONS}
-    recorded, phases = [], []
+    """The runs file: {"plain": {precision: [median step ms]}, "probes": {precision: [probe or
+    None]} (plain runs), "recorded": [lines], "phases": [gemm phases], "error": why the file
+    could not be read, or None}."""
+    runs = {"plain": {p: [] for p in PRECISIONS}, "probes": {p: [] for p in PRECISIONS},
+            "recorded": [], "phases": [], "error": None}
     try:
         with open(path) as f:
             lines = f.read().splitlines()
     except OSError as e:
-        return plain, recorded, phases, f"runs unreadable: {path}: {e}"
+        runs["error"] = f"runs unreadable: {path}: {e}"
+        lines = []
     for line in lines:
         try:
             run = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(run, dict) or run.get("precision") not in plain:
+        if not isinstance(run, dict) or run.get("precision") not in PRECISIONS:
             continue
-        phases += [p for p in run.get("gemm_phases", []) if p not in phases]
+        runs["phases"] += [p for p in run.get("gemm_phases", []) if p not in runs["phases"]]
         if run.get("recorded"):
-            recorded.append(run)
+            runs["recorded"].append(run)
         elif is_number(run.get("step_ms_median")):
-            plain[run["precision"]].append(run["step_ms_median"])
-    return plain, recorded, phases, None
+            runs["plain"][run["precision"]].append(run["step_ms_median"])
+            runs["probes"][run["precision"]].append(run.get("probe"))
+    return runs
+
+
+def modes_hold(probes, threshold):
+    """True when every plain fp32 run's matmul error is under the threshold (FP32 math) and
+    every tf32 run's above it (TF32 tensor cores)."""
+    def errors(precision):
+        return [p.get("matmul_error") if isinstance(p, dict) else None for p in probes[precision]]
+    fp32, tf32 = errors("fp32"), errors("tf32")
+    if not fp32 or not tf32 or not all(is_number(e) for e in fp32 + tf32):
+        return False
+    return max(fp32) < threshold < min(tf32)
 
 
 def median_or_none(values):
@@ -144,17 +165,20 @@ def median_or_none(values):
 def check_case(name, runs_path, fp32_path, bf16_path, tf32_path=None, tolerance=0.25,
                min_runs=5, field=None, total_field=None, combine="sum"):
     """One program's figures and checks."""
-    plain, recorded, phases, runs_error = load_runs(runs_path)
+    runs = load_runs(runs_path)
+    plain, phases = runs["plain"], runs["phases"]
     ms = {p: median_or_none(v) for p, v in plain.items()}
     measured = None
     if ms["fp32"] is not None and ms["tf32"] is not None:
         measured = (ms["fp32"] - ms["tf32"]) * 1e6
     r = {"program": name, "runs": {p: len(v) for p, v in plain.items()}, "step_ms": ms,
          "run_ms": plain,
-         "recorded_step_ms": {x["precision"]: x.get("step_ms_median") for x in recorded},
+         "recorded_step_ms": {x["precision"]: x.get("step_ms_median") for x in runs["recorded"]},
+         "probes": runs["probes"],
          "gemm_phases": phases, "measured_saving_ns": measured,
-         "notes": [runs_error] if runs_error else []}
-    checks = {"runs": all(len(v) >= min_runs for v in plain.values())}
+         "notes": [runs["error"]] if runs["error"] else []}
+    checks = {"runs": all(len(v) >= min_runs for v in plain.values()),
+              "modes": modes_hold(runs["probes"], MODE_THRESHOLD)}
     fp32, err = load_json(fp32_path)
     if err:
         r["notes"].append(f"fp32 advise unreadable: {err}")
@@ -194,10 +218,22 @@ def fmt(value, scale=1.0, digits=2):
     return "-" if value is None else f"{value * scale:.{digits}f}"
 
 
+def error_range(r, precision, kind):
+    """'lowest to highest' of the plain runs' probe errors ('-' without a probe)."""
+    values = [p.get(kind + "_error") for p in r["probes"][precision] if isinstance(p, dict)]
+    values = [v for v in values if is_number(v)]
+    return f"{min(values):.1e} to {max(values):.1e}" if values else "-"
+
+
 def detail(r, check, tolerance):
     """The reason shown beside a check's PASS or FAIL."""
     if check == "runs":
         return "plain runs " + ", ".join(f"{p} {n}" for p, n in r["runs"].items())
+    if check == "modes":
+        return (f"matmul error against float64: fp32 runs {error_range(r, 'fp32', 'matmul')}, "
+                f"tf32 runs {error_range(r, 'tf32', 'matmul')} (FP32 under {MODE_THRESHOLD:g}, "
+                f"TF32 above); convolution: fp32 {error_range(r, 'fp32', 'conv')}, "
+                f"tf32 {error_range(r, 'tf32', 'conv')}")
     if check == "finding":
         return (f"{len(r['findings'])} precision finding(s)" if r["findings"] else
                 "no finding whose rule holds 'precision' or 'tf32'; rules: "

@@ -16,8 +16,10 @@
 #   2. runs it plain (not recorded) at fp32, tf32 and bf16, WS_PREC_ROUNDS rounds (default 5)
 #      of one run each, the order rotated each round and the programs interleaved, so that a
 #      slow spell of the machine touches every precision; each run prints its median step time
-#      over its steps after the warm-up (CUDA events);
-#   3. tests/gpu/precision/check_precision.py checks that the fp32 advise has a finding whose
+#      over its steps after the warm-up (CUDA events), and the error of an FP32 matmul and
+#      convolution against float64 (--probe: which math the TF32 flags gave);
+#   3. tests/gpu/precision/check_precision.py checks that the fp32 runs ran FP32 math and the
+#      tf32 runs TF32 (the probe's matmul error), that the fp32 advise has a finding whose
 #      rule holds "precision" or "tf32", that its predicted saving per step is within 25% of
 #      the measured one (median fp32 step minus median tf32 step), that it names the phases that
 #      hold the matrix work (forward and backward), and that the bf16 advise has none. It prints
@@ -136,7 +138,7 @@ for ((r = 0; r < ROUNDS; r++)); do
       prec=${PRECISIONS[$(((r + k) % 3))]}
       in_budget "plain run $((r + 1)) of $p at $prec" 60 || continue
       program_cmd "$p" "$prec"
-      if ! timeout 60 "${cmd[@]}" >>"$LOGS/$p.runs.jsonl" 2>>"$LOGS/$p.$prec.plain.err"; then
+      if ! timeout 60 "${cmd[@]}" --probe >>"$LOGS/$p.runs.jsonl" 2>>"$LOGS/$p.$prec.plain.err"; then
         step_failed "plain run $((r + 1)) of $p at $prec (logs/$p.$prec.plain.err)"
       fi
     done

@@ -19,12 +19,17 @@ def cp():
     return module
 
 
-def run_lines(fp32=60.0, tf32=20.0, bf16=12.0, n=5, phases=PHASES):
+ERRORS = {"fp32": 2e-7, "tf32": 3e-4, "bf16": 2e-7}  # the probe's, as FP32 and TF32 give
+
+
+def run_lines(fp32=60.0, tf32=20.0, bf16=12.0, n=5, phases=PHASES, errors=ERRORS):
     lines = []
     for i in range(n):
         for precision, ms in (("fp32", fp32), ("tf32", tf32), ("bf16", bf16)):
+            probe = {"matmul_error": errors[precision], "conv_error": errors[precision]}
             lines.append({"program": "transformer", "precision": precision,
-                          "step_ms_median": ms + 0.1 * (i - 2), "gemm_phases": phases})
+                          "step_ms_median": ms + 0.1 * (i - 2), "gemm_phases": phases,
+                          "probe": probe})
     return lines
 
 
@@ -60,8 +65,8 @@ GOOD_FP32 = report(finding(per_step_ns=22e6), finding(per_step_ns=20e6,
 def test_matching_prediction_passes(cp, tmp_path):
     # Measured: 60 - 20 = 40 ms a step; predicted 22 + 20 = 42 ms over the two phases' findings.
     r = case(cp, tmp_path, run_lines(), GOOD_FP32, report(OTHER))
-    assert r["checks"] == {"runs": True, "finding": True, "saving": True, "phases": True,
-                           "bf16_clean": True}
+    assert r["checks"] == {"runs": True, "modes": True, "finding": True, "saving": True,
+                           "phases": True, "bf16_clean": True}
     assert r["pass"]
     assert r["measured_saving_ns"] == pytest.approx(40e6)
     assert r["predicted_saving_ns"] == pytest.approx(42e6)
@@ -96,8 +101,8 @@ def test_missing_phase_fails_and_is_named(cp, tmp_path):
 def test_no_precision_finding_lists_every_rule(cp, tmp_path):
     r = case(cp, tmp_path, run_lines(), report(OTHER, {"rule": "stalls", "cost_ns": 1}),
              report())
-    assert r["checks"] == {"runs": True, "finding": False, "saving": False, "phases": False,
-                           "bf16_clean": True}
+    assert r["checks"] == {"runs": True, "modes": True, "finding": False, "saving": False,
+                           "phases": False, "bf16_clean": True}
     assert "rules: launch-bound, stalls" in cp.render([r], 0.25)
 
 
@@ -127,6 +132,20 @@ def test_too_few_runs_fail(cp, tmp_path):
     runs = [x for x in run_lines() if not (x["precision"] == "tf32" and x["step_ms_median"] > 20)]
     r = case(cp, tmp_path, runs, GOOD_FP32, report())
     assert r["runs"]["tf32"] == 3 and r["checks"]["runs"] is False
+
+
+def test_flags_without_effect_fail_the_modes_check(cp, tmp_path):
+    # TF32 asked for but the matmul ran FP32: no saving to compare with, the check says why.
+    r = case(cp, tmp_path, run_lines(tf32=59.0, errors={**ERRORS, "tf32": 2e-7}), GOOD_FP32,
+             report())
+    assert r["checks"]["modes"] is False and r["checks"]["saving"] is False
+    assert "tf32 runs 2.0e-07 to 2.0e-07 (FP32 under 1e-05, TF32 above)" in cp.render([r], 0.25)
+    # Runs without a probe cannot show their math.
+    runs = run_lines()
+    for run in runs:
+        run.pop("probe")
+    r = case(cp, tmp_path, runs, GOOD_FP32, report())
+    assert r["checks"]["modes"] is False and r["checks"]["saving"] is True
 
 
 def test_recorded_runs_are_shown_not_counted(cp, tmp_path):
