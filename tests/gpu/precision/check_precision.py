@@ -16,8 +16,8 @@ Checks:
   finding       the fp32 advise has a precision finding: one whose rule (or kind, category,
                 type) contains "precision" or "tf32"
   saving        the findings' predicted saving per step (summed over them, or the largest
-                with --combine max) lies within --tolerance (25%) of the measured one: the
-                median fp32 step minus the median tf32 step
+                with --combine max; one-time findings left out) lies within --tolerance (25%)
+                of the measured one: the median fp32 step minus the median tf32 step
   phases        every phase the program names as holding its matrix work ("gemm_phases")
                 appears in a precision finding (its NVTX path, title or evidence)
   bf16_clean    the bf16 advise has no precision finding
@@ -187,7 +187,10 @@ def check_case(name, runs_path, fp32_path, bf16_path, tf32_path=None, tolerance=
     r["findings"] = found
     r["fp32_finding_kinds"] = [finding_kind(f) for f in fp32.get("findings", [])]
     checks["finding"] = bool(found)
-    figures = [predicted_per_step(f, fp32.get("steps"), field, total_field) for f in found]
+    # A finding paid once before the steady state (`one_time`) saves nothing a step.
+    figures = [predicted_per_step(f, fp32.get("steps"), field, total_field)
+               if not f.get("one_time") else (None, "one-time finding, not counted")
+               for f in found]
     r["predicted_by_finding"] = [{"ns": ns, "from": how} for ns, how in figures]
     values = [ns for ns, _ in figures if ns is not None]
     predicted = (sum(values) if combine == "sum" else max(values)) if values else None

@@ -78,6 +78,14 @@ def test_matching_prediction_passes(cp, tmp_path):
     assert '"rule": "fp32-matrix-precision"' in text  # the findings whole
 
 
+def test_one_time_findings_are_listed_not_counted(cp, tmp_path):
+    startup = {**finding(), "cost_ns": 900e6, "cost_per_step_ns": None, "one_time": True}
+    fp32 = {**GOOD_FP32, "findings": GOOD_FP32["findings"] + [startup]}
+    r = case(cp, tmp_path, run_lines(), fp32, report())
+    assert len(r["findings"]) == 3 and r["predicted_saving_ns"] == pytest.approx(42e6)
+    assert r["predicted_by_finding"][2] == {"ns": None, "from": "one-time finding, not counted"}
+
+
 def test_prediction_off_by_more_than_the_tolerance_fails(cp, tmp_path):
     # Against 40 ms measured: 2 x 15 ms (ratio 0.75) lies on the 25% edge and passes;
     # 2 x 14 ms (0.70) and 2 x 26 ms (1.30) fail.
