@@ -79,7 +79,10 @@ constexpr std::array kRows = {
     // cuDNN's older convolution engines, typed by their template.
     NameRow{R"((?:implicit|explicit|precomputed)_convolve_sgemm)", M::kFp32Simt, "cuDNN"},
     NameRow{R"(_convolve_dgemm)", M::kFp64, "cuDNN"},
+    // The legacy engines, with or without their namespace (`void wgrad_alg0_engine<float,
+    // ...>` is cuDNN's too).
     NameRow{R"(cudnn::\w+::(?:wgrad_alg\d\w*|dgrad\w*)<float)", M::kFp32Simt, "cuDNN"},
+    NameRow{R"((?:^|\s)(?:wgrad_alg\d\w*_engine|dgrad\w*_engine)<float)", M::kFp32Simt, "cuDNN"},
     NameRow{R"(conv2d_grouped_direct_kernel|depthwise)", M::kNotMatrix, "cuDNN/PyTorch direct"},
     NameRow{R"(cudnn::winograd_nonfused::winograd|nchwToNhwc|nhwcToNchw|cudnn::ops::)",
             M::kNotMatrix, "cuDNN"},

@@ -99,10 +99,12 @@ uint64_t StackTable::StackOf(uint64_t key, const Intern& intern) {
 }
 
 StackCapture StackTable::Capture() {
-  // One capture in kTimedEvery is timed: two clock reads on every launch would cost a fifth
-  // of what the capture itself costs.
+  // The first kTimedEvery captures are timed (they include the slow ones: detection, code
+  // objects described), then one in kTimedEvery: two clock reads on every launch would cost a
+  // fifth of what the capture itself costs.
   const uint64_t nth = captures_.fetch_add(1, std::memory_order_relaxed);
-  const bool timed = timed_ && nth % kTimedEvery == 0;
+  const bool early = nth < kTimedEvery;
+  const bool timed = timed_ && (early || nth % kTimedEvery == 0);
   const uint64_t start = timed ? NowNs() : 0;
   StackCapture c;
   const PythonSupport python = python_.Detect();
@@ -114,7 +116,9 @@ StackCapture StackTable::Capture() {
     c.source = StackSource::kUnreadable;
   }
   if (c.stack_id == 0) no_stack_.fetch_add(1, std::memory_order_relaxed);
-  if (timed) {
+  if (timed && early) {
+    early_ns_.fetch_add(NowNs() - start, std::memory_order_relaxed);
+  } else if (timed) {
     capture_ns_.fetch_add(NowNs() - start, std::memory_order_relaxed);
     timed_captures_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -266,13 +270,15 @@ StackTableCounts StackTable::counts() const {
   StackTableCounts c;
   c.captures = captures_.load(std::memory_order_relaxed);
   c.no_stack = no_stack_.load(std::memory_order_relaxed);
-  // The timed captures stand for all of them.
+  // The first captures as timed; the one in kTimedEvery after them stands for the rest.
   const uint64_t timed = timed_captures_.load(std::memory_order_relaxed);
   const uint64_t sampled_ns = capture_ns_.load(std::memory_order_relaxed);
-  c.capture_ns = timed == 0 ? 0
-                            : static_cast<uint64_t>(static_cast<double>(sampled_ns) *
-                                                    static_cast<double>(c.captures) /
-                                                    static_cast<double>(timed));
+  const uint64_t rest = c.captures > kTimedEvery ? c.captures - kTimedEvery : 0;
+  c.capture_ns = early_ns_.load(std::memory_order_relaxed) +
+                 (timed == 0 ? 0
+                             : static_cast<uint64_t>(static_cast<double>(sampled_ns) *
+                                                     static_cast<double>(rest) /
+                                                     static_cast<double>(timed)));
   std::lock_guard<std::mutex> lock(mu_);
   c.stacks = stacks_written_;
   c.frames = frames_written_;

@@ -168,8 +168,8 @@ inline constexpr StatDef kStacksFrames{"stacks.frames", kInfo,
 inline constexpr StatDef kStacksCodeObjects{"stacks.code_objects", kInfo,
     "Python code objects read for their file and function, each once"};
 inline constexpr StatDef kStacksCaptureNs{"stacks.capture_ns", kInfo,
-    "time the program's threads spent taking stacks, ns (one capture in 64 timed, the rest "
-    "at their mean)"};
+    "time the program's threads spent taking stacks, ns (the first 64 captures timed, then "
+    "one in 64 for the rest)"};
 
 // ---- PC sampling (collectors/pc_sampling; docs/pc_sampling.md).
 inline constexpr StatDef kPcBatches{"pc_sampling.batches", kInfo,

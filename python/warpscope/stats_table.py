@@ -113,7 +113,7 @@ ROWS = (
     ("stacks.code_objects", "info",
      "Python code objects read for their file and function, each once"),
     ("stacks.capture_ns", "info",
-     "time the program's threads spent taking stacks, ns (one capture in 64 timed, the rest at their mean)"),
+     "time the program's threads spent taking stacks, ns (the first 64 captures timed, then one in 64 for the rest)"),
     ("pc_sampling.batches", "info",
      "PC sample batches written"),
     ("pc_sampling.pc_records", "info",

@@ -86,6 +86,14 @@ const std::vector<Named>& KnownNames() {
        M::kFp32Simt},
       {"void cudnn::detail::wgrad_alg0_engine<float, 128, 6, 7, 3, 3, 5, false, 512>(int)",
        M::kFp32Simt},
+      // Seen without its namespace on the H200 (cuDNN 9, a ResNet-50 backward pass).
+      {"void wgrad_alg0_engine<float, 128, 5, 5, 3, 3, 3, false, 512>(int, int, int, float "
+       "const*, int, float*, float const*, kernel_grad_params, unsigned long long, int, float, "
+       "int, int, int, int)",
+       M::kFp32Simt},
+      {"void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, int)",
+       M::kFp32Simt},
+      {"my_dgrad_engine<float>(int)", M::kUnknown},  // an engine of no known library
       {"void cudnn::cnn::conv2d_grouped_direct_kernel<false, true, false, false, 0, 0, int, "
        "float, float, float, float, float, float>(int)",
        M::kNotMatrix},

@@ -39,7 +39,7 @@ import statistics
 import sys
 
 PRECISIONS = ("fp32", "tf32", "bf16")
-RULE_WORDS = ("precision", "tf32")
+RULE_WORDS = ("precision", "tf32", "fp32-matrix")
 KIND_KEYS = ("rule", "kind", "category", "type")
 PER_STEP_FIELDS = ("saving_per_step_ns", "expected_saving_per_step_ns",
                    "predicted_saving_per_step_ns", "cost_per_step_ns")
