@@ -542,7 +542,7 @@ std::vector<std::string> SummaryNotes(const std::vector<TraceSummary>& summaries
   for (const TraceSummary& t : summaries) {
     if (t.label == "*") continue;  // each trace speaks for itself
     for (const std::string& note : TraceNotes(t)) {
-      lines.push_back(absl::StrCat("warpscope: ", t.label, ": ", note));
+      lines.push_back(absl::StrCat(t.label, ": ", note));
     }
   }
   return lines;
