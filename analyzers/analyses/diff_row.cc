@@ -40,6 +40,7 @@ absl::StatusOr<AnalysisResult> RunDiff(const AnalysisInputs& in, const OptionVal
       BuildDiffReport(*in.traces[0], *in.traces[1], in.paths[0], in.paths[1], *options);
   report.names = KernelNamesOf(values, in.traces);
   AnalysisResult result;
+  result.report = DiffReportTables(report);
   if (values.Has("fail-on-regression") && report.regressions > 0) {
     result.exit_status = kRegressionExitStatus;
     result.exit_message = absl::StrCat(in.paths[1], " is slower than ", in.paths[0], " in ",

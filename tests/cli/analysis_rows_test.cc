@@ -104,6 +104,12 @@ TEST(AnalysisRowsTest, CountsAreCheckedAfterExpansion) {
 
 TEST(AnalysisRowsTest, TableAndOutputServeEveryRow) {
   const std::string trace = WriteTempFile(FixtureWire("synthetic/basic.textproto"), "basic.wst");
+  CliResult events = RunCli("info " + trace + " -f csv --table events");
+  EXPECT_EQ(events.exit_code, 0) << events.err;
+  EXPECT_THAT(events.out, StartsWith("kind,count\nkernel,"));
+  CliResult rows = RunCli("diff " + trace + " " + trace + " -f json --table scalars");
+  EXPECT_EQ(rows.exit_code, 0) << rows.err;
+  EXPECT_THAT(rows.out, HasSubstr("\"regressions\":0"));
   CliResult bad = RunCli("occupancy " + trace + " --table nope");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("no table named 'nope'; this report has scalars, occupancy"));
