@@ -41,7 +41,6 @@ absl::StatusOr<AnalysisResult> RunStalls(const AnalysisInputs& in, const OptionV
   report->names = KernelNamesOf(values, in.traces, sampled);
   AnalysisResult result;
   result.report = StallReportTables(*report, options.view == StallView::kPc);
-  result.report.notes = StallReportNotes(*report);
   if (values.Has("svg")) result.files.push_back({"svg", RenderStallSvg(*report), ""});
   result.own_render = [report = std::move(*report)](OutputFormat format) {
     return RenderStallReport(report, format);
