@@ -449,6 +449,9 @@ Report OccupancyReportTables(const OccupancyReport& report) {
 }
 
 std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat format) {
+  if (format == OutputFormat::kCsv) {
+    return RenderReport(OccupancyReportTables(report), format).value_or("");
+  }
   const bool text = format == OutputFormat::kTable;
   std::vector<std::string> footnotes;
   bool any_from_shared = false;
