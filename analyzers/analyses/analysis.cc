@@ -26,6 +26,16 @@ KernelNames KernelNamesOf(const OptionValues& options,
   return KernelNames::Short(names);
 }
 
+AnalysisOption KernelRegexOption() {
+  return {"kernel", "k", OptionKind::kText, "REGEX",
+          "only kernels whose name matches (RE2 syntax)", ""};
+}
+
+AnalysisOption LiteralRangesOption() {
+  return {"literal-ranges", "", OptionKind::kSwitch, "",
+          "NVTX ranges by their names as written (step_12, not step_<N>)", ""};
+}
+
 absl::Status AsInputError(const absl::Status& status) {
   if (status.code() != absl::StatusCode::kInvalidArgument) return status;
   return absl::FailedPreconditionError(status.message());

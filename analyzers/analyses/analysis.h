@@ -63,8 +63,11 @@ struct AnalysisOption {
   bool required = false;      // the analysis cannot run without it (timeline's --svg)
 };
 
-// --short-names, the option every analysis that prints kernel names shares.
+// Options several analyses share, defined once: --short-names (every analysis that prints
+// kernel names), -k/--kernel REGEX and --literal-ranges.
 AnalysisOption ShortNamesOption();
+AnalysisOption KernelRegexOption();
+AnalysisOption LiteralRangesOption();
 
 // The options given to one run, against the row's option list. Check() validates every value
 // by its kind; after it the getters cannot fail.

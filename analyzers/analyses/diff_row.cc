@@ -71,8 +71,7 @@ AnalysisRow DiffAnalysis() {
        "rows shown, most impact first (0 = all; totals always)", "20"},
       {"fail-on-regression", "", OptionKind::kSwitch, "",
        "exit with status 3 when anything got slower", ""},
-      {"literal-ranges", "", OptionKind::kSwitch, "",
-       "NVTX ranges by their names as written (step_12, not step_<N>)", ""},
+      LiteralRangesOption(),
       ShortNamesOption()};
   row.about =
       "Compares NEW with BASE per kernel, NVTX range (the GPU time of its work, and its\n"

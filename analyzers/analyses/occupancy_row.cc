@@ -37,8 +37,7 @@ AnalysisRow OccupancyAnalysis() {
   row.usage = "TRACE.wst [flags]";
   row.input = AnalysisInput::kOneTrace;
   row.options = {
-      {"kernel", "k", OptionKind::kText, "REGEX", "only kernels whose name matches (RE2 syntax)",
-       ""},
+      KernelRegexOption(),
       {"top", "n", OptionKind::kCount, "N", "keep the N rows with the most GPU time (0 = all)",
        "0"},
       ShortNamesOption()};

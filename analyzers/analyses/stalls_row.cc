@@ -57,8 +57,7 @@ AnalysisRow StallsAnalysis() {
   row.usage = "TRACE.wst... [flags]";
   row.input = AnalysisInput::kOneOrMore;
   row.options = {
-      {"kernel", "k", OptionKind::kText, "REGEX", "only kernels whose name matches (RE2 syntax)",
-       ""},
+      KernelRegexOption(),
       {"top", "n", OptionKind::kCount, "N", "reasons, PCs or lines shown per kernel (0 = all)",
        "5"},
       {"by", "b", OptionKind::kText, "VIEW",

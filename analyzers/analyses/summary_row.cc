@@ -60,8 +60,7 @@ AnalysisRow SummaryAnalysis() {
       ShortNamesOption(),
       {"name-width", "", OptionKind::kInteger, "N",
        "cut names in text tables to N columns (0 = whole)", "100"},
-      {"literal-ranges", "", OptionKind::kSwitch, "",
-       "NVTX ranges by their names as written (step_12, not step_<N>)", ""}};
+      LiteralRangesOption()};
   row.about =
       "With several traces (one per rank), each gets its own section and a combined "
       "view (file \"*\")\nsums kernels, memory operations, API calls and NVTX ranges "

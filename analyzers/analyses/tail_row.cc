@@ -51,8 +51,7 @@ AnalysisRow TailAnalysis() {
   row.usage = "TRACE.wst [flags]";
   row.input = AnalysisInput::kOneTrace;
   row.options = {
-      {"kernel", "k", OptionKind::kText, "REGEX", "only kernels whose name matches (RE2 syntax)",
-       ""},
+      KernelRegexOption(),
       {"points", "p", OptionKind::kInteger, "N", "points of the resampled curve (normalised time)",
        "50"},
       {"instances", "i", OptionKind::kSwitch, "", "also list every launch", ""},

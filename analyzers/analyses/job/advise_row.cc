@@ -90,8 +90,7 @@ AnalysisRow AdviseAnalysis() {
        "5"},
       {"step", "", OptionKind::kText, "RANGE",
        "the NVTX range that marks steps (default: found)", ""},
-      {"literal-ranges", "", OptionKind::kSwitch, "",
-       "keep NVTX range names as written (step_12, not step_<N>)", ""},
+      LiteralRangesOption(),
       ShortNamesOption()};
   row.about =
       "Findings ranked by what a fix would save: GPU idle gaps with their cause (host\n"
