@@ -464,66 +464,77 @@ DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
   return report;
 }
 
-std::string RenderDiffReport(const DiffReport& report, OutputFormat format) {
-  const bool text = format == OutputFormat::kTable;
-  std::vector<Table::Column> columns;
-  if (text) {
-    columns = {{"section"}, {"name"},         {"count", true},  {"compared"},
-               {"base", true}, {"new", true}, {"change", true}, {"impact", true},
-               {"verdict"}};
-  } else {
-    columns = {{"section"},           {"name"},           {"base_count", true},
-               {"new_count", true},   {"compared"},       {"base_ns", true},
-               {"new_ns", true},      {"delta_ns", true}, {"change_pct", true},
-               {"impact_ns", true},   {"base_total_ns", true}, {"new_total_ns", true},
-               {"base_fraction", true}, {"new_fraction", true}, {"base_theoretical", true},
-               {"new_theoretical", true}, {"verdict"}};
-  }
-  Table table(columns);
+Report DiffReportTables(const DiffReport& report) {
+  using K = CellKind;
+  Table table({{"section", false, K::kString},          {"name", false, K::kString},
+               {"base_count", true, K::kInt},           {"new_count", true, K::kInt},
+               {"compared", false, K::kString},         {"base_ns", true, K::kReal},
+               {"new_ns", true, K::kReal},              {"delta_ns", true, K::kReal},
+               {"change_pct", true, K::kReal},          {"impact_ns", true, K::kReal},
+               {"base_total_ns", true, K::kInt},        {"new_total_ns", true, K::kInt},
+               {"base_fraction", true, K::kReal},       {"new_fraction", true, K::kReal},
+               {"base_theoretical", true, K::kReal},    {"new_theoretical", true, K::kReal},
+               {"verdict", false, K::kString}});
   for (const std::vector<DiffRow>* rows : {&report.totals, &report.rows}) {
     for (const DiffRow& row : *rows) {
       const bool stalls = row.section == DiffSection::kStalls;
-      std::vector<Cell> cells;
-      cells.emplace_back(std::string(DiffSectionName(row.section)));
-      cells.emplace_back(report.names.Show(row.name, text));
-      if (text) {
-        cells.emplace_back(row.section == DiffSection::kTotal
-                               ? std::string()
-                               : absl::StrCat(row.base_count, " -> ", row.new_count));
-        cells.emplace_back(ComparedName(row));
-        cells.emplace_back(FigureText(row, row.base_ns, row.base_fraction, row.base_theoretical));
-        cells.emplace_back(FigureText(row, row.new_ns, row.new_fraction, row.new_theoretical));
-        cells.emplace_back(ChangeText(row));
-        cells.emplace_back(stalls ? std::string() : SignedDuration(row.impact_ns));
+      std::vector<Cell> cells = {std::string(DiffSectionName(row.section)),
+                                 report.names.Show(row.name, false), row.base_count,
+                                 row.new_count, ComparedName(row)};
+      if (stalls) {
+        cells.insert(cells.end(), 3, Cell());
       } else {
-        cells.emplace_back(row.base_count);
-        cells.emplace_back(row.new_count);
-        cells.emplace_back(ComparedName(row));
-        if (stalls) {
-          cells.insert(cells.end(), 3, Cell());
-        } else {
-          cells.emplace_back(NumberCell(row.base_ns, 1));
-          cells.emplace_back(NumberCell(row.new_ns, 1));
-          cells.emplace_back(NumberCell(row.new_ns - row.base_ns, 1));
-        }
-        if (ChangeText(row).empty() || ChangeText(row) == "new") {
-          cells.emplace_back();
-        } else {
-          cells.emplace_back(row.delta_fraction * 100, 2);
-        }
-        cells.emplace_back(row.impact_ns, 1);
-        cells.emplace_back(row.base_total_ns);
-        cells.emplace_back(row.new_total_ns);
-        cells.emplace_back(NumberCell(row.base_fraction, 4));
-        cells.emplace_back(NumberCell(row.new_fraction, 4));
-        cells.emplace_back(NumberCell(row.base_theoretical, 4));
-        cells.emplace_back(NumberCell(row.new_theoretical, 4));
+        cells.push_back(NumberCell(row.base_ns, 1));
+        cells.push_back(NumberCell(row.new_ns, 1));
+        cells.push_back(NumberCell(row.new_ns - row.base_ns, 1));
       }
-      cells.emplace_back(std::string(DiffVerdictName(row.verdict)));
+      const std::string change = ChangeText(row);
+      cells.push_back(change.empty() || change == "new" ? Cell() : Cell(row.delta_fraction * 100));
+      cells.push_back(Cell(row.impact_ns, 1));
+      cells.push_back(row.base_total_ns);
+      cells.push_back(row.new_total_ns);
+      cells.push_back(NumberCell(row.base_fraction, 4));
+      cells.push_back(NumberCell(row.new_fraction, 4));
+      cells.push_back(NumberCell(row.base_theoretical, 4));
+      cells.push_back(NumberCell(row.new_theoretical, 4));
+      cells.push_back(std::string(DiffVerdictName(row.verdict)));
       table.AddRow(std::move(cells));
     }
   }
-  if (!text) return table.Render(format);
+  Report out;
+  out.scalars = {{"base", report.base_label},
+                 {"new", report.new_label},
+                 {"regressions", report.regressions},
+                 {"improvements", report.improvements},
+                 {"threshold", Cell(report.options.threshold, 4)},
+                 {"min_delta_ns", Cell(report.options.min_delta_ns, 1)},
+                 {"min_instances", report.options.min_instances}};
+  out.tables.emplace_back("rows", std::move(table));
+  out.notes = report.notes;
+  return out;
+}
+
+std::string RenderDiffReport(const DiffReport& report, OutputFormat format) {
+  if (format != OutputFormat::kTable) {
+    return DiffReportTables(report).FindTable("rows")->Render(format);
+  }
+  Table table({{"section"}, {"name"},         {"count", true},  {"compared"},
+               {"base", true}, {"new", true}, {"change", true}, {"impact", true},
+               {"verdict"}});
+  for (const std::vector<DiffRow>* rows : {&report.totals, &report.rows}) {
+    for (const DiffRow& row : *rows) {
+      const bool stalls = row.section == DiffSection::kStalls;
+      table.AddRow({std::string(DiffSectionName(row.section)), report.names.Show(row.name, true),
+                    row.section == DiffSection::kTotal
+                        ? std::string()
+                        : absl::StrCat(row.base_count, " -> ", row.new_count),
+                    ComparedName(row),
+                    FigureText(row, row.base_ns, row.base_fraction, row.base_theoretical),
+                    FigureText(row, row.new_ns, row.new_fraction, row.new_theoretical),
+                    ChangeText(row), stalls ? std::string() : SignedDuration(row.impact_ns),
+                    std::string(DiffVerdictName(row.verdict))});
+    }
+  }
   std::string out = absl::StrCat("base: ", report.base_label, "\nnew:  ", report.new_label,
                                  "\n\n", table.RenderText());
   absl::StrAppendFormat(&out,

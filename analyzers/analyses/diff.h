@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "analyzers/model/trace_model.h"
 #include "analyzers/render/output.h"
+#include "analyzers/render/report.h"
 #include "analyzers/render/short_names.h"
 
 namespace warpscope {
@@ -89,6 +90,10 @@ struct DiffReport {
 DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
                            std::string base_label, std::string new_label,
                            const DiffOptions& options);
+
+// The report as scalars (labels, verdict counts, thresholds) and one typed table "rows" (the
+// totals, then the rows; durations in ns), with its notes: what CSV, JSON and --table give.
+Report DiffReportTables(const DiffReport& report);
 
 // Table: the totals, then the rows with base, new, change and verdict; a last line counts the
 // regressions. CSV and JSON: one row (object) per total and row, durations in ns.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analyzers/render/output.h"
+#include "analyzers/render/report.h"
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope {
@@ -24,10 +25,15 @@ struct TraceInfoOptions {
   std::string display_name;  // shown as the trace's name; model.source_name when empty
 };
 
-// OutputFormat::kTable gives the text report; kCsv is not offered by `info` and renders as
-// JSON.
+// OutputFormat::kTable gives the text report, kJson one nested object; kCsv renders as JSON
+// (the CLI's CSV is TraceInfoReport's).
 std::string RenderTraceInfo(const TraceModel& model, OutputFormat format,
                             const TraceInfoOptions& options = {});
+
+// The figures as a report (info_report.cc): scalars (the trace, header, span, truncation,
+// worst severity) and tables devices, events (a row per packet kind), capture_windows,
+// counters (stats and import counters with severity and meaning) and notices.
+Report TraceInfoReport(const TraceModel& model, const TraceInfoOptions& options = {});
 
 }  // namespace warpscope
 

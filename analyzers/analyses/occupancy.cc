@@ -210,37 +210,42 @@ void FillTheoretical(std::span<const DeviceInfo> devices, OccupancyRow& row) {
 // Text leaves out the elapsed figure's bounds and the unseen share (CSV, JSON and Python keep
 // them) so that the table fits a terminal.
 std::vector<Table::Column> OccupancyColumns(bool text) {
-  std::vector<Table::Column> columns = {{"kernel"},
-                                        {"device", true},
-                                        {"grid", true},
-                                        {"block", true},
-                                        {"regs", true},
-                                        {"smem_per_block", true},
-                                        {"launches", true},
-                                        {text ? "total_time" : "total_ns", true},
-                                        {"theoretical_pct", true},
-                                        {"blocks_per_sm", true},
-                                        {"limiter"},
-                                        {"achieved_pct", true},
-                                        {"achieved_low_pct", true},
-                                        {"achieved_high_pct", true},
-                                        {"achieved_elapsed_pct", true}};
+  // Typed for machines (Python's frames take the kinds); text has human cells.
+  using K = CellKind;
+  const K num = text ? K::kString : K::kInt, real = text ? K::kString : K::kReal;
+  std::vector<Table::Column> columns = {{"kernel", false, K::kString},
+                                        {"device", true, K::kInt},
+                                        {"grid", true, K::kString},
+                                        {"block", true, K::kString},
+                                        {"regs", true, K::kInt},
+                                        {"smem_per_block", true, num},
+                                        {"launches", true, K::kInt},
+                                        {text ? "total_time" : "total_ns", true, num},
+                                        {"theoretical_pct", true, real},
+                                        {"blocks_per_sm", true, K::kInt},
+                                        {"limiter", false, K::kString},
+                                        {"achieved_pct", true, real},
+                                        {"achieved_low_pct", true, K::kReal},
+                                        {"achieved_high_pct", true, K::kReal},
+                                        {"achieved_elapsed_pct", true, K::kReal}};
   if (!text) {
-    columns.insert(columns.end(), {{"achieved_elapsed_low_pct", true},
-                                   {"achieved_elapsed_high_pct", true},
-                                   {"unseen_pct", true}});
+    columns.insert(columns.end(), {{"achieved_elapsed_low_pct", true, K::kReal},
+                                   {"achieved_elapsed_high_pct", true, K::kReal},
+                                   {"unseen_pct", true, K::kReal}});
   }
-  columns.insert(columns.end(), {{"gap_pts", true},
-                                 {"covered_launches", true},
-                                 {"covered_time_pct", true},
-                                 {"samples", true},
-                                 {"shared_samples", true},
-                                 {"shared_pct", true},
-                                 {"above_limit", true}});
+  columns.insert(columns.end(), {{"gap_pts", true, K::kReal},
+                                 {"covered_launches", true, K::kInt},
+                                 {"covered_time_pct", true, K::kReal},
+                                 {"samples", true, K::kInt},
+                                 {"shared_samples", true, K::kInt},
+                                 {"shared_pct", true, K::kReal},
+                                 {"above_limit", true, K::kInt}});
   if (!text) {
-    columns.insert(columns.end(), {{"launches_from_shared", true}, {"note"}, {"advice"}});
+    columns.insert(columns.end(), {{"launches_from_shared", true, K::kInt},
+                                   {"note", false, K::kString},
+                                   {"advice", false, K::kString}});
   } else {
-    columns.push_back({"see"});
+    columns.push_back({"see", false, K::kString});
   }
   return columns;
 }
@@ -444,6 +449,9 @@ Report OccupancyReportTables(const OccupancyReport& report) {
 }
 
 std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat format) {
+  if (format == OutputFormat::kCsv) {
+    return RenderReport(OccupancyReportTables(report), format).value_or("");
+  }
   const bool text = format == OutputFormat::kTable;
   std::vector<std::string> footnotes;
   bool any_from_shared = false;

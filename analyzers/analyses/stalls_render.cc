@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analyzers/render/report.h"
 #include "analyzers/render/svg.h"
 
 namespace warpscope {
@@ -123,6 +124,7 @@ bool AnyLines(const StallReport& report) {
   return false;
 }
 
+// A row per hot PC of each kernel: text, or JSON (CSV: the report's "pcs" table).
 std::string RenderByPc(const StallReport& report, OutputFormat format) {
   const bool text = format == OutputFormat::kTable;
   // The source column is there whenever lines were looked up, so scripts see one layout.
@@ -152,16 +154,20 @@ std::string RenderByPc(const StallReport& report, OutputFormat format) {
   return table.Render(format);
 }
 
-// A row per hot line of each kernel, and one for the samples at PCs without a line.
-std::string RenderByLine(const StallReport& report, OutputFormat format) {
-  const bool text = format == OutputFormat::kTable;
-  std::vector<Table::Column> columns = {{"kernel"},           {"line"},
-                                        {"samples", true},    {"kernel_pct", true},
-                                        {"pcs", true},        {"top_reasons"},
-                                        {"code"}};
+// A row per hot line of each kernel, and one for the samples at PCs without a line: for
+// people (`text`: base names, "file:line") or, typed, for the report's "lines" table.
+Table LinesTable(const StallReport& report, bool text) {
+  using K = CellKind;
+  std::vector<Table::Column> columns = {{"kernel", false, K::kString},
+                                        {"line", false, K::kString},
+                                        {"samples", true, K::kInt},
+                                        {"kernel_pct", true, K::kReal},
+                                        {"pcs", true, K::kInt},
+                                        {"top_reasons", false, K::kString},
+                                        {"code", false, K::kString}};
   if (!text) {
-    columns[1] = {"file"};
-    columns.insert(columns.begin() + 2, {"line", true});
+    columns[1] = {"file", false, K::kString};
+    columns.insert(columns.begin() + 2, {"line", true, K::kInt});
   }
   Table table(columns);
   for (const StallKernelRow& row : report.rows) {
@@ -199,7 +205,7 @@ std::string RenderByLine(const StallReport& report, OutputFormat format) {
       table.AddRow(std::move(cells));
     }
   }
-  return table.Render(format);
+  return table;
 }
 
 void WriteLineJson(const LineHotspot& line, int top, JsonWriter& json) {
@@ -276,47 +282,6 @@ std::string RenderJson(const StallReport& report) {
   return json.str() + "\n";
 }
 
-// Per kernel, a row per shown reason.
-std::string RenderByKernelCsv(const StallReport& report) {
-  Table table({{"kernel"},
-               {"samples", true},
-               {"pct", true},
-               {"cycles_per_issue", true},
-               {"not_issued", true},
-               {"hottest_line"},
-               {"reason"},
-               {"reason_samples", true},
-               {"reason_pct", true},
-               {"reason_low_pct", true},
-               {"reason_high_pct", true},
-               {"sampling_instants", true},
-               {"launches", true},
-               {"covered_launches", true},
-               {"covered_time_pct", true}});
-  for (const StallKernelRow& row : report.rows) {
-    for (size_t i = 0; i < StallRowsShown(row.reasons.size(), report.top); ++i) {
-      const StallShare& r = row.reasons[i];
-      std::vector<Cell> cells;
-      cells.emplace_back(report.names.Show(row.name, false));
-      cells.emplace_back(row.samples);
-      cells.emplace_back(PercentCell(row.fraction));
-      cells.emplace_back(CyclesCell(row.cycles_per_issue, false));
-      cells.emplace_back(row.not_issued);
-      cells.emplace_back(row.lines.empty() ? std::string()
-                                           : LineText(row.lines.front().source, false));
-      cells.emplace_back(r.state);
-      cells.emplace_back(r.samples);
-      cells.emplace_back(PercentCell(r.fraction));
-      cells.emplace_back(PercentCell(r.low));
-      cells.emplace_back(PercentCell(r.high));
-      cells.emplace_back(row.sampling_instants, 1);
-      AppendCoverageCells(row, cells);
-      table.AddRow(std::move(cells));
-    }
-  }
-  return table.RenderCsv();
-}
-
 // A table of kernels, then each kernel's reasons with what they mean.
 std::string RenderByKernelText(const StallReport& report) {
   const bool lines = AnyLines(report);
@@ -368,15 +333,18 @@ std::string RenderByKernelText(const StallReport& report) {
 std::string RenderStallReport(const StallReport& report, OutputFormat format) {
   const bool text = format == OutputFormat::kTable;
   if (text && report.rows.empty()) return "warpscope: no kernels with PC samples match\n";
-  if (format == OutputFormat::kJson && report.view != StallView::kPc) return RenderJson(report);
-  if (report.view == StallView::kPc && !text) return RenderByPc(report, format);
-  if (report.view == StallView::kLine && !text) return RenderByLine(report, format);
-  if (format == OutputFormat::kCsv) return RenderByKernelCsv(report);
+  if (format == OutputFormat::kCsv) {
+    return RenderReport(StallReportTables(report, report.view == StallView::kPc), format)
+        .value_or("");
+  }
+  if (format == OutputFormat::kJson) {
+    return report.view == StallView::kPc ? RenderByPc(report, format) : RenderJson(report);
+  }
   std::string out;
   if (report.view == StallView::kPc) {
     out = RenderByPc(report, format);
   } else if (report.view == StallView::kLine) {
-    out = RenderByLine(report, format);
+    out = LinesTable(report, true).RenderText();
   } else {
     out = RenderByKernelText(report);
   }
@@ -465,7 +433,8 @@ Report StallReportTables(const StallReport& report, bool by_pc) {
                  {"launches", true, K::kInt},
                  {"covered_launches", true, K::kInt},
                  {"covered_time_pct", true, K::kReal},
-                 {"low_coverage", false, K::kString}});
+                 {"low_coverage", false, K::kString},
+                 {"hottest_line", false, K::kString}});
   Table reasons({{"kernel", false, K::kString},
                  {"reason", false, K::kString},
                  {"samples", true, K::kInt},
@@ -475,36 +444,49 @@ Report StallReportTables(const StallReport& report, bool by_pc) {
   Table pcs({{"kernel", false, K::kString},
              {"cubin_crc", true, K::kUint64},
              {"pc_offset", true, K::kInt},
+             {"source", false, K::kString},
              {"pc_samples", true, K::kInt},
              {"kernel_pct", true, K::kReal},
              {"reason", false, K::kString},
              {"samples", true, K::kInt},
              {"pct", true, K::kReal}});
   for (const StallKernelRow& row : report.rows) {
+    const std::string name = report.names.Show(row.name, false);
     const bool known = row.launches > 0;
-    kernels.AddRow({row.name, row.samples, Cell(100 * row.fraction), row.selected, row.not_issued,
+    kernels.AddRow({name, row.samples, Cell(100 * row.fraction), row.selected, row.not_issued,
                     Cell(row.cycles_per_issue), Cell(row.sampling_instants), row.too_few,
                     known ? Cell(row.launches) : Cell(),
                     known ? Cell(row.covered_launches) : Cell(),
-                    known ? Cell(100 * row.covered_time_fraction) : Cell(), row.coverage_note});
-    for (const StallShare& s : row.reasons) {
-      reasons.AddRow({row.name, s.state, s.samples, Cell(100 * s.fraction), Cell(100 * s.low),
+                    known ? Cell(100 * row.covered_time_fraction) : Cell(), row.coverage_note,
+                    row.lines.empty() ? std::string()
+                                      : LineText(row.lines.front().source, false)});
+    for (size_t i = 0; i < StallRowsShown(row.reasons.size(), report.top); ++i) {
+      const StallShare& s = row.reasons[i];
+      reasons.AddRow({name, s.state, s.samples, Cell(100 * s.fraction), Cell(100 * s.low),
                       Cell(100 * s.high)});
     }
-    for (const PcHotspot& pc : row.pcs) {
+    for (size_t i = 0; i < StallRowsShown(row.pcs.size(), report.top); ++i) {
+      const PcHotspot& pc = row.pcs[i];
+      const std::string source = pc.source.line > 0 ? LineText(pc.source, false) : "";
       for (const StallShare& s : pc.reasons) {
-        pcs.AddRow({row.name, pc.cubin_crc, pc.pc_offset, pc.samples, Cell(100 * pc.fraction),
-                    s.state, s.samples, Cell(100 * s.fraction)});
+        pcs.AddRow({name, pc.cubin_crc, pc.pc_offset, source, pc.samples,
+                    Cell(100 * pc.fraction), s.state, s.samples, Cell(100 * s.fraction)});
       }
     }
   }
   Report out;
+  out.scalars = {{"samples", report.samples},
+                 {"dropped_samples", report.dropped_samples},
+                 {"buffer_full_batches", report.buffer_full_batches},
+                 {"unknown_reason_samples", report.unknown_reason_samples}};
   out.tables.emplace_back("kernels", std::move(kernels));
   if (by_pc) {
     out.tables.emplace_back("pcs", std::move(pcs));
   } else {
     out.tables.emplace_back("reasons", std::move(reasons));
   }
+  if (report.view == StallView::kLine) out.tables.emplace_back("lines", LinesTable(report, false));
+  out.notes = StallReportNotes(report);
   return out;
 }
 

@@ -176,8 +176,8 @@ std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputForm
                           const SummaryOptions& options);
 
 // Lines on what limits the NVTX GPU figures of each trace (GPU work without API records,
-// ranges cut by capture windows), each starting "warpscope: TRACE: ". The table format
-// prints them under the NVTX table; the CLI prints them on stderr for CSV and JSON.
+// ranges cut by capture windows), each starting "TRACE: ". The table format prints them
+// under the NVTX table; the CLI gives them on stderr for CSV and JSON (Report::notes).
 std::vector<std::string> SummaryNotes(const std::vector<TraceSummary>& summaries,
                                       const SummaryOptions& options);
 

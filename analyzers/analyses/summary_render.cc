@@ -513,16 +513,7 @@ std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputForm
                           const SummaryOptions& options) {
   if (format == OutputFormat::kTable) return RenderText(summaries, options);
   const Report machine = SummaryReport(summaries, options);
-  if (format == OutputFormat::kCsv) {
-    std::string out;
-    for (const auto& [name, table] : machine.tables) {
-      if (!out.empty()) out += "\n";
-      // A single report stays plain CSV; several are marked so that they can be split.
-      if (machine.tables.size() > 1) absl::StrAppend(&out, "# report: ", name, "\n");
-      out += table.RenderCsv();
-    }
-    return out;
-  }
+  if (format == OutputFormat::kCsv) return RenderReport(machine, format).value_or("");
   JsonWriter json;
   json.BeginObject();
   json.Key("traces").BeginArray();
@@ -542,7 +533,7 @@ std::vector<std::string> SummaryNotes(const std::vector<TraceSummary>& summaries
   for (const TraceSummary& t : summaries) {
     if (t.label == "*") continue;  // each trace speaks for itself
     for (const std::string& note : TraceNotes(t)) {
-      lines.push_back(absl::StrCat("warpscope: ", t.label, ": ", note));
+      lines.push_back(absl::StrCat(t.label, ": ", note));
     }
   }
   return lines;

@@ -21,6 +21,7 @@
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"
+#include "analyzers/model/trace_paths.h"
 #include "analyzers/render/output_path.h"
 #include "proto/settings/setting_error.h"
 
@@ -140,7 +141,7 @@ int WriteKinetoExport(const std::vector<const TraceModel*>& traces, const std::s
 }  // namespace
 
 int RunExportCommand(const CommandArgs& args) {
-  FlagSet flags("export", "TRACE.wst... --format FORMAT -o OUT",
+  FlagSet flags("export", "TRACE.wst... | DIR --format FORMAT -o OUT",
                 {{"format", "f", true, "FORMAT",
                   "chrome (trace-event JSON, one file), perfetto (Perfetto's protobuf trace, "
                   "one file), kineto (PyTorch profiler "
@@ -157,11 +158,13 @@ int RunExportCommand(const CommandArgs& args) {
                   "(default: a numbered or step-named range, as warpscope job finds it)",
                   ""}});
   if (std::optional<int> exit = ParseCommandFlags(
-          flags, args, TraceFiles::kOneOrMore,
-          "One process per trace (rank) on one time line. See docs/export.md.\n")) {
+          flags, args, "One process per trace (rank) on one time line. See docs/export.md.\n")) {
     return *exit;
   }
-  const std::vector<std::string>& traces = flags.positionals();
+  if (flags.positionals().empty()) {
+    return UsageError(absl::InvalidArgumentError(
+        "export needs at least one trace file; see warpscope export --help"));
+  }
   if (!flags.Has("format")) {
     return UsageError(absl::InvalidArgumentError(
         "export needs --format chrome, perfetto, kineto or parquet; see warpscope export --help"));
@@ -174,6 +177,10 @@ int RunExportCommand(const CommandArgs& args) {
     return UsageError(absl::InvalidArgumentError(
         "export needs -o OUT, the file or directory to write; see warpscope export --help"));
   }
+  // Files, folders and globs alike, as every command that reads traces takes them.
+  absl::StatusOr<std::vector<std::string>> expanded = ExpandTracePaths(flags.positionals());
+  if (!expanded.ok()) return InputError(expanded.status());
+  const std::vector<std::string>& traces = *expanded;
   if (*format == "parquet") return ExportParquet(out, traces);
 
   // One kineto file per rank goes into a directory unless one trace goes to a .json file.

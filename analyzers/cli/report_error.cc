@@ -1,5 +1,5 @@
-// The one way CLI commands print errors, parse the flags they share, write files and load
-// traces (commands.h).
+// The one way CLI commands print errors, parse flags, write files and load traces
+// (commands.h).
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -15,40 +15,13 @@
 
 namespace warpscope {
 
-std::optional<int> ParseCommandFlags(FlagSet& flags, const CommandArgs& args, TraceFiles traces,
-                                     const char* about) {
+std::optional<int> ParseCommandFlags(FlagSet& flags, const CommandArgs& args,
+                                     std::string_view about) {
   if (absl::Status status = flags.Parse(args); !status.ok()) return UsageError(status);
-  if (flags.help_requested()) {
-    std::fputs(flags.HelpText().c_str(), stdout);
-    if (about != nullptr && about[0] != '\0') std::fprintf(stdout, "\n%s", about);
-    return 0;
-  }
-  const size_t n = flags.positionals().size();
-  const bool several = traces == TraceFiles::kOneOrMore;
-  if (traces == TraceFiles::kCheckedByCommand || (several ? n >= 1 : n == 1)) return std::nullopt;
-  return UsageError(absl::InvalidArgumentError(
-      absl::StrCat(flags.command(), " needs ", several ? "at least" : "exactly",
-                   " one trace file; see warpscope ", flags.command(), " --help")));
-}
-
-absl::StatusOr<size_t> GetCountFlag(const FlagSet& flags, const std::string& name) {
-  absl::StatusOr<int64_t> value = flags.GetInt(name);
-  if (!value.ok()) return value.status();
-  if (*value < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("flag --", name, " must be 0 or more"));
-  }
-  return static_cast<size_t>(std::min<int64_t>(*value, int64_t{1} << 20));
-}
-
-absl::StatusOr<std::optional<uint32_t>> GetDeviceFlag(const FlagSet& flags) {
-  if (!flags.Has("device")) return std::optional<uint32_t>();
-  absl::StatusOr<int64_t> device = flags.GetInt("device");
-  if (!device.ok()) return device.status();
-  if (*device < 0 || *device > UINT32_MAX) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("flag --device must be a device id, 0 or more, not ", *device));
-  }
-  return std::optional<uint32_t>(static_cast<uint32_t>(*device));
+  if (!flags.help_requested()) return std::nullopt;
+  std::fputs(flags.HelpText().c_str(), stdout);
+  if (!about.empty()) std::fprintf(stdout, "\n%s", std::string(about).c_str());
+  return 0;
 }
 
 absl::Status WriteOutputFile(const std::string& path, const std::string& flag,
@@ -68,6 +41,8 @@ int ReportError(const absl::Status& status, int exit_code) {
   return exit_code;
 }
 
+namespace {
+
 absl::StatusOr<TraceModel> LoadTraceForCommand(const std::string& path,
                                                const TraceModelOptions& options) {
   absl::StatusOr<TraceModel> model = TraceModel::Load(path, options);
@@ -81,6 +56,8 @@ absl::StatusOr<TraceModel> LoadTraceForCommand(const std::string& path,
   }
   return model;
 }
+
+}  // namespace
 
 bool LoadTracesForCommand(const std::vector<std::string>& paths, std::vector<TraceModel>* models,
                           std::vector<const TraceModel*>* pointers,

@@ -64,13 +64,21 @@ absl::StatusOr<std::string> RenderReport(const Report& report, OutputFormat form
         if (table.num_rows() == 0 || !shown) continue;
         absl::StrAppend(&out, out.empty() ? "" : "\n", "-- ", name, " --\n", table.RenderText());
       }
+      for (const std::string& note : report.notes) absl::StrAppend(&out, "\nnote: ", note, "\n");
       return out;
-    case OutputFormat::kCsv:
-      absl::StrAppend(&out, "# report: scalars\n", ScalarTable(report).RenderCsv());
-      for (const auto& [name, table] : report.tables) {
-        absl::StrAppend(&out, "\n# report: ", name, "\n", table.RenderCsv());
+    case OutputFormat::kCsv: {
+      // One block stays plain CSV; several are each marked, so that they can be split.
+      const Table scalars = ScalarTable(report);
+      std::vector<std::pair<std::string, const Table*>> blocks;
+      if (!report.scalars.empty()) blocks.emplace_back("scalars", &scalars);
+      for (const auto& [name, table] : report.tables) blocks.emplace_back(name, &table);
+      if (blocks.size() == 1) return blocks.front().second->RenderCsv();
+      for (const auto& [name, table] : blocks) {
+        absl::StrAppend(&out, out.empty() ? "" : "\n", "# report: ", name, "\n",
+                        table->RenderCsv());
       }
       return out;
+    }
     case OutputFormat::kJson: {
       JsonWriter json;
       json.BeginObject().Key("scalars").BeginObject();

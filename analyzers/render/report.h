@@ -20,6 +20,10 @@ struct Report {
   // Prose for the text form, before the tables (a verdict, evidence); not in CSV or JSON,
   // where the scalars and tables carry the same figures.
   std::vector<std::string> text;
+  // Footnotes: what limits the figures (samples lost, ranges cut by capture windows). The
+  // text form ends with them; for CSV and JSON, which stay machine-readable, the CLI gives
+  // them on stderr.
+  std::vector<std::string> notes;
   // The tables the text form shows (the long ones stay for CSV, JSON and --table); empty: all.
   std::vector<std::string> text_tables;
 
@@ -27,8 +31,9 @@ struct Report {
   const Cell* FindScalar(std::string_view name) const;
 };
 
-// Text: the prose, then each table under its name. CSV: each table after a "# report: NAME"
-// line (the scalars first, as table "scalars"). JSON: {"scalars": {...}, "NAME": [rows], ...}.
+// Text: the prose, then each table under its name, then the notes ("note: ..."). CSV: the
+// scalars (as table "scalars") and each table, each after a "# report: NAME" line; a report
+// of one block is plain CSV. JSON: {"scalars": {...}, "NAME": [rows], ...}.
 // `only`: render just that table (CSV and text: without the marker); an unknown name is an
 // InvalidArgument error listing the tables.
 absl::StatusOr<std::string> RenderReport(const Report& report, OutputFormat format,

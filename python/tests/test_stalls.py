@@ -82,7 +82,7 @@ def test_fixture_figures(tmp_path):
     # kernels' time (or the device's SMs) each sample counts as a sampling instant.
     stencil, reduce = DEMANGLED["_Z7stencilPdPKd"], DEMANGLED["_Z6reducePKdPd"]
     coverage = ["launches", "covered_launches", "covered_time_pct", "low_coverage"]
-    kernels = frames["kernels"].drop(columns=["too_few"] + coverage)
+    kernels = frames["kernels"].drop(columns=["too_few", "hottest_line"] + coverage)
     assert rows(kernels) == [
         (stencil, 125, pytest.approx(100 * 125 / 175), 20, 50, 6.25, 125.0),
         (reduce, 50, pytest.approx(100 * 50 / 175), 0, 0, pytest.approx(math.nan, nan_ok=True),
@@ -120,7 +120,8 @@ def test_fixture_figures(tmp_path):
                 (reduce, 0x40, 48, 96.0, "not_selected", 10),
                 (reduce, 0x40, 48, 96.0, "reason_9", 8),
                 (reduce, 0x80, 2, 4.0, "math_pipe_throttle", 2)]
-    assert rows(frames["pcs"]) == [(k, 3735928559, pc, n, share, r, m, pytest.approx(100 * m / n))
+    assert rows(frames["pcs"].drop(columns=["source"])) == [
+        (k, 3735928559, pc, n, share, r, m, pytest.approx(100 * m / n))
                                    for k, pc, n, share, r, m in expected]
 
     # Two ranks sum per kernel; the filter is a regular expression searched in the name.
@@ -136,8 +137,8 @@ def test_no_samples_and_bad_arguments(tmp_path):
     frames = quiet_stalls(path, by="pc")
     assert sorted(frames) == ["kernels", "pcs", "scalars"]
     assert frames["kernels"].empty and frames["pcs"].empty
-    assert list(frames["pcs"].columns) == ["kernel", "cubin_crc", "pc_offset", "pc_samples",
-                                           "kernel_pct", "reason", "samples", "pct"]
+    assert list(frames["pcs"].columns) == ["kernel", "cubin_crc", "pc_offset", "source",
+                                           "pc_samples", "kernel_pct", "reason", "samples", "pct"]
     with pytest.raises(warpscope.Error, match="by must be"):
         warpscope.stalls(path, by="line")
 
@@ -167,11 +168,32 @@ def run_cli(paths: Sequence[Path], *flags: str) -> str:
     return result.stdout
 
 
-def cli_csv(paths: Sequence[Path], columns: List[str], *flags: str) -> List[List[str]]:
-    """These columns of the CLI's CSV rows (columns it gains later are not compared)."""
-    reader = csv.DictReader(io.StringIO(run_cli(paths, "-f", "csv", *flags)))
-    assert set(columns) <= set(reader.fieldnames or []), reader.fieldnames
-    return [[row[c] for c in columns] for row in reader]
+def cli_tables(paths: Sequence[Path], *flags: str) -> Dict[str, List[Dict[str, str]]]:
+    """The CLI's CSV: its tables by name, each block after its "# report: NAME" line."""
+    tables: Dict[str, List[Dict[str, str]]] = {}
+    text = run_cli(paths, "-f", "csv", *flags)
+    for block in text.split("# report: ")[1:]:
+        name, _, body = block.partition("\n")
+        tables[name] = list(csv.DictReader(io.StringIO(body.strip("\n") + "\n")))
+    return tables
+
+
+def csv_text(value: Any) -> str:
+    """A frame's cell as the CLI's CSV writes it: reals %.9g, empty for NaN and NA."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return g9(value) if isinstance(value, float) else str(value)
+
+
+def compare_tables(paths: Sequence[Path], frames: Dict[str, pd.DataFrame], *flags: str) -> None:
+    """The CLI's CSV is the frames: one layout, the same tables, columns and rows."""
+    cli = cli_tables(paths, *flags)
+    for name, frame in frames.items():
+        if name == "scalars":
+            continue
+        assert [list(r) for r in cli[name][:1]] in ([], [list(frame.columns)]), name
+        assert [[r[c] for c in frame.columns] for r in cli[name]] == [
+            [csv_text(v) for v in row] for row in frame.itertuples(index=False)], name
 
 
 def check_percent(python_pct: float, cli_pct: float, part: int, whole: int) -> None:
@@ -194,16 +216,7 @@ def compare_by_kernel(paths: Sequence[Path], kernel: Optional[str] = None) -> No
     frames = quiet_stalls([warpscope.open(p) for p in paths], kernel=kernel)
     kernels, reasons = frames["kernels"], frames["reasons"]
     total = int(kernels["samples"].sum())
-
-    expected = []
-    for k in kernels.itertuples(index=False):
-        cycles = "" if math.isnan(k.cycles_per_issue) else g9(k.cycles_per_issue)
-        for r in reasons[reasons["kernel"] == k.kernel].itertuples(index=False):
-            expected.append([k.kernel, str(k.samples), g9(cli_percent(k.samples, total)),
-                             cycles, str(k.not_issued), r.reason, str(r.samples),
-                             g9(cli_percent(r.samples, k.samples))])
-    assert cli_csv(paths, ["kernel", "samples", "pct", "cycles_per_issue", "not_issued",
-                           "reason", "reason_samples", "reason_pct"], *flags) == expected
+    compare_tables(paths, frames, *flags)
 
     report = json.loads(run_cli(paths, "-f", "json", *flags))
     assert [k["kernel"] for k in report] == list(kernels["kernel"])
@@ -240,8 +253,7 @@ def compare_by_pc(paths: Sequence[Path], kernel: Optional[str] = None) -> None:
                          "0x%x" % first["cubin_crc"], str(first["pc_samples"]),
                          cli_percent(first["pc_samples"], kernel_samples[first["kernel"]]),
                          top, first["kernel_pct"]])
-    assert cli_csv(paths, ["kernel", "pc", "cubin_crc", "samples", "kernel_pct", "top_reasons"],
-                   "--by", "pc", *flags) == [e[:4] + [g9(e[4]), e[5]] for e in expected]
+    compare_tables(paths, frames, "--by", "pc", *flags)
 
     report = json.loads(run_cli(paths, "-f", "json", "--by", "pc", *flags))
     assert [[p["kernel"], p["pc"], p["cubin_crc"], str(p["samples"]), p["top_reasons"]]

@@ -126,10 +126,12 @@ TEST(InfoCliTest, PathsThatAreNotTraceFilesExitOneForEveryCommand) {
   const std::string trace = WriteTempFile(FixtureWire("synthetic/basic.textproto"));
   const std::string gzipped = trace + ".gz";
   ASSERT_EQ(std::system(absl::StrCat("gzip -c ", trace, " > ", gzipped).c_str()), 0);
+  const std::string empty_dir = MakeTempDir();
   const std::pair<std::string, std::string> cases[] = {
       {"/dev/zero", "warpscope: /dev/zero is a character device, not a trace file"},
       {fifo, absl::StrCat("warpscope: ", fifo, " is a FIFO (named pipe), not a trace file")},
-      {"/tmp", "warpscope: /tmp is a directory, not a trace file"},
+      // A folder stands for its traces (model/trace_paths.h): one without any says so.
+      {empty_dir, absl::StrCat("warpscope: ", empty_dir, " is a folder without .wst traces")},
       {gzipped, absl::StrCat("warpscope: ", gzipped, " looks gzip-compressed")},
   };
   for (const char* command : {"info", "summary", "occupancy", "tail"}) {

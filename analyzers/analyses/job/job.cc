@@ -2,9 +2,6 @@
 // (job.h).
 #include "analyzers/analyses/job/job.h"
 
-#include <dirent.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -15,42 +12,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analyzers/model/trace_paths.h"
 
 namespace warpscope {
 namespace {
-
-bool IsDirectory(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// Files as given; a folder stands for the .wst files in it, by name.
-absl::StatusOr<std::vector<std::string>> TraceFiles(const std::vector<std::string>& paths) {
-  std::vector<std::string> files;
-  for (const std::string& p : paths) {
-    if (!IsDirectory(p)) {
-      files.push_back(p);
-      continue;
-    }
-    std::vector<std::string> in_dir;
-    if (DIR* dir = opendir(p.c_str())) {
-      while (const dirent* e = readdir(dir)) {
-        const std::string name = e->d_name;
-        if (name.size() > 4 && name.compare(name.size() - 4, 4, ".wst") == 0) {
-          in_dir.push_back(p + (p.back() == '/' ? "" : "/") + name);
-        }
-      }
-      closedir(dir);
-    }
-    if (in_dir.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(p, " is a folder without .wst traces"));
-    }
-    std::sort(in_dir.begin(), in_dir.end());
-    files.insert(files.end(), in_dir.begin(), in_dir.end());
-  }
-  if (files.empty()) return absl::InvalidArgumentError("no traces given");
-  return files;
-}
 
 // Loads and digests every file, `threads` at a time; the first error stops the job.
 absl::StatusOr<std::vector<RankDigest>> DigestAll(const std::vector<std::string>& files,
@@ -130,7 +95,7 @@ void OrderRanks(JobView& view) {
 
 absl::StatusOr<JobView> BuildJobView(const std::vector<std::string>& paths,
                                      const JobOptions& options) {
-  absl::StatusOr<std::vector<std::string>> files = TraceFiles(paths);
+  absl::StatusOr<std::vector<std::string>> files = ExpandTracePaths(paths);
   if (!files.ok()) return files.status();
   absl::StatusOr<std::vector<RankDigest>> digests = DigestAll(*files, options);
   if (!digests.ok()) return digests.status();

@@ -98,7 +98,7 @@ struct JobView {
   StragglerVerdict straggler;
 };
 
-// Reads the traces (files, or folders whose *.wst files are read) and builds the view. Errors:
+// Reads the traces (files, folders or globs: model/trace_paths.h) and builds the view. Errors:
 // a trace that cannot be read (the message names it), fewer than one trace.
 absl::StatusOr<JobView> BuildJobView(const std::vector<std::string>& paths,
                                      const JobOptions& options = {});

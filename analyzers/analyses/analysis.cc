@@ -1,0 +1,98 @@
+// Option values of an analysis row, checked by kind (analysis.h).
+#include "analyzers/analyses/analysis.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "proto/settings/setting_error.h"
+
+namespace warpscope {
+
+AnalysisOption ShortNamesOption() {
+  return {"short-names", "", OptionKind::kSwitch, "",
+          "kernel names short; template arguments where two would read alike (docs/cli.md)", ""};
+}
+
+KernelNames KernelNamesOf(const OptionValues& options,
+                          const std::vector<const TraceModel*>& traces,
+                          const std::vector<std::string_view>& more) {
+  if (!options.Has("short-names")) return KernelNames();
+  std::vector<std::string_view> names = more;
+  for (const TraceModel* model : traces) {
+    for (std::string_view name : KernelDisplayNames(*model)) names.push_back(name);
+  }
+  return KernelNames::Short(names);
+}
+
+AnalysisOption KernelRegexOption() {
+  return {"kernel", "k", OptionKind::kText, "REGEX",
+          "only kernels whose name matches (RE2 syntax)", ""};
+}
+
+AnalysisOption LiteralRangesOption() {
+  return {"literal-ranges", "", OptionKind::kSwitch, "",
+          "NVTX ranges by their names as written (step_12, not step_<N>)", ""};
+}
+
+absl::Status AsInputError(const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kInvalidArgument) return status;
+  return absl::FailedPreconditionError(status.message());
+}
+
+const AnalysisOption* OptionValues::Find(std::string_view name) const {
+  for (const AnalysisOption& option : *options_) {
+    if (option.name == name) return &option;
+  }
+  return nullptr;
+}
+
+bool OptionValues::Has(std::string_view name) const {
+  return given_.count(std::string(name)) > 0;
+}
+
+std::string OptionValues::Text(std::string_view name) const {
+  if (auto it = given_.find(std::string(name)); it != given_.end()) return it->second;
+  const AnalysisOption* option = Find(name);
+  return option != nullptr ? option->default_value : std::string();
+}
+
+int64_t OptionValues::Integer(std::string_view name) const {
+  int64_t value = 0;
+  (void)absl::SimpleAtoi(Text(name), &value);  // Check() refused what is not a number
+  return value;
+}
+
+size_t OptionValues::Count(std::string_view name) const {
+  return static_cast<size_t>(std::clamp<int64_t>(Integer(name), 0, int64_t{1} << 20));
+}
+
+std::optional<uint32_t> OptionValues::Device(std::string_view name) const {
+  if (!Has(name)) return std::nullopt;
+  return static_cast<uint32_t>(Integer(name));
+}
+
+absl::Status OptionValues::Check() const {
+  for (const AnalysisOption& option : *options_) {
+    const bool whole = option.kind == OptionKind::kCount || option.kind == OptionKind::kInteger ||
+                       option.kind == OptionKind::kDevice;
+    if (!whole || (option.kind == OptionKind::kDevice && !Has(option.name))) continue;
+    const std::string text = Text(option.name);
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(text, &value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("flag --", option.name, " expects a whole number, got ", QuoteValue(text)));
+    }
+    if (option.kind == OptionKind::kCount && value < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("flag --", option.name, " must be 0 or more"));
+    }
+    if (option.kind == OptionKind::kDevice && (value < 0 || value > UINT32_MAX)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "flag --", option.name, " must be a device id, 0 or more, not ", value));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace warpscope

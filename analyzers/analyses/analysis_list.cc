@@ -1,0 +1,34 @@
+// The list of analyses (analysis.h): one line per analysis, in the order `warpscope help`
+// gives them. Each row is defined beside its analysis (<name>_row.cc).
+#include <vector>
+
+#include "analyzers/analyses/analysis.h"
+
+namespace warpscope {
+
+AnalysisRow InfoAnalysis();       // info_row.cc
+AnalysisRow SummaryAnalysis();    // summary_row.cc
+AnalysisRow OccupancyAnalysis();  // occupancy_row.cc
+AnalysisRow TailAnalysis();       // tail_row.cc
+AnalysisRow StallsAnalysis();     // stalls_row.cc
+AnalysisRow DiffAnalysis();       // diff_row.cc
+AnalysisRow AdviseAnalysis();     // advise/advise_row.cc
+AnalysisRow JobAnalysis();        // job/job_row.cc
+AnalysisRow TimelineAnalysis();   // timeline_row.cc
+
+const std::vector<AnalysisRow>& AnalysisRows() {
+  static const std::vector<AnalysisRow> rows = {
+      InfoAnalysis(), SummaryAnalysis(), OccupancyAnalysis(), TailAnalysis(),     StallsAnalysis(),
+      DiffAnalysis(), AdviseAnalysis(),  JobAnalysis(),       TimelineAnalysis(),
+  };
+  return rows;
+}
+
+const AnalysisRow* FindAnalysis(std::string_view name) {
+  for (const AnalysisRow& row : AnalysisRows()) {
+    if (row.name == name) return &row;
+  }
+  return nullptr;
+}
+
+}  // namespace warpscope
