@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -79,9 +78,8 @@ std::vector<std::string> PythonEnvironment() {
   std::string python_path = PackageFolderBesideExecutable();
   for (char** e = environ; *e != nullptr; ++e) {
     if (absl::StartsWith(*e, "PYTHONPATH=")) {
-      const std::string_view old = std::string_view(*e).substr(11);
-      if (!old.empty()) python_path = python_path.empty() ? std::string(old)
-                                                          : absl::StrCat(python_path, ":", old);
+      const std::string old = std::string(*e).substr(11);
+      if (!old.empty()) python_path = python_path.empty() ? old : python_path + ":" + old;
     } else {
       env.push_back(*e);
     }
