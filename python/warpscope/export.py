@@ -64,6 +64,9 @@ def make_output_folder(out_dir: PathLike) -> None:
     shown = f"-o '{path}'"
     folder = path.rstrip("/") or "/"
     if os.path.isdir(folder):
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise OutputError(f"warpscope: {shown}: cannot create files in it (Permission "
+                              "denied); choose another path")
         return
     if os.path.exists(folder):
         raise OutputError(f"warpscope: {shown} is a file, not a directory; choose another path")
