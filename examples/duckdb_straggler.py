@@ -1,8 +1,9 @@
 """Finds the straggler rank of a multi-rank job with DuckDB, over the Parquet files that
-``python -m warpscope export --format parquet`` writes (docs/export.md):
+``warpscope export --format parquet`` writes (docs/export.md), here of the bundled 2-rank
+job, whose rank 1 is late (the README's recipe):
 
-    python -m warpscope export --format parquet -o job_parquet run_rank*.wst
-    python examples/duckdb_straggler.py job_parquet
+    build/bin/warpscope export --format parquet -o job examples/traces/cuda13.0_sm90/ddp_late_rank
+    python3 examples/duckdb_straggler.py job
 
 The rank that arrives last at a collective spends the least time in it: the others wait
 inside theirs until it comes. Each collective instance (matched across the ranks by

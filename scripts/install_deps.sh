@@ -26,7 +26,8 @@ fi
 
 # The Python package's dependencies for the python3 on PATH (when it is not Debian's): its
 # runtime ones, nanobind for the extension (-DWARPSCOPE_PYTHON=ON), scikit-build-core for
-# `pip install ./python`, pyarrow for the Parquet export, duckdb and pytest for the tests.
+# `pip install ./python`, pyarrow for the Parquet export (`warpscope export --format parquet`),
+# duckdb for the README's query of it (examples/duckdb_straggler.py) and the tests, pytest.
 if [ "$(command -v python3)" != /usr/bin/python3 ]; then
   python3 -m pip install -q --disable-pip-version-check protobuf pandas numpy pytest \
     nanobind scikit-build-core pyarrow duckdb

@@ -8,7 +8,10 @@
 # stall breakdown of the bundled PC sampling trace (examples/traces/cuda13.0_sm90/
 # stall_kernels.wst: PM and PC sampling cannot share a process, so it is a second recording);
 # then `warpscope job` on the bundled recording of a data-parallel job of two ranks, one of them
-# late (examples/traces/cuda13.0_sm90/ddp_late_rank), with its picture.
+# late (examples/traces/cuda13.0_sm90/ddp_late_rank), with its picture; then the README's
+# Parquet recipe on that job: `warpscope export --format parquet` of its folder (the Python
+# package and the extension that scripts/build.sh puts beside the CLI), and the DuckDB query of
+# examples/duckdb_straggler.py over the files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -47,3 +50,12 @@ echo
 job=examples/traces/cuda13.0_sm90/ddp_late_rank
 echo "== warpscope job $job --svg $out/job.svg   (a data-parallel job of 2 ranks, one late)"
 "$ws" job "$job" --svg "$out/job.svg"
+echo
+echo "== warpscope export --format parquet -o $out/job $job; python3 examples/duckdb_straggler.py $out/job"
+if python3 -c "import pyarrow, duckdb" 2>/dev/null; then
+  "$ws" export --format parquet -o "$out/job" "$job" >/dev/null
+  python3 examples/duckdb_straggler.py "$out/job"
+else
+  echo "skipped: python3 has no pyarrow or duckdb (scripts/install_deps.sh installs them for a" \
+       "python3 other than Debian's, which packages neither)"
+fi

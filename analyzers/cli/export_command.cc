@@ -5,8 +5,10 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,14 +36,17 @@ constexpr char kParquetInstall[] =
     "--format parquet is written by the warpscope Python package with pyarrow: install both "
     "(pip install ./python pyarrow) for the python3 on PATH";
 
-// Runs `argv` (argv[0] looked up on PATH) and returns its exit status; -1 when it could not
-// be started, 128+N when signal N ended it.
-int RunProgram(const std::vector<std::string>& args) {
+// Runs `args` (args[0] looked up on PATH) with the environment `env` and returns its exit
+// status; -1 when it could not be started, 128+N when signal N ended it.
+int RunProgram(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   pid_t pid = 0;
-  if (posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  if (posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()) != 0) return -1;
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return -1;
@@ -50,13 +55,53 @@ int RunProgram(const std::vector<std::string>& args) {
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
 }
 
-// Parquet: `python3 -m warpscope export --format parquet -o DIR TRACE...`, once python3 is
-// known to have the package and pyarrow.
+// The folder beside this executable that holds the warpscope package, "" when there is none:
+// python/ of the build tree (build/bin/warpscope: CMake links the package there and
+// scripts/build.sh puts the warpscope_native extension beside it) or the lib/python3/
+// dist-packages of `cmake --install`.
+std::string PackageFolderBesideExecutable() {
+  char exe[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return "";
+  const std::string bin(exe, static_cast<size_t>(n));
+  const std::string prefix = bin.substr(0, bin.rfind('/')) + "/..";
+  for (const char* folder : {"/python", "/lib/python3/dist-packages"}) {
+    const std::string candidate = prefix + folder;
+    if (::access((candidate + "/warpscope/__init__.py").c_str(), R_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+// This process's environment, with the package folder beside the executable (if any) first
+// on PYTHONPATH, so that the package built with this CLI is the one that runs.
+std::vector<std::string> PythonEnvironment() {
+  std::vector<std::string> env;
+  std::string python_path = PackageFolderBesideExecutable();
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (absl::StartsWith(*e, "PYTHONPATH=")) {
+      const std::string old = std::string(*e).substr(11);
+      if (!old.empty()) python_path = python_path.empty() ? old : python_path + ":" + old;
+    } else {
+      env.push_back(*e);
+    }
+  }
+  if (!python_path.empty()) env.push_back("PYTHONPATH=" + python_path);
+  return env;
+}
+
+// Parquet: `python3 -m warpscope export --format parquet -o DIR TRACE...`, once DIR is known
+// to be one that can be written (made by the package, which also reads the folders among the
+// traces) and python3 to have the package and pyarrow.
 int ExportParquet(const std::string& out, const std::vector<std::string>& traces) {
+  if (absl::StatusOr<bool> ok = CheckOutputDirectory(out, "-o"); !ok.ok()) {
+    return UsageError(ok.status());
+  }
+  const std::vector<std::string> env = PythonEnvironment();
   const int probe =
       RunProgram({"python3", "-c",
                   "import importlib.util as u, sys; "
-                  "sys.exit(0 if u.find_spec('pyarrow') and u.find_spec('warpscope') else 3)"});
+                  "sys.exit(0 if u.find_spec('pyarrow') and u.find_spec('warpscope') else 3)"},
+                 env);
   if (probe == -1) {
     return UsageError(
         absl::FailedPreconditionError(absl::StrCat("no python3 on PATH; ", kParquetInstall)));
@@ -66,7 +111,7 @@ int ExportParquet(const std::string& out, const std::vector<std::string>& traces
                                    "--format", "parquet", "-o",        out};
   args.insert(args.end(), traces.begin(), traces.end());
   std::fflush(nullptr);
-  const int status = RunProgram(args);
+  const int status = RunProgram(args, env);
   return status < 0 ? 1 : status;
 }
 

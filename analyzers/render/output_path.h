@@ -1,6 +1,6 @@
-// Checks that an output file named on the command line (`record -o`, `tail --svg`) can be
-// written, before the work that produces it starts, so that a typo costs one line and not a
-// whole run.
+// Checks that an output file or directory named on the command line (`record -o`, `tail --svg`,
+// `export --format parquet -o DIR`) can be written, before the work that produces it starts,
+// so that a typo costs one line and not a whole run.
 #ifndef WARPSCOPE_ANALYZERS_RENDER_OUTPUT_PATH_H_
 #define WARPSCOPE_ANALYZERS_RENDER_OUTPUT_PATH_H_
 
@@ -19,6 +19,11 @@ namespace warpscope {
 // as a file name when `path` is a directory.
 absl::StatusOr<bool> CheckOutputPath(const std::string& path, std::string_view flag,
                                      std::string_view example_name);
+
+// The same for an output directory: an existing one must let this user create files in it; a
+// new one must go into a directory that exists (it is not made here, nor any directory above
+// it). Returns true when the directory is there, false when it would be created.
+absl::StatusOr<bool> CheckOutputDirectory(const std::string& path, std::string_view flag);
 
 }  // namespace warpscope
 

@@ -5,6 +5,7 @@ synthetic data-parallel jobs (the `warpscope-fixture ddp_job` tool)."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -108,6 +109,62 @@ def test_a_bad_file_fails_before_anything_is_written(tmp_path, job, capsys):
     assert main(["export", "-o", str(out), str(job[0]), str(bad)]) == 1
     assert "junk.wst: not a warpscope trace" in capsys.readouterr().err
     assert not list(out.glob("*.parquet"))
+
+
+def test_a_folder_stands_for_its_traces_by_name(tmp_path, job, capsys):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for path in job:
+        path.rename(folder / path.name)
+    (folder / "notes.txt").write_text("not a trace")
+    out = tmp_path / "parquet"
+    assert main(["export", "-o", str(out), str(folder) + "/"]) == 0
+    kernels = pq.read_table(out / "kernels.parquet").to_pandas()
+    files = list(dict.fromkeys(kernels["file"]))
+    assert files == [str(folder / f"r{r}.wst") for r in range(4)]  # by name
+    assert kernels.groupby("file")["rank"].first().to_dict() == {
+        str(folder / f"r{r}.wst"): r for r in range(4)}
+    capsys.readouterr()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["export", "-o", str(tmp_path / "other"), str(empty)]) == 1
+    assert capsys.readouterr().err == f"warpscope: {empty} is a folder without .wst traces\n"
+    assert not (tmp_path / "other").exists()
+
+
+def test_the_output_folder_is_checked_as_every_output(tmp_path, job, capsys):
+    deep = tmp_path / "a" / "b" / "parquet"
+    assert main(["export", "-o", str(deep), str(job[0])]) == 2
+    assert capsys.readouterr().err == (f"warpscope: -o '{deep}': directory '{deep.parent}' does "
+                                       "not exist; create it first or choose another path\n")
+    assert not (tmp_path / "a").exists()
+    taken = tmp_path / "taken"
+    taken.write_text("a file")
+    assert main(["export", "-o", str(taken), str(job[0])]) == 2
+    assert capsys.readouterr().err == (f"warpscope: -o '{taken}' is a file, not a directory; "
+                                       "choose another path\n")
+    new = tmp_path / "new"
+    assert main(["export", "-o", str(new) + "/", str(job[0])]) == 0
+    assert (new / "kernels.parquet").is_file()
+
+
+def test_a_cut_trace_gets_the_line_every_command_prints(tmp_path, job, capsys):
+    whole = job[0].read_bytes()
+    cut = tmp_path / "cut.wst"
+    cut.write_bytes(whole[:-1])  # inside the end-of-trace packet
+    out = tmp_path / "parquet"
+    assert main(["export", "-o", str(out), str(cut), str(job[1])]) == 0
+    err = capsys.readouterr().err.splitlines()
+    cut_lines = [line for line in err if "cut short" in line]
+    assert len(cut_lines) == 1 and str(job[1]) not in cut_lines[0]
+    assert cut_lines[0].startswith(f"warpscope: {cut} was cut short: ended without an "
+                                   "end-of-trace marker (process killed?); the last packet, at "
+                                   "byte ")
+    assert cut_lines[0].endswith(" bytes lost); figures cover what was written")
+    cli = os.environ.get("WARPSCOPE_CLI")
+    if cli:  # the C++ CLI's own line for the same file
+        summary = subprocess.run([cli, "summary", str(cut)], capture_output=True, text=True)
+        assert cut_lines[0] in summary.stderr.splitlines()
 
 
 COLLECTIVE_COLUMNS = ["rank", "host", "pid", "file", "comm", "seq", "op", "bytes", "step",

@@ -63,13 +63,16 @@ def print_stats(trace: TraceFile, out: TextIO) -> None:
 
 def export(args: argparse.Namespace) -> int:
     """``export --format parquet -o DIR TRACE...``: one Parquet file per event kind."""
-    from .export import export_parquet
+    from .export import OutputError, export_parquet
     notes: List[str] = []
     try:
         written = export_parquet(args.files, args.output, notes)
     except TraceError as e:
         print(e, file=sys.stderr)
         return 1
+    except OutputError as e:  # as the CLI's usage errors
+        print(e, file=sys.stderr)
+        return 2
     except ImportError as e:
         print(f"warpscope: export --format parquet needs pyarrow ({e}); install it with "
               "`pip install pyarrow`", file=sys.stderr)
@@ -90,8 +93,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     exporter = sub.add_parser("export", help="write the traces' events as Parquet files, one "
                               "per event kind, with rank, host, pid and file columns")
     exporter.add_argument("--format", choices=["parquet"], default="parquet")
-    exporter.add_argument("-o", "--output", required=True, help="folder to write into")
-    exporter.add_argument("files", nargs="+")
+    exporter.add_argument("-o", "--output", required=True, help="folder to write into (made "
+                          "when missing, in a folder that exists)")
+    exporter.add_argument("files", nargs="+", help="traces, or folders of traces (their .wst "
+                          "files)")
     args = parser.parse_args(argv)
     try:
         return export(args) if args.command == "export" else info_command(args)

@@ -1,7 +1,7 @@
 """Parquet export: the DataFrames of several traces (one per rank), one Parquet file per
 event kind, with ``rank``, ``host``, ``pid`` and ``file`` columns, for DuckDB, Polars, Spark
-or Dask (``python -m warpscope export --format parquet -o DIR TRACE...``;
-docs/export.md describes every column). When the traces hold NCCL kernels, also
+or Dask (``python -m warpscope export --format parquet -o DIR TRACE...``, a folder standing
+for the ``.wst`` files in it; docs/export.md describes every column). When the traces hold NCCL kernels, also
 ``collectives.parquet``: every rank's collectives from the job view (``warpscope.job``),
 matched across the ranks, with each one's wait and who arrived last.
 
@@ -17,6 +17,7 @@ import os
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
+from .errors import TraceError
 from .reader import PathLike, TraceFile
 
 # Frames that are not events of the run: they are written too (devices, contexts) so a
@@ -33,6 +34,66 @@ COLLECTIVES_STEM = "collectives"
 # How NCCL names its kernels (analyzers/analyses/collectives.cc, kPrefixes): NCCL 2.19 and
 # later, and before.
 _NCCL_KERNEL_PREFIXES = ("ncclDevKernel_", "ncclKernel_")
+
+
+class OutputError(ValueError):
+    """The output folder cannot be written; the message is one line, worded as the CLI's
+    checks of its output paths word it (analyzers/render/output_path.cc)."""
+
+
+def trace_paths(paths: Sequence[PathLike]) -> List[PathLike]:
+    """Files as given; a folder stands for the ``.wst`` files in it, by name (as for
+    ``warpscope job``). A folder without any is a ``TraceError``."""
+    files: List[PathLike] = []
+    for path in paths:
+        if not os.path.isdir(path):
+            files.append(path)
+            continue
+        names = sorted(n for n in os.listdir(path) if len(n) > 4 and n.endswith(".wst"))
+        if not names:
+            raise TraceError(f"warpscope: {os.fspath(path)} is a folder without .wst traces",
+                             path=os.fspath(path))
+        files += [os.path.join(os.fspath(path), n) for n in names]
+    return files
+
+
+def make_output_folder(out_dir: PathLike) -> None:
+    """Makes `out_dir` unless it is a folder already; the folder it goes into must exist, as
+    for every output of warpscope (no tree of folders is made for a mistyped path)."""
+    path = os.fspath(out_dir)
+    shown = f"-o '{path}'"
+    folder = path.rstrip("/") or "/"
+    if os.path.isdir(folder):
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise OutputError(f"warpscope: {shown}: cannot create files in it (Permission "
+                              "denied); choose another path")
+        return
+    if os.path.exists(folder):
+        raise OutputError(f"warpscope: {shown} is a file, not a directory; choose another path")
+    parent = os.path.dirname(folder) or "."
+    if not os.path.isdir(parent):
+        raise OutputError(f"warpscope: {shown}: directory '{parent}' does not exist; create it "
+                          "first or choose another path")
+    try:
+        os.mkdir(folder)
+    except OSError as e:
+        raise OutputError(f"warpscope: {shown}: {e.strerror}; choose another path") from e
+
+
+def cut_notice(trace: TraceFile) -> Optional[str]:
+    """The line every warpscope command prints for a trace that was cut short (the C++
+    TruncationInfo::Describe), None for a whole trace. Called once the trace was read: what
+    the reader that read it found (the C++ one's, without a second pass in Python)."""
+    found = getattr(trace, "_native_state", None) or trace
+    if found.complete and not found.truncated:
+        return None
+    parts = [] if found.complete else ["ended without an end-of-trace marker (process killed?)"]
+    if found.truncated:
+        offset = found.truncation_offset
+        lost = os.path.getsize(trace.path) - offset
+        parts.append(f"the last packet, at byte {offset}, is incomplete ({lost} bytes lost)")
+    return (f"warpscope: {trace.path} was cut short: {'; '.join(parts)}; figures cover what "
+            "was written")
 
 
 def rank_of(trace: TraceFile, position: int) -> int:
@@ -110,15 +171,18 @@ def _write_collectives(sources: List[Dict[str, Any]], out_dir: PathLike,
 
 def export_parquet(paths: Sequence[PathLike], out_dir: PathLike,
                    notes: Optional[List[str]] = None) -> List[str]:
-    """Writes ``DIR/<kind>.parquet`` for every kind (``FILE_STEMS``), rows of all `paths`,
-    and ``DIR/collectives.parquet`` when they hold NCCL kernels; returns the paths written.
-    pm_samples gets one float column per metric name of any trace (null where a trace has no
-    such metric). Why a file was not written (collectives.parquet without the extension) is
-    appended to `notes`."""
+    """Writes ``DIR/<kind>.parquet`` for every kind (``FILE_STEMS``), rows of all `paths` (a
+    folder: its ``.wst`` files), and ``DIR/collectives.parquet`` when they hold NCCL kernels;
+    returns the paths written. pm_samples gets one float column per metric name of any trace
+    (null where a trace has no such metric). DIR is made when missing, in a folder that
+    exists (``OutputError`` otherwise). The line for each trace that was cut short, and why a
+    file was not written (collectives.parquet without the extension), are appended to
+    `notes`."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    os.makedirs(out_dir, exist_ok=True)
+    paths = trace_paths(paths)
     traces = [TraceFile(p) for p in paths]  # headers only: fails early on a bad file
+    make_output_folder(out_dir)
     bases = [t.header.unix_time_base_ns for t in traces]
     first = min(bases) if bases and all(bases) else None
     writers: Dict[str, Any] = {}
@@ -130,6 +194,9 @@ def export_parquet(paths: Sequence[PathLike], out_dir: PathLike,
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # problems are the reader's to show (info)
                 frames = trace.to_dataframes()
+            notice = cut_notice(trace)
+            if notice is not None and notes is not None:
+                notes.append(notice)
             shift = bases[position] - first if first is not None else 0
             extra = {"rank": rank_of(trace, position), "host": trace.header.hostname,
                      "pid": int(trace.header.pid), "file": str(os.fspath(trace.path))}

@@ -269,6 +269,55 @@ TEST(ExportCliTest, ParquetRunsThePythonPackage) {
             "-m warpscope export --format parquet -o " + dir + "/pq " + trace + "\n");
 }
 
+// The package beside the CLI (build/python: a link to python/warpscope, made by CMake) comes
+// first on the PYTHONPATH that python3 gets, before the one the user had.
+TEST(ExportCliTest, ParquetRunsThePackageBesideTheCli) {
+  const std::string trace = ExportFixturePath();
+  const std::string dir = MakeTempDir();
+  WriteScript(dir + "/python3", "echo \"$PYTHONPATH\" >> " + dir + "/paths\n");
+  setenv("PYTHONPATH", "/elsewhere", 1);
+  CliResult r = RunCliWithPath(dir, "export " + trace + " -f parquet -o " + dir + "/pq");
+  unsetenv("PYTHONPATH");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string paths = ReadFileOrDie(dir + "/paths");
+  ASSERT_EQ(CountLines(paths), 2) << paths;  // the probe, then the export
+  const std::string first = paths.substr(0, paths.find(':'));
+  char* beside = realpath(first.c_str(), nullptr);
+  char* built = realpath((std::string(std::getenv("WARPSCOPE_BUILD_DIR")) + "/python").c_str(),
+                         nullptr);
+  ASSERT_NE(beside, nullptr) << paths;
+  ASSERT_NE(built, nullptr);
+  EXPECT_EQ(std::string(beside), std::string(built));
+  free(beside);
+  free(built);
+  EXPECT_THAT(paths, HasSubstr(":/elsewhere\n"));
+}
+
+// -o DIR is checked as every output path is, before python3 runs: a new directory goes into
+// one that exists (no tree of directories is made for a mistyped path); a file is refused.
+TEST(ExportCliTest, ParquetOutputIsCheckedAsEveryOutput) {
+  const std::string trace = ExportFixturePath();
+  const std::string dir = MakeTempDir();
+  WriteScript(dir + "/python3", "echo \"$@\" >> " + dir + "/calls\n");
+  CliResult deep = RunCliWithPath(dir, "export " + trace + " -f parquet -o " + dir + "/a/b/pq");
+  EXPECT_EQ(deep.exit_code, 2);
+  EXPECT_EQ(deep.err, "warpscope: -o '" + dir + "/a/b/pq': directory '" + dir +
+                          "/a/b' does not exist; create it first or choose another path\n");
+  struct stat st {};
+  EXPECT_NE(stat((dir + "/a").c_str(), &st), 0);
+  // The same words as a file output's (record -o) in the same place.
+  CliResult file = RunCli("export " + trace + " -f chrome -o " + dir + "/a/b/x.json");
+  EXPECT_THAT(file.err, HasSubstr("/a/b' does not exist; create it first or choose another path"));
+
+  WriteFileOrDie(dir + "/taken", "not a directory");
+  CliResult taken = RunCliWithPath(dir, "export " + trace + " -f parquet -o " + dir + "/taken");
+  EXPECT_EQ(taken.exit_code, 2);
+  EXPECT_EQ(taken.err, "warpscope: -o '" + dir +
+                           "/taken' is a file, not a directory; choose another path\n");
+  struct stat calls {};
+  EXPECT_NE(stat((dir + "/calls").c_str(), &calls), 0);  // python3 never ran
+}
+
 }  // namespace
 }  // namespace warpscope
 
