@@ -299,8 +299,9 @@ def table(rows, commands):
         f = fit([(r[3], float(r[5]) * 2**20) for r in measured(rows, command)])
         cells += [f"{f[0]:.1f}", f"{f[1] / 2**20:.0f}"] if f else ["", ""]
         lines.append(f"| {command} | " + " | ".join(cells) + " |")
-    for kind_command, label in (("info", "events"), ("tail", "events (samples)"),
-                                ("job", "events (job)")):
+    # Inserted in reverse, so that they read trace, samples, job.
+    for kind_command, label in (("job", "events (job)"), ("tail", "events (samples)"),
+                                ("info", "events")):
         counts = [next((str(r[3]) for r in rows if r[1] == s and r[0] == kind_command), "")
                   for s in sizes]
         if any(counts):
