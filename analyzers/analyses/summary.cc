@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -109,13 +111,35 @@ GpuBusy Busy(std::vector<TimeInterval> intervals) {
   return busy;
 }
 
+// The group of each name as the model holds it (a view into its interned strings: one
+// address per distinct name), so that the groups keyed by string are searched once per name,
+// not once per event.
+class GroupOfName {
+ public:
+  explicit GroupOfName(DurationGroups& groups) : groups_(groups) {}
+  template <typename NameOf>
+  std::vector<uint64_t>& Find(std::string_view name, NameOf name_of) {
+    auto [it, added] = cache_.try_emplace(name.data(), name.size(), nullptr);
+    if (added || it->second.first != name.size()) it->second = {name.size(), &groups_[name_of()]};
+    return *it->second.second;
+  }
+
+ private:
+  DurationGroups& groups_;
+  std::unordered_map<const char*, std::pair<size_t, std::vector<uint64_t>*>> cache_;
+};
+
 // Adds a model's GPU events on `device` (all devices when null) to the groups.
 void CollectDevice(const TraceModel& m, const uint32_t* device, DurationGroups& kernels,
                    std::map<std::string, MemoryGroup>& memory,
                    std::vector<TimeInterval>& intervals) {
+  GroupOfName kernel_group(kernels);
   for (const KernelEvent& k : m.kernels) {
     if (device != nullptr && k.device_id != *device) continue;
-    kernels[KernelDisplayName(k)].push_back(k.duration_ns);
+    // KernelDisplayName is the name, else the mangled name, else a constant.
+    kernel_group.Find(!k.name.empty() ? k.name : k.mangled_name,
+                      [&] { return KernelDisplayName(k); })
+        .push_back(k.duration_ns);
     intervals.push_back({k.start_ns, std::max(k.start_ns, k.end_ns())});
   }
   for (const MemcpyEvent& c : m.memcpys) {
@@ -135,7 +159,10 @@ void CollectDevice(const TraceModel& m, const uint32_t* device, DurationGroups& 
 }
 
 void CollectApi(const TraceModel& m, DurationGroups& api) {
-  for (const ApiCallEvent& a : m.api_calls) api[std::string(a.name)].push_back(a.duration_ns);
+  GroupOfName group(api);
+  for (const ApiCallEvent& a : m.api_calls) {
+    group.Find(a.name, [&] { return std::string(a.name); }).push_back(a.duration_ns);
+  }
 }
 
 NvtxProjection Project(const TraceModel& m, const SummaryOptions& options) {

@@ -49,14 +49,24 @@ class TraceModelBuilder {
   void CountValuesOutOfRange();
   void Add(const v1::TracePacket& p);
   void AddEvent(const v1::TracePacket& p);
-  void AddKernel(const v1::KernelEvent& k);
-  void AddMemcpy(const v1::MemcpyEvent& c);
-  void AddMemset(const v1::MemsetEvent& s);
-  void AddSync(const v1::SyncEvent& s);
-  void AddApiCall(const v1::ApiCallEvent& a);
+  // The common events straight from the packet's bytes (event_fields.h), with the references
+  // the reader would check; false for any packet it does not decode (then it is parsed).
+  bool TryAddDecoded(std::string_view payload);
+  // The Add* of the common events take the parsed message or its decoded fields.
+  template <typename K>
+  void AddKernel(const K& k);
+  template <typename C>
+  void AddMemcpy(const C& c);
+  template <typename S>
+  void AddMemset(const S& s);
+  template <typename S>
+  void AddSync(const S& s);
+  template <typename A>
+  void AddApiCall(const A& a);
   void AddGraphLaunch(const v1::GraphLaunchEvent& g);
   void AddOverhead(const v1::OverheadEvent& o);
-  void AddNvtxRange(const v1::NvtxRangeEvent& r);
+  template <typename R>
+  void AddNvtxRange(const R& r);
   void AddNvtxMark(const v1::NvtxMarkEvent& k);
   void AddNcclCall(const v1::NcclCallEvent& n);
   void AddApiStack(const v1::ApiStackEvent& a);

@@ -2,33 +2,47 @@
 """Time and peak memory of each warpscope command against trace size.
 
 Writes synthetic traces of growing size with warpscope_bench_trace (bench/python/bench_trace.cc:
-NVTX steps of 48 kernel launches, a copy, a memset and a sync), runs each command on each one
-and records wall seconds, peak RSS (the child's ru_maxrss, from wait4) and events per second.
-Results go to OUT/size_bench.csv and OUT/size_bench.md. See bench/size/README.md.
+NVTX steps of 48 kernel launches, a copy, a memset and a sync; the same with PM samples every
+10 us and a PC sample batch per step for `stalls`, `occupancy` and `tail`; a data-parallel job
+of 4 rank traces for `job`; each of the size asked for), runs each command on
+each one and records wall seconds, peak RSS (the child's ru_maxrss, from wait4), peak RSS per
+MB of trace and events per second. Fits peak RSS against events per command (bytes per event).
+Results go to OUT/size_bench.csv, size_bench.md and size_bench.svg. See bench/size/README.md.
 """
 import argparse
 import csv
 import json
 import os
-import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import time
 
 SIZES_MB = [10, 30, 100, 300, 1000]
 MAX_SIZES_MB = SIZES_MB + [3000, 10000]
+PM_NS = 10_000  # PM sample interval of the "samples" trace: 2.5 samples per kernel
+JOB_RANKS = 4
 
-# name -> argv after the binary; {t} is the trace, {o} an output path under the work folder.
+# name -> (input, argv after the binary); input "trace" is one .wst, "samples" one .wst with PM
+# and PC samples, "job" a folder of rank traces; {t} is the input, {o} an output path under
+# the work folder.
 COMMANDS = {
-    "info": ["info", "{t}"],
-    "summary": ["summary", "{t}"],
-    "advise": ["advise", "{t}"],
-    "diff": ["diff", "{t}", "{t}"],
-    "timeline": ["timeline", "{t}", "--svg", "{o}.svg"],
-    "export-chrome": ["export", "{t}", "--format", "chrome", "-o", "{o}.json"],
-    "export-perfetto": ["export", "{t}", "--format", "perfetto", "-o", "{o}.pftrace"],
-    "export-kineto": ["export", "{t}", "--format", "kineto", "-o", "{o}.kineto.json"],
+    "info": ("trace", ["info", "{t}"]),
+    "summary": ("trace", ["summary", "{t}"]),
+    "advise": ("trace", ["advise", "{t}"]),
+    "diff": ("trace", ["diff", "{t}", "{t}"]),
+    "timeline": ("trace", ["timeline", "{t}", "--svg", "{o}.svg"]),
+    "stalls": ("samples", ["stalls", "{t}"]),
+    "occupancy": ("samples", ["occupancy", "{t}"]),
+    "tail": ("samples", ["tail", "{t}"]),
+    "job": ("job", ["job", "{t}"]),
+    "export-chrome": ("trace", ["export", "{t}", "--format", "chrome", "-o", "{o}.json"]),
+    "export-perfetto": ("trace", ["export", "{t}", "--format", "perfetto", "-o", "{o}.pftrace"]),
+    "export-kineto": ("trace", ["export", "{t}", "--format", "kineto", "-o", "{o}.kineto.json"]),
+    "export-parquet": ("trace", ["export", "{t}", "--format", "parquet", "-o", "{o}.parquet"]),
 }
+OUTPUT_SUFFIXES = (".svg", ".json", ".pftrace", ".kineto.json", ".parquet")
 
 
 def mem_available_bytes():
@@ -39,12 +53,13 @@ def mem_available_bytes():
     return 0
 
 
-def run_with_rusage(argv, timeout_s):
-    """(seconds, peak RSS bytes, exit status, stdout) of argv; status -9 on timeout. The child
-    is reaped here with wait4, so that ru_maxrss is this child's alone."""
+def run_with_rusage(argv, timeout_s, env=None):
+    """(wall seconds, CPU seconds, peak RSS bytes, exit status, stdout) of argv; status -9 on
+    timeout. The child is reaped here with wait4, so that ru_maxrss and the CPU time are this
+    child's (and its own children's)."""
     start = time.monotonic()
     with open(os.devnull, "wb") as devnull:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=devnull)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=devnull, env=env)
     chunks = []
     deadline = start + timeout_s
     os.set_blocking(proc.stdout.fileno(), False)
@@ -68,42 +83,77 @@ def run_with_rusage(argv, timeout_s):
         chunks.append(rest)
     proc.returncode = os.waitstatus_to_exitcode(status)
     code = -9 if killed else proc.returncode
-    return time.monotonic() - start, usage.ru_maxrss * 1024, code, b"".join(chunks)
+    return (time.monotonic() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024,
+            code, b"".join(chunks))
 
 
-def make_trace(bench_trace, path, target_bytes, bytes_per_row):
-    rows = max(1000, int(target_bytes / bytes_per_row))
-    # The generator's writer drops events when the disk falls behind (buffer full) and then
-    # exits 1; the trace is whole all the same (info counts the drops), so it is used.
-    if subprocess.run([bench_trace, path, str(rows)]).returncode != 0:
-        if not os.path.exists(path):
-            sys.exit(f"size_bench: {bench_trace} wrote no {path}")
-        print(f"size_bench: {path}: the generator dropped events; using the trace as written",
-              file=sys.stderr)
+def generator_args(kind):
+    return {"trace": [], "samples": ["--pm-ns", str(PM_NS), "--pc"],
+            "job": ["--ranks", str(JOB_RANKS)]}[kind]
+
+
+def input_bytes(path):
+    if os.path.isdir(path):
+        return sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
     return os.path.getsize(path)
 
 
-def event_count(cli, trace, timeout_s):
-    _, _, code, out = run_with_rusage([cli, "info", "--format", "json", trace], timeout_s)
-    if code != 0:
-        return 0
-    return sum(json.loads(out)["event_counts"].values())
+def make_input(bench_trace, kind, path, rows):
+    """Writes the trace (or the job folder) of about `rows` events; its size in bytes."""
+    if kind == "job":
+        shutil.rmtree(path, ignore_errors=True)
+        os.makedirs(path)
+    # The generator's writer drops events when the disk falls behind (buffer full) and then
+    # exits 1; the trace is whole all the same (info counts the drops), so it is used.
+    if subprocess.run([bench_trace, path, str(rows)] + generator_args(kind)).returncode != 0:
+        if not os.path.exists(path) or input_bytes(path) == 0:
+            sys.exit(f"size_bench: {bench_trace} wrote no {path}")
+        print(f"size_bench: {path}: the generator dropped events; using it as written",
+              file=sys.stderr)
+    return input_bytes(path)
 
 
-def main():
+def bytes_per_row(bench_trace, kind, work):
+    """Bytes per event of the generator, measured once on a small input."""
+    probe = os.path.join(work, f"probe_{kind}")
+    make_input(bench_trace, kind, probe, 200_000)
+    size = input_bytes(probe)
+    shutil.rmtree(probe) if kind == "job" else os.remove(probe)
+    return size / 200_000
+
+
+def event_count(cli, path, timeout_s):
+    """Events of a trace, or of all rank traces in a folder (info's event_counts)."""
+    paths = ([os.path.join(path, f) for f in sorted(os.listdir(path))]
+             if os.path.isdir(path) else [path])
+    total = 0
+    for p in paths:
+        _, _, _, code, out = run_with_rusage([cli, "info", "--format", "json", p], timeout_s)
+        if code == 0:
+            total += sum(json.loads(out)["event_counts"].values())
+    return total
+
+
+def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=os.environ.get("WARPSCOPE_BUILD_DIR", "build"),
                         help="build folder with bin/warpscope and bin/warpscope_bench_trace")
     parser.add_argument("--work", default="/tmp/warpscope-size-bench",
                         help="folder for the traces and outputs (kept between runs)")
     parser.add_argument("--out", default=None,
-                        help="folder for the CSV and table (default: --work)")
+                        help="folder for the CSV, table and SVG (default: --work)")
     parser.add_argument("--sizes", default=None,
                         help="comma-separated trace sizes in MB (default: 10,30,100,300,1000)")
     parser.add_argument("--max", action="store_true",
-                        help="go on to 3 GB and 10 GB (needs about 2.2x the largest size on disk)")
+                        help="go on to 3 GB and 10 GB, with no time budget (needs about 2.2x "
+                        "the largest size on disk)")
+    parser.add_argument("--budget-min", type=float, default=15,
+                        help="stop before a size whose predicted time (the last size's, scaled) "
+                        "would end the run after this many minutes; 0: no budget")
     parser.add_argument("--commands", default=",".join(COMMANDS),
                         help="comma-separated subset of: " + ",".join(COMMANDS))
+    parser.add_argument("--runs", type=int, default=1,
+                        help="runs per command and size; the medians are reported")
     parser.add_argument("--timeout", type=float, default=600,
                         help="seconds one command may run; a command that runs out is not run "
                         "on larger traces")
@@ -112,100 +162,226 @@ def main():
                         "this (or 80%% of the available memory) is not run")
     parser.add_argument("--keep", action="store_true", help="keep the traces for the next run")
     args = parser.parse_args()
-
-    cli = os.path.join(args.build, "bin", "warpscope")
-    bench_trace = os.path.join(args.build, "bin", "warpscope_bench_trace")
-    for tool in (cli, bench_trace):
-        if not os.access(tool, os.X_OK):
-            sys.exit(f"size_bench: {tool} is missing; "
-                     "build warpscope_cli and warpscope_bench_trace")
-    sizes = [float(s) for s in args.sizes.split(",")] if args.sizes else (
+    args.sizes = [float(s) for s in args.sizes.split(",")] if args.sizes else (
         MAX_SIZES_MB if args.max else SIZES_MB)
-    commands = [c for c in args.commands.split(",") if c]
-    for c in commands:
+    if args.max:
+        args.budget_min = 0
+    args.commands = [c for c in args.commands.split(",") if c]
+    for c in args.commands:
         if c not in COMMANDS:
             sys.exit(f"size_bench: unknown command {c!r}; choose from {','.join(COMMANDS)}")
-    os.makedirs(args.work, exist_ok=True)
-    out_dir = args.out or args.work
-    os.makedirs(out_dir, exist_ok=True)
+    return args
 
-    # Bytes per event of the generator, measured once on a small trace.
-    probe = os.path.join(args.work, "probe.wst")
-    subprocess.run([bench_trace, probe, "100000"], check=True)
-    bytes_per_row = os.path.getsize(probe) / 100000
-    os.remove(probe)
 
-    rows = []
-    given_up = {}  # command -> why it is not run on larger traces
-    last_ratio = {}  # command -> peak RSS / trace bytes at the previous size
-    for size_mb in sizes:
-        trace = os.path.join(args.work, f"trace_{int(size_mb)}MB.wst")
-        free = os.statvfs(args.work)
-        if not os.path.exists(trace):
-            if free.f_bavail * free.f_frsize < 2.2 * size_mb * 1e6:
-                print(f"size_bench: not enough disk for {size_mb} MB; stopping", file=sys.stderr)
-                break
-            make_trace(bench_trace, trace, size_mb * 1e6, bytes_per_row)
-        trace_bytes = os.path.getsize(trace)
-        events = event_count(cli, trace, args.timeout)
-        for command in commands:
-            if command in given_up:
-                rows.append([command, size_mb, trace_bytes, events, "", "", "", given_up[command]])
-                continue
-            # A command whose memory grows with the trace is not started when it would not fit.
-            predicted = last_ratio.get(command, 0) * trace_bytes
-            if predicted > min(0.8 * mem_available_bytes(), args.max_rss_gb * 1e9):
-                given_up[command] = f"skipped: needs about {predicted / 1e9:.1f} GB"
-                rows.append([command, size_mb, trace_bytes, events, "", "", "", given_up[command]])
-                continue
-            out = os.path.join(args.work, f"out_{command}")
-            argv = [cli] + [a.format(t=trace, o=out) for a in COMMANDS[command]]
-            seconds, rss, code, _ = run_with_rusage(argv, args.timeout)
-            note = ""
+class Bench:
+    """Runs the commands on one size after another and keeps their rows."""
+
+    def __init__(self, args):
+        self.args = args
+        self.cli = os.path.join(args.build, "bin", "warpscope")
+        self.bench_trace = os.path.join(args.build, "bin", "warpscope_bench_trace")
+        for tool in (self.cli, self.bench_trace):
+            if not os.access(tool, os.X_OK):
+                sys.exit(f"size_bench: {tool} is missing; "
+                         "build warpscope_cli and warpscope_bench_trace")
+        # The Parquet export runs the Python package: the build's extension, this checkout's
+        # package.
+        here = os.path.dirname(os.path.abspath(__file__))
+        pythonpath = [os.path.join(here, "..", "..", "python"),
+                      os.path.join(os.path.abspath(args.build), "python")]
+        self.env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            pythonpath + [os.environ.get("PYTHONPATH", "")]))
+        self.kinds = sorted({COMMANDS[c][0] for c in args.commands})
+        self.per_row = {k: bytes_per_row(self.bench_trace, k, args.work) for k in self.kinds}
+        self.rows = []
+        self.given_up = {}  # command -> why it is not run on larger traces
+        self.last_ratio = {}  # command -> peak RSS / trace bytes at the previous size
+
+    def run_command(self, command, size_mb, path, trace_bytes, events):
+        if command in self.given_up:
+            return [command, size_mb, trace_bytes, events, "", "", "", "", self.given_up[command],
+                    ""]
+        # A command whose memory grows with the trace is not started when it would not fit.
+        predicted = self.last_ratio.get(command, 0) * trace_bytes
+        if predicted > min(0.8 * mem_available_bytes(), self.args.max_rss_gb * 1e9):
+            self.given_up[command] = f"not run (about {predicted / 1e9:.0f} GB)"
+            return [command, size_mb, trace_bytes, events, "", "", "", "", self.given_up[command],
+                    ""]
+        out = os.path.join(self.args.work, f"out_{command}")
+        argv = [self.cli] + [a.format(t=path, o=out) for a in COMMANDS[command][1]]
+        seconds, cpu, rss, note = [], [], [], ""
+        for _ in range(self.args.runs):
+            s, c, r, code, _ = run_with_rusage(argv, self.args.timeout, self.env)
+            for suffix in OUTPUT_SUFFIXES:
+                if os.path.isdir(out + suffix):
+                    shutil.rmtree(out + suffix)
+                elif os.path.exists(out + suffix):
+                    os.remove(out + suffix)
             if code == -9:
-                note = f"timed out after {args.timeout:.0f} s"
-                given_up[command] = "skipped: timed out on a smaller trace"
+                note = f"timed out after {self.args.timeout:.0f} s"
+                self.given_up[command] = "not run (timed out on a smaller trace)"
             elif code != 0:
                 note = f"exit {code}"
-            last_ratio[command] = rss / trace_bytes
-            rate = events / seconds if seconds > 0 and not note else 0
-            rows.append([command, size_mb, trace_bytes, events, f"{seconds:.2f}",
-                         f"{rss / 2**20:.0f}", f"{rate / 1e6:.2f}", note])
-            print(f"{command:16s} {size_mb:6.0f} MB {events:11d} events {seconds:8.2f} s "
-                  f"{rss / 2**20:8.0f} MiB {rate / 1e6:6.2f} M ev/s {note}", flush=True)
-            for suffix in (".svg", ".json", ".pftrace", ".kineto.json"):
-                if os.path.exists(out + suffix):
-                    os.remove(out + suffix)
-        if not args.keep:
-            os.remove(trace)
+            seconds.append(s)
+            cpu.append(c)
+            rss.append(r)
+            if note:
+                break
+        s, c, r = statistics.median(seconds), statistics.median(cpu), statistics.median(rss)
+        self.last_ratio[command] = r / trace_bytes
+        # Events per CPU second: the rate of one core, whatever else the machine runs.
+        rate = events / c if c > 0 and not note else 0
+        row = [command, size_mb, trace_bytes, events, f"{s:.2f}", f"{r / 2**20:.0f}",
+               f"{r / trace_bytes:.2f}", f"{rate / 1e6:.2f}", note, f"{c:.2f}"]
+        print(f"{command:16s} {size_mb:6.0f} MB {events:11d} events {s:8.2f} s {c:8.2f} cpu s "
+              f"{r / 2**20:8.0f} MiB {r / trace_bytes:6.2f} MB/MB {rate / 1e6:6.2f} M ev/s {note}",
+              flush=True)
+        return row
 
-    header = ["command", "size_mb", "trace_bytes", "events", "seconds", "peak_rss_mib",
-              "m_events_per_s", "note"]
-    with open(os.path.join(out_dir, "size_bench.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)
-    # The table: one row per command, one column per size, "s / MiB / M ev/s" in each cell.
-    sizes_done = sorted({r[1] for r in rows})
-    lines = ["| command | " + " | ".join(f"{s:g} MB" for s in sizes_done) + " |",
-             "|---|" + "---|" * len(sizes_done)]
+    def run_size(self, size_mb):
+        """Runs every command on traces of `size_mb`; False when the disk is too small."""
+        free = os.statvfs(self.args.work)
+        if free.f_bavail * free.f_frsize < 2.2 * size_mb * 1e6 * len(self.kinds):
+            print(f"size_bench: not enough disk for {size_mb} MB; stopping", file=sys.stderr)
+            return False
+        inputs = {}
+        for kind in self.kinds:
+            path = os.path.join(self.args.work, f"{kind}_{int(size_mb)}MB" +
+                                ("" if kind == "job" else ".wst"))
+            if not os.path.exists(path):
+                make_input(self.bench_trace, kind, path, int(size_mb * 1e6 / self.per_row[kind]))
+            inputs[kind] = (path, input_bytes(path), event_count(self.cli, path,
+                                                                 self.args.timeout))
+        for command in self.args.commands:
+            path, trace_bytes, events = inputs[COMMANDS[command][0]]
+            self.rows.append(self.run_command(command, size_mb, path, trace_bytes, events))
+        if not self.args.keep:
+            for path, _, _ in inputs.values():
+                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+        return True
+
+
+def fit(points):
+    """Least-squares (slope, intercept) of y against x, or None with fewer than 2 points."""
+    if len(points) < 2:
+        return None
+    mx = statistics.mean(p[0] for p in points)
+    my = statistics.mean(p[1] for p in points)
+    sxx = sum((p[0] - mx) ** 2 for p in points)
+    if sxx == 0:
+        return None
+    slope = sum((p[0] - mx) * (p[1] - my) for p in points) / sxx
+    return slope, my - slope * mx
+
+
+def measured(rows, command):
+    return [r for r in rows if r[0] == command and r[4] != "" and not r[8]]
+
+
+def table(rows, commands):
+    """The Markdown table (one row per command, "s, MiB, MB/MB, M ev/s" per size) and the
+    fit of peak RSS against events (bytes per event and the intercept)."""
+    sizes = sorted({r[1] for r in rows})
+    lines = ["| command | " + " | ".join(f"{s:g} MB" for s in sizes) +
+             " | bytes/event | base MiB |",
+             "|---|" + "---|" * (len(sizes) + 2)]
     for command in commands:
         cells = []
-        for s in sizes_done:
+        for s in sizes:
             r = next((r for r in rows if r[0] == command and r[1] == s), None)
             if r is None:
                 cells.append("")
             elif r[4] == "":
-                cells.append(r[7])
+                cells.append(r[8])
             else:
-                cells.append(f"{r[4]} s, {r[5]} MiB, {r[6]} M/s" + (f" ({r[7]})" if r[7] else ""))
+                cells.append(f"{r[4]} s, {r[5]} MiB, {r[6]}x, {r[7]}" +
+                             (f" ({r[8]})" if r[8] else ""))
+        f = fit([(r[3], float(r[5]) * 2**20) for r in measured(rows, command)])
+        cells += [f"{f[0]:.1f}", f"{f[1] / 2**20:.0f}"] if f else ["", ""]
         lines.append(f"| {command} | " + " | ".join(cells) + " |")
-    events_line = "| events | " + " | ".join(
-        str(next(r[3] for r in rows if r[1] == s)) for s in sizes_done) + " |"
-    lines.insert(2, events_line)
+    # Inserted in reverse, so that they read trace, samples, job.
+    for kind_command, label in (("job", "events (job)"), ("tail", "events (samples)"),
+                                ("info", "events")):
+        counts = [next((str(r[3]) for r in rows if r[1] == s and r[0] == kind_command), "")
+                  for s in sizes]
+        if any(counts):
+            lines.insert(2, f"| {label} | " + " | ".join(counts) + " | | |")
+    return "\n".join(lines) + "\n"
+
+
+def svg(rows, commands):
+    """Peak RSS (MiB) and seconds against trace MB, log-log, one line per command."""
+    import math
+    width, height, pad = 460, 320, 50
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+              "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#843c39"]
+    parts = []
+    for panel, (col, label) in enumerate(((5, "peak RSS, MiB"), (4, "seconds"))):
+        pts = [(float(r[2]) / 1e6, float(r[col])) for r in rows if r[col] not in ("", "0")]
+        if not pts:
+            continue
+        lx = [math.log10(p[0]) for p in pts]
+        ly = [math.log10(max(p[1], 1e-2)) for p in pts]
+        x0, x1 = min(lx), max(lx) + 1e-9
+        y0, y1 = min(ly), max(ly) + 1e-9
+        ox = panel * (width + 20)
+
+        def xy(x, y):
+            return (ox + pad + (math.log10(x) - x0) / (x1 - x0) * (width - 2 * pad),
+                    height - pad - (math.log10(max(y, 1e-2)) - y0) / (y1 - y0) * (height - 2 * pad))
+        parts.append(f'<text x="{ox + pad}" y="20" font-size="13">{label} against trace MB '
+                     f'(log-log; {10 ** x0:.0f} to {10 ** x1:.0f} MB, '
+                     f'{10 ** y0:.3g} to {10 ** y1:.3g})</text>')
+        parts.append(f'<rect x="{ox + pad}" y="{pad}" width="{width - 2 * pad}" '
+                     f'height="{height - 2 * pad}" fill="none" stroke="#999"/>')
+        for i, command in enumerate(commands):
+            line = [(float(r[2]) / 1e6, float(r[col])) for r in measured(rows, command)]
+            if not line:
+                continue
+            coords = " ".join(f"{a:.1f},{b:.1f}" for a, b in (xy(*p) for p in line))
+            color = colors[i % len(colors)]
+            parts.append(f'<polyline points="{coords}" fill="none" stroke="{color}"/>')
+            if panel == 0:
+                parts.append(f'<text x="{2 * (width + 20) - 10}" y="{pad + 14 * i}" '
+                             f'font-size="11" fill="{color}">{command}</text>')
+    total = 2 * (width + 20) + 120
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="{height}" '
+            f'font-family="sans-serif">' + "".join(parts) + "</svg>\n")
+
+
+def main():
+    args = parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    out_dir = args.out or args.work
+    os.makedirs(out_dir, exist_ok=True)
+    bench = Bench(args)
+    started = time.monotonic()
+    last_size, last_seconds = None, 0.0
+    for size_mb in args.sizes:
+        if args.budget_min > 0 and last_size is not None:
+            predicted = last_seconds * size_mb / last_size
+            if time.monotonic() - started + predicted > 60 * args.budget_min:
+                print(f"size_bench: {size_mb:g} MB would take about {predicted / 60:.0f} min, "
+                      f"past --budget-min {args.budget_min:g}; stopping (--max goes on)",
+                      file=sys.stderr)
+                break
+        size_start = time.monotonic()
+        if not bench.run_size(size_mb):
+            break
+        last_size, last_seconds = size_mb, time.monotonic() - size_start
+
+    header = ["command", "size_mb", "trace_bytes", "events", "seconds", "peak_rss_mib",
+              "rss_per_trace_byte", "m_events_per_cpu_s", "note", "cpu_seconds"]
+    with open(os.path.join(out_dir, "size_bench.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(bench.rows)
+    text = table(bench.rows, args.commands)
     with open(os.path.join(out_dir, "size_bench.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
+        f.write(text)
+    with open(os.path.join(out_dir, "size_bench.svg"), "w") as f:
+        f.write(svg(bench.rows, args.commands))
+    print(text)
 
 
 if __name__ == "__main__":

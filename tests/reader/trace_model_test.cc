@@ -2,9 +2,11 @@
 // windows, import counters for truncated and inconsistent traces.
 #include "analyzers/model/trace_model.h"
 
+#include <sstream>
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "analyzers/model/trace_columns.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -216,6 +218,88 @@ TEST(TraceModelTest, ColumnsCountTheSameImportProblemsAsTheModel) {
       EXPECT_EQ(counter.description, same->description) << counter.name;
       EXPECT_FALSE(counter.description.empty()) << counter.name;
     }
+  }
+}
+
+// One line of values, space-separated (enums as numbers).
+template <typename... Values>
+void Line(std::string* out, const Values&... values) {
+  std::ostringstream line;
+  ((line << values << ' '), ...);
+  *out += line.str() + "\n";
+}
+
+// Every event of the tables the fast decoder fills, one line each, the span and the problems.
+std::string DumpEvents(const TraceModel& m) {
+  std::string out;
+  for (const KernelEvent& k : m.kernels) {
+    Line(&out, "kernel", k.name, k.mangled_name, k.start_ns, k.duration_ns, k.device_id,
+         k.context_id, k.stream_id, k.correlation_id, k.launch_config_id,
+         k.launch != nullptr ? k.launch->grid_x : 0, k.graph_id, k.graph_node_id, k.grid_id);
+  }
+  for (const MemcpyEvent& c : m.memcpys) {
+    Line(&out, "memcpy", c.copy_kind, c.src_kind, c.dst_kind, c.bytes, c.start_ns, c.duration_ns,
+         c.device_id, c.stream_id, c.correlation_id, c.is_async, c.src_device_id, c.dst_device_id,
+         c.graph_node_id);
+  }
+  for (const MemsetEvent& e : m.memsets) {
+    Line(&out, "memset", e.value, e.bytes, e.memory_kind, e.start_ns, e.duration_ns, e.stream_id,
+         e.correlation_id, e.is_async);
+  }
+  for (const SyncEvent& e : m.syncs) {
+    Line(&out, "sync", e.kind, e.start_ns, e.duration_ns, e.context_id, e.stream_id,
+         e.cuda_event_id, e.correlation_id, e.thread_id);
+  }
+  for (const ApiCallEvent& a : m.api_calls) {
+    Line(&out, "api", a.domain, a.name, a.start_ns, a.duration_ns, a.thread_id, a.correlation_id,
+         a.result, a.callback_id);
+  }
+  for (const NvtxRange& r : m.nvtx_ranges) {
+    Line(&out, "nvtx", r.name, r.domain, r.category, r.color, r.start_ns, r.duration_ns,
+         r.thread_id, r.end_thread_id, r.is_push_pop, r.depth);
+  }
+  Line(&out, "span", m.span.begin_ns, m.span.end_ns);
+  for (const StatCounter& c : m.import_counters) {
+    if (c.name != "reader.packets_with_unknown_fields") Line(&out, "counter", c.name, c.value);
+  }
+  return out;
+}
+
+// Kernels, copies, memsets, syncs, API calls and NVTX ranges are decoded from their bytes;
+// an event the decoder does not expect (here: fields it does not know, in the event or in
+// its packet) is parsed by protobuf instead. Both give the same events, span and problems.
+TEST(TraceModelTest, DecodedAndParsedEventsGiveTheSameModel) {
+  for (const char* fixture : {"synthetic/basic.textproto", "synthetic/two_gpus.textproto",
+                              "synthetic/nvtx_gpu.textproto", "synthetic/stacks.textproto"}) {
+    const std::string wire = FixtureWire(fixture);
+    v1::Trace trace;
+    ASSERT_TRUE(trace.ParseFromString(wire)) << fixture;
+    const google::protobuf::OneofDescriptor* data = v1::TracePacket::descriptor()->oneof_decl(0);
+    int events = 0, marked = 0;
+    for (v1::TracePacket& p : *trace.mutable_packet()) {
+      const google::protobuf::FieldDescriptor* member =
+          p.GetReflection()->GetOneofFieldDescriptor(p, data);
+      if (member == nullptr || member->message_type() == nullptr ||
+          !absl::EndsWith(member->message_type()->name(), "Event")) {
+        continue;  // only events: definitions must stay as they are
+      }
+      // In the event (which the reader does not count), and in every other packet too.
+      google::protobuf::Message* event = p.GetReflection()->MutableMessage(&p, member);
+      event->GetReflection()->MutableUnknownFields(event)->AddVarint(31, 7);
+      if (++events % 2 == 0) {
+        p.GetReflection()->MutableUnknownFields(&p)->AddVarint(63, 7);
+        ++marked;
+      }
+    }
+    const TraceModel decoded = LoadWire(wire);
+    const TraceModel parsed = LoadWire(trace.SerializeAsString());
+    ASSERT_GT(marked, 2) << fixture;
+    EXPECT_EQ(DumpEvents(decoded), DumpEvents(parsed)) << fixture;
+    EXPECT_EQ(FindCounter(decoded.import_counters, "reader.packets_with_unknown_fields"), nullptr);
+    const StatCounter* unknown =
+        FindCounter(parsed.import_counters, "reader.packets_with_unknown_fields");
+    ASSERT_NE(unknown, nullptr) << fixture;
+    EXPECT_EQ(unknown->value, static_cast<uint64_t>(marked)) << fixture;
   }
 }
 
