@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import math
+import re
 import random
 import subprocess
 import warnings
@@ -185,6 +186,9 @@ def csv_text(value: Any) -> str:
     return g9(value) if isinstance(value, float) else str(value)
 
 
+SOURCE_COLUMNS = ("hottest_line", "source")
+
+
 def compare_tables(paths: Sequence[Path], frames: Dict[str, pd.DataFrame], *flags: str) -> None:
     """The CLI's CSV is the frames: one layout, the same tables, columns and rows."""
     cli = cli_tables(paths, *flags)
@@ -192,8 +196,15 @@ def compare_tables(paths: Sequence[Path], frames: Dict[str, pd.DataFrame], *flag
         if name == "scalars":
             continue
         assert [list(r) for r in cli[name][:1]] in ([], [list(frame.columns)]), name
-        assert [[r[c] for c in frame.columns] for r in cli[name]] == [
-            [csv_text(v) for v in row] for row in frame.itertuples(index=False)], name
+        # Source lines come from CUPTI's SASS-to-source mapping, which the CLI of a CUDA build
+        # has and the Python extension does not: where Python left them empty, the CLI's are
+        # empty or a file:line.
+        columns = [c for c in frame.columns
+                   if c not in SOURCE_COLUMNS or frame[c].fillna("").astype(str).ne("").any()]
+        for c in set(frame.columns) - set(columns):
+            assert all(r[c] == "" or re.fullmatch(r".+:\d+", r[c]) for r in cli[name]), c
+        assert [[r[c] for c in columns] for r in cli[name]] == [
+            [csv_text(v) for v in row] for row in frame[columns].itertuples(index=False)], name
 
 
 def check_percent(python_pct: float, cli_pct: float, part: int, whole: int) -> None:
