@@ -75,7 +75,7 @@ constexpr std::array kRows = {
     NameRow{ARCH R"((?:\w*_)?s(?:gemm|cudnn))", M::kFp32Simt, "cuBLAS/cuDNN"},
     NameRow{ARCH R"((?:\w*_)?d(?:gemm|cudnn))", M::kFp64, "cuBLAS/cuDNN"},
     NameRow{ARCH R"((?:\w*_)?[hs]?)" MMA_OP, M::kUnknown, "cuBLAS/cuDNN"},
-    NameRow{R"(^sgemm_largek_lds\d+)", M::kFp32Simt, "cuBLAS/cuDNN"},
+    NameRow{R"((?:^|\s)sgemm_largek_lds\d+)", M::kFp32Simt, "cuBLAS/cuDNN"},
     // cuDNN's older convolution engines, typed by their template.
     NameRow{R"((?:implicit|explicit|precomputed)_convolve_sgemm)", M::kFp32Simt, "cuDNN"},
     NameRow{R"(_convolve_dgemm)", M::kFp64, "cuDNN"},
@@ -84,7 +84,8 @@ constexpr std::array kRows = {
     NameRow{R"(cudnn::\w+::(?:wgrad_alg\d\w*|dgrad\w*)<float)", M::kFp32Simt, "cuDNN"},
     NameRow{R"((?:^|\s)(?:wgrad_alg\d\w*_engine|dgrad\w*_engine)<float)", M::kFp32Simt, "cuDNN"},
     NameRow{R"(conv2d_grouped_direct_kernel|depthwise)", M::kNotMatrix, "cuDNN/PyTorch direct"},
-    NameRow{R"(cudnn::winograd_nonfused::winograd|nchwToNhwc|nhwcToNchw|cudnn::ops::)",
+    NameRow{R"(cudnn::winograd_nonfused::winograd|nchwToNhwc|nhwcToNchw|cudnn::ops::|)"
+            R"(cudnn::bn_\w+|cudnn::engines_precompiled::|cublasLt::epilogue::)",
             M::kNotMatrix, "cuDNN"},
     // cuBLAS level 1 and 2, and the split-K reduction after a GEMM.
     NameRow{R"(gemv|\bdot_kernel|\bscal_kernel|\baxpy_kernel|\bnrm2_kernel|reduce_1Block_kernel)",

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/advise/advise_traces.h"
@@ -125,3 +126,44 @@ TEST(AdviseHtmlBrowserTest, RenderedDomHasFindingsAndTimeline) {
 
 }  // namespace
 }  // namespace warpscope
+
+namespace warpscope::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// `warpscope precision`: each kernel's class as the fp32-matrix rule reads it. On the bundled
+// sync_sites.wst the cutlass SIMT SGEMMs are FP32 SIMT and PyTorch's elementwise kernels do no
+// matrix work; the classes' times add up to the kernel time, and their shares to 100%.
+TEST(PrecisionCliTest, ClassesAddUpToTheKernelTime) {
+  const std::string trace = SourceDir() + "/examples/traces/cuda13.0_sm90/sync_sites.wst";
+  CliResult classes = RunCli(absl::StrCat("precision -f csv --table classes ", trace));
+  ASSERT_EQ(classes.exit_code, 0) << classes.err;
+  CliResult scalars = RunCli(absl::StrCat("precision -f csv --table scalars ", trace));
+  ASSERT_EQ(scalars.exit_code, 0) << scalars.err;
+  const std::vector<std::string> rows = absl::StrSplit(classes.out, '\n', absl::SkipEmpty());
+  ASSERT_GE(rows.size(), 3u) << classes.out;
+  EXPECT_EQ(rows[0], "math,kernels,launches,total_ns,percent");
+  EXPECT_THAT(rows[1], StartsWith("FP32 SIMT,"));  // most of the time: the SGEMMs
+  int64_t total = 0;
+  double percent = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const std::vector<std::string> cells = absl::StrSplit(rows[i], ',');
+    ASSERT_EQ(cells.size(), 5u) << rows[i];
+    total += std::stoll(cells[3]);
+    percent += std::stod(cells[4]);
+  }
+  EXPECT_THAT(scalars.out, HasSubstr(absl::StrCat("\n", total, ",")));  // kernel_ns first
+  EXPECT_NEAR(percent, 100.0, 0.05);
+  CliResult kernels = RunCli(absl::StrCat("precision -f csv --top 0 --table kernels ", trace));
+  ASSERT_EQ(kernels.exit_code, 0) << kernels.err;
+  EXPECT_THAT(kernels.out, HasSubstr("cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params),"
+                                     "FP32 SIMT,cutlass,false,"));
+  EXPECT_THAT(kernels.out, HasSubstr(",no matrix multiply,PyTorch,false,"));
+  CliResult bad = RunCli(absl::StrCat("precision -k '(' ", trace));
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+}
+
+}  // namespace
+}  // namespace warpscope::testing

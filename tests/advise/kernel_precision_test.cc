@@ -94,6 +94,18 @@ const std::vector<Named>& KnownNames() {
       {"void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, int)",
        M::kFp32Simt},
       {"my_dgrad_engine<float>(int)", M::kUnknown},  // an engine of no known library
+      {"void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>(float)",
+       M::kNotMatrix},
+      {"void cudnn::engines_precompiled::scalePackedTensor_kernel<float, float>(long, float*, "
+       "float)",
+       M::kNotMatrix},
+      {"void cublasLt::epilogue::impl::globalKernel<8, 32, float, float, float, true, true, "
+       "1>(int)",
+       M::kNotMatrix},
+      {"void sgemm_largek_lds64<true, false, 5, 5, 4, 4, 4, 34>(float*, float const*)",
+       M::kFp32Simt, true},
+      {"void fft2d_r2c_32x32<float, false, 0u, false>(float2*, float const*)",
+       M::kUnknown},  // an FFT convolution's transform: not read
       {"void cudnn::cnn::conv2d_grouped_direct_kernel<false, true, false, false, 0, 0, int, "
        "float, float, float, float, float, float>(int)",
        M::kNotMatrix},
