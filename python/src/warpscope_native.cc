@@ -1,6 +1,7 @@
 // The `warpscope_native` Python extension: the C++ reader and analyses for the warpscope
 // package (python/warpscope/native.py wraps it; docs/python.md).
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -21,6 +22,7 @@
 #include "analyzers/model/trace_model.h"
 #include "python/src/native_frames.h"
 #include "python/src/native_reports.h"
+#include "python/src/native_rows.h"
 
 namespace nb = nanobind;
 
@@ -177,4 +179,7 @@ NB_MODULE(warpscope_native, m) {
         nb::arg("threads") = 0, "`warpscope job` over the ranks' traces, as columns.");
   m.def("stall_tables", &warpscope::native::Stalls, nb::arg("paths"), nb::arg("kernel_regex") = "",
         nb::arg("by_pc") = false, "`warpscope stalls` over the traces, as columns.");
+  m.def("run_row", &warpscope::native::RunRow, nb::arg("name"), nb::arg("traces"),
+        nb::arg("options"), "Any analysis of the list by name, as its Report's columns.");
+  m.def("rows", &warpscope::native::Rows, "The list of analyses: names, summaries, options.");
 }

@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence
 
 from . import native, schema
-from .analyses import advise, job, occupancy, stalls, summary, tail
+from .analyses import (advise, diff, info, job, occupancy, precision, rows, run, stalls, summary,
+                       tail)
 from .errors import Error
 from .reader import (DEFAULT_MAX_TRACE_BYTES, Notice, PathLike, TraceError, TraceFile,
                      TraceWarning)
@@ -28,8 +29,9 @@ from .stats import ALL_STATS, StatDef, find_stat
 
 __version__ = "0.1.0"
 __all__ = ["ALL_STATS", "DEFAULT_MAX_TRACE_BYTES", "Error", "Notice", "StatDef", "TraceError",
-           "TraceFile", "TraceWarning", "advise", "concat_dataframes", "find_stat", "job",
-           "native", "occupancy", "open", "open_many", "schema", "stalls", "summary", "tail"]
+           "TraceFile", "TraceWarning", "advise", "concat_dataframes", "diff", "find_stat", "info",
+           "job", "native", "occupancy", "open", "open_many", "precision", "rows", "run",
+           "schema", "stalls", "summary", "tail"]
 
 
 def open(path: PathLike,  # noqa: A001 - named like the built-in on purpose

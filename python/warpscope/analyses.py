@@ -81,3 +81,48 @@ def job(traces: Any, step: str = "", threads: int = 0) -> Frames:
     ``problems``. `step` names the NVTX range that marks a step; `threads` how many traces
     are read at once."""
     return native.job(trace_paths(traces), step, threads)
+
+
+def _flag_text(value: Any) -> str:
+    """An option's value as the CLI's flag takes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def run(name: str, traces: Any, **options: Any) -> Frames:
+    """Any analysis of the CLI's list by its command name (``warpscope help`` lists them),
+    on `traces` as every function takes them, with `options` named as its flags (dashes as
+    underscores; a switch is True). Returns its report's tables, as ``warpscope NAME --table
+    TABLE`` gives them: ``scalars`` (one row) first. ``Error`` for an unknown analysis or
+    option, a value the CLI refuses, or traces that do not fit it."""
+    given = {k.replace("_", "-"): _flag_text(v) for k, v in options.items()
+             if v is not None and v is not False}
+    paths = trace_paths(traces)
+    return native.run_row(name, paths, given)
+
+
+def rows() -> list:
+    """The CLI's list of analyses: each ``{"name", "summary", "options": [...]}``."""
+    return native.rows()
+
+
+def precision(traces: Any, kernel: str = "", device: Optional[int] = None, top: int = 20,
+              short_names: bool = False) -> Frames:
+    """``warpscope precision``: each kernel's math class (FP32 SIMT, TF32/BF16/FP16/FP8/INT8
+    tensor core, FP64, no matrix multiply, unknown) with its GPU time (docs/cli.md,
+    *precision*). Tables ``scalars``, ``classes`` and ``kernels``."""
+    return run("precision", traces, kernel=kernel or None, device=device, top=top,
+               short_names=short_names)
+
+
+def info(traces: Any) -> Frames:
+    """``warpscope info``: the trace's header, devices, counters and sampling coverage, as
+    the tables of ``warpscope info --table``."""
+    return run("info", traces)
+
+
+def diff(base: Any, new: Any, **options: Any) -> Frames:
+    """``warpscope diff BASE NEW``: what changed between two traces (docs/cli.md, *diff*);
+    `options` as its flags."""
+    return run("diff", trace_paths(base) + trace_paths(new), **options)

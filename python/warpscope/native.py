@@ -204,6 +204,21 @@ def analysis(name: str, paths: Sequence[str], *args: Any) -> Dict[str, Any]:
         raise _input_error(e, paths) from e
 
 
+def run_row(name: str, paths: Sequence[str], options: Dict[str, str]) -> Dict[str, Any]:
+    """The CLI's analysis `name` (a row of its list) on `paths` with `options` (flag name ->
+    text), as DataFrames."""
+    paths = [os.fspath(p) for p in paths]
+    try:
+        return report_frames(_require().run_row(name, paths, options))
+    except ValueError as e:
+        raise _input_error(e, paths) from e
+
+
+def rows() -> List[Dict[str, Any]]:
+    """The CLI's list of analyses, as the extension describes it."""
+    return list(_require().rows())
+
+
 # The analyses that read several traces; the others read one.
 _MANY = frozenset(["summary_tables", "job_tables", "stall_tables"])
 
