@@ -141,7 +141,18 @@ def test_no_samples_and_bad_arguments(tmp_path):
     assert list(frames["pcs"].columns) == ["kernel", "cubin_crc", "pc_offset", "source",
                                            "pc_samples", "kernel_pct", "reason", "samples", "pct"]
     with pytest.raises(warpscope.Error, match="by must be"):
-        warpscope.stalls(path, by="line")
+        warpscope.stalls(path, by="file")
+
+
+def test_by_line_is_the_clis_lines_table():
+    """``by="line"`` runs the CLI's row: its ``lines`` table, row for row."""
+    trace = SOURCE_DIR / "tests" / "data" / "cuda13.0_sm90" / "pc_kernels.wst"
+    frames = warpscope.stalls(trace, by="line")
+    assert {"kernels", "reasons", "lines"} <= set(frames)
+    assert len(frames["lines"]) > 0
+    cli = cli_tables([trace], "--by", "line")
+    assert [r["line"] for r in cli["lines"]] == [str(v) for v in frames["lines"]["line"]]
+    assert [r["samples"] for r in cli["lines"]] == [str(v) for v in frames["lines"]["samples"]]
 
 
 # -- against the C++ CLI ---------------------------------------------------------------------

@@ -66,10 +66,13 @@ def stalls(traces: Any, kernel: Optional[str] = None, by: str = "kernel") -> Fra
     docs/stalls.md), summed per kernel over the traces. `kernel` keeps the kernels whose name
     matches (RE2). ``kernels`` and ``reasons``, or with ``by="pc"`` ``kernels`` and ``pcs``;
     each share with its 95% interval (``low_pct``, ``high_pct``), each kernel with its
-    ``sampling_instants`` and ``too_few``."""
-    if by not in ("kernel", "pc"):
-        raise Error(f"warpscope: by must be 'kernel' or 'pc', not {by!r} (source lines: the "
-                    "CLI's `warpscope stalls --by line`)")
+    ``sampling_instants`` and ``too_few``. ``by="line"``: ``kernels``, ``reasons`` and
+    ``lines`` (each source line's samples and top reasons), as ``warpscope stalls --by
+    line``."""
+    if by not in ("kernel", "pc", "line"):
+        raise Error(f"warpscope: by must be 'kernel', 'pc' or 'line', not {by!r}")
+    if by == "line":
+        return run("stalls", traces, kernel=kernel or None, by="line", top=0)
     return native.analysis("stall_tables", trace_paths(traces), kernel or "", by == "pc")
 
 
