@@ -16,7 +16,7 @@ include(${PROJECT_SOURCE_DIR}/collectors/stacks/stacks.cmake)
 # -DWARPSCOPE_ANALYZER_TEST_DIRS="a;b" picks fewer (CI: those that run the CLI and the Python
 # package; the rest test code the full build tests too).
 if(NOT DEFINED WARPSCOPE_ANALYZER_TEST_DIRS)
-  set(WARPSCOPE_ANALYZER_TEST_DIRS reader analysis_summary cli diff fixtures fuzz stalls tail
+  set(WARPSCOPE_ANALYZER_TEST_DIRS reader summary measures cli diff fixtures fuzz stalls tail
       writer python)
 endif()
 if(WARPSCOPE_CUDA_OCCUPANCY_INCLUDE_DIR)

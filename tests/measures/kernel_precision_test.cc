@@ -207,7 +207,7 @@ TEST(KernelPrecisionTest, BundledTraceNames) {
   }
   listing = absl::StrCat(count["known"], " known, ", count["unknown"], " unknown of ",
                          names.size(), " names\n", listing);
-  const std::string problem = testing::CompareWithGolden("advise/golden/kernel_math.txt", listing);
+  const std::string problem = testing::CompareWithGolden("measures/golden/kernel_math.txt", listing);
   EXPECT_EQ(problem, "") << problem;
 }
 

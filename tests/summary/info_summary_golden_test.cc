@@ -47,7 +47,7 @@ const char* Extension(OutputFormat format) {
 }
 
 void ExpectGolden(const std::string& name, const std::string& actual) {
-  const std::string problem = CompareWithGolden("analysis_summary/golden/" + name, actual);
+  const std::string problem = CompareWithGolden("summary/golden/" + name, actual);
   EXPECT_EQ(problem, "") << problem;
 }
 
