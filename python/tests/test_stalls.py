@@ -151,8 +151,9 @@ def test_by_line_is_the_clis_lines_table():
     assert {"kernels", "reasons", "lines"} <= set(frames)
     assert len(frames["lines"]) > 0
     cli = cli_tables([trace], "--by", "line")
-    assert [r["line"] for r in cli["lines"]] == [str(v) for v in frames["lines"]["line"]]
-    assert [r["samples"] for r in cli["lines"]] == [str(v) for v in frames["lines"]["samples"]]
+    for column in ("file", "line", "samples"):
+        assert [r[column] for r in cli["lines"]] == [
+            csv_text(v) for v in frames["lines"][column]], column
 
 
 # -- against the C++ CLI ---------------------------------------------------------------------
