@@ -1,11 +1,14 @@
 // Option values of an analysis row, checked by kind (analysis.h).
 #include "analyzers/analyses/analysis.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "proto/settings/setting_error.h"
 
 namespace warpscope {
@@ -34,6 +37,35 @@ AnalysisOption KernelRegexOption() {
 AnalysisOption LiteralRangesOption() {
   return {"literal-ranges", "", OptionKind::kSwitch, "",
           "NVTX ranges by their names as written (step_12, not step_<N>)", ""};
+}
+
+absl::Status CheckRowOptions(const AnalysisRow& row, const OptionValues& values) {
+  if (absl::Status s = values.Check(); !s.ok()) return s;
+  return row.check != nullptr ? row.check(values) : absl::OkStatus();
+}
+
+absl::Status CheckTraceCount(const AnalysisRow& row, const AnalysisInputs& in) {
+  const size_t n = in.paths.size();
+  if (row.input == AnalysisInput::kOneTrace && n != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(row.name, " reads one trace, not ", n,
+                                                   " (from ", absl::StrJoin(in.given, " "),
+                                                   "): name one of them"));
+  }
+  if (row.input == AnalysisInput::kPair && n != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(row.name,
+                                                   " needs two traces, BASE and NEW, not ", n,
+                                                   " (from ", absl::StrJoin(in.given, " "), ")"));
+  }
+  return absl::OkStatus();
+}
+
+bool LoadsTraces(const AnalysisRow& row, const AnalysisInputs& in) {
+  if (row.input == AnalysisInput::kJob) return false;
+  if (row.input != AnalysisInput::kTraceOrJob) return true;
+  struct stat st {};
+  const bool folder = !in.given.empty() && ::stat(in.given[0].c_str(), &st) == 0 &&
+                      S_ISDIR(st.st_mode);
+  return in.paths.size() == 1 && !folder;
 }
 
 absl::Status AsInputError(const absl::Status& status) {

@@ -149,6 +149,16 @@ struct AnalysisRow {
   AnalysisFunction run = nullptr;
 };
 
+// What every caller of a row checks before it runs it (the CLI's runner, the Python
+// extension), written once. The options' values by kind, then the row's own check:
+// InvalidArgument naming the option.
+absl::Status CheckRowOptions(const AnalysisRow& row, const OptionValues& values);
+// The expanded traces fit the row's input kind (the count, after folders and globs):
+// InvalidArgument saying what it reads.
+absl::Status CheckTraceCount(const AnalysisRow& row, const AnalysisInputs& in);
+// Whether the row reads these files as loaded models (else it reads them itself, as a job).
+bool LoadsTraces(const AnalysisRow& row, const AnalysisInputs& in);
+
 // The list, in the order `warpscope help` gives it.
 const std::vector<AnalysisRow>& AnalysisRows();
 const AnalysisRow* FindAnalysis(std::string_view name);

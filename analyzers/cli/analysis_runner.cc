@@ -1,8 +1,6 @@
 // The one runner of every analysis row (analyses/analysis.h): parses the row's flags, checks
 // the output paths, expands and loads the traces by the row's input kind, runs the analysis,
 // renders its report and writes it and its files (commands.h).
-#include <sys/stat.h>
-
 #include <cstdio>
 #include <map>
 #include <string>
@@ -46,10 +44,7 @@ absl::StatusOr<OptionValues> CheckedOptions(const AnalysisRow& row, const FlagSe
     if (flags.Has(o.name)) given[o.name] = flags.Get(o.name);
   }
   OptionValues values(&row.options, std::move(given));
-  if (absl::Status s = values.Check(); !s.ok()) return s;
-  if (row.check != nullptr) {
-    if (absl::Status s = row.check(values); !s.ok()) return s;
-  }
+  if (absl::Status s = CheckRowOptions(row, values); !s.ok()) return s;
   for (const AnalysisOption& o : row.options) {
     if (o.kind != OptionKind::kOutputFile) continue;
     if (!values.Has(o.name)) {
@@ -67,34 +62,6 @@ absl::StatusOr<OptionValues> CheckedOptions(const AnalysisRow& row, const FlagSe
     if (!ok.ok()) return ok.status();
   }
   return values;
-}
-
-bool IsFolder(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// Whether the row reads these files as loaded models (else it reads them itself, as a job).
-bool LoadsTraces(const AnalysisRow& row, const AnalysisInputs& in) {
-  if (row.input == AnalysisInput::kJob) return false;
-  if (row.input != AnalysisInput::kTraceOrJob) return true;
-  return in.paths.size() == 1 && !IsFolder(in.given[0]);
-}
-
-// The expanded traces fit the row's input kind: the count, after folders and globs.
-absl::Status CheckTraceCount(const AnalysisRow& row, const AnalysisInputs& in) {
-  const size_t n = in.paths.size();
-  if (row.input == AnalysisInput::kOneTrace && n != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(row.name, " reads one trace, not ", n,
-                                                   " (from ", absl::StrJoin(in.given, " "),
-                                                   "): name one of them"));
-  }
-  if (row.input == AnalysisInput::kPair && n != 2) {
-    return absl::InvalidArgumentError(absl::StrCat(row.name,
-                                                   " needs two traces, BASE and NEW, not ", n,
-                                                   " (from ", absl::StrJoin(in.given, " "), ")"));
-  }
-  return absl::OkStatus();
 }
 
 // Writes the report (to -o or stdout), then its notes, notices and files; the exit status.

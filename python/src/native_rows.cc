@@ -7,7 +7,6 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
-#include <sys/stat.h>
 
 #include <string>
 #include <utility>
@@ -26,11 +25,6 @@ namespace nb = nanobind;
 
 [[noreturn]] void Refuse(const absl::Status& status) {
   throw nb::value_error(absl::StrCat("warpscope: ", status.message()).c_str());
-}
-
-bool IsFolder(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 const char* KindName(OptionKind kind) {
@@ -59,10 +53,7 @@ OptionValues CheckedValues(const AnalysisRow& row, std::map<std::string, std::st
     }
   }
   OptionValues values(&row.options, std::move(given));
-  if (absl::Status s = values.Check(); !s.ok()) Refuse(s);
-  if (row.check != nullptr) {
-    if (absl::Status s = row.check(values); !s.ok()) Refuse(s);
-  }
+  if (absl::Status s = CheckRowOptions(row, values); !s.ok()) Refuse(s);
   return values;
 }
 
@@ -78,17 +69,8 @@ nb::dict RunRow(const std::string& name, const std::vector<std::string>& traces,
   absl::StatusOr<std::vector<std::string>> paths = ExpandTracePaths(traces);
   if (!paths.ok()) Refuse(paths.status());
   in.paths = std::move(*paths);
-  const size_t n = in.paths.size();
-  if ((row->input == AnalysisInput::kOneTrace && n != 1) ||
-      (row->input == AnalysisInput::kPair && n != 2)) {
-    Refuse(absl::InvalidArgumentError(absl::StrCat(
-        row->name, row->input == AnalysisInput::kPair ? " needs two traces, BASE and NEW," :
-                                                        " reads one trace,",
-        " not ", n, " (from ", absl::StrJoin(traces, " "), ")")));
-  }
-  const bool loaded = row->input != AnalysisInput::kJob &&
-                      (row->input != AnalysisInput::kTraceOrJob ||
-                       (n == 1 && !IsFolder(traces.at(0))));
+  if (absl::Status s = CheckTraceCount(*row, in); !s.ok()) Refuse(s);
+  const bool loaded = LoadsTraces(*row, in);
   std::vector<TraceModel> models;
   absl::StatusOr<AnalysisResult> result;
   {
@@ -97,7 +79,7 @@ nb::dict RunRow(const std::string& name, const std::vector<std::string>& traces,
                                                      : TraceModelOptions();
     absl::Status failed;
     if (loaded) {
-      models.reserve(n);
+      models.reserve(in.paths.size());
       for (const std::string& p : in.paths) {
         absl::StatusOr<TraceModel> model = TraceModel::Load(p, load);
         if (!model.ok()) {

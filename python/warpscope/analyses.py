@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional
 
 from . import native
 from .errors import Error
-from .inputs import one_trace_path, trace_paths
+from .inputs import one_trace_path, trace_arguments, trace_paths
 
 Frames = Dict[str, Any]
 
@@ -101,8 +101,7 @@ def run(name: str, traces: Any, **options: Any) -> Frames:
     option, a value the CLI refuses, or traces that do not fit it."""
     given = {k.replace("_", "-"): _flag_text(v) for k, v in options.items()
              if v is not None and v is not False}
-    paths = trace_paths(traces)
-    return native.run_row(name, paths, given)
+    return native.run_row(name, trace_arguments(traces), given)
 
 
 def rows() -> list:
@@ -128,4 +127,4 @@ def info(traces: Any) -> Frames:
 def diff(base: Any, new: Any, **options: Any) -> Frames:
     """``warpscope diff BASE NEW``: what changed between two traces (docs/cli.md, *diff*);
     `options` as its flags."""
-    return run("diff", trace_paths(base) + trace_paths(new), **options)
+    return run("diff", trace_arguments(base) + trace_arguments(new), **options)

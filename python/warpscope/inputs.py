@@ -13,19 +13,31 @@ from .errors import Error
 _GLOB_CHARACTERS = frozenset("*?[")
 
 
-def trace_paths(traces: Any) -> List[str]:
-    """The paths of `traces`, in order; raises ``Error`` when they name no trace."""
+def _items(traces: Any) -> List[Any]:
     if isinstance(traces, (str, bytes)) or hasattr(traces, "__fspath__") or hasattr(
             traces, "to_dataframes"):
-        items = [traces]
-    else:
-        try:
-            items = list(traces)
-        except TypeError:
-            raise Error(f"warpscope: traces must be paths, a folder or a glob pattern, not "
-                        f"{type(traces).__name__}") from None
+        return [traces]
+    try:
+        return list(traces)
+    except TypeError:
+        raise Error(f"warpscope: traces must be paths, a folder or a glob pattern, not "
+                    f"{type(traces).__name__}") from None
+
+
+def trace_arguments(traces: Any) -> List[str]:
+    """`traces` as the CLI's arguments, unexpanded (folders and globs as given): for the
+    analyses the extension runs, which expand them as the CLI does."""
+    args = [item.path if hasattr(item, "to_dataframes") else os.fsdecode(os.fspath(item))
+            for item in _items(traces)]
+    if not args:
+        raise Error(f"warpscope: no trace given ({traces!r})")
+    return args
+
+
+def trace_paths(traces: Any) -> List[str]:
+    """The paths of `traces`, in order; raises ``Error`` when they name no trace."""
     paths: List[str] = []
-    for item in items:
+    for item in _items(traces):
         paths.extend(_expand(item))
     if not paths:
         raise Error(f"warpscope: no trace given ({traces!r})")
