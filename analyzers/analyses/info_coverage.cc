@@ -60,7 +60,7 @@ void AppendCoverageText(const SamplingCoverage& coverage, std::string_view sampl
                  {"Kernel time", true},
                  {"Launches", true},
                  {"Gap", true},
-                 {"Where"}});
+                 {"Where", false, CellKind::kString}});
     uint64_t listed_ns = 0;
     const std::vector<SamplingHole> listed = coverage.LargestHoles(kInfoHolesListed);
     for (const SamplingHole& h : listed) {

@@ -50,8 +50,8 @@ std::vector<Table::Column> Columns(const Style& s, bool with_device,
                                    size_t numeric_columns) {  // the first ones, right-aligned
   std::vector<Table::Column> cols;
   if (s.located) {
-    cols.push_back({"file", false});
-    if (with_device) cols.push_back({"device", true});
+    cols.push_back({"file", false, CellKind::kString});
+    if (with_device) cols.push_back({"device", true, CellKind::kInt});
   }
   for (size_t i = 0; i < names.size(); ++i) {
     cols.push_back({s.human ? names[i].first : names[i].second, i < numeric_columns});
@@ -102,7 +102,7 @@ void AddNamedRows(Table& table, const Style& s, const TraceSummary& t, const Dev
 void AppendRangeColumns(const Style& s, std::vector<Table::Column>& cols) {
   cols.push_back({s.human ? "Domain" : "domain", false});
   cols.push_back({s.human ? "Thread" : "thread_os_tid", true});
-  if (!s.human) cols.push_back({"thread_name", false});
+  if (!s.human) cols.push_back({"thread_name", false, CellKind::kString});
   cols.push_back({s.human ? "Range" : "path", false});
 }
 
@@ -136,9 +136,9 @@ Table NvtxTable(const Style& s) {
                                              {"StdDev", "stddev_ns"}},
                                             13);
   // Tables mark cut rows with '*' on the GPU time instead.
-  if (!s.human) cols.push_back({"cut_instances", true});
+  if (!s.human) cols.push_back({"cut_instances", true, CellKind::kInt});
   AppendRangeColumns(s, cols);
-  if (!s.human) cols.push_back({"name", false});
+  if (!s.human) cols.push_back({"name", false, CellKind::kString});
   return Table(std::move(cols));
 }
 
@@ -302,8 +302,8 @@ Table CallSiteTable(const Style& s, std::pair<std::string, std::string> count_co
                                              std::move(calls_column)},
                                             5);
   if (!s.human) {
-    cols.push_back({"source_file", false});
-    cols.push_back({"line", true});
+    cols.push_back({"source_file", false, CellKind::kString});
+    cols.push_back({"line", true, CellKind::kInt});
   }
   return Table(std::move(cols));
 }

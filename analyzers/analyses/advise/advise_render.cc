@@ -163,7 +163,8 @@ std::string RenderJson(const AdviseReport& report) {
   const Report tables = AdviseReportTables(report);
   JsonWriter json;
   json.BeginObject();
-  for (const auto& [name, value] : tables.scalars) WriteJsonCell(json.Key(name), value);
+  for (const auto& [name, value] : tables.scalars)
+    WriteJsonCell(json.Key(name), value, KindOfCell(value));
   tables.FindTable("devices")->WriteJson(json.Key("devices"));
   tables.FindTable("findings")->WriteJson(json.Key("findings"));
   json.Key("notes").BeginArray();
