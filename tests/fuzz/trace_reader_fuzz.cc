@@ -123,7 +123,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   const AdviseReport advice = BuildAdviseReport(*model, "fuzz", {});
-  for (OutputFormat format : kFormats) (void)RenderAdviseReport(advice, format);
+  for (OutputFormat format : kFormats)
+    (void)RenderReport(AdviseReportTables(advice), format).value();
   (void)RenderAdviseHtml(advice, *model);
   (void)RenderTimelineSvg(*model, {});
   const TraceModel* exported[] = {&*model};
