@@ -221,8 +221,8 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
                              const TailReportOptions& options, OutputFormat format) {
   switch (format) {
     case OutputFormat::kCsv:
-      return options.instances ? InstanceTable(report, in, options.names, false).RenderCsv()
-                               : SummaryTable(report, options.names, false).RenderCsv();
+      return RenderReport(TailReportTables(report, in, options.instances, options.names), format)
+          .value_or("");
     case OutputFormat::kJson: {
       JsonWriter json;
       json.BeginObject();
@@ -281,13 +281,12 @@ void KeepTopKernels(const PmInputs& in, size_t top, TailReport& report) {
   report.curves = std::move(curves);
 }
 
-Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances) {
+Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances,
+                        const KernelNames& names) {
   Report out;
   out.scalars.emplace_back("problem", report.problem);
-  out.tables.emplace_back("kernels", SummaryTable(report, KernelNames(), false));
-  if (instances) {
-    out.tables.emplace_back("instances", InstanceTable(report, in, KernelNames(), false));
-  }
+  out.tables.emplace_back("kernels", SummaryTable(report, names, false));
+  if (instances) out.tables.emplace_back("instances", InstanceTable(report, in, names, false));
   return out;
 }
 
