@@ -464,6 +464,53 @@ DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
   return report;
 }
 
+namespace {
+
+// The rows for people: counts "3 -> 4", figures and changes as durations, short names.
+Table PeopleTable(const DiffReport& report) {
+  using K = CellKind;
+  Table table({{"section", false, K::kString},
+               {"name", false, K::kString},
+               {"count", true, K::kString},
+               {"compared", false, K::kString},
+               {"base", true, K::kString},
+               {"new", true, K::kString},
+               {"change", true, K::kString},
+               {"impact", true, K::kString},
+               {"verdict", false, K::kString}});
+  for (const std::vector<DiffRow>* rows : {&report.totals, &report.rows}) {
+    for (const DiffRow& row : *rows) {
+      const bool stalls = row.section == DiffSection::kStalls;
+      table.AddRow(
+          {std::string(DiffSectionName(row.section)), report.names.Show(row.name, true),
+           row.section == DiffSection::kTotal ? std::string()
+                                              : absl::StrCat(row.base_count, " -> ", row.new_count),
+           ComparedName(row), FigureText(row, row.base_ns, row.base_fraction, row.base_theoretical),
+           FigureText(row, row.new_ns, row.new_fraction, row.new_theoretical), ChangeText(row),
+           stalls ? std::string() : SignedDuration(row.impact_ns),
+           std::string(DiffVerdictName(row.verdict))});
+    }
+  }
+  return table;
+}
+
+// The text form: the two traces, the rows for people and a count of the verdicts.
+void AddDiffText(const DiffReport& report, Report& out) {
+  TextBlock block;
+  block.before = {"base: " + report.base_label, "new:  " + report.new_label, ""};
+  block.table = PeopleTable(report);
+  block.after = {
+      "",
+      absl::StrFormat("%d regression(s), %d improvement(s): changes above %.1f%% "
+                      "and %s of impact; per instance (median) for rows with >= %d "
+                      "instances on both sides",
+                      report.regressions, report.improvements, report.options.threshold * 100,
+                      FormatDuration(report.options.min_delta_ns), report.options.min_instances)};
+  out.text_blocks.push_back(std::move(block));
+}
+
+}  // namespace
+
 Report DiffReportTables(const DiffReport& report) {
   using K = CellKind;
   Table table({{"section", false, K::kString},          {"name", false, K::kString},
@@ -511,39 +558,7 @@ Report DiffReportTables(const DiffReport& report) {
                  {"min_instances", report.options.min_instances}};
   out.tables.emplace_back("rows", std::move(table));
   out.notes = report.notes;
-  return out;
-}
-
-std::string RenderDiffReport(const DiffReport& report, OutputFormat format) {
-  if (format != OutputFormat::kTable) {
-    return DiffReportTables(report).FindTable("rows")->Render(format);
-  }
-  Table table({{"section"}, {"name"},         {"count", true},  {"compared"},
-               {"base", true}, {"new", true}, {"change", true}, {"impact", true},
-               {"verdict"}});
-  for (const std::vector<DiffRow>* rows : {&report.totals, &report.rows}) {
-    for (const DiffRow& row : *rows) {
-      const bool stalls = row.section == DiffSection::kStalls;
-      table.AddRow({std::string(DiffSectionName(row.section)), report.names.Show(row.name, true),
-                    row.section == DiffSection::kTotal
-                        ? std::string()
-                        : absl::StrCat(row.base_count, " -> ", row.new_count),
-                    ComparedName(row),
-                    FigureText(row, row.base_ns, row.base_fraction, row.base_theoretical),
-                    FigureText(row, row.new_ns, row.new_fraction, row.new_theoretical),
-                    ChangeText(row), stalls ? std::string() : SignedDuration(row.impact_ns),
-                    std::string(DiffVerdictName(row.verdict))});
-    }
-  }
-  std::string out = absl::StrCat("base: ", report.base_label, "\nnew:  ", report.new_label,
-                                 "\n\n", table.RenderText());
-  absl::StrAppendFormat(&out,
-                        "\n%d regression(s), %d improvement(s): changes above %.1f%% and %s "
-                        "of impact; per instance (median) for rows with >= %d instances on "
-                        "both sides\n",
-                        report.regressions, report.improvements, report.options.threshold * 100,
-                        FormatDuration(report.options.min_delta_ns), report.options.min_instances);
-  for (const std::string& note : report.notes) absl::StrAppend(&out, note, "\n");
+  AddDiffText(report, out);
   return out;
 }
 

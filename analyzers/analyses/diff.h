@@ -91,13 +91,11 @@ DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
                            std::string base_label, std::string new_label,
                            const DiffOptions& options);
 
-// The report as scalars (labels, verdict counts, thresholds) and one typed table "rows" (the
-// totals, then the rows; durations in ns), with its notes: what CSV, JSON and --table give.
+// The report, rendered by RenderReport: scalars (labels, verdict counts, thresholds) and one
+// typed table "rows" (the totals, then the rows; durations in ns), with its notes. Its text
+// form: the totals, then the rows with base, new, change and verdict; a last line counts the
+// regressions.
 Report DiffReportTables(const DiffReport& report);
-
-// Table: the totals, then the rows with base, new, change and verdict; a last line counts the
-// regressions. CSV and JSON: one row (object) per total and row, durations in ns.
-std::string RenderDiffReport(const DiffReport& report, OutputFormat format);
 
 // Parses "5%", "0.05" (a fraction) or "5 %" into a fraction; InvalidArgument otherwise.
 absl::StatusOr<double> ParseRelativeThreshold(std::string_view text);

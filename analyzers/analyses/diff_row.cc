@@ -46,9 +46,6 @@ absl::StatusOr<AnalysisResult> RunDiff(const AnalysisInputs& in, const OptionVal
     result.exit_message = absl::StrCat(in.paths[1], " is slower than ", in.paths[0], " in ",
                                        report.regressions, " row(s)");
   }
-  result.own_render = [report = std::move(report)](OutputFormat format) {
-    return RenderDiffReport(report, format);
-  };
   return result;
 }
 

@@ -104,8 +104,15 @@ void AppendTextDevices(const TraceModel& m, std::string& out) {
   if (m.devices.empty()) {
     out += "  (none described)\n";
   } else {
-    Table t({{"ID", true}, {"Name", false}, {"CC", false}, {"SMs", true}, {"Warps/SM", true},
-             {"Regs/SM", true}, {"Shared/SM", true}, {"Memory", true}, {"Clock", true}});
+    Table t({{"ID", true, CellKind::kInt},
+             {"Name", false, CellKind::kString},
+             {"CC", false, CellKind::kString},
+             {"SMs", true, CellKind::kInt},
+             {"Warps/SM", true, CellKind::kInt},
+             {"Regs/SM", true, CellKind::kInt},
+             {"Shared/SM", true, CellKind::kInt},
+             {"Memory", true, CellKind::kInt},
+             {"Clock", true, CellKind::kInt}});
     for (const DeviceInfo& d : m.devices) {
       t.AddRow({d.id, d.name,
                 absl::StrCat(d.compute_capability_major, ".", d.compute_capability_minor),
@@ -127,14 +134,18 @@ void AppendTextDevices(const TraceModel& m, std::string& out) {
 void AppendTextEvents(const TraceModel& m, std::string& out) {
   out += "\nevents\n";
   {
-    Table t({{"Kind", false}, {"Count", true}});
+    Table t({{"Kind", false, CellKind::kString}, {"Count", true, CellKind::kInt}});
     for (const auto& [kind, count] : CountEventsByKind(m)) t.AddRow({kind, count});
     out += t.RenderText();
   }
 
   if (!m.capture_windows.empty()) {
     out += "\ncapture windows\n";
-    Table t({{"ID", true}, {"Begin", true}, {"By", false}, {"End", true}, {"By", false}});
+    Table t({{"ID", true, CellKind::kInt},
+             {"Begin", true, CellKind::kInt},
+             {"By", false, CellKind::kString},
+             {"End", true, CellKind::kInt},
+             {"By", false, CellKind::kString}});
     for (const CaptureWindowRange& w : m.capture_windows) {
       t.AddRow({w.id, Relative(w.begin_ns), Sv(CaptureTriggerName(w.begin_trigger)),
                 w.end_ns.has_value() ? Relative(*w.end_ns) : std::string("open"),
@@ -194,7 +205,10 @@ void AppendTextCounters(const TraceModel& m, std::string& out) {
                                        : " (last periodic; no final stats)",
                   "\n");
   if (!m.stats.empty()) {
-    Table t({{"Counter", false}, {"Value", true}, {"Severity", false}, {"Meaning", false}});
+    Table t({{"Counter", false, CellKind::kString},
+             {"Value", true, CellKind::kInt},
+             {"Severity", false, CellKind::kString},
+             {"Meaning", false, CellKind::kString}});
     for (const StatCounter& c : m.stats) {
       // Upper case makes data loss stand out in a column of "info".
       std::string severity = Sv(SeverityName(c.severity));
@@ -206,7 +220,10 @@ void AppendTextCounters(const TraceModel& m, std::string& out) {
 
   if (!m.import_counters.empty()) {
     out += "\nimport problems\n";
-    Table t({{"Counter", false}, {"Value", true}, {"Severity", false}, {"Meaning", false}});
+    Table t({{"Counter", false, CellKind::kString},
+             {"Value", true, CellKind::kInt},
+             {"Severity", false, CellKind::kString},
+             {"Meaning", false, CellKind::kString}});
     for (const StatCounter& c : m.import_counters) {
       t.AddRow({c.name, c.value, Sv(SeverityName(c.severity)), c.description});
     }

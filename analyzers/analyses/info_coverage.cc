@@ -54,13 +54,13 @@ void AppendCoverageText(const SamplingCoverage& coverage, std::string_view sampl
                     holes == 1 ? " stretch, " : " stretches, ",
                     FormatDuration(t.kernel_ns - t.covered_ns), " of kernel time; ",
                     t.launches - t.covered_launches, " launches without any sample\n");
-    Table table({{"Device", true},
-                 {"From", true},
-                 {"To", true},
-                 {"Kernel time", true},
-                 {"Launches", true},
-                 {"Gap", true},
-                 {"Where"}});
+    Table table({{"Device", true, CellKind::kInt},
+                 {"From", true, CellKind::kString},
+                 {"To", true, CellKind::kString},
+                 {"Kernel time", true, CellKind::kString},
+                 {"Launches", true, CellKind::kInt},
+                 {"Gap", true, CellKind::kString},
+                 {"Where", false, CellKind::kString}});
     uint64_t listed_ns = 0;
     const std::vector<SamplingHole> listed = coverage.LargestHoles(kInfoHolesListed);
     for (const SamplingHole& h : listed) {

@@ -440,50 +440,58 @@ Table RowsTable(const OccupancyReport& report, bool text, std::vector<std::strin
 
 }  // namespace
 
+namespace {
+
+// What the text form says after its table: what the achieved figures need and mean, and the
+// footnotes its cells point to.
+std::vector<std::string> TextAfterTable(const OccupancyReport& report, bool any_from_shared,
+                                        const std::vector<std::string>& footnotes) {
+  std::vector<std::string> after;
+  if (!report.has_pm_samples && !report.pm_samples_unavailable.empty()) {
+    after = {"", absl::StrCat("achieved occupancy needs PM samples, and ",
+                              report.pm_samples_unavailable)};
+  } else if (!report.has_pm_samples) {
+    after = {"",
+             "achieved occupancy needs PM samples: record with `warpscope record --pm-sampling`"};
+  }
+  if (report.has_pm_samples) {
+    after.insert(after.end(),
+                 {"",
+                  "achieved_pct: warps per active SM cycle (Nsight Compute's "
+                  "sm__warps_active.avg.pct_of_peak_sustained_active); achieved_elapsed_pct: per "
+                  "elapsed cycle,",
+                  "idle SMs counted empty (..._elapsed); low/high: where achieved_pct lies "
+                  "whatever the time without a PM sample of its own held"});
+  }
+  if (any_from_shared) {
+    after.insert(after.end(), {"",
+                               "* measured only on PM samples shared with other kernels: "
+                               "includes their warps"});
+  }
+  if (!footnotes.empty()) after.emplace_back();
+  for (size_t i = 0; i < footnotes.size(); ++i) {
+    after.push_back(absl::StrCat("[", i + 1, "] ", footnotes[i]));
+  }
+  return after;
+}
+
+}  // namespace
+
 Report OccupancyReportTables(const OccupancyReport& report) {
   std::vector<std::string> footnotes;
   bool any_from_shared = false;
   Report out;
   out.tables.emplace_back("occupancy", RowsTable(report, false, footnotes, any_from_shared));
-  return out;
-}
-
-std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat format) {
-  if (format == OutputFormat::kCsv) {
-    return RenderReport(OccupancyReportTables(report), format).value_or("");
+  if (report.rows.empty()) {
+    out.text = {"warpscope: no kernels match"};
+    out.text_blocks.emplace_back();  // no table in the text form
+    return out;
   }
-  const bool text = format == OutputFormat::kTable;
-  std::vector<std::string> footnotes;
-  bool any_from_shared = false;
-  Table table = RowsTable(report, text, footnotes, any_from_shared);
-  if (!text) return table.Render(format);
-  std::string out;
-  if (report.rows.empty()) return "warpscope: no kernels match\n";
-  out = table.RenderText();
-  if (!report.has_pm_samples && !report.pm_samples_unavailable.empty()) {
-    absl::StrAppend(&out, "\nachieved occupancy needs PM samples, and ",
-                    report.pm_samples_unavailable, "\n");
-  } else if (!report.has_pm_samples) {
-    absl::StrAppend(
-        &out,
-        "\nachieved occupancy needs PM samples: record with `warpscope record --pm-sampling`\n");
-  }
-  if (report.has_pm_samples) {
-    absl::StrAppend(&out,
-                    "\nachieved_pct: warps per active SM cycle (Nsight Compute's "
-                    "sm__warps_active.avg.pct_of_peak_sustained_active); achieved_elapsed_pct: per "
-                    "elapsed cycle,\nidle SMs counted empty (..._elapsed); low/high: where "
-                    "achieved_pct lies whatever the time without a PM sample of its own held\n");
-  }
-  if (any_from_shared) {
-    absl::StrAppend(&out,
-                    "\n* measured only on PM samples shared with other kernels: includes their "
-                    "warps\n");
-  }
-  if (!footnotes.empty()) out += "\n";
-  for (size_t i = 0; i < footnotes.size(); ++i) {
-    absl::StrAppend(&out, "[", i + 1, "] ", footnotes[i], "\n");
-  }
+  footnotes.clear();
+  TextBlock block;
+  block.table = RowsTable(report, true, footnotes, any_from_shared);
+  block.after = TextAfterTable(report, any_from_shared, footnotes);
+  out.text_blocks.push_back(std::move(block));
   return out;
 }
 

@@ -80,11 +80,8 @@ struct OccupancyReport {
 absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
                                                      const OccupancyReportOptions& options);
 
-// Table (text): rows, then numbered advice and reasons below. CSV: one row per line, advice
-// joined with " | ". JSON: an array of row objects.
-std::string RenderOccupancyReport(const OccupancyReport& report, OutputFormat format);
-
-// The rows as the CSV gives them, as one table "occupancy" (for Python's DataFrames).
+// The report, rendered by RenderReport: one table "occupancy", a row per kernel (advice joined
+// with " | "); its text form the rows for people, then numbered advice and reasons below.
 Report OccupancyReportTables(const OccupancyReport& report);
 
 }  // namespace warpscope

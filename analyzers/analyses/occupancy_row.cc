@@ -22,9 +22,6 @@ absl::StatusOr<AnalysisResult> RunOccupancy(const AnalysisInputs& in,
   if (!report.ok()) return report.status();
   report->names = KernelNamesOf(values, in.traces);
   result.report = OccupancyReportTables(*report);
-  result.own_render = [report = std::move(*report)](OutputFormat format) {
-    return RenderOccupancyReport(report, format);
-  };
   return result;
 }
 

@@ -82,9 +82,10 @@ Report PrecisionReport(const std::vector<KernelRow>& rows, size_t top, const Ker
                     {"tensor_core_percent", PercentCell(Share(tensor, total))}};
   report.text.push_back(
       "kernel time by the math its kernels' names say (docs/advise.md, \"Precision\"): " +
-      CellText(PercentCell(Share(fp32, total))) + "% FP32 on the SIMT cores, " +
-      CellText(PercentCell(Share(tensor, total))) + "% on tensor cores; the names of " +
-      CellText(PercentCell(Share(known, total))) +
+      CellText(PercentCell(Share(fp32, total)), CellKind::kReal) + "% FP32 on the SIMT cores, " +
+      CellText(PercentCell(Share(tensor, total)), CellKind::kReal) +
+      "% on tensor cores; the names of " +
+      CellText(PercentCell(Share(known, total)), CellKind::kReal) +
       "% of it are read (the rest is unknown, never guessed)");
   Table by_class({{"math", false, CellKind::kString},
                   {"kernels", true, CellKind::kInt},

@@ -129,11 +129,13 @@ std::string RenderByPc(const StallReport& report, OutputFormat format) {
   const bool text = format == OutputFormat::kTable;
   // The source column is there whenever lines were looked up, so scripts see one layout.
   const bool source = report.source_mapped && (!text || AnyLines(report));
-  std::vector<Table::Column> columns = {{"kernel"},           {"pc", true},
-                                        {"samples", true},    {"kernel_pct", true},
-                                        {"top_reasons"}};
-  if (!text) columns.insert(columns.begin() + 2, {"cubin_crc", true});
-  if (source) columns.insert(columns.begin() + 2, {"source"});
+  std::vector<Table::Column> columns = {{"kernel", false, CellKind::kString},
+                                        {"pc", true, CellKind::kInt},
+                                        {"samples", true, CellKind::kInt},
+                                        {"kernel_pct", true, CellKind::kReal},
+                                        {"top_reasons", false, CellKind::kString}};
+  if (!text) columns.insert(columns.begin() + 2, {"cubin_crc", true, CellKind::kInt});
+  if (source) columns.insert(columns.begin() + 2, {"source", false, CellKind::kString});
   Table table(columns);
   for (const StallKernelRow& row : report.rows) {
     for (size_t i = 0; i < StallRowsShown(row.pcs.size(), report.top); ++i) {
@@ -285,16 +287,16 @@ std::string RenderJson(const StallReport& report) {
 // A table of kernels, then each kernel's reasons with what they mean.
 std::string RenderByKernelText(const StallReport& report) {
   const bool lines = AnyLines(report);
-  std::vector<Table::Column> columns = {{"kernel"},
-                                        {"samples", true},
-                                        {"pct", true},
-                                        {"cycles_per_issue", true},
-                                        {"not_issued_pct", true},
-                                        {"launches", true},
-                                        {"covered_launches", true},
-                                        {"covered_time_pct", true},
-                                        {"top_reasons"}};
-  if (lines) columns.push_back({"hottest_line"});
+  std::vector<Table::Column> columns = {{"kernel", false, CellKind::kString},
+                                        {"samples", true, CellKind::kInt},
+                                        {"pct", true, CellKind::kReal},
+                                        {"cycles_per_issue", true, CellKind::kReal},
+                                        {"not_issued_pct", true, CellKind::kReal},
+                                        {"launches", true, CellKind::kInt},
+                                        {"covered_launches", true, CellKind::kInt},
+                                        {"covered_time_pct", true, CellKind::kReal},
+                                        {"top_reasons", false, CellKind::kString}};
+  if (lines) columns.push_back({"hottest_line", false, CellKind::kString});
   Table table(columns);
   for (const StallKernelRow& row : report.rows) {
     std::vector<Cell> cells;

@@ -45,16 +45,47 @@ Cell Bytes(const Style& s, uint64_t b) { return s.human ? Cell(FormatBytes(b)) :
 Cell BytesReal(const Style& s, double b) { return s.human ? Cell(FormatBytes(b)) : Cell(b, 1); }
 Cell Percent(double p) { return Cell(p, 1); }
 
+// A column of the summary's tables: its header for people and its name and kind for machines;
+// `formatted`: people read it as a duration or size ("3.41 us", "4.00 MiB"), text.
+struct SummaryColumn {
+  std::string human, machine;
+  CellKind kind;
+  bool formatted = false;
+};
+SummaryColumn Duration(std::string human, std::string machine) {
+  return {std::move(human), std::move(machine), CellKind::kInt, true};
+}
+SummaryColumn DurationReal(std::string human, std::string machine) {  // averages, medians
+  return {std::move(human), std::move(machine), CellKind::kReal, true};
+}
+SummaryColumn Size(std::string human, std::string machine) {
+  return {std::move(human), std::move(machine), CellKind::kInt, true};
+}
+SummaryColumn SizeReal(std::string human, std::string machine) {
+  return {std::move(human), std::move(machine), CellKind::kReal, true};
+}
+SummaryColumn Count(std::string human, std::string machine) {
+  return {std::move(human), std::move(machine), CellKind::kInt};
+}
+SummaryColumn Real(std::string human, std::string machine) {  // percents, ratios
+  return {std::move(human), std::move(machine), CellKind::kReal};
+}
+SummaryColumn Text(std::string human, std::string machine) {
+  return {std::move(human), std::move(machine), CellKind::kString};
+}
+
 std::vector<Table::Column> Columns(const Style& s, bool with_device,
-                                   std::vector<std::pair<std::string, std::string>> names,
+                                   std::vector<SummaryColumn> columns,
                                    size_t numeric_columns) {  // the first ones, right-aligned
   std::vector<Table::Column> cols;
   if (s.located) {
-    cols.push_back({"file", false});
-    if (with_device) cols.push_back({"device", true});
+    cols.push_back({"file", false, CellKind::kString});
+    if (with_device) cols.push_back({"device", true, CellKind::kInt});
   }
-  for (size_t i = 0; i < names.size(); ++i) {
-    cols.push_back({s.human ? names[i].first : names[i].second, i < numeric_columns});
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const SummaryColumn& c = columns[i];
+    cols.push_back({s.human ? c.human : c.machine, i < numeric_columns,
+                    s.human && c.formatted ? CellKind::kString : c.kind});
   }
   return cols;
 }
@@ -69,15 +100,15 @@ std::vector<Cell> Location(const Style& s, const TraceSummary& t, const DeviceSu
 
 Table NamedTable(const Style& s, bool with_device) {
   return Table(Columns(s, with_device,
-                       {{"Time %", "time_percent"},
-                        {"Total Time", "total_time_ns"},
-                        {"Instances", "instances"},
-                        {"Avg", "avg_ns"},
-                        {"Med", "med_ns"},
-                        {"Min", "min_ns"},
-                        {"Max", "max_ns"},
-                        {"StdDev", "stddev_ns"},
-                        {"Name", "name"}},
+                       {Real("Time %", "time_percent"),
+                        Duration("Total Time", "total_time_ns"),
+                        Count("Instances", "instances"),
+                        DurationReal("Avg", "avg_ns"),
+                        DurationReal("Med", "med_ns"),
+                        Duration("Min", "min_ns"),
+                        Duration("Max", "max_ns"),
+                        DurationReal("StdDev", "stddev_ns"),
+                        Text("Name", "name")},
                        8));
 }
 
@@ -100,10 +131,12 @@ void AddNamedRows(Table& table, const Style& s, const TraceSummary& t, const Dev
 
 // The range columns every NVTX table ends with: domain, thread, path (and name).
 void AppendRangeColumns(const Style& s, std::vector<Table::Column>& cols) {
-  cols.push_back({s.human ? "Domain" : "domain", false});
-  cols.push_back({s.human ? "Thread" : "thread_os_tid", true});
-  if (!s.human) cols.push_back({"thread_name", false});
-  cols.push_back({s.human ? "Range" : "path", false});
+  cols.push_back({s.human ? "Domain" : "domain", false, CellKind::kString});
+  // People read "all" for a row merged over threads; machines an empty cell.
+  cols.push_back({s.human ? "Thread" : "thread_os_tid", true,
+                  s.human ? CellKind::kString : CellKind::kInt});
+  if (!s.human) cols.push_back({"thread_name", false, CellKind::kString});
+  cols.push_back({s.human ? "Range" : "path", false, CellKind::kString});
 }
 
 void AppendRangeCells(const Style& s, const NvtxRangeSummary& r, std::vector<Cell>& cells) {
@@ -121,24 +154,24 @@ void AppendRangeCells(const Style& s, const NvtxRangeSummary& r, std::vector<Cel
 // before GPU columns came (total_time_ns, avg_ns, ...).
 Table NvtxTable(const Style& s) {
   std::vector<Table::Column> cols = Columns(s, false,
-                                            {{"GPU Time", "gpu_time_ns"},
-                                             {"GPU Span", "gpu_span_ns"},
-                                             {"GPU/CPU", "gpu_cpu_ratio"},
-                                             {"Kernels", "kernels"},
-                                             {"Copies", "copies"},
-                                             {"Graphs", "graph_launches"},
-                                             {"CPU Time", "total_time_ns"},
-                                             {"Instances", "instances"},
-                                             {"Avg", "avg_ns"},
-                                             {"Med", "med_ns"},
-                                             {"Min", "min_ns"},
-                                             {"Max", "max_ns"},
-                                             {"StdDev", "stddev_ns"}},
+                                            {Duration("GPU Time", "gpu_time_ns"),
+                                             Duration("GPU Span", "gpu_span_ns"),
+                                             Real("GPU/CPU", "gpu_cpu_ratio"),
+                                             Count("Kernels", "kernels"),
+                                             Count("Copies", "copies"),
+                                             Count("Graphs", "graph_launches"),
+                                             Duration("CPU Time", "total_time_ns"),
+                                             Count("Instances", "instances"),
+                                             DurationReal("Avg", "avg_ns"),
+                                             DurationReal("Med", "med_ns"),
+                                             Duration("Min", "min_ns"),
+                                             Duration("Max", "max_ns"),
+                                             DurationReal("StdDev", "stddev_ns")},
                                             13);
   // Tables mark cut rows with '*' on the GPU time instead.
-  if (!s.human) cols.push_back({"cut_instances", true});
+  if (!s.human) cols.push_back({"cut_instances", true, CellKind::kInt});
   AppendRangeColumns(s, cols);
-  if (!s.human) cols.push_back({"name", false});
+  if (!s.human) cols.push_back({"name", false, CellKind::kString});
   return Table(std::move(cols));
 }
 
@@ -172,15 +205,15 @@ void AddNvtxRows(Table& table, const Style& s, const TraceSummary& t) {
 // nvtx-kernels: per range group, the kernels and memory operations launched inside it.
 Table NvtxWorkTable(const Style& s) {
   std::vector<Table::Column> cols = Columns(s, false,
-                                            {{"GPU Time", "gpu_time_ns"},
-                                             {"Range %", "range_percent"},
-                                             {"Instances", "instances"},
-                                             {"Avg", "avg_ns"},
-                                             {"Min", "min_ns"},
-                                             {"Max", "max_ns"}},
+                                            {Duration("GPU Time", "gpu_time_ns"),
+                                             Real("Range %", "range_percent"),
+                                             Count("Instances", "instances"),
+                                             DurationReal("Avg", "avg_ns"),
+                                             Duration("Min", "min_ns"),
+                                             Duration("Max", "max_ns")},
                                             6);
   AppendRangeColumns(s, cols);
-  cols.push_back({s.human ? "Kernel / Operation" : "name", false});
+  cols.push_back({s.human ? "Kernel / Operation" : "name", false, CellKind::kString});
   return Table(std::move(cols));
 }
 
@@ -205,18 +238,18 @@ void AddNvtxWorkRows(Table& table, const Style& s, const TraceSummary& t) {
 
 Table MemoryTable(const Style& s) {
   return Table(Columns(s, true,
-                       {{"Time %", "time_percent"},
-                        {"Total Time", "total_time_ns"},
-                        {"Count", "count"},
-                        {"Avg", "avg_ns"},
-                        {"Min", "min_ns"},
-                        {"Max", "max_ns"},
-                        {"Total Bytes", "total_bytes"},
-                        {"Avg Bytes", "avg_bytes"},
-                        {"Min Bytes", "min_bytes"},
-                        {"Max Bytes", "max_bytes"},
-                        {"GB/s", "gb_per_s"},
-                        {"Operation", "operation"}},
+                       {Real("Time %", "time_percent"),
+                        Duration("Total Time", "total_time_ns"),
+                        Count("Count", "count"),
+                        DurationReal("Avg", "avg_ns"),
+                        Duration("Min", "min_ns"),
+                        Duration("Max", "max_ns"),
+                        Size("Total Bytes", "total_bytes"),
+                        SizeReal("Avg Bytes", "avg_bytes"),
+                        Size("Min Bytes", "min_bytes"),
+                        Size("Max Bytes", "max_bytes"),
+                        Real("GB/s", "gb_per_s"),
+                        Text("Operation", "operation")},
                        11));
 }
 
@@ -247,14 +280,14 @@ void AddMemoryRows(Table& table, const Style& s, const TraceSummary& t, const De
 
 Table IdleTable(const Style& s) {
   return Table(Columns(s, true,
-                       {{"Span", "span_ns"},
-                        {"Busy", "busy_ns"},
-                        {"Busy %", "busy_percent"},
-                        {"Idle", "idle_ns"},
-                        {"Gaps", "gaps"},
-                        {"Longest Gap", "longest_gap_ns"},
-                        {"Begin", "begin_ns"},
-                        {"End", "end_ns"}},
+                       {Duration("Span", "span_ns"),
+                        Duration("Busy", "busy_ns"),
+                        Real("Busy %", "busy_percent"),
+                        Duration("Idle", "idle_ns"),
+                        Count("Gaps", "gaps"),
+                        Duration("Longest Gap", "longest_gap_ns"),
+                        Count("Begin", "begin_ns"),
+                        Count("End", "end_ns")},
                        8));
 }
 
@@ -289,31 +322,30 @@ std::string TableOrNone(const Table& table, const char* none) {
 
 // syncs and launch-sites: time by call site (measures/call_sites.h). `calls_column`: what the
 // names column holds, as {text header, machine name}.
-Table CallSiteTable(const Style& s, std::pair<std::string, std::string> count_column,
-                    std::pair<std::string, std::string> calls_column) {
+Table CallSiteTable(const Style& s, SummaryColumn count_column, SummaryColumn calls_column) {
   std::vector<Table::Column> cols = Columns(s, false,
-                                            {{"Time %", "time_percent"},
-                                             {"Total Time", "total_time_ns"},
+                                            {Real("Time %", "time_percent"),
+                                             Duration("Total Time", "total_time_ns"),
                                              std::move(count_column),
-                                             {"Avg", "avg_ns"},
-                                             {"Max", "max_ns"},
-                                             {"Line", "site"},
-                                             {"Function", "function"},
+                                             DurationReal("Avg", "avg_ns"),
+                                             Duration("Max", "max_ns"),
+                                             Text("Line", "site"),
+                                             Text("Function", "function"),
                                              std::move(calls_column)},
                                             5);
   if (!s.human) {
-    cols.push_back({"source_file", false});
-    cols.push_back({"line", true});
+    cols.push_back({"source_file", false, CellKind::kString});
+    cols.push_back({"line", true, CellKind::kInt});
   }
   return Table(std::move(cols));
 }
 
 Table SyncsTable(const Style& s) {
-  return CallSiteTable(s, {"Calls", "calls"}, {"CUDA Calls", "cuda_calls"});
+  return CallSiteTable(s, Count("Calls", "calls"), Text("CUDA Calls", "cuda_calls"));
 }
 
 Table LaunchSitesTable(const Style& s) {
-  return CallSiteTable(s, {"Kernels", "launches"}, {"Kernel Names", "kernels"});
+  return CallSiteTable(s, Count("Kernels", "launches"), Text("Kernel Names", "kernels"));
 }
 
 void AddCallSiteRows(Table& table, const Style& s, const TraceSummary& t,

@@ -31,26 +31,27 @@ Cell Level(double warps, bool text, bool from_shared) {
 Cell Limit(double warps) { return warps > 0 ? Cell(std::round(warps), 0) : Cell(); }
 
 Table SummaryTable(const TailReport& report, const KernelNames& names, bool text) {
-  Table t({{"order", true},
-           {"kernel"},
-           {"launches", true},
-           {"with_curve", true},
-           {"covered_time_pct", true},
-           {text ? "total_time" : "total_ns", true},
-           {text ? "tail_cost" : "tail_cost_ns", true},
-           {"tail_cost_pct", true},
-           {"tail_pct", true},
-           {"tail_low_pct", true},
-           {"tail_high_pct", true},
-           {"below_50_pct", true},
-           {"below_25_pct", true},
-           {"steady_warps", true},
-           {"peak_warps", true},
-           {"limit_warps", true},
-           {"shared_samples", true},
-           {"above_limit", true},
-           {"levels_from_shared", true},
-           {"verdict"}});
+  const CellKind time = text ? CellKind::kString : CellKind::kInt;  // "1.20 ms" or ns
+  Table t({{"order", true, CellKind::kInt},
+           {"kernel", false, CellKind::kString},
+           {"launches", true, CellKind::kInt},
+           {"with_curve", true, CellKind::kInt},
+           {"covered_time_pct", true, CellKind::kReal},
+           {text ? "total_time" : "total_ns", true, time},
+           {text ? "tail_cost" : "tail_cost_ns", true, time},
+           {"tail_cost_pct", true, CellKind::kReal},
+           {"tail_pct", true, CellKind::kReal},
+           {"tail_low_pct", true, CellKind::kReal},
+           {"tail_high_pct", true, CellKind::kReal},
+           {"below_50_pct", true, CellKind::kReal},
+           {"below_25_pct", true, CellKind::kReal},
+           {"steady_warps", true, CellKind::kReal},
+           {"peak_warps", true, CellKind::kReal},
+           {"limit_warps", true, CellKind::kReal},
+           {"shared_samples", true, CellKind::kInt},
+           {"above_limit", true, CellKind::kInt},
+           {"levels_from_shared", true, CellKind::kInt},
+           {"verdict", false, CellKind::kString}});
   int rank = 0;
   for (const KernelTailSummary& s : report.summaries) {
     const bool has = s.launches_with_curve > 0;
@@ -78,25 +79,26 @@ Table SummaryTable(const TailReport& report, const KernelNames& names, bool text
 
 Table InstanceTable(const TailReport& report, const PmInputs& in, const KernelNames& names,
                     bool text) {
-  Table t({{"kernel"},
-           {text ? "start_us" : "start_ns", true},
-           {text ? "duration" : "duration_ns", true},
-           {"samples", true},
-           {"shared_samples", true},
-           {"steady_warps", true},
-           {"peak_warps", true},
-           {"mean_warps", true},
-           {"limit_warps", true},
-           {"above_limit", true},
-           {"tail_pct", true},
-           {"tail_low_pct", true},
-           {"tail_high_pct", true},
-           {"below_50_pct", true},
-           {"below_25_pct", true},
-           {text ? "drain" : "drain_ns", true},
-           {text ? "tail_cost" : "tail_cost_ns", true},
-           {text ? "tail" : "verdict"},
-           {"note"}});
+  const CellKind time = text ? CellKind::kString : CellKind::kInt;  // "1.20 ms" or ns
+  Table t({{"kernel", false, CellKind::kString},
+           {text ? "start_us" : "start_ns", true, text ? CellKind::kReal : CellKind::kInt},
+           {text ? "duration" : "duration_ns", true, time},
+           {"samples", true, CellKind::kInt},
+           {"shared_samples", true, CellKind::kInt},
+           {"steady_warps", true, CellKind::kReal},
+           {"peak_warps", true, CellKind::kReal},
+           {"mean_warps", true, CellKind::kReal},
+           {"limit_warps", true, CellKind::kReal},
+           {"above_limit", true, CellKind::kInt},
+           {"tail_pct", true, CellKind::kReal},
+           {"tail_low_pct", true, CellKind::kReal},
+           {"tail_high_pct", true, CellKind::kReal},
+           {"below_50_pct", true, CellKind::kReal},
+           {"below_25_pct", true, CellKind::kReal},
+           {text ? "drain" : "drain_ns", true, time},
+           {text ? "tail_cost" : "tail_cost_ns", true, time},
+           {text ? "tail" : "verdict", false, CellKind::kString},
+           {"note", false, CellKind::kString}});
   for (const ActiveWarpCurve& c : report.curves) {
     const bool has = c.has_tail_metrics;
     const bool any = !c.segments.empty();
@@ -219,8 +221,8 @@ std::string RenderTailReport(const TailReport& report, const PmInputs& in,
                              const TailReportOptions& options, OutputFormat format) {
   switch (format) {
     case OutputFormat::kCsv:
-      return options.instances ? InstanceTable(report, in, options.names, false).RenderCsv()
-                               : SummaryTable(report, options.names, false).RenderCsv();
+      return RenderReport(TailReportTables(report, in, options.instances, options.names), format)
+          .value_or("");
     case OutputFormat::kJson: {
       JsonWriter json;
       json.BeginObject();
@@ -279,13 +281,12 @@ void KeepTopKernels(const PmInputs& in, size_t top, TailReport& report) {
   report.curves = std::move(curves);
 }
 
-Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances) {
+Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances,
+                        const KernelNames& names) {
   Report out;
   out.scalars.emplace_back("problem", report.problem);
-  out.tables.emplace_back("kernels", SummaryTable(report, KernelNames(), false));
-  if (instances) {
-    out.tables.emplace_back("instances", InstanceTable(report, in, KernelNames(), false));
-  }
+  out.tables.emplace_back("kernels", SummaryTable(report, names, false));
+  if (instances) out.tables.emplace_back("instances", InstanceTable(report, in, names, false));
   return out;
 }
 

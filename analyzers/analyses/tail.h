@@ -29,14 +29,16 @@ absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
 void KeepTopKernels(const PmInputs& in, size_t top, TailReport& report);
 
 // Text: the per-name table, verdicts below it, then (with instances) the per-launch table.
-// CSV: the per-name table, or the per-launch one with instances. JSON: {"kernels": [...],
-// "instances": [... with "curve": resampled points]} ("instances" only when asked).
+// CSV: TailReportTables rendered by RenderReport. JSON: {"kernels": [...], "instances":
+// [... with "curve": resampled points]} ("instances" only when asked).
 std::string RenderTailReport(const TailReport& report, const PmInputs& in,
                              const TailReportOptions& options, OutputFormat format);
 
-// The tables as the CSV gives them: "kernels" (per name) and, with `instances`, "instances"
-// (per launch); scalar "problem" (why the trace gives no curves, or empty).
-Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances);
+// The report's tables, as CSV, --table and Python give them: "kernels" (per name) and, with
+// `instances`, "instances" (per launch); scalar "problem" (why the trace gives no curves, or
+// empty). Kernels named by `names` (--short-names).
+Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances,
+                        const KernelNames& names = KernelNames());
 
 // The curve to draw: the worst launch (largest tail cost) of the top-ranked kernel name that
 // has a curve. nullptr when no launch has one.

@@ -35,7 +35,7 @@ absl::StatusOr<AnalysisResult> RunTail(const AnalysisInputs& in, const OptionVal
     result.files.push_back({"svg", TailSvg(*curve, *pm, options.names),
                             options.names.Show(pm->kernels[curve->kernel_index].name, false)});
   }
-  result.report = TailReportTables(*report, *pm, options.instances);
+  result.report = TailReportTables(*report, *pm, options.instances, options.names);
   result.own_render = [report = std::move(*report), pm, options](OutputFormat format) {
     return RenderTailReport(report, *pm, options, format);
   };

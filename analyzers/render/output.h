@@ -44,18 +44,25 @@ struct Cell {
 
 class JsonWriter;
 
-// What a column holds, for readers that need a type before they see a row (Python's
-// DataFrames of an empty table). kAuto: whatever its first non-empty cell holds. kUint64: whole
-// numbers that use all 64 bits (checksums, addresses), kept in the cell's int64 as their bit
-// pattern and written unsigned.
-enum class CellKind { kAuto, kString, kInt, kUint64, kReal, kBool };
+// What a column holds, declared with the column: readers need a type before they see a row
+// (Python's DataFrames of an empty table), and the CSV and JSON writers write each cell as its
+// column's kind. kUint64: whole numbers that use all 64 bits (checksums, addresses), kept in
+// the cell's int64 as their bit pattern and written unsigned.
+enum class CellKind { kString, kInt, kUint64, kReal, kBool };
+
+// The kind a cell's value is (an empty cell: kString); for values that are their own
+// declaration, such as a report's scalars.
+CellKind KindOfCell(const Cell& cell);
 
 class Table {
  public:
   struct Column {
+    // Every column says what it holds: there is no default kind.
+    Column(std::string name_, bool align_right_, CellKind kind_)
+        : name(std::move(name_)), align_right(align_right_), kind(kind_) {}
     std::string name;        // header in tables, key in JSON and CSV
     bool align_right = false;
-    CellKind kind = CellKind::kAuto;
+    CellKind kind;
   };
   explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
 
@@ -75,8 +82,8 @@ class Table {
   std::vector<std::vector<Cell>> rows_;
 };
 
-// Formats a cell as text (tables and CSV).
-std::string CellText(const Cell& cell, CellKind kind = CellKind::kAuto);
+// Formats a cell of a column of `kind` as text (tables and CSV).
+std::string CellText(const Cell& cell, CellKind kind);
 
 // A fraction as a percent cell: one decimal in tables, rounded to 0.01 in CSV/JSON so goldens
 // stay stable; NaN is an empty cell.
@@ -144,8 +151,10 @@ class JsonWriter {
   JsonSpacing spacing_;
 };
 
-// Writes a cell as a JSON value (null when empty); a kUint64 column's whole numbers unsigned.
-void WriteJsonCell(JsonWriter& json, const Cell& cell, CellKind kind = CellKind::kAuto);
+// Writes a cell of a column of `kind` as a JSON value of that kind (null when empty): a kReal
+// column's whole numbers as numbers, a kUint64 column's unsigned, a kString column's numbers as
+// their text.
+void WriteJsonCell(JsonWriter& json, const Cell& cell, CellKind kind);
 
 }  // namespace warpscope
 

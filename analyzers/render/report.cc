@@ -14,12 +14,33 @@ Table ScalarTable(const Report& report) {
   std::vector<Table::Column> columns;
   std::vector<Cell> row;
   for (const auto& [name, value] : report.scalars) {
-    columns.push_back({name, false});
+    columns.push_back({name, false, KindOfCell(value)});
     row.push_back(value);
   }
   Table t(std::move(columns));
   t.AddRow(std::move(row));
   return t;
+}
+
+// The text form: the prose, the tables under their names (or the text blocks), the notes.
+std::string RenderText(const Report& report) {
+  std::string out;
+  for (const std::string& line : report.text) absl::StrAppend(&out, line, "\n");
+  for (const TextBlock& block : report.text_blocks) {
+    for (const std::string& line : block.before) absl::StrAppend(&out, line, "\n");
+    if (block.table) out += block.table->RenderText();
+    for (const std::string& line : block.after) absl::StrAppend(&out, line, "\n");
+  }
+  for (const auto& [name, table] : report.tables) {
+    const bool shown = report.text_blocks.empty() &&
+                       (report.text_tables.empty() ||
+                        std::find(report.text_tables.begin(), report.text_tables.end(), name) !=
+                            report.text_tables.end());
+    if (table.num_rows() == 0 || !shown) continue;
+    absl::StrAppend(&out, out.empty() ? "" : "\n", "-- ", name, " --\n", table.RenderText());
+  }
+  for (const std::string& note : report.notes) absl::StrAppend(&out, "\nnote: ", note, "\n");
+  return out;
 }
 
 }  // namespace
@@ -56,16 +77,7 @@ absl::StatusOr<std::string> RenderReport(const Report& report, OutputFormat form
   std::string out;
   switch (format) {
     case OutputFormat::kTable:
-      for (const std::string& line : report.text) absl::StrAppend(&out, line, "\n");
-      for (const auto& [name, table] : report.tables) {
-        const bool shown = report.text_tables.empty() ||
-                           std::find(report.text_tables.begin(), report.text_tables.end(),
-                                     name) != report.text_tables.end();
-        if (table.num_rows() == 0 || !shown) continue;
-        absl::StrAppend(&out, out.empty() ? "" : "\n", "-- ", name, " --\n", table.RenderText());
-      }
-      for (const std::string& note : report.notes) absl::StrAppend(&out, "\nnote: ", note, "\n");
-      return out;
+      return RenderText(report);
     case OutputFormat::kCsv: {
       // One block stays plain CSV; several are each marked, so that they can be split.
       const Table scalars = ScalarTable(report);
@@ -82,7 +94,8 @@ absl::StatusOr<std::string> RenderReport(const Report& report, OutputFormat form
     case OutputFormat::kJson: {
       JsonWriter json;
       json.BeginObject().Key("scalars").BeginObject();
-      for (const auto& [name, value] : report.scalars) WriteJsonCell(json.Key(name), value);
+      for (const auto& [name, value] : report.scalars)
+        WriteJsonCell(json.Key(name), value, KindOfCell(value));
       json.EndObject();
       for (const auto& [name, table] : report.tables) {
         table.WriteJson(json.Key(name));

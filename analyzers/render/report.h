@@ -4,6 +4,7 @@
 #ifndef WARPSCOPE_ANALYZERS_RENDER_REPORT_H_
 #define WARPSCOPE_ANALYZERS_RENDER_REPORT_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -13,6 +14,16 @@
 #include "analyzers/render/output.h"
 
 namespace warpscope {
+
+// A part of a report's text form that a plain table cannot say: lines before it (a heading,
+// a verdict), a table for people (durations as "1.20 ms", short names, footnote marks) and
+// lines after it (what the columns mean, footnotes). Lines are written as given, each ending
+// in a newline ("" is a blank line).
+struct TextBlock {
+  std::vector<std::string> before;
+  std::optional<Table> table;
+  std::vector<std::string> after;
+};
 
 struct Report {
   std::vector<std::pair<std::string, Cell>> scalars;  // e.g. {"ranks", 4}
@@ -26,12 +37,17 @@ struct Report {
   std::vector<std::string> notes;
   // The tables the text form shows (the long ones stay for CSV, JSON and --table); empty: all.
   std::vector<std::string> text_tables;
+  // When given, the text form is `text`, these blocks and the notes, in place of the tables
+  // (which CSV, JSON, --table and Python keep): for analyses whose people's view differs
+  // from the machines' (durations, marks, footnotes).
+  std::vector<TextBlock> text_blocks;
 
   const Table* FindTable(std::string_view name) const;
   const Cell* FindScalar(std::string_view name) const;
 };
 
-// Text: the prose, then each table under its name, then the notes ("note: ..."). CSV: the
+// Text: the prose, then each table under its name (or the text blocks), then the notes
+// ("note: ..."). CSV: the
 // scalars (as table "scalars") and each table, each after a "# report: NAME" line; a report
 // of one block is plain CSV. JSON: {"scalars": {...}, "NAME": [rows], ...}.
 // `only`: render just that table (CSV and text: without the marker); an unknown name is an

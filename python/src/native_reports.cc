@@ -33,7 +33,7 @@ nb::dict StallTables(const StallReport& report, bool by_pc) {
 
 namespace {
 
-nb::object CellValue(const Cell& cell, CellKind kind = CellKind::kAuto) {
+nb::object CellValue(const Cell& cell, CellKind kind) {
   if (const auto* s = std::get_if<std::string>(&cell.value)) return Utf8(*s);
   if (const auto* b = std::get_if<bool>(&cell.value)) return nb::bool_(*b);
   if (const auto* i = std::get_if<int64_t>(&cell.value)) {
@@ -43,7 +43,7 @@ nb::object CellValue(const Cell& cell, CellKind kind = CellKind::kAuto) {
   return nb::none();
 }
 
-// The column's declared kind, else what its first non-empty cell holds.
+// The column's declared kind, as report_frames (native.py) names it.
 const char* KindName(CellKind kind) {
   switch (kind) {
     case CellKind::kString: return "str";
@@ -51,37 +51,28 @@ const char* KindName(CellKind kind) {
     case CellKind::kUint64: return "uint64";
     case CellKind::kReal: return "float";
     case CellKind::kBool: return "bool";
-    case CellKind::kAuto: break;
   }
-  return nullptr;
-}
-
-const char* CellType(const Cell& cell) {
-  if (std::holds_alternative<std::string>(cell.value)) return "str";
-  if (std::holds_alternative<bool>(cell.value)) return "bool";
-  if (std::holds_alternative<int64_t>(cell.value)) return "int";
-  if (std::holds_alternative<double>(cell.value)) return "float";
-  return nullptr;
+  return "str";
 }
 
 }  // namespace
 
 nb::dict ReportColumns(const Report& report) {
   nb::dict out, scalars;
-  for (const auto& [name, value] : report.scalars) scalars[nb::str(name.c_str())] = CellValue(value);
+  for (const auto& [name, value] : report.scalars) {
+    scalars[nb::str(name.c_str())] = CellValue(value, KindOfCell(value));
+  }
   out["scalars"] = scalars;
   for (const auto& [name, table] : report.tables) {
     nb::dict columns, types;
     for (size_t c = 0; c < table.columns().size(); ++c) {
       nb::list values;
-      const char* type = KindName(table.columns()[c].kind);
       for (const std::vector<Cell>& row : table.rows()) {
         values.append(CellValue(row[c], table.columns()[c].kind));
-        if (type == nullptr) type = CellType(row[c]);
       }
       const nb::str key(table.columns()[c].name.c_str());
       columns[key] = values;
-      types[key] = nb::str(type != nullptr ? type : "str");
+      types[key] = nb::str(KindName(table.columns()[c].kind));
     }
     nb::dict t;
     t["columns"] = columns;

@@ -22,7 +22,7 @@ def ac():
 
 
 def advise(*findings):
-    return {"gpu_busy_percent": 60.0,
+    return {"scalars": {"gpu_busy_percent": 60.0},
             "findings": [{"rule": rule, "cost_ns": cost} for rule, cost in findings]}
 
 

@@ -1,15 +1,17 @@
 """Every analysis of the CLI's list, from Python and from the CLI, gives the same tables.
 
 ``warpscope.run(NAME, traces)`` runs the row NAME through the extension; ``warpscope NAME
-TRACES --table T --format csv`` renders table T of the same Report. For every row (except
-``timeline``, whose report needs an SVG path) on every bundled trace that fits it, each table
-of the Python result equals the CLI's, column by column and row by row.
+TRACES --table T --format csv`` (and ``--format json``) renders table T of the same Report.
+For every row (except ``timeline``, whose report needs an SVG path) on every bundled trace
+that fits it, each table of the Python result equals the CLI's, column by column and row by
+row: in CSV as text, in JSON as typed values (the column's declared kind).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import subprocess
 from pathlib import Path
@@ -82,6 +84,23 @@ def cli_table(cli: Path, name: str, traces: List[Path], table: str) -> List[dict
     return [dict(zip(header, r if r else [""] * len(header))) for r in lines[1:]]
 
 
+def cell_value(value: Any) -> Any:
+    """A frame's cell as the CLI's JSON writes it: None for empty, Python ints, floats, bools."""
+    if value is None or value is pd_na() or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if hasattr(value, "item"):  # numpy scalars
+        value = value.item()
+    return value
+
+
+def same_json(cli: Any, python: Any) -> bool:
+    if isinstance(cli, float) or isinstance(python, float):
+        return (cli is not None and python is not None and
+                not isinstance(cli, (bool, str)) and not isinstance(python, (bool, str)) and
+                math.isclose(cli, python, rel_tol=1e-12, abs_tol=1e-12))
+    return type(cli) is type(python) and cli == python
+
+
 def test_every_row_is_a_python_function():
     names = {row["name"] for row in warpscope.rows()}
     assert {"info", "summary", "occupancy", "tail", "stalls", "diff", "advise", "job",
@@ -112,6 +131,15 @@ def test_python_tables_equal_the_cli(name: str, traces: List[Path]):
             assert list(rows[0]) == list(frame.columns), (name, table)
         assert [[r[c] for c in frame.columns] for r in rows] == [
             [cell_text(v) for v in row] for row in frame.itertuples(index=False)], (name, table)
+        result = run_cli(cli, name, traces, "--table", table, "--format", "json")
+        assert result.returncode == 0, result.stderr
+        objects = json.loads(result.stdout)
+        assert len(objects) == len(frame), (name, table)
+        for cli_row, row in zip(objects, frame.to_dict("records")):
+            assert list(cli_row) == list(frame.columns), (name, table)
+            for column, value in cli_row.items():
+                assert same_json(value, cell_value(row[column])), (name, table, column, value,
+                                                                   row[column])
 
 
 def test_bad_input_is_one_error_type(tmp_path: Path):

@@ -73,7 +73,7 @@ TEST(AdviseCliTest, HelpAndUsageErrors) {
 
 TEST(AdviseCliTest, TopAndDeviceFlags) {
   const std::string trace = SourceDir() + "/examples/traces/synthetic_training_loop.wst";
-  CliResult one = RunCli(absl::StrCat("advise -f csv --top 1 ", trace));
+  CliResult one = RunCli(absl::StrCat("advise -f csv --table findings --top 1 ", trace));
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(testing::CountLines(one.out), 2);  // header and one finding
   // A device the trace does not have is a usage error that names the devices it has, as in
@@ -82,7 +82,7 @@ TEST(AdviseCliTest, TopAndDeviceFlags) {
   EXPECT_EQ(other.exit_code, 2) << other.out;
   EXPECT_THAT(other.err, HasSubstr("--device 5: the trace has no such device (it has 0)"));
   EXPECT_EQ(other.out, "");
-  CliResult zero = RunCli(absl::StrCat("advise --device 0 -f csv ", trace));
+  CliResult zero = RunCli(absl::StrCat("advise --device 0 -f csv -t findings ", trace));
   ASSERT_EQ(zero.exit_code, 0) << zero.err;
   EXPECT_GT(testing::CountLines(zero.out), 2);
 }

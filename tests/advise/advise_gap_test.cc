@@ -47,7 +47,8 @@ TEST(AdviseTest, CatchUpGapsAfterAWaitGoToTheWait) {
     b.DeviceSynchronize();
   });
   const AdviseFinding* read = FindRule(report, kRuleBlockingRead);
-  ASSERT_NE(read, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  ASSERT_NE(read, nullptr)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_EQ(report.findings.front().rule, kRuleBlockingRead);
   // The last step's gaps come after the last read too: 10 reads, 30 catch-up gaps.
   EXPECT_EQ(read->occurrences, 40u);
@@ -83,7 +84,7 @@ TEST(AdviseTest, IdleBeyondTheLeadIsWhatTheWaitCostsAtMost) {
     }
     b.DeviceSynchronize();
   });
-  const std::string table = RenderAdviseReport(report, OutputFormat::kTable);
+  const std::string table = RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   const AdviseFinding* read = FindRule(report, kRuleBlockingRead);
   ASSERT_NE(read, nullptr) << table;
   EXPECT_EQ(report.findings.front().rule, kRuleBlockingRead) << table;
@@ -127,7 +128,8 @@ TEST(AdviseTest, CatchUpIsBoundedByTheWorkTheWaitDrained) {
   });
   ASSERT_FALSE(report.findings.empty());
   const AdviseFinding& top = report.findings.front();
-  EXPECT_EQ(top.rule, kRuleLaunchBound) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(top.rule, kRuleLaunchBound)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_NEAR(static_cast<double>(top.cost_ns), 399.0 * 38'000, 0.05 * 399 * 38'000);
   const AdviseFinding* sync = FindRule(report, kRuleSync);
   ASSERT_NE(sync, nullptr);
@@ -152,7 +154,7 @@ TEST(AdviseTest, StartUpGapsAreOneTimeAndRankedAfterTheSteadyState) {
   });
   ASSERT_GE(report.findings.size(), 2u);
   EXPECT_EQ(report.findings.front().rule, kRuleBlockingRead)
-      << RenderAdviseReport(report, OutputFormat::kTable);
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_EQ(report.findings.front().occurrences, 8u);  // steps 2..9 to the next step
   EXPECT_LT(report.findings.front().cost_ns, 8u * 160'000);
   const AdviseFinding& last = report.findings.back();
@@ -176,7 +178,8 @@ TEST(AdviseTest, WithoutStepsOnlyEarlyOutliersAreStartUp) {
     }
   });
   const AdviseFinding* startup = FindRule(report, kRuleStartup);
-  ASSERT_NE(startup, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  ASSERT_NE(startup, nullptr)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_EQ(startup->occurrences, 1u);
   EXPECT_THAT(startup->title, HasSubstr("early in the trace"));
   EXPECT_THAT(startup->evidence, HasSubstr("sync-idle"));
@@ -209,7 +212,7 @@ TEST(AdviseTest, WithoutStepsARareCausesLongEarlyGapIsStartUp) {
       b.HostIdle(1'000'000);
     }
   });
-  const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
+  const std::string text = RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   ASSERT_FALSE(report.findings.empty()) << text;
   EXPECT_EQ(report.findings.front().rule, kRuleBlockingRead) << text;
   const AdviseFinding* startup = FindRule(report, kRuleStartup);
@@ -230,7 +233,7 @@ TEST(AdviseTest, ARecordedProgramsSetUpWithoutStepsIsStartUp) {
       ::warpscope::testing::SourceDir() + "/tests/data/cuda13.0_sm90/no_step_range.wst");
   ASSERT_TRUE(model.ok()) << model.status();
   const AdviseReport report = advise_testing::Advise(*model);
-  const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
+  const std::string text = RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   ASSERT_FALSE(report.findings.empty()) << text;
   EXPECT_NE(report.findings.front().rule, kRuleSync) << text;
   EXPECT_LT(report.findings.front().cost_ns, 100'000'000u) << text;
@@ -276,7 +279,8 @@ TEST(AdviseTest, OneOffGapKeepsTheUsualGapWithItsCause) {
   });
   ASSERT_FALSE(report.findings.empty());
   const AdviseFinding& top = report.findings.front();
-  EXPECT_EQ(top.rule, kRuleBlockingRead) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(top.rule, kRuleBlockingRead)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   // 59 gaps from one step's read to the next step's kernel, of about 156 us each: the
   // one-off's included with its usual part.
   EXPECT_EQ(top.occurrences, 59u);
@@ -314,14 +318,16 @@ TEST(AdviseTest, LongGapInEveryStepIsNotAOneOff) {
     b.DeviceSynchronize();
   });
   EXPECT_EQ(FindRule(report, kRuleOneOff), nullptr)
-      << RenderAdviseReport(report, OutputFormat::kTable);
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   const AdviseFinding* stall = FindRule(report, kRuleHostRange);
-  ASSERT_NE(stall, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  ASSERT_NE(stall, nullptr)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_THAT(stall->title, HasSubstr("stalled outside any NVTX range after launching"));
   // Every step's 1 ms gap is counted whole but the first step's, start-up (an outlier in the
   // first steady step) and the last step's, which has no step after it.
   EXPECT_EQ(stall->occurrences, 28u);
-  EXPECT_GT(stall->cost_ns, 28u * 1'000'000) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_GT(stall->cost_ns, 28u * 1'000'000)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_GT(stall->worst_end_ns - stall->worst_begin_ns, 1'000'000u);
   const AdviseFinding* launch = FindRule(report, kRuleLaunchBound);
   ASSERT_NE(launch, nullptr);
@@ -343,7 +349,8 @@ TEST(AdviseTest, LongGapInTwoStepsIsAOneOff) {
     b.DeviceSynchronize();
   });
   const AdviseFinding* one_off = FindRule(report, kRuleOneOff);
-  ASSERT_NE(one_off, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  ASSERT_NE(one_off, nullptr)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_EQ(one_off->occurrences, 2u);
   const AdviseFinding* launch = FindRule(report, kRuleLaunchBound);
   ASSERT_NE(launch, nullptr);
@@ -369,10 +376,11 @@ TEST(AdviseTest, WithoutStepsLongGapsRecurAtOneInTen) {
   };
   const AdviseReport recurring = AdviseWritten(program(1));
   EXPECT_EQ(FindRule(recurring, kRuleOneOff), nullptr)
-      << RenderAdviseReport(recurring, OutputFormat::kTable);
+      << RenderReport(AdviseReportTables(recurring), OutputFormat::kTable).value();
   const AdviseReport rare = AdviseWritten(program(10));
   const AdviseFinding* one_off = FindRule(rare, kRuleOneOff);
-  ASSERT_NE(one_off, nullptr) << RenderAdviseReport(rare, OutputFormat::kTable);
+  ASSERT_NE(one_off, nullptr)
+      << RenderReport(AdviseReportTables(rare), OutputFormat::kTable).value();
   EXPECT_GE(one_off->occurrences, 3u);
 }
 
@@ -390,7 +398,7 @@ TEST(AdviseTest, LongHostRangeIsNotAOneOff) {
     b.DeviceSynchronize();
   });
   EXPECT_EQ(FindRule(report, kRuleOneOff), nullptr)
-      << RenderAdviseReport(report, OutputFormat::kTable);
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   const AdviseFinding* range = FindRule(report, kRuleHostRange);
   ASSERT_NE(range, nullptr);
   EXPECT_GT(range->cost_ns, 39'000'000u);

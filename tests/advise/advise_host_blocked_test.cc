@@ -59,7 +59,7 @@ size_t ExpectEveryLineAnswered(const TraceModel& model, const AdviseReport& repo
                note.find(row.site) != std::string::npos;
     }
     EXPECT_TRUE(noted) << line << " has neither a finding nor a note:\n"
-                       << RenderAdviseReport(report, OutputFormat::kTable);
+                       << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   }
   return under_findings;
 }
@@ -81,7 +81,8 @@ TEST(AdviseHostBlockedTest, BundledSyncSitesLinesCarrySummarysBlockedTime) {
   for (const AdviseFinding& f : report.findings) {
     if (f.where == "sync_sites.py:67 round_of_syncs") sync = &f;
   }
-  ASSERT_NE(sync, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  ASSERT_NE(sync, nullptr)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_EQ(sync->rule, kRuleSync);
   EXPECT_EQ(sync->host_blocked_ns, summary.syncs.front().time.total_ns);
   EXPECT_EQ(sync->host_blocked_calls, 20u);
@@ -186,7 +187,7 @@ TEST_P(OneOffPlaceTest, OneOffNamesTheCallTheHostWasIn) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   const TraceModel& model = *loaded;
   const AdviseReport report = BuildAdviseReport(model, "stall.wst", {});
-  const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
+  const std::string text = RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   const AdviseFinding* one_off = FindRule(report, kRuleOneOff);
   ASSERT_NE(one_off, nullptr) << text;
   const std::string line =
@@ -224,7 +225,8 @@ TEST(AdviseHostBlockedTest, OneOffWithNothingRecordedSaysSo) {
     b.DeviceSynchronize();
   });
   const AdviseFinding* one_off = FindRule(report, kRuleOneOff);
-  ASSERT_NE(one_off, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  ASSERT_NE(one_off, nullptr)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_EQ(one_off->where, "");
   EXPECT_EQ(one_off->nvtx_path, "");
   EXPECT_THAT(one_off->title, HasSubstr("(the longest, "));
@@ -241,7 +243,7 @@ TEST(AdviseHostBlockedTest, OneOffWithNothingRecordedSaysSo) {
     EXPECT_THAT(note, HasSubstr("in the blocking-read finding (cudaMemcpy)"));
     EXPECT_THAT(note, HasSubstr("beyond the usual gap (one-off)"));
   }
-  EXPECT_TRUE(noted) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_TRUE(noted) << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
 }
 
 // A blocking copy on the copy stream while a long kernel runs: the host is blocked, the GPU
@@ -267,7 +269,7 @@ TEST(AdviseHostBlockedTest, BlockedWhileTheGpuWorksIsANoteNotAFinding) {
     noted = true;
     EXPECT_THAT(note, HasSubstr("the GPU ran work queued before the waits through all of them"));
   }
-  EXPECT_TRUE(noted) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_TRUE(noted) << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
 }
 
 }  // namespace

@@ -103,7 +103,7 @@ TEST(AdvisePrecisionTest, Fp32GemmsUnderPyTorchCostTheTf32Saving) {
   EXPECT_THAT(f->fix, HasSubstr("torch.autocast"));
   EXPECT_THAT(f->fix, Not(HasSubstr("cudnn")));  // no convolutions ran
   // The finding as the table shows it (the report quotes it).
-  std::cout << RenderAdviseReport(report, OutputFormat::kTable);
+  std::cout << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
 }
 
 TEST(AdvisePrecisionTest, WithoutPyTorchTheFixIsCublasMathMode) {

@@ -50,7 +50,8 @@ TEST(AdviseSteps, ANumberedRangeIsOnePlaceAndTheFindingCoversEveryStep) {
   const AdviseReport report = AdviseWritten(NumberedSteps);
   ASSERT_FALSE(report.findings.empty());
   const AdviseFinding& top = report.findings.front();
-  EXPECT_EQ(top.rule, kRuleBlockingRead) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(top.rule, kRuleBlockingRead)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_EQ(top.nvtx_path, "step_<N>/log");
   EXPECT_EQ(CountRule(report, kRuleBlockingRead), 1u);
   // Every step but the last ends in a gap of about 156 us (the read's return, 150 us of host
@@ -61,7 +62,7 @@ TEST(AdviseSteps, ANumberedRangeIsOnePlaceAndTheFindingCoversEveryStep) {
   EXPECT_EQ(report.steps, 30u);
   EXPECT_EQ(report.warmup_steps, 0u);
   EXPECT_EQ(report.step_rule, "numbered NVTX range step_<N>");
-  EXPECT_THAT(RenderAdviseReport(report, OutputFormat::kJson),
+  EXPECT_THAT(RenderReport(AdviseReportTables(report), OutputFormat::kJson).value(),
               HasSubstr("\"steps\":30,\"warmup_steps\":0"));
 }
 
@@ -70,7 +71,7 @@ TEST(AdviseSteps, LiteralRangesKeepOneFindingPerName) {
   options.literal_ranges = true;
   const AdviseReport report = AdviseWritten(NumberedSteps, options);
   EXPECT_EQ(CountRule(report, kRuleBlockingRead), 29u)
-      << RenderAdviseReport(report, OutputFormat::kTable);
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_EQ(report.findings.front().occurrences, 1u);
   EXPECT_THAT(report.findings.front().nvtx_path, ::testing::StartsWith("step_"));
 }
@@ -94,7 +95,8 @@ TEST(AdviseSteps, WarmupStepsAreOneTimeAndNeverRankFirst) {
   ASSERT_GE(report.findings.size(), 2u);
   EXPECT_EQ(report.warmup_steps, 3u);
   const AdviseFinding& top = report.findings.front();
-  EXPECT_EQ(top.rule, kRuleBlockingRead) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(top.rule, kRuleBlockingRead)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_FALSE(top.one_time);
   EXPECT_EQ(top.occurrences, 26u);  // from each steady step to the next
   const AdviseFinding& last = report.findings.back();
@@ -124,7 +126,7 @@ TEST(AdviseSteps, CostsArePerSteadyStepWhateverTheStartUp) {
     }
     b.DeviceSynchronize();
   });
-  const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
+  const std::string text = RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   ASSERT_GE(report.findings.size(), 2u) << text;
   EXPECT_EQ(report.warmup_steps, 0u);
   EXPECT_EQ(report.steady_steps, 30u);
@@ -150,7 +152,7 @@ TEST(AdviseSteps, CostsArePerSteadyStepWhateverTheStartUp) {
   EXPECT_LT(text.find("] blocking-read:"), heading);
   EXPECT_GT(text.find("] startup:"), heading);
   // CSV and JSON: the startup row has no cost per step.
-  const std::string csv = RenderAdviseReport(report, OutputFormat::kCsv);
+  const std::string csv = RenderReport(AdviseReportTables(report), OutputFormat::kCsv).value();
   EXPECT_THAT(csv, HasSubstr(",true,,0,0,0,,\n"));
 }
 
@@ -172,7 +174,7 @@ TEST(AdviseSteps, StepsThatSpanLittleOfTheRunAreNotCostedPerStep) {
     }
     b.DeviceSynchronize();
   });
-  const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
+  const std::string text = RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_EQ(report.steps, 20u) << text;
   EXPECT_LT(report.steps_coverage, kMinStepsCoverage);
   EXPECT_EQ(report.steady_steps, 0u);
@@ -204,7 +206,8 @@ TEST(AdviseSteps, PageableCopiesBeforeTheSteadyStateAreOneTime) {
     b.DeviceSynchronize();
   });
   const AdviseFinding& top = report.findings.front();
-  EXPECT_EQ(top.rule, kRulePageable) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(top.rule, kRulePageable)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_FALSE(top.one_time);
   EXPECT_EQ(top.occurrences, 20u);
   EXPECT_EQ(top.nvtx_path, "step_<N>");
@@ -245,9 +248,10 @@ TEST(AdviseSteps, AStallInARangeThatLaunchesWorkIsThatRangesFinding) {
     }
   });
   EXPECT_EQ(FindRule(report, kRuleOneOff), nullptr)
-      << RenderAdviseReport(report, OutputFormat::kTable);
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   const AdviseFinding& top = report.findings.front();
-  EXPECT_EQ(top.rule, kRuleHostRange) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_EQ(top.rule, kRuleHostRange)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_EQ(top.nvtx_path, "step_<N>/data_load");
   EXPECT_THAT(top.title, HasSubstr("stalled in NVTX range step_<N>/data_load after launching"));
   EXPECT_THAT(top.title, HasSubstr("in 20 of 20 steps"));
@@ -269,10 +273,11 @@ TEST(AdviseSteps, AGapIsJudgedByWhenItsLaunchReturned) {
       },
       {}, 4'500);
   const AdviseFinding* launch = FindRule(report, kRuleLaunchBound);
-  ASSERT_NE(launch, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  ASSERT_NE(launch, nullptr)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   // 1999 gaps of 4.5 - 2 = 2.5 us: all the idle time.
   EXPECT_NEAR(static_cast<double>(launch->cost_ns), 1999 * 2'500.0, 1999 * 100.0)
-      << RenderAdviseReport(report, OutputFormat::kTable);
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_NEAR(static_cast<double>(report.idle_attributed_ns),
               static_cast<double>(report.gpu_idle_ns), 0.01 * report.gpu_idle_ns);
 }
@@ -319,7 +324,8 @@ TEST(AdviseSteps, LaunchesFromAThreadWithoutRangesCountWhereTheStepsThreadIs) {
     }
   });
   const AdviseFinding* launch = FindRule(report, kRuleLaunchBound);
-  ASSERT_NE(launch, nullptr) << RenderAdviseReport(report, OutputFormat::kTable);
+  ASSERT_NE(launch, nullptr)
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_EQ(launch->nvtx_path, "step_<N>/backward");
   EXPECT_EQ(launch->thread_name, "autograd");
 }

@@ -163,7 +163,8 @@ TEST(AdviseTest, HostRangeCoveringMostOfAGapTakesItFromTheWait) {
 
 TEST(AdviseTest, ProgramWithoutProblemHasNoHighFinding) {
   const AdviseReport report = Advise(LoadProblem(Problem::kNone, false));
-  EXPECT_FALSE(HasHighFinding(report)) << RenderAdviseReport(report, OutputFormat::kTable);
+  EXPECT_FALSE(HasHighFinding(report))
+      << RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_GT(report.busy_fraction, 0.95);
   EXPECT_EQ(report.gpu_idle_ns, 0u);
 }
@@ -214,10 +215,11 @@ TEST(AdviseTest, TraceWithoutSamplesSaysWhichRulesWereSkipped) {
 
 TEST(AdviseRenderTest, FormatsCarryTheFindings) {
   const AdviseReport report = Advise(LoadProblem(Problem::kBlockingRead, false));
-  const std::string table = RenderAdviseReport(report, OutputFormat::kTable);
+  const std::string table = RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_THAT(table, HasSubstr("#1 [high] blocking-read"));
   EXPECT_THAT(table, HasSubstr("where:    nvtx step | api cudaMemcpy"));
-  const std::string csv = RenderAdviseReport(report, OutputFormat::kCsv);
+  const std::string csv =
+      RenderReport(AdviseReportTables(report), OutputFormat::kCsv, "findings").value();
   // One table gives CSV and JSON their columns: `order` is the finding's place, `rank` the
   // job rank it is about (-1 for one trace).
   EXPECT_THAT(csv, ::testing::StartsWith("order,rule,severity,cost_ns,cost_percent,"));
@@ -230,7 +232,7 @@ TEST(AdviseRenderTest, FormatsCarryTheFindings) {
   // Without stacks no finding names a line, nor the host time blocked there.
   EXPECT_THAT(csv, HasSubstr(absl::StrCat(",-1,false,,0,0,0,",
                                           report.findings[0].cost_per_step_ns, ",")));
-  const std::string json = RenderAdviseReport(report, OutputFormat::kJson);
+  const std::string json = RenderReport(AdviseReportTables(report), OutputFormat::kJson).value();
   EXPECT_THAT(json, HasSubstr("\"findings\":[{\"order\":1,\"rule\":\"blocking-read\""));
   EXPECT_THAT(json, HasSubstr("\"rank\":-1,\"one_time\":false,\"where\":\"\","));
   EXPECT_THAT(json, HasSubstr("\"host_blocked_gpu_idle_ns\":0,\"cost_per_step_ns\":"));
@@ -283,9 +285,9 @@ TEST(AdviseWhereTest, WaitFindingsNameTheirLine) {
   EXPECT_EQ(read->cost_ns, 11000u);  // relu ends at 27 us; the read returns at 30, the next gemm starts at 40 us
   ASSERT_NE(sync, nullptr);
   EXPECT_EQ(sync->where, "train.py:61 train_step");
-  const std::string text = RenderAdviseReport(report, OutputFormat::kTable);
+  const std::string text = RenderReport(AdviseReportTables(report), OutputFormat::kTable).value();
   EXPECT_THAT(text, HasSubstr("where:    line train.py:57 train_step | api cudaMemcpyAsync"));
-  const std::string csv = RenderAdviseReport(report, OutputFormat::kCsv);
+  const std::string csv = RenderReport(AdviseReportTables(report), OutputFormat::kCsv).value();
   EXPECT_THAT(csv, HasSubstr(",one_time,where,host_blocked_ns,host_blocked_calls,"
                              "host_blocked_gpu_idle_ns,cost_per_step_ns,step_percent\n"));
   // The host blocked 26.5 us in the two reads at line 57 (5-30 and 62-63.5 us); no steps: no

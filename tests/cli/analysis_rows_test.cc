@@ -1,9 +1,13 @@
 // The list of analyses and its one runner (analyzers/analyses/analysis.h,
 // analyzers/cli/analysis_runner.cc): `help` lists every row; every command that reads traces
 // takes files, folders and globs alike (model/trace_paths.h); counts are checked after
-// expansion; --table and -o work for every row.
+// expansion; --table and -o work for every row; every column holds what it declares.
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -123,6 +127,93 @@ TEST(AnalysisRowsTest, TableAndOutputServeEveryRow) {
   CliResult folder = RunCli(absl::StrCat("tail ", trace, " -o ", dir));
   EXPECT_EQ(folder.exit_code, 2);
   EXPECT_THAT(folder.err, HasSubstr("is a directory; name a file in it, e.g."));
+}
+
+// A column cannot be declared without its kind: should Table::Column regain a default, this
+// test no longer builds.
+static_assert(!std::is_constructible_v<Table::Column, std::string, bool>);
+static_assert(!std::is_constructible_v<Table::Column, std::string>);
+static_assert(std::is_constructible_v<Table::Column, std::string, bool, CellKind>);
+
+// Whether a cell holds what its column declares (an empty cell fits every kind; a real
+// column may hold whole numbers).
+bool FitsKind(const Cell& cell, CellKind kind) {
+  if (std::holds_alternative<std::monostate>(cell.value)) return true;
+  switch (kind) {
+    case CellKind::kString:
+      return std::holds_alternative<std::string>(cell.value);
+    case CellKind::kInt:
+    case CellKind::kUint64:
+      return std::holds_alternative<int64_t>(cell.value);
+    case CellKind::kReal:
+      return std::holds_alternative<double>(cell.value) ||
+             std::holds_alternative<int64_t>(cell.value);
+    case CellKind::kBool:
+      return std::holds_alternative<bool>(cell.value);
+  }
+  return false;
+}
+
+// Runs `row` in this process on `given` (files or a folder), its options at their defaults.
+absl::StatusOr<AnalysisResult> RunRow(const AnalysisRow& row, std::vector<std::string> given,
+                                      std::vector<TraceModel>& models) {
+  std::map<std::string, std::string> options;
+  for (const AnalysisOption& o : row.options) {
+    if (o.required) options[o.name] = MakeTempDir() + "/" + o.example_file;
+  }
+  const OptionValues values(&row.options, options);
+  AnalysisInputs in;
+  in.given = std::move(given);
+  in.paths = *ExpandTracePaths(in.given);
+  models.clear();
+  models.reserve(in.paths.size());
+  if (LoadsTraces(row, in)) {
+    for (const std::string& path : in.paths) {
+      models.push_back(*TraceModel::Load(path));
+      in.traces.push_back(&models.back());
+    }
+  }
+  return row.run(in, values);
+}
+
+// Every column declares its kind (Table::Column has no default), and every table of every row
+// on the bundled traces holds in each column only cells of that kind: a column declared with
+// the wrong kind, or a cell of another kind added to it, fails here, since CSV, JSON and
+// Python's frames type the column by what it declares.
+TEST(AnalysisRowsTest, EveryColumnHoldsItsDeclaredKind) {
+  const std::string traces = SourceDir() + "/examples/traces/";
+  const std::vector<std::string> files = {traces + "synthetic_training_loop.wst",
+                                          traces + "cuda13.0_sm90/pipeline_pm.wst",
+                                          traces + "cuda13.0_sm90/stall_kernels.wst"};
+  size_t cells_checked = 0;
+  std::set<std::string> wrong;  // "row: table.column holds VALUE", once per column
+  for (const AnalysisRow& row : AnalysisRows()) {
+    std::vector<std::vector<std::string>> cases;
+    if (row.input == AnalysisInput::kJob) {
+      cases.push_back({traces + "cuda13.0_sm90/ddp_late_rank"});
+    } else {
+      for (const std::string& f : files) {
+        cases.push_back(row.input == AnalysisInput::kPair ? std::vector{f, f} : std::vector{f});
+      }
+    }
+    for (const std::vector<std::string>& given : cases) {
+      std::vector<TraceModel> models;
+      absl::StatusOr<AnalysisResult> result = RunRow(row, given, models);
+      if (!result.ok()) continue;  // a trace without what the row reads (no PM samples)
+      for (const auto& [name, table] : result->report.tables) {
+        for (const std::vector<Cell>& cells : table.rows()) {
+          for (size_t c = 0; c < cells.size(); ++c) {
+            ++cells_checked;
+            if (FitsKind(cells[c], table.columns()[c].kind)) continue;
+            wrong.insert(absl::StrCat(row.name, ": ", name, ".", table.columns()[c].name, " holds ",
+                                      CellText(cells[c], CellKind::kString)));
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(cells_checked, 1000u);
+  EXPECT_THAT(wrong, ::testing::IsEmpty());
 }
 
 }  // namespace

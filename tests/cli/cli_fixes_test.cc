@@ -95,7 +95,7 @@ TEST(DisplayWidthTest, CountsColumnsNotBytes) {
 }
 
 TEST(DisplayWidthTest, TextTablesStayAligned) {
-  Table table({{"Name", false}, {"Time", true}});
+  Table table({{"Name", false, CellKind::kString}, {"Time", true, CellKind::kInt}});
   table.AddRow({"gemm", 12});
   table.AddRow({"caf\xc3\xa9_kernel", 3});
   table.AddRow({"\xe8\xa1\x8c\xe5\x88\x97\xe7\xa9\x8d", 456});  // 行列積

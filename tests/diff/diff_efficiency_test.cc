@@ -180,7 +180,7 @@ TEST(DiffEfficiencyTest, ALongerTailIsARegressionOfItsCost) {
   EXPECT_LT(tail->base_ns, 20000);
   EXPECT_DOUBLE_EQ(tail->impact_ns, (tail->new_ns - tail->base_ns) * kLaunches);
   EXPECT_EQ(r.rows[0].section, DiffSection::kTail);  // the costliest change
-  EXPECT_EQ(r.regressions, 1u) << RenderDiffReport(r, OutputFormat::kTable);
+  EXPECT_EQ(r.regressions, 1u) << RenderReport(DiffReportTables(r), OutputFormat::kTable).value();
   // --threshold acts on it: a tail cost 10x the base one is still a change above 1000%.
   DiffOptions lenient;
   lenient.min_delta_ns = 1e7;  // 10 ms: more than the 12 tails cost
@@ -201,7 +201,7 @@ TEST(DiffEfficiencyTest, ATraceWithoutPmSamplesGivesNaAndANote) {
   EXPECT_EQ(r.regressions, 0u);
   ASSERT_EQ(r.notes.size(), 1u);
   EXPECT_THAT(r.notes[0], HasSubstr("n/a for new.wst, which has no PM samples"));
-  const std::string table = RenderDiffReport(r, OutputFormat::kTable);
+  const std::string table = RenderReport(DiffReportTables(r), OutputFormat::kTable).value();
   EXPECT_THAT(table, HasSubstr("n/a (n/a)"));
   EXPECT_THAT(table, HasSubstr("record both runs with `warpscope record --pm-sampling`"));
   // Neither trace with samples: no efficiency rows, no note.
@@ -274,7 +274,7 @@ TEST(DiffEfficiencyTest, StallSharesOfTheTopReasonsAreCompared) {
   EXPECT_EQ(barrier->verdict, DiffVerdict::kUnchanged);  // a mix has no time of its own
   EXPECT_NE(Find(r, DiffSection::kStalls, kGemm, "selected"), nullptr);
   EXPECT_TRUE(r.notes.empty());
-  const std::string table = RenderDiffReport(r, OutputFormat::kTable);
+  const std::string table = RenderReport(DiffReportTables(r), OutputFormat::kTable).value();
   EXPECT_THAT(table, HasSubstr("long_scoreboard"));
   EXPECT_THAT(table, HasSubstr("+150.0%"));
   // NEW without PC samples: its shares are n/a and a note names it.

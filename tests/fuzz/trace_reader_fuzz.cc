@@ -45,7 +45,8 @@ void Occupancy(const PmInputs& in, const std::string& kernel_regex) {
   options.kernel_regex = kernel_regex;
   absl::StatusOr<OccupancyReport> report = BuildOccupancyReport(in, options);
   if (!report.ok()) return;
-  for (OutputFormat format : kFormats) (void)RenderOccupancyReport(*report, format);
+  for (OutputFormat format : kFormats)
+    (void)RenderReport(OccupancyReportTables(*report), format).value();
 }
 
 void Tail(const PmInputs& in, const std::string& kernel_regex) {
@@ -107,17 +108,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The trace against itself and against an empty run, both ways.
   absl::StatusOr<std::unique_ptr<TraceReader>> empty_reader = TraceReader::FromBuffer("", "empty");
   for (OutputFormat format : kFormats) {
-    (void)RenderDiffReport(BuildDiffReport(*model, *model, "a", "b", {}), format);
+    (void)RenderReport(DiffReportTables(BuildDiffReport(*model, *model, "a", "b", {})), format)
+        .value();
   }
   if (empty_reader.ok()) {
     absl::StatusOr<TraceModel> empty = TraceModel::Load(**empty_reader);
     if (empty.ok()) {
-      (void)RenderDiffReport(BuildDiffReport(*model, *empty, "a", "b", {}), OutputFormat::kTable);
-      (void)RenderDiffReport(BuildDiffReport(*empty, *model, "a", "b", {}), OutputFormat::kCsv);
+      (void)RenderReport(DiffReportTables(BuildDiffReport(*model, *empty, "a", "b", {})),
+                         OutputFormat::kTable)
+          .value();
+      (void)RenderReport(DiffReportTables(BuildDiffReport(*empty, *model, "a", "b", {})),
+                         OutputFormat::kCsv)
+          .value();
     }
   }
   const AdviseReport advice = BuildAdviseReport(*model, "fuzz", {});
-  for (OutputFormat format : kFormats) (void)RenderAdviseReport(advice, format);
+  for (OutputFormat format : kFormats)
+    (void)RenderReport(AdviseReportTables(advice), format).value();
   (void)RenderAdviseHtml(advice, *model);
   (void)RenderTimelineSvg(*model, {});
   const TraceModel* exported[] = {&*model};

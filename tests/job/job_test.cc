@@ -548,7 +548,7 @@ TEST(BundledJob, TheStragglerOutranksStartUp) {
       EXPECT_TRUE(f.one_time) << i;  // one-time findings come last
     }
   }
-  const std::string text = RenderAdviseReport(*report, OutputFormat::kTable);
+  const std::string text = RenderReport(AdviseReportTables(*report), OutputFormat::kTable).value();
   ASSERT_LT(straggler, 2u) << text;
   ASSERT_NE(first_once, SIZE_MAX) << text;
   EXPECT_EQ(report->findings[1 - straggler].rule, kRuleHostRange);

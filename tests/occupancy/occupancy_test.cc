@@ -24,6 +24,11 @@ void ExpectGolden(const std::string& name, const std::string& actual) {
   EXPECT_EQ(problem, "") << problem;
 }
 
+// The report as the CLI renders it.
+std::string Rendered(const OccupancyReport& report, OutputFormat format) {
+  return RenderReport(OccupancyReportTables(report), format).value();
+}
+
 const OccupancyRow* Find(const OccupancyReport& r, const std::string& prefix) {
   for (const OccupancyRow& row : r.rows) {
     if (row.name.rfind(prefix, 0) == 0) return &row;
@@ -47,9 +52,9 @@ TEST(OccupancyReportTest, ScenarioMatchesGolden) {
   const OccupancyRow* tiny = Find(*report, "tiny_memset_like");
   ASSERT_NE(tiny, nullptr);
   EXPECT_EQ(tiny->samples, 1u);  // 3 us inside one 10 us sample
-  ExpectGolden("scenario.txt", RenderOccupancyReport(*report, OutputFormat::kTable));
-  ExpectGolden("scenario.csv", RenderOccupancyReport(*report, OutputFormat::kCsv));
-  ExpectGolden("scenario.json", RenderOccupancyReport(*report, OutputFormat::kJson));
+  ExpectGolden("scenario.txt", Rendered(*report, OutputFormat::kTable));
+  ExpectGolden("scenario.csv", Rendered(*report, OutputFormat::kCsv));
+  ExpectGolden("scenario.json", Rendered(*report, OutputFormat::kJson));
 }
 
 // Kernel edges (pm_scenario.h, EdgeScenarioKernels): the register-limited kernel's achieved
@@ -88,11 +93,11 @@ TEST(OccupancyReportTest, EdgeScenarioMarksSharedSamples) {
   EXPECT_LT(regs->achieved_high - regs->achieved_low, 0.02);
   EXPECT_EQ(regs->too_few, "");
   EXPECT_THAT(tiny->too_few, HasSubstr("achieved lies between 0.0% and 100.0%"));
-  const std::string text = RenderOccupancyReport(*report, OutputFormat::kTable);
+  const std::string text = Rendered(*report, OutputFormat::kTable);
   EXPECT_THAT(text, HasSubstr("* measured only on PM samples shared with other kernels"));
   ExpectGolden("edges.txt", text);
-  ExpectGolden("edges.csv", RenderOccupancyReport(*report, OutputFormat::kCsv));
-  ExpectGolden("edges.json", RenderOccupancyReport(*report, OutputFormat::kJson));
+  ExpectGolden("edges.csv", Rendered(*report, OutputFormat::kCsv));
+  ExpectGolden("edges.json", Rendered(*report, OutputFormat::kJson));
 }
 
 TEST(OccupancyReportTest, FilterTopAndNoPm) {
@@ -104,7 +109,7 @@ TEST(OccupancyReportTest, FilterTopAndNoPm) {
   ASSERT_EQ(report->rows.size(), 1u);
   EXPECT_TRUE(std::isnan(report->rows[0].achieved));
   EXPECT_THAT(report->rows[0].achieved_reason, HasSubstr("record with --pm-sampling"));
-  ExpectGolden("scenario_no_pm.txt", RenderOccupancyReport(*report, OutputFormat::kTable));
+  ExpectGolden("scenario_no_pm.txt", Rendered(*report, OutputFormat::kTable));
   options.top = 0;
   options.kernel_regex = "smem";
   report = BuildOccupancyReport(PmInputsOf(model), options);
@@ -159,8 +164,8 @@ TEST(OccupancyReportTest, OutOfRangeValuesAreLeftOutWithAReason) {
   ASSERT_NE(fine, nullptr);
   EXPECT_DOUBLE_EQ(fine->theoretical->occupancy, 1.0);
   EXPECT_NEAR(fine->achieved, 0.75, 1e-9);  // the NaN sample after it is skipped
-  ExpectGolden("out_of_range.txt", RenderOccupancyReport(*report, OutputFormat::kTable));
-  ExpectGolden("out_of_range.json", RenderOccupancyReport(*report, OutputFormat::kJson));
+  ExpectGolden("out_of_range.txt", Rendered(*report, OutputFormat::kTable));
+  ExpectGolden("out_of_range.json", Rendered(*report, OutputFormat::kJson));
 }
 
 // The bundled H200 recording (examples/traces/cuda13.0_sm90/pipeline_pm.wst, PM samples every

@@ -43,10 +43,10 @@ TEST(TailCliTest, UnwritableSvgPathsAreRefusedBeforeTheReport) {
 // --top keeps the kernels with the most tail cost, and with --instances only their launches:
 // on the pipeline trace the imbalanced reduction, whose tail is designed.
 TEST(TailCliTest, TopKeepsTheCostliestKernelsAndTheirLaunches) {
-  CliResult all = RunCli(absl::StrCat("tail -f csv ", PmTrace()));
+  CliResult all = RunCli(absl::StrCat("tail -f csv -t kernels ", PmTrace()));
   ASSERT_EQ(all.exit_code, 0) << all.err;
   EXPECT_EQ(testing::CountLines(all.out), 4);  // header and three kernels
-  CliResult one = RunCli(absl::StrCat("tail -f csv --top 1 ", PmTrace()));
+  CliResult one = RunCli(absl::StrCat("tail -f csv -t kernels --top 1 ", PmTrace()));
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(testing::CountLines(one.out), 2);
   EXPECT_THAT(one.out, HasSubstr("reduce_imbalanced"));

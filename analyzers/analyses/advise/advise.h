@@ -194,15 +194,11 @@ void ShortenKernelNames(const TraceModel& model, AdviseReport& report);
 // the one place a finding's column is defined.
 Table AdviseFindingsTable(const AdviseReport& report);
 
-// The report as scalars (the head figures) and tables "findings", "devices" and "notes": what
-// Python's warpscope.advise turns into DataFrames.
+// The report, rendered by RenderReport, as scalars (the head figures) and tables "findings",
+// "devices" and "notes": what CSV, JSON and Python's warpscope.advise give. Its text form:
+// the head line, then one block per finding. A job's findings name their rank (column
+// `rank`; -1, not shown, for a single trace); a finding's place in the list is its `order`.
 Report AdviseReportTables(const AdviseReport& report);
-
-// Table: the head line, then one block per finding. CSV: one row per finding. JSON: an
-// object with the head figures, "findings" and "notes". A job's findings name their rank
-// (column `rank`; -1, not shown, for a single trace); a finding's place in the list is
-// its `order`.
-std::string RenderAdviseReport(const AdviseReport& report, OutputFormat format);
 
 // One self-contained HTML page (inline CSS and SVG, no script): head line, findings, a
 // timeline of the worst stretch, and the active-warp curve and stall bars when the trace has

@@ -1,10 +1,11 @@
-// Table, CSV and JSON output of `warpscope advise`.
+// The report of `warpscope advise`: its tables and its text form (rendered by RenderReport).
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "analyzers/analyses/advise/advise.h"
 
 namespace warpscope {
@@ -31,7 +32,9 @@ std::string WhereText(const AdviseFinding& f) {
   return absl::StrJoin(parts, " | ");
 }
 
-std::string RenderText(const AdviseReport& report) {
+// The text form, prose from top to bottom: the headline, each finding with where, evidence
+// and fix, then the notes.
+std::string AdviseText(const AdviseReport& report) {
   std::string out = absl::StrCat("warpscope advise: ", report.label, "\n", report.headline, "\n");
   if (report.steps > 0 && report.steady_steps == 0) {
     absl::StrAppendFormat(&out,
@@ -152,38 +155,12 @@ Report AdviseReportTables(const AdviseReport& report) {
   Table notes({{"note", false, CellKind::kString}});
   for (const std::string& note : report.notes) notes.AddRow({note});
   out.tables.emplace_back("notes", std::move(notes));
+  // The text form is prose: one block of lines, no table.
+  TextBlock prose;
+  prose.before = absl::StrSplit(AdviseText(report), '\n');
+  prose.before.pop_back();  // the text ends in a newline
+  out.text_blocks.push_back(std::move(prose));
   return out;
-}
-
-namespace {
-
-// The head figures, then "devices" and "findings" as arrays of objects and "notes" as an
-// array of strings: AdviseReportTables' contents in the CLI's JSON layout.
-std::string RenderJson(const AdviseReport& report) {
-  const Report tables = AdviseReportTables(report);
-  JsonWriter json;
-  json.BeginObject();
-  for (const auto& [name, value] : tables.scalars) WriteJsonCell(json.Key(name), value);
-  tables.FindTable("devices")->WriteJson(json.Key("devices"));
-  tables.FindTable("findings")->WriteJson(json.Key("findings"));
-  json.Key("notes").BeginArray();
-  for (const std::string& note : report.notes) json.String(note);
-  json.EndArray().EndObject();
-  return json.str() + "\n";
-}
-
-}  // namespace
-
-std::string RenderAdviseReport(const AdviseReport& report, OutputFormat format) {
-  switch (format) {
-    case OutputFormat::kTable:
-      return RenderText(report);
-    case OutputFormat::kCsv:
-      return AdviseFindingsTable(report).RenderCsv();
-    case OutputFormat::kJson:
-      break;
-  }
-  return RenderJson(report);
 }
 
 }  // namespace warpscope

@@ -21,12 +21,9 @@ AdviseOptions AdviseOptionsOf(const OptionValues& values) {
   return options;
 }
 
-AnalysisResult AdviseResult(AdviseReport report) {
+AnalysisResult AdviseResult(const AdviseReport& report) {
   AnalysisResult result;
   result.report = AdviseReportTables(report);
-  result.own_render = [report = std::move(report)](OutputFormat format) {
-    return RenderAdviseReport(report, format);
-  };
   return result;
 }
 

@@ -40,13 +40,27 @@ std::string CauseKindName(StragglerCause kind) {
 // Medians over each rank's steady steps (median_*), the steady steps' lost time over their
 // time (lost_pct; of the GPU span without steps), and totals over the whole trace (total_*).
 Table RanksTable(const JobView& view) {
-  Table t({{"rank", true}, {"host", false}, {"pid", true}, {"device", true}, {"gpu", false},
-           {"steps", true}, {"warmup_steps", true}, {"median_step_ms", true},
-           {"median_compute_ms", true}, {"median_comm_ms", true},
-           {"median_exposed_comm_ms", true}, {"median_lost_ms", true}, {"lost_pct", true},
-           {"total_compute_ms", true}, {"total_comm_ms", true}, {"total_exposed_comm_ms", true},
-           {"total_wait_ms", true}, {"total_lost_ms", true}, {"last_arrivals", true},
-           {"collectives", true}, {"trace", false}});
+  Table t({{"rank", true, CellKind::kInt},
+           {"host", false, CellKind::kString},
+           {"pid", true, CellKind::kInt},
+           {"device", true, CellKind::kInt},
+           {"gpu", false, CellKind::kString},
+           {"steps", true, CellKind::kInt},
+           {"warmup_steps", true, CellKind::kInt},
+           {"median_step_ms", true, CellKind::kReal},
+           {"median_compute_ms", true, CellKind::kReal},
+           {"median_comm_ms", true, CellKind::kReal},
+           {"median_exposed_comm_ms", true, CellKind::kReal},
+           {"median_lost_ms", true, CellKind::kReal},
+           {"lost_pct", true, CellKind::kReal},
+           {"total_compute_ms", true, CellKind::kReal},
+           {"total_comm_ms", true, CellKind::kReal},
+           {"total_exposed_comm_ms", true, CellKind::kReal},
+           {"total_wait_ms", true, CellKind::kReal},
+           {"total_lost_ms", true, CellKind::kReal},
+           {"last_arrivals", true, CellKind::kInt},
+           {"collectives", true, CellKind::kInt},
+           {"trace", false, CellKind::kString}});
   std::map<uint32_t, uint32_t> last;
   for (const MatchedCollective& m : view.collectives) {
     if (m.last_rank) ++last[*m.last_rank];
@@ -97,9 +111,15 @@ std::string RanksTableKey(const JobView& view) {
 
 // Per operation and rank: count, bytes, time, wait and the data movement's bus bandwidth.
 Table CollectivesTable(const JobView& view) {
-  Table t({{"op", false}, {"rank", true}, {"count", true}, {"bytes", true}, {"time_ms", true},
-           {"wait_ms", true}, {"transfer_ms", true}, {"busbw_gbps", true},
-           {"last_arrivals", true}});
+  Table t({{"op", false, CellKind::kString},
+           {"rank", true, CellKind::kInt},
+           {"count", true, CellKind::kInt},
+           {"bytes", true, CellKind::kInt},
+           {"time_ms", true, CellKind::kReal},
+           {"wait_ms", true, CellKind::kReal},
+           {"transfer_ms", true, CellKind::kReal},
+           {"busbw_gbps", true, CellKind::kReal},
+           {"last_arrivals", true, CellKind::kInt}});
   struct Sums {
     uint64_t count = 0, bytes = 0, time = 0, wait = 0, moved = 0, moved_time = 0, last = 0;
   };
@@ -130,9 +150,17 @@ Table CollectivesTable(const JobView& view) {
 }
 
 Table StepsTable(const JobView& view) {
-  Table t({{"rank", true}, {"step", true}, {"name", false}, {"start_ms", true},
-           {"duration_ms", true}, {"compute_ms", true}, {"comm_ms", true}, {"overlap_ms", true},
-           {"exposed_comm_ms", true}, {"wait_ms", true}, {"lost_ms", true},
+  Table t({{"rank", true, CellKind::kInt},
+           {"step", true, CellKind::kInt},
+           {"name", false, CellKind::kString},
+           {"start_ms", true, CellKind::kReal},
+           {"duration_ms", true, CellKind::kReal},
+           {"compute_ms", true, CellKind::kReal},
+           {"comm_ms", true, CellKind::kReal},
+           {"overlap_ms", true, CellKind::kReal},
+           {"exposed_comm_ms", true, CellKind::kReal},
+           {"wait_ms", true, CellKind::kReal},
+           {"lost_ms", true, CellKind::kReal},
            {"steady", false, CellKind::kBool}});
   for (const RankDigest& r : view.ranks) {
     for (size_t i = 0; i < r.step_times.size(); ++i) {
@@ -148,9 +176,16 @@ Table StepsTable(const JobView& view) {
 }
 
 Table InstancesTable(const JobView& view) {
-  Table t({{"comm", false}, {"seq", true}, {"op", false}, {"bytes", true}, {"ranks", true},
-           {"transfer_ms", true}, {"spread_ms", true}, {"last_rank", true},
-           {"clock_last_rank", true}, {"clock_spread_ms", true}});
+  Table t({{"comm", false, CellKind::kString},
+           {"seq", true, CellKind::kInt},
+           {"op", false, CellKind::kString},
+           {"bytes", true, CellKind::kInt},
+           {"ranks", true, CellKind::kInt},
+           {"transfer_ms", true, CellKind::kReal},
+           {"spread_ms", true, CellKind::kReal},
+           {"last_rank", true, CellKind::kInt},
+           {"clock_last_rank", true, CellKind::kInt},
+           {"clock_spread_ms", true, CellKind::kReal}});
   for (const MatchedCollective& m : view.collectives) {
     t.AddRow({m.comm, m.seq, m.op, m.bytes, m.ranks, Ms(m.shortest_ns), Ms(m.spread_ns()),
               NumberIf(m.last_rank.has_value(), m.last_rank.value_or(0)),
@@ -163,9 +198,17 @@ Table InstancesTable(const JobView& view) {
 // Every collective of every rank: for Parquet, DuckDB and DataFrames (large: ranks x
 // collectives), times in ns of the rank's own trace.
 Table RankCollectivesTable(const JobView& view) {
-  Table t({{"rank", true}, {"comm", false}, {"seq", true}, {"op", false}, {"bytes", true},
-           {"step", true}, {"start_ns", true}, {"duration_ns", true}, {"wait_ns", true},
-           {"lost_ns", true}, {"arrived_last", true}});
+  Table t({{"rank", true, CellKind::kInt},
+           {"comm", false, CellKind::kString},
+           {"seq", true, CellKind::kInt},
+           {"op", false, CellKind::kString},
+           {"bytes", true, CellKind::kInt},
+           {"step", true, CellKind::kInt},
+           {"start_ns", true, CellKind::kInt},
+           {"duration_ns", true, CellKind::kReal},
+           {"wait_ns", true, CellKind::kInt},
+           {"lost_ns", true, CellKind::kInt},
+           {"arrived_last", true, CellKind::kInt}});
   std::map<std::pair<std::string, uint64_t>, const MatchedCollective*> by_key;
   for (const MatchedCollective& m : view.collectives) by_key[{m.comm, m.seq}] = &m;
   for (const RankDigest& r : view.ranks) {
@@ -227,7 +270,7 @@ Report JobReport(const JobView& view) {
   report.tables.emplace_back("steps", StepsTable(view));
   report.tables.emplace_back("instances", InstancesTable(view));
   report.tables.emplace_back("rank_collectives", RankCollectivesTable(view));
-  Table problems({{"problem", false}});
+  Table problems({{"problem", false, CellKind::kString}});
   for (const std::string& p : view.problems) problems.AddRow({p});
   report.tables.emplace_back("problems", std::move(problems));
   report.text_tables = {"ranks", "collectives"};

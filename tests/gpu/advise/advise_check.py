@@ -265,10 +265,12 @@ def render(results):
 
 
 def load_advise(path):
-    """An advise JSON report; one with no findings and the error where it cannot be read."""
+    """An advise JSON report, its head figures ("scalars") at the top level beside the tables;
+    one with no findings and the error where it cannot be read."""
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            report = json.load(f)
+        return {**report.get("scalars", {}), **report}
     except (OSError, ValueError) as e:
         return {"findings": [], "error": str(e)}
 

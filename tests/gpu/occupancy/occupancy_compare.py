@@ -4,7 +4,7 @@
     occupancy_compare.py --kernel REGEX --ncu NCU.csv --ws LABEL=WS.json [--ws LABEL=WS.json ...]
                          [--design DESIGN.json] [--slack 0.5] --out RESULT.json
 
-WS.json is `warpscope occupancy TRACE -f json` (one array of row objects; the row is the one
+WS.json is `warpscope occupancy TRACE -f json` (table "occupancy": row objects; the row is the one
 whose `kernel` matches REGEX with the most launches), LABEL names the recording (its PM
 interval, e.g. 200us). NCU.csv is `ncu --csv --print-units base --metrics ...` (the details
 page: one line per kernel launch and metric, columns "Kernel Name", "Metric Name", "Metric
@@ -80,8 +80,8 @@ def read_ws(path: str, kernel: re.Pattern[str]) -> dict | None:
     """The row of `warpscope occupancy -f json` for the kernel (most launches), or None."""
     try:
         with open(path, encoding="utf-8") as f:
-            rows = json.load(f)
-    except (OSError, ValueError):
+            rows = json.load(f).get("occupancy", [])
+    except (OSError, ValueError, AttributeError):
         return None
     matching = [r for r in rows if isinstance(r, dict) and kernel.search(str(r.get("kernel", "")))]
     if not matching:
