@@ -20,7 +20,6 @@ from test_differential import cli_path
 SOURCE_DIR = Path(__file__).resolve().parents[2]
 TRACES = SOURCE_DIR / "examples" / "traces" / "cuda13.0_sm90"
 PIPELINE = TRACES / "pipeline_pm.wst"  # 300 steps
-SYNC_SITES = TRACES / "sync_sites.wst"  # 20 steps
 STEPS = "10-19"
 
 # Timed events, by their start and duration, and instants, by their time.
@@ -168,7 +167,7 @@ def test_hta_loads_the_kineto_export_of_ten_steps(cli: Path, tmp_path: Path):
     pytest.importorskip("hta", reason="holistictraceanalysis is not installed")
     from hta.trace_analysis import TraceAnalysis
     out = tmp_path / "hta"
-    run(cli, "export", SYNC_SITES, "--step", "5-14", "-f", "kineto", "-o", out)
+    run(cli, "export", PIPELINE, "--step", "100-109", "-f", "kineto", "-o", out)
     analysis = TraceAnalysis(trace_dir=str(out), include_last_profiler_step=True)
     trace = analysis.t.get_trace(0)
     names = set(analysis.t.symbol_table.get_sym_table()[i] for i in trace["name"].unique())
