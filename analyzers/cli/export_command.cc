@@ -188,14 +188,13 @@ int WriteKinetoExport(const std::vector<const TraceModel*>& traces, const std::s
 
 // The slice asked for (slice.h), with --step-range naming the steps.
 absl::StatusOr<SliceRequest> ExportSlice(const FlagSet& flags) {
-  static const std::vector<AnalysisOption>* const options =
-      new std::vector<AnalysisOption>(SliceOptions());
+  static const std::vector<AnalysisOption> options = SliceOptions();
   std::map<std::string, std::string> given;
-  for (const AnalysisOption& o : *options) {
+  for (const AnalysisOption& o : options) {
     if (flags.Has(o.name)) given[o.name] = flags.Get(o.name);
   }
   if (flags.Has("step-range")) given["step-range"] = flags.Get("step-range");
-  return ParseSlice(OptionValues(options, std::move(given)));
+  return ParseSlice(OptionValues(&options, std::move(given)));
 }
 
 // The exports write a whole trace above kWholeExportBytes only when asked (--all): its JSON

@@ -15,7 +15,7 @@ import pytest
 
 import warpscope
 from warpscope import schema
-from test_differential import cli_path
+from test_hta_export import cli  # noqa: F401  (the fixture: the CLI, else skip)
 
 SOURCE_DIR = Path(__file__).resolve().parents[2]
 TRACES = SOURCE_DIR / "examples" / "traces" / "cuda13.0_sm90"
@@ -26,14 +26,6 @@ STEPS = "10-19"
 SPANNED = ("kernel", "memcpy", "memset", "synchronization", "api_call", "graph_launch",
            "overhead", "nvtx_range", "nccl_call")
 INSTANTS = ("nvtx_mark", "api_stack")
-
-
-@pytest.fixture(scope="module")
-def cli() -> Path:
-    path = cli_path()
-    if path is None:
-        pytest.skip("the C++ CLI is not built (build/bin/warpscope); ctest runs this with it")
-    return path
 
 
 def run(cli: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess:

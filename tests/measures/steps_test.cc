@@ -142,7 +142,7 @@ TEST(Steps, LibraryRangesAreNeverTakenForTheSteps) {
   s = FindSteps(r.get());
   EXPECT_EQ(s.family, "train");
   EXPECT_NE(s.how.find("library ranges left out"), std::string::npos) << s.how;
-  // --step still takes a library range when asked.
+  // --step-range still takes a library range when asked.
   EXPECT_EQ(FindSteps(r.get(), "cub::DeviceReduce::Sum").family, "cub::DeviceReduce::Sum");
 }
 
