@@ -50,16 +50,17 @@ const LaunchConfig* TraceModelBuilder::Launch(uint64_t id) {
 // Definitions, samples and the trace's own state; timed events go on to AddEvent.
 void TraceModelBuilder::Add(const v1::TracePacket& p) {
   TraceModel& m = model_;
-  const size_t pc_batches = m.pc_sample_batches.size();
-  if (samples_.Add(p, *m.strings_)) {
-    // The trace's span covers PM samples and the time of each PC sample batch.
-    if (p.has_pm_sample()) {
-      Extend(p.pm_sample().start_ns(), p.pm_sample().start_ns() + p.pm_sample().duration_ns());
-    } else if (m.pc_sample_batches.size() > pc_batches) {
-      Extend(p.pc_samples().timestamp_ns(), p.pc_samples().timestamp_ns());
-    }
+  // The trace's span covers PM samples and the time of each PC sample batch; outside the
+  // slice they are left out.
+  if (p.has_pm_sample() &&
+      !Extend(p.pm_sample().start_ns(), p.pm_sample().start_ns() + p.pm_sample().duration_ns())) {
     return;
   }
+  if (p.has_pc_samples() &&
+      !Extend(p.pc_samples().timestamp_ns(), p.pc_samples().timestamp_ns())) {
+    return;
+  }
+  if (samples_.Add(p, *m.strings_)) return;
   switch (p.data_case()) {
     case v1::TracePacket::kThread: {
       const v1::ThreadInfo& t = p.thread();

@@ -402,7 +402,8 @@ struct TraceModelOptions {
   // already (the exports read a trace once per kind of event, in the order they write).
   bool skip_other_events = false;
   // Given, only the timed events that overlap it are counted, kept, sent to the sink and widen
-  // `span`; definitions, samples and the trace's own state are read whole. The event tables
+  // `span`, and only the PM samples and PC sample batches in it are kept; definitions and the
+  // trace's own state are read whole. The event tables
   // are then not sized beforehand, so memory grows with the slice's events.
   std::optional<TimeSlice> slice;
 };
