@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analyzers/analyses/slice.h"
 #include "proto/settings/setting_error.h"
 
 namespace warpscope {
@@ -41,6 +42,7 @@ AnalysisOption LiteralRangesOption() {
 
 absl::Status CheckRowOptions(const AnalysisRow& row, const OptionValues& values) {
   if (absl::Status s = values.Check(); !s.ok()) return s;
+  if (absl::StatusOr<SliceRequest> slice = ParseSlice(values); !slice.ok()) return slice.status();
   return row.check != nullptr ? row.check(values) : absl::OkStatus();
 }
 

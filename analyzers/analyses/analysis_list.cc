@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "analyzers/analyses/analysis.h"
+#include "analyzers/analyses/slice.h"
 
 namespace warpscope {
 
@@ -17,11 +18,25 @@ AnalysisRow JobAnalysis();        // job/job_row.cc
 AnalysisRow TimelineAnalysis();   // timeline_row.cc
 AnalysisRow PrecisionAnalysis();  // precision_row.cc
 
+namespace {
+
+// Every row that loads traces reads the part of them asked for (slice.h): the same options,
+// added here once.
+std::vector<AnalysisRow> WithSliceOptions(std::vector<AnalysisRow> rows) {
+  for (AnalysisRow& row : rows) {
+    if (row.input == AnalysisInput::kJob) continue;
+    for (AnalysisOption& o : SliceOptions()) row.options.push_back(std::move(o));
+  }
+  return rows;
+}
+
+}  // namespace
+
 const std::vector<AnalysisRow>& AnalysisRows() {
-  static const std::vector<AnalysisRow> rows = {
+  static const std::vector<AnalysisRow> rows = WithSliceOptions({
       InfoAnalysis(), SummaryAnalysis(), OccupancyAnalysis(), TailAnalysis(),     StallsAnalysis(),
       DiffAnalysis(), AdviseAnalysis(),  JobAnalysis(),       TimelineAnalysis(), PrecisionAnalysis(),
-  };
+  });
   return rows;
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/analyses/analysis.h"
+#include "analyzers/analyses/slice.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_paths.h"
@@ -21,10 +22,7 @@ namespace {
 // The row's options as flags, after the flags every analysis has.
 FlagSet RowFlags(const AnalysisRow& row) {
   std::vector<FlagSpec> specs = {{"format", "f", true, "FORMAT", "table, csv or json", "table"}};
-  for (const AnalysisOption& o : row.options) {
-    specs.push_back({o.name, o.short_name, o.kind != OptionKind::kSwitch, o.value_name, o.help,
-                     o.default_value});
-  }
+  for (const AnalysisOption& o : row.options) specs.push_back(FlagOf(o));
   specs.push_back({"table", "t", true, "NAME", "only this table of the report (csv, json)", ""});
   specs.push_back({"output", "o", true, "FILE", "write the report to FILE instead of stdout", ""});
   return FlagSet(row.name, row.usage, std::move(specs));
@@ -122,10 +120,12 @@ int RunAnalysisCommand(const AnalysisRow& row, const CommandArgs& args) {
   if (!paths.ok()) return InputError(paths.status());
   in.paths = std::move(*paths);
   if (absl::Status s = CheckTraceCount(row, in); !s.ok()) return UsageError(s);
+  absl::StatusOr<SliceRequest> slice = SliceOfRun(row, in, *values);
+  if (!slice.ok()) return UsageError(slice.status());
   std::vector<TraceModel> models;
   if (LoadsTraces(row, in)) {
     const TraceModelOptions load = row.load_options ? row.load_options(*values) : TraceModelOptions();
-    if (!LoadTracesForCommand(in.paths, &models, &in.traces, load)) return 1;
+    if (!LoadTracesForCommand(in.paths, &models, &in.traces, load, *slice)) return 1;
   }
   absl::StatusOr<AnalysisResult> result = row.run(in, *values);
   if (!result.ok()) {

@@ -17,6 +17,7 @@
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"
 #include "analyzers/analyses/analysis.h"
+#include "analyzers/analyses/slice.h"
 
 namespace warpscope {
 
@@ -34,12 +35,17 @@ int ReportError(const absl::Status& status, int exit_code);
 inline int UsageError(const absl::Status& status) { return ReportError(status, 2); }
 inline int InputError(const absl::Status& status) { return ReportError(status, 1); }
 
-// Loads each trace, in order, for a command; a trace that was cut short is read up to its
-// last whole packet with a one-line notice on stderr. `pointers` then points into `models`.
-// False (errors printed) when one could not be loaded.
+// Loads each trace, in order, for a command, only the part `slice` asks for (slice.h); a
+// trace that was cut short is read up to its last whole packet with a one-line notice on
+// stderr. `pointers` then points into `models`. False (errors printed) when one could not
+// be loaded or the slice selects nothing in it.
 bool LoadTracesForCommand(const std::vector<std::string>& paths, std::vector<TraceModel>* models,
                           std::vector<const TraceModel*>* pointers,
-                          const TraceModelOptions& options = {});
+                          const TraceModelOptions& options = {},
+                          const SliceRequest& slice = {});
+
+// An analysis row's option as a flag (the runner's rows, the export command's slice options).
+FlagSpec FlagOf(const AnalysisOption& option);
 
 // Parses `args` into `flags`: a usage error is printed and 2 returned; --help prints the
 // flag list, then `about` (may be empty), and returns 0; otherwise nullopt and the command

@@ -12,14 +12,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "analyzers/analyses/export/export_chrome.h"
 #include "analyzers/analyses/export/export_kineto.h"
 #include "analyzers/analyses/export/export_perfetto.h"
+#include "analyzers/analyses/slice.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
 #include "analyzers/model/trace_model.h"
@@ -183,25 +186,53 @@ int WriteKinetoExport(const std::vector<const TraceModel*>& traces, const std::s
   return 0;
 }
 
+// The slice asked for (slice.h), with --step-range naming the steps.
+absl::StatusOr<SliceRequest> ExportSlice(const FlagSet& flags) {
+  static const std::vector<AnalysisOption> options = SliceOptions();
+  std::map<std::string, std::string> given;
+  for (const AnalysisOption& o : options) {
+    if (flags.Has(o.name)) given[o.name] = flags.Get(o.name);
+  }
+  if (flags.Has("step-range")) given["step-range"] = flags.Get("step-range");
+  return ParseSlice(OptionValues(&options, std::move(given)));
+}
+
+// The exports write a whole trace above kWholeExportBytes only when asked (--all): its JSON
+// is ten times its size, more than a viewer opens.
+constexpr uint64_t kWholeExportBytes = uint64_t{64} << 20;
+
+absl::Status CheckWholeExport(const std::vector<std::string>& traces) {
+  uint64_t bytes = 0;
+  for (const std::string& path : traces) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) bytes += static_cast<uint64_t>(st.st_size);
+  }
+  if (bytes <= kWholeExportBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "export of %.0f MB of trace: the whole trace is written only when asked (over %d MB); "
+      "give a slice (--step N-M, --from MS --to MS or --window K) or --all",
+      static_cast<double>(bytes) / 1e6, static_cast<int>(kWholeExportBytes >> 20)));
+}
+
 }  // namespace
 
 int RunExportCommand(const CommandArgs& args) {
-  FlagSet flags("export", "TRACE.wst... | DIR --format FORMAT -o OUT",
-                {{"format", "f", true, "FORMAT",
-                  "chrome (trace-event JSON, one file), perfetto (Perfetto's protobuf trace, "
-                  "one file), kineto (PyTorch profiler "
-                  "JSON for Holistic Trace Analysis: a file for one trace ending in .json, else "
-                  "a directory with one file per rank) or parquet (a directory, through the "
-                  "Python package)",
-                  ""},
-                 {"output", "o", true, "OUT",
-                  "the file or directory to write; - is stdout "
-                  "(chrome, perfetto, kineto of one trace)",
-                  ""},
-                 {"step", "", true, "RANGE",
-                  "kineto: the NVTX range that marks a step, written as ProfilerStep#N "
-                  "(default: a numbered or step-named range, as warpscope job finds it)",
-                  ""}});
+  std::vector<FlagSpec> specs = {
+      {"format", "f", true, "FORMAT",
+       "chrome (trace-event JSON, one file), perfetto (Perfetto's protobuf trace, one file), "
+       "kineto (PyTorch profiler JSON for Holistic Trace Analysis: a file for one trace ending "
+       "in .json, else a directory with one file per rank) or parquet (a directory, through "
+       "the Python package)",
+       ""},
+      {"output", "o", true, "OUT",
+       "the file or directory to write; - is stdout (chrome, perfetto, kineto of one trace)", ""},
+      {"step-range", "", true, "RANGE",
+       "the NVTX range that marks a step: --step's numbering and kineto's ProfilerStep#N "
+       "(default: a numbered or step-named range, as warpscope job finds it)",
+       ""},
+      {"all", "", false, "", "write the whole trace however large (chrome, perfetto, kineto)", ""}};
+  for (const AnalysisOption& o : SliceOptions()) specs.push_back(FlagOf(o));
+  FlagSet flags("export", "TRACE.wst... | DIR --format FORMAT -o OUT", std::move(specs));
   if (std::optional<int> exit = ParseCommandFlags(
           flags, args, "One process per trace (rank) on one time line. See docs/export.md.\n")) {
     return *exit;
@@ -226,7 +257,19 @@ int RunExportCommand(const CommandArgs& args) {
   absl::StatusOr<std::vector<std::string>> expanded = ExpandTracePaths(flags.positionals());
   if (!expanded.ok()) return InputError(expanded.status());
   const std::vector<std::string>& traces = *expanded;
-  if (*format == "parquet") return ExportParquet(out, traces);
+  absl::StatusOr<SliceRequest> slice = ExportSlice(flags);
+  if (!slice.ok()) return UsageError(slice.status());
+  if (*format == "parquet") {
+    if (!slice->empty()) {
+      return UsageError(absl::InvalidArgumentError(absl::StrCat(
+          slice->flags, ": --format parquet writes whole traces (filter the tables in Python); "
+                        "a slice is for chrome, perfetto and kineto")));
+    }
+    return ExportParquet(out, traces);
+  }
+  if (slice->empty() && !flags.Has("all")) {
+    if (absl::Status s = CheckWholeExport(traces); !s.ok()) return UsageError(s);
+  }
 
   // One kineto file per rank goes into a directory unless one trace goes to a .json file.
   const bool kineto_directory =
@@ -240,9 +283,11 @@ int RunExportCommand(const CommandArgs& args) {
   }
   std::vector<TraceModel> models;
   std::vector<const TraceModel*> pointers;
-  if (!LoadTracesForCommand(traces, &models, &pointers, ExportLoadOptions(*format))) return 1;
+  if (!LoadTracesForCommand(traces, &models, &pointers, ExportLoadOptions(*format), *slice)) {
+    return 1;
+  }
   if (*format == "kineto")
-    return WriteKinetoExport(pointers, out, kineto_directory, flags.Get("step"));
+    return WriteKinetoExport(pointers, out, kineto_directory, flags.Get("step-range"));
   return WriteOneFileExport(*format, pointers, out);
 }
 

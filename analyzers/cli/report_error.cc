@@ -36,6 +36,11 @@ absl::Status WriteOutputFile(const std::string& path, const std::string& flag,
   return absl::OkStatus();
 }
 
+FlagSpec FlagOf(const AnalysisOption& o) {
+  return {o.name, o.short_name, o.kind != OptionKind::kSwitch, o.value_name, o.help,
+          o.default_value};
+}
+
 int ReportError(const absl::Status& status, int exit_code) {
   std::fprintf(stderr, "warpscope: %s\n", std::string(status.message()).c_str());
   return exit_code;
@@ -44,8 +49,9 @@ int ReportError(const absl::Status& status, int exit_code) {
 namespace {
 
 absl::StatusOr<TraceModel> LoadTraceForCommand(const std::string& path,
-                                               const TraceModelOptions& options) {
-  absl::StatusOr<TraceModel> model = TraceModel::Load(path, options);
+                                               const TraceModelOptions& options,
+                                               const SliceRequest& slice) {
+  absl::StatusOr<TraceModel> model = LoadSlicedTrace(path, options, slice);
   if (!model.ok()) {
     ReportError(model.status(), 1);
     return model;
@@ -61,11 +67,11 @@ absl::StatusOr<TraceModel> LoadTraceForCommand(const std::string& path,
 
 bool LoadTracesForCommand(const std::vector<std::string>& paths, std::vector<TraceModel>* models,
                           std::vector<const TraceModel*>* pointers,
-                          const TraceModelOptions& options) {
+                          const TraceModelOptions& options, const SliceRequest& slice) {
   models->clear();
   models->reserve(paths.size());
   for (const std::string& path : paths) {
-    absl::StatusOr<TraceModel> model = LoadTraceForCommand(path, options);
+    absl::StatusOr<TraceModel> model = LoadTraceForCommand(path, options, slice);
     if (!model.ok()) return false;
     models->push_back(std::move(*model));
   }

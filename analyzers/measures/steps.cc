@@ -22,7 +22,7 @@ struct Family {
   std::vector<const NvtxRange*> ranges;
   uint32_t min_depth = UINT32_MAX;
   bool numbered = false;
-  bool library = false;  // IsLibraryRange: never chosen without --step
+  bool library = false;  // IsLibraryRange: never chosen without --step-range
 };
 
 bool NamesStep(std::string_view family) {
@@ -211,9 +211,9 @@ StepSet FindSteps(const std::vector<NvtxRange>& ranges, std::string_view request
     const std::string bare = absl::StrCat(std::string(requested), "<N>");
     const Family* f =
         Best(families, [&](const Family& x) { return x.name == want || x.name == bare; });
-    if (f != nullptr) return MakeSteps(*f, absl::StrCat("NVTX range ", f->name, " (--step)"));
+    if (f != nullptr) return MakeSteps(*f, absl::StrCat("NVTX range ", f->name, " (--step-range)"));
     StepSet none;
-    none.how = absl::StrCat("no repeated NVTX range named ", std::string(requested), " (--step)");
+    none.how = absl::StrCat("no repeated NVTX range named ", std::string(requested), " (--step-range)");
     return none;
   }
   // A library's ranges (CUB's around each reduction, PyTorch's per operator) repeat as often as
@@ -237,7 +237,7 @@ StepSet FindSteps(const std::vector<NvtxRange>& ranges, std::string_view request
   if (const Family* f = Best(families, [](const Family& x) { return !x.library; })) {
     StepSet guess = MakeSteps(*f, absl::StrCat("repeated NVTX range ", f->name,
                                                " (no numbered or step range; choose one with "
-                                               "--step",
+                                               "--step-range",
                                                left_out, ")"));
     guess.guessed = true;
     return guess;
@@ -247,7 +247,7 @@ StepSet FindSteps(const std::vector<NvtxRange>& ranges, std::string_view request
                  ? "no repeated NVTX range: no steps"
                  : absl::StrCat("no repeated NVTX range of the program's own: no steps (library "
                                 "ranges left out: ",
-                                libraries, "; name one with --step)");
+                                libraries, "; name one with --step-range)");
   return none;
 }
 

@@ -50,16 +50,17 @@ const LaunchConfig* TraceModelBuilder::Launch(uint64_t id) {
 // Definitions, samples and the trace's own state; timed events go on to AddEvent.
 void TraceModelBuilder::Add(const v1::TracePacket& p) {
   TraceModel& m = model_;
-  const size_t pc_batches = m.pc_sample_batches.size();
-  if (samples_.Add(p, *m.strings_)) {
-    // The trace's span covers PM samples and the time of each PC sample batch.
-    if (p.has_pm_sample()) {
-      Extend(p.pm_sample().start_ns(), p.pm_sample().start_ns() + p.pm_sample().duration_ns());
-    } else if (m.pc_sample_batches.size() > pc_batches) {
-      Extend(p.pc_samples().timestamp_ns(), p.pc_samples().timestamp_ns());
-    }
+  // The trace's span covers PM samples and the time of each PC sample batch; outside the
+  // slice they are left out.
+  if (p.has_pm_sample() &&
+      !Extend(p.pm_sample().start_ns(), p.pm_sample().start_ns() + p.pm_sample().duration_ns())) {
     return;
   }
+  if (p.has_pc_samples() &&
+      !Extend(p.pc_samples().timestamp_ns(), p.pc_samples().timestamp_ns())) {
+    return;
+  }
+  if (samples_.Add(p, *m.strings_)) return;
   switch (p.data_case()) {
     case v1::TracePacket::kThread: {
       const v1::ThreadInfo& t = p.thread();
@@ -209,63 +210,63 @@ void TraceModelBuilder::AddEvent(const v1::TracePacket& p) {
 
 template <typename S>
 void TraceModelBuilder::AddSync(const S& s) {
+  if (!Extend(s.start_ns(), s.start_ns() + s.duration_ns())) return;
   Deliver(EventKind::kSync, model_.syncs,
           SyncEvent{s.kind(), s.start_ns(), s.duration_ns(), s.context_id(), s.stream_id(),
                     s.cuda_event_id(), s.correlation_id(), s.thread_id()});
-  Extend(s.start_ns(), s.start_ns() + s.duration_ns());
 }
 
 template <typename A>
 void TraceModelBuilder::AddApiCall(const A& a) {
+  if (!Extend(a.start_ns(), a.start_ns() + a.duration_ns())) return;
   Deliver(EventKind::kApiCall, model_.api_calls,
           ApiCallEvent{a.domain(), Str(a.name_id()), a.start_ns(), a.duration_ns(), a.thread_id(),
                        a.correlation_id(), a.result(), a.callback_id()});
-  Extend(a.start_ns(), a.start_ns() + a.duration_ns());
 }
 
 void TraceModelBuilder::AddGraphLaunch(const v1::GraphLaunchEvent& g) {
   GraphLaunchEvent o;
   o.graph_id = g.graph_id();
   SetStreamWork(g, o);
-  Extend(g.start_ns(), g.start_ns() + g.duration_ns());
+  if (!Extend(g.start_ns(), g.start_ns() + g.duration_ns())) return;
   Deliver(EventKind::kGraphLaunch, model_.graph_launches, std::move(o));
 }
 
 void TraceModelBuilder::AddOverhead(const v1::OverheadEvent& o) {
+  if (!Extend(o.start_ns(), o.start_ns() + o.duration_ns())) return;
   Deliver(EventKind::kOverhead, model_.overheads,
           OverheadEvent{Str(o.kind_id()), o.start_ns(), o.duration_ns(), o.thread_id()});
-  Extend(o.start_ns(), o.start_ns() + o.duration_ns());
 }
 
 template <typename R>
 void TraceModelBuilder::AddNvtxRange(const R& r) {
+  if (!Extend(r.start_ns(), r.start_ns() + r.duration_ns())) return;
   Deliver(EventKind::kNvtxRange, model_.nvtx_ranges,
           NvtxRange{Str(r.name_id()), Str(r.domain_id()), r.category(), r.color(), r.start_ns(),
                     r.duration_ns(), r.thread_id(), r.end_thread_id(), r.is_push_pop(), r.depth()});
-  Extend(r.start_ns(), r.start_ns() + r.duration_ns());
 }
 
 void TraceModelBuilder::AddNvtxMark(const v1::NvtxMarkEvent& k) {
+  if (!Extend(k.timestamp_ns(), k.timestamp_ns())) return;
   Deliver(EventKind::kNvtxMark, model_.nvtx_marks,
           NvtxMark{Str(k.name_id()), Str(k.domain_id()), k.category(), k.color(), k.timestamp_ns(),
                    k.thread_id()});
-  Extend(k.timestamp_ns(), k.timestamp_ns());
 }
 
 void TraceModelBuilder::AddNcclCall(const v1::NcclCallEvent& n) {
+  if (!Extend(n.start_ns(), n.start_ns() + n.duration_ns())) return;
   Deliver(EventKind::kNcclCall, model_.nccl_calls,
           NcclCall{Str(n.name_id()), n.start_ns(), n.duration_ns(), n.thread_id(), n.comm_hash(),
                    n.bytes(), n.reduction_op(), n.root(), n.peer(), n.comm_size(), n.comm_rank(),
                    n.launch_correlation_id(), n.launches(), n.payload_unreadable()});
-  Extend(n.start_ns(), n.start_ns() + n.duration_ns());
 }
 
 void TraceModelBuilder::AddApiStack(const v1::ApiStackEvent& a) {
   model_.api_stack_by_correlation_.emplace_back(a.correlation_id(), a.stack_id());
+  if (!Extend(a.timestamp_ns(), a.timestamp_ns())) return;
   Deliver(EventKind::kApiStack, model_.api_stacks,
           ApiStack{a.correlation_id(), a.stack_id(), a.timestamp_ns(), a.domain(), a.callback_id(),
                    Str(a.name_id())});
-  Extend(a.timestamp_ns(), a.timestamp_ns());
 }
 
 template <typename K>
@@ -280,7 +281,7 @@ void TraceModelBuilder::AddKernel(const K& k) {
   o.graph_id = k.graph_id();
   o.graph_node_id = k.graph_node_id();
   o.grid_id = k.grid_id();
-  Extend(o.start_ns, o.end_ns());
+  if (!Extend(o.start_ns, o.end_ns())) return;
   Deliver(EventKind::kKernel, m.kernels, std::move(o));
 }
 
@@ -297,7 +298,7 @@ void TraceModelBuilder::AddMemcpy(const C& c) {
   o.src_device_id = c.src_device_id();
   o.dst_device_id = c.dst_device_id();
   o.graph_node_id = c.graph_node_id();
-  Extend(o.start_ns, o.end_ns());
+  if (!Extend(o.start_ns, o.end_ns())) return;
   Deliver(EventKind::kMemcpy, m.memcpys, std::move(o));
 }
 
@@ -310,7 +311,7 @@ void TraceModelBuilder::AddMemset(const S& s) {
   o.memory_kind = s.memory_kind();
   SetStreamWork(s, o);
   o.is_async = s.is_async();
-  Extend(o.start_ns, o.end_ns());
+  if (!Extend(o.start_ns, o.end_ns())) return;
   Deliver(EventKind::kMemset, m.memsets, std::move(o));
 }
 
@@ -398,6 +399,7 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
   TraceModel& m = model_;
   m.source_name = reader_.name();
   m.kept_events = options_.keep_events;
+  m.slice = options_.slice;
   m.file_size = reader_.file_size();
   CopyHeader(reader_.header());
   const EventKinds wanted =
@@ -474,6 +476,7 @@ absl::Status ReadEventsAgain(const TraceModel& model, EventKind kind, TraceEvent
   options.sink = &sink;
   options.sink_events = EventKindBit(kind);
   options.skip_other_events = true;
+  options.slice = model.slice;
   return TraceModel::Load(model.source_name, options).status();
 }
 
@@ -484,7 +487,7 @@ absl::StatusOr<TraceModel> TraceModel::Load(const std::string& path,
   TraceModelBuilder builder(**reader, options);
   // Event tables sized beforehand from a second reader that only frames the packets (a tenth
   // of the load's time): a table that grows holds two copies of itself while it moves.
-  if (options.keep_events != 0) {
+  if (options.keep_events != 0 && !options.slice.has_value()) {
     if (absl::StatusOr<std::unique_ptr<TraceReader>> counting = TraceReader::Open(path);
         counting.ok()) {
       builder.Reserve(**counting);

@@ -343,6 +343,17 @@ struct TimeSpan {
   uint64_t duration_ns() const { return empty ? 0 : end_ns - begin_ns; }
 };
 
+// A stretch of trace time, [begin_ns, end_ns) (TraceModelOptions::slice). An event is in it
+// when it overlaps it: it starts before end_ns and ends after begin_ns (an instant: at or
+// after begin_ns). Events that straddle an edge are kept whole.
+struct TimeSlice {
+  uint64_t begin_ns = 0;
+  uint64_t end_ns = UINT64_MAX;
+  bool Overlaps(uint64_t begin, uint64_t end) const {
+    return begin < end_ns && (end > begin_ns || begin >= begin_ns);
+  }
+};
+
 // ---------------------------------------------------------------------------------------
 
 // The tables of timed events, the ones that grow with a trace's length.
@@ -390,6 +401,11 @@ struct TraceModelOptions {
   // counts, span and problems are then missing. For a pass over a file that was loaded once
   // already (the exports read a trace once per kind of event, in the order they write).
   bool skip_other_events = false;
+  // Given, only the timed events that overlap it are counted, kept, sent to the sink and widen
+  // `span`, and only the PM samples and PC sample batches in it are kept; definitions and the
+  // trace's own state are read whole. The event tables
+  // are then not sized beforehand, so memory grows with the slice's events.
+  std::optional<TimeSlice> slice;
 };
 
 class TraceModel {
@@ -469,7 +485,11 @@ class TraceModel {
   // ...), Perfetto-style: name, value, severity. Only non-zero counters are listed.
   std::vector<StatCounter> import_counters;
 
-  TimeSpan span;  // over every timed event (GPU and host)
+  TimeSpan span;  // over every timed event (GPU and host) that was loaded (in `slice`)
+  // The stretch loaded (TraceModelOptions::slice; ForEachEvent reads the file again with
+  // it), and the span of every timed event of the file, in it or not.
+  std::optional<TimeSlice> slice;
+  TimeSpan whole_span;
 
   // Lookups (linear or map; nullptr when absent).
   const DeviceInfo* FindDevice(uint32_t id) const;

@@ -72,17 +72,25 @@ class TraceModelBuilder {
   void AddApiStack(const v1::ApiStackEvent& a);
   void AddStats(const v1::Stats& s);
   void AddCallStacks();
-  void Extend(uint64_t begin, uint64_t end) {
+  // Widens the spans by an event or sample; false when it lies outside the slice (then it
+  // is left out, and `span` does not cover it).
+  bool Extend(uint64_t begin, uint64_t end) {
     if (end < begin) {  // start + duration wrapped around: corrupt values (EndOverflows)
       ++overflowing_end_events_;
       end = begin;
     }
-    if (model_.span.empty) {
-      model_.span = {begin, end, false};
+    Widen(model_.whole_span, begin, end);
+    if (options_.slice.has_value() && !options_.slice->Overlaps(begin, end)) return false;
+    Widen(model_.span, begin, end);
+    return true;
+  }
+  static void Widen(TimeSpan& span, uint64_t begin, uint64_t end) {
+    if (span.empty) {
+      span = {begin, end, false};
       return;
     }
-    model_.span.begin_ns = std::min(model_.span.begin_ns, begin);
-    model_.span.end_ns = std::max(model_.span.end_ns, end);
+    span.begin_ns = std::min(span.begin_ns, begin);
+    span.end_ns = std::max(span.end_ns, end);
   }
   // Counts an event and keeps it in its table, hands it to the sink, or both (options_).
   template <typename Event>

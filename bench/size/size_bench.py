@@ -37,12 +37,17 @@ COMMANDS = {
     "occupancy": ("samples", ["occupancy", "{t}"]),
     "tail": ("samples", ["tail", "{t}"]),
     "job": ("job", ["job", "{t}"]),
-    "export-chrome": ("trace", ["export", "{t}", "--format", "chrome", "-o", "{o}.json"]),
-    "export-perfetto": ("trace", ["export", "{t}", "--format", "perfetto", "-o", "{o}.pftrace"]),
-    "export-kineto": ("trace", ["export", "{t}", "--format", "kineto", "-o", "{o}.kineto.json"]),
+    "export-chrome": ("trace", ["export", "{t}", "--all", "--format", "chrome", "-o", "{o}.json"]),
+    "export-perfetto": ("trace", ["export", "{t}", "--all", "--format", "perfetto",
+                                  "-o", "{o}.pftrace"]),
+    # Ten steps of the trace (a step is 103 events): the slice read while loading.
+    "export-perfetto-steps": ("trace", ["export", "{t}", "--step", "100-109", "--format",
+                                        "perfetto", "-o", "{o}.steps.pftrace"]),
+    "export-kineto": ("trace", ["export", "{t}", "--all", "--format", "kineto",
+                                "-o", "{o}.kineto.json"]),
     "export-parquet": ("trace", ["export", "{t}", "--format", "parquet", "-o", "{o}.parquet"]),
 }
-OUTPUT_SUFFIXES = (".svg", ".json", ".pftrace", ".kineto.json", ".parquet")
+OUTPUT_SUFFIXES = (".svg", ".json", ".pftrace", ".steps.pftrace", ".kineto.json", ".parquet")
 
 
 def mem_available_bytes():

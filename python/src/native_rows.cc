@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/analyses/analysis.h"
+#include "analyzers/analyses/slice.h"
 #include "analyzers/model/trace_paths.h"
 #include "python/src/native_reports.h"
 
@@ -70,6 +71,8 @@ nb::dict RunRow(const std::string& name, const std::vector<std::string>& traces,
   if (!paths.ok()) Refuse(paths.status());
   in.paths = std::move(*paths);
   if (absl::Status s = CheckTraceCount(*row, in); !s.ok()) Refuse(s);
+  const absl::StatusOr<SliceRequest> slice = SliceOfRun(*row, in, values);
+  if (!slice.ok()) Refuse(slice.status());
   const bool loaded = LoadsTraces(*row, in);
   std::vector<TraceModel> models;
   absl::StatusOr<AnalysisResult> result;
@@ -81,7 +84,7 @@ nb::dict RunRow(const std::string& name, const std::vector<std::string>& traces,
     if (loaded) {
       models.reserve(in.paths.size());
       for (const std::string& p : in.paths) {
-        absl::StatusOr<TraceModel> model = TraceModel::Load(p, load);
+        absl::StatusOr<TraceModel> model = LoadSlicedTrace(p, load, *slice);
         if (!model.ok()) {
           failed = model.status();
           break;

@@ -171,9 +171,9 @@ def job_tables(cli: Path, traces: List[Path], *flags: str) -> Dict[str, List[dic
 BUNDLED_RUNS = [[p] for p in BUNDLED] + [
     sorted(folder.glob("rank*.wst"))
     for folder in sorted({p.parent for p in BUNDLED if p.name.startswith("rank")})]
-# A --step that no NVTX range is named: the job view then finds no steps, and its ranks table
+# A --step-range that no NVTX range is named: the job view then finds no steps, and its ranks table
 # gives each rank's figures over the whole trace.
-WHOLE_TRACE = ("--step", "no range is named this")
+WHOLE_TRACE = ("--step-range", "no range is named this")
 
 
 def comm_overlap_pct(comm_ms: float, overlap_ms: float) -> float:

@@ -16,8 +16,22 @@ from .inputs import one_trace_path, trace_arguments, trace_paths
 
 Frames = Dict[str, Any]
 
+# The part of the traces every analysis reads, as the CLI's --from/--to/--step/--window
+# (docs/cli.md, *Slices*): ``from_`` (``from`` is Python's), ``to``, ``step``, ``window``.
+SLICE_OPTIONS = ("from_", "to", "step", "window")
 
-def summary(traces: Any, report: str = "", reports: Optional[str] = None) -> Frames:
+
+def _slice(options: Dict[str, Any]) -> Dict[str, Any]:
+    """The slice options given; Error for any other keyword."""
+    for key in options:
+        if key not in SLICE_OPTIONS:
+            raise Error(f"warpscope: no option {key!r}; the slice options are "
+                        f"{', '.join(SLICE_OPTIONS)}")
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def summary(traces: Any, report: str = "", reports: Optional[str] = None,
+            **slice_options: Any) -> Frames:
     """``warpscope summary``: ``kernels``, ``api``, ``memory``, ``nvtx``, ``idle``, ... (`report`
     picks some, as ``--report``), over one trace or several (then a combined ``file`` "*"
     view too). `reports` is the deprecated name of `report`."""
@@ -26,42 +40,56 @@ def summary(traces: Any, report: str = "", reports: Optional[str] = None) -> Fra
                       "CLI's --report; the old name goes in the next release",
                       DeprecationWarning, stacklevel=2)
         report = report or reports
+    if _slice(slice_options):
+        return run("summary", traces, report=report or None, **slice_options)
     return native.analysis("summary_tables", trace_paths(traces), report)
 
 
-def occupancy(traces: Any, kernel: str = "") -> Frames:
+def occupancy(traces: Any, kernel: str = "", **slice_options: Any) -> Frames:
     """``warpscope occupancy``: ``occupancy``, one row per kernel name and launch
     configuration; `kernel` is an RE2 pattern searched in the name. One trace."""
+    if _slice(slice_options):
+        return run("occupancy", traces, kernel=kernel or None, **slice_options)
     return native.analysis("occupancy_tables", [one_trace_path(traces, "occupancy")], kernel)
 
 
-def tail(traces: Any, kernel: str = "", instances: bool = False) -> Frames:
+def tail(traces: Any, kernel: str = "", instances: bool = False,
+         **slice_options: Any) -> Frames:
     """``warpscope tail``: ``kernels`` (one row per kernel name) and with `instances`
     ``instances`` (one per launch). One trace."""
-    frames = native.analysis("tail_tables", [one_trace_path(traces, "tail")], kernel,
-                             bool(instances))
+    if _slice(slice_options):
+        frames = run("tail", traces, kernel=kernel or None, instances=instances,
+                     **slice_options)
+    else:
+        frames = native.analysis("tail_tables", [one_trace_path(traces, "tail")], kernel,
+                                 bool(instances))
     if not instances:
         frames.pop("instances", None)
     return frames
 
 
 def advise(traces: Any, device: Optional[int] = None, top: int = 0,
-           literal_ranges: bool = False, step: str = "") -> Frames:
+           literal_ranges: bool = False, step_range: str = "", **slice_options: Any) -> Frames:
     """``warpscope advise``: ``findings`` (ranked by the time a fix would save: order, rule,
     cost, where, evidence, fix, one_time), ``scalars`` (the head line and its figures, the
     steps found and the warm-up steps; also under its old key ``summary`` for one release),
     ``devices`` (busy time per device) and ``notes`` (rules skipped and why). `device` keeps
     one device; `top` keeps the costliest findings (0: all); `literal_ranges` keeps range
-    names as written (by default ``step_12`` is ``step_<N>``); `step` names the NVTX range
-    that marks steps. One trace."""
-    frames = native.analysis("advise_tables", [one_trace_path(traces, "advise")],
-                             -1 if device is None else int(device), int(top),
-                             bool(literal_ranges), str(step))
+    names as written (by default ``step_12`` is ``step_<N>``); `step_range` names the NVTX
+    range that marks steps. One trace."""
+    if _slice(slice_options):
+        frames = run("advise", traces, device=device, top=top, literal_ranges=literal_ranges,
+                     step_range=step_range or None, **slice_options)
+    else:
+        frames = native.analysis("advise_tables", [one_trace_path(traces, "advise")],
+                                 -1 if device is None else int(device), int(top),
+                                 bool(literal_ranges), str(step_range))
     frames["summary"] = frames["scalars"]  # the old key, deprecated (CHANGELOG.md)
     return frames
 
 
-def stalls(traces: Any, kernel: Optional[str] = None, by: str = "kernel") -> Frames:
+def stalls(traces: Any, kernel: Optional[str] = None, by: str = "kernel",
+           **slice_options: Any) -> Frames:
     """``warpscope stalls``: why each kernel's warps waited, from PC samples (definitions in
     docs/stalls.md), summed per kernel over the traces. `kernel` keeps the kernels whose name
     matches (RE2). ``kernels`` and ``reasons``, or with ``by="pc"`` ``kernels`` and ``pcs``;
@@ -71,8 +99,8 @@ def stalls(traces: Any, kernel: Optional[str] = None, by: str = "kernel") -> Fra
     line``."""
     if by not in ("kernel", "pc", "line"):
         raise Error(f"warpscope: by must be 'kernel', 'pc' or 'line', not {by!r}")
-    if by == "line":
-        return run("stalls", traces, kernel=kernel or None, by="line", top=0)
+    if by == "line" or _slice(slice_options):
+        return run("stalls", traces, kernel=kernel or None, by=by, top=0, **slice_options)
     return native.analysis("stall_tables", trace_paths(traces), kernel or "", by == "pc")
 
 
@@ -96,10 +124,10 @@ def _flag_text(value: Any) -> str:
 def run(name: str, traces: Any, **options: Any) -> Frames:
     """Any analysis of the CLI's list by its command name (``warpscope help`` lists them),
     on `traces` as every function takes them, with `options` named as its flags (dashes as
-    underscores; a switch is True). Returns its report's tables, as ``warpscope NAME --table
+    underscores, ``from_`` for --from; a switch is True). Returns its report's tables, as ``warpscope NAME --table
     TABLE`` gives them: ``scalars`` (one row) first. ``Error`` for an unknown analysis or
     option, a value the CLI refuses, or traces that do not fit it."""
-    given = {k.replace("_", "-"): _flag_text(v) for k, v in options.items()
+    given = {k.rstrip("_").replace("_", "-"): _flag_text(v) for k, v in options.items()
              if v is not None and v is not False}
     return native.run_row(name, trace_arguments(traces), given)
 

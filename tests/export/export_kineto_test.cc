@@ -266,7 +266,7 @@ TEST(ExportKinetoTest, UnnumberedStepsAndNcclCallsWrittenOnce) {
   EXPECT_EQ(Str(*Field(init[0], "args"), "domain"), "NCCL");
   EXPECT_FALSE(HasArg(init[0], "correlation"));
 
-  // --step names another range: no repeated range of that name, no steps.
+  // --step-range names another range: no repeated range of that name, no steps.
   EXPECT_TRUE(
       Named(ExportOne(WriteTempFile(TextprotoToWire(kIterationsAndNccl), "it2.wst"), "epoch"),
             "ProfilerStep#")

@@ -254,5 +254,25 @@ TEST(ExportPerfettoCliTest, WritesTheBinaryTrace) {
   EXPECT_NE(FindSlice(d, "softmax(float*)"), nullptr);
 }
 
+// Ten steps of a bundled trace (--step, analyses/slice.h): a valid trace by every check above,
+// with only the events of those steps.
+TEST(ExportPerfettoCliTest, WritesAValidTraceOfTenSteps) {
+  const std::string trace =
+      testing::SourceDir() + "/examples/traces/cuda13.0_sm90/pipeline_pm.wst";
+  const std::string dir = MakeTempDir();
+  CliResult sliced =
+      RunCli("export " + trace + " --step 100-109 --format perfetto -o " + dir + "/s.pftrace");
+  ASSERT_EQ(sliced.exit_code, 0) << sliced.err;
+  CliResult whole = RunCli("export " + trace + " --format perfetto -o " + dir + "/w.pftrace");
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const Decoded d = DecodeAndCheck(ReadFileOrDie(dir + "/s.pftrace"));
+  const Decoded w = DecodeAndCheck(ReadFileOrDie(dir + "/w.pftrace"));
+  size_t steps = 0;
+  for (const Decoded::Event& e : d.events) steps += e.name == "train_step" ? 1 : 0;
+  EXPECT_EQ(steps, 10u);
+  EXPECT_LT(d.events.size() * 20, w.events.size());
+  EXPECT_NE(FindSlice(d, "scale_balanced(float*, int, int)"), nullptr);
+}
+
 }  // namespace
 }  // namespace warpscope

@@ -96,7 +96,7 @@ TEST(Steps, WithoutNumbersOrStepNamesTheMostRepeatedOutermostRange) {
   r.Add("setup", 9000, 9100).Add("setup", 9200, 9300);
   const StepSet s = FindSteps(r.get());
   EXPECT_EQ(s.family, "forward");  // as many as backward: the one that starts each cycle
-  EXPECT_NE(s.how.find("--step"), std::string::npos);
+  EXPECT_NE(s.how.find("--step-range"), std::string::npos);
 }
 
 TEST(Steps, OverlappingInstancesAndNcclRangesAreNotSteps) {
@@ -120,7 +120,7 @@ TEST(Steps, TheUsersChoiceByNameOrFamily) {
   EXPECT_EQ(FindSteps(r.get(), "iteration_<N>").family, "iteration_<N>");
   const StepSet none = FindSteps(r.get(), "optimizer");
   EXPECT_TRUE(none.steps.empty());
-  EXPECT_EQ(none.how, "no repeated NVTX range named optimizer (--step)");
+  EXPECT_EQ(none.how, "no repeated NVTX range named optimizer (--step-range)");
 }
 
 TEST(Steps, LibraryRangesAreNeverTakenForTheSteps) {
@@ -142,7 +142,7 @@ TEST(Steps, LibraryRangesAreNeverTakenForTheSteps) {
   s = FindSteps(r.get());
   EXPECT_EQ(s.family, "train");
   EXPECT_NE(s.how.find("library ranges left out"), std::string::npos) << s.how;
-  // --step still takes a library range when asked.
+  // --step-range still takes a library range when asked.
   EXPECT_EQ(FindSteps(r.get(), "cub::DeviceReduce::Sum").family, "cub::DeviceReduce::Sum");
 }
 

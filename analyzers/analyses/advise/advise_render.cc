@@ -40,7 +40,7 @@ std::string AdviseText(const AdviseReport& report) {
     absl::StrAppendFormat(&out,
                           "%d steps (%s), spanning %.1f%% of the run after warm-up: not the "
                           "program's iteration, so costs are over the GPU span (name the "
-                          "iteration's range with --step)\n",
+                          "iteration's range with --step-range)\n",
                           report.steps, report.step_rule, 100 * report.steps_coverage);
   } else if (report.steps > 0) {
     absl::StrAppend(&out, report.steps, " steps (", report.step_rule, "); ", report.warmup_steps,

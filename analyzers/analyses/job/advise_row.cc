@@ -14,7 +14,7 @@ namespace {
 AdviseOptions AdviseOptionsOf(const OptionValues& values) {
   AdviseOptions options;
   options.literal_ranges = values.Has("literal-ranges");
-  options.step = values.Text("step");
+  options.step = values.Text("step-range");
   options.short_names = values.Has("short-names");
   options.top = values.Count("top");
   options.device = values.Device();
@@ -85,7 +85,7 @@ AnalysisRow AdviseAnalysis() {
       {"device", "d", OptionKind::kDevice, "N", "only GPU work of this device", ""},
       {"per-rank", "", OptionKind::kCount, "N", "a job's: findings kept of each rank's advise",
        "5"},
-      {"step", "", OptionKind::kText, "RANGE",
+      {"step-range", "", OptionKind::kText, "RANGE",
        "the NVTX range that marks steps (default: found)", ""},
       LiteralRangesOption(),
       ShortNamesOption()};

@@ -9,7 +9,7 @@ namespace {
 
 absl::StatusOr<AnalysisResult> RunJob(const AnalysisInputs& in, const OptionValues& values) {
   JobOptions options;
-  options.step = values.Text("step");
+  options.step = values.Text("step-range");
   options.threads = values.Count("threads");
   options.short_names = values.Has("short-names");
   absl::StatusOr<JobView> view = BuildJobView(in.paths, options);
@@ -31,7 +31,7 @@ AnalysisRow JobAnalysis() {
   row.usage = "TRACE.wst... | DIR [flags]";
   row.input = AnalysisInput::kJob;
   row.options = {
-      {"step", "", OptionKind::kText, "RANGE",
+      {"step-range", "", OptionKind::kText, "RANGE",
        "the NVTX range that marks a step (default: a numbered or step-named range)", ""},
       {"threads", "j", OptionKind::kCount, "N",
        "traces read at once (0: the machine's cores, at most 8)", "0"},
