@@ -111,6 +111,7 @@ class TraceWriter {
     bool Write(const KernelRecord& r);
     bool Write(const MemcpyRecord& r);
     bool Write(const MemsetRecord& r);
+    bool Write(const MemoryRecord& r);
     bool Write(const SyncRecord& r);
     bool Write(const ApiCallRecord& r);
     bool Write(const GraphLaunchRecord& r);
