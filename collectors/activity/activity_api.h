@@ -27,6 +27,8 @@ enum class ActivityKind : int {
   kMemcpy2 = 22,  // peer-to-peer copies
   kSynchronization = 38,
   kInternalLaunchApi = 48,  // launches the driver makes outside any API function
+  kMemory2 = 49,            // allocations and frees
+  kMemoryPool = 50,         // stream-ordered memory pools created, trimmed, destroyed
   kGraphTrace = 51,
 };
 

@@ -48,6 +48,10 @@ std::vector<ActivityKind> WindowKinds(const ActivityOptions& o, bool runtime) {
     kinds.push_back(ActivityKind::kMemcpy2);
     kinds.push_back(ActivityKind::kMemset);
   }
+  if (k.alloc) {
+    kinds.push_back(ActivityKind::kMemory2);
+    kinds.push_back(ActivityKind::kMemoryPool);
+  }
   if (k.runtime && runtime) kinds.push_back(ActivityKind::kRuntime);
   if (k.driver) kinds.push_back(ActivityKind::kDriver);
   if (k.nvtx) {

@@ -163,8 +163,8 @@ inline constexpr auto kSessionRows = std::to_array<SettingSpec>({
      "after a window closes: stop capturing, or wait for the next (N windows at most)",
      P::kCaptureRangeEnd, O::kLibrary},
     {S::kTrace, "WARPSCOPE_TRACE", "trace", "t", false, "KINDS", "cuda,nvtx,sync", "",
-     "cuda,kernel,launch,memory,runtime,driver,nvtx,sync,overhead,graph (cuda = "
-     "kernel,launch,memory,runtime)",
+     "cuda,kernel,launch,memory,alloc,runtime,driver,nvtx,sync,overhead,graph (cuda = "
+     "kernel,launch,memory,alloc,runtime)",
      P::kTraceKinds, O::kLibrary},
     {S::kCaptureSignal, "WARPSCOPE_CAPTURE_SIGNAL", "capture-signal", "", false, "SIGNAL",
      "SIGUSR2", "", "the signal that toggles the window for -c signal", P::kSignal, O::kLibrary},

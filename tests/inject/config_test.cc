@@ -251,7 +251,7 @@ TEST(ConfigTest, TraceKindsRoundTrip) {
   TraceKinds k;
   std::string what;
   ASSERT_TRUE(ParseTraceKinds("cuda, nvtx", &k, &what));
-  EXPECT_EQ(TraceKindsString(k), "kernel,launch,memory,runtime,nvtx");
+  EXPECT_EQ(TraceKindsString(k), "kernel,launch,memory,alloc,runtime,nvtx");
   ASSERT_TRUE(ParseTraceKinds("kernel,launch", &k, &what));
   EXPECT_TRUE(k.launch && k.kernel && !k.runtime);
   EXPECT_EQ(TraceKindsString(k), "kernel,launch");
