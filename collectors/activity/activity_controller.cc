@@ -19,6 +19,7 @@
 
 #include "collectors/activity/activity_translator.h"
 #include "collectors/common/record_sink.h"
+#include "collectors/memory/live_blocks.h"
 #include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 
@@ -81,6 +82,9 @@ bool ActivityController::Init(const ActivityOptions& options, TraceWriter* write
         [this](bool runtime, uint32_t cbid) { return api_.CallbackName(runtime, cbid); },
         [this](DeviceRecord* r) { DeviceFixup(r); });
     translator->set_filter_trivial_api(options.filter_trivial_api);
+    if (options.live_blocks) {
+      translator->set_memory_observer([](const MemoryRecord& r) { ProcessLiveBlocks().OnMemory(r); });
+    }
     if (!options.suppress_nvtx_name.empty()) {
       translator->nvtx().SuppressRange(options.suppress_nvtx_name, options.suppress_nvtx_domain);
     }

@@ -272,8 +272,9 @@ inline constexpr auto kTuningRows = std::to_array<SettingSpec>({
 
 // Call stacks at the CUDA calls that matter (collectors/stacks), on by default.
 inline constexpr auto kStackRows = std::to_array<SettingSpec>({
-    {S::kStacks, "WARPSCOPE_STACKS", "stacks", "", false, "CALLS", "syncs,copies,launches", "",
-     "CUDA calls whose Python (or native) stack is recorded: syncs,copies,launches, or none",
+    {S::kStacks, "WARPSCOPE_STACKS", "stacks", "", false, "CALLS", "syncs,copies,launches,allocs",
+     "", "CUDA calls whose Python (or native) stack is recorded: syncs,copies,launches,allocs, or "
+     "none",
      P::kStackCalls, O::kStacks, 0, 0,
      " is not a list of syncs, copies, launches (e.g. syncs,copies) or none"},
     {S::kStackDepth, "WARPSCOPE_STACK_DEPTH", "stack-depth", "", false, "N", "32", "",
