@@ -388,12 +388,21 @@ bool ActivityTranslator::Device(const CUpti_ActivityDevice5& d, RecordSink& sink
   return sink.Write(r);
 }
 
-bool ActivityTranslator::Memory(const MemoryRecord& r, RecordSink& sink) {
+bool ActivityTranslator::Memory(const CUpti_Activity* record, RecordSink& sink) {
+  ++counters_.memory_events;
+  const MemoryRecord r = record->kind == CUPTI_ACTIVITY_KIND_MEMORY2
+                             ? ToMemory(As<CUpti_ActivityMemory4>(record), sink)
+                             : ToMemoryPool(As<CUpti_ActivityMemoryPool3>(record));
   if (memory_observer_) memory_observer_(r);
   return sink.Write(r);
 }
 
 void ActivityTranslator::Translate(const CUpti_Activity* record, RecordSink& sink) {
+  if (record->kind == CUPTI_ACTIVITY_KIND_MEMORY2 ||
+      record->kind == CUPTI_ACTIVITY_KIND_MEMORY_POOL) {
+    if (!Memory(record, sink)) ++counters_.write_failures;
+    return;
+  }
   bool ok = true;
   switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
@@ -457,14 +466,6 @@ void ActivityTranslator::Translate(const CUpti_Activity* record, RecordSink& sin
     case CUPTI_ACTIVITY_KIND_CONTEXT:
       ++counters_.contexts;
       ok = sink.Write(ToContext(As<CUpti_ActivityContext3>(record)));
-      break;
-    case CUPTI_ACTIVITY_KIND_MEMORY2:
-      ++counters_.memory_events;
-      ok = Memory(ToMemory(As<CUpti_ActivityMemory4>(record), sink), sink);
-      break;
-    case CUPTI_ACTIVITY_KIND_MEMORY_POOL:
-      ++counters_.memory_events;
-      ok = Memory(ToMemoryPool(As<CUpti_ActivityMemoryPool3>(record)), sink);
       break;
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
       ++counters_.graph_launches;

@@ -92,7 +92,7 @@ class ActivityTranslator {
   bool ApiCall(const CUpti_ActivityAPI& a, bool runtime, RecordSink& sink);
   bool InternalLaunch(const CUpti_ActivityAPI& a, RecordSink& sink);
   bool Device(const CUpti_ActivityDevice5& d, RecordSink& sink);
-  bool Memory(const MemoryRecord& r, RecordSink& sink);
+  bool Memory(const CUpti_Activity* record, RecordSink& sink);  // MEMORY2, MEMORY_POOL
   uint64_t ApiName(bool runtime, uint32_t cbid, RecordSink& sink);
 
   ApiNameFn api_name_;
