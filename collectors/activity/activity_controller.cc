@@ -83,7 +83,8 @@ bool ActivityController::Init(const ActivityOptions& options, TraceWriter* write
         [this](DeviceRecord* r) { DeviceFixup(r); });
     translator->set_filter_trivial_api(options.filter_trivial_api);
     if (options.live_blocks) {
-      translator->set_memory_observer([](const MemoryRecord& r) { ProcessLiveBlocks().OnMemory(r); });
+      translator->set_memory_observer(
+          [](const MemoryRecord& r) { ProcessLiveBlocks().OnMemory(r); });
     }
     if (!options.suppress_nvtx_name.empty()) {
       translator->nvtx().SuppressRange(options.suppress_nvtx_name, options.suppress_nvtx_domain);

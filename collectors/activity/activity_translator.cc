@@ -215,18 +215,25 @@ ContextRecord ToContext(const CUpti_ActivityContext3& c) {
 
 MemoryOperation ToMemoryOperation(CUpti_ActivityMemoryOperationType t) {
   switch (t) {
-    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION: return MemoryOperation::kAllocate;
-    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE: return MemoryOperation::kRelease;
-    default: return MemoryOperation::kUnknown;
+    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION:
+      return MemoryOperation::kAllocate;
+    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE:
+      return MemoryOperation::kRelease;
+    default:
+      return MemoryOperation::kUnknown;
   }
 }
 
 MemoryOperation ToPoolOperation(CUpti_ActivityMemoryPoolOperationType t) {
   switch (t) {
-    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED: return MemoryOperation::kPoolCreate;
-    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED: return MemoryOperation::kPoolDestroy;
-    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED: return MemoryOperation::kPoolTrim;
-    default: return MemoryOperation::kUnknown;
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED:
+      return MemoryOperation::kPoolCreate;
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED:
+      return MemoryOperation::kPoolDestroy;
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED:
+      return MemoryOperation::kPoolTrim;
+    default:
+      return MemoryOperation::kUnknown;
   }
 }
 

@@ -1,7 +1,7 @@
 // ActivityTranslator: turns CUPTI activity records (CUDA 13.0 layouts: Kernel10, Memcpy6,
 // MemcpyPtoP4, Memset4, Synchronization2, API, Marker2, MarkerData2, Overhead3, Device5,
-// Context3, GraphTrace2, Memory4, MemoryPool3) into warpscope records. Pure: it reads the structs only, so unit
-// tests feed it synthetic records on a machine without a GPU. Not thread-safe.
+// Context3, GraphTrace2, Memory4, MemoryPool3) into warpscope records. Pure: it reads the structs
+// only, so unit tests feed it synthetic records on a machine without a GPU. Not thread-safe.
 #ifndef WARPSCOPE_COLLECTORS_ACTIVITY_ACTIVITY_TRANSLATOR_H_
 #define WARPSCOPE_COLLECTORS_ACTIVITY_ACTIVITY_TRANSLATOR_H_
 

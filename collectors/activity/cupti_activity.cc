@@ -34,8 +34,7 @@ static_assert(Same(ActivityKind::kMemcpy, CUPTI_ACTIVITY_KIND_MEMCPY) &&
                   Same(ActivityKind::kOverhead, CUPTI_ACTIVITY_KIND_OVERHEAD) &&
                   Same(ActivityKind::kMemcpy2, CUPTI_ACTIVITY_KIND_MEMCPY2) &&
                   Same(ActivityKind::kSynchronization, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) &&
-                  Same(ActivityKind::kInternalLaunchApi,
-                       CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API) &&
+                  Same(ActivityKind::kInternalLaunchApi, CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API) &&
                   Same(ActivityKind::kGraphTrace, CUPTI_ACTIVITY_KIND_GRAPH_TRACE) &&
                   Same(ActivityKind::kMemory2, CUPTI_ACTIVITY_KIND_MEMORY2) &&
                   Same(ActivityKind::kMemoryPool, CUPTI_ACTIVITY_KIND_MEMORY_POOL),
@@ -194,8 +193,10 @@ const char* ActivityKindName(ActivityKind kind) {
     case ActivityKind::kSynchronization: return "sync";
     case ActivityKind::kOverhead: return "overhead";
     case ActivityKind::kGraphTrace: return "graph";
-    case ActivityKind::kMemory2: return "alloc";
-    case ActivityKind::kMemoryPool: return "memory pools";
+    case ActivityKind::kMemory2:
+      return "alloc";
+    case ActivityKind::kMemoryPool:
+      return "memory pools";
     default: return "other";
   }
 }

@@ -84,9 +84,10 @@ bool DriverCall(uint32_t cbid, const void* p, MemoryCallParams* out) {
       // Physical memory for a VMM mapping (PyTorch's expandable segments).
       const auto* params = static_cast<const cuMemCreate_params*>(p);
       out->operation = MemoryOperation::kAllocate;
-      out->kind = params->prop != nullptr && params->prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE
-                      ? MemoryKind::kPinned
-                      : kDevice;
+      out->kind =
+          params->prop != nullptr && params->prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE
+              ? MemoryKind::kPinned
+              : kDevice;
       out->bytes = params->size;
       return true;
     }

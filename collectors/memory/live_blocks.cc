@@ -58,7 +58,8 @@ void LiveBlockTable::OnStack(const ApiStackRecord& s) {
     }
     stack_order_ = std::move(kept);
   }
-  if (stacks_.insert_or_assign(s.correlation_id, s).second) stack_order_.push_back(s.correlation_id);
+  if (stacks_.insert_or_assign(s.correlation_id, s).second)
+    stack_order_.push_back(s.correlation_id);
 }
 
 LiveBlockSnapshot LiveBlockTable::Snapshot() const {
@@ -72,7 +73,8 @@ LiveBlockSnapshot LiveBlockTable::Snapshot() const {
   }
   // Oldest first, as they were made.
   std::sort(out.blocks.begin(), out.blocks.end(), [](const MemoryRecord& a, const MemoryRecord& b) {
-    return a.timestamp_ns != b.timestamp_ns ? a.timestamp_ns < b.timestamp_ns : a.address < b.address;
+    return a.timestamp_ns != b.timestamp_ns ? a.timestamp_ns < b.timestamp_ns
+                                            : a.address < b.address;
   });
   std::sort(out.stacks.begin(), out.stacks.end(),
             [](const ApiStackRecord& a, const ApiStackRecord& b) {

@@ -19,10 +19,10 @@
 namespace warpscope {
 
 struct LiveBlockCounts {
-  uint64_t blocks = 0;          // live now
-  uint64_t bytes = 0;           // their sum
-  uint64_t unknown_frees = 0;   // releases or unmaps of an address the table did not hold
-  uint64_t replaced = 0;        // allocations at an address the table still held
+  uint64_t blocks = 0;         // live now
+  uint64_t bytes = 0;          // their sum
+  uint64_t unknown_frees = 0;  // releases or unmaps of an address the table did not hold
+  uint64_t replaced = 0;       // allocations at an address the table still held
 };
 
 // What a dump writes back: the live blocks as ALLOCATE (or MAP) records with their own
@@ -49,9 +49,9 @@ class LiveBlockTable {
 
  private:
   mutable std::mutex mu_;
-  std::unordered_map<uint64_t, MemoryRecord> blocks_;           // by address
-  std::unordered_map<uint32_t, ApiStackRecord> stacks_;         // by correlation id
-  std::vector<uint32_t> stack_order_;                           // oldest first, for the bound
+  std::unordered_map<uint64_t, MemoryRecord> blocks_;    // by address
+  std::unordered_map<uint32_t, ApiStackRecord> stacks_;  // by correlation id
+  std::vector<uint32_t> stack_order_;                    // oldest first, for the bound
   LiveBlockCounts counts_;
 };
 

@@ -40,7 +40,8 @@ struct StackConfig {
   bool any() const { return syncs || copies || launches || allocs; }
   bool Wants(StackCallKind kind) const {
     return (kind == StackCallKind::kSync && syncs) || (kind == StackCallKind::kCopy && copies) ||
-           (kind == StackCallKind::kLaunch && launches) || (kind == StackCallKind::kAlloc && allocs);
+           (kind == StackCallKind::kLaunch && launches) ||
+           (kind == StackCallKind::kAlloc && allocs);
   }
 };
 

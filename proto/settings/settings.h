@@ -276,7 +276,7 @@ inline constexpr auto kStackRows = std::to_array<SettingSpec>({
      "", "CUDA calls whose Python (or native) stack is recorded: syncs,copies,launches,allocs, or "
      "none",
      P::kStackCalls, O::kStacks, 0, 0,
-     " is not a list of syncs, copies, launches (e.g. syncs,copies) or none"},
+     " is not a list of syncs, copies, launches, allocs (e.g. syncs,copies) or none"},
     {S::kStackDepth, "WARPSCOPE_STACK_DEPTH", "stack-depth", "", false, "N", "32", "",
      "frames kept per stack, innermost first (1-128)", P::kWholeNumber, O::kStacks, 1, 128,
      " is not a stack depth from 1 to 128"},

@@ -183,7 +183,8 @@ void TraceWriter::Impl::EncodeLiveMemory(const LiveMemory& live, uint64_t before
     if (r.timestamp_ns >= before) continue;  // its own event is held in the ring
     written.push_back(r.correlation_id);
     const uint64_t ts = RelTime(r.timestamp_ns);
-    AppendPacket(out, Packet::kMemory, [&](auto& s) { writer_internal::EncodeMemoryEvent(s, r, ts); });
+    AppendPacket(out, Packet::kMemory,
+                 [&](auto& s) { writer_internal::EncodeMemoryEvent(s, r, ts); });
     ++(*counts)[Packet::kMemory];
   }
   std::sort(written.begin(), written.end());

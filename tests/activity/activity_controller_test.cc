@@ -94,27 +94,26 @@ TEST_F(ActivityControllerTest, DeviceBufferSettingFailuresDoNotStopTracing) {
 }
 
 TEST_F(ActivityControllerTest, WindowEdgesTurnTheDefaultKindsOnAndOffInOrder) {
-  EXPECT_THAT(InitThenOpenWindow(Options()),
-              ElementsAre("enable 10", "enable 48", "enable 1", "enable 22", "enable 2", "enable 49",
-                          "enable 50", "enable 5",
-                          "enable 12", "enable 13", "enable 38"));
+  EXPECT_THAT(
+      InitThenOpenWindow(Options()),
+      ElementsAre("enable 10", "enable 48", "enable 1", "enable 22", "enable 2", "enable 49",
+                  "enable 50", "enable 5", "enable 12", "enable 13", "enable 38"));
   fake_.calls.clear();
   std::string error;
   EXPECT_TRUE(controller_.SetEnabled(false, &error));
   EXPECT_EQ(error, "");
-  EXPECT_THAT(fake_.calls,
-              ElementsAre("disable 10", "disable 48", "disable 1", "disable 22", "disable 2",
-                          "disable 49", "disable 50", "disable 5", "disable 12", "disable 13", "disable 38"));
+  EXPECT_THAT(fake_.calls, ElementsAre("disable 10", "disable 48", "disable 1", "disable 22",
+                                       "disable 2", "disable 49", "disable 50", "disable 5",
+                                       "disable 12", "disable 13", "disable 38"));
 }
 
 TEST_F(ActivityControllerTest, WindowEdgesFollowTheConfiguredKinds) {
   ActivityOptions o = Options();
   o.kinds = EveryKind(true);
   EXPECT_THAT(InitThenOpenWindow(o),
-              ElementsAre("enable 10", "enable 48", "enable 1", "enable 22", "enable 2", "enable 49",
-                          "enable 50", "enable 5",
-                          "enable 4", "enable 12", "enable 13", "enable 38", "enable 17",
-                          "enable 51"));
+              ElementsAre("enable 10", "enable 48", "enable 1", "enable 22", "enable 2",
+                          "enable 49", "enable 50", "enable 5", "enable 4", "enable 12",
+                          "enable 13", "enable 38", "enable 17", "enable 51"));
 }
 
 TEST_F(ActivityControllerTest, ACuptiWithoutInternalLaunchRecordsStillTraces) {
@@ -238,9 +237,9 @@ TEST_F(ActivityControllerTest, KernelsAlwaysOnRecordsKernelsOutsideWindows) {
   fake_.Emit(Kernel("_Z6beforev", 1, 1000));
   fake_.Emit(Memcpy(2, 2000));
   OpenWindow();
-  EXPECT_THAT(fake_.calls, ElementsAre("enable 48", "enable 1", "enable 22", "enable 2", "enable 49",
-                          "enable 50", "enable 5",
-                                       "enable 12", "enable 13", "enable 38"));
+  EXPECT_THAT(fake_.calls,
+              ElementsAre("enable 48", "enable 1", "enable 22", "enable 2", "enable 49",
+                          "enable 50", "enable 5", "enable 12", "enable 13", "enable 38"));
   fake_.Emit(Memcpy(3, 3000));
   controller_.Shutdown();
   TraceModel model = CloseAndLoad();

@@ -98,8 +98,10 @@ TEST(MemoryCalls, AFailedRequestIsWrittenWithItsBytesAndStack) {
 
 TEST(MemoryCalls, VmmMapsAndUnmapsAreWrittenWhenTheySucceed) {
   Harness h(AllocOnly());
-  const MemoryCallParams map{.operation = MemoryOperation::kMap, .kind = MemoryKind::kDevice,
-                             .address = 0x7f0000000000, .bytes = 20 << 20};
+  const MemoryCallParams map{.operation = MemoryOperation::kMap,
+                             .kind = MemoryKind::kDevice,
+                             .address = 0x7f0000000000,
+                             .bytes = 20 << 20};
   MemoryCallParams unmap = map;
   unmap.operation = MemoryOperation::kUnmap;
   h.Call(false, 600, "cuMemMap", 1, map, 0, 1);
@@ -156,8 +158,10 @@ TEST(MemoryCalls, MapsAndAllocationStacksReachTheLiveTable) {
   ApiCallRecorderOptions o = AllocOnly();
   o.live_blocks = &live;
   Harness h(o);
-  const MemoryCallParams map{.operation = MemoryOperation::kMap, .kind = MemoryKind::kDevice,
-                             .address = 0x5000, .bytes = 2 << 20};
+  const MemoryCallParams map{.operation = MemoryOperation::kMap,
+                             .kind = MemoryKind::kDevice,
+                             .address = 0x5000,
+                             .bytes = 2 << 20};
   h.Call(false, 600, "cuMemMap", 7, map, 0);
   h.recorder.Drain(h.sink);
   const LiveBlockSnapshot s = live.Snapshot();
@@ -170,8 +174,13 @@ TEST(MemoryCalls, MapsAndAllocationStacksReachTheLiveTable) {
 
 MemoryRecord Block(MemoryOperation op, uint64_t address, uint64_t bytes, uint32_t correlation,
                    uint64_t ts) {
-  return {.operation = op, .memory_kind = MemoryKind::kDevice, .address = address,
-          .bytes = bytes, .timestamp_ns = ts, .device_id = 1, .correlation_id = correlation};
+  return {.operation = op,
+          .memory_kind = MemoryKind::kDevice,
+          .address = address,
+          .bytes = bytes,
+          .timestamp_ns = ts,
+          .device_id = 1,
+          .correlation_id = correlation};
 }
 
 ApiStackRecord StackOf(uint32_t correlation, uint64_t stack_id) {
@@ -225,7 +234,8 @@ TEST(LiveBlockTable, StacksOfFreesAreBounded) {
   LiveBlockTable t;
   t.OnMemory(Block(MemoryOperation::kAllocate, 0x1000, 100, 1, 10));
   t.OnStack(StackOf(1, 7));
-  for (uint32_t id = 2; id < LiveBlockTable::kMaxPendingStacks + 10; ++id) t.OnStack(StackOf(id, 9));
+  for (uint32_t id = 2; id < LiveBlockTable::kMaxPendingStacks + 10; ++id)
+    t.OnStack(StackOf(id, 9));
   const LiveBlockSnapshot s = t.Snapshot();
   ASSERT_EQ(s.stacks.size(), 1u);  // the live block's stack stayed
   EXPECT_EQ(s.stacks[0].stack_id, 7u);

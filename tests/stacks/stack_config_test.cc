@@ -43,14 +43,31 @@ TEST(StackCallKindTest, NamesAsCuptiGivesThem) {
 }
 
 TEST(StackCallKindTest, AllocationsAndFrees) {
-  for (const char* alloc :
-       {"cudaMalloc_v3020", "cudaMallocAsync_v11020", "cudaMallocFromPoolAsync_ptsz_v11020",
-        "cudaMallocManaged_v6000", "cudaMallocHost_v3020", "cudaMallocPitch_v3020",
-        "cudaHostAlloc_v3020", "cudaFree_v3020", "cudaFreeAsync_v11020", "cudaFreeHost_v3020",
-        "cudaMemPoolCreate_v11020", "cudaMemPoolTrimTo_v11020", "cuMemAlloc_v2",
-        "cuMemAllocManaged", "cuMemAllocAsync_ptsz", "cuMemAllocFromPoolAsync", "cuMemFree_v2",
-        "cuMemFreeAsync", "cuMemHostAlloc", "cuMemFreeHost", "cuMemCreate", "cuMemRelease",
-        "cuMemMap", "cuMemUnmap", "cuMemPoolDestroy"}) {
+  for (const char* alloc : {"cudaMalloc_v3020",
+                            "cudaMallocAsync_v11020",
+                            "cudaMallocFromPoolAsync_ptsz_v11020",
+                            "cudaMallocManaged_v6000",
+                            "cudaMallocHost_v3020",
+                            "cudaMallocPitch_v3020",
+                            "cudaHostAlloc_v3020",
+                            "cudaFree_v3020",
+                            "cudaFreeAsync_v11020",
+                            "cudaFreeHost_v3020",
+                            "cudaMemPoolCreate_v11020",
+                            "cudaMemPoolTrimTo_v11020",
+                            "cuMemAlloc_v2",
+                            "cuMemAllocManaged",
+                            "cuMemAllocAsync_ptsz",
+                            "cuMemAllocFromPoolAsync",
+                            "cuMemFree_v2",
+                            "cuMemFreeAsync",
+                            "cuMemHostAlloc",
+                            "cuMemFreeHost",
+                            "cuMemCreate",
+                            "cuMemRelease",
+                            "cuMemMap",
+                            "cuMemUnmap",
+                            "cuMemPoolDestroy"}) {
     EXPECT_EQ(StackCallKindOf(alloc), StackCallKind::kAlloc) << alloc;
   }
 }

@@ -267,16 +267,21 @@ TEST(TraceWriterRing, ADumpWritesTheLiveBlocksTheRingLetGo) {
   TraceWriter& w = *ring.writer;
   const uint64_t name = w.InternString("cudaMalloc");
   const MemoryRecord old_block{.operation = MemoryOperation::kAllocate,
-                               .memory_kind = MemoryKind::kDevice, .address = 0x1000,
-                               .bytes = 1 << 30, .timestamp_ns = kFileTestBase + 10,
-                               .device_id = 2, .correlation_id = 11};
+                               .memory_kind = MemoryKind::kDevice,
+                               .address = 0x1000,
+                               .bytes = 1 << 30,
+                               .timestamp_ns = kFileTestBase + 10,
+                               .device_id = 2,
+                               .correlation_id = 11};
   MemoryRecord held_block = old_block;
   held_block.address = 0x2000;
   held_block.timestamp_ns = kFileTestBase + 5000;  // after the ring's oldest event (1000)
   held_block.correlation_id = 12;
   ASSERT_TRUE(w.Write(held_block));
-  const MemoryRecord failed{.operation = MemoryOperation::kAllocateFailed, .bytes = 1ull << 40,
-                            .timestamp_ns = kFileTestBase + 6000, .correlation_id = 13,
+  const MemoryRecord failed{.operation = MemoryOperation::kAllocateFailed,
+                            .bytes = 1ull << 40,
+                            .timestamp_ns = kFileTestBase + 6000,
+                            .correlation_id = 13,
                             .result = 2};
   ASSERT_TRUE(w.Write(failed));
   const std::vector<MemoryRecord> blocks = {old_block, held_block};
@@ -285,8 +290,8 @@ TEST(TraceWriterRing, ADumpWritesTheLiveBlocksTheRingLetGo) {
       {.correlation_id = 12, .stack_id = 78, .timestamp_ns = kFileTestBase + 4999}};
   const std::string path = dir.File("oom.wst");
   std::string error;
-  ASSERT_TRUE(w.DumpRing(path, CaptureTrigger::kError, 1, kFileTestBase + 9000, &error,
-                         {blocks, stacks}))
+  ASSERT_TRUE(
+      w.DumpRing(path, CaptureTrigger::kError, 1, kFileTestBase + 9000, &error, {blocks, stacks}))
       << error;
   const CheckedFile f = CheckTraceFile(path);
   std::vector<const pb::TracePacket*> memory, api_stacks;
