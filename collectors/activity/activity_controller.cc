@@ -1,6 +1,7 @@
 // Activity controller. Lifecycle (each step an ActivityApi call):
 //   Init: RegisterMonotonicTimestampCallback (opt-in; before any kind is enabled) → device
-//     buffer size and pool limit (when set) → system thread ids → RegisterCallbacks → enable
+//     buffer size and pool limit (when set) → system thread ids → the allocation source (trace
+//     kind alloc) → RegisterCallbacks → enable
 //     CONTEXT and DEVICE (and CONCURRENT_KERNEL with kernels_always_on)
 //   each capture window: SetEnabled(true) enables the window kinds … SetEnabled(false)
 //   periodically, from the session's thread: Flush(false) → FlushAll(0), its WARPSCOPE_FLUSH
@@ -110,6 +111,9 @@ bool ActivityController::Init(const ActivityOptions& options, TraceWriter* write
   }
   if (options.device_buffer_pool) api_.SetDeviceBufferPoolLimit(options.device_buffer_pool);
   api_.UseSystemThreadIds();
+  // The library behind each allocation (NCCL, cuBLAS, PyTorch); a CUPTI without it records
+  // allocations all the same.
+  if (options.kinds.alloc) api_.EnableAllocationSource(true);
   ActivityResult r = api_.RegisterCallbacks(this);
   if (!r.ok()) {
     *error = "warpscope: cuptiActivityRegisterCallbacks failed: " + api_.ErrorText(r);

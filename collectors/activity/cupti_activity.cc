@@ -89,6 +89,9 @@ class CuptiActivityApi final : public ActivityApi {
   ActivityResult UseSystemThreadIds() override {
     return Result(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
   }
+  ActivityResult EnableAllocationSource(bool enable) override {
+    return Result(cuptiActivityEnableAllocationSource(enable ? 1 : 0));
+  }
   ActivityResult RegisterCallbacks(ActivityBufferHandler* handler) override {
     g_buffer_handler.store(handler, std::memory_order_release);
     return Result(cuptiActivityRegisterCallbacks(&BufferRequested, &BufferCompleted));

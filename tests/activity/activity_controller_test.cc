@@ -12,6 +12,7 @@
 
 #include "analyzers/model/trace_model.h"
 #include "collectors/activity/activity_translator.h"
+#include "collectors/memory/live_blocks.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/writer/stats_table.h"
@@ -114,6 +115,37 @@ TEST_F(ActivityControllerTest, WindowEdgesFollowTheConfiguredKinds) {
               ElementsAre("enable 10", "enable 48", "enable 1", "enable 22", "enable 2",
                           "enable 49", "enable 50", "enable 5", "enable 4", "enable 12",
                           "enable 13", "enable 38", "enable 17", "enable 51"));
+}
+
+// Trace kind `alloc`: CUPTI is asked for the allocating library, MEMORY2 records reach the
+// trace, and with live_blocks (the flight recorder) the live-block table too.
+TEST_F(ActivityControllerTest, AllocationRecordsReachTheTraceAndTheLiveTable) {
+  ProcessLiveBlocks().Clear();
+  ActivityOptions o = Options();
+  o.live_blocks = true;
+  Init(o);
+  EXPECT_TRUE(fake_.allocation_source);
+  OpenWindow();
+  auto m = ZeroedActivity<CUpti_ActivityMemory4>(CUPTI_ACTIVITY_KIND_MEMORY2);
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.address = 0x7f0000000000;
+  m.bytes = 4096;
+  m.timestamp = kTimeBase + 10;
+  m.correlationId = 5;
+  fake_.Emit(m);
+  controller_.Flush(true);
+  EXPECT_EQ(writer_->Counter("writer.events_written.memory"), 1u);
+  EXPECT_EQ(ProcessLiveBlocks().counts().blocks, 1u);
+  EXPECT_EQ(ProcessLiveBlocks().counts().bytes, 4096u);
+  ProcessLiveBlocks().Clear();
+}
+
+TEST_F(ActivityControllerTest, WithoutAllocNoAllocationRecords) {
+  ActivityOptions o = Options();
+  o.kinds.alloc = false;
+  EXPECT_THAT(InitThenOpenWindow(o), Not(Contains("enable 49")));
+  EXPECT_FALSE(fake_.allocation_source);
 }
 
 TEST_F(ActivityControllerTest, ACuptiWithoutInternalLaunchRecordsStillTraces) {
