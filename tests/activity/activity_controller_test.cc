@@ -313,7 +313,7 @@ TEST_F(ActivityControllerTest, EnableFailureGivesTheFirstErrorAndTriesEveryKind)
   std::string error;
   EXPECT_FALSE(controller_.SetEnabled(true, &error));
   EXPECT_EQ(error, "warpscope: cannot enable CUPTI activity kind 22: CUPTI_ERROR_FAKE (22)");
-  EXPECT_EQ(fake_.calls.size(), 9u);
+  EXPECT_EQ(fake_.calls.size(), 11u);
   fake_.fail["disable 38"] = 3;
   error.clear();
   EXPECT_FALSE(controller_.SetEnabled(false, &error));
