@@ -3,10 +3,9 @@
 // goes and the bytes asked for, except the pitched ones (width x height).
 #include "collectors/callbacks/memory_call_params.h"
 
-#include <cuda.h>
+// cupti.h brings the parameter structs (generated_cuda_meta.h and
+// generated_cuda_runtime_api_meta.h, which have no include guards).
 #include <cupti.h>
-#include <generated_cuda_meta.h>
-#include <generated_cuda_runtime_api_meta.h>
 
 namespace warpscope {
 namespace {
