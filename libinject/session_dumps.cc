@@ -63,13 +63,16 @@ void Session::OnOutOfMemory() {
   uint64_t last = out_of_memory_ns_.load();
   if (last != 0 && now - last < kOutOfMemoryDumpEveryNs) return;
   if (!out_of_memory_ns_.compare_exchange_strong(last, now)) return;
-  // Without the flight recorder the trace file has it all: the flush gets the failure and
-  // the records before it onto the disk while the program may still be dying.
-  SignalToPipe(flight_ ? kWakeOutOfMemory : kWakeFlush);
+  SignalToPipe(kWakeOutOfMemory);
 }
 
-void Session::DumpOutOfMemory() {
-  collectors_.OnFlush();  // the failed request, its stack and CUPTI's records into the ring
+void Session::AfterOutOfMemory() {
+  collectors_.OnFlush();  // the failed request, its stack and CUPTI's records to the writer
+  if (!flight_) {
+    // The trace file has it all: onto the disk while the program may still be dying of it.
+    writer_->Flush();
+    return;
+  }
   const LiveBlockSnapshot live = ProcessLiveBlocks().Snapshot();
   std::string result;
   Dump(CaptureTrigger::kError, /*flush_cupti=*/false, &result, {live.blocks, live.stacks});

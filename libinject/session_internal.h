@@ -46,7 +46,7 @@ inline constexpr unsigned char kWakeQuickExit = 103;  // _exit is about to end t
 inline constexpr unsigned char kWakeSlowStep = 104;   // a slow step ended: dump the flight recorder
 inline constexpr unsigned char kWakeCrash = 105;      // a fatal signal: dump, then let it end us
 inline constexpr unsigned char kWakeFlush = 106;  // a window closed: its records to its own file
-inline constexpr unsigned char kWakeOutOfMemory = 107;  // an allocation failed: dump the ring
+inline constexpr unsigned char kWakeOutOfMemory = 107;  // an allocation failed: dump or flush
 // Out-of-memory dumps (and, without the flight recorder, flushes) come this far apart at least.
 inline constexpr uint64_t kOutOfMemoryDumpEveryNs = 10'000'000'000;
 // How long _exit waits for the trace to close (a stuck file system or a lock held by the
@@ -135,9 +135,10 @@ class Session final : public SessionListener, public SessionServices {
   // `live`: the memory blocks held, for the out-of-memory dump.
   bool Dump(CaptureTrigger trigger, bool flush_cupti, std::string* result,
             const TraceWriter::LiveMemory& live = {});
-  // The out-of-memory dump: what CUPTI and the callbacks hold into the ring, then the ring
-  // and the live blocks (watcher thread).
-  void DumpOutOfMemory();
+  // After a failed allocation (watcher thread): what CUPTI and the callbacks hold to the
+  // writer; then with the flight recorder the out-of-memory dump (the ring and the live
+  // blocks), else the file flushed.
+  void AfterOutOfMemory();
   void OnStepPush(std::string_view name, std::string_view domain);
   void OnStepPop(std::string_view domain);
   // session_signals.cc: termination, capture and crash signals.

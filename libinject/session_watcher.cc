@@ -119,7 +119,7 @@ bool Session::OnWake(unsigned char b) {
   }
   if (b == kWakeSlowStep) return true;  // the due time is in slow_step_due_ns_
   if (b == kWakeOutOfMemory) {
-    DumpOutOfMemory();
+    AfterOutOfMemory();
     return true;
   }
   if (b == kWakeCapture && flight_) {
