@@ -13,8 +13,9 @@ warpscope package's reader and protobuf schema (not its memory analysis):
              the ring let their records go; the block freed before is not live in it
   leak_*     at the end of each `step` range, device memory in use (ALLOCATE - RELEASE + MAP -
              UNMAP) is at least torch.cuda.memory_reserved, and what lies beyond it stays
-             within 64 MiB of the first step's; the trace's peak >= max_memory_reserved; with
-             expandable segments, MAP records carry the growth
+             within 64 MiB of the first step's; the trace's peak >= max_memory_reserved; it
+             grows by the leak (less 128 MiB the allocator may already hold); with expandable
+             segments, MAP records carry the growth
   torch_oom  a dump with trigger ERROR, an ALLOCATE_FAILED of the bytes the error names with
              a Python stack through torch_oom.py, and at least as many live blocks of >= 1 GiB
              as the program held
@@ -233,7 +234,8 @@ def check_leak(c, folder, name, expandable):
              f"{peak >> 20} vs {rows[-1]['max_reserved'] >> 20} MiB")
     growth = t.in_use_at(t.steps[-1][1]) - t.in_use_at(t.steps[1][1])
     want = ref["leak_bytes_per_step"] * (len(rows) - 2)
-    c.expect(f"{name} growth covers the leak", growth >= 0.9 * want,
+    # The caching allocator may serve the first leaked tensors from memory it already holds.
+    c.expect(f"{name} growth covers the leak", growth >= want - (128 << 20),
              f"{growth >> 20} MiB over steps 1..{len(rows) - 1}, leak {want >> 20} MiB")
     if expandable:
         c.expect(f"{name} VMM maps", len(t.of("MAP")) > 0, f"{len(t.of('MAP'))} MAP records")
