@@ -188,6 +188,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool failed = FailingRequest();
+  // The out-of-memory dump is written by warpscope's own thread: give it time before the exit
+  // dump (a program that exits at once races it; gpu_memory.sh checks the dump, not the race).
+  if (mode == "oom") sleep(2);
   Add("\"mode\": \"" + mode + "\", \"blocks\": " + List(blocks));
   std::printf("{%s}\n", json.c_str());
   std::fflush(stdout);

@@ -43,6 +43,7 @@ def main():
     with open(out, "w") as f:
         json.dump(ref, f, indent=1)
     print(json.dumps({"held_blocks": len(hold), "asked_bytes": asked}))
+    time.sleep(2)  # the dump is written by warpscope's own thread: not raced by the exit dump
     sys.exit(0 if failed else 1)
 
 
