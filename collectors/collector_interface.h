@@ -28,6 +28,9 @@ struct CollectorOptions {
   // collector when its window closes; domain "" = the default domain.
   std::string nvtx_range_name;
   std::string nvtx_range_domain;
+  // Flight recorder with trace kind `alloc`: the live memory blocks are kept
+  // (ProcessLiveBlocks) for the out-of-memory dump.
+  bool live_blocks = false;
 };
 
 // What the session lends a collector. Valid from OnSessionStart until OnShutdown returns;
@@ -52,6 +55,9 @@ class SessionServices {
   virtual const ActivityOptions& activity_options() const = 0;
   // Where the CUPTI callbacks collector sends every callback: the session, which acts on the
   // capture-range triggers and forwards the resource callbacks to each collector.
+  // A CUDA allocation failed for want of memory. Called inside the failing call's callback:
+  // cheap, never throws; the session dumps (flight recorder) or flushes later, on its thread.
+  virtual void OnOutOfMemory() {}
   virtual SessionListener& callback_target() = 0;
 };
 

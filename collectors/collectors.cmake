@@ -7,6 +7,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/collectors_names.cmake)
 warpscope_hidden_library(warpscope_collectors_pure CUPTI PUBLIC
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/activity/activity_controller.cc
           ${CMAKE_CURRENT_LIST_DIR}/activity/activity_translator.cc
+          ${CMAKE_CURRENT_LIST_DIR}/memory/live_blocks.cc
           ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_capture_range.cc
           ${CMAKE_CURRENT_LIST_DIR}/nccl/nccl_calls.cc
   LINK warpscope_kernel_names warpscope_writer)
@@ -14,6 +15,7 @@ warpscope_hidden_library(warpscope_collectors_pure CUPTI PUBLIC
 warpscope_hidden_library(warpscope_collectors_cupti CUPTI PUBLIC
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/activity/cupti_activity.cc
           ${CMAKE_CURRENT_LIST_DIR}/callbacks/cupti_callbacks.cc
+          ${CMAKE_CURRENT_LIST_DIR}/callbacks/memory_call_params.cc
           ${CMAKE_CURRENT_LIST_DIR}/nccl/nccl_collector.cc
           ${CMAKE_CURRENT_LIST_DIR}/nvtx/cupti_nvtx_injection.cc
           ${CMAKE_CURRENT_LIST_DIR}/common/cupti_util.cc

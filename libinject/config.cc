@@ -127,8 +127,8 @@ bool ParseCaptureRangeEnd(std::string_view text, CaptureRangeEnd* end, uint32_t*
 
 bool ParseTraceKinds(std::string_view text, TraceKinds* out, std::string* what) {
   TraceKinds k;
-  k.kernel = k.launch = k.memory = k.runtime = k.driver = k.nvtx = k.sync = k.overhead = k.graph =
-      false;
+  k.kernel = k.launch = k.memory = k.alloc = k.runtime = k.driver = k.nvtx = k.sync =
+      k.overhead = k.graph = false;
   std::string s = Lower(text);
   size_t pos = 0;
   bool any = false;
@@ -140,13 +140,15 @@ bool ParseTraceKinds(std::string_view text, TraceKinds* out, std::string* what) 
     if (item.empty()) continue;
     any = true;
     if (item == "cuda") {
-      k.kernel = k.launch = k.memory = k.runtime = true;
+      k.kernel = k.launch = k.memory = k.alloc = k.runtime = true;
     } else if (item == "kernel") {
       k.kernel = true;
     } else if (item == "launch") {
       k.launch = true;
     } else if (item == "memory") {
       k.memory = true;
+    } else if (item == "alloc") {
+      k.alloc = true;
     } else if (item == "runtime") {
       k.runtime = true;
     } else if (item == "driver") {
@@ -161,14 +163,14 @@ bool ParseTraceKinds(std::string_view text, TraceKinds* out, std::string* what) 
       k.graph = true;
     } else if (item == "none") {
     } else {
-      *what = "a list of trace kinds (cuda, kernel, launch, memory, runtime, driver, nvtx, "
-              "sync, overhead, graph, none)";
+      *what = "a list of trace kinds (cuda, kernel, launch, memory, alloc, runtime, driver, "
+              "nvtx, sync, overhead, graph, none)";
       return false;
     }
   }
   if (!any) {
-    *what = "a list of trace kinds (cuda, kernel, launch, memory, runtime, driver, nvtx, "
-            "sync, overhead, graph, none)";
+    *what = "a list of trace kinds (cuda, kernel, launch, memory, alloc, runtime, driver, "
+            "nvtx, sync, overhead, graph, none)";
     return false;
   }
   *out = k;
@@ -315,6 +317,7 @@ std::string TraceKindsString(const TraceKinds& k) {
   add(k.kernel, "kernel");
   add(k.launch, "launch");
   add(k.memory, "memory");
+  add(k.alloc, "alloc");
   add(k.runtime, "runtime");
   add(k.driver, "driver");
   add(k.nvtx, "nvtx");

@@ -128,6 +128,7 @@ void Session::SetCollectorOptions() {
       config_.capture_range == CaptureRange::kNvtx || !step_match_.empty();
   collector_options_.nvtx_range_name = config_.nvtx_range_name;
   collector_options_.nvtx_range_domain = config_.nvtx_range_domain;
+  collector_options_.live_blocks = flight_ && config_.trace.alloc;
   ActivityOptions& ao = activity_options_;
   ao.kinds = config_.trace;
   ao.buffer_bytes = static_cast<size_t>(config_.buffer_size_mb) << 20;
@@ -135,6 +136,7 @@ void Session::SetCollectorOptions() {
   ao.device_buffer_pool = config_.device_buffer_pool;
   ao.monotonic_clock = config_.monotonic_clock;
   ao.filter_trivial_api = config_.api_filter;
+  ao.live_blocks = collector_options_.live_blocks;
   // No window at start: let CUPTI attach now rather than when the first window opens.
   ao.attach_early = config_.attach_early && !flight_ &&
                     (config_.capture_range != CaptureRange::kNone || config_.delay_s > 0);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "collectors/memory/live_blocks.h"
 #include "libinject/session_internal.h"
 #include "libinject/trace_name.h"
 
@@ -26,7 +27,8 @@ thread_local uint64_t t_step_start_ns = 0;
 
 }  // namespace
 
-bool Session::Dump(CaptureTrigger trigger, bool flush_cupti, std::string* result) {
+bool Session::Dump(CaptureTrigger trigger, bool flush_cupti, std::string* result,
+                   const TraceWriter::LiveMemory& live) {
   if (flush_cupti) collectors_.OnFlush();  // activity first: CUPTI's buffers into the ring
   uint32_t id = dumps_ + 1;
   std::string path, error;
@@ -43,7 +45,7 @@ bool Session::Dump(CaptureTrigger trigger, bool flush_cupti, std::string* result
     ++id;
     named = name();
   }
-  if (!named || !writer_->DumpRing(path, trigger, id, TraceClockNs(), &error)) {
+  if (!named || !writer_->DumpRing(path, trigger, id, TraceClockNs(), &error, live)) {
     *result = error;
     Log(LogLevel::kError, error);
     return false;
@@ -52,6 +54,28 @@ bool Session::Dump(CaptureTrigger trigger, bool flush_cupti, std::string* result
   *result = "flight recorder dump " + std::to_string(id) + " written to " + path;
   Log(LogLevel::kWarning, "warpscope: " + *result);
   return true;
+}
+
+void Session::OnOutOfMemory() {
+  // Inside the failing call's callback: a wake for the watcher, at most one a period.
+  if (!running()) return;
+  const uint64_t now = TraceClockNs();
+  uint64_t last = out_of_memory_ns_.load();
+  if (last != 0 && now - last < kOutOfMemoryDumpEveryNs) return;
+  if (!out_of_memory_ns_.compare_exchange_strong(last, now)) return;
+  SignalToPipe(kWakeOutOfMemory);
+}
+
+void Session::AfterOutOfMemory() {
+  collectors_.OnFlush();  // the failed request, its stack and CUPTI's records to the writer
+  if (!flight_) {
+    // The trace file has it all: onto the disk while the program may still be dying of it.
+    writer_->Flush();
+    return;
+  }
+  const LiveBlockSnapshot live = ProcessLiveBlocks().Snapshot();
+  std::string result;
+  Dump(CaptureTrigger::kError, /*flush_cupti=*/false, &result, {live.blocks, live.stacks});
 }
 
 void Session::OnStepPush(std::string_view name, std::string_view domain) {

@@ -46,6 +46,9 @@ inline constexpr unsigned char kWakeQuickExit = 103;  // _exit is about to end t
 inline constexpr unsigned char kWakeSlowStep = 104;   // a slow step ended: dump the flight recorder
 inline constexpr unsigned char kWakeCrash = 105;      // a fatal signal: dump, then let it end us
 inline constexpr unsigned char kWakeFlush = 106;  // a window closed: its records to its own file
+inline constexpr unsigned char kWakeOutOfMemory = 107;  // an allocation failed: dump or flush
+// Out-of-memory dumps (and, without the flight recorder, flushes) come this far apart at least.
+inline constexpr uint64_t kOutOfMemoryDumpEveryNs = 10'000'000'000;
 // How long _exit waits for the trace to close (a stuck file system or a lock held by the
 // thread that called _exit from a signal handler must not keep the process alive).
 inline constexpr int kQuickExitWaitMs = 5000;
@@ -98,6 +101,7 @@ class Session final : public SessionListener, public SessionServices {
   const CollectorOptions& options() const override { return collector_options_; }
   const ActivityOptions& activity_options() const override { return activity_options_; }
   SessionListener& callback_target() override { return *this; }
+  void OnOutOfMemory() override;  // session_dumps.cc
 
  private:
   // session.cc: start and its steps.
@@ -128,7 +132,13 @@ class Session final : public SessionListener, public SessionServices {
   ControlStatus Status();
   // session_dumps.cc: the flight recorder's dumps and the slow steps that ask for them.
   // Flushes what CUPTI holds and writes the ring to the next dump file.
-  bool Dump(CaptureTrigger trigger, bool flush_cupti, std::string* result);
+  // `live`: the memory blocks held, for the out-of-memory dump.
+  bool Dump(CaptureTrigger trigger, bool flush_cupti, std::string* result,
+            const TraceWriter::LiveMemory& live = {});
+  // After a failed allocation (watcher thread): what CUPTI and the callbacks hold to the
+  // writer; then with the flight recorder the out-of-memory dump (the ring and the live
+  // blocks), else the file flushed.
+  void AfterOutOfMemory();
   void OnStepPush(std::string_view name, std::string_view domain);
   void OnStepPop(std::string_view domain);
   // session_signals.cc: termination, capture and crash signals.
@@ -173,6 +183,7 @@ class Session final : public SessionListener, public SessionServices {
   SlowStepRule step_rule_{SlowStepOptions{}};
   std::string slow_step_note_;                 // step_mu_
   std::atomic<uint64_t> slow_step_due_ns_{0};  // 0 = none
+  std::atomic<uint64_t> out_of_memory_ns_{0};  // the last out-of-memory wake; 0 = none
   std::atomic<bool> forked_child_{false};
   std::atomic<bool> crashing_{false};
   std::thread watcher_;

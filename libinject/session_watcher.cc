@@ -118,6 +118,10 @@ bool Session::OnWake(unsigned char b) {
     return true;
   }
   if (b == kWakeSlowStep) return true;  // the due time is in slow_step_due_ns_
+  if (b == kWakeOutOfMemory) {
+    AfterOutOfMemory();
+    return true;
+  }
   if (b == kWakeCapture && flight_) {
     std::string result;
     Dump(CaptureTrigger::kSignal, /*flush_cupti=*/true, &result);

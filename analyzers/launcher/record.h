@@ -30,7 +30,7 @@ struct RecordRequest {
   std::optional<std::string> pm_interval, pm_metrics, pm_buffer;
   bool pc_sampling = false;  // --pc-sampling: PC sampling collector on
   std::optional<std::string> pc_period;  // --pc-period N: 2^N cycles (5..31, 0 = CUPTI's)
-  std::optional<std::string> stacks;       // --stacks CALLS: syncs,copies,launches or none
+  std::optional<std::string> stacks;       // --stacks CALLS: syncs,copies,launches,allocs or none
   std::optional<std::string> stack_depth;  // --stack-depth N: frames kept (1..128)
   std::vector<std::string> command;  // program and its arguments
 };

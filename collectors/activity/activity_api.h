@@ -27,6 +27,8 @@ enum class ActivityKind : int {
   kMemcpy2 = 22,  // peer-to-peer copies
   kSynchronization = 38,
   kInternalLaunchApi = 48,  // launches the driver makes outside any API function
+  kMemory2 = 49,            // allocations and frees
+  kMemoryPool = 50,         // stream-ordered memory pools created, trimmed, destroyed
   kGraphTrace = 51,
 };
 
@@ -66,6 +68,9 @@ class ActivityApi {
   virtual ActivityResult SetDeviceBufferPoolLimit(size_t buffers) = 0;
   // cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM): records carry OS thread ids.
   virtual ActivityResult UseSystemThreadIds() = 0;
+  // cuptiActivityEnableAllocationSource: MEMORY2 records name the library that asked
+  // (`source`), at some cost per allocation.
+  virtual ActivityResult EnableAllocationSource(bool enable) = 0;
   // cuptiActivityRegisterCallbacks; `handler` receives every buffer callback from then on.
   virtual ActivityResult RegisterCallbacks(ActivityBufferHandler* handler) = 0;
   // cuptiActivityEnable / cuptiActivityDisable.

@@ -1,6 +1,7 @@
 // Activity controller. Lifecycle (each step an ActivityApi call):
 //   Init: RegisterMonotonicTimestampCallback (opt-in; before any kind is enabled) → device
-//     buffer size and pool limit (when set) → system thread ids → RegisterCallbacks → enable
+//     buffer size and pool limit (when set) → system thread ids → the allocation source (trace
+//     kind alloc) → RegisterCallbacks → enable
 //     CONTEXT and DEVICE (and CONCURRENT_KERNEL with kernels_always_on)
 //   each capture window: SetEnabled(true) enables the window kinds … SetEnabled(false)
 //   periodically, from the session's thread: Flush(false) → FlushAll(0), its WARPSCOPE_FLUSH
@@ -19,6 +20,7 @@
 
 #include "collectors/activity/activity_translator.h"
 #include "collectors/common/record_sink.h"
+#include "collectors/memory/live_blocks.h"
 #include "proto/writer/stats_table.h"
 #include "proto/writer/trace_writer.h"
 
@@ -47,6 +49,10 @@ std::vector<ActivityKind> WindowKinds(const ActivityOptions& o, bool runtime) {
     kinds.push_back(ActivityKind::kMemcpy);
     kinds.push_back(ActivityKind::kMemcpy2);
     kinds.push_back(ActivityKind::kMemset);
+  }
+  if (k.alloc) {
+    kinds.push_back(ActivityKind::kMemory2);
+    kinds.push_back(ActivityKind::kMemoryPool);
   }
   if (k.runtime && runtime) kinds.push_back(ActivityKind::kRuntime);
   if (k.driver) kinds.push_back(ActivityKind::kDriver);
@@ -77,6 +83,10 @@ bool ActivityController::Init(const ActivityOptions& options, TraceWriter* write
         [this](bool runtime, uint32_t cbid) { return api_.CallbackName(runtime, cbid); },
         [this](DeviceRecord* r) { DeviceFixup(r); });
     translator->set_filter_trivial_api(options.filter_trivial_api);
+    if (options.live_blocks) {
+      translator->set_memory_observer(
+          [](const MemoryRecord& r) { ProcessLiveBlocks().OnMemory(r); });
+    }
     if (!options.suppress_nvtx_name.empty()) {
       translator->nvtx().SuppressRange(options.suppress_nvtx_name, options.suppress_nvtx_domain);
     }
@@ -101,6 +111,9 @@ bool ActivityController::Init(const ActivityOptions& options, TraceWriter* write
   }
   if (options.device_buffer_pool) api_.SetDeviceBufferPoolLimit(options.device_buffer_pool);
   api_.UseSystemThreadIds();
+  // The library behind each allocation (NCCL, cuBLAS, PyTorch); a CUPTI without it records
+  // allocations all the same.
+  if (options.kinds.alloc) api_.EnableAllocationSource(true);
   ActivityResult r = api_.RegisterCallbacks(this);
   if (!r.ok()) {
     *error = "warpscope: cuptiActivityRegisterCallbacks failed: " + api_.ErrorText(r);

@@ -50,6 +50,9 @@ struct ActivityOptions {
   // off once in Init, so that CUPTI's first-time attach happens then, in a process that has
   // loaded few modules, rather than when the first window opens (docs/record.md).
   bool attach_early = false;
+  // Every allocation, free and pool record also goes to ProcessLiveBlocks() (the flight
+  // recorder's out-of-memory dump).
+  bool live_blocks = false;
 };
 
 // How long enabling one activity kind took, at the last SetEnabled(true).

@@ -213,6 +213,75 @@ ContextRecord ToContext(const CUpti_ActivityContext3& c) {
   return r;
 }
 
+MemoryOperation ToMemoryOperation(CUpti_ActivityMemoryOperationType t) {
+  switch (t) {
+    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION:
+      return MemoryOperation::kAllocate;
+    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE:
+      return MemoryOperation::kRelease;
+    default:
+      return MemoryOperation::kUnknown;
+  }
+}
+
+MemoryOperation ToPoolOperation(CUpti_ActivityMemoryPoolOperationType t) {
+  switch (t) {
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED:
+      return MemoryOperation::kPoolCreate;
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED:
+      return MemoryOperation::kPoolDestroy;
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED:
+      return MemoryOperation::kPoolTrim;
+    default:
+      return MemoryOperation::kUnknown;
+  }
+}
+
+// CUPTI marks "none" with ~0 (CUPTI_INVALID_CONTEXT_ID, CUPTI_INVALID_STREAM_ID); the trace
+// says 0.
+uint32_t IdOrZero(uint32_t id) { return id == 0xffffffffu ? 0 : id; }
+
+MemoryRecord ToMemory(const CUpti_ActivityMemory4& m, RecordSink& sink) {
+  MemoryRecord r;
+  r.operation = ToMemoryOperation(m.memoryOperationType);
+  r.memory_kind = ToMemoryKind(m.memoryKind);
+  r.address = m.address;
+  r.bytes = m.bytes;
+  r.timestamp_ns = m.timestamp;
+  r.device_id = m.deviceId;
+  r.context_id = IdOrZero(m.contextId);
+  r.stream_id = IdOrZero(m.streamId);
+  r.correlation_id = m.correlationId;
+  // Only a pool the process made itself has a size and a use (CUPTI fills them for LOCAL).
+  if (m.memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL) {
+    r.pool_address = m.memoryPoolConfig.address;
+    r.pool_reserved_bytes = m.memoryPoolConfig.pool.size;
+    r.pool_used_bytes = m.memoryPoolConfig.utilizedSize;
+  } else if (m.memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED) {
+    r.pool_address = m.memoryPoolConfig.address;
+  }
+  if (m.source != nullptr && m.source[0] != '\0') r.source_id = sink.InternString(m.source);
+  return r;
+}
+
+MemoryRecord ToMemoryPool(const CUpti_ActivityMemoryPool3& p) {
+  MemoryRecord r;
+  r.operation = ToPoolOperation(p.memoryPoolOperationType);
+  r.memory_kind = p.isManagedPool ? MemoryKind::kManaged : MemoryKind::kDevice;
+  r.address = p.address;
+  r.timestamp_ns = p.timestamp;
+  r.device_id = p.deviceId;
+  r.correlation_id = p.correlationId;
+  r.pool_address = p.address;
+  if (p.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL) {
+    // A trim keeps at least minBytesToKeep; `size` is the pool's size after the operation.
+    r.bytes = p.size;
+    r.pool_reserved_bytes = p.size;
+    r.pool_used_bytes = p.utilizedSize;
+  }
+  return r;
+}
+
 GraphLaunchRecord ToGraphLaunch(const CUpti_ActivityGraphTrace2& g) {
   GraphLaunchRecord r;
   r.graph_id = g.graphId;
@@ -326,7 +395,21 @@ bool ActivityTranslator::Device(const CUpti_ActivityDevice5& d, RecordSink& sink
   return sink.Write(r);
 }
 
+bool ActivityTranslator::Memory(const CUpti_Activity* record, RecordSink& sink) {
+  ++counters_.memory_events;
+  const MemoryRecord r = record->kind == CUPTI_ACTIVITY_KIND_MEMORY2
+                             ? ToMemory(As<CUpti_ActivityMemory4>(record), sink)
+                             : ToMemoryPool(As<CUpti_ActivityMemoryPool3>(record));
+  if (memory_observer_) memory_observer_(r);
+  return sink.Write(r);
+}
+
 void ActivityTranslator::Translate(const CUpti_Activity* record, RecordSink& sink) {
+  if (record->kind == CUPTI_ACTIVITY_KIND_MEMORY2 ||
+      record->kind == CUPTI_ACTIVITY_KIND_MEMORY_POOL) {
+    if (!Memory(record, sink)) ++counters_.write_failures;
+    return;
+  }
   bool ok = true;
   switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:

@@ -1,7 +1,7 @@
 // ActivityTranslator: turns CUPTI activity records (CUDA 13.0 layouts: Kernel10, Memcpy6,
 // MemcpyPtoP4, Memset4, Synchronization2, API, Marker2, MarkerData2, Overhead3, Device5,
-// Context3, GraphTrace2) into warpscope records. Pure: it reads the structs only, so unit
-// tests feed it synthetic records on a machine without a GPU. Not thread-safe.
+// Context3, GraphTrace2, Memory4, MemoryPool3) into warpscope records. Pure: it reads the structs
+// only, so unit tests feed it synthetic records on a machine without a GPU. Not thread-safe.
 #ifndef WARPSCOPE_COLLECTORS_ACTIVITY_ACTIVITY_TRANSLATOR_H_
 #define WARPSCOPE_COLLECTORS_ACTIVITY_ACTIVITY_TRANSLATOR_H_
 
@@ -29,6 +29,7 @@ struct TranslatorCounters {
   uint64_t nvtx = 0;
   uint64_t overheads = 0;
   uint64_t graph_launches = 0;
+  uint64_t memory_events = 0;  // MEMORY2 and MEMORY_POOL records
   uint64_t devices = 0;
   uint64_t contexts = 0;
   uint64_t zero_timestamps = 0;  // start == end == 0: CUPTI ran out of device buffers
@@ -72,6 +73,10 @@ class ActivityTranslator {
       : api_name_(std::move(api_name)), device_fixup_(std::move(device_fixup)) {}
 
   void Translate(const CUpti_Activity* record, RecordSink& sink);
+  // Sees every allocation, free and pool record before it is written (the live-block table
+  // of the out-of-memory dump); on the translating thread.
+  using MemoryObserverFn = std::function<void(const MemoryRecord&)>;
+  void set_memory_observer(MemoryObserverFn fn) { memory_observer_ = std::move(fn); }
   void set_filter_trivial_api(bool on) { filter_trivial_api_ = on; }
   // Runtime launch calls are written by the launch log: their activity records, should CUPTI
   // send any, are counted and not written (no launch is written twice).
@@ -87,10 +92,12 @@ class ActivityTranslator {
   bool ApiCall(const CUpti_ActivityAPI& a, bool runtime, RecordSink& sink);
   bool InternalLaunch(const CUpti_ActivityAPI& a, RecordSink& sink);
   bool Device(const CUpti_ActivityDevice5& d, RecordSink& sink);
+  bool Memory(const CUpti_Activity* record, RecordSink& sink);  // MEMORY2, MEMORY_POOL
   uint64_t ApiName(bool runtime, uint32_t cbid, RecordSink& sink);
 
   ApiNameFn api_name_;
   DeviceFixupFn device_fixup_;
+  MemoryObserverFn memory_observer_;
   KernelNameCache names_;
   NvtxRangeBuilder nvtx_;
   TranslatorCounters counters_;

@@ -34,9 +34,10 @@ static_assert(Same(ActivityKind::kMemcpy, CUPTI_ACTIVITY_KIND_MEMCPY) &&
                   Same(ActivityKind::kOverhead, CUPTI_ACTIVITY_KIND_OVERHEAD) &&
                   Same(ActivityKind::kMemcpy2, CUPTI_ACTIVITY_KIND_MEMCPY2) &&
                   Same(ActivityKind::kSynchronization, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) &&
-                  Same(ActivityKind::kInternalLaunchApi,
-                       CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API) &&
-                  Same(ActivityKind::kGraphTrace, CUPTI_ACTIVITY_KIND_GRAPH_TRACE),
+                  Same(ActivityKind::kInternalLaunchApi, CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API) &&
+                  Same(ActivityKind::kGraphTrace, CUPTI_ACTIVITY_KIND_GRAPH_TRACE) &&
+                  Same(ActivityKind::kMemory2, CUPTI_ACTIVITY_KIND_MEMORY2) &&
+                  Same(ActivityKind::kMemoryPool, CUPTI_ACTIVITY_KIND_MEMORY_POOL),
               "ActivityKind must number kinds as CUpti_ActivityKind does");
 
 std::atomic<bool> g_monotonic{false};
@@ -87,6 +88,9 @@ class CuptiActivityApi final : public ActivityApi {
   }
   ActivityResult UseSystemThreadIds() override {
     return Result(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+  }
+  ActivityResult EnableAllocationSource(bool enable) override {
+    return Result(cuptiActivityEnableAllocationSource(enable ? 1 : 0));
   }
   ActivityResult RegisterCallbacks(ActivityBufferHandler* handler) override {
     g_buffer_handler.store(handler, std::memory_order_release);
@@ -192,6 +196,10 @@ const char* ActivityKindName(ActivityKind kind) {
     case ActivityKind::kSynchronization: return "sync";
     case ActivityKind::kOverhead: return "overhead";
     case ActivityKind::kGraphTrace: return "graph";
+    case ActivityKind::kMemory2:
+      return "alloc";
+    case ActivityKind::kMemoryPool:
+      return "memory pools";
     default: return "other";
   }
 }

@@ -13,6 +13,9 @@ struct TraceKinds {
   // plus CUPTI's INTERNAL_LAUNCH_API records of launches made outside any API call.
   bool launch = true;
   bool memory = true;     // MEMCPY, MEMCPY2 (peer), MEMSET
+  // Allocations and frees (MEMORY2) and stream-ordered pools (MEMORY_POOL), VMM maps and
+  // failed requests from the allocation functions' callbacks, with their stacks.
+  bool alloc = true;
   // Every runtime API call but the trivial queries (IsTrivialRuntimeApi), written from the
   // same callbacks and logs as `launch`; CUPTI's RUNTIME activity records only when a
   // callback cannot be enabled (launch calls left out when `launch` is on).

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "collectors/activity/activity_translator.h"
+#include "collectors/memory/live_blocks.h"
 #include "collectors/stacks/stack_table.h"
 
 namespace warpscope {
@@ -21,6 +22,7 @@ struct PendingCall {
   bool runtime = true;
   bool write_call = false;
   bool launch = false;
+  bool alloc = false;
   uint32_t correlation_id = 0;
   uint32_t callback_id = 0;
   uint64_t start_ns = 0;
@@ -67,6 +69,7 @@ bool ApiCallRecorder::IsRuntimeCallWritten(bool runtime, uint32_t callback_id,
 bool ApiCallRecorder::Wants(bool runtime, uint32_t callback_id, std::string_view function) const {
   const StackCallKind kind = StackCallKindOf(function);
   if (kind == StackCallKind::kLaunch && options_.launch_calls) return true;
+  if (kind == StackCallKind::kAlloc && options_.alloc_calls) return true;
   if (options_.runtime_calls && IsRuntimeCallWritten(runtime, callback_id, options_.filter_trivial))
     return true;
   return stacks_ != nullptr && options_.stacks.Wants(kind);
@@ -121,6 +124,7 @@ void ApiCallRecorder::OnEnter(const ApiCallSite& call) {
   p.active = true;
   p.runtime = call.runtime;
   p.launch = info.kind == StackCallKind::kLaunch;
+  p.alloc = info.kind == StackCallKind::kAlloc;
   p.correlation_id = call.correlation_id;
   p.callback_id = call.callback_id;
   p.start_ns = start;
@@ -129,6 +133,11 @@ void ApiCallRecorder::OnEnter(const ApiCallSite& call) {
 
 void ApiCallRecorder::OnExit(const ApiCallSite& call, uint32_t result) {
   ThreadCalls& t = CallsOf(this);
+  if (call.memory != nullptr && options_.alloc_calls &&
+      recording_.load(std::memory_order_acquire) &&
+      memory_.OnExit(call, result, t.os_tid, clock_()) && options_.on_out_of_memory != nullptr) {
+    options_.on_out_of_memory();
+  }
   if (t.depth == 0) return;  // its entry came before this recorder listened
   const int depth = --t.depth;
   if (depth >= kMaxNesting) return;
@@ -147,6 +156,7 @@ void ApiCallRecorder::OnExit(const ApiCallSite& call, uint32_t result) {
   logged.runtime = p.runtime;
   logged.write_call = p.write_call;
   logged.launch = p.launch;
+  logged.alloc = p.alloc;
   log_.Append(t.os_tid, logged);
 }
 
@@ -178,9 +188,11 @@ void ApiCallRecorder::Drain(RecordSink& sink) {
         s.callback_id = c.callback_id;
         s.name_id = c.name_id;
         if (sink.Write(s)) ++stacks;
+        if (c.alloc && options_.live_blocks != nullptr) options_.live_blocks->OnStack(s);
       }
     }
   });
+  memory_.Drain(sink, options_.live_blocks);
   launches_written_.fetch_add(launches, std::memory_order_relaxed);
   runtime_written_.fetch_add(runtime_calls, std::memory_order_relaxed);
   stacks_written_.fetch_add(stacks, std::memory_order_relaxed);
@@ -192,7 +204,8 @@ void ApiCallRecorder::Abandon() {
 }
 
 ApiCallRecorderCounts ApiCallRecorder::counts() const {
-  return {log_.counts(), launches_written_.load(), runtime_written_.load(), stacks_written_.load()};
+  return {log_.counts(), launches_written_.load(), runtime_written_.load(), stacks_written_.load(),
+          memory_.counts()};
 }
 
 }  // namespace warpscope

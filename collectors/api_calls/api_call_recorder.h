@@ -17,12 +17,14 @@
 #include <string_view>
 
 #include "collectors/api_calls/call_log.h"
+#include "collectors/api_calls/memory_call_log.h"
 #include "collectors/callbacks/cupti_callbacks.h"
 #include "collectors/common/record_sink.h"
 #include "collectors/stacks/stack_config.h"
 
 namespace warpscope {
 
+class LiveBlockTable;
 class StackTable;
 
 struct ApiCallRecorderOptions {
@@ -37,6 +39,15 @@ struct ApiCallRecorderOptions {
   // CUPTI's DRIVER activity records every driver call (`-t driver`): driver launch calls are
   // then left to it, so that none is written twice.
   bool driver_activity = false;
+  // Trace kind `alloc`: the allocation, free and map functions' callbacks are on; failed
+  // requests and VMM maps and unmaps are written as MemoryEvents (MemoryCallLog).
+  bool alloc_calls = false;
+  // Fed with the maps and unmaps and with the allocation calls' stacks (the flight
+  // recorder's out-of-memory dump); null: none.
+  LiveBlockTable* live_blocks = nullptr;
+  // Called on the calling thread, inside the callback, when a request failed for want of
+  // memory: must be cheap and must not throw.
+  void (*on_out_of_memory)() = nullptr;
   StackConfig stacks;               // which calls get a stack; all off: none
   size_t max_log_bytes = 64 << 20;  // CallLog's bound
 };
@@ -46,6 +57,7 @@ struct ApiCallRecorderCounts {
   uint64_t launches_written = 0;  // ApiCallEvents of launch calls written
   uint64_t runtime_written = 0;   // ApiCallEvents of runtime API calls but launches written
   uint64_t stacks_written = 0;    // ApiStackEvents written
+  MemoryCallCounts memory;
 };
 
 class ApiCallRecorder {
@@ -93,6 +105,7 @@ class ApiCallRecorder {
   const Clock clock_;
   const Interner intern_;
   CallLog log_;
+  MemoryCallLog memory_;
   std::atomic<bool> recording_{false};
   std::atomic<uint64_t> launches_written_{0}, runtime_written_{0}, stacks_written_{0};
   static constexpr uint32_t kSlots = 1024;

@@ -5,6 +5,7 @@ if(NOT TARGET warpscope_api_calls_pure)
   warpscope_hidden_library(warpscope_api_calls_pure CUPTI PUBLIC
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/call_log.cc
             ${CMAKE_CURRENT_LIST_DIR}/api_call_recorder.cc
+            ${CMAKE_CURRENT_LIST_DIR}/memory_call_log.cc
     LINK warpscope_stacks_pure warpscope_collectors_pure warpscope_writer Threads::Threads)
 endif()
 

@@ -19,6 +19,7 @@
 #include "collectors/api_calls/api_call_recorder.h"
 #include "collectors/callbacks/cupti_callbacks.h"
 #include "collectors/common/record_sink.h"
+#include "collectors/memory/live_blocks.h"
 #include "collectors/stacks/stack_config.h"
 #include "collectors/stacks/stack_table.h"
 #include "proto/writer/stats_table.h"
@@ -26,6 +27,13 @@
 
 namespace warpscope {
 namespace {
+
+// The session, for the out-of-memory callback (a plain function: it runs inside CUDA calls).
+std::atomic<SessionServices*> g_services{nullptr};
+
+void OutOfMemory() {
+  if (SessionServices* s = g_services.load(std::memory_order_acquire)) s->OnOutOfMemory();
+}
 
 class WriterStackSink final : public StackSink {
  public:
@@ -56,8 +64,16 @@ class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
       options.stacks.syncs = options.stacks.copies = options.stacks.launches = false;
     }
     options.runtime_calls = kinds.runtime;
+    options.alloc_calls = kinds.alloc;
+    options.stacks.allocs = options.stacks.allocs && kinds.alloc;
+    if (services.options().live_blocks) options.live_blocks = &ProcessLiveBlocks();
+    options.on_out_of_memory = &OutOfMemory;
+    g_services.store(&services, std::memory_order_release);
     options.filter_trivial = services.activity_options().filter_trivial_api;
-    if (!options.launch_calls && !options.runtime_calls && !options.stacks.any()) return true;
+    if (!options.launch_calls && !options.runtime_calls && !options.alloc_calls &&
+        !options.stacks.any()) {
+      return true;
+    }
     // The launch functions' callbacks first, on their own: only when every one of them is on
     // may the log write launch calls and the activity records leave them out. Otherwise the
     // activity records keep them (runtime API with -t runtime, driver API with -t driver) and
@@ -171,8 +187,25 @@ class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
  private:
   void Drain() {
     if (!recorder_) return;
-    BatchSink sink(services_->writer());
-    recorder_->Drain(sink);
+    {
+      BatchSink sink(services_->writer());
+      recorder_->Drain(sink);
+    }
+    ReportOutOfMemory();
+  }
+
+  // One line at the first failed request (each one is a MemoryEvent of its own).
+  void ReportOutOfMemory() {
+    const uint64_t failed = recorder_->counts().memory.failed;
+    if (failed == 0 || out_of_memory_reported_) return;
+    out_of_memory_reported_ = true;
+    services_->Report(Severity::kError, "alloc",
+                      "warpscope: a CUDA allocation failed for want of device memory; each "
+                      "failed request is in the trace (ALLOCATE_FAILED, with its stack)" +
+                          std::string(services_->options().live_blocks
+                                          ? ", and the flight recorder dumps what was live"
+                                          : "") +
+                          "; see `warpscope memory`");
   }
 
   void WriteCounters() {
@@ -199,6 +232,7 @@ class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
   std::unique_ptr<StackTable> stacks_;
   std::unique_ptr<ApiCallRecorder> recorder_;
   std::atomic<ApiCallRecorder*> live_{nullptr};
+  bool out_of_memory_reported_ = false;
 };
 
 }  // namespace

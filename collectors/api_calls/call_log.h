@@ -33,6 +33,7 @@ struct LoggedCall {
   bool runtime = true;          // runtime API, else driver API
   bool write_call = false;      // write an ApiCallEvent (no activity record stands for it)
   bool launch = false;          // a kernel or graph launch
+  bool alloc = false;           // allocates, frees or maps memory (StackCallKind::kAlloc)
 };
 
 struct CallLogCounts {

@@ -32,6 +32,9 @@ std::unordered_map<const void*, std::string>* g_domains = nullptr;  // nvtxDomai
 std::atomic<ApiCallObserver*> g_api_observer{nullptr};  // the API calls collector
 bool g_runtime_selected[CUPTI_RUNTIME_TRACE_CBID_SIZE] = {};
 bool g_driver_selected[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
+// Selected functions whose parameters are read at exit (IsMemoryCall).
+bool g_runtime_memory[CUPTI_RUNTIME_TRACE_CBID_SIZE] = {};
+bool g_driver_memory[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
 // Selected runtime calls this thread is inside: their own driver calls are not sent.
 thread_local int t_runtime_depth = 0;
 
@@ -49,6 +52,13 @@ void SendApiCall(bool runtime, CUpti_CallbackId cbid, const CUpti_CallbackData* 
   if (enter) {
     o->OnApiEnter(call);
     return;
+  }
+  // Allocation functions only (rare calls): what they asked for or mapped.
+  MemoryCallParams memory;
+  if ((runtime ? g_runtime_memory : g_driver_memory)[cbid] &&
+      ReadMemoryCallParams(runtime, cbid, c->functionParams, &memory)) {
+    call.memory = &memory;
+    if (c->context != nullptr) cuptiGetDeviceId(c->context, &call.device_id);
   }
   // Both CUDA APIs return an int-sized status (cudaError_t, CUresult).
   const auto* status = static_cast<const int*>(c->functionReturnValue);
@@ -302,6 +312,8 @@ bool CuptiCallbacks::SetApiCallObserver(ApiCallObserver* observer, const ApiSele
         }
         if (cuptiEnableCallback(1, g_subscriber, d.domain, id) == CUPTI_SUCCESS) {
           d.selected[id] = true;
+          const bool runtime = d.domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+          (runtime ? g_runtime_memory : g_driver_memory)[id] = IsMemoryCall(runtime, id);
         } else {
           all = false;
         }

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "collectors/callbacks/memory_call_params.h"
 #include "collectors/collector_interface.h"
 
 namespace warpscope {
@@ -40,6 +41,10 @@ struct ApiCallSite {
   uint32_t callback_id = 0;     // CUPTI callback id within the domain
   const char* function = "";    // CUPTI's name, e.g. "cudaLaunchKernel_v7000"
   uint32_t correlation_id = 0;  // the call's activity records (kernel, copy, sync) carry it
+  // At the exit of an allocation, free or map function (IsMemoryCall): its parameters, and
+  // the device of the calling thread's context (0 when it has none). Null otherwise.
+  const MemoryCallParams* memory = nullptr;
+  uint32_t device_id = 0;
 };
 
 // Receives the CUDA runtime and driver API calls selected with SetApiCallObserver as they

@@ -22,6 +22,7 @@ class RecordSink {
   virtual bool Write(const KernelRecord& r) = 0;
   virtual bool Write(const MemcpyRecord& r) = 0;
   virtual bool Write(const MemsetRecord& r) = 0;
+  virtual bool Write(const MemoryRecord& r) = 0;
   virtual bool Write(const SyncRecord& r) = 0;
   virtual bool Write(const ApiCallRecord& r) = 0;
   virtual bool Write(const GraphLaunchRecord& r) = 0;
@@ -47,6 +48,7 @@ class BatchSink final : public RecordSink {
   bool Write(const KernelRecord& r) override { return batch_.Write(r); }
   bool Write(const MemcpyRecord& r) override { return batch_.Write(r); }
   bool Write(const MemsetRecord& r) override { return batch_.Write(r); }
+  bool Write(const MemoryRecord& r) override { return batch_.Write(r); }
   bool Write(const SyncRecord& r) override { return batch_.Write(r); }
   bool Write(const ApiCallRecord& r) override { return batch_.Write(r); }
   bool Write(const GraphLaunchRecord& r) override { return batch_.Write(r); }

@@ -32,12 +32,22 @@ StackCallKind StackCallKindOf(std::string_view f) {
     if (StartsWith(f, launch)) return StackCallKind::kLaunch;
   }
   if (f == "cuLaunch") return StackCallKind::kLaunch;
+  // Every function that takes or gives back memory, the stream-ordered and VMM ones included
+  // (cuMemCreate and cuMemMap: PyTorch's expandable segments).
+  for (std::string_view alloc :
+       {"cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaMemPoolCreate", "cudaMemPoolDestroy",
+        "cudaMemPoolTrimTo", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemCreate",
+        "cuMemRelease", "cuMemMap_", "cuMemUnmap", "cuMemPoolCreate", "cuMemPoolDestroy",
+        "cuMemPoolTrimTo"}) {
+    if (StartsWith(f, alloc)) return StackCallKind::kAlloc;
+  }
+  if (f == "cuMemMap") return StackCallKind::kAlloc;
   return StackCallKind::kOther;
 }
 
 bool ParseStackCalls(std::string_view value, StackConfig* config) {
   StackConfig parsed = *config;
-  parsed.syncs = parsed.copies = parsed.launches = false;
+  parsed.syncs = parsed.copies = parsed.launches = parsed.allocs = false;
   if (value == "none") {
     *config = parsed;
     return true;
@@ -51,6 +61,8 @@ bool ParseStackCalls(std::string_view value, StackConfig* config) {
       parsed.copies = true;
     } else if (item == "launches") {
       parsed.launches = true;
+    } else if (item == "allocs") {
+      parsed.allocs = true;
     } else {
       return false;
     }

@@ -33,6 +33,7 @@ inline constexpr RecordRule kRecords[] = {
     {"KernelEvent", "KernelRecord", Emit::kWrite, ""},
     {"MemcpyEvent", "MemcpyRecord", Emit::kWrite, ""},
     {"MemsetEvent", "MemsetRecord", Emit::kWrite, ""},
+    {"MemoryEvent", "MemoryRecord", Emit::kWrite, ""},
     {"SyncEvent", "SyncRecord", Emit::kWrite, ""},
     {"ApiCallEvent", "ApiCallRecord", Emit::kWrite, ""},
     {"GraphLaunchEvent", "GraphLaunchRecord", Emit::kWrite, ""},

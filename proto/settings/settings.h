@@ -163,8 +163,8 @@ inline constexpr auto kSessionRows = std::to_array<SettingSpec>({
      "after a window closes: stop capturing, or wait for the next (N windows at most)",
      P::kCaptureRangeEnd, O::kLibrary},
     {S::kTrace, "WARPSCOPE_TRACE", "trace", "t", false, "KINDS", "cuda,nvtx,sync", "",
-     "cuda,kernel,launch,memory,runtime,driver,nvtx,sync,overhead,graph (cuda = "
-     "kernel,launch,memory,runtime)",
+     "cuda,kernel,launch,memory,alloc,runtime,driver,nvtx,sync,overhead,graph (cuda = "
+     "kernel,launch,memory,alloc,runtime)",
      P::kTraceKinds, O::kLibrary},
     {S::kCaptureSignal, "WARPSCOPE_CAPTURE_SIGNAL", "capture-signal", "", false, "SIGNAL",
      "SIGUSR2", "", "the signal that toggles the window for -c signal", P::kSignal, O::kLibrary},
@@ -272,10 +272,11 @@ inline constexpr auto kTuningRows = std::to_array<SettingSpec>({
 
 // Call stacks at the CUDA calls that matter (collectors/stacks), on by default.
 inline constexpr auto kStackRows = std::to_array<SettingSpec>({
-    {S::kStacks, "WARPSCOPE_STACKS", "stacks", "", false, "CALLS", "syncs,copies,launches", "",
-     "CUDA calls whose Python (or native) stack is recorded: syncs,copies,launches, or none",
+    {S::kStacks, "WARPSCOPE_STACKS", "stacks", "", false, "CALLS", "syncs,copies,launches,allocs",
+     "", "CUDA calls whose Python (or native) stack is recorded: syncs,copies,launches,allocs, or "
+     "none",
      P::kStackCalls, O::kStacks, 0, 0,
-     " is not a list of syncs, copies, launches (e.g. syncs,copies) or none"},
+     " is not a list of syncs, copies, launches, allocs (e.g. syncs,copies) or none"},
     {S::kStackDepth, "WARPSCOPE_STACK_DEPTH", "stack-depth", "", false, "N", "32", "",
      "frames kept per stack, innermost first (1-128)", P::kWholeNumber, O::kStacks, 1, 128,
      " is not a stack depth from 1 to 128"},

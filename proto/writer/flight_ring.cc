@@ -60,6 +60,8 @@ struct RingDump {
   StatsSnapshot stats;
   uint64_t begin_ns = 0;  // Relative to the time base.
   uint64_t end_ns = 0;
+  std::vector<uint8_t> live;  // Encoded packets of the live memory blocks written back.
+  PacketCounts live_counts{};
 };
 
 // Writes the dump file; false with *err set.
@@ -85,6 +87,8 @@ bool WriteDump(int fd, const std::vector<uint8_t>& header, RingDump& dump, uint3
   for (std::span<const uint8_t> part : dump.definitions.parts) {
     if (!write(part)) return false;
   }
+  for (size_t f = 0; f < counts.size(); ++f) counts[f] += dump.live_counts[f];
+  if (!dump.live.empty() && !write(dump.live)) return false;
   if (!edge(true, dump.begin_ns, CaptureTrigger::kFlightRecorder)) return false;
   for (const Chunk* c : dump.chunks) {
     CountPackets(c->data.get(), c->used, &counts);
@@ -170,8 +174,31 @@ void TraceWriter::Impl::AgeRing(bool flush_due) {
   }
 }
 
+// The live blocks older than the ring's oldest event (`before`, absolute), each with its
+// stack, as encoded packets (the writer's lock held: RelTime reads its time base).
+void TraceWriter::Impl::EncodeLiveMemory(const LiveMemory& live, uint64_t before,
+                                         std::vector<uint8_t>* out, PacketCounts* counts) {
+  std::vector<uint32_t> written;
+  for (const MemoryRecord& r : live.blocks) {
+    if (r.timestamp_ns >= before) continue;  // its own event is held in the ring
+    written.push_back(r.correlation_id);
+    const uint64_t ts = RelTime(r.timestamp_ns);
+    AppendPacket(out, Packet::kMemory,
+                 [&](auto& s) { writer_internal::EncodeMemoryEvent(s, r, ts); });
+    ++(*counts)[Packet::kMemory];
+  }
+  std::sort(written.begin(), written.end());
+  for (const ApiStackRecord& s : live.stacks) {
+    if (!std::binary_search(written.begin(), written.end(), s.correlation_id)) continue;
+    const uint64_t ts = RelTime(s.timestamp_ns);
+    AppendPacket(out, Packet::kApiStack,
+                 [&](auto& e) { writer_internal::EncodeApiStackEvent(e, s, ts); });
+    ++(*counts)[Packet::kApiStack];
+  }
+}
+
 bool TraceWriter::DumpRing(const std::string& path, CaptureTrigger trigger, uint32_t dump_id,
-                           uint64_t timestamp_ns, std::string* error) {
+                           uint64_t timestamp_ns, std::string* error, const LiveMemory& live) {
   std::string ignored;
   if (error == nullptr) error = &ignored;
   Impl& w = *impl_;
@@ -201,8 +228,15 @@ bool TraceWriter::DumpRing(const std::string& path, CaptureTrigger trigger, uint
     }
     while (!w.ring.empty()) dump.chunks.push_back(w.ring.pop_front());
     w.ring_held_bytes = 0;
-    dump.begin_ns = w.RelTime(dump.chunks.empty() ? timestamp_ns
-                                                  : dump.chunks.front()->first_commit_ns);
+    const uint64_t oldest =
+        dump.chunks.empty() ? timestamp_ns : dump.chunks.front()->first_commit_ns;
+    dump.begin_ns = w.RelTime(oldest);
+    try {
+      w.EncodeLiveMemory(live, oldest, &dump.live, &dump.live_counts);
+    } catch (...) {
+      dump.live.clear();  // out of memory: the dump goes on without them
+      dump.live_counts = {};
+    }
     dump.end_ns = w.RelTime(timestamp_ns);
     snapshot_ok = w.kept.TakeSnapshot(&dump.definitions);
     dump.stats = w.SnapshotStats(0);

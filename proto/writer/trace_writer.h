@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -111,6 +112,7 @@ class TraceWriter {
     bool Write(const KernelRecord& r);
     bool Write(const MemcpyRecord& r);
     bool Write(const MemsetRecord& r);
+    bool Write(const MemoryRecord& r);
     bool Write(const SyncRecord& r);
     bool Write(const ApiCallRecord& r);
     bool Write(const GraphLaunchRecord& r);
@@ -196,8 +198,17 @@ class TraceWriter {
   // still on their way to the writer (CUPTI's activity buffers) are not in the dump: flush
   // them first. Not async-signal-safe. On failure returns false with a one-line `warpscope:`
   // message in *error; a file it made is removed and the events stay held for the next dump.
+  //
+  // `live`: what the program held when the dump was asked for (the out-of-memory dump): the
+  // blocks whose time comes before the oldest event held are written, with their stacks
+  // (ApiStackEvents of their correlation ids), between the definitions and the begin edge,
+  // so that a dump tells what was live even after the ring let their allocations go.
+  struct LiveMemory {
+    std::span<const MemoryRecord> blocks;
+    std::span<const ApiStackRecord> stacks;
+  };
   bool DumpRing(const std::string& path, CaptureTrigger trigger, uint32_t dump_id,
-                uint64_t timestamp_ns, std::string* error);
+                uint64_t timestamp_ns, std::string* error, const LiveMemory& live = {});
 
   // In a child process after fork(): the writer thread does not exist there and the file
   // belongs to the parent. Marks this object dead without touching the file, the locks (a

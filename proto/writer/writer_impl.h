@@ -367,6 +367,9 @@ struct TraceWriter::Impl {
   // into the reserved blocks (where the reservation could be made, they fit).
   void WriteTailAfterDiskFull(EndReason reason, uint64_t ts);
 
+  // flight_ring.cc: the live memory blocks a dump writes back (DumpRing's `live`).
+  void EncodeLiveMemory(const LiveMemory& live, uint64_t before, std::vector<uint8_t>* out,
+                        writer_internal::PacketCounts* counts);
   // Encodes one TracePacket into `out` (Close only; no chunk involved).
   template <typename EncodeFn>
   static void AppendPacket(std::vector<uint8_t>* out, uint32_t field, EncodeFn&& encode) {

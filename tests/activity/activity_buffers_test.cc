@@ -212,10 +212,10 @@ TEST_F(ActivityControllerTest, ShutdownClosesTheWindowFlushesAndPublishes) {
   fake_.Emit(Kernel("_Z1kv", 1, 1000));  // in the buffer being filled
   fake_.calls.clear();
   controller_.Shutdown();
-  EXPECT_THAT(fake_.calls, ElementsAre("disable 10", "disable 48", "disable 1", "disable 22",
-                                       "disable 2", "disable 5", "disable 12", "disable 13",
-                                       "disable 38", "disable 9", "disable 8", "flush forced",
-                                       "dropped"));
+  EXPECT_THAT(fake_.calls,
+              ElementsAre("disable 10", "disable 48", "disable 1", "disable 22", "disable 2",
+                          "disable 49", "disable 50", "disable 5", "disable 12", "disable 13",
+                          "disable 38", "disable 9", "disable 8", "flush forced", "dropped"));
   EXPECT_EQ(writer_->Counter(stats::kActivityRecords.name), 1u);  // published by Shutdown
   fake_.calls.clear();
   controller_.Flush(false);

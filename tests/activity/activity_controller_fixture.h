@@ -26,6 +26,7 @@ inline TraceKinds EveryKind(bool on) {
   return TraceKinds{.kernel = on,
                     .launch = on,
                     .memory = on,
+                    .alloc = on,
                     .runtime = on,
                     .driver = on,
                     .nvtx = on,

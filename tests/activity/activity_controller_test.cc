@@ -12,6 +12,7 @@
 
 #include "analyzers/model/trace_model.h"
 #include "collectors/activity/activity_translator.h"
+#include "collectors/memory/live_blocks.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/writer/stats_table.h"
@@ -94,25 +95,57 @@ TEST_F(ActivityControllerTest, DeviceBufferSettingFailuresDoNotStopTracing) {
 }
 
 TEST_F(ActivityControllerTest, WindowEdgesTurnTheDefaultKindsOnAndOffInOrder) {
-  EXPECT_THAT(InitThenOpenWindow(Options()),
-              ElementsAre("enable 10", "enable 48", "enable 1", "enable 22", "enable 2", "enable 5",
-                          "enable 12", "enable 13", "enable 38"));
+  EXPECT_THAT(
+      InitThenOpenWindow(Options()),
+      ElementsAre("enable 10", "enable 48", "enable 1", "enable 22", "enable 2", "enable 49",
+                  "enable 50", "enable 5", "enable 12", "enable 13", "enable 38"));
   fake_.calls.clear();
   std::string error;
   EXPECT_TRUE(controller_.SetEnabled(false, &error));
   EXPECT_EQ(error, "");
-  EXPECT_THAT(fake_.calls,
-              ElementsAre("disable 10", "disable 48", "disable 1", "disable 22", "disable 2",
-                          "disable 5", "disable 12", "disable 13", "disable 38"));
+  EXPECT_THAT(fake_.calls, ElementsAre("disable 10", "disable 48", "disable 1", "disable 22",
+                                       "disable 2", "disable 49", "disable 50", "disable 5",
+                                       "disable 12", "disable 13", "disable 38"));
 }
 
 TEST_F(ActivityControllerTest, WindowEdgesFollowTheConfiguredKinds) {
   ActivityOptions o = Options();
   o.kinds = EveryKind(true);
   EXPECT_THAT(InitThenOpenWindow(o),
-              ElementsAre("enable 10", "enable 48", "enable 1", "enable 22", "enable 2", "enable 5",
-                          "enable 4", "enable 12", "enable 13", "enable 38", "enable 17",
-                          "enable 51"));
+              ElementsAre("enable 10", "enable 48", "enable 1", "enable 22", "enable 2",
+                          "enable 49", "enable 50", "enable 5", "enable 4", "enable 12",
+                          "enable 13", "enable 38", "enable 17", "enable 51"));
+}
+
+// Trace kind `alloc`: CUPTI is asked for the allocating library, MEMORY2 records reach the
+// trace, and with live_blocks (the flight recorder) the live-block table too.
+TEST_F(ActivityControllerTest, AllocationRecordsReachTheTraceAndTheLiveTable) {
+  ProcessLiveBlocks().Clear();
+  ActivityOptions o = Options();
+  o.live_blocks = true;
+  Init(o);
+  EXPECT_TRUE(fake_.allocation_source);
+  OpenWindow();
+  auto m = ZeroedActivity<CUpti_ActivityMemory4>(CUPTI_ACTIVITY_KIND_MEMORY2);
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.address = 0x7f0000000000;
+  m.bytes = 4096;
+  m.timestamp = kTimeBase + 10;
+  m.correlationId = 5;
+  fake_.Emit(m);
+  controller_.Flush(true);
+  EXPECT_EQ(writer_->Counter("writer.events_written.memory"), 1u);
+  EXPECT_EQ(ProcessLiveBlocks().counts().blocks, 1u);
+  EXPECT_EQ(ProcessLiveBlocks().counts().bytes, 4096u);
+  ProcessLiveBlocks().Clear();
+}
+
+TEST_F(ActivityControllerTest, WithoutAllocNoAllocationRecords) {
+  ActivityOptions o = Options();
+  o.kinds.alloc = false;
+  EXPECT_THAT(InitThenOpenWindow(o), Not(Contains("enable 49")));
+  EXPECT_FALSE(fake_.allocation_source);
 }
 
 TEST_F(ActivityControllerTest, ACuptiWithoutInternalLaunchRecordsStillTraces) {
@@ -146,7 +179,7 @@ TEST_F(ActivityControllerTest, EnableTimesOfEachKind) {
   Init(Options());
   OpenWindow();
   const std::vector<KindEnableTime> times = controller_.last_enable_times();
-  ASSERT_EQ(times.size(), 9u);
+  ASSERT_EQ(times.size(), 11u);
   EXPECT_EQ(times[0].kind, ActivityKind::kConcurrentKernel);
   EXPECT_EQ(times[1].kind, ActivityKind::kInternalLaunchApi);
 }
@@ -236,8 +269,9 @@ TEST_F(ActivityControllerTest, KernelsAlwaysOnRecordsKernelsOutsideWindows) {
   fake_.Emit(Kernel("_Z6beforev", 1, 1000));
   fake_.Emit(Memcpy(2, 2000));
   OpenWindow();
-  EXPECT_THAT(fake_.calls, ElementsAre("enable 48", "enable 1", "enable 22", "enable 2", "enable 5",
-                                       "enable 12", "enable 13", "enable 38"));
+  EXPECT_THAT(fake_.calls,
+              ElementsAre("enable 48", "enable 1", "enable 22", "enable 2", "enable 49",
+                          "enable 50", "enable 5", "enable 12", "enable 13", "enable 38"));
   fake_.Emit(Memcpy(3, 3000));
   controller_.Shutdown();
   TraceModel model = CloseAndLoad();
@@ -279,7 +313,7 @@ TEST_F(ActivityControllerTest, EnableFailureGivesTheFirstErrorAndTriesEveryKind)
   std::string error;
   EXPECT_FALSE(controller_.SetEnabled(true, &error));
   EXPECT_EQ(error, "warpscope: cannot enable CUPTI activity kind 22: CUPTI_ERROR_FAKE (22)");
-  EXPECT_EQ(fake_.calls.size(), 9u);
+  EXPECT_EQ(fake_.calls.size(), 11u);
   fake_.fail["disable 38"] = 3;
   error.clear();
   EXPECT_FALSE(controller_.SetEnabled(false, &error));

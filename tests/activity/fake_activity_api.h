@@ -36,6 +36,7 @@ class FakeActivityApi final : public ActivityApi {
  public:
   std::vector<std::string> calls;
   std::vector<std::string> runtime_api_calls;  // EnableRuntimeApi, in order
+  bool allocation_source = false;  // EnableAllocationSource's last value
   std::map<std::string, int> fail;
   size_t dropped = 0;         // reported and reset by GetNumDroppedRecords
   bool hold_buffers = false;  // FlushAll hands nothing back (CUPTI still holds them)
@@ -78,6 +79,11 @@ class FakeActivityApi final : public ActivityApi {
     return Call("device_buffer_pool " + std::to_string(buffers));
   }
   ActivityResult UseSystemThreadIds() override { return Call("system_thread_ids"); }
+  // Kept in allocation_source, not calls.
+  ActivityResult EnableAllocationSource(bool enable) override {
+    allocation_source = enable;
+    return {};
+  }
   ActivityResult RegisterCallbacks(ActivityBufferHandler* handler) override {
     ActivityResult r = Call("register_callbacks");
     if (r.ok()) handler_ = handler;

@@ -32,6 +32,7 @@ class FakeSink : public RecordSink {
   bool Write(const KernelRecord& r) override { kernels.push_back(r); return true; }
   bool Write(const MemcpyRecord& r) override { memcpys.push_back(r); return true; }
   bool Write(const MemsetRecord& r) override { memsets.push_back(r); return true; }
+  bool Write(const MemoryRecord& r) override { memory.push_back(r); return true; }
   bool Write(const SyncRecord& r) override { syncs.push_back(r); return true; }
   bool Write(const ApiCallRecord& r) override { apis.push_back(r); return true; }
   bool Write(const GraphLaunchRecord& r) override { graphs.push_back(r); return true; }
@@ -49,6 +50,7 @@ class FakeSink : public RecordSink {
   std::vector<KernelRecord> kernels;
   std::vector<MemcpyRecord> memcpys;
   std::vector<MemsetRecord> memsets;
+  std::vector<MemoryRecord> memory;
   std::vector<SyncRecord> syncs;
   std::vector<ApiCallRecord> apis;
   std::vector<GraphLaunchRecord> graphs;

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "proto/settings/settings.h"
+
 namespace warpscope {
 namespace {
 
@@ -251,10 +253,17 @@ TEST(ConfigTest, TraceKindsRoundTrip) {
   TraceKinds k;
   std::string what;
   ASSERT_TRUE(ParseTraceKinds("cuda, nvtx", &k, &what));
-  EXPECT_EQ(TraceKindsString(k), "kernel,launch,memory,runtime,nvtx");
+  EXPECT_EQ(TraceKindsString(k), "kernel,launch,memory,alloc,runtime,nvtx");
   ASSERT_TRUE(ParseTraceKinds("kernel,launch", &k, &what));
   EXPECT_TRUE(k.launch && k.kernel && !k.runtime);
   EXPECT_EQ(TraceKindsString(k), "kernel,launch");
+  ASSERT_TRUE(ParseTraceKinds("kernel,alloc", &k, &what));
+  EXPECT_TRUE(k.kernel && k.alloc && !k.memory && !k.launch);
+  EXPECT_EQ(TraceKindsString(k), "kernel,alloc");
+  // The default list records allocations: `alloc` is part of `cuda`, and on in the struct.
+  ASSERT_TRUE(ParseTraceKinds(Setting(SettingId::kTrace).default_value, &k, &what));
+  EXPECT_TRUE(k.alloc);
+  EXPECT_EQ(k, TraceKinds{});
   ASSERT_TRUE(ParseTraceKinds("none", &k, &what));
   EXPECT_EQ(TraceKindsString(k), "none");
   EXPECT_FALSE(ParseTraceKinds(",,", &k, &what));

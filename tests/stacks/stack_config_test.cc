@@ -37,7 +37,39 @@ TEST(StackCallKindTest, NamesAsCuptiGivesThem) {
   EXPECT_EQ(StackCallKindOf("cudaStreamWaitEvent_v3020"), StackCallKind::kOther);
   EXPECT_EQ(StackCallKindOf("cudaEventRecord_v3020"), StackCallKind::kOther);
   EXPECT_EQ(StackCallKindOf("cudaStreamQuery_v3020"), StackCallKind::kOther);
-  EXPECT_EQ(StackCallKindOf("cudaMalloc_v3020"), StackCallKind::kOther);
+  EXPECT_EQ(StackCallKindOf("cudaMemGetInfo_v3020"), StackCallKind::kOther);
+  EXPECT_EQ(StackCallKindOf("cuMemAddressReserve"), StackCallKind::kOther);
+  EXPECT_EQ(StackCallKindOf("cuMemMapArrayAsync"), StackCallKind::kOther);
+}
+
+TEST(StackCallKindTest, AllocationsAndFrees) {
+  for (const char* alloc : {"cudaMalloc_v3020",
+                            "cudaMallocAsync_v11020",
+                            "cudaMallocFromPoolAsync_ptsz_v11020",
+                            "cudaMallocManaged_v6000",
+                            "cudaMallocHost_v3020",
+                            "cudaMallocPitch_v3020",
+                            "cudaHostAlloc_v3020",
+                            "cudaFree_v3020",
+                            "cudaFreeAsync_v11020",
+                            "cudaFreeHost_v3020",
+                            "cudaMemPoolCreate_v11020",
+                            "cudaMemPoolTrimTo_v11020",
+                            "cuMemAlloc_v2",
+                            "cuMemAllocManaged",
+                            "cuMemAllocAsync_ptsz",
+                            "cuMemAllocFromPoolAsync",
+                            "cuMemFree_v2",
+                            "cuMemFreeAsync",
+                            "cuMemHostAlloc",
+                            "cuMemFreeHost",
+                            "cuMemCreate",
+                            "cuMemRelease",
+                            "cuMemMap",
+                            "cuMemUnmap",
+                            "cuMemPoolDestroy"}) {
+    EXPECT_EQ(StackCallKindOf(alloc), StackCallKind::kAlloc) << alloc;
+  }
 }
 
 StackConfig Load(std::map<std::string, std::string> env, bool* ok, SettingError* error) {
@@ -56,13 +88,14 @@ TEST(StackConfigTest, DefaultsTakeEveryKindAt32Frames) {
   SettingError error;
   const StackConfig c = Load({}, &ok, &error);
   ASSERT_TRUE(ok);
-  EXPECT_TRUE(c.syncs && c.copies && c.launches);
+  EXPECT_TRUE(c.syncs && c.copies && c.launches && c.allocs);
   EXPECT_EQ(c.depth, 32);
   EXPECT_EQ(c.launch_every, 0u);  // by the kind of stack: every launch with Python
   // The table's defaults are the struct's.
   StackConfig parsed;
   ASSERT_TRUE(ParseStackCalls(Setting(SettingId::kStacks).default_value, &parsed));
   EXPECT_EQ(parsed.launches, c.launches);
+  EXPECT_EQ(parsed.allocs, c.allocs);
   EXPECT_EQ(Setting(SettingId::kStackDepth).default_value, "32");
   EXPECT_EQ(Setting(SettingId::kStackLaunchEvery).default_value, "0");
 }
@@ -75,7 +108,7 @@ TEST(StackConfigTest, ListsNoneAndRefusals) {
                        &ok, &error);
   ASSERT_TRUE(ok);
   EXPECT_TRUE(c.syncs);
-  EXPECT_FALSE(c.copies || c.launches);
+  EXPECT_FALSE(c.copies || c.launches || c.allocs);
   EXPECT_TRUE(c.Wants(StackCallKind::kSync));
   EXPECT_FALSE(c.Wants(StackCallKind::kLaunch));
   EXPECT_EQ(c.depth, 8);

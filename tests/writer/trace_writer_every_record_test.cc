@@ -98,6 +98,13 @@ void WriteActivity(TraceWriter::Batch& batch, const EveryRecord& r) {
   MemsetRecord memset_rec{.value = 0xff, .bytes = 1ull << 40, .memory_kind = MemoryKind::kDevice,
                           .start_ns = 300, .end_ns = 301, .device_id = 2, .context_id = 1,
                           .stream_id = 7, .correlation_id = 8, .is_async = true};
+  MemoryRecord memory{.operation = MemoryOperation::kAllocateFailed,
+                      .memory_kind = MemoryKind::kManaged, .address = kMax64,
+                      .bytes = 1ull << 41, .timestamp_ns = 400, .device_id = 3,
+                      .context_id = 4, .stream_id = 5, .correlation_id = kMax32,
+                      .thread_id = r.other_thread_id, .pool_address = 1ull << 47,
+                      .pool_reserved_bytes = 1ull << 36, .pool_used_bytes = 1ull << 35,
+                      .source_id = r.long_id, .result = 2};
   SyncRecord sync{.kind = SyncKind::kStreamWaitEvent, .start_ns = 10, .end_ns = 20,
                   .context_id = 1, .stream_id = 2, .cuda_event_id = 3, .correlation_id = 4,
                   .thread_id = r.thread_id};
@@ -112,6 +119,7 @@ void WriteActivity(TraceWriter::Batch& batch, const EveryRecord& r) {
   ASSERT_TRUE(batch.Write(zero_kernel));
   ASSERT_TRUE(batch.Write(memcpy_rec));
   ASSERT_TRUE(batch.Write(memset_rec));
+  ASSERT_TRUE(batch.Write(memory));
   ASSERT_TRUE(batch.Write(sync));
   ASSERT_TRUE(batch.Write(api));
   ASSERT_TRUE(batch.Write(graph));
@@ -316,6 +324,23 @@ void ExpectKernelsAndCopies(const pb::Trace& trace, const EveryRecord& w) {
   EXPECT_EQ(ms.correlation_id(), 8u);
   EXPECT_TRUE(ms.is_async());
 
+  const pb::MemoryEvent& mem = One(trace, pb::TracePacket::kMemory).memory();
+  EXPECT_EQ(mem.operation(), pb::MEMORY_OPERATION_ALLOCATE_FAILED);
+  EXPECT_EQ(mem.memory_kind(), pb::MEMORY_KIND_MANAGED);
+  EXPECT_EQ(mem.address(), kMax64);
+  EXPECT_EQ(mem.bytes(), 1ull << 41);
+  EXPECT_EQ(mem.timestamp_ns(), 400u);
+  EXPECT_EQ(mem.device_id(), 3u);
+  EXPECT_EQ(mem.context_id(), 4u);
+  EXPECT_EQ(mem.stream_id(), 5u);
+  EXPECT_EQ(mem.correlation_id(), kMax32);
+  EXPECT_EQ(mem.thread_id(), w.other_thread_id);
+  EXPECT_EQ(mem.pool_address(), 1ull << 47);
+  EXPECT_EQ(mem.pool_reserved_bytes(), 1ull << 36);
+  EXPECT_EQ(mem.pool_used_bytes(), 1ull << 35);
+  EXPECT_EQ(mem.source_id(), w.long_id);
+  EXPECT_EQ(mem.result(), 2u);
+
   const pb::SyncEvent& s = One(trace, pb::TracePacket::kSynchronization).synchronization();
   EXPECT_EQ(s.kind(), pb::SYNC_KIND_STREAM_WAIT_EVENT);
   EXPECT_EQ(s.start_ns(), 10u);
@@ -491,10 +516,10 @@ void ExpectStats(const pb::Trace& trace, const TraceWriter& writer) {
   EXPECT_EQ(StatValue(stats, "writer.events_written.kernel"), 2u);
   EXPECT_EQ(StatValue(stats, "writer.events_written.interned_string"), 4u);
   EXPECT_EQ(StatValue(stats, "writer.events_written.pm_sample"), 1u);
-  // device, context, 4 strings, config, 2 threads, 2 kernels, 19 other records, notice.
+  // device, context, 4 strings, config, 2 threads, 2 kernels, 20 other records, notice.
   EXPECT_EQ(StatValue(stats, std::string(stats::kWriterEventsWritten.name)),
-            2u + 4u + 1u + 2u + 2u + 19u + 1u);
-  EXPECT_EQ(writer.Counter(stats::kWriterEventsWritten.name), 31u);
+            2u + 4u + 1u + 2u + 2u + 20u + 1u);
+  EXPECT_EQ(writer.Counter(stats::kWriterEventsWritten.name), 32u);
   EXPECT_EQ(StatValue(stats, std::string(stats::kWriterTimestampsClamped.name)), 0u);
 }
 

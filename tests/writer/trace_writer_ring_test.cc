@@ -254,3 +254,74 @@ TEST(TraceWriterRing, WritersGoOnWhileADumpIsWritten) {
 
 }  // namespace
 }  // namespace warpscope
+
+namespace warpscope {
+namespace {
+
+// The out-of-memory dump: the live blocks older than the ring's oldest event are written back
+// with their stacks (between the definitions and the begin edge); a block whose own ALLOCATE
+// is still held, and a stack of no block written, are not written twice.
+TEST(TraceWriterRing, ADumpWritesTheLiveBlocksTheRingLetGo) {
+  TempDir dir;
+  Ring ring(dir);
+  TraceWriter& w = *ring.writer;
+  const uint64_t name = w.InternString("cudaMalloc");
+  const MemoryRecord old_block{.operation = MemoryOperation::kAllocate,
+                               .memory_kind = MemoryKind::kDevice,
+                               .address = 0x1000,
+                               .bytes = 1 << 30,
+                               .timestamp_ns = kFileTestBase + 10,
+                               .device_id = 2,
+                               .correlation_id = 11};
+  MemoryRecord held_block = old_block;
+  held_block.address = 0x2000;
+  held_block.timestamp_ns = kFileTestBase + 5000;  // after the ring's oldest event (1000)
+  held_block.correlation_id = 12;
+  ASSERT_TRUE(w.Write(held_block));
+  const MemoryRecord failed{.operation = MemoryOperation::kAllocateFailed,
+                            .bytes = 1ull << 40,
+                            .timestamp_ns = kFileTestBase + 6000,
+                            .correlation_id = 13,
+                            .result = 2};
+  ASSERT_TRUE(w.Write(failed));
+  const std::vector<MemoryRecord> blocks = {old_block, held_block};
+  const std::vector<ApiStackRecord> stacks = {
+      {.correlation_id = 11, .stack_id = 77, .timestamp_ns = kFileTestBase + 9, .name_id = name},
+      {.correlation_id = 12, .stack_id = 78, .timestamp_ns = kFileTestBase + 4999}};
+  const std::string path = dir.File("oom.wst");
+  std::string error;
+  ASSERT_TRUE(
+      w.DumpRing(path, CaptureTrigger::kError, 1, kFileTestBase + 9000, &error, {blocks, stacks}))
+      << error;
+  const CheckedFile f = CheckTraceFile(path);
+  std::vector<const pb::TracePacket*> memory, api_stacks;
+  size_t begin_at = 0, first_memory_at = 0;
+  const auto& packets = f.stream.packets;
+  for (size_t i = 0; i < packets.size(); ++i) {
+    const pb::TracePacket& p = packets[i].packet;
+    if (p.has_memory()) {
+      if (memory.empty()) first_memory_at = i;
+      memory.push_back(&p);
+    }
+    if (p.has_api_stack()) api_stacks.push_back(&p);
+    if (p.has_capture_window() && p.capture_window().begin()) begin_at = i;
+  }
+  ASSERT_EQ(memory.size(), 3u);  // the old block written back, then the ring's two
+  EXPECT_LT(first_memory_at, begin_at);
+  const pb::MemoryEvent& back = memory[0]->memory();
+  EXPECT_EQ(back.operation(), pb::MEMORY_OPERATION_ALLOCATE);
+  EXPECT_EQ(back.address(), 0x1000u);
+  EXPECT_EQ(back.bytes(), 1u << 30);
+  EXPECT_EQ(back.timestamp_ns(), 10u);  // its own time
+  EXPECT_EQ(back.device_id(), 2u);
+  EXPECT_EQ(memory[1]->memory().address(), 0x2000u);
+  EXPECT_EQ(memory[2]->memory().operation(), pb::MEMORY_OPERATION_ALLOCATE_FAILED);
+  ASSERT_EQ(api_stacks.size(), 1u);
+  EXPECT_EQ(api_stacks[0]->api_stack().correlation_id(), 11u);
+  EXPECT_EQ(api_stacks[0]->api_stack().stack_id(), 77u);
+  EXPECT_EQ(f.strings.at(api_stacks[0]->api_stack().name_id()), "cudaMalloc");
+  w.Close(EndReason::kExit, kFileTestBase + 10000);
+}
+
+}  // namespace
+}  // namespace warpscope
