@@ -274,8 +274,8 @@ MemoryReportResult MemoryReport(const TraceModel& model, const MemoryReportOptio
   report.text = Verdict(model, t, growth, report);
   if (t.unknown_releases != 0) {
     report.notes.push_back(absl::StrCat(
-        t.unknown_releases,
-        " frees of blocks allocated before the recording began were counted, not subtracted"));
+        "frees of blocks the trace never saw allocated (before the recording began): ",
+        t.unknown_releases, ", counted, not subtracted"));
   }
   report.text_tables = {"devices", "owners", "phases", "steps", "largest_blocks",
                         "growing_sites", "failures"};

@@ -52,8 +52,8 @@ std::string DevicePlot(const DeviceMemory& d, const Frame& f, const std::vector<
       "<text x=\"4\" y=\"%.1f\" font-size=\"10\">%s</text>\n"
       "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
       "stroke=\"#999\"/>\n",
-      y0 + 14, y0 + 30, SvgEscape(FormatBytes(static_cast<double>(top))), kLeft, y0, kWidth,
-      kPlotHeight, d.device_id);
+      y0 + 14, d.device_id, y0 + 30, SvgEscape(FormatBytes(static_cast<double>(top))), kLeft,
+      y0, kWidth, kPlotHeight);
   for (const Step& s : steps) {
     absl::StrAppendFormat(&out,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ccc\">"
