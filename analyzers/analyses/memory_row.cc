@@ -6,6 +6,16 @@
 namespace warpscope {
 namespace {
 
+// The memory events, the NVTX ranges (steps and phases) and the calls' stacks: a long trace's
+// kernels and API calls stay unread.
+TraceModelOptions MemoryLoadOptions(const OptionValues&) {
+  TraceModelOptions options;
+  options.keep_events = EventKindBit(EventKind::kMemory) | EventKindBit(EventKind::kNvtxRange) |
+                        EventKindBit(EventKind::kApiStack);
+  options.keep_pc_sample_records = false;
+  return options;
+}
+
 absl::StatusOr<AnalysisResult> RunMemory(const AnalysisInputs& in, const OptionValues& values) {
   const TraceModel& model = *in.traces[0];
   if (absl::Status s = model.CheckDevice(values.Device()); !s.ok()) return s;
@@ -42,6 +52,7 @@ AnalysisRow MemoryAnalysis() {
       "In use: the blocks allocated or mapped and not yet freed, per device; reserved adds\n"
       "the stream-ordered pools' reserved size. Owners from the module that asked, call\n"
       "sites from the recorded stacks, steps and phases from NVTX. See docs/memory.md.\n";
+  row.load_options = MemoryLoadOptions;
   row.run = RunMemory;
   return row;
 }

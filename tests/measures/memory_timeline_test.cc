@@ -132,6 +132,42 @@ TEST(MemoryTimeline, EventsOutOfOrderMappingsAndDevices) {
   EXPECT_EQ(model.DeviceIds(), (std::vector<uint32_t>{0, 1}));
 }
 
+TEST(MemoryTimeline, ADumpsLiveBlocksCountFromTheirOriginalTimes) {
+  // A flight-recorder dump: its window opens at 1000 ns, and the blocks still live then are
+  // written as allocations with their own, earlier, times; the free of one of them and the
+  // refused request inside the window see them.
+  const TraceModel model = LoadText(R"pb(
+    packet { capture_window { window_id: 1 begin: true timestamp_ns: 1000
+                              trigger: CAPTURE_TRIGGER_FLIGHT_RECORDER } }
+    packet { memory { operation: MEMORY_OPERATION_ALLOCATE memory_kind: MEMORY_KIND_DEVICE
+                      address: 65536 bytes: 3000 timestamp_ns: 1600 } }
+    packet { memory { operation: MEMORY_OPERATION_ALLOCATE memory_kind: MEMORY_KIND_DEVICE
+                      address: 4096 bytes: 1000 timestamp_ns: 100 } }
+    packet { memory { operation: MEMORY_OPERATION_ALLOCATE memory_kind: MEMORY_KIND_DEVICE
+                      address: 8192 bytes: 2000 timestamp_ns: 200 } }
+    packet { memory { operation: MEMORY_OPERATION_RELEASE memory_kind: MEMORY_KIND_DEVICE
+                      address: 8192 bytes: 2000 timestamp_ns: 1500 } }
+    packet { memory { operation: MEMORY_OPERATION_ALLOCATE_FAILED bytes: 900000
+                      timestamp_ns: 1700 result: 2 } }
+    packet { capture_window { window_id: 1 begin: false timestamp_ns: 1800
+                              trigger: CAPTURE_TRIGGER_FLIGHT_RECORDER } }
+  )pb");
+  MemoryTimelineOptions options;
+  options.instants = {1000};
+  const MemoryTimeline t = ComputeMemoryTimeline(model, options);
+  EXPECT_EQ(t.unknown_releases, 0u);
+  ASSERT_EQ(t.devices.size(), 1u);
+  EXPECT_EQ(t.devices[0].in_use_at_bytes, std::vector<uint64_t>{3000});
+  EXPECT_EQ(t.devices[0].peak_bytes, 4000u);
+  EXPECT_EQ(t.devices[0].peak_ns, 1600u);
+  ASSERT_EQ(t.devices[0].largest_at_peak.size(), 2u);
+  EXPECT_EQ(t.devices[0].largest_at_peak[1].allocated_ns, 100u);
+  ASSERT_EQ(t.failures.size(), 1u);
+  EXPECT_EQ(t.failures[0].in_use_bytes, 4000u);
+  EXPECT_EQ(t.failures[0].owners,
+            (std::vector<std::pair<std::string, uint64_t>>{{"program", 4000}}));
+}
+
 TEST(MemoryTimeline, ASourceNeverDefinedIsCounted) {
   const TraceModel model = LoadText(R"pb(
     packet { memory { operation: MEMORY_OPERATION_ALLOCATE address: 1 bytes: 1 source_id: 9 } }
