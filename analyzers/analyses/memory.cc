@@ -69,8 +69,7 @@ double Share(uint64_t part, uint64_t whole) {
   return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
 }
 
-void AddDeviceTables(const TraceModel& model, const MemoryTimeline& t, size_t top,
-                     Report& report) {
+void AddDeviceTables(const TraceModel& model, const MemoryTimeline& t, Report& report) {
   Table devices({{"device", true, CellKind::kInt}, {"peak_bytes", true, CellKind::kInt},
                  {"peak_ns", true, CellKind::kInt}, {"reserved_at_peak_bytes", true, CellKind::kInt},
                  {"peak_reserved_bytes", true, CellKind::kInt}, {"end_bytes", true, CellKind::kInt},
@@ -97,7 +96,6 @@ void AddDeviceTables(const TraceModel& model, const MemoryTimeline& t, size_t to
       kinds.AddRow({d.device_id, std::string(MemoryKindName(kind)), bytes});
     }
   }
-  (void)top;
   report.tables.emplace_back("devices", std::move(devices));
   report.tables.emplace_back("owners", std::move(owners));
   report.tables.emplace_back("largest_blocks", std::move(blocks));
@@ -251,7 +249,7 @@ MemoryReportResult MemoryReport(const TraceModel& model, const MemoryReportOptio
 
   MemoryReportResult out;
   Report& report = out.report;
-  AddDeviceTables(model, t, options.top, report);
+  AddDeviceTables(model, t, report);
   AddIntervalTables(t, steps, warmup, phases, report);
   const std::vector<Growth> growth = AddGrowthTables(model, t, warmup, options.top, report);
   AddFailureTable(model, t, report);
@@ -277,8 +275,8 @@ MemoryReportResult MemoryReport(const TraceModel& model, const MemoryReportOptio
         "frees of blocks the trace never saw allocated (before the recording began): ",
         t.unknown_releases, ", counted, not subtracted"));
   }
-  report.text_tables = {"devices", "owners", "phases", "steps", "largest_blocks",
-                        "growing_sites", "failures"};
+  report.text_tables = {"devices", "owners",         "kinds",         "phases",
+                        "steps",   "largest_blocks", "growing_sites", "failures"};
   if (options.svg) out.svg = MemorySvg(t, steps.steps, phases.instances);
   return out;
 }
