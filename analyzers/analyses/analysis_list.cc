@@ -17,6 +17,7 @@ AnalysisRow AdviseAnalysis();     // advise/advise_row.cc
 AnalysisRow JobAnalysis();        // job/job_row.cc
 AnalysisRow TimelineAnalysis();   // timeline_row.cc
 AnalysisRow PrecisionAnalysis();  // precision_row.cc
+AnalysisRow MemoryAnalysis();     // memory_row.cc
 
 namespace {
 
@@ -36,6 +37,7 @@ const std::vector<AnalysisRow>& AnalysisRows() {
   static const std::vector<AnalysisRow> rows = WithSliceOptions({
       InfoAnalysis(), SummaryAnalysis(), OccupancyAnalysis(), TailAnalysis(),     StallsAnalysis(),
       DiffAnalysis(), AdviseAnalysis(),  JobAnalysis(),       TimelineAnalysis(), PrecisionAnalysis(),
+      MemoryAnalysis(),
   });
   return rows;
 }

@@ -498,6 +498,7 @@ std::vector<std::pair<std::string, uint64_t>> CountEventsByKind(const TraceModel
       {"kernel", m.EventCount(EventKind::kKernel)},
       {"memcpy", m.EventCount(EventKind::kMemcpy)},
       {"memset", m.EventCount(EventKind::kMemset)},
+      {"memory", m.EventCount(EventKind::kMemory)},
       {"synchronization", m.EventCount(EventKind::kSync)},
       {"api_call", m.EventCount(EventKind::kApiCall)},
       {"nvtx_range", m.EventCount(EventKind::kNvtxRange)},

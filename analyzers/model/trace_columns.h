@@ -99,7 +99,7 @@ struct TraceColumns {
   // reader of the same bytes, sizes the columns beforehand (without it they grow as read).
   static absl::StatusOr<TraceColumns> Decode(TraceReader& reader, TraceReader* counting);
 
-  // kernels, api, nvtx_ranges, nvtx_marks, nccl_calls, api_stacks, memcpy, memset, sync,
+  // kernels, api, nvtx_ranges, nvtx_marks, nccl_calls, api_stacks, memcpy, memset, memory, sync,
   // graph_launches, overhead.
   std::vector<FrameColumns> frames;
   SampleTables samples;

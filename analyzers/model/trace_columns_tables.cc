@@ -113,6 +113,29 @@ std::vector<TableSpec> StreamTables() {
   };
 }
 
+// Memory operations: allocations, frees, mappings, refused requests, pools.
+std::vector<TableSpec> MemoryTables() {
+  return {
+      {"memory",
+       v1::TracePacket::kMemoryFieldNumber,
+       {{"timestamp_ns", kInt, "timestamp_ns"},
+        {"operation", Derive::kEnum, "operation", "MemoryOperation"},
+        {"memory_kind", Derive::kEnum, "memory_kind", "MemoryKind"},
+        {"address", kInt, "address"},
+        {"bytes", kInt, "bytes"},
+        {"device_id", kInt, "device_id"},
+        {"context_id", kInt, "context_id"},
+        {"stream_id", kInt, "stream_id"},
+        {"correlation_id", kInt, "correlation_id"},
+        {"thread_id", Derive::kThread, "thread_id", "os_tid", "thread_name"},
+        {"pool_address", kInt, "pool_address"},
+        {"pool_reserved_bytes", kInt, "pool_reserved_bytes"},
+        {"pool_used_bytes", kInt, "pool_used_bytes"},
+        {"source", Derive::kString, "source_id"},
+        {"result", kInt, "result"}}}
+  };
+}
+
 // Host work: API calls, NVTX ranges and marks, NCCL calls, the stacks of API calls, waits,
 // CUPTI's overhead.
 std::vector<TableSpec> HostTables() {
@@ -193,6 +216,7 @@ std::vector<TableSpec> HostTables() {
 const std::vector<TableSpec>& EventTables() {
   static const auto* tables = [] {
     auto* all = new std::vector<TableSpec>(StreamTables());
+    for (TableSpec& t : MemoryTables()) all->push_back(std::move(t));
     for (TableSpec& t : HostTables()) all->push_back(std::move(t));
     return all;
   }();

@@ -145,6 +145,8 @@ std::optional<EventKind> SoleEventKind(std::string_view payload) {
       return EventKind::kNcclCall;
     case v1::TracePacket::kApiStackFieldNumber:
       return EventKind::kApiStack;
+    case v1::TracePacket::kMemoryFieldNumber:
+      return EventKind::kMemory;
     default:
       return std::nullopt;
   }
@@ -200,6 +202,9 @@ void TraceModelBuilder::AddEvent(const v1::TracePacket& p) {
       break;
     case v1::TracePacket::kApiStack:
       AddApiStack(p.api_stack());
+      break;
+    case v1::TracePacket::kMemory:
+      AddMemory(p.memory());
       break;
     default:
       // Header (handled from reader.header()), interned definitions (the reader keeps
@@ -267,6 +272,27 @@ void TraceModelBuilder::AddApiStack(const v1::ApiStackEvent& a) {
   Deliver(EventKind::kApiStack, model_.api_stacks,
           ApiStack{a.correlation_id(), a.stack_id(), a.timestamp_ns(), a.domain(), a.callback_id(),
                    Str(a.name_id())});
+}
+
+void TraceModelBuilder::AddMemory(const v1::MemoryEvent& e) {
+  MemoryEvent o;
+  o.operation = e.operation();
+  o.memory_kind = e.memory_kind();
+  o.address = e.address();
+  o.bytes = e.bytes();
+  o.timestamp_ns = e.timestamp_ns();
+  o.device_id = e.device_id();
+  o.context_id = e.context_id();
+  o.stream_id = e.stream_id();
+  o.correlation_id = e.correlation_id();
+  o.thread_id = e.thread_id();
+  o.pool_address = e.pool_address();
+  o.pool_reserved_bytes = e.pool_reserved_bytes();
+  o.pool_used_bytes = e.pool_used_bytes();
+  o.source = Str(e.source_id());
+  o.result = e.result();
+  Extend(o.timestamp_ns, o.timestamp_ns);
+  Deliver(EventKind::kMemory, model_.memory_events, std::move(o));
 }
 
 template <typename K>
@@ -535,6 +561,7 @@ void TraceModelBuilder::Reserve(TraceReader& counting) {
   reserve(EventKind::kNvtxMark, m.nvtx_marks);
   reserve(EventKind::kNcclCall, m.nccl_calls);
   reserve(EventKind::kApiStack, m.api_stacks);
+  reserve(EventKind::kMemory, m.memory_events);
   m.api_stack_by_correlation_.reserve(rows[static_cast<size_t>(EventKind::kApiStack)]);
 }
 

@@ -131,6 +131,22 @@ struct MemsetEvent : StreamWork {
   bool is_async = false;
 };
 
+// One allocation, free, mapping, refused request or pool operation (MemoryEvent packet; its
+// comments in trace.proto give each field's meaning). `source` is the module that asked
+// ("libnccl.so.2"), "" when unknown.
+struct MemoryEvent {
+  v1::MemoryOperation operation = v1::MEMORY_OPERATION_UNKNOWN;
+  v1::MemoryKind memory_kind = v1::MEMORY_KIND_UNKNOWN;
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+  uint64_t timestamp_ns = 0;
+  uint32_t device_id = 0, context_id = 0, stream_id = 0, correlation_id = 0;
+  uint64_t thread_id = 0;
+  uint64_t pool_address = 0, pool_reserved_bytes = 0, pool_used_bytes = 0;
+  std::string_view source;
+  uint32_t result = 0;
+};
+
 // A host thread waiting for the GPU.
 struct SyncEvent {
   v1::SyncKind kind = v1::SYNC_KIND_UNKNOWN;
@@ -359,9 +375,9 @@ struct TimeSlice {
 // The tables of timed events, the ones that grow with a trace's length.
 enum class EventKind : uint8_t {
   kKernel, kMemcpy, kMemset, kSync, kApiCall, kGraphLaunch, kOverhead, kNvtxRange, kNvtxMark,
-  kNcclCall, kApiStack,
+  kNcclCall, kApiStack, kMemory,
 };
-inline constexpr size_t kNumEventKinds = 11;
+inline constexpr size_t kNumEventKinds = 12;
 using EventKinds = uint32_t;  // a set of EventKind, one bit each
 constexpr EventKinds EventKindBit(EventKind kind) { return 1u << static_cast<unsigned>(kind); }
 inline constexpr EventKinds kAllEventKinds = (1u << kNumEventKinds) - 1;
@@ -383,6 +399,7 @@ class TraceEventSink {
   virtual void Add(const NvtxMark&) {}
   virtual void Add(const NcclCall&) {}
   virtual void Add(const ApiStack&) {}
+  virtual void Add(const MemoryEvent&) {}
 };
 
 struct TraceModelOptions {
@@ -454,6 +471,7 @@ class TraceModel {
   std::vector<StackFrameInfo> stack_frames;  // by id, the last definition of each
   std::vector<CallStackInfo> call_stacks;    // by id, the last definition of each
   std::vector<ApiStack> api_stacks;          // one per recorded call, in file order
+  std::vector<MemoryEvent> memory_events;
   // Events of each EventKind read, kept in their tables or not (TraceModelOptions), and the
   // kinds whose tables were filled.
   std::array<uint64_t, kNumEventKinds> event_counts{};
@@ -549,6 +567,7 @@ WARPSCOPE_EVENT_TABLE(NvtxRange, kNvtxRange, nvtx_ranges)
 WARPSCOPE_EVENT_TABLE(NvtxMark, kNvtxMark, nvtx_marks)
 WARPSCOPE_EVENT_TABLE(NcclCall, kNcclCall, nccl_calls)
 WARPSCOPE_EVENT_TABLE(ApiStack, kApiStack, api_stacks)
+WARPSCOPE_EVENT_TABLE(MemoryEvent, kMemory, memory_events)
 #undef WARPSCOPE_EVENT_TABLE
 
 // Reads the file `model` was loaded from once more and hands `sink` its events of `kind`, in
@@ -585,6 +604,7 @@ std::string_view ClockDomainName(v1::ClockDomain domain);
 std::string_view CaptureTriggerName(v1::CaptureTrigger trigger);
 std::string_view SeverityName(v1::Severity severity);  // "info", "data-loss", "error"
 std::string_view EndReasonName(v1::EndReason reason);
+std::string_view MemoryOperationName(v1::MemoryOperation operation);  // "allocate", "release", ...
 
 // How analyses name GPU work, as Nsight Systems does: a kernel by its demangled name (its
 // mangled one when it has none), copies "[CUDA memcpy HtoD]", memsets "[CUDA memset]".

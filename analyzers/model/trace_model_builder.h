@@ -70,6 +70,7 @@ class TraceModelBuilder {
   void AddNvtxMark(const v1::NvtxMarkEvent& k);
   void AddNcclCall(const v1::NcclCallEvent& n);
   void AddApiStack(const v1::ApiStackEvent& a);
+  void AddMemory(const v1::MemoryEvent& e);
   void AddStats(const v1::Stats& s);
   void AddCallStacks();
   // Widens the spans by an event or sample; false when it lies outside the slice (then it

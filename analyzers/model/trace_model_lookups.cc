@@ -92,6 +92,7 @@ std::vector<uint32_t> TraceModel::DeviceIds() const {
   for (const KernelEvent& k : kernels) ids.insert(k.device_id);
   for (const MemcpyEvent& c : memcpys) ids.insert(c.device_id);
   for (const MemsetEvent& s : memsets) ids.insert(s.device_id);
+  for (const MemoryEvent& e : memory_events) ids.insert(e.device_id);
   return {ids.begin(), ids.end()};
 }
 
@@ -259,6 +260,29 @@ std::string_view EndReasonName(v1::EndReason reason) {
       return "next-file";
     case v1::END_REASON_DUMP:
       return "dump";
+    default:
+      return "unknown";
+  }
+}
+
+std::string_view MemoryOperationName(v1::MemoryOperation operation) {
+  switch (operation) {
+    case v1::MEMORY_OPERATION_ALLOCATE:
+      return "allocate";
+    case v1::MEMORY_OPERATION_RELEASE:
+      return "release";
+    case v1::MEMORY_OPERATION_MAP:
+      return "map";
+    case v1::MEMORY_OPERATION_UNMAP:
+      return "unmap";
+    case v1::MEMORY_OPERATION_ALLOCATE_FAILED:
+      return "allocate_failed";
+    case v1::MEMORY_OPERATION_POOL_CREATE:
+      return "pool_create";
+    case v1::MEMORY_OPERATION_POOL_DESTROY:
+      return "pool_destroy";
+    case v1::MEMORY_OPERATION_POOL_TRIM:
+      return "pool_trim";
     default:
       return "unknown";
   }

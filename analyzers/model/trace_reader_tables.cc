@@ -237,6 +237,10 @@ void TraceReader::CheckReferences(const v1::TracePacket& p) {
       CheckString(p.api_stack().name_id());
       CheckCallStack(p.api_stack().stack_id());
       break;
+    case v1::TracePacket::kMemory:
+      CheckString(p.memory().source_id());
+      CheckThread(p.memory().thread_id());
+      break;
     case v1::TracePacket::kNcclCall:
       CheckString(p.nccl_call().name_id());
       CheckThread(p.nccl_call().thread_id());

@@ -34,9 +34,9 @@ COUNTERS = {
     "model.pm_samples_without_metric_set", "model.pm_sample_value_count_mismatch",
     "model.pc_stall_reasons_length_mismatch"}
 # The kinds `warpscope info` counts (event_counts).
-EVENT_KINDS = ("kernel", "memcpy", "memset", "synchronization", "api_call", "nvtx_range",
-               "nvtx_mark", "graph_launch", "pm_sample", "pc_samples", "capture_window",
-               "overhead", "notice")
+EVENT_KINDS = ("kernel", "memcpy", "memset", "memory", "synchronization", "api_call",
+               "nvtx_range", "nvtx_mark", "graph_launch", "pm_sample", "pc_samples",
+               "capture_window", "overhead", "notice")
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence
 
 from . import native, schema
-from .analyses import (advise, diff, info, job, occupancy, precision, rows, run, stalls, summary,
-                       tail)
+from .analyses import (advise, diff, info, job, memory, occupancy, precision, rows, run, stalls,
+                       summary, tail)
 from .errors import Error
 from .reader import (DEFAULT_MAX_TRACE_BYTES, Notice, PathLike, TraceError, TraceFile,
                      TraceWarning)
@@ -30,7 +30,7 @@ from .stats import ALL_STATS, StatDef, find_stat
 __version__ = "0.1.0"
 __all__ = ["ALL_STATS", "DEFAULT_MAX_TRACE_BYTES", "Error", "Notice", "StatDef", "TraceError",
            "TraceFile", "TraceWarning", "advise", "concat_dataframes", "diff", "find_stat", "info",
-           "job", "native", "occupancy", "open", "open_many", "precision", "rows", "run",
+           "job", "memory", "native", "occupancy", "open", "open_many", "precision", "rows", "run",
            "schema", "stalls", "summary", "tail"]
 
 

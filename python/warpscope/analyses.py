@@ -146,6 +146,15 @@ def precision(traces: Any, kernel: str = "", device: Optional[int] = None, top: 
                short_names=short_names)
 
 
+def memory(traces: Any, device: Optional[int] = None, top: int = 10) -> Frames:
+    """``warpscope memory``: device memory over time (docs/memory.md): each device's peak and
+    who held it, the peak of each NVTX phase and step, the largest blocks at the peak with
+    their call sites, growth across the steady steps, refused requests. Tables ``scalars``,
+    ``devices``, ``owners``, ``largest_blocks``, ``kinds``, ``steps``, ``phases``,
+    ``growing_sites``, ``failures`` (the picture: the CLI's ``--svg FILE``)."""
+    return run("memory", traces, device=device, top=top)
+
+
 def info(traces: Any) -> Frames:
     """``warpscope info``: the trace's header, devices, counters and sampling coverage, as
     the tables of ``warpscope info --table``."""

@@ -22,7 +22,8 @@ from .reader import PathLike, TraceFile
 
 # Frames that are not events of the run: they are written too (devices, contexts) so a
 # query can join on device_id; frame name -> Parquet file stem.
-FILE_STEMS = {"api": "api_calls", "memcpy": "memcpy", "memset": "memset", "sync": "sync",
+FILE_STEMS = {"api": "api_calls", "memcpy": "memcpy", "memset": "memset", "memory": "memory",
+              "sync": "sync",
               "kernels": "kernels", "nvtx_ranges": "nvtx_ranges", "nvtx_marks": "nvtx_marks",
               "nccl_calls": "nccl_calls", "api_stacks": "api_stacks", "stacks": "stacks",
               "graph_launches": "graph_launches", "overhead": "overhead",

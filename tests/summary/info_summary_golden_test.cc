@@ -65,7 +65,7 @@ TEST_P(InfoGoldenTest, MatchesGolden) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, InfoGoldenTest,
                          ::testing::Values("basic", "two_gpus", "killed", "killed_cut",
-                                           "out_of_range", "stacks"));
+                                           "out_of_range", "stacks", "memory"));
 
 struct SummaryCase {
   std::string golden;

@@ -1,0 +1,284 @@
+// `warpscope memory` (memory.h): the steps and NVTX phases as intervals and instants for the
+// memory timeline, and its figures as the report's tables and verdict.
+#include "analyzers/analyses/memory.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "analyzers/measures/call_sites.h"
+#include "analyzers/measures/memory_timeline.h"
+#include "analyzers/measures/steps.h"
+
+namespace warpscope {
+
+std::string MemorySvg(const MemoryTimeline& timeline, const std::vector<Step>& steps,
+                      const std::vector<std::pair<std::string, MemoryInterval>>& phases);
+
+namespace {
+
+// The phases (NVTX ranges of the program, not of a library, not the steps), by family, with
+// their instances as intervals.
+struct PhaseSet {
+  std::vector<std::string> names;          // by family, first seen first
+  std::vector<size_t> phase_of_interval;   // one per instance
+  std::vector<std::pair<std::string, MemoryInterval>> instances;
+};
+
+PhaseSet FindPhases(const TraceModel& model, const StepSet& steps) {
+  PhaseSet out;
+  std::map<std::string, size_t> index;
+  for (const NvtxRange& r : model.nvtx_ranges) {
+    if (IsLibraryRange(r.name, r.domain)) continue;
+    std::string family = RangeFamily(r.name);
+    if (!steps.steps.empty() && family == steps.family) continue;
+    auto [it, added] = index.emplace(family, out.names.size());
+    if (added) out.names.push_back(family);
+    out.phase_of_interval.push_back(it->second);
+    out.instances.push_back({family, {r.start_ns, r.end_ns()}});
+  }
+  return out;
+}
+
+std::string Hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%" PRIx64, value);
+  return text;
+}
+
+std::string Site(const TraceModel& model, uint64_t stack_id) {
+  if (stack_id == 0) return std::string(kNoStack);
+  return CallSiteOfStack(model, model.FindCallStack(stack_id)).Display();
+}
+
+std::string OwnersText(const std::vector<std::pair<std::string, uint64_t>>& owners, size_t top) {
+  std::string text;
+  for (size_t i = 0; i < owners.size() && i < top; ++i) {
+    absl::StrAppend(&text, i == 0 ? "" : ", ", owners[i].first, " ",
+                    FormatBytes(static_cast<double>(owners[i].second)));
+  }
+  return text;
+}
+
+double Share(uint64_t part, uint64_t whole) {
+  return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
+}
+
+void AddDeviceTables(const TraceModel& model, const MemoryTimeline& t, Report& report) {
+  Table devices({{"device", true, CellKind::kInt}, {"peak_bytes", true, CellKind::kInt},
+                 {"peak_ns", true, CellKind::kInt}, {"reserved_at_peak_bytes", true, CellKind::kInt},
+                 {"peak_reserved_bytes", true, CellKind::kInt}, {"end_bytes", true, CellKind::kInt},
+                 {"owners_at_peak", false, CellKind::kString}});
+  Table owners({{"device", true, CellKind::kInt}, {"owner", false, CellKind::kString},
+                {"bytes_at_peak", true, CellKind::kInt}, {"percent", true, CellKind::kReal}});
+  Table blocks({{"device", true, CellKind::kInt}, {"bytes", true, CellKind::kInt},
+                {"owner", false, CellKind::kString}, {"call_site", false, CellKind::kString},
+                {"allocated_ns", true, CellKind::kInt}, {"kind", false, CellKind::kString},
+                {"address", false, CellKind::kString}});
+  Table kinds({{"device", true, CellKind::kInt}, {"memory_kind", false, CellKind::kString},
+               {"peak_bytes", true, CellKind::kInt}});
+  for (const DeviceMemory& d : t.devices) {
+    devices.AddRow({d.device_id, d.peak_bytes, d.peak_ns, d.reserved_at_peak_bytes,
+                    d.peak_reserved_bytes, d.end_bytes, OwnersText(d.owners_at_peak, 3)});
+    for (const auto& [owner, bytes] : d.owners_at_peak) {
+      owners.AddRow({d.device_id, owner, bytes, PercentCell(Share(bytes, d.peak_bytes))});
+    }
+    for (const MemoryBlock& b : d.largest_at_peak) {
+      blocks.AddRow({d.device_id, b.bytes, b.owner, Site(model, b.stack_id), b.allocated_ns,
+                     std::string(MemoryKindName(b.kind)), Hex(b.address)});
+    }
+    for (const auto& [kind, bytes] : d.peak_by_kind) {
+      kinds.AddRow({d.device_id, std::string(MemoryKindName(kind)), bytes});
+    }
+  }
+  report.tables.emplace_back("devices", std::move(devices));
+  report.tables.emplace_back("owners", std::move(owners));
+  report.tables.emplace_back("largest_blocks", std::move(blocks));
+  report.tables.emplace_back("kinds", std::move(kinds));
+}
+
+void AddIntervalTables(const MemoryTimeline& t, const StepSet& steps, size_t warmup,
+                       const PhaseSet& phases, Report& report) {
+  Table step_table({{"device", true, CellKind::kInt}, {"step", false, CellKind::kString},
+                    {"start_ns", true, CellKind::kInt}, {"steady", false, CellKind::kBool},
+                    {"in_use_at_start_bytes", true, CellKind::kInt},
+                    {"peak_bytes", true, CellKind::kInt}});
+  Table phase_table({{"device", true, CellKind::kInt}, {"phase", false, CellKind::kString},
+                     {"instances", true, CellKind::kInt}, {"peak_bytes", true, CellKind::kInt}});
+  const size_t n_steps = steps.steps.size();
+  for (const DeviceMemory& d : t.devices) {
+    for (size_t i = 0; i < n_steps; ++i) {
+      step_table.AddRow({d.device_id, steps.steps[i].name, steps.steps[i].start_ns,
+                         Cell::Bool(i >= warmup), d.in_use_at_bytes[i], d.interval_peak_bytes[i]});
+    }
+    std::vector<uint64_t> peak(phases.names.size(), 0), count(phases.names.size(), 0);
+    for (size_t i = 0; i < phases.phase_of_interval.size(); ++i) {
+      const size_t p = phases.phase_of_interval[i];
+      peak[p] = std::max(peak[p], d.interval_peak_bytes[n_steps + i]);
+      ++count[p];
+    }
+    for (size_t p = 0; p < phases.names.size(); ++p) {
+      phase_table.AddRow({d.device_id, phases.names[p], count[p], peak[p]});
+    }
+  }
+  report.tables.emplace_back("steps", std::move(step_table));
+  report.tables.emplace_back("phases", std::move(phase_table));
+}
+
+// Growth over the steady steps: in use at each steady step's start and at the last one's end.
+struct Growth {
+  uint32_t device_id = 0;
+  std::optional<Slope> slope;
+  uint64_t gained = 0;  // last instant minus the first steady one, when it grew
+  bool leak = false;
+};
+
+std::vector<Growth> AddGrowthTables(const TraceModel& model, const MemoryTimeline& t,
+                                    size_t warmup, size_t top, Report& report) {
+  Table sites({{"device", true, CellKind::kInt}, {"call_site", false, CellKind::kString},
+               {"owner", false, CellKind::kString}, {"first_bytes", true, CellKind::kInt},
+               {"last_bytes", true, CellKind::kInt}, {"growth_bytes", true, CellKind::kInt}});
+  std::vector<Growth> out;
+  for (const DeviceMemory& d : t.devices) {
+    Growth g;
+    g.device_id = d.device_id;
+    if (d.in_use_at_bytes.size() > warmup) {
+      const std::vector<uint64_t> values(d.in_use_at_bytes.begin() + static_cast<ptrdiff_t>(warmup),
+                                         d.in_use_at_bytes.end());
+      g.slope = TheilSenSlope(values);
+      if (values.back() > values.front()) g.gained = values.back() - values.front();
+      g.leak = g.slope && g.slope->low > 0 && g.gained >= kLeakMinimumBytes;
+    }
+    std::vector<SiteGrowth> growing;
+    for (const SiteGrowth& s : d.site_growth) {
+      if (s.last_bytes > s.first_bytes) growing.push_back(s);
+    }
+    std::stable_sort(growing.begin(), growing.end(), [](const SiteGrowth& a, const SiteGrowth& b) {
+      return a.last_bytes - a.first_bytes > b.last_bytes - b.first_bytes;
+    });
+    for (size_t i = 0; i < growing.size() && (top == 0 || i < top); ++i) {
+      const SiteGrowth& s = growing[i];
+      sites.AddRow({d.device_id, Site(model, s.stack_id), s.owner, s.first_bytes, s.last_bytes,
+                    s.last_bytes - s.first_bytes});
+    }
+    out.push_back(g);
+  }
+  report.tables.emplace_back("growing_sites", std::move(sites));
+  return out;
+}
+
+void AddFailureTable(const TraceModel& model, const MemoryTimeline& t, Report& report) {
+  Table failures({{"timestamp_ns", true, CellKind::kInt}, {"device", true, CellKind::kInt},
+                  {"bytes_asked", true, CellKind::kInt}, {"result", true, CellKind::kInt},
+                  {"in_use_bytes", true, CellKind::kInt}, {"reserved_bytes", true, CellKind::kInt},
+                  {"pool_free_bytes", true, CellKind::kInt}, {"owner", false, CellKind::kString},
+                  {"call_site", false, CellKind::kString},
+                  {"largest_owners", false, CellKind::kString}});
+  for (const MemoryFailure& f : t.failures) {
+    failures.AddRow({f.timestamp_ns, f.device_id, f.bytes_asked, f.result, f.in_use_bytes,
+                     f.reserved_bytes, f.pool_free_bytes, f.owner, Site(model, f.stack_id),
+                     OwnersText(f.owners, 3)});
+  }
+  report.tables.emplace_back("failures", std::move(failures));
+}
+
+// The plain-words verdict, one line per finding.
+std::vector<std::string> Verdict(const TraceModel& model, const MemoryTimeline& t,
+                                 const std::vector<Growth>& growth, const Report& report) {
+  std::vector<std::string> lines;
+  if (t.events == 0) return {"no memory events in the trace: nothing to say about memory"};
+  for (const DeviceMemory& d : t.devices) {
+    lines.push_back(absl::StrCat("device ", d.device_id, ": peak ",
+                                 FormatBytes(static_cast<double>(d.peak_bytes)), " in use at ",
+                                 FormatDuration(static_cast<double>(d.peak_ns)), " (reserved ",
+                                 FormatBytes(static_cast<double>(d.reserved_at_peak_bytes)),
+                                 "), held by ", OwnersText(d.owners_at_peak, 3)));
+  }
+  const Table* sites = report.FindTable("growing_sites");
+  for (const Growth& g : growth) {
+    if (!g.leak) continue;
+    std::string where;
+    for (const auto& row : sites->rows()) {
+      if (CellText(row[0]) == absl::StrCat(g.device_id)) {
+        where = absl::StrCat(", most at ", CellText(row[1]));
+        break;
+      }
+    }
+    lines.push_back(absl::StrCat("device ", g.device_id, ": memory grows by ",
+                                 FormatBytes(g.slope->per_step), " per steady step (95% ",
+                                 FormatBytes(g.slope->low), " to ", FormatBytes(g.slope->high),
+                                 "): a leak", where));
+  }
+  for (const MemoryFailure& f : t.failures) {
+    lines.push_back(absl::StrCat(
+        "device ", f.device_id, ": a request for ", FormatBytes(static_cast<double>(f.bytes_asked)),
+        " failed at ", FormatDuration(static_cast<double>(f.timestamp_ns)), " with ",
+        FormatBytes(static_cast<double>(f.in_use_bytes)), " in use (",
+        OwnersText(f.owners, 2), ")",
+        f.pool_free_bytes == 0 ? std::string()
+                               : absl::StrCat("; its pools held ",
+                                              FormatBytes(static_cast<double>(f.pool_free_bytes)),
+                                              " reserved but unused (fragmentation)"),
+        ", asked from ", Site(model, f.stack_id)));
+  }
+  return lines;
+}
+
+}  // namespace
+
+MemoryReportResult MemoryReport(const TraceModel& model, const MemoryReportOptions& options) {
+  const StepSet steps = FindSteps(model.nvtx_ranges);
+  const size_t warmup = WarmupSteps(steps);
+  const PhaseSet phases = FindPhases(model, steps);
+  MemoryTimelineOptions o;
+  o.device = options.device;
+  o.top = options.top;
+  for (const Step& s : steps.steps) {
+    o.intervals.push_back({s.start_ns, s.end_ns});
+    o.instants.push_back(s.start_ns);
+  }
+  if (!steps.steps.empty()) o.instants.push_back(steps.steps.back().end_ns);
+  for (const auto& [name, interval] : phases.instances) o.intervals.push_back(interval);
+  o.growth_from_instant = warmup;
+  const MemoryTimeline t = ComputeMemoryTimeline(model, o);
+
+  MemoryReportResult out;
+  Report& report = out.report;
+  AddDeviceTables(model, t, report);
+  AddIntervalTables(t, steps, warmup, phases, report);
+  const std::vector<Growth> growth = AddGrowthTables(model, t, warmup, options.top, report);
+  AddFailureTable(model, t, report);
+  uint64_t peak = 0;
+  for (const DeviceMemory& d : t.devices) peak = std::max(peak, d.peak_bytes);
+  const Growth* leak = nullptr;
+  for (const Growth& g : growth) {
+    if (g.leak) leak = &g;
+  }
+  report.scalars = {
+      {"memory_events", t.events},
+      {"devices", static_cast<uint64_t>(t.devices.size())},
+      {"peak_bytes", peak},
+      {"failed_requests", static_cast<uint64_t>(t.failures.size())},
+      {"unknown_releases", t.unknown_releases},
+      {"steps", static_cast<uint64_t>(steps.steps.size())},
+      {"steady_steps", static_cast<uint64_t>(steps.steps.size() - warmup)},
+      {"leak", Cell::Bool(leak != nullptr)},
+      {"growth_per_step_bytes", leak ? Cell(leak->slope->per_step, 0) : Cell(0.0, 0)}};
+  report.text = Verdict(model, t, growth, report);
+  if (t.unknown_releases != 0) {
+    report.notes.push_back(absl::StrCat(
+        "frees of blocks the trace never saw allocated (before the recording began): ",
+        t.unknown_releases, ", counted, not subtracted"));
+  }
+  report.text_tables = {"devices", "owners",         "kinds",         "phases",
+                        "steps",   "largest_blocks", "growing_sites", "failures"};
+  if (options.svg) out.svg = MemorySvg(t, steps.steps, phases.instances);
+  return out;
+}
+
+}  // namespace warpscope
