@@ -16,11 +16,13 @@ AnalysisRow AdviseAnalysis();     // advise/advise_row.cc
 AnalysisRow JobAnalysis();        // job/job_row.cc
 AnalysisRow TimelineAnalysis();   // timeline_row.cc
 AnalysisRow PrecisionAnalysis();  // precision_row.cc
+AnalysisRow SolAnalysis();        // sol_row.cc
 
 const std::vector<AnalysisRow>& AnalysisRows() {
   static const std::vector<AnalysisRow> rows = {
       InfoAnalysis(), SummaryAnalysis(), OccupancyAnalysis(), TailAnalysis(),     StallsAnalysis(),
       DiffAnalysis(), AdviseAnalysis(),  JobAnalysis(),       TimelineAnalysis(), PrecisionAnalysis(),
+      SolAnalysis(),
   };
   return rows;
 }
