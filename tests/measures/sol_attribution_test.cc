@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzers/model/cupti_host.h"
 #include "gtest/gtest.h"
 
 namespace warpscope {
@@ -215,6 +216,20 @@ TEST(SolAttributionTest, ASetWithoutSolMetricsGivesNoFigures) {
   const std::vector<SolKernel> rows = f.Rows();
   EXPECT_DOUBLE_EQ(rows[0].covered_fraction, 1.0);
   EXPECT_TRUE(std::isnan(rows[0].value[UnitIndex("sm")]));
+}
+
+// The sol set fits one pass on GH100, as CUPTI's host API counts them without a GPU (the
+// recorder refuses any other count at run time); adding l1tex__throughput would make it two.
+TEST(SolMetricSetTest, OnePassOnGh100) {
+  if (!CuptiHostLibraryPath().ok()) GTEST_SKIP() << CuptiHostLibraryPath().status();
+  absl::StatusOr<size_t> passes = CuptiPmSamplingPasses("GH100", SolPmMetrics());
+  ASSERT_TRUE(passes.ok()) << passes.status();
+  EXPECT_EQ(*passes, 1u);
+  std::vector<std::string> more = SolPmMetrics();
+  more.push_back("SM_A.TriageCompute.l1tex__throughput.avg.pct_of_peak_sustained_elapsed");
+  passes = CuptiPmSamplingPasses("GH100", more);
+  ASSERT_TRUE(passes.ok()) << passes.status();
+  EXPECT_EQ(*passes, 2u);
 }
 
 }  // namespace
