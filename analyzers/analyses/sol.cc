@@ -23,7 +23,13 @@ bool Judged(size_t u) {
 
 double Pct(double fraction) { return fraction * 100.0; }
 
-Cell PctCell(double pct) { return std::isnan(pct) ? Cell() : Cell(std::round(pct * 100) / 100); }
+// A figure rounded to 0.01 (percent points, GB/s, GFLOP/s), so that goldens stay stable; NaN is
+// an empty cell.
+Cell PctCell(double value) {
+  Cell cell;
+  if (!std::isnan(value)) cell = Cell(std::round(value * 100) / 100);
+  return cell;
+}
 
 }  // namespace
 
@@ -175,8 +181,8 @@ Report SolReportTables(const SolReport& report, const KernelNames& names) {
                     PctCell(k.value[u]), PctCell(k.p90[u]), PctCell(k.low[u]),
                     PctCell(k.high[u])});
     }
-    row.push_back(std::isnan(k.dram_bytes_per_s) ? Cell() : Cell(k.dram_bytes_per_s / 1e9));
-    row.push_back(std::isnan(k.fma_flop_per_s) ? Cell() : Cell(k.fma_flop_per_s / 1e9));
+    row.push_back(PctCell(k.dram_bytes_per_s / 1e9));
+    row.push_back(PctCell(k.fma_flop_per_s / 1e9));
     kernels.AddRow(std::move(row));
   }
   out.text.push_back(absl::StrFormat(
