@@ -71,9 +71,14 @@ void JudgeSol(SolRow& row) {
     return;
   }
   // The SM's own figure counts for the compute side: a sub-unit the set does not name (LSU
-  // issue, XU) may be its most loaded one.
+  // issue, XU) may be its most loaded one. More than 10 points above every unit, it is the
+  // closest itself.
+  const double pipes = best_compute;
   for (size_t u = 0; u < kSolUnitCount; ++u) {
-    if (IsUnit(u, "sm") && !std::isnan(v[u])) best_compute = std::max(best_compute, v[u]);
+    if (!IsUnit(u, "sm") || std::isnan(v[u])) continue;
+    best_compute = std::max(best_compute, v[u]);
+    if (v[u] > best + 10) row.closest = u;
+    if (v[u] > pipes + 10) compute_unit = u;
   }
   if (std::max(best_memory, best_compute) < kSolLatencyBoundPct) {
     row.verdict = SolVerdict::kLatencyBound;
@@ -84,7 +89,6 @@ void JudgeSol(SolRow& row) {
   } else {
     row.verdict = SolVerdict::kComputeBound;
     row.bound_by = std::string(kSolUnits[compute_unit].unit);
-    if (v[compute_unit] + 10 < best_compute) row.bound_by = "sm (another sub-unit)";
   }
 }
 
