@@ -18,6 +18,7 @@ AnalysisRow JobAnalysis();        // job/job_row.cc
 AnalysisRow TimelineAnalysis();   // timeline_row.cc
 AnalysisRow PrecisionAnalysis();  // precision_row.cc
 AnalysisRow MemoryAnalysis();     // memory_row.cc
+AnalysisRow SolAnalysis();        // sol_row.cc
 
 namespace {
 
@@ -37,7 +38,7 @@ const std::vector<AnalysisRow>& AnalysisRows() {
   static const std::vector<AnalysisRow> rows = WithSliceOptions({
       InfoAnalysis(), SummaryAnalysis(), OccupancyAnalysis(), TailAnalysis(),     StallsAnalysis(),
       DiffAnalysis(), AdviseAnalysis(),  JobAnalysis(),       TimelineAnalysis(), PrecisionAnalysis(),
-      MemoryAnalysis(),
+      MemoryAnalysis(), SolAnalysis(),
   });
   return rows;
 }

@@ -36,6 +36,9 @@ struct CuptiHostFunctions {
   decltype(&cuptiProfilerHostDeinitialize) deinitialize = nullptr;
   decltype(&cuptiProfilerHostConfigAddMetrics) add_metrics = nullptr;
   decltype(&cuptiProfilerHostEvaluateToGpuValues) evaluate = nullptr;
+  decltype(&cuptiProfilerHostGetConfigImageSize) config_image_size = nullptr;
+  decltype(&cuptiProfilerHostGetConfigImage) config_image = nullptr;
+  decltype(&cuptiProfilerHostGetNumOfPasses) passes = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
   std::string path;
 };
@@ -109,7 +112,10 @@ absl::StatusOr<CuptiHostFunctions> LoadCuptiHost() {
   if (!Resolve(lib->handle, f.initialize, "cuptiProfilerHostInitialize") ||
       !Resolve(lib->handle, f.deinitialize, "cuptiProfilerHostDeinitialize") ||
       !Resolve(lib->handle, f.add_metrics, "cuptiProfilerHostConfigAddMetrics") ||
-      !Resolve(lib->handle, f.evaluate, "cuptiProfilerHostEvaluateToGpuValues")) {
+      !Resolve(lib->handle, f.evaluate, "cuptiProfilerHostEvaluateToGpuValues") ||
+      !Resolve(lib->handle, f.config_image_size, "cuptiProfilerHostGetConfigImageSize") ||
+      !Resolve(lib->handle, f.config_image, "cuptiProfilerHostGetConfigImage") ||
+      !Resolve(lib->handle, f.passes, "cuptiProfilerHostGetNumOfPasses")) {
     return absl::FailedPreconditionError(absl::StrCat(
         lib->path, " has no PM sampling host API (cuptiProfilerHost*): it needs CUPTI from "
                    "CUDA 12.6 or newer"));
@@ -142,6 +148,8 @@ class CuptiPmCounterDataEvaluator final : public PmCounterDataEvaluator {
     p.pHostObject = host_;
     f_.deinitialize(&p);
   }
+
+  CUpti_Profiler_Host_Object* host() const { return host_; }
 
   absl::Status Evaluate(std::span<const uint8_t> image, uint32_t sample_index,
                         std::vector<double>* values) override {
@@ -246,6 +254,41 @@ absl::StatusOr<std::unique_ptr<PmCounterDataEvaluator>> MakePmCounterDataEvaluat
   return evaluator;
 }
 
+absl::StatusOr<size_t> CuptiPmSamplingPasses(std::string_view chip_name,
+                                             const std::vector<std::string>& metric_names) {
+  absl::StatusOr<std::unique_ptr<PmCounterDataEvaluator>> made =
+      MakePmCounterDataEvaluator(chip_name, {}, metric_names);
+  if (!made.ok()) return made.status();
+  const CuptiHostFunctions& f = *Functions();
+  auto* host = static_cast<CuptiPmCounterDataEvaluator*>(made->get())->host();
+  auto size = CuptiParams<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  size.pHostObject = host;
+  if (CUptiResult r = f.config_image_size(&size); r != CUPTI_SUCCESS) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cuptiProfilerHostGetConfigImageSize: ", ResultName(f, r)));
+  }
+  std::vector<uint8_t> image(size.configImageSize);
+  auto get = CuptiParams<CUpti_Profiler_Host_GetConfigImage_Params>(
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  get.pHostObject = host;
+  get.configImageSize = image.size();
+  get.pConfigImage = image.data();
+  if (CUptiResult r = f.config_image(&get); r != CUPTI_SUCCESS) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cuptiProfilerHostGetConfigImage: ", ResultName(f, r)));
+  }
+  auto passes = CuptiParams<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  passes.configImageSize = image.size();
+  passes.pConfigImage = image.data();
+  if (CUptiResult r = f.passes(&passes); r != CUPTI_SUCCESS) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cuptiProfilerHostGetNumOfPasses: ", ResultName(f, r)));
+  }
+  return passes.numOfPasses;
+}
+
 }  // namespace warpscope
 
 #else  // no CUPTI headers
@@ -274,6 +317,10 @@ absl::StatusOr<SassSourceLine> CuptiSassToSource(std::span<const uint8_t>, const
 absl::StatusOr<std::unique_ptr<PmCounterDataEvaluator>> MakePmCounterDataEvaluator(
     std::string_view, std::span<const uint8_t>, const std::vector<std::string>&) {
   return NeedsCupti("evaluating raw PM samples (recorded with WARPSCOPE_PM_EVALUATE=offline)");
+}
+
+absl::StatusOr<size_t> CuptiPmSamplingPasses(std::string_view, const std::vector<std::string>&) {
+  return NeedsCupti("counting PM sampling passes");
 }
 
 }  // namespace warpscope

@@ -40,6 +40,12 @@ absl::StatusOr<std::unique_ptr<PmCounterDataEvaluator>> MakePmCounterDataEvaluat
     std::string_view chip_name, std::span<const uint8_t> counter_availability,
     const std::vector<std::string>& metric_names);
 
+// How many passes PM sampling needs for `metric_names` on `chip_name` ("GH100"), from CUPTI's
+// host API alone (no GPU): the recorder samples only sets of one pass. FAILED_PRECONDITION
+// without libcupti, INVALID_ARGUMENT for an unknown chip or metric.
+absl::StatusOr<size_t> CuptiPmSamplingPasses(std::string_view chip_name,
+                                             const std::vector<std::string>& metric_names);
+
 // Where a SASS instruction comes from in the source, from the cubin's line table (-lineinfo).
 struct SassSourceLine {
   std::string dir;   // the directory the file was compiled in; may be empty

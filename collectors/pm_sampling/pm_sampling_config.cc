@@ -88,6 +88,10 @@ bool ParsePmBytes(std::string_view text, uint64_t* bytes, std::string* error) {
 }
 
 bool ParsePmMetrics(std::string_view text, std::vector<std::string>* metrics, std::string* error) {
+  if (const std::vector<std::string>* named = NamedPmMetricSet(TrimBlanks(text))) {
+    *metrics = *named;
+    return true;
+  }
   std::vector<std::string> out;
   size_t pos = 0;
   while (pos <= text.size()) {

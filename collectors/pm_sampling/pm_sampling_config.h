@@ -9,25 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/pm_sampling/pm_metric_sets.h"
 #include "proto/settings/setting_error.h"
 #include "proto/settings/settings.h"
 
 namespace warpscope {
-
-// The metrics warpscope's analyses use: active warps per active SM cycle, active SM cycles
-// and elapsed cycles, from which occupancy and GPU-wide active warps follow exactly
-// (sum.per_cycle_elapsed = avg.per_cycle_active x SMs x cycles_active.avg / elapsed). Each
-// metric adds CUPTI decode and evaluation work: on the H200 at 200 us this set costs 23 us
-// of decode and 5 us of evaluation a sample, against 49 and 39 us for the same set plus SM,
-// DRAM and tensor-pipe throughput (docs/pm_sampling.md lists those to add by name).
-inline const std::vector<std::string>& DefaultPmMetrics() {
-  static const std::vector<std::string> kMetrics = {
-      "sm__warps_active.avg.per_cycle_active",
-      "sm__cycles_active.avg",
-      "gr__cycles_elapsed.max",
-  };
-  return kMetrics;
-}
 
 // Where metric values are computed from the counter data that CUPTI decodes.
 enum class PmEvaluation {
@@ -81,7 +67,8 @@ uint32_t DecodeBatchFor(const PmSamplingConfig& config);
 bool ParsePmInterval(std::string_view text, uint64_t* ns, std::string* error);
 // Parses "67108864", "64M", "64MiB", "512K", "1G" into bytes.
 bool ParsePmBytes(std::string_view text, uint64_t* bytes, std::string* error);
-// Splits a comma list, trims blanks, drops NCU's "pmsampling:" prefix, refuses empty names.
+// A set name ("sol", "default": pm_metric_sets.h) gives its list; anything else is a comma
+// list: split, blanks trimmed, NCU's "pmsampling:" prefix dropped, empty names refused.
 bool ParsePmMetrics(std::string_view text, std::vector<std::string>* metrics, std::string* error);
 
 // Samples expected per poll of the decode thread (at least 1).

@@ -20,8 +20,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence
 
 from . import native, schema
-from .analyses import (advise, diff, info, job, memory, occupancy, precision, rows, run, stalls,
-                       summary, tail)
+from .analyses import (advise, diff, info, job, memory, occupancy, precision, rows, run, sol,
+                       stalls, summary, tail)
 from .errors import Error
 from .reader import (DEFAULT_MAX_TRACE_BYTES, Notice, PathLike, TraceError, TraceFile,
                      TraceWarning)
@@ -31,7 +31,7 @@ __version__ = "0.1.0"
 __all__ = ["ALL_STATS", "DEFAULT_MAX_TRACE_BYTES", "Error", "Notice", "StatDef", "TraceError",
            "TraceFile", "TraceWarning", "advise", "concat_dataframes", "diff", "find_stat", "info",
            "job", "memory", "native", "occupancy", "open", "open_many", "precision", "rows", "run",
-           "schema", "stalls", "summary", "tail"]
+           "schema", "sol", "stalls", "summary", "tail"]
 
 
 def open(path: PathLike,  # noqa: A001 - named like the built-in on purpose

@@ -155,6 +155,16 @@ def memory(traces: Any, device: Optional[int] = None, top: int = 10) -> Frames:
     return run("memory", traces, device=device, top=top)
 
 
+def sol(traces: Any, kernel: str = "", device: Optional[int] = None, top: int = 20,
+        svg: Optional[str] = None, short_names: bool = False) -> Frames:
+    """``warpscope sol``: each kernel's speed of light from PM samples recorded with
+    ``--pm-metrics sol``: ``kernels`` (time share, verdict, closest unit with its interval,
+    every unit's share of peak, coverage) and ``units`` (one row per kernel and unit: median or
+    pooled figure, p90, interval). `svg` writes the roofline (docs/sol.md)."""
+    return run("sol", traces, kernel=kernel or None, device=device, top=top, svg=svg,
+               short_names=short_names)
+
+
 def info(traces: Any) -> Frames:
     """``warpscope info``: the trace's header, devices, counters and sampling coverage, as
     the tables of ``warpscope info --table``."""

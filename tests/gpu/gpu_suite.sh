@@ -22,7 +22,7 @@ mode=all; quick=0
 if [[ ${1:-} == --stage ]]; then
   src=$(cd "${2:?--stage needs the build directory}" && pwd); dst=$here/.gpu
   rm -rf "$dst"; mkdir -p "$dst/bin" "$dst/lib"
-  for f in warpscope ws_repro ws_trace_check ws_other_subscriber ws_launch_loop ws_pm_repro ws_gpu_pm_check ws_example_pipeline ws_hostile ws_advise_problems ws_advise_heldout ws_launch_paths ws_occupancy_long_tail ws_memory_ops; do strip -o "$dst/bin/$f" "$src/bin/$f"; done
+  for f in warpscope ws_repro ws_trace_check ws_other_subscriber ws_launch_loop ws_pm_repro ws_gpu_pm_check ws_example_pipeline ws_hostile ws_advise_problems ws_advise_heldout ws_launch_paths ws_occupancy_long_tail ws_memory_ops ws_sol_kernels; do strip -o "$dst/bin/$f" "$src/bin/$f"; done
   for f in libwarpscope.so libwarpscope_core.so libws_cupti_floor.so libws_crash_report.so libwarpscope_stack_probe.so; do strip --strip-debug -o "$dst/lib/$f" "$src/lib/$f"; done
   # Its native stacks are checked for the names of its own functions: keep its symbol table.
   strip --strip-debug -o "$dst/bin/ws_stack_sites" "$src/bin/ws_stack_sites"

@@ -112,6 +112,34 @@ TEST(PmSamplingConfigTest, MetricsAndEnvironment) {
   EXPECT_THAT(error, HasSubstr("WARPSCOPE_PM_EVALUATE='later': expected process, offline or both"));
 }
 
+// A set name stands for its list (docs/sol.md); a list that merely contains one stays a list.
+TEST(PmSamplingConfigTest, NamedMetricSetsExpand) {
+  std::vector<std::string> metrics;
+  std::string error;
+  ASSERT_TRUE(ParsePmMetrics(" sol ", &metrics, &error)) << error;
+  EXPECT_EQ(metrics, SolPmMetrics());
+  ASSERT_EQ(metrics.size(), 18u);
+  // The active-warp metrics come first, so occupancy and tail read a sol recording too.
+  EXPECT_TRUE(std::equal(DefaultPmMetrics().begin(), DefaultPmMetrics().end(), metrics.begin()));
+  for (const SolUnitMetric& unit : kSolUnits) {
+    EXPECT_EQ(std::count(metrics.begin(), metrics.end(), unit.metric), 1) << unit.unit;
+  }
+  std::vector<std::string> sorted = metrics;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "a metric twice";
+  ASSERT_TRUE(ParsePmMetrics("default", &metrics, &error));
+  EXPECT_EQ(metrics, DefaultPmMetrics());
+  ASSERT_TRUE(ParsePmMetrics("sol,gr__cycles_elapsed.max", &metrics, &error));
+  EXPECT_THAT(metrics, ElementsAre("sol", "gr__cycles_elapsed.max"));
+
+  auto get = [](std::string_view name) {
+    return name == "WARPSCOPE_PM_METRICS" ? std::string("sol") : std::string();
+  };
+  PmSamplingConfig config;
+  ASSERT_TRUE(LoadPmSamplingConfig(get, &config, &error)) << error;
+  EXPECT_EQ(config.metrics, SolPmMetrics());
+}
+
 // The layout seen on the H200 machine: PyTorch's wheel brings libcupti and libnvperf_host in
 // one folder, the CUDA toolkit has another pair that ld.so.cache finds first.
 constexpr char kWheel[] = "/opt/venv/lib/python3.12/site-packages/nvidia/cu13/lib";
