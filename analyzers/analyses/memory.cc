@@ -204,8 +204,8 @@ std::vector<std::string> Verdict(const TraceModel& model, const MemoryTimeline& 
     if (!g.leak) continue;
     std::string where;
     for (const auto& row : sites->rows()) {
-      if (CellText(row[0]) == absl::StrCat(g.device_id)) {
-        where = absl::StrCat(", most at ", CellText(row[1]));
+      if (CellText(row[0], CellKind::kInt) == absl::StrCat(g.device_id)) {
+        where = absl::StrCat(", most at ", CellText(row[1], CellKind::kString));
         break;
       }
     }
