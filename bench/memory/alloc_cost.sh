@@ -25,11 +25,11 @@ for m in $(printf '%s\n' "${runs[@]}" | shuf); do
   trace=$work/$m.wst
   case $m in
     plain) line=$("$OPS" loop "$N" "$BYTES") ;;
-    alloc) line=$("$WS" record -f -o "$trace" -- "$OPS" loop "$N" "$BYTES" 2>/dev/null) ;;
+    alloc) line=$("$WS" record -f -o "$trace" -- "$OPS" loop "$N" "$BYTES" 2>>"$OUTDIR/record_$m.err") ;;
     alloc_nostk) line=$("$WS" record -f --stacks syncs,copies,launches -o "$trace" -- \
-                          "$OPS" loop "$N" "$BYTES" 2>/dev/null) ;;
+                          "$OPS" loop "$N" "$BYTES" 2>>"$OUTDIR/record_$m.err") ;;
     no_alloc) line=$("$WS" record -f -t kernel,launch,memory,runtime,nvtx,sync -o "$trace" -- \
-                       "$OPS" loop "$N" "$BYTES" 2>/dev/null) ;;
+                       "$OPS" loop "$N" "$BYTES" 2>>"$OUTDIR/record_$m.err") ;;
   esac
   bytes=$(stat -c %s "$trace" 2>/dev/null || echo 0)
   echo "{\"run\": \"$m\", \"trace_bytes\": $bytes, \"result\": ${line:-null}}" | tee -a "$jsonl"
