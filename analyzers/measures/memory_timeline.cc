@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <set>
 #include <tuple>
 
 namespace warpscope {
@@ -66,9 +67,9 @@ class MemoryReplay {
     DeviceState& d = devices_[e.device_id];
     if (e.pool_address != 0) SetPool(d, e);
     if (Adds(e.operation)) {
-      Add(d, e);
+      if (!Shadows(d, e)) Add(d, e);
     } else if (Removes(e.operation)) {
-      Remove(d, e);
+      if (shadowed_.erase({e.device_id, e.address}) == 0) Remove(d, e);
     }
     return true;
   }
@@ -104,12 +105,39 @@ class MemoryReplay {
     d.pools_reserved += pool.reserved;
   }
 
-  void Add(DeviceState& d, const MemoryEvent& e) {
+  // CUPTI reports a VMM mapping (cuMemMap) as an ALLOCATE of the same address and size, and
+  // its cuMemUnmap as a RELEASE, beside the MAP/UNMAP of the mapping call: one block, counted
+  // once, as the MAP (the call's stack), owned by the module CUPTI names. The duplicate's
+  // address is kept so that its RELEASE is skipped too. True when `e` was such a duplicate.
+  bool Shadows(DeviceState& d, const MemoryEvent& e) {
+    const bool mapping = IsMapping(e.operation);
+    auto twin = live_.find(Key{e.device_id, !mapping, e.address});
+    if (twin == live_.end() || twin->second.bytes != e.bytes) return false;
+    shadowed_.insert({e.device_id, e.address});
+    if (mapping) {  // the ALLOCATE came first: the MAP takes its place and its owner
+      const std::string owner = twin->second.owner;
+      Forget(d, twin);
+      Add(d, e, owner);
+      return true;
+    }
+    if (twin->second.owner == MemoryOwner("") && !e.source.empty()) {
+      const std::string owner = MemoryOwner(e.source);
+      MemoryEvent map = e;
+      map.operation = v1::MEMORY_OPERATION_MAP;
+      map.correlation_id = twin->second.correlation_id;
+      map.timestamp_ns = twin->second.allocated_ns;
+      Forget(d, twin);
+      Add(d, map, owner);
+    }
+    return true;
+  }
+
+  void Add(DeviceState& d, const MemoryEvent& e, std::string owner = "") {
     const Key key{e.device_id, IsMapping(e.operation), e.address};
     if (auto it = live_.find(key); it != live_.end()) Forget(d, it);  // its free was lost
     MemoryBlock b{e.address, e.bytes, e.timestamp_ns, e.device_id, e.correlation_id,
                   e.memory_kind, e.pool_address, StackOf(e.correlation_id),
-                  MemoryOwner(e.source)};
+                  owner.empty() ? MemoryOwner(e.source) : std::move(owner)};
     d.by_kind[b.kind] += b.bytes;
     if (IsDeviceMemoryKind(b.kind)) {
       d.in_use += b.bytes;
@@ -145,6 +173,7 @@ class MemoryReplay {
   const TraceModel& model_;
   std::optional<uint32_t> device_;
   std::map<Key, MemoryBlock> live_;
+  std::set<std::pair<uint32_t, uint64_t>> shadowed_;  // device, address (Shadows)
   std::map<uint32_t, DeviceState> devices_;
   uint64_t unknown_releases_ = 0;
 };

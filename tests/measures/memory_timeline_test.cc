@@ -132,6 +132,35 @@ TEST(MemoryTimeline, EventsOutOfOrderMappingsAndDevices) {
   EXPECT_EQ(model.DeviceIds(), (std::vector<uint32_t>{0, 1}));
 }
 
+TEST(MemoryTimeline, AVmmMappingCupTiAlsoReportsAsAnAllocationCountsOnce) {
+  // cuMemMap as the callback records it (MAP, no module) and as CUPTI's memory records give it
+  // (ALLOCATE of the same address and size, from libc10_cuda), then their frees in the order
+  // the H200 gave them (RELEASE before UNMAP); a second mapping whose ALLOCATE comes first.
+  const TraceModel model = LoadText(R"pb(
+    packet { interned_string { id: 1 value: "/t/libc10_cuda.so" } }
+    packet { memory { operation: MEMORY_OPERATION_MAP memory_kind: MEMORY_KIND_DEVICE
+                      address: 4096 bytes: 64 timestamp_ns: 10 correlation_id: 7 } }
+    packet { memory { operation: MEMORY_OPERATION_ALLOCATE memory_kind: MEMORY_KIND_DEVICE
+                      address: 4096 bytes: 64 timestamp_ns: 11 correlation_id: 8
+                      source_id: 1 } }
+    packet { memory { operation: MEMORY_OPERATION_ALLOCATE memory_kind: MEMORY_KIND_DEVICE
+                      address: 8192 bytes: 32 timestamp_ns: 20 source_id: 1 } }
+    packet { memory { operation: MEMORY_OPERATION_MAP memory_kind: MEMORY_KIND_DEVICE
+                      address: 8192 bytes: 32 timestamp_ns: 21 } }
+    packet { memory { operation: MEMORY_OPERATION_RELEASE memory_kind: MEMORY_KIND_DEVICE
+                      address: 4096 bytes: 64 timestamp_ns: 30 } }
+    packet { memory { operation: MEMORY_OPERATION_UNMAP memory_kind: MEMORY_KIND_DEVICE
+                      address: 4096 bytes: 64 timestamp_ns: 31 } }
+  )pb");
+  MemoryTimeline t = ComputeMemoryTimeline(model, {});
+  ASSERT_EQ(t.devices.size(), 1u);
+  EXPECT_EQ(t.devices[0].peak_bytes, 96u);
+  EXPECT_EQ(t.devices[0].end_bytes, 32u);
+  EXPECT_EQ(t.unknown_releases, 0u);
+  ASSERT_EQ(t.devices[0].owners_at_peak.size(), 1u);
+  EXPECT_EQ(t.devices[0].owners_at_peak[0].first, "PyTorch caching allocator");
+}
+
 TEST(MemoryTimeline, ADumpsLiveBlocksCountFromTheirOriginalTimes) {
   // A flight-recorder dump: its window opens at 1000 ns, and the blocks still live then are
   // written as allocations with their own, earlier, times; the free of one of them and the

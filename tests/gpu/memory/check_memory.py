@@ -123,8 +123,13 @@ def load_json(path):
 def check_ops(c, folder):
     ref = load_json(os.path.join(folder, "ops.json"))
     t = MemTrace(os.path.join(folder, "ops.wst"))
-    allocs = {e.address: e for e in t.of("ALLOCATE")}
-    releases = {e.address: e for e in t.of("RELEASE")}
+    # A program's addresses are reused (the 3 MiB block's address later holds the pinned block
+    # and a VMM mapping), so each block is matched by address and size, in time order.
+    allocs, releases = {}, {}
+    for e in sorted(t.of("ALLOCATE"), key=lambda e: e.timestamp_ns):
+        allocs.setdefault((e.address, e.bytes), e)
+    for e in sorted(t.of("RELEASE"), key=lambda e: e.timestamp_ns):
+        releases.setdefault((e.address, e.bytes), []).append(e)
     want_kind = {"cudaMalloc": "DEVICE", "cudaMallocFromPoolAsync": "DEVICE",
                  "cudaMallocAsync": "DEVICE", "cudaHostAlloc": "PINNED",
                  "cudaMallocManaged": "MANAGED"}
@@ -139,15 +144,15 @@ def check_ops(c, folder):
             if maps:
                 c.expect(name + " stack", maps[0].correlation_id in t.stacks)
             continue
-        a = allocs.get(addr)
+        a = allocs.get((addr, size))
         if not c.expect(name + " ALLOCATE", a is not None and a.bytes == size,
                         f"at {addr:#x}: {a.bytes if a else 'none'} bytes"):
             continue
         c.expect(name + " kind", KIND.get(a.memory_kind) == want_kind[what],
                  KIND.get(a.memory_kind, "?"))
-        r = releases.get(addr)
-        c.expect(name + " RELEASE", r is not None and r.timestamp_ns >= a.timestamp_ns and
-                 r.bytes in (0, size), f"{r.bytes if r else 'none'}")
+        r = next((x for x in releases.get((addr, size), []) + releases.get((addr, 0), [])
+                  if x.timestamp_ns >= a.timestamp_ns), None)
+        c.expect(name + " RELEASE", r is not None, f"{r.bytes if r else 'none'}")
         c.expect(name + " stack", a.correlation_id in t.stacks,
                  f"correlation id {a.correlation_id}")
         if what == "cudaMallocFromPoolAsync":
