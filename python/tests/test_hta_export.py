@@ -125,6 +125,12 @@ def test_hta_breakdowns_match_summary(cli: Path, trace: Path, tmp_path: Path, ht
     kernel_ns = sum(r["total_time_ns"] for r in computing)
     nccl_ns = sum(r["total_time_ns"] for r in nccl)
     memory_ns = sum(r["total_time_ns"] for r in s["memory"])
+    if not s["kernels"]:
+        # A trace without kernels (the out-of-memory dump) gives HTA no GPU work to break down:
+        # the export holds no kernel either.
+        events = json.loads(files[0].read_text())["traceEvents"]
+        assert not [e for e in events if e.get("cat") == "kernel"]
+        return
     assert kernel_ns > 0
 
     # Every kernel, copy and memset reaches HTA, once. Once a file has steps HTA keeps only GPU
@@ -190,6 +196,13 @@ def test_hta_compute_and_overlap_equal_warpscope(cli: Path, traces: List[Path], 
     # Kept to its last step's end, HTA reads all of a bundled trace's GPU work (as the test
     # above checks): its computation time and overlap are warpscope's over the whole trace.
     whole = {r["rank"]: r for r in job_tables(cli, traces, *WHOLE_TRACE)["ranks"]}
+    if all(r["total_compute_ms"] == 0 and r["total_comm_ms"] == 0 for r in whole.values()):
+        # No GPU work (the out-of-memory dump): HTA's breakdowns fail on such a trace, and
+        # there is nothing to compare; the export holds no kernel either.
+        for f in out.glob("rank*.trace.json"):
+            events = json.loads(f.read_text())["traceEvents"]
+            assert not [e for e in events if e.get("cat") == "kernel"]
+        return
     analysis = hta_analysis(trace_dir=str(out), include_last_profiler_step=True)
     temporal = analysis.get_temporal_breakdown(visualize=False).set_index("rank")
     overlap = analysis.get_comm_comp_overlap(visualize=False).set_index("rank")
