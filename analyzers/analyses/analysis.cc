@@ -35,6 +35,15 @@ AnalysisOption KernelRegexOption() {
           "only kernels whose name matches (RE2 syntax)", ""};
 }
 
+AnalysisOption KernelDeviceOption() {
+  return {"device", "", OptionKind::kDevice, "N", "only this device's kernels", ""};
+}
+
+AnalysisOption TopKernelsOption() {
+  return {"top", "n", OptionKind::kCount, "N", "keep the N kernels with the most GPU time (0 = all)",
+          "20"};
+}
+
 AnalysisOption LiteralRangesOption() {
   return {"literal-ranges", "", OptionKind::kSwitch, "",
           "NVTX ranges by their names as written (step_12, not step_<N>)", ""};

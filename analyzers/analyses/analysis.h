@@ -64,9 +64,12 @@ struct AnalysisOption {
 };
 
 // Options several analyses share, defined once: --short-names (every analysis that prints
-// kernel names), -k/--kernel REGEX and --literal-ranges.
+// kernel names), -k/--kernel REGEX, --device N and -n/--top N (20) for the per-kernel rows,
+// and --literal-ranges.
 AnalysisOption ShortNamesOption();
 AnalysisOption KernelRegexOption();
+AnalysisOption KernelDeviceOption();
+AnalysisOption TopKernelsOption();
 AnalysisOption LiteralRangesOption();
 
 // The options given to one run, against the row's option list. Check() validates every value

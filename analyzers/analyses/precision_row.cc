@@ -137,9 +137,8 @@ AnalysisRow PrecisionAnalysis() {
   row.input = AnalysisInput::kOneTrace;
   row.options = {
       KernelRegexOption(),
-      {"device", "", OptionKind::kDevice, "N", "only this device's kernels", ""},
-      {"top", "n", OptionKind::kCount, "N", "keep the N kernels with the most GPU time (0 = all)",
-       "20"},
+      KernelDeviceOption(),
+      TopKernelsOption(),
       ShortNamesOption()};
   row.about =
       "The class of each kernel comes from its name, by the table advise's fp32-matrix rule "

@@ -48,9 +48,8 @@ AnalysisRow SolAnalysis() {
   row.input = AnalysisInput::kOneTrace;
   row.options = {
       KernelRegexOption(),
-      {"device", "", OptionKind::kDevice, "N", "only this device's kernels", ""},
-      {"top", "n", OptionKind::kCount, "N", "keep the N kernels with the most GPU time (0 = all)",
-       "20"},
+      KernelDeviceOption(),
+      TopKernelsOption(),
       {"svg", "", OptionKind::kOutputFile, "FILE",
        "draw a roofline of the top 10 kernels as SVG", "", "roofline.svg"},
       ShortNamesOption()};

@@ -222,7 +222,8 @@ inline constexpr auto kSamplingRows = std::to_array<SettingSpec>({
     {S::kPmInterval, "WARPSCOPE_PM_INTERVAL", "pm-interval", "", false, "TIME", "200us", "",
      "PM sampling interval, e.g. 200us, 100us, 1ms", P::kPmInterval, O::kPmSampling},
     {S::kPmMetrics, "WARPSCOPE_PM_METRICS", "pm-metrics", "", false, "LIST", "", "",
-     "comma-separated PM metrics replacing the default set (must be one pass)", P::kPmMetrics,
+     "sol (per-unit throughput, for warpscope sol) or comma-separated PM metrics replacing the "
+     "default set (must be one pass)", P::kPmMetrics,
      O::kPmSampling},
     {S::kPmBuffer, "WARPSCOPE_PM_BUFFER", "pm-buffer", "", false, "BYTES", "128M", "",
      "PM sampling hardware buffer", P::kPmBytes, O::kPmSampling},
