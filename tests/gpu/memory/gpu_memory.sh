@@ -10,9 +10,12 @@
 #              torch_leak.py (a list that keeps one 16 MiB tensor a step), with
 #              PYTORCH_CUDA_ALLOC_CONF unset and expandable_segments:True
 #   torch_oom  torch_oom.py under --flight-recorder 1: 1 GiB blocks until torch.OutOfMemoryError
+# and, part `heldout`, programs the leak rule was not written on (torch_memory_heldout.py:
+# a leak from step 10 under numbered NVTX ranges, torch.compile without NVTX with and without a
+# leak), judged by `warpscope memory` itself (check_memory_heldout.py).
 #
 #   tests/gpu/gpu_suite.sh --stage build        # here; then, on the GPU machine:
-#   tests/gpu/memory/gpu_memory.sh
+#   tests/gpu/memory/gpu_memory.sh [base,heldout]   (the parts to run; default both)
 # Results in $OUT (or WS_OUT): memory.txt (what ran, record's lines, the check), each run's
 # trace(s) NAME.wst (dumps NAME_<n>.wst), NAME.json (the program's reference), NAME.err, and
 # manifest.jsonl. check_memory.py DIR checks them (run here when Python's protobuf is there).
@@ -40,7 +43,9 @@ record() {
   return 0
 }
 
+parts=,${1:-base,heldout},
 say "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
+if [[ $parts == *,base,* ]]; then
 record ops -o "$res/ops.wst" -- "$BIN/ws_memory_ops" all
 cp "$res/ops.stdout" "$res/ops.json"
 echo '{"name": "ops", "trace": "ops.wst", "reference": "ops.json"}' >>"$res/manifest.jsonl"
@@ -57,12 +62,26 @@ echo '{"name": "leak_expandable", "trace": "leak_expandable.wst", "reference": "
 
 record torch_oom --flight-recorder 1 -o "$res/torch_oom.wst" -- python3 "$MEM/torch_oom.py" "$res/torch_oom.json" 3
 echo '{"name": "torch_oom", "dumps": "torch_oom_*.wst", "reference": "torch_oom.json"}' >>"$res/manifest.jsonl"
+fi
 
+if [[ $parts == *,heldout,* ]]; then
+  for m in history clean cache; do
+    record heldout_$m -o "$res/heldout_$m.wst" -- python3 "$MEM/torch_memory_heldout.py" $m "$res/heldout_$m.json" 40
+  done
+fi
+
+if [[ $parts == *,heldout,* ]]; then
+  say "== held-out leaks (warpscope memory)"
+  python3 "$MEM/check_memory_heldout.py" "$res" "$WS" 2>&1 | tee -a "$out"
+  [[ ${PIPESTATUS[0]} != 0 ]] && fails=$((fails + 1))
+fi
 say "== files"; ls -l "$res" | tail -n +2 | sed 's/^/  /' | tee -a "$out"
 if python3 -c 'import google.protobuf' 2>/dev/null; then
   say "== check"
-  python3 "$MEM/check_memory.py" "$res" 2>&1 | tee -a "$out"
-  [[ ${PIPESTATUS[0]} != 0 ]] && fails=$((fails + 1))
+  if [[ $parts == *,base,* ]]; then
+    python3 "$MEM/check_memory.py" "$res" 2>&1 | tee -a "$out"
+    [[ ${PIPESTATUS[0]} != 0 ]] && fails=$((fails + 1))
+  fi
 else
   say "== check skipped: no Python protobuf here; run tests/gpu/memory/check_memory.py $res"
 fi
