@@ -321,7 +321,7 @@ TEST(NvtxProjectionTest, BoundedInFileOrderGivesTheFiguresOfTheTables) {
   absl::StatusOr<TraceModel> recorded =
       TraceModel::Load(SourceDir() + "/examples/traces/cuda13.0_sm90/pipeline_pm.wst");
   ASSERT_TRUE(recorded.ok()) << recorded.status();
-  ASSERT_GT(recorded->kernels.size(), 1000u);
+  ASSERT_GT(recorded->kernels.size(), 800u);  // launches far past the bound
   ExpectSameGroups(ProjectInFileOrder(*recorded, options, 256),
                    ProjectNvtxRanges(*recorded, options));
 }
