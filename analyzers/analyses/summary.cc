@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -13,18 +15,19 @@
 #include "absl/strings/str_split.h"
 #include "analyzers/measures/call_sites.h"
 #include "analyzers/measures/host_waits.h"
-#include "analyzers/model/interval_union.h"
+#include "analyzers/model/interval_union_stream.h"
+#include "analyzers/model/trace_model.h"
 #include "proto/settings/setting_error.h"
 
 namespace warpscope {
 namespace {
 
-using DurationGroups = std::map<std::string, std::vector<uint64_t>>;
+using DurationGroups = std::map<std::string, DurationSketch>;
 
-std::vector<NamedDurations> ToRows(DurationGroups& groups) {
+std::vector<NamedDurations> ToRows(const DurationGroups& groups) {
   std::vector<NamedDurations> rows;
   uint64_t grand_total = 0;
-  for (auto& [name, durations] : groups) {
+  for (const auto& [name, durations] : groups) {
     NamedDurations& row = rows.emplace_back();
     row.name = name;
     row.time = DurationStats::Of(durations);
@@ -73,21 +76,35 @@ void SortMemory(std::vector<MemoryOperationSummary>& rows, const SummaryOptions&
 }
 
 struct MemoryGroup {
-  std::vector<uint64_t> durations;
-  std::vector<uint64_t> bytes;
+  DurationSketch time;
+  uint64_t total_bytes = 0, min_bytes = 0, max_bytes = 0;
+  void Add(uint64_t ns, uint64_t bytes) {
+    min_bytes = time.count() == 0 ? bytes : std::min(min_bytes, bytes);
+    max_bytes = std::max(max_bytes, bytes);
+    total_bytes += bytes;
+    time.Add(ns);
+  }
+  void Merge(const MemoryGroup& other) {
+    if (other.time.count() == 0) return;
+    min_bytes = time.count() == 0 ? other.min_bytes : std::min(min_bytes, other.min_bytes);
+    max_bytes = std::max(max_bytes, other.max_bytes);
+    total_bytes += other.total_bytes;
+    time.Merge(other.time);
+  }
 };
+using MemoryGroups = std::map<std::string, MemoryGroup>;
 
-std::vector<MemoryOperationSummary> ToMemoryRows(std::map<std::string, MemoryGroup>& groups) {
+std::vector<MemoryOperationSummary> ToMemoryRows(const MemoryGroups& groups) {
   std::vector<MemoryOperationSummary> rows;
   uint64_t grand_total = 0;
-  for (auto& [operation, group] : groups) {
+  for (const auto& [operation, group] : groups) {
     MemoryOperationSummary& row = rows.emplace_back();
     row.operation = operation;
-    row.time = DurationStats::Of(group.durations);
-    for (uint64_t b : group.bytes) row.total_bytes += b;
-    row.min_bytes = *std::min_element(group.bytes.begin(), group.bytes.end());
-    row.max_bytes = *std::max_element(group.bytes.begin(), group.bytes.end());
-    row.avg_bytes = static_cast<double>(row.total_bytes) / group.bytes.size();
+    row.time = DurationStats::Of(group.time);
+    row.total_bytes = group.total_bytes;
+    row.min_bytes = group.min_bytes;
+    row.max_bytes = group.max_bytes;
+    row.avg_bytes = static_cast<double>(row.total_bytes) / group.time.count();
     grand_total += row.time.total_ns;
   }
   for (MemoryOperationSummary& row : rows) {
@@ -96,81 +113,133 @@ std::vector<MemoryOperationSummary> ToMemoryRows(std::map<std::string, MemoryGro
   return rows;
 }
 
-// The union of `intervals` (any order): first start, last end, busy time and gaps.
-GpuBusy Busy(std::vector<TimeInterval> intervals) {
-  const IntervalUnion u = UnionOf(std::move(intervals));
+template <typename Groups>
+void MergeGroups(const Groups& from, Groups& into) {
+  for (const auto& [name, group] : from) into[name].Merge(group);
+}
+
+GpuBusy BusyOf(const UnionTotals& u) {
   GpuBusy busy;
   busy.begin_ns = u.begin_ns;
   busy.end_ns = u.end_ns;
   busy.busy_ns = u.covered_ns;
-  busy.idle_ns = u.span_ns() - u.covered_ns;
-  busy.gaps = u.gaps.size();
-  for (const IntervalGap& gap : u.gaps) {
-    busy.longest_gap_ns = std::max(busy.longest_gap_ns, gap.length());
-  }
+  busy.idle_ns = u.end_ns - u.begin_ns - u.covered_ns;
+  busy.gaps = u.gaps;
+  busy.longest_gap_ns = u.longest_gap_ns;
+  busy.late_records = u.late;
   return busy;
 }
 
-// The group of each name as the model holds it (a view into its interned strings: one
-// address per distinct name), so that the groups keyed by string are searched once per name,
-// not once per event.
+// The group of each name as the events hold it (a view into their model's interned strings:
+// one address per distinct name), so that the groups keyed by string are searched once per
+// name, not once per event.
+template <typename Group>
 class GroupOfName {
  public:
-  explicit GroupOfName(DurationGroups& groups) : groups_(groups) {}
+  explicit GroupOfName(std::map<std::string, Group>& groups) : groups_(groups) {}
   template <typename NameOf>
-  std::vector<uint64_t>& Find(std::string_view name, NameOf name_of) {
+  Group& Find(std::string_view name, NameOf name_of) {
     auto [it, added] = cache_.try_emplace(name.data(), name.size(), nullptr);
     if (added || it->second.first != name.size()) it->second = {name.size(), &groups_[name_of()]};
     return *it->second.second;
   }
 
  private:
-  DurationGroups& groups_;
-  std::unordered_map<const char*, std::pair<size_t, std::vector<uint64_t>*>> cache_;
+  std::map<std::string, Group>& groups_;
+  std::unordered_map<const char*, std::pair<size_t, Group*>> cache_;
 };
 
-// Adds a model's GPU events on `device` (all devices when null) to the groups.
-void CollectDevice(const TraceModel& m, const uint32_t* device, DurationGroups& kernels,
-                   std::map<std::string, MemoryGroup>& memory,
-                   std::vector<TimeInterval>& intervals) {
-  GroupOfName kernel_group(kernels);
-  for (const KernelEvent& k : m.kernels) {
-    if (device != nullptr && k.device_id != *device) continue;
+// One device's GPU work, folded.
+struct DeviceFold {
+  explicit DeviceFold(size_t window) : busy(window) {}
+  DurationGroups kernels;
+  MemoryGroups memory;
+  IntervalUnionStream busy;
+  GroupOfName<DurationSketch> kernel_group{kernels};
+};
+
+constexpr EventKinds kFoldedEvents =
+    EventKindBit(EventKind::kKernel) | EventKindBit(EventKind::kMemcpy) |
+    EventKindBit(EventKind::kMemset) | EventKindBit(EventKind::kApiCall) |
+    EventKindBit(EventKind::kGraphLaunch);
+
+// One trace's GPU work and API calls folded as they come, and its NVTX projection.
+class TraceFold : public TraceEventSink {
+ public:
+  TraceFold(const TraceModel& model, const SummaryOptions& options, bool file_order)
+      : window_(file_order ? IntervalUnionStream::kDefaultWindow : size_t{1} << 60) {
+    if (!options.nvtx && !options.nvtx_kernels) return;  // only the NVTX reports use it
+    NvtxProjectionOptions projection;
+    projection.work_by_name = options.nvtx_kernels;
+    projection.literal_ranges = options.literal_ranges;
+    projector = std::make_unique<NvtxProjector>(
+        model, projection, file_order ? NvtxProjector::kFileOrderInFlight : 0);
+  }
+  using TraceEventSink::Add;
+  void Add(const KernelEvent& k) override {
+    DeviceFold& d = Device(k.device_id);
     // KernelDisplayName is the name, else the mangled name, else a constant.
-    kernel_group.Find(!k.name.empty() ? k.name : k.mangled_name,
-                      [&] { return KernelDisplayName(k); })
-        .push_back(k.duration_ns);
-    intervals.push_back({k.start_ns, std::max(k.start_ns, k.end_ns())});
+    d.kernel_group.Find(!k.name.empty() ? k.name : k.mangled_name,
+                        [&] { return KernelDisplayName(k); })
+        .Add(k.duration_ns);
+    d.busy.Add({k.start_ns, std::max(k.start_ns, k.end_ns())});
+    if (projector) projector->Add(k);
   }
-  for (const MemcpyEvent& c : m.memcpys) {
-    if (device != nullptr && c.device_id != *device) continue;
-    MemoryGroup& g = memory[MemcpyOperationName(c.copy_kind)];
-    g.durations.push_back(c.duration_ns);
-    g.bytes.push_back(c.bytes);
-    intervals.push_back({c.start_ns, std::max(c.start_ns, c.end_ns())});
+  void Add(const MemcpyEvent& c) override {
+    DeviceFold& d = Device(c.device_id);
+    d.memory[MemcpyOperationName(c.copy_kind)].Add(c.duration_ns, c.bytes);
+    d.busy.Add({c.start_ns, std::max(c.start_ns, c.end_ns())});
+    if (projector) projector->Add(c);
   }
-  for (const MemsetEvent& s : m.memsets) {
-    if (device != nullptr && s.device_id != *device) continue;
-    MemoryGroup& g = memory[std::string(kMemsetOperationName)];
-    g.durations.push_back(s.duration_ns);
-    g.bytes.push_back(s.bytes);
-    intervals.push_back({s.start_ns, std::max(s.start_ns, s.end_ns())});
+  void Add(const MemsetEvent& s) override {
+    DeviceFold& d = Device(s.device_id);
+    d.memory[std::string(kMemsetOperationName)].Add(s.duration_ns, s.bytes);
+    d.busy.Add({s.start_ns, std::max(s.start_ns, s.end_ns())});
+    if (projector) projector->Add(s);
   }
-}
+  void Add(const ApiCallEvent& a) override {
+    api_group_.Find(a.name, [&] { return std::string(a.name); }).Add(a.duration_ns);
+    if (projector) projector->Add(a);
+  }
+  void Add(const GraphLaunchEvent& g) override {
+    if (projector) projector->Add(g);
+  }
+  DeviceFold& Device(uint32_t id) { return devices.try_emplace(id, window_).first->second; }
 
-void CollectApi(const TraceModel& m, DurationGroups& api) {
-  GroupOfName group(api);
-  for (const ApiCallEvent& a : m.api_calls) {
-    group.Find(a.name, [&] { return std::string(a.name); }).push_back(a.duration_ns);
-  }
-}
+  std::map<uint32_t, DeviceFold> devices;
+  DurationGroups api;
+  std::unique_ptr<NvtxProjector> projector;
 
-NvtxProjection Project(const TraceModel& m, const SummaryOptions& options) {
-  if (!options.nvtx && !options.nvtx_kernels) return {};  // only the NVTX reports use it
-  NvtxProjectionOptions projection;
-  projection.work_by_name = options.nvtx_kernels;
-  projection.literal_ranges = options.literal_ranges;
-  return ProjectNvtxRanges(m, projection);
+ private:
+  size_t window_;
+  GroupOfName<DurationSketch> api_group_{api};
+};
+
+// Folds `model`'s GPU work and API calls: from its tables when they were kept (or `tables`
+// says so), else from its file read again in one pass.
+absl::StatusOr<std::unique_ptr<TraceFold>> FoldTrace(const TraceModel& model,
+                                                     const SummaryOptions& options,
+                                                     bool tables) {
+  tables = tables || (model.kept_events & kFoldedEvents) == kFoldedEvents;
+  auto fold = std::make_unique<TraceFold>(model, options, !tables);
+  if (!tables) {
+    // As ReadEventsAgain, for several kinds in one pass.
+    TraceModelOptions again;
+    again.keep_events = 0;
+    again.keep_pc_sample_records = false;
+    again.sink = fold.get();
+    again.sink_events = kFoldedEvents;
+    again.skip_other_events = true;
+    again.slice = model.slice;
+    if (absl::Status s = TraceModel::Load(model.source_name, again).status(); !s.ok()) return s;
+    return fold;
+  }
+  for (const ApiCallEvent& a : model.api_calls) fold->Add(a);
+  for (const KernelEvent& k : model.kernels) fold->Add(k);
+  for (const MemcpyEvent& c : model.memcpys) fold->Add(c);
+  for (const MemsetEvent& m : model.memsets) fold->Add(m);
+  for (const GraphLaunchEvent& g : model.graph_launches) fold->Add(g);
+  return fold;
 }
 
 // NVTX rows by GPU time for `total` (host time breaks ties), else by the host figures.
@@ -367,57 +436,92 @@ void CollectCallSites(const TraceModel& model, const SummaryOptions& options,
 }
 
 TraceSummary Summarize(const TraceModel& model, std::string label, const SummaryOptions& options,
-                       NvtxProjection projection) {
+                       TraceFold& fold, NvtxProjection projection) {
   TraceSummary summary;
   summary.label = std::move(label);
-  for (uint32_t id : model.DeviceIds()) {
+  std::set<uint32_t> ids;
+  for (uint32_t id : model.DeviceIds()) ids.insert(id);
+  for (const auto& [id, d] : fold.devices) ids.insert(id);
+  for (uint32_t id : ids) {
     DeviceSummary& dev = summary.devices.emplace_back();
     dev.device_id = id;
     if (const DeviceInfo* info = model.FindDevice(id)) dev.device_name = info->name;
-    DurationGroups kernels;
-    std::map<std::string, MemoryGroup> memory;
-    std::vector<TimeInterval> intervals;
-    CollectDevice(model, &id, kernels, memory, intervals);
-    dev.kernels = ToRows(kernels);
+    auto folded = fold.devices.find(id);
+    if (folded == fold.devices.end()) continue;
+    dev.kernels = ToRows(folded->second.kernels);
     SortNamed(dev.kernels, options);
-    dev.memory = ToMemoryRows(memory);
+    dev.memory = ToMemoryRows(folded->second.memory);
     SortMemory(dev.memory, options);
-    if (!intervals.empty()) {
+    const UnionTotals busy = folded->second.busy.Finish();
+    if (busy.intervals > 0) {
       dev.has_busy = true;
-      dev.busy = Busy(std::move(intervals));
+      dev.busy = BusyOf(busy);
     }
   }
-  DurationGroups api;
-  CollectApi(model, api);
-  summary.api_calls = ToRows(api);
+  summary.api_calls = ToRows(fold.api);
   SortNamed(summary.api_calls, options);
   summary.nvtx_ranges = ToNvtxRows(projection.groups, options);
   CallSiteGroups syncs, launches;
   CollectCallSites(model, options, syncs, launches);
   summary.syncs = ToSiteRows(syncs, options);
   summary.launch_sites = ToSiteRows(launches, options);
-  summary.api_stacks = model.api_stacks.size();
+  summary.api_stacks = model.EventCount(EventKind::kApiStack);
   summary.api_call_records = projection.api_calls;
   summary.gpu_records = projection.gpu_records;
   summary.gpu_records_without_api_call = projection.gpu_records_without_api_call;
   return summary;
 }
 
-}  // namespace
-
-TraceSummary SummarizeTrace(const TraceModel& model, std::string label,
-                            const SummaryOptions& options) {
-  return Summarize(model, std::move(label), options, Project(model, options));
+// The combined view of several traces: every device's work, the API calls and the NVTX
+// ranges by (domain, path) over all threads.
+TraceSummary Combine(const std::vector<const TraceModel*>& models,
+                     const std::vector<std::unique_ptr<TraceFold>>& folds,
+                     std::map<std::pair<std::string, std::string>, NvtxRangeGroup>& nvtx,
+                     const SummaryOptions& options) {
+  TraceSummary all;
+  // Built, not assigned from a literal: GCC 12 warns falsely (-Wrestrict) on `= "*"`.
+  all.label = std::string(1, '*');
+  DeviceSummary& dev = all.devices.emplace_back();
+  dev.all_devices = true;
+  DurationGroups kernels, api;
+  MemoryGroups memory;
+  CallSiteGroups syncs, launches;
+  for (size_t i = 0; i < models.size(); ++i) {
+    for (const auto& [id, d] : folds[i]->devices) {
+      MergeGroups(d.kernels, kernels);
+      MergeGroups(d.memory, memory);
+    }
+    MergeGroups(folds[i]->api, api);
+    CollectCallSites(*models[i], options, syncs, launches);
+    all.api_stacks += models[i]->EventCount(EventKind::kApiStack);
+  }
+  all.syncs = ToSiteRows(syncs, options);
+  all.launch_sites = ToSiteRows(launches, options);
+  dev.kernels = ToRows(kernels);
+  SortNamed(dev.kernels, options);
+  dev.memory = ToMemoryRows(memory);
+  SortMemory(dev.memory, options);
+  all.api_calls = ToRows(api);
+  SortNamed(all.api_calls, options);
+  std::vector<NvtxRangeGroup> groups;
+  groups.reserve(nvtx.size());
+  for (auto& [key, g] : nvtx) groups.push_back(std::move(g));
+  all.nvtx_ranges = ToNvtxRows(groups, options);
+  return all;
 }
 
-std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& models,
-                                          const std::vector<std::string>& labels,
-                                          const SummaryOptions& options) {
+absl::StatusOr<std::vector<TraceSummary>> SummarizeAll(
+    const std::vector<const TraceModel*>& models, const std::vector<std::string>& labels,
+    const SummaryOptions& options, bool tables) {
   std::vector<TraceSummary> out;
+  std::vector<std::unique_ptr<TraceFold>> folds;
   // Ranges of every trace by (domain, path), over all threads: the combined NVTX view.
   std::map<std::pair<std::string, std::string>, NvtxRangeGroup> combined_nvtx;
   for (size_t i = 0; i < models.size(); ++i) {
-    NvtxProjection projection = Project(*models[i], options);
+    absl::StatusOr<std::unique_ptr<TraceFold>> fold = FoldTrace(*models[i], options, tables);
+    if (!fold.ok()) return fold.status();
+    NvtxProjection projection;
+    if ((*fold)->projector) projection = (*fold)->projector->Finish();
     if (models.size() > 1) {
       for (const NvtxRangeGroup& g : projection.groups) {
         auto [it, added] = combined_nvtx.try_emplace({g.domain, g.path});
@@ -430,39 +534,55 @@ std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& 
         it->second.Merge(g);
       }
     }
-    out.push_back(Summarize(*models[i],
-                            i < labels.size() ? labels[i] : models[i]->source_name, options,
-                            std::move(projection)));
+    out.push_back(Summarize(*models[i], i < labels.size() ? labels[i] : models[i]->source_name,
+                            options, **fold, std::move(projection)));
+    folds.push_back(*std::move(fold));
   }
-  if (models.size() < 2) return out;
-  TraceSummary& all = out.emplace_back();
-  // Built, not assigned from a literal: GCC 12 warns falsely (-Wrestrict) on `= "*"`.
-  all.label = std::string(1, '*');
-  DeviceSummary& dev = all.devices.emplace_back();
-  dev.all_devices = true;
-  DurationGroups kernels, api;
-  std::map<std::string, MemoryGroup> memory;
-  std::vector<TimeInterval> intervals;  // unused: ranks' clocks differ
-  CallSiteGroups syncs, launches;
-  for (const TraceModel* m : models) {
-    CollectDevice(*m, nullptr, kernels, memory, intervals);
-    CollectApi(*m, api);
-    CollectCallSites(*m, options, syncs, launches);
-    all.api_stacks += m->api_stacks.size();
-  }
-  all.syncs = ToSiteRows(syncs, options);
-  all.launch_sites = ToSiteRows(launches, options);
-  dev.kernels = ToRows(kernels);
-  SortNamed(dev.kernels, options);
-  dev.memory = ToMemoryRows(memory);
-  SortMemory(dev.memory, options);
-  all.api_calls = ToRows(api);
-  SortNamed(all.api_calls, options);
-  std::vector<NvtxRangeGroup> groups;
-  groups.reserve(combined_nvtx.size());
-  for (auto& [key, g] : combined_nvtx) groups.push_back(std::move(g));
-  all.nvtx_ranges = ToNvtxRows(groups, options);
+  if (models.size() >= 2) out.push_back(Combine(models, folds, combined_nvtx, options));
   return out;
+}
+
+}  // namespace
+
+TraceSummary SummarizeTrace(const TraceModel& model, std::string label,
+                            const SummaryOptions& options) {
+  std::vector<TraceSummary> one = SummarizeTraces({&model}, {std::move(label)}, options);
+  return std::move(one.front());
+}
+
+std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& models,
+                                          const std::vector<std::string>& labels,
+                                          const SummaryOptions& options) {
+  // From the tables nothing is read: it cannot fail.
+  return *SummarizeAll(models, labels, options, /*tables=*/true);
+}
+
+absl::StatusOr<std::vector<TraceSummary>> SummarizeTraceFiles(
+    const std::vector<const TraceModel*>& models, const std::vector<std::string>& labels,
+    const SummaryOptions& options) {
+  return SummarizeAll(models, labels, options, /*tables=*/false);
+}
+
+TraceModelOptions SummaryLoadOptions(const SummaryOptions& options, bool short_names) {
+  TraceModelOptions load;
+  load.keep_pc_sample_records = false;
+  if (!options.syncs && !options.launch_sites && !short_names) {
+    load.keep_events = EventKindBit(EventKind::kNvtxRange);
+  }
+  return load;
+}
+
+DurationStats DurationStats::Of(const DurationSketch& sketch) {
+  DurationStats s;
+  s.count = sketch.count();
+  if (s.count == 0) return s;
+  s.total_ns = sketch.total_ns();
+  s.min_ns = sketch.min_ns();
+  s.max_ns = sketch.max_ns();
+  s.avg_ns = static_cast<double>(s.total_ns) / s.count;
+  s.median_ns = sketch.Median();
+  s.stddev_ns = sketch.SampleStddev();
+  return s;
 }
 
 }  // namespace warpscope

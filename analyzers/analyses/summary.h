@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analyzers/measures/duration_sketch.h"
 #include "analyzers/measures/nvtx_projection.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/report.h"
@@ -31,6 +32,9 @@ struct DurationStats {
 
   // Sorts `durations` in place.
   static DurationStats Of(std::vector<uint64_t>& durations);
+  // From a sketch: median and deviation exact up to DurationSketch::kExactValues instances,
+  // then within its stated error.
+  static DurationStats Of(const DurationSketch& sketch);
 };
 
 // One row of the kernel or API tables: all instances sharing a name.
@@ -59,6 +63,9 @@ struct GpuBusy {
   uint64_t idle_ns = 0;  // span - busy
   uint64_t gaps = 0;     // idle stretches between activities
   uint64_t longest_gap_ns = 0;
+  // Records that came after their place in time had been folded (IntervalUnionStream, more
+  // than its window out of file order): busy_ns may count idle time before them as busy.
+  uint64_t late_records = 0;
   uint64_t span_ns() const { return end_ns - begin_ns; }
 };
 
@@ -155,14 +162,27 @@ struct SummaryOptions {
 absl::Status ParseSummarySort(std::string_view name, SummaryOptions* options);
 absl::Status ParseSummaryReports(std::string_view list, SummaryOptions* options);
 
-// Summarizes one trace. Rows are sorted and cut to options.top.
+// Summarizes one trace from its tables (loaded whole: TraceModel::Load's default). Rows are
+// sorted and cut to options.top.
 TraceSummary SummarizeTrace(const TraceModel& model, std::string label,
                             const SummaryOptions& options);
-// Summarizes several traces: one TraceSummary per trace, then (for two or more) a combined
-// one labelled "*" whose single DeviceSummary covers every device of every trace.
+// Summarizes several traces from their tables: one TraceSummary per trace, then (for two or
+// more) a combined one labelled "*" whose single DeviceSummary covers every device of every
+// trace.
 std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& models,
                                           const std::vector<std::string>& labels,
                                           const SummaryOptions& options);
+// The same for models loaded with SummaryLoadOptions: each trace's GPU work and API calls are
+// read again from its file in one pass and folded as they come (kernels, copies and calls by
+// name in DurationSketch, busy time in IntervalUnionStream, the NVTX projection bounded by
+// NvtxProjector::kFileOrderInFlight), so that memory grows with names and NVTX ranges, not
+// with events. Errors: those of reading a file again.
+absl::StatusOr<std::vector<TraceSummary>> SummarizeTraceFiles(
+    const std::vector<const TraceModel*>& models, const std::vector<std::string>& labels,
+    const SummaryOptions& options);
+// What SummarizeTraceFiles needs loaded: the NVTX ranges (and, for the syncs and launch-sites
+// reports or --short-names, every table: they read the calls and kernels whole).
+TraceModelOptions SummaryLoadOptions(const SummaryOptions& options, bool short_names);
 
 // Table: sections per trace and device with human durations. CSV: one table per report
 // (with `file` and `device` columns, durations in ns), each preceded by a "# report: NAME"

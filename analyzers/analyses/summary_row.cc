@@ -27,11 +27,22 @@ absl::Status CheckSummaryOptions(const OptionValues& values) {
   return SummaryOptionsOf(values, &options);
 }
 
+// Only the NVTX ranges: the GPU work and API calls are folded from a second pass over the file
+// (SummarizeTraceFiles), so memory does not grow with events.
+TraceModelOptions SummaryLoad(const OptionValues& values) {
+  SummaryOptions options;
+  if (!SummaryOptionsOf(values, &options).ok()) return {};  // checked before (check)
+  return SummaryLoadOptions(options, values.Has("short-names"));
+}
+
 absl::StatusOr<AnalysisResult> RunSummary(const AnalysisInputs& in, const OptionValues& values) {
   SummaryOptions options;
   if (absl::Status s = SummaryOptionsOf(values, &options); !s.ok()) return s;
   options.names = KernelNamesOf(values, in.traces);
-  std::vector<TraceSummary> summaries = SummarizeTraces(in.traces, in.paths, options);
+  absl::StatusOr<std::vector<TraceSummary>> folded =
+      SummarizeTraceFiles(in.traces, in.paths, options);
+  if (!folded.ok()) return AsInputError(folded.status());
+  std::vector<TraceSummary> summaries = *std::move(folded);
   AnalysisResult result;
   result.report = SummaryReport(summaries, options);
   result.report.notes = SummaryNotes(summaries, options);
@@ -73,6 +84,7 @@ AnalysisRow SummaryAnalysis() {
       "launch-sites the kernel time by the line that launched it (both need call\nstacks, "
       "recorded by default). See docs/cli.md.\n";
   row.check = CheckSummaryOptions;
+  row.load_options = SummaryLoad;
   row.run = RunSummary;
   return row;
 }

@@ -1,17 +1,17 @@
 // NVTX ranges projected onto the GPU through API correlation ids (see nvtx_projection.h).
-// Linear-ish: GPU records are sorted by correlation id once, API calls by thread and start
-// once; each range then binary-searches its thread's calls and walks the ones inside it.
+// The ranges are indexed per thread once; each API call and GPU record then waits, by
+// correlation id, for its other half, and a joined record is added at once to the ranges open
+// at its call: memory grows with the ranges and what waits, not with the records.
 #include "analyzers/measures/nvtx_projection.h"
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <string_view>
-#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
 
+#include "absl/container/btree_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/measures/steps.h"
 #include "analyzers/model/interval_union.h"
@@ -47,175 +47,9 @@ void NvtxRangeGroup::Merge(const NvtxRangeGroup& other) {
 
 namespace {
 
-enum class WorkKind : uint8_t { kKernel, kMemcpy, kMemset, kGraphLaunch };
-
-// One GPU record, reduced to what the projection needs: one per kernel, copy and memset of
-// the trace, so its fields are ordered to leave no padding (32 bytes).
-struct WorkRecord {
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  uint32_t correlation_id = 0;
-  uint32_t index = 0;    // into the model's table of that kind
-  uint32_t name_id = 0;  // into the projection's work names; only with work_by_name
-  WorkKind kind = WorkKind::kKernel;
-  bool in_graph = false;
-};
-
-// The GPU records that share one correlation id: the work of one API call (48 bytes).
-struct LaunchedWork {
-  uint64_t time_ns = 0;
-  uint64_t begin_ns = 0;
-  uint64_t end_ns = 0;
-  uint32_t correlation_id = 0;
-  uint32_t first_record = 0;  // into the kept records
-  uint32_t record_count = 0;
-  uint32_t kernels = 0;
-  uint32_t copies = 0;
-  bool graph = false;
-  bool claimed = false;  // an API record with this correlation id exists
-};
-
-struct LaunchCall {
-  uint64_t start_ns = 0;
-  uint32_t work = 0;  // into the LaunchedWork table
-};
-
 uint64_t EndOf(uint64_t start_ns, uint64_t duration_ns) {
   const uint64_t end = start_ns + duration_ns;
   return end < start_ns ? start_ns : end;  // a wrapped end is counted by the model
-}
-
-// Every GPU record of the model, sorted by correlation id. A GraphLaunchEvent is kept only
-// when no kernel record shares its correlation id (`-t graph` records no node kernels).
-std::vector<WorkRecord> CollectWork(const TraceModel& m) {
-  std::vector<WorkRecord> all;
-  all.reserve(m.kernels.size() + m.memcpys.size() + m.memsets.size() + m.graph_launches.size());
-  auto add = [&](const StreamWork& w, WorkKind kind, uint32_t i, bool in_graph) {
-    all.push_back({w.start_ns, EndOf(w.start_ns, w.duration_ns), w.correlation_id, i, 0, kind,
-                   in_graph});
-  };
-  std::vector<size_t> run_ends;  // one run per kind, in file order
-  for (uint32_t i = 0; i < m.kernels.size(); ++i) {
-    add(m.kernels[i], WorkKind::kKernel, i, m.kernels[i].graph_id != 0);
-  }
-  run_ends.push_back(all.size());
-  for (uint32_t i = 0; i < m.memcpys.size(); ++i) {
-    add(m.memcpys[i], WorkKind::kMemcpy, i, m.memcpys[i].graph_node_id != 0);
-  }
-  run_ends.push_back(all.size());
-  for (uint32_t i = 0; i < m.memsets.size(); ++i) add(m.memsets[i], WorkKind::kMemset, i, false);
-  run_ends.push_back(all.size());
-  for (uint32_t i = 0; i < m.graph_launches.size(); ++i) {
-    add(m.graph_launches[i], WorkKind::kGraphLaunch, i, true);
-  }
-  run_ends.push_back(all.size());
-  auto before = [](const WorkRecord& a, const WorkRecord& b) {
-    return std::tie(a.correlation_id, a.kind, a.index) <
-           std::tie(b.correlation_id, b.kind, b.index);
-  };
-  // A kind's records in file order are most often in correlation order already: merging the
-  // runs then gives the order sorting gives (the key is unique), in linear time.
-  size_t begin = 0;
-  bool runs_sorted = true;
-  for (size_t end : run_ends) {
-    runs_sorted = runs_sorted && std::is_sorted(all.begin() + begin, all.begin() + end, before);
-    begin = end;
-  }
-  if (!runs_sorted) {
-    std::sort(all.begin(), all.end(), before);
-    return all;
-  }
-  for (size_t r = 1; r < run_ends.size(); ++r) {
-    std::inplace_merge(all.begin(), all.begin() + run_ends[r - 1], all.begin() + run_ends[r],
-                       before);
-  }
-  return all;
-}
-
-// Groups sorted records by correlation id into `launched`, keeping in `records` (in place:
-// a kept record never moves forward, so no second table of them is made) those that count.
-// Records with correlation id 0 cannot be joined and are returned as a count.
-uint64_t GroupByCorrelation(std::vector<WorkRecord>& records,
-                            std::vector<LaunchedWork>& launched) {
-  const std::vector<WorkRecord>& all = records;
-  size_t groups = 0;
-  for (size_t i = 0; i < all.size(); ++i) {
-    groups += all[i].correlation_id != 0 &&
-              (i == 0 || all[i].correlation_id != all[i - 1].correlation_id);
-  }
-  launched.reserve(groups);
-  size_t kept = 0;
-  uint64_t unjoinable = 0;
-  size_t i = 0;
-  while (i < all.size()) {
-    size_t j = i;
-    bool has_kernel = false;
-    while (j < all.size() && all[j].correlation_id == all[i].correlation_id) {
-      has_kernel |= all[j].kind == WorkKind::kKernel;
-      ++j;
-    }
-    if (all[i].correlation_id == 0) {
-      for (size_t r = i; r < j; ++r) {
-        unjoinable += all[r].kind != WorkKind::kGraphLaunch || !has_kernel;
-      }
-      i = j;
-      continue;
-    }
-    LaunchedWork& w = launched.emplace_back();
-    w.correlation_id = all[i].correlation_id;
-    w.first_record = static_cast<uint32_t>(kept);
-    for (size_t r = i; r < j; ++r) {
-      const WorkRecord rec = all[r];
-      w.graph |= rec.in_graph;
-      if (rec.kind == WorkKind::kGraphLaunch && has_kernel) continue;
-      w.time_ns += rec.end_ns - rec.start_ns;
-      w.begin_ns = w.record_count == 0 ? rec.start_ns : std::min(w.begin_ns, rec.start_ns);
-      w.end_ns = std::max(w.end_ns, rec.end_ns);
-      w.kernels += rec.kind == WorkKind::kKernel;
-      w.copies += rec.kind == WorkKind::kMemcpy || rec.kind == WorkKind::kMemset;
-      ++w.record_count;
-      records[kept++] = rec;
-    }
-    i = j;
-  }
-  records.resize(kept);  // not shrunk: a copy would hold both tables at once
-  return unjoinable;
-}
-
-// Names kept records (kernel name or memory operation) with small ids, for work_by_name.
-std::vector<std::string> NameWork(const TraceModel& m, std::vector<WorkRecord>& kept) {
-  std::vector<std::string> names;
-  std::unordered_map<std::string, uint32_t> ids;
-  auto id_of = [&](std::string name) {
-    auto [it, added] = ids.try_emplace(std::move(name), static_cast<uint32_t>(names.size()));
-    if (added) names.push_back(it->first);
-    return it->second;
-  };
-  // Kernel names repeat: look them up by view first, build a string only once per name.
-  std::unordered_map<std::string_view, uint32_t> kernel_ids;
-  for (WorkRecord& rec : kept) {
-    switch (rec.kind) {
-      case WorkKind::kKernel: {
-        const KernelEvent& k = m.kernels[rec.index];
-        const std::string_view key = !k.name.empty() ? k.name : k.mangled_name;
-        auto it = kernel_ids.find(key);
-        if (it == kernel_ids.end()) it = kernel_ids.emplace(key, id_of(KernelDisplayName(k))).first;
-        rec.name_id = it->second;
-        break;
-      }
-      case WorkKind::kMemcpy:
-        rec.name_id = id_of(MemcpyOperationName(m.memcpys[rec.index].copy_kind));
-        break;
-      case WorkKind::kMemset:
-        rec.name_id = id_of(std::string(kMemsetOperationName));
-        break;
-      case WorkKind::kGraphLaunch:
-        rec.name_id =
-            id_of(absl::StrCat("[CUDA graph ", m.graph_launches[rec.index].graph_id, "]"));
-        break;
-    }
-  }
-  return names;
 }
 
 // Paths of every range (by index into model.nvtx_ranges). Push/pop ranges of one thread
@@ -265,142 +99,126 @@ bool InsideOneWindow(const std::vector<CaptureWindowRange>& windows, uint64_t st
   return !w.end_ns.has_value() || end <= *w.end_ns;
 }
 
-// The launching calls, per thread in start order. CUPTI gives one API record per
-// correlation id; should two share one, the first in the file claims the work.
-std::unordered_map<uint64_t, std::vector<LaunchCall>> LaunchCallsByThread(
-    const TraceModel& model, std::vector<LaunchedWork>& launched) {
-  std::unordered_map<uint64_t, std::vector<LaunchCall>> calls_by_thread;
-  for (const ApiCallEvent& a : model.api_calls) {
-    if (a.correlation_id == 0) continue;
-    auto it =
-        std::lower_bound(launched.begin(), launched.end(), a.correlation_id,
-                         [](const LaunchedWork& w, uint32_t id) { return w.correlation_id < id; });
-    if (it == launched.end() || it->correlation_id != a.correlation_id || it->claimed) continue;
-    it->claimed = true;
-    calls_by_thread[a.thread_id].push_back(
-        {a.start_ns, static_cast<uint32_t>(it - launched.begin())});
-  }
-  for (auto& [thread, calls] : calls_by_thread) {
-    std::sort(calls.begin(), calls.end(), [](const LaunchCall& a, const LaunchCall& b) {
-      return std::tie(a.start_ns, a.work) < std::tie(b.start_ns, b.work);
-    });
-  }
-  return calls_by_thread;
-}
+}  // namespace
 
-// Lends the launches of threads without ranges of their own (not NCCL's) to the one thread
-// that has a range of its own open when the launch starts; none when several have.
-void LendLaunchesOfThreadsWithoutRanges(
-    const TraceModel& model, std::unordered_map<uint64_t, std::vector<LaunchCall>>& calls) {
-  std::map<uint64_t, std::vector<TimeInterval>> spans;  // per thread with ranges, merged
-  for (const NvtxRange& r : model.nvtx_ranges) {
-    if (r.domain == "NCCL") continue;
-    spans[r.thread_id].push_back({r.start_ns, EndOf(r.start_ns, r.duration_ns)});
+namespace {
+
+enum class WorkKind : uint8_t { kKernel, kMemcpy, kMemset, kGraphLaunch };
+
+// One GPU record, reduced to what the projection needs (24 bytes).
+struct WorkRecord {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t name_id = 0;  // into the projection's work names; only with work_by_name
+  WorkKind kind = WorkKind::kKernel;
+  bool in_graph = false;
+};
+
+// One correlation id while it waits: its call, once seen, and its records until then.
+struct Launch {
+  uint64_t start_ns = 0;
+  uint64_t thread_id = 0;  // the thread whose ranges claim it (lent, see the header)
+  bool has_call = false;
+  bool graph = false;          // a graph launch, or a record of one
+  bool graph_counted = false;  // its ranges counted it as a graph launch
+  bool has_kernel = false;
+  bool has_graph_record = false;  // counts as work only when no kernel shares the id
+  WorkRecord graph_record;
+  std::vector<WorkRecord> waiting;  // records that came before the call
+};
+
+// The ranges of one thread by start, to find those open at an instant ([start, end]).
+struct ThreadRanges {
+  std::vector<uint32_t> index;  // into model.nvtx_ranges
+  std::vector<uint64_t> start, end;
+  std::vector<int64_t> skip;  // the last earlier range that ends later; -1 for none
+
+  void Build(const std::vector<NvtxRange>& ranges) {
+    std::sort(index.begin(), index.end(), [&](uint32_t a, uint32_t b) {
+      return std::tie(ranges[a].start_ns, a) < std::tie(ranges[b].start_ns, b);
+    });
+    std::vector<int64_t> later;  // a stack of ends, decreasing
+    for (uint32_t i : index) {
+      const int64_t j = static_cast<int64_t>(start.size());
+      start.push_back(ranges[i].start_ns);
+      end.push_back(EndOf(ranges[i].start_ns, ranges[i].duration_ns));
+      while (!later.empty() && end[later.back()] <= end[j]) later.pop_back();
+      skip.push_back(later.empty() ? -1 : later.back());
+      later.push_back(j);
+    }
   }
-  if (spans.empty()) return;
-  for (auto& [thread, s] : spans) s = MergedIntervals(std::move(s));
-  auto open_at = [](const std::vector<TimeInterval>& s, uint64_t t) {
-    auto it = std::upper_bound(s.begin(), s.end(), t,
-                               [](uint64_t x, const TimeInterval& i) { return x < i.begin_ns; });
-    return it != s.begin() && t <= std::prev(it)->end_ns;
-  };
-  std::vector<std::pair<uint64_t, LaunchCall>> lent;  // added after the walk over `calls`
-  for (auto& [thread, list] : calls) {
-    if (spans.contains(thread)) continue;
-    std::vector<LaunchCall> kept;
-    for (const LaunchCall& c : list) {
-      uint64_t owner = 0;
-      size_t open = 0;
-      for (const auto& [other, s] : spans) {
-        if (open_at(s, c.start_ns)) owner = other, ++open;
-      }
-      if (open == 1) {
-        lent.push_back({owner, c});
+  // Those that end before t are jumped over: every range between one and its skip ends no
+  // later than it.
+  template <typename Visit>
+  void ForEachOpenAt(uint64_t t, Visit visit) const {
+    int64_t j = std::upper_bound(start.begin(), start.end(), t) - start.begin() - 1;
+    while (j >= 0) {
+      if (end[j] >= t) {
+        visit(index[j]);
+        --j;
       } else {
-        kept.push_back(c);
-      }
-    }
-    list = std::move(kept);
-  }
-  std::set<uint64_t> changed;
-  for (const auto& [owner, c] : lent) {
-    calls[owner].push_back(c);
-    changed.insert(owner);
-  }
-  for (uint64_t owner : changed) {
-    std::sort(calls[owner].begin(), calls[owner].end(), [](const LaunchCall& a, const LaunchCall& b) {
-      return std::tie(a.start_ns, a.work) < std::tie(b.start_ns, b.work);
-    });
-  }
-}
-
-// Adds the GPU work launched by `calls` (one thread's, in start order) between a range's
-// start and end to its group; with `names`, also its time per kernel or copy name.
-void AddLaunchedWork(const std::vector<LaunchCall>& calls, uint64_t range_start_ns,
-                     uint64_t range_end_ns, const std::vector<LaunchedWork>& launched,
-                     const std::vector<WorkRecord>& kept,
-                     std::unordered_map<uint32_t, GpuWorkTotals>* names, NvtxRangeGroup& g) {
-  auto it = std::lower_bound(calls.begin(), calls.end(), range_start_ns,
-                             [](const LaunchCall& c, uint64_t t) { return c.start_ns < t; });
-  uint64_t begin_ns = 0, end_ns = 0;
-  bool any = false;
-  for (; it != calls.end() && it->start_ns <= range_end_ns; ++it) {
-    const LaunchedWork& w = launched[it->work];
-    g.gpu_time_ns += w.time_ns;
-    g.kernels += w.kernels;
-    g.copies += w.copies;
-    g.graph_launches += w.graph;
-    if (w.record_count > 0) {
-      begin_ns = any ? std::min(begin_ns, w.begin_ns) : w.begin_ns;
-      end_ns = std::max(end_ns, w.end_ns);
-      any = true;
-    }
-    if (names != nullptr) {
-      for (uint32_t k = w.first_record; k < w.first_record + w.record_count; ++k) {
-        (*names)[kept[k].name_id].Add(kept[k].end_ns - kept[k].start_ns);
+        j = skip[j];
       }
     }
   }
-  if (any) g.gpu_span_ns += end_ns - begin_ns;
-}
+};
 
 }  // namespace
 
-NvtxProjection ProjectNvtxRanges(const TraceModel& model, const NvtxProjectionOptions& options) {
-  NvtxProjection out;
-  out.api_calls = model.api_calls.size();
-
-  std::vector<WorkRecord> kept = CollectWork(model);
-  std::vector<LaunchedWork> launched;
-  const uint64_t unjoinable = GroupByCorrelation(kept, launched);
+struct NvtxProjector::State {
+  using GroupKey = std::tuple<std::string_view, std::string_view, uint64_t>;
+  const TraceModel& model;
+  NvtxProjectionOptions options;
+  size_t max_in_flight = 0;
+  std::vector<std::string> paths;  // per range
+  std::vector<NvtxRangeGroup> groups;
+  std::map<GroupKey, size_t> group_of_key;
+  std::vector<uint32_t> group_of_range;
+  std::vector<TimeInterval> range_work;  // per range: first start and last end of its work
+  std::unordered_map<uint64_t, ThreadRanges> ranges_by_thread;
+  std::map<uint64_t, std::vector<TimeInterval>> spans;  // threads with ranges of their own
+  std::vector<std::unordered_map<uint32_t, GpuWorkTotals>> by_name;  // per group, by name id
   std::vector<std::string> work_names;
-  if (options.work_by_name) work_names = NameWork(model, kept);
+  std::unordered_map<std::string, uint32_t> work_ids;
+  std::unordered_map<std::string_view, uint32_t> kernel_ids;  // views of the events' names
+  absl::btree_map<uint32_t, Launch> launches;
+  uint64_t api_calls = 0, gpu_records = 0, without_call = 0;
+  uint64_t uncorrelated_kernels = 0, uncorrelated_graph_records = 0;
 
-  std::unordered_map<uint64_t, std::vector<LaunchCall>> calls_by_thread =
-      LaunchCallsByThread(model, launched);
-  LendLaunchesOfThreadsWithoutRanges(model, calls_by_thread);
-  out.gpu_records = kept.size() + unjoinable;
-  out.gpu_records_without_api_call = unjoinable;
-  for (const LaunchedWork& w : launched) {
-    if (!w.claimed) out.gpu_records_without_api_call += w.record_count;
+  State(const TraceModel& m, const NvtxProjectionOptions& o, size_t bound)
+      : model(m), options(o), max_in_flight(bound) {}
+  void MakeGroups();
+  void IndexRanges();
+  uint64_t ThreadFor(uint64_t thread_id, uint64_t t) const;
+  template <typename Visit>
+  void ForEachRange(const Launch& l, Visit visit) const {
+    auto it = ranges_by_thread.find(l.thread_id);
+    if (it != ranges_by_thread.end()) it->second.ForEachOpenAt(l.start_ns, visit);
   }
+  void Attribute(const Launch& l, const WorkRecord& r);
+  void CountGraph(Launch& l);
+  void AddRecord(uint32_t correlation_id, const WorkRecord& r);
+  void AddCall(const ApiCallEvent& a);
+  void Settle(Launch& l);
+  void Bound();
+  uint32_t NameId(std::string name);
+};
 
+void NvtxProjector::State::MakeGroups() {
+  paths = RangePaths(model);
+  if (!options.literal_ranges) {
+    for (std::string& p : paths) p = RangeFamily(p);
+  }
   std::vector<CaptureWindowRange> windows = model.capture_windows;
   std::sort(windows.begin(), windows.end(),
             [](const CaptureWindowRange& a, const CaptureWindowRange& b) {
               return a.begin_ns < b.begin_ns;
             });
-
-  std::vector<std::string> paths = RangePaths(model);
-  if (!options.literal_ranges) {
-    for (std::string& p : paths) p = RangeFamily(p);
-  }
-  using GroupKey = std::tuple<std::string_view, std::string_view, uint64_t>;
-  std::map<GroupKey, size_t> group_of_key;
-  std::vector<NvtxRangeGroup> groups;
-  std::vector<std::unordered_map<uint32_t, GpuWorkTotals>> by_name;  // per group, by name id
-  for (size_t i = 0; i < model.nvtx_ranges.size(); ++i) {
-    const NvtxRange& r = model.nvtx_ranges[i];
+  const std::vector<NvtxRange>& ranges = model.nvtx_ranges;
+  group_of_range.reserve(ranges.size());
+  range_work.assign(ranges.size(), {UINT64_MAX, 0});
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const NvtxRange& r = ranges[i];
     auto [slot, added] =
         group_of_key.try_emplace(GroupKey{r.domain, paths[i], r.thread_id}, groups.size());
     if (added) {
@@ -415,26 +233,224 @@ NvtxProjection ProjectNvtxRanges(const TraceModel& model, const NvtxProjectionOp
       }
       if (options.work_by_name) by_name.emplace_back();
     }
+    group_of_range.push_back(static_cast<uint32_t>(slot->second));
     NvtxRangeGroup& g = groups[slot->second];
     const uint64_t end = EndOf(r.start_ns, r.duration_ns);
     g.cpu_durations_ns.push_back(end - r.start_ns);
     if (!windows.empty() && !InsideOneWindow(windows, r.start_ns, end)) ++g.cut_instances;
-
-    auto calls = calls_by_thread.find(r.thread_id);
-    if (calls == calls_by_thread.end()) continue;
-    AddLaunchedWork(calls->second, r.start_ns, end, launched, kept,
-                    options.work_by_name ? &by_name[slot->second] : nullptr, g);
   }
+}
 
-  out.groups.reserve(groups.size());
-  for (const auto& [key, index] : group_of_key) {
-    NvtxRangeGroup& g = groups[index];
-    if (options.work_by_name) {
-      for (const auto& [id, totals] : by_name[index]) g.work_by_name[work_names[id]] = totals;
+void NvtxProjector::State::IndexRanges() {
+  const std::vector<NvtxRange>& ranges = model.nvtx_ranges;
+  for (uint32_t i = 0; i < ranges.size(); ++i) {
+    ranges_by_thread[ranges[i].thread_id].index.push_back(i);
+    if (ranges[i].domain == "NCCL") continue;
+    spans[ranges[i].thread_id].push_back(
+        {ranges[i].start_ns, EndOf(ranges[i].start_ns, ranges[i].duration_ns)});
+  }
+  for (auto& [thread, list] : ranges_by_thread) list.Build(ranges);
+  for (auto& [thread, s] : spans) s = MergedIntervals(std::move(s));
+}
+
+// A thread without ranges of its own (not NCCL's) lends its launches to the one thread that
+// has a range of its own open when the launch starts; none when several have.
+uint64_t NvtxProjector::State::ThreadFor(uint64_t thread_id, uint64_t t) const {
+  if (spans.empty() || spans.contains(thread_id)) return thread_id;
+  uint64_t owner = thread_id;
+  size_t open = 0;
+  for (const auto& [other, s] : spans) {
+    auto it = std::upper_bound(s.begin(), s.end(), t,
+                               [](uint64_t x, const TimeInterval& i) { return x < i.begin_ns; });
+    if (it != s.begin() && t <= std::prev(it)->end_ns) owner = other, ++open;
+  }
+  return open == 1 ? owner : thread_id;
+}
+
+void NvtxProjector::State::Attribute(const Launch& l, const WorkRecord& r) {
+  ++gpu_records;
+  const uint64_t ns = r.end_ns - r.start_ns;
+  ForEachRange(l, [&](uint32_t range) {
+    const uint32_t group = group_of_range[range];
+    NvtxRangeGroup& g = groups[group];
+    g.gpu_time_ns += ns;
+    g.kernels += r.kind == WorkKind::kKernel;
+    g.copies += r.kind == WorkKind::kMemcpy || r.kind == WorkKind::kMemset;
+    TimeInterval& work = range_work[range];
+    work.begin_ns = std::min(work.begin_ns, r.start_ns);
+    work.end_ns = std::max(work.end_ns, r.end_ns);
+    if (options.work_by_name) by_name[group][r.name_id].Add(ns);
+  });
+}
+
+void NvtxProjector::State::CountGraph(Launch& l) {
+  if (!l.has_call || !l.graph || l.graph_counted) return;
+  l.graph_counted = true;
+  ForEachRange(l, [&](uint32_t range) { ++groups[group_of_range[range]].graph_launches; });
+}
+
+void NvtxProjector::State::AddRecord(uint32_t correlation_id, const WorkRecord& r) {
+  if (correlation_id == 0) {
+    if (r.kind == WorkKind::kGraphLaunch) {
+      ++uncorrelated_graph_records;
+      return;
+    }
+    uncorrelated_kernels += r.kind == WorkKind::kKernel;
+    ++gpu_records;
+    ++without_call;
+    return;
+  }
+  auto [it, added] = launches.try_emplace(correlation_id);
+  Launch& l = it->second;
+  l.graph |= r.in_graph;
+  if (r.kind == WorkKind::kGraphLaunch) {
+    if (!l.has_kernel && !l.has_graph_record) l.graph_record = r, l.has_graph_record = true;
+  } else {
+    l.has_kernel |= r.kind == WorkKind::kKernel;
+    if (l.has_call) {
+      Attribute(l, r);
+    } else {
+      l.waiting.push_back(r);
+    }
+  }
+  l.has_graph_record &= !l.has_kernel;
+  CountGraph(l);
+  // One record per call but for graph launches: a bounded projection lets the pair go.
+  if (max_in_flight != 0 && l.has_call && !l.graph) {
+    launches.erase(it);
+  } else if (added) {
+    Bound();
+  }
+}
+
+void NvtxProjector::State::AddCall(const ApiCallEvent& a) {
+  ++api_calls;
+  if (a.correlation_id == 0) return;
+  auto [it, added] = launches.try_emplace(a.correlation_id);
+  Launch& l = it->second;
+  if (l.has_call) return;  // should two share an id, the first in the file claims the work
+  l.has_call = true;
+  l.start_ns = a.start_ns;
+  l.thread_id = ThreadFor(a.thread_id, a.start_ns);
+  for (const WorkRecord& r : l.waiting) Attribute(l, r);
+  const bool joined = !l.waiting.empty();
+  l.waiting = {};
+  CountGraph(l);
+  if (max_in_flight != 0 && joined && !l.graph) {
+    launches.erase(it);
+  } else if (added) {
+    Bound();
+  }
+}
+
+// A launch that waits no longer: its records without a call count as such, and a graph
+// launch record with no kernel of its own as the work of its call.
+void NvtxProjector::State::Settle(Launch& l) {
+  gpu_records += l.waiting.size();
+  without_call += l.waiting.size();
+  if (l.has_graph_record && !l.has_kernel) {
+    if (l.has_call) {
+      Attribute(l, l.graph_record);
+    } else {
+      ++gpu_records;
+      ++without_call;
+    }
+  }
+}
+
+void NvtxProjector::State::Bound() {
+  while (max_in_flight != 0 && launches.size() > max_in_flight) {
+    Settle(launches.begin()->second);
+    launches.erase(launches.begin());
+  }
+}
+
+uint32_t NvtxProjector::State::NameId(std::string name) {
+  auto [it, added] = work_ids.try_emplace(std::move(name), static_cast<uint32_t>(work_names.size()));
+  if (added) work_names.push_back(it->first);
+  return it->second;
+}
+
+NvtxProjector::NvtxProjector(const TraceModel& model, const NvtxProjectionOptions& options,
+                             size_t max_in_flight)
+    : state_(std::make_unique<State>(model, options, max_in_flight)) {
+  state_->MakeGroups();
+  state_->IndexRanges();
+}
+
+NvtxProjector::~NvtxProjector() = default;
+
+void NvtxProjector::Add(const ApiCallEvent& call) { state_->AddCall(call); }
+
+void NvtxProjector::Add(const KernelEvent& k) {
+  WorkRecord r{k.start_ns, EndOf(k.start_ns, k.duration_ns), 0, WorkKind::kKernel, k.graph_id != 0};
+  if (state_->options.work_by_name) {
+    const std::string_view key = !k.name.empty() ? k.name : k.mangled_name;
+    auto it = state_->kernel_ids.find(key);
+    if (it == state_->kernel_ids.end()) {
+      it = state_->kernel_ids.emplace(key, state_->NameId(KernelDisplayName(k))).first;
+    }
+    r.name_id = it->second;
+  }
+  state_->AddRecord(k.correlation_id, r);
+}
+
+void NvtxProjector::Add(const MemcpyEvent& c) {
+  WorkRecord r{c.start_ns, EndOf(c.start_ns, c.duration_ns), 0, WorkKind::kMemcpy,
+               c.graph_node_id != 0};
+  if (state_->options.work_by_name) r.name_id = state_->NameId(MemcpyOperationName(c.copy_kind));
+  state_->AddRecord(c.correlation_id, r);
+}
+
+void NvtxProjector::Add(const MemsetEvent& s) {
+  WorkRecord r{s.start_ns, EndOf(s.start_ns, s.duration_ns), 0, WorkKind::kMemset, false};
+  if (state_->options.work_by_name) r.name_id = state_->NameId(std::string(kMemsetOperationName));
+  state_->AddRecord(s.correlation_id, r);
+}
+
+void NvtxProjector::Add(const GraphLaunchEvent& g) {
+  WorkRecord r{g.start_ns, EndOf(g.start_ns, g.duration_ns), 0, WorkKind::kGraphLaunch, true};
+  if (state_->options.work_by_name) {
+    r.name_id = state_->NameId(absl::StrCat("[CUDA graph ", g.graph_id, "]"));
+  }
+  state_->AddRecord(g.correlation_id, r);
+}
+
+NvtxProjection NvtxProjector::Finish() {
+  State& s = *state_;
+  for (auto& [id, l] : s.launches) s.Settle(l);
+  s.launches.clear();
+  if (s.uncorrelated_kernels == 0) {
+    s.gpu_records += s.uncorrelated_graph_records;
+    s.without_call += s.uncorrelated_graph_records;
+  }
+  for (size_t i = 0; i < s.range_work.size(); ++i) {
+    const TimeInterval& w = s.range_work[i];
+    if (w.begin_ns <= w.end_ns) s.groups[s.group_of_range[i]].gpu_span_ns += w.end_ns - w.begin_ns;
+  }
+  NvtxProjection out;
+  out.api_calls = s.api_calls;
+  out.gpu_records = s.gpu_records;
+  out.gpu_records_without_api_call = s.without_call;
+  out.groups.reserve(s.groups.size());
+  for (const auto& [key, index] : s.group_of_key) {
+    NvtxRangeGroup& g = s.groups[index];
+    if (s.options.work_by_name) {
+      for (const auto& [id, totals] : s.by_name[index]) g.work_by_name[s.work_names[id]] = totals;
     }
     out.groups.push_back(std::move(g));
   }
   return out;
+}
+
+NvtxProjection ProjectNvtxRanges(const TraceModel& model, const NvtxProjectionOptions& options) {
+  NvtxProjector projector(model, options);
+  for (const ApiCallEvent& a : model.api_calls) projector.Add(a);
+  for (const KernelEvent& k : model.kernels) projector.Add(k);
+  for (const MemcpyEvent& c : model.memcpys) projector.Add(c);
+  for (const MemsetEvent& m : model.memsets) projector.Add(m);
+  for (const GraphLaunchEvent& g : model.graph_launches) projector.Add(g);
+  return projector.Finish();
 }
 
 }  // namespace warpscope

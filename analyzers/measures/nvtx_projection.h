@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -78,9 +79,40 @@ struct NvtxProjectionOptions {
   bool literal_ranges = false;  // group by the names as written, not by RangeFamily
 };
 
-// Projects every NVTX range of `model` onto the GPU. Time O((R + A + G) log) plus, per range,
-// the API calls inside it (A x nesting depth in all), for R ranges, A API calls and G GPU
-// records.
+// Projects the NVTX ranges of a model (its nvtx_ranges table, threads and capture windows)
+// onto the GPU work and API calls handed to it one at a time, in any order. Each API call
+// and GPU record waits, by correlation id, for its other half; once joined, the record's
+// work is added to the ranges open at the call on its thread, and (when bounded) the pair is
+// let go, but for graph launches (one call, many records), which wait to the end.
+// `max_in_flight` bounds what waits: past it, the lowest correlation ids (the oldest) are
+// settled as they stand (their records count as without an API call). Handing events in file
+// order, a record meets its call within a few CUPTI buffers, and memory stays at the ranges
+// plus max_in_flight (about 64 bytes each), whatever the trace's length. 0: no bound (exact
+// in any order; the order of tables).
+class NvtxProjector {
+ public:
+  static constexpr size_t kFileOrderInFlight = size_t{1} << 16;
+  NvtxProjector(const TraceModel& model, const NvtxProjectionOptions& options,
+                size_t max_in_flight = 0);
+  ~NvtxProjector();
+  NvtxProjector(const NvtxProjector&) = delete;
+  NvtxProjector& operator=(const NvtxProjector&) = delete;
+
+  void Add(const ApiCallEvent& call);
+  void Add(const KernelEvent& kernel);
+  void Add(const MemcpyEvent& copy);
+  void Add(const MemsetEvent& memset);
+  void Add(const GraphLaunchEvent& launch);
+  // Settles what still waits and gives the groups; call once.
+  NvtxProjection Finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Projects every NVTX range of `model` onto the GPU through its own tables (NvtxProjector
+// with no bound).
 NvtxProjection ProjectNvtxRanges(const TraceModel& model,
                                  const NvtxProjectionOptions& options = {});
 

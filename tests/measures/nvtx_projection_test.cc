@@ -264,5 +264,99 @@ TEST(NvtxProjectionTest, BundledPipelineTraceMatchesAnAllPairsReference) {
   EXPECT_EQ(p.gpu_records_without_api_call, 0u);
 }
 
+// The projector fed in file order, as `summary` feeds it (a second pass over the file), with
+// `bound` launches in flight at most.
+NvtxProjection ProjectInFileOrder(const TraceModel& model, const NvtxProjectionOptions& options,
+                                  size_t bound) {
+  struct Feed : TraceEventSink {
+    using TraceEventSink::Add;
+    explicit Feed(NvtxProjector& p) : projector(p) {}
+    void Add(const KernelEvent& e) override { projector.Add(e); }
+    void Add(const MemcpyEvent& e) override { projector.Add(e); }
+    void Add(const MemsetEvent& e) override { projector.Add(e); }
+    void Add(const ApiCallEvent& e) override { projector.Add(e); }
+    void Add(const GraphLaunchEvent& e) override { projector.Add(e); }
+    NvtxProjector& projector;
+  };
+  NvtxProjector projector(model, options, bound);
+  Feed feed(projector);
+  const EventKinds kinds = EventKindBit(EventKind::kKernel) | EventKindBit(EventKind::kMemcpy) |
+                           EventKindBit(EventKind::kMemset) | EventKindBit(EventKind::kApiCall) |
+                           EventKindBit(EventKind::kGraphLaunch);
+  TraceModelOptions again;
+  again.keep_events = 0;
+  again.sink = &feed;
+  again.sink_events = kinds;
+  again.skip_other_events = true;
+  EXPECT_TRUE(TraceModel::Load(model.source_name, again).ok());
+  return projector.Finish();
+}
+
+void ExpectSameGroups(const NvtxProjection& a, const NvtxProjection& b) {
+  EXPECT_EQ(a.api_calls, b.api_calls);
+  EXPECT_EQ(a.gpu_records, b.gpu_records);
+  EXPECT_EQ(a.gpu_records_without_api_call, b.gpu_records_without_api_call);
+  ASSERT_EQ(a.groups.size(), b.groups.size());
+  for (size_t i = 0; i < a.groups.size(); ++i) {
+    const NvtxRangeGroup &x = a.groups[i], &y = b.groups[i];
+    SCOPED_TRACE(x.path);
+    EXPECT_EQ(x.path, y.path);
+    EXPECT_EQ(x.gpu_time_ns, y.gpu_time_ns);
+    EXPECT_EQ(x.gpu_span_ns, y.gpu_span_ns);
+    EXPECT_EQ(x.kernels, y.kernels);
+    EXPECT_EQ(x.copies, y.copies);
+    EXPECT_EQ(x.graph_launches, y.graph_launches);
+    EXPECT_EQ(x.work_by_name.size(), y.work_by_name.size());
+  }
+}
+
+// In file order a record meets its call within the bound: the figures are those of the
+// tables, also on the fixture with a graph launch (many records, one call) and a record
+// without a call, and on the H200 recording with a bound far below its launches.
+TEST(NvtxProjectionTest, BoundedInFileOrderGivesTheFiguresOfTheTables) {
+  NvtxProjectionOptions options;
+  options.work_by_name = true;
+  TraceModel fixture = LoadFixture("nvtx_gpu");
+  ExpectSameGroups(ProjectInFileOrder(fixture, options, 4), ProjectNvtxRanges(fixture, options));
+  absl::StatusOr<TraceModel> recorded =
+      TraceModel::Load(SourceDir() + "/examples/traces/cuda13.0_sm90/pipeline_pm.wst");
+  ASSERT_TRUE(recorded.ok()) << recorded.status();
+  ASSERT_GT(recorded->kernels.size(), 800u);  // launches far past the bound
+  ExpectSameGroups(ProjectInFileOrder(*recorded, options, 256),
+                   ProjectNvtxRanges(*recorded, options));
+}
+
+// Past the bound the oldest launch is settled as it stands: its record, come too late, counts
+// as without an API call (and is not lost from the count of records).
+TEST(NvtxProjectionTest, ARecordPastTheBoundCountsAsWithoutCall) {
+  absl::StatusOr<TraceModel> model = TraceModel::Load(WriteTempFile(testing::TextprotoToWire(R"(
+    packet { header { format_major: 1 } }
+    packet { interned_string { id: 1 value: "cudaLaunchKernel" } }
+    packet { interned_string { id: 2 value: "k" } }
+    packet { interned_string { id: 3 value: "r" } }
+    packet { nvtx_range { name_id: 3 start_ns: 0 duration_ns: 1000 thread_id: 1
+                          is_push_pop: true depth: 0 } }
+    packet { api_call { domain: API_DOMAIN_RUNTIME name_id: 1 start_ns: 10 duration_ns: 5
+                        thread_id: 1 correlation_id: 1 } }
+    packet { api_call { domain: API_DOMAIN_RUNTIME name_id: 1 start_ns: 20 duration_ns: 5
+                        thread_id: 1 correlation_id: 2 } }
+    packet { api_call { domain: API_DOMAIN_RUNTIME name_id: 1 start_ns: 30 duration_ns: 5
+                        thread_id: 1 correlation_id: 3 } }
+    packet { kernel { name_id: 2 start_ns: 100 duration_ns: 7 correlation_id: 2 } }
+    packet { kernel { name_id: 2 start_ns: 200 duration_ns: 11 correlation_id: 3 } }
+    packet { kernel { name_id: 2 start_ns: 300 duration_ns: 13 correlation_id: 1 } }
+    packet { end_of_trace {} }
+  )")));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const NvtxProjection exact = ProjectInFileOrder(*model, {}, 0);
+  ASSERT_EQ(exact.groups.size(), 1u);
+  EXPECT_EQ(exact.groups[0].gpu_time_ns, 31u);
+  EXPECT_EQ(exact.gpu_records_without_api_call, 0u);
+  const NvtxProjection bounded = ProjectInFileOrder(*model, {}, 2);
+  EXPECT_EQ(bounded.groups[0].gpu_time_ns, 18u);  // call 1 was let go before its kernel came
+  EXPECT_EQ(bounded.gpu_records, 3u);
+  EXPECT_EQ(bounded.gpu_records_without_api_call, 1u);
+}
+
 }  // namespace
 }  // namespace warpscope

@@ -6,6 +6,11 @@ other, runs `warpscope info` and `warpscope export --format chrome` on each, and
 the larger trace's peak RSS (the child's ru_maxrss, from wait4) stays within
 1.3 x the smaller's + 20 MiB. The export may also grow by what it is documented to hold per
 event: LaunchCalls, 24 bytes per API call with a correlation id (export_common.h).
+
+Then the rule of the analyses (issue 38): on traces of 1 M and 3 M events, the larger's peak
+RSS within 1.2 x the smaller's, but for what they are documented to hold per NVTX range (one
+range a step, a step being 103 events here): `summary` keeps the ranges to project them onto
+the GPU, RANGE_BYTES each (docs/validation.md, "Trace size").
 Exit 77 (skipped) when warpscope_bench_trace was not built.
 """
 import argparse
@@ -18,6 +23,9 @@ import tempfile
 SMALL_ROWS = 100_000
 FACTOR = 8
 LAUNCH_CALL_BYTES = 24  # LaunchCalls::Call
+RULE_ROWS = (1_000_000, 3_000_000)
+RULE_FACTOR = 1.2
+RANGE_BYTES = 240  # NvtxRange, its path, its group's entry and its place in the thread index
 
 
 def peak_rss(argv):
@@ -30,6 +38,28 @@ def peak_rss(argv):
             sys.exit(f"memory_growth_test: {' '.join(argv)} exited {proc.returncode}")
         out.seek(0)
         return usage.ru_maxrss * 1024, out.read()
+
+
+def check_rule(cli, bench_trace, work):
+    """The analyses held to 1.2x from 1 M to 3 M events; the names of those that grew."""
+    traces = []
+    for rows in RULE_ROWS:
+        path = os.path.join(work, f"rule_{rows}.wst")
+        subprocess.run([bench_trace, path, str(rows)], check=True)
+        _, info = peak_rss([cli, "info", "--format", "json", path])
+        counts = json.loads(info)["event_counts"]
+        traces.append((path, sum(counts.values()), counts["nvtx_range"]))
+    (small, small_events, small_ranges), (large, large_events, large_ranges) = traces
+    failures = []
+    for name, command in {"summary": ["summary", "{t}", "--format", "csv"]}.items():
+        rss = [peak_rss([cli] + [a.format(t=t) for a in command])[0] for t in (small, large)]
+        bound = RULE_FACTOR * rss[0] + RANGE_BYTES * (large_ranges - small_ranges)
+        verdict = "ok" if rss[1] <= bound else "GREW"
+        print(f"{name}: {small_events} events {rss[0] / 2**20:.1f} MiB, {large_events} events "
+              f"{rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) {verdict}")
+        if rss[1] > bound:
+            failures.append(name)
+    return failures
 
 
 def main():
@@ -66,6 +96,7 @@ def main():
                   f"{rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) {verdict}")
             if rss[1] > bound:
                 failures.append(name)
+        failures += check_rule(cli, bench_trace, work)
     if failures:
         print("memory_growth_test: peak memory grew with events: " + ", ".join(failures))
         return 1
