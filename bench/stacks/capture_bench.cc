@@ -1,7 +1,8 @@
 // The cost of a native stack capture on this CPU, no GPU: backtrace(3) and
 // StackTable::Capture() (a repeated call site: the walk, a hash and the thread's cache) below
 // call chains of several depths. One JSON line per measure, ns per operation (median of runs);
-// the difference between depths is the unwinder's cost per frame.
+// the difference between depths is the unwinder's cost per frame, and a walk of frame
+// pointers the lower bound a cached unwinder could approach.
 //
 //   build/bin/warpscope_stack_capture_bench [ITERATIONS] [RUNS]   (20000, 7)
 #include <execinfo.h>
@@ -40,6 +41,20 @@ __attribute__((noinline)) void AtDepth(int depth, const std::function<void()>& f
   asm volatile("" ::: "memory");
 }
 
+// The lower bound a walk of saved frame pointers gives (this program is built with them; the
+// driver's and CUPTI's frames are not, so it is no way to take a stack there): frames found.
+__attribute__((noinline)) int FramePointerWalk(void** pcs, int max) {
+  auto** fp = static_cast<void**>(__builtin_frame_address(0));
+  int n = 0;
+  while (fp != nullptr && n < max) {
+    pcs[n++] = fp[1];
+    auto** next = static_cast<void**>(fp[0]);
+    if (next <= fp) break;  // the chain must go up the stack
+    fp = next;
+  }
+  return n;
+}
+
 double MedianNsPerOp(int iterations, int runs, const std::function<void()>& op) {
   std::vector<double> per_op;
   for (int r = 0; r < runs; ++r) {
@@ -70,6 +85,9 @@ int main(int argc, char** argv) {
                backtrace(pcs, 32 + 9);
              }));
       Report("capture", depth, MedianNsPerOp(iterations, runs, [&] { table.Capture(); }));
+      Report("frame_pointer_walk", depth, MedianNsPerOp(iterations, runs, [&] {
+               FramePointerWalk(pcs, 32 + 9);
+             }));
     });
   }
   return 0;
