@@ -101,7 +101,8 @@ MemoryDigest DigestMemory(const TraceModel& model, std::optional<uint32_t> devic
   o.top = 1;  // the largest blocks are `warpscope memory`'s
   const MemoryTimeline t = ComputeMemoryTimeline(model, o);
   out.events = t.events;
-  for (const DeviceMemory& d : t.devices) out.devices.push_back(DigestDevice(model, d, steps, warmup));
+  for (const DeviceMemory& d : t.devices)
+    out.devices.push_back(DigestDevice(model, d, steps, warmup));
   for (const MemoryFailure& f : t.failures) {
     out.failures.push_back({f, MemoryCallSite(model, f.stack_id)});
   }

@@ -24,8 +24,7 @@ Cell BytesCell(bool human, uint64_t bytes) {
 // The peak as a share of the device's memory; empty when its size is unknown.
 Cell CapacityShare(const DeviceMemoryDigest& d) {
   if (d.capacity_bytes == 0) return Cell();
-  return Cell(100.0 * static_cast<double>(d.peak_bytes) / static_cast<double>(d.capacity_bytes),
-              1);
+  return Cell(100.0 * static_cast<double>(d.peak_bytes) / static_cast<double>(d.capacity_bytes), 1);
 }
 
 }  // namespace
@@ -64,14 +63,17 @@ Table DeviceMemoryTable(const std::vector<TraceSummary>& summaries, bool human) 
       const double per_step = g.slope ? g.slope->per_step : 0.0;
       std::vector<Cell> row;
       if (!human) row.emplace_back(t.label);
-      row.insert(row.end(),
-                 {Cell(d.device_id), BytesCell(human, d.peak_bytes),
-                  BytesCell(human, d.reserved_at_peak_bytes), BytesCell(human, d.peak_reserved_bytes),
-                  d.capacity_bytes == 0 ? Cell() : BytesCell(human, d.capacity_bytes),
-                  CapacityShare(d),
-                  !g.slope ? Cell() : human ? Cell(FormatBytes(per_step)) : Cell(per_step, 0),
-                  Cell::Bool(g.leak), Cell(static_cast<uint64_t>(FailuresOn(t.device_memory, d.device_id))),
-                  MemoryOwnersText(d.owners_at_peak, human ? 2 : 3)});
+      row.insert(
+          row.end(),
+          {Cell(d.device_id), BytesCell(human, d.peak_bytes),
+           BytesCell(human, d.reserved_at_peak_bytes), BytesCell(human, d.peak_reserved_bytes),
+           d.capacity_bytes == 0 ? Cell() : BytesCell(human, d.capacity_bytes), CapacityShare(d),
+           !g.slope ? Cell()
+           : human  ? Cell(FormatBytes(per_step))
+                    : Cell(per_step, 0),
+           Cell::Bool(g.leak),
+           Cell(static_cast<uint64_t>(FailuresOn(t.device_memory, d.device_id))),
+           MemoryOwnersText(d.owners_at_peak, human ? 2 : 3)});
       if (!human) {
         row.emplace_back(d.peak_ns);
         row.emplace_back(d.growth_site);
@@ -90,14 +92,14 @@ std::string DeviceMemoryText(const TraceSummary& summary) {
   for (const DeviceMemoryDigest& d : m.devices) {
     if (!d.growth.leak) continue;
     absl::StrAppend(&out, "device ", d.device_id, ": memory grows by ",
-                    FormatBytes(d.growth.slope->per_step), " per steady step over ",
-                    d.steady_steps, " steps: a leak",
+                    FormatBytes(d.growth.slope->per_step), " per steady step over ", d.steady_steps,
+                    " steps: a leak",
                     d.growth_site.empty() ? "" : absl::StrCat(", most at ", d.growth_site), "\n");
   }
   for (const MemoryFailureDigest& f : m.failures) {
     absl::StrAppend(&out, "device ", f.failure.device_id, ": a request for ",
-                    FormatBytes(static_cast<double>(f.failure.bytes_asked)),
-                    " was refused with ", FormatBytes(static_cast<double>(f.failure.in_use_bytes)),
+                    FormatBytes(static_cast<double>(f.failure.bytes_asked)), " was refused with ",
+                    FormatBytes(static_cast<double>(f.failure.in_use_bytes)),
                     " in use, asked from ", f.site, "\n");
   }
   return out;

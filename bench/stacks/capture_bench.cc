@@ -81,13 +81,10 @@ int main(int argc, char** argv) {
   for (int depth : {4, 16, 32, 64}) {
     AtDepth(depth, [&] {
       void* pcs[StackTable::kMaxDepth + 9];
-      Report("backtrace", depth, MedianNsPerOp(iterations, runs, [&] {
-               backtrace(pcs, 32 + 9);
-             }));
+      Report("backtrace", depth, MedianNsPerOp(iterations, runs, [&] { backtrace(pcs, 32 + 9); }));
       Report("capture", depth, MedianNsPerOp(iterations, runs, [&] { table.Capture(); }));
-      Report("frame_pointer_walk", depth, MedianNsPerOp(iterations, runs, [&] {
-               FramePointerWalk(pcs, 32 + 9);
-             }));
+      Report("frame_pointer_walk", depth,
+             MedianNsPerOp(iterations, runs, [&] { FramePointerWalk(pcs, 32 + 9); }));
     });
   }
   return 0;

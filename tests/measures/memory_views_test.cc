@@ -38,7 +38,8 @@ std::string Alloc(uint64_t address, uint64_t bytes, uint64_t ns, uint32_t correl
                   const std::string& extra = "") {
   return absl::StrCat(
       "packet { memory { operation: MEMORY_OPERATION_ALLOCATE memory_kind: MEMORY_KIND_DEVICE "
-      "address: ", address, " bytes: ", bytes, " timestamp_ns: ", ns,
+      "address: ",
+      address, " bytes: ", bytes, " timestamp_ns: ", ns,
       " device_id: 0 thread_id: 1 source_id: 1 correlation_id: ", correlation, " ", extra,
       " } }\n");
 }
@@ -46,7 +47,8 @@ std::string Alloc(uint64_t address, uint64_t bytes, uint64_t ns, uint32_t correl
 std::string Free(uint64_t address, uint64_t bytes, uint64_t ns) {
   return absl::StrCat(
       "packet { memory { operation: MEMORY_OPERATION_RELEASE memory_kind: MEMORY_KIND_DEVICE "
-      "address: ", address, " bytes: ", bytes, " timestamp_ns: ", ns,
+      "address: ",
+      address, " bytes: ", bytes, " timestamp_ns: ", ns,
       " device_id: 0 thread_id: 1 source_id: 1 } }\n");
 }
 
@@ -59,10 +61,14 @@ std::string StackOf(uint32_t correlation, uint32_t stack, uint64_t ns) {
 // `base` bytes of weights (model.py:20) from the start, 512 MiB of activations in each step,
 // and from step `leak_from` on `leak` bytes kept every step at model.py:88. Device 0 of 80 GiB.
 std::string LoopTrace(int steps, int leak_from, uint64_t leak, uint64_t base, int rank = -1) {
-  std::string t = absl::StrCat(R"pb(
-    packet { header { format_major: 1 format_minor: 3 producer: "test" pid: 7 hostname: "h" )pb",
-                               rank >= 0 ? absl::StrCat("rank_env { key: \"RANK\" value: \"", rank, "\" }") : "",
-                               R"pb( } }
+  std::string t =
+      absl::StrCat(R"pb(
+                     packet { header { format_major: 1 format_minor: 3 producer: "test" pid: 7
+                                       hostname: "h")pb",
+                   rank >= 0 ? absl::StrCat("rank_env { key: \"RANK\" value: \"", rank, "\" }")
+                             : "",
+                   R"pb(}
+                        }
     packet { device { id: 0 name: "NVIDIA H200" global_memory_bytes: 85899345920 } }
     packet { thread { id: 1 os_tid: 7 name: "python" } }
     packet { interned_string { id: 1 value: "libc10_cuda.so" } }
@@ -78,8 +84,8 @@ std::string LoopTrace(int steps, int leak_from, uint64_t leak, uint64_t base, in
   absl::StrAppend(&t, StackOf(correlation, 1, 100), Alloc(1ull << 40, base, 100, correlation));
   for (int k = 0; k < steps; ++k) {
     const uint64_t start = (k + 1) * 1'000'000ull;
-    absl::StrAppend(&t, "packet { interned_string { id: ", 100 + k, " value: \"loop ", k, "\" } }\n",
-                    "packet { nvtx_range { name_id: ", 100 + k, " start_ns: ", start,
+    absl::StrAppend(&t, "packet { interned_string { id: ", 100 + k, " value: \"loop ", k,
+                    "\" } }\n", "packet { nvtx_range { name_id: ", 100 + k, " start_ns: ", start,
                     " duration_ns: 1000000 thread_id: 1 end_thread_id: 1 is_push_pop: true "
                     "depth: 0 } }\n");
     const uint64_t act = (2ull << 40) + k * kGiB;
@@ -176,8 +182,10 @@ TEST(MemoryViews, AdviseExplainsTheRefusedRequest) {
   // Memory findings come after the time findings.
   bool memory_seen = false;
   for (const AdviseFinding& f : report.findings) {
-    if (IsMemoryRule(f.rule)) memory_seen = true;
-    else EXPECT_FALSE(memory_seen) << f.rule;
+    if (IsMemoryRule(f.rule))
+      memory_seen = true;
+    else
+      EXPECT_FALSE(memory_seen) << f.rule;
   }
 }
 
@@ -246,7 +254,7 @@ TEST(MemoryViews, TheJobFlagsTheRankWhosePeakDiffers) {
   std::vector<std::string> paths;
   for (int rank = 0; rank < 4; ++rank) {
     const uint64_t base = rank == 2 ? 14 * kGiB : 10 * kGiB;  // rank 2 holds 4 GiB more
-    const int leak_from = rank == 3 ? 5 : 20;                   // rank 3 leaks
+    const int leak_from = rank == 3 ? 5 : 20;                 // rank 3 leaks
     paths.push_back(WriteTempFile(LoopTrace(20, leak_from, 8 * kMiB, base, rank),
                                   absl::StrCat("rank_", rank, ".wst")));
   }

@@ -45,7 +45,7 @@ void AddLeak(const DeviceMemoryDigest& d, std::vector<AdviseFinding>* findings) 
     f.steps_to_full = static_cast<int64_t>(static_cast<double>(headroom) / per_step);
   }
   f.severity = f.steps_to_full >= 0 && f.steps_to_full < kLeakHighSteps ? AdviseSeverity::kHigh
-                                                                         : AdviseSeverity::kMedium;
+                                                                        : AdviseSeverity::kMedium;
   f.occurrences = d.steady_steps;
   f.where = d.growth_site;
   f.worst_begin_ns = d.steady_begin_ns;
@@ -53,10 +53,10 @@ void AddLeak(const DeviceMemoryDigest& d, std::vector<AdviseFinding>* findings) 
   f.title = absl::StrCat("device memory grows by ", FormatBytes(per_step),
                          " every steady step and is not given back (a leak)",
                          d.growth_site.empty() ? "" : absl::StrCat(", most at ", d.growth_site));
-  f.evidence = absl::StrCat(
-      "in use at the start of each of the ", d.steady_steps, " steady steps rises by ",
-      FormatBytes(g.slope->per_step), " a step (95% ", FormatBytes(g.slope->low), " to ",
-      FormatBytes(g.slope->high), "), ", Bytes(g.gained), " in all");
+  f.evidence =
+      absl::StrCat("in use at the start of each of the ", d.steady_steps, " steady steps rises by ",
+                   FormatBytes(g.slope->per_step), " a step (95% ", FormatBytes(g.slope->low),
+                   " to ", FormatBytes(g.slope->high), "), ", Bytes(g.gained), " in all");
   if (!d.growth_site.empty()) {
     absl::StrAppend(&f.evidence, "; ", d.growth_site, " (", d.growth_owner, ") holds ",
                     Bytes(d.growth_site_bytes), " more at the end than at the first steady step");
@@ -77,7 +77,8 @@ void AddFragmentation(const DeviceMemoryDigest& d, std::vector<AdviseFinding>* f
   if (d.reserved_at_peak_bytes <= d.peak_bytes) return;
   const uint64_t unused = d.reserved_at_peak_bytes - d.peak_bytes;
   if (unused < kFragmentationMinBytes ||
-      static_cast<double>(unused) < kFragmentationShare * static_cast<double>(d.reserved_at_peak_bytes)) {
+      static_cast<double>(unused) <
+          kFragmentationShare * static_cast<double>(d.reserved_at_peak_bytes)) {
     return;
   }
   AdviseFinding f = MemoryFinding(kRuleFragmentation, d.device_id);
@@ -88,8 +89,8 @@ void AddFragmentation(const DeviceMemoryDigest& d, std::vector<AdviseFinding>* f
   f.worst_begin_ns = f.worst_end_ns = d.peak_ns;
   f.title = absl::StrCat(Bytes(unused), " reserved by stream-ordered pools but unused at the peak");
   f.evidence = absl::StrFormat(
-      "at the peak %s in use and %s reserved (%.0f%% of it unused); held by %s", Bytes(d.peak_bytes),
-      Bytes(d.reserved_at_peak_bytes),
+      "at the peak %s in use and %s reserved (%.0f%% of it unused); held by %s",
+      Bytes(d.peak_bytes), Bytes(d.reserved_at_peak_bytes),
       100.0 * static_cast<double>(unused) / static_cast<double>(d.reserved_at_peak_bytes),
       MemoryOwnersText(d.owners_at_peak, 3));
   f.fix =
@@ -106,8 +107,8 @@ void AddFailures(const MemoryDigest& m, std::vector<AdviseFinding>* findings) {
     by_site[{f.failure.device_id, f.site}].push_back(&f);
   }
   for (const auto& [key, failures] : by_site) {
-    const MemoryFailureDigest& worst = **std::max_element(
-        failures.begin(), failures.end(), [](const auto* a, const auto* b) {
+    const MemoryFailureDigest& worst =
+        **std::max_element(failures.begin(), failures.end(), [](const auto* a, const auto* b) {
           return a->failure.bytes_asked < b->failure.bytes_asked;
         });
     const MemoryFailure& x = worst.failure;
@@ -121,7 +122,8 @@ void AddFailures(const MemoryDigest& m, std::vector<AdviseFinding>* findings) {
                            " of device memory was refused (out of memory)");
     f.evidence = absl::StrCat(Bytes(x.in_use_bytes), " in use and ", Bytes(x.reserved_bytes),
                               " reserved when it was asked (driver result ", x.result, ")");
-    if (!x.owners.empty()) absl::StrAppend(&f.evidence, "; held by ", MemoryOwnersText(x.owners, 3));
+    if (!x.owners.empty())
+      absl::StrAppend(&f.evidence, "; held by ", MemoryOwnersText(x.owners, 3));
     if (x.pool_free_bytes > 0) {
       absl::StrAppend(&f.evidence, "; the pools held ", Bytes(x.pool_free_bytes),
                       " reserved but unused (fragmentation)");
@@ -140,10 +142,9 @@ void AddFailures(const MemoryDigest& m, std::vector<AdviseFinding>* findings) {
 
 std::string MemoryCostText(const AdviseFinding& f) {
   if (f.rule == kRuleMemoryLeak) {
-    return absl::StrCat(Bytes(f.memory_bytes), " a steady step",
-                        f.steps_to_full < 0 ? ""
-                                            : absl::StrCat("; device full in ~", f.steps_to_full,
-                                                           " steps"));
+    return absl::StrCat(
+        Bytes(f.memory_bytes), " a steady step",
+        f.steps_to_full < 0 ? "" : absl::StrCat("; device full in ~", f.steps_to_full, " steps"));
   }
   if (f.rule == kRuleOutOfMemory) return absl::StrCat(Bytes(f.memory_bytes), " refused");
   return absl::StrCat(Bytes(f.memory_bytes), " unused at the peak");

@@ -41,13 +41,14 @@ void JudgeMemory(JobView& view) {
     view.memory_outliers.push_back(r.RankOrIndex());
     view.memory_verdicts.push_back(absl::StrFormat(
         "memory: rank %d peaks at %s, %.0f%% %s the ranks' median of %s", r.RankOrIndex(),
-        Bytes(peak), 100.0 * static_cast<double>(diff) / static_cast<double>(std::max<uint64_t>(median, 1)),
+        Bytes(peak),
+        100.0 * static_cast<double>(diff) / static_cast<double>(std::max<uint64_t>(median, 1)),
         peak > median ? "above" : "below", Bytes(median)));
   }
   if (view.memory_outliers.empty() && peaks.size() > 1) {
-    view.memory_verdicts.push_back(absl::StrFormat(
-        "memory: the ranks' peaks are within %.0f%% of their median, %s", 100 * kMemoryPeakSpread,
-        Bytes(median)));
+    view.memory_verdicts.push_back(
+        absl::StrFormat("memory: the ranks' peaks are within %.0f%% of their median, %s",
+                        100 * kMemoryPeakSpread, Bytes(median)));
   }
   for (const RankDigest& r : view.ranks) {
     for (const DeviceMemoryDigest& d : r.memory.devices) {
@@ -77,12 +78,12 @@ Table JobMemoryTable(const JobView& view) {
            {"failed_requests", true, CellKind::kInt},
            {"differs", false, CellKind::kBool}});
   for (const RankDigest& r : view.ranks) {
-    const bool differs =
-        std::find(view.memory_outliers.begin(), view.memory_outliers.end(), r.RankOrIndex()) !=
-        view.memory_outliers.end();
+    const bool differs = std::find(view.memory_outliers.begin(), view.memory_outliers.end(),
+                                   r.RankOrIndex()) != view.memory_outliers.end();
     for (const DeviceMemoryDigest& d : r.memory.devices) {
       uint64_t failed = 0;
-      for (const MemoryFailureDigest& f : r.memory.failures) failed += f.failure.device_id == d.device_id;
+      for (const MemoryFailureDigest& f : r.memory.failures)
+        failed += f.failure.device_id == d.device_id;
       t.AddRow({r.RankOrIndex(), d.device_id, d.peak_bytes, d.reserved_at_peak_bytes,
                 d.peak_reserved_bytes, d.capacity_bytes == 0 ? Cell() : Cell(d.capacity_bytes),
                 d.growth.slope ? Cell(d.growth.slope->per_step, 0) : Cell(),
