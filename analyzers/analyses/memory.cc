@@ -51,20 +51,6 @@ std::string Hex(uint64_t value) {
   return text;
 }
 
-std::string Site(const TraceModel& model, uint64_t stack_id) {
-  if (stack_id == 0) return std::string(kNoStack);
-  return CallSiteOfStack(model, model.FindCallStack(stack_id)).Display();
-}
-
-std::string OwnersText(const std::vector<std::pair<std::string, uint64_t>>& owners, size_t top) {
-  std::string text;
-  for (size_t i = 0; i < owners.size() && i < top; ++i) {
-    absl::StrAppend(&text, i == 0 ? "" : ", ", owners[i].first, " ",
-                    FormatBytes(static_cast<double>(owners[i].second)));
-  }
-  return text;
-}
-
 double Share(uint64_t part, uint64_t whole) {
   return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
 }
@@ -84,12 +70,12 @@ void AddDeviceTables(const TraceModel& model, const MemoryTimeline& t, Report& r
                {"peak_bytes", true, CellKind::kInt}});
   for (const DeviceMemory& d : t.devices) {
     devices.AddRow({d.device_id, d.peak_bytes, d.peak_ns, d.reserved_at_peak_bytes,
-                    d.peak_reserved_bytes, d.end_bytes, OwnersText(d.owners_at_peak, 3)});
+                    d.peak_reserved_bytes, d.end_bytes, MemoryOwnersText(d.owners_at_peak, 3)});
     for (const auto& [owner, bytes] : d.owners_at_peak) {
       owners.AddRow({d.device_id, owner, bytes, PercentCell(Share(bytes, d.peak_bytes))});
     }
     for (const MemoryBlock& b : d.largest_at_peak) {
-      blocks.AddRow({d.device_id, b.bytes, b.owner, Site(model, b.stack_id), b.allocated_ns,
+      blocks.AddRow({d.device_id, b.bytes, b.owner, MemoryCallSite(model, b.stack_id), b.allocated_ns,
                      std::string(MemoryKindName(b.kind)), Hex(b.address)});
     }
     for (const auto& [kind, bytes] : d.peak_by_kind) {
@@ -130,43 +116,20 @@ void AddIntervalTables(const MemoryTimeline& t, const StepSet& steps, size_t war
   report.tables.emplace_back("phases", std::move(phase_table));
 }
 
-// Growth over the steady steps: in use at each steady step's start and at the last one's end.
-struct Growth {
-  uint32_t device_id = 0;
-  std::optional<Slope> slope;
-  uint64_t gained = 0;  // last instant minus the first steady one, when it grew
-  bool leak = false;
-};
-
-std::vector<Growth> AddGrowthTables(const TraceModel& model, const MemoryTimeline& t,
-                                    size_t warmup, size_t top, Report& report) {
+std::vector<MemoryGrowth> AddGrowthTables(const TraceModel& model, const MemoryTimeline& t,
+                                          size_t warmup, size_t top, Report& report) {
   Table sites({{"device", true, CellKind::kInt}, {"call_site", false, CellKind::kString},
                {"owner", false, CellKind::kString}, {"first_bytes", true, CellKind::kInt},
                {"last_bytes", true, CellKind::kInt}, {"growth_bytes", true, CellKind::kInt}});
-  std::vector<Growth> out;
+  std::vector<MemoryGrowth> out;
   for (const DeviceMemory& d : t.devices) {
-    Growth g;
-    g.device_id = d.device_id;
-    if (d.in_use_at_bytes.size() > warmup) {
-      const std::vector<uint64_t> values(d.in_use_at_bytes.begin() + static_cast<ptrdiff_t>(warmup),
-                                         d.in_use_at_bytes.end());
-      g.slope = TheilSenSlope(values);
-      if (values.back() > values.front()) g.gained = values.back() - values.front();
-      g.leak = g.slope && g.slope->low > 0 && g.gained >= kLeakMinimumBytes;
-    }
-    std::vector<SiteGrowth> growing;
-    for (const SiteGrowth& s : d.site_growth) {
-      if (s.last_bytes > s.first_bytes) growing.push_back(s);
-    }
-    std::stable_sort(growing.begin(), growing.end(), [](const SiteGrowth& a, const SiteGrowth& b) {
-      return a.last_bytes - a.first_bytes > b.last_bytes - b.first_bytes;
-    });
-    for (size_t i = 0; i < growing.size() && (top == 0 || i < top); ++i) {
-      const SiteGrowth& s = growing[i];
-      sites.AddRow({d.device_id, Site(model, s.stack_id), s.owner, s.first_bytes, s.last_bytes,
+    MemoryGrowth g = GrowthOf(d, warmup);
+    for (size_t i = 0; i < g.growing_sites.size() && (top == 0 || i < top); ++i) {
+      const SiteGrowth& s = g.growing_sites[i];
+      sites.AddRow({d.device_id, MemoryCallSite(model, s.stack_id), s.owner, s.first_bytes, s.last_bytes,
                     s.last_bytes - s.first_bytes});
     }
-    out.push_back(g);
+    out.push_back(std::move(g));
   }
   report.tables.emplace_back("growing_sites", std::move(sites));
   return out;
@@ -181,15 +144,15 @@ void AddFailureTable(const TraceModel& model, const MemoryTimeline& t, Report& r
                   {"largest_owners", false, CellKind::kString}});
   for (const MemoryFailure& f : t.failures) {
     failures.AddRow({f.timestamp_ns, f.device_id, f.bytes_asked, f.result, f.in_use_bytes,
-                     f.reserved_bytes, f.pool_free_bytes, f.owner, Site(model, f.stack_id),
-                     OwnersText(f.owners, 3)});
+                     f.reserved_bytes, f.pool_free_bytes, f.owner, MemoryCallSite(model, f.stack_id),
+                     MemoryOwnersText(f.owners, 3)});
   }
   report.tables.emplace_back("failures", std::move(failures));
 }
 
 // The plain-words verdict, one line per finding.
 std::vector<std::string> Verdict(const TraceModel& model, const MemoryTimeline& t,
-                                 const std::vector<Growth>& growth, const Report& report) {
+                                 const std::vector<MemoryGrowth>& growth, const Report& report) {
   std::vector<std::string> lines;
   if (t.events == 0) return {"no memory events in the trace: nothing to say about memory"};
   for (const DeviceMemory& d : t.devices) {
@@ -197,10 +160,10 @@ std::vector<std::string> Verdict(const TraceModel& model, const MemoryTimeline& 
                                  FormatBytes(static_cast<double>(d.peak_bytes)), " in use at ",
                                  FormatDuration(static_cast<double>(d.peak_ns)), " (reserved ",
                                  FormatBytes(static_cast<double>(d.reserved_at_peak_bytes)),
-                                 "), held by ", OwnersText(d.owners_at_peak, 3)));
+                                 "), held by ", MemoryOwnersText(d.owners_at_peak, 3)));
   }
   const Table* sites = report.FindTable("growing_sites");
-  for (const Growth& g : growth) {
+  for (const MemoryGrowth& g : growth) {
     if (!g.leak) continue;
     std::string where;
     for (const auto& row : sites->rows()) {
@@ -219,12 +182,12 @@ std::vector<std::string> Verdict(const TraceModel& model, const MemoryTimeline& 
         "device ", f.device_id, ": a request for ", FormatBytes(static_cast<double>(f.bytes_asked)),
         " failed at ", FormatDuration(static_cast<double>(f.timestamp_ns)), " with ",
         FormatBytes(static_cast<double>(f.in_use_bytes)), " in use (",
-        OwnersText(f.owners, 2), ")",
+        MemoryOwnersText(f.owners, 2), ")",
         f.pool_free_bytes == 0 ? std::string()
                                : absl::StrCat("; its pools held ",
                                               FormatBytes(static_cast<double>(f.pool_free_bytes)),
                                               " reserved but unused (fragmentation)"),
-        ", asked from ", Site(model, f.stack_id)));
+        ", asked from ", MemoryCallSite(model, f.stack_id)));
   }
   return lines;
 }
@@ -235,28 +198,22 @@ MemoryReportResult MemoryReport(const TraceModel& model, const MemoryReportOptio
   const StepSet steps = FindSteps(model.nvtx_ranges);
   const size_t warmup = WarmupSteps(steps);
   const PhaseSet phases = FindPhases(model, steps);
-  MemoryTimelineOptions o;
+  MemoryTimelineOptions o = StepTimelineOptions(steps, warmup);
   o.device = options.device;
   o.top = options.top;
-  for (const Step& s : steps.steps) {
-    o.intervals.push_back({s.start_ns, s.end_ns});
-    o.instants.push_back(s.start_ns);
-  }
-  if (!steps.steps.empty()) o.instants.push_back(steps.steps.back().end_ns);
   for (const auto& [name, interval] : phases.instances) o.intervals.push_back(interval);
-  o.growth_from_instant = warmup;
   const MemoryTimeline t = ComputeMemoryTimeline(model, o);
 
   MemoryReportResult out;
   Report& report = out.report;
   AddDeviceTables(model, t, report);
   AddIntervalTables(t, steps, warmup, phases, report);
-  const std::vector<Growth> growth = AddGrowthTables(model, t, warmup, options.top, report);
+  const std::vector<MemoryGrowth> growth = AddGrowthTables(model, t, warmup, options.top, report);
   AddFailureTable(model, t, report);
   uint64_t peak = 0;
   for (const DeviceMemory& d : t.devices) peak = std::max(peak, d.peak_bytes);
-  const Growth* leak = nullptr;
-  for (const Growth& g : growth) {
+  const MemoryGrowth* leak = nullptr;
+  for (const MemoryGrowth& g : growth) {
     if (g.leak) leak = &g;
   }
   report.scalars = {

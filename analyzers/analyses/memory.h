@@ -9,6 +9,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analyzers/measures/memory_timeline.h"
+#include "analyzers/measures/steps.h"
 
 #include "analyzers/model/trace_model.h"
 #include "analyzers/render/report.h"
@@ -31,6 +37,62 @@ struct MemoryReportResult {
 };
 
 MemoryReportResult MemoryReport(const TraceModel& model, const MemoryReportOptions& options);
+
+// The timeline's options for the steps: the peak inside each step, in use at each step's start
+// and at the last one's end, site growth from the first steady step (`warmup`) on.
+MemoryTimelineOptions StepTimelineOptions(const StepSet& steps, size_t warmup);
+
+// Growth of one device across the steady steps, by the leak rule above: the robust slope of in
+// use at each steady step's start (and the last one's end), what it gained, and the call sites
+// whose live bytes grew, most first.
+struct MemoryGrowth {
+  uint32_t device_id = 0;
+  std::optional<Slope> slope;
+  uint64_t gained = 0;  // last instant minus the first steady one, when it grew
+  bool leak = false;
+  std::vector<SiteGrowth> growing_sites;  // most growth first
+};
+MemoryGrowth GrowthOf(const DeviceMemory& device, size_t warmup);
+
+// What the other commands (summary, advise, job) say about memory, from the same timeline and
+// rules as `warpscope memory` (its phases left out: they change no figure here).
+struct DeviceMemoryDigest {
+  uint32_t device_id = 0;
+  uint64_t capacity_bytes = 0;  // the device's global memory; 0 = unknown
+  uint64_t peak_bytes = 0;
+  uint64_t peak_ns = 0;
+  uint64_t reserved_at_peak_bytes = 0;
+  uint64_t peak_reserved_bytes = 0;
+  std::vector<std::pair<std::string, uint64_t>> owners_at_peak;  // most first
+  MemoryGrowth growth;
+  std::string growth_site;    // the call site that grew most ("" when none grew)
+  std::string growth_owner;
+  uint64_t growth_site_bytes = 0;
+  uint64_t steady_begin_ns = 0, steady_end_ns = 0;  // the steady steps' span (with steps)
+  size_t steady_steps = 0;
+};
+
+struct MemoryFailureDigest {
+  MemoryFailure failure;
+  std::string site;  // where it was asked, or why there is none
+};
+
+struct MemoryDigest {
+  uint64_t events = 0;
+  std::vector<DeviceMemoryDigest> devices;  // by id
+  std::vector<MemoryFailureDigest> failures;
+};
+
+// `step`: the NVTX range that marks steps ("" = steps.h's rule).
+MemoryDigest DigestMemory(const TraceModel& model, std::optional<uint32_t> device = std::nullopt,
+                          std::string_view step = "");
+
+// The call site of a block's stack (call_sites.h), or "no stack".
+std::string MemoryCallSite(const TraceModel& model, uint64_t stack_id);
+
+// The first `top` owners with their bytes: "PyTorch caching allocator 1.00 GiB, NCCL 64.00 MiB".
+std::string MemoryOwnersText(const std::vector<std::pair<std::string, uint64_t>>& owners,
+                             size_t top);
 
 }  // namespace warpscope
 

@@ -469,6 +469,7 @@ TraceSummary Summarize(const TraceModel& model, std::string label, const Summary
   summary.api_call_records = projection.api_calls;
   summary.gpu_records = projection.gpu_records;
   summary.gpu_records_without_api_call = projection.gpu_records_without_api_call;
+  if (options.memory) summary.device_memory = DigestMemory(model);
   return summary;
 }
 

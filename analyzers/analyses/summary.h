@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analyzers/analyses/memory.h"
 #include "analyzers/measures/duration_sketch.h"
 #include "analyzers/measures/nvtx_projection.h"
 #include "analyzers/render/output.h"
@@ -135,6 +136,9 @@ struct TraceSummary {
   uint64_t api_call_records = 0;
   uint64_t gpu_records = 0;
   uint64_t gpu_records_without_api_call = 0;
+  // Device memory over time (memory.h DigestMemory), with the memory report; no events and no
+  // devices when the trace has no memory events (and for the combined view).
+  MemoryDigest device_memory;
 };
 
 enum class SummarySort { kTotal, kCount, kAvg, kMax, kName };
@@ -194,6 +198,15 @@ Report SummaryReport(const std::vector<TraceSummary>& summaries, const SummaryOp
 
 std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputFormat format,
                           const SummaryOptions& options);
+
+// Device memory (summary_memory.cc), with the memory report, for traces with memory events: the
+// table `device_memory` (one row per trace and device: peak in use, reserved, capacity, who
+// held the peak, growth per steady step and whether it is a leak, refused requests), and per
+// trace its text: the table and a line per leak and refused request. HasDeviceMemory: whether
+// any trace has a row (without, no table is added: the reports stay as they were).
+bool HasDeviceMemory(const std::vector<TraceSummary>& summaries);
+Table DeviceMemoryTable(const std::vector<TraceSummary>& summaries, bool human);
+std::string DeviceMemoryText(const TraceSummary& summary);
 
 // Lines on what limits the NVTX GPU figures of each trace (GPU work without API records,
 // ranges cut by capture windows), each starting "TRACE: ". The table format prints them

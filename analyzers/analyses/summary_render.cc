@@ -460,6 +460,7 @@ std::string RenderText(const std::vector<TraceSummary>& summaries, const Summary
         out += "\n";
       }
     }
+    if (options.memory) out += DeviceMemoryText(t);
     if (options.api) {
       Table table = NamedTable(s, false);
       AddNamedRows(table, s, t, nullptr, t.api_calls);
@@ -508,6 +509,9 @@ Report SummaryReport(const std::vector<TraceSummary>& summaries, const SummaryOp
       for (const DeviceSummary& d : t.devices) AddMemoryRows(table, s, t, d);
     }
     out.tables.emplace_back("memory", std::move(table));
+  }
+  if (options.memory && HasDeviceMemory(summaries)) {
+    out.tables.emplace_back("device_memory", DeviceMemoryTable(summaries, false));
   }
   if (options.nvtx) {
     Table table = NvtxTable(s);

@@ -18,7 +18,9 @@ mkdir -p "$OUTDIR"
 N=${1:-20000}; REPS=${2:-5}; BYTES=$((1 << 20))
 OPS=$BIN/ws_memory_ops
 jsonl=$OUTDIR/alloc_cost.jsonl; : >"$jsonl"
-work=$(mktemp -d /tmp/ws_alloc_cost.XXXXXX)
+# The traces go beside the results, as tests/gpu/memory/gpu_memory.sh's (whose traces were
+# found), each removed once measured.
+work=$OUTDIR/traces; mkdir -p "$work"
 runs=()
 for r in $(seq "$REPS"); do for m in plain alloc alloc_nostk no_alloc; do runs+=("$m"); done; done
 for m in $(printf '%s\n' "${runs[@]}" | shuf); do
@@ -31,9 +33,18 @@ for m in $(printf '%s\n' "${runs[@]}" | shuf); do
     no_alloc) line=$("$WS" record -f -t kernel,launch,memory,runtime,nvtx,sync -o "$trace" -- \
                        "$OPS" loop "$N" "$BYTES" 2>>"$OUTDIR/record_$m.err") ;;
   esac
-  bytes=$(stat -c %s "$trace" 2>/dev/null || echo 0)
+  # The trace as named, or as the library named it (a per-process or window suffix,
+  # NAME_*.wst): their bytes together; none is said, with the end of record's messages.
+  files=("$trace" "$work/${m}_"*.wst); bytes=0
+  for f in "${files[@]}"; do [[ -f $f ]] && bytes=$((bytes + $(stat -c %s "$f"))); done
+  if [[ $m != plain && $bytes == 0 ]]; then
+    echo "alloc_cost: $m wrote no trace in $work ($(ls "$work" | head -3 | tr '\n' ' '));" \
+         "record said: $(tail -2 "$OUTDIR/record_$m.err" | tr '\n' ' ')" >&2
+  fi
+  # The program's JSON line alone: anything else record printed on stdout is left out.
+  line=$(printf '%s\n' "$line" | grep -m1 '^{"mode"')
   echo "{\"run\": \"$m\", \"trace_bytes\": $bytes, \"result\": ${line:-null}}" | tee -a "$jsonl"
-  rm -f "$trace"
+  rm -f "${files[@]}"
 done
 python3 - "$jsonl" "$N" <<'PY' | tee "$OUTDIR/alloc_cost.txt"
 import json, statistics, sys
@@ -58,4 +69,4 @@ if "alloc" in by and "no_alloc" in by:
          statistics.median(x["trace_bytes"] for x in by["no_alloc"])) / (2 * n)
     print(f"  bytes per allocation event (alloc - no_alloc): {d:.1f}")
 PY
-rm -rf "$work"
+rmdir "$work" 2>/dev/null

@@ -43,13 +43,19 @@ std::string Headline(const AdviseReport& report) {
                                 std::max<size_t>(report.devices.size(), 1)));
   }
   if (report.findings.empty()) return absl::StrCat(line, "; no findings");
-  absl::StrAppend(&line, "; top:");
-  for (size_t i = 0; i < report.findings.size() && i < 3; ++i) {
-    const AdviseFinding& f = report.findings[i];
-    absl::StrAppendFormat(&line, "%s %d) %s %s", i == 0 ? "" : ";", i + 1, f.rule,
-                          CostText(report, f));
+  size_t shown = 0;
+  std::string memory;
+  for (const AdviseFinding& f : report.findings) {
+    if (IsMemoryRule(f.rule)) {
+      absl::StrAppend(&memory, memory.empty() ? "; memory: " : ", ", f.rule, " ",
+                      MemoryCostText(f));
+    } else if (shown < 3) {
+      absl::StrAppendFormat(&line, "%s %d) %s %s", shown == 0 ? "; top:" : ";", shown + 1, f.rule,
+                            CostText(report, f));
+      ++shown;
+    }
   }
-  return line;
+  return line + memory;
 }
 
 // The share of a kernel finding's kernel time launched in the steady state (its kernels by
@@ -99,6 +105,7 @@ void CostPerStep(const advise_internal::AdviseTimeline& timeline, AdviseReport& 
 }  // namespace
 
 std::string CostText(const AdviseReport& report, const AdviseFinding& f) {
+  if (IsMemoryRule(f.rule)) return MemoryCostText(f);
   if (HasCostPerStep(report, f)) {
     return absl::StrFormat("%s a step (%.1f%% of a steady step)",
                            FormatDuration(static_cast<double>(f.cost_per_step_ns)),
@@ -195,6 +202,8 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
   if (options.top > 0 && report.findings.size() > options.top) {
     report.findings.resize(options.top);
   }
+  // Memory findings cost bytes, not time: listed after the others, every one of them.
+  FindMemoryIssues(model, options, &report.findings);
   if (report.devices.empty()) report.notes.push_back("no GPU work in the trace");
   report.headline = Headline(report);
   if (options.short_names) ShortenKernelNames(model, report);

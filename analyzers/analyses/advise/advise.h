@@ -44,6 +44,11 @@ inline constexpr std::string_view kRuleCollectiveWait = "nccl-wait";
 inline constexpr std::string_view kRulePrecision = "fp32-matrix";
 // In a job of several ranks: the rank the others wait for.
 inline constexpr std::string_view kRuleStraggler = "straggler";
+// Device memory (advise_memory.cc), costed in bytes, not time: memory that grows every steady
+// step, a request the driver refused, and reserved memory far above what is in use at the peak.
+inline constexpr std::string_view kRuleMemoryLeak = "memory-leak";
+inline constexpr std::string_view kRuleOutOfMemory = "out-of-memory";
+inline constexpr std::string_view kRuleFragmentation = "memory-fragmentation";
 
 struct AdviseFinding {
   std::string rule;   // one of the kRule* ids
@@ -89,7 +94,16 @@ struct AdviseFinding {
   // Paid once, before the steady state (start-up gaps, copies of the weights, the first
   // collectives): ranked after every steady-state finding.
   bool one_time = false;
+  // A memory finding (IsMemoryRule): its cost in bytes (memory-leak: growth per steady step;
+  // out-of-memory: the bytes asked; memory-fragmentation: reserved and unused at the peak), and
+  // for a leak the steady steps until the device is full at that rate (-1: capacity unknown).
+  uint64_t memory_bytes = 0;
+  int64_t steps_to_full = -1;
 };
+
+inline bool IsMemoryRule(std::string_view rule) {
+  return rule == kRuleMemoryLeak || rule == kRuleOutOfMemory || rule == kRuleFragmentation;
+}
 
 // What the other ranks' traces say about this rank's NCCL collectives (`warpscope advise` of a
 // job): each collective kernel's wait for the last rank, measured, and who the rank waited
@@ -175,12 +189,15 @@ AdviseSeverity SeverityOf(double fraction, const AdviseOptions& options);
 
 // Whether `f` has a cost per steady step: a steady-state finding of a report with steps.
 inline bool HasCostPerStep(const AdviseReport& report, const AdviseFinding& f) {
-  return report.steady_steps > 0 && !f.one_time;
+  return report.steady_steps > 0 && !f.one_time && !IsMemoryRule(f.rule);
 }
 
 // A finding's cost as the text shows it: "10.50 ms a step (69.7% of a steady step)" for a
 // steady-state finding of a report with steps, else "125.97 ms (2.5% of the GPU span)".
 std::string CostText(const AdviseReport& report, const AdviseFinding& f);
+
+// A memory finding's cost as the text shows it: "4.00 MiB a steady step; full in 35000 steps".
+std::string MemoryCostText(const AdviseFinding& f);
 
 // Runs every rule on `model`, ranks the findings and writes the head line.
 AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,

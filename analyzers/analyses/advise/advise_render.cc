@@ -50,9 +50,12 @@ std::string AdviseText(const AdviseReport& report) {
                     " on average: costs are per steady step\n");
   }
   int rank = 0;
-  bool once_heading = false;
+  bool once_heading = false, memory_heading = false;
   for (const AdviseFinding& f : report.findings) {
-    if (f.one_time && !once_heading) {
+    if (IsMemoryRule(f.rule) && !memory_heading) {
+      memory_heading = true;
+      absl::StrAppend(&out, "\ndevice memory (costs in bytes, not time):\n");
+    } else if (f.one_time && !once_heading) {
       once_heading = true;
       absl::StrAppend(&out, "\npaid once, before the steady state (start-up, warm-up):\n");
     }
@@ -63,7 +66,8 @@ std::string AdviseText(const AdviseReport& report) {
             ? absl::StrCat(", up to ", FormatDuration(static_cast<double>(f.cost_max_ns)))
             : "";
     const std::string cost =
-        HasCostPerStep(report, f)
+        IsMemoryRule(f.rule) ? MemoryCostText(f)
+        : HasCostPerStep(report, f)
             ? absl::StrCat(CostText(report, f), "; ",
                            FormatDuration(static_cast<double>(f.cost_ns)), up_to, " in all")
             : absl::StrFormat("%s%s (%.1f%% of the GPU span)",
@@ -152,6 +156,21 @@ Report AdviseReportTables(const AdviseReport& report) {
     devices.AddRow({d.device_id, d.begin_ns, d.end_ns, d.busy_ns});
   }
   out.tables.emplace_back("devices", std::move(devices));
+  // The memory findings' costs in bytes, by their order among the findings: only when there
+  // are any (a trace without memory events reads as before).
+  Table memory({{"order", true, CellKind::kInt},
+                {"rule", false, CellKind::kString},
+                {"device", true, CellKind::kInt},
+                {"bytes", true, CellKind::kInt},
+                {"steps_to_full", true, CellKind::kInt},
+                {"where", false, CellKind::kString}});
+  for (size_t i = 0; i < report.findings.size(); ++i) {
+    const AdviseFinding& f = report.findings[i];
+    if (!IsMemoryRule(f.rule)) continue;
+    memory.AddRow({static_cast<uint64_t>(i + 1), f.rule, f.device_id, f.memory_bytes,
+                   f.steps_to_full < 0 ? Cell() : Cell(f.steps_to_full), f.where});
+  }
+  if (memory.num_rows() > 0) out.tables.emplace_back("memory", std::move(memory));
   Table notes({{"note", false, CellKind::kString}});
   for (const std::string& note : report.notes) notes.AddRow({note});
   out.tables.emplace_back("notes", std::move(notes));

@@ -143,6 +143,10 @@ void FindFp32MatrixWork(const AdviseTimeline& timeline, std::vector<AdviseFindin
 // Tails, occupancy and stalls, from the trace's samples; a note per part that had none.
 void FindKernelEfficiency(const TraceModel& model, const AdviseOptions& options,
                           std::vector<AdviseFinding>* findings, std::vector<std::string>* notes);
+// Device memory: out-of-memory, memory-leak and memory-fragmentation findings, in that order
+// (advise_memory.cc); severity set, cost in AdviseFinding::memory_bytes.
+void FindMemoryIssues(const TraceModel& model, const AdviseOptions& options,
+                      std::vector<AdviseFinding>* findings);
 
 }  // namespace warpscope::advise_internal
 

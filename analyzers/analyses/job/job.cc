@@ -107,6 +107,7 @@ absl::StatusOr<JobView> BuildJobView(const std::vector<std::string>& paths,
   }
   MatchCollectives(view);
   JudgeStraggler(view);
+  JudgeMemory(view);
   if (view.straggler.rank) {
     for (const RankDigest& r : view.ranks) {
       if (r.RankOrIndex() != *view.straggler.rank) continue;

@@ -96,7 +96,16 @@ struct JobView {
   // together, so the steady state starts after them on every rank (RankDigest::Warmup).
   size_t warmup_steps = 0;
   StragglerVerdict straggler;
+  // Device memory per rank (job_memory.cc), with memory events: the median of the ranks' peaks
+  // and the ranks whose peak differs from it by more than kMemoryPeakSpread (and 256 MiB),
+  // each with a sentence.
+  uint64_t median_peak_memory_bytes = 0;
+  std::vector<uint32_t> memory_outliers;
+  std::vector<std::string> memory_verdicts;
 };
+
+// A rank's peak memory differs from the ranks' median by more than this share of it.
+inline constexpr double kMemoryPeakSpread = 0.10;
 
 // Reads the traces (files, folders or globs: model/trace_paths.h) and builds the view. Errors:
 // a trace that cannot be read (the message names it), fewer than one trace.
@@ -125,6 +134,10 @@ absl::StatusOr<AdviseReport> BuildJobAdviseReport(const JobView& view, const Adv
 // straggler rule (straggler.cc).
 void MatchCollectives(JobView& view);
 void JudgeStraggler(JobView& view);
+// The ranks' peak memory against their median (job_memory.cc), and the `memory` table (one row
+// per rank and device; only in a report whose ranks have memory events).
+void JudgeMemory(JobView& view);
+Table JobMemoryTable(const JobView& view);
 // Names what the straggler did while the others waited, from its own trace (reloaded); its
 // kernels short and distinct over that trace's with `short_names`.
 void ExplainStraggler(JobView& view, const TraceModel& straggler_trace, bool short_names = false);

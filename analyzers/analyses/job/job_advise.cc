@@ -107,7 +107,7 @@ absl::StatusOr<AdviseReport> BuildJobAdviseReport(const JobView& view, const Adv
     for (AdviseFinding& f : rank.findings) {
       // Waiting for the named straggler is the straggler finding's cost, not this rank's.
       if (f.rule == kRuleCollectiveWait && waits.waited_for) continue;
-      if (per_rank > 0 && ++kept[f.one_time ? 1 : 0] > per_rank) continue;
+      if (!IsMemoryRule(f.rule) && per_rank > 0 && ++kept[f.one_time ? 1 : 0] > per_rank) continue;
       f.job_rank = r->RankOrIndex();
       // Only the straggler's worst stretches are drawn (from its trace, on the HTML page).
       if (!straggler) f.worst_begin_ns = f.worst_end_ns = 0;
@@ -133,7 +133,13 @@ absl::StatusOr<AdviseReport> BuildJobAdviseReport(const JobView& view, const Adv
     job.findings.push_back(std::move(f));
   }
   std::stable_sort(job.findings.begin(), job.findings.end(), RankedBefore);
-  if (options.top > 0 && job.findings.size() > options.top) job.findings.resize(options.top);
+  // Memory findings cost bytes, not time: after the others, every one, as in a trace's advise.
+  const auto memory = std::stable_partition(
+      job.findings.begin(), job.findings.end(),
+      [](const AdviseFinding& f) { return !IsMemoryRule(f.rule); });
+  if (options.top > 0 && memory - job.findings.begin() > static_cast<ptrdiff_t>(options.top)) {
+    job.findings.erase(job.findings.begin() + static_cast<ptrdiff_t>(options.top), memory);
+  }
   job.notes.assign(notes.begin(), notes.end());
   for (const std::string& p : view.problems) job.notes.push_back(p);
   const size_t advised = RanksToAdvise(view).size();

@@ -264,6 +264,7 @@ Report JobReport(const JobView& view) {
                                      "; ", view.collectives.size(), " collectives matched; steps: ",
                                      steps_how));
   for (const std::string& p : view.problems) report.text.push_back(absl::StrCat("note: ", p));
+  for (const std::string& m : view.memory_verdicts) report.text.push_back(m);
   report.text.push_back(RanksTableKey(view));
   report.tables.emplace_back("ranks", RanksTable(view));
   report.tables.emplace_back("collectives", CollectivesTable(view));
@@ -274,6 +275,11 @@ Report JobReport(const JobView& view) {
   for (const std::string& p : view.problems) problems.AddRow({p});
   report.tables.emplace_back("problems", std::move(problems));
   report.text_tables = {"ranks", "collectives"};
+  Table memory = JobMemoryTable(view);
+  if (memory.num_rows() > 0) {
+    report.tables.emplace_back("memory", std::move(memory));
+    report.text_tables.push_back("memory");
+  }
   return report;
 }
 

@@ -123,6 +123,7 @@ RankDigest DigestRank(const TraceModel& model, uint32_t index, const std::string
   Identify(model, d);
   d.steps = FindSteps(model.nvtx_ranges, step);
   d.host_ns_per_step = HostTimePerStep(model, d.steps);
+  d.memory = DigestMemory(model, std::nullopt, step);
   const RankCollectives collectives = FindCollectives(model);
   d.collectives_tied_to_calls = collectives.tied_to_calls;
   d.collectives_keyed_by_stream = collectives.keyed_by_stream;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzers/analyses/memory.h"
 #include "analyzers/measures/steps.h"
 #include "analyzers/model/interval_union.h"
 #include "analyzers/model/trace_model.h"
@@ -81,6 +82,14 @@ struct RankDigest {
   // When its GPU ran work other than NCCL's, merged (trace time): a few stretches per step
   // where kernels run back to back.
   std::vector<TimeInterval> compute_busy;
+  // Device memory (memory.h DigestMemory); no devices when the trace has no memory events.
+  MemoryDigest memory;
+  // The most in use on any of its devices; 0 without memory events.
+  uint64_t PeakMemoryBytes() const {
+    uint64_t peak = 0;
+    for (const DeviceMemoryDigest& m : memory.devices) peak = std::max(peak, m.peak_bytes);
+    return peak;
+  }
 
   uint32_t RankOrIndex() const { return rank.value_or(index); }
   // The job's steady state on this rank: its steps after the job's `warmup` (at most half of

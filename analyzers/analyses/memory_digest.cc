@@ -1,0 +1,112 @@
+// The memory figures other commands give (memory.h DigestMemory): the steps' timeline options,
+// the leak rule, call sites and owners as text, each device's peak and growth and the refused
+// requests, from the one memory timeline `warpscope memory` uses.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "analyzers/analyses/memory.h"
+#include "analyzers/measures/call_sites.h"
+#include "analyzers/render/report.h"
+
+namespace warpscope {
+
+MemoryTimelineOptions StepTimelineOptions(const StepSet& steps, size_t warmup) {
+  MemoryTimelineOptions o;
+  for (const Step& s : steps.steps) {
+    o.intervals.push_back({s.start_ns, s.end_ns});
+    o.instants.push_back(s.start_ns);
+  }
+  if (!steps.steps.empty()) o.instants.push_back(steps.steps.back().end_ns);
+  o.growth_from_instant = warmup;
+  return o;
+}
+
+MemoryGrowth GrowthOf(const DeviceMemory& d, size_t warmup) {
+  MemoryGrowth g;
+  g.device_id = d.device_id;
+  if (d.in_use_at_bytes.size() > warmup) {
+    const std::vector<uint64_t> values(d.in_use_at_bytes.begin() + static_cast<ptrdiff_t>(warmup),
+                                       d.in_use_at_bytes.end());
+    g.slope = TheilSenSlope(values);
+    if (values.back() > values.front()) g.gained = values.back() - values.front();
+    g.leak = g.slope && g.slope->low > 0 && g.gained >= kLeakMinimumBytes;
+  }
+  for (const SiteGrowth& s : d.site_growth) {
+    if (s.last_bytes > s.first_bytes) g.growing_sites.push_back(s);
+  }
+  std::stable_sort(g.growing_sites.begin(), g.growing_sites.end(),
+                   [](const SiteGrowth& a, const SiteGrowth& b) {
+                     return a.last_bytes - a.first_bytes > b.last_bytes - b.first_bytes;
+                   });
+  return g;
+}
+
+std::string MemoryCallSite(const TraceModel& model, uint64_t stack_id) {
+  if (stack_id == 0) return std::string(kNoStack);
+  return CallSiteOfStack(model, model.FindCallStack(stack_id)).Display();
+}
+
+std::string MemoryOwnersText(const std::vector<std::pair<std::string, uint64_t>>& owners,
+                             size_t top) {
+  std::string text;
+  for (size_t i = 0; i < owners.size() && i < top; ++i) {
+    absl::StrAppend(&text, i == 0 ? "" : ", ", owners[i].first, " ",
+                    FormatBytes(static_cast<double>(owners[i].second)));
+  }
+  return text;
+}
+
+namespace {
+
+DeviceMemoryDigest DigestDevice(const TraceModel& model, const DeviceMemory& d,
+                                const StepSet& steps, size_t warmup) {
+  DeviceMemoryDigest out;
+  out.device_id = d.device_id;
+  if (const DeviceInfo* info = model.FindDevice(d.device_id)) {
+    out.capacity_bytes = info->global_memory_bytes;
+  }
+  out.peak_bytes = d.peak_bytes;
+  out.peak_ns = d.peak_ns;
+  out.reserved_at_peak_bytes = d.reserved_at_peak_bytes;
+  out.peak_reserved_bytes = d.peak_reserved_bytes;
+  out.owners_at_peak = d.owners_at_peak;
+  out.growth = GrowthOf(d, warmup);
+  if (!out.growth.growing_sites.empty()) {
+    const SiteGrowth& s = out.growth.growing_sites.front();
+    out.growth_site = MemoryCallSite(model, s.stack_id);
+    out.growth_owner = s.owner;
+    out.growth_site_bytes = s.last_bytes - s.first_bytes;
+  }
+  if (steps.steps.size() > warmup) {
+    out.steady_steps = steps.steps.size() - warmup;
+    out.steady_begin_ns = steps.steps[warmup].start_ns;
+    out.steady_end_ns = steps.steps.back().end_ns;
+  }
+  return out;
+}
+
+}  // namespace
+
+MemoryDigest DigestMemory(const TraceModel& model, std::optional<uint32_t> device,
+                          std::string_view step) {
+  MemoryDigest out;
+  if (model.memory_events.empty()) return out;
+  const StepSet steps = FindSteps(model.nvtx_ranges, step);
+  const size_t warmup = WarmupSteps(steps);
+  MemoryTimelineOptions o = StepTimelineOptions(steps, warmup);
+  o.device = device;
+  o.top = 1;  // the largest blocks are `warpscope memory`'s
+  const MemoryTimeline t = ComputeMemoryTimeline(model, o);
+  out.events = t.events;
+  for (const DeviceMemory& d : t.devices)
+    out.devices.push_back(DigestDevice(model, d, steps, warmup));
+  for (const MemoryFailure& f : t.failures) {
+    out.failures.push_back({f, MemoryCallSite(model, f.stack_id)});
+  }
+  return out;
+}
+
+}  // namespace warpscope
