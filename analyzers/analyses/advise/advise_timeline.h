@@ -143,6 +143,10 @@ void FindFp32MatrixWork(const AdviseTimeline& timeline, std::vector<AdviseFindin
 // Tails, occupancy and stalls, from the trace's samples; a note per part that had none.
 void FindKernelEfficiency(const TraceModel& model, const AdviseOptions& options,
                           std::vector<AdviseFinding>* findings, std::vector<std::string>* notes);
+// Latency-bound kernels (with their occupancy and stalls joined) and DRAM-bound matrix
+// multiplies, from the `sol` analysis when the trace has per-unit PM samples (advise_sol.cc).
+void FindSpeedOfLight(const TraceModel& model, const AdviseOptions& options,
+                      std::vector<AdviseFinding>* findings);
 
 }  // namespace warpscope::advise_internal
 
