@@ -20,10 +20,13 @@ over the profiled launches); candidates ranked by their distance to lts__through
 from __future__ import annotations
 
 import argparse
-import csv
 import json
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sol_compare import ncu_median, ncu_rows  # noqa: E402  (beside this file)
 
 PCT = ".avg.pct_of_peak_sustained_elapsed"
 CANDIDATES = [
@@ -49,22 +52,14 @@ NCU_METRICS = [REFERENCE, "breakdown:" + REFERENCE, "lts__t_sectors" + PCT,
                "lts__t_requests" + PCT, "dram__throughput" + PCT, "gpu__time_duration.sum"]
 
 
-def number(text: str) -> float | None:
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return None
-
-
 def read_ncu(path: str) -> dict[str, float]:
-    """Every numeric column: the median over the profiled launches."""
-    with open(path, newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r.get("ID", "").strip().isdigit()]
+    """Every L2 and DRAM column: the median over the profiled launches."""
+    rows = ncu_rows(path)
     out = {}
     for column in rows[0].keys() if rows else []:
-        values = [v for v in (number(r.get(column, "")) for r in rows) if v is not None]
-        if values and ("lts__" in column or "dram__" in column):
-            out[column] = statistics.median(values)
+        value = ncu_median(rows, column) if "lts__" in column or "dram__" in column else None
+        if value is not None:
+            out[column] = value
     return out
 
 
