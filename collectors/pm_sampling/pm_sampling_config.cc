@@ -129,8 +129,8 @@ uint64_t PmHardwareBufferFor(const PmSamplingConfig& config) {
   const uint64_t configured = config.hardware_buffer_bytes;
   if (config.hardware_buffer_set) return configured;
   const uint64_t base_metrics = DefaultPmMetrics().size();
-  const uint64_t factor = std::max<uint64_t>(
-      1, (config.metrics.size() + base_metrics - 1) / base_metrics);
+  const uint64_t factor =
+      std::max<uint64_t>(1, (config.metrics.size() + base_metrics - 1) / base_metrics);
   return std::max(configured, std::min(configured * factor, kMaxDefaultPmBufferBytes));
 }
 

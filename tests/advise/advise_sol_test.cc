@@ -68,9 +68,12 @@ absl::StatusOr<TraceModel> SolModel(const std::vector<PlannedKernel>& plan) {
   if (b == nullptr) return absl::InternalError(error);
   const std::vector<std::string>& metrics = SolPmMetrics();
   bool ok = TraceWriter::Batch(b->writer())
-                .Write(PmMetricSetRecord{.id = kSolSetId, .device_id = fixtures::kDeviceId,
-                                         .metric_names = metrics, .interval_ns = kInterval,
-                                         .chip_name = "GH100", .counter_availability = {}});
+                .Write(PmMetricSetRecord{.id = kSolSetId,
+                                         .device_id = fixtures::kDeviceId,
+                                         .metric_names = metrics,
+                                         .interval_ns = kInterval,
+                                         .chip_name = "GH100",
+                                         .counter_availability = {}});
   std::vector<PmSampleRecord> samples;
   const double cycles = static_cast<double>(kInterval) * 1.98;
   for (const PlannedKernel& k : plan) {
@@ -147,9 +150,8 @@ TEST(AdviseSolTest, ALatencyBoundKernelCostsTheTimeToTheLineWithItsOccupancyJoin
 
 TEST(AdviseSolTest, ALatencyBoundKernelOfLittleTimeIsNoFinding) {
   // The chase holds 1 ms of 41 ms of kernel time (2.4%, under 5%).
-  absl::StatusOr<TraceModel> model =
-      SolModel({{kChase, 1'000'000, {.dram = 5, .l2 = 12, .sm = 10}},
-                {kFma, 2'000'000, {.fma = 85, .sm = 86}, 20}});
+  absl::StatusOr<TraceModel> model = SolModel({{kChase, 1'000'000, {.dram = 5, .l2 = 12, .sm = 10}},
+                                               {kFma, 2'000'000, {.fma = 85, .sm = 86}, 20}});
   ASSERT_TRUE(model.ok()) << model.status();
   const AdviseReport report = Advise(*model);
   EXPECT_EQ(FindRule(report, kRuleLatencyBound), nullptr);

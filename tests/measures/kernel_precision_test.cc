@@ -153,6 +153,17 @@ TEST(KernelPrecisionTest, NamesOfEachScheme) {
   }
 }
 
+// A cutlass GEMM whose name says its precision in no form the table reads is still a matrix
+// multiply (advise's memory-bound-gemm rule asks), of unknown precision.
+TEST(KernelPrecisionTest, AnyOtherCutlassGemmIsAMatrixMultiplyOfUnknownPrecision) {
+  const KernelMathClass c = ClassifyKernelMath(
+      "cutlass3x_sm90_tensorop_gemm_f16_f16_f32_void_f16_128x128x64_2x1x1_0_ttn_align8_"
+      "warpspecialized_pingpong_epi_tma");
+  EXPECT_EQ(c.math, M::kUnknown);
+  EXPECT_EQ(c.scheme, "cutlass");
+  EXPECT_EQ(ClassifyKernelMath("cutlass_kernel_copy(float*)").scheme, "");  // no GEMM named
+}
+
 TEST(KernelPrecisionTest, ClassifierRemembersEachName) {
   KernelMathClassifier classifier;
   const std::string name = "ampere_sgemm_128x64_nn";

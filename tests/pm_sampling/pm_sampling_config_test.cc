@@ -68,7 +68,7 @@ TEST(PmSamplingConfigTest, TheDefaultHardwareBufferGrowsWithTheMetricSet) {
   EXPECT_EQ(PmHardwareBufferFor(config), 128u << 20);
   config.metrics.push_back("TriageCompute.sm__throughput.avg.pct_of_peak_sustained_elapsed");
   EXPECT_EQ(PmHardwareBufferFor(config), 256u << 20);  // four metrics: twice
-  config.metrics = SolPmMetrics();                      // 18: six times, capped at 512 MiB
+  config.metrics = SolPmMetrics();                     // 18: six times, capped at 512 MiB
   ASSERT_EQ(config.metrics.size(), 18u);
   EXPECT_EQ(PmHardwareBufferFor(config), kMaxDefaultPmBufferBytes);
   config.hardware_buffer_bytes = 1ull << 30;  // a larger buffer is never cut

@@ -83,7 +83,8 @@ KernelStories StoriesOf(const TraceModel& model, const PmInputs& in) {
   if (!has_pc) return out;
   StallReportOptions stall_options;
   stall_options.locator = {};  // the reason only, no source lines
-  absl::StatusOr<StallReport> stalls = BuildStallReport({&model}, {model.source_name}, stall_options);
+  absl::StatusOr<StallReport> stalls =
+      BuildStallReport({&model}, {model.source_name}, stall_options);
   if (!stalls.ok()) return out;
   for (const StallKernelRow& row : stalls->rows) {
     for (const StallShare& s : row.reasons) {
@@ -104,12 +105,10 @@ std::string StoryText(const KernelStories& stories, const SolRow& r, bool* low_o
   auto occ = stories.occupancy.find({std::string(r.kernel.name), r.kernel.device_id});
   if (occ != stories.occupancy.end() && !std::isnan(occ->second.achieved)) {
     const OccupancyRow& o = occ->second;
-    absl::StrAppendFormat(&text, "; achieved occupancy %.0f%% of the SM's warps",
-                          100 * o.achieved);
+    absl::StrAppendFormat(&text, "; achieved occupancy %.0f%% of the SM's warps", 100 * o.achieved);
     if (o.theoretical.has_value()) {
       absl::StrAppendFormat(&text, " against %.0f%% theoretical (limited by %s)",
-                            100 * o.theoretical->occupancy,
-                            LimiterNames(o.theoretical->limiters));
+                            100 * o.theoretical->occupancy, LimiterNames(o.theoretical->limiters));
       *low_occupancy = o.achieved < kLowAchievedShare * o.theoretical->occupancy ||
                        o.theoretical->occupancy < kLowAchievedShare;
     }
@@ -126,8 +125,9 @@ std::string StoryText(const KernelStories& stories, const SolRow& r, bool* low_o
 // "l2 at 12.3% of peak [10.1, 14.0]" (pooled: "pooled over N launches shorter than the
 // interval").
 std::string FigureText(const SolKernel& k, size_t unit) {
-  std::string text = absl::StrFormat("%s at %.1f%% of peak [%.1f, %.1f]", kSolUnits[unit].unit,
-                                     k.value[unit], k.low[unit], k.high[unit]);
+  std::string text =
+      absl::StrFormat("%s at %.1f%% of peak [%.1f, %.1f]", std::string(kSolUnits[unit].unit),
+                      k.value[unit], k.low[unit], k.high[unit]);
   if (k.pooled) absl::StrAppend(&text, " pooled over its launches (shorter than the interval)");
   absl::StrAppendFormat(&text, ", PM samples saw %.0f%% of its time", 100 * k.covered_fraction);
   return text;
@@ -152,8 +152,9 @@ void LatencyBound(const SolRow& r, const KernelStories& stories,
   const auto [busiest, unit] = Busiest(k.value, Weighed);
   if (busiest < 0) return;
   const double total = static_cast<double>(k.total_ns);
-  AdviseFinding f = KernelFinding(kRuleLatencyBound, r,
-                                  absl::StrCat(k.name, " runs far from every roof (latency-bound)"));
+  AdviseFinding f =
+      KernelFinding(kRuleLatencyBound, r,
+                    absl::StrCat(std::string(k.name), " runs far from every roof (latency-bound)"));
   f.cost_ns = NsFromDouble(total * (1 - busiest / kSolLatencyBoundPct));
   const double low = std::isnan(k.low[unit]) ? busiest : std::min(busiest, k.low[unit]);
   f.cost_max_ns = NsFromDouble(total * (1 - low / kSolLatencyBoundPct));
@@ -165,15 +166,17 @@ void LatencyBound(const SolRow& r, const KernelStories& stories,
       "cost: the time if its busiest unit reached %.0f%% with the same work, an upper bound",
       kSolLatencyBoundPct, FigureText(k, unit), 100 * r.time_share, story, kSolLatencyBoundPct);
   if (low_occupancy) {
-    f.fix = "Too few warps hide its latency: raise occupancy (fewer registers or less shared "
-            "memory per block, more blocks); see `warpscope occupancy`.";
+    f.fix =
+        "Too few warps hide its latency: raise occupancy (fewer registers or less shared "
+        "memory per block, more blocks); see `warpscope occupancy`.";
   } else if (!StallReasonAdvice(stall).empty()) {
-    f.fix = absl::StrCat("Its warps wait: ", StallReasonAdvice(stall),
+    f.fix = absl::StrCat("Its warps wait: ", std::string(StallReasonAdvice(stall)),
                          " See `warpscope stalls`.");
   } else {
-    f.fix = "Its warps wait on latency, not throughput: give each thread more independent work "
-            "(unroll, batch loads), keep more warps resident, avoid dependent load chains; "
-            "`warpscope occupancy` and `warpscope stalls` (record with --pc-sampling) say which.";
+    f.fix =
+        "Its warps wait on latency, not throughput: give each thread more independent work "
+        "(unroll, batch loads), keep more warps resident, avoid dependent load chains; "
+        "`warpscope occupancy` and `warpscope stalls` (record with --pc-sampling) say which.";
   }
   findings->push_back(std::move(f));
 }
@@ -188,8 +191,9 @@ void MemoryBoundGemm(const SolRow& r, std::vector<AdviseFinding>* findings) {
   if (std::isnan(d) || d <= 0) return;
   const auto [compute, compute_unit] = Busiest(k.value, Compute);
   const double c = std::max(compute, 0.0);
-  AdviseFinding f = KernelFinding(kRuleMemoryBoundGemm, r,
-                                  absl::StrCat("matrix multiply ", k.name, " is bound by DRAM"));
+  AdviseFinding f =
+      KernelFinding(kRuleMemoryBoundGemm, r,
+                    absl::StrCat("matrix multiply ", std::string(k.name), " is bound by DRAM"));
   f.cost_ns = NsFromDouble(static_cast<double>(k.total_ns) * (1 - std::min(c, d) / d));
   std::string bandwidth;
   if (!std::isnan(k.dram_bytes_per_s)) {
@@ -199,10 +203,11 @@ void MemoryBoundGemm(const SolRow& r, std::vector<AdviseFinding>* findings) {
       "a matrix multiply by its name, yet DRAM is the unit closest to its limit: %s%s; its busiest "
       "compute unit, %s, at %.1f%%; cost: the time if it ran until that unit were as loaded as "
       "DRAM is now, an upper bound",
-      FigureText(k, dram), bandwidth, kSolUnits[compute_unit].unit, c);
-  f.fix = "A GEMM should reuse what it reads: its shapes may be too skinny to tile (batch the "
-          "small matrices, pad), its epilogue unfused (fuse bias and activation), or its "
-          "operands wider than needed (BF16/FP8 instead of FP32); see `warpscope sol`.";
+      FigureText(k, dram), bandwidth, std::string(kSolUnits[compute_unit].unit), c);
+  f.fix =
+      "A GEMM should reuse what it reads: its shapes may be too skinny to tile (batch the "
+      "small matrices, pad), its epilogue unfused (fuse bias and activation), or its "
+      "operands wider than needed (BF16/FP8 instead of FP32); see `warpscope sol`.";
   findings->push_back(std::move(f));
 }
 
