@@ -207,7 +207,9 @@ TEST(AdviseSolTest, TheBundledRecordingFindsThePointerChase) {
   for (const AdviseFinding& f : report.findings) {
     if (f.rule == kRuleLatencyBound && f.kernel.starts_with("ws_sol_chase")) chase = &f;
     EXPECT_NE(f.rule, kRuleMemoryBoundGemm) << f.kernel;
-    if (f.rule == kRuleLatencyBound) EXPECT_THAT(f.kernel, ::testing::Not(HasSubstr("fma")));
+    if (f.rule == kRuleLatencyBound) {
+      EXPECT_THAT(f.kernel, ::testing::Not(HasSubstr("fma")));
+    }
   }
   ASSERT_NE(chase, nullptr);
   EXPECT_GT(chase->cost_ns, 0u);
