@@ -25,9 +25,6 @@ namespace {
 // A latency-bound kernel is a finding when it holds at least this share of the kernel time of
 // its device: below it, hiding its latency saves little.
 constexpr double kMaterialKernelShare = 0.05;
-// Achieved occupancy below this share of the theoretical one is the story's first part (the
-// low-occupancy rule's threshold).
-constexpr double kLowAchievedShare = 0.6;
 
 bool IsUnit(size_t u, std::string_view name) { return kSolUnits[u].unit == name; }
 
@@ -97,8 +94,9 @@ KernelStories StoriesOf(const TraceModel& model, const PmInputs& in) {
 }
 
 // "; achieved occupancy 12% of the SM's warps against 50% theoretical (limited by registers)",
-// and "; its warps mostly stall on long_scoreboard (64% of PC samples)", where known. Sets
-// `*low_occupancy` when achieved is under 60% of theoretical.
+// and "; its top stall reason long_scoreboard (64% of PC samples)", where known. Sets
+// `*low_occupancy` when achieved is under 60% of theoretical (or theoretical under 60%), and
+// `*stall_state` when the top reason holds at least kStallShare of the samples.
 std::string StoryText(const KernelStories& stories, const SolRow& r, bool* low_occupancy,
                       std::string* stall_state) {
   std::string text;
@@ -115,9 +113,9 @@ std::string StoryText(const KernelStories& stories, const SolRow& r, bool* low_o
   }
   auto stall = stories.top_stall.find(std::string(r.kernel.name));
   if (stall != stories.top_stall.end()) {
-    absl::StrAppendFormat(&text, "; its warps mostly stall on %s (%.0f%% of PC samples)",
+    absl::StrAppendFormat(&text, "; its top stall reason %s (%.0f%% of PC samples)",
                           stall->second.state, 100 * stall->second.fraction);
-    *stall_state = stall->second.state;
+    if (stall->second.fraction >= kStallShare) *stall_state = stall->second.state;
   }
   return text;
 }
