@@ -128,9 +128,9 @@ constexpr const char* kCutlassF16 =
     "warpspecialized_pingpong_epi_tma";
 
 TEST(AdviseSolTest, ALatencyBoundKernelCostsTheTimeToTheLineWithItsOccupancyJoined) {
-  // 4 ms of a chase at 12% L2 with 8 warps per SM (of 64 theoretical), 1 ms of an FMA loop.
+  // 4 ms of a chase at 12% L2 with 10 warps per SM (of 64 theoretical), 1 ms of an FMA loop.
   absl::StatusOr<TraceModel> model =
-      SolModel({{kChase, 1'000'000, {.dram = 5, .l2 = 12, .sm = 10, .warps_per_sm = 8}, 4},
+      SolModel({{kChase, 1'000'000, {.dram = 5, .l2 = 12, .sm = 10, .warps_per_sm = 10}, 4},
                 {kFma, 1'000'000, {.dram = 1, .l2 = 2, .fma = 85, .sm = 86}}});
   ASSERT_TRUE(model.ok()) << model.status();
   const AdviseReport report = Advise(*model);
@@ -140,7 +140,7 @@ TEST(AdviseSolTest, ALatencyBoundKernelCostsTheTimeToTheLineWithItsOccupancyJoin
   EXPECT_NEAR(static_cast<double>(f->cost_ns), 4e6 * (1 - 12.0 / 60), 4e6 * 0.01);
   EXPECT_EQ(f->occurrences, 4u);
   EXPECT_THAT(f->evidence, HasSubstr("l2 at 12.0% of peak"));
-  EXPECT_THAT(f->evidence, HasSubstr("achieved occupancy 12% of the SM's warps"));
+  EXPECT_THAT(f->evidence, HasSubstr("achieved occupancy 16% of the SM's warps"));
   EXPECT_THAT(f->evidence, HasSubstr("upper bound"));
   EXPECT_THAT(f->fix, HasSubstr("raise occupancy"));
   // The FMA loop runs at its roof: no speed-of-light finding.
