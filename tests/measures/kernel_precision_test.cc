@@ -157,8 +157,8 @@ TEST(KernelPrecisionTest, NamesOfEachScheme) {
 // multiply (advise's memory-bound-gemm rule asks), of unknown precision.
 TEST(KernelPrecisionTest, AnyOtherCutlassGemmIsAMatrixMultiplyOfUnknownPrecision) {
   const KernelMathClass c = ClassifyKernelMath(
-      "cutlass3x_sm90_tensorop_gemm_f16_f16_f32_void_f16_128x128x64_2x1x1_0_ttn_align8_"
-      "warpspecialized_pingpong_epi_tma");
+      "cutlass3x_sm100_bstensorop_gemm_ue8m0xe2m1_ue8m0xe2m1_f32_void_f32_128x128x256_1x1x1_0_"
+      "tnt_align32_1sm");  // block-scaled FP4: no row reads its precision
   EXPECT_EQ(c.math, M::kUnknown);
   EXPECT_EQ(c.scheme, "cutlass");
   EXPECT_EQ(ClassifyKernelMath("cutlass_kernel_copy(float*)").scheme, "");  // no GEMM named

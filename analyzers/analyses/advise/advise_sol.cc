@@ -2,9 +2,10 @@
 // `sol` analysis when the trace has per-unit PM samples (`--pm-metrics sol`): a kernel far
 // from every roof, with its occupancy and stall story joined from the `occupancy` and
 // `stalls` analyses, and a matrix-multiply kernel (by its name's class) whose DRAM is the
-// unit closest to its limit. A trace without the sol set gets neither, and no note.
+// unit closest to its limit. A trace without the whole sol set gets neither, and no note.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -209,11 +210,26 @@ void MemoryBoundGemm(const SolRow& r, std::vector<AdviseFinding>* findings) {
   findings->push_back(std::move(f));
 }
 
+// Whether a metric set of the trace holds every unit of the sol set: a verdict weighs them all
+// (a set with a few of them, SM and DRAM throughput say, cannot tell latency-bound from bound
+// by a unit it does not read).
+bool HasSolSet(const TraceModel& model) {
+  for (const PmMetricSet& set : model.pm_metric_sets) {
+    const bool all =
+        std::all_of(std::begin(kSolUnits), std::end(kSolUnits), [&](const SolUnitMetric& u) {
+          return std::find(set.metric_names.begin(), set.metric_names.end(), u.metric) !=
+                 set.metric_names.end();
+        });
+    if (all) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void FindSpeedOfLight(const TraceModel& model, const AdviseOptions& options,
                       std::vector<AdviseFinding>* findings) {
-  if (model.pm_samples.empty()) return;
+  if (model.pm_samples.empty() || !HasSolSet(model)) return;
   const PmInputs in = PmInputsOf(model);
   SolReportOptions sol_options;
   sol_options.device = options.device;
