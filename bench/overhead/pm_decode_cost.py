@@ -12,12 +12,13 @@ Each row also runs per --evaluations mode (WARPSCOPE_PM_EVALUATE: process evalua
 values in the process; offline writes the counter data images for the analyzers to evaluate)
 and per --metric-sets entry (default: warpscope's set; warps: the three metrics that active
 warps need; sol: the 18-metric set of `warpscope sol`), and per --buffers entry
-(WARPSCOPE_PM_BUFFER; auto: warpscope's sizing, which grows with the set), and reports the
+(WARPSCOPE_PM_BUFFER; auto: warpscope's default), and reports the
 trace bytes per sample and the holes (time without samples, invalid samples).
 
 --sol-cost is the recording cost of `--pm-metrics sol` against the default set at the default
-interval: --metric-sets default,sol --intervals 200us --batches auto, and a closing line with
-each set's extra share of a core and the ratio.
+interval: --metric-sets default,sol --intervals 200us --batches auto (other --intervals, say
+200us,500us, to see the holes go), and a closing line with each set's extra share of a core and
+the ratio.
 
 usage: pm_decode_cost.py --build DIR [--seconds 5] [--intervals 200us,50us]
                          [--batches auto,64,4096] [--evaluations process,offline]
@@ -47,8 +48,10 @@ ap.add_argument("--sol-cost", action="store_true",
                 help="the sol set against the default one at 200 us (sets the three above)")
 ap.add_argument("--out", default=".")
 args = ap.parse_args()
-if args.sol_cost:
-    args.metric_sets, args.intervals, args.batches = "default,sol", "200us", "auto"
+if args.sol_cost:  # the default interval unless --intervals names others
+    args.metric_sets, args.batches = "default,sol", "auto"
+    if args.intervals == ap.get_default("intervals"):
+        args.intervals = "200us"
 B = os.path.abspath(args.build)
 tmp = tempfile.mkdtemp(prefix="ws_pm_cost")
 COUNTERS = ["pm_sampling.samples", "pm_sampling.gaps", "pm_sampling.gap_ns", "pm_sampling.overflows",

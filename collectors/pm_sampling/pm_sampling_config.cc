@@ -125,15 +125,6 @@ uint32_t DecodeBatchFor(const PmSamplingConfig& config) {
   return batch;
 }
 
-uint64_t PmHardwareBufferFor(const PmSamplingConfig& config) {
-  const uint64_t configured = config.hardware_buffer_bytes;
-  if (config.hardware_buffer_set) return configured;
-  const uint64_t base_metrics = DefaultPmMetrics().size();
-  const uint64_t factor =
-      std::max<uint64_t>(1, (config.metrics.size() + base_metrics - 1) / base_metrics);
-  return std::max(configured, std::min(configured * factor, kMaxDefaultPmBufferBytes));
-}
-
 bool ParsePmEvaluation(std::string_view text, PmEvaluation* evaluation, std::string* error) {
   if (text == "process") {
     *evaluation = PmEvaluation::kProcess;
@@ -166,7 +157,6 @@ bool ApplyPmSamplingSetting(const SettingSpec& spec, std::string_view v, PmSampl
       break;
     case SettingId::kPmBuffer:
       ok = ParsePmBytes(v, &config->hardware_buffer_bytes, &error);
-      config->hardware_buffer_set = ok;
       break;
     case SettingId::kPmMetrics:
       ok = ParsePmMetrics(v, &config->metrics, &error);

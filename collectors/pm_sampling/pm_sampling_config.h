@@ -33,9 +33,6 @@ struct PmSamplingConfig {
   // (132 SMs), so 128 MiB hold about 1.3 s of samples at 100 us and 0.27 s at 20 us: room for
   // the decode thread to fall behind for a while without losing samples.
   uint64_t hardware_buffer_bytes = 128ull << 20;
-  // WARPSCOPE_PM_BUFFER was given: the buffer is the user's, never resized
-  // (PmHardwareBufferFor).
-  bool hardware_buffer_set = false;
   std::vector<std::string> metrics = DefaultPmMetrics();
   uint32_t poll_interval_ms = 10;  // decode thread period
   // Time one drain may take: a periodic one, and the last one after Stop (window closed,
@@ -65,15 +62,6 @@ inline constexpr uint64_t kMaxPmBufferBytes = 4ull << 30;
 // in the middle of a decode, which loses the sample being decoded (gaps with 64 slots at
 // 200 us).
 uint32_t DecodeBatchFor(const PmSamplingConfig& config);
-
-// The hardware buffer a device gets. A sample's records grow with the counters its set reads
-// (the counter data image takes 10.8 KB a sample for the default three metrics, 54 KB for
-// seven): a buffer sized for the default set holds a fraction of the time for a larger one,
-// and once the decoder is held up that long, KEEP_OLDEST stops taking records and the run has
-// holes without samples. Unless the user set it, the buffer grows with the metric count
-// (x ceil(n / 3)), up to kMaxDefaultPmBufferBytes: 512 MiB for the 18-metric sol set.
-inline constexpr uint64_t kMaxDefaultPmBufferBytes = 512ull << 20;
-uint64_t PmHardwareBufferFor(const PmSamplingConfig& config);
 
 // Parses "250", "250ns", "50us", "50µs", "0.5ms", "1s" into ns. False with *error on junk.
 bool ParsePmInterval(std::string_view text, uint64_t* ns, std::string* error);

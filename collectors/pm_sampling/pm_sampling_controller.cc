@@ -133,7 +133,7 @@ void PmSamplingController::SetupDeviceLocked(uint32_t device) {
   settings.device_index = device;
   settings.metrics = config_.metrics;
   settings.interval_ns = config_.interval_ns;
-  settings.hardware_buffer_bytes = PmHardwareBufferFor(config_);
+  settings.hardware_buffer_bytes = config_.hardware_buffer_bytes;
   settings.max_samples_per_decode = DecodeBatchFor(config_);
   settings.evaluate = config_.evaluation != PmEvaluation::kOffline;
   settings.keep_raw = config_.evaluation != PmEvaluation::kProcess;

@@ -63,30 +63,6 @@ TEST(PmSamplingConfigTest, DecodeBatchHoldsEightPollsOfSamples) {
   EXPECT_EQ(DecodeBatchFor(config), 300u);
 }
 
-TEST(PmSamplingConfigTest, TheDefaultHardwareBufferGrowsWithTheMetricSet) {
-  PmSamplingConfig config;  // the default three metrics: 128 MiB
-  EXPECT_EQ(PmHardwareBufferFor(config), 128u << 20);
-  config.metrics.push_back("TriageCompute.sm__throughput.avg.pct_of_peak_sustained_elapsed");
-  EXPECT_EQ(PmHardwareBufferFor(config), 256u << 20);  // four metrics: twice
-  config.metrics = SolPmMetrics();                     // 18: six times, capped at 512 MiB
-  ASSERT_EQ(config.metrics.size(), 18u);
-  EXPECT_EQ(PmHardwareBufferFor(config), kMaxDefaultPmBufferBytes);
-  config.hardware_buffer_bytes = 1ull << 30;  // a larger buffer is never cut
-  EXPECT_EQ(PmHardwareBufferFor(config), 1ull << 30);
-
-  // WARPSCOPE_PM_BUFFER is the user's, whatever the set.
-  std::string error;
-  auto get = [](std::string_view name) {
-    if (name == "WARPSCOPE_PM_BUFFER") return std::string("64M");
-    if (name == "WARPSCOPE_PM_METRICS") return std::string("sol");
-    return std::string();
-  };
-  PmSamplingConfig user;
-  ASSERT_TRUE(LoadPmSamplingConfig(get, &user, &error)) << error;
-  EXPECT_TRUE(user.hardware_buffer_set);
-  EXPECT_EQ(PmHardwareBufferFor(user), 64u << 20);
-}
-
 TEST(PmSamplingConfigTest, MetricsAndEnvironment) {
   std::vector<std::string> metrics;
   std::string error;
