@@ -66,6 +66,9 @@ constexpr std::array kRows = {
     NameRow{R"(cutlass\w*tensorop\w*?(?:_f64|_[dz])" MMA_OP ")", M::kFp64, "cutlass"},
     NameRow{R"(cutlass\w*tensorop\w*?_[sc])" MMA_OP, M::kTf32Tensor, "cutlass"},
     NameRow{R"(cutlass3x_sm\d+_tensorop_(?:\w+_)?gemm_f32_f32)", M::kTf32Tensor, "cutlass"},
+    // Any other cutlass GEMM or convolution (cutlass3x_sm90_tensorop_gemm_f16_f16_f32_void_...):
+    // a matrix multiply whose precision the name does not say in a form read above.
+    NameRow{R"(cutlass\w*(?:gemm|conv|fprop|dgrad|wgrad))", M::kUnknown, "cutlass"},
     // cuBLAS's and cuDNN's own kernels: ampere_sgemm_*, volta_s884gemm_fp16_*,
     // ampere_bf16_s16816gemm_bf16_*, ampere_scudnn_*, trt_ampere_h16816gemm_*.
     NameRow{ARCH R"(\w*bf16)", M::kBf16Tensor, "cuBLAS/cuDNN"},

@@ -153,6 +153,17 @@ TEST(KernelPrecisionTest, NamesOfEachScheme) {
   }
 }
 
+// A cutlass GEMM whose name says its precision in no form the table reads is still a matrix
+// multiply (advise's memory-bound-gemm rule asks), of unknown precision.
+TEST(KernelPrecisionTest, AnyOtherCutlassGemmIsAMatrixMultiplyOfUnknownPrecision) {
+  const KernelMathClass c = ClassifyKernelMath(
+      "cutlass3x_sm100_bstensorop_gemm_ue8m0xe2m1_ue8m0xe2m1_f32_void_f32_128x128x256_1x1x1_0_"
+      "tnt_align32_1sm");  // block-scaled FP4: no row reads its precision
+  EXPECT_EQ(c.math, M::kUnknown);
+  EXPECT_EQ(c.scheme, "cutlass");
+  EXPECT_EQ(ClassifyKernelMath("cutlass_kernel_copy(float*)").scheme, "");  // no GEMM named
+}
+
 TEST(KernelPrecisionTest, ClassifierRemembersEachName) {
   KernelMathClassifier classifier;
   const std::string name = "ampere_sgemm_128x64_nn";

@@ -93,7 +93,7 @@ void CostPerStep(const advise_internal::AdviseTimeline& timeline, AdviseReport& 
   for (AdviseFinding& f : report.findings) {
     if (f.one_time) continue;
     double cost = static_cast<double>(f.cost_ns);
-    if (f.rule == kRuleTail || f.rule == kRuleOccupancy || f.rule == kRuleStalls) {
+    if (IsKernelRule(f.rule)) {
       cost *= SteadyKernelShare(timeline.model(), f, timeline.steady_begin_ns());
     }
     f.cost_per_step_ns = NsFromDouble(cost / static_cast<double>(steady.steps));
@@ -115,6 +115,11 @@ std::string CostText(const AdviseReport& report, const AdviseFinding& f) {
                          FormatDuration(static_cast<double>(f.cost_ns)), 100 * f.cost_fraction);
 }
 
+bool IsKernelRule(std::string_view rule) {
+  return rule == kRuleTail || rule == kRuleOccupancy || rule == kRuleStalls ||
+         rule == kRuleLatencyBound || rule == kRuleMemoryBoundGemm;
+}
+
 bool RankedBefore(const AdviseFinding& a, const AdviseFinding& b) {
   return std::tie(a.one_time, b.cost_per_step_ns, b.cost_ns, a.rule, a.nvtx_path) <
          std::tie(b.one_time, a.cost_per_step_ns, a.cost_ns, b.rule, b.nvtx_path);
@@ -134,10 +139,7 @@ void NameLaunchSites(const advise_internal::AdviseTimeline& timeline,
   const TraceModel& model = timeline.model();
   if (model.api_stacks.empty()) return;
   for (AdviseFinding& f : findings) {
-    if (!f.where.empty() || (f.rule != kRuleTail && f.rule != kRuleOccupancy &&
-                             f.rule != kRuleStalls)) {
-      continue;
-    }
+    if (!f.where.empty() || !IsKernelRule(f.rule)) continue;
     std::vector<uint32_t> launches;
     for (const KernelEvent& k : model.kernels) {
       if (k.device_id == f.device_id && KernelDisplayName(k) == f.kernel) {
@@ -166,6 +168,7 @@ AdviseReport BuildAdviseReport(const TraceModel& model, std::string label,
   FindCopiesWithoutOverlap(timeline, options, &findings);
   FindFp32MatrixWork(timeline, &findings, &report.notes);
   FindKernelEfficiency(model, options, &findings, &report.notes);
+  FindSpeedOfLight(model, options, &findings);
   report.collective_wait_ns = FindCollectiveWaits(timeline, options, &findings);
   NameLaunchSites(timeline, findings);
 

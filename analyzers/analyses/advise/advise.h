@@ -2,8 +2,8 @@
 // GPU idle gaps with the host activity that caused them (a synchronisation, a blocking read
 // of a GPU value, a blocking copy, a host NVTX range without GPU work, launch-bound
 // stretches), pageable copies, copies that do not overlap compute, FP32 matrix work that
-// tensor cores could run, and, when the trace has samples, long tails, low achieved occupancy
-// and warp stalls.
+// tensor cores could run, and, when the trace has samples, long tails, low achieved occupancy,
+// warp stalls, latency-bound kernels and DRAM-bound matrix multiplies.
 #ifndef WARPSCOPE_ANALYZERS_ANALYSES_ADVISE_ADVISE_H_
 #define WARPSCOPE_ANALYZERS_ANALYSES_ADVISE_ADVISE_H_
 
@@ -42,6 +42,10 @@ inline constexpr std::string_view kRuleOneOff = "one-off";
 inline constexpr std::string_view kRuleCollectiveWait = "nccl-wait";
 // FP32 GEMMs and convolutions on the SIMT cores that tensor cores (TF32, BF16) could run.
 inline constexpr std::string_view kRulePrecision = "fp32-matrix";
+// With per-unit PM samples (`--pm-metrics sol`): a kernel far from every roof, and a matrix
+// multiply bound by DRAM (advise_sol.cc).
+inline constexpr std::string_view kRuleLatencyBound = "latency-bound";
+inline constexpr std::string_view kRuleMemoryBoundGemm = "memory-bound-gemm";
 // In a job of several ranks: the rank the others wait for.
 inline constexpr std::string_view kRuleStraggler = "straggler";
 // Device memory (advise_memory.cc), costed in bytes, not time: memory that grows every steady
@@ -188,6 +192,9 @@ bool RankedBefore(const AdviseFinding& a, const AdviseFinding& b);
 AdviseSeverity SeverityOf(double fraction, const AdviseOptions& options);
 
 // Whether `f` has a cost per steady step: a steady-state finding of a report with steps.
+// Whether the rule's findings are about one kernel's launches (costed over every launch).
+bool IsKernelRule(std::string_view rule);
+
 inline bool HasCostPerStep(const AdviseReport& report, const AdviseFinding& f) {
   return report.steady_steps > 0 && !f.one_time && !IsMemoryRule(f.rule);
 }

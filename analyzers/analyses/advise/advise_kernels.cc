@@ -16,12 +16,6 @@
 namespace warpscope::advise_internal {
 namespace {
 
-// Achieved occupancy below this share of the theoretical one is a finding.
-constexpr double kLowAchievedShare = 0.6;
-// A stall reason is a finding when it holds at least this share of a kernel's samples
-// ("selected" and "not_selected" are not stalls).
-constexpr double kStallShare = 0.3;
-
 bool DeviceSelected(const AdviseOptions& options, uint32_t device) {
   return !options.device.has_value() || *options.device == device;
 }

@@ -148,6 +148,18 @@ void FindKernelEfficiency(const TraceModel& model, const AdviseOptions& options,
 void FindMemoryIssues(const TraceModel& model, const AdviseOptions& options,
                       std::vector<AdviseFinding>* findings);
 
+// Achieved occupancy below this share of the theoretical one is low (the low-occupancy rule,
+// and the latency-bound rule's story).
+inline constexpr double kLowAchievedShare = 0.6;
+// A stall reason is a kernel's story when it holds at least this share of its PC samples
+// ("selected" and "not_selected" are not stalls).
+inline constexpr double kStallShare = 0.3;
+
+// Latency-bound kernels (with their occupancy and stalls joined) and DRAM-bound matrix
+// multiplies, from the `sol` analysis when the trace has per-unit PM samples (advise_sol.cc).
+void FindSpeedOfLight(const TraceModel& model, const AdviseOptions& options,
+                      std::vector<AdviseFinding>* findings);
+
 }  // namespace warpscope::advise_internal
 
 #endif  // WARPSCOPE_ANALYZERS_ANALYSES_ADVISE_ADVISE_TIMELINE_H_

@@ -15,6 +15,8 @@
 #      (--section SpeedOfLight plus the metrics sol_compare.py maps each unit to,
 #      --clock-control none, CSV), one kernel per run so that each run stays short;
 #   3. tests/gpu/sol/sol_compare.py compares and writes sol_result.json and the summary.
+# The summary also says the recording's holes (tests/gpu/sol/pm_holes.py: time without samples,
+# invalid and overlong samples, overflows, drains cut short, the decode thread's time).
 # OUT_DIR (else WS_OUT, else OUT, else ./gpu_sol_out) receives sol_result.json,
 # sol_summary.txt, roofline.svg and logs/ (traces, warpscope's JSON, Nsight Compute's CSV).
 # Exit status: failed checks plus failed steps (max 100). About 2-3 minutes on an H200, most of
@@ -68,6 +70,13 @@ if [[ -n $PROG ]]; then
     "$WS" sol "$trace" --short-names --svg "$OUTDIR/roofline.svg" >"$LOGS/ws_sol.txt" 2>&1 ||
       step_failed "warpscope sol --svg (logs/ws_sol.txt)"
     "$WS" info "$trace" >"$LOGS/ws_info.txt" 2>&1
+    # Holes in the samples (time without samples, invalid samples, overflows): in the summary.
+    if "$WS" info "$trace" -f json >"$LOGS/ws_info.json" 2>>"$LOGS/ws_info.txt"; then
+      python3 "$here/tests/gpu/sol/pm_holes.py" "$LOGS/ws_info.json" "sol set, $INTERVAL" |
+        tee -a "$summary"
+    else
+      step_failed "warpscope info -f json (logs/ws_info.txt)"
+    fi
     compare_args+=(--ws "$LOGS/ws_sol.json")
   else
     step_failed "recording (logs/record.log)"

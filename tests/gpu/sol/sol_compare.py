@@ -60,18 +60,28 @@ def number(text: str) -> float | None:
         return None
 
 
-def read_ncu(path: str) -> dict[str, float]:
-    """Per unit, the median over the profiled launches."""
+def ncu_rows(path: str) -> list[dict[str, str]]:
+    """Nsight Compute's CSV (--page raw): one row per profiled launch."""
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
-    rows = [r for r in rows if r.get("ID", "").strip().isdigit()]  # drop the units row
+    return [r for r in rows if r.get("ID", "").strip().isdigit()]  # drop the units row
+
+
+def ncu_median(rows: list[dict[str, str]], metric: str) -> float | None:
+    """The median of a metric over the profiled launches; None without a number."""
+    values = [v for v in (number(r.get(metric, "")) for r in rows) if v is not None]
+    return statistics.median(values) if values else None
+
+
+def read_ncu(path: str) -> dict[str, float]:
+    """Per unit, the median over the profiled launches."""
+    rows = ncu_rows(path)
     out = {}
     for unit, metrics in UNITS.items():
         for m in metrics:
-            values = [number(r.get(m, "")) for r in rows]
-            values = [v for v in values if v is not None]
-            if values:
-                out[unit] = statistics.median(values)
+            value = ncu_median(rows, m)
+            if value is not None:
+                out[unit] = value
                 break
     return out
 
