@@ -117,13 +117,14 @@ void AddIntervalTables(const MemoryTimeline& t, const StepSet& steps, size_t war
 }
 
 std::vector<MemoryGrowth> AddGrowthTables(const TraceModel& model, const MemoryTimeline& t,
-                                          size_t warmup, size_t top, Report& report) {
+                                          const MemoryProgress& progress, size_t top,
+                                          Report& report) {
   Table sites({{"device", true, CellKind::kInt}, {"call_site", false, CellKind::kString},
                {"owner", false, CellKind::kString}, {"first_bytes", true, CellKind::kInt},
                {"last_bytes", true, CellKind::kInt}, {"growth_bytes", true, CellKind::kInt}});
   std::vector<MemoryGrowth> out;
   for (const DeviceMemory& d : t.devices) {
-    MemoryGrowth g = GrowthOf(d, warmup);
+    MemoryGrowth g = GrowthOf(d, progress);
     for (size_t i = 0; i < g.growing_sites.size() && (top == 0 || i < top); ++i) {
       const SiteGrowth& s = g.growing_sites[i];
       sites.AddRow({d.device_id, MemoryCallSite(model, s.stack_id), s.owner, s.first_bytes, s.last_bytes,
@@ -150,6 +151,15 @@ void AddFailureTable(const TraceModel& model, const MemoryTimeline& t, Report& r
   report.tables.emplace_back("failures", std::move(failures));
 }
 
+std::string GrowthBasisName(MemoryProgress::Basis basis) {
+  switch (basis) {
+    case MemoryProgress::Basis::kSteps: return "steps";
+    case MemoryProgress::Basis::kKernels: return "kernels";
+    case MemoryProgress::Basis::kNone: break;
+  }
+  return "none";
+}
+
 // The plain-words verdict, one line per finding.
 std::vector<std::string> Verdict(const TraceModel& model, const MemoryTimeline& t,
                                  const std::vector<MemoryGrowth>& growth, const Report& report) {
@@ -173,9 +183,7 @@ std::vector<std::string> Verdict(const TraceModel& model, const MemoryTimeline& 
       }
     }
     lines.push_back(absl::StrCat("device ", g.device_id, ": memory grows by ",
-                                 FormatBytes(g.slope->per_step), " per steady step (95% ",
-                                 FormatBytes(g.slope->low), " to ", FormatBytes(g.slope->high),
-                                 "): a leak", where));
+                                 g.RateText(true), ": a leak", where));
   }
   for (const MemoryFailure& f : t.failures) {
     lines.push_back(absl::StrCat(
@@ -198,7 +206,8 @@ MemoryReportResult MemoryReport(const TraceModel& model, const MemoryReportOptio
   const StepSet steps = FindSteps(model.nvtx_ranges);
   const size_t warmup = WarmupSteps(steps);
   const PhaseSet phases = FindPhases(model, steps);
-  MemoryTimelineOptions o = StepTimelineOptions(steps, warmup);
+  MemoryProgress progress;
+  MemoryTimelineOptions o = ProgressTimelineOptions(model, steps, warmup, &progress);
   o.device = options.device;
   o.top = options.top;
   for (const auto& [name, interval] : phases.instances) o.intervals.push_back(interval);
@@ -208,7 +217,7 @@ MemoryReportResult MemoryReport(const TraceModel& model, const MemoryReportOptio
   Report& report = out.report;
   AddDeviceTables(model, t, report);
   AddIntervalTables(t, steps, warmup, phases, report);
-  const std::vector<MemoryGrowth> growth = AddGrowthTables(model, t, warmup, options.top, report);
+  const std::vector<MemoryGrowth> growth = AddGrowthTables(model, t, progress, options.top, report);
   AddFailureTable(model, t, report);
   uint64_t peak = 0;
   for (const DeviceMemory& d : t.devices) peak = std::max(peak, d.peak_bytes);
@@ -225,7 +234,13 @@ MemoryReportResult MemoryReport(const TraceModel& model, const MemoryReportOptio
       {"steps", static_cast<uint64_t>(steps.steps.size())},
       {"steady_steps", static_cast<uint64_t>(steps.steps.size() - warmup)},
       {"leak", Cell::Bool(leak != nullptr)},
-      {"growth_per_step_bytes", leak ? Cell(leak->slope->per_step, 0) : Cell(0.0, 0)}};
+      {"growth_basis", GrowthBasisName(progress.basis)},
+      {"growth_from_step",
+       leak && progress.basis == MemoryProgress::Basis::kSteps ? Cell(leak->onset_step) : Cell()},
+      {"growth_per_step_bytes",
+       leak && progress.basis == MemoryProgress::Basis::kSteps ? Cell(leak->slope->per_step, 0)
+                                                               : Cell(0.0, 0)},
+      {"growth_per_kernel_bytes", leak ? Cell(leak->PerKernel(), 1) : Cell(0.0, 1)}};
   report.text = Verdict(model, t, growth, report);
   if (t.unknown_releases != 0) {
     report.notes.push_back(absl::StrCat(

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzers/measures/memory_growth.h"
 #include "analyzers/measures/memory_timeline.h"
 #include "analyzers/measures/steps.h"
 
@@ -27,10 +28,6 @@ struct MemoryReportOptions {
   bool svg = false;  // draw the picture (MemoryReportResult::svg)
 };
 
-// Growth across the steady steps, in bytes per step, is a leak when Sen's 95% interval lies
-// above zero and the steady steps gained at least this much in all.
-inline constexpr uint64_t kLeakMinimumBytes = 1 << 20;
-
 struct MemoryReportResult {
   Report report;
   std::string svg;  // when asked for
@@ -38,21 +35,40 @@ struct MemoryReportResult {
 
 MemoryReportResult MemoryReport(const TraceModel& model, const MemoryReportOptions& options);
 
-// The timeline's options for the steps: the peak inside each step, in use at each step's start
-// and at the last one's end, site growth from the first steady step (`warmup`) on.
-MemoryTimelineOptions StepTimelineOptions(const StepSet& steps, size_t warmup);
+// What growth is judged against: the steady steps (in use at each one's start and at the last
+// one's end), or, in a trace without steps, the work done (the least in use between the ends
+// of 40 evenly spaced kernels after the first tenth; memory_growth.h KernelProgressInstants).
+struct MemoryProgress {
+  enum class Basis { kSteps, kKernels, kNone };
+  Basis basis = Basis::kNone;
+  size_t first = 0;              // the first judged instant (steps: the warm-up steps)
+  double kernels_per_point = 0;  // kernels: kernels launched between two instants
+};
 
-// Growth of one device across the steady steps, by the leak rule above: the robust slope of in
-// use at each steady step's start (and the last one's end), what it gained, and the call sites
-// whose live bytes grew, most first.
+// The timeline's options: the peak inside each step, in use at the instants of `progress`
+// (set here), site growth from its first judged instant on.
+MemoryTimelineOptions ProgressTimelineOptions(const TraceModel& model, const StepSet& steps,
+                                              size_t warmup, MemoryProgress* progress);
+
+// Growth of one device over the program's progress, by memory_growth.h's rule (a rise from
+// some onset, Theil-Sen, a leak when Sen's 95% interval lies above zero and it gained at
+// least kLeakMinimumBytes), and the call sites whose live bytes grew, most first.
 struct MemoryGrowth {
   uint32_t device_id = 0;
-  std::optional<Slope> slope;
-  uint64_t gained = 0;  // last instant minus the first steady one, when it grew
+  MemoryProgress progress;
+  std::optional<Slope> slope;  // bytes per step, or per judged point (kernels)
+  size_t onset_step = 0;       // steps: the step the rise begins at
+  uint64_t gained = 0;         // the last instant minus the onset's, when it grew
   bool leak = false;
   std::vector<SiteGrowth> growing_sites;  // most growth first
+  // Bytes per kernel launched (kernels basis), 0 otherwise.
+  double PerKernel() const;
+  // The rate in words: "16.00 MiB per steady step" (" from step 12" when the rise began
+  // after the first steady step), "1.20 MiB per 1,000 kernels launched (the trace has no
+  // steps)"; with Sen's 95% interval after the rate when asked.
+  std::string RateText(bool with_interval = false) const;
 };
-MemoryGrowth GrowthOf(const DeviceMemory& device, size_t warmup);
+MemoryGrowth GrowthOf(const DeviceMemory& device, const MemoryProgress& progress);
 
 // What the other commands (summary, advise, job) say about memory, from the same timeline and
 // rules as `warpscope memory` (its phases left out: they change no figure here).

@@ -13,26 +13,45 @@
 
 namespace warpscope {
 
-MemoryTimelineOptions StepTimelineOptions(const StepSet& steps, size_t warmup) {
+MemoryTimelineOptions ProgressTimelineOptions(const TraceModel& model, const StepSet& steps,
+                                              size_t warmup, MemoryProgress* progress) {
   MemoryTimelineOptions o;
   for (const Step& s : steps.steps) {
     o.intervals.push_back({s.start_ns, s.end_ns});
     o.instants.push_back(s.start_ns);
   }
-  if (!steps.steps.empty()) o.instants.push_back(steps.steps.back().end_ns);
-  o.growth_from_instant = warmup;
+  *progress = MemoryProgress();
+  if (!steps.steps.empty()) {
+    o.instants.push_back(steps.steps.back().end_ns);
+    progress->basis = MemoryProgress::Basis::kSteps;
+    progress->first = warmup;
+  } else {
+    o.instants = KernelProgressInstants(model.kernels, kKernelProgressPoints, kKernelWarmupShare,
+                                        &progress->kernels_per_point);
+    if (!o.instants.empty()) progress->basis = MemoryProgress::Basis::kKernels;
+  }
+  o.growth_from_instant = progress->first;
   return o;
 }
 
-MemoryGrowth GrowthOf(const DeviceMemory& d, size_t warmup) {
+MemoryGrowth GrowthOf(const DeviceMemory& d, const MemoryProgress& progress) {
   MemoryGrowth g;
   g.device_id = d.device_id;
-  if (d.in_use_at_bytes.size() > warmup) {
-    const std::vector<uint64_t> values(d.in_use_at_bytes.begin() + static_cast<ptrdiff_t>(warmup),
-                                       d.in_use_at_bytes.end());
-    g.slope = TheilSenSlope(values);
-    if (values.back() > values.front()) g.gained = values.back() - values.front();
-    g.leak = g.slope && g.slope->low > 0 && g.gained >= kLeakMinimumBytes;
+  g.progress = progress;
+  if (progress.basis != MemoryProgress::Basis::kNone &&
+      d.in_use_at_bytes.size() > progress.first) {
+    // Steps: in use at each step's start. Kernels: the least in use since the point before,
+    // as evenly spaced kernels fall anywhere inside an iteration.
+    const std::vector<uint64_t>& at = progress.basis == MemoryProgress::Basis::kSteps
+                                          ? d.in_use_at_bytes
+                                          : d.low_before_bytes;
+    const std::vector<uint64_t> values(at.begin() + static_cast<ptrdiff_t>(progress.first),
+                                       at.end());
+    const GrowthJudgement j = JudgeGrowth(values);
+    g.slope = j.slope;
+    g.onset_step = progress.first + j.onset;
+    g.gained = j.gained;
+    g.leak = j.leak;
   }
   for (const SiteGrowth& s : d.site_growth) {
     if (s.last_bytes > s.first_bytes) g.growing_sites.push_back(s);
@@ -42,6 +61,30 @@ MemoryGrowth GrowthOf(const DeviceMemory& d, size_t warmup) {
                      return a.last_bytes - a.first_bytes > b.last_bytes - b.first_bytes;
                    });
   return g;
+}
+
+double MemoryGrowth::PerKernel() const {
+  if (progress.basis != MemoryProgress::Basis::kKernels || !slope ||
+      progress.kernels_per_point <= 0) {
+    return 0;
+  }
+  return slope->per_step / progress.kernels_per_point;
+}
+
+std::string MemoryGrowth::RateText(bool with_interval) const {
+  if (!slope) return "";
+  const bool kernels = progress.basis == MemoryProgress::Basis::kKernels;
+  const double scale = kernels ? 1000 / progress.kernels_per_point : 1;
+  const std::string interval =
+      with_interval ? absl::StrCat(" (95% ", FormatBytes(scale * slope->low), " to ",
+                                   FormatBytes(scale * slope->high), ")")
+                    : "";
+  if (kernels) {
+    return absl::StrCat(FormatBytes(scale * slope->per_step), " per 1,000 kernels launched",
+                        interval, " (the trace has no steps)");
+  }
+  return absl::StrCat(FormatBytes(slope->per_step), " per steady step", interval,
+                      onset_step > progress.first ? absl::StrCat(" from step ", onset_step) : "");
 }
 
 std::string MemoryCallSite(const TraceModel& model, uint64_t stack_id) {
@@ -62,7 +105,7 @@ std::string MemoryOwnersText(const std::vector<std::pair<std::string, uint64_t>>
 namespace {
 
 DeviceMemoryDigest DigestDevice(const TraceModel& model, const DeviceMemory& d,
-                                const StepSet& steps, size_t warmup) {
+                                const StepSet& steps, const MemoryProgress& progress) {
   DeviceMemoryDigest out;
   out.device_id = d.device_id;
   if (const DeviceInfo* info = model.FindDevice(d.device_id)) {
@@ -73,7 +116,8 @@ DeviceMemoryDigest DigestDevice(const TraceModel& model, const DeviceMemory& d,
   out.reserved_at_peak_bytes = d.reserved_at_peak_bytes;
   out.peak_reserved_bytes = d.peak_reserved_bytes;
   out.owners_at_peak = d.owners_at_peak;
-  out.growth = GrowthOf(d, warmup);
+  out.growth = GrowthOf(d, progress);
+  const size_t warmup = progress.first;
   if (!out.growth.growing_sites.empty()) {
     const SiteGrowth& s = out.growth.growing_sites.front();
     out.growth_site = MemoryCallSite(model, s.stack_id);
@@ -96,13 +140,14 @@ MemoryDigest DigestMemory(const TraceModel& model, std::optional<uint32_t> devic
   if (model.memory_events.empty()) return out;
   const StepSet steps = FindSteps(model.nvtx_ranges, step);
   const size_t warmup = WarmupSteps(steps);
-  MemoryTimelineOptions o = StepTimelineOptions(steps, warmup);
+  MemoryProgress progress;
+  MemoryTimelineOptions o = ProgressTimelineOptions(model, steps, warmup, &progress);
   o.device = device;
   o.top = 1;  // the largest blocks are `warpscope memory`'s
   const MemoryTimeline t = ComputeMemoryTimeline(model, o);
   out.events = t.events;
   for (const DeviceMemory& d : t.devices)
-    out.devices.push_back(DigestDevice(model, d, steps, warmup));
+    out.devices.push_back(DigestDevice(model, d, steps, progress));
   for (const MemoryFailure& f : t.failures) {
     out.failures.push_back({f, MemoryCallSite(model, f.stack_id)});
   }

@@ -91,9 +91,9 @@ std::string DeviceMemoryText(const TraceSummary& summary) {
                                  DeviceMemoryTable({summary}, true).RenderText());
   for (const DeviceMemoryDigest& d : m.devices) {
     if (!d.growth.leak) continue;
-    absl::StrAppend(&out, "device ", d.device_id, ": memory grows by ",
-                    FormatBytes(d.growth.slope->per_step), " per steady step over ", d.steady_steps,
-                    " steps: a leak",
+    absl::StrAppend(&out, "device ", d.device_id, ": memory grows by ", d.growth.RateText(),
+                    d.steady_steps == 0 ? "" : absl::StrCat(" over ", d.steady_steps, " steps"),
+                    ": a leak",
                     d.growth_site.empty() ? "" : absl::StrCat(", most at ", d.growth_site), "\n");
   }
   for (const MemoryFailureDigest& f : m.failures) {

@@ -43,6 +43,10 @@ GrowthJudgement JudgeGrowth(const std::vector<uint64_t>& values);
 // allocations, compilation), at most `count` of them and at least 3 kernels apart; empty when
 // that leaves fewer than kMinimumProgressPoints. `kernels_per_point`: the kernels between two.
 inline constexpr size_t kMinimumProgressPoints = 8;
+inline constexpr double kKernelWarmupShare = 0.1;
+// Points over the kernels of a trace without steps: few enough that each spans an iteration of
+// a short program, so that the least in use between two holds what the program keeps.
+inline constexpr size_t kKernelProgressPoints = 40;
 std::vector<uint64_t> KernelProgressInstants(const std::vector<KernelEvent>& kernels, size_t count,
                                              double skip_share, double* kernels_per_point);
 

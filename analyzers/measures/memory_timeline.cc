@@ -193,6 +193,7 @@ struct DeviceFigures {
   DeviceMemory out;
   uint64_t peak_ordinal = 0;  // the event that made the peak, in time order
   bool seen = false;
+  uint64_t low_since_instant = UINT64_MAX;  // the least in use since the last instant
   std::map<SiteKey, uint64_t> first_sites, last_sites;
 };
 
@@ -232,6 +233,7 @@ class FirstPass {
       f.out.device_id = device;
       f.out.interval_peak_bytes.assign(options_.intervals.size(), 0);
       f.out.in_use_at_bytes.assign(options_.instants.size(), 0);
+      f.out.low_before_bytes.assign(options_.instants.size(), 0);
       f.out.curve.resize(options_.curve_points);
     }
     return f;
@@ -244,6 +246,8 @@ class FirstPass {
       for (auto& [device, d] : replay_.devices()) {
         DeviceFigures& f = Figures(device);
         f.out.in_use_at_bytes[next_instant_] = d.in_use;
+        f.out.low_before_bytes[next_instant_] = std::min(f.low_since_instant, d.in_use);
+        f.low_since_instant = d.in_use;
         if (next_instant_ == options_.growth_from_instant) f.first_sites = d.by_site;
         if (next_instant_ + 1 == options_.instants.size()) f.last_sites = d.by_site;
       }
@@ -265,6 +269,7 @@ class FirstPass {
     DeviceState& d = replay_.devices()[e.device_id];
     DeviceFigures& f = Figures(e.device_id);
     DeviceMemory& out = f.out;
+    f.low_since_instant = std::min(f.low_since_instant, d.in_use);
     for (size_t i : active_) {
       out.interval_peak_bytes[i] = std::max(out.interval_peak_bytes[i], d.in_use);
     }

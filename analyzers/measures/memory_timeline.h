@@ -89,6 +89,9 @@ struct DeviceMemory {
   std::vector<MemoryPoint> curve;
   std::vector<uint64_t> interval_peak_bytes;  // parallel to MemoryTimelineOptions::intervals
   std::vector<uint64_t> in_use_at_bytes;      // parallel to MemoryTimelineOptions::instants
+  // Parallel to the instants too: the least in use since the instant before (the first: since
+  // the device's first event), what a program holds between its iterations.
+  std::vector<uint64_t> low_before_bytes;
   std::vector<SiteGrowth> site_growth;        // sites live at the first or last instant
   std::map<v1::MemoryKind, uint64_t> peak_by_kind;  // every kind, host memory too
 };

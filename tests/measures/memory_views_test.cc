@@ -57,10 +57,12 @@ std::string StackOf(uint32_t correlation, uint32_t stack, uint64_t ns) {
                       " timestamp_ns: ", ns, " name_id: 6 } }\n");
 }
 
-// A program of `steps` iterations, NVTX ranges "loop 0", "loop 1", ... (1 ms each from 1 ms):
+// A program of `steps` iterations, NVTX ranges "loop 0", "loop 1", ... (1 ms each from 1 ms;
+// none when `ranges` is false) with 10 kernels each:
 // `base` bytes of weights (model.py:20) from the start, 512 MiB of activations in each step,
 // and from step `leak_from` on `leak` bytes kept every step at model.py:88. Device 0 of 80 GiB.
-std::string LoopTrace(int steps, int leak_from, uint64_t leak, uint64_t base, int rank = -1) {
+std::string LoopTrace(int steps, int leak_from, uint64_t leak, uint64_t base, int rank = -1,
+                      bool ranges = true) {
   std::string t =
       absl::StrCat(R"pb(
                      packet { header { format_major: 1 format_minor: 3 producer: "test" pid: 7
@@ -84,10 +86,16 @@ std::string LoopTrace(int steps, int leak_from, uint64_t leak, uint64_t base, in
   absl::StrAppend(&t, StackOf(correlation, 1, 100), Alloc(1ull << 40, base, 100, correlation));
   for (int k = 0; k < steps; ++k) {
     const uint64_t start = (k + 1) * 1'000'000ull;
-    absl::StrAppend(&t, "packet { interned_string { id: ", 100 + k, " value: \"loop ", k,
-                    "\" } }\n", "packet { nvtx_range { name_id: ", 100 + k, " start_ns: ", start,
-                    " duration_ns: 1000000 thread_id: 1 end_thread_id: 1 is_push_pop: true "
-                    "depth: 0 } }\n");
+    if (ranges) {
+      absl::StrAppend(&t, "packet { interned_string { id: ", 100 + k, " value: \"loop ", k,
+                      "\" } }\n", "packet { nvtx_range { name_id: ", 100 + k, " start_ns: ", start,
+                      " duration_ns: 1000000 thread_id: 1 end_thread_id: 1 is_push_pop: true "
+                      "depth: 0 } }\n");
+    }
+    for (int i = 0; i < 10; ++i) {
+      absl::StrAppend(&t, "packet { kernel { name_id: 5 start_ns: ", start + 50'000 + i * 90'000,
+                      " duration_ns: 80000 device_id: 0 context_id: 1 stream_id: 7 } }\n");
+    }
     const uint64_t act = (2ull << 40) + k * kGiB;
     ++correlation;
     absl::StrAppend(&t, StackOf(correlation, 1, start + 100'000),
@@ -112,12 +120,44 @@ TEST(MemoryViews, ALeakThatStartsHalfwayIsFoundWithItsLine) {
   EXPECT_TRUE(d.growth.leak);
   ASSERT_TRUE(d.growth.slope.has_value());
   EXPECT_GT(d.growth.slope->low, 0);
-  EXPECT_LE(d.growth.slope->per_step, 8.0 * kMiB);
-  EXPECT_EQ(d.growth.gained, 80 * kMiB);  // steps 10-19 kept 8 MiB each
+  // The rise is measured from its onset: 8 MiB a step, not the half a slope over all 20 reads.
+  EXPECT_NEAR(d.growth.slope->per_step, 8.0 * kMiB, 0.01 * kMiB);
+  EXPECT_GE(d.growth.onset_step, 9u);
+  EXPECT_LE(d.growth.onset_step, 11u);
+  EXPECT_EQ(d.growth.RateText(), absl::StrCat("8.00 MiB per steady step from step ",
+                                              d.growth.onset_step));
+  EXPECT_GE(d.growth.gained, 72 * kMiB);  // steps 10-19 kept 8 MiB each
+  EXPECT_LE(d.growth.gained, 80 * kMiB);
   EXPECT_EQ(d.growth_site, "model.py:88 train");
   EXPECT_EQ(d.growth_site_bytes, 80 * kMiB);
   // The peak: weights, the last step's activations and 72 MiB kept before them.
   EXPECT_EQ(d.peak_bytes, 10 * kGiB + 512 * kMiB + 72 * kMiB);
+}
+
+TEST(MemoryViews, WithoutStepsALeakIsJudgedOverTheKernelsLaunched) {
+  // No NVTX at all: 40 iterations of 10 kernels, 4 MiB kept in each from the first.
+  const TraceModel model =
+      Load(WriteTempFile(LoopTrace(40, 0, 4 * kMiB, 10 * kGiB, -1, /*ranges=*/false)));
+  const MemoryDigest m = DigestMemory(model);
+  ASSERT_EQ(m.devices.size(), 1u);
+  const MemoryGrowth& g = m.devices[0].growth;
+  EXPECT_EQ(g.progress.basis, MemoryProgress::Basis::kKernels);
+  EXPECT_TRUE(g.leak);
+  // 4 MiB per 10 kernels: 400 MiB per 1,000 kernels.
+  EXPECT_NEAR(1000 * g.PerKernel(), 400.0 * kMiB, 20.0 * kMiB);
+  EXPECT_NE(g.RateText().find("per 1,000 kernels launched (the trace has no steps)"),
+            std::string::npos)
+      << g.RateText();
+  EXPECT_EQ(m.devices[0].growth_site, "model.py:88 train");
+}
+
+TEST(MemoryViews, WithoutStepsNothingKeptIsNoLeak) {
+  const TraceModel model =
+      Load(WriteTempFile(LoopTrace(40, 40, 4 * kMiB, 10 * kGiB, -1, /*ranges=*/false)));
+  const MemoryDigest m = DigestMemory(model);
+  ASSERT_EQ(m.devices.size(), 1u);
+  EXPECT_EQ(m.devices[0].growth.progress.basis, MemoryProgress::Basis::kKernels);
+  EXPECT_FALSE(m.devices[0].growth.leak);
 }
 
 TEST(MemoryViews, NoLeakWhenNothingIsKept) {

@@ -37,10 +37,12 @@ AdviseFinding MemoryFinding(std::string_view rule, uint32_t device) {
 
 void AddLeak(const DeviceMemoryDigest& d, std::vector<AdviseFinding>* findings) {
   const MemoryGrowth& g = d.growth;
+  const bool by_steps = g.progress.basis == MemoryProgress::Basis::kSteps;
   AdviseFinding f = MemoryFinding(kRuleMemoryLeak, d.device_id);
-  const double per_step = std::max(g.slope->per_step, 1.0);
+  // Without steps the cost is per 1,000 kernels launched and no step count is given.
+  const double per_step = std::max(by_steps ? g.slope->per_step : 1000 * g.PerKernel(), 1.0);
   f.memory_bytes = static_cast<uint64_t>(per_step);
-  if (d.capacity_bytes > 0) {
+  if (d.capacity_bytes > 0 && by_steps) {
     const uint64_t headroom = d.capacity_bytes > d.peak_bytes ? d.capacity_bytes - d.peak_bytes : 0;
     f.steps_to_full = static_cast<int64_t>(static_cast<double>(headroom) / per_step);
   }
@@ -50,22 +52,24 @@ void AddLeak(const DeviceMemoryDigest& d, std::vector<AdviseFinding>* findings) 
   f.where = d.growth_site;
   f.worst_begin_ns = d.steady_begin_ns;
   f.worst_end_ns = d.steady_end_ns;
-  f.title = absl::StrCat("device memory grows by ", FormatBytes(per_step),
-                         " every steady step and is not given back (a leak)",
+  f.title = absl::StrCat("device memory grows by ", g.RateText(),
+                         " and is not given back (a leak)",
                          d.growth_site.empty() ? "" : absl::StrCat(", most at ", d.growth_site));
-  f.evidence =
-      absl::StrCat("in use at the start of each of the ", d.steady_steps, " steady steps rises by ",
-                   FormatBytes(g.slope->per_step), " a step (95% ", FormatBytes(g.slope->low),
-                   " to ", FormatBytes(g.slope->high), "), ", Bytes(g.gained), " in all");
+  f.evidence = absl::StrCat(
+      by_steps ? absl::StrCat("in use at the start of each of the ", d.steady_steps,
+                              " steady steps rises by ")
+               : "in use at evenly spaced kernels rises by ",
+      g.RateText(true), ", ", Bytes(g.gained), " in all");
   if (!d.growth_site.empty()) {
     absl::StrAppend(&f.evidence, "; ", d.growth_site, " (", d.growth_owner, ") holds ",
-                    Bytes(d.growth_site_bytes), " more at the end than at the first steady step");
+                    Bytes(d.growth_site_bytes), " more at the end than at the first steady point");
   }
   absl::StrAppend(&f.evidence, "; peak ", Bytes(d.peak_bytes),
                   d.capacity_bytes == 0
                       ? " (the device's size is not in the trace)"
-                      : absl::StrCat(" of ", Bytes(d.capacity_bytes), ": full in about ",
-                                     f.steps_to_full, " more steps at this rate"));
+                  : by_steps ? absl::StrCat(" of ", Bytes(d.capacity_bytes), ": full in about ",
+                                            f.steps_to_full, " more steps at this rate")
+                             : absl::StrCat(" of ", Bytes(d.capacity_bytes)));
   f.fix =
       "free what that line keeps from step to step: a list or dict that collects tensors (keep "
       "loss.item() or .detach().cpu(), not the tensor), a cache without a bound, or a graph kept "

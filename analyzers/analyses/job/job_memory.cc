@@ -54,8 +54,8 @@ void JudgeMemory(JobView& view) {
     for (const DeviceMemoryDigest& d : r.memory.devices) {
       if (!d.growth.leak) continue;
       view.memory_verdicts.push_back(absl::StrCat(
-          "memory: rank ", r.RankOrIndex(), " grows by ", FormatBytes(d.growth.slope->per_step),
-          " per steady step on device ", d.device_id, " (a leak)",
+          "memory: rank ", r.RankOrIndex(), " grows by ", d.growth.RateText(), " on device ",
+          d.device_id, " (a leak)",
           d.growth_site.empty() ? "" : absl::StrCat(", most at ", d.growth_site)));
     }
     if (!r.memory.failures.empty()) {
