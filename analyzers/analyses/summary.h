@@ -164,22 +164,13 @@ std::vector<TraceSummary> SummarizeTraces(const std::vector<const TraceModel*>& 
                                           const std::vector<std::string>& labels,
                                           const SummaryOptions& options);
 
-// Table: sections per trace and device with human durations. CSV: one table per report
-// (with `file` and `device` columns, durations in ns), each preceded by a "# report: NAME"
-// line, separated by blank lines. JSON: one object with an array of rows per report.
-// The machine tables of the summaries (as CSV and JSON give them: whole names, ns), one per
-// report asked for in `options`, named kernels, api, memory, nvtx, nvtx_kernels, idle, syncs,
-// launch_sites.
+// The summaries as a report, as the CLI (text, CSV, JSON) and Python give it: one table per
+// report asked for in `options` (whole names, durations in ns, with `file` and `device`
+// columns), named kernels, api, memory, nvtx, nvtx_kernels, idle, syncs, launch_sites. Its text
+// form: a section per trace and device with human durations; its notes: what limits the NVTX
+// GPU figures of each trace (GPU work without API records, ranges cut by capture windows),
+// each starting "TRACE: ".
 Report SummaryReport(const std::vector<TraceSummary>& summaries, const SummaryOptions& options);
-
-std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputFormat format,
-                          const SummaryOptions& options);
-
-// Lines on what limits the NVTX GPU figures of each trace (GPU work without API records,
-// ranges cut by capture windows), each starting "TRACE: ". The table format prints them
-// under the NVTX table; the CLI gives them on stderr for CSV and JSON (Report::notes).
-std::vector<std::string> SummaryNotes(const std::vector<TraceSummary>& summaries,
-                                      const SummaryOptions& options);
 
 }  // namespace warpscope
 

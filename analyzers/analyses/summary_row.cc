@@ -31,13 +31,8 @@ absl::StatusOr<AnalysisResult> RunSummary(const AnalysisInputs& in, const Option
   SummaryOptions options;
   if (absl::Status s = SummaryOptionsOf(values, &options); !s.ok()) return s;
   options.names = KernelNamesOf(values, in.traces);
-  std::vector<TraceSummary> summaries = SummarizeTraces(in.traces, in.paths, options);
   AnalysisResult result;
-  result.report = SummaryReport(summaries, options);
-  result.report.notes = SummaryNotes(summaries, options);
-  result.own_render = [summaries = std::move(summaries), options](OutputFormat format) {
-    return RenderSummary(summaries, format, options);
-  };
+  result.report = SummaryReport(SummarizeTraces(in.traces, in.paths, options), options);
   return result;
 }
 

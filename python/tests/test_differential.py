@@ -111,13 +111,15 @@ def cli_reading(cli: Path, path: Path) -> Reading:
         return Reading("corrupt", int(corrupt[1])) if corrupt else Reading("refused")
     assert result.returncode == 0, f"{path}: exit {result.returncode}: {stderr}"
     info = json.loads(result.stdout)
-    partial = info["truncation"]["partial_packet"]
-    counters = {c["name"]: c["value"] for c in info["import_counters"]
-                if c["name"] in COUNTERS}
+    scalars = info["scalars"]
+    partial = scalars["partial_packet"]
+    counters = {c["name"]: c["value"] for c in info["counters"]
+                if c["source"] == "import" and c["name"] in COUNTERS}
+    events = {e["kind"]: e["count"] for e in info["events"]}
     return Reading("truncated" if partial else "ok",
-                   info["truncation"]["partial_packet_offset"] if partial else None,
-                   info["end_of_trace"] is not None,
-                   tuple((k, info["event_counts"][k]) for k in EVENT_KINDS),
+                   scalars["partial_packet_offset"] if partial else None,
+                   scalars["end_reason"] != "",
+                   tuple((k, events[k]) for k in EVENT_KINDS),
                    tuple(sorted(counters.items())))
 
 
