@@ -33,7 +33,7 @@ COUNTERS = {
     "reader.extra_headers", "reader.packets_after_end_of_trace", "reader.unknown_packets",
     "model.pm_samples_without_metric_set", "model.pm_sample_value_count_mismatch",
     "model.pc_stall_reasons_length_mismatch"}
-# The kinds `warpscope info` counts (event_counts).
+# The kinds `warpscope info` counts (its events table).
 EVENT_KINDS = ("kernel", "memcpy", "memset", "memory", "synchronization", "api_call",
                "nvtx_range", "nvtx_mark", "graph_launch", "pm_sample", "pc_samples",
                "capture_window", "overhead", "notice")
