@@ -239,13 +239,16 @@ def compare_by_kernel(paths: Sequence[Path], kernel: Optional[str] = None) -> No
     flags = ["-k", kernel] if kernel else []
     frames = quiet_stalls([warpscope.open(p) for p in paths], kernel=kernel)
     compare_tables(paths, frames, *flags)
-    # A kernel's share is of all samples, a reason's of its kernel's.
+    # A kernel's share is of all samples, a reason's of its kernel's (0 of none).
+    def share(part: int, whole: int) -> float:
+        return 100 * part / whole if whole else 0.0
+
     kernels, reasons = frames["kernels"], frames["reasons"]
     total = int(kernels["samples"].sum())
-    assert list(kernels["pct"]) == pytest.approx(list(100 * kernels["samples"] / total))
+    assert list(kernels["pct"]) == pytest.approx([share(n, total) for n in kernels["samples"]])
     samples = dict(zip(kernels["kernel"], kernels["samples"]))
     assert list(reasons["pct"]) == pytest.approx(
-        [100 * n / samples[k] for k, n in zip(reasons["kernel"], reasons["samples"])])
+        [share(n, samples[k]) for k, n in zip(reasons["kernel"], reasons["samples"])])
 
 
 def compare_by_pc(paths: Sequence[Path], kernel: Optional[str] = None) -> None:
