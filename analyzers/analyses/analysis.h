@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -125,9 +124,6 @@ struct AnalysisResult {
   // A verdict for scripts: the exit status (diff --fail-on-regression: 3), with its line.
   int exit_status = 0;
   std::string exit_message;
-  // Until the analysis renders through RenderReport alone: its own text, CSV and JSON of the
-  // report (--table NAME still renders `report`'s table).
-  std::function<std::string(OutputFormat)> own_render;
 };
 
 // Errors: InvalidArgument is a usage error (exit status 2: options or traces that do not fit

@@ -1,4 +1,4 @@
-// Renders `warpscope info` (see info.h).
+// The text form of `warpscope info` (see info.h).
 #include "analyzers/analyses/info.h"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "analyzers/analyses/info_coverage.h"
 #include "analyzers/analyses/info_sampling.h"
 #include "analyzers/model/trace_limits.h"
@@ -17,6 +18,34 @@ namespace warpscope {
 namespace {
 
 std::string Sv(std::string_view s) { return std::string(s); }
+
+// The text form as it is written: prose (lines, each ending in a newline) and tables, put in
+// the report's text blocks in their order.
+class TextForm {
+ public:
+  explicit TextForm(Report& out) : out_(out) {}
+  std::string& prose() { return prose_; }
+  void Add(Table table) {
+    Flush();
+    TextBlock block;
+    block.table = std::move(table);
+    out_.text_blocks.push_back(std::move(block));
+  }
+  void Flush() {
+    if (prose_.empty()) return;
+    absl::string_view text = prose_;
+    text.remove_suffix(1);  // the last newline ends the last line
+    std::vector<std::string> lines = absl::StrSplit(text, '\n');
+    TextBlock block;
+    block.before = std::move(lines);
+    out_.text_blocks.push_back(std::move(block));
+    prose_.clear();
+  }
+
+ private:
+  Report& out_;
+  std::string prose_;
+};
 
 // What a stats counter means, from the stats table; empty for a name the table lacks (a
 // newer or foreign producer).
@@ -48,15 +77,12 @@ std::string JoinKeyValues(const std::vector<std::pair<std::string, std::string>>
   });
 }
 
-InfoSamplingCoverage SamplingCoverageOf(const TraceModel& m) {
-  return ComputeInfoSamplingCoverage(m, !m.pm_metric_sets.empty(), SummarizePc(m).requested);
-}
-
 // Counters worth a warning: data loss or errors with a non-zero value.
 bool Alarming(const StatCounter& c) { return c.value != 0 && c.severity != v1::SEVERITY_INFO; }
 
 // The trace, its process and clock, its span and how it ended.
-void AppendTextHeader(const TraceModel& m, const std::string& name, std::string& out) {
+void AppendTextHeader(const TraceModel& m, const std::string& name, TextForm& text) {
+  std::string& out = text.prose();
   auto line = [&](const std::string& key, const std::string& value) {
     absl::StrAppend(&out, absl::StrFormat("%-14s", key), value, "\n");
   };
@@ -99,7 +125,8 @@ void AppendTextHeader(const TraceModel& m, const std::string& name, std::string&
   }
 }
 
-void AppendTextDevices(const TraceModel& m, std::string& out) {
+void AppendTextDevices(const TraceModel& m, TextForm& text) {
+  std::string& out = text.prose();
   out += "\ndevices\n";
   if (m.devices.empty()) {
     out += "  (none described)\n";
@@ -120,7 +147,7 @@ void AppendTextDevices(const TraceModel& m, std::string& out) {
                 FormatBytes(d.max_shared_memory_per_sm), FormatBytes(d.global_memory_bytes),
                 absl::StrFormat("%.0f MHz", d.core_clock_khz / 1000.0)});
     }
-    out += t.RenderText();
+    text.Add(std::move(t));
     for (const DeviceInfo& d : m.devices) {
       if (std::string problem = DeviceLimitsProblem(d); !problem.empty()) {
         absl::StrAppend(&out, "  ! device ", d.id, " is unusable: ", problem,
@@ -131,12 +158,13 @@ void AppendTextDevices(const TraceModel& m, std::string& out) {
 }
 
 // Event counts by kind, and the capture windows.
-void AppendTextEvents(const TraceModel& m, std::string& out) {
+void AppendTextEvents(const TraceModel& m, TextForm& text) {
+  std::string& out = text.prose();
   out += "\nevents\n";
   {
     Table t({{"Kind", false, CellKind::kString}, {"Count", true, CellKind::kInt}});
     for (const auto& [kind, count] : CountEventsByKind(m)) t.AddRow({kind, count});
-    out += t.RenderText();
+    text.Add(std::move(t));
   }
 
   if (!m.capture_windows.empty()) {
@@ -151,13 +179,14 @@ void AppendTextEvents(const TraceModel& m, std::string& out) {
                 w.end_ns.has_value() ? Relative(*w.end_ns) : std::string("open"),
                 w.end_ns.has_value() ? Sv(CaptureTriggerName(w.end_trigger)) : std::string()});
     }
-    out += t.RenderText();
+    text.Add(std::move(t));
   }
 }
 
 // What PM and PC sampling produced, and what of the kernels they saw.
 void AppendTextSampling(const TraceModel& m, const InfoSamplingCoverage& coverage,
-                        std::string& out) {
+                        TextForm& text) {
+  std::string& out = text.prose();
   if (!m.pm_metric_sets.empty()) {
     out += "\npm sampling\n";
     for (const PmSetSummary& s : SummarizePm(m)) {
@@ -198,7 +227,8 @@ void AppendTextSampling(const TraceModel& m, const InfoSamplingCoverage& coverag
 }
 
 // The writer's stats, the import problems, and the notices collectors left.
-void AppendTextCounters(const TraceModel& m, std::string& out) {
+void AppendTextCounters(const TraceModel& m, TextForm& text) {
+  std::string& out = text.prose();
   absl::StrAppend(&out, "\nstats",
                   m.stats_packets == 0 ? " (no stats packet)"
                   : m.stats_final      ? " (final)"
@@ -215,7 +245,7 @@ void AppendTextCounters(const TraceModel& m, std::string& out) {
       if (Alarming(c)) severity = absl::AsciiStrToUpper(severity) + " !";
       t.AddRow({c.name, c.value, severity, StatMeaning(c.name)});
     }
-    out += t.RenderText();
+    text.Add(std::move(t));
   }
 
   if (!m.import_counters.empty()) {
@@ -227,7 +257,7 @@ void AppendTextCounters(const TraceModel& m, std::string& out) {
     for (const StatCounter& c : m.import_counters) {
       t.AddRow({c.name, c.value, Sv(SeverityName(c.severity)), c.description});
     }
-    out += t.RenderText();
+    text.Add(std::move(t));
   }
 
   if (!m.notices.empty()) {
@@ -240,7 +270,8 @@ void AppendTextCounters(const TraceModel& m, std::string& out) {
 }
 
 // Lost data and truncation, last so that they are seen.
-void AppendTextWarnings(const TraceModel& m, std::string& out) {
+void AppendTextWarnings(const TraceModel& m, TextForm& text) {
+  std::string& out = text.prose();
   std::vector<std::string> warnings;
   for (const StatCounter& c : m.stats) {
     if (Alarming(c)) {
@@ -257,234 +288,6 @@ void AppendTextWarnings(const TraceModel& m, std::string& out) {
   if (m.truncation.truncated()) {
     absl::StrAppend(&out, "\nTRUNCATED: ", m.truncation.Describe(), "\n");
   }
-}
-
-std::string RenderText(const TraceModel& m, const std::string& name) {
-  std::string out;
-  AppendTextHeader(m, name, out);
-  AppendTextDevices(m, out);
-  AppendTextEvents(m, out);
-  AppendTextSampling(m, SamplingCoverageOf(m), out);
-  AppendTextCounters(m, out);
-  AppendTextWarnings(m, out);
-  return out;
-}
-
-void WriteJsonHeader(const TraceHeader& h, JsonWriter& j) {
-  j.Key("header").BeginObject();
-  j.Key("format_major").Uint(h.format_major);
-  j.Key("format_minor").Uint(h.format_minor);
-  j.Key("tool_version").String(h.tool_version);
-  j.Key("producer").String(h.producer);
-  j.Key("pid").Uint(h.pid);
-  j.Key("ppid").Uint(h.ppid);
-  j.Key("hostname").String(h.hostname);
-  j.Key("command_line").BeginArray();
-  for (const std::string& arg : h.command_line) j.String(arg);
-  j.EndArray();
-  j.Key("rank_env").BeginObject();
-  for (const auto& [k, v] : h.rank_env) j.Key(k).String(v);
-  j.EndObject();
-  j.Key("job_id").String(h.job_id);
-  j.Key("clock_domain").String(ClockDomainName(h.clock_domain));
-  j.Key("time_base_ns").Uint(h.time_base_ns);
-  j.Key("unix_time_base_ns").Uint(h.unix_time_base_ns);
-  j.Key("config").BeginObject();
-  for (const auto& [k, v] : h.config) j.Key(k).String(v);
-  j.EndObject();
-  j.Key("cupti_version").Uint(h.cupti_version);
-  j.Key("cuda_driver_version").Uint(h.cuda_driver_version);
-  j.Key("display_driver_version").String(h.display_driver_version);
-  j.EndObject();
-}
-
-void WriteJsonDevices(const TraceModel& m, JsonWriter& j) {
-  j.Key("devices").BeginArray();
-  for (const DeviceInfo& d : m.devices) {
-    j.BeginObject();
-    j.Key("id").Uint(d.id);
-    j.Key("name").String(d.name);
-    j.Key("compute_capability")
-        .String(absl::StrCat(d.compute_capability_major, ".", d.compute_capability_minor));
-    j.Key("sm_count").Uint(d.sm_count);
-    j.Key("max_warps_per_sm").Uint(d.max_warps_per_sm);
-    j.Key("max_blocks_per_sm").Uint(d.max_blocks_per_sm);
-    j.Key("max_threads_per_block").Uint(d.max_threads_per_block);
-    j.Key("max_registers_per_sm").Uint(d.max_registers_per_sm);
-    j.Key("max_registers_per_block").Uint(d.max_registers_per_block);
-    j.Key("max_shared_memory_per_sm").Uint(d.max_shared_memory_per_sm);
-    j.Key("max_shared_memory_per_block").Uint(d.max_shared_memory_per_block);
-    j.Key("max_shared_memory_per_block_optin").Uint(d.max_shared_memory_per_block_optin);
-    j.Key("threads_per_warp").Uint(d.threads_per_warp);
-    j.Key("core_clock_khz").Uint(d.core_clock_khz);
-    j.Key("global_memory_bytes").Uint(d.global_memory_bytes);
-    j.Key("l2_cache_bytes").Uint(d.l2_cache_bytes);
-    j.Key("uuid").String(d.uuid);
-    j.Key("pci_bus_id").Uint(d.pci_bus_id);
-    if (std::string problem = DeviceLimitsProblem(d); !problem.empty()) {
-      j.Key("problem").String(problem);
-    }
-    j.EndObject();
-  }
-  j.EndArray();
-}
-
-// Event counts, the span and the capture windows.
-void WriteJsonEvents(const TraceModel& m, JsonWriter& j) {
-  const TraceHeader& h = m.header;
-  j.Key("event_counts").BeginObject();
-  for (const auto& [kind, count] : CountEventsByKind(m)) j.Key(kind).Uint(count);
-  j.EndObject();
-
-  j.Key("span");
-  if (m.span.empty) {
-    j.Null();
-  } else {
-    j.BeginObject();
-    j.Key("begin_ns").Uint(m.span.begin_ns);
-    j.Key("end_ns").Uint(m.span.end_ns);
-    j.Key("duration_ns").Uint(m.span.duration_ns());
-    if (h.unix_time_base_ns != 0) {
-      j.Key("wall_clock_begin_unix_ns").Uint(h.unix_time_base_ns + m.span.begin_ns);
-      j.Key("wall_clock_begin").String(FormatUtcTimestamp(h.unix_time_base_ns + m.span.begin_ns));
-    }
-    j.EndObject();
-  }
-
-  j.Key("capture_windows").BeginArray();
-  for (const CaptureWindowRange& w : m.capture_windows) {
-    j.BeginObject();
-    j.Key("id").Uint(w.id);
-    j.Key("begin_ns").Uint(w.begin_ns);
-    j.Key("begin_trigger").String(CaptureTriggerName(w.begin_trigger));
-    j.Key("end_ns");
-    if (w.end_ns.has_value()) {
-      j.Uint(*w.end_ns);
-    } else {
-      j.Null();
-    }
-    j.Key("end_trigger");
-    if (w.end_ns.has_value()) {
-      j.String(CaptureTriggerName(w.end_trigger));
-    } else {
-      j.Null();
-    }
-    j.EndObject();
-  }
-  j.EndArray();
-}
-
-void WriteJsonSampling(const TraceModel& m, const InfoSamplingCoverage& coverage, JsonWriter& j) {
-  if (!m.pm_metric_sets.empty()) {
-    j.Key("pm_sampling").BeginObject();
-    j.Key("metric_sets").BeginArray();
-    for (const PmSetSummary& s : SummarizePm(m)) {
-      j.BeginObject();
-      j.Key("id").Uint(s.set->id);
-      j.Key("device_id").Uint(s.set->device_id);
-      j.Key("interval_ns").Uint(s.set->interval_ns);
-      j.Key("metrics").Uint(s.set->metric_names.size());
-      j.Key("samples").Uint(s.samples);
-      j.Key("sampled_ns").Uint(s.sampled_ns);
-      j.EndObject();
-    }
-    j.EndArray();
-    j.Key("gap_ns").Uint(StatCounterValue(m, stats::kPmGapNs.name));
-    j.Key("overflows").Uint(StatCounterValue(m, stats::kPmOverflows.name));
-    j.Key("decode_busy_us").Uint(StatCounterValue(m, stats::kPmDecodeBusyUs.name));
-    if (coverage.pm) WriteCoverageJson(*coverage.pm, j.Key("coverage"));
-    j.EndObject();
-  }
-
-  if (const PcSummary pc = SummarizePc(m); pc.requested) {
-    j.Key("pc_sampling").BeginObject();
-    j.Key("samples").Uint(pc.samples);
-    j.Key("pc_records").Uint(pc.pc_records);
-    j.Key("batches").Uint(pc.batches);
-    j.Key("samples_dropped").Uint(pc.dropped);
-    j.Key("hardware_buffer_full").Uint(pc.buffer_full);
-    j.Key("cupti_total_samples").Uint(pc.cupti_total);
-    j.Key("non_user_kernel_samples").Uint(pc.non_user);
-    j.Key("contexts_sampled").Uint(pc.contexts);
-    j.Key("cubins").Uint(pc.cubins);
-    j.Key("cubin_bytes").Uint(pc.cubin_bytes);
-    j.Key("zero_samples_cause").String(pc.diagnosis);
-    if (coverage.pc) WriteCoverageJson(*coverage.pc, j.Key("coverage"));
-    j.EndObject();
-  }
-}
-
-// Stats, import counters and notices. Stats counters are described by the stats table,
-// import counters by the reader.
-void WriteJsonCounters(const TraceModel& m, JsonWriter& j) {
-  auto counters = [&](const std::vector<StatCounter>& list, bool stats_counters) {
-    j.BeginArray();
-    for (const StatCounter& c : list) {
-      j.BeginObject();
-      j.Key("name").String(c.name);
-      j.Key("value").Uint(c.value);
-      j.Key("severity").String(SeverityName(c.severity));
-      j.Key("description").String(stats_counters ? StatMeaning(c.name) : c.description);
-      j.EndObject();
-    }
-    j.EndArray();
-  };
-  j.Key("stats").BeginObject();
-  j.Key("packets").Uint(m.stats_packets);
-  j.Key("final").Bool(m.stats_final);
-  j.Key("counters");
-  counters(m.stats, true);
-  j.EndObject();
-  j.Key("import_counters");
-  counters(m.import_counters, false);
-
-  j.Key("notices").BeginArray();
-  for (const Notice& n : m.notices) {
-    j.BeginObject();
-    j.Key("timestamp_ns").Uint(n.timestamp_ns);
-    j.Key("severity").String(SeverityName(n.severity));
-    j.Key("source").String(n.source);
-    j.Key("message").String(n.message);
-    j.EndObject();
-  }
-  j.EndArray();
-}
-
-// How the trace ended: its marker and any truncation.
-void WriteJsonEnd(const TraceModel& m, JsonWriter& j) {
-  j.Key("end_of_trace");
-  if (m.end_of_trace.has_value()) {
-    j.BeginObject();
-    j.Key("timestamp_ns").Uint(m.end_of_trace->timestamp_ns);
-    j.Key("reason").String(EndReasonName(m.end_of_trace->reason));
-    j.EndObject();
-  } else {
-    j.Null();
-  }
-  j.Key("truncation").BeginObject();
-  j.Key("truncated").Bool(m.truncation.truncated());
-  j.Key("partial_packet").Bool(m.truncation.partial_packet);
-  j.Key("partial_packet_offset").Uint(m.truncation.partial_offset);
-  j.Key("bytes_lost").Uint(m.truncation.bytes_lost);
-  j.Key("message").String(m.truncation.Describe());
-  j.EndObject();
-}
-
-std::string RenderJson(const TraceModel& m, const std::string& name) {
-  JsonWriter j;
-  j.BeginObject();
-  j.Key("trace").String(name);
-  j.Key("file_size_bytes").Uint(m.file_size);
-  j.Key("packets").Uint(m.packet_count);
-  WriteJsonHeader(m.header, j);
-  WriteJsonDevices(m, j);
-  WriteJsonEvents(m, j);
-  WriteJsonSampling(m, SamplingCoverageOf(m), j);
-  WriteJsonCounters(m, j);
-  WriteJsonEnd(m, j);
-  j.Key("worst_severity").String(SeverityName(m.WorstSeverity()));
-  j.EndObject();
-  return j.str() + "\n";
 }
 
 }  // namespace
@@ -522,10 +325,16 @@ std::string FormatUtcTimestamp(uint64_t unix_ns) {
   return absl::StrFormat("%s.%09uZ", buffer, unix_ns % 1000000000);
 }
 
-std::string RenderTraceInfo(const TraceModel& model, OutputFormat format,
-                            const TraceInfoOptions& options) {
-  const std::string name = options.display_name.empty() ? model.source_name : options.display_name;
-  return format == OutputFormat::kTable ? RenderText(model, name) : RenderJson(model, name);
+void AddTraceInfoText(const TraceModel& m, const std::string& name,
+                      const InfoSamplingCoverage& coverage, Report& out) {
+  TextForm text(out);
+  AppendTextHeader(m, name, text);
+  AppendTextDevices(m, text);
+  AppendTextEvents(m, text);
+  AppendTextSampling(m, coverage, text);
+  AppendTextCounters(m, text);
+  AppendTextWarnings(m, text);
+  text.Flush();
 }
 
 }  // namespace warpscope

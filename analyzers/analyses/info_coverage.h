@@ -31,9 +31,15 @@ InfoSamplingCoverage ComputeInfoSamplingCoverage(const TraceModel& model, bool p
 void AppendCoverageText(const SamplingCoverage& coverage, std::string_view sampling,
                         std::string_view figures, std::string& out);
 
-// {"launches", "covered_launches", "kernel_ns", "covered_ns", "covered_pct", "low_coverage",
-// "holes", "holes_not_listed", "holes_not_listed_kernel_ns"} as the writer's next value.
-void WriteCoverageJson(const SamplingCoverage& coverage, JsonWriter& json);
+// The report's tables of coverage: "sampling_coverage" (a row per kind of sampling: sampling,
+// launches, covered_launches, kernel_ns, covered_ns, covered_pct, low_coverage,
+// holes_not_listed, holes_not_listed_kernel_ns) and "sampling_holes" (the listed holes:
+// sampling, device_id, place, begin_ns, end_ns, kernel_ns, launches, gap_ns).
+Table SamplingCoverageTable();
+Table SamplingHolesTable();
+// `coverage`'s rows, its sampling named "pm" or "pc".
+void AddCoverageRows(const SamplingCoverage& coverage, std::string_view sampling,
+                     Table& coverage_table, Table& holes_table);
 
 }  // namespace warpscope
 

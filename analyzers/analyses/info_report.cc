@@ -1,10 +1,12 @@
-// `warpscope info` as a Report (info.h): the figures of the text and JSON forms as scalars and
-// typed tables, for CSV, --table and Python.
+// `warpscope info` as a Report (info.h): the figures as scalars and typed tables, for text, CSV,
+// JSON, --table and Python.
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "analyzers/analyses/info_sampling.h"
 #include "analyzers/analyses/info.h"
 #include "analyzers/model/trace_limits.h"
 #include "proto/writer/stats_table.h"
@@ -83,17 +85,102 @@ Table NoticesTable(const TraceModel& m) {
   return t;
 }
 
+// The rank variables and the recording settings of the header, a row each.
+Table HeaderValuesTable(const TraceHeader& h) {
+  Table t({{"source", false, K::kString}, {"key", false, K::kString}, {"value", false, K::kString}});
+  for (const auto& [key, value] : h.rank_env) t.AddRow({"rank_env", key, value});
+  for (const auto& [key, value] : h.config) t.AddRow({"config", key, value});
+  return t;
+}
+
+Table PmMetricSetsTable(const TraceModel& m) {
+  Table t({{"id", true, K::kInt},
+           {"device_id", true, K::kInt},
+           {"interval_ns", true, K::kInt},
+           {"metrics", true, K::kInt},
+           {"samples", true, K::kInt},
+           {"sampled_ns", true, K::kInt}});
+  for (const PmSetSummary& s : SummarizePm(m)) {
+    t.AddRow({s.set->id, s.set->device_id, s.set->interval_ns, s.set->metric_names.size(),
+              s.samples, s.sampled_ns});
+  }
+  return t;
+}
+
+// One row when PC sampling was asked for (or left data), none otherwise.
+Table PcSamplingTable(const PcSummary& pc) {
+  Table t({{"samples", true, K::kInt},
+           {"pc_records", true, K::kInt},
+           {"batches", true, K::kInt},
+           {"samples_dropped", true, K::kInt},
+           {"hardware_buffer_full", true, K::kInt},
+           {"cupti_total_samples", true, K::kInt},
+           {"non_user_kernel_samples", true, K::kInt},
+           {"contexts_sampled", true, K::kInt},
+           {"cubins", true, K::kInt},
+           {"cubin_bytes", true, K::kInt},
+           {"zero_samples_cause", false, K::kString}});
+  if (pc.requested) {
+    t.AddRow({pc.samples, pc.pc_records, pc.batches, pc.dropped, pc.buffer_full, pc.cupti_total,
+              pc.non_user, pc.contexts, pc.cubins, pc.cubin_bytes, pc.diagnosis});
+  }
+  return t;
+}
+
 // A figure of the trace's span; empty for a trace without events. A function, not a
 // conditional of two Cell temporaries, which makes GCC 12 warn falsely (-Wmaybe-uninitialized).
 Cell SpanCell(const TraceModel& m, uint64_t ns) { return m.span.empty ? Cell() : Cell(ns); }
+
+// When the trace began by the wall clock ("2026-11-21T00:20:01.123456789Z"); "" when unknown.
+std::string WallClockBegin(const TraceModel& m) {
+  if (m.span.empty || m.header.unix_time_base_ns == 0) return "";
+  return FormatUtcTimestamp(m.header.unix_time_base_ns + m.span.begin_ns);
+}
+
+// The end-of-trace marker's time; empty without one.
+Cell EndCell(const TraceModel& m) {
+  return m.end_of_trace.has_value() ? Cell(m.end_of_trace->timestamp_ns) : Cell();
+}
+
+// How the trace ended and was cut, after the header's figures.
+void AddEndScalars(const TraceModel& m, Report& out) {
+  const TraceHeader& h = m.header;
+  std::vector<std::pair<std::string, Cell>> more = {
+      {"command_line", absl::StrJoin(h.command_line, " ")},
+      {"cuda_driver_version", h.cuda_driver_version},
+      {"display_driver_version", h.display_driver_version},
+      {"wall_clock_begin", WallClockBegin(m)},
+      {"stats_packets", m.stats_packets},
+      {"end_reason",
+       m.end_of_trace.has_value() ? std::string(EndReasonName(m.end_of_trace->reason)) : ""},
+      {"end_ns", EndCell(m)},
+      {"partial_packet", Cell::Bool(m.truncation.partial_packet)},
+      {"partial_packet_offset", m.truncation.partial_offset},
+      {"truncation_message", m.truncation.Describe()}};
+  out.scalars.insert(out.scalars.end(), more.begin(), more.end());
+}
+
+// The tables of what PM and PC sampling produced, and what of the kernels they saw.
+void AddSamplingTables(const TraceModel& m, const PcSummary& pc,
+                       const InfoSamplingCoverage& coverage, Report& out) {
+  Table coverage_table = SamplingCoverageTable();
+  Table holes = SamplingHolesTable();
+  if (coverage.pm) AddCoverageRows(*coverage.pm, "pm", coverage_table, holes);
+  if (coverage.pc) AddCoverageRows(*coverage.pc, "pc", coverage_table, holes);
+  out.tables.emplace_back("pm_metric_sets", PmMetricSetsTable(m));
+  out.tables.emplace_back("pc_sampling", PcSamplingTable(pc));
+  out.tables.emplace_back("sampling_coverage", std::move(coverage_table));
+  out.tables.emplace_back("sampling_holes", std::move(holes));
+}
 
 }  // namespace
 
 Report TraceInfoReport(const TraceModel& m, const TraceInfoOptions& options) {
   const TraceHeader& h = m.header;
+  const std::string name = options.display_name.empty() ? m.source_name : options.display_name;
   Report out;
   out.scalars = {
-      {"trace", options.display_name.empty() ? m.source_name : options.display_name},
+      {"trace", name},
       {"file_size_bytes", m.file_size},
       {"packets", m.packet_count},
       {"format_major", h.format_major},
@@ -122,6 +209,13 @@ Report TraceInfoReport(const TraceModel& m, const TraceInfoOptions& options) {
   out.tables.emplace_back("capture_windows", CaptureWindowsTable(m));
   out.tables.emplace_back("counters", CountersTable(m));
   out.tables.emplace_back("notices", NoticesTable(m));
+  out.tables.emplace_back("header_values", HeaderValuesTable(h));
+  AddEndScalars(m, out);
+  const PcSummary pc = SummarizePc(m);
+  const InfoSamplingCoverage coverage =
+      ComputeInfoSamplingCoverage(m, !m.pm_metric_sets.empty(), pc.requested);
+  AddSamplingTables(m, pc, coverage, out);
+  AddTraceInfoText(m, name, coverage, out);
   return out;
 }
 

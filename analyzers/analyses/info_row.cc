@@ -15,13 +15,7 @@ TraceModelOptions InfoLoadOptions(const OptionValues&) {
 
 absl::StatusOr<AnalysisResult> RunInfo(const AnalysisInputs& in, const OptionValues&) {
   AnalysisResult result;
-  const TraceModel* model = in.traces[0];
-  result.report = TraceInfoReport(*model);
-  // The text and the nested JSON stay info's own; CSV is the report's tables.
-  result.own_render = [model, report = result.report](OutputFormat format) {
-    if (format == OutputFormat::kCsv) return RenderReport(report, format).value_or("");
-    return RenderTraceInfo(*model, format);
-  };
+  result.report = TraceInfoReport(*in.traces[0]);
   return result;
 }
 

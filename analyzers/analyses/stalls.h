@@ -146,16 +146,14 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
                                              const std::vector<std::string>& labels,
                                              const StallReportOptions& options);
 
-// Table: a row per kernel with its top reasons and hottest line, then each kernel's top
-// reasons with advice (or, by PC or line, a row per hot PC or line). CSV: a row per (kernel,
-// reason), (kernel, PC) or (kernel, line). JSON: an array of kernel objects with their
-// reasons, hottest line and (by PC or line) their hot PCs or lines.
-std::string RenderStallReport(const StallReport& report, OutputFormat format);
-
-// The report as typed tables, what Python's warpscope.stalls turns into DataFrames: "kernels"
-// (a row per kernel: samples, pct, selected, not_issued, cycles_per_issue, sampling_instants,
-// too_few) and "reasons" (a row per kernel and warp state, with its 95% interval) or, by PC,
-// "pcs" (a row per hot PC and warp state). Percentages are of 100.
+// The report as typed tables, what the CLI's CSV and JSON give and Python's warpscope.stalls
+// turns into DataFrames: "kernels" (a row per kernel: samples, pct, selected, not_issued,
+// cycles_per_issue, sampling_instants, too_few, coverage, hottest_line) and "reasons" (a row per
+// kernel and warp state, with its 95% interval) or, by PC, "pcs" (a row per hot PC and warp
+// state); by line also "lines" (a row per hot line). Percentages are of 100. The text form
+// (text blocks): by kernel, a row per kernel with its top reasons and hottest line, then each
+// kernel's top reasons with advice; by PC or line, a row per hot PC or line. Notes:
+// StallReportNotes.
 Report StallReportTables(const StallReport& report, bool by_pc);
 
 // What qualifies the figures (unknown reason indices, dropped samples, a full hardware buffer,

@@ -124,36 +124,33 @@ bool AnyLines(const StallReport& report) {
   return false;
 }
 
-// A row per hot PC of each kernel: text, or JSON (CSV: the report's "pcs" table).
-std::string RenderByPc(const StallReport& report, OutputFormat format) {
-  const bool text = format == OutputFormat::kTable;
-  // The source column is there whenever lines were looked up, so scripts see one layout.
-  const bool source = report.source_mapped && (!text || AnyLines(report));
+// A row per hot PC of each kernel, for people (the report's "pcs" table has a row per PC and
+// warp state).
+Table PcTextTable(const StallReport& report) {
+  const bool source = report.source_mapped && AnyLines(report);
   std::vector<Table::Column> columns = {{"kernel", false, CellKind::kString},
-                                        {"pc", true, CellKind::kInt},
+                                        {"pc", true, CellKind::kString},
                                         {"samples", true, CellKind::kInt},
                                         {"kernel_pct", true, CellKind::kReal},
                                         {"top_reasons", false, CellKind::kString}};
-  if (!text) columns.insert(columns.begin() + 2, {"cubin_crc", true, CellKind::kInt});
   if (source) columns.insert(columns.begin() + 2, {"source", false, CellKind::kString});
   Table table(columns);
   for (const StallKernelRow& row : report.rows) {
     for (size_t i = 0; i < StallRowsShown(row.pcs.size(), report.top); ++i) {
       const PcHotspot& pc = row.pcs[i];
       std::vector<Cell> cells;
-      cells.emplace_back(report.names.Show(row.name, text));
+      cells.emplace_back(report.names.Show(row.name, true));
       cells.emplace_back(HexPc(pc.pc_offset));
       if (source) {
-        cells.emplace_back(pc.source.line > 0 ? LineText(pc.source, text) : std::string());
+        cells.emplace_back(pc.source.line > 0 ? LineText(pc.source, true) : std::string());
       }
-      if (!text) cells.emplace_back(HexPc(pc.cubin_crc));
       cells.emplace_back(pc.samples);
       cells.emplace_back(PercentCell(pc.fraction));
       cells.emplace_back(ReasonList(pc.reasons, 3));
       table.AddRow(std::move(cells));
     }
   }
-  return table.Render(format);
+  return table;
 }
 
 // A row per hot line of each kernel, and one for the samples at PCs without a line: for
@@ -210,82 +207,9 @@ Table LinesTable(const StallReport& report, bool text) {
   return table;
 }
 
-void WriteLineJson(const LineHotspot& line, int top, JsonWriter& json) {
-  json.BeginObject();
-  json.Key("file").String(line.source.path);
-  json.Key("line").Uint(line.source.line);
-  json.Key("samples").Uint(line.samples);
-  json.Key("pct").Double(std::round(line.fraction * 10000.0) / 100.0);
-  json.Key("pcs").Uint(line.pcs);
-  json.Key("code").String(line.code);
-  json.Key("reasons").BeginArray();
-  for (size_t i = 0; i < StallRowsShown(line.reasons.size(), top); ++i) {
-    json.BeginObject();
-    json.Key("reason").String(line.reasons[i].state);
-    json.Key("samples").Uint(line.reasons[i].samples);
-    json.Key("pct").Double(std::round(line.reasons[i].fraction * 10000.0) / 100.0);
-    json.EndObject();
-  }
-  json.EndArray();
-  json.EndObject();
-}
-
-std::string RenderJson(const StallReport& report) {
-  JsonWriter json;
-  json.BeginArray();
-  for (const StallKernelRow& row : report.rows) {
-    json.BeginObject();
-    json.Key("kernel").String(report.names.Show(row.name, false));
-    json.Key("samples").Uint(row.samples);
-    json.Key("pct").Double(std::round(row.fraction * 10000.0) / 100.0);
-    json.Key("selected").Uint(row.selected);
-    json.Key("not_issued").Uint(row.not_issued);
-    json.Key("cycles_per_issue").Double(row.cycles_per_issue);
-    json.Key("sampling_instants").Double(std::round(row.sampling_instants * 10.0) / 10.0);
-    json.Key("too_few").String(row.too_few);
-    if (row.launches > 0) {
-      json.Key("launches").Uint(row.launches);
-      json.Key("covered_launches").Uint(row.covered_launches);
-      json.Key("covered_time_pct").Double(std::round(row.covered_time_fraction * 10000.0) / 100.0);
-    } else {
-      json.Key("launches").Null().Key("covered_launches").Null().Key("covered_time_pct").Null();
-    }
-    json.Key("low_coverage").String(row.coverage_note);
-    json.Key("reasons").BeginArray();
-    for (size_t i = 0; i < StallRowsShown(row.reasons.size(), report.top); ++i) {
-      const StallShare& r = row.reasons[i];
-      json.BeginObject();
-      json.Key("reason").String(r.state);
-      json.Key("samples").Uint(r.samples);
-      json.Key("pct").Double(std::round(r.fraction * 10000.0) / 100.0);
-      json.Key("low_pct").Double(std::round(r.low * 10000.0) / 100.0);
-      json.Key("high_pct").Double(std::round(r.high * 10000.0) / 100.0);
-      json.Key("advice").String(StallReasonAdvice(r.state));
-      json.EndObject();
-    }
-    json.EndArray();
-    json.Key("hottest_line");
-    if (row.lines.empty()) {
-      json.Null();
-    } else {
-      WriteLineJson(row.lines.front(), 3, json);
-    }
-    json.Key("unlocated_samples").Uint(row.unlocated_samples);
-    if (report.view == StallView::kLine) {
-      json.Key("lines").BeginArray();
-      for (size_t i = 0; i < StallRowsShown(row.lines.size(), report.top); ++i) {
-        WriteLineJson(row.lines[i], 0, json);
-      }
-      json.EndArray();
-    }
-    json.EndObject();
-  }
-  json.EndArray();
-  return json.str() + "\n";
-}
-
-// A table of kernels, then each kernel's reasons with what they mean.
-std::string RenderByKernelText(const StallReport& report) {
+// A table of kernels, then each kernel's reasons with what they mean and what the interval
+// after a share is.
+TextBlock KernelTextBlock(const StallReport& report) {
   const bool lines = AnyLines(report);
   std::vector<Table::Column> columns = {{"kernel", false, CellKind::kString},
                                         {"samples", true, CellKind::kInt},
@@ -317,52 +241,46 @@ std::string RenderByKernelText(const StallReport& report) {
     }
     table.AddRow(std::move(cells));
   }
-  std::string out = table.RenderText();
+  TextBlock block;
+  block.table = std::move(table);
   for (const StallKernelRow& row : report.rows) {
-    absl::StrAppend(&out, "\n", report.names.Show(row.name, false), "\n");
+    block.after.insert(block.after.end(), {"", report.names.Show(row.name, false)});
     for (size_t i = 0; i < StallRowsShown(row.reasons.size(), report.top); ++i) {
       const StallShare& r = row.reasons[i];
       std::string_view advice = StallReasonAdvice(r.state);
-      absl::StrAppendFormat(&out, "  %-20s %-20s  %s\n", r.state, ShareWithInterval(r),
-                            advice.empty() ? "no description for this reason" : advice);
+      block.after.push_back(absl::StrFormat(
+          "  %-20s %-20s  %s", r.state, ShareWithInterval(r),
+          advice.empty() ? "no description for this reason" : advice));
     }
   }
-  return out;
+  // What the bracket means, where it is printed: it is easily read as the whole error.
+  block.after.insert(block.after.end(),
+                     {"", "note: [low, high] after a share is its 95% interval for sampling "
+                          "error alone; PC sampling and Nsight Compute can also differ by how "
+                          "they split a wait between states (mio_throttle and short_scoreboard: "
+                          "8 points seen), which it does not cover (docs/stalls.md)"});
+  return block;
+}
+
+// The text form: by kernel, PC or line; the notes follow it (Report::notes).
+void AddStallText(const StallReport& report, Report& out) {
+  if (report.rows.empty()) {
+    out.text = {"warpscope: no kernels with PC samples match"};
+    out.text_blocks.emplace_back();  // no table in the text form
+    return;
+  }
+  TextBlock block;
+  if (report.view == StallView::kPc) {
+    block.table = PcTextTable(report);
+  } else if (report.view == StallView::kLine) {
+    block.table = LinesTable(report, true);
+  } else {
+    block = KernelTextBlock(report);
+  }
+  out.text_blocks.push_back(std::move(block));
 }
 
 }  // namespace
-
-std::string RenderStallReport(const StallReport& report, OutputFormat format) {
-  const bool text = format == OutputFormat::kTable;
-  if (text && report.rows.empty()) return "warpscope: no kernels with PC samples match\n";
-  if (format == OutputFormat::kCsv) {
-    return RenderReport(StallReportTables(report, report.view == StallView::kPc), format)
-        .value_or("");
-  }
-  if (format == OutputFormat::kJson) {
-    return report.view == StallView::kPc ? RenderByPc(report, format) : RenderJson(report);
-  }
-  std::string out;
-  if (report.view == StallView::kPc) {
-    out = RenderByPc(report, format);
-  } else if (report.view == StallView::kLine) {
-    out = LinesTable(report, true).RenderText();
-  } else {
-    out = RenderByKernelText(report);
-  }
-  std::vector<std::string> notes = StallReportNotes(report);
-  if (report.view == StallView::kKernel) {
-    // What the bracket means, where it is printed: it is easily read as the whole error.
-    notes.insert(notes.begin(),
-                 "[low, high] after a share is its 95% interval for sampling error alone; PC "
-                 "sampling and Nsight Compute can also differ by how they split a wait between "
-                 "states (mio_throttle and short_scoreboard: 8 points seen), which it does not "
-                 "cover (docs/stalls.md)");
-  }
-  if (!notes.empty()) out += "\n";
-  for (const std::string& note : notes) absl::StrAppend(&out, "note: ", note, "\n");
-  return out;
-}
 
 std::string RenderStallSvg(const StallReport& report) {
   // A colour per warp state (its place in KnownWarpStates), so a reason looks the same in every
@@ -489,6 +407,7 @@ Report StallReportTables(const StallReport& report, bool by_pc) {
   }
   if (report.view == StallView::kLine) out.tables.emplace_back("lines", LinesTable(report, false));
   out.notes = StallReportNotes(report);
+  AddStallText(report, out);
   return out;
 }
 

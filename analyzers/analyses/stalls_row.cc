@@ -42,9 +42,6 @@ absl::StatusOr<AnalysisResult> RunStalls(const AnalysisInputs& in, const OptionV
   AnalysisResult result;
   result.report = StallReportTables(*report, options.view == StallView::kPc);
   if (values.Has("svg")) result.files.push_back({"svg", RenderStallSvg(*report), ""});
-  result.own_render = [report = std::move(*report)](OutputFormat format) {
-    return RenderStallReport(report, format);
-  };
   return result;
 }
 

@@ -188,31 +188,22 @@ absl::StatusOr<std::vector<TraceSummary>> SummarizeTraceFiles(
 // reports or --short-names, every table: they read the calls and kernels whole).
 TraceModelOptions SummaryLoadOptions(const SummaryOptions& options, bool short_names);
 
-// Table: sections per trace and device with human durations. CSV: one table per report
-// (with `file` and `device` columns, durations in ns), each preceded by a "# report: NAME"
-// line, separated by blank lines. JSON: one object with an array of rows per report.
-// The machine tables of the summaries (as CSV and JSON give them: whole names, ns), one per
-// report asked for in `options`, named kernels, api, memory, nvtx, nvtx_kernels, idle, syncs,
-// launch_sites.
+// The summaries as a report, as the CLI (text, CSV, JSON) and Python give it: one table per
+// report asked for in `options` (whole names, durations in ns, with `file` and `device`
+// columns), named kernels, api, memory, nvtx, nvtx_kernels, idle, syncs, launch_sites. Its text
+// form: a section per trace and device with human durations; its notes: what limits the NVTX
+// GPU figures of each trace (GPU work without API records, ranges cut by capture windows),
+// each starting "TRACE: ".
 Report SummaryReport(const std::vector<TraceSummary>& summaries, const SummaryOptions& options);
-
-std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputFormat format,
-                          const SummaryOptions& options);
 
 // Device memory (summary_memory.cc), with the memory report, for traces with memory events: the
 // table `device_memory` (one row per trace and device: peak in use, reserved, capacity, who
 // held the peak, growth per steady step and whether it is a leak, refused requests), and per
-// trace its text: the table and a line per leak and refused request. HasDeviceMemory: whether
+// trace a line per leak and refused request (DeviceMemoryLines). HasDeviceMemory: whether
 // any trace has a row (without, no table is added: the reports stay as they were).
 bool HasDeviceMemory(const std::vector<TraceSummary>& summaries);
 Table DeviceMemoryTable(const std::vector<TraceSummary>& summaries, bool human);
-std::string DeviceMemoryText(const TraceSummary& summary);
-
-// Lines on what limits the NVTX GPU figures of each trace (GPU work without API records,
-// ranges cut by capture windows), each starting "TRACE: ". The table format prints them
-// under the NVTX table; the CLI gives them on stderr for CSV and JSON (Report::notes).
-std::vector<std::string> SummaryNotes(const std::vector<TraceSummary>& summaries,
-                                      const SummaryOptions& options);
+std::vector<std::string> DeviceMemoryLines(const TraceSummary& summary);
 
 }  // namespace warpscope
 

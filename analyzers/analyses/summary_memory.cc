@@ -84,25 +84,24 @@ Table DeviceMemoryTable(const std::vector<TraceSummary>& summaries, bool human) 
   return table;
 }
 
-std::string DeviceMemoryText(const TraceSummary& summary) {
+std::vector<std::string> DeviceMemoryLines(const TraceSummary& summary) {
   const MemoryDigest& m = summary.device_memory;
-  if (m.devices.empty()) return "";
-  std::string out = absl::StrCat("\n-- device memory (warpscope memory for more) --\n",
-                                 DeviceMemoryTable({summary}, true).RenderText());
+  std::vector<std::string> lines;
   for (const DeviceMemoryDigest& d : m.devices) {
     if (!d.growth.leak) continue;
-    absl::StrAppend(&out, "device ", d.device_id, ": memory grows by ", d.growth.RateText(),
-                    d.steady_steps == 0 ? "" : absl::StrCat(" over ", d.steady_steps, " steps"),
-                    ": a leak",
-                    d.growth_site.empty() ? "" : absl::StrCat(", most at ", d.growth_site), "\n");
+    lines.push_back(absl::StrCat(
+        "device ", d.device_id, ": memory grows by ", d.growth.RateText(),
+        d.steady_steps == 0 ? "" : absl::StrCat(" over ", d.steady_steps, " steps"), ": a leak",
+        d.growth_site.empty() ? "" : absl::StrCat(", most at ", d.growth_site)));
   }
   for (const MemoryFailureDigest& f : m.failures) {
-    absl::StrAppend(&out, "device ", f.failure.device_id, ": a request for ",
-                    FormatBytes(static_cast<double>(f.failure.bytes_asked)), " was refused with ",
-                    FormatBytes(static_cast<double>(f.failure.in_use_bytes)),
-                    " in use, asked from ", f.site, "\n");
+    lines.push_back(absl::StrCat("device ", f.failure.device_id, ": a request for ",
+                                 FormatBytes(static_cast<double>(f.failure.bytes_asked)),
+                                 " was refused with ",
+                                 FormatBytes(static_cast<double>(f.failure.in_use_bytes)),
+                                 " in use, asked from ", f.site));
   }
-  return out;
+  return lines;
 }
 
 }  // namespace warpscope

@@ -315,9 +315,22 @@ std::string DeviceTitle(const DeviceSummary& d) {
   return absl::StrCat("GPU ", d.device_id, " (", d.device_name, ")");
 }
 
-std::string TableOrNone(const Table& table, const char* none) {
-  if (table.num_rows() == 0) return absl::StrCat("  (", none, ")\n");
-  return table.RenderText();
+// A section of the text form: a blank line, its heading, then its table or what it lacks.
+void AddSection(std::string heading, Table table, const char* none, Report& out) {
+  TextBlock block;
+  block.before = {"", std::move(heading)};
+  if (table.num_rows() == 0) {
+    block.after = {absl::StrCat("  (", none, ")")};
+  } else {
+    block.table = std::move(table);
+  }
+  out.text_blocks.push_back(std::move(block));
+}
+
+void AddLines(std::vector<std::string> lines, Report& out) {
+  TextBlock block;
+  block.before = std::move(lines);
+  out.text_blocks.push_back(std::move(block));
 }
 
 // syncs and launch-sites: time by call site (measures/call_sites.h). `calls_column`: what the
@@ -370,21 +383,22 @@ void AddCallSiteRows(Table& table, const Style& s, const TraceSummary& t,
 
 // The text sections of the syncs and launch-sites reports, with what a trace without stacks
 // lacks.
-void AppendCallSiteText(const Style& s, const TraceSummary& t, const SummaryOptions& options,
-                        std::string& out) {
+void AddCallSiteText(const Style& s, const TraceSummary& t, const SummaryOptions& options,
+                     Report& out) {
   const std::string no_stacks =
       t.api_stacks == 0 ? " (the trace has no call stacks: record with WARPSCOPE_STACKS on)" : "";
   if (options.syncs) {
     Table table = SyncsTable(s);
     AddCallSiteRows(table, s, t, t.syncs);
-    absl::StrAppend(&out, "\n-- host time blocked in syncs and blocking copies, by call site --",
-                    no_stacks, "\n", TableOrNone(table, "no host waits"));
+    AddSection(absl::StrCat("-- host time blocked in syncs and blocking copies, by call site --",
+                            no_stacks),
+               std::move(table), "no host waits", out);
   }
   if (options.launch_sites) {
     Table table = LaunchSitesTable(s);
     AddCallSiteRows(table, s, t, t.launch_sites);
-    absl::StrAppend(&out, "\n-- kernel time by the call site that launched it --", no_stacks,
-                    "\n", TableOrNone(table, "no kernels"));
+    AddSection(absl::StrCat("-- kernel time by the call site that launched it --", no_stacks),
+               std::move(table), "no kernels", out);
   }
 }
 
@@ -420,16 +434,47 @@ std::vector<std::string> TraceNotes(const TraceSummary& t) {
   return notes;
 }
 
-std::string RenderText(const std::vector<TraceSummary>& summaries, const SummaryOptions& options) {
+// A device's sections of the text form: kernels, memory operations, busy and idle time.
+void AddDeviceText(const Style& s, const TraceSummary& t, const DeviceSummary& d,
+                   const SummaryOptions& options, Report& out) {
+  const std::string title = DeviceTitle(d);
+  if (options.kernels) {
+    Table table = NamedTable(s, true);
+    AddNamedRows(table, s, t, &d, d.kernels);
+    AddSection(absl::StrCat("-- ", title, ": kernels --"), std::move(table), "no kernels", out);
+  }
+  if (options.memory) {
+    Table table = MemoryTable(s);
+    AddMemoryRows(table, s, t, d);
+    AddSection(absl::StrCat("-- ", title, ": memory operations --"), std::move(table),
+               "no memory operations", out);
+  }
+  if (options.idle && d.has_busy) {
+    const GpuBusy& b = d.busy;
+    std::string line = absl::StrCat(title, ": busy ", FormatDuration(b.busy_ns), " of ",
+                                    FormatDuration(b.span_ns()), " (",
+                                    absl::StrFormat("%.1f", BusyPercent(b)), "%); idle ",
+                                    FormatDuration(b.idle_ns), " in ", b.gaps,
+                                    b.gaps == 1 ? " gap" : " gaps");
+    if (b.gaps > 0) absl::StrAppend(&line, ", longest ", FormatDuration(b.longest_gap_ns));
+    AddLines({"", std::move(line)}, out);
+  }
+}
+
+// The text form: a section per trace (and the combined view) with human durations; the notes
+// follow it (Report::notes).
+void AddSummaryText(const std::vector<TraceSummary>& summaries, const SummaryOptions& options,
+                    Report& out) {
   const Style s{true, false, &options.names, options.name_width};
-  std::string out;
   const size_t traces = summaries.size() > 1 ? summaries.size() - 1 : summaries.size();
   for (const TraceSummary& t : summaries) {
-    if (!out.empty()) out += "\n";
-    absl::StrAppend(&out, "== ",
-                    t.label == "*" ? absl::StrCat("all ", traces, " traces combined")
-                                   : absl::StrCat("trace ", t.label),
-                    " ==\n");
+    std::vector<std::string> heading;
+    if (&t != &summaries.front()) heading.emplace_back();
+    heading.push_back(absl::StrCat("== ",
+                                   t.label == "*" ? absl::StrCat("all ", traces, " traces combined")
+                                                  : absl::StrCat("trace ", t.label),
+                                   " =="));
+    AddLines(std::move(heading), out);
     // A device the process never used (no kernel, no copy) has no section, unless no device
     // was used at all: then the first says so.
     bool any_work = false;
@@ -438,52 +483,46 @@ std::string RenderText(const std::vector<TraceSummary>& summaries, const Summary
       if (d.kernels.empty() && d.memory.empty() && (any_work || &d != &t.devices.front())) {
         continue;
       }
-      const std::string title = DeviceTitle(d);
-      if (options.kernels) {
-        Table table = NamedTable(s, true);
-        AddNamedRows(table, s, t, &d, d.kernels);
-        absl::StrAppend(&out, "\n-- ", title, ": kernels --\n", TableOrNone(table, "no kernels"));
-      }
-      if (options.memory) {
-        Table table = MemoryTable(s);
-        AddMemoryRows(table, s, t, d);
-        absl::StrAppend(&out, "\n-- ", title, ": memory operations --\n",
-                        TableOrNone(table, "no memory operations"));
-      }
-      if (options.idle && d.has_busy) {
-        const GpuBusy& b = d.busy;
-        absl::StrAppend(&out, "\n", title, ": busy ", FormatDuration(b.busy_ns), " of ",
-                        FormatDuration(b.span_ns()), " (", absl::StrFormat("%.1f", BusyPercent(b)),
-                        "%); idle ", FormatDuration(b.idle_ns), " in ", b.gaps,
-                        b.gaps == 1 ? " gap" : " gaps");
-        if (b.gaps > 0) absl::StrAppend(&out, ", longest ", FormatDuration(b.longest_gap_ns));
-        out += "\n";
-      }
+      AddDeviceText(s, t, d, options, out);
     }
-    if (options.memory) out += DeviceMemoryText(t);
+    if (options.memory && HasDeviceMemory({t})) {
+      AddSection("-- device memory (warpscope memory for more) --", DeviceMemoryTable({t}, true),
+                 "no device memory", out);
+      AddLines(DeviceMemoryLines(t), out);
+    }
     if (options.api) {
       Table table = NamedTable(s, false);
       AddNamedRows(table, s, t, nullptr, t.api_calls);
-      absl::StrAppend(&out, "\n-- CUDA API calls --\n", TableOrNone(table, "no API calls"));
+      AddSection("-- CUDA API calls --", std::move(table), "no API calls", out);
     }
     if (options.nvtx) {
       Table table = NvtxTable(s);
       AddNvtxRows(table, s, t);
-      absl::StrAppend(&out, "\n-- NVTX ranges: host time and the GPU work launched inside --\n",
-                      TableOrNone(table, "no NVTX ranges"));
+      AddSection("-- NVTX ranges: host time and the GPU work launched inside --", std::move(table),
+                 "no NVTX ranges", out);
     }
     if (options.nvtx_kernels) {
       Table table = NvtxWorkTable(s);
       AddNvtxWorkRows(table, s, t);
-      absl::StrAppend(&out, "\n-- NVTX ranges: kernels and copies launched inside --\n",
-                      TableOrNone(table, "no GPU work launched inside NVTX ranges"));
+      AddSection("-- NVTX ranges: kernels and copies launched inside --", std::move(table),
+                 "no GPU work launched inside NVTX ranges", out);
     }
-    if (options.nvtx || options.nvtx_kernels) {
-      for (const std::string& note : TraceNotes(t)) absl::StrAppend(&out, "\nnote: ", note, "\n");
-    }
-    AppendCallSiteText(s, t, options, out);
+    AddCallSiteText(s, t, options, out);
   }
-  return out;
+}
+
+// Lines on what limits the NVTX GPU figures of each trace, each starting "TRACE: ".
+std::vector<std::string> SummaryNotes(const std::vector<TraceSummary>& summaries,
+                                      const SummaryOptions& options) {
+  std::vector<std::string> lines;
+  if (!options.nvtx && !options.nvtx_kernels) return lines;
+  for (const TraceSummary& t : summaries) {
+    if (t.label == "*") continue;  // each trace speaks for itself
+    for (const std::string& note : TraceNotes(t)) {
+      lines.push_back(absl::StrCat(t.label, ": ", note));
+    }
+  }
+  return lines;
 }
 
 }  // namespace
@@ -542,37 +581,9 @@ Report SummaryReport(const std::vector<TraceSummary>& summaries, const SummaryOp
     for (const TraceSummary& t : summaries) AddCallSiteRows(table, s, t, t.launch_sites);
     out.tables.emplace_back("launch_sites", std::move(table));
   }
+  out.notes = SummaryNotes(summaries, options);
+  AddSummaryText(summaries, options, out);
   return out;
-}
-
-std::string RenderSummary(const std::vector<TraceSummary>& summaries, OutputFormat format,
-                          const SummaryOptions& options) {
-  if (format == OutputFormat::kTable) return RenderText(summaries, options);
-  const Report machine = SummaryReport(summaries, options);
-  if (format == OutputFormat::kCsv) return RenderReport(machine, format).value_or("");
-  JsonWriter json;
-  json.BeginObject();
-  json.Key("traces").BeginArray();
-  for (const TraceSummary& t : summaries) {
-    if (t.label != "*") json.String(t.label);
-  }
-  json.EndArray();
-  for (const auto& [name, table] : machine.tables) table.WriteJson(json.Key(name));
-  json.EndObject();
-  return json.str() + "\n";
-}
-
-std::vector<std::string> SummaryNotes(const std::vector<TraceSummary>& summaries,
-                                      const SummaryOptions& options) {
-  std::vector<std::string> lines;
-  if (!options.nvtx && !options.nvtx_kernels) return lines;
-  for (const TraceSummary& t : summaries) {
-    if (t.label == "*") continue;  // each trace speaks for itself
-    for (const std::string& note : TraceNotes(t)) {
-      lines.push_back(absl::StrCat(t.label, ": ", note));
-    }
-  }
-  return lines;
 }
 
 }  // namespace warpscope

@@ -42,13 +42,8 @@ absl::StatusOr<AnalysisResult> RunSummary(const AnalysisInputs& in, const Option
   absl::StatusOr<std::vector<TraceSummary>> folded =
       SummarizeTraceFiles(in.traces, in.paths, options);
   if (!folded.ok()) return AsInputError(folded.status());
-  std::vector<TraceSummary> summaries = *std::move(folded);
   AnalysisResult result;
-  result.report = SummaryReport(summaries, options);
-  result.report.notes = SummaryNotes(summaries, options);
-  result.own_render = [summaries = std::move(summaries), options](OutputFormat format) {
-    return RenderSummary(summaries, format, options);
-  };
+  result.report = SummaryReport(*folded, options);
   return result;
 }
 

@@ -119,61 +119,39 @@ Table InstanceTable(const TailReport& report, const PmInputs& in, const KernelNa
   return t;
 }
 
-// One launch's curve and figures, for --instances in JSON.
-void WriteInstanceJson(const ActiveWarpCurve& c, std::string_view kernel, JsonWriter& json) {
-  json.BeginObject();
-  json.Key("kernel").String(kernel);
-  json.Key("start_ns").Uint(c.start_ns);
-  json.Key("duration_ns").Uint(c.duration_ns);
-  json.Key("samples").Uint(c.samples);
-  json.Key("coverage").Double(c.coverage);
-  json.Key("shared_fraction").Double(c.shared_fraction);
-  json.Key("shared_samples").Uint(c.shared_samples);
-  json.Key("levels_from_shared").Bool(c.levels_from_shared);
-  json.Key("above_limit").Uint(c.above_limit);
-  if (c.limit_warps > 0) {
-    json.Key("limit_warps").Double(c.limit_warps);
-    json.Key("limit_theoretical").Bool(c.limit_theoretical);
+// With --instances, each launch's resampled curve: a row per point, its launch's row number in
+// "instances" (from 0) and the mean active warps of its bin.
+Table CurvesTable(const TailReport& report) {
+  Table t({{"instance", true, CellKind::kInt},
+           {"point", true, CellKind::kInt},
+           {"time_fraction", true, CellKind::kReal},
+           {"warps", true, CellKind::kReal}});
+  for (size_t i = 0; i < report.curves.size(); ++i) {
+    const std::vector<double>& points = report.curves[i].points;
+    for (size_t p = 0; p < points.size(); ++p) {
+      // Each point is the mean of an equal bin of normalised time: its middle.
+      const double middle = (static_cast<double>(p) + 0.5) / static_cast<double>(points.size());
+      t.AddRow({i, p, Cell(middle, 4), Cell(points[p], 1)});
+    }
   }
-  json.Key("has_tail_metrics").Bool(c.has_tail_metrics);
-  if (!c.segments.empty()) {
-    json.Key("peak_warps").Double(c.peak);
-    json.Key("mean_warps").Double(c.mean);
-  }
-  if (c.has_tail_metrics) {
-    json.Key("steady_warps").Double(c.steady);
-    json.Key("tail_fraction").Double(c.tail_fraction);
-    json.Key("tail_low").Double(c.tail_low).Key("tail_high").Double(c.tail_high);
-    json.Key("below_50").Double(c.below_50);
-    json.Key("below_25").Double(c.below_25);
-    json.Key("drain_ns").Double(c.drain_ns);
-    json.Key("tail_cost_ns").Double(c.tail_cost_ns);
-  }
-  json.Key("verdict").String(c.verdict);
-  json.Key("note").String(c.note);
-  json.Key("curve").BeginArray();
-  for (double p : c.points) json.Double(p);
-  json.EndArray();
-  json.EndObject();
+  return t;
 }
 
 // The verdicts by rank, then why kernels have no tail metrics (the first few of them).
-std::string SummaryNotes(const TailReport& report, const KernelNames& names) {
-  std::string notes;
+std::vector<std::string> VerdictNotes(const TailReport& report, const KernelNames& names) {
+  std::vector<std::string> notes;
   int rank = 0;
   for (const KernelTailSummary& s : report.summaries) {
     ++rank;
     if (!s.verdict.empty()) {
-      absl::StrAppend(&notes, "[", rank, "] ", names.Show(s.name, true), ": ", s.verdict,
-                      "\n");
+      notes.push_back(absl::StrCat("[", rank, "] ", names.Show(s.name, true), ": ", s.verdict));
     }
     if (!s.too_few.empty()) {
-      absl::StrAppend(&notes, "[", rank, "] ", names.Show(s.name, true), ": ", s.too_few,
-                      "\n");
+      notes.push_back(absl::StrCat("[", rank, "] ", names.Show(s.name, true), ": ", s.too_few));
     }
     if (!s.coverage_note.empty()) {
-      absl::StrAppend(&notes, "[", rank, "] ", names.Show(s.name, true), ": ", s.coverage_note,
-                      "\n");
+      notes.push_back(
+          absl::StrCat("[", rank, "] ", names.Show(s.name, true), ": ", s.coverage_note));
     }
   }
   // Notes say why a kernel has no tail metrics; a PyTorch trace has a hundred such kernels,
@@ -189,13 +167,51 @@ std::string SummaryNotes(const TailReport& report, const KernelNames& names) {
       continue;
     }
     ++shown;
-    absl::StrAppend(&notes, "(", rank, ") ", names.Show(s.name, true), ": ", s.note, "\n");
+    notes.push_back(absl::StrCat("(", rank, ") ", names.Show(s.name, true), ": ", s.note));
   }
   if (hidden > 0) {
-    absl::StrAppend(&notes, "... and ", hidden,
-                    " more kernels without tail metrics (each launch's reason: --instances)\n");
+    notes.push_back(absl::StrCat("... and ", hidden,
+                                 " more kernels without tail metrics (each launch's reason: "
+                                 "--instances)"));
   }
   return notes;
+}
+
+// The text form: the per-name table, verdicts and footnotes below it, then (with instances) the
+// per-launch table.
+void AddTailText(const TailReport& report, const PmInputs& in, bool instances,
+                 const KernelNames& names, Report& out) {
+  if (!report.problem.empty()) out.text = {"warpscope: " + report.problem, ""};
+  if (report.summaries.empty()) {
+    out.text.push_back("warpscope: no kernels match");
+    out.text_blocks.emplace_back();  // no table in the text form
+    return;
+  }
+  TextBlock kernels;
+  kernels.table = SummaryTable(report, names, true);
+  std::vector<std::string> notes = VerdictNotes(report, names);
+  if (!notes.empty()) kernels.after.emplace_back();
+  kernels.after.insert(kernels.after.end(), notes.begin(), notes.end());
+  bool shared_levels = false;
+  for (const KernelTailSummary& s : report.summaries) {
+    if (s.launches_levels_from_shared > 0) shared_levels = true;
+  }
+  for (const ActiveWarpCurve& c : report.curves) {
+    if (instances && c.levels_from_shared && !c.segments.empty()) shared_levels = true;
+  }
+  if (shared_levels) {
+    kernels.after.insert(kernels.after.end(),
+                         {"", "* steady/peak of a launch without PM samples of its own: taken from "
+                              "samples shared with other kernels, so they include those kernels' "
+                              "warps"});
+  }
+  out.text_blocks.push_back(std::move(kernels));
+  if (instances) {
+    TextBlock launches;
+    launches.before = {""};
+    launches.table = InstanceTable(report, in, names, true);
+    out.text_blocks.push_back(std::move(launches));
+  }
 }
 
 }  // namespace
@@ -215,54 +231,6 @@ absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
                             [&](std::string_view name) { return filter->Matches(name); });
   KeepTopKernels(in, options.top, report);
   return report;
-}
-
-std::string RenderTailReport(const TailReport& report, const PmInputs& in,
-                             const TailReportOptions& options, OutputFormat format) {
-  switch (format) {
-    case OutputFormat::kCsv:
-      return RenderReport(TailReportTables(report, in, options.instances, options.names), format)
-          .value_or("");
-    case OutputFormat::kJson: {
-      JsonWriter json;
-      json.BeginObject();
-      if (!report.problem.empty()) json.Key("problem").String(report.problem);
-      SummaryTable(report, options.names, false).WriteJson(json.Key("kernels"));
-      if (options.instances) {
-        json.Key("instances").BeginArray();
-        for (const ActiveWarpCurve& c : report.curves) {
-          WriteInstanceJson(c, options.names.Show(in.kernels[c.kernel_index].name, false), json);
-        }
-        json.EndArray();
-      }
-      json.EndObject();
-      return json.str() + "\n";
-    }
-    case OutputFormat::kTable:
-      break;
-  }
-  std::string out;
-  if (!report.problem.empty()) absl::StrAppend(&out, "warpscope: ", report.problem, "\n\n");
-  if (report.summaries.empty()) return out + "warpscope: no kernels match\n";
-  out += SummaryTable(report, options.names, true).RenderText();
-  const std::string notes = SummaryNotes(report, options.names);
-  if (!notes.empty()) absl::StrAppend(&out, "\n", notes);
-  bool shared_levels = false;
-  for (const KernelTailSummary& s : report.summaries) {
-    if (s.launches_levels_from_shared > 0) shared_levels = true;
-  }
-  for (const ActiveWarpCurve& c : report.curves) {
-    if (options.instances && c.levels_from_shared && !c.segments.empty()) shared_levels = true;
-  }
-  if (shared_levels) {
-    absl::StrAppend(&out,
-                    "\n* steady/peak of a launch without PM samples of its own: taken from samples "
-                    "shared with other kernels, so they include those kernels' warps\n");
-  }
-  if (options.instances) {
-    absl::StrAppend(&out, "\n", InstanceTable(report, in, options.names, true).RenderText());
-  }
-  return out;
 }
 
 void KeepTopKernels(const PmInputs& in, size_t top, TailReport& report) {
@@ -286,7 +254,11 @@ Report TailReportTables(const TailReport& report, const PmInputs& in, bool insta
   Report out;
   out.scalars.emplace_back("problem", report.problem);
   out.tables.emplace_back("kernels", SummaryTable(report, names, false));
-  if (instances) out.tables.emplace_back("instances", InstanceTable(report, in, names, false));
+  if (instances) {
+    out.tables.emplace_back("instances", InstanceTable(report, in, names, false));
+    out.tables.emplace_back("curves", CurvesTable(report));
+  }
+  AddTailText(report, in, instances, names, out);
   return out;
 }
 

@@ -28,15 +28,12 @@ absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
 // launches of those names; 0 keeps all.
 void KeepTopKernels(const PmInputs& in, size_t top, TailReport& report);
 
-// Text: the per-name table, verdicts below it, then (with instances) the per-launch table.
-// CSV: TailReportTables rendered by RenderReport. JSON: {"kernels": [...], "instances":
-// [... with "curve": resampled points]} ("instances" only when asked).
-std::string RenderTailReport(const TailReport& report, const PmInputs& in,
-                             const TailReportOptions& options, OutputFormat format);
-
-// The report's tables, as CSV, --table and Python give them: "kernels" (per name) and, with
-// `instances`, "instances" (per launch); scalar "problem" (why the trace gives no curves, or
-// empty). Kernels named by `names` (--short-names).
+// The report, as the CLI (text, CSV, JSON) and Python give it: tables "kernels" (per name)
+// and, with `instances`, "instances" (per launch) and "curves" (each launch's resampled
+// active-warp curve, a row per point); scalar "problem" (why the trace gives no curves, or
+// empty). Its text form is the per-name table with durations for people, the verdicts and
+// footnotes below it, then (with instances) the per-launch table. Kernels named by `names`
+// (--short-names).
 Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances,
                         const KernelNames& names = KernelNames());
 

@@ -1,6 +1,5 @@
 // `warpscope tail`, a row of the list of analyses (analysis.h, tail.h).
 #include <algorithm>
-#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -23,8 +22,8 @@ absl::StatusOr<AnalysisResult> RunTail(const AnalysisInputs& in, const OptionVal
   if (std::string loss = PmDataLossNote(model.stats); !loss.empty()) {
     result.notices.push_back(loss);
   }
-  auto pm = std::make_shared<PmInputs>(PmInputsOf(model));
-  absl::StatusOr<TailReport> report = BuildTailReportFiltered(*pm, options);
+  const PmInputs pm = PmInputsOf(model);
+  absl::StatusOr<TailReport> report = BuildTailReportFiltered(pm, options);
   if (!report.ok()) return report.status();
   if (values.Has("svg")) {
     const ActiveWarpCurve* curve = CurveToDraw(*report);
@@ -32,13 +31,10 @@ absl::StatusOr<AnalysisResult> RunTail(const AnalysisInputs& in, const OptionVal
       return absl::FailedPreconditionError(absl::StrCat(
           "no kernel has an active-warp curve to draw; ", values.Text("svg"), " not written"));
     }
-    result.files.push_back({"svg", TailSvg(*curve, *pm, options.names),
-                            options.names.Show(pm->kernels[curve->kernel_index].name, false)});
+    result.files.push_back({"svg", TailSvg(*curve, pm, options.names),
+                            options.names.Show(pm.kernels[curve->kernel_index].name, false)});
   }
-  result.report = TailReportTables(*report, *pm, options.instances, options.names);
-  result.own_render = [report = std::move(*report), pm, options](OutputFormat format) {
-    return RenderTailReport(report, *pm, options, format);
-  };
+  result.report = TailReportTables(*report, pm, options.instances, options.names);
   return result;
 }
 

@@ -65,10 +65,7 @@ absl::StatusOr<OptionValues> CheckedOptions(const AnalysisRow& row, const FlagSe
 // Writes the report (to -o or stdout), then its notes, notices and files; the exit status.
 int WriteResult(const FlagSet& flags, const OptionValues& values,
                 OutputFormat format, const AnalysisResult& result) {
-  absl::StatusOr<std::string> text =
-      flags.Has("table") || !result.own_render
-          ? RenderReport(result.report, format, flags.Get("table"))
-          : absl::StatusOr<std::string>(result.own_render(format));
+  absl::StatusOr<std::string> text = RenderReport(result.report, format, flags.Get("table"));
   if (!text.ok()) return UsageError(text.status());
   const std::string out = flags.Get("output");
   if (flags.Has("output") && out != "-") {

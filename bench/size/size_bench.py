@@ -128,14 +128,14 @@ def bytes_per_row(bench_trace, kind, work):
 
 
 def event_count(cli, path, timeout_s):
-    """Events of a trace, or of all rank traces in a folder (info's event_counts)."""
+    """Events of a trace, or of all rank traces in a folder (info's events table)."""
     paths = ([os.path.join(path, f) for f in sorted(os.listdir(path))]
              if os.path.isdir(path) else [path])
     total = 0
     for p in paths:
         _, _, _, code, out = run_with_rusage([cli, "info", "--format", "json", p], timeout_s)
         if code == 0:
-            total += sum(json.loads(out)["event_counts"].values())
+            total += sum(e["count"] for e in json.loads(out)["events"])
     return total
 
 

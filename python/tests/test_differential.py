@@ -33,7 +33,7 @@ COUNTERS = {
     "reader.extra_headers", "reader.packets_after_end_of_trace", "reader.unknown_packets",
     "model.pm_samples_without_metric_set", "model.pm_sample_value_count_mismatch",
     "model.pc_stall_reasons_length_mismatch"}
-# The kinds `warpscope info` counts (event_counts).
+# The kinds `warpscope info` counts (its events table).
 EVENT_KINDS = ("kernel", "memcpy", "memset", "memory", "synchronization", "api_call",
                "nvtx_range", "nvtx_mark", "graph_launch", "pm_sample", "pc_samples",
                "capture_window", "overhead", "notice")
@@ -111,13 +111,15 @@ def cli_reading(cli: Path, path: Path) -> Reading:
         return Reading("corrupt", int(corrupt[1])) if corrupt else Reading("refused")
     assert result.returncode == 0, f"{path}: exit {result.returncode}: {stderr}"
     info = json.loads(result.stdout)
-    partial = info["truncation"]["partial_packet"]
-    counters = {c["name"]: c["value"] for c in info["import_counters"]
-                if c["name"] in COUNTERS}
+    scalars = info["scalars"]
+    partial = scalars["partial_packet"]
+    counters = {c["name"]: c["value"] for c in info["counters"]
+                if c["source"] == "import" and c["name"] in COUNTERS}
+    events = {e["kind"]: e["count"] for e in info["events"]}
     return Reading("truncated" if partial else "ok",
-                   info["truncation"]["partial_packet_offset"] if partial else None,
-                   info["end_of_trace"] is not None,
-                   tuple((k, info["event_counts"][k]) for k in EVENT_KINDS),
+                   scalars["partial_packet_offset"] if partial else None,
+                   scalars["end_reason"] != "",
+                   tuple((k, events[k]) for k in EVENT_KINDS),
                    tuple(sorted(counters.items())))
 
 

@@ -27,9 +27,10 @@ def marked_source(tmp_path: Path, moved: str | None = None) -> Path:
     """A stall_kernels.cu stand-in with each marker on the line the recorded run found hottest
     (`moved`'s one line lower), so the fixtures do not depend on later edits of the real file."""
     hottest = {}
-    for row in json.loads((DATA / "stall_kernels_lines.json").read_text()):
+    for row in json.loads((DATA / "stall_kernels_lines.json").read_text())["lines"]:
         name = row["kernel"].split("(")[0].removeprefix("ws_stall_")
-        hottest[row["lines"][0]["line"] + (1 if name == moved else 0)] = name
+        if row["file"] and name not in hottest.values():  # the first line of each: the hottest
+            hottest[row["line"] + (1 if name == moved else 0)] = name
     text = [f"// ws-stall-line: {hottest[n]}" if n in hottest else "" for n in range(1, 201)]
     path = tmp_path / "stall_kernels.cu"
     path.write_text("\n".join(text) + "\n")
@@ -91,10 +92,11 @@ def test_tolerance(sc, tmp_path, capsys):
 
 
 def test_missing_kernel_fails_its_checks(sc, tmp_path, capsys):
-    rows = json.loads((DATA / "stall_kernels_stalls.json").read_text())
-    kept = [r for r in rows if not r["kernel"].startswith("ws_stall_wait(")]
+    report = json.loads((DATA / "stall_kernels_stalls.json").read_text())
+    for table in ("kernels", "reasons"):
+        report[table] = [r for r in report[table] if not r["kernel"].startswith("ws_stall_wait(")]
     ws = tmp_path / "ws.json"
-    ws.write_text(json.dumps(kept))
+    ws.write_text(json.dumps(report))
     rc = sc.main(["check", "--ws", str(ws), "--ncu", str(DATA / "stall_kernels_ncu.csv"),
                   "--ws-lines", str(DATA / "stall_kernels_lines.json"),
                   "--source", str(marked_source(tmp_path))])
@@ -112,10 +114,13 @@ def test_lines_from_pcs_and_nvdisasm(sc, tmp_path):
         "        /*0010*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;\n"
         "        /*0020*/                   IADD3 R4, R4, 0x1, RZ ;  /* 0x0000000104047810 */\n")
     pcs = tmp_path / "pcs.json"
-    pcs.write_text(json.dumps([
-        {"kernel": "ws_stall_barrier(float*, int, int)", "pc": "0x20", "samples": 90},
-        {"kernel": "ws_stall_barrier(float*, int, int)", "pc": "0x0", "samples": 5},
-        {"kernel": "ws_stall_barrier(float*, int, int)", "pc": "0x30", "samples": 5}]))
+    kernel = "ws_stall_barrier(float*, int, int)"
+    # A row per PC and warp state: a PC's samples count once, whatever its states.
+    pcs.write_text(json.dumps({"pcs": [
+        {"kernel": kernel, "cubin_crc": 7, "pc_offset": 0x20, "pc_samples": 90, "reason": r}
+        for r in ("barrier", "selected")] + [
+        {"kernel": kernel, "cubin_crc": 7, "pc_offset": pc, "pc_samples": 5, "reason": "wait"}
+        for pc in (0x0, 0x30)]}))
     lines = sc.lines_from_pcs(str(pcs), sc.load_sass_lines(str(sass)))
     hot = lines["ws_stall_barrier"]
     assert (hot[0]["file"], hot[0]["line"], hot[0]["pct"]) == (

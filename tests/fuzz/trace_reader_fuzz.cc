@@ -37,7 +37,9 @@ void Summary(const TraceModel& model, bool by_name) {
     options.top = 1;
   }
   const std::vector<TraceSummary> summary = SummarizeTraces({&model}, {"fuzz"}, options);
-  for (OutputFormat format : kFormats) (void)RenderSummary(summary, format, options);
+  for (OutputFormat format : kFormats) {
+    (void)RenderReport(SummaryReport(summary, options), format).value();
+  }
 }
 
 void Occupancy(const PmInputs& in, const std::string& kernel_regex) {
@@ -56,9 +58,10 @@ void Tail(const PmInputs& in, const std::string& kernel_regex) {
   options.tail.points = 7;
   absl::StatusOr<TailReport> report = BuildTailReportFiltered(in, options);
   if (!report.ok()) return;
-  for (OutputFormat format : kFormats) (void)RenderTailReport(*report, in, options, format);
-  options.instances = false;
-  (void)RenderTailReport(*report, in, options, OutputFormat::kTable);
+  for (OutputFormat format : kFormats) {
+    (void)RenderReport(TailReportTables(*report, in, true), format).value();
+  }
+  (void)RenderReport(TailReportTables(*report, in, false), OutputFormat::kTable).value();
   if (const ActiveWarpCurve* curve = CurveToDraw(*report); curve != nullptr) {
     (void)TailSvg(*curve, in);
   }
@@ -79,7 +82,9 @@ void Stalls(const TraceModel& model, const std::string& kernel_regex) {
     };
     absl::StatusOr<StallReport> report = BuildStallReport({&model}, {"fuzz"}, options);
     if (!report.ok()) return;
-    for (OutputFormat format : kFormats) (void)RenderStallReport(*report, format);
+    for (OutputFormat format : kFormats) {
+      (void)RenderReport(StallReportTables(*report, view == StallView::kPc), format).value();
+    }
     (void)StallReportNotes(*report);
     (void)RenderStallSvg(*report);
   }
@@ -101,8 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<TraceModel> model = TraceModel::Load(**reader);
   if (!model.ok()) return 0;
   (void)model->truncation.Describe();
-  (void)RenderTraceInfo(*model, OutputFormat::kTable);
-  (void)RenderTraceInfo(*model, OutputFormat::kJson);
+  for (OutputFormat format : kFormats) (void)RenderReport(TraceInfoReport(*model), format).value();
   Summary(*model, /*by_name=*/false);
   Summary(*model, /*by_name=*/true);
   // The trace against itself and against an empty run, both ways.

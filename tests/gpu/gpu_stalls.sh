@@ -89,7 +89,8 @@ if [[ $part == cpp || $part == all ]]; then
       "$WS" stalls "$trace" -f json --top 0 >"$LOGS/ws_stall_kernels.json" 2>>"$LOGS/ws_stall_kernels.txt"
       "$WS" stalls "$trace" -f json --by line --top 3 >"$LOGS/ws_stall_kernels_lines.json" \
         2>"$LOGS/ws_stall_kernels_lines.err"
-      "$WS" stalls "$trace" -f json --by pc --top 0 >"$LOGS/ws_stall_kernels_pcs.json" 2>&1
+      "$WS" stalls "$trace" -f json --by pc --top 0 >"$LOGS/ws_stall_kernels_pcs.json" \
+        2>"$LOGS/ws_stall_kernels_pcs.err"
       cp "$trace" "$LOGS/"
     else
       step_failed "warpscope record (logs/record_stall_kernels.log)"

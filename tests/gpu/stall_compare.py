@@ -7,9 +7,9 @@
     stall_compare.py report --ws WS.json [--ncu NCU.csv] [--top 5]
     stall_compare.py ncu-filter --ws WS.json [--top 5]
 
-WS.json is `warpscope stalls TRACE -f json --top 0` (every reason), LINES.json the same with
-`--by line --top 3` (kernel objects with "lines": [{"file", "line", "samples", "pct",
-"reasons"}], hottest first), PCS.json `--by pc --top 0`, NCU.csv `ncu --import R --csv --page
+WS.json is `warpscope stalls TRACE -f json --top 0` (every reason: tables "kernels" and
+"reasons"), LINES.json the same with `--by line --top 3` (also table "lines": a row per kernel
+and line, hottest first), PCS.json `--by pc --top 0` (table "pcs": a row per PC and state), NCU.csv `ncu --import R --csv --page
 raw` of a report with the metrics `smsp__average_warps_issue_stalled_*_per_issue_active.ratio`
 (and `smsp__issue_active.sum` to weigh several launches of one kernel). Nsight Compute's shares
 are each ratio over the sum of all ratios with the `_not_issued` variants left out, in percent;
@@ -129,19 +129,28 @@ def ncu_name_filter(names: list[str], limit: int = 40) -> str:
 # --- inputs -------------------------------------------------------------------------------
 
 def load_ws(path: str) -> list[dict]:
-    """Kernel rows of `warpscope stalls -f json`, in its order (most samples first)."""
+    """Kernel rows of `warpscope stalls -f json`, in its order (most samples first), with their
+    shares (table "reasons") and, from `--by line`, their lines (table "lines")."""
     with open(path, encoding="utf-8") as f:
-        rows = json.load(f)
+        report = json.load(f)
+    shares: dict[str, dict[str, float]] = defaultdict(dict)
+    for r in report.get("reasons", []):
+        shares[r["kernel"]][r["reason"]] = float(r["pct"])
+    lines: dict[str, list[dict]] = defaultdict(list)
+    for r in report.get("lines", []):
+        if r["file"]:  # the samples at PCs without a line have a row of their own
+            lines[r["kernel"]].append({"file": r["file"], "line": r["line"],
+                                       "samples": r["samples"], "pct": r["kernel_pct"]})
     out = []
-    for row in rows:
+    for row in report["kernels"]:
         out.append({
             "name": row["kernel"],
             "key": kernel_key(row["kernel"]),
-            "samples": int(row.get("samples", 0)),
+            "samples": int(row.get("samples") or 0),
             "pct": row.get("pct"),
             "cpi": row.get("cycles_per_issue"),
-            "shares": {r["reason"]: float(r["pct"]) for r in row.get("reasons", [])},
-            "lines": row.get("lines"),
+            "shares": shares[row["kernel"]],
+            "lines": lines[row["kernel"]] if "lines" in report else None,
         })
     return out
 
@@ -261,17 +270,22 @@ def load_sass_lines(path: str) -> dict[str, dict[int, tuple[str, int]]]:
 def lines_from_pcs(pcs_path: str, sass: dict) -> dict[str, list[dict]]:
     """Kernel key -> its lines, hottest first, from `--by pc --top 0` and the SASS line table."""
     with open(pcs_path, encoding="utf-8") as f:
-        pcs = json.load(f)
+        rows = json.load(f)["pcs"]  # a row per PC and warp state
     per_kernel: dict[str, dict] = defaultdict(lambda: defaultdict(int))
     totals: dict[str, int] = defaultdict(int)
-    for pc in pcs:
+    seen = set()
+    for pc in rows:
+        ident_pc = (pc["kernel"], pc["cubin_crc"], pc["pc_offset"])
+        if ident_pc in seen:
+            continue
+        seen.add(ident_pc)
         key = kernel_key(pc["kernel"])
         ident = base_name(pc["kernel"])
         functions = [fn for fn in sass if f"{len(ident)}{ident}" in fn]
         where = None
         if len(functions) == 1:
-            where = sass[functions[0]].get(int(str(pc["pc"]), 16))
-        samples = int(pc["samples"])
+            where = sass[functions[0]].get(int(pc["pc_offset"]))
+        samples = int(pc["pc_samples"])
         totals[key] += samples
         per_kernel[key][where or ("?", 0)] += samples
     out = {}

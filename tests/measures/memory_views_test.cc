@@ -264,7 +264,7 @@ TEST(MemoryViews, SummaryGivesEachDevicesPeakAndTheLeak) {
   // 1412 MiB at the peak, reserved as much; no device size; 4 MiB a step; one refused request.
   EXPECT_THAT(csv, HasSubstr("m.wst,0,1480589312,1480589312,1480589312,,,4194304,"));
   EXPECT_THAT(csv, HasSubstr("PyTorch caching allocator 1.29 GiB, NCCL 64.00 MiB"));
-  const std::string text = RenderSummary(summaries, OutputFormat::kTable, options);
+  const std::string text = RenderReport(report, OutputFormat::kTable).value_or("");
   EXPECT_THAT(text, HasSubstr("-- device memory"));
   EXPECT_THAT(text, HasSubstr("1.38 GiB"));
   EXPECT_THAT(text, HasSubstr("grows by 4.00 MiB per steady step over 10 steps: a leak, most at "
@@ -284,7 +284,7 @@ TEST(MemoryViews, ATraceWithoutMemoryEventsReadsAsBefore) {
   const std::vector<TraceSummary> summaries = SummarizeTraces({&model}, {"b.wst"}, options);
   EXPECT_FALSE(HasDeviceMemory(summaries));
   EXPECT_EQ(SummaryReport(summaries, options).FindTable("device_memory"), nullptr);
-  EXPECT_THAT(RenderSummary(summaries, OutputFormat::kTable, options),
+  EXPECT_THAT(RenderReport(SummaryReport(summaries, options), OutputFormat::kTable).value_or(""),
               ::testing::Not(HasSubstr("device memory")));
   const AdviseReport advise = BuildAdviseReport(model, "b.wst", {});
   EXPECT_EQ(AdviseReportTables(advise).FindTable("memory"), nullptr);

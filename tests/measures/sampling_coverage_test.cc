@@ -229,7 +229,7 @@ TEST(PcSampledSpansTest, StallReportFlagsAKernelMostlyOutsidePcSampling) {
   EXPECT_EQ(row.coverage_note,
             "LOW COVERAGE: the figures rest on 1 of 2 launches (20.0% of the kernel's time) with "
             "PC samples; the launches without them may differ");
-  EXPECT_THAT(RenderStallReport(*report, OutputFormat::kTable),
+  EXPECT_THAT(RenderReport(StallReportTables(*report, false), OutputFormat::kTable).value(),
               HasSubstr("note: step(float*): LOW COVERAGE: the figures rest on 1 of 2 launches"));
 }
 

@@ -79,7 +79,7 @@ def main():
             path = os.path.join(work, f"trace_{rows}.wst")
             subprocess.run([bench_trace, path, str(rows)], check=True)
             _, info = peak_rss([cli, "info", "--format", "json", path])
-            counts = json.loads(info)["event_counts"]
+            counts = {e["kind"]: e["count"] for e in json.loads(info)["events"]}
             traces.append((path, sum(counts.values()), counts["api_call"]))
         (small, small_events, small_calls), (large, large_events, large_calls) = traces
         commands = {

@@ -31,6 +31,11 @@ void ExpectGolden(const std::string& name, const std::string& actual) {
   EXPECT_EQ(problem, "") << problem;
 }
 
+// The report as the CLI renders it (text, CSV or JSON).
+std::string Rendered(const StallReport& report, OutputFormat format) {
+  return RenderReport(StallReportTables(report, report.view == StallView::kPc), format).value();
+}
+
 std::string FixturePath() {
   static const std::string path =
       WriteTempFile(FixtureWire("synthetic/pc_stalls.textproto"), "pc_stalls.wst");
@@ -133,17 +138,17 @@ TEST(StallReportTest, GoldenTextCsvJson) {
   ASSERT_TRUE(model.ok()) << model.status();
   absl::StatusOr<StallReport> report = Build(*model);
   ASSERT_TRUE(report.ok()) << report.status();
-  ExpectGolden("pc_stalls.txt", RenderStallReport(*report, OutputFormat::kTable));
-  ExpectGolden("pc_stalls.csv", RenderStallReport(*report, OutputFormat::kCsv));
-  ExpectGolden("pc_stalls.json", RenderStallReport(*report, OutputFormat::kJson));
+  ExpectGolden("pc_stalls.txt", Rendered(*report, OutputFormat::kTable));
+  ExpectGolden("pc_stalls.csv", Rendered(*report, OutputFormat::kCsv));
+  ExpectGolden("pc_stalls.json", Rendered(*report, OutputFormat::kJson));
   ExpectGolden("pc_stalls.svg", RenderStallSvg(*report));
   StallReportOptions by_pc;
   by_pc.view = StallView::kPc;
   by_pc.top = 1;
   report = Build(*model, by_pc);
   ASSERT_TRUE(report.ok()) << report.status();
-  ExpectGolden("pc_stalls_by_pc.txt", RenderStallReport(*report, OutputFormat::kTable));
-  ExpectGolden("pc_stalls_by_pc.csv", RenderStallReport(*report, OutputFormat::kCsv));
+  ExpectGolden("pc_stalls_by_pc.txt", Rendered(*report, OutputFormat::kTable));
+  ExpectGolden("pc_stalls_by_pc.csv", Rendered(*report, OutputFormat::kCsv));
 }
 
 // Source lines with a fake locator over a stand-in cubin: stencil's PC 0x100 (95 samples) is
@@ -193,14 +198,14 @@ TEST(StallReportTest, ByLineSumsThePcsOfEachLine) {
   const std::vector<std::string> notes = StallReportNotes(*report);
   EXPECT_THAT(absl::StrJoin(notes, "\n"), HasSubstr("no source line for 1 PC: refused"));
   EXPECT_THAT(absl::StrJoin(notes, "\n"), HasSubstr("build with nvcc -lineinfo"));
-  ExpectGolden("pc_stalls_by_line.txt", RenderStallReport(*report, OutputFormat::kTable));
-  ExpectGolden("pc_stalls_by_line.csv", RenderStallReport(*report, OutputFormat::kCsv));
-  ExpectGolden("pc_stalls_by_line.json", RenderStallReport(*report, OutputFormat::kJson));
+  ExpectGolden("pc_stalls_by_line.txt", Rendered(*report, OutputFormat::kTable));
+  ExpectGolden("pc_stalls_by_line.csv", Rendered(*report, OutputFormat::kCsv));
+  ExpectGolden("pc_stalls_by_line.json", Rendered(*report, OutputFormat::kJson));
   // The kernel view names each kernel's hottest line.
   options.view = StallView::kKernel;
   report = Build(*model, options);
   ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_THAT(RenderStallReport(*report, OutputFormat::kTable), HasSubstr("stencil.cu:10 76.0%"));
+  EXPECT_THAT(Rendered(*report, OutputFormat::kTable), HasSubstr("stencil.cu:10 76.0%"));
 }
 
 // Recorded on an H200 (tests/data/cuda13.0_sm90/README.md): the top three warp states of each
@@ -490,7 +495,7 @@ TEST(StallReportTest, KernelFilterTopAndBadRegex) {
   ASSERT_TRUE(report.ok()) << report.status();
   ASSERT_EQ(report->rows.size(), 1u);
   EXPECT_DOUBLE_EQ(report->rows[0].fraction, 1.0);
-  const std::string text = RenderStallReport(*report, OutputFormat::kTable);
+  const std::string text = Rendered(*report, OutputFormat::kTable);
   EXPECT_THAT(text, HasSubstr("math_pipe_throttle 64.0%\n"));
   EXPECT_EQ(text.find("not_selected"), std::string::npos);
   options.kernel_regex = "(";

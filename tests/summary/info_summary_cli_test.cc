@@ -46,7 +46,7 @@ TEST(InfoCliTest, ReadableTraceExitsZero) {
   EXPECT_EQ(r.err, "");
   CliResult json = RunCli("info --format json " + path);
   EXPECT_EQ(json.exit_code, 0);
-  EXPECT_THAT(json.out, StartsWith("{\"trace\":"));
+  EXPECT_THAT(json.out, StartsWith("{\"scalars\":{\"trace\":"));
 }
 
 TEST(InfoCliTest, PcSamplingTotalsAndTheCauseOfZeroSamples) {
@@ -65,7 +65,7 @@ TEST(InfoCliTest, PcSamplingTotalsAndTheCauseOfZeroSamples) {
   EXPECT_THAT(r.out, HasSubstr("PC sampling was on but produced 0 samples: likely cause: CUPTI "
                                "counted samples but returned no PC records"));
   CliResult json = RunCli("info --format json " + counted_no_pcs);
-  EXPECT_THAT(json.out, HasSubstr("\"pc_sampling\":{\"samples\":0"));
+  EXPECT_THAT(json.out, HasSubstr("\"pc_sampling\":[{\"samples\":0"));
 
   const std::string pm_kept = WriteTempFile(TextprotoToWire(R"(
     packet { header { format_major: 1 config { key: "WARPSCOPE_PC_SAMPLING" value: "1" } } }

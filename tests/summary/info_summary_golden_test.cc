@@ -59,7 +59,7 @@ TEST_P(InfoGoldenTest, MatchesGolden) {
   TraceInfoOptions options;
   options.display_name = name + ".wst";
   for (OutputFormat format : {OutputFormat::kTable, OutputFormat::kJson}) {
-    ExpectGolden("info_" + name + "." + Extension(format), RenderTraceInfo(model, format, options));
+    ExpectGolden("info_" + name + "." + Extension(format), RenderReport(TraceInfoReport(model, options), format).value());
   }
 }
 
@@ -94,7 +94,7 @@ TEST_P(SummaryGoldenTest, MatchesGolden) {
   const std::vector<TraceSummary> summaries = SummarizeTraces(pointers, labels, options);
   for (OutputFormat format : {OutputFormat::kTable, OutputFormat::kCsv, OutputFormat::kJson}) {
     ExpectGolden("summary_" + c.golden + "." + Extension(format),
-                 RenderSummary(summaries, format, options));
+                 RenderReport(SummaryReport(summaries, options), format).value());
   }
 }
 

@@ -52,9 +52,11 @@ TEST(SamplingCoverageCliTest, InfoListsTheHolesOfTheBundledPmTrace) {
 
   CliResult json = RunCli("info -f json " + PmTrace());
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_THAT(json.out, HasSubstr("\"coverage\":{\"launches\":900,\"covered_launches\":117,"));
+  EXPECT_THAT(json.out, HasSubstr("\"sampling_coverage\":[{\"sampling\":\"pm\",\"launches\":900,"
+                                  "\"covered_launches\":117,"));
   EXPECT_THAT(json.out, HasSubstr("\"covered_pct\":12.71,\"low_coverage\":true,"));
-  EXPECT_THAT(json.out, HasSubstr("{\"device_id\":0,\"place\":\"between samples\","));
+  EXPECT_THAT(json.out,
+              HasSubstr("{\"sampling\":\"pm\",\"device_id\":0,\"place\":\"between samples\","));
   EXPECT_THAT(json.out, HasSubstr("\"kernel_ns\":63172958,\"launches\":147,\"gap_ns\":133820137}"));
   EXPECT_THAT(json.out, HasSubstr("\"holes_not_listed\":0,"));
 }

@@ -21,6 +21,13 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using namespace ::warpscope::testing;  // NOLINT(build/namespaces): the test helpers.
 
+// The report as the CLI renders it (text, CSV or JSON).
+std::string Rendered(const TailReport& report, const PmInputs& in,
+                     const TailReportOptions& options, OutputFormat format) {
+  return RenderReport(TailReportTables(report, in, options.instances, options.names), format)
+      .value();
+}
+
 void ExpectGolden(const std::string& name, const std::string& actual) {
   const std::string problem = CompareWithGolden("tail/golden/" + name, actual);
   EXPECT_EQ(problem, "") << problem;
@@ -41,19 +48,19 @@ TEST(TailReportTest, ScenarioMatchesGolden) {
       EXPECT_EQ(s.verdict, "");
     }
   }
-  ExpectGolden("scenario.txt", RenderTailReport(*report, in, options, OutputFormat::kTable));
-  ExpectGolden("scenario.csv", RenderTailReport(*report, in, options, OutputFormat::kCsv));
-  ExpectGolden("scenario.json", RenderTailReport(*report, in, options, OutputFormat::kJson));
+  ExpectGolden("scenario.txt", Rendered(*report, in, options, OutputFormat::kTable));
+  ExpectGolden("scenario.csv", Rendered(*report, in, options, OutputFormat::kCsv));
+  ExpectGolden("scenario.json", Rendered(*report, in, options, OutputFormat::kJson));
   options.instances = true;
   options.tail.points = 10;
   report = BuildTailReportFiltered(in, options);
   ASSERT_TRUE(report.ok());
   ExpectGolden("scenario_instances.txt",
-               RenderTailReport(*report, in, options, OutputFormat::kTable));
+               Rendered(*report, in, options, OutputFormat::kTable));
   ExpectGolden("scenario_instances.csv",
-               RenderTailReport(*report, in, options, OutputFormat::kCsv));
+               Rendered(*report, in, options, OutputFormat::kCsv));
   ExpectGolden("scenario_instances.json",
-               RenderTailReport(*report, in, options, OutputFormat::kJson));
+               Rendered(*report, in, options, OutputFormat::kJson));
   const ActiveWarpCurve* curve = CurveToDraw(*report);
   ASSERT_NE(curve, nullptr);
   EXPECT_EQ(in.kernels[curve->kernel_index].name, "reduce_imbalanced(float const*, int)");
@@ -88,12 +95,12 @@ TEST(TailReportTest, EdgeScenarioMarksSharedSamples) {
   EXPECT_NEAR(regs->steady, 0.48 * 132 * 64, 1e-6);
   EXPECT_FALSE(regs->levels_from_shared);
   EXPECT_TRUE(tiny->levels_from_shared);
-  const std::string text = RenderTailReport(*report, in, options, OutputFormat::kTable);
+  const std::string text = Rendered(*report, in, options, OutputFormat::kTable);
   EXPECT_THAT(text, HasSubstr("* steady/peak of a launch without PM samples of its own"));
   ExpectGolden("edges_instances.txt", text);
-  ExpectGolden("edges_instances.csv", RenderTailReport(*report, in, options, OutputFormat::kCsv));
+  ExpectGolden("edges_instances.csv", Rendered(*report, in, options, OutputFormat::kCsv));
   ExpectGolden("edges_instances.json",
-               RenderTailReport(*report, in, options, OutputFormat::kJson));
+               Rendered(*report, in, options, OutputFormat::kJson));
   const std::string svg = TailSvg(*regs, in);
   EXPECT_THAT(svg, HasSubstr("PM sample shared with other kernels"));
   EXPECT_THAT(svg, HasSubstr("2 shared with other kernels (orange, not in steady/peak)"));
@@ -160,7 +167,7 @@ TEST(TailReportTest, TraceWithoutPmSamplesSaysHowToGetThem) {
   TailReportOptions options;
   auto report = BuildTailReportFiltered(in, options);
   ASSERT_TRUE(report.ok());
-  EXPECT_THAT(RenderTailReport(*report, in, options, OutputFormat::kTable),
+  EXPECT_THAT(Rendered(*report, in, options, OutputFormat::kTable),
               HasSubstr("record with `warpscope record --pm-sampling`"));
   EXPECT_EQ(CurveToDraw(*report), nullptr);
 }
@@ -179,7 +186,7 @@ TEST(TailReportTest, TextNotesUseShortNamesAndStopAfterTwelve) {
   }
   TraceModel model = LoadScenario(/*with_pm=*/true);
   const std::string text =
-      RenderTailReport(report, PmInputsOf(model), TailReportOptions{}, OutputFormat::kTable);
+      Rendered(report, PmInputsOf(model), TailReportOptions{}, OutputFormat::kTable);
   EXPECT_THAT(text, HasSubstr("(12) void at::native::elementwise_kernel<xxx"));
   EXPECT_THAT(text, Not(HasSubstr("(13) ")));
   EXPECT_THAT(text, HasSubstr("... and 3 more kernels without tail metrics"));
@@ -188,7 +195,7 @@ TEST(TailReportTest, TextNotesUseShortNamesAndStopAfterTwelve) {
 
 TEST(TraceInfoPmTest, InfoSummarizesPmSampling) {
   TraceModel model = LoadScenario(/*with_pm=*/true);
-  const std::string text = RenderTraceInfo(model, OutputFormat::kTable);
+  const std::string text = RenderReport(TraceInfoReport(model), OutputFormat::kTable).value();
   // The scenario samples every 10 us from 0 to 5.5 ms: 550 samples with 4 metrics.
   EXPECT_THAT(text, HasSubstr("pm sampling\n  device 0: 550 samples every 10.00 us (4 metrics), "
                               "covering 5.50 ms\n"));
@@ -198,12 +205,14 @@ TEST(TraceInfoPmTest, InfoSummarizesPmSampling) {
                               "launches\n"));
   EXPECT_THAT(text, Not(HasSubstr("kernel work without samples")));
   EXPECT_THAT(text, Not(HasSubstr("LOW COVERAGE")));
-  const std::string json = RenderTraceInfo(model, OutputFormat::kJson);
-  EXPECT_THAT(json, HasSubstr("\"pm_sampling\""));
+  const std::string json = RenderReport(TraceInfoReport(model), OutputFormat::kJson).value();
+  EXPECT_THAT(json, HasSubstr("\"pm_metric_sets\":[{\"id\":"));
   EXPECT_THAT(json, HasSubstr("\"samples\":550,"));
   TraceModel without = LoadScenario(/*with_pm=*/false);
-  EXPECT_THAT(RenderTraceInfo(without, OutputFormat::kTable), Not(HasSubstr("pm sampling")));
-  EXPECT_THAT(RenderTraceInfo(without, OutputFormat::kJson), Not(HasSubstr("pm_sampling")));
+  const Report report = TraceInfoReport(without);
+  EXPECT_THAT(RenderReport(report, OutputFormat::kTable).value(), Not(HasSubstr("pm sampling")));
+  EXPECT_THAT(RenderReport(report, OutputFormat::kJson).value(),
+              HasSubstr("\"pm_metric_sets\":[],"));
 }
 
 // tests/data/synthetic/out_of_range.textproto: a kernel whose end overflows and PM samples
@@ -230,7 +239,7 @@ TEST(TailReportTest, OutOfRangeValuesAreLeftOutWithAReason) {
       EXPECT_DOUBLE_EQ(s.steady, 6336);
     }
   }
-  ExpectGolden("out_of_range.txt", RenderTailReport(*report, in, options, OutputFormat::kTable));
+  ExpectGolden("out_of_range.txt", Rendered(*report, in, options, OutputFormat::kTable));
 }
 
 }  // namespace

@@ -117,7 +117,7 @@ fault_check() {
     n=$((n + 1))
     if "$WS" info "$f" --format json >"$f.info.json" 2>"$f.info.err"; then
       ok=$((ok + 1))
-      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d.get("end_of_trace") or {}; t=d["truncation"]; print(sys.argv[1].rsplit("/",1)[1], "end:", e.get("reason","none"), "truncated:", t["truncated"], t["message"])' "$f.info.json" | tee -a "$results"
+      python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["scalars"]; print(sys.argv[1].rsplit("/",1)[1], "end:", s["end_reason"] or "none", "truncated:", s["truncated"], s["truncation_message"])' "$f.info.json" | tee -a "$results"
     fi
   done
   local status=FAIL
