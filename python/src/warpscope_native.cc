@@ -181,5 +181,10 @@ NB_MODULE(warpscope_native, m) {
         nb::arg("by_pc") = false, "`warpscope stalls` over the traces, as columns.");
   m.def("run_row", &warpscope::native::RunRow, nb::arg("name"), nb::arg("traces"),
         nb::arg("options"), "Any analysis of the list by name, as its Report's columns.");
+  m.def("export", &warpscope::native::Export, nb::arg("format"), nb::arg("output"),
+        nb::arg("traces"), nb::arg("options"),
+        "`warpscope export` in chrome, perfetto or kineto; the paths written.");
+  m.def("export_options", &warpscope::native::ExportOptionRows,
+        "The options of `warpscope export` besides --format and -o.");
   m.def("rows", &warpscope::native::Rows, "The list of analyses: names, summaries, options.");
 }

@@ -214,6 +214,17 @@ def run_row(name: str, paths: Sequence[str], options: Dict[str, str]) -> Dict[st
         raise _input_error(e, paths) from e
 
 
+def export(format: str, output: str, paths: Sequence[str],  # noqa: A002
+           options: Dict[str, str]) -> List[str]:
+    """``warpscope export`` in chrome, perfetto or kineto (see ``warpscope.export``); the
+    paths written."""
+    paths = [os.fspath(p) for p in paths]
+    try:
+        return list(_require().export(format, output, paths, options))
+    except ValueError as e:
+        raise _input_error(e, paths) from e
+
+
 def rows() -> List[Dict[str, Any]]:
     """The CLI's list of analyses, as the extension describes it."""
     return list(_require().rows())
