@@ -1,5 +1,5 @@
 // `warpscope export TRACE... --format chrome|perfetto|kineto|parquet -o OUT`: traces in
-// formats other tools load (analyzers/analyses/export/export_run.h, shared with the Python
+// formats other tools load (analyzers/analyses/export_run.h, shared with the Python
 // package); Parquet is written by the Python package, which this command runs. docs/export.md
 // describes each.
 #include <spawn.h>
@@ -16,7 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "analyzers/analyses/export/export_run.h"
+#include "analyzers/analyses/export_run.h"
 #include "analyzers/analyses/slice.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/analyses/analysis.h"
-#include "analyzers/analyses/export/export_run.h"
+#include "analyzers/analyses/export_run.h"
 #include "analyzers/analyses/slice.h"
 #include "analyzers/model/trace_paths.h"
 #include "python/src/native_reports.h"

@@ -16,7 +16,7 @@ namespace warpscope::native {
 nanobind::dict RunRow(const std::string& name, const std::vector<std::string>& traces,
                       const std::map<std::string, std::string>& options);
 // `warpscope export --format FORMAT -o OUTPUT TRACES` for chrome, perfetto and kineto, with
-// the export's options (analyzers/analyses/export/export_run.h); the paths written.
+// the export's options (analyzers/analyses/export_run.h); the paths written.
 std::vector<std::string> Export(const std::string& format, const std::string& output,
                                 const std::vector<std::string>& traces,
                                 const std::map<std::string, std::string>& options);

@@ -25,8 +25,8 @@ Frames = Dict[str, Any]
 # --step/--window (docs/cli.md, *Slices*).
 SLICE_OPTIONS = tuple(o["name"] for o in rows_table.SLICE_OPTIONS)
 
-# Python's defaults where they differ from the CLI's: a frame holds every row, a screen does
-# not (stalls: every reason of every kernel).
+# The functions' defaults where they differ from the CLI's (``run`` keeps the CLI's): a frame
+# holds every row, a screen does not (stalls: every reason of every kernel).
 PYTHON_DEFAULTS = {("stalls", "top"): 0}
 
 # Keyword names of earlier releases, kept for one release: (analysis, old) -> new.
@@ -84,9 +84,6 @@ def _flags(name: str, row: Dict[str, Any], given: Dict[str, Any]) -> Dict[str, s
         if value is None or value is False:
             continue
         flags[option["name"]] = _flag_text(value)
-    for (row_name, flag), value in PYTHON_DEFAULTS.items():
-        if row_name == name and flag not in flags:
-            flags[flag] = _flag_text(value)
     return flags
 
 
@@ -106,8 +103,7 @@ def run(name: str, traces: Any, **options: Any) -> Frames:
     if row is None:
         raise Error(f"warpscope: no analysis named {name}; the analyses: "
                     f"{', '.join(rows_table.ROW_BY_NAME)}")
-    frames = native.run_row(name, trace_arguments(traces), _flags(name, row, options))
-    return _ADJUST.get(name, lambda f, o: f)(frames, options)
+    return native.run_row(name, trace_arguments(traces), _flags(name, row, options))
 
 
 def rows() -> list:
@@ -159,12 +155,16 @@ def _signature(row: Dict[str, Any]) -> inspect.Signature:
 def _function(row: Dict[str, Any]) -> Callable[..., Frames]:
     """The function of one row."""
     name = row["name"]
+    defaults = {keyword_of(flag): value for (of, flag), value in PYTHON_DEFAULTS.items()
+                if of == name}
+    adjust = _ADJUST.get(name, lambda frames, options: frames)
     if row["input"] == "pair":
         def analysis(base: Any, new: Any, **options: Any) -> Frames:
-            return run(name, trace_arguments(base) + trace_arguments(new), **options)
+            traces = trace_arguments(base) + trace_arguments(new)
+            return adjust(run(name, traces, **{**defaults, **options}), options)
     else:
         def analysis(traces: Any, **options: Any) -> Frames:  # type: ignore[misc]
-            return run(name, traces, **options)
+            return adjust(run(name, traces, **{**defaults, **options}), options)
     analysis.__name__ = analysis.__qualname__ = name
     analysis.__module__ = "warpscope"
     analysis.__doc__ = _docstring(row)

@@ -1,5 +1,5 @@
 """``warpscope.export``: the CLI's ``warpscope export`` as a function. Chrome, Perfetto and
-Kineto are written by the CLI's own C++ (analyzers/analyses/export/export_run.h) through the
+Kineto are written by the CLI's own C++ (analyzers/analyses/export_run.h) through the
 extension; Parquet by this module.
 
 Parquet export: the DataFrames of several traces (one per rank), one Parquet file per
@@ -153,7 +153,7 @@ def _write_collectives(sources: List[Dict[str, Any]], out_dir: PathLike,
     import pandas as pd
     import pyarrow.parquet as pq
     from . import native
-    frames = native.job([s["path"] for s in sources])
+    frames = native.run_row("job", [s["path"] for s in sources], {})
     collectives = frames["rank_collectives"]
     job_rank = dict(zip(frames["ranks"]["trace"], frames["ranks"]["rank"]))
     claimed = [r for r in job_rank.values() if list(job_rank.values()).count(r) > 1]

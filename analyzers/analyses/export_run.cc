@@ -1,6 +1,6 @@
 // One run of `warpscope export` in chrome, perfetto or kineto (export_run.h): checks, loading
 // options and writing, shared by the CLI and the Python package.
-#include "analyzers/analyses/export/export_run.h"
+#include "analyzers/analyses/export_run.h"
 
 #include <sys/stat.h>
 
