@@ -355,26 +355,6 @@ ROWS: List[Dict[str, Any]] = [{'name': 'info',
                'help': 'kernel names short; template arguments where two would read alike '
                        '(docs/cli.md)',
                'required': False}]}]
-SLICE_OPTIONS: List[Dict[str, Any]] = [{'name': 'from',
-  'kind': 'text',
-  'default': '',
-  'help': "read only from this time, ms from the trace's start",
-  'required': False},
- {'name': 'to',
-  'kind': 'text',
-  'default': '',
-  'help': "read only up to this time, ms from the trace's start",
-  'required': False},
- {'name': 'step',
-  'kind': 'text',
-  'default': '',
-  'help': 'read only step N (or steps N to M), numbered as warpscope job lists them',
-  'required': False},
- {'name': 'window',
-  'kind': 'text',
-  'default': '',
-  'help': "read only capture window K (or START:END, ms from the trace's start)",
-  'required': False}]
 EXPORT_OPTIONS: List[Dict[str, Any]] = [{'name': 'from',
   'kind': 'text',
   'default': '',
@@ -408,8 +388,10 @@ EXPORT_OPTIONS: List[Dict[str, Any]] = [{'name': 'from',
   'required': False}]
 # END GENERATED
 
-ROW_BY_NAME: Dict[str, Dict[str, Any]] = {r["name"]: r for r in ROWS}
 SLICE_NAMES = ("from", "to", "step", "window")
+ROW_BY_NAME: Dict[str, Dict[str, Any]] = {r["name"]: r for r in ROWS}
+# The options of every row that loads its traces (and of export): which part of them is read.
+SLICE_OPTIONS = [o for o in EXPORT_OPTIONS if o["name"] in SLICE_NAMES]
 
 
 def from_extension() -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]], List[Dict[str, Any]]]:
@@ -429,13 +411,12 @@ def from_extension() -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]], List[D
 
 def generated_text() -> str:
     """The generated part of this file, from the extension."""
-    rows, slice_options, export_options = from_extension()
+    rows, _, export_options = from_extension()
 
     def block(name: str, value: Any) -> str:
         return f"{name}: List[Dict[str, Any]] = " + pprint.pformat(
             value, width=99, sort_dicts=False, indent=1) + "\n"
-    return (block("ROWS", rows) + block("SLICE_OPTIONS", slice_options) +
-            block("EXPORT_OPTIONS", export_options))
+    return block("ROWS", rows) + block("EXPORT_OPTIONS", export_options)
 
 
 def write() -> bool:
