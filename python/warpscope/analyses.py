@@ -13,17 +13,13 @@ from __future__ import annotations
 import inspect
 import keyword
 import warnings
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List
 
 from . import native, rows_table
 from .errors import Error
 from .inputs import trace_arguments
 
 Frames = Dict[str, Any]
-
-# The part of the traces every analysis that loads them reads, as the CLI's --from/--to/
-# --step/--window (docs/cli.md, *Slices*).
-SLICE_OPTIONS = tuple(o["name"] for o in rows_table.SLICE_OPTIONS)
 
 # The functions' defaults where they differ from the CLI's (``run`` keeps the CLI's): a frame
 # holds every row, a screen does not (stalls: every reason of every kernel).
@@ -73,7 +69,7 @@ def _flags(name: str, row: Dict[str, Any], given: Dict[str, Any]) -> Dict[str, s
             new = DEPRECATED_KEYWORDS[(name, key)]
             warnings.warn(f"warpscope: {name}({key}=...) is now {name}({new}=...), as the "
                           f"CLI's --{new.replace('_', '-')}; the old name goes in the next "
-                          "release", DeprecationWarning, stacklevel=3)
+                          "release", DeprecationWarning, stacklevel=4)  # the caller of NAME()
             if given.get(new) is not None:
                 continue
             key = new
@@ -81,7 +77,7 @@ def _flags(name: str, row: Dict[str, Any], given: Dict[str, Any]) -> Dict[str, s
         if option is None:
             raise Error(f"warpscope: {name} has no option {key!r}; its options: "
                         f"{', '.join(by_keyword)}")
-        if value is None or value is False:
+        if value is None or value is False or value == "":  # not given (the old defaults)
             continue
         flags[option["name"]] = _flag_text(value)
     return flags
@@ -175,9 +171,3 @@ def _function(row: Dict[str, Any]) -> Callable[..., Frames]:
 # Every row's function by name: warpscope.summary, warpscope.stalls, ...
 ANALYSES: Dict[str, Callable[..., Frames]] = {r["name"]: _function(r) for r in rows_table.ROWS}
 globals().update(ANALYSES)
-
-
-def option_keywords(name: str) -> Optional[List[str]]:
-    """The keywords of analysis `name` (its flags as keywords), None for no such analysis."""
-    row = rows_table.ROW_BY_NAME.get(name)
-    return None if row is None else [keyword_of(o["name"]) for o in options_of(row)]
