@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/analyses/slice.h"
+#include "analyzers/render/output_path.h"
 #include "proto/settings/setting_error.h"
 
 namespace warpscope {
@@ -52,7 +53,25 @@ AnalysisOption LiteralRangesOption() {
 absl::Status CheckRowOptions(const AnalysisRow& row, const OptionValues& values) {
   if (absl::Status s = values.Check(); !s.ok()) return s;
   if (absl::StatusOr<SliceRequest> slice = ParseSlice(values); !slice.ok()) return slice.status();
-  return row.check != nullptr ? row.check(values) : absl::OkStatus();
+  if (row.check != nullptr) {
+    if (absl::Status s = row.check(values); !s.ok()) return s;
+  }
+  for (const AnalysisOption& o : row.options) {
+    if (o.kind != OptionKind::kOutputFile) continue;
+    if (!values.Has(o.name)) {
+      if (!o.required) continue;
+      return absl::InvalidArgumentError(absl::StrCat(row.name, " needs --", o.name, " ",
+                                                     o.value_name, ", ", o.help, "; see warpscope ",
+                                                     row.name, " --help"));
+    }
+    absl::StatusOr<bool> ok = CheckOutputPath(values.Text(o.name), "--" + o.name, o.example_file);
+    if (!ok.ok()) return ok.status();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteAnalysisFile(const AnalysisFile& file, const OptionValues& values) {
+  return WriteOutputFile(values.Text(file.option), "--" + file.option, file.content);
 }
 
 absl::Status CheckTraceCount(const AnalysisRow& row, const AnalysisInputs& in) {

@@ -149,9 +149,12 @@ struct AnalysisRow {
 };
 
 // What every caller of a row checks before it runs it (the CLI's runner, the Python
-// extension), written once. The options' values by kind, then the row's own check:
-// InvalidArgument naming the option.
+// extension), written once. The options' values by kind, the row's own check, then the
+// output files (a required one given, each path one that can be written): InvalidArgument
+// naming the option.
 absl::Status CheckRowOptions(const AnalysisRow& row, const OptionValues& values);
+// Writes a file the analysis made to the path of its option; the error names both.
+absl::Status WriteAnalysisFile(const AnalysisFile& file, const OptionValues& values);
 // The expanded traces fit the row's input kind (the count, after folders and globs):
 // InvalidArgument saying what it reads.
 absl::Status CheckTraceCount(const AnalysisRow& row, const AnalysisInputs& in);

@@ -43,17 +43,6 @@ absl::StatusOr<OptionValues> CheckedOptions(const AnalysisRow& row, const FlagSe
   }
   OptionValues values(&row.options, std::move(given));
   if (absl::Status s = CheckRowOptions(row, values); !s.ok()) return s;
-  for (const AnalysisOption& o : row.options) {
-    if (o.kind != OptionKind::kOutputFile) continue;
-    if (!values.Has(o.name)) {
-      if (!o.required) continue;
-      return absl::InvalidArgumentError(absl::StrCat(row.name, " needs --", o.name, " ",
-                                                     o.value_name, ", ", o.help, "; see warpscope ",
-                                                     row.name, " --help"));
-    }
-    absl::StatusOr<bool> ok = CheckOutputPath(values.Text(o.name), "--" + o.name, o.example_file);
-    if (!ok.ok()) return ok.status();
-  }
   const std::string out = flags.Get("output");
   if (flags.Has("output") && out != "-") {
     absl::StatusOr<bool> ok = CheckOutputPath(out, "-o", absl::StrCat(row.name, ".txt"));
@@ -84,9 +73,7 @@ int WriteResult(const FlagSet& flags, const OptionValues& values,
   }
   for (const AnalysisFile& file : result.files) {
     const std::string path = values.Text(file.option);
-    if (absl::Status s = WriteOutputFile(path, "--" + file.option, file.content); !s.ok()) {
-      return InputError(s);
-    }
+    if (absl::Status s = WriteAnalysisFile(file, values); !s.ok()) return InputError(s);
     std::fprintf(stderr, "warpscope: wrote %s%s\n", path.c_str(),
                  file.detail.empty() ? "" : absl::StrCat(" (", file.detail, ")").c_str());
   }

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "analyzers/cli/flags.h"
+#include "analyzers/render/output_path.h"
 #include "analyzers/model/trace_model.h"
 #include "analyzers/analyses/analysis.h"
 #include "analyzers/analyses/slice.h"
@@ -52,9 +53,6 @@ FlagSpec FlagOf(const AnalysisOption& option);
 // goes on.
 std::optional<int> ParseCommandFlags(FlagSet& flags, const CommandArgs& args,
                                      std::string_view about);
-// Writes `content` to `path`, the value of `flag`; the error names both and errno's text.
-absl::Status WriteOutputFile(const std::string& path, const std::string& flag,
-                             const std::string& content);
 
 // Runs the analysis `row` (analyses/analysis.h) on the command line `args`
 // (analysis_runner.cc): every command of the list of analyses is this.

@@ -1,9 +1,8 @@
 // `warpscope export TRACE... --format chrome|perfetto|kineto|parquet -o OUT`: traces in
-// formats other tools load (analyzers/analyses/export/export_chrome.h, export_perfetto.h,
-// export_kineto.h); Parquet is
-// written by the Python package, which this command runs. docs/export.md describes each.
+// formats other tools load (analyzers/analyses/export_run.h, shared with the Python
+// package); Parquet is written by the Python package, which this command runs. docs/export.md
+// describes each.
 #include <spawn.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,17 +10,13 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "analyzers/analyses/export/export_chrome.h"
-#include "analyzers/analyses/export/export_kineto.h"
-#include "analyzers/analyses/export/export_perfetto.h"
+#include "analyzers/analyses/export_run.h"
 #include "analyzers/analyses/slice.h"
 #include "analyzers/cli/commands.h"
 #include "analyzers/cli/flags.h"
@@ -118,100 +113,33 @@ int ExportParquet(const std::string& out, const std::vector<std::string>& traces
   return status < 0 ? 1 : status;
 }
 
-bool IsDirectory(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// The destination is checked before the traces are read: a directory for kineto files is
-// created, a file path must be one that can be written. nullopt when OUT is ready.
-std::optional<int> PrepareExportDestination(const std::string& format, const std::string& out,
-                                            bool kineto_directory) {
-  if (kineto_directory) {
-    if (!IsDirectory(out) && ::mkdir(out.c_str(), 0777) != 0) {
-      return UsageError(absl::InvalidArgumentError(
-          absl::StrCat("-o ", QuoteValue(out), ": cannot create the directory (",
-                       std::strerror(errno), "); choose another path")));
-    }
-  } else if (out != "-") {
-    const char* example = format == "perfetto" ? "trace.pftrace" : "trace.json";
-    if (absl::StatusOr<bool> ok = CheckOutputPath(out, "-o", example); !ok.ok()) {
-      return UsageError(ok.status());
-    }
+// The request of the flags given (export_run.h): the slice, --step-range and --all.
+absl::StatusOr<ExportRequest> RequestOfFlags(const std::string& format, const FlagSet& flags,
+                                             std::vector<std::string> traces) {
+  static const std::vector<AnalysisOption> options = ExportOptions();
+  std::map<std::string, std::string> given;
+  for (const AnalysisOption& o : options) {
+    if (flags.Has(o.name)) given[o.name] = o.kind == OptionKind::kSwitch ? "true" : flags.Get(o.name);
   }
-  return std::nullopt;
+  return ExportRequestOf(format, flags.Get("output"), std::move(traces),
+                         OptionValues(&options, std::move(given)));
 }
 
-// Chrome and Kineto are written as they are made, the events read from the file kind by
-// kind (ForEachEvent): the models hold what the traces define (with the index from each
-// call to its stack) and, for Kineto's steps, NVTX ranges and NCCL calls. Perfetto's events
-// are put in time order across all tracks before they are written: it loads every event.
-TraceModelOptions ExportLoadOptions(const std::string& format) {
-  TraceModelOptions options;
-  if (format == "chrome") options.keep_events = 0;
-  if (format == "kineto") {
-    options.keep_events = EventKindBit(EventKind::kNvtxRange) | EventKindBit(EventKind::kNcclCall);
+// Chrome, Perfetto or Kineto: the destination checked, the traces loaded, the files written.
+int WriteExportFiles(const ExportRequest& request) {
+  if (absl::Status s = PrepareExport(request); !s.ok()) return UsageError(s);
+  std::vector<TraceModel> models;
+  std::vector<const TraceModel*> pointers;
+  if (!LoadTracesForCommand(request.traces, &models, &pointers,
+                            ExportLoadOptions(request.format), request.slice)) {
+    return 1;
   }
-  return options;
-}
-
-// Chrome or Perfetto: every trace into one file (or stdout).
-int WriteOneFileExport(const std::string& format, const std::vector<const TraceModel*>& traces,
-                       const std::string& out) {
-  FileExportOutput file(out, "-o");
-  absl::Status written;
-  if (format == "perfetto") {
-    WritePerfettoTrace(traces, file);
-  } else {
-    written = WriteChromeTraceJson(traces, file);
-  }
-  if (absl::Status closed = file.Finish(); written.ok()) written = closed;
-  if (!written.ok()) return InputError(written);
-  if (out != "-") std::fprintf(stderr, "warpscope: wrote %s\n", out.c_str());
-  return 0;
-}
-
-// Kineto: a file per rank in the directory OUT, or the one trace's file at OUT.
-int WriteKinetoExport(const std::vector<const TraceModel*>& traces, const std::string& out,
-                      bool kineto_directory, const std::string& step) {
-  const std::vector<KinetoTraceFile> files = KinetoTraceFiles(traces);
-  for (size_t i = 0; i < files.size(); ++i) {
-    const std::string path = kineto_directory ? absl::StrCat(out, "/", files[i].file_name) : out;
-    FileExportOutput file(path, "-o");
-    absl::Status written = WriteKinetoTrace(traces, i, step, file);
-    if (absl::Status closed = file.Finish(); written.ok()) written = closed;
-    if (!written.ok()) return InputError(written);
+  absl::StatusOr<std::vector<std::string>> written = WriteExport(request, pointers);
+  if (!written.ok()) return InputError(written.status());
+  for (const std::string& path : *written) {
     if (path != "-") std::fprintf(stderr, "warpscope: wrote %s\n", path.c_str());
   }
   return 0;
-}
-
-// The slice asked for (slice.h), with --step-range naming the steps.
-absl::StatusOr<SliceRequest> ExportSlice(const FlagSet& flags) {
-  static const std::vector<AnalysisOption> options = SliceOptions();
-  std::map<std::string, std::string> given;
-  for (const AnalysisOption& o : options) {
-    if (flags.Has(o.name)) given[o.name] = flags.Get(o.name);
-  }
-  if (flags.Has("step-range")) given["step-range"] = flags.Get("step-range");
-  return ParseSlice(OptionValues(&options, std::move(given)));
-}
-
-// The exports write a whole trace above kWholeExportBytes only when asked (--all): its JSON
-// is ten times its size, more than a viewer opens.
-constexpr uint64_t kWholeExportBytes = uint64_t{64} << 20;
-
-absl::Status CheckWholeExport(const std::vector<std::string>& traces) {
-  uint64_t bytes = 0;
-  for (const std::string& path : traces) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0) bytes += static_cast<uint64_t>(st.st_size);
-  }
-  if (bytes <= kWholeExportBytes) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "export of %.0f MB of trace: the whole trace is written only when asked (over %d MB); "
-      "give a slice (--step N-M, --from MS --to MS or --window K) or --all",
-      static_cast<double>(bytes) / 1e6, static_cast<int>(kWholeExportBytes >> 20)));
 }
 
 }  // namespace
@@ -225,13 +153,8 @@ int RunExportCommand(const CommandArgs& args) {
        "the Python package)",
        ""},
       {"output", "o", true, "OUT",
-       "the file or directory to write; - is stdout (chrome, perfetto, kineto of one trace)", ""},
-      {"step-range", "", true, "RANGE",
-       "the NVTX range that marks a step: --step's numbering and kineto's ProfilerStep#N "
-       "(default: a numbered or step-named range, as warpscope job finds it)",
-       ""},
-      {"all", "", false, "", "write the whole trace however large (chrome, perfetto, kineto)", ""}};
-  for (const AnalysisOption& o : SliceOptions()) specs.push_back(FlagOf(o));
+       "the file or directory to write; - is stdout (chrome, perfetto, kineto of one trace)", ""}};
+  for (const AnalysisOption& o : ExportOptions()) specs.push_back(FlagOf(o));
   FlagSet flags("export", "TRACE.wst... | DIR --format FORMAT -o OUT", std::move(specs));
   if (std::optional<int> exit = ParseCommandFlags(
           flags, args, "One process per trace (rank) on one time line. See docs/export.md.\n")) {
@@ -256,39 +179,18 @@ int RunExportCommand(const CommandArgs& args) {
   // Files, folders and globs alike, as every command that reads traces takes them.
   absl::StatusOr<std::vector<std::string>> expanded = ExpandTracePaths(flags.positionals());
   if (!expanded.ok()) return InputError(expanded.status());
-  const std::vector<std::string>& traces = *expanded;
-  absl::StatusOr<SliceRequest> slice = ExportSlice(flags);
-  if (!slice.ok()) return UsageError(slice.status());
+  absl::StatusOr<ExportRequest> request = RequestOfFlags(*format, flags, *expanded);
+  if (!request.ok()) return UsageError(request.status());
   if (*format == "parquet") {
-    if (!slice->empty()) {
+    if (!request->slice.empty()) {
       return UsageError(absl::InvalidArgumentError(absl::StrCat(
-          slice->flags, ": --format parquet writes whole traces (filter the tables in Python); "
-                        "a slice is for chrome, perfetto and kineto")));
+          request->slice.flags,
+          ": --format parquet writes whole traces (filter the tables in Python); "
+          "a slice is for chrome, perfetto and kineto")));
     }
-    return ExportParquet(out, traces);
+    return ExportParquet(out, request->traces);
   }
-  if (slice->empty() && !flags.Has("all")) {
-    if (absl::Status s = CheckWholeExport(traces); !s.ok()) return UsageError(s);
-  }
-
-  // One kineto file per rank goes into a directory unless one trace goes to a .json file.
-  const bool kineto_directory =
-      *format == "kineto" && out != "-" && !(traces.size() == 1 && absl::EndsWith(out, ".json"));
-  if (*format == "kineto" && out == "-" && traces.size() != 1) {
-    return UsageError(absl::InvalidArgumentError(
-        "-o - (stdout) takes the kineto export of one trace; name a directory for several"));
-  }
-  if (std::optional<int> exit = PrepareExportDestination(*format, out, kineto_directory)) {
-    return *exit;
-  }
-  std::vector<TraceModel> models;
-  std::vector<const TraceModel*> pointers;
-  if (!LoadTracesForCommand(traces, &models, &pointers, ExportLoadOptions(*format), *slice)) {
-    return 1;
-  }
-  if (*format == "kineto")
-    return WriteKinetoExport(pointers, out, kineto_directory, flags.Get("step-range"));
-  return WriteOneFileExport(*format, pointers, out);
+  return WriteExportFiles(*request);
 }
 
 }  // namespace warpscope

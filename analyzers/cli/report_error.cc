@@ -24,18 +24,6 @@ std::optional<int> ParseCommandFlags(FlagSet& flags, const CommandArgs& args,
   return 0;
 }
 
-absl::Status WriteOutputFile(const std::string& path, const std::string& flag,
-                             const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  out.close();
-  if (!out) {
-    return absl::InternalError(
-        absl::StrCat("cannot write ", flag, " ", QuoteValue(path), ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
 FlagSpec FlagOf(const AnalysisOption& o) {
   return {o.name, o.short_name, o.kind != OptionKind::kSwitch, o.value_name, o.help,
           o.default_value};

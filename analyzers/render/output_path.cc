@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -101,6 +102,18 @@ absl::StatusOr<bool> CheckOutputDirectory(const std::string& path, std::string_v
   }
   if (absl::Status made = CheckNewEntry(dir, errno, refuse); !made.ok()) return made;
   return false;
+}
+
+absl::Status WriteOutputFile(const std::string& path, const std::string& flag,
+                             const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  out.close();
+  if (!out) {
+    return absl::InternalError(
+        absl::StrCat("cannot write ", flag, " ", QuoteValue(path), ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace warpscope

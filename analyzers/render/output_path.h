@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace warpscope {
@@ -24,6 +25,10 @@ absl::StatusOr<bool> CheckOutputPath(const std::string& path, std::string_view f
 // new one must go into a directory that exists (it is not made here, nor any directory above
 // it). Returns true when the directory is there, false when it would be created.
 absl::StatusOr<bool> CheckOutputDirectory(const std::string& path, std::string_view flag);
+
+// Writes `content` to `path`, the value of `flag`; the error names both and errno's text.
+absl::Status WriteOutputFile(const std::string& path, const std::string& flag,
+                             const std::string& content);
 
 }  // namespace warpscope
 

@@ -1,6 +1,6 @@
 // Reports for Python: any analysis' Report (scalars and typed tables) as columns, one Python
 // list per column with its type, which python/warpscope/native.py's report_frames turns into
-// DataFrames (docs/python.md); the advise and stall reports through their Report tables.
+// DataFrames (docs/python.md).
 #include "python/src/native_reports.h"
 
 #include <nanobind/stl/string.h>
@@ -10,26 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "analyzers/analyses/advise/advise.h"
-#include "analyzers/analyses/stalls.h"
-
 namespace warpscope::native {
 
 namespace nb = nanobind;
-
-nb::dict AdviseTables(const TraceModel& model, const std::string& label,
-                      const AdviseOptions& options) {
-  AdviseReport report;
-  {
-    nb::gil_scoped_release release;
-    report = BuildAdviseReport(model, label, options);
-  }
-  return ReportColumns(AdviseReportTables(report));
-}
-
-nb::dict StallTables(const StallReport& report, bool by_pc) {
-  return ReportColumns(StallReportTables(report, by_pc));
-}
 
 namespace {
 

@@ -78,7 +78,8 @@ def test_advise_options_and_errors(tmp_path):
     assert len(every) >= 2
     top = warpscope.advise(path, top=1)["findings"]
     pd.testing.assert_frame_equal(top, every.head(1))
-    assert warpscope.advise(path, device=12345)["findings"].empty
+    with pytest.raises(warpscope.Error, match="no such device"):  # as the CLI refuses it
+        warpscope.advise(path, device=12345)
     damaged = tb.write(tmp_path / "bad.wst", [tb.header(), tb.end()])
     damaged.write_bytes(damaged.read_bytes() + b"\x12\x00")  # field 2: not a packet
     with pytest.raises(warpscope.TraceError, match="corrupt data") as error:

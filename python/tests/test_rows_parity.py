@@ -2,8 +2,7 @@
 
 ``warpscope.run(NAME, traces)`` runs the row NAME through the extension; ``warpscope NAME
 TRACES --table T --format csv`` (and ``--format json``) renders table T of the same Report.
-For every row (except ``timeline``, whose report needs an SVG path) on every bundled trace
-that fits it, each table of the Python result equals the CLI's, column by column and row by
+For every row on every bundled trace that fits it (``timeline`` with the SVG it needs), each table of the Python result equals the CLI's, column by column and row by
 row: in CSV as text, in JSON as typed values (the column's declared kind).
 """
 
@@ -28,8 +27,11 @@ TRACES = [SOURCE_DIR / "examples" / "traces" / "synthetic_training_loop.wst",
           SOURCE_DIR / "examples" / "traces" / "cuda13.0_sm90" / "pipeline_pm.wst",
           SOURCE_DIR / "examples" / "traces" / "cuda13.0_sm90" / "stall_kernels.wst"]
 JOB = SOURCE_DIR / "examples" / "traces" / "cuda13.0_sm90" / "ddp_late_rank"
-# Rows whose report needs an option without a default (timeline: --svg FILE).
-NEEDS_OPTIONS = {"timeline"}
+# Rows whose report needs an option without a default (timeline: --svg FILE): a file under
+# the test's temporary folder, for Python and the CLI alike.
+NEEDS_OPTIONS = {"timeline": "svg"}
+# Rows whose report is its head figures alone (timeline's: what the picture holds).
+SCALARS_ONLY = {"timeline"}
 
 pytestmark = pytest.mark.skipif(not native.available(),
                                 reason="the warpscope_native extension is not built")
@@ -41,8 +43,6 @@ def cases() -> List[Any]:
     out = []
     for row in warpscope.rows():
         name = row["name"]
-        if name in NEEDS_OPTIONS:
-            continue
         if name == "job":
             out.append(pytest.param(name, [JOB], id=f"{name}-ddp_late_rank"))
         elif name == "diff":
@@ -73,8 +73,8 @@ def run_cli(cli: Path, name: str, traces: List[Path], *flags: str) -> subprocess
                           text=True, timeout=300)
 
 
-def cli_table(cli: Path, name: str, traces: List[Path], table: str) -> List[dict]:
-    result = run_cli(cli, name, traces, "--table", table, "--format", "csv")
+def cli_table(cli: Path, name: str, traces: List[Path], table: str, *flags: str) -> List[dict]:
+    result = run_cli(cli, name, traces, "--table", table, "--format", "csv", *flags)
     assert result.returncode == 0, result.stderr
     lines = list(csv.reader(io.StringIO(result.stdout)))
     if not lines:
@@ -105,25 +105,28 @@ def test_every_row_is_a_python_function():
     names = {row["name"] for row in warpscope.rows()}
     assert {"info", "summary", "occupancy", "tail", "stalls", "diff", "advise", "job",
             "precision"} <= names
-    for name in names - NEEDS_OPTIONS:
+    for name in names:
         assert callable(getattr(warpscope, name)), name
 
 
 @pytest.mark.parametrize("name,traces", cases())
-def test_python_tables_equal_the_cli(name: str, traces: List[Path]):
+def test_python_tables_equal_the_cli(name: str, traces: List[Path], tmp_path: Path):
     cli = cli_path()
     if cli is None:
         pytest.skip("the C++ CLI is not built (build/bin/warpscope); ctest runs this with it")
+    needed = NEEDS_OPTIONS.get(name)
+    options = {needed: str(tmp_path / f"{name}.{needed}")} if needed else {}
+    flags = [f"--{needed}", str(tmp_path / f"cli.{needed}")] if needed else []
     try:
-        frames = warpscope.run(name, [str(t) for t in traces])
+        frames = warpscope.run(name, [str(t) for t in traces], **options)
     except warpscope.Error as e:  # a trace the analysis cannot read: the CLI refuses alike
-        refused = run_cli(cli, name, traces)
+        refused = run_cli(cli, name, traces, *flags)
         assert refused.returncode != 0 and str(e) in refused.stderr, (name, refused.stderr)
         return
     assert "scalars" in frames and len(frames["scalars"]) == 1
-    assert len(frames) >= 2, f"{name}: no table besides the scalars"
+    assert len(frames) >= 2 or name in SCALARS_ONLY, f"{name}: no table besides the scalars"
     for table, frame in frames.items():
-        rows = cli_table(cli, name, traces, table)
+        rows = cli_table(cli, name, traces, table, *flags)
         if len(frame.columns) == 0:  # a report without scalars: one empty row
             assert not any(rows), (name, table)
             continue
@@ -131,7 +134,7 @@ def test_python_tables_equal_the_cli(name: str, traces: List[Path]):
             assert list(rows[0]) == list(frame.columns), (name, table)
         assert [[r[c] for c in frame.columns] for r in rows] == [
             [cell_text(v) for v in row] for row in frame.itertuples(index=False)], (name, table)
-        result = run_cli(cli, name, traces, "--table", table, "--format", "json")
+        result = run_cli(cli, name, traces, "--table", table, "--format", "json", *flags)
         assert result.returncode == 0, result.stderr
         objects = json.loads(result.stdout)
         assert len(objects) == len(frame), (name, table)

@@ -7,10 +7,11 @@
 
 The reader needs only protobuf; pandas is imported when DataFrames are asked for. With the
 ``warpscope_native`` extension (built by ``pip install ./python``), ``to_dataframes`` runs on
-the C++ reader, and the CLI's analyses are functions that return its tables as DataFrames:
-``summary``, ``occupancy``, ``tail``, ``advise``, ``stalls``, ``job`` (docs/python.md). Each
-takes a path, a ``TraceFile``, several, a folder or a glob pattern, and raises
-``warpscope.Error`` for bad input.
+the C++ reader, and every analysis of the CLI's list (``warpscope help``) is a function that
+returns its tables as DataFrames: ``summary``, ``stalls``, ``diff``, ``job``, ... (made from
+the list, with the CLI's flags as keywords; docs/python.md), and ``export`` writes what
+``warpscope export`` writes. Each takes a path, a ``TraceFile``, several, a folder or a glob
+pattern, and raises ``warpscope.Error`` for bad input.
 
     warpscope.find_stat("pm_sampling.gaps")  # a Stats counter's severity and meaning
 """
@@ -20,18 +21,20 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence
 
 from . import native, schema
-from .analyses import (advise, diff, info, job, memory, occupancy, precision, rows, run, sol,
-                       stalls, summary, tail)
+from .analyses import ANALYSES, rows, run
 from .errors import Error
+from .export import export  # the function; the module stays warpscope.export in sys.modules
 from .reader import (DEFAULT_MAX_TRACE_BYTES, Notice, PathLike, TraceError, TraceFile,
                      TraceWarning)
 from .stats import ALL_STATS, StatDef, find_stat
 
 __version__ = "0.1.0"
-__all__ = ["ALL_STATS", "DEFAULT_MAX_TRACE_BYTES", "Error", "Notice", "StatDef", "TraceError",
-           "TraceFile", "TraceWarning", "advise", "concat_dataframes", "diff", "find_stat", "info",
-           "job", "memory", "native", "occupancy", "open", "open_many", "precision", "rows", "run",
-           "schema", "sol", "stalls", "summary", "tail"]
+# Every analysis of the list, by its name: warpscope.summary, warpscope.stalls, ...
+globals().update(ANALYSES)
+__all__ = sorted(["ALL_STATS", "DEFAULT_MAX_TRACE_BYTES", "Error", "Notice", "StatDef",
+                  "TraceError", "TraceFile", "TraceWarning", "concat_dataframes", "export",
+                  "find_stat", "native", "open", "open_many", "rows", "run", "schema",
+                  *ANALYSES])
 
 
 def open(path: PathLike,  # noqa: A001 - named like the built-in on purpose

@@ -1,117 +1,38 @@
-"""The CLI's analyses as Python functions: ``warpscope.NAME(traces, **options)`` returns the
-tables of ``warpscope NAME --format json`` as DataFrames, ``scalars`` (one row) first, then
-one frame per table. Every function takes its traces alike (``inputs.trace_paths``: a path, a
-``TraceFile``, several, a folder or a glob pattern), names its options as the CLI's flags
-(dashes as underscores) and raises ``warpscope.Error`` for bad input. They run the CLI's own
-C++ code through the extension (docs/python.md, *Analyses*)."""
+"""The CLI's analyses as Python functions, made from its list of analyses: for every row of
+the list (``rows_table.ROWS``, a copy of the C++ rows the extension describes) a function
+``warpscope.NAME(traces, **options)`` that returns the tables of ``warpscope NAME --table T``
+as DataFrames, ``scalars`` (one row) first, then one frame per table. Each takes its traces
+alike (``inputs.trace_arguments``: a path, a ``TraceFile``, several, a folder or a glob
+pattern; ``diff`` a BASE and a NEW), names its options as the CLI's flags (dashes as
+underscores, ``from_`` for ``--from``) and raises ``warpscope.Error`` for bad input. They run
+the CLI's own C++ code through the extension (docs/python.md, *Analyses*); ``export`` is in
+``warpscope.export``."""
 
 from __future__ import annotations
 
+import inspect
+import keyword
 import warnings
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, List
 
-from . import native
+from . import native, rows_table
 from .errors import Error
-from .inputs import one_trace_path, trace_arguments, trace_paths
+from .inputs import trace_arguments
 
 Frames = Dict[str, Any]
 
-# The part of the traces every analysis reads, as the CLI's --from/--to/--step/--window
-# (docs/cli.md, *Slices*): ``from_`` (``from`` is Python's), ``to``, ``step``, ``window``.
-SLICE_OPTIONS = ("from_", "to", "step", "window")
+# The functions' defaults where they differ from the CLI's (``run`` keeps the CLI's): a frame
+# holds every row, a screen does not (stalls: every reason of every kernel).
+PYTHON_DEFAULTS = {("stalls", "top"): 0}
+
+# Keyword names of earlier releases, kept for one release: (analysis, old) -> new.
+DEPRECATED_KEYWORDS = {("summary", "reports"): "report", ("job", "step"): "step_range"}
 
 
-def _slice(options: Dict[str, Any]) -> Dict[str, Any]:
-    """The slice options given; Error for any other keyword."""
-    for key in options:
-        if key not in SLICE_OPTIONS:
-            raise Error(f"warpscope: no option {key!r}; the slice options are "
-                        f"{', '.join(SLICE_OPTIONS)}")
-    return {k: v for k, v in options.items() if v is not None}
-
-
-def summary(traces: Any, report: str = "", reports: Optional[str] = None,
-            **slice_options: Any) -> Frames:
-    """``warpscope summary``: ``kernels``, ``api``, ``memory``, ``nvtx``, ``idle``, ... (`report`
-    picks some, as ``--report``), over one trace or several (then a combined ``file`` "*"
-    view too). `reports` is the deprecated name of `report`."""
-    if reports is not None:
-        warnings.warn("warpscope: summary(reports=...) is now summary(report=...), as the "
-                      "CLI's --report; the old name goes in the next release",
-                      DeprecationWarning, stacklevel=2)
-        report = report or reports
-    if _slice(slice_options):
-        return run("summary", traces, report=report or None, **slice_options)
-    return native.analysis("summary_tables", trace_paths(traces), report)
-
-
-def occupancy(traces: Any, kernel: str = "", **slice_options: Any) -> Frames:
-    """``warpscope occupancy``: ``occupancy``, one row per kernel name and launch
-    configuration; `kernel` is an RE2 pattern searched in the name. One trace."""
-    if _slice(slice_options):
-        return run("occupancy", traces, kernel=kernel or None, **slice_options)
-    return native.analysis("occupancy_tables", [one_trace_path(traces, "occupancy")], kernel)
-
-
-def tail(traces: Any, kernel: str = "", instances: bool = False,
-         **slice_options: Any) -> Frames:
-    """``warpscope tail``: ``kernels`` (one row per kernel name) and with `instances`
-    ``instances`` (one per launch). One trace."""
-    if _slice(slice_options):
-        frames = run("tail", traces, kernel=kernel or None, instances=instances,
-                     **slice_options)
-    else:
-        frames = native.analysis("tail_tables", [one_trace_path(traces, "tail")], kernel,
-                                 bool(instances))
-    if not instances:
-        frames.pop("instances", None)
-    return frames
-
-
-def advise(traces: Any, device: Optional[int] = None, top: int = 0,
-           literal_ranges: bool = False, step_range: str = "", **slice_options: Any) -> Frames:
-    """``warpscope advise``: ``findings`` (ranked by the time a fix would save: order, rule,
-    cost, where, evidence, fix, one_time), ``scalars`` (the head line and its figures, the
-    steps found and the warm-up steps; also under its old key ``summary`` for one release),
-    ``devices`` (busy time per device) and ``notes`` (rules skipped and why). `device` keeps
-    one device; `top` keeps the costliest findings (0: all); `literal_ranges` keeps range
-    names as written (by default ``step_12`` is ``step_<N>``); `step_range` names the NVTX
-    range that marks steps. One trace."""
-    if _slice(slice_options):
-        frames = run("advise", traces, device=device, top=top, literal_ranges=literal_ranges,
-                     step_range=step_range or None, **slice_options)
-    else:
-        frames = native.analysis("advise_tables", [one_trace_path(traces, "advise")],
-                                 -1 if device is None else int(device), int(top),
-                                 bool(literal_ranges), str(step_range))
-    frames["summary"] = frames["scalars"]  # the old key, deprecated (CHANGELOG.md)
-    return frames
-
-
-def stalls(traces: Any, kernel: Optional[str] = None, by: str = "kernel",
-           **slice_options: Any) -> Frames:
-    """``warpscope stalls``: why each kernel's warps waited, from PC samples (definitions in
-    docs/stalls.md), summed per kernel over the traces. `kernel` keeps the kernels whose name
-    matches (RE2). ``kernels`` and ``reasons``, or with ``by="pc"`` ``kernels`` and ``pcs``;
-    each share with its 95% interval (``low_pct``, ``high_pct``), each kernel with its
-    ``sampling_instants`` and ``too_few``. ``by="line"``: ``kernels``, ``reasons`` and
-    ``lines`` (each source line's samples and top reasons), as ``warpscope stalls --by
-    line``."""
-    if by not in ("kernel", "pc", "line"):
-        raise Error(f"warpscope: by must be 'kernel', 'pc' or 'line', not {by!r}")
-    if by == "line" or _slice(slice_options):
-        return run("stalls", traces, kernel=kernel or None, by=by, top=0, **slice_options)
-    return native.analysis("stall_tables", trace_paths(traces), kernel or "", by == "pc")
-
-
-def job(traces: Any, step: str = "", threads: int = 0) -> Frames:
-    """``warpscope job``: every rank's trace of a data-parallel job read together
-    (docs/distributed.md). ``scalars`` (the straggler, its evidence and cause, time lost
-    waiting), ``ranks`` (medians over the steady steps, ``median_*``; totals, ``total_*``),
-    ``collectives``, ``steps``, ``instances`` (each collective matched across the ranks) and
-    ``problems``. `step` names the NVTX range that marks a step; `threads` how many traces
-    are read at once."""
-    return native.job(trace_paths(traces), step, threads)
+def keyword_of(flag: str) -> str:
+    """A flag's keyword: dashes as underscores; ``from`` is Python's, so ``from_``."""
+    name = flag.replace("-", "_")
+    return name + "_" if keyword.iskeyword(name) else name
 
 
 def _flag_text(value: Any) -> str:
@@ -121,57 +42,132 @@ def _flag_text(value: Any) -> str:
     return str(value)
 
 
+def options_of(row: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """A row's options, the slice options last for the rows that load traces."""
+    return list(row["options"]) + (list(rows_table.SLICE_OPTIONS) if row["slice"] else [])
+
+
+def _default(name: str, option: Dict[str, Any]) -> Any:
+    """An option's default as a Python value: None where the CLI's is none (or a file)."""
+    if (name, option["name"]) in PYTHON_DEFAULTS:
+        return PYTHON_DEFAULTS[(name, option["name"])]
+    kind, text = option["kind"], option["default"]
+    if kind == "switch":
+        return False
+    if kind in ("count", "integer") and text:
+        return int(text)
+    return text if kind == "text" and text else None
+
+
+def _flags(name: str, row: Dict[str, Any], given: Dict[str, Any]) -> Dict[str, str]:
+    """The keywords given as the flags of `row` (flag name -> text); Error for an unknown
+    keyword, a warning for a deprecated one."""
+    by_keyword = {keyword_of(o["name"]): o for o in options_of(row)}
+    flags: Dict[str, str] = {}
+    for key, value in given.items():
+        if (name, key) in DEPRECATED_KEYWORDS:
+            new = DEPRECATED_KEYWORDS[(name, key)]
+            warnings.warn(f"warpscope: {name}({key}=...) is now {name}({new}=...), as the "
+                          f"CLI's --{new.replace('_', '-')}; the old name goes in the next "
+                          "release", DeprecationWarning, stacklevel=4)  # the caller of NAME()
+            if given.get(new) is not None:
+                continue
+            key = new
+        option = by_keyword.get(key)
+        if option is None:
+            raise Error(f"warpscope: {name} has no option {key!r}; its options: "
+                        f"{', '.join(by_keyword)}")
+        if value is None or value is False or value == "":  # not given (the old defaults)
+            continue
+        flags[option["name"]] = _flag_text(value)
+    return flags
+
+
+def export_flags(options: Dict[str, Any]) -> Dict[str, str]:
+    """The keywords of ``warpscope.export`` besides format and output, as its flags."""
+    row = {"name": "export", "options": rows_table.EXPORT_OPTIONS, "slice": False}
+    return _flags("export", row, options)
+
+
 def run(name: str, traces: Any, **options: Any) -> Frames:
     """Any analysis of the CLI's list by its command name (``warpscope help`` lists them),
     on `traces` as every function takes them, with `options` named as its flags (dashes as
-    underscores, ``from_`` for --from; a switch is True). Returns its report's tables, as ``warpscope NAME --table
-    TABLE`` gives them: ``scalars`` (one row) first. ``Error`` for an unknown analysis or
-    option, a value the CLI refuses, or traces that do not fit it."""
-    given = {k.rstrip("_").replace("_", "-"): _flag_text(v) for k, v in options.items()
-             if v is not None and v is not False}
-    return native.run_row(name, trace_arguments(traces), given)
+    underscores, ``from_`` for --from; a switch is True). Returns its report's tables, as
+    ``warpscope NAME --table TABLE`` gives them: ``scalars`` (one row) first. ``Error`` for an
+    unknown analysis or option, a value the CLI refuses, or traces that do not fit it."""
+    row = rows_table.ROW_BY_NAME.get(name)
+    if row is None:
+        raise Error(f"warpscope: no analysis named {name}; the analyses: "
+                    f"{', '.join(rows_table.ROW_BY_NAME)}")
+    return native.run_row(name, trace_arguments(traces), _flags(name, row, options))
 
 
 def rows() -> list:
-    """The CLI's list of analyses: each ``{"name", "summary", "options": [...]}``."""
-    return native.rows()
+    """The CLI's list of analyses: each ``{"name", "summary", "input", "options": [...]}``,
+    as the extension describes it (without it: the package's copy, ``rows_table``)."""
+    if native.has_extension():
+        return native.rows()
+    return [dict(r, options=options_of(r)) for r in rows_table.ROWS]
 
 
-def precision(traces: Any, kernel: str = "", device: Optional[int] = None, top: int = 20,
-              short_names: bool = False) -> Frames:
-    """``warpscope precision``: each kernel's math class (FP32 SIMT, TF32/BF16/FP16/FP8/INT8
-    tensor core, FP64, no matrix multiply, unknown) with its GPU time (docs/cli.md,
-    *precision*). Tables ``scalars``, ``classes`` and ``kernels``."""
-    return run("precision", traces, kernel=kernel or None, device=device, top=top,
-               short_names=short_names)
+def _tail(frames: Frames, options: Dict[str, Any]) -> Frames:
+    if not options.get("instances"):
+        frames.pop("instances", None)
+    return frames
 
 
-def memory(traces: Any, device: Optional[int] = None, top: int = 10) -> Frames:
-    """``warpscope memory``: device memory over time (docs/memory.md): each device's peak and
-    who held it, the peak of each NVTX phase and step, the largest blocks at the peak with
-    their call sites, growth across the steady steps, refused requests. Tables ``scalars``,
-    ``devices``, ``owners``, ``largest_blocks``, ``kinds``, ``steps``, ``phases``,
-    ``growing_sites``, ``failures`` (the picture: the CLI's ``--svg FILE``)."""
-    return run("memory", traces, device=device, top=top)
+def _advise(frames: Frames, options: Dict[str, Any]) -> Frames:
+    frames["summary"] = frames["scalars"]  # the old key, deprecated (CHANGELOG.md)
+    return frames
 
 
-def sol(traces: Any, kernel: str = "", device: Optional[int] = None, top: int = 20,
-        svg: Optional[str] = None, short_names: bool = False) -> Frames:
-    """``warpscope sol``: each kernel's speed of light from PM samples recorded with
-    ``--pm-metrics sol``: ``kernels`` (time share, verdict, closest unit with its interval,
-    every unit's share of peak, coverage) and ``units`` (one row per kernel and unit: median or
-    pooled figure, p90, interval). `svg` writes the roofline (docs/sol.md)."""
-    return run("sol", traces, kernel=kernel or None, device=device, top=top, svg=svg,
-               short_names=short_names)
+# What a function does to the report's tables after the run, for compatibility.
+_ADJUST: Dict[str, Callable[[Frames, Dict[str, Any]], Frames]] = {"tail": _tail,
+                                                                   "advise": _advise}
 
 
-def info(traces: Any) -> Frames:
-    """``warpscope info``: the trace's header, devices, counters and sampling coverage, as
-    the tables of ``warpscope info --table``."""
-    return run("info", traces)
+def _docstring(row: Dict[str, Any]) -> str:
+    lines = [f"``warpscope {row['name']}``: {row['summary']}.", "",
+             "Returns the report's tables as DataFrames (``scalars`` first); raises "
+             "``warpscope.Error`` for bad input. Options, as the CLI's flags:", ""]
+    for option in options_of(row):
+        default = _default(row["name"], option)
+        lines.append(f"- ``{keyword_of(option['name'])}`` ({option['kind']}, default "
+                     f"{default!r}): {option['help']}")
+    return "\n".join(lines)
 
 
-def diff(base: Any, new: Any, **options: Any) -> Frames:
-    """``warpscope diff BASE NEW``: what changed between two traces (docs/cli.md, *diff*);
-    `options` as its flags."""
-    return run("diff", trace_arguments(base) + trace_arguments(new), **options)
+def _signature(row: Dict[str, Any]) -> inspect.Signature:
+    P = inspect.Parameter
+    if row["input"] == "pair":
+        first = [P("base", P.POSITIONAL_OR_KEYWORD), P("new", P.POSITIONAL_OR_KEYWORD)]
+    else:
+        first = [P("traces", P.POSITIONAL_OR_KEYWORD)]
+    return inspect.Signature(first + [P(keyword_of(o["name"]), P.KEYWORD_ONLY,
+                                        default=_default(row["name"], o))
+                                      for o in options_of(row)])
+
+
+def _function(row: Dict[str, Any]) -> Callable[..., Frames]:
+    """The function of one row."""
+    name = row["name"]
+    defaults = {keyword_of(flag): value for (of, flag), value in PYTHON_DEFAULTS.items()
+                if of == name}
+    adjust = _ADJUST.get(name, lambda frames, options: frames)
+    if row["input"] == "pair":
+        def analysis(base: Any, new: Any, **options: Any) -> Frames:
+            traces = trace_arguments(base) + trace_arguments(new)
+            return adjust(run(name, traces, **{**defaults, **options}), options)
+    else:
+        def analysis(traces: Any, **options: Any) -> Frames:  # type: ignore[misc]
+            return adjust(run(name, traces, **{**defaults, **options}), options)
+    analysis.__name__ = analysis.__qualname__ = name
+    analysis.__module__ = "warpscope"
+    analysis.__doc__ = _docstring(row)
+    analysis.__signature__ = _signature(row)  # type: ignore[attr-defined]
+    return analysis
+
+
+# Every row's function by name: warpscope.summary, warpscope.stalls, ...
+ANALYSES: Dict[str, Callable[..., Frames]] = {r["name"]: _function(r) for r in rows_table.ROWS}
+globals().update(ANALYSES)

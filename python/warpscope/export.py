@@ -1,4 +1,8 @@
-"""Parquet export: the DataFrames of several traces (one per rank), one Parquet file per
+"""``warpscope.export``: the CLI's ``warpscope export`` as a function. Chrome, Perfetto and
+Kineto are written by the CLI's own C++ (analyzers/analyses/export_run.h) through the
+extension; Parquet by this module.
+
+Parquet export: the DataFrames of several traces (one per rank), one Parquet file per
 event kind, with ``rank``, ``host``, ``pid`` and ``file`` columns, for DuckDB, Polars, Spark
 or Dask (``python -m warpscope export --format parquet -o DIR TRACE...``, a folder standing
 for the ``.wst`` files in it; docs/export.md describes every column). When the traces hold NCCL kernels, also
@@ -17,7 +21,7 @@ import os
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
-from .errors import TraceError
+from .errors import Error, TraceError, TraceWarning
 from .reader import PathLike, TraceFile
 
 # Frames that are not events of the run: they are written too (devices, contexts) so a
@@ -37,7 +41,7 @@ COLLECTIVES_STEM = "collectives"
 _NCCL_KERNEL_PREFIXES = ("ncclDevKernel_", "ncclKernel_")
 
 
-class OutputError(ValueError):
+class OutputError(Error):
     """The output folder cannot be written; the message is one line, worded as the CLI's
     checks of its output paths word it (analyzers/render/output_path.cc)."""
 
@@ -149,7 +153,7 @@ def _write_collectives(sources: List[Dict[str, Any]], out_dir: PathLike,
     import pandas as pd
     import pyarrow.parquet as pq
     from . import native
-    frames = native.job([s["path"] for s in sources])
+    frames = native.run_row("job", [s["path"] for s in sources], {})
     collectives = frames["rank_collectives"]
     job_rank = dict(zip(frames["ranks"]["trace"], frames["ranks"]["rank"]))
     claimed = [r for r in job_rank.values() if list(job_rank.values()).count(r) > 1]
@@ -242,4 +246,36 @@ def export_parquet(paths: Sequence[PathLike], out_dir: PathLike,
             notes.append("warpscope: collectives.parquet not written: matching NCCL's "
                          "collectives across the ranks needs the warpscope_native "
                          "extension; install the package with `pip install ./python`")
+    return written
+
+
+FORMATS = ("chrome", "perfetto", "kineto", "parquet")
+
+
+def export(traces: Any, format: str, output: PathLike,  # noqa: A002 - the CLI's flag
+           **options: Any) -> List[str]:
+    """``warpscope export TRACES --format FORMAT -o OUTPUT``: the traces (as every function
+    takes them: paths, ``TraceFile``\\ s, a folder, a glob pattern) in `format` (chrome,
+    perfetto, kineto or parquet; docs/export.md), written to `output`; returns the paths
+    written. `options` as the export's flags: the slice (``from_``, ``to``, ``step``,
+    ``window``), ``step_range`` and ``all`` (chrome, perfetto and kineto write a whole trace
+    above 64 MB only with it); Parquet takes whole traces only. ``Error`` for bad input, an
+    output that cannot be written or an option it does not take; a trace cut short is
+    warned about (``TraceWarning``)."""
+    from . import native
+    from .analyses import export_flags
+    from .inputs import trace_arguments, trace_paths as expanded_paths
+    if format not in FORMATS:
+        raise Error(f"warpscope: format must be one of {', '.join(FORMATS)}, not {format!r}")
+    flags = export_flags(options)
+    if format != "parquet":
+        return list(native.export(format, os.fspath(output), trace_arguments(traces), flags))
+    sliced = [f"--{k}" for k in flags if k in ("from", "to", "step", "window")]
+    if sliced:
+        raise Error(f"warpscope: {' '.join(sliced)}: parquet writes whole traces (filter the "
+                    "tables in Python); a slice is for chrome, perfetto and kineto")
+    notes: List[str] = []
+    written = export_parquet(expanded_paths(traces), output, notes)
+    for note in notes:
+        warnings.warn(TraceWarning(note), stacklevel=2)
     return written

@@ -193,17 +193,6 @@ def _input_error(e: ValueError, paths: Sequence[str]) -> Exception:
     return TraceError(message, path=named[0], offset=int(at.group(1)) if at else None)
 
 
-def analysis(name: str, paths: Sequence[str], *args: Any) -> Dict[str, Any]:
-    """The extension's `name` (``summary_tables``, ``job_tables``, ...) run on `paths` with
-    `args`, as DataFrames: ``scalars`` (one row) and one frame per table."""
-    function = getattr(_require(), name)
-    paths = [os.fspath(p) for p in paths]
-    try:
-        return report_frames(function(paths if name in _MANY else paths[0], *args))
-    except ValueError as e:
-        raise _input_error(e, paths) from e
-
-
 def run_row(name: str, paths: Sequence[str], options: Dict[str, str]) -> Dict[str, Any]:
     """The CLI's analysis `name` (a row of its list) on `paths` with `options` (flag name ->
     text), as DataFrames."""
@@ -214,13 +203,20 @@ def run_row(name: str, paths: Sequence[str], options: Dict[str, str]) -> Dict[st
         raise _input_error(e, paths) from e
 
 
+def export(format: str, output: str, paths: Sequence[str],  # noqa: A002
+           options: Dict[str, str]) -> List[str]:
+    """``warpscope export`` in chrome, perfetto or kineto (see ``warpscope.export``); the
+    paths written."""
+    paths = [os.fspath(p) for p in paths]
+    try:
+        return list(_require().export(format, output, paths, options))
+    except ValueError as e:
+        raise _input_error(e, paths) from e
+
+
 def rows() -> List[Dict[str, Any]]:
     """The CLI's list of analyses, as the extension describes it."""
     return list(_require().rows())
-
-
-# The analyses that read several traces; the others read one.
-_MANY = frozenset(["summary_tables", "job_tables", "stall_tables"])
 
 
 def report_frames(result: Dict[str, Any]) -> Dict[str, Any]:
@@ -250,8 +246,3 @@ def report_frames(result: Dict[str, Any]) -> Dict[str, Any]:
             columns[column] = pd.Series(values, dtype=dtype)
         frames[name] = pd.DataFrame(columns)
     return frames
-
-
-def job(paths: Sequence[str], step: str = "", threads: int = 0) -> Dict[str, Any]:
-    """``warpscope job`` as DataFrames (see ``warpscope.job``)."""
-    return analysis("job_tables", paths, step, int(threads))
