@@ -26,8 +26,16 @@ MemoryTimelineOptions ProgressTimelineOptions(const TraceModel& model, const Ste
     progress->basis = MemoryProgress::Basis::kSteps;
     progress->first = warmup;
   } else {
-    o.instants = KernelProgressInstants(model.kernels, kKernelProgressPoints, kKernelWarmupShare,
-                                        &progress->kernels_per_point);
+    // The kernels from the model, or read again from the file when it kept none (memory's own
+    // load); a bounded sample of their ends either way.
+    KernelEndSample sample;
+    const absl::Status read =
+        ForEachEvent<KernelEvent>(model, [&](const KernelEvent& k) { sample.Add(k.end_ns()); });
+    if (read.ok()) {
+      o.instants = KernelProgressInstants(sample.ends(), kKernelProgressPoints,
+                                          kKernelWarmupShare, &progress->kernels_per_point);
+      progress->kernels_per_point *= static_cast<double>(sample.stride());
+    }
     if (!o.instants.empty()) progress->basis = MemoryProgress::Basis::kKernels;
   }
   o.growth_from_instant = progress->first;

@@ -78,11 +78,8 @@ GrowthJudgement JudgeGrowth(const std::vector<uint64_t>& values) {
   return g;
 }
 
-std::vector<uint64_t> KernelProgressInstants(const std::vector<KernelEvent>& kernels, size_t count,
-                                             double skip_share, double* kernels_per_point) {
-  std::vector<uint64_t> ends;
-  ends.reserve(kernels.size());
-  for (const KernelEvent& k : kernels) ends.push_back(k.end_ns());
+std::vector<uint64_t> KernelProgressInstants(std::vector<uint64_t> ends, size_t count,
+                                             double skip_share, double* per_point) {
   std::sort(ends.begin(), ends.end());
   const size_t skip = static_cast<size_t>(skip_share * static_cast<double>(ends.size()));
   const size_t left = ends.size() - std::min(skip, ends.size());
@@ -93,8 +90,18 @@ std::vector<uint64_t> KernelProgressInstants(const std::vector<KernelEvent>& ker
   for (size_t i = 0; i < points; ++i) {
     out.push_back(ends[skip + static_cast<size_t>(std::llround(step * static_cast<double>(i)))]);
   }
-  if (kernels_per_point != nullptr) *kernels_per_point = step;
+  if (per_point != nullptr) *per_point = step;
   return out;
+}
+
+void KernelEndSample::Add(uint64_t end_ns) {
+  if (seen_++ % stride_ != 0) return;
+  ends_.push_back(end_ns);
+  if (ends_.size() < 2 * cap_) return;
+  size_t kept = 0;
+  for (size_t i = 0; i < ends_.size(); i += 2) ends_[kept++] = ends_[i];
+  ends_.resize(kept);
+  stride_ *= 2;
 }
 
 }  // namespace warpscope

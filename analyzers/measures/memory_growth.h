@@ -38,17 +38,33 @@ struct GrowthJudgement {
 // `values`: memory in use at evenly spaced points of progress, warm-up already left out.
 GrowthJudgement JudgeGrowth(const std::vector<uint64_t>& values);
 
-// Instants of progress through a trace without steps: the ends of evenly spaced kernels in
-// time order, after the first `skip_share` of the kernels (warm-up: the first step's
-// allocations, compilation), at most `count` of them and at least 3 kernels apart; empty when
-// that leaves fewer than kMinimumProgressPoints. `kernels_per_point`: the kernels between two.
+// Instants of progress through a trace without steps: from `kernel_ends` (kernel end times,
+// any order; every kernel, or every stride-th one of a KernelEndSample), the ends of evenly
+// spaced ones in time order, after the first `skip_share` of them (warm-up: the first step's
+// allocations, compilation), at most `count` and at least 3 apart; empty when that leaves
+// fewer than kMinimumProgressPoints. `per_point`: the entries of `kernel_ends` between two.
 inline constexpr size_t kMinimumProgressPoints = 8;
 inline constexpr double kKernelWarmupShare = 0.1;
 // Points over the kernels of a trace without steps: few enough that each spans an iteration of
 // a short program, so that the least in use between two holds what the program keeps.
 inline constexpr size_t kKernelProgressPoints = 40;
-std::vector<uint64_t> KernelProgressInstants(const std::vector<KernelEvent>& kernels, size_t count,
-                                             double skip_share, double* kernels_per_point);
+std::vector<uint64_t> KernelProgressInstants(std::vector<uint64_t> kernel_ends, size_t count,
+                                             double skip_share, double* per_point);
+
+// Every stride-th kernel end in the order given, at most 2 * cap of them: when full, every
+// other one is dropped and the stride doubles. Memory stays bounded however many kernels.
+class KernelEndSample {
+ public:
+  explicit KernelEndSample(size_t cap = 4096) : cap_(cap) {}
+  void Add(uint64_t end_ns);
+  const std::vector<uint64_t>& ends() const { return ends_; }
+  uint64_t stride() const { return stride_; }
+
+ private:
+  size_t cap_;
+  uint64_t stride_ = 1, seen_ = 0;
+  std::vector<uint64_t> ends_;
+};
 
 }  // namespace warpscope
 

@@ -83,19 +83,19 @@ TEST(MemoryGrowth, TooFewPointsGiveNoJudgement) {
   EXPECT_FALSE(g.leak);
 }
 
-std::vector<KernelEvent> WithKernels(size_t n) {
-  std::vector<KernelEvent> kernels;
+std::vector<uint64_t> WithKernels(size_t n) {
+  std::vector<uint64_t> kernels;
   for (size_t i = 0; i < n; ++i) {
     KernelEvent k;
     k.start_ns = 1000 * (n - i);  // not in time order in the model
     k.duration_ns = 10;
-    kernels.push_back(k);
+    kernels.push_back(k.end_ns());
   }
   return kernels;
 }
 
 TEST(MemoryGrowth, ProgressInstantsAreEvenlySpacedKernelEnds) {
-  const std::vector<KernelEvent> kernels = WithKernels(1000);
+  const std::vector<uint64_t> kernels = WithKernels(1000);
   double per_point = 0;
   const std::vector<uint64_t> at = KernelProgressInstants(kernels, 100, 0.1, &per_point);
   ASSERT_EQ(at.size(), 100u);
@@ -103,6 +103,14 @@ TEST(MemoryGrowth, ProgressInstantsAreEvenlySpacedKernelEnds) {
   EXPECT_EQ(at.back(), 1000u * 1000 + 10);
   EXPECT_TRUE(std::is_sorted(at.begin(), at.end()));
   EXPECT_NEAR(per_point, 899.0 / 99, 1e-9);
+}
+
+TEST(MemoryGrowth, TheKernelSampleStaysBoundedAndEvenlySpaced) {
+  KernelEndSample sample(8);
+  for (uint64_t i = 0; i < 1000; ++i) sample.Add(i);
+  EXPECT_LT(sample.ends().size(), 16u);
+  EXPECT_EQ(sample.stride(), 128u);
+  for (size_t i = 0; i < sample.ends().size(); ++i) EXPECT_EQ(sample.ends()[i], i * 128);
 }
 
 TEST(MemoryGrowth, ProgressNeedsEnoughKernels) {

@@ -47,7 +47,7 @@ def check_rule(cli, bench_trace, work):
         path = os.path.join(work, f"rule_{rows}.wst")
         subprocess.run([bench_trace, path, str(rows)], check=True)
         _, info = peak_rss([cli, "info", "--format", "json", path])
-        counts = json.loads(info)["event_counts"]
+        counts = {row["kind"]: row["count"] for row in json.loads(info)["events"]}
         traces.append((path, sum(counts.values()), counts["nvtx_range"]))
     (small, small_events, small_ranges), (large, large_events, large_ranges) = traces
     failures = []

@@ -35,7 +35,8 @@ TEST(SummaryCliTest, NvtxNotesGoToStderrForCsvAndJson) {
   }
   CliResult table = RunCli("summary --report nvtx " + path);
   EXPECT_EQ(table.err, "");
-  EXPECT_THAT(table.out, HasSubstr("note: GPU time of NVTX ranges needs runtime or driver"));
+  EXPECT_THAT(table.out, HasSubstr(absl::StrCat("note: ", path,
+                                                ": GPU time of NVTX ranges needs runtime or driver")));
 }
 
 TEST(InfoCliTest, ReadableTraceExitsZero) {

@@ -56,7 +56,7 @@ def analyse(cli, trace):
 
 def kernels_in(cli, trace):
     run = subprocess.run([cli, "info", trace, "--format", "json"], capture_output=True, text=True)
-    return int(json.loads(run.stdout)["event_counts"]["kernel"])
+    return next(int(r["count"]) for r in json.loads(run.stdout)["events"] if r["kind"] == "kernel")
 
 
 def top_site(report):

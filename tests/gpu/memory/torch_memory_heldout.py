@@ -32,7 +32,7 @@ def model(dev):
 
 
 def main():
-    mode, out = sys.argv[1], sys.argv[2]
+    mode, ref_path = sys.argv[1], sys.argv[2]
     steps = int(sys.argv[3]) if len(sys.argv) > 3 else 40
     if mode not in LEAK_LINES:
         raise SystemExit(f"torch_memory_heldout: no mode {mode!r}")
@@ -64,7 +64,7 @@ def main():
                      "reserved": torch.cuda.memory_reserved()})
     ref = {"mode": mode, "steps": rows, "leak_line": LEAK_LINES[mode],
            "leak_from_step": LEAK_FROM[mode], "torch": torch.__version__}
-    with open(out, "w") as f:
+    with open(ref_path, "w") as f:
         json.dump(ref, f, indent=1)
     print(json.dumps({"mode": mode, "steps": steps, "kept": len(history) + len(cache)}))
 
