@@ -4,6 +4,7 @@
 #ifndef WARPSCOPE_COLLECTORS_PM_SAMPLING_PM_METRIC_SETS_H_
 #define WARPSCOPE_COLLECTORS_PM_SAMPLING_PM_METRIC_SETS_H_
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -72,6 +73,9 @@ inline const std::vector<std::string>& DefaultPmMetrics() {
 
 // The `sol` set: the default set's three active-warp metrics (occupancy and tail work on a
 // sol recording too), the units above and the raw counts: 18 metrics, one pass on GH100.
+// The sol set's interval when none is given (pm_sampling_config.cc says why).
+inline constexpr uint64_t kSolPmIntervalNs = 1000000;
+
 inline const std::vector<std::string>& SolPmMetrics() {
   static const std::vector<std::string> kMetrics = [] {
     std::vector<std::string> m = DefaultPmMetrics();

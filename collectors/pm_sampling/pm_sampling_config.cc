@@ -182,7 +182,14 @@ bool LoadPmSamplingConfig(const std::function<std::string(std::string_view)>& ge
   auto apply = [config](const SettingSpec& spec, std::string_view v, std::string* problem) {
     return ApplyPmSamplingSetting(spec, v, config, problem);
   };
-  return LoadOwnedSettings(SettingOwner::kPmSampling, get_env, apply, error);
+  if (!LoadOwnedSettings(SettingOwner::kPmSampling, get_env, apply, error)) return false;
+  // The sol set's samples cost about 220 us each to decode and evaluate on the H200 machine:
+  // at 200 us the decoder falls behind and samples are lost, so it samples every 1 ms unless
+  // an interval is given.
+  if (config->metrics == SolPmMetrics() && TrimBlanks(get_env("WARPSCOPE_PM_INTERVAL")).empty()) {
+    config->interval_ns = kSolPmIntervalNs;
+  }
+  return true;
 }
 
 namespace {

@@ -95,6 +95,16 @@ TEST(PmSamplingConfigTest, MetricsAndEnvironment) {
     EXPECT_THAT(error, HasSubstr("WARPSCOPE_PM_DECODE_BATCH"));
   }
   env.erase("WARPSCOPE_PM_DECODE_BATCH");
+  // The sol set samples every 1 ms unless an interval is given.
+  env["WARPSCOPE_PM_METRICS"] = "sol";
+  ASSERT_TRUE(LoadPmSamplingConfig(get, &config, &error)) << error;
+  EXPECT_EQ(config.interval_ns, 20000u);
+  env.erase("WARPSCOPE_PM_INTERVAL");
+  PmSamplingConfig sol;
+  ASSERT_TRUE(LoadPmSamplingConfig(get, &sol, &error)) << error;
+  EXPECT_EQ(sol.metrics, SolPmMetrics());
+  EXPECT_EQ(sol.interval_ns, kSolPmIntervalNs);
+  env.erase("WARPSCOPE_PM_METRICS");
   env["WARPSCOPE_PM_INTERVAL"] = "often";
   EXPECT_FALSE(LoadPmSamplingConfig(get, &config, &error));
   EXPECT_THAT(error, HasSubstr("warpscope: WARPSCOPE_PM_INTERVAL='often'"));

@@ -10,7 +10,7 @@
 # $WS_BUILD/bin (target ws_sol_kernels, staged by `tests/gpu/gpu_suite.sh --stage BUILD`),
 # else compiled here with nvcc.
 #   1. records all five with `warpscope record --pm-sampling --pm-metrics sol` (WS_SOL_INTERVAL,
-#      default 200us), then `warpscope sol -f json` and the table, and `--svg` (roofline);
+#      default 1ms, the set's own), then `warpscope sol -f json` and the table, and `--svg` (roofline);
 #   2. profiles the first 3 launches of each long kernel with Nsight Compute
 #      (--section SpeedOfLight plus the metrics sol_compare.py maps each unit to,
 #      --clock-control none, CSV), one kernel per run so that each run stays short;
@@ -27,7 +27,7 @@ source "$(dirname "$0")/../gpu_build_env.sh" build gpu_sol_out
 mkdir -p "$OUTDIR/logs"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 LOGS=$OUTDIR/logs
-INTERVAL=${WS_SOL_INTERVAL:-200us}
+INTERVAL=${WS_SOL_INTERVAL:-1ms}  # the sol set's own default (pm_metric_sets.h kSolPmIntervalNs)
 summary=$OUTDIR/sol_summary.txt
 : >"$summary"
 failures=0

@@ -19,20 +19,22 @@ def main() -> int:
     with open(sys.argv[1]) as f:
         info = json.load(f)
     label = sys.argv[2] if len(sys.argv) > 2 else "recording"
-    pm = info.get("pm_sampling")
-    if pm is None:
+    sets = info.get("pm_metric_sets", [])
+    if not sets:
         print(f"PM holes ({label}): no PM metric set in the trace")
         return 0
-    counters = {c["name"]: c["value"] for c in info.get("stats", {}).get("counters", [])}
+    counters = {c["name"]: c["value"] for c in info.get("counters", [])}
 
     def counter(name):
         return counters.get("pm_sampling." + name, 0)
 
-    samples = sum(s["samples"] for s in pm.get("metric_sets", []))
-    coverage = pm.get("coverage", {})
-    holes = [h for h in coverage.get("holes", []) if h.get("place") == "between samples"]
+    samples = sum(s["samples"] for s in sets)
+    coverage = next((c for c in info.get("sampling_coverage", []) if c["sampling"] == "pm"), {})
+    holes = [h for h in info.get("sampling_holes", [])
+             if h.get("sampling") == "pm" and h.get("place") == "between samples"]
     between_ns = sum(h.get("gap_ns") or 0 for h in holes)
-    print(f"PM holes ({label}): {samples} samples; without samples {pm.get('gap_ns', 0) / 1e6:.1f} ms "
+    gap_ns = counter("gap_ns")
+    print(f"PM holes ({label}): {samples} samples; without samples {gap_ns / 1e6:.1f} ms "
           f"in {counter('gaps')} gap(s) (recorder), {between_ns / 1e6:.1f} ms in {len(holes)} hole(s) "
           f"between samples holding kernels (analyses, {coverage.get('holes_not_listed', 0)} more "
           f"not listed); invalid {counter('samples_invalid')}, too long "
