@@ -6,6 +6,7 @@ GPU, set the pace, so all that a recorder adds to a launch shows in full.
 usage: eager_launches.py [--steps 400] [--warmup 30] [--launches-per-step 400]
                          [--mode plain|torch_profiler|proton] [--trace-out PATH] [--no-nvtx]
                          [--pairs N [--phase-steps 50] [--settle-steps 10] [--seed S]]
+                         [--warmup-s S] [--chunk-steps K]
 
 Runs the warm-up steps, synchronizes, times --steps steps (synchronized before the clock is
 read) and prints one JSON line: µs per launch and the launch counts.
@@ -26,6 +27,10 @@ with cudaProfilerStart and an "off" phase with cudaProfilerStop (a recorder arme
 turns itself on and off there; run plain, the pairs measure the loop's own drift); then
 --settle-steps untimed steps and --phase-steps timed ones. The JSON line then carries each
 phase's µs per launch and the median of the paired differences (on - off).
+--warmup-s S: after the warm-up steps, go on stepping until S seconds of warm-up have passed
+(the GPU's clocks rise with load; a short warm-up times part of the run at idle clocks).
+--chunk-steps K: also report µs per launch of each K timed steps in turn (`chunks_us`), to see
+drift within a process.
 Neither profiler writes its file inside the timed part; both, like warpscope and the floor,
 handle CUPTI's buffers as they fill, inside it, and both keep their own per-op records in
 memory as they go (torch.profiler a CPU event per op; Proton its tree).
@@ -54,6 +59,8 @@ p.add_argument("--pairs", type=int, default=0, help="measure off/on pairs in one
 p.add_argument("--phase-steps", type=int, default=50, help="timed steps per phase")
 p.add_argument("--settle-steps", type=int, default=10, help="untimed steps after a switch")
 p.add_argument("--seed", type=int, default=0, help="the order of each pair's phases")
+p.add_argument("--warmup-s", type=float, default=0.0, help="warm up for at least this long")
+p.add_argument("--chunk-steps", type=int, default=0, help="report each K timed steps")
 a = p.parse_args()
 if a.pairs and a.mode != "plain":
     p.error("--pairs needs --mode plain (the recorder comes from outside)")
@@ -152,14 +159,29 @@ if a.pairs:
         "device": torch.cuda.get_device_name(), **result}), flush=True)
     sys.exit(0)
 
-with ctx as prof:
+def warm_up():
+    t_warm = time.perf_counter()
     for _ in range(a.warmup):
         step()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(a.steps):
+    while time.perf_counter() - t_warm < a.warmup_s:
         step()
     torch.cuda.synchronize()
+
+
+chunks_us = []
+with ctx as prof:
+    warm_up()
+    t0 = time.perf_counter()
+    if a.chunk_steps:
+        done = 0
+        while done < a.steps:
+            k = min(a.chunk_steps, a.steps - done)
+            chunks_us.append(timed(k) * 1e6 / (k * a.launches_per_step))
+            done += k
+    else:
+        for _ in range(a.steps):
+            step()
+        torch.cuda.synchronize()
     seconds = time.perf_counter() - t0
     t_stop = time.perf_counter()
 if a.mode == "torch_profiler" and a.trace_out:
@@ -179,6 +201,7 @@ print(json.dumps({
     # Every launch of the loop, warm-up included; the set-up adds a few (two fills).
     "launches_total": (a.steps + a.warmup) * a.launches_per_step,
     "seconds": seconds, "us_per_launch": seconds * 1e6 / launches, "stop_s": stop_s,
+    "chunks_us": chunks_us, "warmup_s": a.warmup_s,
     "profile_bytes": os.path.getsize(profile_path) if os.path.exists(profile_path) else 0,
     "checksum": float(x.sum().item()), "torch": torch.__version__,
     "device": torch.cuda.get_device_name(),

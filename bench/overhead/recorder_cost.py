@@ -97,7 +97,8 @@ WORKLOADS = {
         ["plain", "floor_kernel", "floor_kernel_launch", "floor_recorded", "warpscope",
          "warpscope_nostacks", "warpscope_armed", "torch_profiler", "proton"], 7.5,
         lambda a: [sys.executable, f"{HERE}/eager_launches.py", "--steps", str(a.eager_steps),
-                   "--warmup", str(a.eager_warmup)],
+                   "--warmup", str(a.eager_warmup), "--warmup-s", str(a.eager_warmup_s),
+                   "--chunk-steps", str(a.chunk_steps)],
         ["floor_kernel_launch_internal", "warpscope_kernel_launch",
          "warpscope_kernel_launch_stacks", "warpscope_no_runtime"]),
     "resnet": Workload(
@@ -120,6 +121,12 @@ def parse_args():
     ap.add_argument("--modes", default="", help="only these modes (default: each workload's)")
     ap.add_argument("--eager-steps", type=int, default=400)
     ap.add_argument("--eager-warmup", type=int, default=20)
+    ap.add_argument("--eager-warmup-s", type=float, default=0.0,
+                    help="eager: warm up for at least this long (the GPU's clocks rise)")
+    ap.add_argument("--chunk-steps", type=int, default=0,
+                    help="eager: also time each K steps (chunks_us in the runs' log)")
+    ap.add_argument("--hash-seed", default="",
+                    help="PYTHONHASHSEED for every run (default: Python's random seed)")
     ap.add_argument("--resnet-steps", type=int, default=80)
     ap.add_argument("--resnet-warmup", type=int, default=10)
     ap.add_argument("--cores", default="2-5", help="CPU cores for every run (taskset -c)")
@@ -413,6 +420,8 @@ def main():
         launch = fake_launch(args)
     else:
         def launch(mode, cmd, env):
+            if args.hash_seed:
+                env = {**env, "PYTHONHASHSEED": args.hash_seed}
             return run_child(cmd, env, args.timeout_s, args.cores)
 
         missing = [p for p in ("lib/libwarpscope.so", "lib/libwarpscope_core.so",
