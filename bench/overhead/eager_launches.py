@@ -6,7 +6,7 @@ GPU, set the pace, so all that a recorder adds to a launch shows in full.
 usage: eager_launches.py [--steps 400] [--warmup 30] [--launches-per-step 400]
                          [--mode plain|torch_profiler|proton] [--trace-out PATH] [--no-nvtx]
                          [--pairs N [--phase-steps 50] [--settle-steps 10] [--seed S]]
-                         [--warmup-s S] [--chunk-steps K]
+                         [--warmup-s S] [--chunk-steps K] [--main-core C]
 
 Runs the warm-up steps, synchronizes, times --steps steps (synchronized before the clock is
 read) and prints one JSON line: µs per launch and the launch counts.
@@ -31,6 +31,8 @@ phase's µs per launch and the median of the paired differences (on - off).
 (the GPU's clocks rise with load; a short warm-up times part of the run at idle clocks).
 --chunk-steps K: also report µs per launch of each K timed steps in turn (`chunks_us`), to see
 drift within a process.
+--main-core C: once CUDA is up, the launching thread alone is held to core C (run the process
+on other cores), so that no helper thread of CUDA, CUPTI or a recorder shares its core.
 Neither profiler writes its file inside the timed part; both, like warpscope and the floor,
 handle CUPTI's buffers as they fill, inside it, and both keep their own per-op records in
 memory as they go (torch.profiler a CPU event per op; Proton its tree).
@@ -61,6 +63,8 @@ p.add_argument("--settle-steps", type=int, default=10, help="untimed steps after
 p.add_argument("--seed", type=int, default=0, help="the order of each pair's phases")
 p.add_argument("--warmup-s", type=float, default=0.0, help="warm up for at least this long")
 p.add_argument("--chunk-steps", type=int, default=0, help="report each K timed steps")
+p.add_argument("--main-core", type=int, default=-1,
+               help="after CUDA is up, hold the launching thread alone to this CPU core")
 a = p.parse_args()
 if a.pairs and a.mode != "plain":
     p.error("--pairs needs --mode plain (the recorder comes from outside)")
@@ -79,6 +83,10 @@ if a.mode == "proton":
 x = torch.zeros(1024, device="cuda")
 y = torch.full((1024,), 0.5, device="cuda")
 torch.cuda.synchronize()
+if a.main_core >= 0:
+    # Only this thread: the threads CUDA, CUPTI and a recorder started keep the process's cores,
+    # so none of them takes the launching thread's core.
+    os.sched_setaffinity(0, {a.main_core})
 quads = a.launches_per_step // 4
 nvtx = None if a.no_nvtx else torch.cuda.nvtx
 
@@ -160,17 +168,21 @@ if a.pairs:
     sys.exit(0)
 
 def warm_up():
+    """The warm-up steps, then more until --warmup-s has passed; returns how many ran."""
     t_warm = time.perf_counter()
     for _ in range(a.warmup):
         step()
+    done = a.warmup
     while time.perf_counter() - t_warm < a.warmup_s:
         step()
+        done += 1
     torch.cuda.synchronize()
+    return done
 
 
 chunks_us = []
 with ctx as prof:
-    warm_up()
+    warmup_steps = warm_up()
     t0 = time.perf_counter()
     if a.chunk_steps:
         done = 0
@@ -199,9 +211,9 @@ print(json.dumps({
     "mode": a.mode, "steps": a.steps, "warmup": a.warmup,
     "launches_per_step": a.launches_per_step, "launches_timed": launches,
     # Every launch of the loop, warm-up included; the set-up adds a few (two fills).
-    "launches_total": (a.steps + a.warmup) * a.launches_per_step,
+    "launches_total": (a.steps + warmup_steps) * a.launches_per_step,
     "seconds": seconds, "us_per_launch": seconds * 1e6 / launches, "stop_s": stop_s,
-    "chunks_us": chunks_us, "warmup_s": a.warmup_s,
+    "chunks_us": chunks_us, "warmup_steps": warmup_steps, "main_core": a.main_core,
     "profile_bytes": os.path.getsize(profile_path) if os.path.exists(profile_path) else 0,
     "checksum": float(x.sum().item()), "torch": torch.__version__,
     "device": torch.cuda.get_device_name(),

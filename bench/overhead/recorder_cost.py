@@ -98,7 +98,7 @@ WORKLOADS = {
          "warpscope_nostacks", "warpscope_armed", "torch_profiler", "proton"], 7.5,
         lambda a: [sys.executable, f"{HERE}/eager_launches.py", "--steps", str(a.eager_steps),
                    "--warmup", str(a.eager_warmup), "--warmup-s", str(a.eager_warmup_s),
-                   "--chunk-steps", str(a.chunk_steps)],
+                   "--chunk-steps", str(a.chunk_steps), "--main-core", str(a.main_core)],
         ["floor_kernel_launch_internal", "warpscope_kernel_launch",
          "warpscope_kernel_launch_stacks", "warpscope_no_runtime"]),
     "resnet": Workload(
@@ -125,6 +125,8 @@ def parse_args():
                     help="eager: warm up for at least this long (the GPU's clocks rise)")
     ap.add_argument("--chunk-steps", type=int, default=0,
                     help="eager: also time each K steps (chunks_us in the runs' log)")
+    ap.add_argument("--main-core", type=int, default=-1,
+                    help="eager: the launching thread alone on this core (not in --cores)")
     ap.add_argument("--hash-seed", default="",
                     help="PYTHONHASHSEED for every run (default: Python's random seed)")
     ap.add_argument("--resnet-steps", type=int, default=80)
