@@ -17,7 +17,7 @@
 # output, the request times, manifest.jsonl), split into recorder_<part>.tgz.part-NN when over
 # 15 MiB. The checkers run on the unpacked folder, where Python's protobuf is:
 #   tests/gpu/recorder/check_attribution.py DIR; tests/gpu/recorder/check_windows.py DIR
-# WS_DELAY (default 5) is the delay of the --delay runs, counted from the launch; runs that
+# WS_DELAY (default 8) is the delay of the --delay runs, counted from the launch; runs that
 # would start after WS_BUDGET seconds (default 420, both parts together) are skipped, so that a
 # hanging program cannot take the machine's whole call.
 # Exit status: runs that failed (the program's status, no trace, no ready line).
@@ -31,7 +31,7 @@ if [[ ! $parts =~ ^(attribution|windows|models|attribution\ windows)$ ]]; then
 fi
 REC=$here/tests/gpu/recorder
 LP=$BIN/ws_launch_paths
-DELAY=${WS_DELAY:-5}
+DELAY=${WS_DELAY:-8}
 BUDGET=${WS_BUDGET:-420}
 began=$(date +%s)
 fails=0
