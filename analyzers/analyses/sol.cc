@@ -41,6 +41,8 @@ std::string_view SolVerdictName(SolVerdict verdict) {
       return "memory-bound";
     case SolVerdict::kComputeBound:
       return "compute-bound";
+    case SolVerdict::kMixed:
+      return "mixed";
     case SolVerdict::kNoFigure:
       break;
   }
@@ -80,7 +82,10 @@ void JudgeSol(SolRow& row) {
     if (v[u] > best + 10) row.closest = u;
     if (v[u] > pipes + 10) compute_unit = u;
   }
-  if (std::max(best_memory, best_compute) < kSolLatencyBoundPct) {
+  if (row.kernel.own_fraction < kSolOwnShareForVerdict) {
+    row.verdict = SolVerdict::kMixed;
+    row.bound_by.clear();
+  } else if (std::max(best_memory, best_compute) < kSolLatencyBoundPct) {
     row.verdict = SolVerdict::kLatencyBound;
     row.bound_by.clear();
   } else if (best_memory >= best_compute) {

@@ -22,7 +22,11 @@ namespace warpscope {
 // latency issues"), so both tools give the same verdict on the same figures.
 inline constexpr double kSolLatencyBoundPct = 60.0;
 
-enum class SolVerdict { kNoFigure, kLatencyBound, kMemoryBound, kComputeBound };
+// kMixed: the kernel's figures rest mostly on samples it shared with other kernels (it ran
+// for less than kSolOwnShareForVerdict of its time inside samples of its own): they are the
+// mix's figures, not its own, so no verdict is drawn from them.
+enum class SolVerdict { kNoFigure, kLatencyBound, kMemoryBound, kComputeBound, kMixed };
+inline constexpr double kSolOwnShareForVerdict = 0.5;
 std::string_view SolVerdictName(SolVerdict verdict);
 
 struct SolRow {

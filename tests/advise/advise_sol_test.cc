@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "analyzers/analyses/advise/advise.h"
+#include "analyzers/analyses/sol.h"
+#include "analyzers/measures/pm_attribution.h"
 #include "analyzers/model/trace_model.h"
 #include "collectors/pm_sampling/pm_metric_sets.h"
 #include "gmock/gmock.h"
@@ -57,9 +59,12 @@ struct PlannedKernel {
 };
 
 // Writes the kernels back to back on one stream, then the sol set's samples tiling each launch
-// (the designed loads) to a trace, and loads it.
+// (the designed loads) to a trace, and loads it. With `one_mix`, the samples instead tile the
+// whole run at the first kernel's load, whichever kernels they span (kernels shorter than the
+// interval share every sample).
 absl::StatusOr<TraceModel> SolModel(const std::vector<PlannedKernel>& plan,
-                                    const std::vector<std::string>& metrics = SolPmMetrics()) {
+                                    const std::vector<std::string>& metrics = SolPmMetrics(),
+                                    bool one_mix = false) {
   const std::string path = ::warpscope::testing::MakeTempDir() + "/sol.wst";
   fixtures::SyntheticTraceOptions options;
   options.pm_interval_ns = 0;
@@ -76,6 +81,24 @@ absl::StatusOr<TraceModel> SolModel(const std::vector<PlannedKernel>& plan,
                                          .counter_availability = {}});
   std::vector<PmSampleRecord> samples;
   const double cycles = static_cast<double>(kInterval) * 1.98;
+  const auto tile = [&](uint64_t start, uint64_t end, const UnitLoad& load) {
+    for (uint64_t t = start; t + kInterval <= end; t += kInterval) {
+      PmSampleRecord s{.metric_set_id = kSolSetId,
+                       .start_ns = SyntheticTraceBuilder::ToAbsolute(t),
+                       .end_ns = SyntheticTraceBuilder::ToAbsolute(t + kInterval),
+                       .values = std::vector<double>(metrics.size(), 1.0)};
+      s.values[0] = load.warps_per_sm;
+      s.values[1] = cycles;
+      s.values[2] = cycles;
+      for (size_t m = 3; m < metrics.size(); ++m) {
+        for (const SolUnitMetric& u : kSolUnits) {
+          if (metrics[m] == u.metric) s.values[m] = LoadOf(load, u.unit);
+        }
+      }
+      samples.push_back(std::move(s));
+    }
+  };
+  uint64_t first = 0, last = 0;
   for (const PlannedKernel& k : plan) {
     for (int i = 0; i < k.launches; ++i) {
       // The builder jitters durations by up to 3%: the launch runs from when the stream is free
@@ -84,23 +107,12 @@ absl::StatusOr<TraceModel> SolModel(const std::vector<PlannedKernel>& plan,
       b->LaunchKernel(NamedKernel(k.name.c_str(), k.ns));
       const uint64_t start = std::max(free, b->host_now() + options.launch_latency_ns);
       const uint64_t end = b->stream_done(fixtures::kComputeStream);
-      for (uint64_t t = start; t + kInterval <= end; t += kInterval) {
-        PmSampleRecord s{.metric_set_id = kSolSetId,
-                         .start_ns = SyntheticTraceBuilder::ToAbsolute(t),
-                         .end_ns = SyntheticTraceBuilder::ToAbsolute(t + kInterval),
-                         .values = std::vector<double>(metrics.size(), 1.0)};
-        s.values[0] = k.load.warps_per_sm;
-        s.values[1] = cycles;
-        s.values[2] = cycles;
-        for (size_t m = 3; m < metrics.size(); ++m) {
-          for (const SolUnitMetric& u : kSolUnits) {
-            if (metrics[m] == u.metric) s.values[m] = LoadOf(k.load, u.unit);
-          }
-        }
-        samples.push_back(std::move(s));
-      }
+      if (first == 0) first = start;
+      last = end;
+      if (!one_mix) tile(start, end, k.load);
     }
   }
+  if (one_mix && !plan.empty()) tile(first, last, plan.front().load);
   {
     TraceWriter::Batch batch(b->writer());
     for (const PmSampleRecord& s : samples) ok &= batch.Write(s);
@@ -170,6 +182,27 @@ TEST(AdviseSolTest, ALatencyBoundKernelOfLittleTimeIsNoFinding) {
   ASSERT_TRUE(model.ok()) << model.status();
   const AdviseReport report = Advise(*model);
   EXPECT_EQ(FindRule(report, kRuleLatencyBound), nullptr);
+}
+
+TEST(AdviseSolTest, KernelsSeenOnlyInSharedSamplesGetNoVerdictAndNoFinding) {
+  // Two kernels of 4 µs take turns, 400 launches each: every 20 µs sample spans both, so each
+  // one's figures are the mix's (here a latency-bound 12% L2), not its own.
+  std::vector<PlannedKernel> plan;
+  for (int i = 0; i < 400; ++i) {
+    plan.push_back({kChase, 4'000, {.dram = 5, .l2 = 12, .sm = 10}});
+    plan.push_back({kCopy, 4'000, {.dram = 5, .l2 = 12, .sm = 10}});
+  }
+  absl::StatusOr<TraceModel> model = SolModel(plan, SolPmMetrics(), /*one_mix=*/true);
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<SolReport> sol = BuildSolReport(PmInputsOf(*model), SolReportOptions{});
+  ASSERT_TRUE(sol.ok()) << sol.status();
+  ASSERT_EQ(sol->rows.size(), 2u);
+  for (const SolRow& r : sol->rows) {
+    EXPECT_EQ(r.verdict, SolVerdict::kMixed) << r.kernel.name;
+    EXPECT_LT(r.kernel.own_fraction, kSolOwnShareForVerdict) << r.kernel.name;
+    EXPECT_GT(r.kernel.covered_fraction, 0.9) << r.kernel.name;
+  }
+  EXPECT_EQ(FindRule(Advise(*model), kRuleLatencyBound), nullptr);
 }
 
 TEST(AdviseSolTest, HeldOutGemmNamesBoundByDramAreFindingsAndOtherKernelsAreNot) {

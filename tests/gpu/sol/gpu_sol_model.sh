@@ -2,7 +2,7 @@
 # `warpscope sol` and advise's speed-of-light rules on a real model (issue 40): a ResNet-50
 # training step (resnet_sol.py: bf16 autocast, channels-last, inputs on the GPU), recorded with
 # `--pm-sampling --pm-metrics sol`, against Nsight Compute's figures for one step of the same
-# program (--nvtx-include "profile_step/", SpeedOfLight plus the metrics sol_compare.py maps
+# program (--profile-from-start off around one step, SpeedOfLight plus the metrics sol_compare.py maps
 # each unit to, --clock-control none).
 #
 #   WS_BUILD=$PWD/.gpu tests/gpu/sol/gpu_sol_model.sh [OUT_DIR]
@@ -46,7 +46,7 @@ fi
 
 if [[ -n $NCU ]]; then
   if run_logged "$LOGS/ncu.log" timeout "${NCU_TIMEOUT:-300}" "$NCU" --clock-control none \
-       --nvtx --nvtx-include "profile_step/" --section SpeedOfLight --metrics "$NCU_METRICS" \
+       --profile-from-start off --section SpeedOfLight --metrics "$NCU_METRICS" \
        --csv --page raw python3 "$SOL/resnet_sol.py" --warmup 5 --profile-step; then
     sed -n '/^"ID"/,$p' "$LOGS/ncu.log" >"$LOGS/ncu.csv"
   else

@@ -5,9 +5,9 @@ that a second run (under Nsight Compute) launches the same kernels.
 
     resnet_sol.py [--warmup 5] [--steps 20] [--profile-step]
 
---profile-step: the first step after the warm-up runs inside an NVTX range `profile_step`
-(Nsight Compute's --nvtx-include "profile_step/" profiles that step's kernels only), and the
-program stops after it. Prints one JSON line: steps and ms per step.
+--profile-step: the first step after the warm-up runs between cudaProfilerStart and
+cudaProfilerStop (Nsight Compute's --profile-from-start off profiles that step's kernels only,
+the autograd thread's included), and the program stops after it. Prints one JSON line: steps and ms per step.
 """
 import argparse
 import json
@@ -43,10 +43,10 @@ for _ in range(a.warmup):
     step()
 torch.cuda.synchronize()
 if a.profile_step:
-    torch.cuda.nvtx.range_push("profile_step")
+    torch.cuda.cudart().cudaProfilerStart()
     step()
     torch.cuda.synchronize()
-    torch.cuda.nvtx.range_pop()
+    torch.cuda.cudart().cudaProfilerStop()
     print(json.dumps({"profiled_steps": 1}), flush=True)
 else:
     t0 = time.perf_counter()
