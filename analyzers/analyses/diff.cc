@@ -34,41 +34,33 @@ struct Side {
   uint64_t gpu_busy_ns = 0, kernel_ns = 0, memory_ns = 0, span_ns = 0;
 };
 
-std::map<std::string, DurationStats> StatsByName(
-    std::map<std::string, std::vector<uint64_t>>& durations) {
-  std::map<std::string, DurationStats> out;
-  for (auto& [name, ns] : durations) out[name] = DurationStats::Of(ns);
-  return out;
-}
-
-Side Collect(const TraceModel& model, const DiffOptions& options) {
+// One side from `summary`'s fold of the trace (its combined view, last: every device, the
+// NVTX ranges over all threads): kernels and copies by name in bounded memory, medians as
+// `summary` computes them.
+absl::StatusOr<Side> Collect(const TraceModel& model, const DiffOptions& options) {
+  SummaryOptions fold;
+  fold.kernels = fold.api = fold.memory = fold.idle = false;
+  fold.literal_ranges = options.literal_ranges;
+  fold.combined = true;
+  absl::StatusOr<std::vector<TraceSummary>> summaries = SummarizeTraceFiles({&model}, {""}, fold);
+  if (!summaries.ok()) return summaries.status();
   Side side;
-  std::map<std::string, std::vector<uint64_t>> kernels, memory;
-  for (const KernelEvent& k : model.kernels) {
-    kernels[KernelDisplayName(k)].push_back(k.duration_ns);
-    side.kernel_ns += k.duration_ns;
+  const DeviceSummary& all = summaries->back().devices.front();
+  for (const NamedDurations& k : all.kernels) {
+    side.kernels[k.name] = k.time;
+    side.kernel_ns += k.time.total_ns;
   }
-  for (const MemcpyEvent& c : model.memcpys) {
-    memory[MemcpyOperationName(c.copy_kind)].push_back(c.duration_ns);
-    side.memory_ns += c.duration_ns;
+  for (const MemoryOperationSummary& m : all.memory) {
+    side.memory[m.operation] = m.time;
+    side.memory_ns += m.time.total_ns;
   }
-  for (const MemsetEvent& s : model.memsets) {
-    memory[std::string(kMemsetOperationName)].push_back(s.duration_ns);
-    side.memory_ns += s.duration_ns;
-  }
-  side.kernels = StatsByName(kernels);
-  side.memory = StatsByName(memory);
-  NvtxProjectionOptions projection;
-  projection.literal_ranges = options.literal_ranges;
-  for (const NvtxRangeGroup& g : ProjectNvtxRanges(model, projection).groups) {
+  for (const NvtxRangeSummary& g : summaries->back().nvtx_ranges) {
     RangeWork& r = side.ranges[g.domain.empty() ? g.path : absl::StrCat(g.domain, ":", g.path)];
-    r.count += g.cpu_durations_ns.size();
+    r.count += g.cpu.count;
     r.gpu_ns += g.gpu_time_ns;
-    for (uint64_t ns : g.cpu_durations_ns) r.host_ns += ns;
+    r.host_ns += g.cpu.total_ns;
   }
-  SummaryOptions busy_only;
-  busy_only.kernels = busy_only.api = busy_only.memory = busy_only.nvtx = false;
-  for (const DeviceSummary& d : SummarizeTrace(model, "", busy_only).devices) {
+  for (const DeviceSummary& d : summaries->front().devices) {
     if (d.has_busy) side.gpu_busy_ns += d.busy.busy_ns;
   }
   side.span_ns = model.span.duration_ns();
@@ -257,9 +249,14 @@ std::string MissingSamplesNote(const std::string& what, const std::string& label
 }
 
 // Occupancy, tail and stall rows, and notes on the figures a trace lacks.
-void AddEfficiencyRows(const TraceModel& base, const TraceModel& next, const DiffOptions& options,
-                       DiffReport* report) {
-  const TraceEfficiency b = CollectEfficiency(base), n = CollectEfficiency(next);
+absl::Status AddEfficiencyRows(const TraceModel& base, const TraceModel& next,
+                               const DiffOptions& options, DiffReport* report) {
+  absl::StatusOr<TraceEfficiency> base_efficiency = CollectEfficiencyOf(base);
+  if (!base_efficiency.ok()) return base_efficiency.status();
+  absl::StatusOr<TraceEfficiency> new_efficiency = CollectEfficiencyOf(next);
+  if (!new_efficiency.ok()) return new_efficiency.status();
+  const TraceEfficiency& b = *base_efficiency;
+  const TraceEfficiency& n = *new_efficiency;
   std::map<std::string, const DiffRow*> kernel_rows;
   for (const DiffRow& row : report->rows) {
     if (row.section == DiffSection::kKernel) kernel_rows[row.name] = &row;
@@ -296,6 +293,7 @@ void AddEfficiencyRows(const TraceModel& base, const TraceModel& next, const Dif
       report->notes.push_back(MissingSamplesNote("stalls", label, "PC", "--pc-sampling"));
     }
   }
+  return absl::OkStatus();
 }
 
 std::string SignedDuration(double ns) {
@@ -417,14 +415,19 @@ absl::StatusOr<double> ParseDurationNs(std::string_view text) {
       "'", std::string(text), "' is not a duration: give a number and a unit, e.g. 20us, 1.5ms, 500ns, 2s"));
 }
 
-DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
-                           std::string base_label, std::string new_label,
-                           const DiffOptions& options) {
+absl::StatusOr<DiffReport> BuildDiffReportOfFiles(const TraceModel& base, const TraceModel& next,
+                                                  std::string base_label, std::string new_label,
+                                                  const DiffOptions& options) {
   DiffReport report;
   report.base_label = std::move(base_label);
   report.new_label = std::move(new_label);
   report.options = options;
-  Side b = Collect(base, options), n = Collect(next, options);
+  absl::StatusOr<Side> base_side = Collect(base, options);
+  if (!base_side.ok()) return base_side.status();
+  absl::StatusOr<Side> new_side = Collect(next, options);
+  if (!new_side.ok()) return new_side.status();
+  Side& b = *base_side;
+  Side& n = *new_side;
   report.totals = {TotalRow("GPU busy time", b.gpu_busy_ns, n.gpu_busy_ns, options),
                    TotalRow("kernel time", b.kernel_ns, n.kernel_ns, options),
                    TotalRow("memory time", b.memory_ns, n.memory_ns, options),
@@ -450,7 +453,7 @@ DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
         return r.count ? static_cast<double>(r.host_ns) / static_cast<double>(r.count) : 0.0;
       },
       options, &report.rows);
-  AddEfficiencyRows(base, next, options, &report);
+  if (absl::Status s = AddEfficiencyRows(base, next, options, &report); !s.ok()) return s;
   std::stable_sort(report.rows.begin(), report.rows.end(), [](const DiffRow& x, const DiffRow& y) {
     return std::fabs(x.impact_ns) > std::fabs(y.impact_ns);
   });
@@ -462,6 +465,21 @@ DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
   }
   if (options.top > 0 && report.rows.size() > options.top) report.rows.resize(options.top);
   return report;
+}
+
+TraceModelOptions DiffLoadOptions() {
+  TraceModelOptions load;
+  load.keep_pc_sample_records = false;  // a trace with samples is loaded again whole
+  load.keep_events = EventKindBit(EventKind::kNvtxRange);
+  return load;
+}
+
+DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
+                           std::string base_label, std::string new_label,
+                           const DiffOptions& options) {
+  // Models with every table are folded from their tables: nothing is read, nothing can fail.
+  return *BuildDiffReportOfFiles(base, next, std::move(base_label), std::move(new_label),
+                                 options);
 }
 
 namespace {

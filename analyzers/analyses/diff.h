@@ -87,9 +87,19 @@ struct DiffReport {
 // Compares `next` with `base`. Kernels match by demangled name over all devices, NVTX ranges
 // by domain and path over all threads, memory operations by kind. Occupancy and tail rows
 // appear when either trace has PM samples, stall rows when either has PC samples.
+// The models are loaded whole (TraceModel::Load's default).
 DiffReport BuildDiffReport(const TraceModel& base, const TraceModel& next,
                            std::string base_label, std::string new_label,
                            const DiffOptions& options);
+// The same for models loaded with DiffLoadOptions: each trace's GPU work and API calls are
+// read again and folded as `summary` folds them (SummarizeTraceFiles), so that memory grows
+// with names and NVTX ranges, not with events; a trace with PM or PC samples is loaded again
+// whole for the occupancy, tail and stall rows. Errors: those of reading a file again.
+absl::StatusOr<DiffReport> BuildDiffReportOfFiles(const TraceModel& base, const TraceModel& next,
+                                                  std::string base_label, std::string new_label,
+                                                  const DiffOptions& options);
+// What BuildDiffReportOfFiles needs loaded: the NVTX ranges.
+TraceModelOptions DiffLoadOptions();
 
 // The report, rendered by RenderReport: scalars (labels, verdict counts, thresholds) and one
 // typed table "rows" (the totals, then the rows; durations in ns), with its notes. Its text

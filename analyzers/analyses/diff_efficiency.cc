@@ -84,4 +84,16 @@ TraceEfficiency CollectEfficiency(const TraceModel& model) {
   return out;
 }
 
+absl::StatusOr<TraceEfficiency> CollectEfficiencyOf(const TraceModel& model) {
+  const bool samples = !model.pm_samples.empty() || !model.pc_sample_batches.empty();
+  if (!samples || (model.kept_events & EventKindBit(EventKind::kKernel)) != 0) {
+    return CollectEfficiency(model);
+  }
+  TraceModelOptions whole;
+  whole.slice = model.slice;
+  absl::StatusOr<TraceModel> loaded = TraceModel::Load(model.source_name, whole);
+  if (!loaded.ok()) return loaded.status();
+  return CollectEfficiency(*loaded);
+}
+
 }  // namespace warpscope

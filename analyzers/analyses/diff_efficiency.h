@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "analyzers/measures/pm_attribution.h"
 #include "analyzers/analyses/stalls.h"
 #include "analyzers/analyses/summary.h"
@@ -36,6 +37,10 @@ struct TraceEfficiency {
 
 // The figures of `model`; PCs are not mapped to source lines.
 TraceEfficiency CollectEfficiency(const TraceModel& model);
+// The same for a model that may have been loaded without its events (DiffLoadOptions): one
+// with PM or PC samples is loaded again whole (the samples are joined to its kernels). Errors:
+// those of loading it again.
+absl::StatusOr<TraceEfficiency> CollectEfficiencyOf(const TraceModel& model);
 
 }  // namespace warpscope
 

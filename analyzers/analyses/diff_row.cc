@@ -33,11 +33,20 @@ absl::Status CheckDiffOptions(const OptionValues& values) {
   return DiffOptionsOf(values).status();
 }
 
+// Only the NVTX ranges: the GPU work is folded from a second pass over each file
+// (BuildDiffReportOfFiles), so memory does not grow with events. --short-names reads every
+// kernel of both traces: they are loaded whole, as `summary` loads them then.
+TraceModelOptions DiffLoad(const OptionValues& values) {
+  return values.Has("short-names") ? TraceModelOptions() : DiffLoadOptions();
+}
+
 absl::StatusOr<AnalysisResult> RunDiff(const AnalysisInputs& in, const OptionValues& values) {
   absl::StatusOr<DiffOptions> options = DiffOptionsOf(values);
   if (!options.ok()) return options.status();
-  DiffReport report =
-      BuildDiffReport(*in.traces[0], *in.traces[1], in.paths[0], in.paths[1], *options);
+  absl::StatusOr<DiffReport> folded =
+      BuildDiffReportOfFiles(*in.traces[0], *in.traces[1], in.paths[0], in.paths[1], *options);
+  if (!folded.ok()) return AsInputError(folded.status());
+  DiffReport report = *std::move(folded);
   report.names = KernelNamesOf(values, in.traces);
   AnalysisResult result;
   result.report = DiffReportTables(report);
@@ -78,6 +87,7 @@ AnalysisRow DiffAnalysis() {
       "it\nmoved by more than --threshold and its impact on NEW's run exceeds --min-delta. "
       "Exit\nstatus 3 with --fail-on-regression when a row is slower. See docs/diff.md.\n";
   row.check = CheckDiffOptions;
+  row.load_options = DiffLoad;
   row.run = RunDiff;
   return row;
 }

@@ -523,7 +523,7 @@ absl::StatusOr<std::vector<TraceSummary>> SummarizeAll(
     if (!fold.ok()) return fold.status();
     NvtxProjection projection;
     if ((*fold)->projector) projection = (*fold)->projector->Finish();
-    if (models.size() > 1) {
+    if (models.size() > 1 || options.combined) {
       for (const NvtxRangeGroup& g : projection.groups) {
         auto [it, added] = combined_nvtx.try_emplace({g.domain, g.path});
         if (added) {
@@ -539,7 +539,9 @@ absl::StatusOr<std::vector<TraceSummary>> SummarizeAll(
                             options, **fold, std::move(projection)));
     folds.push_back(*std::move(fold));
   }
-  if (models.size() >= 2) out.push_back(Combine(models, folds, combined_nvtx, options));
+  if (models.size() >= 2 || options.combined) {
+    out.push_back(Combine(models, folds, combined_nvtx, options));
+  }
   return out;
 }
 

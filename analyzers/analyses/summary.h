@@ -158,6 +158,9 @@ struct SummaryOptions {
   size_t name_width = 0;     // cut names in text tables to this many columns; 0 = whole
   // NVTX rows by the names as written; by default numbered ranges are one row (step_<N>).
   bool literal_ranges = false;
+  // The combined view (labelled "*", last) for a single trace too: every device's work and
+  // the NVTX ranges over all threads (diff compares traces by it).
+  bool combined = false;
 };
 
 // Parses --sort (total|count|avg|max|name) and --report (comma-separated subset of

@@ -20,6 +20,7 @@ namespace {
 
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::warpscope::testing::CliResult;
 using ::warpscope::testing::CompareWithGolden;
 using ::warpscope::testing::MakeTempDir;
@@ -85,6 +86,23 @@ TEST(AdviseCliTest, TopAndDeviceFlags) {
   CliResult zero = RunCli(absl::StrCat("advise --device 0 -f csv -t findings ", trace));
   ASSERT_EQ(zero.exit_code, 0) << zero.err;
   EXPECT_GT(testing::CountLines(zero.out), 2);
+}
+
+// A trace with more timed events than --max-events is read in its first steps, and the note
+// says so; under the least budget allowed the flag is a usage error.
+TEST(AdviseCliTest, MaxEventsReadsTheFirstStepsAndSaysSo) {
+  const std::string trace = SourceDir() + "/examples/traces/synthetic_training_loop.wst";
+  CliResult part = RunCli(absl::StrCat("advise -f csv -t notes --max-events 1000 ", trace));
+  ASSERT_EQ(part.exit_code, 0) << part.err;
+  EXPECT_THAT(part.out, HasSubstr("the trace has 1070 timed events, more than --max-events "
+                                  "1000: advise read the first 5 of its 6 steps (890 events)"));
+  CliResult whole = RunCli(absl::StrCat("advise -f csv -t notes --max-events 1070 ", trace));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_THAT(whole.out, Not(HasSubstr("--max-events")));
+  CliResult low = RunCli(absl::StrCat("advise --max-events 999 ", trace));
+  EXPECT_EQ(low.exit_code, 2);
+  EXPECT_THAT(low.err, HasSubstr("warpscope: flag --max-events must be at least 1000"));
+  EXPECT_EQ(low.out, "");
 }
 
 std::string Chromium() {

@@ -4,7 +4,9 @@
 // 1 MiB host to device.
 #include "analyzers/analyses/diff.h"
 
+#include <cstdio>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -217,6 +219,41 @@ TEST(DiffTest, ThresholdsAndNewKernels) {
   r = BuildDiffReport(Load(TracePath(extra, "t_extra2.wst")), Load(TracePath({}, "t_base5.wst")),
                       "a", "b", {});
   EXPECT_EQ(Find(r, DiffSection::kKernel, "softmax")->verdict, DiffVerdict::kRemoved);
+}
+
+// The CLI's path: each trace loaded with its NVTX ranges alone and its GPU work folded from a
+// second read of the file (summary's fold) gives the rows the whole tables give; a file gone
+// before its second read is an error, not an empty side.
+TEST(DiffTest, FoldedFromTheFilesAsFromTheTables) {
+  Program base, next;
+  next.gemm_ns = 130000;
+  next.extra_kernel = true;
+  next.host_stall_ns = 50000;
+  const std::string a_path = TracePath(base, "files_a.wst");
+  const std::string b_path = TracePath(next, "files_b.wst");
+  const DiffReport tables = BuildDiffReport(Load(a_path), Load(b_path), "a", "b", {});
+  absl::StatusOr<TraceModel> a = TraceModel::Load(a_path, DiffLoadOptions());
+  absl::StatusOr<TraceModel> b = TraceModel::Load(b_path, DiffLoadOptions());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(a->kernels.empty());
+  absl::StatusOr<DiffReport> files = BuildDiffReportOfFiles(*a, *b, "a", "b", {});
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_EQ(files->regressions, tables.regressions);
+  ASSERT_EQ(files->rows.size(), tables.rows.size());
+  ASSERT_EQ(files->totals.size(), tables.totals.size());
+  for (const auto& [f, t] : {std::pair(&files->totals, &tables.totals),
+                             std::pair(&files->rows, &tables.rows)}) {
+    for (size_t i = 0; i < t->size(); ++i) {
+      SCOPED_TRACE((*t)[i].name);
+      EXPECT_EQ((*f)[i].name, (*t)[i].name);
+      EXPECT_EQ((*f)[i].new_count, (*t)[i].new_count);
+      EXPECT_EQ((*f)[i].new_total_ns, (*t)[i].new_total_ns);
+      EXPECT_EQ((*f)[i].new_ns, (*t)[i].new_ns);
+      EXPECT_EQ((*f)[i].verdict, (*t)[i].verdict);
+    }
+  }
+  ASSERT_EQ(std::remove(b_path.c_str()), 0);
+  EXPECT_FALSE(BuildDiffReportOfFiles(*a, *b, "a", "b", {}).ok());
 }
 
 TEST(DiffTest, ParsesThresholds) {

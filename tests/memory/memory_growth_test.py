@@ -10,7 +10,10 @@ event: LaunchCalls, 24 bytes per API call with a correlation id (export_common.h
 Then the rule of the analyses (issue 38): on traces of 1 M and 3 M events, the larger's peak
 RSS within 1.2 x the smaller's, but for what they are documented to hold per NVTX range (one
 range a step, a step being 103 events here): `summary` keeps the ranges to project them onto
-the GPU, RANGE_BYTES each (docs/validation.md, "Trace size").
+the GPU, RANGE_BYTES each (docs/validation.md, "Trace size"); `advise` keeps them to find the
+steps and reads at most --max-events events (ADVISE_MAX_EVENTS here, under both traces, so that
+both read a part of the same size: its note says so); `diff` (the trace against itself) keeps
+the ranges of both sides, so twice theirs.
 Exit 77 (skipped) when warpscope_bench_trace was not built.
 """
 import argparse
@@ -26,6 +29,7 @@ LAUNCH_CALL_BYTES = 24  # LaunchCalls::Call
 RULE_ROWS = (1_000_000, 3_000_000)
 RULE_FACTOR = 1.2
 RANGE_BYTES = 240  # NvtxRange, its path, its group's entry and its place in the thread index
+ADVISE_MAX_EVENTS = 500_000
 
 
 def peak_rss(argv):
@@ -51,9 +55,19 @@ def check_rule(cli, bench_trace, work):
         traces.append((path, sum(counts.values()), counts["nvtx_range"]))
     (small, small_events, small_ranges), (large, large_events, large_ranges) = traces
     failures = []
-    for name, command in {"summary": ["summary", "{t}", "--format", "csv"]}.items():
-        rss = [peak_rss([cli] + [a.format(t=t) for a in command])[0] for t in (small, large)]
-        bound = RULE_FACTOR * rss[0] + RANGE_BYTES * (large_ranges - small_ranges)
+    commands = {  # the command, a note its output must have, the traces whose ranges it keeps
+        "summary": (["summary", "{t}", "--format", "csv"], None, 1),
+        "advise": (["advise", "{t}", "--format", "json", "--max-events", str(ADVISE_MAX_EVENTS)],
+                   f"more than --max-events {ADVISE_MAX_EVENTS}", 1),
+        "diff": (["diff", "{t}", "{t}", "--format", "csv"], None, 2),
+    }
+    for name, (command, note, sides) in commands.items():
+        runs = [peak_rss([cli] + [a.format(t=t) for a in command]) for t in (small, large)]
+        rss = [r[0] for r in runs]
+        if note is not None and not all(note in r[1].decode() for r in runs):
+            print(f"{name}: no note \"{note}\" in its output")
+            failures.append(name)
+        bound = RULE_FACTOR * rss[0] + sides * RANGE_BYTES * (large_ranges - small_ranges)
         verdict = "ok" if rss[1] <= bound else "GREW"
         print(f"{name}: {small_events} events {rss[0] / 2**20:.1f} MiB, {large_events} events "
               f"{rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) {verdict}")

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analyzers/analyses/advise/advise.h"
+#include "analyzers/analyses/advise/advise_sample.h"
 #include "analyzers/analyses/analysis.h"
 #include "analyzers/analyses/job/job.h"
 
@@ -57,14 +58,33 @@ absl::StatusOr<AnalysisResult> RunJobAdvise(const AnalysisInputs& in, const Opti
   return result;
 }
 
+absl::Status CheckAdviseOptions(const OptionValues& values) {
+  if (values.Integer("max-events") < 1000) {
+    return absl::InvalidArgumentError("flag --max-events must be at least 1000");
+  }
+  return absl::OkStatus();
+}
+
+// A single trace is loaded with its NVTX ranges only; RunAdvise reads its events again, whole
+// or their first steps within --max-events (advise_sample.h). A job reads its ranks itself.
+TraceModelOptions AdviseLoad(const OptionValues&) { return AdviseRangesLoadOptions(); }
+
 absl::StatusOr<AnalysisResult> RunAdvise(const AnalysisInputs& in, const OptionValues& values) {
   if (in.traces.empty()) return RunJobAdvise(in, values);
-  const TraceModel& model = *in.traces[0];
+  const TraceModel& ranges = *in.traces[0];
   const AdviseOptions options = AdviseOptionsOf(values);
-  if (absl::Status s = model.CheckDevice(options.device); !s.ok()) return s;
-  AdviseReport report = BuildAdviseReport(model, in.paths[0], options);
+  if (absl::Status s = ranges.CheckDevice(options.device); !s.ok()) return s;
+  const auto max_events = static_cast<uint64_t>(values.Integer("max-events"));
+  absl::StatusOr<AdviseSample> sample = PlanAdviseSample(ranges, max_events, options.step);
+  if (!sample.ok()) return AsInputError(sample.status());
+  absl::StatusOr<TraceModel> model = LoadAdviseSample(ranges, &*sample);
+  if (!model.ok()) return AsInputError(model.status());
+  AdviseReport report = BuildAdviseReport(*model, in.paths[0], options);
+  if (std::string note = AdviseSampleNote(*sample, ranges, max_events); !note.empty()) {
+    report.notes.insert(report.notes.begin(), std::move(note));
+  }
   std::string page;
-  if (values.Has("html")) page = RenderAdviseHtml(report, model);
+  if (values.Has("html")) page = RenderAdviseHtml(report, *model);
   AnalysisResult result = AdviseResult(std::move(report));
   if (values.Has("html")) result.files.push_back({"html", std::move(page), ""});
   return result;
@@ -87,6 +107,9 @@ AnalysisRow AdviseAnalysis() {
        "5"},
       {"step-range", "", OptionKind::kText, "RANGE",
        "the NVTX range that marks steps (default: found)", ""},
+      {"max-events", "", OptionKind::kInteger, "N",
+       "a trace with more timed events: only its first steps within N are read",
+       std::to_string(kAdviseMaxEvents)},
       LiteralRangesOption(),
       ShortNamesOption()};
   row.about =
@@ -102,7 +125,11 @@ AnalysisRow AdviseAnalysis() {
       "cost model.\n"
       "Several traces (or a folder of them) are the ranks of one job: the rank the others\n"
       "wait for comes first when it costs the most, then each rank's own findings, their\n"
-      "waits in collectives measured against the other ranks (docs/distributed.md).\n";
+      "waits in collectives measured against the other ranks (docs/distributed.md).\n"
+      "A trace of more than --max-events timed events is read only in part, so that\n"
+      "memory stays bounded: its first steps within the budget; a note says how many.\n";
+  row.check = CheckAdviseOptions;
+  row.load_options = AdviseLoad;
   row.run = RunAdvise;
   return row;
 }
