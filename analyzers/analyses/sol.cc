@@ -23,6 +23,33 @@ bool Judged(size_t u) {
 
 double Pct(double fraction) { return fraction * 100.0; }
 
+// The widest interval, in points, over the units a verdict weighs.
+double WidestInterval(const SolKernel& k) {
+  double widest = 0;
+  for (size_t u = 0; u < kSolUnitCount; ++u) {
+    if (Judged(u) && !std::isnan(k.value[u])) widest = std::max(widest, k.high[u] - k.low[u]);
+  }
+  return widest;
+}
+
+// A kernel that spent most of its time in samples shared with other kernels takes its unmixed
+// figures (the DRAM rate and FMA FLOP/s scaled with its DRAM and FMA shares); true when it did.
+bool TakeUnmixed(SolKernel& k) {
+  if (k.own_fraction >= kSolOwnShareForVerdict || !k.unmixed_ok) return false;
+  const auto scaled = [&](double rate, size_t u) {
+    return k.value[u] > 0 && !std::isnan(k.unmixed[u]) ? rate * k.unmixed[u] / k.value[u] : rate;
+  };
+  for (size_t u = 0; u < kSolUnitCount; ++u) {
+    if (IsUnit(u, "dram")) k.dram_bytes_per_s = scaled(k.dram_bytes_per_s, u);
+    if (IsUnit(u, "fma")) k.fma_flop_per_s = scaled(k.fma_flop_per_s, u);
+  }
+  k.value = k.unmixed;
+  k.low = k.unmixed_low;
+  k.high = k.unmixed_high;
+  k.p90 = NoSolValues();
+  return true;
+}
+
 // A figure rounded to 0.01 (percent points, GB/s, GFLOP/s), so that goldens stay stable; NaN is
 // an empty cell.
 Cell PctCell(double value) {
@@ -82,7 +109,8 @@ void JudgeSol(SolRow& row) {
     if (v[u] > best + 10) row.closest = u;
     if (v[u] > pipes + 10) compute_unit = u;
   }
-  if (row.kernel.own_fraction < kSolOwnShareForVerdict) {
+  if (row.kernel.own_fraction < kSolOwnShareForVerdict &&
+      (!row.unmixed || WidestInterval(row.kernel) > kSolUnmixedWidestForVerdict)) {
     row.verdict = SolVerdict::kMixed;
     row.bound_by.clear();
   } else if (std::max(best_memory, best_compute) < kSolLatencyBoundPct) {
@@ -111,6 +139,7 @@ absl::StatusOr<SolReport> BuildSolReport(const PmInputs& in, const SolReportOpti
     report.kernel_ns += k.total_ns;
     SolRow row;
     row.kernel = std::move(k);
+    row.unmixed = TakeUnmixed(row.kernel);
     JudgeSol(row);
     report.rows.push_back(std::move(row));
   }

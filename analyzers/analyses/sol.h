@@ -27,12 +27,16 @@ inline constexpr double kSolLatencyBoundPct = 60.0;
 // mix's figures, not its own, so no verdict is drawn from them.
 enum class SolVerdict { kNoFigure, kLatencyBound, kMemoryBound, kComputeBound, kMixed };
 inline constexpr double kSolOwnShareForVerdict = 0.5;
+// Such a kernel's figures are unmixed from the shared samples (sol_unmix.h); a verdict is drawn
+// from them when the interval of every unit is at most this many points wide.
+inline constexpr double kSolUnmixedWidestForVerdict = 30.0;
 std::string_view SolVerdictName(SolVerdict verdict);
 
 struct SolRow {
   SolKernel kernel;
   double time_share = 0;  // of the kernel time of the selected kernels
   SolVerdict verdict = SolVerdict::kNoFigure;
+  bool unmixed = false;   // its figures are the unmixed ones (it shared most of its samples)
   size_t closest = 0;     // index in kSolUnits of the unit closest to its limit
   std::string bound_by;   // the memory unit or compute pipe named by the verdict
 };

@@ -13,6 +13,7 @@
 
 #include "analyzers/measures/intervals.h"
 #include "analyzers/measures/median.h"
+#include "analyzers/measures/sol_unmix.h"
 #include "analyzers/model/trace_limits.h"
 
 namespace warpscope {
@@ -141,7 +142,13 @@ void AddSample(const SolSamples& samples, const PmAttribution& attribution, uint
 std::vector<SolLaunch> AttributeSolSamples(std::span<const KernelEvent> kernels,
                                            const SolSamples& samples,
                                            std::span<const uint32_t> kernel_group) {
-  const PmAttribution attribution = AttributeSamples(kernels, samples.times, kernel_group);
+  return AttributeSolSamples(kernels, samples,
+                             AttributeSamples(kernels, samples.times, kernel_group));
+}
+
+std::vector<SolLaunch> AttributeSolSamples(std::span<const KernelEvent> kernels,
+                                           const SolSamples& samples,
+                                           const PmAttribution& attribution) {
   std::vector<SolLaunch> out(kernels.size());
   for (size_t k = 0; k < kernels.size(); ++k) {
     SolLaunch& launch = out[k];
@@ -280,7 +287,8 @@ std::vector<SolKernel> BuildSolKernels(std::span<const KernelEvent> kernels,
     }
     group[k] = it->second;
   }
-  const std::vector<SolLaunch> launches = AttributeSolSamples(kernels, samples, group);
+  const PmAttribution attribution = AttributeSamples(kernels, samples.times, group);
+  const std::vector<SolLaunch> launches = AttributeSolSamples(kernels, samples, attribution);
   for (size_t k = 0; k < kernels.size(); ++k) {
     RowBuild& b = builds[group[k]];
     ++b.row.launches;
@@ -289,9 +297,19 @@ std::vector<SolKernel> BuildSolKernels(std::span<const KernelEvent> kernels,
   }
   std::vector<SolKernel> out;
   out.reserve(builds.size());
+  std::vector<SolUnitValues> prior;
   for (RowBuild& b : builds) {
     FinishRow(b, samples.times.IntervalOnDevice(b.row.device_id));
+    prior.push_back(b.row.value);
     out.push_back(b.row);
+  }
+  const std::vector<SolUnmixed> unmixed =
+      UnmixSolFigures(group, builds.size(), samples, attribution, prior);
+  for (size_t g = 0; g < out.size(); ++g) {
+    out[g].unmixed_ok = unmixed[g].solved;
+    out[g].unmixed = unmixed[g].value;
+    out[g].unmixed_low = unmixed[g].low;
+    out[g].unmixed_high = unmixed[g].high;
   }
   return out;
 }

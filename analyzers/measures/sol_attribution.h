@@ -76,6 +76,10 @@ struct SolKernel {
   // 95% interval of `value`: for a median, order statistics of the launches' bounds; for a
   // pooled figure, its bounds. Each bound lets the time no own sample saw hold 0..100%.
   SolUnitValues low{}, high{};
+  // Its figures unmixed from the samples it shares with other kernels (sol_unmix.h), with a
+  // jackknife interval; unmixed_ok is false where no sample holds it.
+  bool unmixed_ok = false;
+  SolUnitValues unmixed{}, unmixed_low{}, unmixed_high{};
   double dram_bytes_per_s = kNaN;      // attributed DRAM bytes over the time they rest on
   double fma_flop_per_s = kNaN;        // FMA-pipe instructions x 32 lanes x 2 (as if FFMA)
   uint32_t capped = 0;
@@ -90,6 +94,9 @@ std::vector<SolKernel> BuildSolKernels(std::span<const KernelEvent> kernels,
 std::vector<SolLaunch> AttributeSolSamples(std::span<const KernelEvent> kernels,
                                            const SolSamples& samples,
                                            std::span<const uint32_t> kernel_group);
+std::vector<SolLaunch> AttributeSolSamples(std::span<const KernelEvent> kernels,
+                                           const SolSamples& samples,
+                                           const PmAttribution& attribution);
 
 // Median (upper middle of an even count) and nearest-rank p90 of `values` (NaN when empty);
 // the 95% interval of the median by order statistics: ranks n/2 -+ 0.98 sqrt(n) of the sorted

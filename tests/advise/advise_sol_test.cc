@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,12 +60,12 @@ struct PlannedKernel {
 };
 
 // Writes the kernels back to back on one stream, then the sol set's samples tiling each launch
-// (the designed loads) to a trace, and loads it. With `one_mix`, the samples instead tile the
-// whole run at the first kernel's load, whichever kernels they span (kernels shorter than the
-// interval share every sample).
+// (the designed loads) to a trace, and loads it. With `mixed`, the samples instead tile the
+// whole run, each measuring the overlap-weighted sum of the loads of the launches it spans
+// (kernels shorter than the interval share every sample).
 absl::StatusOr<TraceModel> SolModel(const std::vector<PlannedKernel>& plan,
                                     const std::vector<std::string>& metrics = SolPmMetrics(),
-                                    bool one_mix = false) {
+                                    bool mixed = false) {
   const std::string path = ::warpscope::testing::MakeTempDir() + "/sol.wst";
   fixtures::SyntheticTraceOptions options;
   options.pm_interval_ns = 0;
@@ -79,26 +80,11 @@ absl::StatusOr<TraceModel> SolModel(const std::vector<PlannedKernel>& plan,
                                          .interval_ns = kInterval,
                                          .chip_name = "GH100",
                                          .counter_availability = {}});
-  std::vector<PmSampleRecord> samples;
-  const double cycles = static_cast<double>(kInterval) * 1.98;
-  const auto tile = [&](uint64_t start, uint64_t end, const UnitLoad& load) {
-    for (uint64_t t = start; t + kInterval <= end; t += kInterval) {
-      PmSampleRecord s{.metric_set_id = kSolSetId,
-                       .start_ns = SyntheticTraceBuilder::ToAbsolute(t),
-                       .end_ns = SyntheticTraceBuilder::ToAbsolute(t + kInterval),
-                       .values = std::vector<double>(metrics.size(), 1.0)};
-      s.values[0] = load.warps_per_sm;
-      s.values[1] = cycles;
-      s.values[2] = cycles;
-      for (size_t m = 3; m < metrics.size(); ++m) {
-        for (const SolUnitMetric& u : kSolUnits) {
-          if (metrics[m] == u.metric) s.values[m] = LoadOf(load, u.unit);
-        }
-      }
-      samples.push_back(std::move(s));
-    }
+  struct Ran {
+    uint64_t start, end;
+    const UnitLoad* load;
   };
-  uint64_t first = 0, last = 0;
+  std::vector<Ran> ran;
   for (const PlannedKernel& k : plan) {
     for (int i = 0; i < k.launches; ++i) {
       // The builder jitters durations by up to 3%: the launch runs from when the stream is free
@@ -106,13 +92,50 @@ absl::StatusOr<TraceModel> SolModel(const std::vector<PlannedKernel>& plan,
       const uint64_t free = b->stream_done(fixtures::kComputeStream);
       b->LaunchKernel(NamedKernel(k.name.c_str(), k.ns));
       const uint64_t start = std::max(free, b->host_now() + options.launch_latency_ns);
-      const uint64_t end = b->stream_done(fixtures::kComputeStream);
-      if (first == 0) first = start;
-      last = end;
-      if (!one_mix) tile(start, end, k.load);
+      ran.push_back({start, b->stream_done(fixtures::kComputeStream), &k.load});
     }
   }
-  if (one_mix && !plan.empty()) tile(first, last, plan.front().load);
+  const double cycles = static_cast<double>(kInterval) * 1.98;
+  std::vector<PmSampleRecord> samples;
+  // One sample over [t, t + interval): each unit the overlap-weighted sum of the loads there.
+  const auto sample_at = [&](uint64_t t, std::span<const Ran> over) {
+    PmSampleRecord s{.metric_set_id = kSolSetId,
+                     .start_ns = SyntheticTraceBuilder::ToAbsolute(t),
+                     .end_ns = SyntheticTraceBuilder::ToAbsolute(t + kInterval),
+                     .values = std::vector<double>(metrics.size(), 0.0)};
+    s.values[1] = cycles;
+    s.values[2] = cycles;
+    for (const Ran& r : over) {
+      const uint64_t lo = std::max(t, r.start), hi = std::min(t + kInterval, r.end);
+      if (hi <= lo) continue;
+      const double share = static_cast<double>(hi - lo) / static_cast<double>(kInterval);
+      s.values[0] += share * r.load->warps_per_sm;
+      for (size_t m = 3; m < metrics.size(); ++m) {
+        bool unit = false;
+        for (const SolUnitMetric& u : kSolUnits) {
+          if (metrics[m] == u.metric) {
+            s.values[m] += share * LoadOf(*r.load, u.unit);
+            unit = true;
+          }
+        }
+        if (!unit) s.values[m] += share;  // the set's other metrics: 1 where it runs
+      }
+    }
+    samples.push_back(std::move(s));
+  };
+  if (mixed && !ran.empty()) {
+    size_t first = 0;
+    for (uint64_t t = ran.front().start; t + kInterval <= ran.back().end; t += kInterval) {
+      while (first < ran.size() && ran[first].end <= t) ++first;
+      sample_at(t, std::span<const Ran>(ran).subspan(first));
+    }
+  } else {
+    for (const Ran& r : ran) {
+      for (uint64_t t = r.start; t + kInterval <= r.end; t += kInterval) {
+        sample_at(t, std::span<const Ran>(&r, 1));
+      }
+    }
+  }
   {
     TraceWriter::Batch batch(b->writer());
     for (const PmSampleRecord& s : samples) ok &= batch.Write(s);
@@ -184,25 +207,46 @@ TEST(AdviseSolTest, ALatencyBoundKernelOfLittleTimeIsNoFinding) {
   EXPECT_EQ(FindRule(report, kRuleLatencyBound), nullptr);
 }
 
-TEST(AdviseSolTest, KernelsSeenOnlyInSharedSamplesGetNoVerdictAndNoFinding) {
-  // Two kernels of 4 µs take turns, 400 launches each: every 20 µs sample spans both, so each
-  // one's figures are the mix's (here a latency-bound 12% L2), not its own.
+TEST(AdviseSolTest, KernelsSharingEverySampleAreUnmixedBeforeTheyAreJudged) {
+  // A chase (12% L2, latency-bound) and a copy (85% DRAM) of about 4 µs take turns, 600 of each,
+  // under 20 µs samples: every sample holds both, and its figures are the mix's (DRAM near
+  // 45%, which would call both latency-bound). Unmixed, the chase is latency-bound and the
+  // copy memory-bound.
   std::vector<PlannedKernel> plan;
-  for (int i = 0; i < 400; ++i) {
-    plan.push_back({kChase, 4'000, {.dram = 5, .l2 = 12, .sm = 10}});
-    plan.push_back({kCopy, 4'000, {.dram = 5, .l2 = 12, .sm = 10}});
+  for (int i = 0; i < 600; ++i) {
+    plan.push_back({kChase, 3'000 + 500 * static_cast<uint64_t>(i % 5), {.dram = 5, .l2 = 12, .sm = 10}});
+    plan.push_back({kCopy, 3'000 + 700 * static_cast<uint64_t>(i % 3), {.dram = 85, .l2 = 40, .sm = 8}});
   }
-  absl::StatusOr<TraceModel> model = SolModel(plan, SolPmMetrics(), /*one_mix=*/true);
+  absl::StatusOr<TraceModel> model = SolModel(plan, SolPmMetrics(), /*mixed=*/true);
   ASSERT_TRUE(model.ok()) << model.status();
   absl::StatusOr<SolReport> sol = BuildSolReport(PmInputsOf(*model), SolReportOptions{});
   ASSERT_TRUE(sol.ok()) << sol.status();
   ASSERT_EQ(sol->rows.size(), 2u);
   for (const SolRow& r : sol->rows) {
-    EXPECT_EQ(r.verdict, SolVerdict::kMixed) << r.kernel.name;
     EXPECT_LT(r.kernel.own_fraction, kSolOwnShareForVerdict) << r.kernel.name;
-    EXPECT_GT(r.kernel.covered_fraction, 0.9) << r.kernel.name;
+    EXPECT_TRUE(r.unmixed) << r.kernel.name;
+    EXPECT_EQ(r.verdict, r.kernel.name == kChase ? SolVerdict::kLatencyBound
+                                                 : SolVerdict::kMemoryBound)
+        << r.kernel.name;
   }
-  EXPECT_EQ(FindRule(Advise(*model), kRuleLatencyBound), nullptr);
+  const AdviseReport report = Advise(*model);
+  EXPECT_NE(FindingOf(report, kRuleLatencyBound, kChase), nullptr);
+  EXPECT_EQ(FindingOf(report, kRuleLatencyBound, kCopy), nullptr);
+}
+
+TEST(AdviseSolTest, AKernelOnSharedSamplesThatCannotBeUnmixedGetsNoVerdict) {
+  // Figures that rest on samples shared with other kernels, with no unmixed figures (the
+  // samples could not tell it apart): "mixed", not latency-bound.
+  SolRow row;
+  row.kernel.own_fraction = 0.1;
+  row.kernel.value = NoSolValues();
+  for (size_t u = 0; u < kSolUnitCount; ++u) row.kernel.value[u] = 12;
+  row.kernel.low = row.kernel.high = row.kernel.value;
+  JudgeSol(row);
+  EXPECT_EQ(row.verdict, SolVerdict::kMixed);
+  row.kernel.own_fraction = 0.9;  // the same figures from samples of its own
+  JudgeSol(row);
+  EXPECT_EQ(row.verdict, SolVerdict::kLatencyBound);
 }
 
 TEST(AdviseSolTest, HeldOutGemmNamesBoundByDramAreFindingsAndOtherKernelsAreNot) {

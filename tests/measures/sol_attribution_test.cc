@@ -3,7 +3,9 @@
 // medians with their intervals, launches partly unseen.
 #include "analyzers/measures/sol_attribution.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -200,6 +202,63 @@ TEST(SolAttributionTest, MedianIntervalNarrowsWithLaunches) {
   EXPECT_DOUBLE_EQ(SolMedian(v), 51.0);
   EXPECT_DOUBLE_EQ(SolP90(v), 90.0);
   EXPECT_TRUE(std::isnan(SolMedian({})));
+}
+
+// Kernels a and b take turns for a few hundred ns each, in lengths that vary, under samples of
+// 1000 ns: every sample holds both. a runs at 80% DRAM and 40% elsewhere, b at 10% and 20%; each
+// sample measures the overlap-weighted sum.
+Fixture Alternating(bool vary) {
+  Fixture f;
+  struct Run {
+    bool a;
+    uint64_t start, end;
+  };
+  std::vector<Run> runs;
+  uint64_t t = 0;
+  for (int i = 0; t < 400'000; ++i) {
+    const uint64_t da = vary ? 100 + 37 * (i % 7) : 300, db = vary ? 100 + 53 * (i % 5) : 700;
+    runs.push_back({true, t, t + da});
+    runs.push_back({false, t + da, t + da + db});
+    t += da + db;
+  }
+  for (const Run& r : runs) f.Kernel(r.a ? "a" : "b", r.start, r.end);
+  for (uint64_t s = 0; s + 1000 <= t; s += 1000) {
+    double pct = 0, dram = 0;
+    for (const Run& r : runs) {
+      const uint64_t lo = std::max(s, r.start), hi = std::min(s + 1000, r.end);
+      if (hi <= lo) continue;
+      const double share = static_cast<double>(hi - lo) / 1000;
+      pct += share * (r.a ? 40 : 20);
+      dram += share * (r.a ? 80 : 10);
+    }
+    f.Sample(s, s + 1000, pct, dram, 0);
+  }
+  return f;
+}
+
+TEST(SolAttributionTest, SharedSamplesAreUnmixedIntoEachKernelsOwnFigures) {
+  const std::vector<SolKernel> rows = Alternating(/*vary=*/true).Rows();
+  ASSERT_EQ(rows.size(), 2u);
+  const size_t dram = UnitIndex("dram"), sm = UnitIndex("sm");
+  for (const SolKernel& r : rows) {
+    const bool a = r.name == "a";
+    EXPECT_LT(r.own_fraction, 0.01) << r.name;  // every sample is shared
+    ASSERT_TRUE(r.unmixed_ok) << r.name;
+    EXPECT_NEAR(r.unmixed[dram], a ? 80 : 10, 0.5) << r.name;
+    EXPECT_NEAR(r.unmixed[sm], a ? 40 : 20, 0.5) << r.name;
+    EXPECT_LE(r.unmixed_low[dram], (a ? 80 : 10) + 0.01) << r.name;
+    EXPECT_GE(r.unmixed_high[dram], (a ? 80 : 10) - 0.01) << r.name;
+    EXPECT_LT(r.unmixed_high[dram] - r.unmixed_low[dram], 5) << r.name;
+  }
+  // The figure measured on the shared samples is the mix's, far from either kernel's.
+  EXPECT_LT(rows[0].name == "a" ? rows[0].value[dram] : rows[1].value[dram], 60);
+}
+
+TEST(SolAttributionTest, KernelsAlwaysTogetherInOneProportionAreNotUnmixed) {
+  // a 300 ns then b 700 ns in every 1000 ns sample: the samples cannot tell them apart.
+  const std::vector<SolKernel> rows = Alternating(/*vary=*/false).Rows();
+  ASSERT_EQ(rows.size(), 2u);
+  for (const SolKernel& r : rows) EXPECT_FALSE(r.unmixed_ok) << r.name;
 }
 
 TEST(SolAttributionTest, ASetWithoutSolMetricsGivesNoFigures) {
