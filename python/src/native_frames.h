@@ -41,6 +41,8 @@ inline nanobind::str Utf8(std::string_view s) {
 // comes from `model` where the trace needed one (TraceColumns::needs_model), else from the
 // decoder too.
 nanobind::dict Frames(TraceColumns&& columns, const TraceModel* model);
+// The event frames alone, as Frames gives them (their columns move into the arrays).
+nanobind::dict EventFrames(std::vector<FrameColumns>& event_frames);
 
 // The frames of the small tables (capture windows, PC and PM samples, devices, contexts,
 // call stacks) of a TraceModel or a TraceColumns' SampleTables, which name them alike.

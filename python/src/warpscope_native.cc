@@ -6,7 +6,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzers/model/trace_columns.h"
@@ -43,6 +45,33 @@ nb::dict ReadFrames(const std::string& path) {
   return Frames(std::move(*columns), &model);
 }
 
+// ReadFrames in chunks (TraceColumns::DecodeInChunks): `on_chunk` gets the event frames of
+// each chunk of about `chunk_rows` rows, as ReadFrames gives them; the result is ReadFrames'
+// with event frames of no rows. An exception raised by `on_chunk` stops the reading and
+// propagates.
+nb::dict ReadFrameChunks(const std::string& path, size_t chunk_rows, nb::callable on_chunk) {
+  std::optional<nb::python_error> failed;
+  absl::StatusOr<TraceColumns> columns = [&] {
+    nb::gil_scoped_release release;
+    return TraceColumns::DecodeInChunks(
+        path, chunk_rows, [&](std::vector<FrameColumns>& frames) {
+          nb::gil_scoped_acquire acquire;
+          try {
+            on_chunk(EventFrames(frames));
+          } catch (nb::python_error& e) {
+            failed.emplace(std::move(e));
+            return false;
+          }
+          return true;
+        });
+  }();
+  if (failed.has_value()) throw std::move(*failed);
+  if (!columns.ok()) throw nb::value_error(std::string(columns.status().message()).c_str());
+  if (!columns->needs_model) return Frames(std::move(*columns), nullptr);
+  const TraceModel model = LoadModel(path);
+  return Frames(std::move(*columns), &model);
+}
+
 }  // namespace
 }  // namespace warpscope::native
 
@@ -50,6 +79,10 @@ NB_MODULE(warpscope_native, m) {
   m.doc() = "warpscope's C++ trace reader and analyses (use them through warpscope)";
   m.def("read_frames", &warpscope::native::ReadFrames, nb::arg("path"),
         "Reads a trace with the C++ reader; the columns of every frame.");
+  m.def("read_frame_chunks", &warpscope::native::ReadFrameChunks, nb::arg("path"),
+        nb::arg("chunk_rows"), nb::arg("on_chunk"),
+        "Reads a trace with the C++ reader, the event frames handed to on_chunk a chunk of "
+        "rows at a time; the small frames and counters.");
   m.def("run_row", &warpscope::native::RunRow, nb::arg("name"), nb::arg("traces"),
         nb::arg("options"), "Any analysis of the list by name, as its Report's columns.");
   m.def("export", &warpscope::native::Export, nb::arg("format"), nb::arg("output"),

@@ -102,6 +102,59 @@ def test_pm_samples_get_the_metrics_of_every_trace(tmp_path):
     assert list(pm["a"].fillna(-1)) == [1.0, -1] and list(pm["b"].fillna(-1)) == [-1, 2.0]
 
 
+@pytest.mark.skipif(not native.available(), reason="chunks are read by the warpscope_native "
+                    "extension")
+def test_events_read_in_chunks_give_the_tables_read_whole(tmp_path, job):
+    from warpscope.export import export_parquet
+    whole, chunked = tmp_path / "whole", tmp_path / "chunked"
+    names = [Path(p).name for p in export_parquet(job, whole, chunk_rows=1 << 20)]
+    assert names == [Path(p).name for p in export_parquet(job, chunked, chunk_rows=7)]
+    assert "kernels.parquet" in names
+    for name in names:
+        assert pq.read_table(chunked / name).equals(pq.read_table(whole / name)), name
+    # 40 events a trace (20 API calls, 20 kernels) in chunks of 7 rows: row groups of a few
+    # rows each, every kernel there once.
+    kernels = pq.ParquetFile(chunked / "kernels.parquet")
+    assert kernels.metadata.num_row_groups >= 4 * 20 // 7
+    assert max(kernels.metadata.row_group(i).num_rows
+               for i in range(kernels.metadata.num_row_groups)) <= 7
+    assert kernels.metadata.num_rows == 4 * 20
+
+
+@pytest.mark.skipif(not native.available(), reason="chunks are read by the warpscope_native "
+                    "extension")
+def test_an_error_in_the_chunk_sink_stops_the_reading(job):
+    seen = []
+
+    def sink(frames):
+        seen.append(len(frames["kernels"]) + len(frames["api"]))
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        native.read(warpscope.TraceFile(job[0]), sink, 5)
+    assert seen == [5]
+
+
+def test_a_failure_midway_removes_the_files_begun(tmp_path, job, monkeypatch):
+    import importlib
+    # The module: the package's `export` is the function.
+    export_module = importlib.import_module("warpscope.export")
+    calls = []
+    write = export_module._ParquetSink.write
+
+    def failing_write(self, frames):
+        calls.append(1)
+        if len(calls) == 3:  # the first trace written, the second begun
+            raise OSError("No space left on device")
+        write(self, frames)
+
+    monkeypatch.setattr(export_module._ParquetSink, "write", failing_write)
+    out = tmp_path / "parquet"
+    with pytest.raises(OSError, match="No space left"):
+        export_module.export_parquet(job, out, chunk_rows=1 << 20)
+    assert out.is_dir() and not list(out.iterdir())
+
+
 def test_a_bad_file_fails_before_anything_is_written(tmp_path, job, capsys):
     bad = tmp_path / "junk.wst"
     bad.write_bytes(b"junk")

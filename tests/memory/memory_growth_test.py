@@ -10,7 +10,9 @@ event: LaunchCalls, 24 bytes per API call with a correlation id (export_common.h
 Then the rule of the analyses (issue 38): on traces of 1 M and 3 M events, the larger's peak
 RSS within 1.2 x the smaller's, but for what they are documented to hold per NVTX range (one
 range a step, a step being 103 events here): `summary` keeps the ranges to project them onto
-the GPU, RANGE_BYTES each (docs/validation.md, "Trace size").
+the GPU, RANGE_BYTES each (docs/validation.md, "Trace size"). The Parquet export (events read
+and written a chunk at a time) is held to the same bound where the package beside the CLI
+has the warpscope_native extension and pyarrow.
 Exit 77 (skipped) when warpscope_bench_trace was not built.
 """
 import argparse
@@ -40,6 +42,16 @@ def peak_rss(argv):
         return usage.ru_maxrss * 1024, out.read()
 
 
+def parquet_reads_in_chunks(cli):
+    """Whether the package beside the CLI (build/python, where the Parquet export runs) has
+    the extension that reads a trace in chunks, and pyarrow."""
+    package = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(cli))), "python")
+    env = dict(os.environ, PYTHONPATH=package)
+    probe = subprocess.run(["python3", "-c", "import pyarrow, warpscope_native"], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return probe.returncode == 0
+
+
 def check_rule(cli, bench_trace, work):
     """The analyses held to 1.2x from 1 M to 3 M events; the names of those that grew."""
     traces = []
@@ -51,7 +63,14 @@ def check_rule(cli, bench_trace, work):
         traces.append((path, sum(counts.values()), counts["nvtx_range"]))
     (small, small_events, small_ranges), (large, large_events, large_ranges) = traces
     failures = []
-    for name, command in {"summary": ["summary", "{t}", "--format", "csv"]}.items():
+    commands = {"summary": ["summary", "{t}", "--format", "csv"]}
+    if parquet_reads_in_chunks(cli):
+        commands["export --format parquet"] = [
+            "export", "{t}", "--format", "parquet", "-o", os.path.join(work, "parquet")]
+    else:
+        print("export --format parquet: no warpscope_native extension or pyarrow beside the "
+              "CLI; not checked")
+    for name, command in commands.items():
         rss = [peak_rss([cli] + [a.format(t=t) for a in command])[0] for t in (small, large)]
         bound = RULE_FACTOR * rss[0] + RANGE_BYTES * (large_ranges - small_ranges)
         verdict = "ok" if rss[1] <= bound else "GREW"

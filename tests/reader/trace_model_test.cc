@@ -2,11 +2,13 @@
 // windows, import counters for truncated and inconsistent traces.
 #include "analyzers/model/trace_model.h"
 
+#include <map>
 #include <sstream>
 #include <string>
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "analyzers/model/trace_columns.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -219,6 +221,82 @@ TEST(TraceModelTest, ColumnsCountTheSameImportProblemsAsTheModel) {
       EXPECT_FALSE(counter.description.empty()) << counter.name;
     }
   }
+}
+
+// Each row of a frame as text, strings by their value, for comparing two decodes.
+std::vector<std::string> RowsOf(const FrameColumns& f) {
+  std::vector<std::string> rows(f.rows);
+  for (const ColumnData& c : f.columns) {
+    for (size_t i = 0; i < f.rows; ++i) {
+      std::string& row = rows[i];
+      absl::StrAppend(&row, c.name, "=");
+      if (!c.stored) {
+        row += "0 ";
+        continue;
+      }
+      switch (c.type) {
+        case ColumnData::Type::kInt64:
+          absl::StrAppend(&row, c.ints[i], " ");
+          break;
+        case ColumnData::Type::kBool:
+          absl::StrAppend(&row, static_cast<int>(c.bools[i]), " ");
+          break;
+        case ColumnData::Type::kEnum:
+          absl::StrAppend(&row, c.codes[i], " ");
+          break;
+        case ColumnData::Type::kString:
+          absl::StrAppend(&row, "'", std::string(c.categories[c.codes[i]]), "' ");
+          break;
+      }
+    }
+  }
+  return rows;
+}
+
+// Read in chunks of 3 rows, the rows are those of one decode (strings, threads and launch
+// configurations resolved alike), and the small tables are all there at the end.
+TEST(TraceColumnsTest, ChunksHoldTheRowsOfOneDecode) {
+  const std::string path = WriteTempFile(FixtureWire("synthetic/basic.textproto"));
+  absl::StatusOr<TraceColumns> whole = TraceColumns::Decode(path);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  std::map<std::string, std::vector<std::string>> chunked;
+  std::vector<size_t> chunk_rows;
+  absl::StatusOr<TraceColumns> rest = TraceColumns::DecodeInChunks(
+      path, 3, [&](std::vector<FrameColumns>& frames) {
+        size_t rows = 0;
+        for (const FrameColumns& f : frames) {
+          rows += f.rows;
+          std::vector<std::string> text = RowsOf(f);
+          chunked[f.name].insert(chunked[f.name].end(), text.begin(), text.end());
+        }
+        chunk_rows.push_back(rows);
+        return true;
+      });
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  ASSERT_GE(chunk_rows.size(), 2u);
+  for (size_t i = 0; i + 1 < chunk_rows.size(); ++i) EXPECT_EQ(chunk_rows[i], 3u);
+  EXPECT_GE(chunk_rows.back(), 1u);
+  size_t all_rows = 0;
+  for (const FrameColumns& f : whole->frames) {
+    all_rows += f.rows;
+    EXPECT_EQ(chunked[f.name], RowsOf(f)) << f.name;
+  }
+  EXPECT_GT(all_rows, 6u);
+  for (const FrameColumns& f : rest->frames) EXPECT_EQ(f.rows, 0u) << f.name;
+  EXPECT_EQ(rest->samples.devices.size(), whole->samples.devices.size());
+  EXPECT_EQ(rest->complete, whole->complete);
+}
+
+TEST(TraceColumnsTest, ASinkThatRefusesStopsTheReading) {
+  const std::string path = WriteTempFile(FixtureWire("synthetic/basic.textproto"));
+  int chunks = 0;
+  absl::StatusOr<TraceColumns> read =
+      TraceColumns::DecodeInChunks(path, 2, [&](std::vector<FrameColumns>&) {
+        ++chunks;
+        return false;
+      });
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(chunks, 1);
 }
 
 // One line of values, space-separated (enums as numbers).
