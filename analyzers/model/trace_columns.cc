@@ -470,8 +470,11 @@ absl::StatusOr<TraceColumns> TraceColumns::DecodeFrom(TraceReader& reader, Trace
   // Hands the rows read so far to `take` and starts the frames again.
   auto emit = [&]() -> absl::Status {
     events.Finish();
-    if (!(*take)(out.frames)) return absl::CancelledError("warpscope: reading stopped");
+    if (!(*take)(out.frames, out.samples)) {
+      return absl::CancelledError("warpscope: reading stopped");
+    }
     events.Restart();
+    out.samples.pm_samples = {};
     return absl::OkStatus();
   };
   while (true) {
@@ -491,11 +494,11 @@ absl::StatusOr<TraceColumns> TraceColumns::DecodeFrom(TraceReader& reader, Trace
         samples.Add(**packet);
       }
     }
-    if (take != nullptr && events.rows() >= chunk_rows) {
+    if (take != nullptr && events.rows() + out.samples.pm_samples.size() >= chunk_rows) {
       if (absl::Status s = emit(); !s.ok()) return s;
     }
   }
-  if (take != nullptr && events.rows() > 0) {
+  if (take != nullptr && events.rows() + out.samples.pm_samples.size() > 0) {
     if (absl::Status s = emit(); !s.ok()) return s;
   }
   events.Finish();

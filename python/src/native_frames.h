@@ -50,6 +50,10 @@ template <typename Tables>
 void AddSampleFrames(const Tables& tables, nanobind::dict& frames, nanobind::list* metric_names,
                      uint64_t* unknown_reasons);
 
+// The pm_samples frame of `tables` alone, as AddSampleFrames makes it; the metric names of its
+// columns go to `metric_names`.
+nanobind::dict PmSampleFrame(const SampleTables& tables, nanobind::list* metric_names);
+
 // The dict Frames returns, around its frames.
 nanobind::dict FramesResult(nanobind::dict frames, nanobind::list metric_names,
                             const std::vector<StatCounter>& import_counters,

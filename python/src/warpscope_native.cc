@@ -45,19 +45,24 @@ nb::dict ReadFrames(const std::string& path) {
   return Frames(std::move(*columns), &model);
 }
 
-// ReadFrames in chunks (TraceColumns::DecodeInChunks): `on_chunk` gets the event frames of
-// each chunk of about `chunk_rows` rows, as ReadFrames gives them; the result is ReadFrames'
-// with event frames of no rows. An exception raised by `on_chunk` stops the reading and
-// propagates.
+// ReadFrames in chunks (TraceColumns::DecodeInChunks): `on_chunk` gets the event frames and
+// the pm_samples frame of each chunk of about `chunk_rows` rows, as ReadFrames gives them, and
+// the metric names of the latter's columns; the result is ReadFrames' with frames of no rows
+// but where the trace has raw PM samples (`pm_samples_in_chunks` false): then its pm_samples
+// frame holds them all, evaluated, and those of the chunks are not the trace's. An exception
+// raised by `on_chunk` stops the reading and propagates.
 nb::dict ReadFrameChunks(const std::string& path, size_t chunk_rows, nb::callable on_chunk) {
   std::optional<nb::python_error> failed;
   absl::StatusOr<TraceColumns> columns = [&] {
     nb::gil_scoped_release release;
     return TraceColumns::DecodeInChunks(
-        path, chunk_rows, [&](std::vector<FrameColumns>& frames) {
+        path, chunk_rows, [&](std::vector<FrameColumns>& frames, const SampleTables& samples) {
           nb::gil_scoped_acquire acquire;
           try {
-            on_chunk(EventFrames(frames));
+            nb::dict chunk = EventFrames(frames);
+            nb::list metric_names;
+            chunk["pm_samples"] = PmSampleFrame(samples, &metric_names);
+            on_chunk(chunk, metric_names);
           } catch (nb::python_error& e) {
             failed.emplace(std::move(e));
             return false;
@@ -67,9 +72,15 @@ nb::dict ReadFrameChunks(const std::string& path, size_t chunk_rows, nb::callabl
   }();
   if (failed.has_value()) throw std::move(*failed);
   if (!columns.ok()) throw nb::value_error(std::string(columns.status().message()).c_str());
-  if (!columns->needs_model) return Frames(std::move(*columns), nullptr);
+  if (!columns->needs_model) {
+    nb::dict result = Frames(std::move(*columns), nullptr);
+    result["pm_samples_in_chunks"] = true;
+    return result;
+  }
   const TraceModel model = LoadModel(path);
-  return Frames(std::move(*columns), &model);
+  nb::dict result = Frames(std::move(*columns), &model);
+  result["pm_samples_in_chunks"] = false;
+  return result;
 }
 
 }  // namespace

@@ -123,6 +123,49 @@ def test_events_read_in_chunks_give_the_tables_read_whole(tmp_path, job):
 
 @pytest.mark.skipif(not native.available(), reason="chunks are read by the warpscope_native "
                     "extension")
+def test_pm_samples_read_in_chunks_give_the_table_read_whole(tmp_path):
+    def trace(pid: int, sets: List[List[str]], samples: int) -> List[Any]:
+        packets = [tb.header(pid=pid), tb.string(1, "gemm")]
+        for i in range(samples):
+            if i == samples // 2 or i == 0:  # a second metric set midway
+                set_id = 1 if i == 0 else 2
+                packets.append(tb.packet(pm_metric_set=s.PmMetricSet(
+                    id=set_id, metric_names=sets[set_id - 1])))
+            packets += [tb.packet(kernel=s.KernelEvent(name_id=1, start_ns=100 * i,
+                                                       duration_ns=50, correlation_id=i + 1)),
+                        tb.packet(pm_sample=s.PmSample(
+                            metric_set_id=1 if i < samples // 2 else 2, start_ns=100 * i + 10,
+                            duration_ns=20, values=[float(i)] * len(
+                                sets[0 if i < samples // 2 else 1])))]
+        if not samples:
+            packets.append(tb.packet(pm_metric_set=s.PmMetricSet(id=1, metric_names=sets[0])))
+        return packets + [tb.end()]
+    paths = [tb.write(tmp_path / "a.wst", trace(1, [["a"], ["b", "a"]], 9)),
+             tb.write(tmp_path / "b.wst", trace(2, [["c"]], 0)),
+             tb.write(tmp_path / "c.wst", trace(3, [["a"], ["d"]], 6))]
+    from warpscope.export import export_parquet
+    whole, chunked = tmp_path / "whole", tmp_path / "chunked"
+    export_parquet(paths, whole, chunk_rows=1 << 20)
+    export_parquet(paths, chunked, chunk_rows=3)
+    assert sorted(p.name for p in chunked.iterdir()) == sorted(p.name for p in whole.iterdir())
+    pm = pq.read_table(chunked / "pm_samples.parquet")
+
+    def cells(table: Any) -> Dict[str, List[Any]]:  # NaN and null told apart, each equal
+        return {name: ["nan" if v != v else v for v in table.column(name).to_pylist()]
+                for name in table.column_names}
+    assert cells(pm) == cells(pq.read_table(whole / "pm_samples.parquet"))
+    assert pm.schema.equals(pq.read_table(whole / "pm_samples.parquet").schema)
+    assert pq.read_table(chunked / "kernels.parquet").equals(
+        pq.read_table(whole / "kernels.parquet"))
+    frame = pm.to_pandas()
+    assert [c for c in frame.columns if len(c) == 1] == ["a", "b", "c", "d"]
+    assert len(frame) == 15 and list(frame["rank"].value_counts().sort_index()) == [9, 6]
+    assert list(frame["b"].fillna(-1))[:9] == [-1] * 4 + [4.0, 5.0, 6.0, 7.0, 8.0]
+    assert pq.ParquetFile(chunked / "pm_samples.parquet").metadata.num_row_groups > 2
+
+
+@pytest.mark.skipif(not native.available(), reason="chunks are read by the warpscope_native "
+                    "extension")
 def test_an_error_in_the_chunk_sink_stops_the_reading(job):
     seen = []
 

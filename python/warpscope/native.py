@@ -100,8 +100,11 @@ def read(trace: Any, on_chunk: Optional[Callable[[Dict[str, Any]], None]] = None
          chunk_rows: int = 0) -> Dict[str, Any]:
     """The frames of `trace` (a TraceFile) read by the C++ reader; fills ``trace.issues``
     with the problems met, by the C++ reader's counter names. With `on_chunk`, the event
-    frames (kernels, api, ...) go to it about `chunk_rows` rows at a time, as they are read,
-    and those returned have no rows: memory holds one chunk of events."""
+    frames (kernels, api, ...) and pm_samples go to it about `chunk_rows` rows at a time, as
+    they are read, and those returned have no rows: memory holds one chunk of events. But
+    where ``trace._native_state.pm_samples_in_chunks`` is false (raw PM samples, which the
+    C++ reader evaluates once the whole trace is read), the pm_samples returned are all the
+    trace's and those of the chunks are to be dropped."""
     # Building the frames makes no reference cycles, but enough objects to start the cyclic
     # garbage collector, whose full passes walk every object pandas has made (tens of ms).
     collecting = gc.isenabled()
@@ -137,7 +140,8 @@ def _read(trace: Any, on_chunk: Optional[Callable[[Dict[str, Any]], None]],
             result = _native.read_frames(trace.path)
         else:
             result = _native.read_frame_chunks(
-                trace.path, chunk_rows, lambda columns: on_chunk(_dataframes(columns, [])))
+                trace.path, chunk_rows,
+                lambda columns, metrics: on_chunk(_dataframes(columns, list(metrics))))
     except ValueError as e:
         # The C++ reader's message says where the data went wrong, as the Python reader's does.
         message = str(e) if str(e).startswith("warpscope:") else f"warpscope: {e}"
@@ -171,6 +175,7 @@ class _NativeState:
         self.stats_severity = {k: _SEVERITIES.get(int(v), "info")
                                for k, v in result["stats_severity"].items()}
         self.issues = dict(issues)
+        self.pm_samples_in_chunks = bool(result.get("pm_samples_in_chunks", False))
 
     def problems(self) -> List[str]:
         """The lines of ``TraceFile.problems()``, from the C++ reader's findings."""

@@ -262,7 +262,7 @@ TEST(TraceColumnsTest, ChunksHoldTheRowsOfOneDecode) {
   std::map<std::string, std::vector<std::string>> chunked;
   std::vector<size_t> chunk_rows;
   absl::StatusOr<TraceColumns> rest = TraceColumns::DecodeInChunks(
-      path, 3, [&](std::vector<FrameColumns>& frames) {
+      path, 3, [&](std::vector<FrameColumns>& frames, const SampleTables&) {
         size_t rows = 0;
         for (const FrameColumns& f : frames) {
           rows += f.rows;
@@ -287,11 +287,50 @@ TEST(TraceColumnsTest, ChunksHoldTheRowsOfOneDecode) {
   EXPECT_EQ(rest->complete, whole->complete);
 }
 
+// PM samples go out with the chunk they were read in, each with the metric sets defined so
+// far; the samples left at the end are none.
+TEST(TraceColumnsTest, PmSamplesGoOutWithTheirChunk) {
+  const std::string path = WriteTempFile(TextprotoToWire(R"(
+    packet { header { format_major: 1 } }
+    packet { pm_metric_set { id: 1 metric_names: "a" } }
+    packet { pm_sample { metric_set_id: 1 start_ns: 10 values: 1 } }
+    packet { kernel { start_ns: 11 duration_ns: 5 } }
+    packet { pm_sample { metric_set_id: 1 start_ns: 20 values: 2 } }
+    packet { pm_sample { metric_set_id: 1 start_ns: 30 values: 3 } }
+    packet { pm_metric_set { id: 2 metric_names: "b" } }
+    packet { pm_sample { metric_set_id: 2 start_ns: 40 values: 4 } }
+    packet { kernel { start_ns: 41 duration_ns: 5 } }
+    packet { end_of_trace {} }
+  )"));
+  absl::StatusOr<TraceColumns> whole = TraceColumns::Decode(path);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(whole->samples.pm_samples.size(), 4u);
+  std::vector<std::string> samples;  // start, value, metric of each sample handed out
+  std::vector<size_t> chunk_rows;
+  absl::StatusOr<TraceColumns> rest = TraceColumns::DecodeInChunks(
+      path, 2, [&](std::vector<FrameColumns>& frames, const SampleTables& tables) {
+        size_t rows = tables.pm_samples.size();
+        for (const FrameColumns& f : frames) rows += f.rows;
+        chunk_rows.push_back(rows);
+        for (const PmSample& s : tables.pm_samples) {
+          EXPECT_GE(s.metric_set_index, 0);
+          const PmMetricSet& set = tables.pm_metric_sets[s.metric_set_index];
+          samples.push_back(absl::StrCat(s.start_ns, " ", s.values[0], " ", set.metric_names[0]));
+        }
+        return true;
+      });
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_THAT(chunk_rows, ElementsAre(2u, 2u, 2u));
+  EXPECT_THAT(samples, ElementsAre("10 1 a", "20 2 a", "30 3 a", "40 4 b"));
+  EXPECT_TRUE(rest->samples.pm_samples.empty());
+  EXPECT_EQ(rest->samples.pm_metric_sets.size(), 2u);
+}
+
 TEST(TraceColumnsTest, ASinkThatRefusesStopsTheReading) {
   const std::string path = WriteTempFile(FixtureWire("synthetic/basic.textproto"));
   int chunks = 0;
   absl::StatusOr<TraceColumns> read =
-      TraceColumns::DecodeInChunks(path, 2, [&](std::vector<FrameColumns>&) {
+      TraceColumns::DecodeInChunks(path, 2, [&](std::vector<FrameColumns>&, const SampleTables&) {
         ++chunks;
         return false;
       });
