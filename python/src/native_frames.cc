@@ -267,11 +267,11 @@ void AddSampleFrames(const Tables& tables, nb::dict& frames, nb::list* metric_na
   frames["stacks"] = Stacks(tables);
 }
 template void AddSampleFrames(const TraceModel&, nb::dict&, nb::list*, uint64_t*);
+template void AddSampleFrames(const SampleTables&, nb::dict&, nb::list*, uint64_t*);
 
 nb::dict PmSampleFrame(const SampleTables& tables, nb::list* metric_names) {
   return PmSamples(tables, metric_names);
 }
-template void AddSampleFrames(const SampleTables&, nb::dict&, nb::list*, uint64_t*);
 
 nb::dict FramesResult(nb::dict frames, nb::list metric_names,
                       const std::vector<StatCounter>& import_counters, uint64_t unknown_reasons,
