@@ -467,14 +467,23 @@ absl::StatusOr<TraceColumns> TraceColumns::DecodeFrom(TraceReader& reader, Trace
   columns_internal::EventDecoder events(reader, out);
   if (counting != nullptr) events.Reserve(*counting);
   columns_internal::SampleDecoder samples(reader, out);
-  // Hands the rows read so far to `take` and starts the frames again.
-  auto emit = [&]() -> absl::Status {
+  // Hands the rows read so far to `take` and starts the frames again. Before the end, the
+  // last PC batch waits for the next chunk: continuation packets may still add records to it.
+  auto emit = [&](bool at_end) -> absl::Status {
     events.Finish();
+    std::vector<PcSampleBatch>& batches = out.samples.pc_sample_batches;
+    std::optional<PcSampleBatch> open;
+    if (!at_end && !batches.empty()) {
+      open = std::move(batches.back());
+      batches.pop_back();
+    }
     if (!(*take)(out.frames, out.samples)) {
       return absl::CancelledError("warpscope: reading stopped");
     }
     events.Restart();
     out.samples.pm_samples = {};
+    batches = {};
+    if (open.has_value()) batches.push_back(std::move(*open));
     return absl::OkStatus();
   };
   while (true) {
@@ -495,11 +504,12 @@ absl::StatusOr<TraceColumns> TraceColumns::DecodeFrom(TraceReader& reader, Trace
       }
     }
     if (take != nullptr && events.rows() + out.samples.pm_samples.size() >= chunk_rows) {
-      if (absl::Status s = emit(); !s.ok()) return s;
+      if (absl::Status s = emit(/*at_end=*/false); !s.ok()) return s;
     }
   }
-  if (take != nullptr && events.rows() + out.samples.pm_samples.size() > 0) {
-    if (absl::Status s = emit(); !s.ok()) return s;
+  if (take != nullptr &&
+      events.rows() + out.samples.pm_samples.size() + out.samples.pc_sample_batches.size() > 0) {
+    if (absl::Status s = emit(/*at_end=*/true); !s.ok()) return s;
   }
   events.Finish();
   samples.Finish();

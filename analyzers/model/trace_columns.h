@@ -99,14 +99,15 @@ struct TraceColumns {
   // The same from `reader`, just opened (nothing read past the header); `counting`, another
   // reader of the same bytes, sizes the columns beforehand (without it they grow as read).
   static absl::StatusOr<TraceColumns> Decode(TraceReader& reader, TraceReader* counting);
-  // Reads `path` as Decode does, but hands the event frames and the PM samples read since the
-  // last chunk (`samples.pm_samples`, with every table defined so far) to `take` each time they
-  // hold `chunk_rows` rows together, and once more at the end when rows are left; then starts
-  // them again empty, so that memory holds one chunk of events and samples (the Parquet export
-  // writes each as row groups). `take` may move the columns out; false stops the reading
-  // (Cancelled). The TraceColumns returned holds the other small tables, the counters, and
-  // event frames and PM samples of no rows. With `needs_model` set, a TraceModel's samples
-  // replace the ones handed out.
+  // Reads `path` as Decode does, but hands the event frames and the samples read since the
+  // last chunk (`samples.pm_samples` and `samples.pc_sample_batches`, with every table defined
+  // so far) to `take` each time the events and PM samples make `chunk_rows` rows together, and
+  // once more at the end when rows are left; then starts them again empty, so that memory
+  // holds one chunk of events and samples (the Parquet export writes each as row groups). The
+  // last PC batch read waits for the next chunk, whole with the continuations still to come.
+  // `take` may move the columns out; false stops the reading (Cancelled). The TraceColumns
+  // returned holds the other small tables, the counters, and frames and samples of no rows.
+  // With `needs_model` set, a TraceModel's PM samples replace the ones handed out.
   using ChunkSink =
       std::function<bool(std::vector<FrameColumns>& frames, const SampleTables& samples)>;
   static absl::StatusOr<TraceColumns> DecodeInChunks(const std::string& path, size_t chunk_rows,

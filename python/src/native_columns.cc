@@ -45,9 +45,8 @@ nb::dict EventFrames(std::vector<FrameColumns>& event_frames) {
   return frames;
 }
 
-nb::dict Frames(TraceColumns&& columns, const TraceModel* model) {
+nb::dict Frames(TraceColumns&& columns, const TraceModel* model, uint64_t unknown_reasons) {
   nb::dict frames = EventFrames(columns.frames);
-  uint64_t unknown_reasons = 0;
   nb::list metric_names;
   if (model != nullptr) {
     AddSampleFrames(*model, frames, &metric_names, &unknown_reasons);

@@ -269,8 +269,11 @@ void AddSampleFrames(const Tables& tables, nb::dict& frames, nb::list* metric_na
 template void AddSampleFrames(const TraceModel&, nb::dict&, nb::list*, uint64_t*);
 template void AddSampleFrames(const SampleTables&, nb::dict&, nb::list*, uint64_t*);
 
-nb::dict PmSampleFrame(const SampleTables& tables, nb::list* metric_names) {
-  return PmSamples(tables, metric_names);
+void SampleFramesOfChunk(const SampleTables& tables, nb::dict& frames, nb::list* metric_names,
+                         uint64_t* unknown_reasons) {
+  frames["pc_sample_batches"] = PcSampleBatches(tables);
+  frames["pc_samples"] = PcSamples(tables, unknown_reasons);
+  frames["pm_samples"] = PmSamples(tables, metric_names);
 }
 
 nb::dict FramesResult(nb::dict frames, nb::list metric_names,

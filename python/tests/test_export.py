@@ -166,6 +166,27 @@ def test_pm_samples_read_in_chunks_give_the_table_read_whole(tmp_path):
 
 @pytest.mark.skipif(not native.available(), reason="chunks are read by the warpscope_native "
                     "extension")
+def test_a_sampled_trace_read_in_chunks_gives_the_tables_read_whole(tmp_path):
+    build = Path(os.environ.get("WARPSCOPE_BUILD_DIR", SOURCE_DIR / "build"))
+    bench_trace = build / "bin" / "warpscope_bench_trace"
+    if not bench_trace.exists():
+        pytest.skip(f"{bench_trace} is not built")
+    trace = tmp_path / "sampled.wst"  # PM samples every 10 us, a PC sample batch per step
+    subprocess.run([str(bench_trace), str(trace), "20000", "--pm-ns", "10000", "--pc"],
+                   check=True)
+    from warpscope.export import export_parquet
+    whole, chunked = tmp_path / "whole", tmp_path / "chunked"
+    names = [Path(p).name for p in export_parquet([trace], whole, chunk_rows=1 << 20)]
+    assert names == [Path(p).name for p in export_parquet([trace], chunked, chunk_rows=1000)]
+    for name in names:
+        assert pq.read_table(chunked / name).equals(pq.read_table(whole / name)), name
+    for name in ("kernels", "pm_samples", "pc_samples", "pc_sample_batches"):
+        metadata = pq.ParquetFile(chunked / f"{name}.parquet").metadata
+        assert metadata.num_rows > 0 and metadata.num_row_groups > 2, name
+
+
+@pytest.mark.skipif(not native.available(), reason="chunks are read by the warpscope_native "
+                    "extension")
 def test_an_error_in_the_chunk_sink_stops_the_reading(job):
     seen = []
 

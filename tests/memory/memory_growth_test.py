@@ -10,9 +10,10 @@ event: LaunchCalls, 24 bytes per API call with a correlation id (export_common.h
 Then the rule of the analyses (issue 38): on traces of 1 M and 3 M events, the larger's peak
 RSS within 1.2 x the smaller's, but for what they are documented to hold per NVTX range (one
 range a step, a step being 103 events here): `summary` keeps the ranges to project them onto
-the GPU, RANGE_BYTES each (docs/validation.md, "Trace size"). The Parquet export (events read
-and written a chunk at a time) is held to the same bound where the package beside the CLI
-has the warpscope_native extension and pyarrow.
+the GPU, RANGE_BYTES each (docs/validation.md, "Trace size"). The Parquet export (events and
+samples read and written a chunk at a time) is held to the same bound, on those traces and
+on traces with PM and PC samples, where the package beside the CLI has the warpscope_native
+extension and pyarrow.
 Exit 77 (skipped) when warpscope_bench_trace was not built.
 """
 import argparse
@@ -27,6 +28,7 @@ FACTOR = 8
 LAUNCH_CALL_BYTES = 24  # LaunchCalls::Call
 RULE_ROWS = (1_000_000, 3_000_000)
 RULE_FACTOR = 1.2
+SAMPLED_ROWS = (100_000, 300_000)
 RANGE_BYTES = 240  # NvtxRange, its path, its group's entry and its place in the thread index
 
 
@@ -52,6 +54,23 @@ def parquet_reads_in_chunks(cli):
     return probe.returncode == 0
 
 
+def check_sampled_parquet(cli, bench_trace, work):
+    """The Parquet export of traces with PM samples every 10 us and a PC sample batch per
+    step (SAMPLED_ROWS, 3 times more in the larger) held to 1.2x; the failure's name."""
+    rss = []
+    for rows in SAMPLED_ROWS:
+        path = os.path.join(work, f"sampled_{rows}.wst")
+        subprocess.run([bench_trace, path, str(rows), "--pm-ns", "10000", "--pc"], check=True)
+        rss.append(peak_rss([cli, "export", path, "--format", "parquet", "-o",
+                             os.path.join(work, "sampled_parquet")])[0])
+    bound = RULE_FACTOR * rss[0]
+    verdict = "ok" if rss[1] <= bound else "GREW"
+    print(f"export --format parquet, sampled: {SAMPLED_ROWS[0]} rows {rss[0] / 2**20:.1f} MiB, "
+          f"{SAMPLED_ROWS[1]} rows {rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) "
+          f"{verdict}")
+    return [] if rss[1] <= bound else ["export --format parquet (sampled)"]
+
+
 def check_rule(cli, bench_trace, work):
     """The analyses held to 1.2x from 1 M to 3 M events; the names of those that grew."""
     traces = []
@@ -70,6 +89,8 @@ def check_rule(cli, bench_trace, work):
     else:
         print("export --format parquet: no warpscope_native extension or pyarrow beside the "
               "CLI; not checked")
+    if "export --format parquet" in commands:
+        failures += check_sampled_parquet(cli, bench_trace, work)
     for name, command in commands.items():
         rss = [peak_rss([cli] + [a.format(t=t) for a in command])[0] for t in (small, large)]
         bound = RULE_FACTOR * rss[0] + RANGE_BYTES * (large_ranges - small_ranges)

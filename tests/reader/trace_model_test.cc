@@ -326,6 +326,42 @@ TEST(TraceColumnsTest, PmSamplesGoOutWithTheirChunk) {
   EXPECT_EQ(rest->samples.pm_metric_sets.size(), 2u);
 }
 
+// A PC batch goes out whole, with the continuation read after the chunk it began in.
+TEST(TraceColumnsTest, PcBatchesGoOutWholeWithTheirContinuations) {
+  const std::string path = WriteTempFile(TextprotoToWire(R"(
+    packet { header { format_major: 1 } }
+    packet { pc_stall_reasons { device_id: 0 index: 1 name: "wait" } }
+    packet { pc_samples { timestamp_ns: 5 total_samples: 3
+                          records { pc_offset: 16 stall_reason_index: 1 samples: 3 } } }
+    packet { kernel { start_ns: 11 duration_ns: 5 } }
+    packet { kernel { start_ns: 21 duration_ns: 5 } }
+    packet { pc_samples { continuation: true
+                          records { pc_offset: 32 stall_reason_index: 1 samples: 2 } } }
+    packet { kernel { start_ns: 31 duration_ns: 5 } }
+    packet { pc_samples { timestamp_ns: 40 total_samples: 1
+                          records { pc_offset: 48 stall_reason_index: 1 samples: 1 } } }
+    packet { end_of_trace {} }
+  )"));
+  absl::StatusOr<TraceColumns> whole = TraceColumns::Decode(path);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(whole->samples.pc_sample_batches.size(), 2u);
+  std::vector<std::string> batches;  // time and each record's PC of each batch handed out
+  absl::StatusOr<TraceColumns> rest = TraceColumns::DecodeInChunks(
+      path, 1, [&](std::vector<FrameColumns>&, const SampleTables& tables) {
+        for (const PcSampleBatch& b : tables.pc_sample_batches) {
+          std::string text = absl::StrCat(b.timestamp_ns, ":");
+          for (const PcRecord& r : b.records) absl::StrAppend(&text, " ", r.pc_offset);
+          batches.push_back(text);
+        }
+        return true;
+      });
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_THAT(batches, ElementsAre("5: 16 32", "40: 48"));
+  EXPECT_TRUE(rest->samples.pc_sample_batches.empty());
+  const StatCounter* orphans = FindCounter(rest->import_counters, "model.orphan_pc_sample_continuations");
+  EXPECT_TRUE(orphans == nullptr || orphans->value == 0);
+}
+
 TEST(TraceColumnsTest, ASinkThatRefusesStopsTheReading) {
   const std::string path = WriteTempFile(FixtureWire("synthetic/basic.textproto"));
   int chunks = 0;
