@@ -187,6 +187,38 @@ def test_a_sampled_trace_read_in_chunks_gives_the_tables_read_whole(tmp_path):
 
 @pytest.mark.skipif(not native.available(), reason="chunks are read by the warpscope_native "
                     "extension")
+def test_raw_pm_samples_come_once_when_read_in_chunks(tmp_path):
+    # Raw PM samples are evaluated by the trace model, once the trace is read: its PM samples
+    # replace the chunks' (none twice); the PC samples are the chunks'.
+    kernels = [tb.packet(kernel=s.KernelEvent(name_id=5, start_ns=t, duration_ns=10))
+               for t in (100, 300, 500)]
+    path = tb.write(tmp_path / "raw_pm.wst", [
+        tb.header(), tb.string(5, "k"), kernels[0],
+        tb.packet(pm_metric_set=s.PmMetricSet(id=1, metric_names=["m"])),
+        tb.packet(pm_sample=s.PmSample(metric_set_id=1, start_ns=120, duration_ns=5,
+                                       values=[1.0])),
+        tb.packet(pc_stall_reasons=s.PcStallReasons(device_id=0, index=[1], name=["wait"])),
+        tb.packet(pc_samples=s.PcSampleBatch(timestamp_ns=130, total_samples=2, records=[
+            s.PcSampleRecord(pc_offset=16, stall_reason_index=[1], samples=[2])])),
+        kernels[1],
+        tb.packet(pm_counter_data=s.PmCounterData(metric_set_id=1, image=b"\x00",
+                                                  sample_index=[0], start_ns=[150],
+                                                  duration_ns=[10])),
+        kernels[2], tb.end()])
+    from warpscope.export import export_parquet
+    whole, chunked = tmp_path / "whole", tmp_path / "chunked"
+    names = [Path(p).name for p in export_parquet([path], whole, chunk_rows=1 << 20)]
+    assert names == [Path(p).name for p in export_parquet([path], chunked, chunk_rows=1)]
+    for name in names:
+        assert pq.read_table(chunked / name).equals(pq.read_table(whole / name)), name
+    assert pq.read_table(chunked / "kernels.parquet").num_rows == 3
+    assert pq.read_table(chunked / "pc_samples.parquet").num_rows == 1
+    assert pq.read_table(chunked / "pm_samples.parquet").num_rows >= 1
+    assert not [p.name for p in chunked.iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.skipif(not native.available(), reason="chunks are read by the warpscope_native "
+                    "extension")
 def test_an_error_in_the_chunk_sink_stops_the_reading(job):
     seen = []
 
