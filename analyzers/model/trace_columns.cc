@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/model/trace_columns_internal.h"
 #include "analyzers/model/wire_fields.h"
@@ -92,7 +93,12 @@ class EventDecoder {
   // Reserves each table's columns for the events `counting` frames (a reader of the same
   // bytes), so that they never grow: no copies, and each page is touched once.
   void Reserve(TraceReader& counting);
+  // Completes the rows read since the last chunk (launch columns, string categories).
   void Finish();
+  // Rows appended since the frames were last emptied.
+  size_t rows() const { return rows_; }
+  // Empties the frames once a chunk was taken: every column as the constructor made it.
+  void Restart();
 
  private:
   // One step of appending a row: a column spec resolved.
@@ -111,6 +117,7 @@ class EventDecoder {
     std::vector<Op> launch_ops;
     std::vector<uint32_t> launch_slots;
     FrameColumns* frame;
+    std::vector<bool> stored_at_start;  // per column of `frame`: ColumnData::stored when made
   };
   void Append(Table& t, const FieldValues& v, bool check);
   const StringInForce& StringCode(uint64_t id);
@@ -132,6 +139,7 @@ class EventDecoder {
   IdCache<LaunchInForce> launches_;
   LaunchInForce no_launch_{};
   std::vector<FieldValues> launch_values_{FieldValues{}};  // slot 0: none (all 0)
+  size_t rows_ = 0;
 };
 
 EventDecoder::EventDecoder(TraceReader& reader, TraceColumns& out)
@@ -143,7 +151,7 @@ EventDecoder::EventDecoder(TraceReader& reader, TraceColumns& out)
     const Descriptor* type = packet->FindFieldByNumber(spec.packet_field)->message_type();
     FrameColumns& frame = out_.frames.emplace_back();
     frame.name = spec.frame;
-    Table& t = tables_.emplace_back(Table{MessageFields(type), {}, -1, {}, {}, &frame});
+    Table& t = tables_.emplace_back(Table{MessageFields(type), {}, -1, {}, {}, &frame, {}});
     std::vector<size_t> first;
     for (const ColumnSpec& c : spec.columns) {
       first.push_back(frame.columns.size());
@@ -186,6 +194,7 @@ EventDecoder::EventDecoder(TraceReader& reader, TraceColumns& out)
           .push_back({c.derive, fields.Number(c.field), other, &frame.columns[first[i]]});
     }
     t.launch_config_id = t.fields.Number("launch_config_id");
+    for (const ColumnData& c : frame.columns) t.stored_at_start.push_back(c.stored);
     by_packet_field_[spec.packet_field] = &t;
   }
 }
@@ -332,6 +341,7 @@ void EventDecoder::Append(Table& t, const FieldValues& v, bool check) {
     }
   }
   ++t.frame->rows;
+  ++rows_;
 }
 
 const StringInForce& EventDecoder::StringCode(uint64_t id) {
@@ -413,6 +423,22 @@ void EventDecoder::Finish() {
   }
 }
 
+void EventDecoder::Restart() {
+  for (Table& t : tables_) {
+    t.frame->rows = 0;
+    for (size_t i = 0; i < t.frame->columns.size(); ++i) {
+      ColumnData& c = t.frame->columns[i];
+      c.ints = {};
+      c.bools = {};
+      c.codes = {};
+      c.categories = {};
+      c.zeros = 0;
+      c.stored = t.stored_at_start[i];
+    }
+  }
+  rows_ = 0;
+}
+
 }  // namespace columns_internal
 
 absl::StatusOr<TraceColumns> TraceColumns::Decode(const std::string& path) {
@@ -423,11 +449,43 @@ absl::StatusOr<TraceColumns> TraceColumns::Decode(const std::string& path) {
 }
 
 absl::StatusOr<TraceColumns> TraceColumns::Decode(TraceReader& reader, TraceReader* counting) {
+  return DecodeFrom(reader, counting, 0, nullptr);
+}
+
+absl::StatusOr<TraceColumns> TraceColumns::DecodeInChunks(const std::string& path,
+                                                          size_t chunk_rows,
+                                                          const ChunkSink& take) {
+  absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  return DecodeFrom(**reader, nullptr, std::max<size_t>(chunk_rows, 1), &take);
+}
+
+absl::StatusOr<TraceColumns> TraceColumns::DecodeFrom(TraceReader& reader, TraceReader* counting,
+                                                      size_t chunk_rows, const ChunkSink* take) {
   TraceColumns out;
   out.strings = reader.shared_strings();
   columns_internal::EventDecoder events(reader, out);
   if (counting != nullptr) events.Reserve(*counting);
   columns_internal::SampleDecoder samples(reader, out);
+  // Hands the rows read so far to `take` and starts the frames again. Before the end, the
+  // last PC batch waits for the next chunk: continuation packets may still add records to it.
+  auto emit = [&](bool at_end) -> absl::Status {
+    events.Finish();
+    std::vector<PcSampleBatch>& batches = out.samples.pc_sample_batches;
+    std::optional<PcSampleBatch> open;
+    if (!at_end && !batches.empty()) {
+      open = std::move(batches.back());
+      batches.pop_back();
+    }
+    if (!(*take)(out.frames, out.samples)) {
+      return absl::CancelledError("warpscope: reading stopped");
+    }
+    events.Restart();
+    out.samples.pm_samples = {};
+    batches = {};
+    if (open.has_value()) batches.push_back(std::move(*open));
+    return absl::OkStatus();
+  };
   while (true) {
     std::string_view payload;
     absl::StatusOr<bool> framed = reader.NextPayload(&payload);
@@ -435,16 +493,23 @@ absl::StatusOr<TraceColumns> TraceColumns::Decode(TraceReader& reader, TraceRead
     if (!*framed) break;
     if (events.TryDecode(payload)) {
       reader.CountDecoded();
-      continue;
-    }
-    absl::StatusOr<const v1::TracePacket*> packet = reader.ParsePayload(payload);
-    if (!packet.ok()) return packet.status();
-    if (columns_internal::IsEventPacket(**packet)) {
-      events.AddParsed(**packet);
     } else {
-      events.Invalidate(**packet);
-      samples.Add(**packet);
+      absl::StatusOr<const v1::TracePacket*> packet = reader.ParsePayload(payload);
+      if (!packet.ok()) return packet.status();
+      if (columns_internal::IsEventPacket(**packet)) {
+        events.AddParsed(**packet);
+      } else {
+        events.Invalidate(**packet);
+        samples.Add(**packet);
+      }
     }
+    if (take != nullptr && events.rows() + out.samples.pm_samples.size() >= chunk_rows) {
+      if (absl::Status s = emit(/*at_end=*/false); !s.ok()) return s;
+    }
+  }
+  if (take != nullptr &&
+      events.rows() + out.samples.pm_samples.size() + out.samples.pc_sample_batches.size() > 0) {
+    if (absl::Status s = emit(/*at_end=*/true); !s.ok()) return s;
   }
   events.Finish();
   samples.Finish();

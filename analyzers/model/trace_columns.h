@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -98,6 +99,19 @@ struct TraceColumns {
   // The same from `reader`, just opened (nothing read past the header); `counting`, another
   // reader of the same bytes, sizes the columns beforehand (without it they grow as read).
   static absl::StatusOr<TraceColumns> Decode(TraceReader& reader, TraceReader* counting);
+  // Reads `path` as Decode does, but hands the event frames and the samples read since the
+  // last chunk (`samples.pm_samples` and `samples.pc_sample_batches`, with every table defined
+  // so far) to `take` each time the events and PM samples make `chunk_rows` rows together, and
+  // once more at the end when rows are left; then starts them again empty, so that memory
+  // holds one chunk of events and samples (the Parquet export writes each as row groups). The
+  // last PC batch read waits for the next chunk, whole with the continuations still to come.
+  // `take` may move the columns out; false stops the reading (Cancelled). The TraceColumns
+  // returned holds the other small tables, the counters, and frames and samples of no rows.
+  // With `needs_model` set, a TraceModel's PM samples replace the ones handed out.
+  using ChunkSink =
+      std::function<bool(std::vector<FrameColumns>& frames, const SampleTables& samples)>;
+  static absl::StatusOr<TraceColumns> DecodeInChunks(const std::string& path, size_t chunk_rows,
+                                                     const ChunkSink& take);
 
   // kernels, api, nvtx_ranges, nvtx_marks, nccl_calls, api_stacks, memcpy, memset, memory, sync,
   // graph_launches, overhead.
@@ -116,6 +130,11 @@ struct TraceColumns {
   // What the string_views above point into.
   std::shared_ptr<InternedStrings> strings;
   std::unique_ptr<std::deque<std::string>> owned = std::make_unique<std::deque<std::string>>();
+
+ private:
+  // Decode's pass; with `take`, in chunks of `chunk_rows` rows (DecodeInChunks).
+  static absl::StatusOr<TraceColumns> DecodeFrom(TraceReader& reader, TraceReader* counting,
+                                                 size_t chunk_rows, const ChunkSink* take);
 };
 
 }  // namespace warpscope

@@ -35,14 +35,18 @@ nb::object Column(ColumnData& c) {
 
 }  // namespace
 
-nb::dict Frames(TraceColumns&& columns, const TraceModel* model) {
+nb::dict EventFrames(std::vector<FrameColumns>& event_frames) {
   nb::dict frames;
-  for (FrameColumns& frame : columns.frames) {
+  for (FrameColumns& frame : event_frames) {
     nb::dict out;
     for (ColumnData& c : frame.columns) out[c.name.c_str()] = Column(c);
     frames[frame.name.c_str()] = out;
   }
-  uint64_t unknown_reasons = 0;
+  return frames;
+}
+
+nb::dict Frames(TraceColumns&& columns, const TraceModel* model, uint64_t unknown_reasons) {
+  nb::dict frames = EventFrames(columns.frames);
   nb::list metric_names;
   if (model != nullptr) {
     AddSampleFrames(*model, frames, &metric_names, &unknown_reasons);

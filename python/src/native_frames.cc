@@ -269,6 +269,13 @@ void AddSampleFrames(const Tables& tables, nb::dict& frames, nb::list* metric_na
 template void AddSampleFrames(const TraceModel&, nb::dict&, nb::list*, uint64_t*);
 template void AddSampleFrames(const SampleTables&, nb::dict&, nb::list*, uint64_t*);
 
+void SampleFramesOfChunk(const SampleTables& tables, nb::dict& frames, nb::list* metric_names,
+                         uint64_t* unknown_reasons) {
+  frames["pc_sample_batches"] = PcSampleBatches(tables);
+  frames["pc_samples"] = PcSamples(tables, unknown_reasons);
+  frames["pm_samples"] = PmSamples(tables, metric_names);
+}
+
 nb::dict FramesResult(nb::dict frames, nb::list metric_names,
                       const std::vector<StatCounter>& import_counters, uint64_t unknown_reasons,
                       const std::vector<StatCounter>& stats, bool stats_final,

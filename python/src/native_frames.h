@@ -40,13 +40,23 @@ inline nanobind::str Utf8(std::string_view s) {
 // The event frames are the columnar decoder's (its columns move into the arrays); the rest
 // comes from `model` where the trace needed one (TraceColumns::needs_model), else from the
 // decoder too.
-nanobind::dict Frames(TraceColumns&& columns, const TraceModel* model);
+// `unknown_reasons` adds to the count of PC stall reasons without a name (those of chunks
+// already handed out).
+nanobind::dict Frames(TraceColumns&& columns, const TraceModel* model,
+                      uint64_t unknown_reasons = 0);
+// The event frames alone, as Frames gives them (their columns move into the arrays).
+nanobind::dict EventFrames(std::vector<FrameColumns>& event_frames);
 
 // The frames of the small tables (capture windows, PC and PM samples, devices, contexts,
 // call stacks) of a TraceModel or a TraceColumns' SampleTables, which name them alike.
 template <typename Tables>
 void AddSampleFrames(const Tables& tables, nanobind::dict& frames, nanobind::list* metric_names,
                      uint64_t* unknown_reasons);
+
+// The pm_samples, pc_samples and pc_sample_batches frames of `tables` alone, into `frames`, as
+// AddSampleFrames makes them; the metric names of pm_samples' columns go to `metric_names`.
+void SampleFramesOfChunk(const SampleTables& tables, nanobind::dict& frames,
+                         nanobind::list* metric_names, uint64_t* unknown_reasons);
 
 // The dict Frames returns, around its frames.
 nanobind::dict FramesResult(nanobind::dict frames, nanobind::list metric_names,

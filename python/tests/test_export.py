@@ -102,6 +102,155 @@ def test_pm_samples_get_the_metrics_of_every_trace(tmp_path):
     assert list(pm["a"].fillna(-1)) == [1.0, -1] and list(pm["b"].fillna(-1)) == [-1, 2.0]
 
 
+@pytest.mark.skipif(not native.available(), reason="chunks are read by the warpscope_native "
+                    "extension")
+def test_events_read_in_chunks_give_the_tables_read_whole(tmp_path, job):
+    from warpscope.export import export_parquet
+    whole, chunked = tmp_path / "whole", tmp_path / "chunked"
+    names = [Path(p).name for p in export_parquet(job, whole, chunk_rows=1 << 20)]
+    assert names == [Path(p).name for p in export_parquet(job, chunked, chunk_rows=7)]
+    assert "kernels.parquet" in names
+    for name in names:
+        assert pq.read_table(chunked / name).equals(pq.read_table(whole / name)), name
+    # 40 events a trace (20 API calls, 20 kernels) in chunks of 7 rows: row groups of a few
+    # rows each, every kernel there once.
+    kernels = pq.ParquetFile(chunked / "kernels.parquet")
+    assert kernels.metadata.num_row_groups >= 4 * 20 // 7
+    assert max(kernels.metadata.row_group(i).num_rows
+               for i in range(kernels.metadata.num_row_groups)) <= 7
+    assert kernels.metadata.num_rows == 4 * 20
+
+
+@pytest.mark.skipif(not native.available(), reason="chunks are read by the warpscope_native "
+                    "extension")
+def test_pm_samples_read_in_chunks_give_the_table_read_whole(tmp_path):
+    def trace(pid: int, sets: List[List[str]], samples: int) -> List[Any]:
+        packets = [tb.header(pid=pid), tb.string(1, "gemm")]
+        for i in range(samples):
+            if i == samples // 2 or i == 0:  # a second metric set midway
+                set_id = 1 if i == 0 else 2
+                packets.append(tb.packet(pm_metric_set=s.PmMetricSet(
+                    id=set_id, metric_names=sets[set_id - 1])))
+            packets += [tb.packet(kernel=s.KernelEvent(name_id=1, start_ns=100 * i,
+                                                       duration_ns=50, correlation_id=i + 1)),
+                        tb.packet(pm_sample=s.PmSample(
+                            metric_set_id=1 if i < samples // 2 else 2, start_ns=100 * i + 10,
+                            duration_ns=20, values=[float(i)] * len(
+                                sets[0 if i < samples // 2 else 1])))]
+        if not samples:
+            packets.append(tb.packet(pm_metric_set=s.PmMetricSet(id=1, metric_names=sets[0])))
+        return packets + [tb.end()]
+    paths = [tb.write(tmp_path / "a.wst", trace(1, [["a"], ["b", "a"]], 9)),
+             tb.write(tmp_path / "b.wst", trace(2, [["c"]], 0)),
+             tb.write(tmp_path / "c.wst", trace(3, [["a"], ["d"]], 6))]
+    from warpscope.export import export_parquet
+    whole, chunked = tmp_path / "whole", tmp_path / "chunked"
+    export_parquet(paths, whole, chunk_rows=1 << 20)
+    export_parquet(paths, chunked, chunk_rows=3)
+    assert sorted(p.name for p in chunked.iterdir()) == sorted(p.name for p in whole.iterdir())
+    pm = pq.read_table(chunked / "pm_samples.parquet")
+
+    def cells(table: Any) -> Dict[str, List[Any]]:  # NaN and null told apart, each equal
+        return {name: ["nan" if v != v else v for v in table.column(name).to_pylist()]
+                for name in table.column_names}
+    assert cells(pm) == cells(pq.read_table(whole / "pm_samples.parquet"))
+    assert pm.schema.equals(pq.read_table(whole / "pm_samples.parquet").schema)
+    assert pq.read_table(chunked / "kernels.parquet").equals(
+        pq.read_table(whole / "kernels.parquet"))
+    frame = pm.to_pandas()
+    assert [c for c in frame.columns if len(c) == 1] == ["a", "b", "c", "d"]
+    assert len(frame) == 15 and list(frame["rank"].value_counts().sort_index()) == [9, 6]
+    assert list(frame["b"].fillna(-1))[:9] == [-1] * 4 + [4.0, 5.0, 6.0, 7.0, 8.0]
+    assert pq.ParquetFile(chunked / "pm_samples.parquet").metadata.num_row_groups > 2
+
+
+@pytest.mark.skipif(not native.available(), reason="chunks are read by the warpscope_native "
+                    "extension")
+def test_a_sampled_trace_read_in_chunks_gives_the_tables_read_whole(tmp_path):
+    build = Path(os.environ.get("WARPSCOPE_BUILD_DIR", SOURCE_DIR / "build"))
+    bench_trace = build / "bin" / "warpscope_bench_trace"
+    if not bench_trace.exists():
+        pytest.skip(f"{bench_trace} is not built")
+    trace = tmp_path / "sampled.wst"  # PM samples every 10 us, a PC sample batch per step
+    subprocess.run([str(bench_trace), str(trace), "20000", "--pm-ns", "10000", "--pc"],
+                   check=True)
+    from warpscope.export import export_parquet
+    whole, chunked = tmp_path / "whole", tmp_path / "chunked"
+    names = [Path(p).name for p in export_parquet([trace], whole, chunk_rows=1 << 20)]
+    assert names == [Path(p).name for p in export_parquet([trace], chunked, chunk_rows=1000)]
+    for name in names:
+        assert pq.read_table(chunked / name).equals(pq.read_table(whole / name)), name
+    for name in ("kernels", "pm_samples", "pc_samples", "pc_sample_batches"):
+        metadata = pq.ParquetFile(chunked / f"{name}.parquet").metadata
+        assert metadata.num_rows > 0 and metadata.num_row_groups > 2, name
+
+
+@pytest.mark.skipif(not native.available(), reason="chunks are read by the warpscope_native "
+                    "extension")
+def test_raw_pm_samples_come_once_when_read_in_chunks(tmp_path):
+    # Raw PM samples are evaluated by the trace model, once the trace is read: its PM samples
+    # replace the chunks' (none twice); the PC samples are the chunks'.
+    kernels = [tb.packet(kernel=s.KernelEvent(name_id=5, start_ns=t, duration_ns=10))
+               for t in (100, 300, 500)]
+    path = tb.write(tmp_path / "raw_pm.wst", [
+        tb.header(), tb.string(5, "k"), kernels[0],
+        tb.packet(pm_metric_set=s.PmMetricSet(id=1, metric_names=["m"])),
+        tb.packet(pm_sample=s.PmSample(metric_set_id=1, start_ns=120, duration_ns=5,
+                                       values=[1.0])),
+        tb.packet(pc_stall_reasons=s.PcStallReasons(device_id=0, index=[1], name=["wait"])),
+        tb.packet(pc_samples=s.PcSampleBatch(timestamp_ns=130, total_samples=2, records=[
+            s.PcSampleRecord(pc_offset=16, stall_reason_index=[1], samples=[2])])),
+        kernels[1],
+        tb.packet(pm_counter_data=s.PmCounterData(metric_set_id=1, image=b"\x00",
+                                                  sample_index=[0], start_ns=[150],
+                                                  duration_ns=[10])),
+        kernels[2], tb.end()])
+    from warpscope.export import export_parquet
+    whole, chunked = tmp_path / "whole", tmp_path / "chunked"
+    names = [Path(p).name for p in export_parquet([path], whole, chunk_rows=1 << 20)]
+    assert names == [Path(p).name for p in export_parquet([path], chunked, chunk_rows=1)]
+    for name in names:
+        assert pq.read_table(chunked / name).equals(pq.read_table(whole / name)), name
+    assert pq.read_table(chunked / "kernels.parquet").num_rows == 3
+    assert pq.read_table(chunked / "pc_samples.parquet").num_rows == 1
+    assert pq.read_table(chunked / "pm_samples.parquet").num_rows >= 1
+    assert not [p.name for p in chunked.iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.skipif(not native.available(), reason="chunks are read by the warpscope_native "
+                    "extension")
+def test_an_error_in_the_chunk_sink_stops_the_reading(job):
+    seen = []
+
+    def sink(frames):
+        seen.append(len(frames["kernels"]) + len(frames["api"]))
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        native.read(warpscope.TraceFile(job[0]), sink, 5)
+    assert seen == [5]
+
+
+def test_a_failure_midway_removes_the_files_begun(tmp_path, job, monkeypatch):
+    import importlib
+    # The module: the package's `export` is the function.
+    export_module = importlib.import_module("warpscope.export")
+    calls = []
+    write = export_module._ParquetSink.write
+
+    def failing_write(self, frames):
+        calls.append(1)
+        if len(calls) == 3:  # the first trace written, the second begun
+            raise OSError("No space left on device")
+        write(self, frames)
+
+    monkeypatch.setattr(export_module._ParquetSink, "write", failing_write)
+    out = tmp_path / "parquet"
+    with pytest.raises(OSError, match="No space left"):
+        export_module.export_parquet(job, out, chunk_rows=1 << 20)
+    assert out.is_dir() and not list(out.iterdir())
+
+
 def test_a_bad_file_fails_before_anything_is_written(tmp_path, job, capsys):
     bad = tmp_path / "junk.wst"
     bad.write_bytes(b"junk")

@@ -9,8 +9,10 @@ for the ``.wst`` files in it; docs/export.md describes every column). When the t
 ``collectives.parquet``: every rank's collectives from the job view (``warpscope.job``),
 matched across the ranks, with each one's wait and who arrived last.
 
-Traces are read one at a time and appended to each kind's file as a row group, so memory
-holds one trace's frames, not the whole job's. Times are moved onto one time base as in
+Traces are read one at a time, and with the extension each trace's events and PM samples a
+chunk of rows at a time, appended to each kind's file as row groups: memory holds one chunk's
+frames, not a trace's. PM samples go through part files in DIR first, since their table has a
+column per metric of any trace. Times are moved onto one time base as in
 ``concat_dataframes``: the earliest ``Header.unix_time_base_ns`` of all the files, when
 every file knows its own.
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .errors import Error, TraceError, TraceWarning
 from .reader import PathLike, TraceFile
@@ -174,72 +176,170 @@ def _write_collectives(sources: List[Dict[str, Any]], out_dir: PathLike,
     return [path]
 
 
+class _ParquetSink:
+    """Writes frames of the traces as they come: each kind's rows appended to its file as
+    row groups (a chunk of a trace's events, or a trace's small frames). PM samples go to
+    part files first: pm_samples.parquet has a column per metric of any trace, known once
+    every trace was read (``finish_pm_samples``)."""
+
+    def __init__(self, out_dir: PathLike) -> None:
+        self.out_dir = os.fspath(out_dir)
+        self.writers: Dict[str, Any] = {}
+        self.pm_schemas: List[Tuple[int, Any]] = []  # (trace, schema) of every pm table
+        self.pm_parts: List[Tuple[int, str]] = []    # (trace, part file) of those with rows
+        self.nccl = False
+        self.trace = 0
+        self.extra: Dict[str, Any] = {}
+        self.shift = 0
+
+    def write(self, frames: Dict[str, Any]) -> None:
+        import pyarrow.parquet as pq
+        for name, frame in frames.items():
+            if name == "kernels":
+                self.nccl = self.nccl or has_nccl_kernels(frame)
+            stem = FILE_STEMS.get(name, name)
+            writer = self.writers.get(stem)
+            if writer is not None and len(frame) == 0:
+                continue  # a chunk without this kind: no empty row group
+            if self.shift:
+                frame = frame.copy()
+                for column in _TIME_COLUMNS:
+                    if column in frame:
+                        frame[column] = frame[column] + self.shift
+            table = _arrow_table(frame, self.extra)
+            if name == "pm_samples":
+                self._pm_part(table)
+                continue
+            if writer is None:
+                writer = pq.ParquetWriter(os.path.join(self.out_dir, stem + ".parquet"),
+                                          table.schema)
+                self.writers[stem] = writer
+            writer.write_table(table.cast(writer.schema))
+
+    def _pm_part(self, table: Any) -> None:
+        import pyarrow.parquet as pq
+        self.pm_schemas.append((self.trace, table.schema))
+        if table.num_rows:
+            path = os.path.join(self.out_dir, f".pm_samples.{len(self.pm_parts)}.parquet")
+            pq.write_table(table, path)
+            self.pm_parts.append((self.trace, path))
+
+    def drop_pm_samples(self) -> None:
+        """Forgets the current trace's PM samples (its chunks' samples, superseded)."""
+        for trace, path in self.pm_parts:
+            if trace == self.trace:
+                os.remove(path)
+        self.pm_parts = [(t, p) for t, p in self.pm_parts if t != self.trace]
+        self.pm_schemas = [(t, s) for t, s in self.pm_schemas if t != self.trace]
+
+    def finish_pm_samples(self) -> bool:
+        """Writes pm_samples.parquet from the parts; False when no trace gave a pm_samples
+        frame. Its columns are those of the traces' frames in order, as read whole: each
+        trace's last pm table (its small frames, read at the end) has every metric column
+        of the trace. A part read before one of its trace's metric sets was defined gets
+        NaN in that column, as the trace read whole has; a metric of other traces only is
+        null."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        if not self.pm_schemas:
+            return False
+        whole = dict(self.pm_schemas)  # per trace, its last schema: every column of it
+        schema = pa.unify_schemas(list(whole.values()))
+
+        def column(table: Any, trace: int, field: Any) -> Any:
+            if field.name in table.column_names:
+                return table.column(field.name)
+            if field.name in whole[trace].names:
+                return pa.array(np.full(table.num_rows, np.nan), type=field.type)
+            return pa.nulls(table.num_rows, field.type)
+
+        with pq.ParquetWriter(os.path.join(self.out_dir, "pm_samples.parquet"), schema) as out:
+            if not self.pm_parts:
+                out.write_table(schema.empty_table())
+            for trace, path in self.pm_parts:
+                part = pq.ParquetFile(path)
+                for group in range(part.num_row_groups):
+                    table = part.read_row_group(group)
+                    out.write_table(pa.Table.from_arrays(
+                        [column(table, trace, f) for f in schema], schema=schema))
+        self.remove_pm_parts()
+        return True
+
+    def remove_pm_parts(self) -> None:
+        for _, path in self.pm_parts:
+            if os.path.exists(path):
+                os.remove(path)
+        self.pm_parts = []
+
+    def close(self) -> None:
+        for writer in self.writers.values():
+            writer.close()  # a second close does nothing
+
+
+# Events read at a time (all kinds together) with the extension: one chunk's columns,
+# DataFrames and Arrow tables are what the export holds of a trace's events.
+CHUNK_ROWS = 1 << 17
+
+
 def export_parquet(paths: Sequence[PathLike], out_dir: PathLike,
-                   notes: Optional[List[str]] = None) -> List[str]:
+                   notes: Optional[List[str]] = None, chunk_rows: int = CHUNK_ROWS) -> List[str]:
     """Writes ``DIR/<kind>.parquet`` for every kind (``FILE_STEMS``), rows of all `paths` (a
     folder: its ``.wst`` files), and ``DIR/collectives.parquet`` when they hold NCCL kernels;
     returns the paths written. pm_samples gets one float column per metric name of any trace
     (null where a trace has no such metric). DIR is made when missing, in a folder that
     exists (``OutputError`` otherwise). The line for each trace that was cut short, and why a
     file was not written (collectives.parquet without the extension), are appended to
-    `notes`."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    `notes`. With the extension, each trace's events are read and written `chunk_rows` at a
+    time (row groups of at most that many rows)."""
+    from . import native
     paths = trace_paths(paths)
     traces = [TraceFile(p) for p in paths]  # headers only: fails early on a bad file
     make_output_folder(out_dir)
     bases = [t.header.unix_time_base_ns for t in traces]
     first = min(bases) if bases and all(bases) else None
-    writers: Dict[str, Any] = {}
-    pm_tables: List[Any] = []
+    sink = _ParquetSink(out_dir)
     sources: List[Dict[str, Any]] = []
-    nccl = False
     try:
         for position, trace in enumerate(traces):
+            sink.trace = position
+            sink.shift = bases[position] - first if first is not None else 0
+            sink.extra = {"rank": rank_of(trace, position), "host": trace.header.hostname,
+                          "pid": int(trace.header.pid), "file": str(os.fspath(trace.path))}
+            sources.append({"path": os.fspath(paths[position]), "extra": sink.extra,
+                            "shift": sink.shift})
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # problems are the reader's to show (info)
-                frames = trace.to_dataframes()
+                if native.available():
+                    frames = native.read(trace, sink.write, chunk_rows)
+                    if not trace._native_state.pm_samples_in_chunks:
+                        sink.drop_pm_samples()  # those in `frames` are the trace's
+                else:
+                    frames = trace.to_dataframes()
             notice = cut_notice(trace)
             if notice is not None and notes is not None:
                 notes.append(notice)
-            shift = bases[position] - first if first is not None else 0
-            extra = {"rank": rank_of(trace, position), "host": trace.header.hostname,
-                     "pid": int(trace.header.pid), "file": str(os.fspath(trace.path))}
-            sources.append({"path": os.fspath(paths[position]), "extra": extra, "shift": shift})
-            nccl = nccl or has_nccl_kernels(frames["kernels"])
-            for name, frame in frames.items():
-                if shift:
-                    frame = frame.copy()
-                    for column in _TIME_COLUMNS:
-                        if column in frame:
-                            frame[column] = frame[column] + shift
-                table = _arrow_table(frame, extra)
-                if name == "pm_samples":
-                    pm_tables.append(table)
-                    continue
-                stem = FILE_STEMS.get(name, name)
-                writer = writers.get(stem)
-                if writer is None:
-                    writer = pq.ParquetWriter(os.path.join(out_dir, stem + ".parquet"),
-                                              table.schema)
-                    writers[stem] = writer
-                writer.write_table(table.cast(writer.schema))
+            sink.write(frames)
             trace.close()
-        if pm_tables:
-            pq.write_table(pa.concat_tables(pm_tables, promote_options="default"),
-                           os.path.join(out_dir, "pm_samples.parquet"))
+        pm_written = sink.finish_pm_samples()
+    except BaseException:
+        # Rows of a trace that then failed to read (or of the traces before it): not files
+        # of the traces asked for.
+        sink.close()
+        sink.remove_pm_parts()
+        for stem in sink.writers:
+            os.remove(os.path.join(os.fspath(out_dir), stem + ".parquet"))
+        raise
     finally:
-        for writer in writers.values():
-            writer.close()
+        sink.close()
         for trace in traces:
             trace.close()
-    stems = sorted(set(writers) | ({"pm_samples"} if pm_tables else set()))
+    stems = sorted(set(sink.writers) | ({"pm_samples"} if pm_written else set()))
     written = [os.path.join(os.fspath(out_dir), s + ".parquet") for s in stems]
     stale = os.path.join(os.fspath(out_dir), COLLECTIVES_STEM + ".parquet")
     if os.path.exists(stale):  # from an earlier export into this folder: not these traces'
         os.remove(stale)
-    if nccl:
-        from . import native
+    if sink.nccl:
         if native.has_extension():
             written += _write_collectives(sources, out_dir, notes)
         elif notes is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import os
 import re
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .errors import Error, TraceError, TraceWarning, _CorruptData
 from .metadata import DEPRECATED_ISSUE_NAMES, IssueCounts, enum_label, problem_lines
@@ -96,24 +96,52 @@ def _categorical(codes: Any, categories: List[str]) -> Any:
         return pd.Categorical.from_codes(codes, dtype=dtype)
 
 
-def read(trace: Any) -> Dict[str, Any]:
+def read(trace: Any, on_chunk: Optional[Callable[[Dict[str, Any]], None]] = None,
+         chunk_rows: int = 0) -> Dict[str, Any]:
     """The frames of `trace` (a TraceFile) read by the C++ reader; fills ``trace.issues``
-    with the problems met, by the C++ reader's counter names."""
+    with the problems met, by the C++ reader's counter names. With `on_chunk`, the event
+    frames (kernels, api, ...) and pm_samples go to it about `chunk_rows` rows at a time, as
+    they are read, and those returned have no rows: memory holds one chunk of events. But
+    where ``trace._native_state.pm_samples_in_chunks`` is false (raw PM samples, which the
+    C++ reader evaluates once the whole trace is read), the pm_samples returned are all the
+    trace's and those of the chunks are to be dropped."""
     # Building the frames makes no reference cycles, but enough objects to start the cyclic
     # garbage collector, whose full passes walk every object pandas has made (tens of ms).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _read(trace)
+        return _read(trace, on_chunk, chunk_rows)
     finally:
         if collecting:
             gc.enable()
 
 
-def _read(trace: Any) -> Dict[str, Any]:
+def _dataframes(columns_by_frame: Dict[str, Any], metric_names: List[str]) -> Dict[str, Any]:
+    """DataFrames of the extension's columns, by frame name, in name order."""
     import pandas as pd
+    frames: Dict[str, Any] = {}
+    for name, columns in columns_by_frame.items():
+        metrics = columns.pop("__metrics__", None)
+        frame = pd.DataFrame({c: _column(v, enum_label) for c, v in columns.items()},
+                             copy=False)
+        if metrics is not None and metric_names:
+            from .frames import metric_columns  # only here: that module takes ms to import
+            names = metric_columns(metric_names)
+            frame = pd.concat([frame, pd.DataFrame(metrics, columns=names, copy=False)],
+                              axis=1)
+        frames[name] = frame
+    return dict(sorted(frames.items()))
+
+
+def _read(trace: Any, on_chunk: Optional[Callable[[Dict[str, Any]], None]],
+          chunk_rows: int) -> Dict[str, Any]:
     try:
-        result = _native.read_frames(trace.path)
+        if on_chunk is None:
+            result = _native.read_frames(trace.path)
+        else:
+            result = _native.read_frame_chunks(
+                trace.path, chunk_rows,
+                lambda columns, metrics: on_chunk(_dataframes(columns, list(metrics))))
     except ValueError as e:
         # The C++ reader's message says where the data went wrong, as the Python reader's does.
         message = str(e) if str(e).startswith("warpscope:") else f"warpscope: {e}"
@@ -123,17 +151,7 @@ def _read(trace: Any) -> Dict[str, Any]:
         at = re.search(r"byte offset (\d+)", message)
         raise TraceError(message, path=trace.path,
                          offset=int(at.group(1)) if at else None) from e
-    frames: Dict[str, Any] = {}
-    for name, columns in result["frames"].items():
-        metrics = columns.pop("__metrics__", None)
-        frame = pd.DataFrame({c: _column(v, enum_label) for c, v in columns.items()},
-                             copy=False)
-        if metrics is not None and result["pm_metric_names"]:
-            from .frames import metric_columns  # only here: that module takes ms to import
-            names = metric_columns(list(result["pm_metric_names"]))
-            frame = pd.concat([frame, pd.DataFrame(metrics, columns=names, copy=False)],
-                              axis=1)
-        frames[name] = frame
+    frames = _dataframes(result["frames"], list(result["pm_metric_names"]))
     issues = IssueCounts()
     for name, value in result["import_counters"].items():
         if name in _NOT_ISSUES or not value:
@@ -142,7 +160,7 @@ def _read(trace: Any) -> Dict[str, Any]:
     trace._native_state = _NativeState(result, issues)
     trace.issues.clear()
     trace.issues.update(issues)
-    return dict(sorted(frames.items()))
+    return frames
 
 
 class _NativeState:
@@ -157,6 +175,7 @@ class _NativeState:
         self.stats_severity = {k: _SEVERITIES.get(int(v), "info")
                                for k, v in result["stats_severity"].items()}
         self.issues = dict(issues)
+        self.pm_samples_in_chunks = bool(result.get("pm_samples_in_chunks", False))
 
     def problems(self) -> List[str]:
         """The lines of ``TraceFile.problems()``, from the C++ reader's findings."""

@@ -13,7 +13,10 @@ range a step, a step being 103 events here): `summary` keeps the ranges to proje
 the GPU, RANGE_BYTES each (docs/validation.md, "Trace size"); `advise` keeps them to find the
 steps and reads at most --max-events events (ADVISE_MAX_EVENTS here, under both traces, so that
 both read a part of the same size: its note says so); `diff` (the trace against itself) keeps
-the ranges of both sides, so twice theirs.
+the ranges of both sides, so twice theirs. The Parquet export (events and samples read and
+written a chunk at a time) is held to the same bound, on those traces and on traces with PM
+and PC samples, where the package beside the CLI has the warpscope_native extension and
+pyarrow.
 Exit 77 (skipped) when warpscope_bench_trace was not built.
 """
 import argparse
@@ -28,6 +31,7 @@ FACTOR = 8
 LAUNCH_CALL_BYTES = 24  # LaunchCalls::Call
 RULE_ROWS = (1_000_000, 3_000_000)
 RULE_FACTOR = 1.2
+SAMPLED_ROWS = (100_000, 300_000)
 RANGE_BYTES = 240  # NvtxRange, its path, its group's entry and its place in the thread index
 ADVISE_MAX_EVENTS = 500_000
 
@@ -42,6 +46,33 @@ def peak_rss(argv):
             sys.exit(f"memory_growth_test: {' '.join(argv)} exited {proc.returncode}")
         out.seek(0)
         return usage.ru_maxrss * 1024, out.read()
+
+
+def parquet_reads_in_chunks(cli):
+    """Whether the package beside the CLI (build/python, where the Parquet export runs) has
+    the extension that reads a trace in chunks, and pyarrow."""
+    package = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(cli))), "python")
+    env = dict(os.environ, PYTHONPATH=package)
+    probe = subprocess.run(["python3", "-c", "import pyarrow, warpscope_native"], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return probe.returncode == 0
+
+
+def check_sampled_parquet(cli, bench_trace, work):
+    """The Parquet export of traces with PM samples every 10 us and a PC sample batch per
+    step (SAMPLED_ROWS, 3 times more in the larger) held to 1.2x; the failure's name."""
+    rss = []
+    for rows in SAMPLED_ROWS:
+        path = os.path.join(work, f"sampled_{rows}.wst")
+        subprocess.run([bench_trace, path, str(rows), "--pm-ns", "10000", "--pc"], check=True)
+        rss.append(peak_rss([cli, "export", path, "--format", "parquet", "-o",
+                             os.path.join(work, "sampled_parquet")])[0])
+    bound = RULE_FACTOR * rss[0]
+    verdict = "ok" if rss[1] <= bound else "GREW"
+    print(f"export --format parquet, sampled: {SAMPLED_ROWS[0]} rows {rss[0] / 2**20:.1f} MiB, "
+          f"{SAMPLED_ROWS[1]} rows {rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) "
+          f"{verdict}")
+    return [] if rss[1] <= bound else ["export --format parquet (sampled)"]
 
 
 def check_rule(cli, bench_trace, work):
@@ -61,6 +92,15 @@ def check_rule(cli, bench_trace, work):
                    f"more than --max-events {ADVISE_MAX_EVENTS}", 1),
         "diff": (["diff", "{t}", "{t}", "--format", "csv"], None, 2),
     }
+    if parquet_reads_in_chunks(cli):
+        commands["export --format parquet"] = (
+            ["export", "{t}", "--format", "parquet", "-o", os.path.join(work, "parquet")],
+            None, 1)
+    else:
+        print("export --format parquet: no warpscope_native extension or pyarrow beside the "
+              "CLI; not checked")
+    if "export --format parquet" in commands:
+        failures += check_sampled_parquet(cli, bench_trace, work)
     for name, (command, note, sides) in commands.items():
         runs = [peak_rss([cli] + [a.format(t=t) for a in command]) for t in (small, large)]
         rss = [r[0] for r in runs]

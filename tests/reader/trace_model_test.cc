@@ -2,11 +2,13 @@
 // windows, import counters for truncated and inconsistent traces.
 #include "analyzers/model/trace_model.h"
 
+#include <map>
 #include <sstream>
 #include <string>
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "analyzers/model/trace_columns.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -219,6 +221,157 @@ TEST(TraceModelTest, ColumnsCountTheSameImportProblemsAsTheModel) {
       EXPECT_FALSE(counter.description.empty()) << counter.name;
     }
   }
+}
+
+// Each row of a frame as text, strings by their value, for comparing two decodes.
+std::vector<std::string> RowsOf(const FrameColumns& f) {
+  std::vector<std::string> rows(f.rows);
+  for (const ColumnData& c : f.columns) {
+    for (size_t i = 0; i < f.rows; ++i) {
+      std::string& row = rows[i];
+      absl::StrAppend(&row, c.name, "=");
+      if (!c.stored) {
+        row += "0 ";
+        continue;
+      }
+      switch (c.type) {
+        case ColumnData::Type::kInt64:
+          absl::StrAppend(&row, c.ints[i], " ");
+          break;
+        case ColumnData::Type::kBool:
+          absl::StrAppend(&row, static_cast<int>(c.bools[i]), " ");
+          break;
+        case ColumnData::Type::kEnum:
+          absl::StrAppend(&row, c.codes[i], " ");
+          break;
+        case ColumnData::Type::kString:
+          absl::StrAppend(&row, "'", std::string(c.categories[c.codes[i]]), "' ");
+          break;
+      }
+    }
+  }
+  return rows;
+}
+
+// Read in chunks of 3 rows, the rows are those of one decode (strings, threads and launch
+// configurations resolved alike), and the small tables are all there at the end.
+TEST(TraceColumnsTest, ChunksHoldTheRowsOfOneDecode) {
+  const std::string path = WriteTempFile(FixtureWire("synthetic/basic.textproto"));
+  absl::StatusOr<TraceColumns> whole = TraceColumns::Decode(path);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  std::map<std::string, std::vector<std::string>> chunked;
+  std::vector<size_t> chunk_rows;
+  absl::StatusOr<TraceColumns> rest = TraceColumns::DecodeInChunks(
+      path, 3, [&](std::vector<FrameColumns>& frames, const SampleTables&) {
+        size_t rows = 0;
+        for (const FrameColumns& f : frames) {
+          rows += f.rows;
+          std::vector<std::string> text = RowsOf(f);
+          chunked[f.name].insert(chunked[f.name].end(), text.begin(), text.end());
+        }
+        chunk_rows.push_back(rows);
+        return true;
+      });
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  ASSERT_GE(chunk_rows.size(), 2u);
+  for (size_t i = 0; i + 1 < chunk_rows.size(); ++i) EXPECT_EQ(chunk_rows[i], 3u);
+  EXPECT_GE(chunk_rows.back(), 1u);
+  size_t all_rows = 0;
+  for (const FrameColumns& f : whole->frames) {
+    all_rows += f.rows;
+    EXPECT_EQ(chunked[f.name], RowsOf(f)) << f.name;
+  }
+  EXPECT_GT(all_rows, 6u);
+  for (const FrameColumns& f : rest->frames) EXPECT_EQ(f.rows, 0u) << f.name;
+  EXPECT_EQ(rest->samples.devices.size(), whole->samples.devices.size());
+  EXPECT_EQ(rest->complete, whole->complete);
+}
+
+// PM samples go out with the chunk they were read in, each with the metric sets defined so
+// far; the samples left at the end are none.
+TEST(TraceColumnsTest, PmSamplesGoOutWithTheirChunk) {
+  const std::string path = WriteTempFile(TextprotoToWire(R"(
+    packet { header { format_major: 1 } }
+    packet { pm_metric_set { id: 1 metric_names: "a" } }
+    packet { pm_sample { metric_set_id: 1 start_ns: 10 values: 1 } }
+    packet { kernel { start_ns: 11 duration_ns: 5 } }
+    packet { pm_sample { metric_set_id: 1 start_ns: 20 values: 2 } }
+    packet { pm_sample { metric_set_id: 1 start_ns: 30 values: 3 } }
+    packet { pm_metric_set { id: 2 metric_names: "b" } }
+    packet { pm_sample { metric_set_id: 2 start_ns: 40 values: 4 } }
+    packet { kernel { start_ns: 41 duration_ns: 5 } }
+    packet { end_of_trace {} }
+  )"));
+  absl::StatusOr<TraceColumns> whole = TraceColumns::Decode(path);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(whole->samples.pm_samples.size(), 4u);
+  std::vector<std::string> samples;  // start, value, metric of each sample handed out
+  std::vector<size_t> chunk_rows;
+  absl::StatusOr<TraceColumns> rest = TraceColumns::DecodeInChunks(
+      path, 2, [&](std::vector<FrameColumns>& frames, const SampleTables& tables) {
+        size_t rows = tables.pm_samples.size();
+        for (const FrameColumns& f : frames) rows += f.rows;
+        chunk_rows.push_back(rows);
+        for (const PmSample& s : tables.pm_samples) {
+          EXPECT_GE(s.metric_set_index, 0);
+          const PmMetricSet& set = tables.pm_metric_sets[s.metric_set_index];
+          samples.push_back(absl::StrCat(s.start_ns, " ", s.values[0], " ", set.metric_names[0]));
+        }
+        return true;
+      });
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_THAT(chunk_rows, ElementsAre(2u, 2u, 2u));
+  EXPECT_THAT(samples, ElementsAre("10 1 a", "20 2 a", "30 3 a", "40 4 b"));
+  EXPECT_TRUE(rest->samples.pm_samples.empty());
+  EXPECT_EQ(rest->samples.pm_metric_sets.size(), 2u);
+}
+
+// A PC batch goes out whole, with the continuation read after the chunk it began in.
+TEST(TraceColumnsTest, PcBatchesGoOutWholeWithTheirContinuations) {
+  const std::string path = WriteTempFile(TextprotoToWire(R"(
+    packet { header { format_major: 1 } }
+    packet { pc_stall_reasons { device_id: 0 index: 1 name: "wait" } }
+    packet { pc_samples { timestamp_ns: 5 total_samples: 3
+                          records { pc_offset: 16 stall_reason_index: 1 samples: 3 } } }
+    packet { kernel { start_ns: 11 duration_ns: 5 } }
+    packet { kernel { start_ns: 21 duration_ns: 5 } }
+    packet { pc_samples { continuation: true
+                          records { pc_offset: 32 stall_reason_index: 1 samples: 2 } } }
+    packet { kernel { start_ns: 31 duration_ns: 5 } }
+    packet { pc_samples { timestamp_ns: 40 total_samples: 1
+                          records { pc_offset: 48 stall_reason_index: 1 samples: 1 } } }
+    packet { end_of_trace {} }
+  )"));
+  absl::StatusOr<TraceColumns> whole = TraceColumns::Decode(path);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(whole->samples.pc_sample_batches.size(), 2u);
+  std::vector<std::string> batches;  // time and each record's PC of each batch handed out
+  absl::StatusOr<TraceColumns> rest = TraceColumns::DecodeInChunks(
+      path, 1, [&](std::vector<FrameColumns>&, const SampleTables& tables) {
+        for (const PcSampleBatch& b : tables.pc_sample_batches) {
+          std::string text = absl::StrCat(b.timestamp_ns, ":");
+          for (const PcRecord& r : b.records) absl::StrAppend(&text, " ", r.pc_offset);
+          batches.push_back(text);
+        }
+        return true;
+      });
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_THAT(batches, ElementsAre("5: 16 32", "40: 48"));
+  EXPECT_TRUE(rest->samples.pc_sample_batches.empty());
+  const StatCounter* orphans = FindCounter(rest->import_counters, "model.orphan_pc_sample_continuations");
+  EXPECT_TRUE(orphans == nullptr || orphans->value == 0);
+}
+
+TEST(TraceColumnsTest, ASinkThatRefusesStopsTheReading) {
+  const std::string path = WriteTempFile(FixtureWire("synthetic/basic.textproto"));
+  int chunks = 0;
+  absl::StatusOr<TraceColumns> read =
+      TraceColumns::DecodeInChunks(path, 2, [&](std::vector<FrameColumns>&, const SampleTables&) {
+        ++chunks;
+        return false;
+      });
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(chunks, 1);
 }
 
 // One line of values, space-separated (enums as numbers).
