@@ -29,6 +29,7 @@ from typing import List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 from warpscope import schema  # noqa: E402
+from warpscope.errors import TraceError  # noqa: E402
 from warpscope.reader import TraceFile  # noqa: E402
 
 _NCCL_KERNEL_PREFIXES = ("ncclDevKernel_", "ncclKernel_")  # analyzers/measures/collectives.cc
@@ -48,10 +49,21 @@ class SourceTrace:
         self.chunks: List[bytes] = []  # framed packets; b"" where a varying packet goes
         self.varying: List[tuple] = []  # (index into chunks, packet)
         self.header = None
+        try:
+            self._read()
+        except TraceError as e:  # says "warpscope: PATH: ..." itself
+            sys.exit(str(e))
+        except OSError as e:
+            sys.exit(f"warpscope: {path}: {e.strerror}")
+        if self.header is None:
+            sys.exit(f"warpscope: {path} has no header packet; it is not a warpscope trace")
+        if not any(p.WhichOneof("data") == "kernel" for _, p in self.varying):
+            sys.exit(f"warpscope: {path} has no NCCL kernels (ncclDevKernel_*): `job` needs "
+                     "the collectives of a job recorded with NCCL")
+
+    def _read(self) -> None:
         names = {}
-        with TraceFile(path) as trace:
-            if trace.truncated:
-                sys.exit(f"warpscope: {path} was cut short; give complete rank traces")
+        with TraceFile(self.path) as trace:
             for packet in trace:
                 kind = packet.WhichOneof("data")
                 if kind == "interned_string":
@@ -64,11 +76,8 @@ class SourceTrace:
                         self.header = packet
                 else:
                     self.chunks.append(_frame(packet))
-        if self.header is None:
-            sys.exit(f"warpscope: {path} has no header packet; it is not a warpscope trace")
-        if not any(p.WhichOneof("data") == "kernel" for _, p in self.varying):
-            sys.exit(f"warpscope: {path} has no NCCL kernels (ncclDevKernel_*): `job` needs "
-                     "the collectives of a job recorded with NCCL")
+            if trace.truncated:
+                sys.exit(f"warpscope: {self.path} was cut short; give complete rank traces")
 
 
 def _set_rank_env(header, values: dict) -> None:
