@@ -84,7 +84,7 @@ struct RankDigest {
   // holds, for each of its collectives, the stretch that last began before it, all that the
   // lost time reads of it (collectives.h LostToWaiting); `compute_drawn` the stretches with
   // the gaps shorter than a thousandth of a mean step closed (of the GPU span without steps),
-  // for the picture, where such gaps are below a pixel; at most 65537 (rank_digest.cc).
+  // for the picture, where such gaps are below a pixel; at most 262145 (rank_digest.cc).
   std::vector<TimeInterval> compute_busy;
   std::vector<TimeInterval> compute_drawn;
   // Device memory (memory.h DigestMemory); no devices when the trace has no memory events.
