@@ -86,7 +86,7 @@ std::string JobSvg(const JobView& view, size_t steps) {
     for (const Step& st : r.steps.steps) {
       timeline.Add(step_row, at(i, st.start_ns), at(i, st.end_ns), "range", st.name, st.name);
     }
-    for (const TimeInterval& t : r.compute_busy) {
+    for (const TimeInterval& t : r.compute_drawn) {
       if (at(i, t.end_ns) > 0 && at(i, t.begin_ns) < width) {
         timeline.Add(compute_row, at(i, t.begin_ns), at(i, t.end_ns), "kernel", "GPU work");
       }

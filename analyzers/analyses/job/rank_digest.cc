@@ -114,6 +114,49 @@ void StepTimesOf(const TraceModel& model, const std::vector<int64_t>& kernel_ste
   }
 }
 
+// The stretches of `busy` (merged, in order) that last began before each collective: where
+// OwnWorkDone (collectives.cc) looks for any collective's start, it finds the same one here.
+std::vector<TimeInterval> LastBeforeEach(const std::vector<TimeInterval>& busy,
+                                         const std::vector<RankCollective>& collectives) {
+  std::vector<size_t> kept;
+  kept.reserve(collectives.size());
+  for (const RankCollective& c : collectives) {
+    auto it = std::upper_bound(busy.begin(), busy.end(), c.start_ns,
+                               [](uint64_t t, const TimeInterval& b) { return t < b.begin_ns; });
+    if (it != busy.begin()) kept.push_back(static_cast<size_t>(it - busy.begin()) - 1);
+  }
+  std::sort(kept.begin(), kept.end());
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+  std::vector<TimeInterval> out;
+  out.reserve(kept.size());
+  for (size_t i : kept) out.push_back(busy[i]);
+  return out;
+}
+
+// `busy` with every gap shorter than a thousandth of the rank's mean step closed (of its GPU
+// span without steps), and than a 262144th of its GPU span: at most a thousand stretches a
+// step and 262145 in all (4 MiB). On a short job the first rule decides, and a gap closed
+// is below a pixel of the three steps drawn; on a long one (hours) the second.
+std::vector<TimeInterval> ForDrawing(const std::vector<TimeInterval>& busy, const RankDigest& d) {
+  constexpr uint64_t kStretchesPerStep = 1000, kMostStretches = 262144;
+  const std::vector<Step>& steps = d.steps.steps;
+  const uint64_t gpu_span = d.gpu_end_ns - d.gpu_begin_ns;
+  const uint64_t step = steps.empty() ? gpu_span
+                                      : (steps.back().end_ns - steps.front().start_ns) /
+                                            steps.size();
+  const uint64_t closed = std::max(step / kStretchesPerStep, gpu_span / kMostStretches);
+  std::vector<TimeInterval> out;
+  for (const TimeInterval& t : busy) {
+    if (!out.empty() && t.begin_ns < out.back().end_ns + closed) {
+      out.back().end_ns = std::max(out.back().end_ns, t.end_ns);
+    } else {
+      out.push_back(t);
+    }
+  }
+  out.shrink_to_fit();
+  return out;
+}
+
 }  // namespace
 
 RankDigest DigestRank(const TraceModel& model, uint32_t index, const std::string& step) {
@@ -145,6 +188,8 @@ RankDigest DigestRank(const TraceModel& model, uint32_t index, const std::string
     r.kernel_index = c.kernel_index;
     if (!d.device_id) d.device_id = c.device_id;
   }
+  d.compute_drawn = ForDrawing(d.compute_busy, d);
+  d.compute_busy = LastBeforeEach(d.compute_busy, d.collectives);
   if (!d.device_id && !model.kernels.empty()) d.device_id = model.kernels.front().device_id;
   if (d.device_id) {
     const DeviceInfo* dev = model.FindDevice(*d.device_id);

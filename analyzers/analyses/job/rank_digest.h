@@ -79,9 +79,14 @@ struct RankDigest {
   std::map<std::string, uint64_t> host_ns_per_step;
   uint64_t gpu_begin_ns = 0, gpu_end_ns = 0;  // first and last GPU work (trace time)
   uint64_t compute_ns = 0, comm_ns = 0, overlap_ns = 0;
-  // When its GPU ran work other than NCCL's, merged (trace time): a few stretches per step
-  // where kernels run back to back.
+  // When its GPU ran work other than NCCL's, merged (trace time), kept so as not to grow with
+  // its kernels (a stretch per kernel where they do not run back to back): `compute_busy`
+  // holds, for each of its collectives, the stretch that last began before it, all that the
+  // lost time reads of it (collectives.h LostToWaiting); `compute_drawn` the stretches with
+  // the gaps shorter than a thousandth of a mean step closed (of the GPU span without steps),
+  // for the picture, where such gaps are below a pixel; at most 262145 (rank_digest.cc).
   std::vector<TimeInterval> compute_busy;
+  std::vector<TimeInterval> compute_drawn;
   // Device memory (memory.h DigestMemory); no devices when the trace has no memory events.
   MemoryDigest memory;
   // The most in use on any of its devices; 0 without memory events.
