@@ -9,8 +9,9 @@
 #
 # OUT_DIR (else WS_OUT, else OUT, else ./gpu_sol_model_out) receives sol_model.txt (the summary:
 # sol's table, advise's findings, the comparison), sol_model.json and logs/ (the trace, both
-# tools' output). Exit status: failed checks plus failed steps (max 100). About 3 minutes on
-# an H200 (NCU_TIMEOUT, default 300 s, bounds Nsight Compute).
+# tools' output). Exit status: failed checks plus failed steps (max 100). About 8 minutes on
+# an H200, most of it Nsight Compute replaying the step's ~1300 launches (NCU_TIMEOUT, default
+# 540 s; 300 s was too short).
 set -u
 source "$(dirname "$0")/../gpu_build_env.sh" build gpu_sol_model_out
 [[ $# -ge 1 ]] && OUTDIR=$1
@@ -45,7 +46,7 @@ else
 fi
 
 if [[ -n $NCU ]]; then
-  if run_logged "$LOGS/ncu.log" timeout "${NCU_TIMEOUT:-300}" "$NCU" --clock-control none \
+  if run_logged "$LOGS/ncu.log" timeout "${NCU_TIMEOUT:-540}" "$NCU" --clock-control none \
        --profile-from-start off --section SpeedOfLight --metrics "$NCU_METRICS" \
        --csv --page raw python3 "$SOL/resnet_sol.py" --warmup 5 --profile-step; then
     sed -n '/^"ID"/,$p' "$LOGS/ncu.log" >"$LOGS/ncu.csv"
