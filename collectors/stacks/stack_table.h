@@ -2,9 +2,12 @@
 // stack is written once (its StackFrame and CallStack records through a StackSink), each code
 // object is described once, and each (code object, instruction) is turned into a line once.
 // A thread-local cache of raw stacks makes a repeated call site cost one walk and one lookup,
-// with no lock. Python stacks come from PythonFrameReader; in a process without Python, native
-// return addresses from backtrace(3): module and offset from dladdr(3), the function from the
-// module's ELF symbol table (read once per module, at its first frame).
+// with no lock. Python stacks come from PythonFrameReader; in a process without Python (or on
+// request, for a Python process's thread with no Python frame), native return addresses from
+// _Unwind_Backtrace: module and offset from dladdr(3), the function from the module's ELF
+// symbol table (read once per module, at its first frame). A native walk stops
+// kNativeKeyFrames into the program's frames when the thread's cache knows that prefix (its
+// return addresses and the stack's address there): the outer frames are taken to be the same.
 // Pure: no CUPTI.
 #ifndef WARPSCOPE_COLLECTORS_STACKS_STACK_TABLE_H_
 #define WARPSCOPE_COLLECTORS_STACKS_STACK_TABLE_H_
@@ -69,8 +72,13 @@ class StackTable {
   static constexpr int kMaxDepth = 128;
   static constexpr uint64_t kTimedEvery = 64;
 
-  // The calling thread's stack. Thread-safe.
-  StackCapture Capture();
+  // Frames into the program's own (past the profiler's) that key a native stack in the
+  // thread's cache: a walk stops there when they and the stack's address match a stack seen.
+  static constexpr int kNativeKeyFrames = 8;
+
+  // The calling thread's stack. Thread-safe. `native_fallback`: in a Python process, a thread
+  // with no Python frame gets its native stack (else none).
+  StackCapture Capture(bool native_fallback = false);
   StackTableCounts counts() const;
   PythonFrameReader& python() { return python_; }
 
@@ -93,9 +101,12 @@ class StackTable {
   };
 
   StackCapture CapturePython();
-  StackCapture CaptureNative();
+  // Not inlined: its CFA starts the walk of known frame sizes.
+  __attribute__((noinline)) StackCapture CaptureNative();
   uint64_t InternPythonLocked(const PythonRawFrame* frames, int n, bool truncated);
   uint64_t InternNativeLocked(void* const* pcs, int n);
+  // The profiler's own frames at the top of a native stack (0 when it is all the profiler's).
+  static int OwnFrames(void* const* pcs, int n);
   // The stack id of a raw stack's hash: from this thread's cache, the table, or `intern()`
   // (called with the lock held; 0 when the stack could not be read).
   template <typename Intern>

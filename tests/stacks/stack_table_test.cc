@@ -100,6 +100,37 @@ TEST(StackTableTest, StacksDeeperThanTheDepthAreCutAndSaySo) {
   EXPECT_TRUE(sink.stacks[0].truncated);
 }
 
+// SiteA below `depth` more frames of one recursive function: the innermost frames are the
+// same return addresses whatever the depth.
+__attribute__((noinline)) StackCapture Below(StackTable& t, int depth) {
+  StackCapture c = depth <= 0 ? SiteA(t) : Below(t, depth - 1);
+  asm volatile("" ::: "memory");
+  return c;
+}
+
+TEST(StackTableTest, AStackSeenBeforeIsKnownByItsInnerFramesAndTheirStackAddress) {
+  VectorSink sink;
+  StackTable table(&sink, 64, false);
+  // Deeper than the key's frames: the repeated captures stop early (walking the frame sizes
+  // learned), and still give the stack the full walk interned.
+  StackCapture at[2][3];
+  for (int round = 0; round < 3; ++round) {
+    for (int d = 0; d < 2; ++d) at[d][round] = Below(table, 20 + d);
+  }
+  for (int d = 0; d < 2; ++d) {
+    ASSERT_NE(at[d][0].stack_id, 0u);
+    EXPECT_EQ(at[d][1].stack_id, at[d][0].stack_id);
+    EXPECT_EQ(at[d][2].stack_id, at[d][0].stack_id);
+  }
+  // One frame more, outside the key's frames: the same inner return addresses at another
+  // stack address, so another stack.
+  EXPECT_NE(at[0][0].stack_id, at[1][0].stack_id);
+  ASSERT_EQ(sink.stacks.size(), 2u);
+  EXPECT_EQ(sink.stacks[1].frame_ids.size(), sink.stacks[0].frame_ids.size() + 1);
+  EXPECT_GT(sink.stacks[0].frame_ids.size(),
+            static_cast<size_t>(StackTable::kNativeKeyFrames) + 20);
+}
+
 TEST(StackTableTest, ThreadsShareTheTable) {
   VectorSink sink;
   StackTable table(&sink, 16, false);
