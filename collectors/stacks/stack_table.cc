@@ -316,6 +316,7 @@ StackCapture StackTable::CaptureNative() {
   const auto self_cfa = reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa());
   const auto cached = [this](uint64_t key) { return CachedStack(key); };
   if (const uint64_t id = KnownPrefixWalk(self_cfa, max_depth_ + kOwnFrames + 1, cached)) {
+    native_known_.fetch_add(1, std::memory_order_relaxed);
     return {id, StackSource::kNative};
   }
   void* pcs[kMaxWalk];
@@ -330,7 +331,10 @@ StackCapture StackTable::CaptureNative() {
   };
   _Unwind_Backtrace(WalkFrame, &walk);
   LearnFrameSizes(pcs, sps, walk.n);
-  if (walk.hit != 0) return {walk.hit, StackSource::kNative};
+  if (walk.hit != 0) {
+    native_known_.fetch_add(1, std::memory_order_relaxed);
+    return {walk.hit, StackSource::kNative};
+  }
   const int n = walk.n;
   if (n <= 0) return {0, StackSource::kNone};
   uint64_t key = Mix(2, static_cast<uint64_t>(n));
@@ -417,6 +421,7 @@ StackTableCounts StackTable::counts() const {
   StackTableCounts c;
   c.captures = captures_.load(std::memory_order_relaxed);
   c.no_stack = no_stack_.load(std::memory_order_relaxed);
+  c.native_known = native_known_.load(std::memory_order_relaxed);
   // The first captures as timed; the one in kTimedEvery after them stands for the rest.
   const uint64_t timed = timed_captures_.load(std::memory_order_relaxed);
   const uint64_t sampled_ns = capture_ns_.load(std::memory_order_relaxed);

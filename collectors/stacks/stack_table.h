@@ -57,6 +57,7 @@ struct StackTableCounts {
   uint64_t stacks = 0;        // distinct CallStack records written
   uint64_t frames = 0;        // distinct StackFrame records written
   uint64_t code_objects = 0;  // code objects described (each once)
+  uint64_t native_known = 0;  // native captures that stopped at a prefix seen before
   uint64_t capture_ns = 0;    // time spent in Capture(), ns: the first kTimedEvery captures
                               // timed, then one in kTimedEvery standing for the rest
 };
@@ -134,6 +135,7 @@ class StackTable {
   uint64_t next_stack_id_ = 1;
 
   std::atomic<uint64_t> captures_{0}, no_stack_{0}, capture_ns_{0}, timed_captures_{0};
+  std::atomic<uint64_t> native_known_{0};
   std::atomic<uint64_t> early_ns_{0};  // the first kTimedEvery captures
   uint64_t frames_written_ = 0, stacks_written_ = 0, code_objects_ = 0;
 };

@@ -129,6 +129,8 @@ TEST(StackTableTest, AStackSeenBeforeIsKnownByItsInnerFramesAndTheirStackAddress
   EXPECT_EQ(sink.stacks[1].frame_ids.size(), sink.stacks[0].frame_ids.size() + 1);
   EXPECT_GT(sink.stacks[0].frame_ids.size(),
             static_cast<size_t>(StackTable::kNativeKeyFrames) + 20);
+  // The first of each was a full walk; the four after it stopped at the known prefix.
+  EXPECT_EQ(table.counts().native_known, 4u);
 }
 
 TEST(StackTableTest, ThreadsShareTheTable) {
