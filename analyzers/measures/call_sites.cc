@@ -37,7 +37,7 @@ constexpr std::array<RuntimeModule, 17> kRuntimeModules = {{
     {"libstdc++", false, true},
     {"libc", false, true},
     {"libpthread", false, true},
-    {"ld-linux", true, true},
+    {"ld-linux", false, true},
     {"libgcc_s", false, true},
     {"libm", false, true},
     {"libpython3", true, true},

@@ -44,7 +44,7 @@ bool IsLibraryPythonFile(std::string_view file);
 bool IsGeneratedPythonFile(std::string_view file);
 // A native module of CUDA, the profiler or a runtime under the program (libcuda, libcudart,
 // libcupti, libwarpscope*, libnvrtc, libcublas*, libcudnn*, libnccl, libtorch*, libc10*,
-// libstdc++, libc, libpthread, ld-linux*, libgcc_s, libm, libpython3*), by its path's base name.
+// libstdc++, libc, libpthread, ld-linux, libgcc_s, libm, libpython3*), by its path's base name.
 bool IsRuntimeModule(std::string_view module_path);
 // A demangled function that is an autograd node's backward: `...::MmBackward0::apply(...)`.
 bool IsAutogradNode(std::string_view function);
