@@ -1,6 +1,6 @@
 // The cost of a native stack capture on this CPU, no GPU: backtrace(3) (the full DWARF unwind a
 // new stack takes) and StackTable::Capture() of a repeated call site (the walk by the frame
-// sizes the thread learned, stopped at the known prefix) below call chains of several depths.
+// sizes the thread learned, to the stack seen before) below call chains of several depths.
 // One JSON line per measure, ns per operation (median of runs); the difference between depths
 // is the unwinder's cost per frame, and a walk of frame pointers a lower bound.
 //

@@ -38,7 +38,7 @@ struct ThreadStackCache {
   Slot slots[kSlots];
   // What this thread's native walks learned of each return address: the size of the frame it
   // returns into (its CFA minus its callee's), -1 when it was seen to vary; the walk of known
-  // sizes (KnownPrefixWalk) reads no further than the top of the thread's stack.
+  // sizes (KnownStackWalk) reads no further than the top of the thread's stack.
   static constexpr size_t kFrameSlots = 1024;
   struct FrameSize {
     uintptr_t pc = 0;
@@ -58,8 +58,8 @@ ThreadStackCache& Cache() {
 
 constexpr uint64_t kPrefixSeed = 0x2545f4914f6cdd1dull;
 
-// Where the native stack's cache key stops: the frames walked so far, their return addresses
-// mixed in and the stack pointer of the last one.
+// A native stack's key in the thread's cache: the frames walked, their return addresses mixed
+// in and the stack pointer of the last one.
 uint64_t PrefixKey(uint64_t mixed, int frames, uintptr_t cfa) {
   const uint64_t key = Mix(Mix(mixed, cfa), 0x5bd1e995u + static_cast<uint64_t>(frames));
   return key != 0 ? key : 1;  // 0 is an empty cache slot
@@ -92,13 +92,12 @@ void LearnFrameSizes(const void* const* pcs, const uintptr_t* sps, int n) {
 
 // Walks up from `self_cfa` (the walking function's CFA: the stack pointer of its caller) by
 // the frame sizes learned, each return address just below its frame's stack pointer, and
-// returns the stack id the thread's cache holds for the first prefix it knows; 0 at a return
-// address of unknown size, at the top of the stack, or with no prefix known. A prefix key
-// holds every return address and the stack pointer of the last frame, so a hit is a prefix a
-// DWARF walk found: a wrong size can only miss.
-template <typename Lookup>
-uint64_t KnownPrefixWalk(uintptr_t self_cfa, int max, const Lookup& cached) {
-  ThreadStackCache& cache = Cache();
+// returns the stack id the thread's cache holds for the frames so far; 0 at a return address
+// of unknown size, at the top of the stack, or with no stack known. A key holds every return
+// address and the stack pointer of the last frame, so a hit is a stack a DWARF walk found: a
+// wrong size can only miss.
+uint64_t KnownStackWalk(uintptr_t self_cfa, int max, uint64_t generation) {
+  ThreadStackCache& cache = Cache();  // once: in a shared library each TLS access is a call
   if (!cache.bounds_read) {
     cache.bounds_read = true;
     pthread_attr_t attr;
@@ -120,7 +119,9 @@ uint64_t KnownPrefixWalk(uintptr_t self_cfa, int max, const Lookup& cached) {
   for (int n = 1; n <= max && sp <= cache.stack_top; ++n) {
     const uintptr_t pc = *reinterpret_cast<const uintptr_t*>(sp - sizeof(pc));
     mixed = Mix(mixed, pc);
-    if (const uint64_t id = cached(PrefixKey(mixed, n, sp))) return id;
+    const uint64_t key = PrefixKey(mixed, n, sp);
+    const ThreadStackCache::Slot& known = cache.slots[key % ThreadStackCache::kSlots];
+    if (known.key == key && known.generation == generation) return known.stack_id;
     const ThreadStackCache::FrameSize& slot = cache.frame_sizes[FrameSlot(pc)];
     if (slot.pc != pc || slot.size <= 0) return 0;
     sp += static_cast<uintptr_t>(slot.size);
@@ -138,8 +139,8 @@ bool IsProfilerModule(const char* path) {
 }
 
 // One native walk (_Unwind_Backtrace): return addresses and each frame's stack pointer at its
-// call (_Unwind_GetCFA: the CFA of the frame it called), stopped early when the frames so far
-// are a prefix the thread's cache knows.
+// call (_Unwind_GetCFA: the CFA of the frame it called), stopped when the frames so far are a
+// stack the thread's cache knows.
 struct NativeWalk {
   void** pcs = nullptr;
   uintptr_t* sps = nullptr;
@@ -149,7 +150,7 @@ struct NativeWalk {
   uint64_t mixed = kPrefixSeed;
   uint64_t (*cached)(const void* table, uint64_t key) = nullptr;
   const void* table = nullptr;
-  uint64_t hit = 0;  // the cached stack id of a known prefix
+  uint64_t hit = 0;  // the cached stack id of a known stack
 };
 
 _Unwind_Reason_Code WalkFrame(_Unwind_Context* context, void* arg) {
@@ -314,8 +315,7 @@ StackCapture StackTable::CaptureNative() {
   constexpr int kOwnFrames = 8;
   constexpr int kMaxWalk = kMaxDepth + kOwnFrames + 1;
   const auto self_cfa = reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa());
-  const auto cached = [this](uint64_t key) { return CachedStack(key); };
-  if (const uint64_t id = KnownPrefixWalk(self_cfa, max_depth_ + kOwnFrames + 1, cached)) {
+  if (const uint64_t id = KnownStackWalk(self_cfa, max_depth_ + kOwnFrames + 1, generation_)) {
     native_known_.fetch_add(1, std::memory_order_relaxed);
     return {id, StackSource::kNative};
   }
@@ -331,22 +331,16 @@ StackCapture StackTable::CaptureNative() {
   };
   _Unwind_Backtrace(WalkFrame, &walk);
   LearnFrameSizes(pcs, sps, walk.n);
-  if (walk.hit != 0) {
-    native_known_.fetch_add(1, std::memory_order_relaxed);
-    return {walk.hit, StackSource::kNative};
-  }
+  if (walk.hit != 0) return {walk.hit, StackSource::kNative};
   const int n = walk.n;
   if (n <= 0) return {0, StackSource::kNone};
   uint64_t key = Mix(2, static_cast<uint64_t>(n));
   for (int i = 0; i < n; ++i) key = Mix(key, reinterpret_cast<uintptr_t>(pcs[i]));
   const uint64_t id = StackOf(key, [&] { return InternNativeLocked(pcs, n); });
   if (id == 0) return {0, StackSource::kNone};
-  // The next walk from here stops kNativeKeyFrames into the program's frames when the return
-  // addresses so far and the stack's address there are the same.
-  const int prefix = std::min(n, OwnFrames(pcs, n) + kNativeKeyFrames);
-  uint64_t mixed = kPrefixSeed;
-  for (int i = 0; i < prefix; ++i) mixed = Mix(mixed, reinterpret_cast<uintptr_t>(pcs[i]));
-  RememberStack(PrefixKey(mixed, prefix, sps[prefix - 1]), id);
+  // The next walk from here, by frame sizes, finds this stack by all its return addresses
+  // and its outermost stack pointer.
+  RememberStack(PrefixKey(walk.mixed, n, sps[n - 1]), id);
   return {id, StackSource::kNative};
 }
 

@@ -5,9 +5,9 @@
 // with no lock. Python stacks come from PythonFrameReader; in a process without Python (or on
 // request, for a Python process's thread with no Python frame), native return addresses from
 // _Unwind_Backtrace: module and offset from dladdr(3), the function from the module's ELF
-// symbol table (read once per module, at its first frame). A native walk stops
-// kNativeKeyFrames into the program's frames when the thread's cache knows that prefix (its
-// return addresses and the stack's address there): the outer frames are taken to be the same.
+// symbol table (read once per module, at its first frame). A native stack the thread saw
+// before is found by walking the frame sizes its earlier unwinds learned (its return addresses
+// and its outermost stack pointer are the cache key), with no DWARF unwind.
 // Pure: no CUPTI.
 #ifndef WARPSCOPE_COLLECTORS_STACKS_STACK_TABLE_H_
 #define WARPSCOPE_COLLECTORS_STACKS_STACK_TABLE_H_
@@ -57,7 +57,7 @@ struct StackTableCounts {
   uint64_t stacks = 0;        // distinct CallStack records written
   uint64_t frames = 0;        // distinct StackFrame records written
   uint64_t code_objects = 0;  // code objects described (each once)
-  uint64_t native_known = 0;  // native captures that stopped at a prefix seen before
+  uint64_t native_known = 0;  // native stacks found by walking learned frame sizes
   uint64_t capture_ns = 0;    // time spent in Capture(), ns: the first kTimedEvery captures
                               // timed, then one in kTimedEvery standing for the rest
 };
@@ -72,10 +72,6 @@ class StackTable {
 
   static constexpr int kMaxDepth = 128;
   static constexpr uint64_t kTimedEvery = 64;
-
-  // Frames into the program's own (past the profiler's) that key a native stack in the
-  // thread's cache: a walk stops there when they and the stack's address match a stack seen.
-  static constexpr int kNativeKeyFrames = 8;
 
   // The calling thread's stack. Thread-safe. `native_fallback`: in a Python process, a thread
   // with no Python frame gets its native stack (else none).

@@ -171,8 +171,8 @@ inline constexpr StatDef kStacksCaptureNs{"stacks.capture_ns", kInfo,
     "time the program's threads spent taking stacks, ns (the first 64 captures timed, then "
     "one in 64 for the rest)"};
 inline constexpr StatDef kStacksNativeKnown{"stacks.native_known", kInfo,
-    "native stacks found by walking the frame sizes learned up to a prefix seen before, with no "
-    "full unwind"};
+    "native stacks found by walking the frame sizes learned to a stack seen before, with no full "
+    "unwind"};
 
 // ---- PC sampling (collectors/pc_sampling; docs/pc_sampling.md).
 inline constexpr StatDef kPcBatches{"pc_sampling.batches", kInfo,

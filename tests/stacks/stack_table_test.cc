@@ -107,30 +107,44 @@ __attribute__((noinline)) StackCapture Below(StackTable& t, int depth) {
   asm volatile("" ::: "memory");
   return c;
 }
+// The same frames below two different callers, far out.
+__attribute__((noinline)) StackCapture FromCallerX(StackTable& t) {
+  StackCapture c = Below(t, 12);
+  asm volatile("" ::: "memory");
+  return c;
+}
+__attribute__((noinline)) StackCapture FromCallerY(StackTable& t) {
+  asm volatile("nop");
+  StackCapture c = Below(t, 12);
+  asm volatile("" ::: "memory");
+  return c;
+}
 
-TEST(StackTableTest, AStackSeenBeforeIsKnownByItsInnerFramesAndTheirStackAddress) {
+TEST(StackTableTest, AStackSeenBeforeIsFoundByTheFrameSizesLearned) {
   VectorSink sink;
   StackTable table(&sink, 64, false);
-  // Deeper than the key's frames: the repeated captures stop early (walking the frame sizes
-  // learned), and still give the stack the full walk interned.
-  StackCapture at[2][3];
+  // Each stack is unwound once; the two captures after it walk the frame sizes learned and
+  // find the same stack.
+  StackCapture at[4][3];
   for (int round = 0; round < 3; ++round) {
-    for (int d = 0; d < 2; ++d) at[d][round] = Below(table, 20 + d);
+    at[0][round] = Below(table, 20);
+    at[1][round] = Below(table, 21);
+    at[2][round] = FromCallerX(table);
+    at[3][round] = FromCallerY(table);
   }
-  for (int d = 0; d < 2; ++d) {
-    ASSERT_NE(at[d][0].stack_id, 0u);
-    EXPECT_EQ(at[d][1].stack_id, at[d][0].stack_id);
-    EXPECT_EQ(at[d][2].stack_id, at[d][0].stack_id);
+  for (int s = 0; s < 4; ++s) {
+    ASSERT_NE(at[s][0].stack_id, 0u);
+    EXPECT_EQ(at[s][1].stack_id, at[s][0].stack_id) << s;
+    EXPECT_EQ(at[s][2].stack_id, at[s][0].stack_id) << s;
   }
-  // One frame more, outside the key's frames: the same inner return addresses at another
-  // stack address, so another stack.
+  EXPECT_EQ(table.counts().native_known, 8u);
+  // The same innermost frames at another depth, or under another caller far out, are
+  // other stacks.
+  ASSERT_EQ(sink.stacks.size(), 4u);
   EXPECT_NE(at[0][0].stack_id, at[1][0].stack_id);
-  ASSERT_EQ(sink.stacks.size(), 2u);
+  EXPECT_NE(at[2][0].stack_id, at[3][0].stack_id);
   EXPECT_EQ(sink.stacks[1].frame_ids.size(), sink.stacks[0].frame_ids.size() + 1);
-  EXPECT_GT(sink.stacks[0].frame_ids.size(),
-            static_cast<size_t>(StackTable::kNativeKeyFrames) + 20);
-  // The first of each was a full walk; the four after it stopped at the known prefix.
-  EXPECT_EQ(table.counts().native_known, 4u);
+  EXPECT_EQ(sink.stacks[2].frame_ids.size(), sink.stacks[3].frame_ids.size());
 }
 
 TEST(StackTableTest, ThreadsShareTheTable) {
