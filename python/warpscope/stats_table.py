@@ -115,7 +115,7 @@ ROWS = (
     ("stacks.capture_ns", "info",
      "time the program's threads spent taking stacks, ns (the first 64 captures timed, then one in 64 for the rest)"),
     ("stacks.native_known", "info",
-     "native stacks found by walking the frame sizes learned up to a prefix seen before, with no full unwind"),
+     "native stacks found by walking the frame sizes learned to a stack seen before, with no full unwind"),
     ("pc_sampling.batches", "info",
      "PC sample batches written"),
     ("pc_sampling.pc_records", "info",
