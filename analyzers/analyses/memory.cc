@@ -124,7 +124,7 @@ std::vector<MemoryGrowth> AddGrowthTables(const TraceModel& model, const MemoryT
                {"last_bytes", true, CellKind::kInt}, {"growth_bytes", true, CellKind::kInt}});
   std::vector<MemoryGrowth> out;
   for (const DeviceMemory& d : t.devices) {
-    MemoryGrowth g = GrowthOf(d, progress);
+    MemoryGrowth g = GrowthOf(model, d, progress);
     for (size_t i = 0; i < g.growing_sites.size() && (top == 0 || i < top); ++i) {
       const SiteGrowth& s = g.growing_sites[i];
       sites.AddRow({d.device_id, MemoryCallSite(model, s.stack_id), s.owner, s.first_bytes, s.last_bytes,

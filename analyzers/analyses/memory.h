@@ -68,7 +68,10 @@ struct MemoryGrowth {
   // steps)"; with Sen's 95% interval after the rate when asked.
   std::string RateText(bool with_interval = false) const;
 };
-MemoryGrowth GrowthOf(const DeviceMemory& device, const MemoryProgress& progress);
+// The growth of `device`, its growing sites summed by call site and owner (the stacks of one
+// line, or of one operation of a native stack, are one site), most growth first.
+MemoryGrowth GrowthOf(const TraceModel& model, const DeviceMemory& device,
+                      const MemoryProgress& progress);
 
 // What the other commands (summary, advise, job) say about memory, from the same timeline and
 // rules as `warpscope memory` (its phases left out: they change no figure here).

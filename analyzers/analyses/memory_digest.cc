@@ -2,6 +2,7 @@
 // the leak rule, call sites and owners as text, each device's peak and growth and the refused
 // requests, from the one memory timeline `warpscope memory` uses.
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,7 +43,8 @@ MemoryTimelineOptions ProgressTimelineOptions(const TraceModel& model, const Ste
   return o;
 }
 
-MemoryGrowth GrowthOf(const DeviceMemory& d, const MemoryProgress& progress) {
+MemoryGrowth GrowthOf(const TraceModel& model, const DeviceMemory& d,
+                      const MemoryProgress& progress) {
   MemoryGrowth g;
   g.device_id = d.device_id;
   g.progress = progress;
@@ -61,7 +63,15 @@ MemoryGrowth GrowthOf(const DeviceMemory& d, const MemoryProgress& progress) {
     g.gained = j.gained;
     g.leak = j.leak;
   }
+  std::map<std::pair<std::string, std::string>, SiteGrowth> by_site;  // the first stack's id
   for (const SiteGrowth& s : d.site_growth) {
+    auto [it, added] = by_site.try_emplace({MemoryCallSite(model, s.stack_id), s.owner}, s);
+    if (!added) {
+      it->second.first_bytes += s.first_bytes;
+      it->second.last_bytes += s.last_bytes;
+    }
+  }
+  for (const auto& [key, s] : by_site) {
     if (s.last_bytes > s.first_bytes) g.growing_sites.push_back(s);
   }
   std::stable_sort(g.growing_sites.begin(), g.growing_sites.end(),
@@ -124,7 +134,7 @@ DeviceMemoryDigest DigestDevice(const TraceModel& model, const DeviceMemory& d,
   out.reserved_at_peak_bytes = d.reserved_at_peak_bytes;
   out.peak_reserved_bytes = d.peak_reserved_bytes;
   out.owners_at_peak = d.owners_at_peak;
-  out.growth = GrowthOf(d, progress);
+  out.growth = GrowthOf(model, d, progress);
   const size_t warmup = progress.first;
   if (!out.growth.growing_sites.empty()) {
     const SiteGrowth& s = out.growth.growing_sites.front();

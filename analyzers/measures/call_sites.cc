@@ -15,27 +15,82 @@ namespace {
 
 // Runtime modules by base name: `name` exact, or followed by a version or a variant
 // (".so.12", "-2.31.so"); the starred ones of call_sites.h by any suffix ("libcublasLt",
-// "libtorch_cuda"). "libc" alone must not take "libcustom.so".
+// "libtorch_cuda"). "libc" alone must not take "libcustom.so". `plumbing`: the module only
+// carries a call (the driver, the runtime, the profiler, C and C++'s runtimes): none of its
+// frames names what the program asked for.
 struct RuntimeModule {
   std::string_view name;
   bool any_suffix;
+  bool plumbing;
 };
-constexpr std::array<RuntimeModule, 14> kRuntimeModules = {{
-    {"libcuda", false},
-    {"libcudart", false},
-    {"libcupti", false},
-    {"libwarpscope", true},
-    {"libnvrtc", false},
-    {"libcublas", true},
-    {"libcudnn", true},
-    {"libnccl", false},
-    {"libtorch", true},
-    {"libc10", true},
-    {"libstdc++", false},
-    {"libc", false},
-    {"libpthread", false},
-    {"ld-linux", false},
+constexpr std::array<RuntimeModule, 17> kRuntimeModules = {{
+    {"libcuda", false, true},
+    {"libcudart", false, true},
+    {"libcupti", false, true},
+    {"libwarpscope", true, true},
+    {"libnvrtc", false, false},
+    {"libcublas", true, false},
+    {"libcudnn", true, false},
+    {"libnccl", false, false},
+    {"libtorch", true, false},
+    {"libc10", true, false},
+    {"libstdc++", false, true},
+    {"libc", false, true},
+    {"libpthread", false, true},
+    {"ld-linux", false, true},
+    {"libgcc_s", false, true},
+    {"libm", false, true},
+    {"libpython3", true, true},
 }};
+
+// Functions (demangled) that carry a call inside a library without naming an operation:
+// PyTorch's caching allocator and dispatcher (all of c10), the allocation of an output
+// (at::detail, at::empty, at::native::empty*, resize), the operator stubs and kernel wrappers,
+// the autograd engine around a node, and the C++ library.
+constexpr std::array<std::string_view, 15> kPlumbingFunctions = {
+    "c10::",
+    "std::",
+    "__gnu_cxx::",
+    "at::detail::",
+    "at::_ops::",
+    "at::empty",
+    "at::native::empty",
+    "at::native::resize",
+    "at::(anonymous namespace)::",
+    "at::TensorIteratorBase::",
+    "at::meta::",
+    "torch::autograd::Engine::",
+    "torch::autograd::Node::",
+    "torch::autograd::call_function",
+    "torch::autograd::(anonymous namespace)::",
+};
+
+const RuntimeModule* FindRuntimeModule(std::string_view module_path) {
+  const std::string base = PathBaseName(module_path);
+  for (const RuntimeModule& m : kRuntimeModules) {
+    if (!std::string_view(base).starts_with(m.name)) continue;
+    if (m.any_suffix || base.size() == m.name.size()) return &m;
+    const char next = base[m.name.size()];
+    if (next == '.' || next == '-') return &m;
+  }
+  return nullptr;
+}
+
+// A native frame of the program's own code: a module neither of the runtimes nor installed
+// with Python (an extension module under site-packages is a library's).
+bool IsProgramModule(std::string_view module_path) {
+  return !IsRuntimeModule(module_path) && !IsLibraryPythonFile(module_path);
+}
+
+// A library frame that names an operation, by NativeOpRank; 0: plumbing, or no name.
+int NativeOpRank(const StackFrameInfo& frame, const std::string& function) {
+  const RuntimeModule* m = FindRuntimeModule(frame.file);
+  if ((m != nullptr && m->plumbing) || function.empty()) return 0;
+  for (std::string_view prefix : kPlumbingFunctions) {
+    if (function.starts_with(prefix)) return 0;
+  }
+  return IsAutogradNode(function) ? 2 : 1;
+}
 
 bool IsPython(const StackFrameInfo& frame) { return frame.kind == v1::FRAME_KIND_PYTHON; }
 
@@ -44,18 +99,28 @@ bool IsPython(const StackFrameInfo& frame) { return frame.kind == v1::FRAME_KIND
 bool IsLibraryPythonFile(std::string_view file) {
   return file.find("/site-packages/") != std::string_view::npos ||
          file.find("/dist-packages/") != std::string_view::npos ||
-         file.find("/lib/python3.") != std::string_view::npos || file.starts_with("<frozen ");
+         file.find("/lib/python3.") != std::string_view::npos || IsGeneratedPythonFile(file);
+}
+
+bool IsGeneratedPythonFile(std::string_view file) {
+  // "<string>", "<eval_with_key>.3", "<frozen ...>"; "<stdin>" is what the user typed.
+  if (file.starts_with("<")) return file != "<stdin>";
+  return file.find("/torchinductor_") != std::string_view::npos ||
+         file.find("/.triton/") != std::string_view::npos;
 }
 
 bool IsRuntimeModule(std::string_view module_path) {
-  const std::string base = PathBaseName(module_path);
-  for (const RuntimeModule& m : kRuntimeModules) {
-    if (!std::string_view(base).starts_with(m.name)) continue;
-    if (m.any_suffix || base.size() == m.name.size()) return true;
-    const char next = base[m.name.size()];
-    if (next == '.' || next == '-') return true;
-  }
-  return false;
+  return FindRuntimeModule(module_path) != nullptr;
+}
+
+bool IsAutogradNode(std::string_view function) {
+  const size_t apply = function.find("::apply(");
+  if (apply == std::string_view::npos) return false;
+  const size_t scope = function.rfind("::", apply - 1);
+  const std::string_view node =
+      function.substr(scope == std::string_view::npos ? 0 : scope + 2,
+                      apply - (scope == std::string_view::npos ? 0 : scope + 2));
+  return node.find("Backward") != std::string_view::npos;
 }
 
 std::string FunctionName(const StackFrameInfo& frame) {
@@ -98,16 +163,24 @@ CallSite CallSiteOfStack(const TraceModel& model, const CallStackInfo* stack) {
   const StackFrameInfo* own_python = nullptr;
   const StackFrameInfo* any_python = nullptr;
   const StackFrameInfo* native = nullptr;
+  const StackFrameInfo* op = nullptr;
+  int op_rank = 0;
   for (uint32_t index : stack->frames) {  // innermost first: keep the first of each kind
     const StackFrameInfo& f = model.stack_frames[index];
     if (IsPython(f)) {
       if (any_python == nullptr) any_python = &f;
       if (own_python == nullptr && !IsLibraryPythonFile(f.file)) own_python = &f;
-    } else if (native == nullptr && !IsRuntimeModule(f.file)) {
+    } else if (native == nullptr && IsProgramModule(f.file)) {
       native = &f;
+    } else if (native == nullptr && op_rank < 2) {
+      const int rank = NativeOpRank(f, FunctionName(f));
+      if (rank > op_rank) op = &f, op_rank = rank;
     }
   }
-  out.frame = own_python != nullptr ? own_python : any_python != nullptr ? any_python : native;
+  out.frame = own_python != nullptr   ? own_python
+              : any_python != nullptr ? any_python
+              : native != nullptr     ? native
+                                      : op;
   if (out.frame == nullptr) {
     out.site = std::string(kNoPythonFrames);
     return out;

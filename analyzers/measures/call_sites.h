@@ -36,16 +36,27 @@ struct CallSite {
 };
 
 // A Python file of the standard library or of an installed package (site-packages,
-// dist-packages, lib/python3.*, <frozen ...>): not the program's own code.
+// dist-packages, lib/python3.*), or generated code: not the program's own code.
 bool IsLibraryPythonFile(std::string_view file);
+// Code a library generated at run time: `<string>`, `<eval_with_key>.N`, `<frozen ...>` (any
+// name in angle brackets but `<stdin>`), Inductor's cache (`.../torchinductor_<user>/...`) and
+// Triton's (`.../.triton/...`).
+bool IsGeneratedPythonFile(std::string_view file);
 // A native module of CUDA, the profiler or a runtime under the program (libcuda, libcudart,
 // libcupti, libwarpscope*, libnvrtc, libcublas*, libcudnn*, libnccl, libtorch*, libc10*,
-// libstdc++, libc, libpthread, ld-linux), by its path's base name.
+// libstdc++, libc, libpthread, ld-linux, libgcc_s, libm, libpython3*), by its path's base name.
 bool IsRuntimeModule(std::string_view module_path);
+// A demangled function that is an autograd node's backward: `...::MmBackward0::apply(...)`.
+bool IsAutogradNode(std::string_view function);
 
 // The call site of `stack`: its innermost Python frame of the program's own code; else its
-// innermost Python frame; with no Python frame, its innermost native frame outside the runtime
-// modules; else none (kNoPythonFrames). A null stack is kNoStack.
+// innermost Python frame; with no Python frame, its innermost native frame of the program's
+// own modules (neither a runtime module nor under site-packages); else the library frame that
+// names the operation: the innermost autograd node (`MmBackward0::apply`), else the innermost
+// named frame outside the plumbing modules (the driver, the runtime, the profiler, libc,
+// libstdc++) and the plumbing functions (c10::, std::, at::detail::, at::_ops::, at::empty*,
+// at::native::empty*, at::native::resize*, kernel wrappers, the autograd engine); else none
+// (kNoPythonFrames). A null stack is kNoStack.
 CallSite CallSiteOfStack(const TraceModel& model, const CallStackInfo* stack);
 // The call site of the API call with `correlation_id` (also its kernel's, copy's or sync's).
 CallSite CallSiteOfCall(const TraceModel& model, uint32_t correlation_id);

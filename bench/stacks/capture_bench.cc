@@ -1,8 +1,8 @@
-// The cost of a native stack capture on this CPU, no GPU: backtrace(3) and
-// StackTable::Capture() (a repeated call site: the walk, a hash and the thread's cache) below
-// call chains of several depths. One JSON line per measure, ns per operation (median of runs);
-// the difference between depths is the unwinder's cost per frame, and a walk of frame
-// pointers the lower bound a cached unwinder could approach.
+// The cost of a native stack capture on this CPU, no GPU: backtrace(3) (the full DWARF unwind a
+// new stack takes) and StackTable::Capture() of a repeated call site (the walk by the frame
+// sizes the thread learned, to the stack seen before) below call chains of several depths.
+// One JSON line per measure, ns per operation (median of runs); the difference between depths
+// is the unwinder's cost per frame, and a walk of frame pointers a lower bound.
 //
 //   build/bin/warpscope_stack_capture_bench [ITERATIONS] [RUNS]   (20000, 7)
 #include <execinfo.h>

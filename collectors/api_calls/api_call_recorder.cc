@@ -35,7 +35,8 @@ struct ThreadCalls {
   const void* owner = nullptr;
   uint32_t os_tid = 0;
   int depth = 0;
-  uint32_t launches = 0;  // launch calls seen, for WARPSCOPE_STACK_LAUNCH_EVERY
+  uint32_t launches = 0;                 // launch calls seen, for WARPSCOPE_STACK_LAUNCH_EVERY
+  uint32_t launches_without_python = 0;  // launches that found no Python frame
   PendingCall pending[kMaxNesting];
 };
 
@@ -103,6 +104,24 @@ bool ApiCallRecorder::WantsStack(StackCallKind kind) {
   return CallsOf(this).launches++ % every == 0;
 }
 
+uint64_t ApiCallRecorder::TakeStack(StackCallKind kind) {
+  // A Python process's thread with no Python frame (autograd's, NCCL's) gets its native
+  // stack; for launches, one in the native sampling rule's count of such launches.
+  ThreadCalls& t = CallsOf(this);
+  bool fallback = true;
+  if (kind == StackCallKind::kLaunch) {
+    const uint32_t every = options_.stacks.launch_every != 0 ? options_.stacks.launch_every
+                                                             : StackConfig::kNativeLaunchEvery;
+    fallback = t.launches_without_python % every == 0;
+  }
+  const StackCapture c = stacks_->Capture(fallback);
+  if (kind == StackCallKind::kLaunch && c.source != StackSource::kPython &&
+      stacks_->python().support() == PythonSupport::kReady) {
+    ++t.launches_without_python;
+  }
+  return c.stack_id;
+}
+
 void ApiCallRecorder::OnEnter(const ApiCallSite& call) {
   ThreadCalls& t = CallsOf(this);
   const int depth = t.depth++;
@@ -119,7 +138,7 @@ void ApiCallRecorder::OnEnter(const ApiCallSite& call) {
     p.write_call = options_.runtime_calls &&
                    IsRuntimeCallWritten(call.runtime, call.callback_id, options_.filter_trivial);
   }
-  p.stack_id = WantsStack(info.kind) ? stacks_->Capture().stack_id : 0;
+  p.stack_id = WantsStack(info.kind) ? TakeStack(info.kind) : 0;
   if (!p.write_call && p.stack_id == 0) return;
   p.active = true;
   p.runtime = call.runtime;

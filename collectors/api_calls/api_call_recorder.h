@@ -99,6 +99,8 @@ class ApiCallRecorder {
   };
   CallInfo Info(const ApiCallSite& call);
   bool WantsStack(StackCallKind kind);
+  // The calling thread's stack id for a call of `kind` (0: none).
+  uint64_t TakeStack(StackCallKind kind);
 
   const ApiCallRecorderOptions options_;
   StackTable* const stacks_;

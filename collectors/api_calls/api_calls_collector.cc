@@ -225,6 +225,7 @@ class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
     SetStat(w, stats::kStacksFrames, s.frames);
     SetStat(w, stats::kStacksCodeObjects, s.code_objects);
     SetStat(w, stats::kStacksCaptureNs, s.capture_ns);
+    SetStat(w, stats::kStacksNativeKnown, s.native_known);
   }
 
   SessionServices* services_ = nullptr;

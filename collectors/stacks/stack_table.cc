@@ -3,7 +3,9 @@
 
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <pthread.h>
 #include <time.h>
+#include <unwind.h>
 
 #include <algorithm>
 #include <cstring>
@@ -34,6 +36,17 @@ struct ThreadStackCache {
     uint64_t stack_id = 0;
   };
   Slot slots[kSlots];
+  // What this thread's native walks learned of each return address: the size of the frame it
+  // returns into (its CFA minus its callee's), -1 when it was seen to vary; the walk of known
+  // sizes (KnownStackWalk) reads no further than the top of the thread's stack.
+  static constexpr size_t kFrameSlots = 1024;
+  struct FrameSize {
+    uintptr_t pc = 0;
+    intptr_t size = 0;
+  };
+  FrameSize frame_sizes[kFrameSlots];
+  bool bounds_read = false;
+  uintptr_t stack_low = 0, stack_top = 0;  // the thread's stack; 0, 0: not known
 };
 thread_local ThreadStackCache* t_cache = nullptr;
 
@@ -43,6 +56,79 @@ ThreadStackCache& Cache() {
   return *t_cache;
 }
 
+constexpr uint64_t kPrefixSeed = 0x2545f4914f6cdd1dull;
+
+// A native stack's key in the thread's cache: the frames walked, their return addresses mixed
+// in and the stack pointer of the last one.
+uint64_t PrefixKey(uint64_t mixed, int frames, uintptr_t cfa) {
+  const uint64_t key = Mix(Mix(mixed, cfa), 0x5bd1e995u + static_cast<uint64_t>(frames));
+  return key != 0 ? key : 1;  // 0 is an empty cache slot
+}
+
+size_t FrameSlot(uintptr_t pc) {
+  return static_cast<size_t>((pc * 0x9e3779b97f4a7c15ull) >> 54) % ThreadStackCache::kFrameSlots;
+}
+
+// Learns the frame sizes a DWARF walk found. `sps[i]`: the stack pointer of frame i at its
+// call (the CFA of the frame it called; sps[0] is the walking function's CFA), so the return
+// address pcs[i] lies just below it and the frame takes sps[i + 1] - sps[i]. A return address
+// found elsewhere (a signal frame), or a size seen to vary, is never walked by size.
+void LearnFrameSizes(const void* const* pcs, const uintptr_t* sps, int n) {
+  ThreadStackCache& cache = Cache();
+  for (int i = 0; i + 1 < n; ++i) {
+    const auto pc = reinterpret_cast<uintptr_t>(pcs[i]);
+    const intptr_t size = static_cast<intptr_t>(sps[i + 1] - sps[i]);
+    const bool walkable = sps[i + 1] > sps[i] && sps[i] > cache.stack_low &&
+                          sps[i + 1] <= cache.stack_top &&
+                          *reinterpret_cast<const uintptr_t*>(sps[i] - sizeof(pc)) == pc;
+    ThreadStackCache::FrameSize& slot = cache.frame_sizes[FrameSlot(pc)];
+    if (slot.pc != pc) {
+      slot = {pc, walkable ? size : -1};
+    } else if (slot.size != size || !walkable) {
+      slot.size = -1;
+    }
+  }
+}
+
+// Walks up from `self_cfa` (the walking function's CFA: the stack pointer of its caller) by
+// the frame sizes learned, each return address just below its frame's stack pointer, and
+// returns the stack id the thread's cache holds for the frames so far; 0 at a return address
+// of unknown size, at the top of the stack, or with no stack known. A key holds every return
+// address and the stack pointer of the last frame, so a hit is a stack a DWARF walk found: a
+// wrong size can only miss.
+uint64_t KnownStackWalk(uintptr_t self_cfa, int max, uint64_t generation) {
+  ThreadStackCache& cache = Cache();  // once: in a shared library each TLS access is a call
+  if (!cache.bounds_read) {
+    cache.bounds_read = true;
+    pthread_attr_t attr;
+    void* low = nullptr;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      if (pthread_attr_getstack(&attr, &low, &size) == 0) {
+        cache.stack_low = reinterpret_cast<uintptr_t>(low);
+        cache.stack_top = cache.stack_low + size;
+      }
+      pthread_attr_destroy(&attr);
+    }
+  }
+  // Only on the thread's own stack (not a fiber's or a signal stack): every read lies between
+  // this frame and the top.
+  if (self_cfa <= cache.stack_low || self_cfa > cache.stack_top) return 0;
+  uint64_t mixed = kPrefixSeed;
+  uintptr_t sp = self_cfa;
+  for (int n = 1; n <= max && sp <= cache.stack_top; ++n) {
+    const uintptr_t pc = *reinterpret_cast<const uintptr_t*>(sp - sizeof(pc));
+    mixed = Mix(mixed, pc);
+    const uint64_t key = PrefixKey(mixed, n, sp);
+    const ThreadStackCache::Slot& known = cache.slots[key % ThreadStackCache::kSlots];
+    if (known.key == key && known.generation == generation) return known.stack_id;
+    const ThreadStackCache::FrameSize& slot = cache.frame_sizes[FrameSlot(pc)];
+    if (slot.pc != pc || slot.size <= 0) return 0;
+    sp += static_cast<uintptr_t>(slot.size);
+  }
+  return 0;
+}
+
 // Frames of the profiler itself, above the program's call: left out of native stacks.
 bool IsProfilerModule(const char* path) {
   if (path == nullptr) return false;
@@ -50,6 +136,38 @@ bool IsProfilerModule(const char* path) {
   base = base != nullptr ? base + 1 : path;
   return std::strncmp(base, "libwarpscope", 12) == 0 || std::strncmp(base, "libcupti", 8) == 0 ||
          std::strncmp(base, "libcuda.so", 10) == 0;
+}
+
+// One native walk (_Unwind_Backtrace): return addresses and each frame's stack pointer at its
+// call (_Unwind_GetCFA: the CFA of the frame it called), stopped when the frames so far are a
+// stack the thread's cache knows.
+struct NativeWalk {
+  void** pcs = nullptr;
+  uintptr_t* sps = nullptr;
+  int max = 0;
+  int n = 0;
+  int skip = 1;  // the walking function's own frame, as backtrace(3) leaves it out
+  uint64_t mixed = kPrefixSeed;
+  uint64_t (*cached)(const void* table, uint64_t key) = nullptr;
+  const void* table = nullptr;
+  uint64_t hit = 0;  // the cached stack id of a known stack
+};
+
+_Unwind_Reason_Code WalkFrame(_Unwind_Context* context, void* arg) {
+  auto* w = static_cast<NativeWalk*>(arg);
+  if (w->skip > 0) {
+    --w->skip;
+    return _URC_NO_REASON;
+  }
+  if (w->n >= w->max) return _URC_END_OF_STACK;
+  const uintptr_t pc = _Unwind_GetIP(context);
+  if (pc == 0) return _URC_END_OF_STACK;
+  w->pcs[w->n] = reinterpret_cast<void*>(pc);
+  w->sps[w->n] = _Unwind_GetCFA(context);
+  w->mixed = Mix(w->mixed, pc);
+  ++w->n;
+  w->hit = w->cached(w->table, PrefixKey(w->mixed, w->n, w->sps[w->n - 1]));
+  return w->hit != 0 ? _URC_END_OF_STACK : _URC_NO_REASON;
 }
 
 }  // namespace
@@ -98,7 +216,7 @@ uint64_t StackTable::StackOf(uint64_t key, const Intern& intern) {
   return id;
 }
 
-StackCapture StackTable::Capture() {
+StackCapture StackTable::Capture(bool native_fallback) {
   // The first kTimedEvery captures are timed (they include the slow ones: detection, code
   // objects described), then one in kTimedEvery: two clock reads on every launch would cost a
   // fifth of what the capture itself costs.
@@ -112,6 +230,7 @@ StackCapture StackTable::Capture() {
     c = CaptureNative();
   } else if (python == PythonSupport::kReady) {
     c = CapturePython();
+    if (c.source == StackSource::kNone && native_fallback) c = CaptureNative();
   } else {
     c.source = StackSource::kUnreadable;
   }
@@ -194,24 +313,50 @@ uint64_t StackTable::InternPythonLocked(const PythonRawFrame* frames, int n, boo
 StackCapture StackTable::CaptureNative() {
   // One more than kept, to know that the stack was cut; a few more for the profiler's own.
   constexpr int kOwnFrames = 8;
-  void* pcs[kMaxDepth + kOwnFrames + 1];
-  const int n = backtrace(pcs, max_depth_ + kOwnFrames + 1);
+  constexpr int kMaxWalk = kMaxDepth + kOwnFrames + 1;
+  const auto self_cfa = reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa());
+  if (const uint64_t id = KnownStackWalk(self_cfa, max_depth_ + kOwnFrames + 1, generation_)) {
+    native_known_.fetch_add(1, std::memory_order_relaxed);
+    return {id, StackSource::kNative};
+  }
+  void* pcs[kMaxWalk];
+  uintptr_t sps[kMaxWalk];
+  NativeWalk walk;
+  walk.pcs = pcs;
+  walk.sps = sps;
+  walk.max = max_depth_ + kOwnFrames + 1;
+  walk.table = this;
+  walk.cached = [](const void* table, uint64_t key) {
+    return static_cast<const StackTable*>(table)->CachedStack(key);
+  };
+  _Unwind_Backtrace(WalkFrame, &walk);
+  LearnFrameSizes(pcs, sps, walk.n);
+  if (walk.hit != 0) return {walk.hit, StackSource::kNative};
+  const int n = walk.n;
   if (n <= 0) return {0, StackSource::kNone};
   uint64_t key = Mix(2, static_cast<uint64_t>(n));
   for (int i = 0; i < n; ++i) key = Mix(key, reinterpret_cast<uintptr_t>(pcs[i]));
   const uint64_t id = StackOf(key, [&] { return InternNativeLocked(pcs, n); });
-  return {id, id != 0 ? StackSource::kNative : StackSource::kNone};
+  if (id == 0) return {0, StackSource::kNone};
+  // The next walk from here, by frame sizes, finds this stack by all its return addresses
+  // and its outermost stack pointer.
+  RememberStack(PrefixKey(walk.mixed, n, sps[n - 1]), id);
+  return {id, StackSource::kNative};
 }
 
-uint64_t StackTable::InternNativeLocked(void* const* pcs, int n) {
-  // Leave out the profiler's own frames (this function, the CUPTI callback, the driver).
+int StackTable::OwnFrames(void* const* pcs, int n) {
   int first = 0;
   while (first < n) {
     Dl_info info;
     if (dladdr(pcs[first], &info) == 0 || !IsProfilerModule(info.dli_fname)) break;
     ++first;
   }
-  if (first == n) first = 0;
+  return first == n ? 0 : first;
+}
+
+uint64_t StackTable::InternNativeLocked(void* const* pcs, int n) {
+  // Leave out the profiler's own frames (this function, the CUPTI callback, the driver).
+  const int first = OwnFrames(pcs, n);
   const int kept = std::min(n - first, max_depth_);
   std::vector<uint64_t> ids;
   ids.reserve(static_cast<size_t>(kept));
@@ -270,6 +415,7 @@ StackTableCounts StackTable::counts() const {
   StackTableCounts c;
   c.captures = captures_.load(std::memory_order_relaxed);
   c.no_stack = no_stack_.load(std::memory_order_relaxed);
+  c.native_known = native_known_.load(std::memory_order_relaxed);
   // The first captures as timed; the one in kTimedEvery after them stands for the rest.
   const uint64_t timed = timed_captures_.load(std::memory_order_relaxed);
   const uint64_t sampled_ns = capture_ns_.load(std::memory_order_relaxed);

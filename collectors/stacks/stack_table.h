@@ -2,9 +2,12 @@
 // stack is written once (its StackFrame and CallStack records through a StackSink), each code
 // object is described once, and each (code object, instruction) is turned into a line once.
 // A thread-local cache of raw stacks makes a repeated call site cost one walk and one lookup,
-// with no lock. Python stacks come from PythonFrameReader; in a process without Python, native
-// return addresses from backtrace(3): module and offset from dladdr(3), the function from the
-// module's ELF symbol table (read once per module, at its first frame).
+// with no lock. Python stacks come from PythonFrameReader; in a process without Python (or on
+// request, for a Python process's thread with no Python frame), native return addresses from
+// _Unwind_Backtrace: module and offset from dladdr(3), the function from the module's ELF
+// symbol table (read once per module, at its first frame). A native stack the thread saw
+// before is found by walking the frame sizes its earlier unwinds learned (its return addresses
+// and its outermost stack pointer are the cache key), with no DWARF unwind.
 // Pure: no CUPTI.
 #ifndef WARPSCOPE_COLLECTORS_STACKS_STACK_TABLE_H_
 #define WARPSCOPE_COLLECTORS_STACKS_STACK_TABLE_H_
@@ -54,6 +57,7 @@ struct StackTableCounts {
   uint64_t stacks = 0;        // distinct CallStack records written
   uint64_t frames = 0;        // distinct StackFrame records written
   uint64_t code_objects = 0;  // code objects described (each once)
+  uint64_t native_known = 0;  // native stacks found by walking learned frame sizes
   uint64_t capture_ns = 0;    // time spent in Capture(), ns: the first kTimedEvery captures
                               // timed, then one in kTimedEvery standing for the rest
 };
@@ -69,8 +73,9 @@ class StackTable {
   static constexpr int kMaxDepth = 128;
   static constexpr uint64_t kTimedEvery = 64;
 
-  // The calling thread's stack. Thread-safe.
-  StackCapture Capture();
+  // The calling thread's stack. Thread-safe. `native_fallback`: in a Python process, a thread
+  // with no Python frame gets its native stack (else none).
+  StackCapture Capture(bool native_fallback = false);
   StackTableCounts counts() const;
   PythonFrameReader& python() { return python_; }
 
@@ -93,9 +98,12 @@ class StackTable {
   };
 
   StackCapture CapturePython();
-  StackCapture CaptureNative();
+  // Not inlined: its CFA starts the walk of known frame sizes.
+  __attribute__((noinline)) StackCapture CaptureNative();
   uint64_t InternPythonLocked(const PythonRawFrame* frames, int n, bool truncated);
   uint64_t InternNativeLocked(void* const* pcs, int n);
+  // The profiler's own frames at the top of a native stack (0 when it is all the profiler's).
+  static int OwnFrames(void* const* pcs, int n);
   // The stack id of a raw stack's hash: from this thread's cache, the table, or `intern()`
   // (called with the lock held; 0 when the stack could not be read).
   template <typename Intern>
@@ -123,6 +131,7 @@ class StackTable {
   uint64_t next_stack_id_ = 1;
 
   std::atomic<uint64_t> captures_{0}, no_stack_{0}, capture_ns_{0}, timed_captures_{0};
+  std::atomic<uint64_t> native_known_{0};
   std::atomic<uint64_t> early_ns_{0};  // the first kTimedEvery captures
   uint64_t frames_written_ = 0, stacks_written_ = 0, code_objects_ = 0;
 };

@@ -9,7 +9,7 @@
 namespace warpscope {
 namespace {
 
-constexpr std::array<const StatDef*, 103> kAllStats = {
+constexpr std::array<const StatDef*, 104> kAllStats = {
     &stats::kWriterEventsWritten,
     &stats::kWriterEventsWrittenKind,
     &stats::kWriterBytesWritten,
@@ -65,6 +65,7 @@ constexpr std::array<const StatDef*, 103> kAllStats = {
     &stats::kStacksFrames,
     &stats::kStacksCodeObjects,
     &stats::kStacksCaptureNs,
+    &stats::kStacksNativeKnown,
     &stats::kPcBatches,
     &stats::kPcRecords,
     &stats::kPcSamples,

@@ -160,7 +160,7 @@ inline constexpr StatDef kApiCallsThreads{"api_calls.threads", kInfo,
 inline constexpr StatDef kStacksCaptured{"stacks.captured", kInfo,
     "CUDA calls whose stack was looked for (syncs, copies, launches as selected)"};
 inline constexpr StatDef kStacksNone{"stacks.none", kInfo,
-    "of those, calls with no stack: a thread running no Python (autograd's, NCCL's), or a Python that cannot be read"};
+    "of those, calls with no stack: a launch on a thread running no Python in a Python process (autograd's, NCCL's: one in 1024 takes its native stack), or a Python that cannot be read"};
 inline constexpr StatDef kStacksDistinct{"stacks.distinct", kInfo,
     "distinct stacks written (CallStack)"};
 inline constexpr StatDef kStacksFrames{"stacks.frames", kInfo,
@@ -170,6 +170,9 @@ inline constexpr StatDef kStacksCodeObjects{"stacks.code_objects", kInfo,
 inline constexpr StatDef kStacksCaptureNs{"stacks.capture_ns", kInfo,
     "time the program's threads spent taking stacks, ns (the first 64 captures timed, then "
     "one in 64 for the rest)"};
+inline constexpr StatDef kStacksNativeKnown{"stacks.native_known", kInfo,
+    "native stacks found by walking the frame sizes learned to a stack seen before, with no full "
+    "unwind"};
 
 // ---- PC sampling (collectors/pc_sampling; docs/pc_sampling.md).
 inline constexpr StatDef kPcBatches{"pc_sampling.batches", kInfo,

@@ -39,6 +39,13 @@ TEST(CallSites, LibraryFilesAndRuntimeModulesAreNotTheProgramsCode) {
   EXPECT_TRUE(IsLibraryPythonFile("/usr/lib/python3/dist-packages/numpy/core.py"));
   EXPECT_TRUE(IsLibraryPythonFile("/usr/lib/python3.11/threading.py"));
   EXPECT_TRUE(IsLibraryPythonFile("<frozen runpy>"));
+  // Generated code: Inductor's and Triton's caches, exec'd and FX-generated code.
+  EXPECT_TRUE(IsLibraryPythonFile("/tmp/torchinductor_me/ab/cabcdef123.py"));
+  EXPECT_TRUE(IsLibraryPythonFile("/home/me/.triton/cache/XYZ/launcher.py"));
+  EXPECT_TRUE(IsLibraryPythonFile("<string>"));
+  EXPECT_TRUE(IsLibraryPythonFile("<eval_with_key>.5"));
+  EXPECT_FALSE(IsLibraryPythonFile("<stdin>"));  // what the user typed
+  EXPECT_FALSE(IsLibraryPythonFile("/home/me/proj/torchinductor.py"));
   EXPECT_FALSE(IsLibraryPythonFile("/home/me/proj/train.py"));
   EXPECT_FALSE(IsLibraryPythonFile("/home/me/site/packages.py"));
 
@@ -114,6 +121,130 @@ TEST(CallSites, NativeStacksSkipTheRuntimeModules) {
   EXPECT_EQ(site.Display(), "solver+0x1a2b solve()");  // demangled
   EXPECT_EQ(site.file, "/opt/app/bin/solver");
   EXPECT_EQ(FrameDisplay(model.stack_frames[0]), "libcudart.so.13+0x1000");
+}
+
+TEST(CallSites, GeneratedCodeIsPassedForTheLineThatCalledTheCompiledModel) {
+  // torch.compile: the allocation is made inside Inductor's generated Runner.call, under
+  // torch's own frames, called from the user's line.
+  TraceModel model = LoadText(R"pb(
+    packet { interned_string { id: 1 value: "/tmp/torchinductor_me/x4/cx4abc.py" } }
+    packet { interned_string { id: 2 value: "Runner.call" } }
+    packet { interned_string { id: 3 value: "/opt/venv/lib/python3.12/site-packages/torch/_dynamo/eval_frame.py" } }
+    packet { interned_string { id: 4 value: "_fn" } }
+    packet { interned_string { id: 5 value: "<eval_with_key>.7" } }
+    packet { interned_string { id: 6 value: "forward" } }
+    packet { interned_string { id: 7 value: "/home/me/proj/train.py" } }
+    packet { interned_string { id: 8 value: "main" } }
+    packet { stack_frame { id: 1 kind: FRAME_KIND_PYTHON file_id: 1 function_id: 2 line: 88 } }
+    packet { stack_frame { id: 2 kind: FRAME_KIND_PYTHON file_id: 5 function_id: 6 line: 4 } }
+    packet { stack_frame { id: 3 kind: FRAME_KIND_PYTHON file_id: 3 function_id: 4 line: 655 } }
+    packet { stack_frame { id: 4 kind: FRAME_KIND_PYTHON file_id: 7 function_id: 8 line: 31 } }
+    packet { call_stack { id: 1 frame_ids: [ 1, 2, 3, 4 ] } }
+    packet { call_stack { id: 2 frame_ids: [ 1, 2, 3 ] } }
+    packet { api_stack { correlation_id: 5 stack_id: 1 } }
+    packet { api_stack { correlation_id: 6 stack_id: 2 } }
+  )pb");
+  EXPECT_EQ(CallSiteOfCall(model, 5).Display(), "train.py:31 main");
+  // With no line of the program's own, still the innermost frame.
+  EXPECT_EQ(CallSiteOfCall(model, 6).Display(), "cx4abc.py:88 Runner.call");
+}
+
+// A native stack from the allocator up, innermost first: `modules[i]` and mangled `names[i]`.
+TraceModel NativeStack(const std::vector<std::pair<std::string, std::string>>& frames) {
+  std::string text;
+  std::string ids;
+  uint64_t next = 1;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const uint64_t file = next++, function = next++;
+    text += "packet { interned_string { id: " + std::to_string(file) + " value: \"" +
+            frames[i].first + "\" } }\n";
+    text += "packet { interned_string { id: " + std::to_string(function) + " value: \"" +
+            frames[i].second + "\" } }\n";
+    text += "packet { stack_frame { id: " + std::to_string(i + 1) +
+            " kind: FRAME_KIND_NATIVE file_id: " + std::to_string(file) +
+            (frames[i].second.empty() ? "" : " function_id: " + std::to_string(function)) +
+            " module_offset: " + std::to_string(4096 * (i + 1)) + " } }\n";
+    ids += (i == 0 ? "" : ", ") + std::to_string(i + 1);
+  }
+  text += "packet { call_stack { id: 1 frame_ids: [ " + ids + " ] } }\n";
+  text += "packet { api_stack { correlation_id: 9 stack_id: 1 } }\n";
+  return LoadText(text);
+}
+
+constexpr char kTorchLib[] = "/opt/venv/lib/python3.12/site-packages/torch/lib/";
+const std::string kCudart = "/usr/local/cuda/lib64/libcudart.so.13";
+const std::string kLibc = "/lib/x86_64-linux-gnu/libc.so.6";
+const std::string kC10 = std::string(kTorchLib) + "libc10_cuda.so";
+const std::string kTorchCuda = std::string(kTorchLib) + "libtorch_cuda.so";
+const std::string kTorchCpu = std::string(kTorchLib) + "libtorch_cpu.so";
+const std::string kAllocator =
+    "_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator6mallocEPPvimS4_";
+const std::string kEmptyGeneric = "_ZN2at6detail13empty_genericEl";
+const std::string kEmptyCuda = "_ZN2at6native10empty_cudaEl";
+const std::string kAddmm = "_ZN2at6native19addmm_out_cuda_implERNS_6TensorERKS1_";
+const std::string kMmCall = "_ZN2at4_ops2mm4callERKNS_6TensorES4_";
+const std::string kMmBackward =
+    "_ZN5torch8autograd9generated11MmBackward05applyEOSt6vectorIN2at6TensorESaIS5_EE";
+const std::string kEngine = "_ZN5torch8autograd6Engine11thread_mainEPv";
+
+TEST(CallSites, AnAutogradThreadsAllocationNamesItsBackwardNode) {
+  // cudaMalloc on PyTorch's autograd thread: the runtime, the caching allocator, the output's
+  // allocation, the ATen kernel, the operator stub, the autograd node, the engine, libc.
+  TraceModel model = NativeStack({{kCudart, "cudaMalloc"},
+                                  {kC10, kAllocator},
+                                  {kTorchCuda, kEmptyGeneric},
+                                  {kTorchCuda, kEmptyCuda},
+                                  {kTorchCuda, kAddmm},
+                                  {kTorchCpu, kMmCall},
+                                  {kTorchCpu, kMmBackward},
+                                  {kTorchCpu, kEngine},
+                                  {kLibc, "start_thread"}});
+  const CallSite site = CallSiteOfCall(model, 9);
+  ASSERT_NE(site.frame, nullptr);
+  EXPECT_EQ(site.function,
+            "torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor, "
+            "std::allocator<at::Tensor> >&&)");
+  EXPECT_EQ(site.site, "libtorch_cpu.so+0x7000");
+  EXPECT_EQ(site.file, kTorchCpu);
+}
+
+TEST(CallSites, WithoutANodeTheInnermostOperationIsNamed) {
+  // The same allocation cut before its node (a deep stack), or made outside autograd: the
+  // ATen kernel, past the allocator and the output's allocation.
+  TraceModel model = NativeStack({{kCudart, "cudaMalloc"},
+                                  {kC10, kAllocator},
+                                  {kTorchCuda, kEmptyGeneric},
+                                  {kTorchCuda, kEmptyCuda},
+                                  {kTorchCuda, ""},  // no symbol: nothing named
+                                  {kTorchCuda, kAddmm},
+                                  {kTorchCpu, kMmCall}});
+  EXPECT_EQ(CallSiteOfCall(model, 9).function,
+            "at::native::addmm_out_cuda_impl(at::Tensor&, at::Tensor const&)");
+  // Only plumbing: the runtime, the allocator, the engine and libc name nothing.
+  TraceModel plumbing = NativeStack({{kCudart, "cudaMalloc"},
+                                     {kC10, kAllocator},
+                                     {kTorchCpu, kEngine},
+                                     {kLibc, "clone"}});
+  EXPECT_EQ(CallSiteOfCall(plumbing, 9).Display(), kNoPythonFrames);
+}
+
+TEST(CallSites, APlainProgramsOwnFrameComesBeforeAnyLibrarys) {
+  // A C++ program allocating through a library: its own function, not the library's; an
+  // extension module under site-packages is a library's, not the program's.
+  TraceModel model = NativeStack({{kCudart, "cudaMalloc"},
+                                  {"/usr/lib/x86_64-linux-gnu/libcublasLt.so.13", "cublasLtMatmul"},
+                                  {"/opt/venv/lib/python3.12/site-packages/ext/_C.so", "ext_run"},
+                                  {"/opt/app/bin/solver", "_Z10solve_stepi"},
+                                  {kLibc, "__libc_start_main"}});
+  EXPECT_EQ(CallSiteOfCall(model, 9).Display(), "solver+0x4000 solve_step(int)");
+  // No frame of the program: the library's named frame.
+  TraceModel library = NativeStack({{kCudart, "cudaMalloc"},
+                                    {"/usr/lib/libnccl.so.2", "ncclProxyService"},
+                                    {kLibc, "start_thread"}});
+  EXPECT_EQ(CallSiteOfCall(library, 9).Display(), "libnccl.so.2+0x2000 ncclProxyService");
+  EXPECT_TRUE(IsAutogradNode("torch::autograd::generated::AddmmBackward0::apply(x&&)"));
+  EXPECT_FALSE(IsAutogradNode("torch::autograd::Engine::thread_main(void*)"));
+  EXPECT_FALSE(IsAutogradNode("Backward::helper::apply_later()"));
 }
 
 TEST(CallSites, IdsNeverDefinedAreCountedAndReadAsNoStack) {

@@ -60,9 +60,10 @@ std::string StackOf(uint32_t correlation, uint32_t stack, uint64_t ns) {
 // A program of `steps` iterations, NVTX ranges "loop 0", "loop 1", ... (1 ms each from 1 ms;
 // none when `ranges` is false) with 10 kernels each:
 // `base` bytes of weights (model.py:20) from the start, 512 MiB of activations in each step,
-// and from step `leak_from` on `leak` bytes kept every step at model.py:88. Device 0 of 80 GiB.
+// and from step `leak_from` on `leak` bytes kept every step at model.py:88 (with `split_leak`,
+// every other step from another caller: another stack of the same line). Device 0 of 80 GiB.
 std::string LoopTrace(int steps, int leak_from, uint64_t leak, uint64_t base, int rank = -1,
-                      bool ranges = true) {
+                      bool ranges = true, bool split_leak = false) {
   std::string t =
       absl::StrCat(R"pb(
                      packet { header { format_major: 1 format_minor: 3 producer: "test" pid: 7
@@ -81,6 +82,7 @@ std::string LoopTrace(int steps, int leak_from, uint64_t leak, uint64_t base, in
     packet { stack_frame { id: 2 kind: FRAME_KIND_PYTHON file_id: 4 function_id: 5 line: 88 first_line: 10 } }
     packet { call_stack { id: 1 frame_ids: [1] } }
     packet { call_stack { id: 2 frame_ids: [2] } }
+    packet { call_stack { id: 3 frame_ids: [2, 1] } }
   )pb");
   uint32_t correlation = 1;
   absl::StrAppend(&t, StackOf(correlation, 1, 100), Alloc(1ull << 40, base, 100, correlation));
@@ -103,7 +105,7 @@ std::string LoopTrace(int steps, int leak_from, uint64_t leak, uint64_t base, in
                     Free(act, 512 * kMiB, start + 800'000));
     if (k >= leak_from) {
       ++correlation;
-      absl::StrAppend(&t, StackOf(correlation, 2, start + 900'000),
+      absl::StrAppend(&t, StackOf(correlation, split_leak && k % 2 == 1 ? 3 : 2, start + 900'000),
                       Alloc((3ull << 40) + k * kGiB, leak, start + 900'000, correlation));
     }
   }
@@ -132,6 +134,16 @@ TEST(MemoryViews, ALeakThatStartsHalfwayIsFoundWithItsLine) {
   EXPECT_EQ(d.growth_site_bytes, 80 * kMiB);
   // The peak: weights, the last step's activations and 72 MiB kept before them.
   EXPECT_EQ(d.peak_bytes, 10 * kGiB + 512 * kMiB + 72 * kMiB);
+}
+
+TEST(MemoryViews, TheStacksOfOneLineAreOneGrowingSite) {
+  const TraceModel model = Load(WriteTempFile(
+      LoopTrace(20, 10, 8 * kMiB, 10 * kGiB, /*rank=*/-1, /*ranges=*/true, /*split_leak=*/true)));
+  const DeviceMemoryDigest d = DigestMemory(model).devices[0];
+  EXPECT_TRUE(d.growth.leak);
+  ASSERT_EQ(d.growth.growing_sites.size(), 1u);  // two stacks, one line
+  EXPECT_EQ(d.growth_site, "model.py:88 train");
+  EXPECT_EQ(d.growth_site_bytes, 80 * kMiB);  // both stacks' 40 MiB
 }
 
 TEST(MemoryViews, WithoutStepsALeakIsJudgedOverTheKernelsLaunched) {

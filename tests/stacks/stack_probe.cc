@@ -91,11 +91,17 @@ __attribute__((visibility("default"))) long long warpscope_probe_stack(int depth
   return static_cast<long long>(c.stack_id);
 }
 
-// The same from a thread the probe starts, which has never run Python.
-__attribute__((visibility("default"))) int warpscope_probe_native_thread_source() {
+// The same from a thread the probe starts, which has never run Python; with
+// `native_fallback`, its native stack, whose functions go to `out` one a line.
+__attribute__((visibility("default"))) int warpscope_probe_native_thread_source(
+    int native_fallback, char* out, int size) {
   StackCapture c;
-  std::thread t([&] { c = warpscope::Table(32).Capture(); });
+  std::thread t([&] { c = warpscope::Table(32).Capture(native_fallback != 0); });
   t.join();
+  if (out != nullptr && size > 0) {
+    std::snprintf(out, static_cast<size_t>(size), "%s",
+                  warpscope::Sink().Text(c.stack_id).c_str());
+  }
   return static_cast<int>(c.source);
 }
 

@@ -100,6 +100,53 @@ TEST(StackTableTest, StacksDeeperThanTheDepthAreCutAndSaySo) {
   EXPECT_TRUE(sink.stacks[0].truncated);
 }
 
+// SiteA below `depth` more frames of one recursive function: the innermost frames are the
+// same return addresses whatever the depth.
+__attribute__((noinline)) StackCapture Below(StackTable& t, int depth) {
+  StackCapture c = depth <= 0 ? SiteA(t) : Below(t, depth - 1);
+  asm volatile("" ::: "memory");
+  return c;
+}
+// The same frames below two different callers, far out.
+__attribute__((noinline)) StackCapture FromCallerX(StackTable& t) {
+  StackCapture c = Below(t, 12);
+  asm volatile("" ::: "memory");
+  return c;
+}
+__attribute__((noinline)) StackCapture FromCallerY(StackTable& t) {
+  asm volatile("nop");
+  StackCapture c = Below(t, 12);
+  asm volatile("" ::: "memory");
+  return c;
+}
+
+TEST(StackTableTest, AStackSeenBeforeIsFoundByTheFrameSizesLearned) {
+  VectorSink sink;
+  StackTable table(&sink, 64, false);
+  // Each stack is unwound once; the two captures after it walk the frame sizes learned and
+  // find the same stack.
+  StackCapture at[4][3];
+  for (int round = 0; round < 3; ++round) {
+    at[0][round] = Below(table, 20);
+    at[1][round] = Below(table, 21);
+    at[2][round] = FromCallerX(table);
+    at[3][round] = FromCallerY(table);
+  }
+  for (int s = 0; s < 4; ++s) {
+    ASSERT_NE(at[s][0].stack_id, 0u);
+    EXPECT_EQ(at[s][1].stack_id, at[s][0].stack_id) << s;
+    EXPECT_EQ(at[s][2].stack_id, at[s][0].stack_id) << s;
+  }
+  EXPECT_EQ(table.counts().native_known, 8u);
+  // The same innermost frames at another depth, or under another caller far out, are
+  // other stacks.
+  ASSERT_EQ(sink.stacks.size(), 4u);
+  EXPECT_NE(at[0][0].stack_id, at[1][0].stack_id);
+  EXPECT_NE(at[2][0].stack_id, at[3][0].stack_id);
+  EXPECT_EQ(sink.stacks[1].frame_ids.size(), sink.stacks[0].frame_ids.size() + 1);
+  EXPECT_EQ(sink.stacks[2].frame_ids.size(), sink.stacks[3].frame_ids.size());
+}
+
 TEST(StackTableTest, ThreadsShareTheTable) {
   VectorSink sink;
   StackTable table(&sink, 16, false);

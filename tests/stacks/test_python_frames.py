@@ -22,6 +22,8 @@ def _load(kind):
     lib = kind(PROBE)
     lib.warpscope_probe_stack.restype = ctypes.c_longlong
     lib.warpscope_probe_stack.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+    lib.warpscope_probe_native_thread_source.argtypes = [ctypes.c_int, ctypes.c_char_p,
+                                                         ctypes.c_int]
     lib.warpscope_probe_cost.argtypes = [ctypes.c_int, ctypes.c_int,
                                          ctypes.POINTER(ctypes.c_double),
                                          ctypes.POINTER(ctypes.c_double)]
@@ -136,4 +138,14 @@ class TestFrames:
         assert frames[0][1] == line
 
     def test_a_thread_that_never_ran_python_has_no_stack(self):
-        assert probe_lib().warpscope_probe_native_thread_source() == 2  # StackSource::kNone
+        assert probe_lib().warpscope_probe_native_thread_source(0, None, 0) == 2  # kNone
+
+    def test_a_thread_that_never_ran_python_falls_back_to_its_native_stack(self):
+        out = ctypes.create_string_buffer(1 << 16)
+        source = probe_lib().warpscope_probe_native_thread_source(1, out, len(out))
+        assert source == 1  # StackSource::kNative
+        frames = out.value.decode().splitlines()
+        # The thread's start in the C and C++ runtimes; the probe (libwarpscope_stack_probe)
+        # is left out as the profiler's own frames are.
+        assert any("libc.so" in f or "libstdc++" in f for f in frames), frames
+        assert not any("libwarpscope" in f for f in frames), frames
