@@ -266,6 +266,28 @@ TEST(ExportKinetoTest, UnnumberedStepsAndNcclCallsWrittenOnce) {
   EXPECT_EQ(Str(*Field(init[0], "args"), "domain"), "NCCL");
   EXPECT_FALSE(HasArg(init[0], "correlation"));
 
+  // With NCCL's driver launch recorded (today's defaults), the launch alone carries the id: a
+  // tool joining GPU work to host events by correlation finds one host event for the kernel.
+  std::string with_launch = kIterationsAndNccl;
+  with_launch += R"pb(
+  packet { interned_string { id: 6 value: "cuLaunchKernelEx" } }
+  packet { api_call { domain: API_DOMAIN_DRIVER name_id: 6 start_ns: 2100 duration_ns: 50
+                      thread_id: 1 correlation_id: 9 } })pb";
+  const std::vector<Value> recorded =
+      ExportOne(WriteTempFile(TextprotoToWire(with_launch), "launch.wst"));
+  const std::vector<Value> launch = Named(recorded, "cuLaunchKernelEx");
+  ASSERT_EQ(launch.size(), 1u);
+  EXPECT_EQ(Arg(launch[0], "correlation"), 9);
+  const std::vector<Value> call = Named(recorded, "ncclAllReduce");
+  ASSERT_EQ(call.size(), 1u);
+  EXPECT_FALSE(HasArg(call[0], "correlation"));
+  int carrying = 0;
+  for (const Value& e : recorded) {
+    carrying += Str(e, "ph") == "X" && Str(e, "cat") != "kernel" && HasArg(e, "correlation") &&
+                Arg(e, "correlation") == 9;
+  }
+  EXPECT_EQ(carrying, 1);
+
   // --step-range names another range: no repeated range of that name, no steps.
   EXPECT_TRUE(
       Named(ExportOne(WriteTempFile(TextprotoToWire(kIterationsAndNccl), "it2.wst"), "epoch"),

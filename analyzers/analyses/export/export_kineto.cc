@@ -235,15 +235,18 @@ absl::Status KinetoWriter::WriteHost() {
   return absl::OkStatus();
 }
 
-// An NCCL call as the NVTX range NCCL made for it, with its payload's figures and the
-// correlation id of the kernel launch it made: tools that tie GPU work to the host event with
-// its correlation id (HTA keeps only such work once steps are marked) find NCCL's kernels
-// through it when the driver API call beneath was not traced.
+// An NCCL call as the NVTX range NCCL made for it, with its payload's figures and, where the
+// driver API call beneath was not traced, the correlation id of the kernel launch it made:
+// tools that tie GPU work to the host event with its correlation id (HTA keeps only such work
+// once steps are marked) then find NCCL's kernels through it. Where the launch is recorded, it
+// alone carries the id, so that such a tool finds one host event per kernel, not two.
 void KinetoWriter::WriteNcclCall(const NcclCall& call) {
   Complete(call.name, "user_annotation", m_.header.pid, host_tids_.Of(call.thread_id),
            call.start_ns, call.duration_ns);
   json_.Key("domain").String("NCCL");
-  if (call.launch_correlation_id != 0) json_.Key("correlation").Uint(call.launch_correlation_id);
+  if (call.launch_correlation_id != 0 && launches_.Find(call.launch_correlation_id) == nullptr) {
+    json_.Key("correlation").Uint(call.launch_correlation_id);
+  }
   if (call.comm_hash != 0) json_.Key("comm").String(absl::StrFormat("0x%016x", call.comm_hash));
   json_.Key("bytes").Uint(call.bytes);
   if (call.comm_size > 0) json_.Key("comm_size").Int(call.comm_size);
