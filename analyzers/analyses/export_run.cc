@@ -112,13 +112,13 @@ absl::Status PrepareExport(const ExportRequest& r) {
   return absl::OkStatus();
 }
 
-// Chrome and Kineto are written as they are made, the events read from the file kind by
-// kind (ForEachEvent): the models hold what the traces define (with the index from each
-// call to its stack) and, for Kineto's steps, NVTX ranges and NCCL calls. Perfetto's events
-// are put in time order across all tracks before they are written: it loads every event.
+// The exports read the events from the file kind by kind (ForEachEvent): the models hold
+// what the traces define (with the index from each call to its stack) and, for Kineto's
+// steps, NVTX ranges and NCCL calls. Perfetto's events are put in time order through
+// temporary files (spill_sort.h).
 TraceModelOptions ExportLoadOptions(const std::string& format) {
   TraceModelOptions options;
-  if (format == "chrome") options.keep_events = 0;
+  if (format == "chrome" || format == "perfetto") options.keep_events = 0;
   if (format == "kineto") {
     options.keep_events = EventKindBit(EventKind::kNvtxRange) | EventKindBit(EventKind::kNcclCall);
   }
@@ -131,8 +131,7 @@ absl::StatusOr<std::vector<std::string>> WriteExport(const ExportRequest& r,
   if (r.format != "kineto") {
     absl::Status s = WriteFile(r.output, [&](ExportOutput& out) -> absl::Status {
       if (r.format == "chrome") return WriteChromeTraceJson(traces, out);
-      WritePerfettoTrace(traces, out);
-      return absl::OkStatus();
+      return WritePerfettoTrace(traces, out);
     });
     if (!s.ok()) return s;
     written.push_back(r.output);

@@ -3,15 +3,19 @@
 // (declared tracks, interned strings defined before use, slices balanced and nested per
 // track, flows paired, counters on counter tracks), the same events as the Chrome export of
 // the same trace, and the fixture's events on the tracks where they belong.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analyzers/analyses/export/export_chrome.h"
 #include "analyzers/analyses/export/export_common.h"
 #include "analyzers/analyses/export/export_perfetto.h"
 #include "analyzers/analyses/export/export_perfetto.pb.h"
+#include "analyzers/analyses/export/spill_sort.h"
 #include "analyzers/model/trace_model.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
@@ -163,7 +167,7 @@ TEST(ExportPerfettoTest, SameEventsAsTheChromeExport) {
   const TraceModel rank0 = Load(ExportFixturePath(0, "0"));
   const TraceModel rank1 = Load(ExportFixturePath(5'000, "1"));
   const std::vector<const TraceModel*> models = {&rank0, &rank1};
-  const Decoded d = DecodeAndCheck(ExportPerfettoTrace(models));
+  const Decoded d = DecodeAndCheck(ExportPerfettoTrace(models).value());
   std::map<std::string, size_t> chrome = ChromeCounts(ExportChromeTraceJson(models));
   // Complete and async slices are begin/end pairs; instants, counters and flows one each.
   EXPECT_EQ(CountType(d, pe::TrackEvent::TYPE_SLICE_BEGIN), chrome["X"] + chrome["b"]);
@@ -191,7 +195,7 @@ TEST(ExportPerfettoTest, SameEventsAsTheChromeExport) {
 TEST(ExportPerfettoTest, FixtureEventsOnTheirTracks) {
   const TraceModel model = Load(ExportFixturePath(0, "3"));
   const std::vector<const TraceModel*> models = {&model};
-  const Decoded d = DecodeAndCheck(ExportPerfettoTrace(models));
+  const Decoded d = DecodeAndCheck(ExportPerfettoTrace(models).value());
   // A synthetic clock is declared as boottime, times from the trace's time 0.
   EXPECT_EQ(d.clock, static_cast<uint32_t>(pe::BUILTIN_CLOCK_BOOTTIME));
   std::map<std::string, uint64_t> by_name;
@@ -246,12 +250,43 @@ TEST(StackSlicesTest, CrossingSlicesGoToAnotherLane) {
   EXPECT_EQ(order, (std::vector<uint32_t>{0, 1, 4, 2, 3}));
 }
 
+// The sort the export puts its events through: runs written to temporary files once the
+// budget is reached, merged back in key order, records with equal keys in the order added.
+TEST(SpillSorterTest, MergesRunsInKeyOrderKeepingTheOrderAdded) {
+  SpillSorter sorter(/*budget_bytes=*/200);  // a run every few records
+  std::vector<std::pair<SpillSorter::Key, std::string>> added;
+  for (uint64_t i = 0; i < 500; ++i) {
+    const SpillSorter::Key key = {(i * 7919) % 13, i % 3, 0, 0};
+    added.emplace_back(key, std::string(i % 5, 'x') + std::to_string(i));
+    ASSERT_TRUE(sorter.Add(key, added.back().second).ok());
+  }
+  std::stable_sort(added.begin(), added.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<SpillSorter::Key, std::string>> drained;
+  ASSERT_TRUE(sorter
+                  .Drain([&](const SpillSorter::Key& key, std::string_view bytes) {
+                    drained.emplace_back(key, std::string(bytes));
+                  })
+                  .ok());
+  EXPECT_EQ(drained, added);
+  // Drained: empty, and usable again.
+  size_t more = 0;
+  ASSERT_TRUE(sorter.Drain([&](const SpillSorter::Key&, std::string_view) { ++more; }).ok());
+  EXPECT_EQ(more, 0u);
+}
+
+// The CLI reads the events from the file kind by kind and sorts them through temporary
+// files; the bytes are those of the export of the whole model in memory.
 TEST(ExportPerfettoCliTest, WritesTheBinaryTrace) {
   const std::string out = MakeTempDir() + "/trace.pftrace";
   CliResult r = RunCli("export " + ExportFixturePath(0, "3") + " --format perfetto -o " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const Decoded d = DecodeAndCheck(ReadFileOrDie(out));
+  const std::string bytes = ReadFileOrDie(out);
+  const Decoded d = DecodeAndCheck(bytes);
   EXPECT_NE(FindSlice(d, "softmax(float*)"), nullptr);
+  const TraceModel model = Load(ExportFixturePath(0, "3"));
+  const std::vector<const TraceModel*> models = {&model};
+  EXPECT_EQ(bytes, ExportPerfettoTrace(models).value());
 }
 
 // Ten steps of a bundled trace (--step, analyses/slice.h): a valid trace by every check above,

@@ -13,10 +13,11 @@ range a step, a step being 103 events here): `summary` keeps the ranges to proje
 the GPU, RANGE_BYTES each (docs/validation.md, "Trace size"); `advise` keeps them to find the
 steps and reads at most --max-events events (ADVISE_MAX_EVENTS here, under both traces, so that
 both read a part of the same size: its note says so); `diff` (the trace against itself) keeps
-the ranges of both sides, so twice theirs. The Parquet export (events and samples read and
-written a chunk at a time) is held to the same bound, on those traces and on traces with PM
-and PC samples, where the package beside the CLI has the warpscope_native extension and
-pyarrow.
+the ranges of both sides, so twice theirs. The Perfetto export (events sorted through
+temporary files) may grow by LaunchCalls, LAUNCH_CALL_BYTES per API call. The Parquet export
+(events and samples read and written a chunk at a time) is held to the same bound, on those
+traces and on traces with PM and PC samples, where the package beside the CLI has the
+warpscope_native extension and pyarrow.
 Exit 77 (skipped) when warpscope_bench_trace was not built.
 """
 import argparse
@@ -83,31 +84,39 @@ def check_rule(cli, bench_trace, work):
         subprocess.run([bench_trace, path, str(rows)], check=True)
         _, info = peak_rss([cli, "info", "--format", "json", path])
         counts = {row["kind"]: row["count"] for row in json.loads(info)["events"]}
-        traces.append((path, sum(counts.values()), counts["nvtx_range"]))
-    (small, small_events, small_ranges), (large, large_events, large_ranges) = traces
+        traces.append((path, sum(counts.values()), counts["nvtx_range"], counts["api_call"]))
+    (small, small_events, small_ranges, small_calls), (large, large_events, large_ranges,
+                                                       large_calls) = traces
     failures = []
-    commands = {  # the command, a note its output must have, the traces whose ranges it keeps
-        "summary": (["summary", "{t}", "--format", "csv"], None, 1),
+    # The command, a note its output must have, the traces whose ranges it keeps, the bytes it
+    # keeps per API call.
+    commands = {
+        "summary": (["summary", "{t}", "--format", "csv"], None, 1, 0),
         "advise": (["advise", "{t}", "--format", "json", "--max-events", str(ADVISE_MAX_EVENTS)],
-                   f"more than --max-events {ADVISE_MAX_EVENTS}", 1),
-        "diff": (["diff", "{t}", "{t}", "--format", "csv"], None, 2),
+                   f"more than --max-events {ADVISE_MAX_EVENTS}", 1, 0),
+        "diff": (["diff", "{t}", "{t}", "--format", "csv"], None, 2, 0),
+        "export --format perfetto": (
+            ["export", "{t}", "--all", "--format", "perfetto", "-o",
+             os.path.join(work, "out.pftrace")],
+            None, 0, LAUNCH_CALL_BYTES),
     }
     if parquet_reads_in_chunks(cli):
         commands["export --format parquet"] = (
             ["export", "{t}", "--format", "parquet", "-o", os.path.join(work, "parquet")],
-            None, 1)
+            None, 1, 0)
     else:
         print("export --format parquet: no warpscope_native extension or pyarrow beside the "
               "CLI; not checked")
     if "export --format parquet" in commands:
         failures += check_sampled_parquet(cli, bench_trace, work)
-    for name, (command, note, sides) in commands.items():
+    for name, (command, note, sides, call_bytes) in commands.items():
         runs = [peak_rss([cli] + [a.format(t=t) for a in command]) for t in (small, large)]
         rss = [r[0] for r in runs]
         if note is not None and not all(note in r[1].decode() for r in runs):
             print(f"{name}: no note \"{note}\" in its output")
             failures.append(name)
-        bound = RULE_FACTOR * rss[0] + sides * RANGE_BYTES * (large_ranges - small_ranges)
+        bound = (RULE_FACTOR * rss[0] + sides * RANGE_BYTES * (large_ranges - small_ranges) +
+                 call_bytes * (large_calls - small_calls))
         verdict = "ok" if rss[1] <= bound else "GREW"
         print(f"{name}: {small_events} events {rss[0] / 2**20:.1f} MiB, {large_events} events "
               f"{rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) {verdict}")

@@ -1,23 +1,28 @@
 // Perfetto protobuf writer (export_perfetto.h). Tracks are declared first; events are built
-// per track with plain strings, put in time order (stable, so each track keeps its begin/end
-// order) and only then interned, since an interned string must be defined in a packet before
-// the first one that uses it. Until then each event is held serialized (a tenth of the
-// message's size): what is added later (its type, track, flows) is appended as another
-// serialized TrackEvent, which parsing merges into it, and the whole is parsed again only to
-// be interned and written.
+// with plain strings, put in time order (stable, so each track keeps its begin/end order) and
+// only then interned, since an interned string must be defined in a packet before the first
+// one that uses it. Events are read from the file kind by kind (ForEachEvent) and sorted in
+// bounded memory twice (spill_sort.h): the slices by track and start, to place them on their
+// lanes, then every event by time. Until written, an event is held serialized: what is added
+// later (its type, track, flows) is appended as another serialized TrackEvent, which parsing
+// merges into it, and the whole is parsed again only to be interned and written.
 #include "analyzers/analyses/export/export_perfetto.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analyzers/analyses/export/export_common.h"
 #include "analyzers/analyses/export/export_perfetto.pb.h"
+#include "analyzers/analyses/export/spill_sort.h"
 #include "analyzers/measures/call_sites.h"
 #include "google/protobuf/io/coded_stream.h"
 
@@ -70,39 +75,24 @@ pe::TrackEvent Named(std::string_view name, std::string_view category) {
   return e;
 }
 
-// A slice to place on a track: when, and its begin event (name, category, arguments, flows),
-// serialized.
-struct PendingSlice {
-  PendingSlice(uint64_t start, uint64_t end, const pe::TrackEvent& event)
-      : start_ns(start), end_ns(end), begin(event.SerializeAsString()) {}
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  std::string begin;
-};
+// What each sorter holds before it writes a sorted run to a temporary file.
+constexpr size_t kSortBudgetBytes = 32 << 20;
 
-// Appends the fields `more` sets to serialized `event`: parsing the result merges them.
-void AppendFields(std::string& event, const pe::TrackEvent& more) {
-  more.AppendToString(&event);
+// Slices are sorted by track, start and then the order they were made in: the key's fields.
+// Tracks come in the order the writer declares them: GPU streams by (device, stream), host
+// threads by id, start/end NVTX ranges, capture windows.
+enum SliceGroup : uint64_t { kGpuStream = 0, kThread = 1, kStartEnd = 2, kCaptureWindows = 3 };
+// Which table a slice comes from, then its index there; a flow to add to an API call's slice
+// has the call's order with `flow` set, so that it sorts right after the call.
+uint64_t SliceOrder(uint64_t table, uint64_t index, bool flow = false) {
+  return table << 56 | index << 4 | (flow ? 1 : 0);
 }
-
-// The API calls' slices, parallel to model.api_calls.
-std::vector<PendingSlice> ApiSlices(const TraceModel& m) {
-  std::vector<PendingSlice> slices;
-  slices.reserve(m.api_calls.size());
-  for (const ApiCallEvent& call : m.api_calls) {
-    pe::TrackEvent e =
-        Named(call.name, call.domain == v1::API_DOMAIN_DRIVER ? "cuda_driver" : "cuda_runtime");
-    Arg(e, "correlation", uint64_t{call.correlation_id});
-    Arg(e, "result", uint64_t{call.result});
-    Arg(e, "cbid", uint64_t{call.callback_id});
-    // The calling thread's stack, shown on click: the call site, then every frame a line.
-    if (const CallStackInfo* stack = m.StackOfCall(call.correlation_id); stack != nullptr) {
-      Arg(e, "call_site", std::string_view(CallSiteOfStack(m, stack).Display()));
-      Arg(e, "stack", std::string_view(absl::StrJoin(StackLines(m, *stack), "\n")));
-    }
-    slices.emplace_back(call.start_ns, call.end_ns(), e);
-  }
-  return slices;
+constexpr uint64_t kFlowBit = 1;
+// A slice record: its end, then its serialized begin event.
+std::string SliceValue(uint64_t end_ns, const pe::TrackEvent& begin) {
+  std::string bytes(reinterpret_cast<const char*>(&end_ns), sizeof(end_ns));
+  begin.AppendToString(&bytes);
+  return bytes;
 }
 
 class PerfettoTraceWriter {
@@ -110,11 +100,25 @@ class PerfettoTraceWriter {
   PerfettoTraceWriter(pe::BuiltinClock clock, uint64_t clock_base_ns)
       : clock_(clock), clock_base_ns_(clock_base_ns) {}
 
-  void Write(const ExportedTrace& trace, int64_t pid);
+  absl::Status Write(const ExportedTrace& trace, int64_t pid);
   // Writes the packets to `out`, in pieces of about kExportFlushBytes.
-  void Finish(ExportOutput& out);
+  absl::Status Finish(ExportOutput& out);
 
  private:
+  // A track's slices as they come, by start: where each goes (StackSlices's rule, kept per
+  // lane) and the end events still to write on each lane.
+  struct PlacedTrack {
+    std::string name;
+    std::vector<uint64_t> lane_tracks;
+    std::vector<std::vector<uint64_t>> place_ends;  // per lane, StackSlices's open ends
+    std::vector<std::vector<uint64_t>> open_ends;   // per lane, ends of the open slices
+  };
+  struct StartingSlice {  // starting together on one track: placed the longer first
+    uint64_t end_ns = 0;
+    uint64_t order = 0;
+    std::string begin;
+  };
+
   uint64_t Time(uint64_t trace_ns) const {
     return SaturatingAdd(clock_base_ns_, SaturatingAdd(offset_ns_, trace_ns));
   }
@@ -135,15 +139,26 @@ class PerfettoTraceWriter {
   }
   // A serialized event (with its track).
   void Event(uint64_t trace_ns, std::string_view bytes);
-  // Slices on `track`, those that overlap without nesting on extra lanes named after it.
-  void Slices(uint64_t track, std::string_view track_name, std::vector<PendingSlice> slices);
+  void Keep(absl::Status s) {
+    if (status_.ok()) status_ = std::move(s);
+  }
+  void AddSlice(const SpillSorter::Key& key, std::string_view value) {
+    if (status_.ok()) Keep(slices_->Add(key, value));
+  }
+  // Places the sorted slices of `sorter` on their tracks and hands their events on.
+  void PlaceSlices(SpillSorter& sorter);
+  void OpenTrack(const SpillSorter::Key& key);
+  void PlaceStarting();
+  void Place(uint64_t start_ns, uint64_t end_ns, std::string& begin);
+  void CloseToDepth(uint32_t lane, size_t depth);
   void Counter(std::string_view name, uint64_t trace_ns, double value);
   uint64_t ThreadTrack(uint64_t thread_id);
 
   void WriteThreads(const TraceModel& m, int64_t pid);
-  void WriteHost(const TraceModel& m, std::vector<PendingSlice>& api_slices);
-  void WriteGpu(const TraceModel& m, std::vector<PendingSlice>& api_slices);
-  void WriteCounters(const TraceModel& m);
+  void AddApiCalls(const TraceModel& m);
+  void AddHost(const TraceModel& m);
+  void WriteMarks(const TraceModel& m);
+  void AddGpu(const TraceModel& m, const LaunchCalls& launches);
   void WriteCaptureWindows(const TraceModel& m);
 
   const pe::BuiltinClock clock_;
@@ -152,72 +167,119 @@ class PerfettoTraceWriter {
   uint64_t next_uuid_ = 1;
   uint64_t next_flow_id_ = 1;
   uint64_t process_uuid_ = 0;
+  uint64_t capture_track_ = 0;
   const HostTids* host_tids_ = nullptr;
   std::map<uint64_t, std::pair<uint64_t, std::string>> threads_;  // id -> track, name
   std::map<std::string, uint64_t> counters_;                      // name -> track
   std::vector<pe::TrackDescriptor> tracks_;
-  // Events serialized into chunks of kEventChunkBytes, and where each one is, in the order
-  // made: 24 bytes an event besides its bytes.
-  struct HeldEvent {
-    uint64_t ns = 0;
-    uint32_t order = 0;
-    uint32_t chunk = 0;
-    uint32_t offset = 0;
-    uint32_t size = 0;
-  };
-  static constexpr size_t kEventChunkBytes = 16 << 20;
-  std::vector<std::string> event_chunks_;
-  std::vector<HeldEvent> events_;
+  absl::Status status_;            // the first error
+  SpillSorter* slices_ = nullptr;  // the trace's slices, while they are added
+  PlacedTrack placed_;
+  SpillSorter::Key track_key_{};
+  std::vector<StartingSlice> starting_;
+  uint64_t starting_ns_ = 0;
+  // Every event, by (time, the order made): events made at one time keep their order.
+  SpillSorter events_{kSortBudgetBytes};
+  uint64_t next_order_ = 0;
 };
 
 void PerfettoTraceWriter::Event(uint64_t trace_ns, std::string_view bytes) {
-  if (event_chunks_.empty() ||
-      event_chunks_.back().size() + bytes.size() > event_chunks_.back().capacity()) {
-    event_chunks_.emplace_back().reserve(std::max(kEventChunkBytes, bytes.size()));
-  }
-  std::string& chunk = event_chunks_.back();
-  events_.push_back({Time(trace_ns), static_cast<uint32_t>(events_.size()),
-                     static_cast<uint32_t>(event_chunks_.size() - 1),
-                     static_cast<uint32_t>(chunk.size()), static_cast<uint32_t>(bytes.size())});
-  chunk.append(bytes);
+  if (status_.ok()) Keep(events_.Add({Time(trace_ns), next_order_++, 0, 0}, bytes));
 }
 
-void PerfettoTraceWriter::Slices(uint64_t track, std::string_view track_name,
-                                 std::vector<PendingSlice> slices) {
-  std::vector<SliceInterval> intervals;
-  intervals.reserve(slices.size());
-  for (const PendingSlice& s : slices) intervals.push_back({s.start_ns, s.end_ns});
-  std::vector<uint32_t> order;
-  const std::vector<SlicePlace> places = StackSlices(intervals, &order);
-  std::vector<uint64_t> lane_tracks = {track};
-  std::vector<std::vector<uint64_t>> open_ends(1);  // per lane, ends of the open slices
-  auto close_to_depth = [&](uint32_t lane, size_t depth) {
-    while (open_ends[lane].size() > depth) {
-      pe::TrackEvent end;
-      end.set_type(pe::TrackEvent::TYPE_SLICE_END);
-      Event(open_ends[lane].back(), lane_tracks[lane], std::move(end));
-      open_ends[lane].pop_back();
-    }
-  };
-  for (uint32_t i : order) {
-    const SlicePlace place = places[i];
-    if (place.lane == kNoLane) continue;
-    while (lane_tracks.size() <= place.lane) {
-      lane_tracks.push_back(
-          Lane(absl::StrCat(std::string(track_name), " overlapping ", lane_tracks.size())));
-      open_ends.emplace_back();
-    }
-    close_to_depth(place.lane, place.depth);
-    pe::TrackEvent placed;
-    placed.set_type(pe::TrackEvent::TYPE_SLICE_BEGIN);
-    placed.set_track_uuid(lane_tracks[place.lane]);
-    std::string& begin = slices[i].begin;
-    AppendFields(begin, placed);
-    Event(slices[i].start_ns, begin);
-    std::string().swap(begin);  // placed: its bytes are held once
-    open_ends[place.lane].push_back(slices[i].end_ns);
+void PerfettoTraceWriter::CloseToDepth(uint32_t lane, size_t depth) {
+  std::vector<uint64_t>& ends = placed_.open_ends[lane];
+  while (ends.size() > depth) {
+    pe::TrackEvent end;
+    end.set_type(pe::TrackEvent::TYPE_SLICE_END);
+    Event(ends.back(), placed_.lane_tracks[lane], std::move(end));
+    ends.pop_back();
   }
-  for (uint32_t lane = 0; lane < lane_tracks.size(); ++lane) close_to_depth(lane, 0);
+}
+
+// Slices that overlap without nesting go on extra lanes named after the track.
+void PerfettoTraceWriter::Place(uint64_t start_ns, uint64_t end_ns, std::string& begin) {
+  SlicePlace place{kNoLane, 0};
+  std::vector<std::vector<uint64_t>>& lanes = placed_.place_ends;
+  for (uint32_t lane = 0; lane <= lanes.size() && lane < kMaxSliceLanes; ++lane) {
+    if (lane == lanes.size()) lanes.emplace_back();
+    std::vector<uint64_t>& ends = lanes[lane];
+    while (!ends.empty() && ends.back() <= start_ns) ends.pop_back();
+    if (!ends.empty() && ends.back() < end_ns) continue;
+    place = {lane, static_cast<uint32_t>(ends.size())};
+    ends.push_back(end_ns);
+    break;
+  }
+  if (place.lane == kNoLane) return;
+  while (placed_.lane_tracks.size() <= place.lane) {
+    placed_.lane_tracks.push_back(
+        Lane(absl::StrCat(placed_.name, " overlapping ", placed_.lane_tracks.size())));
+    placed_.open_ends.emplace_back();
+  }
+  CloseToDepth(place.lane, place.depth);
+  pe::TrackEvent placed;
+  placed.set_type(pe::TrackEvent::TYPE_SLICE_BEGIN);
+  placed.set_track_uuid(placed_.lane_tracks[place.lane]);
+  placed.AppendToString(&begin);  // parsing merges its fields into the event
+  Event(start_ns, begin);
+  placed_.open_ends[place.lane].push_back(end_ns);
+}
+
+void PerfettoTraceWriter::PlaceStarting() {
+  std::stable_sort(
+      starting_.begin(), starting_.end(),
+      [](const StartingSlice& a, const StartingSlice& b) { return a.end_ns > b.end_ns; });
+  for (StartingSlice& s : starting_) Place(starting_ns_, s.end_ns, s.begin);
+  starting_.clear();
+}
+
+void PerfettoTraceWriter::OpenTrack(const SpillSorter::Key& key) {
+  for (uint32_t lane = 0; lane < placed_.lane_tracks.size(); ++lane) CloseToDepth(lane, 0);
+  placed_ = PlacedTrack();
+  track_key_ = key;
+  uint64_t track = capture_track_;
+  switch (key[0]) {
+    case kGpuStream:
+      placed_.name = absl::StrCat("GPU ", key[1] >> 32, " stream ", key[1] & 0xffffffffu);
+      track = Lane(placed_.name);
+      break;
+    case kThread:
+      track = ThreadTrack(key[1]);
+      placed_.name = threads_[key[1]].second;
+      break;
+    case kStartEnd:
+      placed_.name = "NVTX start/end ranges";
+      track = Lane(placed_.name);
+      break;
+    default:
+      placed_.name = "capture windows";
+  }
+  placed_.lane_tracks = {track};
+  placed_.open_ends.resize(1);
+}
+
+void PerfettoTraceWriter::PlaceSlices(SpillSorter& sorter) {
+  bool open = false;
+  Keep(sorter.Drain([&](const SpillSorter::Key& key, std::string_view value) {
+    if (!open || key[0] != track_key_[0] || key[1] != track_key_[1]) {
+      PlaceStarting();
+      OpenTrack(key);
+      open = true;
+    }
+    if (key[2] != starting_ns_) PlaceStarting();
+    starting_ns_ = key[2];
+    uint64_t end_ns = 0;
+    std::memcpy(&end_ns, value.data(), sizeof(end_ns));
+    value.remove_prefix(sizeof(end_ns));
+    if ((key[3] & kFlowBit) == 0) {
+      starting_.push_back({end_ns, key[3], std::string(value)});
+    } else if (!starting_.empty() && starting_.back().order == (key[3] & ~kFlowBit)) {
+      starting_.back().begin.append(value);  // its call's flow, merged when parsed
+    }
+  }));
+  PlaceStarting();
+  for (uint32_t lane = 0; lane < placed_.lane_tracks.size(); ++lane) CloseToDepth(lane, 0);
+  placed_ = PlacedTrack();
 }
 
 void PerfettoTraceWriter::Counter(std::string_view name, uint64_t trace_ns, double value) {
@@ -267,61 +329,78 @@ void PerfettoTraceWriter::WriteThreads(const TraceModel& m, int64_t pid) {
   }
 }
 
-void PerfettoTraceWriter::WriteHost(const TraceModel& m, std::vector<PendingSlice>& api_slices) {
-  std::map<uint64_t, std::vector<PendingSlice>> per_thread;
-  std::vector<PendingSlice> start_end;
-  for (const NvtxRange& r : m.nvtx_ranges) {
+// The host's slices on its threads: push/pop NVTX ranges, then API calls, then the
+// recording's own time (warpscope's flushes, CUPTI's overhead) on the thread it took.
+// Start/end ranges may overlap and end on another thread: a track of their own.
+void PerfettoTraceWriter::AddHost(const TraceModel& m) {
+  uint64_t index = 0;
+  Keep(ForEachEvent<NvtxRange>(m, [&](const NvtxRange& r) {
     pe::TrackEvent e = Named(r.name, "nvtx");
     Arg(e, "domain", r.domain);
     Arg(e, "category", uint64_t{r.category});
-    PendingSlice s(r.start_ns, r.end_ns(), e);
     if (r.is_push_pop) {
-      per_thread[r.thread_id].push_back(std::move(s));
+      AddSlice({kThread, r.thread_id, r.start_ns, SliceOrder(0, index)}, SliceValue(r.end_ns(), e));
     } else {
-      // Start/end ranges may overlap and end on another thread: a track of their own.
-      start_end.push_back(std::move(s));
+      AddSlice({kStartEnd, 0, r.start_ns, SliceOrder(0, index)}, SliceValue(r.end_ns(), e));
     }
-  }
-  for (size_t i = 0; i < m.api_calls.size(); ++i) {
-    per_thread[m.api_calls[i].thread_id].push_back(std::move(api_slices[i]));
-  }
-  // The recording's own time (warpscope's flushes, CUPTI's overhead) on the thread it took.
-  for (const OverheadEvent& o : m.overheads) {
-    per_thread[o.thread_id].emplace_back(o.start_ns, o.end_ns(), Named(o.kind, "overhead"));
-  }
-  for (auto& [thread_id, slices] : per_thread) {
-    const uint64_t track = ThreadTrack(thread_id);
-    Slices(track, threads_[thread_id].second, std::move(slices));
-  }
-  if (!start_end.empty()) Slices(Lane("NVTX start/end ranges"), "NVTX start/end ranges",
-                                 std::move(start_end));
-  for (const NvtxMark& mark : m.nvtx_marks) {
+    ++index;
+  }));
+  AddApiCalls(m);
+  index = 0;
+  Keep(ForEachEvent<OverheadEvent>(m, [&](const OverheadEvent& o) {
+    AddSlice({kThread, o.thread_id, o.start_ns, SliceOrder(2, index++)},
+             SliceValue(o.end_ns(), Named(o.kind, "overhead")));
+  }));
+}
+
+void PerfettoTraceWriter::AddApiCalls(const TraceModel& m) {
+  uint64_t index = 0;
+  Keep(ForEachEvent<ApiCallEvent>(m, [&](const ApiCallEvent& call) {
+    pe::TrackEvent e =
+        Named(call.name, call.domain == v1::API_DOMAIN_DRIVER ? "cuda_driver" : "cuda_runtime");
+    Arg(e, "correlation", uint64_t{call.correlation_id});
+    Arg(e, "result", uint64_t{call.result});
+    Arg(e, "cbid", uint64_t{call.callback_id});
+    // The calling thread's stack, shown on click: the call site, then every frame a line.
+    if (const CallStackInfo* stack = m.StackOfCall(call.correlation_id); stack != nullptr) {
+      Arg(e, "call_site", std::string_view(CallSiteOfStack(m, stack).Display()));
+      Arg(e, "stack", std::string_view(absl::StrJoin(StackLines(m, *stack), "\n")));
+    }
+    AddSlice({kThread, call.thread_id, call.start_ns, SliceOrder(1, index++)},
+             SliceValue(call.end_ns(), e));
+  }));
+}
+
+void PerfettoTraceWriter::WriteMarks(const TraceModel& m) {
+  Keep(ForEachEvent<NvtxMark>(m, [&](const NvtxMark& mark) {
     pe::TrackEvent e = Named(mark.name, "nvtx");
     e.set_type(pe::TrackEvent::TYPE_INSTANT);
     Arg(e, "domain", mark.domain);
     Event(mark.timestamp_ns, ThreadTrack(mark.thread_id), std::move(e));
-  }
+  }));
 }
 
-void PerfettoTraceWriter::WriteGpu(const TraceModel& m, std::vector<PendingSlice>& api_slices) {
-  // The model holds its API calls (api_slices is parallel to them): this reads no file.
-  const LaunchCalls launches = LaunchCalls::Of(m).value_or(LaunchCalls());
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<PendingSlice>> streams;
-  // The flow from the launching call (still pending, in api_slices) to the GPU work.
-  auto add = [&](const StreamWork& w, pe::TrackEvent begin) {
+void PerfettoTraceWriter::AddGpu(const TraceModel& m, const LaunchCalls& launches) {
+  // The flow from the launching call to the GPU work: added to the call's slice, which sorts
+  // just before it.
+  auto add = [&](const StreamWork& w, pe::TrackEvent begin, uint64_t table, uint64_t index) {
     if (const LaunchCalls::Call* call = launches.Find(w.correlation_id)) {
       const uint64_t id = next_flow_id_++;
       pe::TrackEvent flow;
       flow.add_flow_ids(id);
-      AppendFields(api_slices[call->index].begin, flow);
+      AddSlice({kThread, call->thread_id, call->start_ns, SliceOrder(1, call->index, true)},
+               SliceValue(0, flow));
       begin.add_terminating_flow_ids(id);
     }
     Arg(begin, "device", uint64_t{w.device_id});
     Arg(begin, "stream", uint64_t{w.stream_id});
     Arg(begin, "correlation", uint64_t{w.correlation_id});
-    return PendingSlice(w.start_ns, w.end_ns(), begin);
+    AddSlice({kGpuStream, uint64_t{w.device_id} << 32 | w.stream_id, w.start_ns,
+              SliceOrder(table, index)},
+             SliceValue(w.end_ns(), begin));
   };
-  for (const KernelEvent& k : m.kernels) {
+  uint64_t index = 0;
+  Keep(ForEachEvent<KernelEvent>(m, [&](const KernelEvent& k) {
     pe::TrackEvent e = Named(KernelDisplayName(k), "kernel");
     if (k.launch != nullptr) {
       const LaunchConfig& l = *k.launch;
@@ -331,54 +410,50 @@ void PerfettoTraceWriter::WriteGpu(const TraceModel& m, std::vector<PendingSlice
       Arg(e, "shared memory", l.shared_memory_per_block());
     }
     if (k.graph_id != 0) Arg(e, "graph", uint64_t{k.graph_id});
-    streams[{k.device_id, k.stream_id}].push_back(add(k, std::move(e)));
-  }
-  for (const MemcpyEvent& c : m.memcpys) {
+    add(k, std::move(e), 0, index++);
+  }));
+  index = 0;
+  Keep(ForEachEvent<MemcpyEvent>(m, [&](const MemcpyEvent& c) {
     pe::TrackEvent e = Named(MemcpyOperationName(c.copy_kind), "memcpy");
     Arg(e, "bytes", c.bytes);
     Arg(e, "src", MemoryKindName(c.src_kind));
     Arg(e, "dst", MemoryKindName(c.dst_kind));
     if (c.duration_ns > 0) Arg(e, "GB/s", static_cast<double>(c.bytes) / c.duration_ns);
-    streams[{c.device_id, c.stream_id}].push_back(add(c, std::move(e)));
-  }
-  for (const MemsetEvent& s : m.memsets) {
+    add(c, std::move(e), 1, index++);
+  }));
+  index = 0;
+  Keep(ForEachEvent<MemsetEvent>(m, [&](const MemsetEvent& s) {
     pe::TrackEvent e = Named(kMemsetOperationName, "memset");
     Arg(e, "bytes", s.bytes);
     Arg(e, "value", uint64_t{s.value});
-    streams[{s.device_id, s.stream_id}].push_back(add(s, std::move(e)));
-  }
-  for (auto& [key, slices] : streams) {
-    const std::string name = absl::StrCat("GPU ", key.first, " stream ", key.second);
-    Slices(Lane(name), name, std::move(slices));
-  }
-}
-
-void PerfettoTraceWriter::WriteCounters(const TraceModel& m) {
-  ForEachPmCounterValue(m, [&](const std::string& name, uint64_t ns, double value) {
-    Counter(name, ns, value);
-  });
+    add(s, std::move(e), 2, index++);
+  }));
 }
 
 void PerfettoTraceWriter::WriteCaptureWindows(const TraceModel& m) {
   if (m.capture_windows.empty()) return;
-  const uint64_t track = Lane("capture windows");
-  std::vector<PendingSlice> closed;
+  capture_track_ = Lane("capture windows");
+  SpillSorter closed(kSortBudgetBytes);
+  slices_ = &closed;
+  uint64_t index = 0;
   for (const CaptureWindowRange& w : m.capture_windows) {
     pe::TrackEvent e = Named(absl::StrCat("capture window ", w.id), "capture");
     Arg(e, "begin trigger", CaptureTriggerName(w.begin_trigger));
     if (!w.end_ns.has_value()) {
       e.set_type(pe::TrackEvent::TYPE_INSTANT);
       Arg(e, "end", "still open when the trace ended");
-      Event(w.begin_ns, track, std::move(e));
+      Event(w.begin_ns, capture_track_, std::move(e));
       continue;
     }
     Arg(e, "end trigger", CaptureTriggerName(w.end_trigger));
-    closed.emplace_back(w.begin_ns, std::max(w.begin_ns, *w.end_ns), e);
+    AddSlice({kCaptureWindows, 0, w.begin_ns, SliceOrder(0, index++)},
+             SliceValue(std::max(w.begin_ns, *w.end_ns), e));
   }
-  Slices(track, "capture windows", std::move(closed));
+  slices_ = nullptr;
+  PlaceSlices(closed);
 }
 
-void PerfettoTraceWriter::Write(const ExportedTrace& trace, int64_t pid) {
+absl::Status PerfettoTraceWriter::Write(const ExportedTrace& trace, int64_t pid) {
   const TraceModel& m = *trace.model;
   offset_ns_ = trace.offset_ns;
   threads_.clear();
@@ -390,13 +465,23 @@ void PerfettoTraceWriter::Write(const ExportedTrace& trace, int64_t pid) {
   process.mutable_process()->set_process_name(trace.label);
   process_uuid_ = Track(std::move(process));
   WriteThreads(m, pid);
-  // API calls stay pending until the GPU work they launched has added its flow ids.
-  std::vector<PendingSlice> api_slices = ApiSlices(m);
-  WriteGpu(m, api_slices);
-  WriteHost(m, api_slices);
-  WriteCounters(m);
+  absl::StatusOr<LaunchCalls> launches = LaunchCalls::Of(m);
+  if (!launches.ok()) return launches.status();
+  {
+    // Every slice of the trace, sorted by track and start; then placed, in that order.
+    SpillSorter slices(kSortBudgetBytes);
+    slices_ = &slices;
+    AddGpu(m, *launches);
+    AddHost(m);
+    slices_ = nullptr;
+    PlaceSlices(slices);
+  }
+  WriteMarks(m);
+  ForEachPmCounterValue(
+      m, [&](const std::string& name, uint64_t ns, double value) { Counter(name, ns, value); });
   WriteCaptureWindows(m);
   host_tids_ = nullptr;
+  return status_;
 }
 
 // Replaces the event's strings by interned ids, defining new ones in `interned`.
@@ -444,7 +529,8 @@ void AppendPacket(const pe::TracePacket& packet, std::string* out) {
   out->append(bytes);
 }
 
-void PerfettoTraceWriter::Finish(ExportOutput& output) {
+absl::Status PerfettoTraceWriter::Finish(ExportOutput& output) {
+  if (!status_.ok()) return status_;
   std::string out;
   pe::TracePacket clock;
   clock.set_trusted_packet_sequence_id(kSequenceId);
@@ -461,18 +547,13 @@ void PerfettoTraceWriter::Finish(ExportOutput& output) {
     *p.mutable_track_descriptor() = std::move(track);
     AppendPacket(p, &out);
   }
-  // Time order; events made at one time keep the order they were made in.
-  std::sort(events_.begin(), events_.end(), [](const HeldEvent& a, const HeldEvent& b) {
-    return a.ns != b.ns ? a.ns < b.ns : a.order < b.order;
-  });
   Interner interner;
-  for (const HeldEvent& held : events_) {
+  absl::Status drained = events_.Drain([&](const SpillSorter::Key& key, std::string_view bytes) {
     pe::TrackEvent event;
     // The bytes were made by this writer: they parse.
-    (void)event.ParseFromArray(event_chunks_[held.chunk].data() + held.offset,
-                               static_cast<int>(held.size));
+    (void)event.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
     pe::TracePacket p;
-    p.set_timestamp(held.ns);
+    p.set_timestamp(key[0]);
     p.set_timestamp_clock_id(clock_);
     p.set_trusted_packet_sequence_id(kSequenceId);
     p.set_sequence_flags(pe::SEQ_NEEDS_INCREMENTAL_STATE);
@@ -481,13 +562,15 @@ void PerfettoTraceWriter::Finish(ExportOutput& output) {
     *p.mutable_track_event() = std::move(event);
     AppendPacket(p, &out);
     if (out.size() >= kExportFlushBytes) output.Write(std::exchange(out, std::string()));
-  }
+  });
+  if (!drained.ok()) return drained;
   output.Write(out);
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-void WritePerfettoTrace(std::span<const TraceModel* const> models, ExportOutput& out) {
+absl::Status WritePerfettoTrace(std::span<const TraceModel* const> models, ExportOutput& out) {
   const std::vector<ExportedTrace> traces = PrepareExport(models);
   // The time line starts at the earliest trace's time 0 (offset 0) on its clock.
   pe::BuiltinClock clock = pe::BUILTIN_CLOCK_BOOTTIME;
@@ -500,13 +583,15 @@ void WritePerfettoTrace(std::span<const TraceModel* const> models, ExportOutput&
   }
   PerfettoTraceWriter writer(clock, base_ns);
   // Process ids are the trace's position, from 1, as in the Chrome export.
-  for (size_t i = 0; i < traces.size(); ++i) writer.Write(traces[i], static_cast<int64_t>(i) + 1);
-  writer.Finish(out);
+  for (size_t i = 0; i < traces.size(); ++i) {
+    if (absl::Status s = writer.Write(traces[i], static_cast<int64_t>(i) + 1); !s.ok()) return s;
+  }
+  return writer.Finish(out);
 }
 
-std::string ExportPerfettoTrace(std::span<const TraceModel* const> models) {
+absl::StatusOr<std::string> ExportPerfettoTrace(std::span<const TraceModel* const> models) {
   StringExportOutput out;
-  WritePerfettoTrace(models, out);
+  if (absl::Status s = WritePerfettoTrace(models, out); !s.ok()) return s;
   return std::move(out.text);
 }
 

@@ -7,6 +7,8 @@
 #include <span>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "analyzers/analyses/export/export_common.h"
 #include "analyzers/model/trace_model.h"
 
@@ -20,11 +22,13 @@ namespace warpscope {
 // extra tracks beside their own ("... overlapping N"), since a Perfetto track's slices must
 // nest. Timestamps are ns on the trace's clock (Header.clock_domain), declared as Perfetto's
 // trace clock; event names, categories and argument names are interned on one sequence.
-// Written to `out` as the packets are made; every event is held (serialized) until all are in
-// time order, so memory grows with events.
-void WritePerfettoTrace(std::span<const TraceModel* const> models, ExportOutput& out);
+// Written to `out` as the packets are made. The events are read kind by kind (ForEachEvent)
+// and put in order through temporary files (spill_sort.h), so memory does not grow with them
+// but for LaunchCalls (24 bytes per API call); the temporary files take about the output's
+// size. Errors: those of reading a trace again and of the temporary files.
+absl::Status WritePerfettoTrace(std::span<const TraceModel* const> models, ExportOutput& out);
 // The same as a string (tests).
-std::string ExportPerfettoTrace(std::span<const TraceModel* const> models);
+absl::StatusOr<std::string> ExportPerfettoTrace(std::span<const TraceModel* const> models);
 
 }  // namespace warpscope
 

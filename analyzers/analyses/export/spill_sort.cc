@@ -1,0 +1,122 @@
+// External merge sort of keyed records (spill_sort.h).
+#include "analyzers/analyses/export/spill_sort.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <queue>
+#include <string>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+
+namespace warpscope {
+namespace {
+
+absl::Status RunError(std::string_view what) {
+  return absl::InternalError(absl::StrCat(
+      "cannot ", std::string(what), " the temporary file that sorts the export's events (",
+      std::strerror(errno), "); set TMPDIR to a directory with room"));
+}
+
+// One run read back a record at a time.
+struct RunReader {
+  std::FILE* file = nullptr;
+  SpillSorter::Key key{};
+  std::string bytes;
+  // False at the end of the run; an error when a record is cut short.
+  absl::StatusOr<bool> Next() {
+    uint32_t size = 0;
+    if (std::fread(key.data(), sizeof(uint64_t), key.size(), file) != key.size()) {
+      if (std::feof(file)) return false;
+      return RunError("read");
+    }
+    if (std::fread(&size, sizeof(size), 1, file) != 1) return RunError("read");
+    bytes.resize(size);
+    if (size > 0 && std::fread(bytes.data(), 1, size, file) != size) return RunError("read");
+    return true;
+  }
+};
+
+}  // namespace
+
+SpillSorter::~SpillSorter() { Clear(); }
+
+void SpillSorter::Clear() {
+  for (std::FILE* f : runs_) std::fclose(f);
+  runs_.clear();
+  std::string().swap(bytes_);
+  std::vector<Held>().swap(held_);
+}
+
+absl::Status SpillSorter::Add(const Key& key, std::string_view bytes) {
+  held_.push_back({key, bytes_.size(), static_cast<uint32_t>(bytes.size())});
+  bytes_.append(bytes);
+  if (bytes_.size() + held_.size() * sizeof(Held) >= budget_bytes_) return Spill();
+  return absl::OkStatus();
+}
+
+void SpillSorter::SortHeld() {
+  std::stable_sort(held_.begin(), held_.end(),
+                   [](const Held& a, const Held& b) { return a.key < b.key; });
+}
+
+absl::Status SpillSorter::Spill() {
+  SortHeld();
+  std::FILE* f = std::tmpfile();
+  if (f == nullptr) return RunError("create");
+  runs_.push_back(f);
+  for (const Held& h : held_) {
+    if (std::fwrite(h.key.data(), sizeof(uint64_t), h.key.size(), f) != h.key.size() ||
+        std::fwrite(&h.size, sizeof(h.size), 1, f) != 1 ||
+        std::fwrite(bytes_.data() + h.offset, 1, h.size, f) != h.size) {
+      return RunError("write");
+    }
+  }
+  if (std::fflush(f) != 0) return RunError("write");
+  bytes_.clear();
+  held_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status SpillSorter::Drain(const std::function<void(const Key&, std::string_view)>& visit) {
+  absl::Status status;
+  if (runs_.empty()) {
+    SortHeld();
+    for (const Held& h : held_) visit(h.key, std::string_view(bytes_).substr(h.offset, h.size));
+  } else {
+    if (!held_.empty()) status = Spill();
+    if (status.ok()) status = Merge(visit);
+  }
+  Clear();
+  return status;
+}
+
+absl::Status SpillSorter::Merge(const std::function<void(const Key&, std::string_view)>& visit) {
+  std::vector<RunReader> readers(runs_.size());
+  // The smallest key first; of equal keys, the earlier run's (added first).
+  auto later = [&](size_t a, size_t b) {
+    if (readers[a].key != readers[b].key) return readers[b].key < readers[a].key;
+    return b < a;
+  };
+  std::priority_queue<size_t, std::vector<size_t>, decltype(later)> next(later);
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    std::rewind(runs_[i]);
+    readers[i].file = runs_[i];
+    absl::StatusOr<bool> more = readers[i].Next();
+    if (!more.ok()) return more.status();
+    if (*more) next.push(i);
+  }
+  while (!next.empty()) {
+    const size_t i = next.top();
+    next.pop();
+    visit(readers[i].key, readers[i].bytes);
+    absl::StatusOr<bool> more = readers[i].Next();
+    if (!more.ok()) return more.status();
+    if (*more) next.push(i);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace warpscope

@@ -1,0 +1,55 @@
+// Records sorted in bounded memory (an external merge sort), for the exports that must write
+// events in an order the file does not have (export_perfetto.cc): records are held until they
+// reach a budget, then sorted and written to a temporary file as one run; Drain merges the
+// runs. Memory: the budget, plus a record and stdio's buffer per run while draining.
+#ifndef WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_SPILL_SORT_H_
+#define WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_SPILL_SORT_H_
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace warpscope {
+
+class SpillSorter {
+ public:
+  // Compared field by field.
+  using Key = std::array<uint64_t, 4>;
+
+  explicit SpillSorter(size_t budget_bytes) : budget_bytes_(budget_bytes) {}
+  ~SpillSorter();
+  SpillSorter(const SpillSorter&) = delete;
+  SpillSorter& operator=(const SpillSorter&) = delete;
+
+  // Errors: those of writing a run (the temporary directory full or not writable).
+  absl::Status Add(const Key& key, std::string_view bytes);
+  // Hands visit each record in key order, records with equal keys in the order added, and
+  // empties the sorter. Errors: those of writing or reading a run.
+  absl::Status Drain(const std::function<void(const Key&, std::string_view)>& visit);
+
+ private:
+  struct Held {
+    Key key;
+    size_t offset = 0;
+    uint32_t size = 0;
+  };
+  void SortHeld();
+  absl::Status Spill();
+  absl::Status Merge(const std::function<void(const Key&, std::string_view)>& visit);
+  void Clear();
+
+  const size_t budget_bytes_;
+  std::string bytes_;
+  std::vector<Held> held_;
+  std::vector<std::FILE*> runs_;
+};
+
+}  // namespace warpscope
+
+#endif  // WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_SPILL_SORT_H_
