@@ -4,6 +4,7 @@
 // track, flows paired, counters on counter tracks), the same events as the Chrome export of
 // the same trace, and the fixture's events on the tracks where they belong.
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -273,6 +274,22 @@ TEST(SpillSorterTest, MergesRunsInKeyOrderKeepingTheOrderAdded) {
   size_t more = 0;
   ASSERT_TRUE(sorter.Drain([&](const SpillSorter::Key&, std::string_view) { ++more; }).ok());
   EXPECT_EQ(more, 0u);
+}
+
+// A run that cannot be written is an error that says where the files go.
+TEST(SpillSorterTest, SaysWhenItCannotWriteARun) {
+  const char* before = std::getenv("TMPDIR");
+  const std::string kept = before != nullptr ? before : "";
+  ::setenv("TMPDIR", "/nonexistent-warpscope-dir", 1);
+  SpillSorter sorter(/*budget_bytes=*/10);
+  const absl::Status s = sorter.Add({1, 2, 3, 4}, "0123456789");
+  if (before != nullptr) {
+    ::setenv("TMPDIR", kept.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("set TMPDIR to a directory"));
 }
 
 // The CLI reads the events from the file kind by kind and sorts them through temporary

@@ -24,8 +24,8 @@ namespace warpscope {
 // trace clock; event names, categories and argument names are interned on one sequence.
 // Written to `out` as the packets are made. The events are read kind by kind (ForEachEvent)
 // and put in order through temporary files (spill_sort.h), so memory does not grow with them
-// but for LaunchCalls (24 bytes per API call); the temporary files take about the output's
-// size. Errors: those of reading a trace again and of the temporary files.
+// but for LaunchCalls (24 bytes per API call); the temporary files take up to twice the
+// output's size. Errors: those of reading a trace again and of the temporary files.
 absl::Status WritePerfettoTrace(std::span<const TraceModel* const> models, ExportOutput& out);
 // The same as a string (tests).
 absl::StatusOr<std::string> ExportPerfettoTrace(std::span<const TraceModel* const> models);

@@ -2,7 +2,10 @@
 #include "analyzers/analyses/export/spill_sort.h"
 
 #include <algorithm>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <queue>
 #include <string>
@@ -18,6 +21,19 @@ absl::Status RunError(std::string_view what) {
   return absl::InternalError(absl::StrCat(
       "cannot ", std::string(what), " the temporary file that sorts the export's events (",
       std::strerror(errno), "); set TMPDIR to a directory with room"));
+}
+
+// A file in TMPDIR (else /tmp), unlinked at once: it goes when closed, however the run ends.
+std::FILE* OpenRunFile() {
+  const char* dir = std::getenv("TMPDIR");
+  std::string path = absl::StrCat(dir != nullptr && *dir != '\0' ? dir : "/tmp",
+                                  "/warpscope-sort-XXXXXX");
+  const int fd = ::mkstemp(path.data());
+  if (fd < 0) return nullptr;
+  ::unlink(path.c_str());
+  std::FILE* f = ::fdopen(fd, "w+b");
+  if (f == nullptr) ::close(fd);
+  return f;
 }
 
 // One run read back a record at a time.
@@ -64,7 +80,7 @@ void SpillSorter::SortHeld() {
 
 absl::Status SpillSorter::Spill() {
   SortHeld();
-  std::FILE* f = std::tmpfile();
+  std::FILE* f = OpenRunFile();
   if (f == nullptr) return RunError("create");
   runs_.push_back(f);
   for (const Held& h : held_) {
