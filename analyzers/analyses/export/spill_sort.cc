@@ -1,9 +1,9 @@
 // External merge sort of keyed records (spill_sort.h).
 #include "analyzers/analyses/export/spill_sort.h"
 
-#include <algorithm>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -26,8 +26,8 @@ absl::Status RunError(std::string_view what) {
 // A file in TMPDIR (else /tmp), unlinked at once: it goes when closed, however the run ends.
 std::FILE* OpenRunFile() {
   const char* dir = std::getenv("TMPDIR");
-  std::string path = absl::StrCat(dir != nullptr && *dir != '\0' ? dir : "/tmp",
-                                  "/warpscope-sort-XXXXXX");
+  std::string path =
+      absl::StrCat(dir != nullptr && *dir != '\0' ? dir : "/tmp", "/warpscope-sort-XXXXXX");
   const int fd = ::mkstemp(path.data());
   if (fd < 0) return nullptr;
   ::unlink(path.c_str());
