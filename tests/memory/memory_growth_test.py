@@ -13,7 +13,9 @@ range a step, a step being 103 events here): `summary` keeps the ranges to proje
 the GPU, RANGE_BYTES each (docs/validation.md, "Trace size"); `advise` keeps them to find the
 steps and reads at most --max-events events (ADVISE_MAX_EVENTS here, under both traces, so that
 both read a part of the same size: its note says so); `diff` (the trace against itself) keeps
-the ranges of both sides, so twice theirs. The Parquet export (events and samples read and
+the ranges of both sides, so twice theirs; `timeline` keeps them to find the steps it draws. The
+commands that read kernels and samples alone (`tail`, `occupancy`, `stalls`) are held, on
+traces with PM and PC samples, to 1.2x plus KERNEL_BYTES per kernel more. The Parquet export (events and samples read and
 written a chunk at a time) is held to the same bound, on those traces and on traces with PM
 and PC samples, where the package beside the CLI has the warpscope_native extension and
 pyarrow.
@@ -34,6 +36,10 @@ RULE_FACTOR = 1.2
 SAMPLED_ROWS = (100_000, 300_000)
 RANGE_BYTES = 240  # NvtxRange, its path, its group's entry and its place in the thread index
 ADVISE_MAX_EVENTS = 500_000
+# What `tail`, `occupancy` and `stalls` are documented to hold per kernel launch, its PM
+# samples (2.5 a kernel in these traces) and its share of PC samples included
+# (docs/validation.md, "Trace size"): they load kernels and samples alone.
+KERNEL_BYTES = {"tail": @TAIL@, "occupancy": @OCC@, "stalls": @STALLS@}
 
 
 def peak_rss(argv):
@@ -62,9 +68,7 @@ def check_sampled_parquet(cli, bench_trace, work):
     """The Parquet export of traces with PM samples every 10 us and a PC sample batch per
     step (SAMPLED_ROWS, 3 times more in the larger) held to 1.2x; the failure's name."""
     rss = []
-    for rows in SAMPLED_ROWS:
-        path = os.path.join(work, f"sampled_{rows}.wst")
-        subprocess.run([bench_trace, path, str(rows), "--pm-ns", "10000", "--pc"], check=True)
+    for path in sampled_traces(bench_trace, work):
         rss.append(peak_rss([cli, "export", path, "--format", "parquet", "-o",
                              os.path.join(work, "sampled_parquet")])[0])
     bound = RULE_FACTOR * rss[0]
@@ -73,6 +77,38 @@ def check_sampled_parquet(cli, bench_trace, work):
           f"{SAMPLED_ROWS[1]} rows {rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) "
           f"{verdict}")
     return [] if rss[1] <= bound else ["export --format parquet (sampled)"]
+
+
+def sampled_traces(bench_trace, work):
+    """The traces with PM and PC samples (SAMPLED_ROWS), written once: (path, kernels)."""
+    traces = []
+    for rows in SAMPLED_ROWS:
+        path = os.path.join(work, f"sampled_{rows}.wst")
+        if not os.path.exists(path):
+            subprocess.run([bench_trace, path, str(rows), "--pm-ns", "10000", "--pc"], check=True)
+        traces.append(path)
+    return traces
+
+
+def check_kernel_commands(cli, bench_trace, work):
+    """`tail`, `occupancy` and `stalls` on the sampled traces: the larger's peak RSS within
+    1.2x the smaller's plus KERNEL_BYTES a kernel more; the names of those that grew."""
+    traces = sampled_traces(bench_trace, work)
+    kernels = []
+    for path in traces:
+        counts = {row["kind"]: row["count"] for row in json.loads(
+            peak_rss([cli, "info", "--format", "json", path])[1])["events"]}
+        kernels.append(counts["kernel"])
+    failures = []
+    for name, per_kernel in KERNEL_BYTES.items():
+        rss = [peak_rss([cli, name, t, "--format", "csv"])[0] for t in traces]
+        bound = RULE_FACTOR * rss[0] + per_kernel * (kernels[1] - kernels[0])
+        verdict = "ok" if rss[1] <= bound else "GREW"
+        print(f"{name}: {kernels[0]} kernels {rss[0] / 2**20:.1f} MiB, {kernels[1]} kernels "
+              f"{rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) {verdict}")
+        if rss[1] > bound:
+            failures.append(name)
+    return failures
 
 
 def check_rule(cli, bench_trace, work):
@@ -91,6 +127,8 @@ def check_rule(cli, bench_trace, work):
         "advise": (["advise", "{t}", "--format", "json", "--max-events", str(ADVISE_MAX_EVENTS)],
                    f"more than --max-events {ADVISE_MAX_EVENTS}", 1),
         "diff": (["diff", "{t}", "{t}", "--format", "csv"], None, 2),
+        # The ranges, to find the steps, then the three steps it draws.
+        "timeline": (["timeline", "{t}", "--svg", os.path.join(work, "timeline.svg")], None, 1),
     }
     if parquet_reads_in_chunks(cli):
         commands["export --format parquet"] = (
@@ -151,6 +189,7 @@ def main():
             if rss[1] > bound:
                 failures.append(name)
         failures += check_rule(cli, bench_trace, work)
+        failures += check_kernel_commands(cli, bench_trace, work)
     if failures:
         print("memory_growth_test: peak memory grew with events: " + ", ".join(failures))
         return 1
