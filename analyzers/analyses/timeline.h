@@ -26,10 +26,10 @@ struct TimelineOptions {
   // The window; when neither is given, DefaultTimelineWindow's. A missing end is the end of
   // the trace, a missing begin its time 0.
   std::optional<uint64_t> from_ns, to_ns;
+  std::optional<uint32_t> device;  // GPU streams of this device only; nullopt: all
   // Given, the window drawn as it is, its rule included (found on another load of the trace:
   // StepsTimelineWindow); before from_ns/to_ns.
   std::optional<TimelineWindow> window;
-  std::optional<uint32_t> device;  // GPU streams of this device only; nullopt: all
 };
 
 // The default window, a stretch short enough to read: when the program marks steps (a
