@@ -50,6 +50,19 @@ AnalysisOption LiteralRangesOption() {
           "NVTX ranges by their names as written (step_12, not step_<N>)", ""};
 }
 
+TraceModelOptions KernelsAndPmSamplesLoad(const OptionValues&) {
+  TraceModelOptions load;
+  load.keep_events = EventKindBit(EventKind::kKernel);
+  load.keep_pc_sample_records = false;
+  return load;
+}
+
+TraceModelOptions KernelsAndPcSamplesLoad(const OptionValues&) {
+  TraceModelOptions load;
+  load.keep_events = EventKindBit(EventKind::kKernel);
+  return load;
+}
+
 absl::Status CheckRowOptions(const AnalysisRow& row, const OptionValues& values) {
   if (absl::Status s = values.Check(); !s.ok()) return s;
   if (absl::StatusOr<SliceRequest> slice = ParseSlice(values); !slice.ok()) return slice.status();

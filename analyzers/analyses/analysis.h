@@ -100,6 +100,13 @@ KernelNames KernelNamesOf(const OptionValues& options,
                           const std::vector<const TraceModel*>& traces,
                           const std::vector<std::string_view>& more = {});
 
+// Load options of the analyses that read kernels and samples alone (tail, occupancy:
+// kernels and PM samples; stalls: kernels and PC samples). The other event tables stay
+// empty (still counted), so memory grows with kernels and samples, not with API calls,
+// copies or NVTX ranges.
+TraceModelOptions KernelsAndPmSamplesLoad(const OptionValues& options);
+TraceModelOptions KernelsAndPcSamplesLoad(const OptionValues& options);
+
 // What the runner hands an analysis: the trace files (expanded) and, for the kinds that are
 // loaded, the models in the same order.
 struct AnalysisInputs {

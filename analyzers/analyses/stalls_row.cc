@@ -70,6 +70,7 @@ AnalysisRow StallsAnalysis() {
       "samples / selected\nsamples. Source lines need the program built with nvcc -lineinfo "
       "and CUPTI's library on\nthis machine (no GPU needed). See docs/stalls.md.\n";
   row.check = CheckStallsOptions;
+  row.load_options = KernelsAndPcSamplesLoad;
   row.run = RunStalls;
   return row;
 }

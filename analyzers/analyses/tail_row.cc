@@ -60,6 +60,7 @@ AnalysisRow TailAnalysis() {
       "Needs PM samples (record with --pm-sampling). Tail cost = time lost "
       "against running\nat the steady level throughout; see docs/tail.md for every "
       "definition and threshold.\n";
+  row.load_options = KernelsAndPmSamplesLoad;
   row.run = RunTail;
   return row;
 }

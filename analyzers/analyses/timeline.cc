@@ -167,7 +167,7 @@ std::string_view ApiCallBoxClass(std::string_view name) {
   return wait ? "wait" : "api";
 }
 
-TimelineWindow DefaultTimelineWindow(const TraceModel& model, std::optional<uint32_t> device) {
+std::optional<TimelineWindow> StepsTimelineWindow(const TraceModel& model) {
   // Steps: the most frequent name of a depth-0 push/pop range, when it recurs.
   std::map<std::string_view, std::vector<const NvtxRange*>> top_level;
   for (const NvtxRange& r : model.nvtx_ranges) {
@@ -187,10 +187,15 @@ TimelineWindow DefaultTimelineWindow(const TraceModel& model, std::optional<uint
     const size_t last = std::min(sorted.size(), first + kDefaultSteps) - 1;
     uint64_t end = 0;
     for (size_t i = first; i <= last; ++i) end = std::max(end, sorted[i]->end_ns());
-    return {sorted[first]->start_ns, end,
+    return TimelineWindow{sorted[first]->start_ns, end,
             absl::StrCat("steps ", first + 1, "-", last + 1, " of ", sorted.size(),
                          " (NVTX range ", std::string(sorted[first]->name), ")")};
   }
+  return std::nullopt;
+}
+
+TimelineWindow DefaultTimelineWindow(const TraceModel& model, std::optional<uint32_t> device) {
+  if (std::optional<TimelineWindow> steps = StepsTimelineWindow(model)) return *steps;
   std::vector<SliceInterval> work;
   auto add = [&](const StreamWork& w) {
     if (!device.has_value() || w.device_id == *device) work.push_back({w.start_ns, w.end_ns()});
@@ -214,7 +219,9 @@ absl::StatusOr<TimelinePicture> RenderTimelineSvg(const TraceModel& model,
                                                   const KernelNames& names) {
   if (absl::Status s = model.CheckDevice(options.device); !s.ok()) return s;
   TimelinePicture picture;
-  if (options.from_ns.has_value() || options.to_ns.has_value()) {
+  if (options.window.has_value()) {
+    picture.window = *options.window;
+  } else if (options.from_ns.has_value() || options.to_ns.has_value()) {
     picture.window = {options.from_ns.value_or(0), options.to_ns.value_or(model.span.end_ns),
                       "asked for"};
   } else {

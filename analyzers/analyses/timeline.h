@@ -27,6 +27,9 @@ struct TimelineOptions {
   // the trace, a missing begin its time 0.
   std::optional<uint64_t> from_ns, to_ns;
   std::optional<uint32_t> device;  // GPU streams of this device only; nullopt: all
+  // Given, the window drawn as it is, its rule included (found on another load of the trace:
+  // StepsTimelineWindow); before from_ns/to_ns.
+  std::optional<TimelineWindow> window;
 };
 
 // The default window, a stretch short enough to read: when the program marks steps (a
@@ -35,6 +38,9 @@ struct TimelineOptions {
 // fewer; else the first 200 GPU operations (kernels, copies, memsets) of the device(s)
 // shown; else the whole trace.
 TimelineWindow DefaultTimelineWindow(const TraceModel& model, std::optional<uint32_t> device);
+// The default window's first rule alone, which reads only the NVTX ranges: three steps from
+// the second when the trace marks steps, else nullopt.
+std::optional<TimelineWindow> StepsTimelineWindow(const TraceModel& model);
 
 struct TimelinePicture {
   std::string svg;

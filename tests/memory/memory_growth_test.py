@@ -13,11 +13,13 @@ range a step, a step being 103 events here): `summary` keeps the ranges to proje
 the GPU, RANGE_BYTES each (docs/validation.md, "Trace size"); `advise` keeps them to find the
 steps and reads at most --max-events events (ADVISE_MAX_EVENTS here, under both traces, so that
 both read a part of the same size: its note says so); `diff` (the trace against itself) keeps
-the ranges of both sides, so twice theirs. The Perfetto export (events sorted through
-temporary files) may grow by LaunchCalls, LAUNCH_CALL_BYTES per API call. The Parquet export
-(events and samples read and written a chunk at a time) is held to the same bound, on those
-traces and on traces with PM and PC samples, where the package beside the CLI has the
-warpscope_native extension and pyarrow.
+the ranges of both sides, so twice theirs; `timeline` keeps them to find the steps it draws.
+The Perfetto export (events sorted through temporary files) may grow by LaunchCalls,
+LAUNCH_CALL_BYTES per API call. The commands that read kernels and samples alone (`tail`,
+`occupancy`, `stalls`) are held, on traces with PM and PC samples (SAMPLED_ROWS), to 1.2x plus
+KERNEL_BYTES a kernel more. The Parquet export (events and samples read and written a chunk at
+a time) is held to the same bound, on those traces and on traces with PM and PC samples, where
+the package beside the CLI has the warpscope_native extension and pyarrow.
 Exit 77 (skipped) when warpscope_bench_trace was not built.
 """
 import argparse
@@ -35,6 +37,10 @@ RULE_FACTOR = 1.2
 SAMPLED_ROWS = (100_000, 300_000)
 RANGE_BYTES = 240  # NvtxRange, its path, its group's entry and its place in the thread index
 ADVISE_MAX_EVENTS = 500_000
+# What `tail`, `occupancy` and `stalls` are documented to hold per kernel launch, its PM
+# samples (2.5 a kernel in these traces) and its share of PC samples included
+# (docs/validation.md, "Trace size"): they load kernels and samples alone.
+KERNEL_BYTES = {"tail": 2000, "occupancy": 800, "stalls": 750}
 
 
 def peak_rss(argv):
@@ -63,9 +69,7 @@ def check_sampled_parquet(cli, bench_trace, work):
     """The Parquet export of traces with PM samples every 10 us and a PC sample batch per
     step (SAMPLED_ROWS, 3 times more in the larger) held to 1.2x; the failure's name."""
     rss = []
-    for rows in SAMPLED_ROWS:
-        path = os.path.join(work, f"sampled_{rows}.wst")
-        subprocess.run([bench_trace, path, str(rows), "--pm-ns", "10000", "--pc"], check=True)
+    for path in sampled_traces(bench_trace, work):
         rss.append(peak_rss([cli, "export", path, "--format", "parquet", "-o",
                              os.path.join(work, "sampled_parquet")])[0])
     bound = RULE_FACTOR * rss[0]
@@ -74,6 +78,38 @@ def check_sampled_parquet(cli, bench_trace, work):
           f"{SAMPLED_ROWS[1]} rows {rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) "
           f"{verdict}")
     return [] if rss[1] <= bound else ["export --format parquet (sampled)"]
+
+
+def sampled_traces(bench_trace, work):
+    """The traces with PM and PC samples (SAMPLED_ROWS), written once: (path, kernels)."""
+    traces = []
+    for rows in SAMPLED_ROWS:
+        path = os.path.join(work, f"sampled_{rows}.wst")
+        if not os.path.exists(path):
+            subprocess.run([bench_trace, path, str(rows), "--pm-ns", "10000", "--pc"], check=True)
+        traces.append(path)
+    return traces
+
+
+def check_kernel_commands(cli, bench_trace, work):
+    """`tail`, `occupancy` and `stalls` on the sampled traces: the larger's peak RSS within
+    1.2x the smaller's plus KERNEL_BYTES a kernel more; the names of those that grew."""
+    traces = sampled_traces(bench_trace, work)
+    kernels = []
+    for path in traces:
+        counts = {row["kind"]: row["count"] for row in json.loads(
+            peak_rss([cli, "info", "--format", "json", path])[1])["events"]}
+        kernels.append(counts["kernel"])
+    failures = []
+    for name, per_kernel in KERNEL_BYTES.items():
+        rss = [peak_rss([cli, name, t, "--format", "csv"])[0] for t in traces]
+        bound = RULE_FACTOR * rss[0] + per_kernel * (kernels[1] - kernels[0])
+        verdict = "ok" if rss[1] <= bound else "GREW"
+        print(f"{name}: {kernels[0]} kernels {rss[0] / 2**20:.1f} MiB, {kernels[1]} kernels "
+              f"{rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) {verdict}")
+        if rss[1] > bound:
+            failures.append(name)
+    return failures
 
 
 def check_rule(cli, bench_trace, work):
@@ -99,6 +135,9 @@ def check_rule(cli, bench_trace, work):
             ["export", "{t}", "--all", "--format", "perfetto", "-o",
              os.path.join(work, "out.pftrace")],
             None, 0, LAUNCH_CALL_BYTES),
+        # The ranges, to find the steps, then the three steps it draws.
+        "timeline": (["timeline", "{t}", "--svg", os.path.join(work, "timeline.svg")], None, 1,
+                     0),
     }
     if parquet_reads_in_chunks(cli):
         commands["export --format parquet"] = (
@@ -160,6 +199,7 @@ def main():
             if rss[1] > bound:
                 failures.append(name)
         failures += check_rule(cli, bench_trace, work)
+        failures += check_kernel_commands(cli, bench_trace, work)
     if failures:
         print("memory_growth_test: peak memory grew with events: " + ", ".join(failures))
         return 1

@@ -108,7 +108,7 @@ TEST(TimelineTest, DefaultWindowIsTheFirstGpuOperationsWithoutSteps) {
 
 TEST(TimelineTest, AskedWindowDrawsOnlyWhatOverlapsIt) {
   const TraceModel model = Load(ExportFixtureText(), "timeline.wst");
-  TimelineOptions options{.from_ns = 30500, .to_ns = 38000, .device = {}};
+  TimelineOptions options{.from_ns = 30500, .to_ns = 38000, .device = {}, .window = {}};
   absl::StatusOr<TimelinePicture> picture = RenderTimelineSvg(model, options);
   ASSERT_TRUE(picture.ok()) << picture.status();
   ExpectWellFormed(picture->svg);
@@ -127,7 +127,8 @@ TEST(TimelineTest, ApiCallTooltipsCarryTheirStack) {
       TraceModel::Load(WriteTempFile(FixtureWire("synthetic/stacks.textproto"), "stacks.wst"));
   ASSERT_TRUE(model.ok()) << model.status();
   absl::StatusOr<TimelinePicture> picture =
-      RenderTimelineSvg(*model, TimelineOptions{.from_ns = 0, .to_ns = 80000, .device = {}});
+      RenderTimelineSvg(*model, TimelineOptions{.from_ns = 0, .to_ns = 80000, .device = {},
+                                                .window = {}});
   ASSERT_TRUE(picture.ok()) << picture.status();
   ExpectWellFormed(picture->svg);
   EXPECT_THAT(picture->svg, HasSubstr("<title>cudaStreamSynchronize\ntrain.py:61 train_step\n"));
@@ -137,7 +138,7 @@ TEST(TimelineTest, ApiCallTooltipsCarryTheirStack) {
 
 TEST(TimelineTest, HostRowsStackByDepth) {
   const TraceModel model = Load(ExportFixtureText(), "timeline.wst");
-  TimelineOptions options{.from_ns = 0, .to_ns = 9000, .device = {}};
+  TimelineOptions options{.from_ns = 0, .to_ns = 9000, .device = {}, .window = {}};
   absl::StatusOr<TimelinePicture> picture = RenderTimelineSvg(model, options);
   ASSERT_TRUE(picture.ok()) << picture.status();
   const std::string& svg = picture->svg;
