@@ -59,15 +59,24 @@ bool Complete(const SolSamples& samples, size_t s) {
   return true;
 }
 
-// Symmetric adjacency of Σ blocks except `left_out` (kSolUnmixBlocks: none), diagonal included.
-std::vector<Row> Adjacency(const std::vector<Block>& blocks, size_t groups, size_t left_out) {
-  std::unordered_map<uint64_t, double> sum;
-  for (size_t b = 0; b < blocks.size(); ++b) {
-    if (b == left_out) continue;
-    for (const auto& [key, v] : blocks[b].gram) sum[key] += v;
+using Gram = std::unordered_map<uint64_t, double>;
+
+Gram SumOf(const std::vector<Block>& blocks) {
+  Gram sum;
+  for (const Block& b : blocks) {
+    for (const auto& [key, v] : b.gram) sum[key] += v;
   }
+  return sum;
+}
+
+// Symmetric adjacency of `gram` less `minus` (nullptr: nothing), diagonal included.
+std::vector<Row> Adjacency(const Gram& gram, const Gram* minus, size_t groups) {
   std::vector<Row> adj(groups);
-  for (const auto& [key, v] : sum) {
+  for (const auto& [key, total] : gram) {
+    double v = total;
+    if (minus != nullptr) {
+      if (auto it = minus->find(key); it != minus->end()) v -= it->second;
+    }
     const auto a = static_cast<uint32_t>(key >> 32), c = static_cast<uint32_t>(key);
     if (!(v > 0)) continue;
     adj[a].emplace_back(c, v);
@@ -154,11 +163,15 @@ std::vector<Block> Blocks(const std::vector<Row>& rows, const SolSamples& sample
                           size_t groups, std::vector<uint32_t>* sample_counts) {
   std::vector<Block> blocks(kSolUnmixBlocks);
   for (Block& b : blocks) b.rhs.assign(kSolUnitCount, std::vector<double>(groups, 0.0));
+  std::vector<bool> taken(rows.size());
   size_t used = 0;
-  for (size_t s = 0; s < rows.size(); ++s) used += !rows[s].empty() && Complete(samples, s);
+  for (size_t s = 0; s < rows.size(); ++s) {
+    taken[s] = !rows[s].empty() && Complete(samples, s);
+    used += taken[s];
+  }
   size_t nth = 0;
   for (size_t s = 0; s < rows.size(); ++s) {
-    if (rows[s].empty() || !Complete(samples, s)) continue;
+    if (!taken[s]) continue;
     Block& b = blocks[nth++ * kSolUnmixBlocks / std::max<size_t>(used, 1)];
     for (size_t x = 0; x < rows[s].size(); ++x) {
       const auto [gx, fx] = rows[s][x];
@@ -186,7 +199,8 @@ std::vector<SolUnmixed> UnmixSolFigures(std::span<const uint32_t> group, size_t 
   std::vector<uint32_t> counts(groups, 0);
   const std::vector<Block> blocks =
       Blocks(SampleRows(group, samples, attribution), samples, groups, &counts);
-  const std::vector<Row> full = Adjacency(blocks, groups, kSolUnmixBlocks);
+  const Gram gram = SumOf(blocks);
+  const std::vector<Row> full = Adjacency(gram, nullptr, groups);
   std::vector<double> pull(groups);
   for (uint32_t j = 0; j < groups; ++j) pull[j] = kSolUnmixPull * Diagonal(full[j], j);
   const std::vector<double> separable = Separability(full, pull);
@@ -196,7 +210,9 @@ std::vector<SolUnmixed> UnmixSolFigures(std::span<const uint32_t> group, size_t 
     out[j].solved = pull[j] > 0 && out[j].separable >= kSolUnmixSeparable;
   }
   std::vector<std::vector<Row>> left_out(kSolUnmixBlocks);
-  for (size_t b = 0; b < kSolUnmixBlocks; ++b) left_out[b] = Adjacency(blocks, groups, b);
+  for (size_t b = 0; b < kSolUnmixBlocks; ++b) {
+    left_out[b] = Adjacency(gram, &blocks[b].gram, groups);
+  }
   for (size_t u = 0; u < kSolUnitCount; ++u) {
     if (!samples.has_unit[u]) continue;
     std::vector<double> m(groups, 0.0), rhs(groups, 0.0);
