@@ -11,6 +11,12 @@ waits for it at each step's collectives). Reports the median of each mode, its r
 ratio to plain and to the floor. Writes ddp_overhead.json and prints a table.
 
     python3 bench/overhead/ddp_overhead.py --build .gpu --out OUT [--runs 5] [--steps 60]
+        [--modes plain,floor_kernel,floor_kernel_launch,floor,warpscope,warpscope_nostacks,
+                 warpscope_kernel_launch,t:KIND+KIND...]
+  t:KINDS is warpscope recording those kinds (-t KINDS, "+" for ",") without stacks.
+
+Each rank's median host time per phase of a step (ddp_job.py's phase_host_ms) is kept per run
+in the JSON, to tell a cost that falls on one rank from one that falls on all.
 """
 import argparse
 import json
@@ -30,6 +36,9 @@ ap.add_argument("--runs", type=int, default=5)
 ap.add_argument("--steps", type=int, default=60)
 ap.add_argument("--warmup", type=int, default=10)
 ap.add_argument("--model", default="resnet18")
+ap.add_argument("--batch", type=int, default=32, help="per rank (ddp_job.py's --batch)")
+ap.add_argument("--modes", default="", help="comma list of modes (default: plain, floor_kernel, "
+                "floor, warpscope)")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 job = os.path.join(here, "..", "..", "tests", "gpu", "distributed", "ddp_job.py")
@@ -37,39 +46,64 @@ B = os.path.abspath(args.build)
 gpus = int(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU "))
 tmp = tempfile.mkdtemp(prefix="ws_ddp_bench")
 
-# The floor with kernel records only, with runtime API records added, and with every kind
-# warpscope records by default: which kinds cost what.
-MODES = ["plain", "floor_kernel", "floor_kernel_runtime", "floor", "warpscope"]
+# The floors (kernel records alone; with a timestamp-only callback on every launch, the least
+# that gives each kernel its host side; with every kind warpscope records by default) and
+# warpscope in parts: which kinds cost what.
+MODES = {
+    "plain": lambda run: {},
+    "floor_kernel": lambda run: floor_env(B, kinds="kernel"),
+    "floor_kernel_launch": lambda run: floor_env(B, kinds="kernel,launch"),
+    "floor": lambda run: floor_env(B),
+    "warpscope": lambda run: recording_env(B, f"{tmp}/run{run}_rank%q{{RANK}}.wst"),
+    "warpscope_nostacks": lambda run: recording_env(B, f"{tmp}/ns{run}_rank%q{{RANK}}.wst",
+                                                    stacks="none"),
+    "warpscope_kernel_launch": lambda run: recording_env(
+        B, f"{tmp}/kl{run}_rank%q{{RANK}}.wst", trace="kernel,launch", stacks="none"),
+}
+modes = [m for m in (args.modes.split(",") if args.modes else
+                     ["plain", "floor_kernel", "floor", "warpscope"])]
+for m in modes:  # "t:kernel+launch+sync": warpscope -t kernel,launch,sync --stacks none
+    if m.startswith("t:"):
+        MODES[m] = lambda run, m=m: recording_env(
+            B, f"{tmp}/{m[2:]}{run}_rank%q{{RANK}}.wst", trace=m[2:].replace("+", ","),
+            stacks="none")
+unknown = [m for m in modes if m not in MODES]
+if unknown:
+    sys.exit(f"ddp_overhead: no mode {', '.join(unknown)}; modes: {', '.join(MODES)}")
+phases = {m: [] for m in modes}  # per run: the ranks' phase_host_ms
 
 
-def env_of(mode, run):
-    if mode == "plain":
-        return {}
-    if mode == "floor_kernel":
-        return dict(floor_env(B), WS_FLOOR_KINDS="kernel")
-    if mode == "floor_kernel_runtime":
-        return dict(floor_env(B), WS_FLOOR_KINDS="kernel,runtime")
-    if mode == "floor":
-        return floor_env(B)
-    return recording_env(B, f"{tmp}/run{run}_rank%q{{RANK}}.wst")
+def rank_lines(stdout):
+    """Each rank's JSON object from the job's output: the ranks share torchrun's stdout, so
+    two objects may share a line."""
+    found, decoder, at = [], json.JSONDecoder(), 0
+    while (at := stdout.find('{"rank"', at)) >= 0:
+        try:
+            obj, end = decoder.raw_decode(stdout, at)
+            found.append(obj)
+            at = end
+        except ValueError:
+            at += 1
+    return found
 
 
 def run(mode, i):
     env = dict(os.environ)
-    env.update(env_of(mode, i))
+    env.update(MODES[mode](i))
     cmd = ["torchrun", "--standalone", "--nproc_per_node", str(gpus), job, "--model", args.model,
-           "--steps", str(args.steps), "--warmup", str(args.warmup)]
+           "--steps", str(args.steps), "--warmup", str(args.warmup), "--batch", str(args.batch)]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    ranks = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    ranks = rank_lines(p.stdout)
     if p.returncode != 0 or len(ranks) != gpus:
         print(f"{mode} run {i} failed rc={p.returncode}:\n{p.stderr[-2000:]}", file=sys.stderr)
         return None
+    phases[mode].append({r["rank"]: r.get("phase_host_ms", {}) for r in ranks})
     return max(r["loop_ns"] for r in ranks) / ranks[0]["timed_steps"] / 1e6
 
 
-samples = {m: [] for m in MODES}
+samples = {m: [] for m in modes}
 for i in range(args.runs):
-    order = MODES[:]
+    order = modes[:]
     random.shuffle(order)
     for mode in order:
         ms = run(mode, i)
@@ -78,15 +112,16 @@ for i in range(args.runs):
         print(f"run {i} {mode}: {ms}", flush=True)
 
 median = {m: statistics.median(v) for m, v in samples.items() if v}
-report = {"gpus": gpus, "model": args.model, "steps": args.steps, "warmup": args.warmup,
-          "runs": args.runs, "ms_per_step": samples, "median_ms_per_step": median}
+report = {"gpus": gpus, "model": args.model, "batch": args.batch, "steps": args.steps, "warmup": args.warmup,
+          "runs": args.runs, "ms_per_step": samples, "median_ms_per_step": median,
+          "phase_host_ms": phases}
 with open(os.path.join(args.out, "ddp_overhead.json"), "w") as f:
     json.dump(report, f, indent=1)
-print(f"{'mode':<13} {'median ms/step':>14} {'x plain':>8} {'x floor':>8}  runs")
-for m in MODES:
+print(f"{'mode':<24} {'median ms/step':>14} {'x plain':>8} {'x floor':>8}  runs")
+for m in modes:
     if m not in median:
         continue
     plain, floor = median.get("plain"), median.get("floor")
-    print(f"{m:<13} {median[m]:>14.2f} {median[m] / plain if plain else float('nan'):>8.3f} "
+    print(f"{m:<24} {median[m]:>14.2f} {median[m] / plain if plain else float('nan'):>8.3f} "
           f"{median[m] / floor if floor else float('nan'):>8.3f}  "
           + " ".join(f"{v:.2f}" for v in sorted(samples[m])))

@@ -21,7 +21,7 @@ it ends) to --out; prints the tables last. Exit status 1 when a run failed.
 
 usage: recorder_cost.py --build DIR --out DIR [--runs 5] [--workloads eager,resnet]
          [--modes M1,M2] [--eager-steps 400] [--eager-warmup 20] [--resnet-steps 80]
-         [--resnet-warmup 10] [--cores 2-5] [--budget-s 500] [--dry-run]
+         [--resnet-warmup 10] [--cores 2-5] [--no-aslr] [--budget-s 500] [--dry-run]
 --budget-s: runs not started by then are skipped (and counted), so that one call of limited
 length still writes its tables. --dry-run: no GPU; made-up figures, to try the tables, written
 to dry_run_recorder_cost.* only.
@@ -31,6 +31,7 @@ import json
 import os
 import random
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -129,6 +130,9 @@ def parse_args():
                     help="eager: the launching thread alone on this core (not in --cores)")
     ap.add_argument("--hash-seed", default="",
                     help="PYTHONHASHSEED for every run (default: Python's random seed)")
+    ap.add_argument("--no-aslr", action="store_true",
+                    help="run every process with address space randomization off (setarch -R), "
+                         "so that processes of one mode share one memory layout")
     ap.add_argument("--resnet-steps", type=int, default=80)
     ap.add_argument("--resnet-warmup", type=int, default=10)
     ap.add_argument("--cores", default="2-5", help="CPU cores for every run (taskset -c)")
@@ -424,6 +428,8 @@ def main():
         def launch(mode, cmd, env):
             if args.hash_seed:
                 env = {**env, "PYTHONHASHSEED": args.hash_seed}
+            if args.no_aslr:
+                cmd = ["setarch", os.uname().machine, "-R"] + list(cmd)
             return run_child(cmd, env, args.timeout_s, args.cores)
 
         missing = [p for p in ("lib/libwarpscope.so", "lib/libwarpscope_core.so",
@@ -435,6 +441,8 @@ def main():
             print("recorder_cost: no bin/ws_trace_check: warpscope's traces go unchecked",
                   flush=True)
         args.cores = usable_cores(args.cores)
+        if args.no_aslr and not shutil.which("setarch"):
+            sys.exit("recorder_cost: --no-aslr needs setarch (util-linux), not found here")
     tmp = tempfile.mkdtemp(prefix="ws_recorder_cost")
     log = os.path.join(args.out, f"{prefix}recorder_cost_runs.jsonl")
     open(log, "w").close()

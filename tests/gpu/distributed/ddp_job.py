@@ -16,7 +16,9 @@ GPU, NVTX ranges per step (`step_N` holding `data_load`, `forward`, `backward`,
 
 Each step reads its loss (`.item()`, as training loops do to log it; --no-sync leaves it out).
 Every rank prints one JSON line at the end: its rank, steps, the planted delay and the wall
-time of the timed steps, for the checker to compare with what warpscope reports.
+time of the timed steps, and the median host time of each phase of a timed step
+(`phase_host_ms`: data_load, forward, backward, optimizer, item), for the checker to compare
+with what warpscope reports.
 
     torchrun --nproc_per_node 4 ddp_job.py --steps 40 --late-rank 2 --late-ms 15
 """
@@ -24,6 +26,7 @@ import argparse
 import json
 import os
 import signal
+import statistics
 import time
 
 import torch
@@ -124,8 +127,18 @@ def main():
     late = rank == args.late_rank
     slow = rank == args.slow_rank
     nvtx = torch.cuda.nvtx
+    phase_ns = {}  # host time per phase of each timed step, for the balance of the ranks
+    clock = [0]
+
+    def mark(phase, n):
+        """Host time since the last mark, charged to `phase` of step n (timed steps only)."""
+        now = time.perf_counter_ns()
+        if n >= args.warmup:
+            phase_ns.setdefault(phase, []).append(now - clock[0])
+        clock[0] = now
 
     def step(n):
+        clock[0] = time.perf_counter_ns()
         nvtx.range_push(f"step_{n}")
         nvtx.range_push("data_load")
         x = make_inputs()
@@ -133,6 +146,7 @@ def main():
         if late and args.late_where == "data_load":
             host_stall(args.late_ms / 1e3)
         nvtx.range_pop()
+        mark("data_load", n)
         nvtx.range_push("forward")
         if hooks:
             hooks[0]()
@@ -141,17 +155,21 @@ def main():
             torch.cuda._sleep(int(args.slow_ms * cycles_per_ms))
         loss = torch.nn.functional.cross_entropy(out, y)
         nvtx.range_pop()
+        mark("forward", n)
         nvtx.range_push("backward")
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if hooks:
             hooks[1]()
         nvtx.range_pop()
+        mark("backward", n)
         nvtx.range_push("optimizer")
         optimizer.step()
         nvtx.range_pop()
+        mark("optimizer", n)
         if not args.no_sync:
             losses.append(loss.item())  # the loss read every step, as training loops log it
+            mark("item", n)
         nvtx.range_pop()
         if late and args.late_where == "outside":
             host_stall(args.late_ms / 1e3)
@@ -167,11 +185,16 @@ def main():
         step(n)
     torch.cuda.synchronize()
     loop_ns = time.perf_counter_ns() - start
-    print(json.dumps({"rank": rank, "world": world, "mode": args.mode, "steps": args.warmup + args.steps,
+    line = json.dumps({"rank": rank, "world": world, "mode": args.mode, "steps": args.warmup + args.steps,
                       "timed_steps": args.steps, "late_ms": args.late_ms if late else 0.0,
                       "late_where": args.late_where if late else "",
                       "slow_ms": args.slow_ms if slow else 0.0,
-                      "loop_ns": loop_ns}), flush=True)
+                      "loop_ns": loop_ns,
+                      "phase_host_ms": {k: round(statistics.median(v) / 1e6, 3)
+                                        for k, v in phase_ns.items()}})
+    # One write: torchrun runs ranks with `python -u`, where print() writes the object and its
+    # newline apart, so the ranks' lines could interleave on the shared stdout.
+    os.write(1, (line + "\n").encode())
     dist.destroy_process_group()
 
 
