@@ -39,7 +39,7 @@ void DurationSketch::Add(uint64_t ns) {
     return;
   }
   if (!values_.empty()) Spill();
-  ++buckets_[BucketOf(ns)];
+  CountBucket(BucketOf(ns), 1);
 }
 
 void DurationSketch::Merge(const DurationSketch& other) {
@@ -58,23 +58,46 @@ void DurationSketch::Merge(const DurationSketch& other) {
   total_ += other.total_;
   count_ += other.count_;
   Spill();
-  for (uint64_t v : other.values_) ++buckets_[BucketOf(v)];
-  for (const auto& [bucket, n] : other.buckets_) buckets_[bucket] += n;
+  for (uint64_t v : other.values_) CountBucket(BucketOf(v), 1);
+  zeros_ += other.zeros_;
+  for (size_t i = 0; i < other.buckets_.size(); ++i) {
+    if (other.buckets_[i] != 0) {
+      CountBucket(other.first_bucket_ + static_cast<int32_t>(i), other.buckets_[i]);
+    }
+  }
 }
 
 void DurationSketch::Spill() {
-  for (uint64_t v : values_) ++buckets_[BucketOf(v)];
+  for (uint64_t v : values_) CountBucket(BucketOf(v), 1);
   values_.clear();
   values_.shrink_to_fit();
 }
 
+void DurationSketch::CountBucket(int32_t bucket, uint64_t n) {
+  if (bucket == kZeroBucket) {
+    zeros_ += n;
+    return;
+  }
+  if (buckets_.empty()) {
+    first_bucket_ = bucket;
+    buckets_.assign(1, 0);
+  } else if (bucket < first_bucket_) {
+    buckets_.insert(buckets_.begin(), static_cast<size_t>(first_bucket_ - bucket), 0);
+    first_bucket_ = bucket;
+  } else if (static_cast<size_t>(bucket - first_bucket_) >= buckets_.size()) {
+    buckets_.resize(static_cast<size_t>(bucket - first_bucket_) + 1, 0);
+  }
+  buckets_[static_cast<size_t>(bucket - first_bucket_)] += n;
+}
+
 uint64_t DurationSketch::ValueAtRank(uint64_t rank) const {
-  uint64_t seen = 0;
-  for (const auto& [bucket, n] : buckets_) {
-    seen += n;
+  // Never outside the exact extremes.
+  if (rank < zeros_) return std::clamp<uint64_t>(0, min_, max_);
+  uint64_t seen = zeros_;
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    seen += buckets_[i];
     if (rank < seen) {
-      // Never outside the exact extremes.
-      const double estimate = EstimateOf(bucket);
+      const double estimate = EstimateOf(first_bucket_ + static_cast<int32_t>(i));
       return std::clamp(static_cast<uint64_t>(std::llround(estimate)), min_, max_);
     }
   }

@@ -12,8 +12,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/container/btree_map.h"
-
 namespace warpscope {
 
 class DurationSketch {
@@ -37,6 +35,7 @@ class DurationSketch {
 
  private:
   void Spill();  // moves the kept values into the histogram
+  void CountBucket(int32_t bucket, uint64_t n);
   uint64_t ValueAtRank(uint64_t rank) const;  // from the histogram, rank 0-based
 
   uint64_t count_ = 0;
@@ -46,8 +45,12 @@ class DurationSketch {
   double mean_ = 0;  // Welford's running mean and sum of squared deviations
   double m2_ = 0;
   std::vector<uint64_t> values_;  // while exact()
-  // Past kExactValues: instances per bucket; bucket i holds (g^(i-1), g^i], 0 its own bucket.
-  absl::btree_map<int32_t, uint64_t> buckets_;
+  // Past kExactValues: instances per bucket; bucket i holds (g^(i-1), g^i] (i >= 0), counted
+  // in buckets_[i - first_bucket_] over the range of buckets seen (a few hundred for a name
+  // whose durations span 10x), and 0 in zeros_.
+  std::vector<uint64_t> buckets_;
+  int32_t first_bucket_ = 0;
+  uint64_t zeros_ = 0;
 };
 
 }  // namespace warpscope

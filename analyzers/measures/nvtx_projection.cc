@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "absl/container/btree_map.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzers/measures/steps.h"
 #include "analyzers/model/interval_union.h"
@@ -181,7 +181,7 @@ struct NvtxProjector::State {
   std::vector<std::string> work_names;
   std::unordered_map<std::string, uint32_t> work_ids;
   std::unordered_map<std::string_view, uint32_t> kernel_ids;  // views of the events' names
-  absl::btree_map<uint32_t, Launch> launches;
+  absl::flat_hash_map<uint32_t, Launch> launches;  // by correlation id
   uint64_t api_calls = 0, gpu_records = 0, without_call = 0;
   uint64_t uncorrelated_kernels = 0, uncorrelated_graph_records = 0;
 
@@ -198,6 +198,7 @@ struct NvtxProjector::State {
   void Attribute(const Launch& l, const WorkRecord& r);
   void CountGraph(Launch& l);
   void AddRecord(uint32_t correlation_id, const WorkRecord& r);
+  void SettleLowest(size_t n);
   void AddCall(const ApiCallEvent& a);
   void Settle(Launch& l);
   void Bound();
@@ -358,10 +359,27 @@ void NvtxProjector::State::Settle(Launch& l) {
   }
 }
 
+// Past the bound by an eighth, the lowest correlation ids (the oldest) are settled down to the
+// bound: one selection per max_in_flight / 8 launches, not an order kept at every call.
 void NvtxProjector::State::Bound() {
-  while (max_in_flight != 0 && launches.size() > max_in_flight) {
-    Settle(launches.begin()->second);
-    launches.erase(launches.begin());
+  if (max_in_flight != 0 && launches.size() > max_in_flight + max_in_flight / 8) {
+    SettleLowest(launches.size() - max_in_flight);
+  }
+}
+
+// Settles and lets go the n launches of lowest correlation id, lowest first.
+void NvtxProjector::State::SettleLowest(size_t n) {
+  std::vector<uint32_t> ids;
+  ids.reserve(launches.size());
+  for (const auto& [id, l] : launches) ids.push_back(id);
+  n = std::min(n, ids.size());
+  std::nth_element(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n), ids.end());
+  ids.resize(n);
+  std::sort(ids.begin(), ids.end());
+  for (uint32_t id : ids) {
+    auto it = launches.find(id);
+    Settle(it->second);
+    launches.erase(it);
   }
 }
 
@@ -418,8 +436,7 @@ void NvtxProjector::Add(const GraphLaunchEvent& g) {
 
 NvtxProjection NvtxProjector::Finish() {
   State& s = *state_;
-  for (auto& [id, l] : s.launches) s.Settle(l);
-  s.launches.clear();
+  s.SettleLowest(s.launches.size());
   if (s.uncorrelated_kernels == 0) {
     s.gpu_records += s.uncorrelated_graph_records;
     s.without_call += s.uncorrelated_graph_records;

@@ -84,10 +84,11 @@ struct NvtxProjectionOptions {
 // and GPU record waits, by correlation id, for its other half; once joined, the record's
 // work is added to the ranges open at the call on its thread, and (when bounded) the pair is
 // let go, but for graph launches (one call, many records), which wait to the end.
-// `max_in_flight` bounds what waits: past it, the lowest correlation ids (the oldest) are
-// settled as they stand (their records count as without an API call). Handing events in file
-// order, a record meets its call within a few CUPTI buffers, and memory stays at the ranges
-// plus max_in_flight (about 64 bytes each), whatever the trace's length. 0: no bound (exact
+// `max_in_flight` bounds what waits: past it by an eighth, the lowest correlation ids (the
+// oldest) are settled as they stand, down to the bound (their records count as without an API
+// call). Handing events in file order, a record meets its call within a few CUPTI buffers, and
+// memory stays at the ranges plus 1.125 max_in_flight (about 64 bytes each), whatever the
+// trace's length. 0: no bound (exact
 // in any order; the order of tables).
 class NvtxProjector {
  public:
