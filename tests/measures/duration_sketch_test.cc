@@ -88,6 +88,32 @@ TEST(DurationSketchTest, MergeIsAddingAll) {
   EXPECT_EQ(x.min_ns(), 0u);
 }
 
+// Buckets are counted over the range seen: values that arrive from the top down, zeros, and a
+// merge of a sketch whose values all lie below the other's must give the same median as
+// values added in any order.
+TEST(DurationSketchTest, RangeGrowsDownwardAndMergesBelow) {
+  std::vector<uint64_t> high, low;
+  for (uint64_t v = 2'000'000; v > 1'000'000; v -= 1'000) high.push_back(v);  // descending
+  for (uint64_t v = 0; v < 600; ++v) low.push_back(v % 7 == 0 ? 0 : 100 + v);  // zeros too
+  DurationSketch sh, sl, all;
+  for (uint64_t v : high) sh.Add(v), all.Add(v);
+  for (uint64_t v : low) sl.Add(v), all.Add(v);
+  DurationSketch merged = sh;
+  merged.Merge(sl);
+  std::vector<uint64_t> every = high;
+  every.insert(every.end(), low.begin(), low.end());
+  const double exact = ExactMedian(every);
+  EXPECT_EQ(merged.count(), every.size());
+  EXPECT_EQ(merged.Median(), all.Median());
+  EXPECT_LE(std::abs(all.Median() - exact), exact * DurationSketch::kRelativeError + 1);
+  // Mostly zeros: the median is 0, within the exact extremes.
+  DurationSketch zeros;
+  for (int i = 0; i < 1000; ++i) zeros.Add(i % 10 == 0 ? 5000 : 0);
+  EXPECT_EQ(zeros.Median(), 0);
+  EXPECT_LE(std::abs(sh.Median() - ExactMedian(high)),
+            ExactMedian(high) * DurationSketch::kRelativeError + 1);
+}
+
 TEST(IntervalUnionStreamTest, MatchesTheSortedUnionWithinItsWindow) {
   // Kernels with gaps, handed over shuffled within blocks of 50 (less than the window).
   std::mt19937_64 rng(3);
