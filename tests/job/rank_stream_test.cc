@@ -53,13 +53,13 @@ StepSet TwoSteps() {
 // it ended block the steps' thread.
 struct Events {
   std::vector<KernelEvent> kernels = {
-      Kernel(kCompute, 100, 300, 1),  Kernel(kCompute, 250, 400, 2),
-      Kernel(kNccl, 350, 500, 3),     Kernel(kCompute, 1100, 1200, 4),
+      Kernel(kCompute, 100, 300, 1),   Kernel(kCompute, 250, 400, 2),
+      Kernel(kNccl, 350, 500, 3),      Kernel(kCompute, 1100, 1200, 4),
       Kernel(kCompute, 1300, 1400, 0), Kernel(kCompute, 2100, 2200, 5)};
   std::vector<ApiCallEvent> calls = {
-      Call("cudaLaunchKernel", 50, 55, 1),      Call("cudaLaunchKernel", 60, 65, 2),
-      Call("cudaLaunchKernel", 70, 75, 3),      Call("cudaLaunchKernel", 1050, 1055, 4),
-      Call("cudaLaunchKernel", 1500, 1505, 5),  Call("cudaMemcpy", 800, 900, 6),
+      Call("cudaLaunchKernel", 50, 55, 1),       Call("cudaLaunchKernel", 60, 65, 2),
+      Call("cudaLaunchKernel", 70, 75, 3),       Call("cudaLaunchKernel", 1050, 1055, 4),
+      Call("cudaLaunchKernel", 1500, 1505, 5),   Call("cudaMemcpy", 800, 900, 6),
       Call("cudaStreamSynchronize", 880, 950, 0)};
   MemcpyEvent copy;
   Events() {

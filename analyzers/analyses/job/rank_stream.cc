@@ -172,8 +172,7 @@ std::vector<TimeInterval> RankStream::Finish(RankDigest& d) {
   while (!waiting_.empty()) TakeEarliest();
   TimeInterval open;
   if (compute_.Current(&open)) Stretch(open, std::numeric_limits<uint64_t>::max());
-  auto times = [](const RunningUnion& compute, const RunningUnion& comm,
-                  const RunningUnion& both) {
+  auto times = [](const RunningUnion& compute, const RunningUnion& comm, const RunningUnion& both) {
     const uint64_t a = compute.Length(), b = comm.Length();
     return StepTimes{a, b, a + b - both.Length(), 0, 0};  // |A and B| = |A| + |B| - |A or B|
   };

@@ -96,8 +96,8 @@ class RankStream : public TraceEventSink {
   size_t kernels_seen_ = 0;
   std::unordered_map<const char*, std::pair<size_t, bool>> nccl_name_;  // by interned name
   std::priority_queue<Waiting, std::vector<Waiting>, std::greater<Waiting>> waiting_;
-  std::unordered_map<uint32_t, Call> calls_;  // by correlation id, the first of each
-  std::deque<uint32_t> call_order_;           // their ids in arrival order
+  std::unordered_map<uint32_t, Call> calls_;               // by correlation id, the first of each
+  std::deque<uint32_t> call_order_;                        // their ids in arrival order
   std::unordered_map<uint32_t, uint64_t> copies_waiting_;  // copy end by correlation id
   std::deque<uint32_t> copy_order_;
   // Per (device, stream): (start, launch) of the last kernel taken with a known launch.

@@ -21,8 +21,8 @@
 #include "absl/strings/str_format.h"
 #include "analyzers/analyses/advise/advise.h"
 #include "analyzers/analyses/advise/advise_sample.h"
-#include "analyzers/measures/collectives.h"
 #include "analyzers/analyses/job/job.h"
+#include "analyzers/measures/collectives.h"
 #include "analyzers/measures/median.h"
 #include "analyzers/measures/steps.h"
 #include "analyzers/model/interval_union.h"
@@ -97,9 +97,8 @@ class WindowKernels : public TraceEventSink {
     }
     const bool nccl = IsNcclKernel(k.name.empty() ? k.mangled_name : k.name);
     const uint64_t from = k.start_ns > longest_ns_ ? k.start_ns - longest_ns_ : 0;
-    auto first = std::lower_bound(by_begin_.begin(), by_begin_.end(), from, [&](size_t w, uint64_t t) {
-      return windows_[w].begin_ns < t;
-    });
+    auto first = std::lower_bound(by_begin_.begin(), by_begin_.end(), from,
+                                  [&](size_t w, uint64_t t) { return windows_[w].begin_ns < t; });
     for (auto it = first; it != by_begin_.end() && windows_[*it].begin_ns < k.end_ns(); ++it) {
       const Window& w = windows_[*it];
       const uint64_t b = std::max(k.start_ns, w.begin_ns), e = std::min(k.end_ns(), w.end_ns);
@@ -180,17 +179,16 @@ std::string OwnFinding(const std::string& path, uint64_t max_events, const std::
   absl::StatusOr<TraceModel> model = LoadAdviseSample(*ranges, &*sample);
   if (!model.ok()) return "";
   const AdviseReport report = BuildAdviseReport(*model, path, AdviseOptions{});
-  const std::string part =
-      sample->slice ? absl::StrFormat(" (%d of its %d steps read)", sample->steps_read,
-                                      sample->steps)
-                    : "";
+  const std::string part = sample->slice ? absl::StrFormat(" (%d of its %d steps read)",
+                                                           sample->steps_read, sample->steps)
+                                         : "";
   if (report.findings.empty()) return "";
   uint64_t cost = 0;
   size_t count = 0, first = 0;
   for (size_t i = 0; i < report.findings.size(); ++i) {
     const AdviseFinding& f = report.findings[i];
-    const bool here = range.empty() ? !kernel.empty() && f.kernel == kernel
-                                    : RangeFamily(f.nvtx_path) == range;
+    const bool here =
+        range.empty() ? !kernel.empty() && f.kernel == kernel : RangeFamily(f.nvtx_path) == range;
     if (!here) continue;
     if (count++ == 0) first = i;
     cost += f.cost_ns;
@@ -201,11 +199,11 @@ std::string OwnFinding(const std::string& path, uint64_t max_events, const std::
                            report.findings.front().rule, report.findings.front().title, part);
   }
   const AdviseFinding& f = report.findings[first];
-  return absl::StrFormat("its own `warpscope advise` finds it: %s in %s, %d finding%s (#%d "
-                         "first) costing %s in all%s",
-                         f.rule, range.empty() ? names.Show(kernel, true) : range, count,
-                         count == 1 ? "" : "s", first + 1,
-                         FormatDuration(static_cast<double>(cost)), part);
+  return absl::StrFormat(
+      "its own `warpscope advise` finds it: %s in %s, %d finding%s (#%d "
+      "first) costing %s in all%s",
+      f.rule, range.empty() ? names.Show(kernel, true) : range, count, count == 1 ? "" : "s",
+      first + 1, FormatDuration(static_cast<double>(cost)), part);
 }
 
 uint64_t MedianComputePerStep(const RankDigest& r) {
@@ -257,6 +255,22 @@ void SayHostIsLate(const HostExcess& host, const RankDigest& me, uint64_t max_ev
   v.finding = OwnFinding(me.path, max_events, host.path);
 }
 
+// Rule 3's cause when the GPU sat idle before its late arrivals: the host's range meanwhile.
+void SayHostWasIdle(const WindowUse& use, double busy, const RankDigest& me, uint64_t max_events,
+                    StragglerVerdict& v) {
+  auto range = Largest(use.idle_by_range);
+  const std::string path = range == use.idle_by_range.end() ? "" : range->first;
+  const double range_share =
+      range == use.idle_by_range.end() ? 0 : static_cast<double>(range->second) / use.total_ns;
+  v.cause_kind = StragglerCause::kHost;
+  v.cause_range = path;
+  v.cause = absl::StrFormat(
+      "Its GPU sat idle %.0f%% of the time the others waited, while its host was %s (%.0f%% "
+      "of that time): the host is late, not the GPU.",
+      100 * (1 - busy), Where(path), 100 * range_share);
+  v.finding = OwnFinding(me.path, max_events, path);
+}
+
 }  // namespace
 
 absl::Status ExplainStraggler(JobView& view, const JobOptions& options) {
@@ -282,8 +296,7 @@ absl::Status ExplainStraggler(JobView& view, const JobOptions& options) {
   }
 
   const std::vector<Window> windows = LateWindows(view, *me);
-  absl::StatusOr<WindowUse> read =
-      Use(me->path, me->steps.thread_id, windows, options.short_names);
+  absl::StatusOr<WindowUse> read = Use(me->path, me->steps.thread_id, windows, options.short_names);
   if (!read.ok()) return read.status();
   const WindowUse& use = *read;
   const uint64_t mine = MedianComputePerStep(*me), theirs = MedianOf(others_compute);
@@ -292,18 +305,19 @@ absl::Status ExplainStraggler(JobView& view, const JobOptions& options) {
   const std::string kernel_name = kernel == use.busy_by_kernel.end()
                                       ? std::string("(no kernel)")
                                       : names.Show(kernel->first, true);
-  if (!me->step_times.empty() && mine > theirs && mine - theirs >= half_lead &&
-      mine - theirs > 0) {
+  auto kernel_finding = [&] {
+    return kernel == use.busy_by_kernel.end()
+               ? std::string()
+               : OwnFinding(me->path, options.max_events, "", kernel->first, names);
+  };
+  if (!me->step_times.empty() && mine > theirs && mine - theirs >= half_lead && mine - theirs > 0) {
     v.cause_kind = StragglerCause::kGpu;
     v.cause = absl::StrFormat(
         "Its GPU work is slower: its compute takes a median of %s per step against %s on the "
         "other ranks; before its late arrivals its GPU spent the most time in %s.",
         FormatDuration(static_cast<double>(mine)), FormatDuration(static_cast<double>(theirs)),
         kernel_name);
-    v.finding =
-        kernel == use.busy_by_kernel.end()
-            ? ""
-            : OwnFinding(me->path, options.max_events, "", kernel->first, names);
+    v.finding = kernel_finding();
     return absl::OkStatus();
   }
   if (use.total_ns == 0) return absl::OkStatus();
@@ -316,10 +330,7 @@ absl::Status ExplainStraggler(JobView& view, const JobOptions& options) {
           "Its GPU was busy with its own work %.0f%% of the time the others waited (slower GPU "
           "work); the most of it in %s.",
           100 * busy, kernel_name);
-      v.finding =
-          kernel == use.busy_by_kernel.end()
-            ? ""
-            : OwnFinding(me->path, options.max_events, "", kernel->first, names);
+      v.finding = kernel_finding();
       return absl::OkStatus();
     }
     v.cause_kind = StragglerCause::kLater;
@@ -332,17 +343,7 @@ absl::Status ExplainStraggler(JobView& view, const JobOptions& options) {
         FormatDuration(static_cast<double>(theirs)));
     return absl::OkStatus();
   }
-  auto range = Largest(use.idle_by_range);
-  const std::string path = range == use.idle_by_range.end() ? "" : range->first;
-  const double range_share =
-      range == use.idle_by_range.end() ? 0 : static_cast<double>(range->second) / use.total_ns;
-  v.cause_kind = StragglerCause::kHost;
-  v.cause_range = path;
-  v.cause = absl::StrFormat(
-      "Its GPU sat idle %.0f%% of the time the others waited, while its host was %s (%.0f%% "
-      "of that time): the host is late, not the GPU.",
-      100 * (1 - busy), Where(path), 100 * range_share);
-  v.finding = OwnFinding(me->path, options.max_events, path);
+  SayHostWasIdle(use, busy, *me, options.max_events, v);
   return absl::OkStatus();
 }
 
