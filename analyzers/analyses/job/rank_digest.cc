@@ -70,10 +70,7 @@ class NcclKernels : public TraceEventSink {
     if (seen == 0) first_device = k.device_id;
     if (gpu_end_ns == 0 || k.start_ns < gpu_begin_ns) gpu_begin_ns = k.start_ns;
     gpu_end_ns = std::max(gpu_end_ns, k.end_ns());
-    const std::string_view name = k.name.empty() ? k.mangled_name : k.name;
-    auto [it, added] = nccl_name_.try_emplace(name.data(), name.size(), false);
-    if (added || it->second.first != name.size()) it->second = {name.size(), IsNcclKernel(name)};
-    if (it->second.second) {
+    if (nccl_.Of(k)) {
       kernels.push_back(k);
       index.push_back(seen);
     }
@@ -86,7 +83,7 @@ class NcclKernels : public TraceEventSink {
   uint64_t gpu_begin_ns = 0, gpu_end_ns = 0;
 
  private:
-  std::unordered_map<const char*, std::pair<size_t, bool>> nccl_name_;  // by interned name
+  NcclKernelNames nccl_;
 };
 
 void KeepCollectives(const RankCollectives& collectives, RankDigest& d) {

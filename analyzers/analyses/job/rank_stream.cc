@@ -39,17 +39,16 @@ RankStream::RankStream(RankStreamInputs inputs) : in_(std::move(inputs)) {
   blocked_thread_ = in_.steps->thread_id;
 }
 
-bool RankStream::Nccl(const KernelEvent& k) {
+bool NcclKernelNames::Of(const KernelEvent& k) {
   const std::string_view name = k.name.empty() ? k.mangled_name : k.name;
-  // Names are interned: one address per distinct name, parsed once.
-  auto [it, added] = nccl_name_.try_emplace(name.data(), name.size(), false);
+  auto [it, added] = by_name_.try_emplace(name.data(), name.size(), false);
   if (added || it->second.first != name.size()) it->second = {name.size(), IsNcclKernel(name)};
   return it->second.second;
 }
 
 void RankStream::Add(const KernelEvent& k) {
   waiting_.push({k.start_ns, k.end_ns(), kernels_seen_++, k.correlation_id, k.device_id,
-                 k.stream_id, Nccl(k)});
+                 k.stream_id, nccl_.Of(k)});
   if (waiting_.size() > kReorderWindow) TakeEarliest();
 }
 

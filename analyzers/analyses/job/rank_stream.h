@@ -39,6 +39,16 @@ class RunningUnion {
   uint64_t begin_ns_ = 0, end_ns_ = 0, total_ns_ = 0;
 };
 
+// Whether kernels are NCCL's, each distinct name parsed once: names are interned, one address
+// per distinct name.
+class NcclKernelNames {
+ public:
+  bool Of(const KernelEvent& k);
+
+ private:
+  std::unordered_map<const char*, std::pair<size_t, bool>> by_name_;
+};
+
 // What the second pass reads from the first: the steps, the NCCL kernels' launches from their
 // NCCL calls and the collectives they ran (by kernel index), the collectives' starts
 // (ascending) and the gap that the drawing's stretches close (rank_digest.cc).
@@ -84,7 +94,6 @@ class RankStream : public TraceEventSink {
   struct StepUnions {
     RunningUnion compute, comm, both;
   };
-  bool Nccl(const KernelEvent& k);
   void TakeEarliest();  // every waiting kernel of the earliest start
   void Fold(const Waiting& k, uint64_t launch_ns);
   void Stretch(TimeInterval s, uint64_t next_begin_ns);  // a compute stretch is done
@@ -94,7 +103,7 @@ class RankStream : public TraceEventSink {
   uint64_t blocked_thread_ = 0;
   bool want_blocked_ = false;
   size_t kernels_seen_ = 0;
-  std::unordered_map<const char*, std::pair<size_t, bool>> nccl_name_;  // by interned name
+  NcclKernelNames nccl_;
   std::priority_queue<Waiting, std::vector<Waiting>, std::greater<Waiting>> waiting_;
   std::unordered_map<uint32_t, Call> calls_;               // by correlation id, the first of each
   std::deque<uint32_t> call_order_;                        // their ids in arrival order
