@@ -68,10 +68,10 @@ struct LaunchCalls {
   const NcclCall* launcher = nullptr;
 };
 
-std::unordered_map<uint32_t, LaunchCalls> CallsByLaunch(const TraceModel& model,
+std::unordered_map<uint32_t, LaunchCalls> CallsByLaunch(const std::vector<NcclCall>& nccl_calls,
                                                        size_t* unreadable) {
   std::vector<const NcclCall*> calls;
-  for (const NcclCall& c : model.nccl_calls) {
+  for (const NcclCall& c : nccl_calls) {
     calls.push_back(&c);
     if (c.payload_unreadable) ++*unreadable;
   }
@@ -244,17 +244,23 @@ void LostToWaiting(std::vector<CollectiveWait>& c, const std::vector<TimeInterva
 }
 
 RankCollectives FindCollectives(const TraceModel& model) {
+  return FindCollectives(model.nccl_calls, model.kernels, {});
+}
+
+RankCollectives FindCollectives(const std::vector<NcclCall>& nccl_calls,
+                                const std::vector<KernelEvent>& kernels,
+                                const std::vector<size_t>& kernel_index) {
   RankCollectives out;
   const std::unordered_map<uint32_t, LaunchCalls> by_launch =
-      CallsByLaunch(model, &out.unreadable_payloads);
-  for (size_t i = 0; i < model.kernels.size(); ++i) {
-    const KernelEvent& k = model.kernels[i];
+      CallsByLaunch(nccl_calls, &out.unreadable_payloads);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const KernelEvent& k = kernels[i];
     const std::string_view name = k.name.empty() ? k.mangled_name : k.name;
     if (!IsNcclKernel(name)) continue;
     CollectiveInstance& c = out.instances.emplace_back();
     c.kernel = ParseNcclKernelName(name);
     c.op = c.kernel.op;
-    c.kernel_index = i;
+    c.kernel_index = kernel_index.empty() ? i : kernel_index[i];
     c.start_ns = k.start_ns;
     c.duration_ns = k.duration_ns;
     c.device_id = k.device_id;

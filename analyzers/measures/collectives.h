@@ -69,6 +69,12 @@ struct RankCollectives {
 };
 
 RankCollectives FindCollectives(const TraceModel& model);
+// The same from NCCL's calls and some of a trace's kernels (its NCCL kernels, say, read as
+// they stream by), `kernel_index[i]` being kernels[i]'s index in TraceModel::kernels (empty:
+// kernels is that table). The kernels' names must outlive the result.
+RankCollectives FindCollectives(const std::vector<NcclCall>& nccl_calls,
+                                const std::vector<KernelEvent>& kernels,
+                                const std::vector<size_t>& kernel_index);
 
 // One rank's collective as the time-lost computation needs it: where it ran in its
 // communicator's order, and how long it waited for the last rank (measured across ranks, or

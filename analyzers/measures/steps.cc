@@ -283,13 +283,20 @@ std::vector<TimeInterval> BlockedOn(const TraceModel& model, uint64_t thread) {
 }  // namespace
 
 std::map<std::string, uint64_t> HostTimePerStep(const TraceModel& model, const StepSet& steps) {
+  if (steps.steps.empty()) return {};
+  return HostTimePerStep(model.nvtx_ranges, steps, BlockedOn(model, steps.thread_id));
+}
+
+std::map<std::string, uint64_t> HostTimePerStep(const std::vector<NvtxRange>& ranges,
+                                                const StepSet& steps,
+                                                const std::vector<TimeInterval>& blocked) {
   std::map<std::string, uint64_t> out;
   if (steps.steps.empty()) return out;
   const uint64_t begin = steps.steps.front().start_ns, end = steps.steps.back().end_ns;
   // Range boundaries on the thread within the steps: +(i+1) opens range i, -(i+1) closes it.
   std::vector<std::pair<uint64_t, int64_t>> edges;
-  for (size_t i = 0; i < model.nvtx_ranges.size(); ++i) {
-    const NvtxRange& r = model.nvtx_ranges[i];
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const NvtxRange& r = ranges[i];
     if (r.thread_id != steps.thread_id || r.domain == "NCCL") continue;
     const uint64_t from = std::max(r.start_ns, begin), to = std::min(r.end_ns(), end);
     // An empty range holds no time; its close, sorted before its open, would leave it open.
@@ -300,7 +307,6 @@ std::map<std::string, uint64_t> HostTimePerStep(const TraceModel& model, const S
   edges.emplace_back(begin, 0);
   for (const Step& s : steps.steps) edges.emplace_back(s.end_ns, 0);  // step boundaries
   std::sort(edges.begin(), edges.end());
-  const std::vector<TimeInterval> blocked = BlockedOn(model, steps.thread_id);
   // Time per path and step; a path's string is made once per change of the open ranges.
   std::map<std::string, std::vector<uint64_t>> per_step;
   std::vector<size_t> open;  // indices into nvtx_ranges, in the order they opened
@@ -322,12 +328,12 @@ std::map<std::string, uint64_t> HostTimePerStep(const TraceModel& model, const S
     if (path_stale) {
       std::vector<size_t> outer_first = open;
       std::stable_sort(outer_first.begin(), outer_first.end(), [&](size_t a, size_t b) {
-        return model.nvtx_ranges[a].depth < model.nvtx_ranges[b].depth;
+        return ranges[a].depth < ranges[b].depth;
       });
       path.clear();
       for (size_t i : outer_first) {
         if (!path.empty()) path.push_back('/');
-        path += RangeFamily(model.nvtx_ranges[i].name);
+        path += RangeFamily(ranges[i].name);
       }
       path_stale = false;
     }

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzers/model/interval_union.h"
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope {
@@ -87,6 +88,11 @@ bool IsLibraryRange(std::string_view name, std::string_view domain);
 // waiting for the GPU (synchronisations, blocking copies); the median over the steps (a step
 // without the path counts 0). Empty without steps.
 std::map<std::string, uint64_t> HostTimePerStep(const TraceModel& model, const StepSet& steps);
+// The same from the NVTX ranges and the steps' thread's blocked time (merged, in order), for a
+// reader that streams the other events (the job's rank digest).
+std::map<std::string, uint64_t> HostTimePerStep(const std::vector<NvtxRange>& ranges,
+                                                const StepSet& steps,
+                                                const std::vector<TimeInterval>& blocked);
 
 }  // namespace warpscope
 

@@ -91,6 +91,27 @@ TEST(Job, AHostStallBetweenStepsIsOutsideAnyRange) {
       << view.straggler.cause;
 }
 
+// The straggler's own advise, which names its finding, reads its whole trace within
+// --max-events, and only its first steps past it (the finding says how many): the cause stays
+// the same, read from the digests.
+TEST(Job, TheStragglersOwnAdviseReadsItsFirstStepsPastMaxEvents) {
+  DdpJobSpec spec;
+  spec.late_rank = 1;
+  spec.steps = 12;
+  const std::vector<std::string> paths = Write(spec);
+  const JobView whole = View(paths);
+  JobOptions budget;
+  budget.max_events = 1000;
+  const JobView part = View(paths, budget);
+  ASSERT_EQ(whole.straggler.rank, 1u) << whole.straggler.verdict;
+  EXPECT_EQ(part.straggler.cause, whole.straggler.cause);
+  EXPECT_NE(whole.straggler.finding.find("host-range"), std::string::npos)
+      << whole.straggler.finding;
+  EXPECT_EQ(whole.straggler.finding.find("steps read"), std::string::npos);
+  EXPECT_NE(part.straggler.finding.find("of its 12 steps read)"), std::string::npos)
+      << part.straggler.finding;
+}
+
 // The host time per step of each NVTX path, waiting for the GPU left out: the late rank spends
 // the delay more in data_load, the others the same everywhere.
 TEST(Job, HostTimePerStepShowsWhereTheLateHostSpendsItsTime) {

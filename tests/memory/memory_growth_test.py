@@ -20,11 +20,16 @@ LAUNCH_CALL_BYTES per API call. The commands that read kernels and samples alone
 KERNEL_BYTES a kernel more. The Parquet export (events and samples read and written a chunk at
 a time) is held to the same bound, on those traces and on traces with PM and PC samples, where
 the package beside the CLI has the warpscope_native extension and pyarrow.
+`job` (each rank's trace streamed in two passes) is held, on jobs of JOB_RANKS ranks of 1 M and
+3 M events a rank, to 1.2x plus JOB_STEP_BYTES per step of a rank more (its NVTX ranges,
+collectives, NCCL calls and step times), read one rank at a time (-j 1), the straggler's own
+advise within --max-events ADVISE_MAX_EVENTS.
 Exit 77 (skipped) when warpscope_bench_trace was not built.
 """
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,6 +46,11 @@ ADVISE_MAX_EVENTS = 500_000
 # samples (2.5 a kernel in these traces) and its share of PC samples included
 # (docs/validation.md, "Trace size"): they load kernels and samples alone.
 KERNEL_BYTES = {"tail": 2000, "occupancy": 800, "stalls": 750}
+JOB_RANKS = 2
+JOB_ROWS_PER_RANK = (1_000_000, 3_000_000)
+# What `job` keeps per step of a rank (docs/validation.md, "Trace size"): 5 NVTX ranges
+# (RANGE_BYTES each) and 2 collectives with their NCCL calls, step times and matched instances.
+JOB_STEP_BYTES = 2600
 
 
 def peak_rss(argv):
@@ -110,6 +120,28 @@ def check_kernel_commands(cli, bench_trace, work):
         if rss[1] > bound:
             failures.append(name)
     return failures
+
+
+def check_job(cli, bench_trace, work):
+    """`job` on JOB_RANKS ranks of 1 M and 3 M events a rank: the larger's peak RSS within 1.2x
+    the smaller's plus JOB_STEP_BYTES per step of a rank more; the failure's name."""
+    runs = []
+    for rows in JOB_ROWS_PER_RANK:
+        folder = os.path.join(work, f"job_{rows}")
+        subprocess.run([bench_trace, folder, str(rows * JOB_RANKS), "--ranks", str(JOB_RANKS)],
+                       check=True, stdout=subprocess.DEVNULL)
+        rss, out = peak_rss([cli, "job", folder, "--format", "json", "--table", "ranks", "-j",
+                             "1", "--max-events", str(ADVISE_MAX_EVENTS)])
+        steps = sum(row["steps"] for row in json.loads(out))
+        runs.append((rss, steps))
+        shutil.rmtree(folder)
+    (small, small_steps), (large, large_steps) = runs
+    bound = RULE_FACTOR * small + JOB_STEP_BYTES * (large_steps - small_steps)
+    verdict = "ok" if large <= bound else "GREW"
+    print(f"job: {JOB_RANKS} ranks of {JOB_ROWS_PER_RANK[0]} events {small / 2**20:.1f} MiB, of "
+          f"{JOB_ROWS_PER_RANK[1]} events {large / 2**20:.1f} MiB (bound {bound / 2**20:.1f} "
+          f"MiB) {verdict}")
+    return [] if large <= bound else ["job"]
 
 
 def check_rule(cli, bench_trace, work):
@@ -200,6 +232,7 @@ def main():
                 failures.append(name)
         failures += check_rule(cli, bench_trace, work)
         failures += check_kernel_commands(cli, bench_trace, work)
+        failures += check_job(cli, bench_trace, work)
     if failures:
         print("memory_growth_test: peak memory grew with events: " + ", ".join(failures))
         return 1

@@ -35,6 +35,7 @@ absl::StatusOr<AnalysisResult> RunJobAdvise(const AnalysisInputs& in, const Opti
   JobOptions job_options;
   job_options.step = options.step;
   job_options.short_names = options.short_names;
+  job_options.max_events = static_cast<uint64_t>(values.Integer("max-events"));
   absl::StatusOr<JobView> view = BuildJobView(in.paths, job_options);
   if (!view.ok()) return AsInputError(view.status());
   absl::StatusOr<AdviseReport> report =
@@ -58,12 +59,6 @@ absl::StatusOr<AnalysisResult> RunJobAdvise(const AnalysisInputs& in, const Opti
   return result;
 }
 
-absl::Status CheckAdviseOptions(const OptionValues& values) {
-  if (values.Integer("max-events") < 1000) {
-    return absl::InvalidArgumentError("flag --max-events must be at least 1000");
-  }
-  return absl::OkStatus();
-}
 
 // A single trace is loaded with its NVTX ranges only; RunAdvise reads its events again, whole
 // or their first steps within --max-events (advise_sample.h). A job reads its ranks itself.
@@ -91,6 +86,14 @@ absl::StatusOr<AnalysisResult> RunAdvise(const AnalysisInputs& in, const OptionV
 }
 
 }  // namespace
+
+// --max-events, of `advise` and of `job` (the straggler's own advise): at least 1000.
+absl::Status CheckAdviseOptions(const OptionValues& values) {
+  if (values.Integer("max-events") < 1000) {
+    return absl::InvalidArgumentError("flag --max-events must be at least 1000");
+  }
+  return absl::OkStatus();
+}
 
 AnalysisRow AdviseAnalysis() {
   AnalysisRow row;

@@ -17,25 +17,25 @@
 namespace warpscope {
 namespace {
 
-// Loads and digests every file, `threads` at a time; the first error stops the job.
+// Digests every file, `threads` at a time (each streaming one trace); the first error stops
+// the job.
 absl::StatusOr<std::vector<RankDigest>> DigestAll(const std::vector<std::string>& files,
                                                   const JobOptions& options) {
   size_t threads = options.threads;
-  if (threads == 0) threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  if (threads == 0) threads = std::max<size_t>(std::thread::hardware_concurrency(), 1);
   threads = std::min(threads, files.size());
   std::vector<RankDigest> digests(files.size());
   std::vector<absl::Status> errors(files.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < files.size();) {
-      TraceModelOptions model_options;
-      model_options.keep_pc_sample_records = false;
-      absl::StatusOr<TraceModel> model = TraceModel::Load(files[i], model_options);
-      if (!model.ok()) {
-        errors[i] = model.status();
+      absl::StatusOr<RankDigest> digest =
+          DigestRankFile(files[i], static_cast<uint32_t>(i), options.step);
+      if (!digest.ok()) {
+        errors[i] = digest.status();
         continue;
       }
-      digests[i] = DigestRank(*model, static_cast<uint32_t>(i), options.step);
+      digests[i] = *std::move(digest);
     }
   };
   std::vector<std::thread> pool;
@@ -109,12 +109,9 @@ absl::StatusOr<JobView> BuildJobView(const std::vector<std::string>& paths,
   JudgeStraggler(view);
   JudgeMemory(view);
   if (view.straggler.rank) {
-    for (const RankDigest& r : view.ranks) {
-      if (r.RankOrIndex() != *view.straggler.rank) continue;
-      absl::StatusOr<TraceModel> model = TraceModel::Load(r.path);
-      if (model.ok()) ExplainStraggler(view, *model, options.short_names);
-      break;
-    }
+    // Unexplained when its trace cannot be read again, as the job's other figures stand.
+    const StragglerVerdict judged = view.straggler;
+    if (!ExplainStraggler(view, options).ok()) view.straggler = judged;
   }
   return view;
 }

@@ -12,9 +12,10 @@
 // The time a rank *lost* waiting counts a run of back-to-back collectives once: while the
 // first waits for a late rank, the next ones queue behind it and wait for the same rank.
 //
-// Memory: each trace is read, reduced to a RankDigest and dropped; at most `threads` traces are
-// held at once, so memory is about threads x (one trace loaded) + the digests (collectives and
-// steps of all ranks).
+// Memory: each trace is read in two passes as it streams by and reduced to a RankDigest
+// (rank_digest.h); at most `threads` traces are read at once, so memory is about threads x (one
+// rank's streaming state: its NVTX ranges, NCCL calls and memory events, and a bounded window of
+// kernels and API calls, rank_stream.h) + the digests (collectives and steps of all ranks).
 #ifndef WARPSCOPE_ANALYZERS_ANALYSES_JOB_JOB_H_
 #define WARPSCOPE_ANALYZERS_ANALYSES_JOB_JOB_H_
 
@@ -25,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "analyzers/analyses/advise/advise.h"
+#include "analyzers/analyses/advise/advise_sample.h"
 #include "analyzers/analyses/job/rank_digest.h"
 #include "analyzers/render/report.h"
 
@@ -32,8 +34,11 @@ namespace warpscope {
 
 struct JobOptions {
   std::string step;    // the NVTX range that marks steps ("" = steps.h's rule)
-  size_t threads = 0;  // traces read at once; 0 = the machine's cores, at most 8
+  size_t threads = 0;  // traces read at once; 0 = the machine's cores
   bool short_names = false;  // the straggler's kernels short and distinct (--short-names)
+  // The straggler's own `advise`, which names its finding, reads at most this many of its
+  // timed events (its first steps within them, as `advise --max-events`).
+  uint64_t max_events = kAdviseMaxEvents;
 };
 
 // One collective instance across the ranks that ran it.
@@ -138,9 +143,12 @@ void JudgeStraggler(JobView& view);
 // per rank and device; only in a report whose ranks have memory events).
 void JudgeMemory(JobView& view);
 Table JobMemoryTable(const JobView& view);
-// Names what the straggler did while the others waited, from its own trace (reloaded); its
-// kernels short and distinct over that trace's with `short_names`.
-void ExplainStraggler(JobView& view, const TraceModel& straggler_trace, bool short_names = false);
+// Names what the straggler did while the others waited, from its own trace read again: its
+// NVTX ranges and the kernels in the stretches before its late arrivals, and its own `advise`
+// within options.max_events; its kernels short and distinct over that trace's with
+// options.short_names. Errors: those of reading the trace (the verdict's cause is then left
+// as it was).
+absl::Status ExplainStraggler(JobView& view, const JobOptions& options);
 
 }  // namespace warpscope
 

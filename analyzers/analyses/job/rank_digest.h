@@ -1,8 +1,8 @@
 // RankDigest: what the job view keeps of one rank's trace once it has read it: who the rank
 // is, its collectives and its steps, each step's compute and communication time. A few
 // hundred bytes per collective and per step, so that a job of many ranks is analysed in
-// memory that grows with collectives and ranks, not with events (the trace itself is dropped
-// as soon as its digest is made).
+// memory that grows with collectives and ranks, not with events (the trace is read twice as
+// it streams by, never held whole).
 #ifndef WARPSCOPE_ANALYZERS_ANALYSES_JOB_RANK_DIGEST_H_
 #define WARPSCOPE_ANALYZERS_ANALYSES_JOB_RANK_DIGEST_H_
 
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "analyzers/analyses/memory.h"
 #include "analyzers/measures/steps.h"
 #include "analyzers/model/interval_union.h"
@@ -112,8 +113,12 @@ struct RankDigest {
   uint64_t Epoch(uint64_t ns) const { return unix_time_base_ns + ns; }
 };
 
-// The digest of one loaded trace; `index` is its position among the traces given.
-RankDigest DigestRank(const TraceModel& model, uint32_t index, const std::string& step);
+// The digest of the trace at `path`, read in two passes without holding its kernels and API
+// calls (rank_stream.h): memory grows with its NVTX ranges, NCCL calls, collectives, memory
+// events and steps. `index` is its position among the traces given. Errors: those of reading
+// the trace.
+absl::StatusOr<RankDigest> DigestRankFile(const std::string& path, uint32_t index,
+                                          const std::string& step);
 
 }  // namespace warpscope
 
