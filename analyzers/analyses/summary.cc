@@ -403,6 +403,7 @@ std::vector<CallSiteSummary> ToSiteRows(const CallSiteGroups& sites,
     row.function = g.site.function;
     row.source_file = g.site.file;
     row.line = g.site.frame == nullptr ? 0 : g.site.frame->line;
+    row.stack_cut = g.site.past_cut;
     std::vector<std::pair<uint64_t, std::string>> calls;
     for (const auto& [name, ns] : g.ns_by_call) calls.emplace_back(ns, name);
     std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) {

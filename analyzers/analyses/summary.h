@@ -107,6 +107,7 @@ struct CallSiteSummary {
   std::string function;  // "train_step"
   std::string source_file;  // the whole path; "" when the call has no frame
   uint32_t line = 0;        // Python: the line; 0 for native frames and none
+  bool stack_cut = false;   // found past frames the recorder left out (CallSite::past_cut)
   // syncs: the CUDA calls that waited there ("cudaStreamSynchronize", "cudaMemcpyAsync");
   // launch-sites: the kernels launched there. Most time first.
   std::vector<std::string> calls;

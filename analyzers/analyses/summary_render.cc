@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analyzers/measures/call_sites.h"
 #include "analyzers/render/output.h"
 
 namespace warpscope {
@@ -349,6 +350,7 @@ Table CallSiteTable(const Style& s, SummaryColumn count_column, SummaryColumn ca
   if (!s.human) {
     cols.push_back({"source_file", false, CellKind::kString});
     cols.push_back({"line", true, CellKind::kInt});
+    cols.push_back({"stack_cut", false, CellKind::kBool});
   }
   return Table(std::move(cols));
 }
@@ -371,11 +373,14 @@ void AddCallSiteRows(Table& table, const Style& s, const TraceSummary& t,
     cells.push_back(NsReal(s, r.time.avg_ns));
     cells.push_back(Ns(s, r.time.max_ns));
     cells.emplace_back(r.site);
-    cells.emplace_back(r.function);
+    // A line found past a cut in its stack says so where people read it.
+    cells.emplace_back(s.human && r.stack_cut ? absl::StrCat(r.function, " ", kPastCut)
+                                              : r.function);
     cells.emplace_back(ShownCalls(s, r.calls));
     if (!s.human) {
       cells.emplace_back(r.source_file);
       cells.push_back(r.line == 0 ? Cell() : Cell(r.line));
+      cells.push_back(Cell::Bool(r.stack_cut));
     }
     table.AddRow(std::move(cells));
   }

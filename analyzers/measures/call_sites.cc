@@ -2,6 +2,7 @@
 #include "analyzers/measures/call_sites.h"
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <tuple>
 
@@ -140,18 +141,27 @@ std::string FrameDisplay(const StackFrameInfo& frame) {
 std::vector<std::string> StackLines(const TraceModel& model, const CallStackInfo& stack) {
   std::vector<std::string> lines;
   lines.reserve(stack.frames.size() + 1);
-  for (uint32_t index : stack.frames) lines.push_back(FrameDisplay(model.stack_frames[index]));
-  if (stack.truncated) lines.emplace_back("...");
+  const size_t outer_from = stack.frames.size() - stack.outermost;
+  for (size_t i = 0; i < stack.frames.size(); ++i) {
+    if (stack.outermost > 0 && i == outer_from) {
+      lines.push_back(absl::StrCat("... ", stack.left_out, " frames left out ..."));
+    }
+    lines.push_back(FrameDisplay(model.stack_frames[stack.frames[i]]));
+  }
+  if (stack.truncated && stack.outermost == 0) lines.emplace_back("...");
   return lines;
 }
 
 std::string CallSite::Display() const {
-  if (frame == nullptr || function.empty()) return site;
-  return absl::StrCat(site, " ", function);
+  if (frame == nullptr) return site;
+  std::string out = function.empty() ? site : absl::StrCat(site, " ", function);
+  if (past_cut) absl::StrAppend(&out, " ", kPastCut);
+  return out;
 }
 
 bool CallSite::operator<(const CallSite& other) const {
-  return std::tie(site, function, file) < std::tie(other.site, other.function, other.file);
+  return std::tie(site, function, file, past_cut) <
+         std::tie(other.site, other.function, other.file, other.past_cut);
 }
 
 CallSite CallSiteOfStack(const TraceModel& model, const CallStackInfo* stack) {
@@ -160,31 +170,32 @@ CallSite CallSiteOfStack(const TraceModel& model, const CallStackInfo* stack) {
     out.site = std::string(kNoStack);
     return out;
   }
-  const StackFrameInfo* own_python = nullptr;
-  const StackFrameInfo* any_python = nullptr;
-  const StackFrameInfo* native = nullptr;
-  const StackFrameInfo* op = nullptr;
+  // Positions in the stack of the first frame of each kind, innermost first.
+  constexpr size_t kNone = SIZE_MAX;
+  size_t own_python = kNone, any_python = kNone, native = kNone, op = kNone;
   int op_rank = 0;
-  for (uint32_t index : stack->frames) {  // innermost first: keep the first of each kind
-    const StackFrameInfo& f = model.stack_frames[index];
+  for (size_t i = 0; i < stack->frames.size(); ++i) {
+    const StackFrameInfo& f = model.stack_frames[stack->frames[i]];
     if (IsPython(f)) {
-      if (any_python == nullptr) any_python = &f;
-      if (own_python == nullptr && !IsLibraryPythonFile(f.file)) own_python = &f;
-    } else if (native == nullptr && IsProgramModule(f.file)) {
-      native = &f;
-    } else if (native == nullptr && op_rank < 2) {
+      if (any_python == kNone) any_python = i;
+      if (own_python == kNone && !IsLibraryPythonFile(f.file)) own_python = i;
+    } else if (native == kNone && IsProgramModule(f.file)) {
+      native = i;
+    } else if (native == kNone && op_rank < 2) {
       const int rank = NativeOpRank(f, FunctionName(f));
-      if (rank > op_rank) op = &f, op_rank = rank;
+      if (rank > op_rank) op = i, op_rank = rank;
     }
   }
-  out.frame = own_python != nullptr   ? own_python
-              : any_python != nullptr ? any_python
-              : native != nullptr     ? native
-                                      : op;
-  if (out.frame == nullptr) {
+  const size_t at = own_python != kNone   ? own_python
+                    : any_python != kNone ? any_python
+                    : native != kNone     ? native
+                                          : op;
+  if (at == kNone) {
     out.site = std::string(kNoPythonFrames);
     return out;
   }
+  out.frame = &model.stack_frames[stack->frames[at]];
+  out.past_cut = at >= stack->frames.size() - stack->outermost;
   const StackFrameInfo& f = *out.frame;
   out.site = IsPython(f) ? absl::StrCat(PathBaseName(f.file), ":", f.line)
                          : absl::StrFormat("%s+0x%x", PathBaseName(f.file), f.module_offset);

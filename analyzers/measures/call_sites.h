@@ -19,6 +19,8 @@ namespace warpscope {
 inline constexpr std::string_view kNoStack = "no stack";
 inline constexpr std::string_view kNoPythonFrames =
     "launched from a thread with no Python frames";
+// After a site found among the outermost frames of a stack cut in the middle.
+inline constexpr char kPastCut[] = "[stack cut]";
 
 struct CallSite {
   // The frame chosen; nullptr when the call has no stack (`site` says kNoStack) or no frame
@@ -29,8 +31,13 @@ struct CallSite {
   std::string site;
   std::string function;  // "train_step"; "" when unknown
   std::string file;      // the whole path (Python file or native module); "" when none
+  // The frame is one of the stack's outermost, kept past frames the recorder left out: the
+  // stack was deeper than its depth, and frames between this line and the CUDA call are not
+  // known.
+  bool past_cut = false;
 
-  // "train.py:57 train_step" (the site and function), or the phrase.
+  // "train.py:57 train_step" (the site and function), or the phrase; kPastCut after it when
+  // `past_cut`.
   std::string Display() const;
   bool operator<(const CallSite& other) const;
 };
@@ -65,8 +72,9 @@ CallSite CallSiteOfCall(const TraceModel& model, uint32_t correlation_id);
 std::string FrameDisplay(const StackFrameInfo& frame);
 // A frame's function as people read it: Python's qualified name, a native symbol demangled.
 std::string FunctionName(const StackFrameInfo& frame);
-// Every frame of `stack`, innermost first, as FrameDisplay writes it ("..." last when the
-// recorder cut the stack).
+// Every frame of `stack`, innermost first, as FrameDisplay writes it, with the cut marked:
+// "... N frames left out ..." before the outermost frames kept past it, or "..." last when the
+// outer frames were left out.
 std::vector<std::string> StackLines(const TraceModel& model, const CallStackInfo& stack);
 
 // The call site most of `correlation_ids` were made from, sites with a frame first (ties: the

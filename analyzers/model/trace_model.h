@@ -250,7 +250,11 @@ struct CallStackInfo {
   // Indices into TraceModel::stack_frames, innermost (the caller of CUDA) first; frames that
   // were never defined are left out (counted: reader.undefined_stack_frame_refs).
   std::vector<uint32_t> frames;
-  bool truncated = false;  // outer frames beyond the recorder's depth are missing
+  bool truncated = false;  // frames beyond the recorder's depth are missing
+  // With `truncated`: the last `outermost` of `frames` are the stack's outermost frames, and
+  // `left_out` frames are missing just before them; 0: the missing frames are the outermost.
+  uint32_t outermost = 0;
+  uint32_t left_out = 0;
 };
 
 // The stack of the thread that made one CUDA API call (ApiStackEvent), joined to the call, its

@@ -211,11 +211,18 @@ void CallStackTables(const TraceReader& reader, std::vector<StackFrameInfo>& fra
     CallStackInfo& stack = stacks.emplace_back();
     stack.id = id;
     stack.truncated = s.truncated();
-    for (uint64_t frame : s.frame_ids()) {
-      if (auto it = frame_index.find(frame); it != frame_index.end()) {
+    // The outermost frames start at this index of frame_ids (a malformed count: none).
+    const int outer_from = s.truncated() && s.outermost() > 0 &&
+                                   s.outermost() <= static_cast<uint32_t>(s.frame_ids_size())
+                               ? s.frame_ids_size() - static_cast<int>(s.outermost())
+                               : s.frame_ids_size();
+    for (int i = 0; i < s.frame_ids_size(); ++i) {
+      if (auto it = frame_index.find(s.frame_ids(i)); it != frame_index.end()) {
         stack.frames.push_back(it->second);
+        stack.outermost += i >= outer_from ? 1 : 0;
       }
     }
+    if (stack.outermost > 0) stack.left_out = s.left_out();
   }
 }
 

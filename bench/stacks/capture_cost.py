@@ -1,6 +1,7 @@
 """The cost of one stack capture inside CPython, as the launch log takes it in a CUDA
 callback: the frame walk and the interning lookup, the call site seen before. Times 200,000
-captures at Python depths 5, 20 and 40 (32 frames kept, the default) through the probe
+captures at Python depths 5, 20, 40, 60 and 120 (32 frames kept, the default: the deeper
+stacks are cut, and their outermost frames read past the cut) through the probe
 library (tests/stacks/stack_probe.cc, path in WARPSCOPE_STACK_PROBE), called with the GIL
 released as PyTorch releases it. Then the whole of what a launch costs its thread in the launch
 log (collectors/api_calls: entry and exit, two clock reads, the stack, one log entry), with and
@@ -41,7 +42,7 @@ def launch_at_depth(n, launches, stacks):
 
 
 result = {"python": sys.version.split()[0]}
-for depth in (5, 20, 40):
+for depth in (5, 20, 40, 60, 120):
     result[f"depth_{depth}"] = at_depth(depth, 200000)
 for depth in (5, 20):
     result[f"launch_log_depth_{depth}"] = launch_at_depth(depth, 200000, 1)

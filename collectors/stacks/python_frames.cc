@@ -309,11 +309,23 @@ bool PythonFrameReader::CheckChain(const void* thread_state) const {
   return true;
 }
 
-int PythonFrameReader::Read(PythonRawFrame* out, int max, bool* truncated) {
-  *truncated = false;
+PythonRawFrame PythonFrameReader::RawFrame(const void* frame) const {
+  const Layout& l = layout_;
+  const char* code = static_cast<const char*>(LoadPointer(frame, l.frame_code));
+  const char* instr = static_cast<const char*>(LoadPointer(frame, l.frame_instr));
+  PythonRawFrame f;
+  f.code = code;
+  f.instruction = static_cast<int32_t>((instr - (code + l.code_bytecode)) / 2);
+  f.filename = LoadPointer(code, l.code_filename);
+  f.first_line = Load<int32_t>(code, l.code_firstlineno);
+  return f;
+}
+
+int PythonFrameReader::Read(PythonRawFrame* out, int max, int outer, PythonCut* cut) {
+  *cut = PythonCut();
   PythonSupport s = support_.load(std::memory_order_acquire);
   if (s == PythonSupport::kNotChecked || s == PythonSupport::kNoPython) s = Detect();
-  if (s != PythonSupport::kReady) return 0;
+  if (s != PythonSupport::kReady || max <= 0) return 0;
   if (is_initialized_() == 0) return 0;
   if (is_finalizing_ != nullptr && is_finalizing_() != 0) return 0;
   const void* thread_state = thread_state_();
@@ -332,26 +344,41 @@ int PythonFrameReader::Read(PythonRawFrame* out, int max, bool* truncated) {
     }
   }
   const Layout& l = layout_;
-  const void* frame = FirstFrame(thread_state);
+  outer = outer < 0 ? 0 : outer > kMaxOuter ? kMaxOuter : outer >= max ? max - 1 : outer;
+  const int inner = max - outer;
+  // Past the innermost frames, the last `outer` frames met (a ring): the outermost ones once
+  // the chain ends. Only the frame pointers: a frame is read once it is known to be kept.
+  const void* ring[kMaxOuter];
+  int past = 0, next = 0;  // frames met past the innermost; the ring's oldest slot
   int n = 0;
+  const void* frame = FirstFrame(thread_state);
   for (int walked = 0; frame != nullptr && walked < kMaxChain; ++walked) {
     if (l.skip_owner >= 0 && Load<char>(frame, l.frame_owner) == l.skip_owner) {
       frame = LoadPointer(frame, l.frame_previous);
       continue;
     }
-    if (n == max) {
-      *truncated = true;
-      break;
+    if (n < inner) {
+      out[n++] = RawFrame(frame);
+    } else if (outer == 0) {
+      cut->truncated = true;
+      return n;
+    } else {
+      ring[next] = frame;
+      next = next + 1 == outer ? 0 : next + 1;
+      ++past;
     }
-    const char* code = static_cast<const char*>(LoadPointer(frame, l.frame_code));
-    const char* instr = static_cast<const char*>(LoadPointer(frame, l.frame_instr));
-    PythonRawFrame& f = out[n++];
-    f.code = code;
-    f.instruction = static_cast<int32_t>((instr - (code + l.code_bytecode)) / 2);
-    f.filename = LoadPointer(code, l.code_filename);
-    f.first_line = Load<int32_t>(code, l.code_firstlineno);
     frame = LoadPointer(frame, l.frame_previous);
   }
+  // A chain longer than kMaxChain is taken for a loop: its outermost frames are not known.
+  if (frame != nullptr) {
+    cut->truncated = past > 0;
+    return n;
+  }
+  const bool deeper = past > outer;
+  for (int i = 0; i < past && i < outer; ++i) {
+    out[n++] = RawFrame(ring[deeper ? (next + i) % outer : i]);
+  }
+  if (deeper) *cut = PythonCut{true, outer, past - outer};
   return n;
 }
 

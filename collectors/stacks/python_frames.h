@@ -35,6 +35,14 @@ struct PythonRawFrame {
   int32_t first_line = 0;          // co_firstlineno
 };
 
+// What a read left out of a stack deeper than its limit.
+struct PythonCut {
+  bool truncated = false;  // frames were left out
+  int outermost = 0;       // the last `outermost` frames read are the stack's outermost, the
+                           // frames left out lie before them; 0: the outer frames were left out
+  int left_out = 0;        // with `outermost`: how many
+};
+
 // What a code object says about itself.
 struct PythonCodeInfo {
   std::string file;      // co_filename
@@ -62,10 +70,14 @@ class PythonFrameReader {
   // PY_VERSION_HEX of the interpreter found; 0 when none.
   uint32_t version_hex() const { return version_hex_; }
 
-  // The calling thread's frames, innermost first: at most `max` into `out`; *truncated tells
-  // that deeper frames were left out. 0 when the thread runs no Python (no thread state, or
-  // no frame), when the interpreter is finalizing, or when support() is not kReady.
-  int Read(PythonRawFrame* out, int max, bool* truncated);
+  // The calling thread's frames, innermost first: at most `max` into `out`. A stack deeper
+  // than `max` keeps its innermost `max - outer` frames followed by its outermost `outer`
+  // (0 <= outer <= kMaxOuter, outer < max; the program's entry, where its own lines are when
+  // a library's frames fill the rest), and *cut says what was left out between. 0 when the
+  // thread runs no Python (no thread state, or no frame), when the interpreter is finalizing,
+  // or when support() is not kReady.
+  static constexpr int kMaxOuter = 16;
+  int Read(PythonRawFrame* out, int max, int outer, PythonCut* cut);
 
   // The file, function and first line of a code object read by Read() on this thread while
   // its frame is still on the stack. False when a string cannot be read.
@@ -98,6 +110,8 @@ class PythonFrameReader {
   // The chain check with safe reads; true when every code pointer met is a code object.
   bool CheckChain(const void* thread_state) const;
   const void* FirstFrame(const void* thread_state) const;
+  // The raw frame of a live interpreter frame.
+  PythonRawFrame RawFrame(const void* frame) const;
 
   std::mutex mu_;
   std::atomic<PythonSupport> support_{PythonSupport::kNotChecked};

@@ -182,6 +182,7 @@ size_t StackTable::PythonFrameKeyHash::operator()(const PythonFrameKey& k) const
 StackTable::StackTable(StackSink* sink, int max_depth, bool timed)
     : sink_(sink),
       max_depth_(std::clamp(max_depth, 1, kMaxDepth)),
+      outer_frames_(std::min(kOuterFrames, max_depth_ / 2)),
       timed_(timed),
       generation_(g_generations.fetch_add(1) + 1) {
   // backtrace(3) loads libgcc_s on its first call: here, not inside a CUDA call's callback.
@@ -246,8 +247,8 @@ StackCapture StackTable::Capture(bool native_fallback) {
 
 StackCapture StackTable::CapturePython() {
   PythonRawFrame frames[kMaxDepth];
-  bool truncated = false;
-  const int n = python_.Read(frames, max_depth_, &truncated);
+  PythonCut cut;
+  const int n = python_.Read(frames, max_depth_, outer_frames_, &cut);
   if (n == 0) {
     return {0, python_.support() == PythonSupport::kReady ? StackSource::kNone
                                                          : StackSource::kUnreadable};
@@ -255,8 +256,9 @@ StackCapture StackTable::CapturePython() {
   // Two independent multiply chains, one over where each frame is (code object and
   // instruction) and one over which code object it is (file and first line): half the
   // dependent multiplies of mixing each field in turn.
-  uint64_t where = 0x243f6a8885a308d3ull ^ static_cast<uint64_t>(n);
-  uint64_t which = truncated ? 0x13198a2e03707344ull : 0xa4093822299f31d0ull;
+  uint64_t where = 0x243f6a8885a308d3ull ^ static_cast<uint64_t>(n) ^
+                   (static_cast<uint64_t>(cut.left_out) << 8);
+  uint64_t which = cut.truncated ? 0x13198a2e03707344ull : 0xa4093822299f31d0ull;
   for (int i = 0; i < n; ++i) {
     const PythonRawFrame& f = frames[i];
     where = (where ^ (reinterpret_cast<uintptr_t>(f.code) +
@@ -270,11 +272,12 @@ StackCapture StackTable::CapturePython() {
   }
   const uint64_t key = Mix(where, which);
   const uint64_t id =
-      StackOf(key, [&] { return InternPythonLocked(frames, n, truncated); });
+      StackOf(key, [&] { return InternPythonLocked(frames, n, cut); });
   return {id, id != 0 ? StackSource::kPython : StackSource::kUnreadable};
 }
 
-uint64_t StackTable::InternPythonLocked(const PythonRawFrame* frames, int n, bool truncated) {
+uint64_t StackTable::InternPythonLocked(const PythonRawFrame* frames, int n,
+                                        const PythonCut& cut) {
   std::vector<uint64_t> ids;
   ids.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
@@ -307,7 +310,7 @@ uint64_t StackTable::InternPythonLocked(const PythonRawFrame* frames, int n, boo
     python_frames_.emplace(key, r.id);
     ids.push_back(r.id);
   }
-  return InternStackLocked(std::move(ids), truncated);
+  return InternStackLocked(std::move(ids), cut);
 }
 
 StackCapture StackTable::CaptureNative() {
@@ -361,7 +364,7 @@ uint64_t StackTable::InternNativeLocked(void* const* pcs, int n) {
   std::vector<uint64_t> ids;
   ids.reserve(static_cast<size_t>(kept));
   for (int i = first; i < first + kept; ++i) ids.push_back(NativeFrameLocked(pcs[i]));
-  return InternStackLocked(std::move(ids), n - first > kept);
+  return InternStackLocked(std::move(ids), PythonCut{n - first > kept, 0, 0});
 }
 
 uint64_t StackTable::NativeFrameLocked(const void* pc) {
@@ -397,14 +400,16 @@ uint64_t StackTable::NativeFrameLocked(const void* pc) {
   return r.id;
 }
 
-uint64_t StackTable::InternStackLocked(std::vector<uint64_t> frame_ids, bool truncated) {
-  auto key = std::make_pair(std::move(frame_ids), truncated);
+uint64_t StackTable::InternStackLocked(std::vector<uint64_t> frame_ids, const PythonCut& cut) {
+  auto key = std::make_tuple(std::move(frame_ids), cut.truncated, cut.outermost, cut.left_out);
   auto found = stacks_.find(key);
   if (found != stacks_.end()) return found->second;
   CallStackRecord r;
   r.id = next_stack_id_++;
-  r.frame_ids = key.first;
-  r.truncated = truncated;
+  r.frame_ids = std::get<0>(key);
+  r.truncated = cut.truncated;
+  r.outermost = static_cast<uint32_t>(cut.outermost);
+  r.left_out = static_cast<uint32_t>(cut.left_out);
   sink_->Write(r);
   ++stacks_written_;
   stacks_.emplace(std::move(key), r.id);

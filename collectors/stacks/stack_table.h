@@ -2,12 +2,14 @@
 // stack is written once (its StackFrame and CallStack records through a StackSink), each code
 // object is described once, and each (code object, instruction) is turned into a line once.
 // A thread-local cache of raw stacks makes a repeated call site cost one walk and one lookup,
-// with no lock. Python stacks come from PythonFrameReader; in a process without Python (or on
-// request, for a Python process's thread with no Python frame), native return addresses from
-// _Unwind_Backtrace: module and offset from dladdr(3), the function from the module's ELF
-// symbol table (read once per module, at its first frame). A native stack the thread saw
-// before is found by walking the frame sizes its earlier unwinds learned (its return addresses
-// and its outermost stack pointer are the cache key), with no DWARF unwind.
+// with no lock. Python stacks come from PythonFrameReader (a stack deeper than the limit keeps
+// its innermost frames and its kOuterFrames outermost, the cut marked between them); in a
+// process without Python (or on request, for a Python process's thread with no Python frame),
+// native return addresses from _Unwind_Backtrace: module and offset from dladdr(3), the
+// function from the module's ELF symbol table (read once per module, at its first frame).
+// A native stack the thread saw before is found by walking the frame sizes its earlier
+// unwinds learned (its return addresses and its outermost stack pointer are the cache key),
+// with no DWARF unwind.
 // Pure: no CUPTI.
 #ifndef WARPSCOPE_COLLECTORS_STACKS_STACK_TABLE_H_
 #define WARPSCOPE_COLLECTORS_STACKS_STACK_TABLE_H_
@@ -19,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -64,13 +67,16 @@ struct StackTableCounts {
 
 class StackTable {
  public:
-  // `max_depth`: frames kept from the innermost (1..kMaxDepth); `timed`: measure each capture.
+  // `max_depth`: frames kept (1..kMaxDepth): a deeper Python stack keeps its innermost
+  // max_depth - kOuterFrames and its kOuterFrames outermost (max_depth / 2 of each below 16),
+  // a deeper native stack its innermost; `timed`: measure each capture.
   StackTable(StackSink* sink, int max_depth, bool timed);
   ~StackTable();
   StackTable(const StackTable&) = delete;
   StackTable& operator=(const StackTable&) = delete;
 
   static constexpr int kMaxDepth = 128;
+  static constexpr int kOuterFrames = 8;
   static constexpr uint64_t kTimedEvery = 64;
 
   // The calling thread's stack. Thread-safe. `native_fallback`: in a Python process, a thread
@@ -100,7 +106,7 @@ class StackTable {
   StackCapture CapturePython();
   // Not inlined: its CFA starts the walk of known frame sizes.
   __attribute__((noinline)) StackCapture CaptureNative();
-  uint64_t InternPythonLocked(const PythonRawFrame* frames, int n, bool truncated);
+  uint64_t InternPythonLocked(const PythonRawFrame* frames, int n, const PythonCut& cut);
   uint64_t InternNativeLocked(void* const* pcs, int n);
   // The profiler's own frames at the top of a native stack (0 when it is all the profiler's).
   static int OwnFrames(void* const* pcs, int n);
@@ -108,7 +114,7 @@ class StackTable {
   // (called with the lock held; 0 when the stack could not be read).
   template <typename Intern>
   uint64_t StackOf(uint64_t key, const Intern& intern);
-  uint64_t InternStackLocked(std::vector<uint64_t> frame_ids, bool truncated);
+  uint64_t InternStackLocked(std::vector<uint64_t> frame_ids, const PythonCut& cut);
   uint64_t NativeFrameLocked(const void* pc);
   // The thread-local cache, keyed by a hash of the raw stack and this table's generation.
   uint64_t CachedStack(uint64_t key) const;
@@ -116,6 +122,7 @@ class StackTable {
 
   StackSink* sink_;
   const int max_depth_;
+  const int outer_frames_;  // of a Python stack deeper than max_depth_
   const bool timed_;
   const uint64_t generation_;
   PythonFrameReader python_;
@@ -126,7 +133,8 @@ class StackTable {
   std::unordered_map<const void*, CodeEntry> code_;
   std::unordered_map<const void*, uint64_t> native_frames_;  // return address → frame id
   std::unordered_map<std::string, std::unique_ptr<ElfSymbols>> modules_;  // by path
-  std::map<std::pair<std::vector<uint64_t>, bool>, uint64_t> stacks_;
+  // Frames, truncated, outermost, left out.
+  std::map<std::tuple<std::vector<uint64_t>, bool, int, int>, uint64_t> stacks_;
   uint64_t next_frame_id_ = 1;
   uint64_t next_stack_id_ = 1;
 

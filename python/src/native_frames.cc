@@ -190,9 +190,13 @@ nb::dict Stacks(const Tables& m) {
       rows.push_back({&s, depth, &m.stack_frames[s.frames[depth]]});
     }
   }
+  // The outermost frames of a stack cut in the middle, whose depth counts the frames left out.
+  auto outer = [](const Row& r) {
+    return r.depth + r.stack->outermost >= r.stack->frames.size();
+  };
   FrameBuilder<Row> f(rows);
   f.Int("stack_id", [](const Row& r) { return r.stack->id; });
-  f.Int("depth", [](const Row& r) { return r.depth; });
+  f.Int("depth", [&](const Row& r) { return r.depth + (outer(r) ? r.stack->left_out : 0); });
   f.Enum("kind", "FrameKind", [](const Row& r) { return r.frame->kind; });
   f.String("filename", [](const Row& r) { return r.frame->file; });
   f.Int("line", [](const Row& r) { return r.frame->line; });
@@ -200,6 +204,7 @@ nb::dict Stacks(const Tables& m) {
   f.Int("first_line", [](const Row& r) { return r.frame->first_line; });
   f.Int("module_offset", [](const Row& r) { return r.frame->module_offset; });
   f.Bool("truncated", [](const Row& r) { return r.stack->truncated; });
+  f.Bool("outermost", outer);
   return f.Finish();
 }
 

@@ -79,20 +79,20 @@ def test_api_stacks_has_one_row_per_recorded_call(stacks_trace, reader):
 def test_stacks_has_one_row_per_frame_of_each_stack(stacks_trace, reader):
     stacks = read(stacks_trace, reader)[0]["stacks"]
     assert list(stacks.columns) == ["stack_id", "depth", "kind", "filename", "line", "function",
-                                    "first_line", "module_offset", "truncated"]
+                                    "first_line", "module_offset", "truncated", "outermost"]
     assert rows(stacks) == [
-        (1, 0, "python", f"{TORCH}/_tensor.py", 1030, "Tensor.item", 1010, 0, False),
-        (1, 1, "python", TRAIN, 57, "train_step", 50, 0, False),
-        (1, 2, "python", TRAIN, 80, "<module>", 1, 0, False),
-        (2, 0, "python", MODEL, 12, "Net.forward", 10, 0, False),
+        (1, 0, "python", f"{TORCH}/_tensor.py", 1030, "Tensor.item", 1010, 0, False, False),
+        (1, 1, "python", TRAIN, 57, "train_step", 50, 0, False, False),
+        (1, 2, "python", TRAIN, 80, "<module>", 1, 0, False, False),
+        (2, 0, "python", MODEL, 12, "Net.forward", 10, 0, False, False),
         (2, 1, "python", f"{TORCH}/nn/modules/module.py", 1750, "Module._call_impl", 1740, 0,
-         False),
-        (2, 2, "python", TRAIN, 52, "train_step", 50, 0, False),
-        (2, 3, "python", TRAIN, 80, "<module>", 1, 0, False),
-        (3, 0, "native", f"{TORCH}/lib/libtorch_cuda.so", 0, "", 0, 4660, False),
-        (3, 1, "native", "/lib/x86_64-linux-gnu/libc.so.6", 0, "", 0, 608963, False),
-        (4, 0, "python", TRAIN, 61, "train_step", 50, 0, False),
-        (4, 1, "python", TRAIN, 80, "<module>", 1, 0, False),
+         False, False),
+        (2, 2, "python", TRAIN, 52, "train_step", 50, 0, False, False),
+        (2, 3, "python", TRAIN, 80, "<module>", 1, 0, False, False),
+        (3, 0, "native", f"{TORCH}/lib/libtorch_cuda.so", 0, "", 0, 4660, False, False),
+        (3, 1, "native", "/lib/x86_64-linux-gnu/libc.so.6", 0, "", 0, 608963, False, False),
+        (4, 0, "python", TRAIN, 61, "train_step", 50, 0, False, False),
+        (4, 1, "python", TRAIN, 80, "<module>", 1, 0, False, False),
     ]
     assert list(stacks["kind"].cat.categories) == ["native", "python"]
     assert stacks["truncated"].dtype == bool and stacks["module_offset"].dtype == "int64"
@@ -172,10 +172,32 @@ def test_stacks_used_before_their_definition_are_counted(tmp_path, reader):
     # The last definition of each stack and frame, names as last defined.
     offset = (1 << 63) + 5 - (1 << 64)  # uint64 read as int64, as every id column
     assert rows(frames["stacks"]) == [
-        (1, 0, "python", "a.py", 6, "f", 1, 0, True),
-        (1, 1, "native", "a.py", 0, "", 0, offset, True),
-        (2, 0, "native", "a.py", 0, "", 0, offset, False),
+        (1, 0, "python", "a.py", 6, "f", 1, 0, True, False),
+        (1, 1, "native", "a.py", 0, "", 0, offset, True, False),
+        (2, 0, "native", "a.py", 0, "", 0, offset, False, False),
     ]
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_stack_cut_in_the_middle_counts_the_depth_of_its_outermost_frames(tmp_path, reader):
+    """A stack deeper than the recorder's depth keeps its innermost and its outermost frames
+    (CallStack.outermost, left_out): the outermost are marked, their depth past the frames
+    left out; a frame never defined is left out without moving the cut."""
+    frame = [tb.packet(stack_frame=s.StackFrame(id=i, kind=s.FRAME_KIND_PYTHON, file_id=1,
+                                                line=i)) for i in range(1, 5)]
+    packets = [tb.header(), tb.string(1, "a.py"), *frame,
+               tb.packet(call_stack=s.CallStack(id=1, frame_ids=[1, 2, 3, 4], truncated=True,
+                                                outermost=2, left_out=10)),
+               tb.packet(call_stack=s.CallStack(id=2, frame_ids=[1, 9, 4], truncated=True,
+                                                outermost=2, left_out=5)),
+               tb.end()]
+    frames, _ = read(tb.write(tmp_path / "t.wst", packets), reader)
+    assert rows(frames["stacks"][["stack_id", "depth", "line", "truncated", "outermost"]]) == [
+        (1, 0, 1, True, False), (1, 1, 2, True, False),
+        (1, 12, 3, True, True), (1, 13, 4, True, True),
+        (2, 0, 1, True, False), (2, 6, 4, True, True),
+    ]
+    assert frames["stacks"]["outermost"].dtype == bool
 
 
 def test_a_trace_without_stacks_has_empty_frames(tmp_path):

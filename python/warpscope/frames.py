@@ -49,7 +49,7 @@ FRAME_NAMES = tuple(sorted(list(_EVENT_FRAMES) + list(_FIELD_FRAMES) + [
 _PC_COLUMNS = ["timestamp_ns", "device_id", "context_id", "function_name", "pc_offset",
                "cubin_crc", "stall_reason", "stall_reason_index", "samples", "correlation_id"]
 _STACK_COLUMNS = ["stack_id", "depth", "kind", "filename", "line", "function", "first_line",
-                  "module_offset", "truncated"]
+                  "module_offset", "truncated", "outermost"]
 # What a reference to an undefined id of each kind counts, as the C++ reader names it.
 _UNDEFINED_ISSUES = {"pm_metric_set": "model.pm_samples_without_metric_set",
                      "pc_stall_reason": "model.undefined_pc_stall_reason_refs"}
@@ -381,21 +381,29 @@ def _definition_frames(trace: Any, index: Any) -> Dict[str, pd.DataFrame]:
 def _stacks_frame(index: Any) -> pd.DataFrame:
     """One row per (call stack, frame) from the last definition of each stack and frame, as
     the C++ reader keeps them once the file is read: stacks by id, frames innermost first
-    (depth 0), a frame never defined left out; names resolve to the strings' last values."""
+    (depth 0), a frame never defined left out; names resolve to the strings' last values. The
+    outermost frames of a stack cut in the middle (``outermost``) count their depth past the
+    frames left out."""
     rows = []
     for stack_id, stack in sorted(index.call_stacks.items()):
-        frames = [index.stack_frames[f] for f in stack.frame_ids if f in index.stack_frames]
-        for depth, frame in enumerate(frames):
-            rows.append((stack_id, depth, enum_label("FrameKind", frame.kind),
+        ids = list(stack.frame_ids)
+        cut = (len(ids) - stack.outermost if stack.truncated and 0 < stack.outermost <= len(ids)
+               else len(ids))
+        kept = [(index.stack_frames[f], i >= cut) for i, f in enumerate(ids)
+                if f in index.stack_frames]
+        for depth, (frame, outer) in enumerate(kept):
+            rows.append((stack_id, depth + (stack.left_out if outer else 0),
+                         enum_label("FrameKind", frame.kind),
                          _string_value(index.strings, frame.file_id), frame.line,
                          _string_value(index.strings, frame.function_id),
-                         frame.first_line, frame.module_offset, stack.truncated))
+                         frame.first_line, frame.module_offset, stack.truncated, outer))
     cols = dict(zip(_STACK_COLUMNS, zip(*rows))) if rows else {c: () for c in _STACK_COLUMNS}
     columns: Dict[str, Any] = {
         name: np.array(cols[name], dtype=np.int64)
         for name in ("stack_id", "depth", "line", "first_line")}
     columns["module_offset"] = np.array(cols["module_offset"], dtype=np.uint64).astype(np.int64)
     columns["truncated"] = np.array(cols["truncated"], dtype=bool)
+    columns["outermost"] = np.array(cols["outermost"], dtype=bool)
     for name in ("kind", "filename", "function"):
         columns[name] = _strings(cols[name])
     return _frame(columns, _STACK_COLUMNS)

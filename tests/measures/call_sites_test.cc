@@ -1,11 +1,14 @@
 // The call-site rule (analyzers/measures/call_sites.h) on stacks read from small textproto
-// traces: library frames skipped, the no-frames and no-stack cases, native stacks; and the
+// traces: library frames skipped, the no-frames and no-stack cases, native stacks, stacks cut
+// in the middle (the site past the cut, in summary's syncs too); and the
 // model's stack tables with the import counters of ids that were never defined.
 #include <string>
 #include <vector>
 
+#include "analyzers/analyses/summary.h"
 #include "analyzers/measures/call_sites.h"
 #include "analyzers/model/trace_model.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/trace_test_util.h"
 
@@ -147,6 +150,111 @@ TEST(CallSites, GeneratedCodeIsPassedForTheLineThatCalledTheCompiledModel) {
   EXPECT_EQ(CallSiteOfCall(model, 5).Display(), "train.py:31 main");
   // With no line of the program's own, still the innermost frame.
   EXPECT_EQ(CallSiteOfCall(model, 6).Display(), "cx4abc.py:88 Runner.call");
+}
+
+// A Python stack of 60 frames cut to 32 as the recorder cuts it: the innermost 24 (generated
+// code and torch's, as under torch.compile) and the outermost 8, the program's entry, with
+// the user's line `train.py:31 main` among them; `inner_line`, when set, puts a program frame
+// among the innermost.
+TraceModel CutCompiledStack(int inner_line) {
+  std::string text = R"pb(
+    packet { interned_string { id: 1 value: "/tmp/torchinductor_me/x4/cx4abc.py" } }
+    packet { interned_string { id: 2 value: "Runner.call" } }
+    packet { interned_string { id: 3 value: "/opt/venv/lib/python3.12/site-packages/torch/_dynamo/eval_frame.py" } }
+    packet { interned_string { id: 4 value: "_fn" } }
+    packet { interned_string { id: 5 value: "/home/me/proj/train.py" } }
+    packet { interned_string { id: 6 value: "main" } }
+    packet { interned_string { id: 7 value: "<module>" } }
+    packet { interned_string { id: 8 value: "/home/me/proj/model.py" } }
+    packet { interned_string { id: 9 value: "Net.forward" } }
+    packet { stack_frame { id: 1 kind: FRAME_KIND_PYTHON file_id: 1 function_id: 2 line: 88 } }
+    packet { stack_frame { id: 3 kind: FRAME_KIND_PYTHON file_id: 5 function_id: 6 line: 31 } }
+    packet { stack_frame { id: 4 kind: FRAME_KIND_PYTHON file_id: 5 function_id: 7 line: 40 } }
+  )pb";
+  std::string ids = "1";
+  for (int i = 1; i < 24; ++i) {  // torch's frames, each its own line; one the model's
+    const bool own = inner_line != 0 && i == 12;
+    text += "packet { stack_frame { id: " + std::to_string(100 + i) +
+            " kind: FRAME_KIND_PYTHON file_id: " + (own ? "8" : "3") +
+            " function_id: " + (own ? "9" : "4") + " line: " +
+            std::to_string(own ? inner_line : 600 + i) + " } }\n";
+    ids += ", " + std::to_string(100 + i);
+  }
+  for (int i = 1; i <= 6; ++i) ids += ", " + std::to_string(100 + i);  // still torch's
+  ids += ", 3, 4";
+  text += "packet { call_stack { id: 1 frame_ids: [ " + ids +
+          " ] truncated: true outermost: 8 left_out: 28 } }\n";
+  // A stream synchronize made there, which blocked the host for 27 us.
+  text += R"pb(
+    packet { interned_string { id: 10 value: "cudaStreamSynchronize" } }
+    packet { api_stack { correlation_id: 5 stack_id: 1 timestamp_ns: 34000 name_id: 10 } }
+    packet { api_call { domain: API_DOMAIN_RUNTIME name_id: 10 start_ns: 34000 duration_ns: 27000 thread_id: 1 correlation_id: 5 callback_id: 131 } }
+    packet { synchronization { kind: SYNC_KIND_STREAM start_ns: 34500 duration_ns: 26000 context_id: 1 stream_id: 7 correlation_id: 5 thread_id: 1 } }
+  )pb";
+  return LoadText(text);
+}
+
+TEST(CallSites, AStackCutInTheMiddleKeepsTheProgramsOutermostLine) {
+  TraceModel model = CutCompiledStack(0);
+  ASSERT_EQ(model.call_stacks.size(), 1u);
+  const CallStackInfo& stack = model.call_stacks[0];
+  EXPECT_EQ(stack.frames.size(), 32u);
+  EXPECT_EQ(stack.outermost, 8u);
+  EXPECT_EQ(stack.left_out, 28u);
+  // Inductor's Runner.call is passed for the user's line, found past the cut and marked so.
+  const CallSite site = CallSiteOfCall(model, 5);
+  EXPECT_TRUE(site.past_cut);
+  EXPECT_EQ(site.Display(), "train.py:31 main [stack cut]");
+  // The stack as the exports and the timeline list it: the frames left out between.
+  const std::vector<std::string> lines = StackLines(model, stack);
+  ASSERT_EQ(lines.size(), 33u);
+  EXPECT_EQ(lines[0], "cx4abc.py:88 Runner.call");
+  EXPECT_EQ(lines[24], "... 28 frames left out ...");
+  EXPECT_EQ(lines[31], "train.py:31 main");
+  EXPECT_EQ(lines[32], "train.py:40 <module>");
+
+  // A program frame among the innermost comes first, and is not past the cut.
+  TraceModel inner = CutCompiledStack(12);
+  const CallSite near = CallSiteOfCall(inner, 5);
+  EXPECT_FALSE(near.past_cut);
+  EXPECT_EQ(near.Display(), "model.py:12 Net.forward");
+}
+
+TEST(CallSites, SummarysSyncsShowALineFoundPastTheCut) {
+  TraceModel model = CutCompiledStack(0);
+  SummaryOptions options;
+  ASSERT_TRUE(ParseSummaryReports("syncs", &options).ok());
+  const std::vector<TraceSummary> summaries = SummarizeTraces({&model}, {"t.wst"}, options);
+  ASSERT_EQ(summaries.size(), 1u);
+  ASSERT_EQ(summaries[0].syncs.size(), 1u);
+  EXPECT_TRUE(summaries[0].syncs[0].stack_cut);
+  const Report report = SummaryReport(summaries, options);
+  const std::string text = RenderReport(report, OutputFormat::kTable).value_or("");
+  EXPECT_THAT(text, ::testing::HasSubstr("train.py:31"));
+  EXPECT_THAT(text, ::testing::HasSubstr("main [stack cut]"));
+  const std::string csv = RenderReport(report, OutputFormat::kCsv).value_or("");
+  EXPECT_THAT(csv, ::testing::HasSubstr(",/home/me/proj/train.py,31,true"));
+  EXPECT_THAT(csv, ::testing::Not(::testing::HasSubstr("[stack cut]")));
+}
+
+TEST(CallSites, AStackCutAtItsOuterEndEndsWithTheMark) {
+  // As native stacks are cut, and Python ones of format 1.5: the outer frames left out.
+  TraceModel model = LoadText(R"pb(
+    packet { interned_string { id: 1 value: "/home/me/proj/train.py" } }
+    packet { interned_string { id: 2 value: "main" } }
+    packet { stack_frame { id: 1 kind: FRAME_KIND_PYTHON file_id: 1 function_id: 2 line: 31 } }
+    packet { call_stack { id: 1 frame_ids: [ 1 ] truncated: true } }
+    packet { call_stack { id: 2 frame_ids: [ 1 ] truncated: true outermost: 5 left_out: 3 } }
+    packet { api_stack { correlation_id: 5 stack_id: 1 } }
+  )pb");
+  ASSERT_EQ(model.call_stacks.size(), 2u);
+  EXPECT_EQ(StackLines(model, model.call_stacks[0]),
+            (std::vector<std::string>{"train.py:31 main", "..."}));
+  EXPECT_FALSE(CallSiteOfCall(model, 5).past_cut);
+  // More outermost frames than the stack holds: read as cut at the outer end.
+  EXPECT_EQ(model.call_stacks[1].outermost, 0u);
+  EXPECT_EQ(StackLines(model, model.call_stacks[1]),
+            (std::vector<std::string>{"train.py:31 main", "..."}));
 }
 
 // A native stack from the allocator up, innermost first: `modules[i]` and mangled `names[i]`.

@@ -61,9 +61,11 @@ std::string StackOf(uint32_t correlation, uint32_t stack, uint64_t ns) {
 // none when `ranges` is false) with 10 kernels each:
 // `base` bytes of weights (model.py:20) from the start, 512 MiB of activations in each step,
 // and from step `leak_from` on `leak` bytes kept every step at model.py:88 (with `split_leak`,
-// every other step from another caller: another stack of the same line). Device 0 of 80 GiB.
+// every other step from another caller: another stack of the same line; with `cut_leak`, a
+// stack cut in the middle, model.py:88 among its outermost frames past 40 left out, under
+// torch's frames). Device 0 of 80 GiB.
 std::string LoopTrace(int steps, int leak_from, uint64_t leak, uint64_t base, int rank = -1,
-                      bool ranges = true, bool split_leak = false) {
+                      bool ranges = true, bool split_leak = false, bool cut_leak = false) {
   std::string t =
       absl::StrCat(R"pb(
                      packet { header { format_major: 1 format_minor: 3 producer: "test" pid: 7
@@ -83,6 +85,9 @@ std::string LoopTrace(int steps, int leak_from, uint64_t leak, uint64_t base, in
     packet { call_stack { id: 1 frame_ids: [1] } }
     packet { call_stack { id: 2 frame_ids: [2] } }
     packet { call_stack { id: 3 frame_ids: [2, 1] } }
+    packet { interned_string { id: 7 value: "/venv/lib/python3.12/site-packages/torch/_dynamo/eval_frame.py" } }
+    packet { stack_frame { id: 3 kind: FRAME_KIND_PYTHON file_id: 7 function_id: 5 line: 600 first_line: 590 } }
+    packet { call_stack { id: 4 frame_ids: [3, 3, 2] truncated: true outermost: 1 left_out: 40 } }
   )pb");
   uint32_t correlation = 1;
   absl::StrAppend(&t, StackOf(correlation, 1, 100), Alloc(1ull << 40, base, 100, correlation));
@@ -105,7 +110,8 @@ std::string LoopTrace(int steps, int leak_from, uint64_t leak, uint64_t base, in
                     Free(act, 512 * kMiB, start + 800'000));
     if (k >= leak_from) {
       ++correlation;
-      absl::StrAppend(&t, StackOf(correlation, split_leak && k % 2 == 1 ? 3 : 2, start + 900'000),
+      const uint32_t stack = cut_leak ? 4 : split_leak && k % 2 == 1 ? 3 : 2;
+      absl::StrAppend(&t, StackOf(correlation, stack, start + 900'000),
                       Alloc((3ull << 40) + k * kGiB, leak, start + 900'000, correlation));
     }
   }
@@ -144,6 +150,16 @@ TEST(MemoryViews, TheStacksOfOneLineAreOneGrowingSite) {
   ASSERT_EQ(d.growth.growing_sites.size(), 1u);  // two stacks, one line
   EXPECT_EQ(d.growth_site, "model.py:88 train");
   EXPECT_EQ(d.growth_site_bytes, 80 * kMiB);  // both stacks' 40 MiB
+}
+
+TEST(MemoryViews, ALeakSiteFoundPastAStackCutSaysSo) {
+  const TraceModel model = Load(WriteTempFile(LoopTrace(20, 10, 8 * kMiB, 10 * kGiB, -1, true,
+                                                        false, /*cut_leak=*/true)));
+  const DeviceMemoryDigest d = DigestMemory(model).devices[0];
+  EXPECT_TRUE(d.growth.leak);
+  // torch's frames are passed for the program's line among the outermost ones.
+  EXPECT_EQ(d.growth_site, "model.py:88 train [stack cut]");
+  EXPECT_EQ(d.growth_site_bytes, 80 * kMiB);
 }
 
 TEST(MemoryViews, WithoutStepsALeakIsJudgedOverTheKernelsLaunched) {

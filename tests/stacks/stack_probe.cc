@@ -31,9 +31,14 @@ class MemorySink final : public StackSink {
   std::string Text(uint64_t stack_id) const {
     auto it = stacks_.find(stack_id);
     if (it == stacks_.end()) return {};
-    std::string out = it->second.truncated ? "truncated\n" : "";
-    for (uint64_t id : it->second.frame_ids) {
-      const StackFrameRecord& f = frames_.at(id);
+    const CallStackRecord& stack = it->second;
+    std::string out = stack.truncated ? "truncated\n" : "";
+    const size_t cut_at = stack.frame_ids.size() - stack.outermost;
+    for (size_t i = 0; i < stack.frame_ids.size(); ++i) {
+      if (stack.outermost > 0 && i == cut_at) {
+        out += "cut " + std::to_string(stack.left_out) + "\n";
+      }
+      const StackFrameRecord& f = frames_.at(stack.frame_ids[i]);
       out += String(f.file_id) + ":" + std::to_string(f.line) + ":" + String(f.function_id) +
              ":" + std::to_string(f.first_line) + "\n";
     }
@@ -83,7 +88,8 @@ using warpscope::StackSource;
 extern "C" {
 
 // The calling thread's stack, one "file:line:function:first_line" line a frame, innermost
-// first ("truncated" first when cut). Returns the stack id (0: none), -1 when out is too small.
+// first ("truncated" first when cut; "cut N" before the outermost frames kept past N left
+// out). Returns the stack id (0: none), -1 when out is too small.
 __attribute__((visibility("default"))) long long warpscope_probe_stack(int depth, char* out,
                                                                         int size) {
   const StackCapture c = warpscope::Table(depth).Capture();

@@ -34,17 +34,29 @@ def probe_lib():
     return _load(ctypes.CDLL)
 
 
-def stack(depth=32, lib=None):
-    """(stack id, [(file, line, function, first_line)], truncated) of the caller."""
+def cut_stack(depth=32, lib=None):
+    """(stack id, [(file, line, function, first_line)], truncated, cut) of the caller; cut:
+    (index in those frames of the first outermost frame kept past the frames left out, how
+    many were left out), or None."""
     lib = lib or probe_lib()
     out = ctypes.create_string_buffer(1 << 16)
     sid = lib.warpscope_probe_stack(depth, out, len(out))
     lines = out.value.decode("utf-8").splitlines()
     truncated = bool(lines) and lines[0] == "truncated"
-    frames = []
+    frames, cut = [], None
     for line in lines[1:] if truncated else lines:
+        if line.startswith("cut "):
+            cut = (len(frames) - 1, int(line[4:]))  # less this helper's frame
+            continue
         file, lineno, function, first = line.rsplit(":", 3)
         frames.append((file, int(lineno), function, int(first)))
+    assert frames and frames[0][2] == "cut_stack", "the innermost frame is this helper's"
+    return sid, frames[1:], truncated, cut
+
+
+def stack(depth=32, lib=None):
+    """(stack id, [(file, line, function, first_line)], truncated) of the caller."""
+    sid, frames, truncated, _ = cut_stack(depth, lib)
     assert frames and frames[0][2] == "stack", "the innermost frame is this helper's"
     return sid, frames[1:], truncated
 
@@ -115,9 +127,43 @@ class TestFrames:
         def down(n):
             return stack(depth=5) if n == 0 else down(n - 1)
 
+        # 5 kept: the innermost 3 (the two helpers' and one `down`), the outermost 2.
         _, frames, truncated = down(20)
-        assert truncated and len(frames) == 4  # and this helper's frame
-        assert all(f[2].endswith("down") for f in frames)
+        assert truncated and len(frames) == 3
+        assert frames[0][2].endswith("down") and not frames[1][2].endswith("down")
+
+    def test_depth_one_keeps_the_innermost_frame_only(self):
+        sid, frames, truncated, cut = cut_stack(depth=1)
+        assert sid > 0 and truncated and frames == [] and cut is None
+
+    def test_a_60_frame_stack_keeps_the_programs_outermost_line(self):
+        # A thread whose target (the program's line) calls 60 frames of library code, as
+        # torch.compile's Dynamo and Inductor frames fill a stack: the 32 frames kept are the
+        # innermost 24 (all the library's) and the outermost 8, among them the program's line.
+        library = "/usr/lib/python3/site-packages/torch/_dynamo/plumbing.py"
+        namespace = {"cut_stack": cut_stack}
+        exec(compile("def call(n):\n    return cut_stack() if n == 0 else call(n - 1)\n",
+                     library, "exec"), namespace)
+        result = {}
+
+        def train_step():
+            result["stack"] = namespace["call"](60); result["line"] = here()  # noqa: E702
+
+        t = threading.Thread(target=train_step)
+        t.start()
+        t.join()
+        sid, frames, truncated, cut = result["stack"]
+        assert sid > 0 and truncated and cut is not None
+        at, left_out = cut
+        assert len(frames) == 31 and at == 23  # less the helper's frame
+        assert all(f[0] == library for f in frames[:at])
+        outermost = frames[at:]
+        assert (__file__, result["line"], train_step.__qualname__,
+                train_step.__code__.co_firstlineno) in outermost
+        assert outermost[-1][2] == "Thread._bootstrap"
+        # The helper, 61 library frames (60 calls and the last), the target, Thread.run,
+        # _bootstrap_inner and _bootstrap: 66 in all, 32 kept.
+        assert left_out == 66 - 32
 
     def test_a_python_thread_has_its_own_stack(self):
         result = {}

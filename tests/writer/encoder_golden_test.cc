@@ -159,7 +159,8 @@ void WriteEvents(TraceWriter::Batch& batch, const GoldenIds& ids) {
       .payload_unreadable = false}));
   ASSERT_TRUE(batch.Write(StackFrameRecord{.id = 1, .kind = FrameKind::kPython, .file_id = name,
                                            .function_id = mangled, .line = 57, .first_line = 50}));
-  ASSERT_TRUE(batch.Write(CallStackRecord{.id = 1, .frame_ids = {1, kMax64}, .truncated = true}));
+  ASSERT_TRUE(batch.Write(CallStackRecord{.id = 1, .frame_ids = {1, kMax64}, .truncated = true,
+                                          .outermost = 1, .left_out = 300}));
   ASSERT_TRUE(batch.Write(ApiStackRecord{.correlation_id = 4077, .stack_id = 1,
                                          .timestamp_ns = start + 650,
                                          .domain = ApiDomain::kRuntime, .callback_id = 211,

@@ -180,7 +180,8 @@ void WriteSampling(TraceWriter::Batch& batch, EveryRecord* everything) {
                                            .line = kMax32, .first_line = kMax32 - 1,
                                            .module_offset = kMax64}));
   ASSERT_TRUE(batch.Write(CallStackRecord{.id = kMax64, .frame_ids = {7, 1, kMax64},
-                                          .truncated = true}));
+                                          .truncated = true, .outermost = 1,
+                                          .left_out = kMax32}));
   ASSERT_TRUE(batch.Write(ApiStackRecord{.correlation_id = kMax32, .stack_id = kMax64,
                                          .timestamp_ns = 1800, .domain = ApiDomain::kDriver,
                                          .callback_id = 307, .name_id = r.name_id}));
@@ -426,6 +427,8 @@ void ExpectApiGraphOverheadNvtx(const pb::Trace& trace, const EveryRecord& w) {
   EXPECT_EQ(cs.id(), kMax64);
   EXPECT_THAT(cs.frame_ids(), ::testing::ElementsAre(7u, 1u, kMax64));
   EXPECT_TRUE(cs.truncated());
+  EXPECT_EQ(cs.outermost(), 1u);
+  EXPECT_EQ(cs.left_out(), kMax32);
   const pb::ApiStackEvent& as = One(trace, pb::TracePacket::kApiStack).api_stack();
   EXPECT_EQ(as.correlation_id(), kMax32);
   EXPECT_EQ(as.stack_id(), kMax64);

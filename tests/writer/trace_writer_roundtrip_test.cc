@@ -118,7 +118,7 @@ TEST(TraceWriterRoundTrip, HeaderFirstStatsThenEndOfTraceLast) {
   EXPECT_EQ(h.format_major(), kFormatMajor);
   EXPECT_EQ(h.format_minor(), kFormatMinor);
   EXPECT_EQ(h.format_major(), 1u);
-  EXPECT_EQ(h.format_minor(), 5u);
+  EXPECT_EQ(h.format_minor(), 6u);
   EXPECT_EQ(h.tool_version(), header.tool_version);
   EXPECT_EQ(h.pid(), 4242u);
   EXPECT_EQ(h.ppid(), 1u);
