@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analyzers/analyses/export/spill_sort.h"
+#include "analyzers/model/interval_union.h"
 #include "analyzers/model/trace_limits.h"
 
 namespace warpscope {
@@ -112,7 +113,8 @@ class Sweeper {
     HandOver(pending_.empty() ? now_ : std::min(now_, pending_.front().start_ns));
   }
 
-  // The launches that touch `s`: their overlaps, how many launches and groups, the busy time.
+  // The launches that touch `s`: their overlaps, how many launches and groups, the busy time
+  // (the union of their time in it).
   void Measure(const ActiveWarpSample& s) {
     touched_.clear();
     pieces_.clear();
@@ -123,26 +125,13 @@ class Sweeper {
       const uint64_t hi = std::min(active_[i].end_ns(), s.end_ns);
       if (hi <= lo) continue;
       touched_.emplace_back(i, hi - lo);
-      pieces_.emplace_back(lo, hi);
+      pieces_.push_back({lo, hi});
       groups_.push_back(k.group);
     }
     std::sort(groups_.begin(), groups_.end());
     const auto groups =
         static_cast<uint32_t>(std::unique(groups_.begin(), groups_.end()) - groups_.begin());
-    std::sort(pieces_.begin(), pieces_.end());
-    uint64_t busy = 0, cur_lo = 0, cur_hi = 0;
-    bool open = false;
-    for (const auto& [lo, hi] : pieces_) {
-      if (open && lo <= cur_hi) {
-        cur_hi = std::max(cur_hi, hi);
-        continue;
-      }
-      if (open) busy += cur_hi - cur_lo;
-      cur_lo = lo;
-      cur_hi = hi;
-      open = true;
-    }
-    if (open) busy += cur_hi - cur_lo;
+    const uint64_t busy = LengthOfMerged(MergedIntervals(pieces_));
     for (const auto& [i, overlap] : touched_) {
       active_[i].samples.push_back(
           {s, overlap, static_cast<uint32_t>(touched_.size()), groups, busy});
@@ -188,7 +177,7 @@ class Sweeper {
   std::vector<ActiveKernel> active_;
   std::deque<ActiveWarpSample> pending_;  // arrived, in start order, not yet measured
   std::vector<std::pair<size_t, uint64_t>> touched_;
-  std::vector<std::pair<uint64_t, uint64_t>> pieces_;
+  std::vector<TimeInterval> pieces_;
   std::vector<uint32_t> groups_;
 };
 
