@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -25,8 +26,19 @@ KernelNames KernelNamesOf(const OptionValues& options,
                           const std::vector<std::string_view>& more) {
   if (!options.Has("short-names")) return KernelNames();
   std::vector<std::string_view> names = more;
+  std::set<std::string, std::less<>> read_again;  // of traces loaded without their kernels
   for (const TraceModel* model : traces) {
-    for (std::string_view name : KernelDisplayNames(*model)) names.push_back(name);
+    if ((model->kept_events & EventKindBit(EventKind::kKernel)) != 0) {
+      for (std::string_view name : KernelDisplayNames(*model)) names.push_back(name);
+      continue;
+    }
+    // The file was read once already: an error now leaves that trace's names out, which can
+    // only make names longer, never alike.
+    (void)ForEachEvent<KernelEvent>(*model, [&](const KernelEvent& k) {
+      const std::string name = KernelDisplayName(k);
+      if (read_again.find(name) != read_again.end()) return;
+      names.push_back(*read_again.insert(name).first);
+    });
   }
   return KernelNames::Short(names);
 }
@@ -57,9 +69,19 @@ TraceModelOptions KernelsAndPmSamplesLoad(const OptionValues&) {
   return load;
 }
 
-TraceModelOptions KernelsAndPcSamplesLoad(const OptionValues&) {
+TraceModelOptions PmSamplesLoad(const OptionValues&) {
   TraceModelOptions load;
-  load.keep_events = EventKindBit(EventKind::kKernel);
+  load.keep_events = 0;
+  load.keep_pc_sample_records = false;
+  load.keep_pm_samples = false;
+  return load;
+}
+
+TraceModelOptions PcSamplesLoad(const OptionValues&) {
+  TraceModelOptions load;
+  load.keep_events = 0;
+  load.keep_pc_sample_records = false;
+  load.keep_pm_samples = false;
   return load;
 }
 

@@ -94,18 +94,22 @@ class OptionValues {
 };
 
 // Kernel names as --short-names asks (render/short_names.h): whole without it; with it, short
-// and distinct over every kernel name of `traces` and `more` (names a report takes from
-// elsewhere, such as PC samples).
+// and distinct over every kernel name of `traces` (read again where a trace was loaded without
+// its kernels) and `more` (names a report takes from elsewhere, such as PC samples).
 KernelNames KernelNamesOf(const OptionValues& options,
                           const std::vector<const TraceModel*>& traces,
                           const std::vector<std::string_view>& more = {});
 
-// Load options of the analyses that read kernels and samples alone (tail, occupancy:
-// kernels and PM samples; stalls: kernels and PC samples). The other event tables stay
-// empty (still counted), so memory grows with kernels and samples, not with API calls,
-// copies or NVTX ranges.
+// Load options of the analyses that read kernels and samples alone (tail: kernels and PM
+// samples). The other event tables stay empty (still counted), so memory grows
+// with kernels and samples, not with API calls, copies or NVTX ranges.
 TraceModelOptions KernelsAndPmSamplesLoad(const OptionValues& options);
-TraceModelOptions KernelsAndPcSamplesLoad(const OptionValues& options);
+// Of occupancy: no event table, no samples; it reads the kernels and the PM samples again one
+// at a time (ForEachEvent, ForEachPmSample) and sorts them through temporary files
+// (pm_sweep.h). Of stalls: the same, PC sample batches without their records; it reads the
+// kernels and the records again (ForEachEvent, ForEachPcRecords). Memory grows with neither.
+TraceModelOptions PmSamplesLoad(const OptionValues& options);
+TraceModelOptions PcSamplesLoad(const OptionValues& options);
 
 // What the runner hands an analysis: the trace files (expanded) and, for the kinds that are
 // loaded, the models in the same order.

@@ -23,20 +23,6 @@ std::string Dims(uint32_t x, uint32_t y, uint32_t z) {
   return absl::StrCat(x, "x", y, "x", z);
 }
 
-// One group per row (name, launch configuration, device), over all kernels: a sample shared
-// only by launches of one row measured that row alone, and counts for it in full.
-std::vector<uint32_t> GroupKernelsByRow(std::span<const KernelEvent> kernels) {
-  using Key = std::tuple<std::string_view, uint64_t, uint32_t>;
-  std::map<Key, uint32_t> groups;
-  std::vector<uint32_t> kernel_group(kernels.size());
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    const KernelEvent& kernel = kernels[k];
-    const Key key{kernel.name, kernel.launch ? kernel.launch->id : 0, kernel.device_id};
-    kernel_group[k] = groups.emplace(key, static_cast<uint32_t>(groups.size())).first->second;
-  }
-  return kernel_group;
-}
-
 // The last device described with `id` (a later description wins), or null.
 const DeviceInfo* DeviceById(std::span<const DeviceInfo> devices, uint32_t id) {
   const DeviceInfo* device = nullptr;
@@ -58,7 +44,8 @@ struct RowAccumulator {
   // once a launch lacks them).
   double seen_occupied = 0, seen_active = 0, seen_elapsed = 0;
   double unseen_active_max = 0, unseen_elapsed = 0;
-  uint64_t longest_without = 0;
+  // The launch without a figure whose reason the row gives: the longest, the last of equals.
+  uint64_t longest_without = 0, longest_without_index = 0;
   ResidentWarpLimit limit;
 
   void Add(const AchievedOccupancy& ach, uint64_t duration_ns) {
@@ -341,62 +328,113 @@ void AppendNoteCells(const OccupancyRow& row, bool text, std::vector<std::string
   }
 }
 
+// The rows as the launches come in the trace's order: one group per row (name, launch
+// configuration, device) over all launches, a row for those the filter selects. A sample that
+// only launches of one row touch measured that row alone, and counts for it in full.
+class RowsByLaunch {
+ public:
+  RowsByLaunch(KernelNameFilter& filter, std::span<const DeviceInfo> devices,
+               OccupancyReport& report, std::vector<RowAccumulator>& acc)
+      : filter_(filter), devices_(devices), report_(report), acc_(acc) {}
+
+  uint32_t GroupOf(const KernelEvent& kernel) {
+    const uint64_t launch_id = kernel.launch ? kernel.launch->id : 0;
+    auto it = groups_.find(std::make_tuple(kernel.name, launch_id, kernel.device_id));
+    if (it == groups_.end()) {
+      const auto group = static_cast<uint32_t>(groups_.size());
+      it = groups_.emplace(Key{std::string(kernel.name), launch_id, kernel.device_id}, group).first;
+      row_of_group_.push_back(filter_.Matches(std::get<0>(it->first)) ? AddRow(kernel) : -1);
+    }
+    const int64_t row = row_of_group_[it->second];
+    if (row >= 0) {
+      ++report_.kernels_matched;
+      ++report_.rows[row].launches;
+      report_.rows[row].total_ns += kernel.duration_ns;
+    }
+    return it->second;
+  }
+
+  int64_t RowOf(uint32_t group) const { return row_of_group_[group]; }
+
+ private:
+  using Key = std::tuple<std::string, uint64_t, uint32_t>;
+  int64_t AddRow(const KernelEvent& kernel) {
+    OccupancyRow row;
+    row.name = std::string(kernel.name);
+    row.device_id = kernel.device_id;
+    if (kernel.launch) {
+      row.launch = *kernel.launch;
+      row.launch_known = true;
+    }
+    report_.rows.push_back(std::move(row));
+    acc_.emplace_back().limit = ResidentWarpLimitOf(DeviceById(devices_, kernel.device_id),
+                                                    kernel.launch);
+    return static_cast<int64_t>(report_.rows.size()) - 1;
+  }
+
+  KernelNameFilter& filter_;
+  std::span<const DeviceInfo> devices_;
+  OccupancyReport& report_;
+  std::vector<RowAccumulator>& acc_;
+  std::map<Key, uint32_t, std::less<>> groups_;
+  std::vector<int64_t> row_of_group_;  // -1: the filter leaves the group out
+};
+
+// Adds one launch's achieved occupancy (from its samples) to its row.
+void AddLaunch(const SweptKernel& k, const SweptSamples& s, std::span<const DeviceInfo> devices,
+               OccupancyRow& row, RowAccumulator& a) {
+  const DeviceInfo* device = DeviceById(devices, k.device_id);
+  // A device whose limits are out of range has no achieved figure either (it divides by
+  // max warps per SM); the theoretical column's note below says why.
+  if (device != nullptr && !DeviceLimitsProblem(*device).empty()) return;
+  const uint32_t max_warps = device && device->max_warps_per_sm ? device->max_warps_per_sm : 64;
+  KernelEvent kernel;
+  kernel.start_ns = k.start_ns;
+  kernel.duration_ns = k.duration_ns;
+  kernel.device_id = k.device_id;
+  AchievedOccupancy ach = ComputeAchievedOccupancy(kernel, s.overlaps, s.samples, s.attribution,
+                                                   max_warps, a.limit.per_sm);
+  row.samples += ach.samples;
+  row.shared_samples += ach.shared_samples;
+  if (!std::isnan(ach.achieved)) {
+    ++row.achieved_launches;
+    row.above_limit += ach.above_limit;
+    if (ach.from_shared_samples) ++row.launches_from_shared;
+    if (ach.time_weighted) row.time_weighted = true;
+    a.Add(ach, k.duration_ns);
+  } else if (k.duration_ns > a.longest_without ||
+             (k.duration_ns == a.longest_without && k.index >= a.longest_without_index)) {
+    a.longest_without = k.duration_ns;
+    a.longest_without_index = k.index;
+    row.achieved_reason = ach.reason;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
                                                      const OccupancyReportOptions& options) {
+  return BuildOccupancyReport(PmSourcesOf(in), options);
+}
+
+absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmSources& in,
+                                                     const OccupancyReportOptions& options) {
   absl::StatusOr<KernelNameFilter> filter = KernelNameFilter::Create(options.kernel_regex);
   if (!filter.ok()) return filter.status();
   OccupancyReport report;
-  const ActiveWarpSamples samples = ExtractActiveWarpSamples(in);
-  report.has_pm_samples = !samples.samples.empty();
   report.pm_samples_unavailable = std::string(in.samples_unavailable);
-  const std::vector<uint32_t> kernel_group = GroupKernelsByRow(in.kernels);
-  const PmAttribution attribution = AttributeSamples(in.kernels, samples, kernel_group);
-
-  std::map<uint32_t, size_t> index;  // group -> row
   std::vector<RowAccumulator> acc;
-  for (size_t k = 0; k < in.kernels.size(); ++k) {
-    const KernelEvent& kernel = in.kernels[k];
-    if (!filter->Matches(kernel.name)) continue;
-    ++report.kernels_matched;
-    auto [it, inserted] = index.emplace(kernel_group[k], report.rows.size());
-    if (inserted) {
-      OccupancyRow row;
-      row.name = std::string(kernel.name);
-      row.device_id = kernel.device_id;
-      if (kernel.launch) {
-        row.launch = *kernel.launch;
-        row.launch_known = true;
-      }
-      report.rows.push_back(std::move(row));
-      acc.emplace_back();
-    }
-    OccupancyRow& row = report.rows[it->second];
-    RowAccumulator& a = acc[it->second];
-    ++row.launches;
-    row.total_ns += kernel.duration_ns;
-    const DeviceInfo* device = DeviceById(in.devices, kernel.device_id);
-    // A device whose limits are out of range has no achieved figure either (it divides by
-    // max warps per SM); the theoretical column's note below says why.
-    if (device != nullptr && !DeviceLimitsProblem(*device).empty()) continue;
-    const uint32_t max_warps = device && device->max_warps_per_sm ? device->max_warps_per_sm : 64;
-    if (inserted) a.limit = ResidentWarpLimitOf(device, kernel.launch);
-    AchievedOccupancy ach = ComputeAchievedOccupancy(kernel, attribution.kernel_samples[k], samples,
-                                                     attribution, max_warps, a.limit.per_sm);
-    row.samples += ach.samples;
-    row.shared_samples += ach.shared_samples;
-    if (!std::isnan(ach.achieved)) {
-      ++row.achieved_launches;
-      row.above_limit += ach.above_limit;
-      if (ach.from_shared_samples) ++row.launches_from_shared;
-      if (ach.time_weighted) row.time_weighted = true;
-      a.Add(ach, kernel.duration_ns);
-    } else if (kernel.duration_ns >= a.longest_without) {
-      a.longest_without = kernel.duration_ns;
-      row.achieved_reason = ach.reason;
-    }
-  }
+  RowsByLaunch rows(*filter, in.devices, report, acc);
+  PmSweepTotals totals;
+  absl::Status swept = SweepPmSamples(
+      in, [&](const KernelEvent& kernel) { return rows.GroupOf(kernel); },
+      [&](const SweptKernel& k, const SweptSamples& s) {
+        const int64_t row = rows.RowOf(k.group);
+        if (row >= 0) AddLaunch(k, s, in.devices, report.rows[row], acc[row]);
+      },
+      &totals);
+  if (!swept.ok()) return swept;
+  report.has_pm_samples = totals.used_samples > 0;
 
   for (size_t i = 0; i < report.rows.size(); ++i) {
     FillTheoretical(in.devices, report.rows[i]);  // the ceiling of the achieved bounds

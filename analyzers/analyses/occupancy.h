@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "analyzers/measures/occupancy_calculator.h"
+#include "analyzers/analyses/pm_sweep.h"
 #include "analyzers/measures/pm_attribution.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/report.h"
@@ -77,6 +78,10 @@ struct OccupancyReport {
   KernelNames names;                   // how the renderers name kernels (--short-names)
 };
 
+// The launches and PM samples are swept in time order (pm_sweep.h): memory grows with the
+// rows and the launches that overlap in time, not with the trace's launches or samples.
+absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmSources& in,
+                                                     const OccupancyReportOptions& options);
 absl::StatusOr<OccupancyReport> BuildOccupancyReport(const PmInputs& in,
                                                      const OccupancyReportOptions& options);
 

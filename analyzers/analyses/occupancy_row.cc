@@ -18,7 +18,7 @@ absl::StatusOr<AnalysisResult> RunOccupancy(const AnalysisInputs& in,
   if (std::string loss = PmDataLossNote(model.stats); !loss.empty()) {
     result.notices.push_back(loss);
   }
-  absl::StatusOr<OccupancyReport> report = BuildOccupancyReport(PmInputsOf(model), options);
+  absl::StatusOr<OccupancyReport> report = BuildOccupancyReport(PmSourcesOf(model), options);
   if (!report.ok()) return report.status();
   report->names = KernelNamesOf(values, in.traces);
   result.report = OccupancyReportTables(*report);
@@ -42,7 +42,7 @@ AnalysisRow OccupancyAnalysis() {
       "Theoretical occupancy comes from CUDA's occupancy calculator (cuda_occupancy.h) "
       "fed with the\ntrace's device limits and launch configuration; achieved occupancy "
       "from PM samples\n(record with --pm-sampling). See docs/occupancy.md.\n";
-  row.load_options = KernelsAndPmSamplesLoad;
+  row.load_options = PmSamplesLoad;
   row.run = RunOccupancy;
   return row;
 }

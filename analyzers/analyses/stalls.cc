@@ -115,7 +115,7 @@ std::vector<StallShare> Ranked(const Map& samples_by_state, uint64_t total) {
 
 struct PcAcc {
   uint64_t samples = 0;
-  std::string_view function;  // mangled; a view into the trace model
+  std::string function;  // mangled
   std::map<std::string, uint64_t> by_state;
 };
 
@@ -178,29 +178,37 @@ struct KernelAcc {
   std::map<std::string, uint64_t> by_state;
   std::map<std::pair<uint64_t, uint64_t>, PcAcc> pcs;  // (pc offset, cubin crc)
   double fallback_units = 0;  // samples over SM sub-partitions, where launches are unknown
-  std::set<std::pair<size_t, std::string_view>> functions;  // (trace, mangled name) seen
+  std::map<size_t, std::set<std::string, std::less<>>> functions;  // mangled names, by trace
 };
+
+// FunctionLaunches by mangled name (heterogeneous lookup: records name functions by view).
+using LaunchesByName = std::map<std::string, FunctionLaunches, std::less<>>;
 
 // Per mangled kernel name of one trace: the sampling instants of its launches (the recorded
 // time of its launches x the SM clock / 2^period), and how many of them, and how much of
-// their time, PC sampling ran during.
-std::unordered_map<std::string_view, FunctionLaunches> LaunchesByFunction(const TraceModel& model) {
-  std::unordered_map<std::string_view, FunctionLaunches> out;
+// their time, PC sampling ran during. The launches are visited one at a time (ForEachEvent):
+// memory grows with the functions, not with the launches.
+absl::StatusOr<LaunchesByName> LaunchesByFunction(const TraceModel& model) {
+  LaunchesByName out;
   const double period = std::ldexp(1.0, static_cast<int>(PcSamplingPeriodExponent(model)));
   SamplingCoverage coverage(PcSampledSpans(model));
-  for (const KernelEvent& k : model.kernels) {
-    FunctionLaunches& f = out[k.mangled_name.empty() ? k.name : k.mangled_name];
+  absl::Status read = ForEachEvent<KernelEvent>(model, [&](const KernelEvent& k) {
+    const std::string_view function = k.mangled_name.empty() ? k.name : k.mangled_name;
+    auto it = out.find(function);
+    if (it == out.end()) it = out.emplace(std::string(function), FunctionLaunches()).first;
+    FunctionLaunches& f = it->second;
     const uint64_t covered = coverage.AddKernel(k.device_id, k.start_ns, k.duration_ns);
     ++f.launches;
     f.covered_launches += covered > 0 ? 1 : 0;
     f.kernel_ns += k.duration_ns;
     f.covered_ns += covered;
     const DeviceInfo* device = model.FindDevice(k.device_id);
-    if (device == nullptr || device->core_clock_khz == 0) continue;
+    if (device == nullptr || device->core_clock_khz == 0) return;
     const double cycles = static_cast<double>(k.duration_ns) * 1e-6 *
                           static_cast<double>(device->core_clock_khz);
     f.instants += cycles / period;
-  }
+  });
+  if (!read.ok()) return read;
   return out;
 }
 
@@ -209,14 +217,16 @@ std::unordered_map<std::string_view, FunctionLaunches> LaunchesByFunction(const 
 // launches, or their clock, are not in the trace, its samples over the device's SM
 // sub-partitions (four per SM).
 void AddLooks(size_t t, std::string_view function, uint64_t samples, const DeviceInfo* device,
-              const std::unordered_map<std::string_view, FunctionLaunches>& launches,
-              KernelAcc& kernel) {
+              const LaunchesByName& launches, KernelAcc& kernel) {
   auto it = launches.find(function);
   if (it == launches.end() || it->second.instants == 0) {
     const double units = device != nullptr && device->sm_count > 0 ? 4.0 * device->sm_count : 1.0;
     kernel.fallback_units += static_cast<double>(samples) / units;
   }
-  if (it == launches.end() || !kernel.functions.insert({t, function}).second) return;
+  if (it == launches.end()) return;
+  std::set<std::string, std::less<>>& seen = kernel.functions[t];
+  if (seen.find(function) != seen.end()) return;
+  seen.emplace(function);
   const FunctionLaunches& f = it->second;
   kernel.launches.instants += f.instants;
   kernel.launches.launches += f.launches;
@@ -417,21 +427,26 @@ struct KernelsByName {
 };
 
 // Adds the PC samples of trace `t` to the kernels the filter selects; false when the trace
-// has none.
-bool AddTraceSamples(size_t t, const TraceModel& model, KernelNameFilter& filter,
-                     KernelsByName& by_name, StallReport& report) {
-  const std::unordered_map<std::string_view, FunctionLaunches> launches = LaunchesByFunction(model);
-  std::unordered_map<std::string_view, std::string> demangled;  // views into the model
-  bool trace_has_samples = false;
+// has none. The records are visited one packet at a time (ForEachPcRecords): memory grows with
+// the kernels' names and PCs, not with the samples.
+absl::StatusOr<bool> AddTraceSamples(size_t t, const TraceModel& model, KernelNameFilter& filter,
+                                     KernelsByName& by_name, StallReport& report) {
+  absl::StatusOr<LaunchesByName> launches = LaunchesByFunction(model);
+  if (!launches.ok()) return launches.status();
   for (const PcSampleBatch& batch : model.pc_sample_batches) {
     report.dropped_samples += batch.dropped_samples;
     if (batch.hardware_buffer_full) ++report.buffer_full_batches;
+  }
+  std::map<std::string, std::string, std::less<>> demangled;  // by mangled name
+  bool trace_has_samples = false;
+  absl::Status read = ForEachPcRecords(model, [&](const PcSampleBatch& batch) {
     const PcStallReasons* names = model.FindPcStallReasons(batch.device_id);
     for (const PcRecord& record : batch.records) {
       trace_has_samples = true;
-      auto [name_it, inserted] = demangled.try_emplace(record.function_name);
-      if (inserted) {
-        name_it->second = DemangleKernelName(std::string(record.function_name).c_str());
+      auto name_it = demangled.find(record.function_name);
+      if (name_it == demangled.end()) {
+        const std::string mangled(record.function_name);
+        name_it = demangled.emplace(mangled, DemangleKernelName(mangled.c_str())).first;
       }
       auto kernel_it = by_name.kernels.try_emplace(name_it->second).first;
       auto [match_it, new_name] = by_name.selected_by_name.try_emplace(name_it->second);
@@ -443,9 +458,10 @@ bool AddTraceSamples(size_t t, const TraceModel& model, KernelNameFilter& filter
       const uint64_t before = kernel.samples;
       AddRecordSamples(record, names, kernel, pc, report);
       AddLooks(t, record.function_name, kernel.samples - before, model.FindDevice(batch.device_id),
-               launches, kernel);
+               *launches, kernel);
     }
-  }
+  });
+  if (!read.ok()) return read;
   return trace_has_samples;
 }
 
@@ -497,7 +513,9 @@ absl::StatusOr<StallReport> BuildStallReport(const std::vector<const TraceModel*
   for (size_t t = 0; t < traces.size(); ++t) {
     const uint32_t trace_period = PcSamplingPeriodExponent(*traces[t]);
     period = period == 0 ? trace_period : std::min(period, trace_period);
-    if (AddTraceSamples(t, *traces[t], *filter, by_name, report)) {
+    absl::StatusOr<bool> has_samples = AddTraceSamples(t, *traces[t], *filter, by_name, report);
+    if (!has_samples.ok()) return has_samples.status();
+    if (*has_samples) {
       any_samples = true;
     } else {
       report.traces_without_samples.push_back(t < labels.size() ? labels[t]

@@ -21,13 +21,6 @@ int FindMetric(const PmMetricSet& set, const char* name) {
   return -1;
 }
 
-// Resolved metric positions of one set.
-struct SetLayout {
-  const PmMetricSet* set = nullptr;
-  int warps_per_sm = -1, gpu_warps = -1, sm_cycles = -1, elapsed = -1;
-  uint32_t sm_count = 0;
-};
-
 // Raises the clock of `device` to `rate` (cycles per ns), adding it if it has none.
 void RaiseClock(std::vector<std::pair<uint32_t, double>>& clocks, uint32_t device, double rate) {
   auto it =
@@ -36,42 +29,6 @@ void RaiseClock(std::vector<std::pair<uint32_t, double>>& clocks, uint32_t devic
     clocks.emplace_back(device, rate);
   } else {
     it->second = std::max(it->second, rate);
-  }
-}
-
-// The SM clock per device, and the SM elapsed cycles of samples that the GPU-wide metric did
-// not give.
-void FillClocksAndElapsed(std::span<const DeviceInfo> devices, ActiveWarpSamples& out) {
-  // The SM clock the samples saw: short samples (cut by a window or a decode) are left out, as
-  // their cycles can round to a rate no SM reaches. gr__cycles_elapsed.max counts another clock
-  // (1.66 GHz against the SMs' 1.98 GHz on an H200), so it is not used for it.
-  std::vector<std::pair<uint32_t, double>> seen;
-  for (const ActiveWarpSample& a : out.samples) {
-    const double cycles = std::isnan(a.elapsed_cycles) ? a.sm_active_cycles : a.elapsed_cycles;
-    const double duration = static_cast<double>(a.end_ns - a.start_ns);
-    if (std::isnan(cycles) || !(cycles > 0) || 2 * duration < a.interval_ns) continue;
-    RaiseClock(seen, a.device_id, cycles / duration);
-  }
-  // For the bounds, the device's own SM clock (CUPTI's device record) where it is faster: the
-  // SMs may have run at it outside every sample, and no sample need have had every SM busy.
-  out.clocks = seen;
-  for (const DeviceInfo& d : devices) {
-    if (d.core_clock_khz == 0 || d.core_clock_khz > 10'000'000) continue;  // 0 or not a GPU's
-    RaiseClock(out.clocks, d.id, static_cast<double>(d.core_clock_khz) * 1e-6);
-  }
-  // Without the GPU-wide metric, a sample's SM elapsed cycles are the clock times its length,
-  // never fewer than its active cycles: the clock the samples saw (that of any sample in which
-  // every SM was busy), else the device record's.
-  for (ActiveWarpSample& a : out.samples) {
-    if (!std::isnan(a.elapsed_cycles) || std::isnan(a.sm_active_cycles)) continue;
-    double clock = 0;
-    for (const auto& [device, rate] : seen) {
-      if (device == a.device_id) clock = rate;
-    }
-    if (clock <= 0) clock = out.ClockOnDevice(a.device_id);
-    if (clock <= 0) continue;
-    a.elapsed_cycles =
-        std::max(a.sm_active_cycles, clock * static_cast<double>(a.end_ns - a.start_ns));
   }
 }
 
@@ -131,56 +88,100 @@ std::string MicrosText(double ns) {
   return absl::StrFormat("%.2f us", us);
 }
 
-ActiveWarpSamples ExtractActiveWarpSamples(const PmInputs& in) {
-  ActiveWarpSamples out;
-  std::unordered_map<uint32_t, SetLayout> layouts;
-  for (const PmMetricSet& set : in.metric_sets) {
+ActiveWarpSampleExtractor::ActiveWarpSampleExtractor(std::span<const PmMetricSet> sets,
+                                                     std::span<const DeviceInfo> devices)
+    : devices_(devices) {
+  for (const PmMetricSet& set : sets) {
     SetLayout l;
     l.set = &set;
     l.warps_per_sm = FindMetric(set, kMetricWarpsPerSmActive);
     l.gpu_warps = FindMetric(set, kMetricGpuWarpsElapsed);
     l.sm_cycles = FindMetric(set, kMetricSmCyclesActive);
     l.elapsed = FindMetric(set, kMetricCyclesElapsed);
-    for (const DeviceInfo& d : in.devices) {
+    for (const DeviceInfo& d : devices) {
       if (d.id == set.device_id && DeviceLimitsProblem(d).empty()) l.sm_count = d.sm_count;
     }
-    layouts[set.id] = l;
-    if (l.warps_per_sm >= 0) out.has_warps_per_sm = true;
-    if (out.IntervalOnDevice(set.device_id) == 0) {
-      out.intervals.emplace_back(set.device_id, set.interval_ns);
+    layouts_[set.id] = l;
+    if (l.warps_per_sm >= 0) totals_.has_warps_per_sm = true;
+    if (totals_.IntervalOnDevice(set.device_id) == 0) {
+      totals_.intervals.emplace_back(set.device_id, set.interval_ns);
     }
   }
-  out.samples.reserve(in.samples.size());
+}
+
+std::optional<ActiveWarpSample> ActiveWarpSampleExtractor::Add(const PmSample& s) {
+  auto it = layouts_.find(s.metric_set_id);
+  if (it == layouts_.end() || it->second.set->metric_names.size() != s.values.size() ||
+      s.duration_ns == 0 || !PmSampleProblem(s).empty()) {
+    ++totals_.skipped;
+    return std::nullopt;
+  }
+  const SetLayout& l = it->second;
+  ActiveWarpSample a;
+  a.device_id = l.set->device_id;
+  a.start_ns = s.start_ns;
+  a.end_ns = s.end_ns();
+  a.interval_ns = l.set->interval_ns;
+  if (l.warps_per_sm >= 0) a.warps_per_sm = s.values[l.warps_per_sm];
+  if (l.sm_cycles >= 0) a.sm_active_cycles = s.values[l.sm_cycles];
+  if (l.gpu_warps >= 0) {
+    a.gpu_warps = s.values[l.gpu_warps];
+  } else if (l.warps_per_sm >= 0 && l.sm_cycles >= 0 && l.elapsed >= 0 && l.sm_count > 0 &&
+             s.values[l.elapsed] > 0) {
+    a.gpu_warps = a.warps_per_sm * l.sm_count * a.sm_active_cycles / s.values[l.elapsed];
+  }
+  // Measured GPU-wide warps per SM elapsed cycle give the SM's elapsed cycles.
+  if (l.gpu_warps >= 0 && l.warps_per_sm >= 0 && l.sm_cycles >= 0 && l.sm_count > 0 &&
+      a.gpu_warps > 0) {
+    a.elapsed_cycles = a.warps_per_sm * l.sm_count * a.sm_active_cycles / a.gpu_warps;
+  }
+  if (!std::isnan(a.gpu_warps)) totals_.has_gpu_warps = true;
+  // The SM clock the samples saw: short samples (cut by a window or a decode) are left out, as
+  // their cycles can round to a rate no SM reaches. gr__cycles_elapsed.max counts another clock
+  // (1.66 GHz against the SMs' 1.98 GHz on an H200), so it is not used for it.
+  const double cycles = std::isnan(a.elapsed_cycles) ? a.sm_active_cycles : a.elapsed_cycles;
+  const double duration = static_cast<double>(a.end_ns - a.start_ns);
+  if (!std::isnan(cycles) && cycles > 0 && 2 * duration >= a.interval_ns) {
+    RaiseClock(seen_clocks_, a.device_id, cycles / duration);
+  }
+  return a;
+}
+
+const ActiveWarpSamples& ActiveWarpSampleExtractor::Finish() {
+  // For the bounds, the device's own SM clock (CUPTI's device record) where it is faster: the
+  // SMs may have run at it outside every sample, and no sample need have had every SM busy.
+  totals_.clocks = seen_clocks_;
+  for (const DeviceInfo& d : devices_) {
+    if (d.core_clock_khz == 0 || d.core_clock_khz > 10'000'000) continue;  // 0 or not a GPU's
+    RaiseClock(totals_.clocks, d.id, static_cast<double>(d.core_clock_khz) * 1e-6);
+  }
+  return totals_;
+}
+
+void ActiveWarpSampleExtractor::FillElapsed(ActiveWarpSample& a) const {
+  // Without the GPU-wide metric, a sample's SM elapsed cycles are the clock times its length,
+  // never fewer than its active cycles: the clock the samples saw (that of any sample in which
+  // every SM was busy), else the device record's.
+  if (!std::isnan(a.elapsed_cycles) || std::isnan(a.sm_active_cycles)) return;
+  double clock = 0;
+  for (const auto& [device, rate] : seen_clocks_) {
+    if (device == a.device_id) clock = rate;
+  }
+  if (clock <= 0) clock = totals_.ClockOnDevice(a.device_id);
+  if (clock <= 0) return;
+  a.elapsed_cycles = std::max(a.sm_active_cycles, clock * static_cast<double>(a.end_ns - a.start_ns));
+}
+
+ActiveWarpSamples ExtractActiveWarpSamples(const PmInputs& in) {
+  ActiveWarpSampleExtractor extractor(in.metric_sets, in.devices);
+  std::vector<ActiveWarpSample> samples;
+  samples.reserve(in.samples.size());
   for (const PmSample& s : in.samples) {
-    auto it = layouts.find(s.metric_set_id);
-    if (it == layouts.end() || it->second.set->metric_names.size() != s.values.size() ||
-        s.duration_ns == 0 || !PmSampleProblem(s).empty()) {
-      ++out.skipped;
-      continue;
-    }
-    const SetLayout& l = it->second;
-    ActiveWarpSample a;
-    a.device_id = l.set->device_id;
-    a.start_ns = s.start_ns;
-    a.end_ns = s.end_ns();
-    a.interval_ns = l.set->interval_ns;
-    if (l.warps_per_sm >= 0) a.warps_per_sm = s.values[l.warps_per_sm];
-    if (l.sm_cycles >= 0) a.sm_active_cycles = s.values[l.sm_cycles];
-    if (l.gpu_warps >= 0) {
-      a.gpu_warps = s.values[l.gpu_warps];
-    } else if (l.warps_per_sm >= 0 && l.sm_cycles >= 0 && l.elapsed >= 0 && l.sm_count > 0 &&
-               s.values[l.elapsed] > 0) {
-      a.gpu_warps = a.warps_per_sm * l.sm_count * a.sm_active_cycles / s.values[l.elapsed];
-    }
-    // Measured GPU-wide warps per SM elapsed cycle give the SM's elapsed cycles.
-    if (l.gpu_warps >= 0 && l.warps_per_sm >= 0 && l.sm_cycles >= 0 && l.sm_count > 0 &&
-        a.gpu_warps > 0) {
-      a.elapsed_cycles = a.warps_per_sm * l.sm_count * a.sm_active_cycles / a.gpu_warps;
-    }
-    if (!std::isnan(a.gpu_warps)) out.has_gpu_warps = true;
-    out.samples.push_back(a);
+    if (std::optional<ActiveWarpSample> a = extractor.Add(s)) samples.push_back(*a);
   }
-  FillClocksAndElapsed(in.devices, out);
+  ActiveWarpSamples out = extractor.Finish();
+  for (ActiveWarpSample& a : samples) extractor.FillElapsed(a);
+  out.samples = std::move(samples);
   std::stable_sort(
       out.samples.begin(), out.samples.end(),
       [](const ActiveWarpSample& a, const ActiveWarpSample& b) { return a.start_ns < b.start_ns; });

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -78,6 +80,32 @@ struct ActiveWarpSamples {
   double ClockOnDevice(uint32_t device_id) const;
 };
 ActiveWarpSamples ExtractActiveWarpSamples(const PmInputs& in);
+
+// ExtractActiveWarpSamples a sample at a time, for a caller that does not hold the samples:
+// Add each sample, then Finish; FillElapsed then gives a sample the SM elapsed cycles that
+// depend on the clocks of all of them. `sets` and `devices` must outlive it.
+class ActiveWarpSampleExtractor {
+ public:
+  ActiveWarpSampleExtractor(std::span<const PmMetricSet> sets,
+                            std::span<const DeviceInfo> devices);
+  // The sample with its metrics resolved; nullopt for one that is skipped (counted).
+  std::optional<ActiveWarpSample> Add(const PmSample& s);
+  // Every field of ActiveWarpSamples but `samples` (left empty), over the samples added.
+  const ActiveWarpSamples& Finish();
+  void FillElapsed(ActiveWarpSample& sample) const;  // after Finish
+
+ private:
+  // Resolved metric positions of one set.
+  struct SetLayout {
+    const PmMetricSet* set = nullptr;
+    int warps_per_sm = -1, gpu_warps = -1, sm_cycles = -1, elapsed = -1;
+    uint32_t sm_count = 0;
+  };
+  std::span<const DeviceInfo> devices_;
+  std::unordered_map<uint32_t, SetLayout> layouts_;
+  std::vector<std::pair<uint32_t, double>> seen_clocks_;  // the most cycles/ns a sample saw
+  ActiveWarpSamples totals_;
+};
 
 // A sample's share in one kernel.
 struct SampleOverlap {

@@ -122,11 +122,9 @@ std::vector<PmSample> PmCounterDataImporter::ReadResults(const TraceModel& model
   return evaluated;
 }
 
-void PmCounterDataImporter::Finish(TraceModel* model) {
+void PmCounterDataImporter::Finish(TraceModel* model, const std::set<uint32_t>& sets_with_values) {
   // Sets that also have the process's values (recorded with `both`) keep those: their raw
   // samples are not evaluated.
-  std::set<uint32_t> sets_with_values;
-  for (const PmSample& s : model->pm_samples) sets_with_values.insert(s.metric_set_id);
   std::erase_if(raw_, [&](const Raw& r) {
     if (sets_with_values.count(r.set_id) == 0) return false;
     counts_.superseded += r.sample_index.size();

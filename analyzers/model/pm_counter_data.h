@@ -6,6 +6,7 @@
 #define WARPSCOPE_ANALYZERS_MODEL_PM_COUNTER_DATA_H_
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,9 @@ class PmCounterDataImporter {
   // Keeps `record` (of metric set `set`, nullptr when undefined: counted) for Finish.
   void Add(const PmMetricSet* set, const v1::PmCounterData& record);
   // Evaluates every kept sample and appends the samples of sets that have no in-process
-  // PmSample records (a set recorded with both keeps the process's values) to
-  // model->pm_samples; sets model->pm_samples_unavailable when some could not be evaluated.
-  void Finish(TraceModel* model);
+  // PmSample records (`sets_with_values`: a set recorded with both keeps the process's values)
+  // to model->pm_samples; sets model->pm_samples_unavailable when some could not be evaluated.
+  void Finish(TraceModel* model, const std::set<uint32_t>& sets_with_values);
 
   struct Counts {
     uint64_t evaluated = 0;          // samples turned into values

@@ -12,7 +12,7 @@ SampleDecoder::SampleDecoder(TraceReader& reader, TraceColumns& out)
       rules_({out.samples.devices, out.samples.contexts, out.samples.pm_metric_sets,
               out.samples.pm_samples, out.samples.pc_stall_reasons, out.samples.pc_sample_batches,
               out.samples.capture_windows, nullptr},
-             /*keep_pc_records=*/true) {}
+             SampleKeeping{}) {}
 
 void SampleDecoder::Add(const v1::TracePacket& p) {
   if (rules_.Add(p, reader_.strings())) return;

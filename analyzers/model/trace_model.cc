@@ -425,6 +425,8 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
   TraceModel& m = model_;
   m.source_name = reader_.name();
   m.kept_events = options_.keep_events;
+  m.kept_pm_samples = options_.keep_pm_samples;
+  m.kept_pc_sample_records = options_.keep_pc_sample_records;
   m.slice = options_.slice;
   m.file_size = reader_.file_size();
   CopyHeader(reader_.header());
@@ -449,7 +451,7 @@ absl::StatusOr<TraceModel> TraceModelBuilder::Build() {
     Add(**packet);
   }
 
-  pm_counter_data_.Finish(&m);
+  pm_counter_data_.Finish(&m, samples_.pm_sets_with_values());
   AddCallStacks();
   m.packet_count = reader_.counters().packets;
   m.truncation = reader_.truncation();
@@ -499,6 +501,7 @@ absl::Status ReadEventsAgain(const TraceModel& model, EventKind kind, TraceEvent
   TraceModelOptions options;
   options.keep_events = 0;
   options.keep_pc_sample_records = false;
+  options.keep_pm_samples = false;
   options.sink = &sink;
   options.sink_events = EventKindBit(kind);
   options.skip_other_events = true;

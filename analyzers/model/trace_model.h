@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -359,6 +360,14 @@ struct TraceModelOptions {
   // Keep PC sample records (the largest part of a PC-sampling trace). Batches keep their
   // totals either way.
   bool keep_pc_sample_records = true;
+  // Given, it receives the PC sample records of each PcSampleBatch packet as it is read, with
+  // their batch's fields (a batch split over packets comes in parts), kept or not.
+  std::function<void(const PcSampleBatch&)> pc_records_sink;
+  // Keep PM samples. Without them, their problems are still counted (import counters).
+  bool keep_pm_samples = true;
+  // Given, it receives each PM sample of the file (PmSample packets) as it is read, kept or
+  // not. Raw samples (PmCounterData) are evaluated once the file is read: they are kept.
+  std::function<void(const PmSample&)> pm_samples_sink;
   // The event tables to fill. The others stay empty (their events are still counted in
   // TraceModel::event_counts, and still widen the span and count import problems): memory
   // then grows with what the trace defines (names, threads, devices, launch configs, stacks)
@@ -432,11 +441,13 @@ class TraceModel {
   uint64_t EventCount(EventKind kind) const { return event_counts[static_cast<size_t>(kind)]; }
   std::vector<PmMetricSet> pm_metric_sets;
   std::vector<PmSample> pm_samples;  // in-process values, then raw samples evaluated at load
+  bool kept_pm_samples = true;        // TraceModelOptions::keep_pm_samples
   // Why raw PM samples (PmCounterData) could not all be evaluated, e.g. no CUPTI on this
   // machine; empty when all were. The analyses that need PM samples show it.
   std::string pm_samples_unavailable;
   std::vector<PcStallReasons> pc_stall_reasons;
   std::vector<PcSampleBatch> pc_sample_batches;
+  bool kept_pc_sample_records = true;  // TraceModelOptions::keep_pc_sample_records
   // Module binaries of a PC sampling run (CubinImage), whole, by cuptiGetCubinCrc: the CRC
   // that PcRecord::cubin_crc refers to. Cubins whose parts did not all reach the file are
   // left out (counter model.incomplete_cubins).
@@ -547,6 +558,19 @@ absl::Status ForEachEvent(const TraceModel& model, Visit&& visit) {
   } sink(visit);
   return ReadEventsAgain(model, kind, sink);
 }
+
+// Calls visit(part) for the PC sample records of the model's trace, in file order, each part
+// with its batch's fields: the model's batches when it kept their records, else the file read
+// again (the records of one packet at a time, so a batch split over packets comes in parts).
+// Names live until visit returns. Errors: those of reading the file again.
+absl::Status ForEachPcRecords(const TraceModel& model,
+                              const std::function<void(const PcSampleBatch&)>& visit);
+
+// Calls visit(sample) for each PM sample of the model's trace: those of its table when it kept
+// them, else those of the file read again (the process's values in file order, then the raw
+// samples evaluated on load, as the table holds them). Errors: those of reading it again.
+absl::Status ForEachPmSample(const TraceModel& model,
+                             const std::function<void(const PmSample&)>& visit);
 
 // Names for enum values as users read them ("HtoD", "Pinned", "Stream", "Runtime", ...).
 std::string_view CopyKindName(v1::CopyKind kind);

@@ -34,7 +34,8 @@ class TraceModelBuilder {
         samples_({model_.devices, model_.contexts, model_.pm_metric_sets, model_.pm_samples,
                   model_.pc_stall_reasons, model_.pc_sample_batches, model_.capture_windows,
                   &model_.cubins},
-                 options.keep_pc_sample_records) {
+                 {options.keep_pc_sample_records, options.keep_pm_samples,
+                  options.pm_samples_sink, options.pc_records_sink}) {
     model_.strings_ = reader.shared_strings();
     model_.launch_configs_ = std::make_unique<std::deque<LaunchConfig>>();
   }

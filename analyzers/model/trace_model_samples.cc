@@ -13,6 +13,22 @@ bool Redefines(std::unordered_map<uint64_t, std::string>& seen, uint64_t id, con
   return !inserted && it->second != m.SerializeAsString();
 }
 
+// The records of one PcSampleBatch packet, their functions named through `strings`.
+void AppendPcRecords(const v1::PcSampleBatch& b, const InternedStrings& strings,
+                     std::vector<PcRecord>& records) {
+  records.reserve(records.size() + b.records_size());
+  for (const v1::PcSampleRecord& r : b.records()) {
+    PcRecord& rec = records.emplace_back();
+    rec.cubin_crc = r.cubin_crc();
+    rec.function_name = strings.Get(r.function_name_id());
+    rec.pc_offset = r.pc_offset();
+    rec.correlation_id = r.correlation_id();
+    for (int i = 0; i < r.stall_reason_index_size() && i < r.samples_size(); ++i) {
+      rec.stall_samples.emplace_back(r.stall_reason_index(i), r.samples(i));
+    }
+  }
+}
+
 }  // namespace
 
 bool SampleTableBuilder::Add(const v1::TracePacket& p, const InternedStrings& strings) {
@@ -91,11 +107,16 @@ void SampleTableBuilder::AddPmSample(const v1::PmSample& s) {
   auto set = std::find_if(sets.rbegin(), sets.rend(),
                           [&](const PmMetricSet& m) { return m.id == s.metric_set_id(); });
   const int64_t index = set == sets.rend() ? -1 : static_cast<int64_t>(sets.rend() - set) - 1;
-  t_.pm_samples.push_back({s.metric_set_id(),
-                           s.start_ns(),
-                           s.duration_ns(),
-                           {s.values().begin(), s.values().end()},
-                           index});
+  pm_sets_with_values_.insert(s.metric_set_id());
+  if (keeping_.pm_samples || keeping_.pm_samples_sink) {
+    PmSample sample{s.metric_set_id(),
+                    s.start_ns(),
+                    s.duration_ns(),
+                    {s.values().begin(), s.values().end()},
+                    index};
+    if (keeping_.pm_samples_sink) keeping_.pm_samples_sink(sample);
+    if (keeping_.pm_samples) t_.pm_samples.push_back(std::move(sample));
+  }
   if (index < 0) {
     ++problems_.pm_samples_without_set;
   } else if (set->metric_names.size() != static_cast<size_t>(s.values_size())) {
@@ -136,18 +157,13 @@ void SampleTableBuilder::AddPcSamples(const v1::PcSampleBatch& b, const Interned
     o.non_user_kernel_samples = b.non_user_kernel_samples();
     o.hardware_buffer_full = b.hardware_buffer_full();
   }
-  if (!keep_pc_records_) return;
-  o.records.reserve(o.records.size() + b.records_size());
-  for (const v1::PcSampleRecord& r : b.records()) {
-    PcRecord& rec = o.records.emplace_back();
-    rec.cubin_crc = r.cubin_crc();
-    rec.function_name = strings.Get(r.function_name_id());
-    rec.pc_offset = r.pc_offset();
-    rec.correlation_id = r.correlation_id();
-    for (int i = 0; i < r.stall_reason_index_size() && i < r.samples_size(); ++i) {
-      rec.stall_samples.emplace_back(r.stall_reason_index(i), r.samples(i));
-    }
+  if (keeping_.pc_records_sink) {
+    PcSampleBatch part{o.device_id, o.context_id, o.timestamp_ns, o.total_samples,
+                       o.dropped_samples, o.non_user_kernel_samples, o.hardware_buffer_full, {}};
+    AppendPcRecords(b, strings, part.records);
+    keeping_.pc_records_sink(part);
   }
+  if (keeping_.pc_records) AppendPcRecords(b, strings, o.records);
 }
 
 void SampleTableBuilder::AddCaptureWindowEdge(const v1::CaptureWindowEdge& e) {

@@ -7,6 +7,7 @@
 #define WARPSCOPE_ANALYZERS_MODEL_TRACE_MODEL_SAMPLES_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -44,18 +45,26 @@ struct SampleTableProblems {
   uint64_t unmatched_capture_window_ends = 0;
 };
 
+// What the rules keep of the samples (TraceModelOptions of the same names).
+struct SampleKeeping {
+  bool pc_records = true;  // false: PC sample batches without their records
+  bool pm_samples = true;  // false: PM samples only checked and counted
+  std::function<void(const PmSample&)> pm_samples_sink;  // each PM sample as it is read
+  std::function<void(const PcSampleBatch&)> pc_records_sink;  // each packet's records
+};
+
 class SampleTableBuilder {
  public:
-  // `keep_pc_records`: false keeps PC sample batches without their records
-  // (TraceModelOptions::keep_pc_sample_records).
-  SampleTableBuilder(SampleTableRefs tables, bool keep_pc_records)
-      : t_(tables), keep_pc_records_(keep_pc_records) {}
+  SampleTableBuilder(SampleTableRefs tables, SampleKeeping keeping)
+      : t_(tables), keeping_(std::move(keeping)) {}
 
   // Adds a description or sample packet to the tables; false for a packet of another kind
   // (nothing done). PC records name their functions through `strings`.
   bool Add(const v1::TracePacket& p, const InternedStrings& strings);
 
   SampleTableProblems Problems() const;
+  // The metric sets that PmSample records (values the process evaluated) came for, kept or not.
+  const std::set<uint32_t>& pm_sets_with_values() const { return pm_sets_with_values_; }
 
  private:
   void AddDevice(const v1::Device& d);
@@ -66,7 +75,7 @@ class SampleTableBuilder {
   void AddCubinPart(const v1::CubinImage& c);
 
   SampleTableRefs t_;
-  bool keep_pc_records_;
+  SampleKeeping keeping_;
   SampleTableProblems problems_;
   // Definitions by id as written, to count those written again with another value.
   std::unordered_map<uint64_t, std::string> device_bytes_, context_bytes_, metric_set_bytes_;
@@ -80,6 +89,7 @@ class SampleTableBuilder {
   };
   std::map<uint64_t, PartialCubin> partial_cubins_;
   std::set<uint64_t> whole_cubins_;
+  std::set<uint32_t> pm_sets_with_values_;
 };
 
 // The call stacks and their frames that `reader` kept, once it has read the whole trace: the

@@ -503,6 +503,59 @@ TEST(TraceModelTest, JoinsSplitPcSampleBatches) {
   EXPECT_EQ(FindCounter(m.import_counters, "model.orphan_pc_sample_continuations")->value, 1u);
 }
 
+// A model loaded without its samples reads them again from the file: the same PC records
+// (a split batch in its parts, each with its batch's fields) and the same PM samples, and the
+// problems of the samples it did not keep are still counted.
+TEST(TraceModelTest, ReadsSamplesAgainWhenNotKept) {
+  const std::string path = WriteTempFile(TextprotoToWire(R"(
+    packet { header { format_major: 1 } }
+    packet { interned_string { id: 1 value: "_Z1fv" } }
+    packet { pm_metric_set { id: 4 metric_names: "a" } }
+    packet { pm_sample { metric_set_id: 4 start_ns: 10 duration_ns: 5 values: 2.5 } }
+    packet { pm_sample { metric_set_id: 9 start_ns: 20 duration_ns: 5 values: 1 } }
+    packet { pc_samples { device_id: 0 context_id: 1 timestamp_ns: 5 total_samples: 30
+                          records { function_name_id: 1 pc_offset: 16 } } }
+    packet { pc_samples { device_id: 0 context_id: 1 timestamp_ns: 5 continuation: true
+                          records { function_name_id: 1 pc_offset: 32 } } }
+    packet { end_of_trace {} }
+  )"));
+  TraceModelOptions lean;
+  lean.keep_pm_samples = false;
+  lean.keep_pc_sample_records = false;
+  absl::StatusOr<TraceModel> m = TraceModel::Load(path, lean);
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m->pm_samples.empty());
+  EXPECT_EQ(FindCounter(m->import_counters, "model.pm_samples_without_metric_set")->value, 1u);
+  ASSERT_EQ(m->pc_sample_batches.size(), 1u);
+  EXPECT_TRUE(m->pc_sample_batches[0].records.empty());
+
+  std::vector<std::pair<uint64_t, uint64_t>> parts;  // (timestamp, pc offset)
+  ASSERT_TRUE(ForEachPcRecords(*m, [&](const PcSampleBatch& b) {
+                for (const PcRecord& r : b.records) {
+                  EXPECT_EQ(r.function_name, "_Z1fv");
+                  parts.emplace_back(b.timestamp_ns, r.pc_offset);
+                }
+              }).ok());
+  EXPECT_THAT(parts, ElementsAre(std::pair<uint64_t, uint64_t>{5, 16},
+                                 std::pair<uint64_t, uint64_t>{5, 32}));
+  std::vector<uint64_t> starts;
+  ASSERT_TRUE(ForEachPmSample(*m, [&](const PmSample& s) { starts.push_back(s.start_ns); }).ok());
+  EXPECT_THAT(starts, ElementsAre(10u, 20u));
+
+  // Kept, the same from the tables.
+  absl::StatusOr<TraceModel> whole = TraceModel::Load(path);
+  ASSERT_TRUE(whole.ok());
+  std::vector<uint64_t> kept_starts;
+  ASSERT_TRUE(
+      ForEachPmSample(*whole, [&](const PmSample& s) { kept_starts.push_back(s.start_ns); }).ok());
+  EXPECT_EQ(kept_starts, starts);
+  size_t kept_records = 0;
+  ASSERT_TRUE(ForEachPcRecords(*whole, [&](const PcSampleBatch& b) {
+                kept_records += b.records.size();
+              }).ok());
+  EXPECT_EQ(kept_records, 2u);
+}
+
 TEST(TraceModelTest, JoinsCubinPartsAndLeavesIncompleteCubinsOut) {
   TraceModel m = LoadWire(TextprotoToWire(R"(
     packet { header { format_major: 1 } }

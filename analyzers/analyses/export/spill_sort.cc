@@ -19,7 +19,7 @@ namespace {
 
 absl::Status RunError(std::string_view what) {
   return absl::InternalError(absl::StrCat(
-      "cannot ", std::string(what), " the temporary file that sorts the export's events (",
+      "cannot ", std::string(what), " a temporary file that sorts the trace's events (",
       std::strerror(errno), "); set TMPDIR to a directory with room"));
 }
 

@@ -1,5 +1,6 @@
-// Records sorted in bounded memory (an external merge sort), for the exports that must write
-// events in an order the file does not have (export_perfetto.cc): records are held until they
+// Records sorted in bounded memory (an external merge sort), for the commands that need
+// events in an order the file does not have (export_perfetto.cc; the PM sweep of occupancy,
+// analyses/pm_sweep.cc): records are held until they
 // reach a budget, then sorted and written to a temporary file as one run; Drain merges the
 // runs. Memory: the budget, plus a record and stdio's buffer per run while draining.
 #ifndef WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_SPILL_SORT_H_
