@@ -40,7 +40,8 @@ struct TraceWriterOptions {
   // name another process of the same run took.
   std::function<std::string(const std::string& path)> rename_if_exists;
   // At a Close for kExit or kSignal, remove the file when it holds no work: no kernel, copy,
-  // memset, graph launch, NVTX range or mark (NCCL's calls included), PM or PC sample, no
+  // memset, graph launch, allocation or free, NVTX range or mark (NCCL's calls included), PM
+  // or PC sample, no
   // event lost (writer drops, CUPTI's dropped records), and no NVTX range left open. Only a
   // regular file that this writer created or truncated, and still at `path`, is removed
   // (removed() says it was).

@@ -53,9 +53,12 @@ uint64_t TraceWriter::Impl::EventsWritten() const {
 
 bool TraceWriter::Impl::HoldsWork() const {
   using writer_internal::Packet;
+  // An allocation or free (trace kind `alloc`) is work too: a program that only allocates
+  // keeps what `warpscope memory` reads.
   for (uint32_t field : {Packet::kKernel, Packet::kMemcpy, Packet::kMemset, Packet::kGraphLaunch,
-                         Packet::kNvtxRange, Packet::kNvtxMark, Packet::kNcclCall,
-                         Packet::kPmSample, Packet::kPmCounterData, Packet::kPcSamples}) {
+                         Packet::kMemory, Packet::kNvtxRange, Packet::kNvtxMark,
+                         Packet::kNcclCall, Packet::kPmSample, Packet::kPmCounterData,
+                         Packet::kPcSamples}) {
     if (packets[field].Get() != 0) return true;
   }
   if (dropped_buffer_full.Get() != 0 || dropped_too_large.Get() != 0 ||

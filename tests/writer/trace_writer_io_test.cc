@@ -443,6 +443,11 @@ TEST(TraceWriterRemoveIfNoWork, ATraceWithWorkIsKept) {
       {"memcpy", [](TraceWriter& w) {
          w.Write(MemcpyRecord{.start_ns = kFileTestBase, .end_ns = kFileTestBase + 5});
        }},
+      {"allocation", [](TraceWriter& w) {  // a program that only allocates (trace kind alloc)
+         w.Write(MemoryRecord{.operation = MemoryOperation::kAllocate,
+                              .memory_kind = MemoryKind::kDevice, .address = 0x7f0000000000,
+                              .bytes = 1 << 20, .timestamp_ns = kFileTestBase});
+       }},
       {"nvtx_range", [](TraceWriter& w) {
          w.Write(NvtxRangeRecord{.name_id = w.InternString("step"), .start_ns = kFileTestBase,
                                  .end_ns = kFileTestBase + 5});
