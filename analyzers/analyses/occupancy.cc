@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <span>
+#include <string_view>
 #include <tuple>
 
 #include "absl/status/status.h"
@@ -339,7 +340,7 @@ class RowsByLaunch {
 
   uint32_t GroupOf(const KernelEvent& kernel) {
     const uint64_t launch_id = kernel.launch ? kernel.launch->id : 0;
-    auto it = groups_.find(std::make_tuple(kernel.name, launch_id, kernel.device_id));
+    auto it = groups_.find(KeyView{kernel.name, launch_id, kernel.device_id});
     if (it == groups_.end()) {
       const auto group = static_cast<uint32_t>(groups_.size());
       it = groups_.emplace(Key{std::string(kernel.name), launch_id, kernel.device_id}, group).first;
@@ -358,6 +359,16 @@ class RowsByLaunch {
 
  private:
   using Key = std::tuple<std::string, uint64_t, uint32_t>;
+  using KeyView = std::tuple<std::string_view, uint64_t, uint32_t>;
+  // Keys and lookups compared alike as views, so that a lookup does not copy the name (a
+  // tuple of string_view and one of string do not compare with each other in every library).
+  struct KeyLess {
+    using is_transparent = void;
+    static KeyView View(const Key& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
+    static const KeyView& View(const KeyView& v) { return v; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const { return View(a) < View(b); }
+  };
   int64_t AddRow(const KernelEvent& kernel) {
     OccupancyRow row;
     row.name = std::string(kernel.name);
@@ -376,7 +387,7 @@ class RowsByLaunch {
   std::span<const DeviceInfo> devices_;
   OccupancyReport& report_;
   std::vector<RowAccumulator>& acc_;
-  std::map<Key, uint32_t, std::less<>> groups_;
+  std::map<Key, uint32_t, KeyLess> groups_;
   std::vector<int64_t> row_of_group_;  // -1: the filter leaves the group out
 };
 
