@@ -36,6 +36,14 @@ std::FILE* OpenRunFile() {
   return f;
 }
 
+// One record appended to a run: its key, its size and its bytes.
+bool WriteRecord(std::FILE* f, const SpillSorter::Key& key, std::string_view bytes) {
+  const auto size = static_cast<uint32_t>(bytes.size());
+  return std::fwrite(key.data(), sizeof(uint64_t), key.size(), f) == key.size() &&
+         std::fwrite(&size, sizeof(size), 1, f) == 1 &&
+         std::fwrite(bytes.data(), 1, size, f) == size;
+}
+
 // One run read back a record at a time.
 struct RunReader {
   std::FILE* file = nullptr;
@@ -60,7 +68,7 @@ struct RunReader {
 SpillSorter::~SpillSorter() { Clear(); }
 
 void SpillSorter::Clear() {
-  for (std::FILE* f : runs_) std::fclose(f);
+  for (const Run& r : runs_) std::fclose(r.file);
   runs_.clear();
   std::string().swap(bytes_);
   std::vector<Held>().swap(held_);
@@ -82,17 +90,37 @@ absl::Status SpillSorter::Spill() {
   SortHeld();
   std::FILE* f = OpenRunFile();
   if (f == nullptr) return RunError("create");
-  runs_.push_back(f);
+  runs_.push_back({f, 0});
   for (const Held& h : held_) {
-    if (std::fwrite(h.key.data(), sizeof(uint64_t), h.key.size(), f) != h.key.size() ||
-        std::fwrite(&h.size, sizeof(h.size), 1, f) != 1 ||
-        std::fwrite(bytes_.data() + h.offset, 1, h.size, f) != h.size) {
+    if (!WriteRecord(f, h.key, std::string_view(bytes_).substr(h.offset, h.size))) {
       return RunError("write");
     }
   }
   if (std::fflush(f) != 0) return RunError("write");
   bytes_.clear();
   held_.clear();
+  return MergeFullLevels();
+}
+
+// While the last kFanIn runs share a level, merges them into one run of the next level. They
+// are the latest runs, so the merged run keeps its place in the order of addition.
+absl::Status SpillSorter::MergeFullLevels() {
+  while (runs_.size() >= kFanIn) {
+    const size_t first = runs_.size() - kFanIn;
+    const int level = runs_.back().level;
+    if (runs_[first].level != level) break;  // levels never rise towards the end
+    std::FILE* out = OpenRunFile();
+    if (out == nullptr) return RunError("create");
+    bool written = true;
+    absl::Status status = Merge(first, runs_.size(), [&](const Key& key, std::string_view b) {
+      written = written && WriteRecord(out, key, b);
+    });
+    if (status.ok() && (!written || std::fflush(out) != 0)) status = RunError("write");
+    for (size_t i = first; i < runs_.size(); ++i) std::fclose(runs_[i].file);
+    runs_.resize(first);
+    runs_.push_back({out, level + 1});
+    if (!status.ok()) return status;
+  }
   return absl::OkStatus();
 }
 
@@ -103,23 +131,24 @@ absl::Status SpillSorter::Drain(const std::function<void(const Key&, std::string
     for (const Held& h : held_) visit(h.key, std::string_view(bytes_).substr(h.offset, h.size));
   } else {
     if (!held_.empty()) status = Spill();
-    if (status.ok()) status = Merge(visit);
+    if (status.ok()) status = Merge(0, runs_.size(), visit);
   }
   Clear();
   return status;
 }
 
-absl::Status SpillSorter::Merge(const std::function<void(const Key&, std::string_view)>& visit) {
-  std::vector<RunReader> readers(runs_.size());
+absl::Status SpillSorter::Merge(size_t first, size_t end,
+                                const std::function<void(const Key&, std::string_view)>& visit) {
+  std::vector<RunReader> readers(end - first);
   // The smallest key first; of equal keys, the earlier run's (added first).
   auto later = [&](size_t a, size_t b) {
     if (readers[a].key != readers[b].key) return readers[b].key < readers[a].key;
     return b < a;
   };
   std::priority_queue<size_t, std::vector<size_t>, decltype(later)> next(later);
-  for (size_t i = 0; i < runs_.size(); ++i) {
-    std::rewind(runs_[i]);
-    readers[i].file = runs_[i];
+  for (size_t i = 0; i < readers.size(); ++i) {
+    std::rewind(runs_[first + i].file);
+    readers[i].file = runs_[first + i].file;
     absl::StatusOr<bool> more = readers[i].Next();
     if (!more.ok()) return more.status();
     if (*more) next.push(i);

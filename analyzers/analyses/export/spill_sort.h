@@ -2,7 +2,10 @@
 // events in an order the file does not have (export_perfetto.cc; the PM sweep of occupancy,
 // analyses/pm_sweep.cc): records are held until they
 // reach a budget, then sorted and written to a temporary file as one run; Drain merges the
-// runs. Memory: the budget, plus a record and stdio's buffer per run while draining.
+// runs. Runs are merged as they accumulate, kFanIn of one level into one of the next, so that
+// at most about kFanIn open files per level are held (two levels for a 10 GB trace at a 16 MiB
+// budget) and each record is written once per level. Memory: the budget, plus a record and
+// stdio's buffer per run being merged.
 #ifndef WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_SPILL_SORT_H_
 #define WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_SPILL_SORT_H_
 
@@ -22,6 +25,8 @@ class SpillSorter {
  public:
   // Compared field by field.
   using Key = std::array<uint64_t, 4>;
+  // Runs of one level merged into one of the next once there are this many.
+  static constexpr size_t kFanIn = 32;
 
   explicit SpillSorter(size_t budget_bytes) : budget_bytes_(budget_bytes) {}
   ~SpillSorter();
@@ -40,15 +45,22 @@ class SpillSorter {
     size_t offset = 0;
     uint32_t size = 0;
   };
+  struct Run {
+    std::FILE* file = nullptr;
+    int level = 0;  // 0: spilled from memory; L + 1: kFanIn runs of level L merged
+  };
   void SortHeld();
   absl::Status Spill();
-  absl::Status Merge(const std::function<void(const Key&, std::string_view)>& visit);
+  absl::Status MergeFullLevels();
+  // Visits the records of runs_[first, end) in key order, equal keys in the order added.
+  absl::Status Merge(size_t first, size_t end,
+                     const std::function<void(const Key&, std::string_view)>& visit);
   void Clear();
 
   const size_t budget_bytes_;
   std::string bytes_;
   std::vector<Held> held_;
-  std::vector<std::FILE*> runs_;
+  std::vector<Run> runs_;  // in the order added: levels never rise towards the end
 };
 
 }  // namespace warpscope
