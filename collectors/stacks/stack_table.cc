@@ -38,13 +38,18 @@ struct ThreadStackCache {
   Slot slots[kSlots];
   // What this thread's native walks learned of each return address: the size of the frame it
   // returns into (its CFA minus its callee's), -1 when it was seen to vary; the walk of known
-  // sizes (KnownStackWalk) reads no further than the top of the thread's stack.
+  // sizes (KnownStackWalk) reads no further than the top of the thread's stack. Set
+  // associative, kFrameWays a return address: with one slot each, two frames of the stacks a
+  // thread shares (the test runner's, main's) whose addresses hash alike evicted each other at
+  // every walk, and the walk never reached a stack it knew.
   static constexpr size_t kFrameSlots = 1024;
+  static constexpr size_t kFrameWays = 4;
   struct FrameSize {
     uintptr_t pc = 0;
     intptr_t size = 0;
   };
   FrameSize frame_sizes[kFrameSlots];
+  uint32_t frame_evictions = 0;  // picks the way a new return address takes in a full set
   bool bounds_read = false;
   uintptr_t stack_low = 0, stack_top = 0;  // the thread's stack; 0, 0: not known
 };
@@ -65,8 +70,33 @@ uint64_t PrefixKey(uint64_t mixed, int frames, uintptr_t cfa) {
   return key != 0 ? key : 1;  // 0 is an empty cache slot
 }
 
-size_t FrameSlot(uintptr_t pc) {
-  return static_cast<size_t>((pc * 0x9e3779b97f4a7c15ull) >> 54) % ThreadStackCache::kFrameSlots;
+// The first slot of the set a return address may take.
+size_t FrameSet(uintptr_t pc) {
+  constexpr size_t kSets = ThreadStackCache::kFrameSlots / ThreadStackCache::kFrameWays;
+  return static_cast<size_t>((pc * 0x9e3779b97f4a7c15ull) >> 54) % kSets *
+         ThreadStackCache::kFrameWays;
+}
+
+// The slot that holds `pc`'s frame size, or nullptr.
+const ThreadStackCache::FrameSize* FindFrameSize(const ThreadStackCache& cache, uintptr_t pc) {
+  const size_t set = FrameSet(pc);
+  for (size_t way = 0; way < ThreadStackCache::kFrameWays; ++way) {
+    if (cache.frame_sizes[set + way].pc == pc) return &cache.frame_sizes[set + way];
+  }
+  return nullptr;
+}
+
+// The slot for `pc`'s frame size: its own, else an empty one of its set, else one taken in
+// turn from the set.
+ThreadStackCache::FrameSize& FrameSizeSlot(ThreadStackCache& cache, uintptr_t pc) {
+  const size_t set = FrameSet(pc);
+  for (size_t way = 0; way < ThreadStackCache::kFrameWays; ++way) {
+    if (cache.frame_sizes[set + way].pc == pc) return cache.frame_sizes[set + way];
+  }
+  for (size_t way = 0; way < ThreadStackCache::kFrameWays; ++way) {
+    if (cache.frame_sizes[set + way].pc == 0) return cache.frame_sizes[set + way];
+  }
+  return cache.frame_sizes[set + cache.frame_evictions++ % ThreadStackCache::kFrameWays];
 }
 
 // Learns the frame sizes a DWARF walk found. `sps[i]`: the stack pointer of frame i at its
@@ -81,7 +111,7 @@ void LearnFrameSizes(const void* const* pcs, const uintptr_t* sps, int n) {
     const bool walkable = sps[i + 1] > sps[i] && sps[i] > cache.stack_low &&
                           sps[i + 1] <= cache.stack_top &&
                           *reinterpret_cast<const uintptr_t*>(sps[i] - sizeof(pc)) == pc;
-    ThreadStackCache::FrameSize& slot = cache.frame_sizes[FrameSlot(pc)];
+    ThreadStackCache::FrameSize& slot = FrameSizeSlot(cache, pc);
     if (slot.pc != pc) {
       slot = {pc, walkable ? size : -1};
     } else if (slot.size != size || !walkable) {
@@ -122,9 +152,9 @@ uint64_t KnownStackWalk(uintptr_t self_cfa, int max, uint64_t generation) {
     const uint64_t key = PrefixKey(mixed, n, sp);
     const ThreadStackCache::Slot& known = cache.slots[key % ThreadStackCache::kSlots];
     if (known.key == key && known.generation == generation) return known.stack_id;
-    const ThreadStackCache::FrameSize& slot = cache.frame_sizes[FrameSlot(pc)];
-    if (slot.pc != pc || slot.size <= 0) return 0;
-    sp += static_cast<uintptr_t>(slot.size);
+    const ThreadStackCache::FrameSize* slot = FindFrameSize(cache, pc);
+    if (slot == nullptr || slot->size <= 0) return 0;
+    sp += static_cast<uintptr_t>(slot->size);
   }
   return 0;
 }
