@@ -69,15 +69,7 @@ TraceModelOptions KernelsAndPmSamplesLoad(const OptionValues&) {
   return load;
 }
 
-TraceModelOptions PmSamplesLoad(const OptionValues&) {
-  TraceModelOptions load;
-  load.keep_events = 0;
-  load.keep_pc_sample_records = false;
-  load.keep_pm_samples = false;
-  return load;
-}
-
-TraceModelOptions PcSamplesLoad(const OptionValues&) {
+TraceModelOptions SamplesReadAgainLoad(const OptionValues&) {
   TraceModelOptions load;
   load.keep_events = 0;
   load.keep_pc_sample_records = false;

@@ -104,12 +104,11 @@ KernelNames KernelNamesOf(const OptionValues& options,
 // samples). The other event tables stay empty (still counted), so memory grows
 // with kernels and samples, not with API calls, copies or NVTX ranges.
 TraceModelOptions KernelsAndPmSamplesLoad(const OptionValues& options);
-// Of occupancy: no event table, no samples; it reads the kernels and the PM samples again one
-// at a time (ForEachEvent, ForEachPmSample) and sorts them through temporary files
-// (pm_sweep.h). Of stalls: the same, PC sample batches without their records; it reads the
-// kernels and the records again (ForEachEvent, ForEachPcRecords). Memory grows with neither.
-TraceModelOptions PmSamplesLoad(const OptionValues& options);
-TraceModelOptions PcSamplesLoad(const OptionValues& options);
+// Of occupancy and stalls: no event table, no samples (PC sample batches without their
+// records). Occupancy reads the kernels and the PM samples again one at a time (ForEachEvent,
+// ForEachPmSample) and sorts them through temporary files (pm_sweep.h); stalls reads the
+// kernels and the PC records again (ForEachEvent, ForEachPcRecords). Memory grows with neither.
+TraceModelOptions SamplesReadAgainLoad(const OptionValues& options);
 
 // What the runner hands an analysis: the trace files (expanded) and, for the kinds that are
 // loaded, the models in the same order.

@@ -42,7 +42,7 @@ AnalysisRow OccupancyAnalysis() {
       "Theoretical occupancy comes from CUDA's occupancy calculator (cuda_occupancy.h) "
       "fed with the\ntrace's device limits and launch configuration; achieved occupancy "
       "from PM samples\n(record with --pm-sampling). See docs/occupancy.md.\n";
-  row.load_options = PmSamplesLoad;
+  row.load_options = SamplesReadAgainLoad;
   row.run = RunOccupancy;
   return row;
 }

@@ -70,7 +70,7 @@ AnalysisRow StallsAnalysis() {
       "samples / selected\nsamples. Source lines need the program built with nvcc -lineinfo "
       "and CUPTI's library on\nthis machine (no GPU needed). See docs/stalls.md.\n";
   row.check = CheckStallsOptions;
-  row.load_options = PcSamplesLoad;
+  row.load_options = SamplesReadAgainLoad;
   row.run = RunStalls;
   return row;
 }

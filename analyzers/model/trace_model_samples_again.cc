@@ -3,6 +3,20 @@
 #include "analyzers/model/trace_model.h"
 
 namespace warpscope {
+namespace {
+
+// A load of `model`'s file that keeps no events or samples of its own, each handed to a sink.
+TraceModelOptions ReadAgainOptions(const TraceModel& model) {
+  TraceModelOptions options;
+  options.keep_events = 0;
+  options.keep_pc_sample_records = false;
+  options.keep_pm_samples = false;
+  options.skip_other_events = true;
+  options.slice = model.slice;
+  return options;
+}
+
+}  // namespace
 
 absl::Status ForEachPcRecords(const TraceModel& model,
                               const std::function<void(const PcSampleBatch&)>& visit) {
@@ -10,13 +24,8 @@ absl::Status ForEachPcRecords(const TraceModel& model,
     for (const PcSampleBatch& batch : model.pc_sample_batches) visit(batch);
     return absl::OkStatus();
   }
-  TraceModelOptions options;
-  options.keep_events = 0;
-  options.keep_pc_sample_records = false;
-  options.keep_pm_samples = false;
+  TraceModelOptions options = ReadAgainOptions(model);
   options.pc_records_sink = visit;
-  options.skip_other_events = true;
-  options.slice = model.slice;
   return TraceModel::Load(model.source_name, options).status();
 }
 
@@ -26,13 +35,8 @@ absl::Status ForEachPmSample(const TraceModel& model,
     for (const PmSample& s : model.pm_samples) visit(s);
     return absl::OkStatus();
   }
-  TraceModelOptions options;
-  options.keep_events = 0;
-  options.keep_pc_sample_records = false;
-  options.keep_pm_samples = false;
+  TraceModelOptions options = ReadAgainOptions(model);
   options.pm_samples_sink = visit;
-  options.skip_other_events = true;
-  options.slice = model.slice;
   absl::StatusOr<TraceModel> again = TraceModel::Load(model.source_name, options);
   if (!again.ok()) return again.status();
   for (const PmSample& s : again->pm_samples) visit(s);  // raw, evaluated on load
