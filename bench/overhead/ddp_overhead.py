@@ -13,7 +13,10 @@ ratio to plain and to the floor. Writes ddp_overhead.json and prints a table.
     python3 bench/overhead/ddp_overhead.py --build .gpu --out OUT [--runs 5] [--steps 60]
         [--modes plain,floor_kernel,floor_kernel_launch,floor,warpscope,warpscope_nostacks,
                  warpscope_kernel_launch,t:KIND+KIND...]
-  t:KINDS is warpscope recording those kinds (-t KINDS, "+" for ",") without stacks.
+  t:KINDS is warpscope recording those kinds (-t KINDS, "+" for ",") without stacks;
+  s:CALLS is warpscope's default kinds with the stacks of those calls only (--stacks CALLS).
+  --deadline-s S: runs not started S seconds after the first are skipped (the table is still
+  printed), so that a device call's time limit keeps what ran.
 
 Each rank's median host time per phase of a step (ddp_job.py's phase_host_ms) is kept per run
 in the JSON, to tell a cost that falls on one rank from one that falls on all.
@@ -26,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 from modes import floor_env, recording_env
 
@@ -37,6 +41,7 @@ ap.add_argument("--steps", type=int, default=60)
 ap.add_argument("--warmup", type=int, default=10)
 ap.add_argument("--model", default="resnet18")
 ap.add_argument("--batch", type=int, default=32, help="per rank (ddp_job.py's --batch)")
+ap.add_argument("--deadline-s", type=float, default=0)
 ap.add_argument("--modes", default="", help="comma list of modes (default: plain, floor_kernel, "
                 "floor, warpscope)")
 args = ap.parse_args()
@@ -67,6 +72,9 @@ for m in modes:  # "t:kernel+launch+sync": warpscope -t kernel,launch,sync --sta
         MODES[m] = lambda run, m=m: recording_env(
             B, f"{tmp}/{m[2:]}{run}_rank%q{{RANK}}.wst", trace=m[2:].replace("+", ","),
             stacks="none")
+    elif m.startswith("s:"):
+        MODES[m] = lambda run, m=m: recording_env(
+            B, f"{tmp}/s{run}_rank%q{{RANK}}.wst", stacks=m[2:].replace("+", ","))
 unknown = [m for m in modes if m not in MODES]
 if unknown:
     sys.exit(f"ddp_overhead: no mode {', '.join(unknown)}; modes: {', '.join(MODES)}")
@@ -102,10 +110,14 @@ def run(mode, i):
 
 
 samples = {m: [] for m in modes}
+started = time.monotonic()
 for i in range(args.runs):
     order = modes[:]
     random.shuffle(order)
     for mode in order:
+        if args.deadline_s and time.monotonic() - started > args.deadline_s:
+            print(f"run {i} {mode}: skipped (deadline)", flush=True)
+            continue
         ms = run(mode, i)
         if ms is not None:
             samples[mode].append(ms)
@@ -125,3 +137,15 @@ for m in modes:
     print(f"{m:<24} {median[m]:>14.2f} {median[m] / plain if plain else float('nan'):>8.3f} "
           f"{median[m] / floor if floor else float('nan'):>8.3f}  "
           + " ".join(f"{v:.2f}" for v in sorted(samples[m])))
+print(f"\n{'mode':<24} host ms a step per phase, median over runs (rank 0 / rank 1 / ...)")
+for m in modes:
+    if not phases[m]:
+        continue
+    names = sorted({p for run_ in phases[m] for r in run_.values() for p in r})
+    cells = []
+    for p in names:
+        per_rank = sorted({r for run_ in phases[m] for r in run_})
+        vals = [statistics.median([run_[r][p] for run_ in phases[m] if p in run_.get(r, {})])
+                for r in per_rank]
+        cells.append(f"{p} " + "/".join(f"{v:.2f}" for v in vals))
+    print(f"{m:<24} " + "  ".join(cells))

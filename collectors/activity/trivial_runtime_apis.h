@@ -12,7 +12,7 @@
 
 namespace warpscope {
 
-inline constexpr std::array<uint32_t, 25> kTrivialRuntimeApis = {
+inline constexpr std::array<uint32_t, 35> kTrivialRuntimeApis = {
     CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
@@ -38,6 +38,18 @@ inline constexpr std::array<uint32_t, 25> kTrivialRuntimeApis = {
     CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetDevice_v12080,
     CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetDevice_ptsz_v12080,
     CUPTI_RUNTIME_TRACE_CBID_cudaGetSymbolAddress_v3020,
+    // Error texts and topology queries: c10's checks and NCCL's set-up call them by the
+    // thousand in a data-parallel job (8,844 error strings in a 40-step DDP run).
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetErrorString_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetErrorName_v6050,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetPCIBusId_v4010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceCanAccessPeer_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v12080,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPoint_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPoint_ptsz_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPointByVersion_v12050,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPointByVersion_ptsz_v12050,
 };
 
 }  // namespace warpscope
