@@ -3,7 +3,8 @@
 // but count: CUPTI's own cost, which no CUPTI-based tracer can go below.
 //   WS_FLOOR_KINDS  comma-separated, default kernel,runtime,memory,nvtx,sync (the activity
 //                   kinds warpscope recorded per API call). Context and device records always.
-//     kernel, runtime, memory, nvtx, sync, internal: activity kinds (internal: kernel
+//     kernel, runtime, memory, nvtx, sync, alloc, internal: activity kinds (alloc: MEMORY2
+//       and MEMORY_POOL, as warpscope's `alloc` kind enables; internal: kernel
 //       launches made outside any public API call, CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API);
 //     launch: a CUPTI callback on every runtime and driver kernel-launch and graph-launch
 //       function that takes a timestamp at enter and exit into a thread_local: the least a
@@ -178,6 +179,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
       {"runtime", {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_RUNTIME}},
       {"nvtx", {CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA}},
       {"sync", {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION}},
+      {"alloc", {CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MEMORY_POOL}},
       {"internal",
        {CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API, CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API}}};
   const char* env = std::getenv("WS_FLOOR_KINDS");

@@ -14,7 +14,14 @@ ratio to plain and to the floor. Writes ddp_overhead.json and prints a table.
         [--modes plain,floor_kernel,floor_kernel_launch,floor,warpscope,warpscope_nostacks,
                  warpscope_kernel_launch,t:KIND+KIND...]
   t:KINDS is warpscope recording those kinds (-t KINDS, "+" for ",") without stacks;
+  f:KINDS is CUPTI's floor with those kinds (WS_FLOOR_KINDS, bench/overhead/cupti_floor.cc);
   s:CALLS is warpscope's default kinds with the stacks of those calls only (--stacks CALLS).
+  --pairs N [--phase-steps K]: each process measures itself instead (ddp_job.py --pairs): N
+  pairs of phases of K steps, recording off in one and on in the other (warpscope with
+  -c cudaProfilerApi --capture-range-end repeat, the floor with WS_FLOOR_TOGGLE=1); a mode's
+  figure is the slowest rank's median paired difference, ms a step. Within a process this
+  resolves what differences across processes do not; what a switched-off recorder still
+  costs (CUPTI attached, callbacks dispatched) is not in it.
   --deadline-s S: runs not started S seconds after the first are skipped (the table is still
   printed), so that a device call's time limit keeps what ran.
 
@@ -42,6 +49,8 @@ ap.add_argument("--warmup", type=int, default=10)
 ap.add_argument("--model", default="resnet18")
 ap.add_argument("--batch", type=int, default=32, help="per rank (ddp_job.py's --batch)")
 ap.add_argument("--deadline-s", type=float, default=0)
+ap.add_argument("--pairs", type=int, default=0)
+ap.add_argument("--phase-steps", type=int, default=8)
 ap.add_argument("--modes", default="", help="comma list of modes (default: plain, floor_kernel, "
                 "floor, warpscope)")
 args = ap.parse_args()
@@ -72,6 +81,8 @@ for m in modes:  # "t:kernel+launch+sync": warpscope -t kernel,launch,sync --sta
         MODES[m] = lambda run, m=m: recording_env(
             B, f"{tmp}/{m[2:]}{run}_rank%q{{RANK}}.wst", trace=m[2:].replace("+", ","),
             stacks="none")
+    elif m.startswith("f:"):
+        MODES[m] = lambda run, m=m: floor_env(B, kinds=m[2:].replace("+", ","))
     elif m.startswith("s:"):
         MODES[m] = lambda run, m=m: recording_env(
             B, f"{tmp}/s{run}_rank%q{{RANK}}.wst", stacks=m[2:].replace("+", ","))
@@ -95,16 +106,31 @@ def rank_lines(stdout):
     return found
 
 
+offs = {m: [] for m in modes}  # --pairs: per run, the slowest rank's median step off
+
+
 def run(mode, i):
     env = dict(os.environ)
     env.update(MODES[mode](i))
     cmd = ["torchrun", "--standalone", "--nproc_per_node", str(gpus), job, "--model", args.model,
            "--steps", str(args.steps), "--warmup", str(args.warmup), "--batch", str(args.batch)]
+    if args.pairs:
+        cmd += ["--pairs", str(args.pairs), "--phase-steps", str(args.phase_steps),
+                "--pair-seed", str(i)]
+        if "LD_PRELOAD" in env:
+            env.update({"WARPSCOPE_CAPTURE_RANGE": "cudaProfilerApi",
+                        "WARPSCOPE_CAPTURE_RANGE_END": "repeat"})
+        elif "CUDA_INJECTION64_PATH" in env:
+            env["WS_FLOOR_TOGGLE"] = "1"
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     ranks = rank_lines(p.stdout)
     if p.returncode != 0 or len(ranks) != gpus:
         print(f"{mode} run {i} failed rc={p.returncode}:\n{p.stderr[-2000:]}", file=sys.stderr)
         return None
+    if args.pairs:
+        slowest = max(ranks, key=lambda r: r["added_median_ms"])
+        offs[mode].append(statistics.median(slowest["off_ms"]))
+        return slowest["added_median_ms"]
     phases[mode].append({r["rank"]: r.get("phase_host_ms", {}) for r in ranks})
     return max(r["loop_ns"] for r in ranks) / ranks[0]["timed_steps"] / 1e6
 
@@ -124,11 +150,19 @@ for i in range(args.runs):
         print(f"run {i} {mode}: {ms}", flush=True)
 
 median = {m: statistics.median(v) for m, v in samples.items() if v}
-report = {"gpus": gpus, "model": args.model, "batch": args.batch, "steps": args.steps, "warmup": args.warmup,
+report = {"pairs": args.pairs, "phase_steps": args.phase_steps, "off_ms": offs, "gpus": gpus, "model": args.model, "batch": args.batch, "steps": args.steps, "warmup": args.warmup,
           "runs": args.runs, "ms_per_step": samples, "median_ms_per_step": median,
           "phase_host_ms": phases}
 with open(os.path.join(args.out, "ddp_overhead.json"), "w") as f:
     json.dump(report, f, indent=1)
+if args.pairs:
+    print(f"{'mode':<24} {'on - off ms/step':>16} {'off ms/step':>12} {'x off':>6}  runs (on - off)")
+    for m in modes:
+        if m in median:
+            off = statistics.median(offs[m])
+            print(f"{m:<24} {median[m]:>+16.3f} {off:>12.2f} {(off + median[m]) / off:>6.3f}  "
+                  + " ".join(f"{v:+.3f}" for v in sorted(samples[m])))
+    sys.exit(0)
 print(f"{'mode':<24} {'median ms/step':>14} {'x plain':>8} {'x floor':>8}  runs")
 for m in modes:
     if m not in median:

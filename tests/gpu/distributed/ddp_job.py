@@ -14,6 +14,11 @@ GPU, NVTX ranges per step (`step_N` holding `data_load`, `forward`, `backward`,
                                 fsdp: FullyShardedDataParallel (AllGather + ReduceScatter);
                                 gather: explicit all_gather_into_tensor + reduce_scatter_tensor
 
+--pairs N --phase-steps K     (for bench/overhead/ddp_overhead.py) after the warm-up, N pairs of
+                                phases of K steps, recording switched off in one and on in the
+                                other (cudaProfilerStop/Start; the order within a pair drawn from
+                                --pair-seed, the same on every rank), in place of the timed steps
+
 Each step reads its loss (`.item()`, as training loops do to log it; --no-sync leaves it out).
 Every rank prints one JSON line at the end: its rank, steps, the planted delay and the wall
 time of the timed steps, and the median host time of each phase of a timed step
@@ -93,6 +98,36 @@ def explicit_collectives(model, world):
     return before_forward, after_backward
 
 
+def paired_phases(args, step, rank, world):
+    """--pairs: phases of --phase-steps steps, recording off in one of each pair and on in the
+    other; prints the rank's median step time off and on, and the median of the pairs'
+    differences. A phase's first step, which the switch itself may slow, is not counted."""
+    import random
+    order = random.Random(args.pair_seed)
+    n = args.warmup
+    medians = {"off": [], "on": []}
+    for _ in range(args.pairs):
+        pair = ["off", "on"]
+        order.shuffle(pair)
+        for state in pair:
+            (torch.cuda.profiler.start if state == "on" else torch.cuda.profiler.stop)()
+            times = []
+            for k in range(args.phase_steps):
+                t0 = time.perf_counter_ns()
+                step(n)
+                n += 1
+                if k > 0:
+                    times.append(time.perf_counter_ns() - t0)
+            medians[state].append(statistics.median(times) / 1e6)
+    torch.cuda.profiler.stop()
+    torch.cuda.synchronize()
+    added = [on - off for on, off in zip(medians["on"], medians["off"])]
+    line = json.dumps({"rank": rank, "world": world, "pairs": args.pairs,
+                       "phase_steps": args.phase_steps, "off_ms": medians["off"],
+                       "on_ms": medians["on"], "added_median_ms": statistics.median(added)})
+    os.write(1, (line + "\n").encode())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="resnet18", choices=["resnet18", "mlp"])
@@ -107,6 +142,9 @@ def main():
     parser.add_argument("--slow-ms", type=float, default=40.0)
     parser.add_argument("--kill-rank", type=int, default=-1)
     parser.add_argument("--kill-step", type=int, default=10)
+    parser.add_argument("--pairs", type=int, default=0)
+    parser.add_argument("--phase-steps", type=int, default=8)
+    parser.add_argument("--pair-seed", type=int, default=0)
     parser.add_argument("--no-sync", action="store_true",
                         help="do not read the loss each step (the host may then run ahead of "
                              "the GPU and absorb a host stall)")
@@ -178,6 +216,10 @@ def main():
         step(n)
     torch.cuda.synchronize()
     dist.barrier()
+    if args.pairs:
+        paired_phases(args, step, rank, world)
+        dist.destroy_process_group()
+        return
     start = time.perf_counter_ns()
     for n in range(args.warmup, args.warmup + args.steps):
         if rank == args.kill_rank and n == args.kill_step:

@@ -59,6 +59,12 @@ for mode in fork atexit del daemon; do
   rec "$res/hostile_$mode.wst" timeout 120 python3 "$here/tests/gpu/stacks/hostile_stacks.py" "$mode" >"$res/hostile_$mode.log" 2>&1
   rc=$?
   [[ $rc == "$plain" ]] && v=PASS || v=FAIL
+  # The daemon thread races the interpreter's teardown: PyTorch itself ends such a program
+  # either with its own status (7) or in std::terminate (134), plain or recorded. Either is
+  # the program's; anything else (a crash of warpscope's) is not.
+  if [[ $mode == daemon && $v == FAIL && " 7 134 " == *" $rc "* && " 7 134 " == *" $plain "* ]]; then
+    v=PASS
+  fi
   say "$v hostile_$mode plain=$plain warpscope=$rc $(tail -2 "$res/hostile_$mode.log" | tr '\n' ' ' | cut -c1-200)"
 done
 WARPSCOPE_STACKS=none rec "$res/stacks_none.wst" timeout 300 python3 "$here/tests/gpu/stacks/sync_sites.py" --rounds 2 >"$res/stacks_none.log" 2>&1
