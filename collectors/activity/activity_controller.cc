@@ -38,9 +38,10 @@ constexpr size_t kMaxPooledBuffers = 4;
 // so the fault-in happens here instead.
 constexpr size_t kSpareBuffers = 2;
 
-// The kinds a capture window turns on and off, in the order they are enabled. `runtime`:
-// whether RUNTIME records are among them (not when the launch log records those calls).
-std::vector<ActivityKind> WindowKinds(const ActivityOptions& o, bool runtime) {
+// The kinds a capture window turns on and off, in the order they are enabled. `runtime` and
+// `sync`: whether RUNTIME and SYNCHRONIZATION records are among them (not when the launch log
+// records those calls).
+std::vector<ActivityKind> WindowKinds(const ActivityOptions& o, bool runtime, bool sync) {
   const TraceKinds& k = o.kinds;
   std::vector<ActivityKind> kinds;
   if (k.kernel && !o.kernels_always_on) kinds.push_back(ActivityKind::kConcurrentKernel);
@@ -60,7 +61,7 @@ std::vector<ActivityKind> WindowKinds(const ActivityOptions& o, bool runtime) {
     kinds.push_back(ActivityKind::kMarker);  // MARKER before MARKER_DATA
     kinds.push_back(ActivityKind::kMarkerData);
   }
-  if (k.sync) kinds.push_back(ActivityKind::kSynchronization);
+  if (k.sync && sync) kinds.push_back(ActivityKind::kSynchronization);
   if (k.overhead) kinds.push_back(ActivityKind::kOverhead);
   if (k.graph) kinds.push_back(ActivityKind::kGraphTrace);
   return kinds;
@@ -150,7 +151,8 @@ bool ActivityController::SetEnabled(bool enabled, std::string* error) {
   // Disabling covers every kind, so that a kind enabled before the launch log took the
   // runtime calls over is turned off too.
   const bool runtime_records = !enabled || !runtime_calls_elsewhere_.load();
-  for (ActivityKind kind : WindowKinds(options_, runtime_records)) {
+  const bool sync_records = !enabled || !sync_calls_elsewhere_.load();
+  for (ActivityKind kind : WindowKinds(options_, runtime_records, sync_records)) {
     const uint64_t start = enabled ? api_.Now() : 0;
     ok = SetKindEnabled(kind, enabled, error) && ok;
     if (enabled) times.push_back({kind, api_.Now() - start});
@@ -186,6 +188,8 @@ std::vector<KindEnableTime> ActivityController::last_enable_times() const {
 void ActivityController::SetLaunchCallsElsewhere(bool on) { launch_calls_elsewhere_.store(on); }
 
 void ActivityController::SetRuntimeCallsElsewhere(bool on) { runtime_calls_elsewhere_.store(on); }
+
+void ActivityController::SetSyncCallsElsewhere(bool on) { sync_calls_elsewhere_.store(on); }
 
 void ActivityController::LeaveOutRuntimeLaunchApis() {
   // A CUPTI that refuses leaves the translator to drop the records: the same trace, at

@@ -84,6 +84,9 @@ class ActivityController final : public ActivityBufferHandler {
   // Every other runtime API call is recorded elsewhere too (the launch log): from the next
   // SetEnabled(true) on, RUNTIME activity is not enabled at all.
   void SetRuntimeCallsElsewhere(bool on);
+  // Synchronize calls are logged from callbacks (SetSyncCallsFromCallbacks): SYNCHRONIZATION
+  // records are not enabled from the next window on.
+  void SetSyncCallsElsewhere(bool on);
   // The time Init spent on attach_early (0 without it).
   uint64_t early_attach_ns() const { return early_attach_ns_; }
   // FlushAll(0) or FlushAll(forced); then moves the dropped-record count to the trace. While
@@ -133,6 +136,7 @@ class ActivityController final : public ActivityBufferHandler {
   std::atomic<bool> runtime_api_selection_works_{true};  // cuptiActivityEnableRuntimeApi
   std::atomic<bool> launch_calls_elsewhere_{false};
   std::atomic<bool> runtime_calls_elsewhere_{false};
+  std::atomic<bool> sync_calls_elsewhere_{false};
   uint64_t early_attach_ns_ = 0;
   mutable std::mutex enable_times_mu_;
   std::vector<KindEnableTime> enable_times_;

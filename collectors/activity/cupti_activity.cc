@@ -160,6 +160,8 @@ void SetLaunchCallsFromCallbacks(bool on) { Controller().SetLaunchCallsElsewhere
 
 void SetRuntimeCallsFromCallbacks(bool on) { Controller().SetRuntimeCallsElsewhere(on); }
 
+void SetSyncCallsFromCallbacks(bool on) { Controller().SetSyncCallsElsewhere(on); }
+
 uint64_t TraceClockNs() {
   if (g_monotonic.load(std::memory_order_relaxed)) return MonotonicNs();
   uint64_t ts = 0;

@@ -25,6 +25,9 @@ void SetLaunchCallsFromCallbacks(bool on);
 // Every other runtime API call but the trivial queries is recorded by the launch log too: no
 // RUNTIME activity is enabled from the next window on.
 void SetRuntimeCallsFromCallbacks(bool on);
+// Every synchronize call of either API is recorded by the launch log too: no SYNCHRONIZATION
+// activity is enabled from the next window on.
+void SetSyncCallsFromCallbacks(bool on);
 
 // The activity collector (CollectorStage::kRequired) over the process's one
 // ActivityController: Init at start, the configured kinds on and off at capture window edges,

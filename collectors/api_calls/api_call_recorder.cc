@@ -71,6 +71,7 @@ bool ApiCallRecorder::Wants(bool runtime, uint32_t callback_id, std::string_view
   const StackCallKind kind = StackCallKindOf(function);
   if (kind == StackCallKind::kLaunch && options_.launch_calls) return true;
   if (kind == StackCallKind::kAlloc && options_.alloc_calls) return true;
+  if (kind == StackCallKind::kSync && options_.sync_calls) return true;
   if (options_.runtime_calls && IsRuntimeCallWritten(runtime, callback_id, options_.filter_trivial))
     return true;
   return stacks_ != nullptr && options_.stacks.Wants(kind);
@@ -135,8 +136,10 @@ void ApiCallRecorder::OnEnter(const ApiCallSite& call) {
     p.write_call = call.runtime ? options_.launch_calls || options_.runtime_calls
                                 : options_.launch_calls && !options_.driver_activity;
   } else {
-    p.write_call = options_.runtime_calls &&
-                   IsRuntimeCallWritten(call.runtime, call.callback_id, options_.filter_trivial);
+    p.write_call = (info.kind == StackCallKind::kSync && options_.sync_calls &&
+                    !(call.runtime ? options_.runtime_activity : options_.driver_activity)) ||
+                   (options_.runtime_calls &&
+                    IsRuntimeCallWritten(call.runtime, call.callback_id, options_.filter_trivial));
   }
   p.stack_id = WantsStack(info.kind) ? TakeStack(info.kind) : 0;
   if (!p.write_call && p.stack_id == 0) return;

@@ -34,11 +34,19 @@ struct ApiCallRecorderOptions {
   // (IsTrivialRuntimeApi), launches included: trace kind `runtime`, recorded from callbacks
   // instead of CUPTI's RUNTIME activity records.
   bool runtime_calls = false;
+  // Write an ApiCallEvent for every synchronize call of either API (cudaStreamSynchronize,
+  // cuCtxSynchronize, ... : StackCallKind::kSync): trace kind `sync`, recorded from callbacks
+  // instead of CUPTI's SYNCHRONIZATION activity records. A driver call made inside a runtime
+  // call is not sent (cupti_callbacks.cc), so each wait is written once.
+  bool sync_calls = false;
   // Leave the trivial queries out of runtime_calls (WARPSCOPE_API_FILTER, on by default).
   bool filter_trivial = true;
   // CUPTI's DRIVER activity records every driver call (`-t driver`): driver launch calls are
   // then left to it, so that none is written twice.
   bool driver_activity = false;
+  // CUPTI's RUNTIME activity records every runtime call (`-t runtime` where its callbacks could
+  // not all be enabled): runtime synchronize calls are then left to it, likewise.
+  bool runtime_activity = false;
   // Trace kind `alloc`: the allocation, free and map functions' callbacks are on; failed
   // requests and VMM maps and unmaps are written as MemoryEvents (MemoryCallLog).
   bool alloc_calls = false;

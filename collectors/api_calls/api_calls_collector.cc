@@ -2,10 +2,11 @@
 //
 // Lifecycle: session start → the stack settings and the trace kinds → the subscriber enables
 // the callbacks of every launch function, of every other runtime function but the trivial
-// queries (trace kind `runtime`), and of the syncs and copies whose stack is wanted, and sends
-// their calls here; when every launch callback is on, the activity collector leaves runtime
-// launch calls out of its records, and when every runtime callback is on, it records no
-// RUNTIME activity at all → capture windows switch logging on and off → each
+// queries (trace kind `runtime`), of every synchronize function of both APIs (trace kind
+// `sync`), and of the syncs and copies whose stack is wanted, and sends their calls here; when
+// every launch callback is on, the activity collector leaves runtime launch calls out of its
+// records, when every runtime callback is on, it records no RUNTIME activity at all, and when
+// every synchronize callback is on, no SYNCHRONIZATION activity → capture windows switch logging on and off → each
 // call: ApiCallRecorder::OnEnter/OnExit on the calling thread → at each flush (and when a
 // window closes, before the next window's file) the log is drained into the trace → shutdown:
 // the last drain, counters, a notice when Python was there but could not be read.
@@ -46,6 +47,52 @@ class WriterStackSink final : public StackSink {
   TraceWriter& writer_;
 };
 
+// Turns on the callbacks of the calls the log writes in place of CUPTI's activity records:
+// the launch functions first, on their own (only when every one of them is on may the log
+// write launch calls and the activity records leave them out; otherwise the activity records
+// keep them, runtime API with -t runtime, driver API with -t driver, and the log writes none,
+// so that no launch is written twice); then every other runtime function but the trivial
+// queries; then the synchronize functions of both APIs, whose SYNCHRONIZATION records cost a
+// data-parallel job's steps more than their callbacks do (docs/record.md). A set whose
+// callbacks cannot all be enabled is left to CUPTI's activity records, at their higher cost
+// per call.
+void EnableCallsFromCallbacks(ApiCallObserver* observer, SessionServices& services,
+                              ApiCallRecorderOptions* options) {
+  struct CallSet {
+    bool* on;
+    CuptiCallbacks::ApiSelector wants;
+    const char* refused;
+  };
+  const bool filter = options->filter_trivial;
+  const CallSet sets[] = {
+      {&options->launch_calls,
+       [](bool, uint32_t, std::string_view f) {
+         return StackCallKindOf(f) == StackCallKind::kLaunch;
+       },
+       "warpscope: a kernel launch function's callback could not be enabled; launch calls are "
+       "recorded only as CUPTI's runtime API records (-t runtime) and driver API records (-t "
+       "driver)"},
+      {&options->runtime_calls,
+       [filter](bool runtime, uint32_t id, std::string_view) {
+         return ApiCallRecorder::IsRuntimeCallWritten(runtime, id, filter);
+       },
+       "warpscope: a runtime API function's callback could not be enabled; runtime API calls "
+       "are recorded as CUPTI's activity records instead"},
+      {&options->sync_calls,
+       [](bool, uint32_t, std::string_view f) {
+         return StackCallKindOf(f) == StackCallKind::kSync;
+       },
+       "warpscope: a synchronize function's callback could not be enabled; synchronizations "
+       "are recorded as CUPTI's activity records instead"},
+  };
+  for (const CallSet& set : sets) {
+    if (*set.on && !CuptiCallbacks::SetApiCallObserver(observer, set.wants)) {
+      *set.on = false;
+      services.Report(Severity::kInfo, "api_calls", set.refused);
+    }
+  }
+}
+
 class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
  public:
   std::string_view name() const override { return "api_calls"; }
@@ -64,49 +111,22 @@ class ApiCallsCollector final : public SessionListener, public ApiCallObserver {
       options.stacks.syncs = options.stacks.copies = options.stacks.launches = false;
     }
     options.runtime_calls = kinds.runtime;
+    options.sync_calls = kinds.sync;
     options.alloc_calls = kinds.alloc;
     options.stacks.allocs = options.stacks.allocs && kinds.alloc;
     if (services.options().live_blocks) options.live_blocks = &ProcessLiveBlocks();
     options.on_out_of_memory = &OutOfMemory;
     g_services.store(&services, std::memory_order_release);
     options.filter_trivial = services.activity_options().filter_trivial_api;
-    if (!options.launch_calls && !options.runtime_calls && !options.alloc_calls &&
-        !options.stacks.any()) {
+    if (!options.launch_calls && !options.runtime_calls && !options.sync_calls &&
+        !options.alloc_calls && !options.stacks.any()) {
       return true;
     }
-    // The launch functions' callbacks first, on their own: only when every one of them is on
-    // may the log write launch calls and the activity records leave them out. Otherwise the
-    // activity records keep them (runtime API with -t runtime, driver API with -t driver) and
-    // the log writes none, so that no launch is written twice.
-    if (options.launch_calls) {
-      const bool all_on =
-          CuptiCallbacks::SetApiCallObserver(this, [](bool, uint32_t, std::string_view f) {
-            return StackCallKindOf(f) == StackCallKind::kLaunch;
-          });
-      if (!all_on) {
-        options.launch_calls = false;
-        services.Report(Severity::kInfo, "api_calls",
-                        "warpscope: a kernel launch function's callback could not be enabled; "
-                        "launch calls are recorded only as CUPTI's runtime API records (-t "
-                        "runtime) and driver API records (-t driver)");
-      }
-    }
-    // Then the other runtime functions', likewise: when one cannot be enabled, CUPTI's
-    // RUNTIME activity records them all instead, at its higher cost per call.
-    if (options.runtime_calls) {
-      const bool all_on = CuptiCallbacks::SetApiCallObserver(
-          this, [filter = options.filter_trivial](bool runtime, uint32_t id, std::string_view) {
-            return ApiCallRecorder::IsRuntimeCallWritten(runtime, id, filter);
-          });
-      if (!all_on) {
-        options.runtime_calls = false;
-        services.Report(Severity::kInfo, "api_calls",
-                        "warpscope: a runtime API function's callback could not be enabled; "
-                        "runtime API calls are recorded as CUPTI's activity records instead");
-      }
-    }
+    EnableCallsFromCallbacks(this, services, &options);
+    options.runtime_activity = kinds.runtime && !options.runtime_calls;
     SetLaunchCallsFromCallbacks(options.launch_calls);
     SetRuntimeCallsFromCallbacks(options.runtime_calls);
+    SetSyncCallsFromCallbacks(options.sync_calls);
     TraceWriter& writer = services.writer();
     if (options.stacks.any()) {
       stack_sink_ = std::make_unique<WriterStackSink>(writer);

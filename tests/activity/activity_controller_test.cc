@@ -222,6 +222,24 @@ TEST_F(ActivityControllerTest, RuntimeCallsLeftToTheLaunchLog) {
   EXPECT_TRUE(CloseAndLoad().api_calls.empty());
 }
 
+// Trace kind `sync` from the launch log: no SYNCHRONIZATION activity is enabled from the next
+// window on, and a window opened before the hand-over is still closed whole.
+TEST_F(ActivityControllerTest, SyncRecordsLeftToTheLaunchLog) {
+  Init(Options());
+  OpenWindow();
+  EXPECT_THAT(fake_.calls, Contains("enable 38"));  // SYNCHRONIZATION, before the hand-over
+  controller_.SetSyncCallsElsewhere(true);
+  std::string error;
+  EXPECT_TRUE(controller_.SetEnabled(false, &error));
+  EXPECT_THAT(fake_.calls, Contains("disable 38"));
+  fake_.calls.clear();
+  EXPECT_TRUE(controller_.SetEnabled(true, &error));
+  EXPECT_THAT(fake_.calls, Not(Contains("enable 38")));
+  EXPECT_THAT(fake_.calls, Contains("enable 10"));  // the kernels still
+  EXPECT_TRUE(controller_.SetEnabled(false, &error));
+  EXPECT_THAT(fake_.calls, Contains("disable 38"));  // closing covers every kind
+}
+
 TEST_F(ActivityControllerTest, LaunchRecordsCuptiMakesAnywayAreNotWrittenTwice) {
   fake_.fail["runtime_api"] = 1;  // CUPTI records every runtime call whatever it is told
   Init(Options());

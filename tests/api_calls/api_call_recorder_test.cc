@@ -193,6 +193,46 @@ TEST(ApiCallRecorder, DriverLaunchesLeftToDriverActivity) {
   EXPECT_EQ(h.sink.apis[0].correlation_id, 2u);
 }
 
+// Trace kind `sync` from callbacks: every synchronize call of both APIs is written, with or
+// without `runtime`, and nothing else; one that activity records already hold is not.
+TEST(ApiCallRecorder, SyncCallsOfBothApisWritten) {
+  ApiCallRecorderOptions o = LaunchesOnly();
+  o.launch_calls = false;
+  o.sync_calls = true;
+  Harness h(o);
+  EXPECT_TRUE(h.recorder.Wants(true, 131, "cudaStreamSynchronize_v3020"));
+  EXPECT_TRUE(h.recorder.Wants(true, 165, "cudaDeviceSynchronize_v3020"));
+  EXPECT_TRUE(h.recorder.Wants(false, 126, "cuStreamSynchronize"));
+  EXPECT_TRUE(h.recorder.Wants(false, 440, "cuStreamSynchronize_ptsz"));
+  EXPECT_TRUE(h.recorder.Wants(false, 17, "cuCtxSynchronize"));
+  EXPECT_FALSE(h.recorder.Wants(true, 20, "cudaMalloc_v3020"));
+  EXPECT_FALSE(h.recorder.Wants(true, 147, "cudaStreamWaitEvent_v3020"));
+  EXPECT_FALSE(h.recorder.Wants(false, 307, "cuLaunchKernel"));
+  h.recorder.SetRecording(true);
+  h.Call(true, 131, "cudaStreamSynchronize_v3020", 1);
+  h.Call(true, 20, "cudaMalloc_v3020", 2);  // enabled for another reason: not written
+  h.Call(false, 17, "cuCtxSynchronize", 3);
+  h.Call(false, 440, "cuStreamSynchronize_ptsz", 4);
+  h.recorder.Drain(h.sink);
+  ASSERT_EQ(h.sink.apis.size(), 3u);
+  EXPECT_EQ(h.Name(h.sink.apis[0].name_id), "cudaStreamSynchronize");
+  EXPECT_EQ(h.sink.apis[0].domain, ApiDomain::kRuntime);
+  EXPECT_EQ(h.Name(h.sink.apis[1].name_id), "cuCtxSynchronize");
+  EXPECT_EQ(h.sink.apis[1].domain, ApiDomain::kDriver);
+  EXPECT_EQ(h.sink.apis[1].correlation_id, 3u);
+  EXPECT_EQ(h.sink.apis[2].correlation_id, 4u);
+  EXPECT_LT(h.sink.apis[2].start_ns, h.sink.apis[2].end_ns);
+
+  o.driver_activity = true;  // -t driver: CUPTI's DRIVER records hold the driver's syncs
+  o.runtime_activity = true;  // CUPTI's RUNTIME records, the runtime's
+  Harness left(o);
+  left.recorder.SetRecording(true);
+  left.Call(true, 131, "cudaStreamSynchronize_v3020", 1);
+  left.Call(false, 17, "cuCtxSynchronize", 2);
+  left.recorder.Drain(left.sink);
+  EXPECT_TRUE(left.sink.apis.empty());
+}
+
 TEST(ApiCallRecorder, StacksOfSyncsCopiesAndLaunches) {
   ApiCallRecorderOptions o;  // launches and the default stacks: syncs, copies, launches
   o.stacks.launch_every = 1;
