@@ -93,7 +93,7 @@ class TailReportBuilder {
   const ResidentWarpLimit& LimitOf(uint32_t kind) const { return kinds_[kind].limit; }
   // The curve of a launch of a selected kind; curve.kernel_index is its place in the trace.
   void AddCurve(uint32_t kind, ActiveWarpCurve curve);
-  // The summaries, finished and ranked; the curves kept, in the trace's order.
+  // The summaries, finished and ranked; the curves kept, in the trace's order. Once, last.
   TailReport Finish(std::string problem);
 
  private:
