@@ -62,13 +62,6 @@ AnalysisOption LiteralRangesOption() {
           "NVTX ranges by their names as written (step_12, not step_<N>)", ""};
 }
 
-TraceModelOptions KernelsAndPmSamplesLoad(const OptionValues&) {
-  TraceModelOptions load;
-  load.keep_events = EventKindBit(EventKind::kKernel);
-  load.keep_pc_sample_records = false;
-  return load;
-}
-
 TraceModelOptions SamplesReadAgainLoad(const OptionValues&) {
   TraceModelOptions load;
   load.keep_events = 0;

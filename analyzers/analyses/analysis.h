@@ -100,14 +100,11 @@ KernelNames KernelNamesOf(const OptionValues& options,
                           const std::vector<const TraceModel*>& traces,
                           const std::vector<std::string_view>& more = {});
 
-// Load options of the analyses that read kernels and samples alone (tail: kernels and PM
-// samples). The other event tables stay empty (still counted), so memory grows
-// with kernels and samples, not with API calls, copies or NVTX ranges.
-TraceModelOptions KernelsAndPmSamplesLoad(const OptionValues& options);
-// Of occupancy and stalls: no event table, no samples (PC sample batches without their
-// records). Occupancy reads the kernels and the PM samples again one at a time (ForEachEvent,
-// ForEachPmSample) and sorts them through temporary files (pm_sweep.h); stalls reads the
-// kernels and the PC records again (ForEachEvent, ForEachPcRecords). Memory grows with neither.
+// Of occupancy, tail and stalls: no event table, no samples (PC sample batches without their
+// records). Occupancy and tail read the kernels and the PM samples again one at a time
+// (ForEachEvent, ForEachPmSample) and sort them through temporary files (pm_sweep.h); stalls
+// reads the kernels and the PC records again (ForEachEvent, ForEachPcRecords). Memory grows
+// with neither.
 TraceModelOptions SamplesReadAgainLoad(const OptionValues& options);
 
 // What the runner hands an analysis: the trace files (expanded) and, for the kinds that are

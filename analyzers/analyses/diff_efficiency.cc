@@ -6,7 +6,7 @@
 #include <cmath>
 #include <utility>
 
-#include "analyzers/measures/active_warps.h"
+#include "analyzers/measures/tail_summary.h"
 #include "analyzers/measures/ns_from_double.h"
 #include "analyzers/analyses/occupancy.h"
 

@@ -2,8 +2,9 @@
 #include "analyzers/analyses/tail.h"
 
 #include <cmath>
-#include <map>
+#include <functional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -77,8 +78,7 @@ Table SummaryTable(const TailReport& report, const KernelNames& names, bool text
   return t;
 }
 
-Table InstanceTable(const TailReport& report, const PmInputs& in, const KernelNames& names,
-                    bool text) {
+Table InstanceTable(const TailReport& report, const KernelNames& names, bool text) {
   const CellKind time = text ? CellKind::kString : CellKind::kInt;  // "1.20 ms" or ns
   Table t({{"kernel", false, CellKind::kString},
            {text ? "start_us" : "start_ns", true, text ? CellKind::kReal : CellKind::kInt},
@@ -104,7 +104,7 @@ Table InstanceTable(const TailReport& report, const PmInputs& in, const KernelNa
     const bool any = !c.segments.empty();
     Cell verdict = c.verdict;
     if (text) verdict = c.verdict.empty() ? "-" : "material";
-    t.AddRow({names.Show(in.kernels[c.kernel_index].name, text),
+    t.AddRow({names.Show(report.summaries[c.summary].name, text),
               text ? Cell(c.start_ns / 1e3, 3) : Cell(c.start_ns), Duration(c.duration_ns, text),
               c.samples, c.shared_samples,
               has ? Level(c.steady, text, c.levels_from_shared) : Cell(),
@@ -179,8 +179,8 @@ std::vector<std::string> VerdictNotes(const TailReport& report, const KernelName
 
 // The text form: the per-name table, verdicts and footnotes below it, then (with instances) the
 // per-launch table.
-void AddTailText(const TailReport& report, const PmInputs& in, bool instances,
-                 const KernelNames& names, Report& out) {
+void AddTailText(const TailReport& report, bool instances, const KernelNames& names,
+                 Report& out) {
   if (!report.problem.empty()) out.text = {"warpscope: " + report.problem, ""};
   if (report.summaries.empty()) {
     out.text.push_back("warpscope: no kernels match");
@@ -209,14 +209,14 @@ void AddTailText(const TailReport& report, const PmInputs& in, bool instances,
   if (instances) {
     TextBlock launches;
     launches.before = {""};
-    launches.table = InstanceTable(report, in, names, true);
+    launches.table = InstanceTable(report, names, true);
     out.text_blocks.push_back(std::move(launches));
   }
 }
 
 }  // namespace
 
-absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
+absl::StatusOr<TailReport> BuildTailReportFiltered(const PmSources& in,
                                                    const TailReportOptions& options) {
   if (options.tail.points < 2 || options.tail.points > 10000) {
     return absl::InvalidArgumentError(
@@ -224,41 +224,59 @@ absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
   }
   absl::StatusOr<KernelNameFilter> filter = KernelNameFilter::Create(options.kernel_regex);
   if (!filter.ok()) return filter.status();
-  TailReport report =
-      filter->accepts_all()
-          ? BuildTailReport(in, options.tail)
-          : BuildTailReport(in, options.tail,
-                            [&](std::string_view name) { return filter->Matches(name); });
-  KeepTopKernels(in, options.top, report);
+  std::function<bool(std::string_view)> select;
+  if (!filter->accepts_all()) select = [&](std::string_view name) { return filter->Matches(name); };
+  TailReportBuilder builder(options.tail, options.instances, in.devices, select);
+  PmSweepTotals totals;
+  absl::Status swept = SweepPmSamples(
+      in, [&](const KernelEvent& kernel) { return builder.AddLaunch(kernel); },
+      [&](const SweptKernel& k, const SweptSamples& s) {
+        if (k.group == TailReportBuilder::kNotSelected) return;
+        KernelEvent kernel;
+        kernel.start_ns = k.start_ns;
+        kernel.duration_ns = k.duration_ns;
+        kernel.device_id = k.device_id;
+        builder.AddCurve(k.group, BuildActiveWarpCurve(k.index, kernel, s.overlaps, s.samples,
+                                                       s.attribution, builder.LimitOf(k.group),
+                                                       options.tail));
+      },
+      &totals);
+  if (!swept.ok()) return swept;
+  TailReport report = builder.Finish(MissingSamplesProblem(
+      in.samples_unavailable, totals.used_samples > 0, totals.samples.has_gpu_warps));
+  KeepTopKernels(options.top, report);
   return report;
 }
 
-void KeepTopKernels(const PmInputs& in, size_t top, TailReport& report) {
+absl::StatusOr<TailReport> BuildTailReportFiltered(const PmInputs& in,
+                                                   const TailReportOptions& options) {
+  return BuildTailReportFiltered(PmSourcesOf(in), options);
+}
+
+void KeepTopKernels(size_t top, TailReport& report) {
   if (top == 0 || report.summaries.size() <= top) return;
   report.summaries.resize(top);
-  std::map<std::string_view, size_t> kept;  // name -> summary
-  for (size_t i = 0; i < report.summaries.size(); ++i) kept[report.summaries[i].name] = i;
   std::vector<ActiveWarpCurve> curves;
   for (size_t c = 0; c < report.curves.size(); ++c) {
-    auto it = kept.find(in.kernels[report.curves[c].kernel_index].name);
-    if (it == kept.end()) continue;
-    KernelTailSummary& s = report.summaries[it->second];
-    if (s.launches_with_curve > 0 && s.worst_instance == c) s.worst_instance = curves.size();
+    if (report.curves[c].summary >= top) continue;
+    KernelTailSummary& s = report.summaries[report.curves[c].summary];
+    if (s.launches_with_curve > 0 && s.worst_instance == c) {
+      s.worst_instance = static_cast<uint32_t>(curves.size());
+    }
     curves.push_back(std::move(report.curves[c]));
   }
   report.curves = std::move(curves);
 }
 
-Report TailReportTables(const TailReport& report, const PmInputs& in, bool instances,
-                        const KernelNames& names) {
+Report TailReportTables(const TailReport& report, bool instances, const KernelNames& names) {
   Report out;
   out.scalars.emplace_back("problem", report.problem);
   out.tables.emplace_back("kernels", SummaryTable(report, names, false));
   if (instances) {
-    out.tables.emplace_back("instances", InstanceTable(report, in, names, false));
+    out.tables.emplace_back("instances", InstanceTable(report, names, false));
     out.tables.emplace_back("curves", CurvesTable(report));
   }
-  AddTailText(report, in, instances, names, out);
+  AddTailText(report, instances, names, out);
   return out;
 }
 
@@ -272,15 +290,16 @@ const ActiveWarpCurve* CurveToDraw(const TailReport& report) {
   return nullptr;
 }
 
-std::string TailSvg(const ActiveWarpCurve& curve, const PmInputs& in, const KernelNames& names) {
-  const KernelEvent& k = in.kernels[curve.kernel_index];
+std::string TailSvg(const ActiveWarpCurve& curve, const TailReport& report,
+                    std::span<const DeviceInfo> devices, const KernelNames& names) {
   double capacity = 0;
-  for (const DeviceInfo& d : in.devices) {
-    if (d.id == k.device_id && DeviceLimitsProblem(d).empty()) {
+  for (const DeviceInfo& d : devices) {
+    if (d.id == curve.device_id && DeviceLimitsProblem(d).empty()) {
       capacity = static_cast<double>(d.sm_count) * d.max_warps_per_sm;
     }
   }
-  return RenderActiveWarpSvg(curve, names.Show(k.name, false), capacity);
+  return RenderActiveWarpSvg(curve, names.Show(report.summaries[curve.summary].name, false),
+                             capacity);
 }
 
 }  // namespace warpscope

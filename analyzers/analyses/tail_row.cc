@@ -22,8 +22,7 @@ absl::StatusOr<AnalysisResult> RunTail(const AnalysisInputs& in, const OptionVal
   if (std::string loss = PmDataLossNote(model.stats); !loss.empty()) {
     result.notices.push_back(loss);
   }
-  const PmInputs pm = PmInputsOf(model);
-  absl::StatusOr<TailReport> report = BuildTailReportFiltered(pm, options);
+  absl::StatusOr<TailReport> report = BuildTailReportFiltered(PmSourcesOf(model), options);
   if (!report.ok()) return report.status();
   if (values.Has("svg")) {
     const ActiveWarpCurve* curve = CurveToDraw(*report);
@@ -31,10 +30,11 @@ absl::StatusOr<AnalysisResult> RunTail(const AnalysisInputs& in, const OptionVal
       return absl::FailedPreconditionError(absl::StrCat(
           "no kernel has an active-warp curve to draw; ", values.Text("svg"), " not written"));
     }
-    result.files.push_back({"svg", TailSvg(*curve, pm, options.names),
-                            options.names.Show(pm.kernels[curve->kernel_index].name, false)});
+    result.files.push_back(
+        {"svg", TailSvg(*curve, *report, model.devices, options.names),
+         options.names.Show(report->summaries[curve->summary].name, false)});
   }
-  result.report = TailReportTables(*report, pm, options.instances, options.names);
+  result.report = TailReportTables(*report, options.instances, options.names);
   return result;
 }
 
@@ -60,7 +60,7 @@ AnalysisRow TailAnalysis() {
       "Needs PM samples (record with --pm-sampling). Tail cost = time lost "
       "against running\nat the steady level throughout; see docs/tail.md for every "
       "definition and threshold.\n";
-  row.load_options = KernelsAndPmSamplesLoad;
+  row.load_options = SamplesReadAgainLoad;
   row.run = RunTail;
   return row;
 }

@@ -1,16 +1,14 @@
-// Active-warp step curves per kernel instance, tail metrics, verdicts and per-name summaries.
+// Active-warp step curves per kernel instance, tail metrics and verdicts.
 #include "analyzers/measures/active_warps.h"
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/measures/sampling_coverage.h"
 #include "analyzers/model/trace_limits.h"
-#include "analyzers/render/output.h"
 
 namespace warpscope {
 namespace {
@@ -105,92 +103,16 @@ void AddCurveNotes(const TailOptions& options, double duration, ActiveWarpCurve&
   }
 }
 
-// Why the report has no curves, or "" when the samples can give them.
-std::string MissingSamplesProblem(const PmInputs& in, const ActiveWarpSamples& samples) {
-  if (samples.samples.empty() && !in.samples_unavailable.empty()) {
-    return std::string(in.samples_unavailable);
-  }
-  if (samples.samples.empty()) {
-    return "the trace has no PM samples: record with `warpscope record --pm-sampling` to get "
-           "active-warp curves";
-  }
-  if (!samples.has_gpu_warps) {
-    return absl::StrCat("the PM metric set has no GPU-wide active warps (", kMetricGpuWarpsElapsed,
-                        ", or ", kMetricWarpsPerSmActive, " with ", kMetricSmCyclesActive, " and ",
-                        kMetricCyclesElapsed, ")");
-  }
-  return "";
-}
-
-// Adds launch `ci`'s curve (one with tail metrics) to its kernel's summary; the rates are
-// weighted by duration and divided by the total in FinishSummary.
-void AddCurveToSummary(const std::vector<ActiveWarpCurve>& curves, uint32_t ci,
-                       KernelTailSummary& sum) {
-  const ActiveWarpCurve& c = curves[ci];
-  const double w = static_cast<double>(c.duration_ns);
-  if (sum.launches_with_curve == 0 || c.tail_cost_ns > curves[sum.worst_instance].tail_cost_ns) {
-    sum.worst_instance = ci;
-  }
-  ++sum.launches_with_curve;
-  sum.curve_ns += c.duration_ns;
-  sum.covered_ns += c.coverage * w;
-  sum.total_tail_cost_ns += c.tail_cost_ns;
-  sum.tail_fraction += w * c.tail_fraction;
-  sum.tail_low += w * c.tail_low;
-  sum.tail_high += w * c.tail_high;
-  sum.tail_cost_fraction += w * c.tail_cost_fraction;
-  sum.below_50 += w * c.below_50;
-  sum.below_25 += w * c.below_25;
-  sum.steady += w * c.steady;
-  sum.peak = std::max(sum.peak, c.peak);
-  sum.shared_samples += c.shared_samples;
-  sum.above_limit += c.above_limit;
-  if (c.levels_from_shared) ++sum.launches_levels_from_shared;
-  sum.limit_warps = std::max(sum.limit_warps, c.limit_warps);
-}
-
-// Turns a summary's weighted sums into rates, and gives its verdict.
-void FinishSummary(const TailOptions& options, KernelTailSummary& sum) {
-  if (sum.launches_with_curve == 0) return;
-  const double w = static_cast<double>(sum.curve_ns);
-  if (w <= 0) return;
-  sum.tail_fraction /= w;
-  sum.tail_low /= w;
-  sum.tail_high /= w;
-  if (sum.tail_high - sum.tail_low > kMaxTailWidth) {
-    // Each edge is known to one PM sample: samples a twentieth of a launch keep it within 10%.
-    const double launch_ns = w / sum.launches_with_curve;
-    sum.too_few = absl::StrFormat(
-        "its tail is known only to %.0f-%.0f%% of the runtime (a launch of %s spans few PM "
-        "samples): record with --pm-interval %s or shorter",
-        100 * sum.tail_low, 100 * sum.tail_high, FormatDuration(launch_ns),
-        FormatDuration(std::max(1000.0, launch_ns / 20)));
-  }
-  sum.tail_cost_fraction /= w;
-  sum.below_50 /= w;
-  sum.below_25 /= w;
-  sum.steady /= w;
-  sum.verdict = TailVerdict(sum.tail_fraction, sum.tail_cost_fraction, sum.below_50, sum.below_25,
-                            sum.curve_ns, options);
-  sum.coverage_note =
-      LowCoverageNote("PM", sum.launches_with_curve, sum.launches, sum.covered_fraction());
-  if (sum.launches_with_curve < sum.launches) {
-    sum.note = absl::StrCat(sum.launches - sum.launches_with_curve, " of ", sum.launches,
-                            " launches without tail metrics: ", sum.note);
-  } else {
-    sum.note.clear();
-  }
-}
-
 }  // namespace
 
-ActiveWarpCurve BuildActiveWarpCurve(uint32_t kernel_index, const KernelEvent& kernel,
+ActiveWarpCurve BuildActiveWarpCurve(uint64_t kernel_index, const KernelEvent& kernel,
                                      std::span<const SampleOverlap> overlaps,
                                      const ActiveWarpSamples& samples,
                                      const PmAttribution& attribution,
                                      const ResidentWarpLimit& limit, const TailOptions& options) {
   ActiveWarpCurve c;
   c.kernel_index = kernel_index;
+  c.device_id = kernel.device_id;
   c.start_ns = kernel.start_ns;
   c.duration_ns = kernel.duration_ns;
   c.limit_warps = limit.gpu;
@@ -340,56 +262,6 @@ std::string TailVerdict(double tail_fraction, double tail_cost_fraction, double 
         "not fill the GPU)");
   }
   return "";
-}
-
-TailReport BuildTailReport(const PmInputs& in, const TailOptions& options,
-                           const std::function<bool(std::string_view)>& select) {
-  TailReport report;
-  const ActiveWarpSamples samples = ExtractActiveWarpSamples(in);
-  report.problem = MissingSamplesProblem(in, samples);
-  const PmAttribution attribution = AttributeSamples(in.kernels, samples);
-  // Per (device, launch configuration): the calculator runs once per configuration.
-  std::map<std::pair<uint32_t, uint64_t>, ResidentWarpLimit> limits;
-  std::map<std::string_view, size_t> by_name;
-  for (uint32_t k = 0; k < in.kernels.size(); ++k) {
-    const KernelEvent& kernel = in.kernels[k];
-    if (select && !select(kernel.name)) continue;
-    auto [it, inserted] = by_name.emplace(kernel.name, report.summaries.size());
-    if (inserted) {
-      report.summaries.emplace_back();
-      report.summaries.back().name = std::string(kernel.name);
-    }
-    KernelTailSummary& sum = report.summaries[it->second];
-    ++sum.launches;
-    sum.total_ns += kernel.duration_ns;
-    const uint64_t launch_id = kernel.launch ? kernel.launch->id : 0;
-    auto [limit_it, new_limit] = limits.try_emplace({kernel.device_id, launch_id});
-    if (new_limit) {
-      const DeviceInfo* device = nullptr;
-      for (const DeviceInfo& d : in.devices) {
-        if (d.id == kernel.device_id) device = &d;
-      }
-      limit_it->second = ResidentWarpLimitOf(device, kernel.launch);
-    }
-    report.curves.push_back(BuildActiveWarpCurve(k, kernel, attribution.kernel_samples[k], samples,
-                                                 attribution, limit_it->second, options));
-    const ActiveWarpCurve& c = report.curves.back();
-    const uint32_t ci = static_cast<uint32_t>(report.curves.size() - 1);
-    if (!c.has_tail_metrics) {
-      if (sum.note.empty()) sum.note = c.note;
-      continue;
-    }
-    AddCurveToSummary(report.curves, ci, sum);
-  }
-  for (KernelTailSummary& sum : report.summaries) FinishSummary(options, sum);
-  std::stable_sort(report.summaries.begin(), report.summaries.end(),
-                   [](const KernelTailSummary& a, const KernelTailSummary& b) {
-                     if (a.total_tail_cost_ns != b.total_tail_cost_ns) {
-                       return a.total_tail_cost_ns > b.total_tail_cost_ns;
-                     }
-                     return a.total_ns > b.total_ns;
-                   });
-  return report;
 }
 
 }  // namespace warpscope

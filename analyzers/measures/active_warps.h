@@ -1,14 +1,13 @@
 // Active-warp curves per kernel instance (from PM samples) and the long-tail metrics derived
-// from them: steady level, time below 50%/25% of it, drain time, tail cost and a verdict.
+// from them: steady level, time below 50%/25% of it, drain time, tail cost and a verdict
+// (per kernel name: tail_summary.h).
 // Definitions and thresholds are explained in docs/tail.md.
 #ifndef WARPSCOPE_ANALYZERS_MEASURES_ACTIVE_WARPS_H_
 #define WARPSCOPE_ANALYZERS_MEASURES_ACTIVE_WARPS_H_
 
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "analyzers/measures/occupancy_calculator.h"
@@ -37,7 +36,9 @@ struct CurveSegment {
 };
 
 struct ActiveWarpCurve {
-  uint32_t kernel_index = 0;  // into the kernel table
+  uint64_t kernel_index = 0;  // the launch's place among the trace's kernels (its table index)
+  uint32_t device_id = 0;
+  uint32_t summary = 0;  // its kernel name's row in TailReport::summaries (tail_summary.h)
   uint64_t start_ns = 0;
   uint64_t duration_ns = 0;
   uint32_t samples = 0;
@@ -78,7 +79,7 @@ struct ActiveWarpCurve {
 // measured another kernel as well: it is capped at the limit and counted (above_limit).
 // Samples shared with other kernels stay on the curve, marked, and are left out of the steady
 // and peak levels (ComputeTailMetrics).
-ActiveWarpCurve BuildActiveWarpCurve(uint32_t kernel_index, const KernelEvent& kernel,
+ActiveWarpCurve BuildActiveWarpCurve(uint64_t kernel_index, const KernelEvent& kernel,
                                      std::span<const SampleOverlap> overlaps,
                                      const ActiveWarpSamples& samples,
                                      const PmAttribution& attribution,
@@ -92,53 +93,6 @@ void ComputeTailMetrics(ActiveWarpCurve& curve, const TailOptions& options);
 // The verdict sentence for given metrics, or "" when the tail is not material.
 std::string TailVerdict(double tail_fraction, double tail_cost_fraction, double below_50,
                         double below_25, uint64_t duration_ns, const TailOptions& options);
-
-// Per kernel name over its launches (only launches with tail metrics count in the means;
-// means are weighted by duration).
-struct KernelTailSummary {
-  std::string name;
-  uint32_t launches = 0;
-  uint32_t launches_with_curve = 0;
-  uint64_t total_ns = 0;  // all launches
-  uint64_t curve_ns = 0;  // launches with tail metrics
-  double total_tail_cost_ns = 0;
-  double tail_fraction = 0;
-  double tail_low = 0, tail_high = 0;  // duration-weighted, as tail_fraction (ActiveWarpCurve)
-  // When tail_high - tail_low exceeds kMaxTailWidth: what would give enough; "" otherwise.
-  std::string too_few;
-  double tail_cost_fraction = 0;
-  double below_50 = 0;
-  double below_25 = 0;
-  double steady = 0;
-  double peak = 0;              // max over launches
-  uint32_t shared_samples = 0;  // over launches with tail metrics
-  uint32_t above_limit = 0;     // samples capped at the limit, over launches with tail metrics
-  uint32_t launches_levels_from_shared = 0;  // launches whose steady/peak rest on shared samples
-  double limit_warps = 0;                    // largest limit over its launches
-  uint32_t worst_instance = 0;  // index into the curves vector: largest tail cost
-  std::string verdict;
-  // Of total_ns, the time of the launches with tail metrics inside PM samples: what the
-  // figures rest on, with launches_with_curve. Below kLowCoverage, coverage_note says so
-  // (LowCoverageNote); it is kept apart from `verdict`, which says only whether a tail is
-  // material.
-  double covered_ns = 0;
-  std::string coverage_note;
-  std::string note;  // e.g. why no launch had a curve
-  double covered_fraction() const { return total_ns > 0 ? covered_ns / total_ns : 0; }
-};
-
-// A summary's tail fraction is "too few" beyond this width of its interval.
-inline constexpr double kMaxTailWidth = 0.10;
-
-struct TailReport {
-  std::vector<ActiveWarpCurve> curves;       // one per selected kernel instance
-  std::vector<KernelTailSummary> summaries;  // ranked by total tail cost, descending
-  std::string problem;                       // non-empty: the trace cannot give curves
-};
-
-// Curves and summaries for the kernels whose name `select` accepts (all when null).
-TailReport BuildTailReport(const PmInputs& in, const TailOptions& options,
-                           const std::function<bool(std::string_view)>& select = {});
 
 }  // namespace warpscope
 

@@ -59,11 +59,11 @@ void Tail(const PmInputs& in, const std::string& kernel_regex) {
   absl::StatusOr<TailReport> report = BuildTailReportFiltered(in, options);
   if (!report.ok()) return;
   for (OutputFormat format : kFormats) {
-    (void)RenderReport(TailReportTables(*report, in, true), format).value();
+    (void)RenderReport(TailReportTables(*report, true), format).value();
   }
-  (void)RenderReport(TailReportTables(*report, in, false), OutputFormat::kTable).value();
+  (void)RenderReport(TailReportTables(*report, false), OutputFormat::kTable).value();
   if (const ActiveWarpCurve* curve = CurveToDraw(*report); curve != nullptr) {
-    (void)TailSvg(*curve, in);
+    (void)TailSvg(*curve, *report, in.devices);
   }
 }
 

@@ -233,6 +233,7 @@ void CheckTail(const warpscope::PmInputs& in, const Expectation& e, Figures* f) 
   const std::string& mode = e.mode;
   warpscope::TailReportOptions tail_options;
   tail_options.kernel_regex = e.kernel;
+  tail_options.instances = true;  // every launch's curve, for the mean coverage below
   auto tail = warpscope::BuildTailReportFiltered(in, tail_options);
   if (!tail.ok() || tail->summaries.empty()) {
     Check(false, mode + "/tail", "no tail summary for " + e.kernel);

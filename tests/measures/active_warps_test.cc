@@ -1,6 +1,6 @@
 // Active-warp curves and tail metrics on synthetic PM samples: designed tails must be found
 // with the designed tail fraction (within 10 points), balanced kernels must get no verdict.
-#include "analyzers/measures/active_warps.h"
+#include "analyzers/measures/tail_summary.h"
 
 #include <cmath>
 #include <deque>

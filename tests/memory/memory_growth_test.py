@@ -17,9 +17,9 @@ the ranges of both sides, so twice theirs; `timeline` keeps them to find the ste
 The Perfetto export (events sorted through temporary files) may grow by LaunchCalls,
 LAUNCH_CALL_BYTES per API call. The commands that read kernels and samples (`tail`, `occupancy`,
 `stalls`) are held, on traces with PM and PC samples (SAMPLED_ROWS, the same 500 kernel names),
-to 1.2x plus KERNEL_BYTES a kernel more: `occupancy` and `stalls` hold nothing per launch or
-sample (0), `tail` still its per-launch curves. The Parquet export (events and samples read and written a chunk at
-a time) is held to the same bound, on those traces and on traces with PM and PC samples, where
+to 1.2x plus KERNEL_BYTES a kernel more: none of them holds anything per launch or sample (0).
+The Parquet export (events and samples read and written a chunk at a time) is held to the same
+bound, on those traces and on traces with PM and PC samples, where
 the package beside the CLI has the warpscope_native extension and pyarrow.
 `job` (each rank's trace streamed in two passes) is held, on jobs of JOB_RANKS ranks of 1 M and
 3 M events a rank, to 1.2x plus JOB_STEP_BYTES per step of a rank more (its NVTX ranges,
@@ -45,10 +45,11 @@ RANGE_BYTES = 240  # NvtxRange, its path, its group's entry and its place in the
 ADVISE_MAX_EVENTS = 500_000
 # What `tail`, `occupancy` and `stalls` are documented to hold per kernel launch, its PM
 # samples (2.5 a kernel in these traces) and its share of PC samples included
-# (docs/validation.md, "Trace size"). `occupancy` sorts launches and PM samples through
-# temporary files and `stalls` reads kernels and PC records again one at a time: what they
-# hold grows with distinct names, PCs and rows, the same in both traces.
-KERNEL_BYTES = {"tail": 2000, "occupancy": 0, "stalls": 0}
+# (docs/validation.md, "Trace size"). `occupancy` and `tail` sort launches and PM samples
+# through temporary files and `stalls` reads kernels and PC records again one at a time: what
+# they hold grows with distinct names, launch configurations, PCs and rows, the same in both
+# traces.
+KERNEL_BYTES = {"tail": 0, "occupancy": 0, "stalls": 0}
 JOB_RANKS = 2
 JOB_ROWS_PER_RANK = (1_000_000, 3_000_000)
 # What `job` keeps per step of a rank (docs/validation.md, "Trace size"): 5 NVTX ranges

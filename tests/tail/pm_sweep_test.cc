@@ -4,55 +4,16 @@
 // between samples, and, in the large case, enough records that the sort spills to files.
 #include "analyzers/analyses/pm_sweep.h"
 
-#include <algorithm>
-#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/tail/pm_sweep_case.h"
 
 namespace warpscope {
 namespace {
 
-struct Case {
-  std::vector<KernelEvent> kernels;
-  std::vector<PmSample> samples;
-  std::vector<PmMetricSet> sets;
-  std::vector<DeviceInfo> devices;
-  std::vector<uint32_t> groups;  // some launches share a group
-};
-
-Case MakeCase(size_t launches, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  Case c;
-  const uint64_t span = launches * 700;
-  for (uint32_t d = 0; d < 2; ++d) {
-    PmMetricSet set;
-    set.id = d + 1;
-    set.device_id = d;
-    set.metric_names = {kMetricWarpsPerSmActive, kMetricSmCyclesActive};
-    set.interval_ns = 1000;
-    c.sets.push_back(set);
-    DeviceInfo device;
-    device.id = d;
-    device.core_clock_khz = 1'980'000;
-    c.devices.push_back(device);
-    for (uint64_t t = 0; t < span; t += 1000) {
-      if (rng() % 10 == 0) continue;  // a hole
-      const uint64_t duration = rng() % 3 == 0 ? 800 : 1000;
-      c.samples.push_back({d + 1, t, duration, {static_cast<double>(rng() % 64), 900.0}, d});
-    }
-  }
-  for (size_t i = 0; i < launches; ++i) {
-    KernelEvent k;
-    k.device_id = static_cast<uint32_t>(rng() % 2);
-    k.start_ns = rng() % span;
-    k.duration_ns = rng() % 8 == 0 ? 0 : 100 + rng() % 3000;
-    c.kernels.push_back(k);
-    c.groups.push_back(static_cast<uint32_t>(rng() % 7));
-  }
-  std::shuffle(c.samples.begin(), c.samples.end(), rng);
-  return c;
-}
+using ::warpscope::testing::Case;
+using ::warpscope::testing::MakeCase;
 
 void ExpectSameAsWholeTables(const Case& c) {
   const PmInputs in{c.kernels, c.samples, c.sets, c.devices};

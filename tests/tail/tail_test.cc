@@ -22,10 +22,9 @@ using ::testing::Not;
 using namespace ::warpscope::testing;  // NOLINT(build/namespaces): the test helpers.
 
 // The report as the CLI renders it (text, CSV or JSON).
-std::string Rendered(const TailReport& report, const PmInputs& in,
-                     const TailReportOptions& options, OutputFormat format) {
-  return RenderReport(TailReportTables(report, in, options.instances, options.names), format)
-      .value();
+std::string Rendered(const TailReport& report, const TailReportOptions& options,
+                     OutputFormat format) {
+  return RenderReport(TailReportTables(report, options.instances, options.names), format).value();
 }
 
 void ExpectGolden(const std::string& name, const std::string& actual) {
@@ -48,23 +47,23 @@ TEST(TailReportTest, ScenarioMatchesGolden) {
       EXPECT_EQ(s.verdict, "");
     }
   }
-  ExpectGolden("scenario.txt", Rendered(*report, in, options, OutputFormat::kTable));
-  ExpectGolden("scenario.csv", Rendered(*report, in, options, OutputFormat::kCsv));
-  ExpectGolden("scenario.json", Rendered(*report, in, options, OutputFormat::kJson));
+  ExpectGolden("scenario.txt", Rendered(*report, options, OutputFormat::kTable));
+  ExpectGolden("scenario.csv", Rendered(*report, options, OutputFormat::kCsv));
+  ExpectGolden("scenario.json", Rendered(*report, options, OutputFormat::kJson));
   options.instances = true;
   options.tail.points = 10;
   report = BuildTailReportFiltered(in, options);
   ASSERT_TRUE(report.ok());
   ExpectGolden("scenario_instances.txt",
-               Rendered(*report, in, options, OutputFormat::kTable));
+               Rendered(*report, options, OutputFormat::kTable));
   ExpectGolden("scenario_instances.csv",
-               Rendered(*report, in, options, OutputFormat::kCsv));
+               Rendered(*report, options, OutputFormat::kCsv));
   ExpectGolden("scenario_instances.json",
-               Rendered(*report, in, options, OutputFormat::kJson));
+               Rendered(*report, options, OutputFormat::kJson));
   const ActiveWarpCurve* curve = CurveToDraw(*report);
   ASSERT_NE(curve, nullptr);
   EXPECT_EQ(in.kernels[curve->kernel_index].name, "reduce_imbalanced(float const*, int)");
-  ExpectGolden("scenario_worst.svg", TailSvg(*curve, in));
+  ExpectGolden("scenario_worst.svg", TailSvg(*curve, *report, in.devices));
 }
 
 // Kernel edges (pm_scenario.h, EdgeScenarioKernels): samples shared with neighbours are
@@ -95,13 +94,13 @@ TEST(TailReportTest, EdgeScenarioMarksSharedSamples) {
   EXPECT_NEAR(regs->steady, 0.48 * 132 * 64, 1e-6);
   EXPECT_FALSE(regs->levels_from_shared);
   EXPECT_TRUE(tiny->levels_from_shared);
-  const std::string text = Rendered(*report, in, options, OutputFormat::kTable);
+  const std::string text = Rendered(*report, options, OutputFormat::kTable);
   EXPECT_THAT(text, HasSubstr("* steady/peak of a launch without PM samples of its own"));
   ExpectGolden("edges_instances.txt", text);
-  ExpectGolden("edges_instances.csv", Rendered(*report, in, options, OutputFormat::kCsv));
+  ExpectGolden("edges_instances.csv", Rendered(*report, options, OutputFormat::kCsv));
   ExpectGolden("edges_instances.json",
-               Rendered(*report, in, options, OutputFormat::kJson));
-  const std::string svg = TailSvg(*regs, in);
+               Rendered(*report, options, OutputFormat::kJson));
+  const std::string svg = TailSvg(*regs, *report, in.devices);
   EXPECT_THAT(svg, HasSubstr("PM sample shared with other kernels"));
   EXPECT_THAT(svg, HasSubstr("2 shared with other kernels (orange, not in steady/peak)"));
   EXPECT_THAT(svg, HasSubstr("theoretical limit 4224"));
@@ -120,7 +119,7 @@ TEST(TailReportTest, KernelFilterAndBalancedSvg) {
   EXPECT_EQ(report->summaries[0].launches, 2u);
   const ActiveWarpCurve* curve = CurveToDraw(*report);
   ASSERT_NE(curve, nullptr);
-  const std::string svg = TailSvg(*curve, in);
+  const std::string svg = TailSvg(*curve, *report, in.devices);
   EXPECT_THAT(svg, HasSubstr("no material tail (balanced)"));
   ExpectGolden("scenario_balanced.svg", svg);
 }
@@ -167,7 +166,7 @@ TEST(TailReportTest, TraceWithoutPmSamplesSaysHowToGetThem) {
   TailReportOptions options;
   auto report = BuildTailReportFiltered(in, options);
   ASSERT_TRUE(report.ok());
-  EXPECT_THAT(Rendered(*report, in, options, OutputFormat::kTable),
+  EXPECT_THAT(Rendered(*report, options, OutputFormat::kTable),
               HasSubstr("record with `warpscope record --pm-sampling`"));
   EXPECT_EQ(CurveToDraw(*report), nullptr);
 }
@@ -184,9 +183,7 @@ TEST(TailReportTest, TextNotesUseShortNamesAndStopAfterTwelve) {
     s.note = "no PM samples overlap this kernel";
     report.summaries.push_back(s);
   }
-  TraceModel model = LoadScenario(/*with_pm=*/true);
-  const std::string text =
-      Rendered(report, PmInputsOf(model), TailReportOptions{}, OutputFormat::kTable);
+  const std::string text = Rendered(report, TailReportOptions{}, OutputFormat::kTable);
   EXPECT_THAT(text, HasSubstr("(12) void at::native::elementwise_kernel<xxx"));
   EXPECT_THAT(text, Not(HasSubstr("(13) ")));
   EXPECT_THAT(text, HasSubstr("... and 3 more kernels without tail metrics"));
@@ -239,7 +236,7 @@ TEST(TailReportTest, OutOfRangeValuesAreLeftOutWithAReason) {
       EXPECT_DOUBLE_EQ(s.steady, 6336);
     }
   }
-  ExpectGolden("out_of_range.txt", Rendered(*report, in, options, OutputFormat::kTable));
+  ExpectGolden("out_of_range.txt", Rendered(*report, options, OutputFormat::kTable));
 }
 
 }  // namespace

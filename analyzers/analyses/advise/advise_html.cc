@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzers/measures/active_warps.h"
+#include "analyzers/measures/tail_summary.h"
 #include "analyzers/analyses/advise/advise.h"
 #include "analyzers/analyses/stalls.h"
 #include "analyzers/analyses/tail.h"
@@ -144,7 +144,7 @@ std::string SampleCharts(const TraceModel& model, const KernelNames& names) {
     const TailReport tails = BuildTailReport(in, TailOptions{});
     if (const ActiveWarpCurve* curve = CurveToDraw(tails); curve != nullptr) {
       absl::StrAppend(&s, "<h2>Active warps of the kernel with the costliest tail</h2>\n",
-                      TailSvg(*curve, in, names));
+                      TailSvg(*curve, tails, in.devices, names));
     }
   }
   StallReportOptions options;

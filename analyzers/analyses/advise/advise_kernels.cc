@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analyzers/measures/active_warps.h"
+#include "analyzers/measures/tail_summary.h"
 #include "analyzers/analyses/advise/advise_timeline.h"
 #include "analyzers/analyses/occupancy.h"
 #include "analyzers/analyses/stalls.h"
