@@ -14,6 +14,7 @@ ratio to plain and to the floor. Writes ddp_overhead.json and prints a table.
         [--modes plain,floor_kernel,floor_kernel_launch,floor,warpscope,warpscope_nostacks,
                  warpscope_kernel_launch,t:KIND+KIND...]
   t:KINDS is warpscope recording those kinds (-t KINDS, "+" for ",") without stacks;
+  x:KINDS is warpscope recording those kinds with the default stacks;
   f:KINDS is CUPTI's floor with those kinds (WS_FLOOR_KINDS, bench/overhead/cupti_floor.cc);
   s:CALLS is warpscope's default kinds with the stacks of those calls only (--stacks CALLS).
   --pairs N [--phase-steps K]: each process measures itself instead (ddp_job.py --pairs): N
@@ -81,6 +82,9 @@ for m in modes:  # "t:kernel+launch+sync": warpscope -t kernel,launch,sync --sta
         MODES[m] = lambda run, m=m: recording_env(
             B, f"{tmp}/{m[2:]}{run}_rank%q{{RANK}}.wst", trace=m[2:].replace("+", ","),
             stacks="none")
+    elif m.startswith("x:"):
+        MODES[m] = lambda run, m=m: recording_env(
+            B, f"{tmp}/x{run}_rank%q{{RANK}}.wst", trace=m[2:].replace("+", ","))
     elif m.startswith("f:"):
         MODES[m] = lambda run, m=m: floor_env(B, kinds=m[2:].replace("+", ","))
     elif m.startswith("s:"):
@@ -107,6 +111,7 @@ def rank_lines(stdout):
 
 
 offs = {m: [] for m in modes}  # --pairs: per run, the slowest rank's median step off
+pair_runs = {m: [] for m in modes}  # --pairs: per run, every rank's phases
 
 
 def run(mode, i):
@@ -130,6 +135,7 @@ def run(mode, i):
     if args.pairs:
         slowest = max(ranks, key=lambda r: r["added_median_ms"])
         offs[mode].append(statistics.median(slowest["off_ms"]))
+        pair_runs[mode].append(ranks)
         return slowest["added_median_ms"]
     phases[mode].append({r["rank"]: r.get("phase_host_ms", {}) for r in ranks})
     return max(r["loop_ns"] for r in ranks) / ranks[0]["timed_steps"] / 1e6
@@ -150,7 +156,7 @@ for i in range(args.runs):
         print(f"run {i} {mode}: {ms}", flush=True)
 
 median = {m: statistics.median(v) for m, v in samples.items() if v}
-report = {"pairs": args.pairs, "phase_steps": args.phase_steps, "off_ms": offs, "gpus": gpus, "model": args.model, "batch": args.batch, "steps": args.steps, "warmup": args.warmup,
+report = {"pairs": args.pairs, "phase_steps": args.phase_steps, "off_ms": offs, "pair_runs": pair_runs, "gpus": gpus, "model": args.model, "batch": args.batch, "steps": args.steps, "warmup": args.warmup,
           "runs": args.runs, "ms_per_step": samples, "median_ms_per_step": median,
           "phase_host_ms": phases}
 with open(os.path.join(args.out, "ddp_overhead.json"), "w") as f:
