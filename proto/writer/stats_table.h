@@ -100,7 +100,7 @@ inline constexpr StatDef kActivityMemcpys{"activity.memcpys", kInfo,
 inline constexpr StatDef kActivityMemsets{"activity.memsets", kInfo,
     "memset records"};
 inline constexpr StatDef kActivitySyncs{"activity.syncs", kInfo,
-    "synchronization records"};
+    "CUPTI synchronization records (kind sync where its callbacks were refused)"};
 inline constexpr StatDef kActivityApiCalls{"activity.api_calls", kInfo,
     "runtime and driver API call records"};
 inline constexpr StatDef kActivityApiCallsFiltered{"activity.api_calls_filtered", kInfo,
@@ -150,7 +150,7 @@ inline constexpr StatDef kApiCallsLogged{"api_calls.logged", kInfo,
 inline constexpr StatDef kApiCallsLaunches{"api_calls.launches", kInfo,
     "launch calls written from the log (ApiCallEvent)"};
 inline constexpr StatDef kApiCallsRuntime{"api_calls.runtime_calls", kInfo,
-    "other runtime API calls written from the log (ApiCallEvent): trace kind runtime"};
+    "other calls written from the log (ApiCallEvent): runtime calls (kind runtime), synchronize calls of both APIs (kind sync)"};
 inline constexpr StatDef kApiCallsDropped{"api_calls.dropped", kDataLoss,
     "calls lost: the log's memory bound was reached before warpscope's thread drained it"};
 inline constexpr StatDef kApiCallsThreads{"api_calls.threads", kInfo,
