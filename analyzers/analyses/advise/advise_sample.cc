@@ -53,6 +53,45 @@ class StartCounter : public TraceEventSink {
   std::vector<uint64_t> counts_;
 };
 
+uint64_t MedianNs(std::vector<uint64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// What the steps of the part asked for (`asked`: --from/--to/--step/--window, else the whole
+// trace) that `sample`'s slice leaves out were like (AdviseSample's step fields).
+void DescribeUnreadSteps(const StepSet& steps, const TimeSlice& asked, AdviseSample* sample) {
+  std::vector<uint64_t> all, read, unread;
+  std::vector<UnreadStep> slow;
+  auto in_asked = [&](const Step& s) { return asked.Overlaps(s.start_ns, s.end_ns); };
+  for (const Step& s : steps.steps) {
+    if (in_asked(s)) all.push_back(s.duration_ns());
+  }
+  const uint64_t median = MedianNs(all);
+  for (size_t i = 0; i < steps.steps.size(); ++i) {
+    const Step& s = steps.steps[i];
+    if (!in_asked(s)) continue;
+    if (s.end_ns <= sample->slice->end_ns && s.start_ns >= sample->slice->begin_ns) {
+      read.push_back(s.duration_ns());
+      continue;
+    }
+    unread.push_back(s.duration_ns());
+    if (median > 0 && static_cast<double>(s.duration_ns()) >=
+                          kSlowUnreadFactor * static_cast<double>(median)) {
+      slow.push_back({s.number.value_or(i), s.duration_ns()});
+    }
+  }
+  sample->median_read_ns = MedianNs(read);
+  sample->median_unread_ns = MedianNs(unread);
+  sample->slow_unread = slow.size();
+  std::stable_sort(slow.begin(), slow.end(), [](const UnreadStep& a, const UnreadStep& b) {
+    return a.duration_ns > b.duration_ns;
+  });
+  if (slow.size() > kSlowUnreadNamed) slow.resize(kSlowUnreadNamed);
+  sample->slowest_unread = std::move(slow);
+}
+
 uint64_t TimedEvents(const TraceModel& model) {
   uint64_t n = 0;
   for (uint64_t c : model.event_counts) n += c;
@@ -108,6 +147,7 @@ absl::StatusOr<AdviseSample> PlanAdviseSample(const TraceModel& ranges, uint64_t
     for (const Step& s : steps.steps) sample.steps_read += s.end_ns <= slice.end_ns ? 1 : 0;
   }
   sample.slice = slice;
+  DescribeUnreadSteps(steps, ranges.slice.value_or(TimeSlice{}), &sample);
   return sample;
 }
 
@@ -129,10 +169,29 @@ std::string AdviseSampleNote(const AdviseSample& sample, const TraceModel& range
                             FormatDuration(static_cast<double>(sample.slice->end_ns -
                                                                ranges.span.begin_ns)),
                             FormatDuration(static_cast<double>(ranges.span.duration_ns())));
-  return absl::StrFormat(
+  std::string note = absl::StrFormat(
       "the trace has %d timed events, more than --max-events %d: advise read %s (%d events), "
       "and its figures and findings are of that part",
       sample.events, max_events, part, sample.events_read);
+  if (sample.median_unread_ns > 0 && sample.median_read_ns > 0) {
+    absl::StrAppendFormat(
+        &note, "; the steps not read took a median of %s a step, those read %s",
+        FormatDuration(static_cast<double>(sample.median_unread_ns)),
+        FormatDuration(static_cast<double>(sample.median_read_ns)));
+  }
+  if (!sample.slowest_unread.empty()) {
+    std::string named;
+    for (const UnreadStep& s : sample.slowest_unread) {
+      absl::StrAppendFormat(&named, "%sstep %d (%s)", named.empty() ? "" : ", ", s.number,
+                            FormatDuration(static_cast<double>(s.duration_ns)));
+    }
+    absl::StrAppendFormat(&note,
+                          "; %d of them took %g times the median step or more, the slowest %s: "
+                          "--step %d reads one",
+                          sample.slow_unread, kSlowUnreadFactor, named,
+                          sample.slowest_unread.front().number);
+  }
+  return note;
 }
 
 }  // namespace warpscope
