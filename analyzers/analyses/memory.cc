@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "analyzers/measures/call_sites.h"
 #include "analyzers/measures/memory_timeline.h"
 #include "analyzers/measures/steps.h"
@@ -174,6 +175,13 @@ std::vector<std::string> Verdict(const TraceModel& model, const MemoryTimeline& 
   }
   const Table* sites = report.FindTable("growing_sites");
   for (const MemoryGrowth& g : growth) {
+    if (g.too_little_work) {
+      lines.push_back(absl::StrFormat(
+          "device %d: memory rose by %s over %.0f kernels launched (the trace has no steps), too "
+          "little work to tell a leak from start-up (a leak is judged over %.0f kernels or more)",
+          g.device_id, FormatBytes(static_cast<double>(g.gained)), g.kernels_judged,
+          kLeakMinimumKernels));
+    }
     if (!g.leak) continue;
     std::string where;
     for (const auto& row : sites->rows()) {

@@ -60,7 +60,10 @@ struct MemoryGrowth {
   size_t onset_step = 0;       // steps: the step the rise begins at
   uint64_t gained = 0;         // the last instant minus the onset's, when it grew
   bool leak = false;
+  // Kernels basis: the rule would have called a leak, but over fewer than kLeakMinimumKernels.
+  bool too_little_work = false;
   std::vector<SiteGrowth> growing_sites;  // most growth first
+  double kernels_judged = 0;  // kernels basis: the kernels launched over the judged points
   // Bytes per kernel launched (kernels basis), 0 otherwise.
   double PerKernel() const;
   // The rate in words: "16.00 MiB per steady step" (" from step 12" when the rise began

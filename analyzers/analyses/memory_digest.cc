@@ -62,6 +62,14 @@ MemoryGrowth GrowthOf(const TraceModel& model, const DeviceMemory& d,
     g.onset_step = progress.first + j.onset;
     g.gained = j.gained;
     g.leak = j.leak;
+    if (progress.basis == MemoryProgress::Basis::kKernels && !values.empty()) {
+      g.kernels_judged = progress.kernels_per_point * static_cast<double>(values.size() - 1);
+    }
+    if (j.leak && progress.basis == MemoryProgress::Basis::kKernels &&
+        g.kernels_judged < kLeakMinimumKernels) {
+      g.leak = false;
+      g.too_little_work = true;
+    }
   }
   std::map<std::pair<std::string, std::string>, SiteGrowth> by_site;  // the first stack's id
   for (const SiteGrowth& s : d.site_growth) {

@@ -48,6 +48,10 @@ inline constexpr double kKernelWarmupShare = 0.1;
 // Points over the kernels of a trace without steps: few enough that each spans an iteration of
 // a short program, so that the least in use between two holds what the program keeps.
 inline constexpr size_t kKernelProgressPoints = 40;
+// A rise over fewer kernels than this (after the warm-up share) is not called a leak: so little
+// work is mostly start-up (a rank killed during its first steps, a short script), where memory
+// rises as the program first takes what it then reuses.
+inline constexpr double kLeakMinimumKernels = 1000;
 std::vector<uint64_t> KernelProgressInstants(std::vector<uint64_t> kernel_ends, size_t count,
                                              double skip_share, double* per_point);
 

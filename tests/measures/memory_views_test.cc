@@ -162,14 +162,29 @@ TEST(MemoryViews, ALeakSiteFoundPastAStackCutSaysSo) {
   EXPECT_EQ(d.growth_site_bytes, 80 * kMiB);
 }
 
+// No NVTX at all: `iterations` of 10 kernels, 4 MiB kept in each from the first; its model
+// and memory digest (one device, judged over the kernels).
+struct NoStepsLoop {
+  TraceModel model;
+  MemoryDigest digest;
+};
+NoStepsLoop LoopWithoutSteps(int iterations) {
+  NoStepsLoop loop{
+      Load(WriteTempFile(LoopTrace(iterations, 0, 4 * kMiB, 10 * kGiB, -1, /*ranges=*/false))),
+      MemoryDigest()};
+  loop.digest = DigestMemory(loop.model);
+  EXPECT_EQ(loop.digest.devices.size(), 1u);
+  if (!loop.digest.devices.empty()) {
+    EXPECT_EQ(loop.digest.devices[0].growth.progress.basis, MemoryProgress::Basis::kKernels);
+  }
+  return loop;
+}
+
 TEST(MemoryViews, WithoutStepsALeakIsJudgedOverTheKernelsLaunched) {
-  // No NVTX at all: 40 iterations of 10 kernels, 4 MiB kept in each from the first.
-  const TraceModel model =
-      Load(WriteTempFile(LoopTrace(40, 0, 4 * kMiB, 10 * kGiB, -1, /*ranges=*/false)));
-  const MemoryDigest m = DigestMemory(model);
-  ASSERT_EQ(m.devices.size(), 1u);
+  const NoStepsLoop loop = LoopWithoutSteps(130);
+  ASSERT_EQ(loop.digest.devices.size(), 1u);
+  const MemoryDigest& m = loop.digest;
   const MemoryGrowth& g = m.devices[0].growth;
-  EXPECT_EQ(g.progress.basis, MemoryProgress::Basis::kKernels);
   EXPECT_TRUE(g.leak);
   // 4 MiB per 10 kernels: 400 MiB per 1,000 kernels.
   EXPECT_NEAR(1000 * g.PerKernel(), 400.0 * kMiB, 20.0 * kMiB);
@@ -177,6 +192,26 @@ TEST(MemoryViews, WithoutStepsALeakIsJudgedOverTheKernelsLaunched) {
             std::string::npos)
       << g.RateText();
   EXPECT_EQ(m.devices[0].growth_site, "model.py:88 train");
+}
+
+// The same rise over 400 kernels (a rank killed in its first steps, a short script): too
+// little work to tell a leak from start-up, and `memory` says so.
+TEST(MemoryViews, WithoutStepsARiseOverFewKernelsIsNotCalledALeak) {
+  const NoStepsLoop loop = LoopWithoutSteps(40);
+  ASSERT_EQ(loop.digest.devices.size(), 1u);
+  const MemoryGrowth& g = loop.digest.devices[0].growth;
+  EXPECT_FALSE(g.leak);
+  EXPECT_TRUE(g.too_little_work);
+  EXPECT_GT(g.kernels_judged, 300.0);
+  EXPECT_LT(g.kernels_judged, kLeakMinimumKernels);
+  const MemoryReportResult r = MemoryReport(loop.model, {});
+  bool said = false;
+  for (const std::string& line : r.report.text) {
+    EXPECT_EQ(line.find("a leak,"), std::string::npos) << line;
+    said = said || (line.find("memory rose by") != std::string::npos &&
+                    line.find("too little work to tell a leak from start-up") != std::string::npos);
+  }
+  EXPECT_TRUE(said);
 }
 
 TEST(MemoryViews, WithoutStepsNothingKeptIsNoLeak) {
