@@ -227,6 +227,50 @@ TEST(Job, BalancedRanksNameNobody) {
   }
 }
 
+// Ranks that all ended at their exit say nothing of their ends; when one is cut short and the
+// other stopped by a signal, the view says who ended first and what the other ran after it.
+TEST(Job, HowTheRanksEndedIsSaidWhenOneDidNotExit) {
+  DdpJobSpec spec;
+  spec.ranks = 2;
+  spec.steps = 10;
+  JobView view = View(Write(spec));
+  ASSERT_EQ(view.ranks.size(), 2u);
+  EXPECT_TRUE(view.end_verdicts.empty());
+  for (const RankDigest& r : view.ranks) {
+    ASSERT_TRUE(r.end_reason.has_value());
+    EXPECT_EQ(*r.end_reason, v1::END_REASON_EXIT);
+    EXPECT_GT(r.end_ns, 0u);
+  }
+  // Rank 1 killed halfway through its collectives; rank 0 stopped by a signal at its end.
+  RankDigest& killed = view.ranks[1];
+  ASSERT_GE(killed.collectives.size(), 4u);
+  const RankCollective& half = killed.collectives[killed.collectives.size() / 2];
+  killed.end_reason.reset();
+  killed.end_ns = half.start_ns;
+  view.ranks[0].end_reason = v1::END_REASON_SIGNAL;
+  size_t past = 0;
+  for (const RankCollective& c : view.ranks[0].collectives) {
+    past += view.ranks[0].unix_time_base_ns + c.end_ns() > killed.unix_time_base_ns + half.start_ns;
+  }
+  ASSERT_GT(past, 0u);
+  JudgeEnds(view);
+  ASSERT_EQ(view.end_verdicts.size(), 2u);
+  EXPECT_EQ(view.end_verdicts[0].rfind("ends: rank 1 ended first, cut short (no end-of-trace "
+                                       "marker: killed?), its last recorded event ", 0),
+            0u)
+      << view.end_verdicts[0];
+  EXPECT_NE(view.end_verdicts[1].find("rank 0 ended "), std::string::npos);
+  EXPECT_NE(view.end_verdicts[1].find(" later, on a signal (SIGINT or SIGTERM), after " +
+                                      std::to_string(past) + " collective(s) that ran past "
+                                      "rank 1's last recorded event (the longest, AllReduce, "),
+            std::string::npos)
+      << view.end_verdicts[1];
+  const Report report = JobReport(view);
+  const Table* ends = report.FindTable("ends");
+  ASSERT_NE(ends, nullptr);
+  EXPECT_EQ(ends->num_rows(), 2u);
+}
+
 TEST(Job, FsdpsAllGatherAndReduceScatterAreMatched) {
   DdpJobSpec spec;
   spec.mode = DdpJobSpec::Mode::kGatherScatter;

@@ -108,6 +108,7 @@ absl::StatusOr<JobView> BuildJobView(const std::vector<std::string>& paths,
   MatchCollectives(view);
   JudgeStraggler(view);
   JudgeMemory(view);
+  JudgeEnds(view);
   if (view.straggler.rank) {
     // Unexplained when its trace cannot be read again, as the job's other figures stand.
     const StragglerVerdict judged = view.straggler;

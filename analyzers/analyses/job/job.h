@@ -107,6 +107,9 @@ struct JobView {
   uint64_t median_peak_memory_bytes = 0;
   std::vector<uint32_t> memory_outliers;
   std::vector<std::string> memory_verdicts;
+  // How the ranks ended, when not every one ended at its exit (job_ends.cc): which ended first
+  // and how, and what each other rank did after it (the collectives it never joined).
+  std::vector<std::string> end_verdicts;
 };
 
 // A rank's peak memory differs from the ranks' median by more than this share of it.
@@ -143,6 +146,10 @@ void JudgeStraggler(JobView& view);
 // per rank and device; only in a report whose ranks have memory events).
 void JudgeMemory(JobView& view);
 Table JobMemoryTable(const JobView& view);
+// How the ranks ended (JobView::end_verdicts), and the `ends` table (one row per rank; only in a
+// report with end verdicts).
+void JudgeEnds(JobView& view);
+Table JobEndsTable(const JobView& view);
 // Names what the straggler did while the others waited, from its own trace read again: its
 // NVTX ranges and the kernels in the stretches before its late arrivals, and its own `advise`
 // within options.max_events; its kernels short and distinct over that trace's with

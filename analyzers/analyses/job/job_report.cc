@@ -265,6 +265,7 @@ Report JobReport(const JobView& view) {
                                      steps_how));
   for (const std::string& p : view.problems) report.text.push_back(absl::StrCat("note: ", p));
   for (const std::string& m : view.memory_verdicts) report.text.push_back(m);
+  for (const std::string& e : view.end_verdicts) report.text.push_back(e);
   report.text.push_back(RanksTableKey(view));
   report.tables.emplace_back("ranks", RanksTable(view));
   report.tables.emplace_back("collectives", CollectivesTable(view));
@@ -275,6 +276,7 @@ Report JobReport(const JobView& view) {
   for (const std::string& p : view.problems) problems.AddRow({p});
   report.tables.emplace_back("problems", std::move(problems));
   report.text_tables = {"ranks", "collectives"};
+  if (!view.end_verdicts.empty()) report.tables.emplace_back("ends", JobEndsTable(view));
   Table memory = JobMemoryTable(view);
   if (memory.num_rows() > 0) {
     report.tables.emplace_back("memory", std::move(memory));

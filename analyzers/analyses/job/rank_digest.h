@@ -67,6 +67,9 @@ struct RankDigest {
   std::string device;
   uint64_t unix_time_base_ns = 0;  // trace time 0 in ns since the epoch (0 = unknown)
   std::string truncated;         // why the trace ended early; empty when it is complete
+  uint64_t end_ns = 0;           // its last event's end (trace time)
+  // How it ended (its end-of-trace marker); unset when it has none (cut short: killed?).
+  std::optional<v1::EndReason> end_reason;
 
   std::vector<RankCollective> collectives;  // by start
   size_t collectives_tied_to_calls = 0;     // with communicator and bytes from NCCL's calls
