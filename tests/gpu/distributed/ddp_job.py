@@ -9,7 +9,14 @@ GPU, NVTX ranges per step (`step_N` holding `data_load`, `forward`, `backward`,
                                 outside any range (--late-where outside)
   --slow-rank R --slow-ms T     rank R's GPU runs T ms more each step in its forward pass (a
                                 sleeping kernel on its compute stream, timed once at start)
-  --kill-rank R --kill-step S   rank R kills itself with SIGKILL at step S
+  --kill-rank R --kill-step S   rank R kills itself with SIGKILL at step S: as the step begins
+                                (--kill-where step), or in its backward pass once the first
+                                gradient buckets' all-reduces are under way (--kill-where
+                                backward: a hook on the first layer's gradient, computed last)
+  --stall-rank R --stall-step S --stall-s T
+                                rank R sleeps T s on the host as step S begins (with a short
+                                --nccl-timeout-s, the others' collectives time out)
+  --nccl-timeout-s N            the process group's timeout (torch's default: 10 minutes)
   --mode ddp|fsdp|gather        ddp: DistributedDataParallel (AllReduce of gradient buckets);
                                 fsdp: FullyShardedDataParallel (AllGather + ReduceScatter);
                                 gather: explicit all_gather_into_tensor + reduce_scatter_tensor
@@ -142,6 +149,11 @@ def main():
     parser.add_argument("--slow-ms", type=float, default=40.0)
     parser.add_argument("--kill-rank", type=int, default=-1)
     parser.add_argument("--kill-step", type=int, default=10)
+    parser.add_argument("--kill-where", default="step", choices=["step", "backward"])
+    parser.add_argument("--stall-rank", type=int, default=-1)
+    parser.add_argument("--stall-step", type=int, default=20)
+    parser.add_argument("--stall-s", type=float, default=60.0)
+    parser.add_argument("--nccl-timeout-s", type=float, default=0)
     parser.add_argument("--pairs", type=int, default=0)
     parser.add_argument("--phase-steps", type=int, default=8)
     parser.add_argument("--pair-seed", type=int, default=0)
@@ -153,7 +165,11 @@ def main():
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
     device = torch.device("cuda", local_rank)
     torch.cuda.set_device(device)
-    dist.init_process_group("nccl", device_id=device)
+    timeout = {}
+    if args.nccl_timeout_s > 0:
+        import datetime
+        timeout["timeout"] = datetime.timedelta(seconds=args.nccl_timeout_s)
+    dist.init_process_group("nccl", device_id=device, **timeout)
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(rank)
     model, make_inputs = build_model(args, device)
@@ -221,9 +237,14 @@ def main():
         dist.destroy_process_group()
         return
     start = time.perf_counter_ns()
+    first_param = next(model.parameters())
     for n in range(args.warmup, args.warmup + args.steps):
         if rank == args.kill_rank and n == args.kill_step:
-            os.kill(os.getpid(), signal.SIGKILL)
+            if args.kill_where == "step":
+                os.kill(os.getpid(), signal.SIGKILL)
+            first_param.register_hook(lambda grad: os.kill(os.getpid(), signal.SIGKILL))
+        if rank == args.stall_rank and n == args.stall_step:
+            time.sleep(args.stall_s)
         step(n)
     torch.cuda.synchronize()
     loop_ns = time.perf_counter_ns() - start

@@ -12,9 +12,11 @@
 #   gather     all_gather_into_tensor + reduce_scatter_tensor by hand, rank N-1 late
 #   example    a small MLP job, rank N-1 late 10 ms a step (examples/traces/,
 #              $OUT/example_job.tgz)
-# and two faults: rank N-1 killed with SIGKILL mid-job, and SIGTERM to the launcher; every
-# trace must end readable, and the job must not take longer than the same job without
-# warpscope. For the late cases, plain runs (no warpscope) of the job and of the balanced job
+# and three faults: rank N-1 killed with SIGKILL in its backward pass at step 25 (its gradient
+# all-reduces under way), an NCCL timeout (rank N-1 sleeps 60 s at step 25, the process
+# group's timeout 15 s), and SIGTERM to the launcher; every trace must end readable, `job` must
+# name the rank that ended first and how (ends_check), and the job must not take longer than
+# the same job without warpscope. For the late cases, plain runs (no warpscope) of the job and of the balanced job
 # measure what the delay costs a step (--measured-ms to the checker): the lost time is checked
 # against that as well as against the designed delay, since a late rank can fall further
 # behind than its stall (its queue of GPU work ran dry during it). Needs a staged build in .gpu/ (tests/gpu/gpu_suite.sh --stage BUILD).
@@ -125,16 +127,45 @@ fault_check() {
   [[ $status == FAIL ]] && failed=$((failed + 1))
   say "$status $name/traces_readable $ok of $n readable, $2 expected"
 }
+# ends_check NAME RANK HOW: `job` on the fault's traces says rank RANK (not:R: any rank but R)
+# ended first, HOW (a phrase of its `ends` table: "cut short", "on a signal", ...), and prints
+# its ends lines.
+ends_check() {
+  local name=$1
+  "$WS" job "$W/$name" >"$W/$name/job_ends.txt" 2>&1
+  grep -A8 '^ends:' "$W/$name/job_ends.txt" | grep -E '^(ends:|  rank)' | cut -c1-240 | tee -a "$results"
+  local first
+  first=$("$WS" job "$W/$name" --format json --table ends 2>/dev/null | python3 -c 'import json,sys
+rows=json.load(sys.stdin)
+r=min(rows, key=lambda r: r["end_after_first_ms"]); print(r["rank"], r["end"])' 2>/dev/null)
+  local status=FAIL
+  if [[ $2 == not:* ]]; then  # any rank but this one
+    [[ -n $first && ${first%% *} != "${2#not:}" && $first == *"$3"* ]] && status=PASS
+  else
+    [[ $first == "$2 "*"$3"* ]] && status=PASS
+  fi
+  [[ $status == FAIL ]] && failed=$((failed + 1))
+  say "$status $name/ends first ended: ${first:-no ends table}; expected rank $2, $3"
+}
 if [[ $faults == 1 ]]; then
-  echo "== kill: rank $LAST SIGKILLs itself at step 12"
+  echo "== kill: rank $LAST SIGKILLs itself in its backward pass at step 25"
   t0=$(date +%s%N)
-  timeout 300 torchrun --standalone --nproc_per_node "$NP" "$JOB" --steps 40 --kill-rank $LAST --kill-step 12 \
-    >"$W/kill_plain.txt" 2>&1
+  timeout 300 torchrun --standalone --nproc_per_node "$NP" "$JOB" --steps 40 --kill-rank $LAST --kill-step 25 \
+    --kill-where backward >"$W/kill_plain.txt" 2>&1
   say "kill_plain rc=$? ms=$(( ($(date +%s%N) - t0) / 1000000 ))"
   steps_saved=$steps; steps=40
-  record kill --kill-rank $LAST --kill-step 12
-  steps=$steps_saved
+  record kill --kill-rank $LAST --kill-step 25 --kill-where backward
   fault_check kill "$NP"
+  ends_check kill $LAST "cut short"
+  echo "== NCCL timeout: rank $LAST sleeps 60 s at step 25, the group's timeout 15 s"
+  t0=$(date +%s%N)
+  timeout 300 torchrun --standalone --nproc_per_node "$NP" "$JOB" --steps 40 --stall-rank $LAST --stall-step 25 \
+    --stall-s 60 --nccl-timeout-s 15 >"$W/timeout_plain.txt" 2>&1
+  say "timeout_plain rc=$? ms=$(( ($(date +%s%N) - t0) / 1000000 ))"
+  record nccl_timeout --stall-rank $LAST --stall-step 25 --stall-s 60 --nccl-timeout-s 15
+  steps=$steps_saved
+  fault_check nccl_timeout "$NP"
+  ends_check nccl_timeout not:$LAST ""
   echo "== sigterm to the launcher after 25 s of a long job"
   for mode in plain recorded; do
     mkdir -p "$W/sigterm"
