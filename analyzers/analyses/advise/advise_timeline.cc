@@ -10,8 +10,41 @@
 #include <string_view>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace warpscope::advise_internal {
+namespace {
+
+// A set of correlation ids: a bit each when they are dense, as CUPTI numbers them (from 1 up,
+// so the bits span about the trace's calls), else a sorted list, so that a trace with ids far
+// apart does not take a bit for each id in between.
+class CorrelationIdSet {
+ public:
+  void Add(uint32_t id) { ids_.push_back(id); }
+  void Seal() {
+    uint32_t most = 0;
+    for (uint32_t id : ids_) most = std::max(most, id);
+    if (most / 64 <= ids_.size() + 4096) {
+      bits_.assign(most / 64 + 1, 0);
+      for (uint32_t id : ids_) bits_[id / 64] |= uint64_t{1} << (id % 64);
+      ids_.clear();
+      ids_.shrink_to_fit();
+    } else {
+      std::sort(ids_.begin(), ids_.end());
+    }
+  }
+  bool Contains(uint32_t id) const {
+    if (!bits_.empty()) return id / 64 < bits_.size() && (bits_[id / 64] >> (id % 64) & 1) != 0;
+    return std::binary_search(ids_.begin(), ids_.end(), id);
+  }
+
+ private:
+  std::vector<uint32_t> ids_;
+  std::vector<uint64_t> bits_;
+};
+
+}  // namespace
+
 
 AdviseTimeline::AdviseTimeline(const TraceModel& model, const AdviseOptions& options)
     : model_(model), literal_ranges_(options.literal_ranges) {
@@ -53,32 +86,53 @@ void AdviseTimeline::IndexWork(const AdviseOptions& options) {
     for (const auto& [device, count] : counts) work_[device].reserve(count);
     fill = true;
   }
+  // Each device's table holds a run of kernels, then of copies, then of memsets, each in file
+  // order, which is mostly start order already: each run is sorted (when it is not yet), then
+  // the runs are merged.
+  auto before = [](const GpuWork& a, const GpuWork& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns() < b.end_ns();
+  };
   for (auto& [device, work] : work_) {
-    std::sort(work.begin(), work.end(), [](const GpuWork& a, const GpuWork& b) {
-      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns() < b.end_ns();
-    });
+    auto run_begin = work.begin();
+    while (run_begin != work.end()) {
+      const WorkKind kind = run_begin->kind;
+      auto run_end = std::find_if(run_begin, work.end(),
+                                  [kind](const GpuWork& w) { return w.kind != kind; });
+      if (!std::is_sorted(run_begin, run_end, before)) std::sort(run_begin, run_end, before);
+      if (run_begin != work.begin()) std::inplace_merge(work.begin(), run_begin, run_end, before);
+      run_begin = run_end;
+    }
   }
 }
 
 void AdviseTimeline::IndexThreads(std::optional<uint32_t> device) {
-  // Correlation ids of GPU work, sorted, to tell launches from other API calls.
-  std::vector<uint32_t> launched;
+  // Correlation ids of GPU work, to tell launches from other API calls.
+  CorrelationIdSet launched;
   for (const auto& [device, work] : work_) {
-    for (const GpuWork& w : work) launched.push_back(w.correlation_id);
+    for (const GpuWork& w : work) launched.Add(w.correlation_id);
   }
-  std::sort(launched.begin(), launched.end());
-  launched.erase(std::unique(launched.begin(), launched.end()), launched.end());
+  launched.Seal();
+  auto was_launched = [&](uint32_t id) { return launched.Contains(id); };
   std::vector<uint64_t> launch_calls_ns;
+  ThreadTimeline* thread = nullptr;  // the last call's: calls of a thread come in runs
+  uint64_t thread_id = 0;
   for (uint32_t i = 0; i < model_.api_calls.size(); ++i) {
     const ApiCallEvent& api = model_.api_calls[i];
-    if (std::binary_search(launched.begin(), launched.end(), api.correlation_id)) {
+    if (was_launched(api.correlation_id)) {
       launch_calls_ns.push_back(api.duration_ns);
       launch_by_correlation_.emplace_back(api.correlation_id, i);
-      threads_[api.thread_id].launch_starts.push_back(api.start_ns);
+      if (thread == nullptr || api.thread_id != thread_id) {
+        thread = &threads_[api.thread_id];
+        thread_id = api.thread_id;
+      }
+      thread->launch_starts.push_back(api.start_ns);
     }
   }
-  std::stable_sort(launch_by_correlation_.begin(), launch_by_correlation_.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // In file order the ids mostly rise already.
+  auto by_id = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(launch_by_correlation_.begin(), launch_by_correlation_.end(), by_id)) {
+    std::stable_sort(launch_by_correlation_.begin(), launch_by_correlation_.end(), by_id);
+  }
   median_launch_call_ns_ = MedianOf(std::move(launch_calls_ns));
   for (HostWait& wait : FindHostWaits(model_, device)) {
     threads_[wait.thread_id].waits.push_back(std::move(wait));
