@@ -30,8 +30,13 @@ IntervalUnion UnionOfSorted(const std::vector<TimeInterval>& intervals) {
 }
 
 IntervalUnion UnionOf(std::vector<TimeInterval> intervals) {
-  std::sort(intervals.begin(), intervals.end(),
-            [](const TimeInterval& a, const TimeInterval& b) { return a.begin_ns < b.begin_ns; });
+  // Most callers pass work in start order already (advise's per-device tables).
+  auto by_begin = [](const TimeInterval& a, const TimeInterval& b) {
+    return a.begin_ns < b.begin_ns;
+  };
+  if (!std::is_sorted(intervals.begin(), intervals.end(), by_begin)) {
+    std::sort(intervals.begin(), intervals.end(), by_begin);
+  }
   return UnionOfSorted(intervals);
 }
 
