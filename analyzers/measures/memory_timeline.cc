@@ -179,6 +179,24 @@ class MemoryReplay {
 };
 
 // The memory events' indices in time order (file order among equal times).
+// `e` with the device it is on. CUPTI records the statics of a module registered before any
+// context (by the runtime, as a library loads) with no context and device 0 whatever the
+// device: counted on the process's only device, and left out (nullopt) when it used several;
+// kept as recorded in a trace that names no context.
+std::optional<MemoryEvent> Placed(const TraceModel& model, const MemoryEvent& e) {
+  if (e.memory_kind != v1::MEMORY_KIND_DEVICE_STATIC || e.context_id != 0 ||
+      model.contexts.empty()) {
+    return e;
+  }
+  const uint32_t device = model.contexts.front().device_id;
+  for (const ContextInfo& c : model.contexts) {
+    if (c.device_id != device) return std::nullopt;
+  }
+  MemoryEvent placed = e;
+  placed.device_id = device;
+  return placed;
+}
+
 std::vector<uint32_t> TimeOrder(const std::vector<MemoryEvent>& events) {
   std::vector<uint32_t> order(events.size());
   std::iota(order.begin(), order.end(), 0u);
@@ -200,7 +218,7 @@ struct DeviceFigures {
 class FirstPass {
  public:
   FirstPass(const TraceModel& model, const MemoryTimelineOptions& options, MemoryTimeline& out)
-      : options_(options), out_(out), replay_(model, options.device) {
+      : model_(model), options_(options), out_(out), replay_(model, options.device) {
     for (size_t i = 0; i < options.intervals.size(); ++i) by_start_.push_back(i);
     std::stable_sort(by_start_.begin(), by_start_.end(), [&](size_t a, size_t b) {
       return options.intervals[a].start_ns < options.intervals[b].start_ns;
@@ -213,11 +231,12 @@ class FirstPass {
       out_.last_ns = events[order.back()].timestamp_ns;
     }
     for (uint64_t ordinal = 0; ordinal < order.size(); ++ordinal) {
-      const MemoryEvent& e = events[order[ordinal]];
-      Before(e.timestamp_ns);
-      if (!replay_.Apply(e)) continue;
+      const std::optional<MemoryEvent> e = Placed(model_, events[order[ordinal]]);
+      if (!e) continue;
+      Before(e->timestamp_ns);
+      if (!replay_.Apply(*e)) continue;
       ++out_.events;
-      After(e, ordinal);
+      After(*e, ordinal);
     }
     Before(UINT64_MAX);
     out_.unknown_releases = replay_.unknown_releases();
@@ -322,6 +341,7 @@ class FirstPass {
     out_.failures.push_back(std::move(f));
   }
 
+  const TraceModel& model_;
   const MemoryTimelineOptions& options_;
   MemoryTimeline& out_;
   MemoryReplay replay_;
@@ -362,7 +382,9 @@ void ListPeakBlocks(const TraceModel& model, const MemoryTimelineOptions& option
   MemoryReplay replay(model, options.device);
   const uint64_t last = devices_at.rbegin()->first;
   for (uint64_t ordinal = 0; ordinal <= last; ++ordinal) {
-    replay.Apply(model.memory_events[order[ordinal]]);
+    if (const std::optional<MemoryEvent> e = Placed(model, model.memory_events[order[ordinal]])) {
+      replay.Apply(*e);
+    }
     auto it = devices_at.find(ordinal);
     if (it == devices_at.end()) continue;
     for (uint32_t device : it->second) {

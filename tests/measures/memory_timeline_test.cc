@@ -132,6 +132,30 @@ TEST(MemoryTimeline, EventsOutOfOrderMappingsAndDevices) {
   EXPECT_EQ(model.DeviceIds(), (std::vector<uint32_t>{0, 1}));
 }
 
+// Module statics CUPTI records with no context (device 0 whatever the device) are counted on
+// the process's only device; in a process of several devices they are left out of each.
+TEST(MemoryTimeline, StaticsWithoutAContextGoToTheOnlyDevice) {
+  const std::string statics = R"pb(
+    packet { memory { operation: MEMORY_OPERATION_ALLOCATE memory_kind: MEMORY_KIND_DEVICE_STATIC
+                      address: 4096 bytes: 500 timestamp_ns: 10 } }
+    packet { memory { operation: MEMORY_OPERATION_ALLOCATE memory_kind: MEMORY_KIND_DEVICE
+                      address: 8192 bytes: 1000 timestamp_ns: 20 device_id: 1 context_id: 1 } }
+  )pb";
+  const TraceModel one = LoadText(R"pb(packet { context { id: 1 device_id: 1 } })pb" + statics);
+  MemoryTimeline t = ComputeMemoryTimeline(one, {});
+  ASSERT_EQ(t.devices.size(), 1u);
+  EXPECT_EQ(t.devices[0].device_id, 1u);
+  EXPECT_EQ(t.devices[0].peak_bytes, 1500u);
+  const TraceModel two = LoadText(R"pb(packet { context { id: 1 device_id: 1 } }
+                                       packet { context { id: 2 device_id: 0 } })pb" +
+                                  statics);
+  t = ComputeMemoryTimeline(two, {});
+  ASSERT_EQ(t.devices.size(), 1u);
+  EXPECT_EQ(t.devices[0].device_id, 1u);
+  EXPECT_EQ(t.devices[0].peak_bytes, 1000u);
+  EXPECT_EQ(t.events, 1u);
+}
+
 TEST(MemoryTimeline, AVmmMappingCupTiAlsoReportsAsAnAllocationCountsOnce) {
   // cuMemMap as the callback records it (MAP, no module) and as CUPTI's memory records give it
   // (ALLOCATE of the same address and size, from libc10_cuda), then their frees in the order
