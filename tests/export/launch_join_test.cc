@@ -1,12 +1,13 @@
 // The join of launches to their GPU work (analyzers/analyses/export/launch_join.h) against the
 // rules it keeps, worked out here with whole tables in memory: random API calls (runtime calls
-// with driver calls beneath some, driver calls alone, ids without calls), kernels, copies and
-// memsets in random file order, NCCL calls that made some launches. Joined in memory and
+// with driver calls beneath some, driver calls alone, ids without calls), their recorded
+// stacks, kernels, copies and memsets in random file order, NCCL calls that made some launches. Joined in memory and
 // through many runs of a small budget, merged level by level, the answers are the same.
 #include "analyzers/analyses/export/launch_join.h"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -34,6 +35,7 @@ void RandomTables(TraceModel& m, uint32_t seed) {
   m.memcpys.clear();
   m.memsets.clear();
   m.nccl_calls.clear();
+  m.api_stacks.clear();
   for (uint32_t i = 0; i < 2 * kIds; ++i) {
     ApiCallEvent call;
     call.correlation_id = rng() % (kIds + 1);  // 0: a call without an id
@@ -51,6 +53,11 @@ void RandomTables(TraceModel& m, uint32_t seed) {
   for (uint32_t i = 0; i < 3 * kIds; ++i) work(m.kernels.emplace_back());
   for (uint32_t i = 0; i < kIds / 2; ++i) work(m.memcpys.emplace_back());
   for (uint32_t i = 0; i < kIds / 2; ++i) work(m.memsets.emplace_back());
+  for (uint32_t i = 0; i < kIds; ++i) {  // some ids with none, some with several
+    ApiStack& stack = m.api_stacks.emplace_back();
+    stack.correlation_id = rng() % (kIds + 1);
+    stack.stack_id = 1 + rng() % 50;
+  }
   for (uint32_t i = 0; i < 100; ++i) {
     NcclCall& call = m.nccl_calls.emplace_back();
     call.launch_correlation_id = kIds - 50 + i;  // half with API calls, half without
@@ -62,6 +69,7 @@ void RandomTables(TraceModel& m, uint32_t seed) {
 // What the join should answer, from whole tables.
 struct Expected {
   std::vector<bool> inside;        // per API call
+  std::vector<std::optional<uint64_t>> stacks;  // per API call
   std::vector<LaunchOf> launches;  // per GPU work
   std::vector<StandInLaunch> stand_ins;
 };
@@ -123,7 +131,13 @@ Expected Expect(const TraceModel& m,
                 const std::unordered_map<uint32_t, const NcclCall*>& nccl) {
   Expected e;
   const std::map<uint32_t, uint32_t> launching = Launching(m);
+  std::map<uint32_t, uint64_t> first_stack;  // per id, its first record's
+  for (const ApiStack& a : m.api_stacks) first_stack.try_emplace(a.correlation_id, a.stack_id);
   for (const ApiCallEvent& c : m.api_calls) {
+    auto stack = first_stack.find(c.correlation_id);
+    e.stacks.push_back(c.correlation_id == 0 || stack == first_stack.end()
+                           ? std::nullopt
+                           : std::optional<uint64_t>(stack->second));
     auto it = launching.find(c.correlation_id);
     e.inside.push_back(c.domain == v1::API_DOMAIN_DRIVER && it != launching.end() &&
                        m.api_calls[it->second].domain == v1::API_DOMAIN_RUNTIME);
@@ -157,6 +171,7 @@ void ExpectJoin(const TraceModel& m, const std::unordered_map<uint32_t, const Nc
       m, {.nccl_launches = &nccl, .stand_ins = true, .budget_bytes = budget});
   ASSERT_TRUE(join.ok()) << join.status();
   for (uint32_t i = 0; i < m.api_calls.size(); ++i) {
+    ASSERT_EQ((*join)->StackOf(i), want.stacks[i]) << "call " << i;
     ASSERT_EQ((*join)->InsideRuntimeCall(i), want.inside[i]) << "call " << i;
   }
   for (const auto& [id, call] : nccl) {

@@ -99,13 +99,14 @@ void ChromeTraceWriter::Flow(int64_t gpu_tid, uint64_t gpu_start_ns) {
 }
 
 absl::Status ChromeTraceWriter::WriteHost(const TraceModel& m) {
+  uint32_t index = 0;
   absl::Status read = ForEachEvent<ApiCallEvent>(m, [&](const ApiCallEvent& call) {
     Begin("X", call.name, call.domain == v1::API_DOMAIN_DRIVER ? "cuda_driver" : "cuda_runtime",
           host_tids_->Of(call.thread_id), call.start_ns);
     Dur(call.duration_ns);
     json_.Key("args").BeginObject().Key("correlation").Uint(call.correlation_id);
     json_.Key("result").Uint(call.result).Key("cbid").Uint(call.callback_id);
-    WriteCallStackArgs(json_, m, call.correlation_id);
+    WriteCallStackArgs(json_, m, launches_->StackOf(index++));
     json_.EndObject();
     json_.EndObject();
     MaybeFlush();

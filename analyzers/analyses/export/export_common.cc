@@ -157,8 +157,9 @@ int64_t HostTids::Of(uint64_t thread_id) const {
   return it != os_tid_.end() ? it->second : static_cast<int64_t>(thread_id);
 }
 
-void WriteCallStackArgs(JsonWriter& json, const TraceModel& model, uint32_t correlation_id) {
-  const CallStackInfo* stack = model.StackOfCall(correlation_id);
+void WriteCallStackArgs(JsonWriter& json, const TraceModel& model,
+                        std::optional<uint64_t> stack_id) {
+  const CallStackInfo* stack = stack_id.has_value() ? model.FindCallStack(*stack_id) : nullptr;
   if (stack == nullptr) return;
   json.Key("call_site").String(CallSiteOfStack(model, stack).Display());
   json.Key("stack").BeginArray();

@@ -40,9 +40,10 @@ std::vector<ExportedTrace> PrepareExport(std::span<const TraceModel* const> mode
 std::string TraceEventMicros(uint64_t ns);
 
 // The args `call_site` ("train.py:57 train_step") and `stack` (every frame, innermost first)
-// of the API call with `correlation_id`, into an open JSON object; nothing when the call has
-// no recorded stack. Trace viewers show them on click.
-void WriteCallStackArgs(JsonWriter& json, const TraceModel& model, uint32_t correlation_id);
+// of an API call whose recorded stack has `stack_id` (LaunchJoin::StackOf), into an open JSON
+// object; nothing when the call has no recorded stack. Trace viewers show them on click.
+void WriteCallStackArgs(JsonWriter& json, const TraceModel& model,
+                        std::optional<uint64_t> stack_id);
 
 // Where an export's bytes go as they are made: a string (tests) or a file written piece by
 // piece, so that the output of a large trace is never held whole.

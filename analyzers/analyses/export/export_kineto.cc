@@ -201,7 +201,7 @@ absl::Status KinetoWriter::WriteHost() {
     } else {
       json_.Key("correlation").Uint(call.correlation_id);
       json_.Key("External id").Uint(call.correlation_id);
-      WriteCallStackArgs(json_, m_, call.correlation_id);
+      WriteCallStackArgs(json_, m_, launches_->StackOf(index));
     }
     EndArgs();
     ++index;

@@ -154,10 +154,10 @@ class PerfettoTraceWriter {
   uint64_t ThreadTrack(uint64_t thread_id);
 
   void WriteThreads(const TraceModel& m, int64_t pid);
-  void AddApiCalls(const TraceModel& m);
-  void AddHost(const TraceModel& m);
+  void AddApiCalls(const TraceModel& m, LaunchJoin& launches);
+  void AddHost(const TraceModel& m, LaunchJoin& launches);
   void WriteMarks(const TraceModel& m);
-  void AddGpu(const TraceModel& m);
+  void AddGpu(const TraceModel& m, LaunchJoin& launches);
   void WriteCaptureWindows(const TraceModel& m);
 
   const pe::BuiltinClock clock_;
@@ -331,7 +331,7 @@ void PerfettoTraceWriter::WriteThreads(const TraceModel& m, int64_t pid) {
 // The host's slices on its threads: push/pop NVTX ranges, then API calls, then the
 // recording's own time (warpscope's flushes, CUPTI's overhead) on the thread it took.
 // Start/end ranges may overlap and end on another thread: a track of their own.
-void PerfettoTraceWriter::AddHost(const TraceModel& m) {
+void PerfettoTraceWriter::AddHost(const TraceModel& m, LaunchJoin& launches) {
   uint64_t index = 0;
   Keep(ForEachEvent<NvtxRange>(m, [&](const NvtxRange& r) {
     pe::TrackEvent e = Named(r.name, "nvtx");
@@ -344,7 +344,7 @@ void PerfettoTraceWriter::AddHost(const TraceModel& m) {
     }
     ++index;
   }));
-  AddApiCalls(m);
+  AddApiCalls(m, launches);
   index = 0;
   Keep(ForEachEvent<OverheadEvent>(m, [&](const OverheadEvent& o) {
     AddSlice({kThread, o.thread_id, o.start_ns, SliceOrder(2, index++)},
@@ -352,7 +352,7 @@ void PerfettoTraceWriter::AddHost(const TraceModel& m) {
   }));
 }
 
-void PerfettoTraceWriter::AddApiCalls(const TraceModel& m) {
+void PerfettoTraceWriter::AddApiCalls(const TraceModel& m, LaunchJoin& launches) {
   uint64_t index = 0;
   Keep(ForEachEvent<ApiCallEvent>(m, [&](const ApiCallEvent& call) {
     pe::TrackEvent e =
@@ -361,7 +361,8 @@ void PerfettoTraceWriter::AddApiCalls(const TraceModel& m) {
     Arg(e, "result", uint64_t{call.result});
     Arg(e, "cbid", uint64_t{call.callback_id});
     // The calling thread's stack, shown on click: the call site, then every frame a line.
-    if (const CallStackInfo* stack = m.StackOfCall(call.correlation_id); stack != nullptr) {
+    const std::optional<uint64_t> stack_id = launches.StackOf(static_cast<uint32_t>(index));
+    if (const CallStackInfo* stack = stack_id ? m.FindCallStack(*stack_id) : nullptr) {
       Arg(e, "call_site", std::string_view(CallSiteOfStack(m, stack).Display()));
       Arg(e, "stack", std::string_view(absl::StrJoin(StackLines(m, *stack), "\n")));
     }
@@ -379,14 +380,12 @@ void PerfettoTraceWriter::WriteMarks(const TraceModel& m) {
   }));
 }
 
-void PerfettoTraceWriter::AddGpu(const TraceModel& m) {
-  absl::StatusOr<std::unique_ptr<LaunchJoin>> launches = LaunchJoin::Of(m, {});
-  if (!launches.ok()) return Keep(launches.status());
+void PerfettoTraceWriter::AddGpu(const TraceModel& m, LaunchJoin& launches) {
   // The flow from the launching call to the GPU work: added to the call's slice, which sorts
   // just before it.
   uint64_t work = 0;
   auto add = [&](const StreamWork& w, pe::TrackEvent begin, uint64_t table, uint64_t index) {
-    if (const LaunchOf call = (*launches)->Launch(work++); call.kind == LaunchOf::kApiCall) {
+    if (const LaunchOf call = launches.Launch(work++); call.kind == LaunchOf::kApiCall) {
       const uint64_t id = next_flow_id_++;
       pe::TrackEvent flow;
       flow.add_flow_ids(id);
@@ -430,7 +429,6 @@ void PerfettoTraceWriter::AddGpu(const TraceModel& m) {
     Arg(e, "value", uint64_t{s.value});
     add(s, std::move(e), 2, index++);
   }));
-  Keep((*launches)->status());
 }
 
 void PerfettoTraceWriter::WriteCaptureWindows(const TraceModel& m) {
@@ -469,11 +467,14 @@ absl::Status PerfettoTraceWriter::Write(const ExportedTrace& trace, int64_t pid)
   process_uuid_ = Track(std::move(process));
   WriteThreads(m, pid);
   {
+    absl::StatusOr<std::unique_ptr<LaunchJoin>> launches = LaunchJoin::Of(m, {});
+    if (!launches.ok()) return launches.status();
     // Every slice of the trace, sorted by track and start; then placed, in that order.
     SpillSorter slices(kSortBudgetBytes);
     slices_ = &slices;
-    AddGpu(m);
-    AddHost(m);
+    AddGpu(m, **launches);
+    AddHost(m, **launches);
+    Keep((*launches)->status());
     slices_ = nullptr;
     PlaceSlices(slices);
   }

@@ -25,10 +25,12 @@ T From(std::string_view bytes) {
   return value;
 }
 
-// by_correlation_: {correlation id, kApi, 0 for a runtime call else 1, its place} or
-// {correlation id, kWork, its place, 0}: per id, its calls (the launch first), then its work.
-constexpr uint64_t kApi = 0;
-constexpr uint64_t kWork = 1;
+// by_correlation_: {correlation id, kStack, its place, 0} with the stack's id, {correlation id,
+// kApi, 0 for a runtime call else 1, its place} or {correlation id, kWork, its place, 0}: per
+// id, its stacks (the first in the file first), its calls (the launch first), then its work.
+constexpr uint64_t kStack = 0;
+constexpr uint64_t kApi = 1;
+constexpr uint64_t kWork = 2;
 struct CallValue {
   uint64_t start_ns = 0;
   uint64_t thread_id = 0;
@@ -61,6 +63,7 @@ LaunchJoin::LaunchJoin(const Options& options)
     : options_(options),
       by_correlation_(options.budget_bytes),
       inside_(options.budget_bytes),
+      stacks_(options.budget_bytes),
       launches_(options.budget_bytes),
       by_stream_(options.budget_bytes),
       placed_(options.budget_bytes),
@@ -84,7 +87,16 @@ absl::Status LaunchJoin::Read(const TraceModel& model) {
   auto keep = [&](absl::Status s) {
     if (added.ok()) added = std::move(s);
   };
-  absl::Status read = ForEachEvent<ApiCallEvent>(model, [&](const ApiCallEvent& call) {
+  uint64_t stack_index = 0;
+  // Every stack record: one recorded as a call began before the slice still belongs to it.
+  absl::Status read = ForEachEvent<ApiStack>(
+      model,
+      [&](const ApiStack& a) {
+        keep(by_correlation_.Add({a.correlation_id, kStack, stack_index++, 0}, Bytes(a.stack_id)));
+      },
+      /*whole_file=*/true);
+  if (!read.ok()) return read;
+  read = ForEachEvent<ApiCallEvent>(model, [&](const ApiCallEvent& call) {
     if (call.correlation_id != 0) {
       const uint64_t driver = call.domain == v1::API_DOMAIN_RUNTIME ? 0 : 1;
       keep(by_correlation_.Add({call.correlation_id, kApi, driver, index},
@@ -115,6 +127,7 @@ absl::Status LaunchJoin::Read(const TraceModel& model) {
 absl::Status LaunchJoin::Join() {
   std::optional<uint64_t> group;
   std::optional<LaunchOf> launch;  // of the current correlation id
+  std::optional<uint64_t> stack;   // its first stack's id
   bool runtime = false;
   absl::Status added;
   auto keep = [&](absl::Status s) {
@@ -126,6 +139,7 @@ absl::Status LaunchJoin::Join() {
     if (group != key[0]) {
       group = key[0];
       launch.reset();
+      stack.reset();
       if (options_.nccl_launches != nullptr) {
         auto it = options_.nccl_launches->find(correlation_id);
         if (it != options_.nccl_launches->end()) {
@@ -134,7 +148,12 @@ absl::Status LaunchJoin::Join() {
         }
       }
     }
+    if (key[1] == kStack) {
+      if (!stack.has_value()) stack = From<uint64_t>(bytes);
+      return;
+    }
     if (key[1] == kApi) {
+      if (stack.has_value()) keep(stacks_.sorter.Add({key[3], 0, 0, 0}, Bytes(*stack)));
       const CallValue call = From<CallValue>(bytes);
       if (!launch.has_value() || launch->kind != LaunchOf::kApiCall) {
         if (launch.has_value()) nccl_with_calls_.insert(correlation_id);
@@ -241,6 +260,12 @@ bool LaunchJoin::Seek(Reader& r, uint64_t at, std::string_view* bytes) {
     }
   }
   return false;
+}
+
+std::optional<uint64_t> LaunchJoin::StackOf(uint32_t api_index) {
+  std::string_view bytes;
+  if (!Seek(stacks_, api_index, &bytes)) return std::nullopt;
+  return From<uint64_t>(bytes);
 }
 
 bool LaunchJoin::InsideRuntimeCall(uint32_t api_index) {

@@ -2,9 +2,10 @@
 // work, joined by correlation id in bounded memory. A launch and its work may come in either
 // order in the file, so the API calls and the GPU work (kernels, copies, memsets) are read once
 // more and put in correlation order through temporary files (spill_sort.h); what each export
-// needs comes back in the order it writes the events: per API call in file order, whether it
-// is the driver call beneath a runtime call; per GPU work in file order, its launch. What is
-// held is a few sorters' budgets (kJoinSortBudgetBytes each), not a table per call or kernel.
+// needs comes back in the order it writes the events: per API call in file order, its recorded
+// stack and whether it is the driver call beneath a runtime call; per GPU work in file order,
+// its launch. What is held is a few sorters' budgets (kJoinSortBudgetBytes each), not a table
+// per call or kernel.
 //
 // The rules: the launch of a correlation id is its runtime call (the call the program made)
 // rather than the driver call beneath it when both were traced, else its first call in the
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -75,6 +77,10 @@ class LaunchJoin {
   // Whether the API call at `api_index` (in file order) is a driver call made inside a runtime
   // call of the same correlation id. Asked in increasing order of `api_index`.
   bool InsideRuntimeCall(uint32_t api_index);
+  // The id of the stack recorded for the API call at `api_index` (of several records of its
+  // correlation id, the first in the file, as TraceModel::StackOfCall finds it); nullopt when
+  // none. Asked in increasing order of `api_index`.
+  std::optional<uint64_t> StackOf(uint32_t api_index);
   // Whether an API call has `correlation_id` (of a launch an NCCL call made).
   bool HasApiCall(uint32_t nccl_launch_correlation_id) const {
     return nccl_with_calls_.count(nccl_launch_correlation_id) != 0;
@@ -116,6 +122,7 @@ class LaunchJoin {
   const Options options_;
   SpillSorter by_correlation_;  // API calls and GPU work
   Reader inside_;               // driver calls inside runtime calls
+  Reader stacks_;               // API calls' stacks
   Reader launches_;             // GPU work's launch, by its place
   SpillSorter by_stream_;       // kernels and work with no launch
   SpillSorter placed_;          // placed launches, by correlation id
