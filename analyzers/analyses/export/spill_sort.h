@@ -1,12 +1,12 @@
-// Records sorted in bounded memory (an external merge sort), for the commands that need
-// events in an order the file does not have (export_perfetto.cc; the PM sweep of occupancy,
-// analyses/pm_sweep.cc): records are held until they
-// reach a budget, then sorted and written to a temporary file as one run; Drain merges the
-// runs. Runs are merged as they accumulate, kFanIn of one level into one of the next, so that
-// at most about kFanIn open files per level are held (two levels for a 10 GB trace at a 16 MiB
-// budget) and each record is written once per level. Memory: the budget, plus a record and
-// stdio's buffer per run being merged. The records come back through a visitor (Drain) or one
-// at a time (StartReading, Next), for a reader driven by another walk of the trace.
+// Records sorted in bounded memory (an external merge sort), for the commands that need events
+// in an order the file does not have (export_perfetto.cc; the exports' launch_join.cc; the PM
+// sweep of occupancy, analyses/pm_sweep.cc): records are held until they reach a budget, then
+// sorted and written to a temporary file as one run; Drain merges the runs. Runs are merged as
+// they accumulate, kFanIn of one level into one of the next, so that at most about kFanIn open
+// files per level are held (two levels for a 10 GB trace at a 16 MiB budget) and each record is
+// written once per level. Memory: the budget, plus a record and stdio's buffer per run being
+// merged. The records come back through a visitor (Drain) or one at a time (StartReading,
+// Next), for a reader driven by another walk of the trace.
 #ifndef WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_SPILL_SORT_H_
 #define WARPSCOPE_ANALYZERS_ANALYSES_EXPORT_SPILL_SORT_H_
 
