@@ -113,11 +113,12 @@ absl::Status PrepareExport(const ExportRequest& r) {
 }
 
 // The exports read the events from the file kind by kind (ForEachEvent): the models hold
-// what the traces define (with the index from each call to its stack) and, for Kineto's
-// steps, NVTX ranges and NCCL calls. Perfetto's events are put in time order through
-// temporary files (spill_sort.h).
+// what the traces define and, for Kineto's steps, NVTX ranges and NCCL calls. Each call's
+// stack and launches are joined to their calls and GPU work through temporary files
+// (launch_join.h); Perfetto's events are put in time order through them too (spill_sort.h).
 TraceModelOptions ExportLoadOptions(const std::string& format) {
   TraceModelOptions options;
+  options.index_call_stacks = false;
   if (format == "chrome" || format == "perfetto") options.keep_events = 0;
   if (format == "kineto") {
     options.keep_events = EventKindBit(EventKind::kNvtxRange) | EventKindBit(EventKind::kNcclCall);

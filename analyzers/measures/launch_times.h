@@ -12,9 +12,7 @@
 #define WARPSCOPE_ANALYZERS_MEASURES_LAUNCH_TIMES_H_
 
 #include <cstdint>
-#include <map>
-#include <utility>
-#include <vector>
+#include <optional>
 
 namespace warpscope {
 
@@ -24,20 +22,21 @@ struct PlacedLaunch {
   bool at_start = false;
 };
 
-class UnrecordedLaunchTimes {
+// The rule on one stream, its work taken in order of start, a kernel whose launch is known
+// before other work that starts with it (of those, the one launched latest last): an external
+// sort gives that order, so that the work of a trace of any length is placed in bounded memory.
+class StreamLaunchPlacer {
  public:
-  // A kernel whose launch is known: it started on (device, stream) at `start_ns`, and the host
-  // launched it at `launch_ns`. 16 bytes each.
-  void AddKnown(uint32_t device_id, uint32_t stream_id, uint64_t start_ns, uint64_t launch_ns);
-
-  // Where the launch of work that started on (device, stream) at `start_ns` with no launch
-  // record is placed (the rule above), from the known launches added so far.
-  PlacedLaunch Place(uint32_t device_id, uint32_t stream_id, uint64_t start_ns);
+  // The next kernel on the stream whose launch is known: the host launched it at `launch_ns`.
+  void Known(uint64_t launch_ns) { latest_ = launch_ns; }
+  // Where the launch of the next work with no launch record is placed.
+  PlacedLaunch Place(uint64_t start_ns) const {
+    if (!latest_.has_value()) return {start_ns, true};
+    return {*latest_, false};
+  }
 
  private:
-  // Per (device, stream): (start, launch) of kernels with a known launch, sorted on first use.
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint64_t, uint64_t>>> known_;
-  bool sorted_ = true;
+  std::optional<uint64_t> latest_;  // the launch of the latest kernel taken with a known one
 };
 
 }  // namespace warpscope

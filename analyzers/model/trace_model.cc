@@ -267,7 +267,9 @@ void TraceModelBuilder::AddNcclCall(const v1::NcclCallEvent& n) {
 }
 
 void TraceModelBuilder::AddApiStack(const v1::ApiStackEvent& a) {
-  model_.api_stack_by_correlation_.emplace_back(a.correlation_id(), a.stack_id());
+  if (options_.index_call_stacks) {
+    model_.api_stack_by_correlation_.emplace_back(a.correlation_id(), a.stack_id());
+  }
   if (!Extend(a.timestamp_ns(), a.timestamp_ns())) return;
   Deliver(EventKind::kApiStack, model_.api_stacks,
           ApiStack{a.correlation_id(), a.stack_id(), a.timestamp_ns(), a.domain(), a.callback_id(),
@@ -497,7 +499,8 @@ absl::StatusOr<TraceModel> TraceModel::Load(TraceReader& reader, const TraceMode
   return builder.Build();
 }
 
-absl::Status ReadEventsAgain(const TraceModel& model, EventKind kind, TraceEventSink& sink) {
+absl::Status ReadEventsAgain(const TraceModel& model, EventKind kind, TraceEventSink& sink,
+                             bool whole_file) {
   TraceModelOptions options;
   options.keep_events = 0;
   options.keep_pc_sample_records = false;
@@ -505,7 +508,7 @@ absl::Status ReadEventsAgain(const TraceModel& model, EventKind kind, TraceEvent
   options.sink = &sink;
   options.sink_events = EventKindBit(kind);
   options.skip_other_events = true;
-  options.slice = model.slice;
+  if (!whole_file) options.slice = model.slice;
   return TraceModel::Load(model.source_name, options).status();
 }
 
@@ -565,7 +568,9 @@ void TraceModelBuilder::Reserve(TraceReader& counting) {
   reserve(EventKind::kNcclCall, m.nccl_calls);
   reserve(EventKind::kApiStack, m.api_stacks);
   reserve(EventKind::kMemory, m.memory_events);
-  m.api_stack_by_correlation_.reserve(rows[static_cast<size_t>(EventKind::kApiStack)]);
+  if (options_.index_call_stacks) {
+    m.api_stack_by_correlation_.reserve(rows[static_cast<size_t>(EventKind::kApiStack)]);
+  }
 }
 
 }  // namespace warpscope

@@ -373,6 +373,8 @@ struct TraceModelOptions {
   // then grows with what the trace defines (names, threads, devices, launch configs, stacks)
   // and its samples, not with its events.
   EventKinds keep_events = kAllEventKinds;
+  // Build StackOfCall's index (16 bytes per call with a stack; the exports join their own).
+  bool index_call_stacks = true;
   // Given, it receives each event of the kinds in sink_events as it is read.
   TraceEventSink* sink = nullptr;
   EventKinds sink_events = 0;
@@ -534,19 +536,20 @@ WARPSCOPE_EVENT_TABLE(ApiStack, kApiStack, api_stacks)
 WARPSCOPE_EVENT_TABLE(MemoryEvent, kMemory, memory_events)
 #undef WARPSCOPE_EVENT_TABLE
 
-// Reads the file `model` was loaded from once more and hands `sink` its events of `kind`, in
-// file order; packets of other kinds are skipped unparsed. For ForEachEvent.
-absl::Status ReadEventsAgain(const TraceModel& model, EventKind kind, TraceEventSink& sink);
+// Reads the file `model` was loaded from once more and hands `sink` its events of `kind` (in
+// its slice, or all with `whole_file`), in file order, packets of other kinds skipped unparsed.
+absl::Status ReadEventsAgain(const TraceModel& model, EventKind kind, TraceEventSink& sink,
+                             bool whole_file = false);
 
 // Calls visit(event) for each event of one type, in file order: from the model's table when
 // it was kept, else from the file read again (ReadEventsAgain), so that a command can go over
-// the events of a long trace kind by kind without holding them. The names and launch
-// configuration an event points to live until visit returns. Errors: those of reading the
-// file (only for a table that was not kept).
+// the events of a long trace kind by kind without holding them; with `whole_file`, those
+// outside the model's slice too. The names and launch configuration an event points to live
+// until visit returns. Errors: those of reading the file (only for a table that was not kept).
 template <typename Event, typename Visit>
-absl::Status ForEachEvent(const TraceModel& model, Visit&& visit) {
+absl::Status ForEachEvent(const TraceModel& model, Visit&& visit, bool whole_file = false) {
   constexpr EventKind kind = EventTable<Event>::kind;
-  if ((model.kept_events & EventKindBit(kind)) != 0) {
+  if ((model.kept_events & EventKindBit(kind)) != 0 && !(whole_file && model.slice)) {
     for (const Event& e : EventTable<Event>::Of(model)) visit(e);
     return absl::OkStatus();
   }
@@ -556,7 +559,7 @@ absl::Status ForEachEvent(const TraceModel& model, Visit&& visit) {
     void Add(const Event& e) override { visit(e); }
     Visit& visit;
   } sink(visit);
-  return ReadEventsAgain(model, kind, sink);
+  return ReadEventsAgain(model, kind, sink, whole_file);
 }
 
 // Calls visit(part) for the PC sample records of the model's trace, in file order, each part

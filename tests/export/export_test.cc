@@ -344,5 +344,25 @@ TEST(ExportChromeStacksTest, ApiCallsCarryTheirCallSiteAndStack) {
             std::string::npos);
 }
 
+// Loaded as the command loads it (no event kept, no index from calls to stacks) with a slice
+// that starts inside a call: the call's stack, recorded as it began, before the slice, is
+// still joined to it.
+TEST(ExportChromeStacksTest, ACallThatBeganBeforeTheSliceKeepsItsStack) {
+  TraceModelOptions options;
+  options.keep_events = 0;
+  options.index_call_stacks = false;
+  options.slice = TimeSlice{10000, 20000};  // inside the copy's call, 5000 to 30000
+  absl::StatusOr<TraceModel> model = TraceModel::Load(
+      testing::WriteTempFile(testing::FixtureWire("synthetic/stacks.textproto")), options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const TraceModel* models[] = {&*model};
+  const std::string json = ExportChromeTraceJson(models);
+  const size_t call = json.find("\"correlation\":3,");
+  ASSERT_NE(call, std::string::npos) << json;
+  EXPECT_THAT(json.substr(call, json.find('}', call) - call),
+              ::testing::HasSubstr("\"call_site\":\"train.py:57 train_step\""));
+  EXPECT_EQ(json.find("\"correlation\":1,"), std::string::npos);  // outside the slice
+}
+
 }  // namespace
 }  // namespace warpscope

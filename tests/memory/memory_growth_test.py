@@ -2,10 +2,8 @@
 """Peak memory of the commands that stream does not grow with a trace's events.
 
 Writes two synthetic traces with warpscope_bench_trace, one with 8 times the events of the
-other, runs `warpscope info` and `warpscope export --format chrome` on each, and checks that
-the larger trace's peak RSS (the child's ru_maxrss, from wait4) stays within
-1.3 x the smaller's + 20 MiB. The export may also grow by what it is documented to hold per
-event: LaunchCalls, 24 bytes per API call with a correlation id (export_common.h).
+other, runs `warpscope info` on each, and checks that the larger trace's peak RSS (the child's
+ru_maxrss, from wait4) stays within 1.3 x the smaller's + 20 MiB.
 
 Then the rule of the analyses (issue 38): on traces of 1 M and 3 M events, the larger's peak
 RSS within 1.2 x the smaller's, but for what they are documented to hold per NVTX range (one
@@ -14,8 +12,9 @@ the GPU, RANGE_BYTES each (docs/validation.md, "Trace size"); `advise` keeps the
 steps and reads at most --max-events events (ADVISE_MAX_EVENTS here, under both traces, so that
 both read a part of the same size: its note says so); `diff` (the trace against itself) keeps
 the ranges of both sides, so twice theirs; `timeline` keeps them to find the steps it draws.
-The Perfetto export (events sorted through temporary files) may grow by LaunchCalls,
-LAUNCH_CALL_BYTES per API call. The commands that read kernels and samples (`tail`, `occupancy`,
+The Chrome, Perfetto and Kineto exports (launches joined to their GPU work through temporary
+files, launch_join.h; Perfetto's events sorted through them too) hold nothing per API call or
+GPU work; the Kineto export keeps the NVTX ranges (for the steps), RANGE_BYTES each. The commands that read kernels and samples (`tail`, `occupancy`,
 `stalls`) are held, on traces with PM and PC samples (SAMPLED_ROWS, the same 500 kernel names),
 to 1.2x plus KERNEL_BYTES a kernel more: none of them holds anything per launch or sample (0).
 The Parquet export (events and samples read and written a chunk at a time) is held to the same
@@ -37,7 +36,6 @@ import tempfile
 
 SMALL_ROWS = 100_000
 FACTOR = 8
-LAUNCH_CALL_BYTES = 24  # LaunchCalls::Call
 RULE_ROWS = (1_000_000, 3_000_000)
 RULE_FACTOR = 1.2
 SAMPLED_ROWS = (100_000, 300_000)
@@ -156,42 +154,45 @@ def check_rule(cli, bench_trace, work):
         subprocess.run([bench_trace, path, str(rows)], check=True)
         _, info = peak_rss([cli, "info", "--format", "json", path])
         counts = {row["kind"]: row["count"] for row in json.loads(info)["events"]}
-        traces.append((path, sum(counts.values()), counts["nvtx_range"], counts["api_call"]))
-    (small, small_events, small_ranges, small_calls), (large, large_events, large_ranges,
-                                                       large_calls) = traces
+        traces.append((path, sum(counts.values()), counts["nvtx_range"]))
+    (small, small_events, small_ranges), (large, large_events, large_ranges) = traces
     failures = []
-    # The command, a note its output must have, the traces whose ranges it keeps, the bytes it
-    # keeps per API call.
+    # The command, a note its output must have, the traces whose ranges it keeps.
     commands = {
-        "summary": (["summary", "{t}", "--format", "csv"], None, 1, 0),
+        "summary": (["summary", "{t}", "--format", "csv"], None, 1),
         "advise": (["advise", "{t}", "--format", "json", "--max-events", str(ADVISE_MAX_EVENTS)],
-                   f"more than --max-events {ADVISE_MAX_EVENTS}", 1, 0),
-        "diff": (["diff", "{t}", "{t}", "--format", "csv"], None, 2, 0),
+                   f"more than --max-events {ADVISE_MAX_EVENTS}", 1),
+        "diff": (["diff", "{t}", "{t}", "--format", "csv"], None, 2),
+        "export --format chrome": (
+            ["export", "{t}", "--all", "--format", "chrome", "-o", os.path.join(work, "out.json")],
+            None, 0),
         "export --format perfetto": (
             ["export", "{t}", "--all", "--format", "perfetto", "-o",
              os.path.join(work, "out.pftrace")],
-            None, 0, LAUNCH_CALL_BYTES),
+            None, 0),
+        "export --format kineto": (
+            ["export", "{t}", "--all", "--format", "kineto", "-o",
+             os.path.join(work, "kineto.json")],
+            None, 1),
         # The ranges, to find the steps, then the three steps it draws.
-        "timeline": (["timeline", "{t}", "--svg", os.path.join(work, "timeline.svg")], None, 1,
-                     0),
+        "timeline": (["timeline", "{t}", "--svg", os.path.join(work, "timeline.svg")], None, 1),
     }
     if parquet_reads_in_chunks(cli):
         commands["export --format parquet"] = (
             ["export", "{t}", "--format", "parquet", "-o", os.path.join(work, "parquet")],
-            None, 1, 0)
+            None, 1)
     else:
         print("export --format parquet: no warpscope_native extension or pyarrow beside the "
               "CLI; not checked")
     if "export --format parquet" in commands:
         failures += check_sampled_parquet(cli, bench_trace, work)
-    for name, (command, note, sides, call_bytes) in commands.items():
+    for name, (command, note, sides) in commands.items():
         runs = [peak_rss([cli] + [a.format(t=t) for a in command]) for t in (small, large)]
         rss = [r[0] for r in runs]
         if note is not None and not all(note in r[1].decode() for r in runs):
             print(f"{name}: no note \"{note}\" in its output")
             failures.append(name)
-        bound = (RULE_FACTOR * rss[0] + sides * RANGE_BYTES * (large_ranges - small_ranges) +
-                 call_bytes * (large_calls - small_calls))
+        bound = RULE_FACTOR * rss[0] + sides * RANGE_BYTES * (large_ranges - small_ranges)
         verdict = "ok" if rss[1] <= bound else "GREW"
         print(f"{name}: {small_events} events {rss[0] / 2**20:.1f} MiB, {large_events} events "
               f"{rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) {verdict}")
@@ -218,17 +219,12 @@ def main():
             subprocess.run([bench_trace, path, str(rows)], check=True)
             _, info = peak_rss([cli, "info", "--format", "json", path])
             counts = {e["kind"]: e["count"] for e in json.loads(info)["events"]}
-            traces.append((path, sum(counts.values()), counts["api_call"]))
-        (small, small_events, small_calls), (large, large_events, large_calls) = traces
-        commands = {
-            "info": (["info", "{t}"], 0),
-            "export --format chrome": (
-                ["export", "{t}", "--format", "chrome", "-o", os.path.join(work, "out.json")],
-                LAUNCH_CALL_BYTES * (large_calls - small_calls)),
-        }
-        for name, (command, allowed_growth) in commands.items():
+            traces.append((path, sum(counts.values())))
+        (small, small_events), (large, large_events) = traces
+        commands = {"info": ["info", "{t}"]}
+        for name, command in commands.items():
             rss = [peak_rss([cli] + [a.format(t=t) for a in command])[0] for t in (small, large)]
-            bound = 1.3 * rss[0] + 20 * 2**20 + allowed_growth
+            bound = 1.3 * rss[0] + 20 * 2**20
             verdict = "ok" if rss[1] <= bound else "GREW"
             print(f"{name}: {small_events} events {rss[0] / 2**20:.1f} MiB, {large_events} events "
                   f"{rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) {verdict}")

@@ -2,16 +2,20 @@
 // trace (metadata, host, GPU, flows, counters, capture windows) so that output is stable for
 // tests; viewers sort by time themselves. Each kind of event is one walk over its table, or
 // over the file when the model was loaded without it (ForEachEvent): the text goes out as it
-// is made, and what is held grows with threads, streams, stacks and launches, not with events.
+// is made, and what is held grows with threads, streams and stacks, not with events. The
+// launch of each GPU work, for its flow, comes from a join through temporary files
+// (launch_join.h).
 #include "analyzers/analyses/export/export_chrome.h"
 
 #include <cmath>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "analyzers/analyses/export/export_common.h"
+#include "analyzers/analyses/export/launch_join.h"
 #include "analyzers/render/output.h"
 
 namespace warpscope {
@@ -59,8 +63,9 @@ class ChromeTraceWriter {
     if (added) it->second = kFirstStreamTid + static_cast<int64_t>(stream_tids_.size()) - 1;
     return it->second;
   }
-  // A flow from the API call that launched GPU work to that work, when the call is known.
-  void Flow(const LaunchCalls::Call* call, int64_t gpu_tid, uint64_t gpu_start_ns);
+  // A flow from the API call that launched the next GPU work to that work, when the call is
+  // known.
+  void Flow(int64_t gpu_tid, uint64_t gpu_start_ns);
   void Counter(std::string_view name, uint64_t ns, double value) {
     if (!std::isfinite(value)) return;
     Begin("C", name, "pm_sampling", 0, ns);
@@ -78,28 +83,30 @@ class ChromeTraceWriter {
   uint64_t offset_ns_ = 0;
   uint64_t next_flow_id_ = 1;  // unique over the whole file
   std::map<std::pair<uint32_t, uint32_t>, int64_t> stream_tids_;
-  const LaunchCalls* launches_ = nullptr;
+  LaunchJoin* launches_ = nullptr;
+  uint64_t next_work_ = 0;  // the GPU work's place among the kernels, copies and memsets
   const HostTids* host_tids_ = nullptr;
 };
 
-void ChromeTraceWriter::Flow(const LaunchCalls::Call* call, int64_t gpu_tid,
-                             uint64_t gpu_start_ns) {
-  if (call == nullptr) return;
+void ChromeTraceWriter::Flow(int64_t gpu_tid, uint64_t gpu_start_ns) {
+  const LaunchOf call = launches_->Launch(next_work_++);
+  if (call.kind != LaunchOf::kApiCall) return;
   const uint64_t id = next_flow_id_++;
-  Begin("s", "launch", "flow", host_tids_->Of(call->thread_id), call->start_ns);
+  Begin("s", "launch", "flow", host_tids_->Of(call.thread_id), call.ns);
   json_.Key("id").Uint(id).EndObject();
   Begin("f", "launch", "flow", gpu_tid, gpu_start_ns);
   json_.Key("id").Uint(id).Key("bp").String("e").EndObject();
 }
 
 absl::Status ChromeTraceWriter::WriteHost(const TraceModel& m) {
+  uint32_t index = 0;
   absl::Status read = ForEachEvent<ApiCallEvent>(m, [&](const ApiCallEvent& call) {
     Begin("X", call.name, call.domain == v1::API_DOMAIN_DRIVER ? "cuda_driver" : "cuda_runtime",
           host_tids_->Of(call.thread_id), call.start_ns);
     Dur(call.duration_ns);
     json_.Key("args").BeginObject().Key("correlation").Uint(call.correlation_id);
     json_.Key("result").Uint(call.result).Key("cbid").Uint(call.callback_id);
-    WriteCallStackArgs(json_, m, call.correlation_id);
+    WriteCallStackArgs(json_, m, launches_->StackOf(index++));
     json_.EndObject();
     json_.EndObject();
     MaybeFlush();
@@ -159,7 +166,7 @@ absl::Status ChromeTraceWriter::WriteGpu(const TraceModel& m) {
     }
     if (k.graph_id != 0) json_.Key("graph").Uint(k.graph_id);
     json_.EndObject().EndObject();
-    Flow(launches_->Find(k.correlation_id), tid, k.start_ns);
+    Flow(tid, k.start_ns);
     MaybeFlush();
   });
   if (!read.ok()) return read;
@@ -174,7 +181,7 @@ absl::Status ChromeTraceWriter::WriteGpu(const TraceModel& m) {
     json_.Key("dst").String(MemoryKindName(c.dst_kind));
     if (c.duration_ns > 0) json_.Key("GB/s").Double(static_cast<double>(c.bytes) / c.duration_ns);
     json_.EndObject().EndObject();
-    Flow(launches_->Find(c.correlation_id), tid, c.start_ns);
+    Flow(tid, c.start_ns);
     MaybeFlush();
   });
   if (!read.ok()) return read;
@@ -186,7 +193,7 @@ absl::Status ChromeTraceWriter::WriteGpu(const TraceModel& m) {
     json_.Key("device").Uint(s.device_id).Key("stream").Uint(s.stream_id);
     json_.Key("correlation").Uint(s.correlation_id).Key("bytes").Uint(s.bytes);
     json_.Key("value").Uint(s.value).EndObject().EndObject();
-    Flow(launches_->Find(s.correlation_id), tid, s.start_ns);
+    Flow(tid, s.start_ns);
     MaybeFlush();
   });
   if (!read.ok()) return read;
@@ -228,9 +235,10 @@ absl::Status ChromeTraceWriter::Write(const ExportedTrace& trace, int64_t pid) {
   pid_ = pid;
   offset_ns_ = trace.offset_ns;
   stream_tids_.clear();
-  absl::StatusOr<LaunchCalls> launches = LaunchCalls::Of(m);
+  absl::StatusOr<std::unique_ptr<LaunchJoin>> launches = LaunchJoin::Of(m, {});
   if (!launches.ok()) return launches.status();
-  launches_ = &*launches;
+  launches_ = launches->get();
+  next_work_ = 0;
   const HostTids host_tids(m);
   host_tids_ = &host_tids;
 
@@ -243,6 +251,7 @@ absl::Status ChromeTraceWriter::Write(const ExportedTrace& trace, int64_t pid) {
   }
   if (absl::Status s = WriteHost(m); !s.ok()) return s;
   if (absl::Status s = WriteGpu(m); !s.ok()) return s;
+  if (!launches_->status().ok()) return launches_->status();
   WriteCounters(m);
   WriteCaptureWindows(m);
   host_tids_ = nullptr;

@@ -1,4 +1,4 @@
-// Ranks, labels, time offsets and launch lookups shared by the exporters (export_common.h).
+// Ranks, labels, time offsets and output shared by the exporters (export_common.h).
 #include "analyzers/analyses/export/export_common.h"
 
 #include <algorithm>
@@ -12,7 +12,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzers/measures/call_sites.h"
-#include "analyzers/measures/launch_times.h"
 #include "analyzers/measures/pm_attribution.h"
 #include "analyzers/render/output.h"
 #include "proto/settings/setting_error.h"
@@ -60,89 +59,6 @@ std::string TraceEventMicros(uint64_t ns) {
   end[2] = static_cast<char>('0' + fraction / 10 % 10);
   end[3] = static_cast<char>('0' + fraction % 10);
   return std::string(buffer, end + 4);
-}
-
-absl::StatusOr<LaunchCalls> LaunchCalls::Of(const TraceModel& model) {
-  LaunchCalls table;
-  table.calls_.reserve(model.EventCount(EventKind::kApiCall));
-  uint32_t index = 0;
-  absl::Status read = ForEachEvent<ApiCallEvent>(model, [&](const ApiCallEvent& call) {
-    if (call.correlation_id != 0) {
-      Call& c = table.calls_.emplace_back();
-      c.start_ns = call.start_ns;
-      c.thread_id = call.thread_id;
-      c.correlation_id = call.correlation_id;
-      c.index = index;
-      c.runtime = call.domain == v1::API_DOMAIN_RUNTIME;
-    }
-    ++index;
-  });
-  if (!read.ok()) return read;
-  table.calls_.shrink_to_fit();
-  // Runtime calls first within a correlation id: the call the program made, not the driver
-  // call beneath it; else the first in the file. The file position makes the order total, so
-  // the sort needs no buffer (a stable sort would take another copy of the table).
-  std::sort(table.calls_.begin(), table.calls_.end(), [](const Call& a, const Call& b) {
-    if (a.correlation_id != b.correlation_id) return a.correlation_id < b.correlation_id;
-    if (a.runtime != b.runtime) return a.runtime > b.runtime;
-    return a.index < b.index;
-  });
-  return table;
-}
-
-const LaunchCalls::Call* LaunchCalls::Find(uint32_t correlation_id) const {
-  if (correlation_id == 0) return nullptr;
-  auto it = std::lower_bound(calls_.begin(), calls_.end(), correlation_id,
-                             [](const Call& c, uint32_t id) { return c.correlation_id < id; });
-  if (it == calls_.end() || it->correlation_id != correlation_id) return nullptr;
-  return &*it;
-}
-
-absl::StatusOr<UnrecordedLaunches> UnrecordedLaunches::Of(
-    const TraceModel& model, const std::function<std::optional<uint64_t>(uint32_t)>& known) {
-  UnrecordedLaunchTimes times;
-  UnrecordedLaunches out;
-  // Each launch holds its work's start until every known launch is in and it can be placed.
-  auto add = [&](const StreamWork& w) {
-    out.launches_.push_back({w.correlation_id, w.device_id, w.stream_id, false, w.start_ns});
-  };
-  absl::Status read = ForEachEvent<KernelEvent>(model, [&](const KernelEvent& k) {
-    if (std::optional<uint64_t> launch = known(k.correlation_id)) {
-      times.AddKnown(k.device_id, k.stream_id, k.start_ns, *launch);
-    } else {
-      add(k);
-    }
-  });
-  auto add_unknown = [&](const StreamWork& w) {
-    if (!known(w.correlation_id)) add(w);
-  };
-  if (read.ok()) read = ForEachEvent<MemcpyEvent>(model, add_unknown);
-  if (read.ok()) read = ForEachEvent<MemsetEvent>(model, add_unknown);
-  if (!read.ok()) return read;
-  for (Launch& l : out.launches_) {
-    const PlacedLaunch placed = times.Place(l.device_id, l.stream_id, l.ns);
-    l.ns = placed.ns;
-    l.at_start = placed.at_start;
-  }
-  // One launch per correlation id (the work of a graph launch shares one): the earliest placed,
-  // since it came before all of its work.
-  std::sort(out.launches_.begin(), out.launches_.end(), [](const Launch& a, const Launch& b) {
-    return std::tie(a.correlation_id, a.ns) < std::tie(b.correlation_id, b.ns);
-  });
-  out.launches_.erase(std::unique(out.launches_.begin(), out.launches_.end(),
-                                  [](const Launch& a, const Launch& b) {
-                                    return a.correlation_id == b.correlation_id;
-                                  }),
-                      out.launches_.end());
-  out.launches_.shrink_to_fit();
-  return out;
-}
-
-const UnrecordedLaunches::Launch* UnrecordedLaunches::Find(uint32_t correlation_id) const {
-  auto it = std::lower_bound(launches_.begin(), launches_.end(), correlation_id,
-                             [](const Launch& l, uint32_t id) { return l.correlation_id < id; });
-  if (it == launches_.end() || it->correlation_id != correlation_id) return nullptr;
-  return &*it;
 }
 
 FileExportOutput::FileExportOutput(const std::string& path, std::string_view flag)
@@ -241,8 +157,9 @@ int64_t HostTids::Of(uint64_t thread_id) const {
   return it != os_tid_.end() ? it->second : static_cast<int64_t>(thread_id);
 }
 
-void WriteCallStackArgs(JsonWriter& json, const TraceModel& model, uint32_t correlation_id) {
-  const CallStackInfo* stack = model.StackOfCall(correlation_id);
+void WriteCallStackArgs(JsonWriter& json, const TraceModel& model,
+                        std::optional<uint64_t> stack_id) {
+  const CallStackInfo* stack = stack_id.has_value() ? model.FindCallStack(*stack_id) : nullptr;
   if (stack == nullptr) return;
   json.Key("call_site").String(CallSiteOfStack(model, stack).Display());
   json.Key("stack").BeginArray();

@@ -40,61 +40,10 @@ std::vector<ExportedTrace> PrepareExport(std::span<const TraceModel* const> mode
 std::string TraceEventMicros(uint64_t ns);
 
 // The args `call_site` ("train.py:57 train_step") and `stack` (every frame, innermost first)
-// of the API call with `correlation_id`, into an open JSON object; nothing when the call has
-// no recorded stack. Trace viewers show them on click.
-void WriteCallStackArgs(JsonWriter& json, const TraceModel& model, uint32_t correlation_id);
-
-// The API call that launched each correlation id (a runtime call rather than the driver call
-// beneath it when both were traced): what a flow from a launch to its GPU work needs. The GPU
-// work may come before or after its launch in the file, so the table is made before any GPU
-// work is written, from one read of the API calls (from the file when the model did not keep
-// them). It holds 24 bytes per API call with a correlation id: the one part of the streaming
-// exports that grows with events.
-class LaunchCalls {
- public:
-  struct Call {
-    uint64_t start_ns = 0;
-    uint64_t thread_id = 0;
-    uint32_t correlation_id = 0;
-    uint32_t index : 31 = 0;  // in model.api_calls, in file order
-    uint32_t runtime : 1 = 0;
-  };
-  static absl::StatusOr<LaunchCalls> Of(const TraceModel& model);
-  // The launching call of `correlation_id`; nullptr when no API call has it.
-  const Call* Find(uint32_t correlation_id) const;
-
- private:
-  std::vector<Call> calls_;  // by correlation id, the runtime call first
-};
-
-// Stand-ins for the launches that no record of the trace holds: GPU work launched through the
-// driver API while only the runtime API was traced (cuBLASLt and cutlass GEMMs, Triton, NCCL
-// without its calls), for the formats whose readers drop GPU work without a launch (HTA reads
-// only work whose launch is in the file, once the file has steps). One per correlation id,
-// placed on the host's time line by launch_times.h's rule (the one the job view counts steps
-// by), from the kernels whose launch `known` gives. Made, like LaunchCalls, before any GPU work
-// is written, from one read of the kernels, copies and memsets; it holds 16 bytes per kernel
-// with a known launch (while it is made) and 24 per GPU work without one.
-class UnrecordedLaunches {
- public:
-  struct Launch {
-    uint32_t correlation_id = 0;
-    uint32_t device_id = 0;  // where the work ran (the earliest placed, when several share it)
-    uint32_t stream_id = 0;
-    bool at_start = false;  // PlacedLaunch::at_start: no known launch before it on its stream
-    uint64_t ns = 0;        // trace time
-  };
-  // `known(correlation_id)`: the host time of the recorded launch with that id, or nullopt.
-  static absl::StatusOr<UnrecordedLaunches> Of(
-      const TraceModel& model, const std::function<std::optional<uint64_t>(uint32_t)>& known);
-  // The stand-in for `correlation_id`; nullptr when its launch was recorded.
-  const Launch* Find(uint32_t correlation_id) const;
-  // By correlation id.
-  const std::vector<Launch>& launches() const { return launches_; }
-
- private:
-  std::vector<Launch> launches_;
-};
+// of an API call whose recorded stack has `stack_id` (LaunchJoin::StackOf), into an open JSON
+// object; nothing when the call has no recorded stack. Trace viewers show them on click.
+void WriteCallStackArgs(JsonWriter& json, const TraceModel& model,
+                        std::optional<uint64_t> stack_id);
 
 // Where an export's bytes go as they are made: a string (tests) or a file written piece by
 // piece, so that the output of a large trace is never held whole.

@@ -6,13 +6,15 @@
 // is in the file (work whose launch was not recorded gets a stand-in). API calls and GPU work
 // are walked kind by kind (from the file when the model was loaded without them, ForEachEvent)
 // and the text goes out as it is made; NVTX ranges and NCCL calls are held, for the steps and
-// for matching NCCL's ranges to its calls.
+// for matching NCCL's ranges to its calls. Launches are joined to their GPU work through
+// temporary files (launch_join.h).
 #include "analyzers/analyses/export/export_kineto.h"
 
 #include <algorithm>
 #include <charconv>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -21,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzers/analyses/export/export_common.h"
+#include "analyzers/analyses/export/launch_join.h"
 #include "analyzers/measures/steps.h"
 #include "analyzers/render/output.h"
 #include "proto/settings/job_variables.h"
@@ -39,15 +42,14 @@ constexpr char kUnrecordedLaunchCategory[] = "launch_not_recorded";
 class KinetoWriter {
  public:
   KinetoWriter(const ExportedTrace& trace, JsonWriter& json, ExportOutput& out,
-               std::string_view step, const LaunchCalls& launches)
+               std::string_view step)
       : m_(*trace.model),
         offset_ns_(trace.offset_ns),
         label_(trace.label),
         json_(json),
         out_(out),
         step_(step),
-        host_tids_(m_),
-        launches_(launches) {
+        host_tids_(m_) {
     for (const NcclCall& call : m_.nccl_calls) {
       nccl_calls_[{call.thread_id, call.name}].push_back(&call);
       if (call.launch_correlation_id != 0) nccl_launches_[call.launch_correlation_id] = &call;
@@ -59,14 +61,15 @@ class KinetoWriter {
   }
 
   absl::Status WriteEvents() {
-    absl::StatusOr<UnrecordedLaunches> unrecorded =
-        UnrecordedLaunches::Of(m_, [this](uint32_t id) { return KnownLaunch(id); });
-    if (!unrecorded.ok()) return unrecorded.status();
-    unrecorded_ = *std::move(unrecorded);
+    absl::StatusOr<std::unique_ptr<LaunchJoin>> launches =
+        LaunchJoin::Of(m_, {.nccl_launches = &nccl_launches_, .stand_ins = true});
+    if (!launches.ok()) return launches.status();
+    launches_ = *std::move(launches);
     if (absl::Status s = WriteHost(); !s.ok()) return s;
-    WriteUnrecordedLaunches();
+    if (absl::Status s = WriteUnrecordedLaunches(); !s.ok()) return s;
     WriteSteps();
     if (absl::Status s = WriteGpu(); !s.ok()) return s;
+    if (!launches_->status().ok()) return launches_->status();
     WriteMetadata();
     return absl::OkStatus();
   }
@@ -100,8 +103,8 @@ class KinetoWriter {
     json_.Key("device").Uint(device).Key("context").Uint(context).Key("stream").Uint(stream);
     json_.Key("correlation").Uint(correlation).Key("External id").Uint(correlation);
   }
-  // The launch and its GPU work, as Kineto links them: "ac2g" flow events with the
-  // correlation id.
+  // The launch of the next GPU work and that work, as Kineto links them: "ac2g" flow events
+  // with the correlation id.
   void Flow(uint32_t correlation_id, int64_t device, int64_t stream, uint64_t gpu_start_ns);
 
   // A copy or memset: its GPU args, size and bandwidth, and its launch flow.
@@ -117,12 +120,9 @@ class KinetoWriter {
     Flow(e.correlation_id, e.device_id, e.stream_id, e.start_ns);
   }
 
-  // The host time of the recorded launch of `correlation_id`: its API call, or for an NCCL
-  // kernel whose driver API call was not traced, the NCCL call that made it.
-  std::optional<uint64_t> KnownLaunch(uint32_t correlation_id) const;
   bool IsNcclCallRange(const NvtxRange& r) const;
   absl::Status WriteHost();
-  void WriteUnrecordedLaunches();
+  absl::Status WriteUnrecordedLaunches();
   // The row of the stand-in launches of the work on (device, stream).
   int64_t UnrecordedLaunchTid(uint32_t device, uint32_t stream) const;
   void WriteNcclCall(const NcclCall& call);
@@ -137,55 +137,37 @@ class KinetoWriter {
   ExportOutput& out_;
   std::string_view step_;
   HostTids host_tids_;
-  const LaunchCalls& launches_;
+  std::unique_ptr<LaunchJoin> launches_;
+  uint64_t next_work_ = 0;  // the GPU work's place among the kernels, copies and memsets
   std::set<std::pair<uint32_t, uint32_t>> streams_;  // (device, stream) of the GPU work
   // NCCL's calls by thread and name, by start; and by the correlation id of the launch each
   // made.
   std::map<std::pair<uint64_t, std::string_view>, std::vector<const NcclCall*>> nccl_calls_;
   std::unordered_map<uint32_t, const NcclCall*> nccl_launches_;
-  UnrecordedLaunches unrecorded_;
-  // The streams whose work has stand-in launches, each with a row of its own in the host
-  // process: tid kUnrecordedLaunchTid + its index here.
-  std::vector<std::pair<uint32_t, uint32_t>> unrecorded_streams_;
 };
 
 // Above any Linux thread id (at most 2^22), so that the rows of stand-in launches never take a
 // real thread's.
 constexpr int64_t kUnrecordedLaunchTid = int64_t{1} << 24;
 
-std::optional<uint64_t> KinetoWriter::KnownLaunch(uint32_t correlation_id) const {
-  if (const LaunchCalls::Call* call = launches_.Find(correlation_id)) return call->start_ns;
-  if (auto it = nccl_launches_.find(correlation_id); it != nccl_launches_.end()) {
-    return it->second->start_ns;
-  }
-  return std::nullopt;
-}
-
+// The streams whose work has stand-in launches each have a row of their own in the host
+// process: tid kUnrecordedLaunchTid + the stream's place among them.
 int64_t KinetoWriter::UnrecordedLaunchTid(uint32_t device, uint32_t stream) const {
-  auto it = std::lower_bound(unrecorded_streams_.begin(), unrecorded_streams_.end(),
-                             std::make_pair(device, stream));
-  return kUnrecordedLaunchTid + (it - unrecorded_streams_.begin());
+  const std::vector<std::pair<uint32_t, uint32_t>>& streams = launches_->stand_in_streams();
+  auto it = std::lower_bound(streams.begin(), streams.end(), std::make_pair(device, stream));
+  return kUnrecordedLaunchTid + (it - streams.begin());
 }
 
 void KinetoWriter::Flow(uint32_t correlation_id, int64_t device, int64_t stream,
                         uint64_t gpu_start_ns) {
-  int64_t tid = 0;
-  uint64_t start_ns = 0;
-  if (const LaunchCalls::Call* call = launches_.Find(correlation_id)) {
-    tid = host_tids_.Of(call->thread_id);
-    start_ns = call->start_ns;
-  } else if (auto it = nccl_launches_.find(correlation_id); it != nccl_launches_.end()) {
-    // An NCCL kernel launched through the driver API, whose call was not traced: the NCCL
-    // call that made the launch stands for it.
-    tid = host_tids_.Of(it->second->thread_id);
-    start_ns = it->second->start_ns;
-  } else if (const UnrecordedLaunches::Launch* l = unrecorded_.Find(correlation_id)) {
-    tid = UnrecordedLaunchTid(l->device_id, l->stream_id);
-    start_ns = l->ns;
-  } else {
-    return;
-  }
-  Begin("s", "ac2g", "ac2g", m_.header.pid, tid, start_ns);
+  // The API call; for an NCCL kernel launched through the driver API, whose call was not
+  // traced, the NCCL call that made the launch; else the stand-in.
+  const LaunchOf launch = launches_->Launch(next_work_++);
+  if (launch.kind == LaunchOf::kNone) return;
+  const int64_t tid = launch.kind == LaunchOf::kStandIn
+                          ? UnrecordedLaunchTid(launch.device_id, launch.stream_id)
+                          : host_tids_.Of(launch.thread_id);
+  Begin("s", "ac2g", "ac2g", m_.header.pid, tid, launch.ns);
   json_.Key("id").Uint(correlation_id).EndObject();
   Begin("f", "ac2g", "ac2g", device, stream, gpu_start_ns);
   json_.Key("id").Uint(correlation_id).Key("bp").String("e").EndObject();
@@ -205,6 +187,7 @@ bool KinetoWriter::IsNcclCallRange(const NvtxRange& r) const {
 
 absl::Status KinetoWriter::WriteHost() {
   const int64_t pid = m_.header.pid;
+  uint32_t index = 0;
   absl::Status read = ForEachEvent<ApiCallEvent>(m_, [&](const ApiCallEvent& call) {
     const bool driver = call.domain == v1::API_DOMAIN_DRIVER;
     Complete(call.name, driver ? "cuda_driver" : "cuda_runtime", pid,
@@ -213,15 +196,15 @@ absl::Status KinetoWriter::WriteHost() {
     // A driver call made inside a runtime call (-t driver) shares its correlation id: only the
     // runtime call, the one the program made, carries it, so that a tool joining host events
     // to GPU work by that id finds one launch per kernel, not two.
-    const LaunchCalls::Call* made = launches_.Find(call.correlation_id);
-    if (driver && made != nullptr && made->runtime) {
+    if (driver && launches_->InsideRuntimeCall(index)) {
       json_.Key("inside").String("the runtime call of the same correlation id");
     } else {
       json_.Key("correlation").Uint(call.correlation_id);
       json_.Key("External id").Uint(call.correlation_id);
-      WriteCallStackArgs(json_, m_, call.correlation_id);
+      WriteCallStackArgs(json_, m_, launches_->StackOf(index));
     }
     EndArgs();
+    ++index;
   });
   if (!read.ok()) return read;
   // NVTX ranges are what PyTorch's record_function annotations are to Kineto.
@@ -244,7 +227,7 @@ void KinetoWriter::WriteNcclCall(const NcclCall& call) {
   Complete(call.name, "user_annotation", m_.header.pid, host_tids_.Of(call.thread_id),
            call.start_ns, call.duration_ns);
   json_.Key("domain").String("NCCL");
-  if (call.launch_correlation_id != 0 && launches_.Find(call.launch_correlation_id) == nullptr) {
+  if (call.launch_correlation_id != 0 && !launches_->HasApiCall(call.launch_correlation_id)) {
     json_.Key("correlation").Uint(call.launch_correlation_id);
   }
   if (call.comm_hash != 0) json_.Key("comm").String(absl::StrFormat("0x%016x", call.comm_hash));
@@ -261,14 +244,8 @@ void KinetoWriter::WriteNcclCall(const NcclCall& call) {
 // with zero duration at the time launch_times.h places it (in the step where the job view counts
 // it), and not named or filed as an API call, so that HTA's launch statistics, queue lengths and
 // critical path, which look for cudaLaunchKernel and the cuda_runtime category, pass it by.
-void KinetoWriter::WriteUnrecordedLaunches() {
-  for (const UnrecordedLaunches::Launch& l : unrecorded_.launches()) {
-    unrecorded_streams_.emplace_back(l.device_id, l.stream_id);
-  }
-  std::sort(unrecorded_streams_.begin(), unrecorded_streams_.end());
-  unrecorded_streams_.erase(std::unique(unrecorded_streams_.begin(), unrecorded_streams_.end()),
-                            unrecorded_streams_.end());
-  for (const UnrecordedLaunches::Launch& l : unrecorded_.launches()) {
+absl::Status KinetoWriter::WriteUnrecordedLaunches() {
+  return launches_->ForEachStandIn([&](const StandInLaunch& l) {
     Complete(kUnrecordedLaunchName, kUnrecordedLaunchCategory, m_.header.pid,
              UnrecordedLaunchTid(l.device_id, l.stream_id), l.ns, 0);
     json_.Key("correlation").Uint(l.correlation_id).Key("External id").Uint(l.correlation_id);
@@ -277,7 +254,7 @@ void KinetoWriter::WriteUnrecordedLaunches() {
         .String(l.at_start ? "its start on the GPU"
                            : "the recorded launch of the kernel before it on its stream");
     EndArgs();
-  }
+  });
 }
 
 // The program's steps as Kineto marks them: a ProfilerStep#N range per step on the thread that
@@ -363,7 +340,7 @@ void KinetoWriter::WriteMetadata() {
     Metadata("thread_name", pid, tid, "name",
              t.name.empty() ? absl::StrCat("thread ", tid) : std::string(t.name));
   }
-  for (const auto& [device, stream] : unrecorded_streams_) {
+  for (const auto& [device, stream] : launches_->stand_in_streams()) {
     Metadata("thread_name", pid, UnrecordedLaunchTid(device, stream), "name",
              absl::StrCat("launches not recorded: GPU ", device, " stream ", stream));
   }
@@ -422,8 +399,6 @@ absl::Status WriteKinetoTrace(std::span<const TraceModel* const> models, size_t 
     base_ns = std::min(base_ns, t.model->header.unix_time_base_ns);
   }
   const ExportedTrace& t = traces.at(index);
-  absl::StatusOr<LaunchCalls> launches = LaunchCalls::Of(*t.model);
-  if (!launches.ok()) return launches.status();
   // Spaced and one event per line, as Kineto writes: HTA finds the rank by searching the
   // file's lines for `"rank": N`.
   JsonWriter json(JsonSpacing::kSpaced);
@@ -436,7 +411,7 @@ absl::Status WriteKinetoTrace(std::span<const TraceModel* const> models, size_t 
   // Only when the traces' shared time line starts at a known wall-clock time.
   if (base_ns != 0 && !traces.empty()) json.LineBreak().Key("baseTimeNanoseconds").Uint(base_ns);
   json.LineBreak().Key("traceEvents").BeginArray();
-  if (absl::Status s = KinetoWriter(t, json, out, step, *launches).WriteEvents(); !s.ok()) {
+  if (absl::Status s = KinetoWriter(t, json, out, step).WriteEvents(); !s.ok()) {
     return s;
   }
   json.EndArray();

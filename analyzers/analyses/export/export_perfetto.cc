@@ -3,9 +3,9 @@
 // only then interned, since an interned string must be defined in a packet before the first
 // one that uses it. Events are read from the file kind by kind (ForEachEvent) and sorted in
 // bounded memory twice (spill_sort.h): the slices by track and start, to place them on their
-// lanes, then every event by time. Until written, an event is held serialized: what is added
-// later (its type, track, flows) is appended as another serialized TrackEvent, which parsing
-// merges into it, and the whole is parsed again only to be interned and written.
+// lanes, then every event by time; launches are joined to their GPU work (launch_join.h).
+// Until written, an event is held serialized: what is added later (its type, track, flows) is
+// appended as another serialized TrackEvent, which parsing merges into it.
 #include "analyzers/analyses/export/export_perfetto.h"
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "analyzers/analyses/export/export_common.h"
 #include "analyzers/analyses/export/export_perfetto.pb.h"
+#include "analyzers/analyses/export/launch_join.h"
 #include "analyzers/analyses/export/spill_sort.h"
 #include "analyzers/measures/call_sites.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -30,9 +32,7 @@ namespace warpscope {
 namespace {
 
 namespace pe = perfetto_export;
-
-// The one packet sequence every packet is written on.
-constexpr uint32_t kSequenceId = 1;
+constexpr uint32_t kSequenceId = 1;  // the one packet sequence every packet is written on
 
 pe::BuiltinClock PerfettoClock(v1::ClockDomain domain) {
   switch (domain) {
@@ -52,20 +52,19 @@ uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
                                                       : a + b;
 }
 
-void Arg(pe::TrackEvent& e, std::string_view name, uint64_t value) {
+pe::DebugAnnotation* NewArg(pe::TrackEvent& e, std::string_view name) {
   pe::DebugAnnotation* a = e.add_debug_annotations();
   a->set_name(std::string(name));
-  a->set_uint_value(value);
+  return a;
+}
+void Arg(pe::TrackEvent& e, std::string_view name, uint64_t value) {
+  NewArg(e, name)->set_uint_value(value);
 }
 void Arg(pe::TrackEvent& e, std::string_view name, std::string_view value) {
-  pe::DebugAnnotation* a = e.add_debug_annotations();
-  a->set_name(std::string(name));
-  a->set_string_value(std::string(value));
+  NewArg(e, name)->set_string_value(std::string(value));
 }
 void Arg(pe::TrackEvent& e, std::string_view name, double value) {
-  pe::DebugAnnotation* a = e.add_debug_annotations();
-  a->set_name(std::string(name));
-  a->set_double_value(value);
+  NewArg(e, name)->set_double_value(value);
 }
 
 pe::TrackEvent Named(std::string_view name, std::string_view category) {
@@ -84,10 +83,10 @@ constexpr size_t kSortBudgetBytes = 32 << 20;
 enum SliceGroup : uint64_t { kGpuStream = 0, kThread = 1, kStartEnd = 2, kCaptureWindows = 3 };
 // Which table a slice comes from, then its index there; a flow to add to an API call's slice
 // has the call's order with `flow` set, so that it sorts right after the call.
-uint64_t SliceOrder(uint64_t table, uint64_t index, bool flow = false) {
-  return table << 56 | index << 4 | (flow ? 1 : 0);
-}
 constexpr uint64_t kFlowBit = 1;
+uint64_t SliceOrder(uint64_t table, uint64_t index, bool flow = false) {
+  return table << 56 | index << 4 | (flow ? kFlowBit : 0);
+}
 // A slice record: its end, then its serialized begin event.
 std::string SliceValue(uint64_t end_ns, const pe::TrackEvent& begin) {
   std::string bytes(reinterpret_cast<const char*>(&end_ns), sizeof(end_ns));
@@ -155,10 +154,10 @@ class PerfettoTraceWriter {
   uint64_t ThreadTrack(uint64_t thread_id);
 
   void WriteThreads(const TraceModel& m, int64_t pid);
-  void AddApiCalls(const TraceModel& m);
-  void AddHost(const TraceModel& m);
+  void AddApiCalls(const TraceModel& m, LaunchJoin& launches);
+  void AddHost(const TraceModel& m, LaunchJoin& launches);
   void WriteMarks(const TraceModel& m);
-  void AddGpu(const TraceModel& m, const LaunchCalls& launches);
+  void AddGpu(const TraceModel& m, LaunchJoin& launches);
   void WriteCaptureWindows(const TraceModel& m);
 
   const pe::BuiltinClock clock_;
@@ -332,7 +331,7 @@ void PerfettoTraceWriter::WriteThreads(const TraceModel& m, int64_t pid) {
 // The host's slices on its threads: push/pop NVTX ranges, then API calls, then the
 // recording's own time (warpscope's flushes, CUPTI's overhead) on the thread it took.
 // Start/end ranges may overlap and end on another thread: a track of their own.
-void PerfettoTraceWriter::AddHost(const TraceModel& m) {
+void PerfettoTraceWriter::AddHost(const TraceModel& m, LaunchJoin& launches) {
   uint64_t index = 0;
   Keep(ForEachEvent<NvtxRange>(m, [&](const NvtxRange& r) {
     pe::TrackEvent e = Named(r.name, "nvtx");
@@ -345,7 +344,7 @@ void PerfettoTraceWriter::AddHost(const TraceModel& m) {
     }
     ++index;
   }));
-  AddApiCalls(m);
+  AddApiCalls(m, launches);
   index = 0;
   Keep(ForEachEvent<OverheadEvent>(m, [&](const OverheadEvent& o) {
     AddSlice({kThread, o.thread_id, o.start_ns, SliceOrder(2, index++)},
@@ -353,7 +352,7 @@ void PerfettoTraceWriter::AddHost(const TraceModel& m) {
   }));
 }
 
-void PerfettoTraceWriter::AddApiCalls(const TraceModel& m) {
+void PerfettoTraceWriter::AddApiCalls(const TraceModel& m, LaunchJoin& launches) {
   uint64_t index = 0;
   Keep(ForEachEvent<ApiCallEvent>(m, [&](const ApiCallEvent& call) {
     pe::TrackEvent e =
@@ -362,7 +361,8 @@ void PerfettoTraceWriter::AddApiCalls(const TraceModel& m) {
     Arg(e, "result", uint64_t{call.result});
     Arg(e, "cbid", uint64_t{call.callback_id});
     // The calling thread's stack, shown on click: the call site, then every frame a line.
-    if (const CallStackInfo* stack = m.StackOfCall(call.correlation_id); stack != nullptr) {
+    const std::optional<uint64_t> stack_id = launches.StackOf(static_cast<uint32_t>(index));
+    if (const CallStackInfo* stack = stack_id ? m.FindCallStack(*stack_id) : nullptr) {
       Arg(e, "call_site", std::string_view(CallSiteOfStack(m, stack).Display()));
       Arg(e, "stack", std::string_view(absl::StrJoin(StackLines(m, *stack), "\n")));
     }
@@ -380,15 +380,16 @@ void PerfettoTraceWriter::WriteMarks(const TraceModel& m) {
   }));
 }
 
-void PerfettoTraceWriter::AddGpu(const TraceModel& m, const LaunchCalls& launches) {
+void PerfettoTraceWriter::AddGpu(const TraceModel& m, LaunchJoin& launches) {
   // The flow from the launching call to the GPU work: added to the call's slice, which sorts
   // just before it.
+  uint64_t work = 0;
   auto add = [&](const StreamWork& w, pe::TrackEvent begin, uint64_t table, uint64_t index) {
-    if (const LaunchCalls::Call* call = launches.Find(w.correlation_id)) {
+    if (const LaunchOf call = launches.Launch(work++); call.kind == LaunchOf::kApiCall) {
       const uint64_t id = next_flow_id_++;
       pe::TrackEvent flow;
       flow.add_flow_ids(id);
-      AddSlice({kThread, call->thread_id, call->start_ns, SliceOrder(1, call->index, true)},
+      AddSlice({kThread, call.thread_id, call.ns, SliceOrder(1, call.api_index, true)},
                SliceValue(0, flow));
       begin.add_terminating_flow_ids(id);
     }
@@ -465,14 +466,15 @@ absl::Status PerfettoTraceWriter::Write(const ExportedTrace& trace, int64_t pid)
   process.mutable_process()->set_process_name(trace.label);
   process_uuid_ = Track(std::move(process));
   WriteThreads(m, pid);
-  absl::StatusOr<LaunchCalls> launches = LaunchCalls::Of(m);
-  if (!launches.ok()) return launches.status();
   {
+    absl::StatusOr<std::unique_ptr<LaunchJoin>> launches = LaunchJoin::Of(m, {});
+    if (!launches.ok()) return launches.status();
     // Every slice of the trace, sorted by track and start; then placed, in that order.
     SpillSorter slices(kSortBudgetBytes);
     slices_ = &slices;
-    AddGpu(m, *launches);
-    AddHost(m);
+    AddGpu(m, **launches);
+    AddHost(m, **launches);
+    Keep((*launches)->status());
     slices_ = nullptr;
     PlaceSlices(slices);
   }

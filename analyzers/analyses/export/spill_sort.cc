@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <queue>
 #include <string>
 #include <utility>
@@ -65,9 +66,60 @@ struct RunReader {
 
 }  // namespace
 
+// The records of some runs in key order, the smallest first; of equal keys, the earlier run's
+// (added first). A run's next record is read only when the one handed out before is done with.
+class SpillSorter::Cursor {
+ public:
+  absl::Status Start(const std::vector<Run>& runs, size_t first, size_t end) {
+    readers_.resize(end - first);
+    for (size_t i = 0; i < readers_.size(); ++i) {
+      std::rewind(runs[first + i].file);
+      readers_[i].file = runs[first + i].file;
+      if (absl::Status s = Advance(i); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<bool> Next(Key* key, std::string_view* bytes) {
+    if (taken_.has_value()) {
+      if (absl::Status s = Advance(*taken_); !s.ok()) return s;
+      taken_.reset();
+    }
+    if (next_.empty()) return false;
+    taken_ = next_.top();
+    next_.pop();
+    *key = readers_[*taken_].key;
+    *bytes = readers_[*taken_].bytes;
+    return true;
+  }
+
+ private:
+  absl::Status Advance(size_t i) {
+    absl::StatusOr<bool> more = readers_[i].Next();
+    if (!more.ok()) return more.status();
+    if (*more) next_.push(i);
+    return absl::OkStatus();
+  }
+  struct Later {
+    const std::vector<RunReader>* readers;
+    bool operator()(size_t a, size_t b) const {
+      const Key& ka = (*readers)[a].key;
+      const Key& kb = (*readers)[b].key;
+      if (ka != kb) return kb < ka;
+      return b < a;
+    }
+  };
+  std::vector<RunReader> readers_;
+  std::priority_queue<size_t, std::vector<size_t>, Later> next_{Later{&readers_}};
+  std::optional<size_t> taken_;
+};
+
+SpillSorter::SpillSorter(size_t budget_bytes) : budget_bytes_(budget_bytes) {}
+
 SpillSorter::~SpillSorter() { Clear(); }
 
 void SpillSorter::Clear() {
+  cursor_.reset();
+  next_held_ = 0;
   for (const Run& r : runs_) std::fclose(r.file);
   runs_.clear();
   std::string().swap(bytes_);
@@ -125,43 +177,62 @@ absl::Status SpillSorter::MergeFullLevels() {
 }
 
 absl::Status SpillSorter::Drain(const std::function<void(const Key&, std::string_view)>& visit) {
-  absl::Status status;
-  if (runs_.empty()) {
-    SortHeld();
-    for (const Held& h : held_) visit(h.key, std::string_view(bytes_).substr(h.offset, h.size));
-  } else {
-    if (!held_.empty()) status = Spill();
-    if (status.ok()) status = Merge(0, runs_.size(), visit);
+  absl::Status status = StartReading();
+  Key key{};
+  std::string_view bytes;
+  while (status.ok()) {
+    absl::StatusOr<bool> more = Next(&key, &bytes);
+    if (!more.ok()) status = more.status();
+    if (!more.ok() || !*more) break;
+    visit(key, bytes);
   }
   Clear();
   return status;
 }
 
+absl::Status SpillSorter::StartReading() {
+  next_held_ = 0;
+  if (runs_.empty()) {
+    SortHeld();
+    return absl::OkStatus();
+  }
+  if (!held_.empty()) {
+    if (absl::Status s = Spill(); !s.ok()) return s;
+  }
+  std::string().swap(bytes_);  // spilled: its room is not needed while the runs are read
+  std::vector<Held>().swap(held_);
+  cursor_ = std::make_unique<Cursor>();
+  return cursor_->Start(runs_, 0, runs_.size());
+}
+
+absl::StatusOr<bool> SpillSorter::Next(Key* key, std::string_view* bytes) {
+  if (cursor_ == nullptr) {
+    if (next_held_ == held_.size()) {
+      Clear();
+      return false;
+    }
+    const Held& h = held_[next_held_++];
+    *key = h.key;
+    *bytes = std::string_view(bytes_).substr(h.offset, h.size);
+    return true;
+  }
+  absl::StatusOr<bool> more = cursor_->Next(key, bytes);
+  if (!more.ok() || !*more) Clear();
+  return more;
+}
+
 absl::Status SpillSorter::Merge(size_t first, size_t end,
                                 const std::function<void(const Key&, std::string_view)>& visit) {
-  std::vector<RunReader> readers(end - first);
-  // The smallest key first; of equal keys, the earlier run's (added first).
-  auto later = [&](size_t a, size_t b) {
-    if (readers[a].key != readers[b].key) return readers[b].key < readers[a].key;
-    return b < a;
-  };
-  std::priority_queue<size_t, std::vector<size_t>, decltype(later)> next(later);
-  for (size_t i = 0; i < readers.size(); ++i) {
-    std::rewind(runs_[first + i].file);
-    readers[i].file = runs_[first + i].file;
-    absl::StatusOr<bool> more = readers[i].Next();
+  Cursor cursor;
+  if (absl::Status s = cursor.Start(runs_, first, end); !s.ok()) return s;
+  Key key{};
+  std::string_view bytes;
+  while (true) {
+    absl::StatusOr<bool> more = cursor.Next(&key, &bytes);
     if (!more.ok()) return more.status();
-    if (*more) next.push(i);
+    if (!*more) return absl::OkStatus();
+    visit(key, bytes);
   }
-  while (!next.empty()) {
-    const size_t i = next.top();
-    next.pop();
-    visit(readers[i].key, readers[i].bytes);
-    absl::StatusOr<bool> more = readers[i].Next();
-    if (!more.ok()) return more.status();
-    if (*more) next.push(i);
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace warpscope
