@@ -192,7 +192,7 @@ void Session::OpenFirstWindow(uint64_t now) {
   ApplyEdge(window_->Tick(now));
 }
 
-void Session::Shutdown(EndReason reason) {
+void Session::Shutdown(EndReason reason, uint32_t signal) {
   if (forked_child_.load() || getpid() != pid_ || writer_ == nullptr) return;
   if (shut_down_.exchange(true)) return;
   Debug("shutdown begins");
@@ -219,7 +219,7 @@ void Session::Shutdown(EndReason reason) {
       Dump(reason == EndReason::kSignal ? CaptureTrigger::kSignal : CaptureTrigger::kProcess,
            /*flush_cupti=*/false, &result);
     }
-    writer_->Close(reason, TraceClockNs());
+    writer_->Close(reason, TraceClockNs(), signal);
     // Every handler goes back (not only the one of the signal being handled): the watcher
     // is gone, so a handler of ours left in place would swallow a later SIGTERM.
     RestoreSignalHandlers();

@@ -66,7 +66,8 @@ void Debug(std::string_view what);
 class Session final : public SessionListener, public SessionServices {
  public:
   void Start();
-  void Shutdown(EndReason reason);
+  // `signal`: the signal ending the process (kSignal, kCrash), written with the reason.
+  void Shutdown(EndReason reason, uint32_t signal = 0);
   void OnForkChild() override;
   void CloseBeforeQuickExit();  // async-signal-safe on the calling thread
   // Async-signal-safe: a fatal signal's handler. `fault`: raised by the faulting instruction
@@ -186,6 +187,7 @@ class Session final : public SessionListener, public SessionServices {
   std::atomic<uint64_t> out_of_memory_ns_{0};  // the last out-of-memory wake; 0 = none
   std::atomic<bool> forked_child_{false};
   std::atomic<bool> crashing_{false};
+  std::atomic<int> crash_signal_{0};  // the fatal signal being handled, for the watcher
   std::thread watcher_;
   std::thread::id watcher_id_;
   int pipe_[2] = {-1, -1};

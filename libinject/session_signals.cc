@@ -1,7 +1,7 @@
 // The session's signals: the handlers of termination signals and of the capture signal (they
-// only wake the watcher), the crash path of the flight recorder (a fatal signal's handler
-// waits for the watcher's dump, then lets the program's own disposition run), and putting the
-// program's handlers back.
+// only wake the watcher), the crash path (a fatal signal's handler waits for the watcher's
+// flight-recorder dump, or for it to close the trace, then lets the program's own disposition
+// run), and putting the program's handlers back.
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,8 +16,16 @@ namespace warpscope::session_internal {
 namespace {
 
 constexpr int kTerminationSignals[] = {SIGINT, SIGTERM, SIGHUP};
-// With the flight recorder, these dump what it holds before the program's own disposition runs.
+// These dump what the flight recorder holds, or close the trace with the signal as its end,
+// before the program's own disposition runs.
 constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+// A program with its own handler for a fault may come back from it (a JVM's null checks, a
+// garbage collector's barriers): without the flight recorder, those are left to it.
+bool ProgramMayRecover(int sig, const struct sigaction& old) {
+  const bool handler = (old.sa_flags & SA_SIGINFO) != 0 ||
+                       (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
+  return sig != SIGABRT && handler;
+}
 
 extern "C" void TerminationHandler(int sig) { SignalToPipe(static_cast<unsigned char>(sig)); }
 extern "C" void CaptureSignalHandler(int) { SignalToPipe(kWakeCapture); }
@@ -44,10 +52,11 @@ void Session::InstallSignalHandlers() {
     sa.sa_handler = &CaptureSignalHandler;
     if (sigaction(sig, &sa, &old_actions_[sig]) == 0) installed_[sig] = true;
   }
-  if (flight_ && config_.handle_signals) {
+  if (config_.handle_signals) {
     for (int sig : kCrashSignals) {
       struct sigaction old = {};
       if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+      if (!flight_ && ProgramMayRecover(sig, old)) continue;
       // On the program's alternate stack where it has one (a stack overflow's SIGSEGV is
       // only delivered there), with siginfo to tell a fault from a sent signal.
       struct sigaction crash = {};
@@ -61,13 +70,14 @@ void Session::InstallSignalHandlers() {
 
 void Session::OnCrash(int sig, bool fault) {
   // Only atomics, read, write, poll, sigaction and raise: the program is in a fatal signal's
-  // handler. The watcher dumps (no CUPTI call: the crashed thread may hold CUPTI's locks); we
-  // wait for it at most kQuickExitWaitMs, once per process (a crash signal raised while
+  // handler. The watcher dumps or closes the trace (session_watcher.cc); we wait for it at
+  // most kQuickExitWaitMs, once per process (a crash signal raised while
   // handling another, e.g. abort() in the program's SIGSEGV handler, does not wait again).
   const int saved_errno = errno;
   if (!crashing_.exchange(true) && running() && watcher_running_.load() &&
       closed_pipe_[0] >= 0 && !pthread_equal(pthread_self(), watcher_pthread_)) {
     DrainClosedPipe();
+    crash_signal_.store(sig);
     SignalToPipe(kWakeCrash);
     WaitWatcherWake(kQuickExitWaitMs);
   }
@@ -106,7 +116,7 @@ void Session::RestoreSignalHandlers() {
 
 void Session::HandleTermination(int sig) {
   Log(LogLevel::kInfo, "warpscope: signal " + std::to_string(sig) + ": closing the trace");
-  Shutdown(EndReason::kSignal);
+  Shutdown(EndReason::kSignal, static_cast<uint32_t>(sig));
   // Put the program's own disposition back and deliver the signal again: the default
   // action ends the process, an application handler runs as if we had not been there.
   if (installed_[sig]) {

@@ -109,13 +109,22 @@ bool Session::OnWake(unsigned char b) {
     return false;
   }
   if (b == kWakeCrash) {
+    // The flight recorder dumps what it holds, without CUPTI (the crashed thread may hold
+    // its locks). A trace is closed as at exit, with the signal as its end: CUPTI's buffers
+    // are flushed, and if that hangs on a lock the crashed thread holds, its handler's wait
+    // runs out and the trace stays as written so far, cut short.
     std::string result;
-    Dump(CaptureTrigger::kCrash, /*flush_cupti=*/false, &result);
+    if (flight_) {
+      Dump(CaptureTrigger::kCrash, /*flush_cupti=*/false, &result);
+    } else {
+      Debug("fatal signal: closing the trace");
+      Shutdown(EndReason::kCrash, static_cast<uint32_t>(crash_signal_.load()));
+    }
     const unsigned char done = 1;
     if (closed_pipe_[1] >= 0 && ::write(closed_pipe_[1], &done, 1) < 0) {
       // The handler's wait times out instead.
     }
-    return true;
+    return flight_;
   }
   if (b == kWakeSlowStep) return true;  // the due time is in slow_step_due_ns_
   if (b == kWakeOutOfMemory) {

@@ -115,7 +115,7 @@ void AppendTextHeader(const TraceModel& m, const std::string& name, TextForm& te
     }
   }
   if (m.end_of_trace.has_value()) {
-    line("ended", absl::StrCat(Sv(EndReasonName(m.end_of_trace->reason)), " at ",
+    line("ended", absl::StrCat(EndText(*m.end_of_trace), " at ",
                                Relative(m.end_of_trace->timestamp_ns)));
   } else {
     line("ended", "no end-of-trace marker");

@@ -153,6 +153,7 @@ void AddEndScalars(const TraceModel& m, Report& out) {
       {"stats_packets", m.stats_packets},
       {"end_reason",
        m.end_of_trace.has_value() ? std::string(EndReasonName(m.end_of_trace->reason)) : ""},
+      {"end_signal", m.end_of_trace.has_value() ? m.end_of_trace->signal : 0},
       {"end_ns", EndCell(m)},
       {"partial_packet", Cell::Bool(m.truncation.partial_packet)},
       {"partial_packet_offset", m.truncation.partial_offset},

@@ -92,7 +92,8 @@ void TraceModelBuilder::Add(const v1::TracePacket& p) {
       break;
     }
     case v1::TracePacket::kEndOfTrace:
-      m.end_of_trace = EndOfTraceInfo{p.end_of_trace().timestamp_ns(), p.end_of_trace().reason()};
+      m.end_of_trace = EndOfTraceInfo{p.end_of_trace().timestamp_ns(), p.end_of_trace().reason(),
+                                      p.end_of_trace().signal()};
       break;
     default:
       AddEvent(p);

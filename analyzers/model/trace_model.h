@@ -1,10 +1,8 @@
 // TraceModel: a whole .wst trace loaded into plain C++ tables with interned names resolved,
 // plus the problems met while loading ("import counters"). Analyses (summary, occupancy,
-// tails, ...) read these tables and never touch the protobuf classes.
-//
-// Units everywhere: times and durations are nanoseconds since Header.time_base_ns (the
-// trace's time 0), sizes are bytes. Tables are in file order, which the writer does not
-// promise to be time order: sort when you need time order.
+// tails, ...) read these tables and never touch the protobuf classes. Units: times and
+// durations are ns since Header.time_base_ns (the trace's time 0), sizes are bytes. Tables are
+// in file order, which the writer does not promise to be time order: sort when you need it.
 #ifndef WARPSCOPE_ANALYZERS_MODEL_TRACE_MODEL_H_
 #define WARPSCOPE_ANALYZERS_MODEL_TRACE_MODEL_H_
 
@@ -291,8 +289,7 @@ struct Notice {
   std::string message;
 };
 
-// A named counter: the writer's and collectors' (Stats packets) or the reader's own
-// (import counters). Names are listed in docs/format.md.
+// A counter: the writer's and collectors' (Stats) or the reader's own (docs/format.md).
 struct StatCounter {
   std::string name;
   uint64_t value = 0;
@@ -303,6 +300,7 @@ struct StatCounter {
 struct EndOfTraceInfo {
   uint64_t timestamp_ns = 0;
   v1::EndReason reason = v1::END_REASON_UNKNOWN;
+  uint32_t signal = 0;  // the signal that ended the process (signal, crash); 0: not known
 };
 
 // First and last instants covered by events (start of the earliest, end of the latest).
@@ -583,7 +581,9 @@ std::string_view ApiDomainName(v1::ApiDomain domain);
 std::string_view ClockDomainName(v1::ClockDomain domain);
 std::string_view CaptureTriggerName(v1::CaptureTrigger trigger);
 std::string_view SeverityName(v1::Severity severity);  // "info", "data-loss", "error"
-std::string_view EndReasonName(v1::EndReason reason);
+std::string_view EndReasonName(v1::EndReason reason);  // EndText: "crash (SIGABRT)", "exit"
+std::string EndText(const EndOfTraceInfo& end);
+std::string_view SignalName(uint32_t signal);  // Linux's: "SIGABRT"; "" when not one known
 std::string_view MemoryOperationName(v1::MemoryOperation operation);  // "allocate", "release", ...
 
 // How analyses name GPU work, as Nsight Systems does: a kernel by its demangled name (its

@@ -27,7 +27,7 @@ namespace warpscope {
 // The format version this reader understands. Files with a newer major are refused; newer
 // minors are read (unknown fields and packet kinds are skipped and counted).
 inline constexpr uint32_t kReaderFormatMajor = 1;
-inline constexpr uint32_t kReaderFormatMinor = 6;
+inline constexpr uint32_t kReaderFormatMinor = 7;
 
 // A packet larger than this is treated as corruption, not as a packet cut short: the writer
 // never produces packets near this size (they must fit in one writer chunk).

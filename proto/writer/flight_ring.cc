@@ -113,7 +113,7 @@ bool WriteDump(int fd, const std::vector<uint8_t>& header, RingDump& dump, uint3
     writer_internal::EncodeStats(s, stats, /*final=*/true, dump.end_ns);
   });
   TraceWriter::Impl::AppendPacket(&packet, Packet::kEndOfTrace, [&](auto& s) {
-    writer_internal::EncodeEndOfTrace(s, dump.end_ns, EndReason::kDump);
+    writer_internal::EncodeEndOfTrace(s, dump.end_ns, EndReason::kDump, 0);
   });
   return write(packet);
 }

@@ -64,7 +64,7 @@ bool WaitForWriter(TraceWriter::Impl& w, std::unique_lock<std::mutex>& lock, Don
 // them. False when writing stopped or no room came.
 bool EndFileInStream(TraceWriter::Impl& w, std::unique_lock<std::mutex>& lock, uint64_t ts) {
   SizeSink end_size;
-  EncodeEndOfTrace(end_size, ts, EndReason::kNextFile);
+  EncodeEndOfTrace(end_size, ts, EndReason::kNextFile, 0);
   for (;;) {
     if (!w.accepting) return false;
     const writer_internal::StatsSnapshot stats = w.SnapshotStats(w.FileBytesCommitted());
@@ -76,7 +76,7 @@ bool EndFileInStream(TraceWriter::Impl& w, std::unique_lock<std::mutex>& lock, u
       w.EmitSized(Packet::kStats,
                   [&](auto& s) { writer_internal::EncodeStats(s, stats, /*final=*/true, ts); });
       return w.EmitSized(Packet::kEndOfTrace,
-                         [&](auto& s) { EncodeEndOfTrace(s, ts, EndReason::kNextFile); });
+                         [&](auto& s) { EncodeEndOfTrace(s, ts, EndReason::kNextFile, 0); });
     }
     if (!WaitForWriter(w, lock, [&] { return RoomFor(w, bytes) || !w.accepting; })) return false;
   }

@@ -15,7 +15,7 @@ namespace warpscope {
 // The format version the writer puts in Header.format_major/minor. Readers refuse a file whose
 // major is greater than the kFormatMajor they were built with and accept any minor.
 inline constexpr uint32_t kFormatMajor = 1;
-inline constexpr uint32_t kFormatMinor = 6;
+inline constexpr uint32_t kFormatMinor = 7;
 
 }  // namespace warpscope
 

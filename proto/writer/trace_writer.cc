@@ -282,7 +282,7 @@ TraceWriter::~TraceWriter() {
   Close(EndReason::kExit, NowIn(impl_->clock_domain, impl_->time_base_ns));
 }
 
-void TraceWriter::Close(EndReason reason, uint64_t timestamp_ns) {
+void TraceWriter::Close(EndReason reason, uint64_t timestamp_ns, uint32_t signal) {
   Impl& w = *impl_;
   if (w.abandoned.load(std::memory_order_relaxed)) return;
   std::lock_guard<std::mutex> close_lock(w.close_mu);
@@ -297,7 +297,7 @@ void TraceWriter::Close(EndReason reason, uint64_t timestamp_ns) {
       const uint64_t ts = w.RelTime(timestamp_ns);
       w.EmitStats(/*final=*/true, ts, &lock);
       w.EmitSized(
-          Packet::kEndOfTrace, [&](auto& s) { EncodeEndOfTrace(s, ts, reason); }, &lock);
+          Packet::kEndOfTrace, [&](auto& s) { EncodeEndOfTrace(s, ts, reason, signal); }, &lock);
     }
     w.stop = true;
     w.writer_wake.notify_one();
@@ -329,7 +329,7 @@ void TraceWriter::Close(EndReason reason, uint64_t timestamp_ns) {
     w.thread.reset();
   }
   if (w.fd >= 0 && w.disk_full && w.file_pos > 0) {
-    w.WriteTailAfterDiskFull(reason, w.RelTime(timestamp_ns));
+    w.WriteTailAfterDiskFull(reason, w.RelTime(timestamp_ns), signal);
   }
   if (w.fd >= 0 && w.reserve_supported) {
     // Give the reserved blocks past the end back (KEEP_SIZE allocations outlive the close).

@@ -172,8 +172,9 @@ class TraceWriter {
   // closes the file (and removes it when it holds no work, with remove_if_no_work). With a
   // ring, only stops: what is held is let go and no file is made (dump before, if wanted).
   // Idempotent; later writes are dropped and counted. Never blocks longer than
-  // close_timeout_ms without the writer thread making progress.
-  void Close(EndReason reason, uint64_t timestamp_ns);
+  // close_timeout_ms without the writer thread making progress. `signal`: the signal that
+  // ends the process (kSignal, kCrash), written beside the reason; 0 where none.
+  void Close(EndReason reason, uint64_t timestamp_ns, uint32_t signal = 0);
 
   // Ends the current file as Close does (final Stats, EndOfTrace with kNextFile) and goes on
   // in a new one at `path`, made as Open makes its file (never through a symbolic link; an

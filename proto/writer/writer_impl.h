@@ -365,7 +365,7 @@ struct TraceWriter::Impl {
   bool ReserveBlocks(size_t size, int* err);
   // Close, after the writer thread ended on a full disk: the final Stats and EndOfTrace go
   // into the reserved blocks (where the reservation could be made, they fit).
-  void WriteTailAfterDiskFull(EndReason reason, uint64_t ts);
+  void WriteTailAfterDiskFull(EndReason reason, uint64_t ts, uint32_t signal);
 
   // flight_ring.cc: the live memory blocks a dump writes back (DumpRing's `live`).
   void EncodeLiveMemory(const LiveMemory& live, uint64_t before, std::vector<uint8_t>* out,

@@ -224,13 +224,13 @@ bool TraceWriter::Impl::ReserveBlocks(size_t size, int* err) {
   return true;
 }
 
-void TraceWriter::Impl::WriteTailAfterDiskFull(EndReason reason, uint64_t ts) {
+void TraceWriter::Impl::WriteTailAfterDiskFull(EndReason reason, uint64_t ts, uint32_t signal) {
   std::vector<uint8_t> tail;
   const StatsSnapshot stats = SnapshotStats(file_pos);
   AppendPacket(&tail, Packet::kStats,
                [&](auto& s) { writer_internal::EncodeStats(s, stats, /*final=*/true, ts); });
   AppendPacket(&tail, Packet::kEndOfTrace,
-               [&](auto& s) { EncodeEndOfTrace(s, ts, reason); });
+               [&](auto& s) { EncodeEndOfTrace(s, ts, reason, signal); });
   int err = 0;
   if (::lseek(fd, static_cast<off_t>(file_pos), SEEK_SET) < 0 ||
       !WriteAll(tail.data(), tail.size(), &err)) {

@@ -64,4 +64,4 @@ def __getattr__(name: str) -> Any:
 
 # The format version this reader understands: it refuses files with a newer major.
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 6
+FORMAT_MINOR = 7

@@ -43,7 +43,8 @@ if mount -t tmpfs -o size=2m tmpfs "$FULL" 2>/dev/null; then have_tmpfs=1; fi
 
 # run_case ID LAUNCH MODE RC EXPECT OUTDIR_FOR_TRACE STDOUT_NEEDLE STDERR_NEEDLE CHECK_ARGS -- CMD...
 #   LAUNCH: pre (LD_PRELOAD) | rec (warpscope record)
-#   EXPECT: complete | cut (cut short allowed) | none (no trace) | two (two complete traces)
+#   EXPECT: complete | cut (cut short allowed) | none (no trace) | two (two complete traces) |
+#           crash (the program's designed crash: a complete trace that ends on it)
 run_case() {
   local id=$1 launch=$2 mode=$3 want_rc=$4 expect=$5 dir=$6 out_needle=$7 err_needle=$8
   shift 8
@@ -58,9 +59,9 @@ run_case() {
   esac
   local cmd
   if [[ $launch == pre ]]; then
-    cmd=(env LD_PRELOAD="$CRASH $SHIM" WARPSCOPE_OUTPUT="$pattern" "${env_mode[@]}" "${EXTRA_ENV[@]}" "$@")
+    cmd=(env LD_PRELOAD="${CRASH_PRELOAD-$CRASH} $SHIM" WARPSCOPE_OUTPUT="$pattern" "${env_mode[@]}" "${EXTRA_ENV[@]}" "$@")
   else
-    cmd=(env LD_PRELOAD="$CRASH" "${env_mode[@]}" "${EXTRA_ENV[@]}" "$WS" record -o "$pattern" "${rec_mode[@]}" -- "$@")
+    cmd=(env LD_PRELOAD="${CRASH_PRELOAD-$CRASH}" "${env_mode[@]}" "${EXTRA_ENV[@]}" "$WS" record -o "$pattern" "${rec_mode[@]}" -- "$@")
   fi
   rm -f "$dir/$id".*.wst
   echo "+ [$id] ${cmd[*]}" >>"$log"
@@ -70,7 +71,7 @@ run_case() {
   local why=()
   [[ $rc == "$want_rc" ]] || why+=("exit status $rc, expected $want_rc")
   [[ -z $out_needle ]] || grep -q -- "$out_needle" "$W/out" || why+=("no '$out_needle' on stdout")
-  if grep -q -E 'ws_crash_report|Segmentation fault|double free|corrupted|Aborted' "$W/err"; then
+  if [[ $expect != crash && $err_needle != ws_crash_report* ]] && grep -q -E 'ws_crash_report|Segmentation fault|double free|corrupted|Aborted' "$W/err"; then
     why+=("crash: $(grep -m1 -E 'ws_crash_report|Segmentation|double free|corrupted|Aborted' "$W/err")")
   fi
   [[ -z $err_needle ]] || grep -q -- "$err_needle" "$W/err" || why+=("no '$err_needle' on stderr")
@@ -91,6 +92,7 @@ run_case() {
     case $expect in
       complete|two) args+=(--complete) ;;
       cut) args+=(--truncated-ok) ;;
+      crash) args+=(--complete --end-reason crash) ;;
     esac
     # fork+exec: the exec'd child's trace has its own kernels.
     if [[ $expect == two ]] && "$CHECK" "$t" 2>/dev/null | grep -q "kernels=5 "; then args=(--complete); fi
@@ -141,6 +143,20 @@ cpp_matrix() {
   run_case ${p}_sigterm $launch $mode 143 complete "$W" "ws_hostile: done" "" \
     --kernels $K=20 --end-reason signal -- "$HOSTILE" --end sigterm
   run_case ${p}_sigkill $launch $mode 137 cut "$W" "ws_hostile: done" "" -- "$HOSTILE" --run-ms 800 --end sigkill
+  # Fatal signals: the trace is closed with the signal as its end before the program dies of
+  # it (without the crash reporter: the program has no handler of its own).
+  CRASH_PRELOAD=""
+  run_case ${p}_abort $launch $mode 134 crash "$W" "ws_hostile: done" "" \
+    --kernels $K=20 -- "$HOSTILE" --end abort
+  run_case ${p}_segv $launch $mode 139 crash "$W" "ws_hostile: done" "" \
+    --kernels $K=20 -- "$HOSTILE" --end segv
+  run_case ${p}_abort_thread $launch $mode 134 crash "$W" "ws_hostile: done" "" \
+    --kernels-min $K=20 -- "$HOSTILE" --end abort_thread
+  unset CRASH_PRELOAD
+  # A fault the program has a handler of its own for is left to it (it may come back from
+  # it): with the crash reporter preloaded the trace is cut short and the reporter runs.
+  run_case ${p}_segv_own_handler $launch $mode 139 cut "$W" "ws_hostile: done" \
+    "ws_crash_report: signal 11" -- "$HOSTILE" --end segv
   run_case ${p}_fork $launch $mode 0 complete "$W" "ws_hostile: child done" "" \
     --kernels $K=20 -- "$HOSTILE" --fork child
   run_case ${p}_fork_exec $launch $mode 0 two "$W" "ws_hostile: done" "" \
@@ -188,6 +204,10 @@ torch_matrix() {
   run_case ${p}_sigterm $launch $mode 143 complete "$W" "ws_hostile: done" "" \
     --end-reason signal -- python3 "$PYPROG" --end sigterm
   run_case ${p}_sigkill $launch $mode 137 cut "$W" "ws_hostile: done" "" -- python3 "$PYPROG" --end sigkill
+  CRASH_PRELOAD=""
+  run_case ${p}_abort_thread $launch $mode 134 crash "$W" "ws_hostile: done" "" \
+    --nvtx hostile_step=5 -- python3 "$PYPROG" --end abort_thread
+  unset CRASH_PRELOAD
   run_case ${p}_fork $launch $mode 0 complete "$W" "ws_hostile: child done" "" \
     --nvtx hostile_step=5 -- python3 "$PYPROG" --fork
   run_case ${p}_loader $launch $mode 0 complete "$W" "ws_hostile: done" "" \

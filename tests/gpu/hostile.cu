@@ -6,7 +6,8 @@
 //   ws_hostile [--nvtx-first] [--nvtx-only] [--no-cuda] [--kernels N] [--kernel-us U]
 //              [--sleep-ms M] [--run-ms T] [--threads K] [--second-gpu-after-ms T]
 //              [--fork none|child|exec]
-//              [--end return|exit|_exit|thread_exit|sigterm|sigkill] [--status S]
+//              [--end return|exit|_exit|thread_exit|sigterm|sigkill|abort|abort_thread|segv]
+//              [--status S]
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
@@ -86,6 +87,20 @@ int Launch(const Options& o, std::chrono::steady_clock::time_point t0) {
   if (o.end == "sigkill") {
     kill(getpid(), SIGKILL);
     pause();
+  }
+  if (o.end == "abort") std::abort();
+  if (o.end == "segv") {
+    volatile int* nowhere = nullptr;
+    *nowhere = 1;  // a fault: SIGSEGV, raised again by the instruction once handlers return
+  }
+  if (o.end == "abort_thread") {
+    // As NCCL's watchdog ends a process: abort() on a thread of its own while the main thread
+    // still launches kernels.
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::abort();
+    }).detach();
+    for (;;) Launch(Options{}, std::chrono::steady_clock::now());
   }
   if (o.end == "thread_exit") {
     // exit() from another thread while the main thread waits (it must not use CUDA then:

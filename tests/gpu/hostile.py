@@ -3,7 +3,7 @@ warpscope by tests/gpu/gpu_hostile.sh. Prints "ws_hostile: done" just before it 
 with --status unless the ending is a signal.
 
   python3 hostile.py [--nvtx-first] [--steps N] [--fork] [--loader-workers K]
-                     [--end return|exit|_exit|sigterm|sigkill] [--status S]
+                     [--end return|exit|_exit|sigterm|sigkill|abort_thread] [--status S]
 """
 import argparse
 import os
@@ -62,4 +62,13 @@ if a.end == "sigterm":
 if a.end == "sigkill":
     os.kill(os.getpid(), signal.SIGKILL)
     signal.pause()
+if a.end == "abort_thread":
+    # As NCCL's watchdog ends a process: abort() on a thread of its own while the main thread
+    # still runs steps.
+    import threading
+    import time
+    threading.Thread(target=lambda: (time.sleep(0.05), os.abort()), daemon=True).start()
+    while True:
+        loss = (torch.randn(256, 256, device="cuda") @ torch.randn(256, 256, device="cuda")).sum()
+        loss.item()
 sys.exit(a.status)

@@ -6,7 +6,7 @@
 //     [--kernels-min NAME=N] [--kernels-max NAME=N] [--no-kernel NAME] [--nvtx NAME=N]
 //     [--nvtx-depth NAME=D] [--nvtx-threads N] [--windows N] [--drops 0]
 //     [--kernels-in-windows] [--memcpy KIND:BYTES] [--memset BYTES] [--event-times FILE]
-//     [--end-reason exit|signal] [--counter-min NAME=N] [--first-kernel-sampled NAME]
+//     [--end-reason exit|signal|crash] [--counter-min NAME=N] [--first-kernel-sampled NAME]
 //     [--devices-min N] [--window-near BEGIN_S:END_S:TOL_S]
 //     [--window-length SECONDS:TOL_S] [--distinct-contexts NAME1,NAME2,...]
 //     [--distinct-devices NAME1,NAME2,...] [--graph-launches N] [--in-graph NAME]
@@ -159,7 +159,7 @@ bool TraceFacts::CheckSampling(const std::string& a, const Take& take) {
     if (pc_crcs.empty()) Fail("--cubins-cover-pcs: no PC records");
   } else if (a == "--end-reason") {
     std::string r = take();
-    int want = r == "exit" ? 1 : r == "signal" ? 2 : 0;
+    int want = r == "exit" ? 1 : r == "signal" ? 2 : r == "crash" ? 7 : 0;
     if (end_reason != want) Fail("end reason: expected " + r + ", got " + std::to_string(end_reason));
   } else if (a == "--devices-min") {
     long n = std::atol(take().c_str());

@@ -269,6 +269,21 @@ TEST(Job, HowTheRanksEndedIsSaidWhenOneDidNotExit) {
   const Table* ends = report.FindTable("ends");
   ASSERT_NE(ends, nullptr);
   EXPECT_EQ(ends->num_rows(), 2u);
+
+  // The same end with the signals the traces name: rank 1 aborted (NCCL's watchdog, say),
+  // rank 0 stopped by SIGTERM from its launcher.
+  killed.end_reason = v1::END_REASON_CRASH;
+  killed.end_signal = 6;
+  view.ranks[0].end_signal = 15;
+  JudgeEnds(view);
+  ASSERT_EQ(view.end_verdicts.size(), 2u);
+  EXPECT_NE(view.end_verdicts[0].find("rank 1 ended first, crashed on SIGABRT (an abort: "),
+            std::string::npos)
+      << view.end_verdicts[0];
+  EXPECT_EQ(view.end_verdicts[0].find("last flush interval"), std::string::npos)
+      << view.end_verdicts[0];
+  EXPECT_NE(view.end_verdicts[1].find(" later, on SIGTERM, after "), std::string::npos)
+      << view.end_verdicts[1];
 }
 
 TEST(Job, FsdpsAllGatherAndReduceScatterAreMatched) {

@@ -234,7 +234,7 @@ TEST(EncoderGolden, EveryRecordTypeEncodesToTheGoldenBytes) {
   ASSERT_NE(writer, nullptr) << error;
   WriteEveryRecord(*writer);
   writer->AddToCounter("cupti.dropped_records", 3, Severity::kDataLoss);
-  writer->Close(EndReason::kSignal, kBase + 700'000'000'000ull);
+  writer->Close(EndReason::kSignal, kBase + 700'000'000'000ull, /*signal=*/15);
   const std::string bytes = ReadFileBytes(path);
   const testing::PacketStream stream = ParsePacketStream(bytes);
   ASSERT_FALSE(stream.malformed);

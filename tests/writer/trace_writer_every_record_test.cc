@@ -554,9 +554,12 @@ TEST(TraceWriterRoundTrip, EveryRecordTypeFieldByField) {
     ASSERT_TRUE(batch.Write(CubinImageRecord{kMax64, 7, r.cubin.data(), r.cubin.size()}));
     ASSERT_TRUE(batch.WriteNotice(Severity::kError, "pm_sampling", r.unicode, 31));
   }
-  writer->Close(EndReason::kExit, 1000);
+  writer->Close(EndReason::kCrash, 1000, /*signal=*/6);
 
   const pb::Trace trace = ParseWholeFile(path);
+  const pb::EndOfTrace& end = trace.packet(trace.packet_size() - 1).end_of_trace();
+  EXPECT_EQ(end.reason(), pb::END_REASON_CRASH);
+  EXPECT_EQ(end.signal(), 6u);
   ExpectDefinitions(trace, r);
   ExpectLaunchConfigAndThreads(trace, r);
   ExpectKernelsAndCopies(trace, r);

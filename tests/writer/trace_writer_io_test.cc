@@ -370,6 +370,25 @@ TEST(TraceWriterLifecycle, CloseIsIdempotentAndLaterWritesAreCounted) {
   EXPECT_EQ(stream.packets[3].packet.end_of_trace().timestamp_ns(), 10u);
 }
 
+// A crash's close keeps the signal beside the reason, and keeps a trace that holds no work.
+TEST(TraceWriterLifecycle, CrashCloseWritesTheSignal) {
+  TempDir dir;
+  const std::string path = dir.File("crash.wst");
+  std::string error;
+  TraceWriterOptions options = Options(path);
+  options.remove_if_no_work = true;
+  auto writer = TraceWriter::Open(options, FileTestHeader(), &error);
+  ASSERT_NE(writer, nullptr) << error;
+  writer->Close(EndReason::kCrash, kFileTestBase + 30, /*signal=*/6);
+  writer.reset();
+  const testing::PacketStream stream = ParsePacketFile(path);
+  ASSERT_FALSE(stream.packets.empty());
+  const pb::EndOfTrace& end = stream.packets.back().packet.end_of_trace();
+  EXPECT_EQ(end.reason(), pb::END_REASON_CRASH);
+  EXPECT_EQ(end.signal(), 6u);
+  EXPECT_EQ(end.timestamp_ns(), 30u);
+}
+
 TEST(TraceWriterLifecycle, DestructorClosesWithReasonExit) {
   TempDir dir;
   const std::string path = dir.File("dtor.wst");

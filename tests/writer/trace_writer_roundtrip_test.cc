@@ -97,7 +97,8 @@ TEST(TraceWriterRoundTrip, EnumValuesEqualProtoEnums) {
   EXPECT_EQ(static_cast<int>(EndReason::kDetach), pb::END_REASON_DETACH);
   EXPECT_EQ(static_cast<int>(EndReason::kNextFile), pb::END_REASON_NEXT_FILE);
   EXPECT_EQ(static_cast<int>(EndReason::kDump), pb::END_REASON_DUMP);
-  EXPECT_EQ(pb::EndReason_descriptor()->value_count(), 7);
+  EXPECT_EQ(static_cast<int>(EndReason::kCrash), pb::END_REASON_CRASH);
+  EXPECT_EQ(pb::EndReason_descriptor()->value_count(), 8);
 }
 
 TEST(TraceWriterRoundTrip, HeaderFirstStatsThenEndOfTraceLast) {
@@ -118,7 +119,7 @@ TEST(TraceWriterRoundTrip, HeaderFirstStatsThenEndOfTraceLast) {
   EXPECT_EQ(h.format_major(), kFormatMajor);
   EXPECT_EQ(h.format_minor(), kFormatMinor);
   EXPECT_EQ(h.format_major(), 1u);
-  EXPECT_EQ(h.format_minor(), 6u);
+  EXPECT_EQ(h.format_minor(), 7u);
   EXPECT_EQ(h.tool_version(), header.tool_version);
   EXPECT_EQ(h.pid(), 4242u);
   EXPECT_EQ(h.ppid(), 1u);

@@ -17,9 +17,20 @@ namespace {
 
 std::string HowItEnded(const RankDigest& r) {
   if (!r.end_reason) return "cut short (no end-of-trace marker: killed?)";
+  const std::string signal =
+      r.end_signal == 0 ? "" : SignalName(r.end_signal).empty()
+                                   ? absl::StrCat("signal ", r.end_signal)
+                                   : std::string(SignalName(r.end_signal));
   switch (*r.end_reason) {
     case v1::END_REASON_EXIT: return "at its exit";
-    case v1::END_REASON_SIGNAL: return "on a signal (SIGINT or SIGTERM)";
+    case v1::END_REASON_SIGNAL:
+      return signal.empty() ? "on a signal (SIGINT or SIGTERM)" : absl::StrCat("on ", signal);
+    case v1::END_REASON_CRASH:
+      if (signal == "SIGABRT") {
+        return "crashed on SIGABRT (an abort: a failed check, or a watchdog such as NCCL's "
+               "ending a collective that timed out)";
+      }
+      return absl::StrCat("crashed on ", signal.empty() ? "a fatal signal" : signal);
     case v1::END_REASON_WRITE_ERROR: return "when writing its trace failed";
     case v1::END_REASON_DETACH: return "when its capture ended";
     case v1::END_REASON_NEXT_FILE: return "at the end of its window's file";

@@ -45,7 +45,10 @@ void Identify(const TraceModel& model, RankDigest& d) {
   d.unix_time_base_ns = model.header.unix_time_base_ns;
   d.truncated = model.truncation.truncated() ? model.truncation.Describe() : "";
   d.end_ns = model.span.end_ns;
-  if (model.end_of_trace) d.end_reason = model.end_of_trace->reason;
+  if (model.end_of_trace) {
+    d.end_reason = model.end_of_trace->reason;
+    d.end_signal = model.end_of_trace->signal;
+  }
 }
 
 // The gap below which the picture's compute stretches are closed: a thousandth of the rank's

@@ -70,6 +70,7 @@ struct RankDigest {
   uint64_t end_ns = 0;           // its last event's end (trace time)
   // How it ended (its end-of-trace marker); unset when it has none (cut short: killed?).
   std::optional<v1::EndReason> end_reason;
+  uint32_t end_signal = 0;  // the signal it ended on (signal, crash); 0: not known
 
   std::vector<RankCollective> collectives;  // by start
   size_t collectives_tied_to_calls = 0;     // with communicator and bytes from NCCL's calls
