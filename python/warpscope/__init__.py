@@ -14,6 +14,9 @@ the list, with the CLI's flags as keywords; docs/python.md), and ``export`` writ
 pattern, and raises ``warpscope.Error`` for bad input.
 
     warpscope.find_stat("pm_sampling.gaps")  # a Stats counter's severity and meaning
+
+``torch_memory(trace, snapshot)`` reads PyTorch's own memory history beside a trace: the
+tensors live at each device's peak and at each refused request, with their lines.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .export import export  # the function; the module stays warpscope.export in
 from .reader import (DEFAULT_MAX_TRACE_BYTES, Notice, PathLike, TraceError, TraceFile,
                      TraceWarning)
 from .stats import ALL_STATS, StatDef, find_stat
+from .torch_memory import torch_memory  # the function; the module stays in sys.modules
 
 __version__ = "0.1.0"
 # Every analysis of the list, by its name: warpscope.summary, warpscope.stalls, ...
@@ -34,7 +38,7 @@ globals().update(ANALYSES)
 __all__ = sorted(["ALL_STATS", "DEFAULT_MAX_TRACE_BYTES", "Error", "Notice", "StatDef",
                   "TraceError", "TraceFile", "TraceWarning", "concat_dataframes", "export",
                   "find_stat", "native", "open", "open_many", "rows", "run", "schema",
-                  *ANALYSES])
+                  "torch_memory", *ANALYSES])
 
 
 def open(path: PathLike,  # noqa: A001 - named like the built-in on purpose
