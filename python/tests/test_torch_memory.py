@@ -130,7 +130,16 @@ def test_the_site_is_the_innermost_program_line():
     lib_only = [{"filename": "/usr/lib/python3.12/site-packages/torch/x.py", "line": 3,
                  "name": "f"}, {"filename": "??", "line": 0, "name": "c10::alloc"}]
     assert site_of(lib_only) == "/usr/lib/python3.12/site-packages/torch/x.py:3 (f)"
-    assert site_of([{"filename": "??", "line": 0, "name": "c10::alloc"}]) == "??:0 (c10::alloc)"
+    # Native frames only (the autograd thread): the autograd node, else the first frame past
+    # PyTorch's capture and the allocator.
+    native = [{"filename": "??", "line": 0, "name": n} for n in (
+        "torch::unwind::unwind()", "c10::cuda::CUDACachingAllocator::Native::malloc(unsigned long)",
+        "at::cuda::setWorkspaceForHandle(cublasContext*)",
+        "torch::autograd::generated::AddmmBackward0::apply(std::vector<at::Tensor>&&)",
+        "torch::autograd::Engine::thread_main()")]
+    assert site_of(native) == "torch::autograd::generated::AddmmBackward0::apply"
+    assert site_of(native[:3]) == "at::cuda::setWorkspaceForHandle"
+    assert site_of(native[:2]) == "torch::unwind::unwind"
     assert site_of([]) == "no stack"
 
 

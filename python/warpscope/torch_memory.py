@@ -51,18 +51,32 @@ def load_snapshot(path: str) -> Dict[str, Any]:
     return snapshot
 
 
+# Native frames of PyTorch's own capture and of the allocator: passed over for a site.
+_PLUMBING = ("torch::unwind", "torch::CapturedTraceback", "torch::cuda::", "c10::")
+
+
 def site_of(frames: Sequence[Dict[str, Any]]) -> str:
-    """The innermost frame of the program's own Python code, as ``file:line (function)``;
-    the innermost frame when every frame is a library's; "no stack" without frames."""
+    """The innermost frame of the program's own Python code, as ``file:line (function)``.
+    Without one (a tensor made on the autograd thread, whose stack has no Python frame): the
+    innermost autograd node (``...Backward0::apply``), else the innermost frame past the
+    allocator, by name; the innermost Python frame when every Python frame is a library's;
+    "no stack" without frames."""
     def text(f: Dict[str, Any]) -> str:
         return f"{f.get('filename', '?')}:{f.get('line', 0)} ({f.get('name', '?')})"
     python = [f for f in frames if str(f.get("filename", "")).endswith(".py")]
     for f in python:
         if not any(mark in str(f.get("filename", "")) for mark in _LIBRARY_MARKS):
             return text(f)
-    if python or frames:
-        return text((python or list(frames))[0])
-    return "no stack"
+    if python:
+        return text(python[0])
+    names = [str(f.get("name", "")) for f in frames]
+    for name in names:
+        if "Backward" in name and "::apply(" in name:
+            return name.split("(", 1)[0]
+    for name in names:
+        if name and not name.startswith(_PLUMBING):
+            return name.split("(", 1)[0]
+    return names[0].split("(", 1)[0] if names else "no stack"
 
 
 _SEGMENT_ACTIONS = ("segment_alloc", "segment_free", "segment_map", "segment_unmap")
