@@ -149,7 +149,9 @@ Table CollectivesTable(const JobView& view) {
   return t;
 }
 
-Table StepsTable(const JobView& view) {
+// `rows`: with its rows (else its columns only), as for InstancesTable and
+// RankCollectivesTable.
+Table StepsTable(const JobView& view, bool rows) {
   Table t({{"rank", true, CellKind::kInt},
            {"step", true, CellKind::kInt},
            {"name", false, CellKind::kString},
@@ -162,6 +164,7 @@ Table StepsTable(const JobView& view) {
            {"wait_ms", true, CellKind::kReal},
            {"lost_ms", true, CellKind::kReal},
            {"steady", false, CellKind::kBool}});
+  if (!rows) return t;
   for (const RankDigest& r : view.ranks) {
     for (size_t i = 0; i < r.step_times.size(); ++i) {
       const Step& s = r.steps.steps[i];
@@ -175,7 +178,7 @@ Table StepsTable(const JobView& view) {
   return t;
 }
 
-Table InstancesTable(const JobView& view) {
+Table InstancesTable(const JobView& view, bool rows) {
   Table t({{"comm", false, CellKind::kString},
            {"seq", true, CellKind::kInt},
            {"op", false, CellKind::kString},
@@ -186,6 +189,7 @@ Table InstancesTable(const JobView& view) {
            {"last_rank", true, CellKind::kInt},
            {"clock_last_rank", true, CellKind::kInt},
            {"clock_spread_ms", true, CellKind::kReal}});
+  if (!rows) return t;
   for (const MatchedCollective& m : view.collectives) {
     t.AddRow({m.comm, m.seq, m.op, m.bytes, m.ranks, Ms(m.shortest_ns), Ms(m.spread_ns()),
               NumberIf(m.last_rank.has_value(), m.last_rank.value_or(0)),
@@ -197,7 +201,7 @@ Table InstancesTable(const JobView& view) {
 
 // Every collective of every rank: for Parquet, DuckDB and DataFrames (large: ranks x
 // collectives), times in ns of the rank's own trace.
-Table RankCollectivesTable(const JobView& view) {
+Table RankCollectivesTable(const JobView& view, bool rows) {
   Table t({{"rank", true, CellKind::kInt},
            {"comm", false, CellKind::kString},
            {"seq", true, CellKind::kInt},
@@ -209,6 +213,7 @@ Table RankCollectivesTable(const JobView& view) {
            {"wait_ns", true, CellKind::kInt},
            {"lost_ns", true, CellKind::kInt},
            {"arrived_last", true, CellKind::kInt}});
+  if (!rows) return t;
   std::map<std::pair<std::string, uint64_t>, const MatchedCollective*> by_key;
   for (const MatchedCollective& m : view.collectives) by_key[{m.comm, m.seq}] = &m;
   for (const RankDigest& r : view.ranks) {
@@ -231,7 +236,7 @@ Table RankCollectivesTable(const JobView& view) {
 
 }  // namespace
 
-Report JobReport(const JobView& view) {
+Report JobReport(const JobView& view, const ReportScope& scope) {
   Report report;
   const StragglerVerdict& v = view.straggler;
   const std::string steps_how = view.ranks.empty() ? "" : view.ranks.front().steps.how;
@@ -269,9 +274,12 @@ Report JobReport(const JobView& view) {
   report.text.push_back(RanksTableKey(view));
   report.tables.emplace_back("ranks", RanksTable(view));
   report.tables.emplace_back("collectives", CollectivesTable(view));
-  report.tables.emplace_back("steps", StepsTable(view));
-  report.tables.emplace_back("instances", InstancesTable(view));
-  report.tables.emplace_back("rank_collectives", RankCollectivesTable(view));
+  // Not in the text form: made only for CSV, JSON, --table and Python.
+  auto rows = [&](std::string_view name) { return scope.Renders(name, false); };
+  report.tables.emplace_back("steps", StepsTable(view, rows("steps")));
+  report.tables.emplace_back("instances", InstancesTable(view, rows("instances")));
+  report.tables.emplace_back("rank_collectives",
+                             RankCollectivesTable(view, rows("rank_collectives")));
   Table problems({{"problem", false, CellKind::kString}});
   for (const std::string& p : view.problems) problems.AddRow({p});
   report.tables.emplace_back("problems", std::move(problems));

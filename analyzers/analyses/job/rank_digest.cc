@@ -111,7 +111,7 @@ void KeepCollectives(const RankCollectives& collectives, RankDigest& d) {
 // time (rank_stream.h).
 absl::StatusOr<std::vector<TimeInterval>> StreamRank(const std::string& path,
                                                      const RankCollectives& collectives,
-                                                     RankDigest& d) {
+                                                     bool drawing, RankDigest& d) {
   RankStreamInputs in;
   in.steps = &d.steps;
   for (const CollectiveInstance& c : collectives.instances) {
@@ -119,6 +119,7 @@ absl::StatusOr<std::vector<TimeInterval>> StreamRank(const std::string& path,
     in.collective_of_kernel.emplace(c.kernel_index, in.collective_starts.size());
     in.collective_starts.push_back(c.start_ns);
   }
+  in.drawing = drawing;
   in.drawing_gap_ns = DrawingGap(d);
   RankStream stream(std::move(in));
   TraceModelOptions again;
@@ -139,7 +140,7 @@ absl::StatusOr<std::vector<TimeInterval>> StreamRank(const std::string& path,
 }  // namespace
 
 absl::StatusOr<RankDigest> DigestRankFile(const std::string& path, uint32_t index,
-                                          const std::string& step) {
+                                          const std::string& step, bool drawing) {
   // First pass: what grows with steps and collectives (NVTX ranges, NCCL's calls, memory
   // events, NCCL's kernels) is kept; the other events are read and dropped.
   NcclKernels nccl;
@@ -161,7 +162,7 @@ absl::StatusOr<RankDigest> DigestRankFile(const std::string& path, uint32_t inde
   d.gpu_end_ns = nccl.gpu_end_ns;
   const RankCollectives collectives = FindCollectives(model->nccl_calls, nccl.kernels, nccl.index);
   KeepCollectives(collectives, d);
-  absl::StatusOr<std::vector<TimeInterval>> blocked = StreamRank(path, collectives, d);
+  absl::StatusOr<std::vector<TimeInterval>> blocked = StreamRank(path, collectives, drawing, d);
   if (!blocked.ok()) return blocked.status();
   d.host_ns_per_step = HostTimePerStep(model->nvtx_ranges, d.steps, *blocked);
   if (!d.device_id && nccl.seen > 0) d.device_id = nccl.first_device;

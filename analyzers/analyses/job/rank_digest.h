@@ -88,7 +88,8 @@ struct RankDigest {
   // holds, for each of its collectives, the stretch that last began before it, all that the
   // lost time reads of it (collectives.h LostToWaiting); `compute_drawn` the stretches with
   // the gaps shorter than a thousandth of a mean step closed (of the GPU span without steps),
-  // for the picture, where such gaps are below a pixel; at most 262145 (rank_digest.cc).
+  // for the picture, where such gaps are below a pixel; at most 262145 (rank_digest.cc), and
+  // none when no picture is drawn (DigestRankFile's `drawing`).
   std::vector<TimeInterval> compute_busy;
   std::vector<TimeInterval> compute_drawn;
   // Device memory (memory.h DigestMemory); no devices when the trace has no memory events.
@@ -118,10 +119,10 @@ struct RankDigest {
 
 // The digest of the trace at `path`, read in two passes without holding its kernels and API
 // calls (rank_stream.h): memory grows with its NVTX ranges, NCCL calls, collectives, memory
-// events and steps. `index` is its position among the traces given. Errors: those of reading
-// the trace.
+// events and steps. `index` is its position among the traces given; `drawing`: keep the
+// picture's compute stretches (compute_drawn). Errors: those of reading the trace.
 absl::StatusOr<RankDigest> DigestRankFile(const std::string& path, uint32_t index,
-                                          const std::string& step);
+                                          const std::string& step, bool drawing = true);
 
 }  // namespace warpscope
 
