@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -45,11 +46,12 @@ struct JobOptions {
   bool drawing = true;
 };
 
-// One collective instance across the ranks that ran it.
+// One collective instance across the ranks that ran it; its communicator and operation are
+// views into the digests' names (RankDigest::names).
 struct MatchedCollective {
-  std::string comm;
+  std::string_view comm;
   uint64_t seq = 0;
-  std::string op;
+  std::string_view op;
   uint64_t bytes = 0;                 // the largest any rank reported
   uint32_t ranks = 0;                 // ranks that ran it
   uint64_t shortest_ns = 0;           // the last arrival's duration: the data movement

@@ -2,6 +2,8 @@
 // (job.h; every column is described in docs/distributed.md).
 #include <algorithm>
 #include <map>
+#include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "analyzers/measures/collectives.h"
@@ -123,8 +125,8 @@ Table CollectivesTable(const JobView& view) {
   struct Sums {
     uint64_t count = 0, bytes = 0, time = 0, wait = 0, moved = 0, moved_time = 0, last = 0;
   };
-  std::map<std::pair<std::string, uint32_t>, Sums> sums;
-  std::map<std::pair<std::string, uint64_t>, const MatchedCollective*> by_key;
+  std::map<std::pair<std::string_view, uint32_t>, Sums> sums;
+  std::map<std::pair<std::string_view, uint64_t>, const MatchedCollective*> by_key;
   for (const MatchedCollective& m : view.collectives) by_key[{m.comm, m.seq}] = &m;
   for (const RankDigest& r : view.ranks) {
     for (const RankCollective& c : r.collectives) {
@@ -143,7 +145,7 @@ Table CollectivesTable(const JobView& view) {
     }
   }
   for (const auto& [key, s] : sums) {
-    t.AddRow({key.first, key.second, s.count, s.bytes, Ms(s.time), Ms(s.wait),
+    t.AddRow({std::string(key.first), key.second, s.count, s.bytes, Ms(s.time), Ms(s.wait),
               Ms(s.time - s.wait), GbPerS(s.moved, s.moved_time), s.last});
   }
   return t;
@@ -191,7 +193,8 @@ Table InstancesTable(const JobView& view, bool rows) {
            {"clock_spread_ms", true, CellKind::kReal}});
   if (!rows) return t;
   for (const MatchedCollective& m : view.collectives) {
-    t.AddRow({m.comm, m.seq, m.op, m.bytes, m.ranks, Ms(m.shortest_ns), Ms(m.spread_ns()),
+    t.AddRow({std::string(m.comm), m.seq, std::string(m.op), m.bytes, m.ranks,
+              Ms(m.shortest_ns), Ms(m.spread_ns()),
               NumberIf(m.last_rank.has_value(), m.last_rank.value_or(0)),
               NumberIf(m.clock_last_rank.has_value(), m.clock_last_rank.value_or(0)),
               MsIf(view.shared_clock, m.clock_spread_ns)});
@@ -214,7 +217,7 @@ Table RankCollectivesTable(const JobView& view, bool rows) {
            {"lost_ns", true, CellKind::kInt},
            {"arrived_last", true, CellKind::kInt}});
   if (!rows) return t;
-  std::map<std::pair<std::string, uint64_t>, const MatchedCollective*> by_key;
+  std::map<std::pair<std::string_view, uint64_t>, const MatchedCollective*> by_key;
   for (const MatchedCollective& m : view.collectives) by_key[{m.comm, m.seq}] = &m;
   for (const RankDigest& r : view.ranks) {
     for (const RankCollective& c : r.collectives) {
@@ -226,8 +229,8 @@ Table RankCollectivesTable(const JobView& view, bool rows) {
           in_step ? static_cast<int64_t>(r.steps.steps[static_cast<size_t>(c.step)].number.value_or(
                         static_cast<uint64_t>(c.step)))
                   : c.step;
-      t.AddRow({r.RankOrIndex(), c.comm, c.seq, c.op, c.bytes, step, c.start_ns, c.duration_ns,
-                c.wait_ns, c.lost_ns,
+      t.AddRow({r.RankOrIndex(), std::string(c.comm), c.seq, std::string(c.op), c.bytes, step,
+                c.start_ns, c.duration_ns, c.wait_ns, c.lost_ns,
                 NumberIf(matched, matched && *m->second->last_rank == r.RankOrIndex() ? 1 : 0)});
     }
   }

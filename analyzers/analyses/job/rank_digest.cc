@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -89,14 +91,20 @@ class NcclKernels : public TraceEventSink {
 };
 
 void KeepCollectives(const RankCollectives& collectives, RankDigest& d) {
+  auto names = std::make_shared<std::set<std::string, std::less<>>>();
+  auto name = [&](std::string_view s) {
+    auto it = names->find(s);
+    if (it == names->end()) it = names->emplace(s).first;
+    return std::string_view(*it);
+  };
   d.collectives_tied_to_calls = collectives.tied_to_calls;
   d.collectives_keyed_by_stream = collectives.keyed_by_stream;
   d.unreadable_payloads = collectives.unreadable_payloads;
   d.collectives.reserve(collectives.instances.size());
   for (const CollectiveInstance& c : collectives.instances) {
     RankCollective& r = d.collectives.emplace_back();
-    r.op = std::string(c.op);
-    r.comm = c.comm;
+    r.op = name(c.op);
+    r.comm = name(c.comm);
     r.seq = c.seq;
     r.bytes = c.bytes;
     r.comm_size = c.comm_size;
@@ -105,6 +113,7 @@ void KeepCollectives(const RankCollectives& collectives, RankDigest& d) {
     r.kernel_index = c.kernel_index;
     if (!d.device_id) d.device_id = c.device_id;
   }
+  d.names = std::move(names);
 }
 
 // The second pass: every kernel's step (by its launch), the step times and the host's blocked

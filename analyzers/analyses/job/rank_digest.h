@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,10 +24,12 @@
 
 namespace warpscope {
 
-// One collective as this rank ran it (CollectiveInstance without views into the trace).
+// One collective as this rank ran it (CollectiveInstance without views into the trace): its
+// operation and communicator are views into its digest's names (RankDigest::names), so that
+// a collective holds no string of its own.
 struct RankCollective {
-  std::string op;
-  std::string comm;
+  std::string_view op;
+  std::string_view comm;
   uint64_t seq = 0;
   uint64_t bytes = 0;
   int32_t comm_size = 0;
@@ -40,8 +45,6 @@ struct RankCollective {
   // With lost_ns: the collective of the run this rank waited longest in (its seq): whoever
   // arrived last there is who the time was lost to.
   uint64_t lost_to_seq = 0;
-  uint64_t lateness_ns = 0;  // the longest duration among the ranks minus this one
-  bool matched = false;      // the other ranks ran the same instance
   uint64_t end_ns() const { return start_ns + duration_ns; }
 };
 
@@ -71,6 +74,9 @@ struct RankDigest {
   // How it ended (its end-of-trace marker); unset when it has none (cut short: killed?).
   std::optional<v1::EndReason> end_reason;
 
+  // The operations and communicator keys its collectives name, each once (shared by copies of
+  // the digest, so that their views stay valid).
+  std::shared_ptr<const std::set<std::string, std::less<>>> names;
   std::vector<RankCollective> collectives;  // by start
   size_t collectives_tied_to_calls = 0;     // with communicator and bytes from NCCL's calls
   size_t collectives_keyed_by_stream = 0;   // matched by stream order (no communicator)
