@@ -20,6 +20,7 @@
 #include "analyzers/model/trace_model.h"
 #include "analyzers/render/output.h"
 #include "analyzers/render/report.h"
+#include "analyzers/render/report_scope.h"
 #include "analyzers/render/short_names.h"
 
 namespace warpscope {
@@ -113,6 +114,8 @@ struct AnalysisInputs {
   std::vector<std::string> given;  // the arguments as typed
   std::vector<std::string> paths;  // the trace files they stand for
   std::vector<const TraceModel*> traces;
+  // What the caller renders of the report (default: every table).
+  ReportScope scope;
 };
 
 // A file an analysis made besides its report (an SVG, an HTML page), written by the runner

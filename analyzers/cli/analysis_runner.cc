@@ -100,6 +100,7 @@ int RunAnalysisCommand(const AnalysisRow& row, const CommandArgs& args) {
 
   AnalysisInputs in;
   in.given = flags.positionals();
+  in.scope = {*format == OutputFormat::kTable, flags.Get("table")};
   absl::StatusOr<std::vector<std::string>> paths = ExpandTracePaths(in.given);
   if (!paths.ok()) return InputError(paths.status());
   in.paths = std::move(*paths);

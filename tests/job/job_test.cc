@@ -358,6 +358,22 @@ TEST(Job, TheReportsTablesAgreeWithTheView) {
   ASSERT_EQ(per_op->columns()[busbw].name, "busbw_gbps");
   EXPECT_NEAR(std::get<double>(per_op->rows()[0][busbw].value), 300.0, 3.0);
   EXPECT_EQ(std::get<int64_t>(report.FindScalar("straggler")->value), 2);
+
+  // The tables of a row per step and rank are made only where they are rendered: not for the
+  // text form, which shows ranks and collectives; --table makes the one it names. The others
+  // keep their columns, so that every format still lists them.
+  const Report text = JobReport(view, ReportScope{true, ""});
+  const Report steps = JobReport(view, ReportScope{true, "steps"});
+  for (const char* name : {"steps", "instances", "rank_collectives"}) {
+    ASSERT_NE(text.FindTable(name), nullptr) << name;
+    EXPECT_EQ(text.FindTable(name)->num_rows(), 0u) << name;
+    EXPECT_EQ(text.FindTable(name)->columns().size(), report.FindTable(name)->columns().size());
+  }
+  EXPECT_EQ(text.FindTable("ranks")->num_rows(), 4u);
+  EXPECT_EQ(text.FindTable("collectives")->num_rows(), 4u);
+  EXPECT_EQ(steps.FindTable("steps")->num_rows(), 16u);
+  EXPECT_EQ(steps.FindTable("steps")->RenderCsv(), report.FindTable("steps")->RenderCsv());
+  EXPECT_EQ(steps.FindTable("rank_collectives")->num_rows(), 0u);
 }
 
 // The value of `column` in row `row` of `table`, as a number (0 when empty).
@@ -426,7 +442,8 @@ TEST(Job, TheDigestKeepsAStretchPerCollectiveNotPerKernel) {
   spec.steps = 10;
   spec.kernels_per_phase = 200;
   spec.launch_api_ns = 150'000;  // above kernel_ns: a 50 us gap after each kernel
-  const JobView view = View(Write(spec));
+  const std::vector<std::string> paths = Write(spec);
+  const JobView view = View(paths);
   ASSERT_EQ(view.straggler.rank, 1u) << view.straggler.verdict;
   for (const RankDigest& r : view.ranks) {
     EXPECT_GT(r.collectives.size(), 0u);
@@ -441,6 +458,20 @@ TEST(Job, TheDigestKeepsAStretchPerCollectiveNotPerKernel) {
     std::sort(lost.begin(), lost.end());
     EXPECT_NEAR(static_cast<double>(lost[lost.size() / 2]), 15e6, 0.75e6) << r.RankOrIndex();
   }
+  // Without a picture to draw, none of its stretches are kept, and every figure is the same.
+  JobOptions no_picture;
+  no_picture.drawing = false;
+  const JobView lean = View(paths, no_picture);
+  ASSERT_EQ(lean.ranks.size(), view.ranks.size());
+  for (size_t i = 0; i < lean.ranks.size(); ++i) {
+    const RankDigest& a = lean.ranks[i];
+    const RankDigest& b = view.ranks[i];
+    EXPECT_TRUE(a.compute_drawn.empty());
+    EXPECT_EQ(a.compute_busy.size(), b.compute_busy.size());
+    EXPECT_EQ(Lost(a), Lost(b));
+    EXPECT_EQ(a.compute_ns, b.compute_ns);
+  }
+  EXPECT_EQ(lean.straggler.verdict, view.straggler.verdict);
 }
 
 TEST(JobCli, TextCsvJsonTablesAndPicture) {
@@ -474,6 +505,11 @@ TEST(JobCli, TextCsvJsonTablesAndPicture) {
   testing::CliResult bad = testing::RunCli("job " + dir + " --table nope");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("no table named 'nope'"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("steps, instances, rank_collectives"), std::string::npos) << bad.err;
+  // A table the text form leaves out, asked for: its rows (4 ranks x 4 steps, and the header).
+  testing::CliResult steps = testing::RunCli("job " + dir + " --format csv --table steps");
+  ASSERT_EQ(steps.exit_code, 0) << steps.err;
+  EXPECT_EQ(testing::CountLines(steps.out), 17);
   testing::CliResult none = testing::RunCli("job");
   EXPECT_EQ(none.exit_code, 2);
 }

@@ -36,6 +36,7 @@ absl::StatusOr<AnalysisResult> RunJobAdvise(const AnalysisInputs& in, const Opti
   job_options.step = options.step;
   job_options.short_names = options.short_names;
   job_options.max_events = static_cast<uint64_t>(values.Integer("max-events"));
+  job_options.drawing = values.Has("html");
   absl::StatusOr<JobView> view = BuildJobView(in.paths, job_options);
   if (!view.ok()) return AsInputError(view.status());
   absl::StatusOr<AdviseReport> report =

@@ -30,7 +30,8 @@ absl::StatusOr<std::vector<RankDigest>> DigestAll(const std::vector<std::string>
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < files.size();) {
       absl::StatusOr<RankDigest> digest =
-          DigestRankFile(files[i], static_cast<uint32_t>(i), options.step);
+          DigestRankFile(files[i], static_cast<uint32_t>(i), options.step,
+                         options.drawing);
       if (!digest.ok()) {
         errors[i] = digest.status();
         continue;

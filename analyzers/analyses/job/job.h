@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -29,6 +30,7 @@
 #include "analyzers/analyses/advise/advise_sample.h"
 #include "analyzers/analyses/job/rank_digest.h"
 #include "analyzers/render/report.h"
+#include "analyzers/render/report_scope.h"
 
 namespace warpscope {
 
@@ -39,13 +41,17 @@ struct JobOptions {
   // The straggler's own `advise`, which names its finding, reads at most this many of its
   // timed events (its first steps within them, as `advise --max-events`).
   uint64_t max_events = kAdviseMaxEvents;
+  // Keep each rank's compute stretches for the picture (JobSvg: `--svg`, `advise --html`);
+  // without, a rank's digest keeps nothing per kernel stretch but the one before each collective.
+  bool drawing = true;
 };
 
-// One collective instance across the ranks that ran it.
+// One collective instance across the ranks that ran it; its communicator and operation are
+// views into the digests' names (RankDigest::names).
 struct MatchedCollective {
-  std::string comm;
+  std::string_view comm;
   uint64_t seq = 0;
-  std::string op;
+  std::string_view op;
   uint64_t bytes = 0;                 // the largest any rank reported
   uint32_t ranks = 0;                 // ranks that ran it
   uint64_t shortest_ns = 0;           // the last arrival's duration: the data movement
@@ -121,8 +127,10 @@ absl::StatusOr<JobView> BuildJobView(const std::vector<std::string>& paths,
                                      const JobOptions& options = {});
 
 // The view as a report: scalars (ranks, straggler, waiting), tables `ranks`, `collectives` (per
-// operation and rank), `steps` (per rank and step) and `instances` (each matched collective).
-Report JobReport(const JobView& view);
+// operation and rank), `steps` (per rank and step), `instances` (each matched collective) and
+// `rank_collectives` (per collective and rank). The last three grow with steps: their rows are
+// made only when `scope` renders them (else they keep their columns only).
+Report JobReport(const JobView& view, const ReportScope& scope = {});
 
 // The ranks side by side, one row per rank on one time axis (the job's clock when the ranks
 // share one, else each rank's own trace time lined up at its first matched collective): steps,

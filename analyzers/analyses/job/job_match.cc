@@ -2,6 +2,7 @@
 // data (job.h), then the time each rank lost waiting.
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -43,7 +44,7 @@ void LastArrival(const JobView& view, const std::vector<Participant>& members,
 }
 
 // One instance's figures, and each participant's wait.
-MatchedCollective Settle(JobView& view, const std::pair<std::string, uint64_t>& key,
+MatchedCollective Settle(JobView& view, const std::pair<std::string_view, uint64_t>& key,
                          const std::vector<Participant>& members, size_t* op_mismatches) {
   MatchedCollective m;
   m.comm = key.first;
@@ -61,15 +62,14 @@ MatchedCollective Settle(JobView& view, const std::pair<std::string, uint64_t>& 
   LastArrival(view, members, m);
   for (const Participant& p : members) {
     RankCollective& c = view.ranks[p.rank].collectives[p.collective];
-    c.matched = members.size() > 1;
     c.wait_ns = c.duration_ns - m.shortest_ns;
-    c.lateness_ns = m.longest_ns - c.duration_ns;
   }
   return m;
 }
 
 // The time each rank lost waiting (LostToWaiting), per collective and per step.
-void LostTime(RankDigest& r, const std::map<std::pair<std::string, uint64_t>, uint64_t>& moving) {
+void LostTime(RankDigest& r,
+              const std::map<std::pair<std::string_view, uint64_t>, uint64_t>& moving) {
   std::vector<CollectiveWait> waits;
   waits.reserve(r.collectives.size());
   for (const RankCollective& c : r.collectives) {
@@ -92,13 +92,13 @@ void LostTime(RankDigest& r, const std::map<std::pair<std::string, uint64_t>, ui
 }  // namespace
 
 void MatchCollectives(JobView& view) {
-  std::map<std::pair<std::string, uint64_t>, std::vector<Participant>> by_key;
+  std::map<std::pair<std::string_view, uint64_t>, std::vector<Participant>> by_key;
   for (size_t r = 0; r < view.ranks.size(); ++r) {
     const std::vector<RankCollective>& cs = view.ranks[r].collectives;
     for (size_t i = 0; i < cs.size(); ++i) by_key[{cs[i].comm, cs[i].seq}].push_back({r, i});
   }
   size_t op_mismatches = 0, alone = 0;
-  std::map<std::pair<std::string, uint64_t>, uint64_t> moving;  // the data movement's time
+  std::map<std::pair<std::string_view, uint64_t>, uint64_t> moving;  // the data movement's time
   view.collectives.clear();
   view.collectives.reserve(by_key.size());
   for (const auto& [key, members] : by_key) {

@@ -2,6 +2,8 @@
 // (job.h; every column is described in docs/distributed.md).
 #include <algorithm>
 #include <map>
+#include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "analyzers/measures/collectives.h"
@@ -123,8 +125,8 @@ Table CollectivesTable(const JobView& view) {
   struct Sums {
     uint64_t count = 0, bytes = 0, time = 0, wait = 0, moved = 0, moved_time = 0, last = 0;
   };
-  std::map<std::pair<std::string, uint32_t>, Sums> sums;
-  std::map<std::pair<std::string, uint64_t>, const MatchedCollective*> by_key;
+  std::map<std::pair<std::string_view, uint32_t>, Sums> sums;
+  std::map<std::pair<std::string_view, uint64_t>, const MatchedCollective*> by_key;
   for (const MatchedCollective& m : view.collectives) by_key[{m.comm, m.seq}] = &m;
   for (const RankDigest& r : view.ranks) {
     for (const RankCollective& c : r.collectives) {
@@ -143,13 +145,15 @@ Table CollectivesTable(const JobView& view) {
     }
   }
   for (const auto& [key, s] : sums) {
-    t.AddRow({key.first, key.second, s.count, s.bytes, Ms(s.time), Ms(s.wait),
+    t.AddRow({std::string(key.first), key.second, s.count, s.bytes, Ms(s.time), Ms(s.wait),
               Ms(s.time - s.wait), GbPerS(s.moved, s.moved_time), s.last});
   }
   return t;
 }
 
-Table StepsTable(const JobView& view) {
+// `rows`: with its rows (else its columns only), as for InstancesTable and
+// RankCollectivesTable.
+Table StepsTable(const JobView& view, bool rows) {
   Table t({{"rank", true, CellKind::kInt},
            {"step", true, CellKind::kInt},
            {"name", false, CellKind::kString},
@@ -162,6 +166,7 @@ Table StepsTable(const JobView& view) {
            {"wait_ms", true, CellKind::kReal},
            {"lost_ms", true, CellKind::kReal},
            {"steady", false, CellKind::kBool}});
+  if (!rows) return t;
   for (const RankDigest& r : view.ranks) {
     for (size_t i = 0; i < r.step_times.size(); ++i) {
       const Step& s = r.steps.steps[i];
@@ -175,7 +180,7 @@ Table StepsTable(const JobView& view) {
   return t;
 }
 
-Table InstancesTable(const JobView& view) {
+Table InstancesTable(const JobView& view, bool rows) {
   Table t({{"comm", false, CellKind::kString},
            {"seq", true, CellKind::kInt},
            {"op", false, CellKind::kString},
@@ -186,8 +191,10 @@ Table InstancesTable(const JobView& view) {
            {"last_rank", true, CellKind::kInt},
            {"clock_last_rank", true, CellKind::kInt},
            {"clock_spread_ms", true, CellKind::kReal}});
+  if (!rows) return t;
   for (const MatchedCollective& m : view.collectives) {
-    t.AddRow({m.comm, m.seq, m.op, m.bytes, m.ranks, Ms(m.shortest_ns), Ms(m.spread_ns()),
+    t.AddRow({std::string(m.comm), m.seq, std::string(m.op), m.bytes, m.ranks,
+              Ms(m.shortest_ns), Ms(m.spread_ns()),
               NumberIf(m.last_rank.has_value(), m.last_rank.value_or(0)),
               NumberIf(m.clock_last_rank.has_value(), m.clock_last_rank.value_or(0)),
               MsIf(view.shared_clock, m.clock_spread_ns)});
@@ -197,7 +204,7 @@ Table InstancesTable(const JobView& view) {
 
 // Every collective of every rank: for Parquet, DuckDB and DataFrames (large: ranks x
 // collectives), times in ns of the rank's own trace.
-Table RankCollectivesTable(const JobView& view) {
+Table RankCollectivesTable(const JobView& view, bool rows) {
   Table t({{"rank", true, CellKind::kInt},
            {"comm", false, CellKind::kString},
            {"seq", true, CellKind::kInt},
@@ -209,7 +216,8 @@ Table RankCollectivesTable(const JobView& view) {
            {"wait_ns", true, CellKind::kInt},
            {"lost_ns", true, CellKind::kInt},
            {"arrived_last", true, CellKind::kInt}});
-  std::map<std::pair<std::string, uint64_t>, const MatchedCollective*> by_key;
+  if (!rows) return t;
+  std::map<std::pair<std::string_view, uint64_t>, const MatchedCollective*> by_key;
   for (const MatchedCollective& m : view.collectives) by_key[{m.comm, m.seq}] = &m;
   for (const RankDigest& r : view.ranks) {
     for (const RankCollective& c : r.collectives) {
@@ -221,8 +229,8 @@ Table RankCollectivesTable(const JobView& view) {
           in_step ? static_cast<int64_t>(r.steps.steps[static_cast<size_t>(c.step)].number.value_or(
                         static_cast<uint64_t>(c.step)))
                   : c.step;
-      t.AddRow({r.RankOrIndex(), c.comm, c.seq, c.op, c.bytes, step, c.start_ns, c.duration_ns,
-                c.wait_ns, c.lost_ns,
+      t.AddRow({r.RankOrIndex(), std::string(c.comm), c.seq, std::string(c.op), c.bytes, step,
+                c.start_ns, c.duration_ns, c.wait_ns, c.lost_ns,
                 NumberIf(matched, matched && *m->second->last_rank == r.RankOrIndex() ? 1 : 0)});
     }
   }
@@ -231,7 +239,7 @@ Table RankCollectivesTable(const JobView& view) {
 
 }  // namespace
 
-Report JobReport(const JobView& view) {
+Report JobReport(const JobView& view, const ReportScope& scope) {
   Report report;
   const StragglerVerdict& v = view.straggler;
   const std::string steps_how = view.ranks.empty() ? "" : view.ranks.front().steps.how;
@@ -269,9 +277,12 @@ Report JobReport(const JobView& view) {
   report.text.push_back(RanksTableKey(view));
   report.tables.emplace_back("ranks", RanksTable(view));
   report.tables.emplace_back("collectives", CollectivesTable(view));
-  report.tables.emplace_back("steps", StepsTable(view));
-  report.tables.emplace_back("instances", InstancesTable(view));
-  report.tables.emplace_back("rank_collectives", RankCollectivesTable(view));
+  // Not in the text form: made only for CSV, JSON, --table and Python.
+  auto rows = [&](std::string_view name) { return scope.Renders(name, false); };
+  report.tables.emplace_back("steps", StepsTable(view, rows("steps")));
+  report.tables.emplace_back("instances", InstancesTable(view, rows("instances")));
+  report.tables.emplace_back("rank_collectives",
+                             RankCollectivesTable(view, rows("rank_collectives")));
   Table problems({{"problem", false, CellKind::kString}});
   for (const std::string& p : view.problems) problems.AddRow({p});
   report.tables.emplace_back("problems", std::move(problems));

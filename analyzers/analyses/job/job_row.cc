@@ -18,10 +18,11 @@ absl::StatusOr<AnalysisResult> RunJob(const AnalysisInputs& in, const OptionValu
   options.threads = values.Count("threads");
   options.short_names = values.Has("short-names");
   options.max_events = static_cast<uint64_t>(values.Integer("max-events"));
+  options.drawing = values.Has("svg");
   absl::StatusOr<JobView> view = BuildJobView(in.paths, options);
   if (!view.ok()) return AsInputError(view.status());
   AnalysisResult result;
-  result.report = JobReport(*view);
+  result.report = JobReport(*view, in.scope);
   if (values.Has("svg")) {
     result.files.push_back({"svg", JobSvg(*view, values.Count("svg-steps")), ""});
   }

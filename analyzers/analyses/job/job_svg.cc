@@ -94,12 +94,14 @@ std::string JobSvg(const JobView& view, size_t steps) {
     for (const RankCollective& c : r.collectives) {
       const uint64_t a = at(i, c.start_ns), b = at(i, c.start_ns + c.wait_ns);
       const uint64_t e = at(i, c.end_ns());
-      const std::string label = absl::StrFormat("%s %s #%d: %s, waited %s", c.op, c.comm, c.seq,
+      const std::string label = absl::StrFormat("%s %s #%d: %s, waited %s", std::string(c.op),
+                                                std::string(c.comm), c.seq,
                                                 FormatDuration(c.duration_ns),
                                                 FormatDuration(c.wait_ns));
-      const std::string name = absl::StrCat(c.op, " waits ", FormatDuration(c.wait_ns));
+      const std::string name =
+          absl::StrCat(std::string(c.op), " waits ", FormatDuration(c.wait_ns));
       if (b > a) timeline.Add(row, a, b, "nccl-wait", label, name);
-      if (e > b) timeline.Add(row, b, e, "nccl", label, c.op);
+      if (e > b) timeline.Add(row, b, e, "nccl", label, std::string(c.op));
     }
   }
   std::string caption = view.straggler.verdict;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -92,14 +94,20 @@ class NcclKernels : public TraceEventSink {
 };
 
 void KeepCollectives(const RankCollectives& collectives, RankDigest& d) {
+  auto names = std::make_shared<std::set<std::string, std::less<>>>();
+  auto name = [&](std::string_view s) {
+    auto it = names->find(s);
+    if (it == names->end()) it = names->emplace(s).first;
+    return std::string_view(*it);
+  };
   d.collectives_tied_to_calls = collectives.tied_to_calls;
   d.collectives_keyed_by_stream = collectives.keyed_by_stream;
   d.unreadable_payloads = collectives.unreadable_payloads;
   d.collectives.reserve(collectives.instances.size());
   for (const CollectiveInstance& c : collectives.instances) {
     RankCollective& r = d.collectives.emplace_back();
-    r.op = std::string(c.op);
-    r.comm = c.comm;
+    r.op = name(c.op);
+    r.comm = name(c.comm);
     r.seq = c.seq;
     r.bytes = c.bytes;
     r.comm_size = c.comm_size;
@@ -108,13 +116,14 @@ void KeepCollectives(const RankCollectives& collectives, RankDigest& d) {
     r.kernel_index = c.kernel_index;
     if (!d.device_id) d.device_id = c.device_id;
   }
+  d.names = std::move(names);
 }
 
 // The second pass: every kernel's step (by its launch), the step times and the host's blocked
 // time (rank_stream.h).
 absl::StatusOr<std::vector<TimeInterval>> StreamRank(const std::string& path,
                                                      const RankCollectives& collectives,
-                                                     RankDigest& d) {
+                                                     bool drawing, RankDigest& d) {
   RankStreamInputs in;
   in.steps = &d.steps;
   for (const CollectiveInstance& c : collectives.instances) {
@@ -122,6 +131,7 @@ absl::StatusOr<std::vector<TimeInterval>> StreamRank(const std::string& path,
     in.collective_of_kernel.emplace(c.kernel_index, in.collective_starts.size());
     in.collective_starts.push_back(c.start_ns);
   }
+  in.drawing = drawing;
   in.drawing_gap_ns = DrawingGap(d);
   RankStream stream(std::move(in));
   TraceModelOptions again;
@@ -142,7 +152,7 @@ absl::StatusOr<std::vector<TimeInterval>> StreamRank(const std::string& path,
 }  // namespace
 
 absl::StatusOr<RankDigest> DigestRankFile(const std::string& path, uint32_t index,
-                                          const std::string& step) {
+                                          const std::string& step, bool drawing) {
   // First pass: what grows with steps and collectives (NVTX ranges, NCCL's calls, memory
   // events, NCCL's kernels) is kept; the other events are read and dropped.
   NcclKernels nccl;
@@ -164,7 +174,7 @@ absl::StatusOr<RankDigest> DigestRankFile(const std::string& path, uint32_t inde
   d.gpu_end_ns = nccl.gpu_end_ns;
   const RankCollectives collectives = FindCollectives(model->nccl_calls, nccl.kernels, nccl.index);
   KeepCollectives(collectives, d);
-  absl::StatusOr<std::vector<TimeInterval>> blocked = StreamRank(path, collectives, d);
+  absl::StatusOr<std::vector<TimeInterval>> blocked = StreamRank(path, collectives, drawing, d);
   if (!blocked.ok()) return blocked.status();
   d.host_ns_per_step = HostTimePerStep(model->nvtx_ranges, d.steps, *blocked);
   if (!d.device_id && nccl.seen > 0) d.device_id = nccl.first_device;

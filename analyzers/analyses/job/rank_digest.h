@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,10 +24,12 @@
 
 namespace warpscope {
 
-// One collective as this rank ran it (CollectiveInstance without views into the trace).
+// One collective as this rank ran it (CollectiveInstance without views into the trace): its
+// operation and communicator are views into its digest's names (RankDigest::names), so that
+// a collective holds no string of its own.
 struct RankCollective {
-  std::string op;
-  std::string comm;
+  std::string_view op;
+  std::string_view comm;
   uint64_t seq = 0;
   uint64_t bytes = 0;
   int32_t comm_size = 0;
@@ -40,8 +45,6 @@ struct RankCollective {
   // With lost_ns: the collective of the run this rank waited longest in (its seq): whoever
   // arrived last there is who the time was lost to.
   uint64_t lost_to_seq = 0;
-  uint64_t lateness_ns = 0;  // the longest duration among the ranks minus this one
-  bool matched = false;      // the other ranks ran the same instance
   uint64_t end_ns() const { return start_ns + duration_ns; }
 };
 
@@ -72,6 +75,9 @@ struct RankDigest {
   std::optional<v1::EndReason> end_reason;
   uint32_t end_signal = 0;  // the signal it ended on (signal, crash); 0: not known
 
+  // The operations and communicator keys its collectives name, each once (shared by copies of
+  // the digest, so that their views stay valid).
+  std::shared_ptr<const std::set<std::string, std::less<>>> names;
   std::vector<RankCollective> collectives;  // by start
   size_t collectives_tied_to_calls = 0;     // with communicator and bytes from NCCL's calls
   size_t collectives_keyed_by_stream = 0;   // matched by stream order (no communicator)
@@ -89,7 +95,8 @@ struct RankDigest {
   // holds, for each of its collectives, the stretch that last began before it, all that the
   // lost time reads of it (collectives.h LostToWaiting); `compute_drawn` the stretches with
   // the gaps shorter than a thousandth of a mean step closed (of the GPU span without steps),
-  // for the picture, where such gaps are below a pixel; at most 262145 (rank_digest.cc).
+  // for the picture, where such gaps are below a pixel; at most 262145 (rank_digest.cc), and
+  // none when no picture is drawn (DigestRankFile's `drawing`).
   std::vector<TimeInterval> compute_busy;
   std::vector<TimeInterval> compute_drawn;
   // Device memory (memory.h DigestMemory); no devices when the trace has no memory events.
@@ -119,10 +126,10 @@ struct RankDigest {
 
 // The digest of the trace at `path`, read in two passes without holding its kernels and API
 // calls (rank_stream.h): memory grows with its NVTX ranges, NCCL calls, collectives, memory
-// events and steps. `index` is its position among the traces given. Errors: those of reading
-// the trace.
+// events and steps. `index` is its position among the traces given; `drawing`: keep the
+// picture's compute stretches (compute_drawn). Errors: those of reading the trace.
 absl::StatusOr<RankDigest> DigestRankFile(const std::string& path, uint32_t index,
-                                          const std::string& step);
+                                          const std::string& step, bool drawing = true);
 
 }  // namespace warpscope
 

@@ -160,6 +160,7 @@ void RankStream::Stretch(TimeInterval s, uint64_t next_begin_ns) {
     before_one = before_one || starts[next_collective_] >= s.begin_ns;
   }
   if (before_one) busy_kept_.push_back(s);
+  if (!in_.drawing) return;
   if (!drawn_.empty() && s.begin_ns < drawn_.back().end_ns + in_.drawing_gap_ns) {
     drawn_.back().end_ns = std::max(drawn_.back().end_ns, s.end_ns);
   } else {

@@ -51,12 +51,13 @@ class NcclKernelNames {
 
 // What the second pass reads from the first: the steps, the NCCL kernels' launches from their
 // NCCL calls and the collectives they ran (by kernel index), the collectives' starts
-// (ascending) and the gap that the drawing's stretches close (rank_digest.cc).
+// (ascending), whether the picture's stretches are kept and the gap they close (rank_digest.cc).
 struct RankStreamInputs {
   const StepSet* steps = nullptr;
   std::unordered_map<size_t, uint64_t> call_start_by_kernel;
   std::unordered_map<size_t, size_t> collective_of_kernel;
   std::vector<uint64_t> collective_starts;
+  bool drawing = true;
   uint64_t drawing_gap_ns = 0;
 };
 
@@ -72,7 +73,7 @@ class RankStream : public TraceEventSink {
   void Add(const MemcpyEvent& c) override;
   void Add(const SyncEvent& s) override;
   // Takes the kernels still waiting and fills `d`'s step times, totals, compute_busy and
-  // compute_drawn; returns the steps' thread's blocked time (merged), for HostTimePerStep.
+  // (with inputs.drawing) compute_drawn; returns the steps' thread's blocked time (merged), for HostTimePerStep.
   std::vector<TimeInterval> Finish(RankDigest& d);
   // After Finish: the step of each collective (-1: outside every step), by its position.
   const std::vector<int64_t>& collective_steps() const { return collective_steps_; }

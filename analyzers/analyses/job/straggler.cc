@@ -11,6 +11,7 @@
 // Otherwise no rank is named: the ranks are balanced, or they take turns being last.
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -52,7 +53,7 @@ std::string RankList(const std::vector<uint32_t>& ranks) {
 
 struct Tally {
   uint32_t last = 0;
-  std::map<std::string, uint32_t> last_by_op;
+  std::map<std::string_view, uint32_t> last_by_op;
   uint64_t others_lost_ns = 0;  // the others' lost time at the collectives it was last at
   uint64_t others_steady_lost_ns = 0;  // of it, in the steady state
 };
@@ -64,7 +65,7 @@ struct AllLost {
   uint64_t steady_ns = 0;
 };
 
-using ByKey = std::map<std::pair<std::string, uint64_t>, const MatchedCollective*>;
+using ByKey = std::map<std::pair<std::string_view, uint64_t>, const MatchedCollective*>;
 
 // How late the straggler typically is: per step, the largest spread among the collectives it
 // arrived last at (later ones of a step were queued behind the first and spread less), then
@@ -190,7 +191,9 @@ void JudgeStraggler(JobView& view) {
   v.others_lost_share = static_cast<double>(top->others_steady_lost_ns) / others_time;
   v.median_lead_ns = MedianLead(view, by_key, top_rank, v.uneven_spread_ns);
   std::vector<std::string> ops;
-  for (const auto& [op, count] : top->last_by_op) ops.push_back(absl::StrCat(count, " ", op));
+  for (const auto& [op, count] : top->last_by_op) {
+    ops.push_back(absl::StrCat(count, " ", std::string(op)));
+  }
   const std::string per_step =
       v.others_steady_steps == 0
           ? std::string()

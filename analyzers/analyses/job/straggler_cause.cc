@@ -14,6 +14,7 @@
 // stall, not the stall.
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <set>
 #include <utility>
 
@@ -37,7 +38,7 @@ struct Window {
 
 // The stretches before each late arrival, in the straggler's trace time.
 std::vector<Window> LateWindows(const JobView& view, const RankDigest& r) {
-  std::map<std::pair<std::string, uint64_t>, const MatchedCollective*> by_key;
+  std::map<std::pair<std::string_view, uint64_t>, const MatchedCollective*> by_key;
   for (const MatchedCollective& m : view.collectives) by_key[{m.comm, m.seq}] = &m;
   std::vector<Window> out;
   for (const RankCollective& c : r.collectives) {
