@@ -15,6 +15,7 @@ import csv
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -67,12 +68,28 @@ def disk_free(path):
     return stat.f_bavail * stat.f_frsize
 
 
+def open_temp_bytes(pid, tmp):
+    """Bytes of the files under `tmp` that process `pid` has open (its temporary files are
+    unlinked as soon as made: the links of /proc/PID/fd still name and size them)."""
+    total = 0
+    fd_dir = f"/proc/{pid}/fd"
+    try:
+        fds = os.listdir(fd_dir)
+    except OSError:
+        return 0
+    for fd in fds:
+        try:
+            if os.readlink(os.path.join(fd_dir, fd)).startswith(tmp):
+                total += os.stat(os.path.join(fd_dir, fd)).st_size
+        except OSError:
+            pass
+    return total
+
+
 class Run:
     """One command's measures: wall and CPU seconds, peak RSS, the bytes it wrote to standard
-    output (kept in `out` only when asked), the most disk it took meanwhile (the fall of the
-    work folder's free space: its temporary files are unlinked when made, so only the free
-    space sees them; other writers on that disk count too) and its exit status (-9: killed
-    at the timeout)."""
+    output (kept in `out` only when asked), the most bytes of temporary files it held open at
+    once (`disk`, sampled every 20 ms) and its exit status (-9: killed at the timeout)."""
 
     def __init__(self):
         self.seconds = self.cpu = 0.0
@@ -81,15 +98,13 @@ class Run:
         self.out = b""
 
 
-def run_with_rusage(argv, timeout_s, env=None, keep_output=True, disk_path=None):
+def run_with_rusage(argv, timeout_s, env=None, keep_output=True, tmp=None):
     """Runs argv to its end (or kills it at timeout_s) and returns its Run. The child is reaped
     here with wait4, so that ru_maxrss and the CPU time are this child's (and its own
     children's). Its standard output is read on a thread as it comes, in 1 MiB reads, and
     counted; kept only with keep_output (an export's whole output is never held)."""
     run = Run()
     chunks = []
-    free_before = disk_free(disk_path) if disk_path else 0
-    lowest_free = free_before
     start = time.monotonic()
     with open(os.devnull, "wb") as devnull:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=devnull, env=env)
@@ -110,8 +125,8 @@ def run_with_rusage(argv, timeout_s, env=None, keep_output=True, disk_path=None)
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid != 0:
             break
-        if disk_path:
-            lowest_free = min(lowest_free, disk_free(disk_path))
+        if tmp:
+            run.disk = max(run.disk, open_temp_bytes(proc.pid, tmp))
         if time.monotonic() - start > timeout_s and not killed:
             proc.kill()
             killed = True
@@ -123,7 +138,6 @@ def run_with_rusage(argv, timeout_s, env=None, keep_output=True, disk_path=None)
     run.code = -9 if killed else proc.returncode
     run.cpu = usage.ru_utime + usage.ru_stime
     run.rss = usage.ru_maxrss * 1024
-    run.disk = max(0, free_before - lowest_free)
     run.out = b"".join(chunks)
     return run
 
@@ -260,6 +274,12 @@ class Bench:
                     f"{free / 1e9:.0f} GB free)")
         return ""
 
+    @staticmethod
+    def output_bytes(out):
+        """Bytes of the files a command wrote under the work folder (SVG, Parquet)."""
+        return sum(input_bytes(out + suffix) for suffix in OUTPUT_SUFFIXES
+                   if os.path.exists(out + suffix))
+
     def clean_outputs(self, out):
         for suffix in OUTPUT_SUFFIXES:
             if os.path.isdir(out + suffix):
@@ -283,7 +303,8 @@ class Bench:
         runs, note = [], ""
         for _ in range(self.args.runs):
             run = run_with_rusage(argv, self.args.timeout, self.env, keep_output=False,
-                                  disk_path=self.args.work)
+                                  tmp=self.tmp)
+            run.disk += self.output_bytes(out)
             self.clean_outputs(out)
             runs.append(run)
             if run.code == -9:
@@ -452,6 +473,8 @@ def main():
     out_dir = args.out or args.work
     os.makedirs(out_dir, exist_ok=True)
     bench = Bench(args)
+    # Killed with SIGTERM, the run still deletes its traces and temporary files (finally).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("size_bench: terminated"))
     started = time.monotonic()
     last_size, last_seconds = None, 0.0
     try:
