@@ -28,7 +28,8 @@ advise within --max-events ADVISE_MAX_EVENTS.
 Perfetto export of ten steps (`--step 100-109`) keeps the NVTX ranges to find them: 1.2x plus
 RANGE_BYTES a range. `memory`, on traces of 1 M and 3 M events with a device block allocated and
 freed per step (`--alloc`), holds every memory event and NVTX range: 1.2x plus
-MEMORY_STEP_BYTES per step more. `sol` is not checked: the generator writes no speed-of-light
+MEMORY_STEP_BYTES per step more; the same on the sampled traces (which have --alloc too), where
+it holds nothing per PM or PC sample. `sol` is not checked: the generator writes no speed-of-light
 metrics.
 Exit 77 (skipped) when warpscope_bench_trace was not built.
 """
@@ -107,7 +108,8 @@ def sampled_traces(bench_trace, work):
     for rows in SAMPLED_ROWS:
         path = os.path.join(work, f"sampled_{rows}.wst")
         if not os.path.exists(path):
-            subprocess.run([bench_trace, path, str(rows), "--pm-ns", "10000", "--pc"], check=True)
+            subprocess.run([bench_trace, path, str(rows), "--pm-ns", "10000", "--pc", "--alloc"],
+                           check=True)
         traces.append(path)
     return traces
 
@@ -116,12 +118,21 @@ def check_kernel_commands(cli, bench_trace, work):
     """`tail`, `occupancy` and `stalls` on the sampled traces: the larger's peak RSS within
     1.2x the smaller's plus KERNEL_BYTES a kernel more; the names of those that grew."""
     traces = sampled_traces(bench_trace, work)
-    kernels = []
+    kernels, steps = [], []
     for path in traces:
         counts = {row["kind"]: row["count"] for row in json.loads(
             peak_rss([cli, "info", "--format", "json", path])[1])["events"]}
         kernels.append(counts["kernel"])
+        steps.append(counts["nvtx_range"])
     failures = []
+    # `memory` on the same traces: what it holds per step, and nothing per PM or PC sample.
+    rss = [peak_rss([cli, "memory", t, "--format", "csv"])[0] for t in traces]
+    bound = RULE_FACTOR * rss[0] + MEMORY_STEP_BYTES * (steps[1] - steps[0])
+    verdict = "ok" if rss[1] <= bound else "GREW"
+    print(f"memory, sampled: {steps[0]} steps {rss[0] / 2**20:.1f} MiB, {steps[1]} steps "
+          f"{rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) {verdict}")
+    if rss[1] > bound:
+        failures.append("memory (sampled)")
     for name, per_kernel in KERNEL_BYTES.items():
         rss = [peak_rss([cli, name, t, "--format", "csv"])[0] for t in traces]
         bound = RULE_FACTOR * rss[0] + per_kernel * (kernels[1] - kernels[0])
