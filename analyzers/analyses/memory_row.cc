@@ -7,12 +7,13 @@ namespace warpscope {
 namespace {
 
 // The memory events, the NVTX ranges (steps and phases) and the calls' stacks: a long trace's
-// kernels and API calls stay unread.
+// kernels, API calls and samples stay unread.
 TraceModelOptions MemoryLoadOptions(const OptionValues&) {
   TraceModelOptions options;
   options.keep_events = EventKindBit(EventKind::kMemory) | EventKindBit(EventKind::kNvtxRange) |
                         EventKindBit(EventKind::kApiStack);
   options.keep_pc_sample_records = false;
+  options.keep_pm_samples = false;
   return options;
 }
 

@@ -17,7 +17,7 @@ namespace warpscope {
 namespace {
 
 struct KernelRow {
-  std::string_view name;
+  std::string name;
   KernelMathClass math;
   uint64_t launches = 0;
   uint64_t ns = 0;
@@ -33,28 +33,31 @@ double Share(uint64_t part, uint64_t whole) {
   return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
 }
 
-// Kernels of the selected devices matching the filter, by name, most GPU time first.
+// Kernels of the selected devices matching the filter, by name, most GPU time first. The
+// kernels are read again from the file one at a time (the model keeps none: memory grows with
+// distinct names, not with launches).
 absl::StatusOr<std::vector<KernelRow>> KernelRows(const TraceModel& model,
                                                   const OptionValues& values) {
   absl::StatusOr<KernelNameFilter> filter = KernelNameFilter::Create(values.Text("kernel"));
   if (!filter.ok()) return filter.status();
   const std::optional<uint32_t> device = values.Device();
-  KernelMathClassifier classifier;
-  std::map<std::string_view, KernelRow> by_name;
-  for (const KernelEvent& k : model.kernels) {
-    if (device && k.device_id != *device) continue;
-    if (!filter->Matches(k.name)) continue;
-    KernelRow& row = by_name[k.name];
-    if (row.launches == 0) {
-      row.name = k.name;
-      row.math = classifier.Classify(k.name);
+  std::map<std::string, KernelRow, std::less<>> by_name;
+  absl::Status read = ForEachEvent<KernelEvent>(model, [&](const KernelEvent& k) {
+    if (device && k.device_id != *device) return;
+    if (!filter->Matches(k.name)) return;
+    auto it = by_name.find(k.name);
+    if (it == by_name.end()) {
+      it = by_name.emplace(std::string(k.name), KernelRow{}).first;
+      it->second.name = it->first;
+      it->second.math = ClassifyKernelMath(k.name);
     }
-    ++row.launches;
-    row.ns += k.duration_ns;
-  }
+    ++it->second.launches;
+    it->second.ns += k.duration_ns;
+  });
+  if (!read.ok()) return read;
   std::vector<KernelRow> rows;
   rows.reserve(by_name.size());
-  for (auto& [name, row] : by_name) rows.push_back(row);
+  for (auto& [name, row] : by_name) rows.push_back(std::move(row));
   std::sort(rows.begin(), rows.end(), [](const KernelRow& a, const KernelRow& b) {
     return a.ns != b.ns ? a.ns > b.ns : a.name < b.name;
   });
@@ -143,6 +146,7 @@ AnalysisRow PrecisionAnalysis() {
   row.about =
       "The class of each kernel comes from its name, by the table advise's fp32-matrix rule "
       "uses;\na name no row reads is unknown. See docs/advise.md, \"Precision\".\n";
+  row.load_options = SamplesReadAgainLoad;
   row.run = RunPrecision;
   return row;
 }

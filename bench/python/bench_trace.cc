@@ -1,11 +1,13 @@
 // warpscope_bench_trace: writes large synthetic traces for the benchmarks (bench/size,
 // bench/python/reader_bench.py) with the fixture builder the analyzer tests use
 // (tests/fixtures/synthetic_trace.h, synthetic_job.h):
-//   warpscope_bench_trace OUT.wst ROWS [--pm-ns NS] [--pc]
+//   warpscope_bench_trace OUT.wst ROWS [--pm-ns NS] [--pc] [--alloc]
 //   warpscope_bench_trace OUT_DIR ROWS --ranks N
 // One trace: each step is an NVTX range around 48 kernel launches of 500 names, a pinned HtoD
 // copy, a memset and a stream synchronize. --pm-ns NS adds back-to-back PM samples of NS ns
-// (for `tail`), --pc one PC sample batch per step over 8 of its kernels (for `stalls`).
+// (for `tail`), --pc one PC sample batch per step over 8 of its kernels (for `stalls`),
+// --alloc a device block of 1 MiB allocated at the step's start and freed at its end (for
+// `memory`).
 // --ranks N writes a data-parallel job of N ranks into OUT_DIR (rank_<r>.wst, synthetic_job.h:
 // AllReduces matched across ranks, rank 1 late) for `job`. About ROWS events in all
 // (DataFrame rows; PM and PC samples not counted).
@@ -78,7 +80,16 @@ bool WritePcBatch(SyntheticTraceBuilder& trace, long first_launch) {
   return batch.Write(pc);
 }
 
-int WriteTrace(const char* path, long rows, uint64_t pm_ns, bool pc) {
+// The step's block, allocated or freed now (64 addresses in turn).
+bool WriteBlock(SyntheticTraceBuilder& trace, long step, MemoryOperation operation) {
+  return trace.writer().Write(MemoryRecord{
+      .operation = operation, .memory_kind = MemoryKind::kDevice,
+      .address = 0x7f0000000000 + static_cast<uint64_t>(step % 64) * (2 << 20),
+      .bytes = 1 << 20, .timestamp_ns = SyntheticTraceBuilder::ToAbsolute(trace.host_now()),
+      .device_id = kDeviceId, .context_id = kContextId});
+}
+
+int WriteTrace(const char* path, long rows, uint64_t pm_ns, bool pc, bool alloc) {
   SyntheticTraceOptions options;
   options.pm_interval_ns = pm_ns;
   options.force_overwrite = true;
@@ -97,6 +108,7 @@ int WriteTrace(const char* path, long rows, uint64_t pm_ns, bool pc) {
   for (long step = 0, launched = 0; step * kRowsPerStep < rows; ++step) {
     trace->PushRange("train_step");
     if (pc) written &= WritePcBatch(*trace, launched);
+    if (alloc) written &= WriteBlock(*trace, step, MemoryOperation::kAllocate);
     for (int k = 0; k < kKernelsPerStep; ++k, ++launched) {
       spec.name = KernelName(launched);
       spec.mangled_name.clear();
@@ -106,6 +118,7 @@ int WriteTrace(const char* path, long rows, uint64_t pm_ns, bool pc) {
     trace->Memcpy(CopyKind::kHtoD, 1 << 20, kCopyStream, true);
     trace->Memset(1 << 16, kAuxStream);
     trace->StreamSynchronize(kComputeStream);
+    if (alloc) written &= WriteBlock(*trace, step, MemoryOperation::kRelease);
     trace->PopRange();
   }
   return trace->Finish() && written ? 0 : 1;
@@ -135,7 +148,7 @@ int WriteJob(const char* dir, long rows, uint32_t ranks) {
 
 int main(int argc, char** argv) {
   const char* usage =
-      "usage: warpscope_bench_trace OUT.wst ROWS [--pm-ns NS] [--pc]\n"
+      "usage: warpscope_bench_trace OUT.wst ROWS [--pm-ns NS] [--pc] [--alloc]\n"
       "       warpscope_bench_trace OUT_DIR ROWS --ranks N\n";
   if (argc < 3) {
     std::fputs(usage, stderr);
@@ -144,10 +157,13 @@ int main(int argc, char** argv) {
   const long rows = std::atol(argv[2]);
   uint64_t pm_ns = 0;
   bool pc = false;
+  bool alloc = false;
   long ranks = 0;
   for (int i = 3; i < argc; ++i) {
     if (std::strcmp(argv[i], "--pc") == 0) {
       pc = true;
+    } else if (std::strcmp(argv[i], "--alloc") == 0) {
+      alloc = true;
     } else if (std::strcmp(argv[i], "--pm-ns") == 0 && i + 1 < argc) {
       pm_ns = std::strtoull(argv[++i], nullptr, 10);
     } else if (std::strcmp(argv[i], "--ranks") == 0 && i + 1 < argc) {
@@ -158,5 +174,5 @@ int main(int argc, char** argv) {
     }
   }
   if (ranks > 0) return WriteJob(argv[1], rows, static_cast<uint32_t>(ranks));
-  return WriteTrace(argv[1], rows, pm_ns, pc);
+  return WriteTrace(argv[1], rows, pm_ns, pc, alloc);
 }

@@ -3,7 +3,8 @@
 
 Writes synthetic traces of growing size with warpscope_bench_trace (bench/python/bench_trace.cc:
 NVTX steps of 48 kernel launches, a copy, a memset and a sync; the same with PM samples every
-10 us and a PC sample batch per step for `stalls`, `occupancy` and `tail`; a data-parallel job
+10 us, a PC sample batch and a device block allocated and freed per step for `stalls`,
+`occupancy`, `tail` and `memory`; a data-parallel job
 of 4 rank traces for `job`; each of the size asked for), runs each command on
 each one and records wall seconds, peak RSS (the child's ru_maxrss, from wait4), peak RSS per
 MB of trace and events per second. Fits peak RSS against events per command (bytes per event).
@@ -14,9 +15,11 @@ import csv
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 SIZES_MB = [10, 30, 100, 300, 1000]
@@ -26,28 +29,30 @@ JOB_RANKS = 4
 
 # name -> (input, argv after the binary); input "trace" is one .wst, "samples" one .wst with PM
 # and PC samples, "job" a folder of rank traces; {t} is the input, {o} an output path under
-# the work folder.
+# the work folder. The Chrome, Perfetto and Kineto exports write to standard output (`-o -`),
+# which the bench reads and counts: a 10 GB trace's JSON (some 100 GB) takes no disk.
 COMMANDS = {
     "info": ("trace", ["info", "{t}"]),
     "summary": ("trace", ["summary", "{t}"]),
     "advise": ("trace", ["advise", "{t}"]),
     "diff": ("trace", ["diff", "{t}", "{t}"]),
     "timeline": ("trace", ["timeline", "{t}", "--svg", "{o}.svg"]),
+    "precision": ("trace", ["precision", "{t}"]),
     "stalls": ("samples", ["stalls", "{t}"]),
     "occupancy": ("samples", ["occupancy", "{t}"]),
     "tail": ("samples", ["tail", "{t}"]),
+    "memory": ("samples", ["memory", "{t}"]),
     "job": ("job", ["job", "{t}"]),
-    "export-chrome": ("trace", ["export", "{t}", "--all", "--format", "chrome", "-o", "{o}.json"]),
-    "export-perfetto": ("trace", ["export", "{t}", "--all", "--format", "perfetto",
-                                  "-o", "{o}.pftrace"]),
+    "export-chrome": ("trace", ["export", "{t}", "--all", "--format", "chrome", "-o", "-"]),
+    "export-perfetto": ("trace", ["export", "{t}", "--all", "--format", "perfetto", "-o", "-"]),
     # Ten steps of the trace (a step is 103 events): the slice read while loading.
     "export-perfetto-steps": ("trace", ["export", "{t}", "--step", "100-109", "--format",
-                                        "perfetto", "-o", "{o}.steps.pftrace"]),
-    "export-kineto": ("trace", ["export", "{t}", "--all", "--format", "kineto",
-                                "-o", "{o}.kineto.json"]),
+                                        "perfetto", "-o", "-"]),
+    "export-kineto": ("trace", ["export", "{t}", "--all", "--format", "kineto", "-o", "-"]),
     "export-parquet": ("trace", ["export", "{t}", "--format", "parquet", "-o", "{o}.parquet"]),
 }
-OUTPUT_SUFFIXES = (".svg", ".json", ".pftrace", ".steps.pftrace", ".kineto.json", ".parquet")
+OUTPUT_SUFFIXES = (".svg", ".parquet")
+KINDS = ("trace", "samples", "job")  # the inputs, each written, measured and deleted in turn
 
 
 def mem_available_bytes():
@@ -58,42 +63,87 @@ def mem_available_bytes():
     return 0
 
 
-def run_with_rusage(argv, timeout_s, env=None):
-    """(wall seconds, CPU seconds, peak RSS bytes, exit status, stdout) of argv; status -9 on
-    timeout. The child is reaped here with wait4, so that ru_maxrss and the CPU time are this
-    child's (and its own children's)."""
+def disk_free(path):
+    stat = os.statvfs(path)
+    return stat.f_bavail * stat.f_frsize
+
+
+def open_temp_bytes(pid, tmp):
+    """Bytes of the files under `tmp` that process `pid` has open (its temporary files are
+    unlinked as soon as made: the links of /proc/PID/fd still name and size them)."""
+    total = 0
+    fd_dir = f"/proc/{pid}/fd"
+    try:
+        fds = os.listdir(fd_dir)
+    except OSError:
+        return 0
+    for fd in fds:
+        try:
+            if os.readlink(os.path.join(fd_dir, fd)).startswith(tmp):
+                total += os.stat(os.path.join(fd_dir, fd)).st_size
+        except OSError:
+            pass
+    return total
+
+
+class Run:
+    """One command's measures: wall and CPU seconds, peak RSS, the bytes it wrote to standard
+    output (kept in `out` only when asked), the most bytes of temporary files it held open at
+    once (`disk`, sampled every 20 ms) and its exit status (-9: killed at the timeout)."""
+
+    def __init__(self):
+        self.seconds = self.cpu = 0.0
+        self.rss = self.out_bytes = self.disk = 0
+        self.code = 0
+        self.out = b""
+
+
+def run_with_rusage(argv, timeout_s, env=None, keep_output=True, tmp=None):
+    """Runs argv to its end (or kills it at timeout_s) and returns its Run. The child is reaped
+    here with wait4, so that ru_maxrss and the CPU time are this child's (and its own
+    children's). Its standard output is read on a thread as it comes, in 1 MiB reads, and
+    counted; kept only with keep_output (an export's whole output is never held)."""
+    run = Run()
+    chunks = []
     start = time.monotonic()
     with open(os.devnull, "wb") as devnull:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=devnull, env=env)
-    chunks = []
-    deadline = start + timeout_s
-    os.set_blocking(proc.stdout.fileno(), False)
+
+    def drain():
+        while True:
+            chunk = proc.stdout.read1(1 << 20)
+            if not chunk:
+                return
+            run.out_bytes += len(chunk)
+            if keep_output:
+                chunks.append(chunk)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
     killed = False
     while True:
-        try:
-            chunk = proc.stdout.read()
-        except BlockingIOError:
-            chunk = None
-        if chunk:
-            chunks.append(chunk)
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid != 0:
             break
-        if time.monotonic() > deadline and not killed:
+        if tmp:
+            run.disk = max(run.disk, open_temp_bytes(proc.pid, tmp))
+        if time.monotonic() - start > timeout_s and not killed:
             proc.kill()
             killed = True
-        time.sleep(0.005)
-    rest = proc.stdout.read()
-    if rest:
-        chunks.append(rest)
+        time.sleep(0.02)
+    run.seconds = time.monotonic() - start
+    reader.join()
+    proc.stdout.close()
     proc.returncode = os.waitstatus_to_exitcode(status)
-    code = -9 if killed else proc.returncode
-    return (time.monotonic() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024,
-            code, b"".join(chunks))
+    run.code = -9 if killed else proc.returncode
+    run.cpu = usage.ru_utime + usage.ru_stime
+    run.rss = usage.ru_maxrss * 1024
+    run.out = b"".join(chunks)
+    return run
 
 
 def generator_args(kind):
-    return {"trace": [], "samples": ["--pm-ns", str(PM_NS), "--pc"],
+    return {"trace": [], "samples": ["--pm-ns", str(PM_NS), "--pc", "--alloc"],
             "job": ["--ranks", str(JOB_RANKS)]}[kind]
 
 
@@ -133,9 +183,13 @@ def event_count(cli, path, timeout_s):
              if os.path.isdir(path) else [path])
     total = 0
     for p in paths:
-        _, _, _, code, out = run_with_rusage([cli, "info", "--format", "json", p], timeout_s)
-        if code == 0:
-            total += sum(e["count"] for e in json.loads(out)["events"])
+        run = run_with_rusage([cli, "info", "--format", "json", p], timeout_s)
+        if run.code != 0:
+            # Events 0: the rates of its commands are then left out (0).
+            print(f"size_bench: info {p} exited {run.code} (peak RSS {run.rss / 2**20:.0f} "
+                  "MiB); its events are not counted", file=sys.stderr, flush=True)
+            return 0
+        total += sum(e["count"] for e in json.loads(run.out)["events"])
     return total
 
 
@@ -179,7 +233,9 @@ def parse_args():
 
 
 class Bench:
-    """Runs the commands on one size after another and keeps their rows."""
+    """Runs the commands on one size after another, one input at a time, and keeps their
+    rows: [command, size MB, trace bytes, events, wall s, peak RSS MiB, peak RSS / trace
+    byte, M events per CPU s, note, CPU s, output bytes, disk bytes]."""
 
     def __init__(self, args):
         self.args = args
@@ -190,80 +246,123 @@ class Bench:
                 sys.exit(f"size_bench: {tool} is missing; "
                          "build warpscope_cli and warpscope_bench_trace")
         # The Parquet export runs the Python package: the build's extension, this checkout's
-        # package.
+        # package. Temporary files (the exports' sorts) go to a folder of the work folder,
+        # emptied after each command and removed at the end.
         here = os.path.dirname(os.path.abspath(__file__))
         pythonpath = [os.path.join(here, "..", "..", "python"),
                       os.path.join(os.path.abspath(args.build), "python")]
-        self.env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        self.tmp = os.path.join(args.work, "tmp")
+        os.makedirs(self.tmp, exist_ok=True)
+        self.env = dict(os.environ, TMPDIR=self.tmp, PYTHONPATH=os.pathsep.join(
             pythonpath + [os.environ.get("PYTHONPATH", "")]))
-        self.kinds = sorted({COMMANDS[c][0] for c in args.commands})
+        self.kinds = [k for k in KINDS if any(COMMANDS[c][0] == k for c in args.commands)]
         self.per_row = {k: bytes_per_row(self.bench_trace, k, args.work) for k in self.kinds}
         self.rows = []
+        self.inputs = []  # the inputs written and not yet deleted
         self.given_up = {}  # command -> why it is not run on larger traces
-        self.last_ratio = {}  # command -> peak RSS / trace bytes at the previous size
+        # command -> (peak RSS, wall seconds, disk bytes) per trace byte at the previous size
+        self.last_ratio = {}
+
+    def why_not(self, command, trace_bytes):
+        """Why a command is not run on this input (scaled from the previous size), or ""."""
+        if command in self.given_up:
+            return self.given_up[command]
+        rss, seconds, disk = (r * trace_bytes for r in self.last_ratio.get(command, (0, 0, 0)))
+        if rss > min(0.8 * mem_available_bytes(), self.args.max_rss_gb * 1e9):
+            return f"not run (about {rss / 1e9:.0f} GB of memory)"
+        if seconds > self.args.timeout:
+            return f"not run (about {seconds / 60:.0f} min, past --timeout)"
+        free = disk_free(self.args.work)
+        if disk > 0.9 * free:
+            return (f"not run (about {disk / 1e9:.0f} GB of temporary files and output, "
+                    f"{free / 1e9:.0f} GB free)")
+        return ""
+
+    @staticmethod
+    def output_bytes(out):
+        """Bytes of the files a command wrote under the work folder (SVG, Parquet)."""
+        return sum(input_bytes(out + suffix) for suffix in OUTPUT_SUFFIXES
+                   if os.path.exists(out + suffix))
+
+    def clean_outputs(self, out):
+        for suffix in OUTPUT_SUFFIXES:
+            if os.path.isdir(out + suffix):
+                shutil.rmtree(out + suffix)
+            elif os.path.exists(out + suffix):
+                os.remove(out + suffix)
+        for name in os.listdir(self.tmp):
+            path = os.path.join(self.tmp, name)
+            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
 
     def run_command(self, command, size_mb, path, trace_bytes, events):
-        if command in self.given_up:
-            return [command, size_mb, trace_bytes, events, "", "", "", "", self.given_up[command],
-                    ""]
-        # A command whose memory grows with the trace is not started when it would not fit.
-        predicted = self.last_ratio.get(command, 0) * trace_bytes
-        if predicted > min(0.8 * mem_available_bytes(), self.args.max_rss_gb * 1e9):
-            self.given_up[command] = f"not run (about {predicted / 1e9:.0f} GB)"
-            return [command, size_mb, trace_bytes, events, "", "", "", "", self.given_up[command],
-                    ""]
+        first = [command, size_mb, trace_bytes, events]
+        why = self.why_not(command, trace_bytes)
+        if why:
+            if why.startswith("not run (about"):
+                self.given_up[command] = why
+            print(f"{command:16s} {size_mb:6.0f} MB {why}", flush=True)
+            return first + ["", "", "", "", why, "", "", ""]
         out = os.path.join(self.args.work, f"out_{command}")
         argv = [self.cli] + [a.format(t=path, o=out) for a in COMMANDS[command][1]]
-        seconds, cpu, rss, note = [], [], [], ""
+        runs, note = [], ""
         for _ in range(self.args.runs):
-            s, c, r, code, _ = run_with_rusage(argv, self.args.timeout, self.env)
-            for suffix in OUTPUT_SUFFIXES:
-                if os.path.isdir(out + suffix):
-                    shutil.rmtree(out + suffix)
-                elif os.path.exists(out + suffix):
-                    os.remove(out + suffix)
-            if code == -9:
+            run = run_with_rusage(argv, self.args.timeout, self.env, keep_output=False,
+                                  tmp=self.tmp)
+            run.disk += self.output_bytes(out)
+            self.clean_outputs(out)
+            runs.append(run)
+            if run.code == -9:
                 note = f"timed out after {self.args.timeout:.0f} s"
                 self.given_up[command] = "not run (timed out on a smaller trace)"
-            elif code != 0:
-                note = f"exit {code}"
-            seconds.append(s)
-            cpu.append(c)
-            rss.append(r)
+            elif run.code != 0:
+                note = f"exit {run.code}"
             if note:
                 break
-        s, c, r = statistics.median(seconds), statistics.median(cpu), statistics.median(rss)
-        self.last_ratio[command] = r / trace_bytes
+        s, c, r, o, d = (statistics.median(getattr(run, f) for run in runs)
+                         for f in ("seconds", "cpu", "rss", "out_bytes", "disk"))
+        self.last_ratio[command] = (r / trace_bytes, s / trace_bytes, d / trace_bytes)
         # Events per CPU second: the rate of one core, whatever else the machine runs.
         rate = events / c if c > 0 and not note else 0
-        row = [command, size_mb, trace_bytes, events, f"{s:.2f}", f"{r / 2**20:.0f}",
-               f"{r / trace_bytes:.2f}", f"{rate / 1e6:.2f}", note, f"{c:.2f}"]
         print(f"{command:16s} {size_mb:6.0f} MB {events:11d} events {s:8.2f} s {c:8.2f} cpu s "
-              f"{r / 2**20:8.0f} MiB {r / trace_bytes:6.2f} MB/MB {rate / 1e6:6.2f} M ev/s {note}",
-              flush=True)
-        return row
+              f"{r / 2**20:8.0f} MiB {rate / 1e6:6.2f} M ev/s out {o / 1e6:.0f} MB "
+              f"disk {d / 1e6:.0f} MB {note}", flush=True)
+        return first + [f"{s:.2f}", f"{r / 2**20:.0f}", f"{r / trace_bytes:.2f}",
+                        f"{rate / 1e6:.2f}", note, f"{c:.2f}", str(o), str(d)]
+
+    def run_kind(self, kind, size_mb):
+        """Writes the input of `kind` at `size_mb`, runs its commands and deletes it (unless
+        --keep); False when the disk is too small for it."""
+        if disk_free(self.args.work) < 1.1 * size_mb * 1e6:
+            print(f"size_bench: not enough disk for the {size_mb:g} MB {kind}; stopping",
+                  file=sys.stderr)
+            return False
+        path = os.path.join(self.args.work, f"{kind}_{int(size_mb)}MB" +
+                            ("" if kind == "job" else ".wst"))
+        self.inputs.append(path)
+        if not os.path.exists(path):
+            made = time.monotonic()
+            make_input(self.bench_trace, kind, path, int(size_mb * 1e6 / self.per_row[kind]))
+            print(f"size_bench: wrote {path} in {time.monotonic() - made:.0f} s", flush=True)
+        trace_bytes = input_bytes(path)
+        events = event_count(self.cli, path, self.args.timeout)
+        for command in self.args.commands:
+            if COMMANDS[command][0] == kind:
+                self.rows.append(self.run_command(command, size_mb, path, trace_bytes, events))
+        if not self.args.keep:
+            self.delete_inputs()
+        return True
 
     def run_size(self, size_mb):
-        """Runs every command on traces of `size_mb`; False when the disk is too small."""
-        free = os.statvfs(self.args.work)
-        if free.f_bavail * free.f_frsize < 2.2 * size_mb * 1e6 * len(self.kinds):
-            print(f"size_bench: not enough disk for {size_mb} MB; stopping", file=sys.stderr)
-            return False
-        inputs = {}
-        for kind in self.kinds:
-            path = os.path.join(self.args.work, f"{kind}_{int(size_mb)}MB" +
-                                ("" if kind == "job" else ".wst"))
-            if not os.path.exists(path):
-                make_input(self.bench_trace, kind, path, int(size_mb * 1e6 / self.per_row[kind]))
-            inputs[kind] = (path, input_bytes(path), event_count(self.cli, path,
-                                                                 self.args.timeout))
-        for command in self.args.commands:
-            path, trace_bytes, events = inputs[COMMANDS[command][0]]
-            self.rows.append(self.run_command(command, size_mb, path, trace_bytes, events))
-        if not self.args.keep:
-            for path, _, _ in inputs.values():
-                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
-        return True
+        """Runs every command on inputs of `size_mb`; False when the disk is too small."""
+        return all(self.run_kind(kind, size_mb) for kind in self.kinds)
+
+    def delete_inputs(self):
+        for path in self.inputs:
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+            elif os.path.exists(path):
+                os.remove(path)
+        self.inputs = []
 
 
 def fit(points):
@@ -284,7 +383,8 @@ def measured(rows, command):
 
 
 def table(rows, commands):
-    """The Markdown table (one row per command, "s, MiB, MB/MB, M ev/s" per size) and the
+    """The Markdown table (one row per command, "CPU s (wall s), peak RSS MiB, M events per CPU
+    s" per size) and the
     fit of peak RSS against events (bytes per event and the intercept)."""
     sizes = sorted({r[1] for r in rows})
     lines = ["| command | " + " | ".join(f"{s:g} MB" for s in sizes) +
@@ -299,7 +399,7 @@ def table(rows, commands):
             elif r[4] == "":
                 cells.append(r[8])
             else:
-                cells.append(f"{r[4]} s, {r[5]} MiB, {r[6]}x, {r[7]}" +
+                cells.append(f"{r[9]} s ({r[4]} s), {r[5]} MiB, {r[7]}" +
                              (f" ({r[8]})" if r[8] else ""))
         f = fit([(r[3], float(r[5]) * 2**20) for r in measured(rows, command)])
         cells += [f"{f[0]:.1f}", f"{f[1] / 2**20:.0f}"] if f else ["", ""]
@@ -354,39 +454,55 @@ def svg(rows, commands):
             f'font-family="sans-serif">' + "".join(parts) + "</svg>\n")
 
 
+def write_results(rows, commands, out_dir):
+    """The CSV, the table and the SVG of the rows so far."""
+    header = ["command", "size_mb", "trace_bytes", "events", "seconds", "peak_rss_mib",
+              "rss_per_trace_byte", "m_events_per_cpu_s", "note", "cpu_seconds",
+              "output_bytes", "disk_bytes"]
+    with open(os.path.join(out_dir, "size_bench.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    text = table(rows, commands)
+    with open(os.path.join(out_dir, "size_bench.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(out_dir, "size_bench.svg"), "w") as f:
+        f.write(svg(rows, commands))
+    return text
+
+
 def main():
     args = parse_args()
     os.makedirs(args.work, exist_ok=True)
     out_dir = args.out or args.work
     os.makedirs(out_dir, exist_ok=True)
     bench = Bench(args)
+    # Killed with SIGTERM, the run still deletes its traces and temporary files (finally).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("size_bench: terminated"))
     started = time.monotonic()
     last_size, last_seconds = None, 0.0
-    for size_mb in args.sizes:
-        if args.budget_min > 0 and last_size is not None:
-            predicted = last_seconds * size_mb / last_size
-            if time.monotonic() - started + predicted > 60 * args.budget_min:
-                print(f"size_bench: {size_mb:g} MB would take about {predicted / 60:.0f} min, "
-                      f"past --budget-min {args.budget_min:g}; stopping (--max goes on)",
-                      file=sys.stderr)
+    try:
+        for size_mb in args.sizes:
+            if args.budget_min > 0 and last_size is not None:
+                predicted = last_seconds * size_mb / last_size
+                if time.monotonic() - started + predicted > 60 * args.budget_min:
+                    print(f"size_bench: {size_mb:g} MB would take about {predicted / 60:.0f} "
+                          f"min, past --budget-min {args.budget_min:g}; stopping (--max goes on)",
+                          file=sys.stderr)
+                    break
+            size_start = time.monotonic()
+            ok = bench.run_size(size_mb)
+            # Written after each size, so that a run stopped later keeps what it measured.
+            text = write_results(bench.rows, args.commands, out_dir)
+            if not ok:
                 break
-        size_start = time.monotonic()
-        if not bench.run_size(size_mb):
-            break
-        last_size, last_seconds = size_mb, time.monotonic() - size_start
-
-    header = ["command", "size_mb", "trace_bytes", "events", "seconds", "peak_rss_mib",
-              "rss_per_trace_byte", "m_events_per_cpu_s", "note", "cpu_seconds"]
-    with open(os.path.join(out_dir, "size_bench.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(bench.rows)
-    text = table(bench.rows, args.commands)
-    with open(os.path.join(out_dir, "size_bench.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(out_dir, "size_bench.svg"), "w") as f:
-        f.write(svg(bench.rows, args.commands))
-    print(text)
+            last_size, last_seconds = size_mb, time.monotonic() - size_start
+    finally:
+        # The traces, whatever stopped the run (--keep keeps them), and the temporary files.
+        if not args.keep:
+            bench.delete_inputs()
+        shutil.rmtree(bench.tmp, ignore_errors=True)
+    print(write_results(bench.rows, args.commands, out_dir))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,13 @@ the package beside the CLI has the warpscope_native extension and pyarrow.
 and, for the straggler's own advise (within --max-events ADVISE_MAX_EVENTS), which keeps its
 NVTX ranges as `advise` does, JOB_STEP_RANGES ranges of RANGE_BYTES per step of one rank; read
 one rank at a time (-j 1), the text form's tables only (`--table ranks`).
+`precision` reads the kernels again one at a time and sums them per name: held to 1.2x. The
+Perfetto export of ten steps (`--step 100-109`) keeps the NVTX ranges to find them: 1.2x plus
+RANGE_BYTES a range. `memory`, on traces of 1 M and 3 M events with a device block allocated and
+freed per step (`--alloc`), holds every memory event and NVTX range: 1.2x plus
+MEMORY_STEP_BYTES per step more; the same on the sampled traces (which have --alloc too), where
+it holds nothing per PM or PC sample. `sol` is not checked: the generator writes no speed-of-light
+metrics.
 Exit 77 (skipped) when warpscope_bench_trace was not built.
 """
 import argparse
@@ -49,6 +56,9 @@ ADVISE_MAX_EVENTS = 500_000
 # they hold grows with distinct names, launch configurations, PCs and rows, the same in both
 # traces.
 KERNEL_BYTES = {"tail": 0, "occupancy": 0, "stalls": 0}
+# What `memory` keeps per step of the traces with --alloc (docs/validation.md, "Trace size"): it
+# holds every memory event and NVTX range, here 2 and 1 a step (about 650 bytes measured).
+MEMORY_STEP_BYTES = 700
 JOB_RANKS = 2
 JOB_ROWS_PER_RANK = (1_000_000, 3_000_000)
 # What `job` keeps per step of a rank (docs/validation.md, "Trace size"): the step, its times and
@@ -104,7 +114,8 @@ def sampled_traces(bench_trace, work):
     for rows in SAMPLED_ROWS:
         path = os.path.join(work, f"sampled_{rows}.wst")
         if not os.path.exists(path):
-            subprocess.run([bench_trace, path, str(rows), "--pm-ns", "10000", "--pc"], check=True)
+            subprocess.run([bench_trace, path, str(rows), "--pm-ns", "10000", "--pc", "--alloc"],
+                           check=True)
         traces.append(path)
     return traces
 
@@ -113,12 +124,21 @@ def check_kernel_commands(cli, bench_trace, work):
     """`tail`, `occupancy` and `stalls` on the sampled traces: the larger's peak RSS within
     1.2x the smaller's plus KERNEL_BYTES a kernel more; the names of those that grew."""
     traces = sampled_traces(bench_trace, work)
-    kernels = []
+    kernels, steps = [], []
     for path in traces:
         counts = {row["kind"]: row["count"] for row in json.loads(
             peak_rss([cli, "info", "--format", "json", path])[1])["events"]}
         kernels.append(counts["kernel"])
+        steps.append(counts["nvtx_range"])
     failures = []
+    # `memory` on the same traces: what it holds per step, and nothing per PM or PC sample.
+    rss = [peak_rss([cli, "memory", t, "--format", "csv"])[0] for t in traces]
+    bound = RULE_FACTOR * rss[0] + MEMORY_STEP_BYTES * (steps[1] - steps[0])
+    verdict = "ok" if rss[1] <= bound else "GREW"
+    print(f"memory, sampled: {steps[0]} steps {rss[0] / 2**20:.1f} MiB, {steps[1]} steps "
+          f"{rss[1] / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) {verdict}")
+    if rss[1] > bound:
+        failures.append("memory (sampled)")
     for name, per_kernel in KERNEL_BYTES.items():
         rss = [peak_rss([cli, name, t, "--format", "csv"])[0] for t in traces]
         bound = RULE_FACTOR * rss[0] + per_kernel * (kernels[1] - kernels[0])
@@ -128,6 +148,30 @@ def check_kernel_commands(cli, bench_trace, work):
         if rss[1] > bound:
             failures.append(name)
     return failures
+
+
+def check_memory(cli, bench_trace, work):
+    """`memory` on traces of RULE_ROWS events with a device block allocated and freed per step:
+    the larger's peak RSS within 1.2x the smaller's plus MEMORY_STEP_BYTES per step more; the
+    failure's name."""
+    runs = []
+    for rows in RULE_ROWS:
+        path = os.path.join(work, f"alloc_{rows}.wst")
+        subprocess.run([bench_trace, path, str(rows), "--alloc"], check=True)
+        counts = {row["kind"]: row["count"] for row in json.loads(
+            peak_rss([cli, "info", "--format", "json", path])[1])["events"]}
+        if counts.get("memory", 0) != 2 * counts["nvtx_range"]:
+            sys.exit(f"memory_growth_test: {path} has {counts.get('memory', 0)} memory events "
+                     f"for {counts['nvtx_range']} steps, not 2 a step")
+        runs.append((peak_rss([cli, "memory", path, "--format", "csv"])[0],
+                     counts["nvtx_range"]))
+        os.remove(path)
+    (small, small_steps), (large, large_steps) = runs
+    bound = RULE_FACTOR * small + MEMORY_STEP_BYTES * (large_steps - small_steps)
+    verdict = "ok" if large <= bound else "GREW"
+    print(f"memory: {small_steps} steps {small / 2**20:.1f} MiB, {large_steps} steps "
+          f"{large / 2**20:.1f} MiB (bound {bound / 2**20:.1f} MiB) {verdict}")
+    return [] if large <= bound else ["memory"]
 
 
 def check_job(cli, bench_trace, work):
@@ -184,6 +228,13 @@ def check_rule(cli, bench_trace, work):
             None, 1),
         # The ranges, to find the steps, then the three steps it draws.
         "timeline": (["timeline", "{t}", "--svg", os.path.join(work, "timeline.svg")], None, 1),
+        # Kernels read again one at a time, summed per name.
+        "precision": (["precision", "{t}", "--format", "csv"], None, 0),
+        # Ten steps: the ranges, to find them, then the slice's events alone.
+        "export --step 100-109 --format perfetto": (
+            ["export", "{t}", "--step", "100-109", "--format", "perfetto", "-o",
+             os.path.join(work, "steps.pftrace")],
+            None, 1),
     }
     if parquet_reads_in_chunks(cli):
         commands["export --format parquet"] = (
@@ -240,6 +291,7 @@ def main():
                 failures.append(name)
         failures += check_rule(cli, bench_trace, work)
         failures += check_kernel_commands(cli, bench_trace, work)
+        failures += check_memory(cli, bench_trace, work)
         failures += check_job(cli, bench_trace, work)
     if failures:
         print("memory_growth_test: peak memory grew with events: " + ", ".join(failures))
