@@ -178,7 +178,6 @@ class MemoryReplay {
   uint64_t unknown_releases_ = 0;
 };
 
-// The memory events' indices in time order (file order among equal times).
 // `e` with the device it is on. CUPTI records the statics of a module registered before any
 // context (by the runtime, as a library loads) with no context and device 0 whatever the
 // device: counted on the process's only device, and left out (nullopt) when it used several;
@@ -197,6 +196,7 @@ std::optional<MemoryEvent> Placed(const TraceModel& model, const MemoryEvent& e)
   return placed;
 }
 
+// The memory events' indices in time order (file order among equal times).
 std::vector<uint32_t> TimeOrder(const std::vector<MemoryEvent>& events) {
   std::vector<uint32_t> order(events.size());
   std::iota(order.begin(), order.end(), 0u);

@@ -583,7 +583,7 @@ std::string_view CaptureTriggerName(v1::CaptureTrigger trigger);
 std::string_view SeverityName(v1::Severity severity);  // "info", "data-loss", "error"
 std::string_view EndReasonName(v1::EndReason reason);  // EndText: "crash (SIGABRT)", "exit"
 std::string EndText(const EndOfTraceInfo& end);
-std::string_view SignalName(uint32_t signal);  // Linux's: "SIGABRT"; "" when not one known
+std::string SignalText(uint32_t signal);  // Linux's name ("SIGABRT"), else "signal 42"
 std::string_view MemoryOperationName(v1::MemoryOperation operation);  // "allocate", "release", ...
 
 // How analyses name GPU work, as Nsight Systems does: a kernel by its demangled name (its

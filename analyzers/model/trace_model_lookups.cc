@@ -267,24 +267,21 @@ std::string_view EndReasonName(v1::EndReason reason) {
   }
 }
 
-std::string_view SignalName(uint32_t signal) {
+std::string SignalText(uint32_t signal) {
   // Linux's numbers: the trace was recorded there, wherever it is read.
-  static constexpr std::pair<uint32_t, std::string_view> kSignals[] = {
+  static constexpr std::pair<uint32_t, const char*> kSignals[] = {
       {1, "SIGHUP"},   {2, "SIGINT"},   {3, "SIGQUIT"},  {4, "SIGILL"},   {6, "SIGABRT"},
       {7, "SIGBUS"},   {8, "SIGFPE"},   {9, "SIGKILL"},  {10, "SIGUSR1"}, {11, "SIGSEGV"},
       {12, "SIGUSR2"}, {13, "SIGPIPE"}, {15, "SIGTERM"}};
   for (const auto& [number, name] : kSignals) {
     if (number == signal) return name;
   }
-  return "";
+  return absl::StrCat("signal ", signal);
 }
 
 std::string EndText(const EndOfTraceInfo& end) {
   std::string text(EndReasonName(end.reason));
-  if (end.signal == 0) return text;
-  const std::string_view name = SignalName(end.signal);
-  return name.empty() ? absl::StrCat(text, " (signal ", end.signal, ")")
-                      : absl::StrCat(text, " (", std::string(name), ")");
+  return end.signal == 0 ? text : absl::StrCat(text, " (", SignalText(end.signal), ")");
 }
 
 std::string_view MemoryOperationName(v1::MemoryOperation operation) {

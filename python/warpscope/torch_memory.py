@@ -103,29 +103,34 @@ def _held_on_plateau(entries: Sequence[Dict[str, Any]], at_us: int,
         at_us = min(near, key=lambda e: abs(e["time_us"] - at_us))["time_us"]
     completions = any(e.get("action") == "free_completed" for e in entries)
     free = "free_completed" if completions else "free_requested"
-    live: Dict[int, Dict[str, Any]] = {}
-    best: List[Any] = [{}, -1]  # the heaviest state seen on the plateau, and its bytes
 
-    def weigh() -> None:
-        held = sum(x.get("size", 0) for x in live.values())
-        if held > best[1]:
-            best[:] = [dict(live), held]
+    def replay(upto: int, on_state: Any = None) -> Dict[int, Dict[str, Any]]:
+        """The live tensors after entries[:upto]; `on_state(applied, bytes)` after each."""
+        live: Dict[int, Dict[str, Any]] = {}
+        held = 0
+        for i, e in enumerate(entries[:upto]):
+            action, addr = e.get("action"), e.get("addr", 0)
+            if action == "alloc":
+                held += e.get("size", 0) - live.get(addr, {}).get("size", 0)
+                live[addr] = e
+            elif action == free and addr in live:
+                held -= live.pop(addr).get("size", 0)
+            if on_state:
+                on_state(i + 1, held)
+        return live
 
-    for e in entries:
-        t = e["time_us"]
-        if t > at_us:
-            weigh()  # the state the moment began with
-            if e.get("action") in _SEGMENT_ACTIONS:
-                break  # the plateau ends
-        action = e.get("action")
-        if action == "alloc":
-            live[e.get("addr", 0)] = e
-        elif action == free:
-            live.pop(e.get("addr", 0), None)
-        if t >= at_us:
-            weigh()
-    weigh()
-    return best[0], at_us
+    # The plateau: from the last entry at or before the moment to the next segment event.
+    begin = sum(1 for e in entries if e["time_us"] <= at_us)
+    end = next((i for i in range(begin, len(entries))
+                if entries[i].get("action") in _SEGMENT_ACTIONS), len(entries))
+    best = [begin, -1]  # entries applied at the heaviest state on it, and its bytes
+
+    def weigh(applied: int, held: int) -> None:
+        if applied >= begin and held > best[1]:
+            best[:] = [applied, held]
+
+    replay(end, weigh)
+    return replay(best[0]), at_us
 
 
 def _moments(memory: Dict[str, pd.DataFrame]) -> List[Tuple[int, str, int, Optional[int]]]:

@@ -17,10 +17,7 @@ namespace {
 
 std::string HowItEnded(const RankDigest& r) {
   if (!r.end_reason) return "cut short (no end-of-trace marker: killed?)";
-  const std::string signal =
-      r.end_signal == 0 ? "" : SignalName(r.end_signal).empty()
-                                   ? absl::StrCat("signal ", r.end_signal)
-                                   : std::string(SignalName(r.end_signal));
+  const std::string signal = r.end_signal == 0 ? "" : SignalText(r.end_signal);
   switch (*r.end_reason) {
     case v1::END_REASON_EXIT: return "at its exit";
     case v1::END_REASON_SIGNAL:
